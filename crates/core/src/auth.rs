@@ -1,0 +1,97 @@
+//! Credentials: who is calling, and which task they may act on (decisions D12).
+
+use serde::Serialize;
+
+use crate::{CoreError, CoreResult, Harness, ids, model::ExecutionStatus, validate};
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Identity {
+    /// The admin/automation token: may act on every task.
+    Admin,
+    /// A per-execution agent token: may act only on its own task.
+    #[serde(rename_all = "camelCase")]
+    Agent {
+        task_id: String,
+        execution_id: String,
+    },
+    /// The same-origin browser UI (server functions).
+    Browser,
+}
+
+impl Identity {
+    /// The reference's task binding rule (tower-messaging.md §4.2): the explicit
+    /// id, else the agent's own task; an agent naming another task is refused.
+    pub fn bind_task(&self, requested: Option<&str>) -> CoreResult<String> {
+        let requested = requested.map(str::trim).filter(|s| !s.is_empty());
+        match (self, requested) {
+            (Self::Agent { task_id, .. }, Some(other)) if other != task_id => {
+                Err(CoreError::Forbidden(format!(
+                    "Task boundary mismatch — this terminal is bound to {task_id}, refusing to operate on {other}"
+                )))
+            }
+            (Self::Agent { task_id, .. }, _) => Ok(task_id.clone()),
+            (_, requested) => validate::task_id(requested),
+        }
+    }
+
+    pub fn is_admin(&self) -> bool {
+        matches!(self, Self::Admin)
+    }
+}
+
+impl Harness {
+    /// Resolve a bearer token to an identity. Agent tokens are valid while their
+    /// execution is live (RUNNING or PAUSED).
+    pub async fn authenticate(&self, bearer: &str) -> CoreResult<Identity> {
+        let bearer = bearer.trim();
+        if bearer.is_empty() {
+            return Err(CoreError::Unauthorized("missing bearer token".into()));
+        }
+        let hash = ids::token_hash(bearer);
+        if ids::secure_eq(hash.as_bytes(), self.config().admin_token_hash.as_bytes()) {
+            return Ok(Identity::Admin);
+        }
+        match self.store().execution_by_token_hash(&hash).await? {
+            Some(exec)
+                if matches!(
+                    exec.status,
+                    ExecutionStatus::Running | ExecutionStatus::Paused
+                ) =>
+            {
+                Ok(Identity::Agent {
+                    task_id: exec.task_id,
+                    execution_id: exec.id,
+                })
+            }
+            Some(_) => Err(CoreError::Unauthorized(
+                "agent token of an execution that has ended".into(),
+            )),
+            None => Err(CoreError::Unauthorized("invalid token".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_rules() {
+        let own = ids::new_id();
+        let other = ids::new_id();
+        let agent = Identity::Agent {
+            task_id: own.clone(),
+            execution_id: ids::new_id(),
+        };
+        assert_eq!(agent.bind_task(None).unwrap(), own);
+        assert_eq!(agent.bind_task(Some(&own)).unwrap(), own);
+        let err = agent.bind_task(Some(&other)).unwrap_err();
+        assert!(matches!(err, CoreError::Forbidden(_)));
+        assert!(err.to_string().starts_with("Task boundary mismatch"));
+        assert_eq!(Identity::Admin.bind_task(Some(&other)).unwrap(), other);
+        assert!(Identity::Admin.bind_task(None).is_err());
+        assert!(Identity::Admin.bind_task(Some("bad")).is_err());
+    }
+}

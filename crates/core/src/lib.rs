@@ -1,0 +1,23 @@
+//! Harness core: the domain of relay messaging (ask / notify / reply), tasks and
+//! executions, and the credentials that bind agents to their task.
+//!
+//! Transport-free: REST handlers, MCP tools and Leptos server functions are thin
+//! adapters over [`Harness`]. All persistence goes through the [`store::Store`]
+//! port; the SQL lives in the `harness-store` crate.
+
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod ids;
+pub mod messaging;
+pub mod model;
+pub mod service;
+pub mod settings;
+pub mod store;
+pub mod sweeper;
+pub mod tasks;
+pub mod validate;
+
+pub use error::{CoreError, CoreResult};
+pub use events::HarnessEvent;
+pub use service::{Harness, HarnessConfig};

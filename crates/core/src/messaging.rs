@@ -1,0 +1,337 @@
+//! Relay messaging: ask, notify, reply, pending, ignore, dismiss, sweep, list
+//! (tower-messaging.md §3.1, §5.2–§5.5; decisions D5).
+
+use chrono::Utc;
+use serde::Serialize;
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    model::{Message, MessageKind, MessagePage, MessageQuery, MessageRow, MessageState},
+    store::{Dismissed, NewAsk, StoreError},
+    validate,
+};
+
+/// Result of `ask`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskOutcome {
+    pub request_id: String,
+    pub no_channel_configured: bool,
+    /// Executions parked by this ask.
+    pub paused: Vec<String>,
+    /// Earlier OPEN asks superseded by this one.
+    pub cancelled: Vec<String>,
+}
+
+/// How the task's agent was resumed by a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeMode {
+    /// A parked execution went PAUSED → RUNNING.
+    Continued,
+    /// An execution was already running; nothing to resume.
+    AlreadyRunning,
+    /// No live execution: the reply is recorded and waits for the next start.
+    NotRunning,
+}
+
+/// Result of `reply`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyOutcome {
+    pub task_id: String,
+    pub request_id: String,
+    pub mode: ResumeMode,
+    /// Whether the reply text was written into a live terminal.
+    pub injected: bool,
+    /// True when this call repeated a reply that had already won.
+    pub deduped: bool,
+    pub resumed: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    pub task_id: String,
+    pub pending: bool,
+    pub request_id: Option<String>,
+    pub question: Option<String>,
+}
+
+fn mode(resumed: &[String], running: bool) -> ResumeMode {
+    if !resumed.is_empty() {
+        ResumeMode::Continued
+    } else if running {
+        ResumeMode::AlreadyRunning
+    } else {
+        ResumeMode::NotRunning
+    }
+}
+
+fn task_missing(err: StoreError) -> CoreError {
+    match err {
+        StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
+        other => other.into(),
+    }
+}
+
+impl Harness {
+    /// Whether no notify target is configured (the reference's
+    /// `noChannelConfigured`: targets missing or empty).
+    pub async fn no_channel_configured(&self) -> CoreResult<bool> {
+        Ok(self.notify_targets().await?.is_empty())
+    }
+
+    /// Record an OPEN ask and park the task (one transaction): earlier OPEN asks
+    /// of the task are cancelled, RUNNING executions become PAUSED.
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn ask(&self, task_id: &str, question: Option<&str>) -> CoreResult<AskOutcome> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
+        let recorded = self
+            .store()
+            .record_ask(NewAsk {
+                id: ids::new_id(),
+                task_id: task_id.clone(),
+                question,
+                now: Utc::now(),
+            })
+            .await
+            .map_err(task_missing)?;
+        for id in &recorded.cancelled {
+            self.publish(HarnessEvent::MessageChanged {
+                id: id.clone(),
+                task_id: task_id.clone(),
+            });
+        }
+        self.publish(HarnessEvent::MessageChanged {
+            id: recorded.message.id.clone(),
+            task_id: task_id.clone(),
+        });
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: task_id.clone(),
+        });
+        tracing::info!(request_id = %recorded.message.id, paused = recorded.paused.len(), "ask recorded");
+        Ok(AskOutcome {
+            request_id: recorded.message.id,
+            no_channel_configured: self.no_channel_configured().await?,
+            paused: recorded.paused,
+            cancelled: recorded.cancelled,
+        })
+    }
+
+    /// Record a CLOSED notify line (an FYI; nothing waits for it).
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn notify(&self, task_id: &str, message: Option<&str>) -> CoreResult<Message> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let message = validate::text("message", message, validate::MAX_NOTIFY_CHARS)?;
+        let recorded = self
+            .store()
+            .record_notify(NewAsk {
+                id: ids::new_id(),
+                task_id: task_id.clone(),
+                question: message,
+                now: Utc::now(),
+            })
+            .await
+            .map_err(task_missing)?;
+        self.publish(HarnessEvent::MessageChanged {
+            id: recorded.id.clone(),
+            task_id,
+        });
+        Ok(recorded)
+    }
+
+    /// Answer the task's OPEN ask and resume the parked execution.
+    ///
+    /// Exactly one of N concurrent replies wins (conditional OPEN → ANSWERED).
+    /// A repeat of the winning text is `deduped` (and re-resumes idempotently
+    /// when `allow_retry`); any other reply without an OPEN ask is a Conflict
+    /// ("No open ask for this task", the reference's 409).
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn reply(
+        &self,
+        task_id: &str,
+        text: Option<&str>,
+        allow_retry: bool,
+    ) -> CoreResult<ReplyOutcome> {
+        let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
+        let task_id = validate::task_id(Some(task_id))?;
+        if let Some(answered) = self
+            .store()
+            .answer_open_ask(&task_id, &text, Utc::now())
+            .await?
+        {
+            self.publish(HarnessEvent::MessageChanged {
+                id: answered.message.id.clone(),
+                task_id: task_id.clone(),
+            });
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: task_id.clone(),
+            });
+            tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(), "ask answered");
+            return Ok(ReplyOutcome {
+                task_id,
+                request_id: answered.message.id,
+                mode: mode(&answered.resumed, answered.running),
+                injected: false,
+                deduped: false,
+                resumed: answered.resumed,
+            });
+        }
+        let latest = self.store().latest_ask(&task_id).await?;
+        match latest {
+            Some(ask)
+                if ask.state == MessageState::Answered
+                    && ask.reply_text.as_deref() == Some(text.as_str()) =>
+            {
+                let (resumed, running) = if allow_retry {
+                    self.store().resume_executions(&task_id).await?
+                } else {
+                    (Vec::new(), true)
+                };
+                if !resumed.is_empty() {
+                    self.publish(HarnessEvent::TaskChanged {
+                        task_id: task_id.clone(),
+                    });
+                }
+                Ok(ReplyOutcome {
+                    task_id,
+                    request_id: ask.id,
+                    mode: mode(&resumed, running),
+                    injected: false,
+                    deduped: true,
+                    resumed,
+                })
+            }
+            _ => {
+                if self.store().get_task(&task_id).await?.is_none() {
+                    return Err(CoreError::NotFound("Task not found".into()));
+                }
+                Err(CoreError::Conflict("No open ask for this task".into()))
+            }
+        }
+    }
+
+    /// The task's OPEN ask, if any.
+    pub async fn pending(&self, task_id: &str) -> CoreResult<Pending> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let open = self.store().open_ask(&task_id).await?;
+        Ok(Pending {
+            pending: open.is_some(),
+            request_id: open.as_ref().map(|m| m.id.clone()),
+            question: open.map(|m| m.content),
+            task_id,
+        })
+    }
+
+    /// OPEN → IGNORED (the human chose not to answer). Conflict if no longer OPEN.
+    pub async fn ignore(&self, message_id: &str) -> CoreResult<Message> {
+        let message_id = validate::cuid("messageId", message_id.trim())?;
+        match self.store().ignore_ask(&message_id).await? {
+            Some(message) => {
+                self.publish(HarnessEvent::MessageChanged {
+                    id: message.id.clone(),
+                    task_id: message.task_id.clone(),
+                });
+                Ok(message)
+            }
+            None => match self.store().get_message(&message_id).await? {
+                None => Err(CoreError::NotFound("Message not found".into())),
+                Some(m) if m.kind != MessageKind::Ask => {
+                    Err(CoreError::Conflict("Only asks can be ignored".into()))
+                }
+                Some(m) => Err(CoreError::Conflict(format!(
+                    "Ask is no longer pending (state {})",
+                    m.state
+                ))),
+            },
+        }
+    }
+
+    /// Delete a non-ask line from the notification center.
+    pub async fn dismiss(&self, message_id: &str) -> CoreResult<()> {
+        let message_id = validate::cuid("messageId", message_id.trim())?;
+        match self.store().dismiss_message(&message_id).await? {
+            Dismissed::Deleted(message) => {
+                self.publish(HarnessEvent::MessageDeleted {
+                    id: message.id,
+                    task_id: message.task_id,
+                });
+                Ok(())
+            }
+            Dismissed::NotFound => Err(CoreError::NotFound("Message not found".into())),
+            Dismissed::IsAsk => Err(CoreError::Conflict(
+                "Asks cannot be dismissed; answer or ignore them".into(),
+            )),
+        }
+    }
+
+    /// OPEN asks older than the configured TTL → EXPIRED. Returns how many.
+    pub async fn sweep_expired(&self) -> CoreResult<usize> {
+        let ttl =
+            chrono::Duration::from_std(self.config().pending_ttl).unwrap_or(chrono::Duration::MAX);
+        let cutoff = Utc::now()
+            .checked_sub_signed(ttl)
+            .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
+        let expired = self.store().expire_asks_before(cutoff).await?;
+        for id in &expired {
+            if let Some(message) = self.store().get_message(id).await? {
+                self.publish(HarnessEvent::MessageChanged {
+                    id: id.clone(),
+                    task_id: message.task_id,
+                });
+            }
+        }
+        if !expired.is_empty() {
+            tracing::info!(count = expired.len(), "expired stale asks");
+        }
+        Ok(expired.len())
+    }
+
+    /// One page of notification-center rows, newest first.
+    pub async fn list_messages(&self, mut query: MessageQuery) -> CoreResult<MessagePage> {
+        query.limit = query.limit.clamp(1, 500);
+        if let Some(search) = &query.search {
+            let trimmed = search.trim();
+            if trimmed.chars().count() > 200 {
+                return Err(CoreError::invalid(
+                    "q",
+                    "search text too long (at most 200)",
+                ));
+            }
+            query.search = (!trimmed.is_empty()).then(|| trimmed.to_string());
+        }
+        let limit = query.limit as usize;
+        let mut probe = query.clone();
+        probe.limit = query.limit + 1;
+        let mut rows = self.store().list_messages(&probe).await?;
+        let next_cursor = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|r| {
+                crate::model::Cursor {
+                    created_at_ms: r.message.created_at.timestamp_millis(),
+                    id: r.message.id.clone(),
+                }
+                .encode()
+            })
+        } else {
+            None
+        };
+        Ok(MessagePage { rows, next_cursor })
+    }
+
+    pub async fn message_row(&self, message_id: &str) -> CoreResult<MessageRow> {
+        let message_id = validate::cuid("messageId", message_id.trim())?;
+        self.store()
+            .message_row(&message_id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("Message not found".into()))
+    }
+
+    pub async fn pending_count(&self) -> CoreResult<u64> {
+        Ok(self.store().pending_count().await?)
+    }
+}

@@ -1,0 +1,212 @@
+//! Domain types. Serialized with the reference's camelCase names where they
+//! cross the wire.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// Lifecycle of a task as a unit of work.
+    TaskStatus { Todo => "TODO", InProgress => "IN_PROGRESS", InReview => "IN_REVIEW", Done => "DONE", Cancelled => "CANCELLED" }
+);
+string_enum!(
+    /// Lifecycle of one agent run of a task.
+    ExecutionStatus { Running => "RUNNING", Paused => "PAUSED", Completed => "COMPLETED", Failed => "FAILED", Stopped => "STOPPED" }
+);
+string_enum!(
+    /// What a harness message is.
+    MessageKind { Ask => "ask", Notify => "notify" }
+);
+string_enum!(
+    /// State of a harness message (see tower-messaging.md §3.1).
+    MessageState { Open => "OPEN", Answered => "ANSWERED", Ignored => "IGNORED", Cancelled => "CANCELLED", Expired => "EXPIRED", Closed => "CLOSED" }
+);
+string_enum!(
+    /// Which agent CLI runs a task.
+    Provider { Claude => "claude", Codex => "codex", Command => "command" }
+);
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    pub path: String,
+    pub workspace: String,
+    pub workspace_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// How a task's agent is started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentConfig {
+    pub provider: Provider,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    pub id: String,
+    pub task_id: String,
+    pub status: ExecutionStatus,
+    pub session_id: Option<String>,
+    pub exit_code: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub project_id: Option<String>,
+    pub parent_task_id: Option<String>,
+    pub status: TaskStatus,
+    pub unattended: bool,
+    pub agent: AgentConfig,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A task as the API shows it: with its latest execution and open-ask flag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    #[serde(flatten)]
+    pub task: Task,
+    pub execution: Option<Execution>,
+    pub open_ask: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub id: String,
+    pub task_id: String,
+    pub execution_id: Option<String>,
+    pub kind: MessageKind,
+    pub state: MessageState,
+    pub content: String,
+    pub reply_text: Option<String>,
+    pub replied_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A notification-center row: the message with the names it is shown with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRow {
+    #[serde(flatten)]
+    pub message: Message,
+    pub task_title: String,
+    pub project_id: Option<String>,
+    pub project_name: Option<String>,
+    pub workspace_name: Option<String>,
+}
+
+/// The notification center's views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageView {
+    #[default]
+    Pending,
+    Answered,
+    All,
+}
+
+impl MessageView {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "pending" => Some(Self::Pending),
+            "answered" => Some(Self::Answered),
+            "all" => Some(Self::All),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Answered => "answered",
+            Self::All => "all",
+        }
+    }
+}
+
+/// Keyset position: rows strictly older than (created_at, id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at_ms: i64,
+    pub id: String,
+}
+
+impl Cursor {
+    pub fn encode(&self) -> String {
+        format!("{}_{}", self.created_at_ms, self.id)
+    }
+
+    pub fn decode(text: &str) -> Option<Self> {
+        let (ms, id) = text.split_once('_')?;
+        let created_at_ms = ms.parse().ok()?;
+        crate::ids::is_cuid(id).then(|| Self {
+            created_at_ms,
+            id: id.to_string(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MessageQuery {
+    pub view: MessageView,
+    pub search: Option<String>,
+    pub task_id: Option<String>,
+    pub cursor: Option<Cursor>,
+    pub limit: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagePage {
+    pub rows: Vec<MessageRow>,
+    pub next_cursor: Option<String>,
+}

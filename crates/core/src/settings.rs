@@ -1,0 +1,95 @@
+//! Settings stored as JSON values by key: notify targets (contract.md §3).
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use crate::{CoreError, CoreResult, Harness, validate};
+
+pub const NOTIFY_TARGETS_KEY: &str = "harness.targets";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifyTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub label: String,
+    pub gateway: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default = "default_scope")]
+    pub scope: String,
+    #[serde(default = "default_active")]
+    pub active: bool,
+}
+
+fn default_scope() -> String {
+    "unattended".into()
+}
+
+fn default_active() -> bool {
+    true
+}
+
+impl Harness {
+    pub async fn notify_targets(&self) -> CoreResult<Vec<NotifyTarget>> {
+        let Some(value) = self.store().get_setting(NOTIFY_TARGETS_KEY).await? else {
+            return Ok(Vec::new());
+        };
+        // A stored value we cannot read counts as "not configured" rather than
+        // breaking every ask; it is logged so the operator can fix it.
+        match serde_json::from_value::<Vec<NotifyTarget>>(value) {
+            Ok(targets) => Ok(targets),
+            Err(err) => {
+                tracing::warn!(%err, "stored notify targets are unreadable; treating as none");
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    pub async fn set_notify_targets(
+        &self,
+        targets: Vec<NotifyTarget>,
+    ) -> CoreResult<Vec<NotifyTarget>> {
+        if targets.len() > 64 {
+            return Err(CoreError::invalid("targets", "at most 64 targets"));
+        }
+        for (i, t) in targets.iter().enumerate() {
+            if !matches!(t.gateway.as_str(), "hermes" | "openclaw") {
+                return Err(CoreError::invalid(
+                    "gateway",
+                    format!("target {i}: gateway must be \"hermes\" or \"openclaw\""),
+                ));
+            }
+            if !matches!(t.scope.as_str(), "work" | "unattended") {
+                return Err(CoreError::invalid(
+                    "scope",
+                    format!("target {i}: scope must be \"work\" or \"unattended\""),
+                ));
+            }
+            validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;
+            for (field, value, max) in [
+                ("downstream", &t.downstream, 128),
+                ("dest", &t.dest, 1024),
+                ("profile", &t.profile, 256),
+            ] {
+                if value.as_ref().is_some_and(|v| v.chars().count() > max) {
+                    return Err(CoreError::invalid(
+                        field,
+                        format!("target {i}: {field} too long"),
+                    ));
+                }
+            }
+        }
+        let value = serde_json::to_value(&targets)
+            .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
+        self.store()
+            .put_setting(NOTIFY_TARGETS_KEY, &value, Utc::now())
+            .await?;
+        Ok(targets)
+    }
+}

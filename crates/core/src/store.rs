@@ -1,0 +1,158 @@
+//! The storage port. Every method is one atomic unit of work (one transaction
+//! where it writes). Implementations live outside the core (`harness-store`);
+//! the core never sees SQL.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::model::{
+    AgentConfig, Execution, ExecutionStatus, Message, MessageQuery, MessageRow, Project, TaskView,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A referenced row does not exist (foreign key).
+    #[error("referenced {0} does not exist")]
+    MissingReference(&'static str),
+    /// A uniqueness rule was violated.
+    #[error("duplicate {0}")]
+    Duplicate(&'static str),
+    /// The backend failed (I/O, corruption, pool closed…).
+    #[error("database backend error: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A stored value could not be decoded.
+    #[error("corrupt stored value in {column}: {value}")]
+    Corrupt { column: &'static str, value: String },
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+#[derive(Debug, Clone)]
+pub struct NewProject {
+    pub id: String,
+    pub workspace_id: String,
+    pub workspace_name: String,
+    pub name: String,
+    pub path: String,
+    pub now: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub project_id: Option<String>,
+    pub parent_task_id: Option<String>,
+    pub agent: AgentConfig,
+    pub now: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewExecution {
+    pub id: String,
+    pub task_id: String,
+    pub token_hash: String,
+    pub status: ExecutionStatus,
+    pub now: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewAsk {
+    pub id: String,
+    pub task_id: String,
+    pub question: String,
+    pub now: DateTime<Utc>,
+}
+
+/// What `ask` did, atomically.
+#[derive(Debug, Clone)]
+pub struct AskRecorded {
+    pub message: Message,
+    /// OPEN asks of the task that were superseded (→ CANCELLED).
+    pub cancelled: Vec<String>,
+    /// Executions parked RUNNING → PAUSED.
+    pub paused: Vec<String>,
+}
+
+/// What a successful conditional answer did, atomically.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub message: Message,
+    /// Executions resumed PAUSED → RUNNING.
+    pub resumed: Vec<String>,
+    /// Whether an execution was already RUNNING (nothing to resume).
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dismissed {
+    Deleted(Message),
+    NotFound,
+    IsAsk,
+}
+
+/// Persistence for the whole Harness domain.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // ---- projects and tasks
+    /// Finds the workspace by name or creates it with `id`; returns its id.
+    async fn ensure_workspace(
+        &self,
+        id: &str,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<String>;
+    async fn create_project(&self, project: NewProject) -> StoreResult<Project>;
+    async fn list_projects(&self) -> StoreResult<Vec<Project>>;
+    async fn create_task(&self, task: NewTask) -> StoreResult<TaskView>;
+    async fn get_task(&self, id: &str) -> StoreResult<Option<TaskView>>;
+    async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>>;
+
+    // ---- executions and credentials
+    async fn create_execution(&self, execution: NewExecution) -> StoreResult<Execution>;
+    /// The execution whose agent token hashes to `token_hash`.
+    async fn execution_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<Execution>>;
+
+    // ---- messaging (each one transaction)
+    /// Cancel the task's OPEN asks, insert the OPEN ask (bound to the newest
+    /// RUNNING execution), park RUNNING executions. `MissingReference("task")`
+    /// when the task does not exist.
+    async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded>;
+    /// Insert a CLOSED notify line.
+    async fn record_notify(&self, ask: NewAsk) -> StoreResult<Message>;
+    /// OPEN → ANSWERED for the task's newest OPEN ask, only if it is still OPEN,
+    /// and PAUSED → RUNNING for its executions. `None` when no OPEN ask was
+    /// there to answer (lost the race or never asked).
+    async fn answer_open_ask(
+        &self,
+        task_id: &str,
+        text: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>>;
+    /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).
+    async fn resume_executions(&self, task_id: &str) -> StoreResult<(Vec<String>, bool)>;
+    /// Newest OPEN ask of the task.
+    async fn open_ask(&self, task_id: &str) -> StoreResult<Option<Message>>;
+    /// Newest ask of the task in any state.
+    async fn latest_ask(&self, task_id: &str) -> StoreResult<Option<Message>>;
+    async fn get_message(&self, id: &str) -> StoreResult<Option<Message>>;
+    /// OPEN → IGNORED if still OPEN.
+    async fn ignore_ask(&self, id: &str) -> StoreResult<Option<Message>>;
+    /// Delete a non-ask message.
+    async fn dismiss_message(&self, id: &str) -> StoreResult<Dismissed>;
+    /// OPEN asks created before `cutoff` → EXPIRED; returns their ids.
+    async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>>;
+    async fn list_messages(&self, query: &MessageQuery) -> StoreResult<Vec<MessageRow>>;
+    async fn message_row(&self, id: &str) -> StoreResult<Option<MessageRow>>;
+    async fn pending_count(&self) -> StoreResult<u64>;
+
+    // ---- settings (JSON values by key)
+    async fn get_setting(&self, key: &str) -> StoreResult<Option<serde_json::Value>>;
+    async fn put_setting(
+        &self,
+        key: &str,
+        value: &serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()>;
+}

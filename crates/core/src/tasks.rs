@@ -1,0 +1,301 @@
+//! Projects, tasks and executions.
+
+use chrono::Utc;
+use serde::Deserialize;
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    model::{AgentConfig, Execution, ExecutionStatus, Project, Provider, TaskView},
+    store::{NewExecution, NewProject, NewTask, StoreError},
+    validate,
+};
+
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateProject {
+    pub name: Option<String>,
+    pub path: Option<String>,
+    pub workspace: Option<String>,
+}
+
+/// Agent configuration as submitted (provider is a free string until validated).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInput {
+    pub provider: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateTask {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub project_id: Option<String>,
+    pub parent_task_id: Option<String>,
+    pub agent: Option<AgentInput>,
+}
+
+const SOURCE_HEADING: &str = "## 来源";
+
+/// The derived-task marker (tower-workbench.md §8): a child's description ends
+/// with a `## 来源` section naming its parent; an existing section is kept.
+pub fn with_source_section(description: Option<&str>, parent: Option<(&str, &str)>) -> String {
+    let body = description.unwrap_or_default().trim_end();
+    if body.contains(SOURCE_HEADING) {
+        return body.to_string();
+    }
+    let source = match parent {
+        Some((title, id)) => format!("- 渠道：父任务派生\n- 父任务：{title}（id: {id}）"),
+        None => "无".to_string(),
+    };
+    if body.is_empty() {
+        format!("{SOURCE_HEADING}\n\n{source}")
+    } else {
+        format!("{body}\n\n{SOURCE_HEADING}\n\n{source}")
+    }
+}
+
+fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig> {
+    let input = input.unwrap_or_default();
+    let provider = match input.provider.as_deref().map(str::trim) {
+        None | Some("") => Provider::Claude,
+        Some(p) => Provider::parse(p).ok_or_else(|| {
+            CoreError::invalid(
+                "agent.provider",
+                format!("unknown provider {p:?}: expected claude, codex or command"),
+            )
+        })?,
+    };
+    let command = match input.command {
+        Some(argv) if argv.is_empty() => None,
+        Some(argv) => {
+            if argv.len() > 256 || argv.iter().any(|a| a.len() > 8192) {
+                return Err(CoreError::invalid("agent.command", "command too large"));
+            }
+            if argv[0].trim().is_empty() {
+                return Err(CoreError::invalid("agent.command", "command[0] is empty"));
+            }
+            Some(argv)
+        }
+        None => None,
+    };
+    if provider == Provider::Command && command.is_none() {
+        return Err(CoreError::invalid(
+            "agent.command",
+            "provider \"command\" needs a command (argv array)",
+        ));
+    }
+    if input.env.len() > 128 {
+        return Err(CoreError::invalid(
+            "agent.env",
+            "too many variables (at most 128)",
+        ));
+    }
+    for (name, value) in &input.env {
+        if !validate::env_name(name) {
+            return Err(CoreError::invalid(
+                "agent.env",
+                format!("invalid environment variable name {name:?}"),
+            ));
+        }
+        if name.starts_with("TOWER_") {
+            return Err(CoreError::invalid(
+                "agent.env",
+                format!("{name} is set by Harness and cannot be overridden"),
+            ));
+        }
+        if value.len() > 32 * 1024 {
+            return Err(CoreError::invalid(
+                "agent.env",
+                format!("value of {name} too long"),
+            ));
+        }
+    }
+    let cwd = validate::optional_text("agent.cwd", input.cwd.as_deref(), validate::MAX_PATH_CHARS)?;
+    Ok(AgentConfig {
+        provider,
+        command,
+        cwd,
+        env: input.env,
+    })
+}
+
+impl Harness {
+    pub async fn create_project(&self, input: CreateProject) -> CoreResult<Project> {
+        let name = validate::text("name", input.name.as_deref(), validate::MAX_NAME_CHARS)?;
+        let path = validate::text("path", input.path.as_deref(), validate::MAX_PATH_CHARS)?;
+        let workspace = validate::optional_text(
+            "workspace",
+            input.workspace.as_deref(),
+            validate::MAX_NAME_CHARS,
+        )?
+        .unwrap_or_else(|| DEFAULT_WORKSPACE.to_string());
+        let now = Utc::now();
+        let workspace_id = self
+            .store()
+            .ensure_workspace(&ids::new_id(), workspace.trim(), now)
+            .await?;
+        self.store()
+            .create_project(NewProject {
+                id: ids::new_id(),
+                workspace_id,
+                workspace_name: workspace.trim().to_string(),
+                name: name.trim().to_string(),
+                path: path.trim().to_string(),
+                now,
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::Duplicate(_) => CoreError::Conflict(format!(
+                    "a project named {:?} already exists in workspace {:?}",
+                    name.trim(),
+                    workspace.trim()
+                )),
+                other => other.into(),
+            })
+    }
+
+    pub async fn list_projects(&self) -> CoreResult<Vec<Project>> {
+        Ok(self.store().list_projects().await?)
+    }
+
+    /// Create a task. A parent makes it a derived child (its description gets
+    /// the `## 来源` marker naming the parent).
+    pub async fn create_task(&self, input: CreateTask) -> CoreResult<TaskView> {
+        let title = validate::text("title", input.title.as_deref(), validate::MAX_TITLE_CHARS)?;
+        let description = validate::optional_text(
+            "description",
+            input.description.as_deref(),
+            validate::MAX_DESCRIPTION_CHARS,
+        )?;
+        let project_id = match input.project_id.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(id) => Some(validate::cuid("projectId", id)?),
+        };
+        let parent = match input.parent_task_id.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(id) => {
+                let id = validate::cuid("parentTaskId", id)?;
+                let parent =
+                    self.store().get_task(&id).await?.ok_or_else(|| {
+                        CoreError::invalid("parentTaskId", "parent task not found")
+                    })?;
+                Some(parent.task)
+            }
+        };
+        let agent = agent_config(input.agent)?;
+        let description = match &parent {
+            Some(p) => Some(with_source_section(
+                description.as_deref(),
+                Some((&p.title, &p.id)),
+            )),
+            None => description,
+        };
+        let view = self
+            .store()
+            .create_task(NewTask {
+                id: ids::new_id(),
+                title: title.trim().to_string(),
+                description,
+                project_id,
+                parent_task_id: parent.map(|p| p.id),
+                agent,
+                now: Utc::now(),
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::MissingReference(_) => {
+                    CoreError::invalid("projectId", "project not found")
+                }
+                other => other.into(),
+            })?;
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: view.task.id.clone(),
+        });
+        Ok(view)
+    }
+
+    pub async fn get_task(&self, task_id: &str) -> CoreResult<TaskView> {
+        let task_id = validate::task_id(Some(task_id))?;
+        self.store()
+            .get_task(&task_id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("Task not found".into()))
+    }
+
+    pub async fn list_tasks(&self) -> CoreResult<Vec<TaskView>> {
+        Ok(self.store().list_tasks(1000).await?)
+    }
+
+    /// Record a new RUNNING execution of the task and mint its agent token.
+    /// The token is returned once, in clear; only its hash is stored.
+    pub async fn begin_execution(&self, task_id: &str) -> CoreResult<(Execution, String)> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let token = ids::new_token("hxa_");
+        let execution = self
+            .store()
+            .create_execution(NewExecution {
+                id: ids::new_id(),
+                task_id: task_id.clone(),
+                token_hash: ids::token_hash(&token),
+                status: ExecutionStatus::Running,
+                now: Utc::now(),
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
+                other => other.into(),
+            })?;
+        self.publish(HarnessEvent::TaskChanged { task_id });
+        Ok((execution, token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_section_for_children_and_kept_when_present() {
+        let s = with_source_section(Some("do x"), Some(("Parent", "cabc")));
+        assert!(s.starts_with("do x\n\n## 来源\n\n- 渠道：父任务派生"));
+        assert!(s.contains("- 父任务：Parent（id: cabc）"));
+        let kept = with_source_section(Some("x\n\n## 来源\n\nfeishu"), Some(("P", "c1")));
+        assert_eq!(kept, "x\n\n## 来源\n\nfeishu");
+        assert_eq!(with_source_section(None, None), "## 来源\n\n无");
+    }
+
+    #[test]
+    fn agent_validation() {
+        assert_eq!(agent_config(None).unwrap().provider, Provider::Claude);
+        let err = agent_config(Some(AgentInput {
+            provider: Some("command".into()),
+            ..Default::default()
+        }))
+        .unwrap_err();
+        assert_eq!(err.field(), Some("agent.command"));
+        let err = agent_config(Some(AgentInput {
+            provider: Some("gpt".into()),
+            ..Default::default()
+        }))
+        .unwrap_err();
+        assert_eq!(err.field(), Some("agent.provider"));
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("TOWER_TASK_ID".to_string(), "x".to_string());
+        assert!(
+            agent_config(Some(AgentInput {
+                env,
+                ..Default::default()
+            }))
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,39 @@
+use harness_core::store::StoreError;
+
+/// Failure to open or migrate a database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreOpenError {
+    #[error("invalid database url {url:?}: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("cannot open database: {0}")]
+    Connect(#[source] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("unsupported database url {0:?} (expected sqlite://…)")]
+    Unsupported(String),
+}
+
+/// Map a driver error into the core's storage error classes.
+pub(crate) fn map(err: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        match db.kind() {
+            sqlx::error::ErrorKind::ForeignKeyViolation => {
+                return StoreError::MissingReference(referenced(db.message()));
+            }
+            sqlx::error::ErrorKind::UniqueViolation => {
+                return StoreError::Duplicate("row");
+            }
+            _ => {}
+        }
+    }
+    StoreError::Backend(Box::new(err))
+}
+
+fn referenced(_message: &str) -> &'static str {
+    // SQLite does not say which foreign key failed; callers know the context.
+    "row"
+}

@@ -1,0 +1,85 @@
+//! SQLite backend: one writer connection (SQLite has a single writer; queuing
+//! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
+
+mod rows;
+mod store;
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    SqlitePool,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+use crate::StoreOpenError;
+
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// `sqlite://path/to/harness.db`
+    pub url: String,
+    pub readers: u32,
+    pub busy_timeout: Duration,
+}
+
+impl SqliteOptions {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            readers: 4,
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: SqlitePool,
+    reader: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Open (creating if missing) and migrate the database.
+    #[tracing::instrument(skip_all, fields(url = %options.url))]
+    pub async fn open(options: SqliteOptions) -> Result<Self, StoreOpenError> {
+        if !options.url.starts_with("sqlite:") {
+            return Err(StoreOpenError::Unsupported(options.url));
+        }
+        let base = SqliteConnectOptions::from_str(&options.url)
+            .map_err(|source| StoreOpenError::Url {
+                url: options.url.clone(),
+                source,
+            })?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(options.busy_timeout);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(base.clone().create_if_missing(true))
+            .await
+            .map_err(StoreOpenError::Connect)?;
+        sqlx::migrate!("../../migrations/sqlite")
+            .run(&writer)
+            .await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(options.readers.max(1))
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(base.read_only(true))
+            .await
+            .map_err(StoreOpenError::Connect)?;
+        Ok(Self { writer, reader })
+    }
+
+    /// The writer pool, for diagnostics and benchmarks in this workspace.
+    pub fn writer_pool(&self) -> &SqlitePool {
+        &self.writer
+    }
+
+    /// Close both pools, waiting for in-flight statements (graceful shutdown).
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+}

@@ -1,0 +1,63 @@
+//! `harness serve` configuration (contract.md §1).
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub data_dir: PathBuf,
+    /// `sqlite://…`; defaults to `<data_dir>/harness.db`.
+    pub database_url: Option<String>,
+    /// Where `pkg/harness.{js,wasm,css}` and `favicon.ico` are.
+    pub site_root: PathBuf,
+    pub pending_ttl: Duration,
+    pub sweep_interval: Duration,
+}
+
+impl ServeConfig {
+    pub fn new(bind: SocketAddr, data_dir: PathBuf) -> Self {
+        Self {
+            bind,
+            data_dir,
+            database_url: None,
+            site_root: default_site_root(),
+            pending_ttl: Duration::from_secs(14 * 24 * 3600),
+            sweep_interval: Duration::from_secs(6 * 3600),
+        }
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("harness.db").display()))
+    }
+}
+
+/// `$HARNESS_SITE_ROOT`, else `site/` next to the build profile directory of
+/// this executable (`target/site` for `target/debug/harness`).
+pub fn default_site_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("HARNESS_SITE_ROOT") {
+        return PathBuf::from(dir);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            let profile_dir = exe.parent()?;
+            // target/debug/deps/<test> → target/debug → target
+            let profile_dir = if profile_dir.ends_with("deps") {
+                profile_dir.parent()?
+            } else {
+                profile_dir
+            };
+            Some(profile_dir.parent()?.join("site"))
+        })
+        .unwrap_or_else(|| PathBuf::from("target/site"))
+}
+
+/// The default data directory: `$HOME/.harness`.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join(".harness")
+}

@@ -1,0 +1,94 @@
+//! The one place where errors become HTTP responses:
+//! `{"error": "...", "field"?: "..."}` with a 4xx status, or a generic 500
+//! whose cause goes to the log only.
+
+use axum::{
+    Json,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use harness_core::CoreError;
+use serde_json::json;
+
+#[derive(Debug)]
+pub enum ApiError {
+    Core(CoreError),
+    /// Malformed request syntax: bad JSON, wrong types.
+    BadRequest {
+        message: String,
+        field: Option<String>,
+    },
+    PayloadTooLarge(String),
+    NotImplemented(&'static str),
+    /// 200 with an explicit body (the reference's soft errors).
+    Status(StatusCode, serde_json::Value),
+}
+
+impl From<CoreError> for ApiError {
+    fn from(err: CoreError) -> Self {
+        Self::Core(err)
+    }
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::BadRequest {
+            message: message.into(),
+            field: None,
+        }
+    }
+}
+
+pub fn status_of(err: &CoreError) -> StatusCode {
+    match err {
+        CoreError::Invalid { .. } => StatusCode::BAD_REQUEST,
+        CoreError::NotFound(_) => StatusCode::NOT_FOUND,
+        CoreError::Conflict(_) => StatusCode::CONFLICT,
+        CoreError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+        CoreError::Forbidden(_) => StatusCode::FORBIDDEN,
+        CoreError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+pub fn error_body(message: &str, field: Option<&str>) -> serde_json::Value {
+    match field {
+        Some(field) => json!({ "error": message, "field": field }),
+        None => json!({ "error": message }),
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Core(err) => {
+                let status = status_of(&err);
+                if status.is_server_error() {
+                    tracing::error!(error = ?err, "request failed");
+                    return (status, Json(error_body("internal error", None))).into_response();
+                }
+                (status, Json(error_body(&err.to_string(), err.field()))).into_response()
+            }
+            Self::BadRequest { message, field } => (
+                StatusCode::BAD_REQUEST,
+                Json(error_body(&message, field.as_deref())),
+            )
+                .into_response(),
+            Self::PayloadTooLarge(message) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Json(error_body(&message, None)),
+            )
+                .into_response(),
+            Self::NotImplemented(what) => (
+                StatusCode::NOT_IMPLEMENTED,
+                Json(error_body(
+                    &format!("{what} is not available yet: agent terminals are not implemented in this build"),
+                    None,
+                )),
+            )
+                .into_response(),
+            Self::Status(status, body) => (status, Json(body)).into_response(),
+        }
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,120 @@
+//! Start and stop a server: data dir, store, core, background jobs, router.
+//! Used by `harness serve` and, in-process, by the integration tests.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use anyhow::Context;
+use axum::{Router, middleware};
+use harness_core::{Harness, HarnessConfig, ids};
+use harness_store::{SqliteOptions, SqliteStore};
+use tokio::{net::TcpListener, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::{
+    ServeConfig, extract::MAX_BODY_BYTES, mcp, routes, secrets::DataDir, security::OriginPolicy,
+    security::same_origin, state::AppState, web,
+};
+
+/// A running server.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub admin_token: String,
+    pub harness: Harness,
+    pub data_dir: std::path::PathBuf,
+    cancel: CancellationToken,
+    server: JoinHandle<std::io::Result<()>>,
+    jobs: Vec<JoinHandle<()>>,
+    store: SqliteStore,
+}
+
+impl Running {
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stop accepting work, let in-flight requests finish, stop background
+    /// jobs, close the database.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.cancel.cancel();
+        let served = self.server.await.context("server task panicked")?;
+        for job in self.jobs {
+            let _ = job.await;
+        }
+        self.store.close().await;
+        served.context("server error")
+    }
+
+    /// Resolves when the server stops by itself (an I/O error).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Result<Running> {
+    let addr = listener
+        .local_addr()
+        .context("listener has no local address")?;
+    let data = DataDir::prepare(&config.data_dir)?;
+    let store = SqliteStore::open(SqliteOptions::new(config.database_url()))
+        .await
+        .with_context(|| format!("cannot open the database {}", config.database_url()))?;
+    let mut core_config = HarnessConfig::new(ids::token_hash(&data.admin_token));
+    core_config.pending_ttl = config.pending_ttl;
+    core_config.sweep_interval = config.sweep_interval;
+    let harness = Harness::new(Arc::new(store.clone()), core_config);
+
+    let cancel = CancellationToken::new();
+    let jobs = vec![tokio::spawn(harness_core::sweeper::run(
+        harness.clone(),
+        cancel.child_token(),
+    ))];
+
+    let state = AppState {
+        harness: harness.clone(),
+        leptos: web::leptos_options(&config.site_root, addr),
+        origin: OriginPolicy::for_bind(addr, &[]),
+    };
+    let router = build_router(&state, cancel.child_token());
+    let shutdown = cancel.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await
+    });
+    Ok(Running {
+        addr,
+        admin_token: data.admin_token,
+        harness,
+        data_dir: data.root,
+        cancel,
+        server,
+        jobs,
+        store,
+    })
+}
+
+pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
+    let mcp = Router::new()
+        .fallback_service(mcp::service(state.harness.clone(), cancel))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            mcp::authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
+        .with_state(state.clone());
+    Router::new()
+        .merge(routes::health())
+        .nest(
+            "/api",
+            routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+        )
+        .nest_service("/mcp", mcp)
+        .merge(web::router(state))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            web::guard_server_fns,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state.clone())
+}

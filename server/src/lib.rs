@@ -1,0 +1,17 @@
+//! The `harness` server: axum wiring of the web UI (Leptos SSR + hydration),
+//! the admin REST API, the internal agent/gateway API and the MCP endpoint.
+//! Every handler is a thin adapter over `harness_core::Harness`.
+
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod launch;
+pub mod mcp;
+pub mod routes;
+pub mod secrets;
+pub mod security;
+pub mod state;
+pub mod web;
+
+pub use config::ServeConfig;
+pub use launch::{Running, launch};

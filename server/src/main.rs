@@ -1,0 +1,169 @@
+//! The `harness` binary.
+
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use harness_server::{ServeConfig, config, launch};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "harness",
+    version,
+    about = "Agents that park when blocked and resume when answered"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the web UI, REST API, MCP endpoint and terminals.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "HARNESS_BIND", default_value = "127.0.0.1:7700")]
+        bind: SocketAddr,
+        /// Data directory (database, secrets, signal files). Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Database URL. Default: sqlite://<data-dir>/harness.db
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
+        /// Days after which an unanswered question expires.
+        #[arg(long, env = "HARNESS_PENDING_TTL_DAYS", default_value_t = 14)]
+        pending_ttl_days: u64,
+    },
+    /// Create the task-list state files (harness-tasks.json, …) in PATH.
+    Init(Passthrough),
+    /// Add a task to harness-tasks.json.
+    Add(Passthrough),
+    /// Show the task list: progress, blocked tasks, the next task (--json).
+    Status(Passthrough),
+    /// Drive the task list: claim, run the agent, validate, commit or roll back.
+    Run(Passthrough),
+    /// Agent-driven protocol steps: claim, renew, checkpoint, complete, fail.
+    Task(Passthrough),
+    /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
+    Hook {
+        /// stop, session-start, subagent-stop, teammate-idle, self-reflect
+        event: String,
+    },
+}
+
+/// Arguments handed unchanged to the task-list CLI (`harness_plan::cli`).
+#[derive(clap::Args)]
+struct Passthrough {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+fn plan(name: &str, rest: Passthrough) -> ExitCode {
+    let mut args = vec![name.to_string()];
+    args.extend(rest.args);
+    exit(harness_plan::cli::cli_main(args))
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn hook(event: &str) -> ExitCode {
+    use std::io::Read;
+    let mut input = String::new();
+    // Fail open: an unreadable stdin is treated as an empty event.
+    let _ = std::io::stdin()
+        .take(4 * 1024 * 1024)
+        .read_to_string(&mut input);
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let outcome = harness_plan::hook_main(event, &input, &cwd);
+    print!("{}", outcome.stdout);
+    eprint!("{}", outcome.stderr);
+    exit(outcome.exit_code)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("HARNESS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve {
+            bind,
+            data_dir,
+            database_url,
+            pending_ttl_days,
+        } => {
+            let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
+            cfg.database_url = database_url;
+            cfg.pending_ttl =
+                std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
+            serve(cfg)
+        }
+        Command::Init(a) => return plan("init", a),
+        Command::Add(a) => return plan("add", a),
+        Command::Status(a) => return plan("status", a),
+        Command::Run(a) => return plan("run", a),
+        Command::Task(a) => return plan("task", a),
+        Command::Hook { event } => return hook(&event),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("harness: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", cfg.bind))?;
+        if !cfg.site_root.join("pkg").exists() {
+            tracing::warn!(site_root = %cfg.site_root.display(), "web assets not found; pages will not hydrate (run ./run.sh to build them)");
+        }
+        let running = launch(cfg, listener).await?;
+        println!(
+            "Harness is listening on {} (data dir {})",
+            running.base_url(),
+            running.data_dir.display()
+        );
+        let stop = running.cancel_token();
+        tokio::select! {
+            () = shutdown_signal() => tracing::info!("shutting down"),
+            () = stop.cancelled() => {}
+        }
+        running.shutdown().await
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,288 @@
+//! The MCP tools: schemas, profiles and dispatch to the core. Names and
+//! camelCase parameters are the reference's (contract.md §5).
+
+use std::sync::Arc;
+
+use harness_core::{CoreError, Harness, auth::Identity, tasks::CreateTask};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{tool_error, tool_ok};
+
+/// Tools an agent token may use (the reference's `task` profile subset).
+const AGENT_TOOLS: &[&str] = &["ask_human", "notify_human", "get_task", "create_task"];
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn task_id_prop() -> Value {
+    json!({"type": "string", "description": "Task id (CUID). Defaults to this terminal's TOWER_TASK_ID."})
+}
+
+fn all_tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "ask_human",
+            "Ask the human a blocking question. Records an OPEN ask and parks this task; \
+             sends nothing by itself. After calling it, END YOUR TURN and wait: the reply is \
+             typed into this terminal. Include the options you see.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "taskId": task_id_prop(),
+                    "question": {"type": "string", "minLength": 1, "maxLength": 4000}
+                },
+                "required": ["question"]
+            })),
+        ),
+        Tool::new(
+            "notify_human",
+            "Record an FYI progress line for the human (CLOSED, nothing waits). Continue working.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "taskId": task_id_prop(),
+                    "message": {"type": "string", "minLength": 1, "maxLength": 4000}
+                },
+                "required": ["message"]
+            })),
+        ),
+        Tool::new(
+            "reply_to_ask",
+            "Answer a task's OPEN ask; the parked task resumes. Returns no_pending when the \
+             task has no open question (treat the text as an ordinary message then).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "taskId": task_id_prop(),
+                    "text": {"type": "string", "minLength": 1, "maxLength": 8000}
+                },
+                "required": ["text"]
+            })),
+        ),
+        Tool::new(
+            "get_task",
+            "Read a task: status, parent, unattended flag, latest execution, open ask.",
+            schema(json!({
+                "type": "object",
+                "properties": {"taskId": task_id_prop()}
+            })),
+        ),
+        Tool::new(
+            "create_task",
+            "Create a task. Called from a task terminal, the new task becomes a derived child of \
+             this task (parentTaskId defaults to TOWER_TASK_ID).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "minLength": 1, "maxLength": 500},
+                    "description": {"type": "string"},
+                    "projectId": {"type": "string"},
+                    "parentTaskId": {"type": "string"},
+                    "agent": {
+                        "type": "object",
+                        "properties": {
+                            "provider": {"type": "string", "enum": ["claude", "codex", "command"]},
+                            "command": {"type": "array", "items": {"type": "string"}},
+                            "cwd": {"type": "string"},
+                            "env": {"type": "object", "additionalProperties": {"type": "string"}}
+                        }
+                    }
+                },
+                "required": ["title"]
+            })),
+        ),
+    ]
+}
+
+fn allowed(identity: &Identity, name: &str) -> bool {
+    match identity {
+        Identity::Admin => true,
+        Identity::Agent { .. } => AGENT_TOOLS.contains(&name),
+        Identity::Browser => false,
+    }
+}
+
+pub fn visible(identity: Option<&Identity>) -> Vec<Tool> {
+    let Some(identity) = identity else {
+        return Vec::new();
+    };
+    all_tools()
+        .into_iter()
+        .filter(|t| allowed(identity, &t.name))
+        .collect()
+}
+
+fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
+    serde_path_to_error::deserialize(Value::Object(object))
+        .map_err(|e| format!("invalid arguments at {}: {}", e.path(), e.inner()))
+}
+
+fn message_of(err: &CoreError) -> String {
+    match err {
+        CoreError::Store(inner) => {
+            tracing::error!(error = %inner, "MCP tool failed");
+            "internal error".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskArg {
+    task_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AskArgs {
+    task_id: Option<String>,
+    question: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NotifyArgs {
+    task_id: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplyArgs {
+    task_id: Option<String>,
+    text: Option<String>,
+}
+
+pub async fn call(
+    harness: &Harness,
+    identity: &Identity,
+    name: &str,
+    arguments: JsonObject,
+) -> CallToolResult {
+    if !all_tools().iter().any(|t| t.name == name) {
+        return tool_error(format!("unknown tool {name:?}"));
+    }
+    if !allowed(identity, name) {
+        return tool_error(format!("tool {name:?} is not available to this credential"));
+    }
+    let outcome = match name {
+        "ask_human" => ask_human(harness, identity, arguments).await,
+        "notify_human" => notify_human(harness, identity, arguments).await,
+        "reply_to_ask" => reply_to_ask(harness, identity, arguments).await,
+        "get_task" => get_task(harness, identity, arguments).await,
+        "create_task" => create_task(harness, identity, arguments).await,
+        _ => Err(format!("unknown tool {name:?}")),
+    };
+    match outcome {
+        Ok(value) => tool_ok(value),
+        Err(message) => tool_error(message),
+    }
+}
+
+async fn ask_human(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let a: AskArgs = args(a)?;
+    let task_id = who
+        .bind_task(a.task_id.as_deref())
+        .map_err(|e| message_of(&e))?;
+    let out = h
+        .ask(&task_id, a.question.as_deref())
+        .await
+        .map_err(|e| message_of(&e))?;
+    let mut body = json!({
+        "parked": true,
+        "requestId": out.request_id,
+        "message": "Question recorded and your task is parked. End your turn now and wait; \
+                    the human's reply will be typed into this terminal.",
+    });
+    if out.no_channel_configured {
+        body["noChannelConfigured"] = json!(true);
+        body["message"] = json!(
+            "Question recorded and your task is parked; it is answerable in the Harness \
+             notification center (/harness). No chat channel is configured, so nobody is \
+             notified elsewhere: mention that the user can configure one in Settings → \
+             Notifications. End your turn now and wait for the reply."
+        );
+    }
+    Ok(body)
+}
+
+async fn notify_human(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let a: NotifyArgs = args(a)?;
+    let task_id = who
+        .bind_task(a.task_id.as_deref())
+        .map_err(|e| message_of(&e))?;
+    let message = h
+        .notify(&task_id, a.message.as_deref())
+        .await
+        .map_err(|e| message_of(&e))?;
+    Ok(json!({ "ok": true, "messageId": message.id }))
+}
+
+async fn reply_to_ask(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let a: ReplyArgs = args(a)?;
+    let task_id = who
+        .bind_task(a.task_id.as_deref())
+        .map_err(|e| message_of(&e))?;
+    match h.reply(&task_id, a.text.as_deref(), false).await {
+        Ok(out) => Ok(json!({
+            "ok": true,
+            "taskId": out.task_id,
+            "mode": out.mode,
+            "injected": out.injected,
+            "deduped": out.deduped,
+        })),
+        Err(CoreError::Conflict(_)) => Ok(json!({ "no_pending": true, "taskId": task_id })),
+        Err(e) => Err(message_of(&e)),
+    }
+}
+
+async fn get_task(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let a: TaskArg = args(a)?;
+    // An agent may read its own task and its derived children.
+    let task_id = match (who, a.task_id.as_deref().map(str::trim)) {
+        (Identity::Agent { task_id: own, .. }, Some(other))
+            if !other.is_empty() && other != own =>
+        {
+            let view = h.get_task(other).await.map_err(|e| message_of(&e))?;
+            if view.task.parent_task_id.as_deref() != Some(own.as_str()) {
+                return Err(format!(
+                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {other}"
+                ));
+            }
+            return serde_json::to_value(view).map_err(|e| e.to_string());
+        }
+        _ => who
+            .bind_task(a.task_id.as_deref())
+            .map_err(|e| message_of(&e))?,
+    };
+    let view = h.get_task(&task_id).await.map_err(|e| message_of(&e))?;
+    serde_json::to_value(view).map_err(|e| e.to_string())
+}
+
+async fn create_task(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let mut input: CreateTask = args(a)?;
+    if let Identity::Agent { task_id: own, .. } = who {
+        match input.parent_task_id.as_deref().map(str::trim) {
+            None | Some("") => input.parent_task_id = Some(own.clone()),
+            Some(p) if p == own => {}
+            Some(p) => {
+                return Err(format!(
+                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {p}"
+                ));
+            }
+        }
+        if input.project_id.is_none() {
+            let parent = h.get_task(own).await.map_err(|e| message_of(&e))?;
+            input.project_id = parent.task.project_id;
+        }
+    }
+    let view = h.create_task(input).await.map_err(|e| message_of(&e))?;
+    serde_json::to_value(view).map_err(|e| e.to_string())
+}

@@ -1,0 +1,116 @@
+//! `/api/internal/harness/*`: the agent and gateway messaging API with the
+//! reference's bodies and status codes (tower-messaging.md §5.2–§5.5).
+//! Admin token or the agent's own token (bound to its task).
+
+use axum::{
+    Json, Router,
+    extract::State,
+    routing::{get, post},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{
+    error::{ApiError, ApiResult},
+    extract::{Caller, JsonBody, QueryParams},
+    state::AppState,
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ask", post(ask))
+        .route("/reply", post(reply))
+        .route("/notify", post(notify))
+        .route("/pending", get(pending))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AskBody {
+    task_id: Option<String>,
+    question: Option<String>,
+}
+
+async fn ask(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<AskBody>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let out = s.harness.ask(&task_id, body.question.as_deref()).await?;
+    Ok(Json(json!({
+        "ok": true,
+        "requestId": out.request_id,
+        "noChannelConfigured": out.no_channel_configured,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplyBody {
+    task_id: Option<String>,
+    text: Option<String>,
+    allow_retry: Option<bool>,
+}
+
+async fn reply(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<ReplyBody>,
+) -> ApiResult<Json<Value>> {
+    if body.text.is_none() {
+        return Err(harness_core::CoreError::invalid("text", "text required").into());
+    }
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let out = s
+        .harness
+        .reply(
+            &task_id,
+            body.text.as_deref(),
+            body.allow_retry.unwrap_or(true),
+        )
+        .await?;
+    Ok(Json(json!({
+        "ok": true,
+        "taskId": out.task_id,
+        "requestId": out.request_id,
+        "mode": out.mode,
+        "injected": out.injected,
+        "deduped": out.deduped,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NotifyBody {
+    task_id: Option<String>,
+    message: Option<String>,
+}
+
+async fn notify(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<NotifyBody>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let message = s.harness.notify(&task_id, body.message.as_deref()).await?;
+    Ok(Json(json!({ "ok": true, "messageId": message.id })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingQuery {
+    task_id: Option<String>,
+}
+
+async fn pending(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    QueryParams(q): QueryParams<PendingQuery>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(q.task_id.as_deref())?;
+    let p = s.harness.pending(&task_id).await?;
+    serde_json::to_value(p)
+        .map(Json)
+        .map_err(|e| ApiError::bad_request(e.to_string()))
+}

@@ -1,0 +1,96 @@
+//! The notification center's data: `GET /api/harness/messages` (keyset paged),
+//! plus ignore and dismiss.
+
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    http::StatusCode,
+    routing::{delete, get, post},
+};
+use harness_core::{
+    CoreError,
+    model::{Cursor, Message, MessagePage, MessageQuery, MessageView},
+    validate,
+};
+use serde::Deserialize;
+
+use crate::{
+    error::ApiResult,
+    extract::{Admin, QueryParams},
+    state::AppState,
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/harness/messages", get(list))
+        .route("/harness/messages/{id}/ignore", post(ignore))
+        .route("/harness/messages/{id}", delete(dismiss))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    view: Option<String>,
+    cursor: Option<String>,
+    limit: Option<String>,
+    q: Option<String>,
+    task_id: Option<String>,
+}
+
+fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
+    let view = match p.view.as_deref() {
+        None | Some("") => MessageView::Pending,
+        Some(v) => MessageView::parse(v)
+            .ok_or_else(|| CoreError::invalid("view", "view must be pending, answered or all"))?,
+    };
+    let cursor = match p.cursor.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(
+            Cursor::decode(c).ok_or_else(|| CoreError::invalid("cursor", "malformed cursor"))?,
+        ),
+    };
+    let limit = match p.limit.as_deref() {
+        None | Some("") => 50,
+        Some(l) => l
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=500).contains(n))
+            .ok_or_else(|| CoreError::invalid("limit", "limit must be an integer from 1 to 500"))?,
+    };
+    let task_id = match p.task_id.as_deref() {
+        None | Some("") => None,
+        Some(t) => Some(validate::cuid("taskId", t)?),
+    };
+    Ok(MessageQuery {
+        view,
+        search: p.q,
+        task_id,
+        cursor,
+        limit,
+    })
+}
+
+async fn list(
+    State(s): State<AppState>,
+    _: Admin,
+    QueryParams(p): QueryParams<ListParams>,
+) -> ApiResult<Json<MessagePage>> {
+    Ok(Json(s.harness.list_messages(parse(p)?).await?))
+}
+
+async fn ignore(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Message>> {
+    Ok(Json(s.harness.ignore(&id).await?))
+}
+
+async fn dismiss(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    s.harness.dismiss(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,35 @@
+//! REST routes, split by resource. Each handler: extract, call the core, shape JSON.
+
+mod harness_internal;
+mod messages;
+mod projects;
+mod settings;
+mod tasks;
+
+use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::get};
+
+use crate::{error::error_body, state::AppState};
+
+/// Everything under `/api`.
+pub fn api() -> Router<AppState> {
+    Router::new()
+        .merge(projects::routes())
+        .merge(tasks::routes())
+        .merge(messages::routes())
+        .merge(settings::routes())
+        .nest("/internal/harness", harness_internal::routes())
+        .fallback(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                Json(error_body("no such API endpoint", None)),
+            )
+        })
+}
+
+pub async fn healthz() -> impl IntoResponse {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+pub fn health() -> Router<AppState> {
+    Router::new().route("/healthz", get(healthz))
+}

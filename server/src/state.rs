@@ -1,0 +1,25 @@
+use axum::extract::FromRef;
+use harness_core::Harness;
+use leptos::config::LeptosOptions;
+
+use crate::security::OriginPolicy;
+
+/// Shared state of every route.
+#[derive(Clone)]
+pub struct AppState {
+    pub harness: Harness,
+    pub leptos: LeptosOptions,
+    pub origin: OriginPolicy,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos.clone()
+    }
+}
+
+impl FromRef<AppState> for Harness {
+    fn from_ref(state: &AppState) -> Self {
+        state.harness.clone()
+    }
+}

@@ -1,0 +1,58 @@
+//! Leptos wiring: SSR routes, server functions (under `/sfn`, same-origin
+//! only), the static site (`/pkg`, favicon).
+
+use std::{net::SocketAddr, path::Path};
+
+use app::{App, OUTPUT_NAME, shell};
+use axum::{
+    Router,
+    extract::{Request, State},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use leptos::{config::LeptosOptions, prelude::provide_context};
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use tower_http::services::ServeDir;
+
+use crate::{error::error_body, state::AppState};
+
+pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name(OUTPUT_NAME)
+        .site_root(site_root.to_string_lossy().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .build()
+}
+
+/// The UI router: pages, server functions and static files.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let harness = state.harness.clone();
+    let site_root = state.leptos.site_root.to_string();
+    let routes = generate_route_list(App);
+    let options = state.leptos.clone();
+    Router::new()
+        .nest_service("/pkg", ServeDir::new(Path::new(&site_root).join("pkg")))
+        .leptos_routes_with_context(
+            state,
+            routes,
+            move || provide_context(harness.clone()),
+            move || shell(options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+}
+
+/// Server functions change state: only same-origin requests reach them.
+pub async fn guard_server_fns(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.uri().path().starts_with("/sfn/") {
+        if let Err(reason) = state.origin.check(req.headers()) {
+            tracing::warn!(reason, path = %req.uri().path(), "refused server function call");
+            return (
+                axum::http::StatusCode::FORBIDDEN,
+                axum::Json(error_body(reason, None)),
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
