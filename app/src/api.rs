@@ -40,13 +40,29 @@ mod ssr {
         use_context::<Harness>().ok_or_else(|| ServerFnError::new("server is not initialised"))
     }
 
-    /// Client-facing text for a core error; storage details stay in the log.
+    /// Client-facing text for a core error, with the HTTP status of its class
+    /// (the same mapping as the REST API); storage details stay in the log.
     pub fn to_sfn(err: CoreError) -> ServerFnError {
-        if let CoreError::Store(inner) = &err {
-            tracing::error!(error = %inner, "server function failed");
-            return ServerFnError::new("internal error");
+        use http::StatusCode;
+        let status = match &err {
+            CoreError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            CoreError::NotFound(_) => StatusCode::NOT_FOUND,
+            CoreError::Conflict(_) => StatusCode::CONFLICT,
+            CoreError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            CoreError::Forbidden(_) => StatusCode::FORBIDDEN,
+            CoreError::Store(inner) => {
+                tracing::error!(error = %inner, "server function failed");
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(status);
         }
-        ServerFnError::new(err.to_string())
+        if status.is_server_error() {
+            ServerFnError::new("internal error")
+        } else {
+            ServerFnError::new(err.to_string())
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use app::{App, OUTPUT_NAME, shell};
 use axum::{
     Router,
     extract::{Request, State},
+    http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -43,16 +44,39 @@ pub fn router(state: &AppState) -> Router<AppState> {
 }
 
 /// Server functions change state: only same-origin requests reach them.
+/// Malformed arguments are the caller's fault: leptos answers them with 500,
+/// we turn that into 400.
 pub async fn guard_server_fns(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if req.uri().path().starts_with("/sfn/") {
-        if let Err(reason) = state.origin.check(req.headers()) {
-            tracing::warn!(reason, path = %req.uri().path(), "refused server function call");
-            return (
-                axum::http::StatusCode::FORBIDDEN,
-                axum::Json(error_body(reason, None)),
-            )
-                .into_response();
-        }
+    if !req.uri().path().starts_with("/sfn/") {
+        return next.run(req).await;
     }
-    next.run(req).await
+    if let Err(reason) = state.origin.check(req.headers()) {
+        tracing::warn!(reason, path = %req.uri().path(), "refused server function call");
+        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
+    }
+    let response = next.run(req).await;
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(error_body("internal error", None)),
+        )
+            .into_response();
+    };
+    let client_fault = [
+        "Args|",
+        "Deserialization|",
+        "Request|",
+        "MissingArg|",
+        "UnsupportedRequestMethod|",
+    ]
+    .iter()
+    .any(|prefix| bytes.starts_with(prefix.as_bytes()));
+    if client_fault {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }

@@ -1,0 +1,93 @@
+//! A real server on a free port with a temp data dir, in-process.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use harness_server::{Running, ServeConfig, launch};
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{Value, json};
+
+pub struct Server {
+    pub running: Running,
+    pub client: Client,
+    pub base: String,
+    pub admin: String,
+}
+
+pub async fn start(data_dir: &Path) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
+    let running = launch(cfg, listener).await.unwrap();
+    let base = running.base_url();
+    let admin = running.admin_token.clone();
+    Server {
+        running,
+        client: Client::new(),
+        base,
+        admin,
+    }
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        decode(resp).await
+    }
+
+    pub async fn admin(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        self.call(method, path, Some(&self.admin.clone()), body)
+            .await
+    }
+
+    pub async fn task(&self, title: &str) -> String {
+        let (status, body) = self
+            .admin(
+                "POST",
+                "/api/tasks",
+                Some(
+                    json!({"title": title, "agent": {"provider": "command", "command": ["true"]}}),
+                ),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn shutdown(self) {
+        self.running.shutdown().await.unwrap();
+    }
+}
+
+pub async fn decode(resp: Response) -> (StatusCode, Value) {
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, value)
+}

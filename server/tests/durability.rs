@@ -1,0 +1,98 @@
+//! Restart durability and the reply race over real HTTP.
+
+mod common;
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn an_ask_survives_a_server_restart_and_is_answerable() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = s.task("durable").await;
+    s.running.harness.begin_execution(&t).await.unwrap();
+    let (status, ask) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": t, "question": "Still there?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let admin = s.admin.clone();
+    s.shutdown().await;
+
+    let s = common::start(dir.path()).await;
+    assert_eq!(s.admin, admin, "the admin token is kept across restarts");
+    let (_, pending) = s
+        .admin(
+            "GET",
+            &format!("/api/internal/harness/pending?taskId={t}"),
+            None,
+        )
+        .await;
+    assert_eq!(pending["pending"], true);
+    assert_eq!(pending["requestId"], ask["requestId"]);
+    let (status, reply) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "yes"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    assert_eq!(reply["mode"], "continued");
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "RUNNING");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn fifty_concurrent_http_replies_one_winner_one_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = s.task("race").await;
+    s.running.harness.begin_execution(&t).await.unwrap();
+    s.admin(
+        "POST",
+        "/api/internal/harness/ask",
+        Some(json!({"taskId": t, "question": "q"})),
+    )
+    .await;
+    let mut joins = Vec::new();
+    for i in 0..50 {
+        let client = s.client.clone();
+        let url = s.url("/api/internal/harness/reply");
+        let admin = s.admin.clone();
+        let body = json!({"taskId": t, "text": format!("answer {}", i % 5), "allowRetry": false});
+        joins.push(tokio::spawn(async move {
+            common::decode(
+                client
+                    .post(url)
+                    .bearer_auth(admin)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }));
+    }
+    let (mut won, mut deduped, mut conflict) = (0, 0, 0);
+    for j in joins {
+        let (status, body) = j.await.unwrap();
+        match status {
+            StatusCode::OK if body["deduped"] == false => {
+                won += 1;
+                assert_eq!(body["mode"], "continued");
+            }
+            StatusCode::OK => deduped += 1,
+            StatusCode::CONFLICT => conflict += 1,
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(deduped, 9, "the winner's 9 duplicates");
+    assert_eq!(conflict, 40);
+    s.shutdown().await;
+}

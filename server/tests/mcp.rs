@@ -1,0 +1,217 @@
+//! MCP over real HTTP: initialize → tools/list → tools/call.
+
+mod common;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn rpc(s: &common::Server, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+    let mut req = s
+        .client
+        .post(s.url("/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    common::decode(req.send().await.unwrap()).await
+}
+
+fn tool_payload(result: &Value) -> (bool, Value) {
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    (
+        result["result"]["isError"].as_bool().unwrap(),
+        serde_json::from_str(text).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn initialize_list_and_call_ask_human_as_an_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = s.task("mcp task").await;
+    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+
+    let (status, init) = rpc(&s, Some(&token), json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})).await;
+    assert_eq!(status, StatusCode::OK, "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "harness");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    let (status, _) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert!(status.is_success());
+
+    let (_, list) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let mut names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["ask_human", "create_task", "get_task", "notify_human"]
+    );
+    let (_, admin_list) = rpc(
+        &s,
+        Some(&s.admin.clone()),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 5);
+
+    let (status, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "ask_human", "arguments": {"question": "Ship it?"}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (is_error, payload) = tool_payload(&call);
+    assert!(!is_error, "{payload}");
+    assert_eq!(payload["parked"], true);
+    assert_eq!(payload["noChannelConfigured"], true);
+    let pending = s.running.harness.pending(&t).await.unwrap();
+    assert_eq!(pending.request_id.as_deref(), payload["requestId"].as_str());
+    let view = s.running.harness.get_task(&t).await.unwrap();
+    assert_eq!(
+        view.execution.unwrap().status,
+        harness_core::model::ExecutionStatus::Paused
+    );
+
+    // Errors are tool results with isError, not transport errors.
+    let other = s.task("other").await;
+    let (status, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "ask_human", "arguments": {"taskId": other, "question": "q"}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (is_error, payload) = tool_payload(&call);
+    assert!(is_error);
+    assert!(
+        payload["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Task boundary mismatch")
+    );
+    let (_, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "reply_to_ask", "arguments": {"text": "x"}}}),
+    )
+    .await;
+    assert!(tool_payload(&call).0, "agents cannot use gateway tools");
+    let (_, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "ask_human", "arguments": {"question": 42}}}),
+    )
+    .await;
+    let (is_error, payload) = tool_payload(&call);
+    assert!(is_error);
+    assert!(
+        payload["error"].as_str().unwrap().contains("question"),
+        "{payload}"
+    );
+
+    // The admin answers through reply_to_ask; then there is nothing pending.
+    let (_, call) = rpc(
+        &s,
+        Some(&s.admin.clone()),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "reply_to_ask", "arguments": {"taskId": t, "text": "yes"}}}),
+    )
+    .await;
+    let (is_error, payload) = tool_payload(&call);
+    assert!(!is_error, "{payload}");
+    assert_eq!(
+        (payload["mode"].as_str(), payload["deduped"].as_bool()),
+        (Some("continued"), Some(false))
+    );
+    let (_, call) = rpc(&s, Some(&s.admin.clone()), json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "reply_to_ask", "arguments": {"taskId": t, "text": "again, differently"}}})).await;
+    let (is_error, payload) = tool_payload(&call);
+    assert!(!is_error);
+    assert_eq!(payload, json!({"no_pending": true, "taskId": t}));
+
+    // A child created by the agent is derived from its task.
+    let (_, call) = rpc(&s, Some(&token), json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "create_task", "arguments": {"title": "child", "agent": {"provider": "claude"}}}})).await;
+    let (is_error, child) = tool_payload(&call);
+    assert!(!is_error, "{child}");
+    assert_eq!(child["parentTaskId"], t.as_str());
+    let (_, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "get_task", "arguments": {"taskId": child["id"]}}}),
+    )
+    .await;
+    assert!(!tool_payload(&call).0, "an agent may read its children");
+    let (_, call) = rpc(
+        &s,
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "get_task", "arguments": {"taskId": other}}}),
+    )
+    .await;
+    assert!(tool_payload(&call).0, "but not unrelated tasks");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn mcp_refuses_missing_tokens_and_foreign_origins() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let (status, body) = rpc(&s, None, init.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body["error"].is_string());
+    let (status, _) = rpc(&s, Some("hxa_forged"), init.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .bearer_auth(&s.admin)
+        .header("Origin", "http://attacker.example")
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .bearer_auth(&s.admin)
+        .header("Host", "rebound.example:80")
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::FORBIDDEN,
+        "DNS rebinding: foreign Host refused"
+    );
+    s.shutdown().await;
+}

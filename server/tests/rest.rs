@@ -1,0 +1,461 @@
+//! REST status codes and bodies over real HTTP.
+
+mod common;
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn health_and_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    assert_eq!(
+        s.call("GET", "/healthz", None, None).await,
+        (StatusCode::OK, json!({"status": "ok"}))
+    );
+    let (status, body) = s.call("GET", "/api/tasks", None, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body["error"].is_string());
+    let (status, _) = s.call("GET", "/api/tasks", Some("wrong"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, body) = s.admin("GET", "/api/nope", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "no such API endpoint");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn projects_and_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let (status, p) = s
+        .admin(
+            "POST",
+            "/api/projects",
+            Some(json!({"name": "web", "path": "/src/web", "workspace": "acme"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{p}");
+    assert_eq!(
+        (p["name"].as_str(), p["workspace"].as_str()),
+        (Some("web"), Some("acme"))
+    );
+    let (status, _) = s
+        .admin(
+            "POST",
+            "/api/projects",
+            Some(json!({"name": "web", "path": "/x", "workspace": "acme"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, body) = s
+        .admin("POST", "/api/projects", Some(json!({"path": "/x"})))
+        .await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("name"))
+    );
+    let (_, list) = s.admin("GET", "/api/projects", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+
+    let (status, t) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(
+                json!({"title": "Build it", "projectId": p["id"], "agent": {"provider": "codex"}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{t}");
+    assert_eq!(t["status"], "TODO");
+    assert_eq!(t["unattended"], false);
+    assert_eq!(t["execution"], serde_json::Value::Null);
+    assert_eq!(t["agent"]["provider"], "codex");
+    let id = t["id"].as_str().unwrap();
+    assert!(id.starts_with('c') && id.len() == 25);
+    let (status, got) = s.admin("GET", &format!("/api/tasks/{id}"), None).await;
+    assert_eq!(
+        (status, got["title"].as_str()),
+        (StatusCode::OK, Some("Build it"))
+    );
+    let (status, body) = s.admin("GET", "/api/tasks/not-a-cuid", None).await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("taskId"))
+    );
+    let missing = harness_core::ids::new_id();
+    let (status, _) = s.admin("GET", &format!("/api/tasks/{missing}"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    for (body, field) in [
+        (json!({}), "title"),
+        (json!({"title": ""}), "title"),
+        (json!({"title": 5}), "title"),
+        (
+            json!({"title": "x", "agent": {"provider": "gpt"}}),
+            "agent.provider",
+        ),
+        (
+            json!({"title": "x", "agent": {"provider": "command"}}),
+            "agent.command",
+        ),
+        (json!({"title": "x", "projectId": missing}), "projectId"),
+        (json!({"title": "x", "parentTaskId": "bad"}), "parentTaskId"),
+    ] {
+        let (status, resp) = s.admin("POST", "/api/tasks", Some(body.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body} → {resp}");
+        assert_eq!(resp["field"].as_str(), Some(field), "{body} → {resp}");
+    }
+    let (status, _) = s
+        .admin("POST", &format!("/api/tasks/{id}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
+    let (_, list) = s.admin("GET", "/api/tasks", None).await;
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "rejected bodies wrote nothing"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn internal_harness_api_matches_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = s.task("Ask me").await;
+    let (exec, agent_token) = s.running.harness.begin_execution(&t).await.unwrap();
+
+    // ask
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": t, "question": "Which DB?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["noChannelConfigured"], true);
+    let request_id = body["requestId"].as_str().unwrap().to_string();
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "PAUSED");
+    assert_eq!(task["execution"]["id"], exec.id.as_str());
+    assert_eq!(task["openAsk"], true);
+    for (body, status, error) in [
+        (json!({"question": "q"}), 400, "taskId required"),
+        (
+            json!({"taskId": "nope", "question": "q"}),
+            400,
+            "Invalid taskId format — expected CUID",
+        ),
+        (json!({"taskId": t}), 400, "question required"),
+        (
+            json!({"taskId": harness_core::ids::new_id(), "question": "q"}),
+            404,
+            "Task not found",
+        ),
+        (
+            json!({"taskId": t, "question": "x".repeat(4001)}),
+            400,
+            "question too long: 4001 characters, at most 4000",
+        ),
+    ] {
+        let (got, resp) = s
+            .admin("POST", "/api/internal/harness/ask", Some(body))
+            .await;
+        assert_eq!(
+            (got.as_u16(), resp["error"].as_str()),
+            (status, Some(error))
+        );
+    }
+    let resp = s
+        .client
+        .post(s.url("/api/internal/harness/ask"))
+        .bearer_auth(&s.admin)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = common::decode(resp).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().starts_with("Invalid JSON"));
+
+    // pending (agent token, own task by default)
+    let (status, body) = s
+        .call(
+            "GET",
+            "/api/internal/harness/pending",
+            Some(&agent_token),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"taskId": t, "pending": true, "requestId": request_id, "question": "Which DB?"})
+    );
+    let (status, _) = s
+        .admin("GET", "/api/internal/harness/pending?taskId=bad", None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // reply
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("text required"))
+    );
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "sqlite"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (body["mode"].as_str(), body["deduped"].as_bool()),
+        (Some("continued"), Some(false))
+    );
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "RUNNING");
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "sqlite"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["deduped"].as_bool()),
+        (StatusCode::OK, Some(true))
+    );
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "other"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::CONFLICT,
+            json!({"error": "No open ask for this task"})
+        )
+    );
+
+    // notify
+    let (status, body) = s
+        .call(
+            "POST",
+            "/api/internal/harness/notify",
+            Some(&agent_token),
+            Some(json!({"message": "halfway"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["messageId"].is_string());
+    let (status, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/notify",
+            Some(json!({"taskId": t})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("message required"))
+    );
+
+    // messages list
+    let (status, page) = s
+        .admin("GET", "/api/harness/messages?view=all&limit=1", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(page["rows"][0]["kind"], "notify");
+    let cursor = page["nextCursor"].as_str().unwrap();
+    let (_, page2) = s
+        .admin(
+            "GET",
+            &format!("/api/harness/messages?view=all&limit=10&cursor={cursor}"),
+            None,
+        )
+        .await;
+    assert_eq!(page2["rows"][0]["id"], request_id.as_str());
+    assert_eq!(page2["rows"][0]["replyText"], "sqlite");
+    assert!(page2["nextCursor"].is_null());
+    for q in [
+        "view=bogus",
+        "limit=0",
+        "limit=501",
+        "limit=x",
+        "cursor=zzz",
+        "taskId=bad",
+    ] {
+        let (status, body) = s
+            .admin("GET", &format!("/api/harness/messages?{q}"), None)
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{q}: {body}");
+        assert!(body["field"].is_string(), "{q}: {body}");
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn agent_tokens_act_only_on_their_own_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let mine = s.task("mine").await;
+    let other = s.task("other").await;
+    let (_, token) = s.running.harness.begin_execution(&mine).await.unwrap();
+    let (status, body) = s
+        .call(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(&token),
+            Some(json!({"question": "own task by default"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = s
+        .call(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(&token),
+            Some(json!({"taskId": other, "question": "q"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Task boundary mismatch"),
+        "{body}"
+    );
+    let (status, _) = s.call("GET", "/api/tasks", Some(&token), None).await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "agent tokens are not admin tokens"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn ignore_and_dismiss_through_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = s.task("t").await;
+    let (_, ask) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": t, "question": "q"})),
+        )
+        .await;
+    let (_, note) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/notify",
+            Some(json!({"taskId": t, "message": "m"})),
+        )
+        .await;
+    let ask_id = ask["requestId"].as_str().unwrap();
+    let note_id = note["messageId"].as_str().unwrap();
+    let (status, _) = s
+        .admin("DELETE", &format!("/api/harness/messages/{ask_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, body) = s
+        .admin(
+            "POST",
+            &format!("/api/harness/messages/{ask_id}/ignore"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, body["state"].as_str()),
+        (StatusCode::OK, Some("IGNORED"))
+    );
+    let (status, _) = s
+        .admin("DELETE", &format!("/api/harness/messages/{note_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = s
+        .admin("DELETE", &format!("/api/harness/messages/{note_id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn notify_targets_settings_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let (status, body) = s.admin("GET", "/api/settings/notify-targets", None).await;
+    assert_eq!((status, body), (StatusCode::OK, json!([])));
+    let target = json!({"label": "me", "gateway": "openclaw", "downstream": "feishu", "dest": "chat:oc_1", "scope": "unattended", "active": true});
+    let (status, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(json!({"targets": [target]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = s
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(json!({"targets": [{"gateway": "smtp"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let t = s.task("t").await;
+    let (_, ask) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": t, "question": "q"})),
+        )
+        .await;
+    assert_eq!(ask["noChannelConfigured"], false);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_functions_refuse_cross_origin_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let resp = s
+        .client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", "http://evil.example")
+        .form(&[
+            ("task_id", harness_core::ids::new_id()),
+            ("text", "x".into()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = s
+        .client
+        .post(s.url("/sfn/overview"))
+        .header("Origin", s.base.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    s.shutdown().await;
+}
