@@ -1,1 +1,180 @@
-fn main() {}
+//! Messaging throughput and latency, measured in one run on this machine:
+//!
+//! - raw SQLite: one-row `BEGIN IMMEDIATE; INSERT; COMMIT` transactions on the
+//!   same disk with the same pragmas (WAL, synchronous=NORMAL) — the ceiling;
+//! - asks/s through the core directly (`Harness::ask`, one transaction each);
+//! - asks/s through the REST API (`POST /api/internal/harness/ask`, real HTTP);
+//! - reply latency p50/p99 through the REST API.
+//!
+//! Prints the ratios against the targets: core ≥ 50 % of the raw commit
+//! rate; REST reply p99 < 5 ms. Run: `cargo bench -p server --bench messaging`
+//! (`HARNESS_BENCH_N` sets the sample count, default 3000).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use harness_core::tasks::CreateTask;
+use harness_server::{ServeConfig, launch};
+use harness_store::{SqliteOptions, SqliteStore};
+use serde_json::json;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn rate(n: usize, elapsed: Duration) -> f64 {
+    n as f64 / elapsed.as_secs_f64()
+}
+
+async fn raw_commit_rate(dir: &std::path::Path, n: usize) -> anyhow::Result<f64> {
+    let url = format!("sqlite://{}", dir.join("raw.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(url)).await?;
+    let pool = store.writer_pool();
+    sqlx::query("CREATE TABLE bench (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)")
+        .execute(pool)
+        .await?;
+    let payload = "x".repeat(200);
+    let start = Instant::now();
+    for i in 0..n {
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("INSERT INTO bench (id, payload) VALUES (?, ?)")
+            .bind(i as i64)
+            .bind(&payload)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+    }
+    let r = rate(n, start.elapsed());
+    store.close().await;
+    Ok(r)
+}
+
+async fn run() -> anyhow::Result<()> {
+    let n: usize = std::env::var("HARNESS_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let dir = tempfile::tempdir()?;
+    println!(
+        "harness messaging benchmark: {n} samples per measurement, data in {}",
+        dir.path().display()
+    );
+
+    // Warm up the disk and the driver, then measure the ceiling.
+    raw_commit_rate(&dir.path().join("warm").tap_mkdir()?, n / 10).await?;
+    let raw = raw_commit_rate(dir.path(), n).await?;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    let server = launch(cfg, listener).await?;
+    let h = server.harness.clone();
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let view = h
+            .create_task(CreateTask {
+                title: Some(format!("bench {i}")),
+                ..Default::default()
+            })
+            .await?;
+        h.begin_execution(&view.task.id).await?;
+        tasks.push(view.task.id);
+    }
+
+    // Core: ask (cancel previous + insert + park, one transaction).
+    let start = Instant::now();
+    for i in 0..n {
+        h.ask(&tasks[i % tasks.len()], Some("Which option?"))
+            .await?;
+    }
+    let core_ask = rate(n, start.elapsed());
+
+    // REST: the same operation over HTTP (auth, JSON, routing included).
+    let client = reqwest::Client::new();
+    let ask_url = format!("{}/api/internal/harness/ask", server.base_url());
+    let start = Instant::now();
+    for i in 0..n {
+        let resp = client
+            .post(&ask_url)
+            .bearer_auth(&server.admin_token)
+            .json(&json!({"taskId": tasks[i % tasks.len()], "question": "Which option?"}))
+            .send()
+            .await?;
+        anyhow::ensure!(resp.status().is_success(), "ask failed: {}", resp.status());
+    }
+    let rest_ask = rate(n, start.elapsed());
+
+    // Reply latency over REST: each reply answers a fresh OPEN ask and resumes.
+    let reply_url = format!("{}/api/internal/harness/reply", server.base_url());
+    let mut latencies = Vec::with_capacity(n);
+    for i in 0..n {
+        let task = &tasks[i % tasks.len()];
+        h.ask(task, Some("Proceed?")).await?;
+        let start = Instant::now();
+        let resp = client
+            .post(&reply_url)
+            .bearer_auth(&server.admin_token)
+            .json(&json!({"taskId": task, "text": format!("yes {i}")}))
+            .send()
+            .await?;
+        let status = resp.status();
+        let _ = resp.bytes().await?;
+        latencies.push(start.elapsed());
+        anyhow::ensure!(status.is_success(), "reply failed: {status}");
+    }
+    latencies.sort();
+    let (p50, p99) = (percentile(&latencies, 0.50), percentile(&latencies, 0.99));
+    server.shutdown().await?;
+
+    let core_ratio = core_ask / raw;
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!();
+    println!("{:<46} {:>12}", "measurement", "value");
+    println!("{:<46} {:>10.0}/s", "raw SQLite one-row commits", raw);
+    println!("{:<46} {:>10.0}/s", "asks through the core", core_ask);
+    println!(
+        "{:<46} {:>10.0}/s",
+        "asks through REST (sequential HTTP)", rest_ask
+    );
+    println!("{:<46} {:>10.3}ms", "REST reply latency p50", ms(p50));
+    println!("{:<46} {:>10.3}ms", "REST reply latency p99", ms(p99));
+    println!();
+    println!(
+        "ratio core/raw  = {:.2}  (target >= 0.50: {})",
+        core_ratio,
+        if core_ratio >= 0.5 { "PASS" } else { "FAIL" }
+    );
+    println!("ratio REST/raw  = {:.2}", rest_ask / raw);
+    println!("ratio REST/core = {:.2}", rest_ask / core_ask);
+    println!(
+        "reply p99       = {:.3} ms (target < 5 ms: {})",
+        ms(p99),
+        if p99 < Duration::from_millis(5) {
+            "PASS"
+        } else {
+            "FAIL"
+        }
+    );
+    Ok(())
+}
+
+trait TapMkdir {
+    fn tap_mkdir(self) -> anyhow::Result<std::path::PathBuf>;
+}
+
+impl TapMkdir for std::path::PathBuf {
+    fn tap_mkdir(self) -> anyhow::Result<std::path::PathBuf> {
+        std::fs::create_dir_all(&self).with_context(|| format!("mkdir {}", self.display()))?;
+        Ok(self)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}

@@ -1,0 +1,29 @@
+import { defineConfig } from '@playwright/test';
+
+// The server is started by scripts/e2e.sh, which exports BASE_URL and
+// HARNESS_DATA_DIR (for the admin token). Browsers come from Debian, never
+// downloaded: executablePath is /usr/bin/chromium unless CHROMIUM_PATH says so.
+export default defineConfig({
+  testDir: './tests',
+  timeout: 30_000,
+  expect: { timeout: 5_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [['list']],
+  outputDir: 'test-results',
+  use: {
+    baseURL: process.env.BASE_URL ?? 'http://127.0.0.1:7700',
+    browserName: 'chromium',
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+        '--disable-background-networking', '--disable-component-update',
+        '--no-first-run', '--disable-sync',
+      ],
+    },
+  },
+});

@@ -1,0 +1,46 @@
+import { test, expect } from '@playwright/test';
+import { api, createTask } from './api';
+
+test('the home page renders on the server and hydrates', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const response = await page.goto('/');
+  expect(response?.status()).toBe(200);
+  await expect(page.locator('h1')).toHaveText('Harness');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  expect(errors).toEqual([]);
+});
+
+test('an ask is answered from /harness through a server function', async ({ page, request }) => {
+  const taskId = await createTask(request, `E2E question ${Date.now()}`);
+  const ask = await api(request, 'POST', '/api/internal/harness/ask', {
+    taskId, question: 'Which database should I use?',
+  });
+  expect(ask.status).toBe(200);
+
+  // Server-rendered: the question is in the HTML before any script runs.
+  const html = await (await request.get('/harness')).text();
+  expect(html).toContain('Which database should I use?');
+
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/harness');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  await expect(row).toContainText('Which database should I use?');
+  await row.locator('textarea[name="text"]').fill('SQLite, please');
+  const navigations: string[] = [];
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations.push(f.url()); });
+  await row.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('#reply-status')).toContainText('Answered');
+  await expect(row).toHaveCount(0);
+  expect(navigations).toEqual([]); // hydrated: no full page load
+
+  const pending = await api(request, 'GET', `/api/internal/harness/pending?taskId=${taskId}`);
+  expect(pending.body.pending).toBe(false);
+  const page1 = await api(request, 'GET', `/api/harness/messages?view=answered&taskId=${taskId}`);
+  expect(page1.body.rows[0].replyText).toBe('SQLite, please');
+  expect(errors).toEqual([]);
+  await page.screenshot({ path: 'test-results/harness-answered.png', fullPage: true });
+});

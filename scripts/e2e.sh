@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run the Playwright suite against a real `harness serve` on a free port with a
+# throw-away data directory. Expects the server binary and the site to be built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+BIN="$TARGET/debug/harness"
+[ -x "$BIN" ] || { echo "e2e: $BIN not built" >&2; exit 2; }
+DATA="$(mktemp -d)"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+LOG="$DATA/server.log"
+HARNESS_SITE_ROOT="$TARGET/site" "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$LOG" 2>&1 &
+SERVER=$!
+cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DATA"; }
+trap cleanup EXIT
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  kill -0 "$SERVER" 2>/dev/null || { cat "$LOG" >&2; exit 1; }
+  sleep 0.1
+done
+cd end2end
+[ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
+status=0
+BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
+if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi
+exit $status

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Idempotent installation of what the build and the tests need, from the
+# package registries only (crates.io, Debian, npm). Safe to run every time.
+#   scripts/setup.sh build   wasm target + wasm-bindgen CLI (for ./run.sh)
+#   scripts/setup.sh test    the above + Chromium + Playwright (for ./test.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-build}"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown Rust target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# The CLI must be exactly the version of the wasm-bindgen crate in Cargo.lock.
+want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
+have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have" != "$want" ]; then
+  say "installing wasm-bindgen-cli $want (once per machine, ~3 minutes)"
+  # --locked fails for this version (a yanked transitive dependency); see docs/ARCHITECTURE.md.
+  cargo install wasm-bindgen-cli --version "$want"
+fi
+
+if [ "$what" = test ]; then
+  if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM_PATH:-}" ]; then
+    say "installing Debian's Chromium for the browser tests"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  fi
+  if [ ! -d end2end/node_modules/@playwright/test ]; then
+    say "installing Playwright (npm, no browser download)"
+    (cd end2end && npm ci --no-audit --no-fund)
+  fi
+fi

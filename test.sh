@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Run every test: Rust unit + integration tests of the whole workspace, then
+# the Playwright end-to-end suite in Debian's Chromium against a real server.
+set -euo pipefail
+cd "$(dirname "$0")"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+start=$(date +%s)
+step() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(( $(date +%s) - start ))" "$*" >&2; }
+
+step "setup"
+scripts/setup.sh test
+step "building the browser bundle (wasm)"
+scripts/build-site.sh
+step "building the tests and the harness binary"
+cargo test --locked --workspace --exclude frontend --no-run
+step "Rust tests"
+cargo test --locked --workspace --exclude frontend
+step "end-to-end tests (Playwright, Chromium)"
+scripts/e2e.sh
+step "all tests passed"
