@@ -105,6 +105,7 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         .with_state(state.clone());
     Router::new()
         .merge(routes::health())
+        .merge(crate::sse::routes())
         .nest(
             "/api",
             routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod routes;
 pub mod secrets;
 pub mod security;
+pub mod sse;
 pub mod state;
 pub mod web;
 
