@@ -19,6 +19,7 @@ use crate::{
 /// A running server.
 pub struct Running {
     pub addr: SocketAddr,
+    pub signal_dir: std::path::PathBuf,
     pub admin_token: String,
     pub harness: Harness,
     pub data_dir: std::path::PathBuf,
@@ -62,7 +63,19 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let mut core_config = HarnessConfig::new(ids::token_hash(&data.admin_token));
     core_config.pending_ttl = config.pending_ttl;
     core_config.sweep_interval = config.sweep_interval;
+    core_config.signal_dir = Some(data.signals.clone());
     let harness = Harness::new(Arc::new(store.clone()), core_config);
+    // Agents of the previous process died with it: their executions are
+    // marked interrupted; OPEN asks stay answerable and tasks restartable.
+    harness
+        .interrupt_orphaned_executions()
+        .await
+        .context("cannot mark interrupted executions")?;
+    // A crash can leave signal files that disagree with the database: the
+    // database wins. A failure here is logged, not fatal (the hook fails open).
+    if let Err(err) = harness.reconcile_signals().await {
+        tracing::error!(error = ?err, "cannot reconcile unattended signal files");
+    }
 
     let cancel = CancellationToken::new();
     let jobs = vec![tokio::spawn(harness_core::sweeper::run(
@@ -84,6 +97,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     });
     Ok(Running {
         addr,
+        signal_dir: data.signals.clone(),
         admin_token: data.admin_token,
         harness,
         data_dir: data.root,

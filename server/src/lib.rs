@@ -5,6 +5,7 @@
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod hooks;
 pub mod launch;
 pub mod mcp;
 pub mod routes;

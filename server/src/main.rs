@@ -47,7 +47,7 @@ enum Command {
     Task(Passthrough),
     /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
     Hook {
-        /// stop, session-start, subagent-stop, teammate-idle, self-reflect
+        /// pre-tool, session-start, stop, subagent-stop, teammate-idle, self-reflect
         event: String,
     },
 }
@@ -70,27 +70,29 @@ fn exit(code: i32) -> ExitCode {
 }
 
 fn hook(event: &str) -> ExitCode {
-    use std::io::Read;
-    let mut input = String::new();
-    // Fail open: an unreadable stdin is treated as an empty event.
-    let _ = std::io::stdin()
-        .take(4 * 1024 * 1024)
-        .read_to_string(&mut input);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let outcome = harness_plan::hook_main(event, &input, &cwd);
+    let env = harness_server::hooks::HookEnv::from_process();
+    let outcome = harness_server::hooks::run(event, &env, &cwd);
     print!("{}", outcome.stdout);
     eprint!("{}", outcome.stderr);
     exit(outcome.exit_code)
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Hooks and task-list commands run inside agents' terminals: quiet by default.
+    let default_level = if matches!(cli.command, Command::Serve { .. }) {
+        "info"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_env("HARNESS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_env("HARNESS_LOG")
+                .unwrap_or_else(|_| EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve {
             bind,

@@ -41,9 +41,19 @@ async fn an_ask_survives_a_server_restart_and_is_answerable() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{reply}");
-    assert_eq!(reply["mode"], "continued");
+    // The agent process died with the previous server: its execution was
+    // marked interrupted at start-up, so the answer waits for the next start.
+    assert_eq!(reply["mode"], "not_running");
     let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
-    assert_eq!(task["execution"]["status"], "RUNNING");
+    assert_eq!(task["execution"]["status"], "FAILED");
+    let (_, answered) = s
+        .admin(
+            "GET",
+            &format!("/api/harness/messages?view=answered&taskId={t}"),
+            None,
+        )
+        .await;
+    assert_eq!(answered["rows"][0]["replyText"], "yes");
     s.shutdown().await;
 }
 

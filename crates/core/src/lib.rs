@@ -9,13 +9,16 @@ pub mod auth;
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod ladder;
 pub mod messaging;
 pub mod model;
+pub mod runtime;
 pub mod service;
 pub mod settings;
 pub mod store;
 pub mod sweeper;
 pub mod tasks;
+pub mod unattended;
 pub mod validate;
 
 pub use error::{CoreError, CoreResult};

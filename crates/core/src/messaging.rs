@@ -35,6 +35,9 @@ pub enum ResumeMode {
     AlreadyRunning,
     /// No live execution: the reply is recorded and waits for the next start.
     NotRunning,
+    /// The terminal was gone: the agent was started again (provider resume
+    /// mode) and given the reply prefixed with the question.
+    Started,
 }
 
 /// Result of `reply`.
@@ -49,6 +52,9 @@ pub struct ReplyOutcome {
     /// True when this call repeated a reply that had already won.
     pub deduped: bool,
     pub resumed: Vec<String>,
+    /// Why the reply could not be delivered to the agent, if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -172,14 +178,18 @@ impl Harness {
                 task_id: task_id.clone(),
             });
             tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(), "ask answered");
-            return Ok(ReplyOutcome {
+            let mut outcome = ReplyOutcome {
                 task_id,
-                request_id: answered.message.id,
+                request_id: answered.message.id.clone(),
                 mode: mode(&answered.resumed, answered.running),
                 injected: false,
                 deduped: false,
                 resumed: answered.resumed,
-            });
+                delivery_error: None,
+            };
+            self.deliver(&mut outcome, &answered.message.content, &text)
+                .await;
+            return Ok(outcome);
         }
         let latest = self.store().latest_ask(&task_id).await?;
         match latest {
@@ -197,20 +207,51 @@ impl Harness {
                         task_id: task_id.clone(),
                     });
                 }
-                Ok(ReplyOutcome {
+                let mut outcome = ReplyOutcome {
                     task_id,
                     request_id: ask.id,
                     mode: mode(&resumed, running),
                     injected: false,
                     deduped: true,
                     resumed,
-                })
+                    delivery_error: None,
+                };
+                if allow_retry {
+                    // Exactly-once per injection id: a retry writes only if
+                    // the first delivery never reached the terminal.
+                    self.deliver(&mut outcome, &ask.content, &text).await;
+                }
+                Ok(outcome)
             }
             _ => {
                 if self.store().get_task(&task_id).await?.is_none() {
                     return Err(CoreError::NotFound("Task not found".into()));
                 }
                 Err(CoreError::Conflict("No open ask for this task".into()))
+            }
+        }
+    }
+
+    /// Hand the reply to the agent runtime, if one is attached.
+    async fn deliver(&self, outcome: &mut ReplyOutcome, question: &str, text: &str) {
+        let Some(runtime) = self.runtime() else {
+            return;
+        };
+        let delivery = crate::runtime::ReplyDelivery {
+            task_id: outcome.task_id.clone(),
+            injection_id: outcome.request_id.clone(),
+            text: text.to_string(),
+            question: question.to_string(),
+        };
+        match runtime.deliver_reply(delivery).await {
+            Ok(crate::runtime::Delivered::Restarted) => {
+                outcome.injected = true;
+                outcome.mode = ResumeMode::Started;
+            }
+            Ok(_) => outcome.injected = true,
+            Err(err) => {
+                tracing::warn!(task_id = %outcome.task_id, %err, "reply recorded but not delivered");
+                outcome.delivery_error = Some(err);
             }
         }
     }

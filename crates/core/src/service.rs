@@ -15,6 +15,8 @@ pub struct HarnessConfig {
     pub sweep_interval: Duration,
     /// SHA-256 hex of the admin token.
     pub admin_token_hash: String,
+    /// Where unattended-mode signal files are mirrored (`TOWER_SIGNAL_DIR`).
+    pub signal_dir: Option<std::path::PathBuf>,
 }
 
 impl HarnessConfig {
@@ -25,6 +27,7 @@ impl HarnessConfig {
             pending_ttl: Duration::from_secs(Self::DEFAULT_TTL_DAYS * 24 * 3600),
             sweep_interval: Duration::from_secs(6 * 3600),
             admin_token_hash,
+            signal_dir: None,
         }
     }
 }
@@ -35,6 +38,7 @@ pub struct Harness {
 }
 
 struct Inner {
+    runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
     events: broadcast::Sender<HarnessEvent>,
     config: HarnessConfig,
@@ -45,6 +49,7 @@ impl Harness {
         let (events, _) = broadcast::channel(1024);
         Self {
             inner: Arc::new(Inner {
+                runtime: std::sync::OnceLock::new(),
                 store,
                 events,
                 config,
@@ -54,6 +59,16 @@ impl Harness {
 
     pub fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
+    }
+
+    /// Attach the agent runtime (once, at start-up). Without one, replies are
+    /// recorded and resume the execution state only (`injected: false`).
+    pub fn attach_runtime(&self, runtime: Arc<dyn crate::runtime::AgentRuntime>) -> bool {
+        self.inner.runtime.set(runtime).is_ok()
+    }
+
+    pub(crate) fn runtime(&self) -> Option<&Arc<dyn crate::runtime::AgentRuntime>> {
+        self.inner.runtime.get()
     }
 
     pub fn config(&self) -> &HarnessConfig {

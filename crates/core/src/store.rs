@@ -109,10 +109,43 @@ pub trait Store: Send + Sync + 'static {
     async fn get_task(&self, id: &str) -> StoreResult<Option<TaskView>>;
     async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>>;
 
+    /// Set the unattended flag; `None` when the task does not exist.
+    async fn set_unattended(
+        &self,
+        task_id: &str,
+        on: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<TaskView>>;
+    /// Ids of every task with unattended mode on.
+    async fn unattended_task_ids(&self) -> StoreResult<Vec<String>>;
+
     // ---- executions and credentials
     async fn create_execution(&self, execution: NewExecution) -> StoreResult<Execution>;
     /// The execution whose agent token hashes to `token_hash`.
     async fn execution_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<Execution>>;
+
+    /// Record the agent's session id on the execution; the first write wins.
+    /// Returns the stored session id, or `None` when the execution is missing.
+    async fn set_session_id(
+        &self,
+        execution_id: &str,
+        session_id: &str,
+    ) -> StoreResult<Option<String>>;
+    /// End a live execution (RUNNING/PAUSED → `status`) with its exit code and
+    /// reason; `false` when it was not live any more.
+    async fn finish_execution(
+        &self,
+        execution_id: &str,
+        status: ExecutionStatus,
+        exit_code: Option<i64>,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+    /// Mark every live execution FAILED with reason `interrupted` (server
+    /// start: their processes died with the previous server). Returns their task ids.
+    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>>;
+    /// The newest RUNNING or PAUSED execution of the task.
+    async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>>;
 
     // ---- messaging (each one transaction)
     /// Cancel the task's OPEN asks, insert the OPEN ask (bound to the newest

@@ -299,3 +299,89 @@ mod tests {
         );
     }
 }
+
+/// Outcome of reporting an agent's session id (first write wins).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecorded {
+    pub session_id: String,
+    /// True when an earlier report had already set a (possibly different) id.
+    pub skipped: bool,
+}
+
+impl Harness {
+    /// Record the provider session id an agent reported (SessionStart hook),
+    /// on the given execution or the task's newest live one. The first write
+    /// wins; the resume path uses it.
+    pub async fn record_session(
+        &self,
+        task_id: &str,
+        execution_id: Option<&str>,
+        session_id: Option<&str>,
+    ) -> CoreResult<SessionRecorded> {
+        let session_id = validate::text("sessionId", session_id, 256)?;
+        let session_id = session_id.trim().to_string();
+        let execution_id = match execution_id {
+            Some(id) => id.to_string(),
+            None => {
+                let task_id = validate::task_id(Some(task_id))?;
+                self.store()
+                    .live_execution(&task_id)
+                    .await?
+                    .ok_or_else(|| CoreError::NotFound("No running execution".into()))?
+                    .id
+            }
+        };
+        let stored = self
+            .store()
+            .set_session_id(&execution_id, &session_id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("No running execution".into()))?;
+        Ok(SessionRecorded {
+            skipped: stored != session_id,
+            session_id: stored,
+        })
+    }
+}
+
+impl Harness {
+    /// Record that an execution ended (process exit, stop, spawn failure).
+    pub async fn finish_execution(
+        &self,
+        task_id: &str,
+        execution_id: &str,
+        status: ExecutionStatus,
+        exit_code: Option<i64>,
+        reason: &str,
+    ) -> CoreResult<bool> {
+        let changed = self
+            .store()
+            .finish_execution(execution_id, status, exit_code, reason, Utc::now())
+            .await?;
+        if changed {
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: task_id.to_string(),
+            });
+        }
+        Ok(changed)
+    }
+
+    /// At server start: executions left live by the previous process are
+    /// marked FAILED (reason `interrupted`); their tasks can be started or
+    /// resumed again, and their OPEN asks stay answerable.
+    pub async fn interrupt_orphaned_executions(&self) -> CoreResult<usize> {
+        let tasks = self.store().interrupt_live_executions(Utc::now()).await?;
+        if !tasks.is_empty() {
+            tracing::warn!(
+                count = tasks.len(),
+                "executions interrupted by the previous shutdown"
+            );
+        }
+        for task_id in &tasks {
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: task_id.clone(),
+            });
+        }
+        Ok(tasks.len())
+    }
+}

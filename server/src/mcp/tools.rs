@@ -11,7 +11,13 @@ use serde_json::{Value, json};
 use super::{tool_error, tool_ok};
 
 /// Tools an agent token may use (the reference's `task` profile subset).
-const AGENT_TOOLS: &[&str] = &["ask_human", "notify_human", "get_task", "create_task"];
+const AGENT_TOOLS: &[&str] = &[
+    "ask_human",
+    "notify_human",
+    "get_task",
+    "create_task",
+    "set_goal_mode",
+];
 
 fn schema(value: Value) -> Arc<JsonObject> {
     match value {
@@ -97,6 +103,20 @@ fn all_tools() -> Vec<Tool> {
                 "required": ["title"]
             })),
         ),
+        Tool::new(
+            "set_goal_mode",
+            "Turn unattended (goal) mode on or off for a task. On: no human watches the terminal, \
+             native question menus are blocked and questions go to ask_human / push_to_human. \
+             Turning it on needs an active unattended notify channel (hermes or openclaw).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "taskId": task_id_prop(),
+                    "on": {"type": "boolean"}
+                },
+                "required": ["on"]
+            })),
+        ),
     ]
 }
 
@@ -178,6 +198,7 @@ pub async fn call(
         "reply_to_ask" => reply_to_ask(harness, identity, arguments).await,
         "get_task" => get_task(harness, identity, arguments).await,
         "create_task" => create_task(harness, identity, arguments).await,
+        "set_goal_mode" => set_goal_mode(harness, identity, arguments).await,
         _ => Err(format!("unknown tool {name:?}")),
     };
     match outcome {
@@ -285,4 +306,49 @@ async fn create_task(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value
     }
     let view = h.create_task(input).await.map_err(|e| message_of(&e))?;
     serde_json::to_value(view).map_err(|e| e.to_string())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GoalArgs {
+    task_id: Option<String>,
+    on: Option<bool>,
+    wake_after_seconds: Option<i64>,
+}
+
+async fn set_goal_mode(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let a: GoalArgs = args(a)?;
+    let task_id = who
+        .bind_task(a.task_id.as_deref())
+        .map_err(|e| message_of(&e))?;
+    let on = a.on.ok_or("on (boolean) required")?;
+    if a.wake_after_seconds.is_some() {
+        return Err("scheduled wake-ups are not supported by this Harness version".into());
+    }
+    if on {
+        // Fails closed: unattended work must be able to reach a human.
+        let targets = h.notify_targets().await.map_err(|e| message_of(&e))?;
+        let reachable = targets.iter().any(|t| {
+            t.active
+                && t.scope == "unattended"
+                && matches!(
+                    t.gateway.to_ascii_lowercase().as_str(),
+                    "hermes" | "openclaw"
+                )
+        });
+        if !reachable {
+            return Err(
+                "unattended mode needs an active unattended notify channel (hermes or openclaw): \
+                        configure one in Settings → Notifications first"
+                    .into(),
+            );
+        }
+    }
+    let view = h
+        .set_unattended(&task_id, on)
+        .await
+        .map_err(|e| message_of(&e))?;
+    Ok(
+        json!({"ok": true, "taskId": task_id, "goalMode": view.task.unattended, "authorizationGranted": false}),
+    )
 }

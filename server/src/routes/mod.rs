@@ -1,6 +1,7 @@
 //! REST routes, split by resource. Each handler: extract, call the core, shape JSON.
 
 mod harness_internal;
+mod hooks_internal;
 mod messages;
 mod projects;
 mod settings;
@@ -18,6 +19,7 @@ pub fn api() -> Router<AppState> {
         .merge(messages::routes())
         .merge(settings::routes())
         .nest("/internal/harness", harness_internal::routes())
+        .nest("/internal/hooks", hooks_internal::routes())
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,

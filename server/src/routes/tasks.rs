@@ -20,7 +20,7 @@ pub fn routes() -> Router<AppState> {
         .route("/tasks/{id}/stop", post(not_yet_stop))
         .route("/tasks/{id}/input", post(not_yet_input))
         .route("/tasks/{id}/screen", get(not_yet_screen))
-        .route("/tasks/{id}/unattended", put(not_yet_unattended))
+        .route("/tasks/{id}/unattended", put(set_unattended))
 }
 
 async fn create(
@@ -85,10 +85,20 @@ async fn not_yet_screen(
     terminal_pending(&s, &id, "the terminal screen").await
 }
 
-async fn not_yet_unattended(
+#[derive(serde::Deserialize)]
+struct Unattended {
+    on: Option<bool>,
+}
+
+/// `PUT /api/tasks/{id}/unattended {on}` — same as the MCP tool `set_goal_mode`.
+async fn set_unattended(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
-) -> ApiResult<Json<()>> {
-    terminal_pending(&s, &id, "unattended mode").await
+    JsonBody(body): JsonBody<Unattended>,
+) -> ApiResult<Json<TaskView>> {
+    let on = body
+        .on
+        .ok_or_else(|| harness_core::CoreError::invalid("on", "on (boolean) required"))?;
+    Ok(Json(s.harness.set_unattended(&id, on).await?))
 }

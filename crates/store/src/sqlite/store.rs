@@ -197,6 +197,118 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    async fn set_unattended(
+        &self,
+        task_id: &str,
+        on: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<TaskView>> {
+        let mut tx = self.write_tx().await?;
+        let updated = sqlx::query("UPDATE tasks SET unattended = ?, updated_at = ? WHERE id = ?")
+            .bind(i64::from(on))
+            .bind(ms(now))
+            .bind(task_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?
+            .rows_affected();
+        if updated == 0 {
+            return Ok(None);
+        }
+        let sql = format!("{TASK_VIEW_SELECT} WHERE t.id = ?");
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(task_id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(map)?;
+        let view = rows::task_view(&row)?;
+        tx.commit().await.map_err(map)?;
+        Ok(Some(view))
+    }
+
+    async fn unattended_task_ids(&self) -> StoreResult<Vec<String>> {
+        sqlx::query_scalar("SELECT id FROM tasks WHERE unattended = 1 ORDER BY id")
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)
+    }
+
+    async fn set_session_id(
+        &self,
+        execution_id: &str,
+        session_id: &str,
+    ) -> StoreResult<Option<String>> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("UPDATE executions SET session_id = ? WHERE id = ? AND session_id IS NULL")
+            .bind(session_id)
+            .bind(execution_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+        let stored: Option<Option<String>> =
+            sqlx::query_scalar("SELECT session_id FROM executions WHERE id = ?")
+                .bind(execution_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        Ok(stored.flatten())
+    }
+
+    async fn finish_execution(
+        &self,
+        execution_id: &str,
+        status: harness_core::model::ExecutionStatus,
+        exit_code: Option<i64>,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
+        let n = sqlx::query(
+            "UPDATE executions SET status = ?, exit_code = ?, end_reason = ?, ended_at = ? \
+             WHERE id = ? AND status IN ('RUNNING', 'PAUSED')",
+        )
+        .bind(status.as_str())
+        .bind(exit_code)
+        .bind(reason)
+        .bind(ms(now))
+        .bind(execution_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?
+        .rows_affected();
+        tx.commit().await.map_err(map)?;
+        Ok(n > 0)
+    }
+
+    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>> {
+        let mut tx = self.write_tx().await?;
+        let ids: Vec<String> = sqlx::query_scalar(
+            "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = ? \
+             WHERE status IN ('RUNNING', 'PAUSED') RETURNING task_id",
+        )
+        .bind(ms(now))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        Ok(ids)
+    }
+
+    async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>> {
+        sqlx::query(
+            "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at FROM executions \
+             WHERE task_id = ? AND status IN ('RUNNING', 'PAUSED') ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(task_id)
+        .fetch_optional(&self.reader)
+        .await
+        .map_err(map)?
+        .as_ref()
+        .map(rows::execution)
+        .transpose()
+    }
+
     async fn create_execution(&self, e: NewExecution) -> StoreResult<Execution> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(

@@ -1,0 +1,43 @@
+//! PTY supervisor for Harness: agents (Claude Code, Codex, any command) run
+//! in real pseudo-terminals owned by the server.
+//!
+//! * [`PtySession::spawn`] starts a [`SpawnSpec`] (argv, cwd, the COMPLETE
+//!   environment — see [`base_env`] — and size) in a new PTY. One reader
+//!   thread per PTY feeds a bounded channel; the session keeps a
+//!   [`harness_term::TerminalModel`] up to date, so
+//!   [`screen_text`](PtySession::screen_text) and
+//!   [`snapshot`](PtySession::snapshot) are always available.
+//! * [`PtySession::subscribe`] gives each viewer a snapshot plus a bounded,
+//!   query-filtered live stream; a stalled viewer is cut off
+//!   ([`OutputEvent::Lagged`]) instead of growing memory.
+//! * [`PtySession::inject`] writes a reply exactly once per injection id
+//!   (bracketed paste when enabled, then the submit key after a settle
+//!   delay); [`PtySession::wait_for_input_boundary`] waits for a real
+//!   boundary first.
+//! * [`PtySession::kill`] / [`terminate`](PtySession::terminate) signal the
+//!   whole process group; the exit is reported only after the output was
+//!   drained.
+//! * [`PtyRegistry`] holds sessions by task id with the keepalive rules
+//!   (2 h running / 5 min exited after the last viewer; none while parked).
+
+mod error;
+mod inject;
+mod kill;
+mod output;
+mod registry;
+mod session;
+mod spec;
+mod stream;
+
+pub use error::PtyError;
+pub use inject::{
+    DEFAULT_LEDGER_CAPACITY, DEFAULT_SETTLE, InjectOptions, InjectOutcome, InjectionLedger,
+    PasteMode,
+};
+pub use kill::process_alive;
+pub use output::{OutputEvent, SubscriberLimits, Subscription};
+pub use registry::{KeepaliveConfig, PtyRegistry};
+pub use session::{Boundary, ExitStatus, PtySession, SessionOptions};
+pub use spec::{BASE_ENV_KEYS, DEFAULT_TERM, SpawnSpec, base_env};
+
+pub use harness_term::ScreenText;

@@ -1,0 +1,189 @@
+//! `harness hook <event>`: the agent-side hook commands. They read the hook
+//! JSON on stdin as Claude Code and Codex send it and answer on stdout.
+//! Every hook fails open: an unreadable or missing input never blocks the agent.
+
+use std::{
+    io::{IsTerminal, Read},
+    path::{Path, PathBuf},
+    sync::mpsc,
+    time::Duration,
+};
+
+use harness_core::{ladder, unattended};
+use serde_json::{Value, json};
+
+/// What the hook process prints and exits with.
+pub struct HookResult {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: i32,
+}
+
+impl HookResult {
+    fn allow() -> Self {
+        Self {
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_code: 0,
+        }
+    }
+}
+
+/// The agent environment the hooks read (contract.md §6).
+pub struct HookEnv {
+    pub task_id: Option<String>,
+    pub has_parent: bool,
+    pub signal_dir: Option<PathBuf>,
+    pub api_url: Option<String>,
+    pub api_token: Option<String>,
+    pub execution_id: Option<String>,
+}
+
+impl HookEnv {
+    pub fn from_process() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            task_id: var("TOWER_TASK_ID"),
+            has_parent: var("TOWER_HAS_PARENT").is_some(),
+            signal_dir: var("TOWER_SIGNAL_DIR").map(PathBuf::from),
+            api_url: var("TOWER_API_URL"),
+            api_token: var("TOWER_API_TOKEN"),
+            execution_id: var("TOWER_EXECUTION_ID"),
+        }
+    }
+}
+
+/// Read all of stdin, giving up after `timeout` (the hook then fails open).
+pub fn read_stdin(timeout: Duration) -> Option<String> {
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = String::new();
+        let ok = std::io::stdin()
+            .take(4 * 1024 * 1024)
+            .read_to_string(&mut input)
+            .is_ok();
+        let _ = tx.send(ok.then_some(input));
+    });
+    rx.recv_timeout(timeout).ok().flatten()
+}
+
+/// The PreToolUse escalation-ladder gate (decision in `harness_core::ladder`).
+pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
+    let Some(task_id) = env.task_id.as_deref() else {
+        return HookResult::allow(); // not a Harness terminal
+    };
+    let Some(event) = input.and_then(|i| serde_json::from_str::<Value>(i).ok()) else {
+        return HookResult::allow();
+    };
+    let Some(tool) = event.get("tool_name").and_then(Value::as_str) else {
+        return HookResult::allow();
+    };
+    let unattended = env
+        .signal_dir
+        .as_deref()
+        .is_some_and(|dir| unattended::signal_file(dir, task_id).exists());
+    match ladder::decide(tool, env.has_parent, unattended) {
+        ladder::Decision::Allow => HookResult::allow(),
+        ladder::Decision::Deny(reason) => HookResult {
+            stdout: json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }})
+            .to_string(),
+            stderr: String::new(),
+            exit_code: 0,
+        },
+    }
+}
+
+/// POST a JSON body to the Harness server with the agent's token; bounded
+/// by a short timeout. Failures are returned, never fatal for the hook.
+fn report(env: &HookEnv, path: &str, body: Value) -> Result<Value, String> {
+    let (Some(base), Some(token)) = (env.api_url.as_deref(), env.api_token.as_deref()) else {
+        return Err("TOWER_API_URL / TOWER_API_TOKEN not set".into());
+    };
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(3))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let resp = client
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let value: Value = resp.json().await.unwrap_or(Value::Null);
+        if status.is_success() {
+            Ok(value)
+        } else {
+            Err(format!("{status}: {value}"))
+        }
+    })
+}
+
+/// SessionStart: report the provider session id (first write wins; used by
+/// resume), then the task-list context of `harness_plan` when active.
+pub fn session_start(input: Option<&str>, env: &HookEnv, cwd: &Path) -> HookResult {
+    let mut stderr = String::new();
+    if env.task_id.is_some() {
+        let session = input
+            .and_then(|i| serde_json::from_str::<Value>(i).ok())
+            .and_then(|v| {
+                v.get("session_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
+        if let Some(session_id) = session {
+            let body = json!({"taskId": env.task_id, "executionId": env.execution_id, "sessionId": session_id});
+            if let Err(err) = report(env, "/api/internal/hooks/session", body) {
+                stderr.push_str(&format!(
+                    "harness: could not report the session id: {err}\n"
+                ));
+            }
+        }
+    }
+    let plan = harness_plan::hook_main("session-start", input.unwrap_or_default(), cwd);
+    HookResult {
+        stdout: plan.stdout,
+        stderr: stderr + &plan.stderr,
+        exit_code: plan.exit_code,
+    }
+}
+
+/// Dispatch one hook event.
+pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
+    match event {
+        "pre-tool" | "pre-tool-use" => {
+            if env.task_id.is_none() {
+                return HookResult::allow();
+            }
+            let input = read_stdin(Duration::from_secs(5));
+            pre_tool(input.as_deref(), env)
+        }
+        "session-start" => {
+            let input = read_stdin(Duration::from_secs(5));
+            session_start(input.as_deref(), env, cwd)
+        }
+        other => {
+            let input = read_stdin(Duration::from_secs(5)).unwrap_or_default();
+            let out = harness_plan::hook_main(other, &input, cwd);
+            HookResult {
+                stdout: out.stdout,
+                stderr: out.stderr,
+                exit_code: out.exit_code,
+            }
+        }
+    }
+}
