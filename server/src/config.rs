@@ -12,6 +12,8 @@ pub struct ServeConfig {
     pub site_root: PathBuf,
     pub pending_ttl: Duration,
     pub sweep_interval: Duration,
+    /// The `harness` executable agents' hooks call (default: this executable).
+    pub harness_bin: PathBuf,
 }
 
 impl ServeConfig {
@@ -23,6 +25,7 @@ impl ServeConfig {
             site_root: default_site_root(),
             pending_ttl: Duration::from_secs(14 * 24 * 3600),
             sweep_interval: Duration::from_secs(6 * 3600),
+            harness_bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness")),
         }
     }
 

@@ -176,6 +176,25 @@ pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
             let input = read_stdin(Duration::from_secs(5));
             session_start(input.as_deref(), env, cwd)
         }
+        "stop" => {
+            let input = read_stdin(Duration::from_secs(5));
+            let mut stderr = String::new();
+            if env.task_id.is_some() {
+                if let Err(err) = report(
+                    env,
+                    "/api/internal/hooks/stop",
+                    json!({"taskId": env.task_id}),
+                ) {
+                    stderr.push_str(&format!("harness: could not report the turn end: {err}\n"));
+                }
+            }
+            let out = harness_plan::hook_main("stop", input.as_deref().unwrap_or_default(), cwd);
+            HookResult {
+                stdout: out.stdout,
+                stderr: stderr + &out.stderr,
+                exit_code: out.exit_code,
+            }
+        }
         other => {
             let input = read_stdin(Duration::from_secs(5)).unwrap_or_default();
             let out = harness_plan::hook_main(other, &input, cwd);

@@ -12,8 +12,15 @@ use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::{
-    ServeConfig, extract::MAX_BODY_BYTES, mcp, routes, secrets::DataDir, security::OriginPolicy,
-    security::same_origin, state::AppState, web,
+    ServeConfig,
+    extract::MAX_BODY_BYTES,
+    mcp, routes,
+    secrets::DataDir,
+    security::OriginPolicy,
+    security::same_origin,
+    state::AppState,
+    terminals::{TerminalConfig, Terminals},
+    web,
 };
 
 /// A running server.
@@ -27,6 +34,7 @@ pub struct Running {
     server: JoinHandle<std::io::Result<()>>,
     jobs: Vec<JoinHandle<()>>,
     store: SqliteStore,
+    pub terminals: Terminals,
 }
 
 impl Running {
@@ -38,6 +46,7 @@ impl Running {
     /// jobs, close the database.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         self.cancel.cancel();
+        self.terminals.shutdown();
         let served = self.server.await.context("server task panicked")?;
         for job in self.jobs {
             let _ = job.await;
@@ -83,10 +92,16 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         cancel.child_token(),
     ))];
 
+    let mut terminal_config =
+        TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
+    terminal_config.harness_bin = config.harness_bin.clone();
+    let terminals = Terminals::new(harness.clone(), terminal_config);
+    harness.attach_runtime(Arc::new(terminals.clone()));
     let state = AppState {
         harness: harness.clone(),
         leptos: web::leptos_options(&config.site_root, addr),
         origin: OriginPolicy::for_bind(addr, &[]),
+        terminals: terminals.clone(),
     };
     let router = build_router(&state, cancel.child_token());
     let shutdown = cancel.clone();
@@ -105,12 +120,17 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         server,
         jobs,
         store,
+        terminals,
     })
 }
 
 pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
     let mcp = Router::new()
-        .fallback_service(mcp::service(state.harness.clone(), cancel))
+        .fallback_service(mcp::service(
+            state.harness.clone(),
+            state.terminals.clone(),
+            cancel,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             mcp::authenticate,
@@ -125,6 +145,10 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
         )
         .nest_service("/mcp", mcp)
+        .route(
+            "/ws/terminal/{task_id}",
+            axum::routing::get(crate::terminals::ws::handler),
+        )
         .merge(web::router(state))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -132,4 +156,13 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone())
+}
+
+/// The URL agents use to reach this server: loopback when bound to all interfaces.
+fn agent_base_url(addr: SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("http://127.0.0.1:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    }
 }

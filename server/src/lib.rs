@@ -13,6 +13,7 @@ pub mod secrets;
 pub mod security;
 pub mod sse;
 pub mod state;
+pub mod terminals;
 pub mod web;
 
 pub use config::ServeConfig;

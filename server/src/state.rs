@@ -2,7 +2,7 @@ use axum::extract::FromRef;
 use harness_core::Harness;
 use leptos::config::LeptosOptions;
 
-use crate::security::OriginPolicy;
+use crate::{security::OriginPolicy, terminals::Terminals};
 
 /// Shared state of every route.
 #[derive(Clone)]
@@ -10,6 +10,7 @@ pub struct AppState {
     pub harness: Harness,
     pub leptos: LeptosOptions,
     pub origin: OriginPolicy,
+    pub terminals: Terminals,
 }
 
 impl FromRef<AppState> for LeptosOptions {

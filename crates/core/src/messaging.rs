@@ -120,6 +120,9 @@ impl Harness {
             task_id: task_id.clone(),
         });
         tracing::info!(request_id = %recorded.message.id, paused = recorded.paused.len(), "ask recorded");
+        if let Some(runtime) = self.runtime() {
+            runtime.parked(&task_id);
+        }
         Ok(AskOutcome {
             request_id: recorded.message.id,
             no_channel_configured: self.no_channel_configured().await?,

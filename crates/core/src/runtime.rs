@@ -33,4 +33,8 @@ pub enum Delivered {
 #[async_trait]
 pub trait AgentRuntime: Send + Sync + 'static {
     async fn deliver_reply(&self, delivery: ReplyDelivery) -> Result<Delivered, String>;
+
+    /// The task asked and is parked: its terminal must stay alive (no
+    /// keepalive timer) until the reply arrives.
+    fn parked(&self, _task_id: &str) {}
 }

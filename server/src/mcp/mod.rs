@@ -32,11 +32,40 @@ use crate::{error::ApiError, extract::bearer, state::AppState};
 #[derive(Clone)]
 pub struct HarnessMcp {
     harness: Harness,
+    terminals: crate::terminals::Terminals,
+}
+
+/// May `who` type into `task_id`'s terminal? The admin always; an agent into
+/// its own terminal or a derived child's (the parent's decision, D4).
+pub async fn authorize_terminal(
+    h: &Harness,
+    who: &Identity,
+    task_id: &str,
+) -> harness_core::CoreResult<()> {
+    match who {
+        Identity::Admin => Ok(()),
+        Identity::Agent { task_id: own, .. } if own == task_id => Ok(()),
+        Identity::Agent { task_id: own, .. } => {
+            let child = h.get_task(task_id).await?;
+            if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
+                Ok(())
+            } else {
+                Err(harness_core::CoreError::Forbidden(format!(
+                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {task_id}"
+                )))
+            }
+        }
+        Identity::Browser => Err(harness_core::CoreError::Forbidden("not allowed".into())),
+    }
 }
 
 pub type McpService = StreamableHttpService<HarnessMcp, NeverSessionManager>;
 
-pub fn service(harness: Harness, cancel: CancellationToken) -> McpService {
+pub fn service(
+    harness: Harness,
+    terminals: crate::terminals::Terminals,
+    cancel: CancellationToken,
+) -> McpService {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -49,6 +78,7 @@ pub fn service(harness: Harness, cancel: CancellationToken) -> McpService {
         move || {
             Ok(HarnessMcp {
                 harness: harness.clone(),
+                terminals: terminals.clone(),
             })
         },
         Arc::new(NeverSessionManager::default()),
@@ -122,7 +152,14 @@ impl ServerHandler for HarnessMcp {
             return Ok(tool_error("unauthenticated").into());
         };
         let args = request.arguments.unwrap_or_default();
-        let result = tools::call(&self.harness, &identity, &request.name, args).await;
+        let result = tools::call(
+            &self.harness,
+            &self.terminals,
+            &identity,
+            &request.name,
+            args,
+        )
+        .await;
         Ok(result.into())
     }
 }

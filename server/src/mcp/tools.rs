@@ -32,6 +32,7 @@ fn task_id_prop() -> Value {
 
 fn all_tools() -> Vec<Tool> {
     vec![
+        terminal_input_tool(),
         Tool::new(
             "ask_human",
             "Ask the human a blocking question. Records an OPEN ask and parks this task; \
@@ -120,6 +121,24 @@ fn all_tools() -> Vec<Tool> {
     ]
 }
 
+fn terminal_input_tool() -> Tool {
+    Tool::new(
+        "send_task_terminal_input",
+        "Type text into a task's live terminal (your own, or a derived child's to deliver your \
+         decision). With idempotencyKey the text is written at most once.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "taskId": task_id_prop(),
+                "text": {"type": "string", "minLength": 1, "maxLength": 10000},
+                "submit": {"type": "boolean", "default": true},
+                "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 256}
+            },
+            "required": ["taskId", "text"]
+        })),
+    )
+}
+
 fn allowed(identity: &Identity, name: &str) -> bool {
     match identity {
         Identity::Admin => true,
@@ -182,6 +201,7 @@ struct ReplyArgs {
 
 pub async fn call(
     harness: &Harness,
+    terminals: &crate::terminals::Terminals,
     identity: &Identity,
     name: &str,
     arguments: JsonObject,
@@ -199,6 +219,7 @@ pub async fn call(
         "get_task" => get_task(harness, identity, arguments).await,
         "create_task" => create_task(harness, identity, arguments).await,
         "set_goal_mode" => set_goal_mode(harness, identity, arguments).await,
+        "send_task_terminal_input" => send_input(harness, terminals, identity, arguments).await,
         _ => Err(format!("unknown tool {name:?}")),
     };
     match outcome {
@@ -351,4 +372,38 @@ async fn set_goal_mode(h: &Harness, who: &Identity, a: JsonObject) -> Result<Val
     Ok(
         json!({"ok": true, "taskId": task_id, "goalMode": view.task.unattended, "authorizationGranted": false}),
     )
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InputArgs {
+    task_id: Option<String>,
+    text: Option<String>,
+    submit: Option<bool>,
+    idempotency_key: Option<String>,
+}
+
+async fn send_input(
+    h: &Harness,
+    terminals: &crate::terminals::Terminals,
+    who: &Identity,
+    a: JsonObject,
+) -> Result<Value, String> {
+    let a: InputArgs = args(a)?;
+    let task_id =
+        harness_core::validate::task_id(a.task_id.as_deref()).map_err(|e| message_of(&e))?;
+    super::authorize_terminal(h, who, &task_id)
+        .await
+        .map_err(|e| message_of(&e))?;
+    let text = a.text.ok_or("text required")?;
+    let out = terminals
+        .input(
+            &task_id,
+            &text,
+            a.submit.unwrap_or(true),
+            a.idempotency_key.as_deref(),
+        )
+        .await
+        .map_err(|e| message_of(&e))?;
+    serde_json::to_value(out).map_err(|e| e.to_string())
 }

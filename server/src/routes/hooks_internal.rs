@@ -12,7 +12,9 @@ use crate::{
 };
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/session", post(session))
+    Router::new()
+        .route("/session", post(session))
+        .route("/stop", post(stop))
 }
 
 #[derive(Deserialize)]
@@ -44,4 +46,22 @@ async fn session(
     } else {
         json!({"ok": true, "sessionId": out.session_id})
     }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StopBody {
+    task_id: Option<String>,
+}
+
+/// Stop hook: the agent's turn ended — a real input boundary for pending
+/// reply injections. Never kills the terminal (decisions D3, D4).
+async fn stop(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<StopBody>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    s.terminals.turn_complete(&task_id);
+    Ok(Json(json!({"ok": true})))
 }

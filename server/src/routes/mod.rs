@@ -20,6 +20,10 @@ pub fn api() -> Router<AppState> {
         .merge(settings::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
+        .route(
+            "/internal/terminal/{task_id}/input",
+            axum::routing::post(internal_input),
+        )
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,
@@ -34,4 +38,16 @@ pub async fn healthz() -> impl IntoResponse {
 
 pub fn health() -> Router<AppState> {
     Router::new().route("/healthz", get(healthz))
+}
+
+/// `POST /api/internal/terminal/{taskId}/input` — agents (their own task or,
+/// for a parent, the derived child) and the admin.
+async fn internal_input(
+    axum::extract::State(s): axum::extract::State<AppState>,
+    crate::extract::Caller(who): crate::extract::Caller,
+    axum::extract::Path(task_id): axum::extract::Path<String>,
+    crate::extract::JsonBody(body): crate::extract::JsonBody<tasks::InputBody>,
+) -> crate::error::ApiResult<Json<serde_json::Value>> {
+    crate::mcp::authorize_terminal(&s.harness, &who, &task_id).await?;
+    tasks::terminal_input(&s, &task_id, body).await
 }

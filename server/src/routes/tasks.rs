@@ -6,20 +6,23 @@ use axum::{
 };
 use harness_core::{model::TaskView, tasks::CreateTask};
 
+use serde_json::json;
+
 use crate::{
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     extract::{Admin, JsonBody},
     state::AppState,
+    terminals::providers::StartMode,
 };
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/tasks", post(create).get(list))
         .route("/tasks/{id}", get(show))
-        .route("/tasks/{id}/start", post(not_yet_start))
-        .route("/tasks/{id}/stop", post(not_yet_stop))
-        .route("/tasks/{id}/input", post(not_yet_input))
-        .route("/tasks/{id}/screen", get(not_yet_screen))
+        .route("/tasks/{id}/start", post(start))
+        .route("/tasks/{id}/stop", post(stop))
+        .route("/tasks/{id}/input", post(input))
+        .route("/tasks/{id}/screen", get(screen))
         .route("/tasks/{id}/unattended", put(set_unattended))
 }
 
@@ -46,43 +49,109 @@ async fn show(
     Ok(Json(s.harness.get_task(&id).await?))
 }
 
-/// Terminal endpoints check the task exists, then answer 501 until the PTY
-/// supervisor lands.
-async fn terminal_pending(s: &AppState, id: &str, what: &'static str) -> ApiResult<Json<()>> {
-    s.harness.get_task(id).await?;
-    Err(ApiError::NotImplemented(what))
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct StartBody {
+    prompt: Option<String>,
+    resume: Option<bool>,
 }
 
-async fn not_yet_start(
+/// `POST /api/tasks/{id}/start {prompt?, resume?}` → `{executionId}`: spawn the
+/// agent in a PTY (fresh, or `resume: true` to continue the provider session).
+async fn start(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
-) -> ApiResult<Json<()>> {
-    terminal_pending(&s, &id, "starting a task").await
+    raw: axum::body::Bytes,
+) -> ApiResult<Json<serde_json::Value>> {
+    // The body is optional: empty means a fresh start without a prompt.
+    let body: StartBody = if raw.iter().all(u8::is_ascii_whitespace) {
+        StartBody::default()
+    } else {
+        crate::extract::parse_json(&raw)?
+    };
+    let mode = if body.resume.unwrap_or(false) {
+        let view = s.harness.get_task(&id).await?;
+        match view.execution.and_then(|e| e.session_id) {
+            Some(session_id) => StartMode::Resume { session_id },
+            None => StartMode::Continue,
+        }
+    } else {
+        let prompt =
+            harness_core::validate::optional_text("prompt", body.prompt.as_deref(), 100_000)?;
+        StartMode::Fresh { prompt }
+    };
+    let execution = s.terminals.start(&id, mode).await?;
+    Ok(Json(json!({"executionId": execution.id})))
 }
 
-async fn not_yet_stop(
+async fn stop(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
-) -> ApiResult<Json<()>> {
-    terminal_pending(&s, &id, "stopping a task").await
+) -> ApiResult<Json<serde_json::Value>> {
+    let was_running = s.terminals.stop(&id).await?;
+    Ok(Json(json!({"ok": true, "wasRunning": was_running})))
 }
 
-async fn not_yet_input(
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InputBody {
+    pub text: Option<String>,
+    pub submit: Option<bool>,
+    pub idempotency_key: Option<String>,
+}
+
+/// `POST /api/tasks/{id}/input {text, submit, idempotencyKey?}`.
+async fn input(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
-) -> ApiResult<Json<()>> {
-    terminal_pending(&s, &id, "terminal input").await
+    JsonBody(body): JsonBody<InputBody>,
+) -> ApiResult<Json<serde_json::Value>> {
+    terminal_input(&s, &id, body).await
 }
 
-async fn not_yet_screen(
+pub(crate) async fn terminal_input(
+    s: &AppState,
+    id: &str,
+    body: InputBody,
+) -> ApiResult<Json<serde_json::Value>> {
+    let text = body
+        .text
+        .ok_or_else(|| harness_core::CoreError::invalid("text", "text required"))?;
+    if let Some(k) = &body.idempotency_key {
+        if k.is_empty() || k.len() > 256 {
+            return Err(harness_core::CoreError::invalid(
+                "idempotencyKey",
+                "idempotencyKey must be 1..256 characters",
+            )
+            .into());
+        }
+    }
+    let out = s
+        .terminals
+        .input(
+            id,
+            &text,
+            body.submit.unwrap_or(true),
+            body.idempotency_key.as_deref(),
+        )
+        .await?;
+    Ok(Json(
+        json!({"ok": true, "taskId": out.task_id, "submitted": out.submitted, "deduped": out.deduped}),
+    ))
+}
+
+async fn screen(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
-) -> ApiResult<Json<()>> {
-    terminal_pending(&s, &id, "the terminal screen").await
+) -> ApiResult<Json<serde_json::Value>> {
+    let screen = s.terminals.screen(&id)?;
+    Ok(Json(
+        json!({"cols": screen.cols, "rows": screen.rows, "text": screen.text}),
+    ))
 }
 
 #[derive(serde::Deserialize)]

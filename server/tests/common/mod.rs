@@ -16,7 +16,9 @@ pub struct Server {
 
 pub async fn start(data_dir: &Path) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
+    let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
+    // Agents' hooks must call the real binary, not this test executable.
+    cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
     let running = launch(cfg, listener).await.unwrap();
     let base = running.base_url();
     let admin = running.admin_token.clone();

@@ -1,0 +1,401 @@
+//! Agent terminals: the PTY supervisor (`harness-pty`) wired to the core.
+//! Starts agents with an allow-listed environment, records their executions,
+//! keeps parked terminals alive, and delivers replies exactly once into the
+//! live terminal — or restarts the agent with its provider's resume mode when
+//! the terminal is gone (decisions D3, D5, D6, D13).
+
+pub mod providers;
+pub mod ws;
+
+use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use harness_core::{
+    CoreError, CoreResult, Harness, ladder,
+    model::{Execution, ExecutionStatus, TaskView},
+    runtime::{AgentRuntime, Delivered, ReplyDelivery},
+};
+use harness_pty::{
+    InjectOptions, InjectOutcome, KeepaliveConfig, PasteMode, PtyRegistry, PtySession, ScreenText,
+    SpawnSpec,
+};
+use providers::{SpawnInputs, StartMode};
+
+#[derive(Debug, Clone)]
+pub struct TerminalConfig {
+    /// `http://127.0.0.1:<port>` as agents reach the server.
+    pub base_url: String,
+    pub signal_dir: PathBuf,
+    /// Per-execution generated files (provider settings).
+    pub runs_dir: PathBuf,
+    pub harness_bin: PathBuf,
+    pub keepalive: KeepaliveConfig,
+    /// Delay between the reply text and the submit key.
+    pub settle: Duration,
+    /// Output silence that counts as "idle at the prompt".
+    pub idle_quiet: Duration,
+    /// Longest wait for an input boundary before injecting anyway.
+    pub boundary_max: Duration,
+}
+
+impl TerminalConfig {
+    pub fn new(base_url: String, data_dir: &std::path::Path, signal_dir: PathBuf) -> Self {
+        Self {
+            base_url,
+            signal_dir,
+            runs_dir: data_dir.join("runs"),
+            harness_bin: PathBuf::from("harness"),
+            keepalive: KeepaliveConfig::default(),
+            settle: Duration::from_millis(80),
+            idle_quiet: Duration::from_millis(400),
+            boundary_max: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Terminals {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    harness: Harness,
+    registry: PtyRegistry,
+    config: TerminalConfig,
+    /// Serialises starts so a task never gets two agents.
+    start_lock: tokio::sync::Mutex<()>,
+}
+
+/// Result of typing into a terminal.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputResult {
+    pub task_id: String,
+    pub submitted: bool,
+    pub deduped: bool,
+}
+
+const PREFIX_OPEN: &str = "[针对你之前的提问：";
+
+impl Terminals {
+    pub fn new(harness: Harness, config: TerminalConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                registry: PtyRegistry::new(config.keepalive),
+                harness,
+                config,
+                start_lock: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    pub fn harness(&self) -> &Harness {
+        &self.inner.harness
+    }
+
+    /// The live (not exited) session of a task.
+    pub fn live(&self, task_id: &str) -> Option<Arc<PtySession>> {
+        self.inner.registry.get(task_id).filter(|s| !s.has_exited())
+    }
+
+    /// The session of a task, live or recently exited.
+    pub fn session(&self, task_id: &str) -> Option<Arc<PtySession>> {
+        self.inner.registry.get(task_id)
+    }
+
+    fn environment(
+        &self,
+        view: &TaskView,
+        execution: &Execution,
+        token: &str,
+    ) -> BTreeMap<String, String> {
+        let mut env = harness_pty::base_env();
+        // The task's own variables first, so Harness's cannot be overridden.
+        env.extend(view.task.agent.env.clone());
+        let base = &self.inner.config.base_url;
+        let t = &view.task;
+        env.insert("TOWER_TASK_ID".into(), t.id.clone());
+        env.insert("TOWER_EXECUTION_ID".into(), execution.id.clone());
+        env.insert("TOWER_TASK_TITLE".into(), t.title.clone());
+        env.insert("TOWER_API_URL".into(), base.clone());
+        env.insert("TOWER_MCP_URL".into(), format!("{base}/mcp"));
+        env.insert("TOWER_API_TOKEN".into(), token.to_string());
+        env.insert(
+            "TOWER_SIGNAL_DIR".into(),
+            self.inner.config.signal_dir.display().to_string(),
+        );
+        if t.parent_task_id.is_some() {
+            env.insert("TOWER_HAS_PARENT".into(), "1".into());
+        }
+        env
+    }
+
+    async fn working_dir(&self, view: &TaskView) -> CoreResult<PathBuf> {
+        if let Some(cwd) = &view.task.agent.cwd {
+            return Ok(PathBuf::from(cwd));
+        }
+        if let Some(project_id) = &view.task.project_id {
+            let projects = self.inner.harness.list_projects().await?;
+            if let Some(p) = projects.iter().find(|p| &p.id == project_id) {
+                return Ok(PathBuf::from(&p.path));
+            }
+        }
+        Ok(std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/")))
+    }
+
+    /// Start the task's agent in a new PTY.
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn start(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
+        let h = &self.inner.harness;
+        let view = h.get_task(task_id).await?;
+        let _guard = self.inner.start_lock.lock().await;
+        if self.live(&view.task.id).is_some() {
+            return Err(CoreError::Conflict(
+                "the task's agent is already running".into(),
+            ));
+        }
+        // A live execution without a terminal (e.g. its process was lost) is superseded.
+        if let Some(old) = h.store().live_execution(&view.task.id).await? {
+            h.finish_execution(
+                &view.task.id,
+                &old.id,
+                ExecutionStatus::Stopped,
+                None,
+                "superseded",
+            )
+            .await?;
+        }
+        let cwd = self.working_dir(&view).await?;
+        if !cwd.is_dir() {
+            return Err(CoreError::invalid(
+                "agent.cwd",
+                format!("working directory {} does not exist", cwd.display()),
+            ));
+        }
+        let (execution, token) = h.begin_execution(&view.task.id).await?;
+        let run_dir = self.inner.config.runs_dir.join(&execution.id);
+        let mcp_url = format!("{}/mcp", self.inner.config.base_url);
+        let directive = ladder::default_directive(ladder::Lang::En);
+        let argv = providers::argv(&SpawnInputs {
+            agent: &view.task.agent,
+            mode: &mode,
+            directive,
+            run_dir: &run_dir,
+            harness_bin: &self.inner.config.harness_bin,
+            mcp_url: &mcp_url,
+        });
+        let spawned = match argv {
+            Ok(argv) => {
+                let mut spec = SpawnSpec::new(argv, cwd);
+                spec.env = self.environment(&view, &execution, &token);
+                PtySession::spawn(spec).await.map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let session = match spawned {
+            Ok(s) => s,
+            Err(err) => {
+                h.finish_execution(
+                    &view.task.id,
+                    &execution.id,
+                    ExecutionStatus::Failed,
+                    None,
+                    "spawn_failed",
+                )
+                .await?;
+                return Err(CoreError::invalid(
+                    "agent",
+                    format!("cannot start the agent: {err}"),
+                ));
+            }
+        };
+        self.inner.registry.insert(&view.task.id, session.clone());
+        self.watch_exit(view.task.id.clone(), execution.id.clone(), session);
+        tracing::info!(execution_id = %execution.id, "agent started");
+        Ok(execution)
+    }
+
+    /// Record the exit of the agent once its output is drained.
+    fn watch_exit(&self, task_id: String, execution_id: String, session: Arc<PtySession>) {
+        let harness = self.inner.harness.clone();
+        tokio::spawn(async move {
+            let (status, code) = match session.wait_exit().await {
+                Ok(s) if s.success() => (ExecutionStatus::Completed, Some(i64::from(s.code))),
+                Ok(s) => (ExecutionStatus::Failed, Some(i64::from(s.code))),
+                Err(_) => (ExecutionStatus::Failed, None),
+            };
+            if let Err(err) = harness
+                .finish_execution(&task_id, &execution_id, status, code, "exited")
+                .await
+            {
+                tracing::error!(error = ?err, task_id, "cannot record the agent's exit");
+            }
+        });
+    }
+
+    /// Stop the task's agent: the execution becomes STOPPED, the process group is terminated.
+    pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
+        let h = &self.inner.harness;
+        let view = h.get_task(task_id).await?;
+        if let Some(exec) = h.store().live_execution(&view.task.id).await? {
+            h.finish_execution(
+                &view.task.id,
+                &exec.id,
+                ExecutionStatus::Stopped,
+                None,
+                "stopped",
+            )
+            .await?;
+        }
+        match self.inner.registry.remove(&view.task.id) {
+            Some(session) if !session.has_exited() => {
+                if let Err(err) = session.terminate(Duration::from_secs(3)).await {
+                    tracing::warn!(%err, "terminate failed; killing");
+                    let _ = session.kill();
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Type into the live terminal; with an idempotency key at most once.
+    pub async fn input(
+        &self,
+        task_id: &str,
+        text: &str,
+        submit: bool,
+        key: Option<&str>,
+    ) -> CoreResult<InputResult> {
+        let task_id = harness_core::validate::task_id(Some(task_id))?;
+        if text.is_empty() || text.chars().count() > 10_000 {
+            return Err(CoreError::invalid(
+                "text",
+                "text must be 1..10000 characters",
+            ));
+        }
+        let session = self
+            .session(&task_id)
+            .ok_or_else(|| CoreError::NotFound("No active session".into()))?;
+        if session.has_exited() {
+            return Err(CoreError::Conflict("Session has exited".into()));
+        }
+        let opts = InjectOptions {
+            submit,
+            settle: self.inner.config.settle,
+            paste: PasteMode::Auto,
+        };
+        let outcome = match key {
+            Some(k) => session.inject(k, text, opts).await,
+            None => session
+                .send_input(text, opts)
+                .await
+                .map(|_| InjectOutcome::Written),
+        }
+        .map_err(|e| CoreError::Conflict(format!("terminal write failed: {e}")))?;
+        match outcome {
+            InjectOutcome::Written => Ok(InputResult {
+                task_id,
+                submitted: submit,
+                deduped: false,
+            }),
+            InjectOutcome::AlreadyInjected => Ok(InputResult {
+                task_id,
+                submitted: submit,
+                deduped: true,
+            }),
+            InjectOutcome::InProgress => Err(CoreError::Conflict(
+                "input with this idempotencyKey is in progress".into(),
+            )),
+        }
+    }
+
+    pub fn screen(&self, task_id: &str) -> CoreResult<ScreenText> {
+        let task_id = harness_core::validate::task_id(Some(task_id))?;
+        self.session(&task_id)
+            .map(|s| s.screen_text())
+            .ok_or_else(|| CoreError::NotFound("No active terminal session for this task".into()))
+    }
+
+    /// The agent's turn ended (Stop hook): a real input boundary.
+    pub fn turn_complete(&self, task_id: &str) {
+        if let Some(s) = self.live(task_id) {
+            s.mark_turn_complete();
+        }
+    }
+
+    pub fn shutdown(&self) {
+        self.inner.registry.shutdown();
+    }
+
+    async fn inject_reply(
+        &self,
+        session: &Arc<PtySession>,
+        id: &str,
+        text: &str,
+    ) -> Result<InjectOutcome, String> {
+        let cfg = &self.inner.config;
+        session
+            .wait_for_input_boundary(cfg.idle_quiet, cfg.boundary_max)
+            .await;
+        session
+            .inject(
+                id,
+                text,
+                InjectOptions {
+                    submit: true,
+                    settle: cfg.settle,
+                    paste: PasteMode::Auto,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[async_trait]
+impl AgentRuntime for Terminals {
+    async fn deliver_reply(&self, d: ReplyDelivery) -> Result<Delivered, String> {
+        if let Some(session) = self.live(&d.task_id) {
+            self.inner.registry.unpark(&d.task_id);
+            return match self
+                .inject_reply(&session, &d.injection_id, &d.text)
+                .await?
+            {
+                InjectOutcome::Written => Ok(Delivered::Injected),
+                InjectOutcome::AlreadyInjected | InjectOutcome::InProgress => {
+                    Ok(Delivered::AlreadyInjected)
+                }
+            };
+        }
+        // The terminal is gone: resume the provider session when we know it,
+        // and give the agent the question it is answering.
+        let previous = self
+            .inner
+            .harness
+            .get_task(&d.task_id)
+            .await
+            .map_err(|e| e.to_string())?
+            .execution
+            .and_then(|e| e.session_id);
+        let mode = match previous {
+            Some(session_id) => StartMode::Resume { session_id },
+            None => StartMode::Fresh { prompt: None },
+        };
+        self.start(&d.task_id, mode)
+            .await
+            .map_err(|e| e.to_string())?;
+        let session = self
+            .live(&d.task_id)
+            .ok_or("the restarted agent exited immediately")?;
+        let text = format!("{PREFIX_OPEN}{}]\n{}", d.question, d.text);
+        self.inject_reply(&session, &d.injection_id, &text).await?;
+        Ok(Delivered::Restarted)
+    }
+
+    fn parked(&self, task_id: &str) {
+        self.inner.registry.park(task_id);
+    }
+}

@@ -1,0 +1,317 @@
+//! Command lines per provider (tower-workbench.md §4.5), with the MCP
+//! endpoint, the agent token and this binary's hooks passed per spawn —
+//! the user's global configuration is never edited.
+
+use std::path::{Path, PathBuf};
+
+use harness_core::model::{AgentConfig, Provider};
+use serde_json::json;
+
+/// How the agent is (re)started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartMode {
+    /// A fresh session, optionally with an initial prompt.
+    Fresh { prompt: Option<String> },
+    /// Resume a provider session by id.
+    Resume { session_id: String },
+    /// Continue the most recent session.
+    Continue,
+}
+
+pub struct SpawnInputs<'a> {
+    pub agent: &'a AgentConfig,
+    pub mode: &'a StartMode,
+    pub directive: &'a str,
+    /// Per-execution directory for generated settings files.
+    pub run_dir: &'a Path,
+    /// Path of this `harness` binary (for hook commands).
+    pub harness_bin: &'a Path,
+    pub mcp_url: &'a str,
+}
+
+fn hook_command(bin: &Path, event: &str) -> String {
+    format!(
+        "'{}' hook {event}",
+        bin.display().to_string().replace('\'', "'\\''")
+    )
+}
+
+/// Claude Code settings (`--settings <file>`): our hooks, alongside (never
+/// replacing) the user's own settings files.
+pub fn claude_settings(bin: &Path) -> serde_json::Value {
+    let entry = |event: &str, matcher: Option<&str>, timeout: u32| {
+        let mut e = json!({"hooks": [{"type": "command", "command": hook_command(bin, event), "timeout": timeout}]});
+        if let Some(m) = matcher {
+            e["matcher"] = json!(m);
+        }
+        e
+    };
+    json!({"hooks": {
+        "PreToolUse": [entry("pre-tool", Some("AskUserQuestion"), 5)],
+        "Stop": [entry("stop", None, 10)],
+        "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
+    }})
+}
+
+/// Claude Code MCP config (`--mcp-config <file>`): the token comes from the
+/// agent's environment, never written to disk.
+pub fn claude_mcp_config(mcp_url: &str) -> serde_json::Value {
+    json!({"mcpServers": {"harness": {
+        "type": "http",
+        "url": mcp_url,
+        "headers": {"Authorization": "Bearer ${TOWER_API_TOKEN}"},
+    }}})
+}
+
+/// Codex hooks as `-c` config overrides (TOML values), so `~/.codex` is
+/// never edited: PreToolUse on `request_user_input`, Stop, SessionStart.
+pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
+    // A JSON string literal is a valid TOML basic string.
+    let cmd = |event: &str| json!(hook_command(bin, event)).to_string();
+    let mut out = Vec::new();
+    for (event, matcher, hook) in [
+        ("PreToolUse", Some("request_user_input"), "pre-tool"),
+        ("Stop", None, "stop"),
+        ("SessionStart", None, "session-start"),
+    ] {
+        let matcher = matcher
+            .map(|m| format!("matcher={},", json!(m)))
+            .unwrap_or_default();
+        out.push("-c".to_string());
+        out.push(format!(
+            "hooks.{event}=[{{{matcher}hooks=[{{type=\"command\",command={},timeout=10}}]}}]",
+            cmd(hook)
+        ));
+    }
+    out
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
+    Ok(path.to_path_buf())
+}
+
+/// The argv to spawn. Writes the per-spawn settings files it references.
+pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
+    let SpawnInputs {
+        agent,
+        mode,
+        directive,
+        run_dir,
+        harness_bin,
+        mcp_url,
+    } = inputs;
+    match agent.provider {
+        Provider::Command => {
+            let mut argv = agent.command.clone().unwrap_or_default();
+            if argv.is_empty() {
+                return Err(std::io::Error::other("provider \"command\" has no command"));
+            }
+            if let StartMode::Fresh { prompt: Some(p) } = mode {
+                if !p.trim().is_empty() {
+                    argv.push(p.clone());
+                }
+            }
+            Ok(argv)
+        }
+        Provider::Claude => {
+            std::fs::create_dir_all(run_dir)?;
+            let settings = write_json(
+                &run_dir.join("claude-settings.json"),
+                &claude_settings(harness_bin),
+            )?;
+            let mcp = write_json(
+                &run_dir.join("claude-mcp.json"),
+                &claude_mcp_config(mcp_url),
+            )?;
+            let mut argv = agent
+                .command
+                .clone()
+                .unwrap_or_else(|| vec!["claude".to_string()]);
+            argv.push("--dangerously-skip-permissions".into());
+            if !directive.is_empty() {
+                argv.extend(["--append-system-prompt".into(), directive.to_string()]);
+            }
+            argv.extend(["--settings".into(), settings.display().to_string()]);
+            argv.extend(["--mcp-config".into(), mcp.display().to_string()]);
+            match mode {
+                StartMode::Fresh { prompt } => {
+                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                }
+                StartMode::Resume { session_id } => {
+                    argv.extend(["--resume".into(), session_id.clone()])
+                }
+                StartMode::Continue => argv.push("--continue".into()),
+            }
+            Ok(argv)
+        }
+        Provider::Codex => {
+            let mut argv = agent
+                .command
+                .clone()
+                .unwrap_or_else(|| vec!["codex".to_string()]);
+            argv.push("--dangerously-bypass-approvals-and-sandbox".into());
+            argv.push("--dangerously-bypass-hook-trust".into());
+            if !directive.is_empty() {
+                argv.extend([
+                    "-c".into(),
+                    format!("developer_instructions={}", json!(directive)),
+                ]);
+            }
+            argv.extend(["-c".into(), "features.hooks=true".into()]);
+            argv.extend(codex_hook_overrides(harness_bin));
+            argv.extend([
+                "-c".into(),
+                format!("mcp_servers.harness.url={}", json!(mcp_url)),
+            ]);
+            argv.extend([
+                "-c".into(),
+                "mcp_servers.harness.bearer_token_env_var=\"TOWER_API_TOKEN\"".into(),
+            ]);
+            match mode {
+                StartMode::Fresh { prompt } => {
+                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                }
+                StartMode::Resume { session_id } => {
+                    argv.extend(["resume".into(), session_id.clone()])
+                }
+                StartMode::Continue => argv.extend(["resume".into(), "--last".into()]),
+            }
+            Ok(argv)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(provider: Provider) -> AgentConfig {
+        AgentConfig {
+            provider,
+            command: None,
+            cwd: None,
+            env: Default::default(),
+        }
+    }
+
+    #[test]
+    fn claude_modes_and_settings_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = Path::new("/opt/harness");
+        let a = agent(Provider::Claude);
+        let build = |mode: StartMode| {
+            argv(&SpawnInputs {
+                agent: &a,
+                mode: &mode,
+                directive: "D",
+                run_dir: dir.path(),
+                harness_bin: bin,
+                mcp_url: "http://127.0.0.1:1/mcp",
+            })
+            .unwrap()
+        };
+        let fresh = build(StartMode::Fresh {
+            prompt: Some("Task: x".into()),
+        });
+        assert_eq!(fresh[0], "claude");
+        assert_eq!(
+            &fresh[1..4],
+            [
+                "--dangerously-skip-permissions",
+                "--append-system-prompt",
+                "D"
+            ]
+        );
+        assert_eq!(fresh.last().unwrap(), "Task: x");
+        let resume = build(StartMode::Resume {
+            session_id: "s1".into(),
+        });
+        assert_eq!(&resume[resume.len() - 2..], ["--resume", "s1"]);
+        assert!(
+            resume.contains(&"--append-system-prompt".to_string()),
+            "directive applied on resume (D3)"
+        );
+        assert_eq!(build(StartMode::Continue).last().unwrap(), "--continue");
+        let settings: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("claude-settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["matcher"],
+            "AskUserQuestion"
+        );
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "'/opt/harness' hook pre-tool"
+        );
+        let mcp = std::fs::read_to_string(dir.path().join("claude-mcp.json")).unwrap();
+        assert!(
+            mcp.contains("${TOWER_API_TOKEN}") && !mcp.contains("hxa_"),
+            "no token on disk"
+        );
+    }
+
+    #[test]
+    fn codex_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = agent(Provider::Codex);
+        let build = |mode: StartMode| {
+            argv(&SpawnInputs {
+                agent: &a,
+                mode: &mode,
+                directive: "D",
+                run_dir: dir.path(),
+                harness_bin: Path::new("/h"),
+                mcp_url: "http://x/mcp",
+            })
+            .unwrap()
+        };
+        let fresh = build(StartMode::Fresh { prompt: None });
+        assert!(fresh.contains(&"--dangerously-bypass-hook-trust".to_string()));
+        assert!(fresh.contains(&"developer_instructions=\"D\"".to_string()));
+        let pre = fresh
+            .iter()
+            .find(|a| a.starts_with("hooks.PreToolUse="))
+            .unwrap();
+        assert_eq!(
+            pre,
+            r#"hooks.PreToolUse=[{matcher="request_user_input",hooks=[{type="command",command="'/h' hook pre-tool",timeout=10}]}]"#
+        );
+        assert_eq!(
+            &build(StartMode::Resume {
+                session_id: "t".into()
+            })[fresh.len()..],
+            ["resume", "t"]
+        );
+        assert_eq!(
+            &build(StartMode::Continue)[fresh.len()..],
+            ["resume", "--last"]
+        );
+    }
+
+    #[test]
+    fn command_provider_needs_argv() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = agent(Provider::Command);
+        assert!(
+            argv(&SpawnInputs {
+                agent: &a,
+                mode: &StartMode::Continue,
+                directive: "",
+                run_dir: dir.path(),
+                harness_bin: Path::new("/h"),
+                mcp_url: ""
+            })
+            .is_err()
+        );
+    }
+}

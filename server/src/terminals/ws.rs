@@ -1,0 +1,144 @@
+//! `GET /ws/terminal/{taskId}`: the browser terminal's WebSocket.
+//!
+//! Same-origin only (Origin/Host checked before the upgrade). The first
+//! binary frame is a screen snapshot (never a raw replay that could start mid
+//! escape sequence, never replayed terminal queries); then live output.
+//! Flow control: the client acknowledges processed bytes (`ack`, cumulative);
+//! the server stops reading the session while more than [`WINDOW`] bytes are
+//! unacknowledged, so a stalled client is bounded by its subscription queue
+//! and then cut over to a fresh snapshot (`lagged`). Close code 4000 + exit
+//! code when the process exits.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{
+        Path, State, WebSocketUpgrade,
+        ws::{CloseFrame, Message, WebSocket},
+    },
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+};
+use harness_pty::{InjectOptions, OutputEvent, PasteMode, PtySession};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{error::error_body, state::AppState};
+
+/// Unacknowledged bytes allowed in flight per client.
+pub const WINDOW: u64 = 1024 * 1024;
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum ClientFrame {
+    Input { data: String },
+    Submit { data: String },
+    Resize { rows: u16, cols: u16 },
+    Ack { bytes: u64 },
+}
+
+pub async fn handler(
+    State(state): State<AppState>,
+    Path(task_id): Path<String>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if let Err(reason) = state.origin.check(&headers) {
+        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
+    }
+    if !harness_core::ids::is_cuid(&task_id) {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(error_body(
+                "Invalid taskId format — expected CUID",
+                Some("taskId"),
+            )),
+        )
+            .into_response();
+    }
+    let Some(session) = state.terminals.session(&task_id) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(error_body("No active terminal session for this task", None)),
+        )
+            .into_response();
+    };
+    ws.max_message_size(256 * 1024)
+        .on_upgrade(move |socket| serve(socket, session))
+}
+
+async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
+    let mut sub = session.subscribe();
+    let snapshot = sub.take_snapshot();
+    let mut sent = snapshot.len() as u64;
+    let mut acked = 0u64;
+    if socket.send(Message::Binary(snapshot.into())).await.is_err() {
+        return;
+    }
+    loop {
+        let open_window = sent.saturating_sub(acked) < WINDOW;
+        tokio::select! {
+            event = sub.recv(), if open_window => match event {
+                OutputEvent::Data(bytes) => {
+                    sent += bytes.len() as u64;
+                    if socket.send(Message::Binary(bytes.to_vec().into())).await.is_err() {
+                        break;
+                    }
+                }
+                OutputEvent::Lagged => {
+                    // Fell behind: start over from a fresh snapshot.
+                    sub = session.subscribe();
+                    let snapshot = sub.take_snapshot();
+                    sent += snapshot.len() as u64;
+                    let lagged = json!({"type": "lagged"}).to_string();
+                    if socket.send(Message::Text(lagged.into())).await.is_err()
+                        || socket.send(Message::Binary(snapshot.into())).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                OutputEvent::Exited(status) => {
+                    let exit = json!({"type": "exit", "code": status.code}).to_string();
+                    let _ = socket.send(Message::Text(exit.into())).await;
+                    let _ = socket
+                        .send(Message::Close(Some(CloseFrame {
+                            code: status.ws_close_code(),
+                            reason: "process exited".into(),
+                        })))
+                        .await;
+                    break;
+                }
+                OutputEvent::Closed => break,
+            },
+            message = socket.recv() => match message {
+                Some(Ok(Message::Text(text))) => {
+                    match serde_json::from_str::<ClientFrame>(&text) {
+                        Ok(ClientFrame::Ack { bytes }) => acked = bytes.min(sent),
+                        Ok(ClientFrame::Input { data }) => {
+                            if session.write(data.as_bytes()).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(ClientFrame::Submit { data }) => {
+                            let opts = InjectOptions { submit: true, paste: PasteMode::Auto, ..InjectOptions::default() };
+                            if session.send_input(&data, opts).await.is_err() {
+                                break;
+                            }
+                        }
+                        Ok(ClientFrame::Resize { rows, cols }) => {
+                            let _ = session.resize(rows, cols);
+                        }
+                        Err(err) => {
+                            let msg = json!({"type": "error", "message": format!("bad frame: {err}")}).to_string();
+                            if socket.send(Message::Text(msg.into())).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}

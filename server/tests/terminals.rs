@@ -1,0 +1,444 @@
+//! Agents in real PTYs, driven by the test-double agent CLI: park on ask,
+//! reply injected exactly once into the live terminal, resume after a
+//! restart, the escalation ladder end to end, and the terminal WebSocket.
+
+mod common;
+
+use std::{path::PathBuf, time::Duration};
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
+
+/// The double agent binary, built by `cargo test --workspace` (or here).
+fn double() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("harness-agent-double");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "harness-agent-double"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    bin
+}
+
+async fn wait_for<F: Fn(&str) -> bool>(
+    s: &common::Server,
+    task: &str,
+    what: &str,
+    pred: F,
+) -> String {
+    let mut last = String::new();
+    for _ in 0..200 {
+        let (status, screen) = s
+            .admin("GET", &format!("/api/tasks/{task}/screen"), None)
+            .await;
+        if status == StatusCode::OK {
+            last = screen["text"].as_str().unwrap_or_default().to_string();
+            if pred(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}; screen:\n{last}");
+}
+
+async fn wait_pending(s: &common::Server, task: &str) {
+    for _ in 0..200 {
+        let (_, p) = s
+            .admin(
+                "GET",
+                &format!("/api/internal/harness/pending?taskId={task}"),
+                None,
+            )
+            .await;
+        if p["pending"] == true {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the agent never asked");
+}
+
+async fn agent_task(s: &common::Server, provider: &str, script: &str, extra: Value) -> String {
+    let mut body = json!({"title": "double agent", "agent": {
+        "provider": provider, "command": [double().display().to_string()], "cwd": std::env::temp_dir(),
+        "env": {"HARNESS_DOUBLE_SCRIPT": script}}});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let (status, t) = s.admin("POST", "/api/tasks", Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{t}");
+    t["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = agent_task(
+        &s,
+        "command",
+        "say hello from the double\nask_human Which database?\nwait_reply\nsay carrying on",
+        json!({}),
+    )
+    .await;
+    let (status, started) = s
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    assert!(started["executionId"].is_string());
+    wait_pending(&s, &t).await;
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "PAUSED", "parked, not killed");
+    assert!(
+        s.running.terminals.live(&t).is_some(),
+        "the PTY is alive while parked"
+    );
+    wait_for(&s, &t, "the ask result", |text| text.contains("ASKED:")).await;
+
+    let (status, reply) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "SQLite please"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    assert_eq!(
+        (reply["mode"].as_str(), reply["injected"].as_bool()),
+        (Some("continued"), Some(true)),
+        "{reply}"
+    );
+    let screen = wait_for(&s, &t, "the reply", |text| text.contains("carrying on")).await;
+    assert_eq!(
+        screen.matches("GOT REPLY: SQLite please").count(),
+        1,
+        "{screen}"
+    );
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "RUNNING");
+
+    // Retrying the same reply never types it twice.
+    let (status, again) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "SQLite please"})),
+        )
+        .await;
+    assert_eq!(
+        (status, again["deduped"].as_bool()),
+        (StatusCode::OK, Some(true))
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (_, screen) = s
+        .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+        .await;
+    assert_eq!(
+        screen["text"]
+            .as_str()
+            .unwrap()
+            .matches("GOT REPLY")
+            .count(),
+        1
+    );
+    assert_eq!(screen["cols"], 80);
+
+    // Input with an idempotency key is written once.
+    for _ in 0..3 {
+        let (status, out) = s
+            .admin(
+                "POST",
+                &format!("/api/tasks/{t}/input"),
+                Some(json!({"text": "typed once", "submit": true, "idempotencyKey": "k-1"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{out}");
+    }
+    let screen = wait_for(&s, &t, "the input", |text| {
+        text.contains("GOT INPUT: typed once")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(screen.matches("GOT INPUT: typed once").count(), 1);
+
+    // Stop: the execution is STOPPED and the terminal gone.
+    let (status, stopped) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
+    assert_eq!(
+        (status, stopped["wasRunning"].as_bool()),
+        (StatusCode::OK, Some(true))
+    );
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "STOPPED");
+    let (status, _) = s
+        .admin(
+            "POST",
+            &format!("/api/tasks/{t}/input"),
+            Some(json!({"text": "x"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_exited_agent_records_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = agent_task(&s, "command", "say bye\nexit 3", json!({})).await;
+    s.admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    for _ in 0..100 {
+        let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+        if task["execution"]["status"] == "FAILED" {
+            assert_eq!(task["execution"]["exitCode"], 3);
+            let (status, screen) = s
+                .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+                .await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(
+                screen["text"].as_str().unwrap().contains("bye"),
+                "output drained before the exit"
+            );
+            s.shutdown().await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("exit not recorded");
+}
+
+#[tokio::test]
+async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    // Claude-shaped spawn: per-spawn --settings (our hooks) and --mcp-config.
+    let t = agent_task(
+        &s,
+        "claude",
+        "session_start\ntool AskUserQuestion\nask_human Pick A or B?\nwait_reply",
+        json!({}),
+    )
+    .await;
+    let (status, _) = s
+        .admin(
+            "PUT",
+            &format!("/api/tasks/{t}/unattended"),
+            Some(json!({"on": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, started) = s
+        .admin(
+            "POST",
+            &format!("/api/tasks/{t}/start"),
+            Some(json!({"prompt": "Task: pick"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    wait_pending(&s, &t).await;
+    let screen = wait_for(&s, &t, "the denial", |text| text.contains("TOOL DENIED")).await;
+    assert!(
+        screen.contains("SYSTEM PROMPT:"),
+        "directive applied: {screen}"
+    );
+    let (_, pending) = s
+        .admin("GET", "/api/harness/messages?view=pending", None)
+        .await;
+    assert_eq!(pending["rows"][0]["content"], "Pick A or B?");
+    // The session id reported by the SessionStart hook is on the execution.
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert!(task["execution"]["sessionId"].is_string(), "{task}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = agent_task(
+        &s,
+        "claude",
+        "session_start\nask_human Which port?\nwait_reply",
+        json!({}),
+    )
+    .await;
+    s.admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    wait_pending(&s, &t).await;
+    for _ in 0..50 {
+        if s.running
+            .harness
+            .get_task(&t)
+            .await
+            .unwrap()
+            .execution
+            .and_then(|e| e.session_id)
+            .is_some()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let session_id = s
+        .running
+        .harness
+        .get_task(&t)
+        .await
+        .unwrap()
+        .execution
+        .unwrap()
+        .session_id
+        .unwrap();
+    s.shutdown().await; // the agent dies with the server
+
+    let s = common::start(dir.path()).await;
+    let (status, reply) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "8080"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    assert_eq!(
+        (reply["mode"].as_str(), reply["injected"].as_bool()),
+        (Some("started"), Some(true)),
+        "{reply}"
+    );
+    let screen = wait_for(&s, &t, "the resumed reply", |text| {
+        text.contains("GOT REPLY")
+    })
+    .await;
+    assert!(
+        screen.contains(&format!("RESUMED {session_id}")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("针对你之前的提问"),
+        "prefixed with the question: {screen}"
+    );
+    assert!(screen.contains("8080"));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = agent_task(&s, "command", "say ready for input", json!({})).await;
+    s.admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    wait_for(&s, &t, "the banner", |text| {
+        text.contains("ready for input")
+    })
+    .await;
+
+    let url = format!("ws://{}/ws/terminal/{t}", s.running.addr);
+    // A foreign Origin is refused before the upgrade.
+    let mut req = url.clone().into_client_request().unwrap();
+    req.headers_mut()
+        .insert("Origin", "http://evil.example".parse().unwrap());
+    assert!(tokio_tungstenite::connect_async(req).await.is_err());
+
+    let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Message::Binary(snapshot) = first else {
+        panic!("snapshot first, got {first:?}")
+    };
+    assert!(
+        String::from_utf8_lossy(&snapshot).contains("ready for input"),
+        "snapshot redraws the screen"
+    );
+    ws.send(Message::Text(
+        json!({"type": "input", "data": "hi there\r"})
+            .to_string()
+            .into(),
+    ))
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let got = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(msg)) = ws.next().await {
+            if let Message::Binary(b) = msg {
+                seen.extend_from_slice(&b);
+                ws.send(Message::Text(
+                    json!({"type": "ack", "bytes": seen.len() + snapshot.len()})
+                        .to_string()
+                        .into(),
+                ))
+                .await
+                .unwrap();
+                if String::from_utf8_lossy(&seen).contains("GOT INPUT: hi there") {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
+    assert!(
+        got,
+        "live output after input: {}",
+        String::from_utf8_lossy(&seen)
+    );
+    ws.send(Message::Text(
+        json!({"type": "resize", "rows": 30, "cols": 100})
+            .to_string()
+            .into(),
+    ))
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, screen) = s
+        .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+        .await;
+    assert_eq!(
+        (screen["rows"].as_u64(), screen["cols"].as_u64()),
+        (Some(30), Some(100))
+    );
+
+    // A reconnecting viewer gets the current screen as its snapshot.
+    let (mut ws2, _) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    let Message::Binary(snap2) = ws2.next().await.unwrap().unwrap() else {
+        panic!()
+    };
+    assert!(String::from_utf8_lossy(&snap2).contains("GOT INPUT: hi there"));
+
+    // Exit closes with 4000 + code.
+    ws.send(Message::Text(
+        json!({"type": "input", "data": "/exit\r"})
+            .to_string()
+            .into(),
+    ))
+    .await
+    .unwrap();
+    let close = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(msg)) = ws.next().await {
+            if let Message::Close(frame) = msg {
+                return frame.map(|f| u16::from(f.code));
+            }
+        }
+        None
+    })
+    .await
+    .unwrap();
+    assert_eq!(close, Some(4000));
+    s.shutdown().await;
+}
