@@ -3,23 +3,30 @@
 //! thin adapters over `harness_core` (compiled only with the `ssr` feature).
 
 pub mod api;
+pub mod components;
+pub mod i18n;
+pub mod live;
 pub mod pages;
+pub mod terminal;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    SsrMode, StaticSegment,
+    ParamSegment, SsrMode, StaticSegment,
     components::{A, Route, Router, Routes},
 };
+
+use crate::{api::pending_count, i18n::use_locale, live::provide_live};
 
 /// Name of the generated `pkg/{name}.js`, `_bg.wasm` and `.css` files.
 pub const OUTPUT_NAME: &str = "harness";
 
 /// The HTML document around the app (server side only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let locale = i18n::Locale::detect();
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=locale.html_lang()>
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -38,20 +45,84 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let locale = i18n::Locale::detect();
+    provide_context(locale);
+    let live = provide_live();
+    let l = locale;
     view! {
         <Stylesheet id="leptos" href="/pkg/harness.css" />
-        <Title text="Harness" />
         <Router>
-            <nav class="topnav">
-                <A href="/" attr:class="brand">"Harness"</A>
-                <A href="/harness">"Notifications"</A>
-            </nav>
-            <main>
-                <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
+            <a class="skip" href="#main">{l.t("nav.skip")}</a>
+            <header class="topnav" data-live=move || if live.connected.get() { "open" } else { "off" }>
+                <a href="/" class="brand">"Harness"</a>
+                <nav aria-label=l.t("nav.label")>
+                    <A href="/harness">
+                        {l.t("nav.harness")}
+                        <PendingBadge />
+                    </A>
+                    <A href="/tasks">{l.t("nav.tasks")}</A>
+                    <A href="/settings">{l.t("nav.settings")}</A>
+                </nav>
+                <LanguageSwitch />
+            </header>
+            <main id="main">
+                <Routes fallback=move || view! { <p class="empty">{l.t("common.not_found")}</p> }>
                     <Route path=StaticSegment("") view=pages::home::HomePage ssr=SsrMode::Async />
                     <Route path=StaticSegment("harness") view=pages::harness::HarnessPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("tasks") view=pages::tasks::TaskListPage ssr=SsrMode::Async />
+                    <Route
+                        path=(StaticSegment("tasks"), ParamSegment("id"))
+                        view=pages::tasks::TaskDetailPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("settings") view=pages::settings::SettingsPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The number of OPEN asks, live: in the navigation and the page title.
+#[component]
+fn PendingBadge() -> impl IntoView {
+    let l = use_locale();
+    let live = live::use_live();
+    let count = Resource::new(move || live.tick.get(), |_| pending_count());
+    view! {
+        <Transition fallback=|| view! { <Title text="Harness" /> }>
+            {move || Suspend::new(async move {
+                let n = count.await.unwrap_or(0);
+                let title = if n > 0 { format!("({n}) Harness") } else { "Harness".to_string() };
+                view! {
+                    <Title text=title />
+                    <span
+                        class="count"
+                        id="nav-pending"
+                        data-count=n
+                        aria-label=l.t("nav.pending_count").replace("{n}", &n.to_string())
+                        hidden=n == 0
+                    >
+                        {n}
+                    </span>
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// Switch language: a plain form (works without JavaScript); the choice is
+/// remembered in a cookie and the page reloads in the other language.
+#[component]
+fn LanguageSwitch() -> impl IntoView {
+    let l = use_locale();
+    let other = l.other();
+    view! {
+        <form method="post" action="/sfn/set_locale" class="lang">
+            <input type="hidden" name="lang" value=other.code() />
+            <button type="submit" class="ghost" id="lang-switch" lang=other.html_lang()
+                title=l.t("nav.language")>
+                {other.name()}
+            </button>
+        </form>
     }
 }

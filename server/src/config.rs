@@ -14,6 +14,9 @@ pub struct ServeConfig {
     pub sweep_interval: Duration,
     /// The `harness` executable agents' hooks call (default: this executable).
     pub harness_bin: PathBuf,
+    /// Extra `Host` values accepted (e.g. `harness.example.com:7700`) when
+    /// reachable under another name than the bind address.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl ServeConfig {
@@ -26,6 +29,7 @@ impl ServeConfig {
             pending_ttl: Duration::from_secs(14 * 24 * 3600),
             sweep_interval: Duration::from_secs(6 * 3600),
             harness_bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness")),
+            allowed_hosts: Vec::new(),
         }
     }
 

@@ -100,8 +100,9 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let state = AppState {
         harness: harness.clone(),
         leptos: web::leptos_options(&config.site_root, addr),
-        origin: OriginPolicy::for_bind(addr, &[]),
+        origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
+        login_required: !addr.ip().is_loopback(),
     };
     let router = build_router(&state, cancel.child_token());
     let shutdown = cancel.clone();
@@ -129,7 +130,7 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         .fallback_service(mcp::service(
             state.harness.clone(),
             state.terminals.clone(),
-            cancel,
+            cancel.clone(),
         ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -139,7 +140,7 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         .with_state(state.clone());
     Router::new()
         .merge(routes::health())
-        .merge(crate::sse::routes())
+        .merge(crate::sse::routes_until(cancel.child_token()))
         .nest(
             "/api",
             routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
@@ -149,7 +150,15 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/ws/terminal/{task_id}",
             axum::routing::get(crate::terminals::ws::handler),
         )
+        .route(
+            "/login",
+            axum::routing::get(crate::login::page).post(crate::login::submit),
+        )
         .merge(web::router(state))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::login::require,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             web::guard_server_fns,

@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 pub mod hooks;
 pub mod launch;
+pub mod login;
 pub mod mcp;
 pub mod routes;
 pub mod secrets;

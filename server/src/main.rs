@@ -34,6 +34,9 @@ enum Command {
         /// Days after which an unanswered question expires.
         #[arg(long, env = "HARNESS_PENDING_TTL_DAYS", default_value_t = 14)]
         pending_ttl_days: u64,
+        /// Extra accepted Host header values (host:port), comma-separated.
+        #[arg(long, env = "HARNESS_ALLOWED_HOSTS", value_delimiter = ',')]
+        allowed_host: Vec<String>,
     },
     /// Create the task-list state files (harness-tasks.json, …) in PATH.
     Init(Passthrough),
@@ -99,9 +102,11 @@ fn main() -> ExitCode {
             data_dir,
             database_url,
             pending_ttl_days,
+            allowed_host,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
             cfg.database_url = database_url;
+            cfg.allowed_hosts = allowed_host;
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
             serve(cfg)

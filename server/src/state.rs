@@ -11,6 +11,8 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     pub origin: OriginPolicy,
     pub terminals: Terminals,
+    /// Bound to a non-loopback address: the browser UI needs `/login`.
+    pub login_required: bool,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -9,8 +9,14 @@ use serde_json::json;
 async fn an_ask_survives_a_server_restart_and_is_answerable() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
-    let t = s.task("durable").await;
-    s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, task) = s
+        .admin("POST", "/api/tasks", Some(json!({"title": "durable", "agent": {"provider": "command", "command": ["cat"], "cwd": "/tmp"}})))
+        .await;
+    let t = task["id"].as_str().unwrap().to_string();
+    let (status, _) = s
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
     let (status, ask) = s
         .admin(
             "POST",
@@ -41,11 +47,22 @@ async fn an_ask_survives_a_server_restart_and_is_answerable() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{reply}");
-    // The agent process died with the previous server: its execution was
-    // marked interrupted at start-up, so the answer waits for the next start.
-    assert_eq!(reply["mode"], "not_running");
+    // The agent died with the previous server (its execution was marked
+    // interrupted at start-up): the reply starts it again and is delivered.
+    assert_eq!(
+        (reply["mode"].as_str(), reply["injected"].as_bool()),
+        (Some("started"), Some(true)),
+        "{reply}"
+    );
     let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
-    assert_eq!(task["execution"]["status"], "FAILED");
+    assert_eq!(task["execution"]["status"], "RUNNING");
+    let (_, screen) = s
+        .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+        .await;
+    assert!(
+        screen["text"].as_str().unwrap().contains("Still there?"),
+        "prefixed with the question: {screen}"
+    );
     let (_, answered) = s
         .admin(
             "GET",

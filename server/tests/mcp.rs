@@ -69,7 +69,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 7);
 
     let (status, call) = rpc(
         &s,

@@ -459,3 +459,72 @@ async fn server_functions_refuse_cross_origin_calls() {
     assert_eq!(resp.status(), StatusCode::OK);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_network_bind_requires_a_browser_login() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut cfg =
+        harness_server::ServeConfig::new(listener.local_addr().unwrap(), dir.path().to_path_buf());
+    cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    let running = harness_server::launch(cfg, listener).await.unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = client.get(format!("{base}/harness")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()["location"], "/login");
+    let resp = client
+        .post(format!("{base}/sfn/overview"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let resp = client
+        .post(format!("{base}/login"))
+        .form(&[("token", "wrong")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let resp = client
+        .post(format!("{base}/login"))
+        .form(&[("token", running.admin_token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let session = cookie.split(';').next().unwrap().to_string();
+    let resp = client
+        .get(format!("{base}/harness"))
+        .header("Cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // The API keeps its own credentials; health stays public.
+    assert_eq!(
+        client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        client
+            .get(format!("{base}/api/tasks"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::UNAUTHORIZED
+    );
+    running.shutdown().await.unwrap();
+}

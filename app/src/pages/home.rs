@@ -1,27 +1,27 @@
 use leptos::prelude::*;
 
-use crate::api::get_overview;
+use crate::{api::get_overview, components::error_text, i18n::use_locale};
 
 #[component]
 pub fn HomePage() -> impl IntoView {
+    let l = use_locale();
     let data = Resource::new(|| (), |_| get_overview());
     view! {
         <h1>"Harness"</h1>
-        <p class="lead">
-            "Agents that work unattended, park when blocked, and resume the moment you answer."
-        </p>
-        <Suspense fallback=|| view! { <p>"…"</p> }>
+        <p class="lead">{l.t("home.lead")}</p>
+        <Suspense fallback=move || view! { <p>{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
                 match data.await {
                     Ok(o) => view! {
                         <p class="summary">
                             <a href="/harness" id="pending-link">
-                                {format!("{} pending question(s)", o.pending)}
+                                {l.t("home.pending").replace("{n}", &o.pending.to_string())}
                             </a>
-                            {format!(" · {} task(s)", o.tasks)}
+                            " · "
+                            <a href="/tasks">{l.t("home.tasks").replace("{n}", &o.tasks.to_string())}</a>
                         </p>
                     }.into_any(),
-                    Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                 }
             })}
         </Suspense>

@@ -1,2 +1,4 @@
 pub mod harness;
 pub mod home;
+pub mod settings;
+pub mod tasks;

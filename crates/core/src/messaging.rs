@@ -251,6 +251,7 @@ impl Harness {
                 outcome.injected = true;
                 outcome.mode = ResumeMode::Started;
             }
+            Ok(crate::runtime::Delivered::Detached) => {}
             Ok(_) => outcome.injected = true,
             Err(err) => {
                 tracing::warn!(task_id = %outcome.task_id, %err, "reply recorded but not delivered");

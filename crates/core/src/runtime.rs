@@ -28,6 +28,10 @@ pub enum Delivered {
     AlreadyInjected,
     /// The terminal was gone: the agent was restarted (resume mode) with the reply.
     Restarted,
+    /// Nothing to deliver to: the task's agent never ran, or its live
+    /// execution is not run by this server's terminals (restarting would
+    /// start a second agent). The reply stays recorded on the ask.
+    Detached,
 }
 
 #[async_trait]

@@ -22,7 +22,7 @@ pub mod style;
 #[cfg(target_arch = "wasm32")]
 mod web;
 #[cfg(target_arch = "wasm32")]
-pub use web::{TerminalHandle, mount};
+pub use web::{TerminalHandle, mount, terminal_url_for};
 
 #[cfg(all(target_arch = "wasm32", feature = "bench"))]
 pub mod bench;

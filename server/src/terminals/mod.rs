@@ -371,15 +371,27 @@ impl AgentRuntime for Terminals {
             };
         }
         // The terminal is gone: resume the provider session when we know it,
-        // and give the agent the question it is answering.
-        let previous = self
+        // and give the agent the question it is answering. An execution that
+        // is live without a terminal here is run by someone else: leave it.
+        let latest = self
             .inner
             .harness
             .get_task(&d.task_id)
             .await
             .map_err(|e| e.to_string())?
-            .execution
-            .and_then(|e| e.session_id);
+            .execution;
+        // A task whose agent never ran is not started by a reply: the answer
+        // is recorded and read by the agent when the task is started.
+        let Some(latest) = latest else {
+            return Ok(Delivered::Detached);
+        };
+        if matches!(
+            latest.status,
+            ExecutionStatus::Running | ExecutionStatus::Paused
+        ) {
+            return Ok(Delivered::Detached);
+        }
+        let previous = latest.session_id;
         let mode = match previous {
             Some(session_id) => StartMode::Resume { session_id },
             None => StartMode::Fresh { prompt: None },

@@ -1,0 +1,165 @@
+//! Notification-center server functions: list (keyset pages), reply, ignore,
+//! dismiss, pending count, channel status.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::Page;
+#[cfg(feature = "ssr")]
+use super::{PAGE_SIZE, ssr};
+
+/// The outcome of a reply, as shown to the person who sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyResult {
+    pub task_id: String,
+    /// `continued`, `already_running` or `not_running`.
+    pub mode: String,
+    pub deduped: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverviewData {
+    pub pending: u64,
+    pub tasks: usize,
+}
+
+#[cfg(feature = "ssr")]
+fn query(
+    view: &str,
+    q: &str,
+    cursor: Option<&str>,
+    task_id: Option<String>,
+    limit: u32,
+) -> Result<harness_core::model::MessageQuery, ServerFnError> {
+    use harness_core::{
+        CoreError,
+        model::{Cursor, MessageQuery, MessageView},
+    };
+    let view = MessageView::parse(view).ok_or_else(|| {
+        ssr::to_sfn(CoreError::invalid(
+            "view",
+            "view must be pending, answered or all",
+        ))
+    })?;
+    let cursor = match cursor.map(str::trim) {
+        None | Some("") => None,
+        Some(c) => Some(
+            Cursor::decode(c)
+                .ok_or_else(|| ssr::to_sfn(CoreError::invalid("cursor", "invalid cursor")))?,
+        ),
+    };
+    Ok(MessageQuery {
+        view,
+        search: Some(q.to_string()),
+        task_id,
+        cursor,
+        limit,
+    })
+}
+
+/// One page of rows of a view, optionally filtered by a search text, older
+/// than `cursor` when given.
+#[server(prefix = "/sfn", endpoint = "messages")]
+pub async fn list_page(
+    view: String,
+    q: String,
+    cursor: Option<String>,
+    task_id: Option<String>,
+) -> Result<Page, ServerFnError> {
+    let h = ssr::harness()?;
+    let page = h
+        .list_messages(query(&view, &q, cursor.as_deref(), task_id, PAGE_SIZE)?)
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(Page {
+        rows: page.rows.into_iter().map(ssr::row).collect(),
+        next: page.next_cursor,
+    })
+}
+
+/// The first `count` rows from `start` (the top when `None`): what a page that
+/// already shows `count` rows reloads after a live event.
+#[server(prefix = "/sfn", endpoint = "messages_window")]
+pub async fn list_window(
+    view: String,
+    q: String,
+    start: Option<String>,
+    task_id: Option<String>,
+    count: u32,
+) -> Result<Page, ServerFnError> {
+    const MAX_WINDOW: usize = 5000;
+    let h = ssr::harness()?;
+    let want = (count as usize).clamp(1, MAX_WINDOW);
+    let mut out = Page::default();
+    let mut cursor = start;
+    loop {
+        let limit = (want - out.rows.len()).min(500) as u32;
+        let page = h
+            .list_messages(query(&view, &q, cursor.as_deref(), task_id.clone(), limit)?)
+            .await
+            .map_err(ssr::to_sfn)?;
+        out.rows.extend(page.rows.into_iter().map(ssr::row));
+        out.next = page.next_cursor.clone();
+        match page.next_cursor {
+            Some(next) if out.rows.len() < want => cursor = Some(next),
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Answer a task's open question; the task resumes.
+#[server(prefix = "/sfn", endpoint = "reply_ask")]
+pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, ServerFnError> {
+    let h = ssr::harness()?;
+    let out = h
+        .reply(&task_id, Some(&text), true)
+        .await
+        .map_err(ssr::to_sfn)?;
+    let mode = serde_json::to_value(out.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    Ok(ReplyResult {
+        task_id: out.task_id,
+        mode,
+        deduped: out.deduped,
+    })
+}
+
+/// OPEN ask → IGNORED.
+#[server(prefix = "/sfn", endpoint = "ignore_ask")]
+pub async fn ignore_ask(id: String) -> Result<String, ServerFnError> {
+    let h = ssr::harness()?;
+    let message = h.ignore(&id).await.map_err(ssr::to_sfn)?;
+    Ok(message.id)
+}
+
+/// Delete a notify line.
+#[server(prefix = "/sfn", endpoint = "dismiss_message")]
+pub async fn dismiss_message(id: String) -> Result<String, ServerFnError> {
+    let h = ssr::harness()?;
+    h.dismiss(&id).await.map_err(ssr::to_sfn)?;
+    Ok(id)
+}
+
+#[server(prefix = "/sfn", endpoint = "pending_count")]
+pub async fn pending_count() -> Result<u64, ServerFnError> {
+    ssr::harness()?.pending_count().await.map_err(ssr::to_sfn)
+}
+
+/// Whether at least one notify target (channel) is configured.
+#[server(prefix = "/sfn", endpoint = "channel_configured")]
+pub async fn channel_configured() -> Result<bool, ServerFnError> {
+    let h = ssr::harness()?;
+    Ok(!h.no_channel_configured().await.map_err(ssr::to_sfn)?)
+}
+
+#[server(prefix = "/sfn", endpoint = "overview")]
+pub async fn get_overview() -> Result<OverviewData, ServerFnError> {
+    let h = ssr::harness()?;
+    Ok(OverviewData {
+        pending: h.pending_count().await.map_err(ssr::to_sfn)?,
+        tasks: h.list_tasks().await.map_err(ssr::to_sfn)?.len(),
+    })
+}

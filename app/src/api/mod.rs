@@ -1,0 +1,143 @@
+//! Server functions (under `/sfn`) and the DTOs they exchange with the
+//! browser. Every server function is a thin adapter over one or a few
+//! `harness_core::Harness` calls; the rules live in the core.
+
+pub mod locale;
+pub mod messages;
+pub mod settings;
+pub mod tasks;
+
+use serde::{Deserialize, Serialize};
+
+pub use locale::*;
+pub use messages::*;
+pub use settings::*;
+pub use tasks::*;
+
+/// Rows per notification-center page.
+pub const PAGE_SIZE: u32 = 50;
+
+/// One notification-center row as the UI shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    pub id: String,
+    pub task_id: String,
+    pub task_title: String,
+    pub workspace: Option<String>,
+    pub project: Option<String>,
+    /// `ask` or `notify`.
+    pub kind: String,
+    /// `OPEN`, `ANSWERED`, `IGNORED`, `CANCELLED`, `EXPIRED`, `CLOSED`.
+    pub state: String,
+    pub content: String,
+    pub reply: Option<String>,
+    /// Unix milliseconds.
+    pub sent_ms: i64,
+    pub replied_ms: Option<i64>,
+}
+
+/// The badge a row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// An OPEN ask: an agent is waiting.
+    Pending,
+    Answered,
+    /// Notify lines and asks that ended without an answer.
+    Muted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Answered => "answered",
+            Self::Muted => "muted",
+        }
+    }
+}
+
+impl Row {
+    pub fn is_ask(&self) -> bool {
+        self.kind == "ask"
+    }
+
+    pub fn status(&self) -> Status {
+        match (self.is_ask(), self.state.as_str()) {
+            (true, "OPEN") => Status::Pending,
+            (true, "ANSWERED") => Status::Answered,
+            _ => Status::Muted,
+        }
+    }
+
+    /// Identity of what the row shows (re-render when it changes).
+    pub fn version(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            self.id,
+            self.state,
+            self.replied_ms.unwrap_or(0)
+        )
+    }
+}
+
+/// One keyset page, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Page {
+    pub rows: Vec<Row>,
+    /// Cursor of the next (older) page, when there is one.
+    pub next: Option<String>,
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) mod ssr {
+    use harness_core::{CoreError, Harness, model::MessageRow};
+    use leptos::prelude::*;
+
+    use super::Row;
+
+    pub fn harness() -> Result<Harness, ServerFnError> {
+        use_context::<Harness>().ok_or_else(|| ServerFnError::new("server is not initialised"))
+    }
+
+    /// Client-facing text for a core error, with the HTTP status of its class
+    /// (the same mapping as the REST API); storage details stay in the log.
+    pub fn to_sfn(err: CoreError) -> ServerFnError {
+        use http::StatusCode;
+        let status = match &err {
+            CoreError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            CoreError::NotFound(_) => StatusCode::NOT_FOUND,
+            CoreError::Conflict(_) => StatusCode::CONFLICT,
+            CoreError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            CoreError::Forbidden(_) => StatusCode::FORBIDDEN,
+            CoreError::Store(inner) => {
+                tracing::error!(error = %inner, "server function failed");
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(status);
+        }
+        if status.is_server_error() {
+            ServerFnError::new("internal error")
+        } else {
+            ServerFnError::new(err.to_string())
+        }
+    }
+
+    pub fn row(r: MessageRow) -> Row {
+        let m = r.message;
+        Row {
+            id: m.id,
+            task_id: m.task_id,
+            task_title: r.task_title,
+            workspace: r.workspace_name,
+            project: r.project_name,
+            kind: m.kind.as_str().to_string(),
+            state: m.state.as_str().to_string(),
+            content: m.content,
+            reply: m.reply_text,
+            sent_ms: m.created_at.timestamp_millis(),
+            replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! English and Chinese UI strings, and how the language is chosen: the
+//! `harness_lang` cookie (set by the switch), else the browser's
+//! Accept-Language, else English. In the browser the language is read back
+//! from `<html lang>`, which the server rendered.
+
+use std::{collections::HashMap, sync::LazyLock};
+
+use leptos::prelude::*;
+
+pub const COOKIE: &str = "harness_lang";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Locale {
+    #[default]
+    En,
+    Zh,
+}
+
+pub fn use_locale() -> Locale {
+    use_context::<Locale>().unwrap_or_default()
+}
+
+impl Locale {
+    pub fn parse(text: &str) -> Option<Self> {
+        let t = text.trim().to_ascii_lowercase();
+        if t == "zh" || t.starts_with("zh-") || t.starts_with("zh_") {
+            Some(Self::Zh)
+        } else if t == "en" || t.starts_with("en-") || t.starts_with("en_") {
+            Some(Self::En)
+        } else {
+            None
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Zh => "zh",
+        }
+    }
+
+    pub fn html_lang(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Zh => "zh-CN",
+        }
+    }
+
+    /// The language's own name (for the switch).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::En => "English",
+            Self::Zh => "中文",
+        }
+    }
+
+    pub fn other(self) -> Self {
+        match self {
+            Self::En => Self::Zh,
+            Self::Zh => Self::En,
+        }
+    }
+
+    /// Cookie first, then the Accept-Language list by quality, else English.
+    pub fn choose(cookie: Option<&str>, accept_language: Option<&str>) -> Self {
+        let from_cookie = cookie.and_then(|c| {
+            c.split(';')
+                .filter_map(|kv| kv.trim().split_once('='))
+                .find(|(k, _)| *k == COOKIE)
+                .and_then(|(_, v)| Self::parse(v))
+        });
+        if let Some(l) = from_cookie {
+            return l;
+        }
+        let mut langs: Vec<(f32, Self)> = accept_language
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|part| {
+                let mut it = part.split(';');
+                let lang = Self::parse(it.next()?)?;
+                let q = it
+                    .find_map(|p| p.trim().strip_prefix("q="))
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                Some((q, lang))
+            })
+            .collect();
+        // Stable: among equal qualities the first listed wins.
+        langs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        langs.first().map(|(_, l)| *l).unwrap_or_default()
+    }
+
+    /// The language of the current request (server) or page (browser).
+    pub fn detect() -> Self {
+        #[cfg(feature = "ssr")]
+        {
+            use_context::<http::request::Parts>()
+                .map(|p| {
+                    let header = |name| p.headers.get(name).and_then(|v| v.to_str().ok());
+                    Self::choose(
+                        header(http::header::COOKIE),
+                        header(http::header::ACCEPT_LANGUAGE),
+                    )
+                })
+                .unwrap_or_default()
+        }
+        #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+        {
+            web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.document_element())
+                .and_then(|e| e.get_attribute("lang"))
+                .and_then(|l| Self::parse(&l))
+                .unwrap_or_default()
+        }
+        #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+        {
+            Self::En
+        }
+    }
+
+    /// The text for `key`; the key itself when missing (the tests make sure
+    /// no key used in the sources is missing).
+    pub fn t(self, key: &'static str) -> &'static str {
+        let table = match self {
+            Self::En => &*EN_MAP,
+            Self::Zh => &*ZH_MAP,
+        };
+        table.get(key).copied().unwrap_or(key)
+    }
+}
+
+static EN_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| EN.iter().copied().collect());
+static ZH_MAP: LazyLock<HashMap<&'static str, &'static str>> =
+    LazyLock::new(|| ZH.iter().copied().collect());
+
+pub const EN: &[(&str, &str)] = &[
+    ("nav.skip", "Skip to content"),
+    ("nav.label", "Main"),
+    ("nav.harness", "Notifications"),
+    ("nav.tasks", "Tasks"),
+    ("nav.settings", "Settings"),
+    ("nav.language", "Switch language"),
+    ("nav.pending_count", "{n} pending"),
+    ("common.loading", "Loading…"),
+    ("common.not_found", "Page not found."),
+    ("common.yes", "yes"),
+    ("common.no", "no"),
+    (
+        "home.lead",
+        "Agents that work unattended, park when blocked, and resume the moment you answer.",
+    ),
+    ("home.pending", "{n} pending question(s)"),
+    ("home.tasks", "{n} task(s)"),
+    ("harness.title", "Notifications"),
+    (
+        "harness.subtitle",
+        "Every question, progress line and reply of your agents. Answer here and the waiting agent resumes.",
+    ),
+    ("harness.views", "Views"),
+    ("chip.pending", "Pending"),
+    ("chip.answered", "Answered"),
+    ("chip.all", "All"),
+    ("harness.search_label", "Search task, content and reply"),
+    ("harness.search_placeholder", "Search task, content, reply…"),
+    ("harness.search", "Search"),
+    (
+        "harness.no_channel",
+        "No notification channel is configured: questions are only shown here (you can still answer them).",
+    ),
+    ("harness.no_channel_link", "Settings → Notifications"),
+    ("harness.empty", "Nothing here."),
+    ("harness.rows_shown", "{n} shown"),
+    ("harness.load_more", "Load more"),
+    ("harness.newest", "Newest"),
+    ("harness.end", "End of list"),
+    ("harness.reply_label", "Reply"),
+    ("harness.reply_placeholder", "Type your answer…"),
+    ("harness.send_hint", "Ctrl/⌘ + Enter sends"),
+    ("harness.unknown_task", "Unknown task"),
+    ("harness.no_reply", "No reply."),
+    ("col.workspace", "Workspace"),
+    ("col.project", "Project"),
+    ("col.task", "Task"),
+    ("col.content", "Content"),
+    ("col.sent_at", "Sent at"),
+    ("col.reply", "Reply"),
+    ("col.replied_at", "Replied at"),
+    ("col.status", "Status"),
+    ("col.actions", "Actions"),
+    ("badge.pending", "pending"),
+    ("badge.answered", "answered"),
+    ("badge.muted", "muted"),
+    ("kind.ask", "question"),
+    ("kind.notify", "progress"),
+    ("action.send", "Send"),
+    ("action.ignore", "Ignore"),
+    ("action.dismiss", "Dismiss"),
+    ("action.handle", "Handle"),
+    ("action.details", "Details"),
+    ("action.close", "Close"),
+    ("detail.sent", "Sent"),
+    ("detail.reply", "Reply"),
+    ("result.resumed", "Answered — the task resumed."),
+    (
+        "result.already_running",
+        "Answered — the agent was already running.",
+    ),
+    (
+        "result.not_running",
+        "Answered — no agent is running; it gets the reply when it starts.",
+    ),
+    ("result.deduped", "Answered already with the same text."),
+    (
+        "result.ignored",
+        "Ignored — the question is no longer pending.",
+    ),
+    ("result.dismissed", "Dismissed."),
+    ("result.failed", "Not done:"),
+    ("time.just_now", "just now"),
+    ("time.minutes", "{n}m"),
+    ("time.hours", "{n}h"),
+    ("time.days", "{n}d"),
+    ("tasks.title", "Tasks"),
+    ("tasks.new", "New task"),
+    ("tasks.field.title", "Title"),
+    ("tasks.field.description", "Description"),
+    ("tasks.field.command", "Command"),
+    ("tasks.field.command_hint", "argv, for provider command"),
+    ("tasks.provider", "Provider"),
+    ("tasks.parent", "Parent"),
+    ("tasks.no_parent", "(none)"),
+    ("tasks.create", "Create task"),
+    ("tasks.created_ok", "Task created:"),
+    ("tasks.unattended", "Unattended"),
+    ("tasks.open_ask", "Open question"),
+    ("tasks.created", "Created"),
+    ("tasks.execution", "Latest run"),
+    ("tasks.back", "← All tasks"),
+    ("tasks.not_found", "Task not found"),
+    ("tasks.terminal", "Terminal"),
+    (
+        "tasks.terminal_soon",
+        "The live terminal of this task's agent: start the task to see it; click it to type.",
+    ),
+    ("tasks.children", "Child tasks"),
+    ("tasks.timeline", "Messages"),
+    ("tasks.no_messages", "No messages yet."),
+    ("task.open_ask", "waiting for you"),
+    ("task.status.todo", "to do"),
+    ("task.status.in_progress", "in progress"),
+    ("task.status.in_review", "in review"),
+    ("task.status.done", "done"),
+    ("task.status.cancelled", "cancelled"),
+    ("settings.title", "Settings"),
+    ("settings.notifications", "Notifications"),
+    (
+        "settings.notifications_help",
+        "Channels through which agents' questions reach you. Without any, questions wait in the notification center.",
+    ),
+    ("settings.none", "No channel configured."),
+    ("settings.add", "Add a channel"),
+    ("settings.label", "Label"),
+    ("settings.gateway", "Gateway"),
+    ("settings.dest", "Destination"),
+    ("settings.scope", "Scope"),
+    ("settings.scope_unattended", "unattended tasks"),
+    ("settings.scope_work", "all work"),
+    ("settings.save", "Add"),
+    ("settings.remove", "Remove"),
+];
+
+pub const ZH: &[(&str, &str)] = &[
+    ("nav.skip", "跳到正文"),
+    ("nav.label", "主导航"),
+    ("nav.harness", "通知中心"),
+    ("nav.tasks", "任务"),
+    ("nav.settings", "设置"),
+    ("nav.language", "切换语言"),
+    ("nav.pending_count", "{n} 个待回复"),
+    ("common.loading", "加载中…"),
+    ("common.not_found", "页面不存在。"),
+    ("common.yes", "是"),
+    ("common.no", "否"),
+    (
+        "home.lead",
+        "让智能体无人值守地工作：受阻时停下等待，你一回答就立即继续。",
+    ),
+    ("home.pending", "{n} 个待回复的问题"),
+    ("home.tasks", "{n} 个任务"),
+    ("harness.title", "通知中心"),
+    (
+        "harness.subtitle",
+        "智能体的所有提问、进度和回复。在这里回答，等待中的智能体会立即继续。",
+    ),
+    ("harness.views", "视图"),
+    ("chip.pending", "待回复"),
+    ("chip.answered", "已回复"),
+    ("chip.all", "全部"),
+    ("harness.search_label", "搜索任务、内容和回复"),
+    ("harness.search_placeholder", "搜索任务、内容、回复…"),
+    ("harness.search", "搜索"),
+    (
+        "harness.no_channel",
+        "尚未配置通知渠道：问题只会显示在这里（仍然可以在此回答）。",
+    ),
+    ("harness.no_channel_link", "设置 → 通知"),
+    ("harness.empty", "暂无内容。"),
+    ("harness.rows_shown", "已显示 {n} 条"),
+    ("harness.load_more", "加载更多"),
+    ("harness.newest", "最新"),
+    ("harness.end", "已到末尾"),
+    ("harness.reply_label", "回复"),
+    ("harness.reply_placeholder", "输入你的回答…"),
+    ("harness.send_hint", "Ctrl/⌘ + Enter 发送"),
+    ("harness.unknown_task", "未知任务"),
+    ("harness.no_reply", "没有回复。"),
+    ("col.workspace", "工作区"),
+    ("col.project", "项目"),
+    ("col.task", "任务"),
+    ("col.content", "内容"),
+    ("col.sent_at", "发送时间"),
+    ("col.reply", "回复"),
+    ("col.replied_at", "回复时间"),
+    ("col.status", "状态"),
+    ("col.actions", "操作"),
+    ("badge.pending", "待回复"),
+    ("badge.answered", "已回复"),
+    ("badge.muted", "已静默"),
+    ("kind.ask", "提问"),
+    ("kind.notify", "进度"),
+    ("action.send", "发送"),
+    ("action.ignore", "忽略"),
+    ("action.dismiss", "移除"),
+    ("action.handle", "处理"),
+    ("action.details", "详情"),
+    ("action.close", "关闭"),
+    ("detail.sent", "发送内容"),
+    ("detail.reply", "回复"),
+    ("result.resumed", "已回复——任务已继续。"),
+    ("result.already_running", "已回复——智能体本来就在运行。"),
+    (
+        "result.not_running",
+        "已回复——当前没有运行中的智能体，启动时会收到回复。",
+    ),
+    ("result.deduped", "已经用相同内容回复过。"),
+    ("result.ignored", "已忽略——该问题不再待回复。"),
+    ("result.dismissed", "已移除。"),
+    ("result.failed", "未完成："),
+    ("time.just_now", "刚刚"),
+    ("time.minutes", "{n} 分钟前"),
+    ("time.hours", "{n} 小时前"),
+    ("time.days", "{n} 天前"),
+    ("tasks.title", "任务"),
+    ("tasks.new", "新建任务"),
+    ("tasks.field.title", "标题"),
+    ("tasks.field.description", "描述"),
+    ("tasks.field.command", "命令"),
+    ("tasks.field.command_hint", "参数列表，用于 command 提供方"),
+    ("tasks.provider", "提供方"),
+    ("tasks.parent", "父任务"),
+    ("tasks.no_parent", "（无）"),
+    ("tasks.create", "创建任务"),
+    ("tasks.created_ok", "任务已创建："),
+    ("tasks.unattended", "无人值守"),
+    ("tasks.open_ask", "待回复问题"),
+    ("tasks.created", "创建时间"),
+    ("tasks.execution", "最近运行"),
+    ("tasks.back", "← 全部任务"),
+    ("tasks.not_found", "任务不存在"),
+    ("tasks.terminal", "终端"),
+    (
+        "tasks.terminal_soon",
+        "该任务智能体的实时终端：启动任务后显示，点击即可输入。",
+    ),
+    ("tasks.children", "子任务"),
+    ("tasks.timeline", "消息"),
+    ("tasks.no_messages", "还没有消息。"),
+    ("task.open_ask", "等待你回复"),
+    ("task.status.todo", "待办"),
+    ("task.status.in_progress", "进行中"),
+    ("task.status.in_review", "审核中"),
+    ("task.status.done", "已完成"),
+    ("task.status.cancelled", "已取消"),
+    ("settings.title", "设置"),
+    ("settings.notifications", "通知"),
+    (
+        "settings.notifications_help",
+        "智能体的问题通过这些渠道送达你。没有渠道时，问题会在通知中心等待。",
+    ),
+    ("settings.none", "尚未配置渠道。"),
+    ("settings.add", "添加渠道"),
+    ("settings.label", "名称"),
+    ("settings.gateway", "网关"),
+    ("settings.dest", "目标"),
+    ("settings.scope", "范围"),
+    ("settings.scope_unattended", "无人值守任务"),
+    ("settings.scope_work", "全部工作"),
+    ("settings.save", "添加"),
+    ("settings.remove", "删除"),
+];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    const NAMESPACES: &[&str] = &[
+        "action", "badge", "chip", "col", "common", "detail", "harness", "home", "kind", "nav",
+        "result", "settings", "task", "tasks", "time",
+    ];
+
+    fn keys(table: &[(&str, &str)]) -> BTreeSet<&'static str> {
+        table
+            .iter()
+            .map(|(k, _)| *k)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .map(|k| -> &'static str {
+                // All keys are 'static literals in this file.
+                EN.iter()
+                    .chain(ZH)
+                    .find(|(x, _)| *x == k)
+                    .map(|(x, _)| *x)
+                    .unwrap_or("")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_languages_have_the_same_keys_and_no_empty_or_duplicate_text() {
+        assert_eq!(keys(EN), keys(ZH));
+        assert_eq!(keys(EN).len(), EN.len(), "duplicate key in EN");
+        assert_eq!(keys(ZH).len(), ZH.len(), "duplicate key in ZH");
+        for (k, v) in EN.iter().chain(ZH) {
+            assert!(!v.trim().is_empty(), "empty text for {k}");
+        }
+        for (k, en) in EN {
+            let zh = Locale::Zh.t(k);
+            assert_eq!(
+                en.contains("{n}"),
+                zh.contains("{n}"),
+                "placeholder mismatch for {k}"
+            );
+        }
+    }
+
+    /// Every key literal in the sources exists in the tables.
+    #[test]
+    fn every_key_used_in_the_sources_is_translated() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![root];
+        let mut used = BTreeSet::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("i18n.rs")
+                {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for lit in text.split('"').skip(1).step_by(2) {
+                        let Some((ns, rest)) = lit.split_once('.') else {
+                            continue;
+                        };
+                        if NAMESPACES.contains(&ns)
+                            && !rest.is_empty()
+                            && lit
+                                .chars()
+                                .all(|c| c.is_ascii_lowercase() || c == '.' || c == '_')
+                        {
+                            used.insert(lit.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(used.len() > 50, "key scan found too little: {used:?}");
+        let en = keys(EN);
+        let missing: Vec<_> = used.iter().filter(|k| !en.contains(k.as_str())).collect();
+        assert!(missing.is_empty(), "untranslated keys: {missing:?}");
+    }
+
+    #[test]
+    fn language_choice() {
+        assert_eq!(Locale::choose(None, None), Locale::En);
+        assert_eq!(
+            Locale::choose(None, Some("zh-CN,zh;q=0.9,en;q=0.8")),
+            Locale::Zh
+        );
+        assert_eq!(Locale::choose(None, Some("en-US,en;q=0.9")), Locale::En);
+        assert_eq!(
+            Locale::choose(None, Some("fr, en;q=0.5, zh;q=0.8")),
+            Locale::Zh
+        );
+        assert_eq!(
+            Locale::choose(Some("a=b; harness_lang=en"), Some("zh-CN")),
+            Locale::En
+        );
+        assert_eq!(Locale::choose(Some("harness_lang=zh"), None), Locale::Zh);
+        assert_eq!(
+            Locale::choose(Some("harness_lang=xx"), Some("de")),
+            Locale::En
+        );
+        assert_eq!(Locale::Zh.t("col.task"), "任务");
+    }
+}

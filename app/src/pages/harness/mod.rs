@@ -1,0 +1,117 @@
+//! `/harness`, the notification center: every question, progress line and
+//! reply of every agent, answerable inline.
+//!
+//! Server-rendered with the first page (works without JavaScript: chips and
+//! paging are links, replying/ignoring/dismissing are forms posting to server
+//! functions). Hydration adds live updates, in-place paging and the dialog.
+
+mod dialog;
+mod shared;
+mod table;
+mod toolbar;
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+use crate::{
+    api::{Page, channel_configured, list_page},
+    components::{NoticeLine, error_text},
+    i18n::use_locale,
+};
+
+pub use shared::Shared;
+
+/// The URL state of the page: `?view=&q=&cursor=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    pub view: String,
+    pub q: String,
+    pub cursor: Option<String>,
+}
+
+impl Filter {
+    pub fn href(view: &str, q: &str, cursor: Option<&str>) -> String {
+        let mut url = format!("/harness?view={}", encode(view));
+        if !q.is_empty() {
+            url.push_str("&q=");
+            url.push_str(&encode(q));
+        }
+        if let Some(c) = cursor {
+            url.push_str("&cursor=");
+            url.push_str(&encode(c));
+        }
+        url
+    }
+}
+
+/// Percent-encoding for a query value.
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub const VIEWS: [&str; 3] = ["pending", "answered", "all"];
+
+#[component]
+pub fn HarnessPage() -> impl IntoView {
+    let l = use_locale();
+    let query = use_query_map();
+    let filter = Memo::new(move |_| {
+        query.with(|m| Filter {
+            view: m
+                .get("view")
+                .filter(|v| VIEWS.contains(&v.as_str()))
+                .unwrap_or_else(|| "pending".to_string()),
+            q: m.get("q").map(|q| q.trim().to_string()).unwrap_or_default(),
+            cursor: m.get("cursor").filter(|c| !c.is_empty()),
+        })
+    });
+    let page = Resource::new(
+        move || filter.get(),
+        |f| async move {
+            let page = list_page(f.view.clone(), f.q.clone(), f.cursor.clone(), None).await;
+            (f.view, f.q, f.cursor, page)
+        },
+    );
+    let channel = Resource::new(|| (), |_| channel_configured());
+    let shared = Shared::provide();
+
+    view! {
+        <header class="page-head">
+            <h1>{l.t("harness.title")}</h1>
+            <p class="sub">{l.t("harness.subtitle")}</p>
+        </header>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                matches!(channel.await, Ok(false)).then(|| view! {
+                    <p class="banner" id="no-channel" role="note">
+                        {l.t("harness.no_channel")} " "
+                        <a href="/settings#notifications">{l.t("harness.no_channel_link")}</a>
+                    </p>
+                })
+            })}
+        </Suspense>
+        <toolbar::Toolbar filter />
+        <NoticeLine notice=shared.notice id="reply-status" />
+        <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+            {move || Suspend::new(async move {
+                let (view, q, cursor, result) = page.await;
+                match result {
+                    Ok(Page { rows, next }) => view! {
+                        <table::HarnessTable rows next view q start=cursor />
+                    }
+                    .into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}

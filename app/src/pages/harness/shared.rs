@@ -1,0 +1,150 @@
+//! State shared by the table and the dialog, kept across view changes:
+//! drafts, the result line, the open dialog and the three actions.
+
+use std::collections::HashMap;
+
+use leptos::prelude::*;
+
+use crate::{
+    api::{DismissMessage, IgnoreAsk, ReplyAsk, ReplyResult},
+    components::{Notice, error_text},
+    i18n::{Locale, use_locale},
+};
+
+#[derive(Clone, Copy)]
+pub struct Shared {
+    /// Reply drafts by message id: (task id, text).
+    pub drafts: RwSignal<HashMap<String, (String, String)>>,
+    pub notice: RwSignal<Option<Notice>>,
+    /// Message id of the row whose dialog is open.
+    pub selected: RwSignal<Option<String>>,
+    /// Focus the reply box when the dialog opens ("Handle").
+    pub focus_reply: RwSignal<bool>,
+    /// Moves after every finished action: the table reloads.
+    pub changed: RwSignal<u64>,
+    pub reply: ServerAction<ReplyAsk>,
+    pub ignore: ServerAction<IgnoreAsk>,
+    pub dismiss: ServerAction<DismissMessage>,
+}
+
+pub fn reply_text(l: Locale, r: &ReplyResult) -> String {
+    if r.deduped {
+        return l.t("result.deduped").to_string();
+    }
+    l.t(match r.mode.as_str() {
+        "continued" => "result.resumed",
+        "already_running" => "result.already_running",
+        _ => "result.not_running",
+    })
+    .to_string()
+}
+
+impl Shared {
+    pub fn provide() -> Self {
+        let l = use_locale();
+        let shared = Self {
+            drafts: RwSignal::new(HashMap::new()),
+            notice: RwSignal::new(None),
+            selected: RwSignal::new(None),
+            focus_reply: RwSignal::new(false),
+            changed: RwSignal::new(0),
+            reply: ServerAction::new(),
+            ignore: ServerAction::new(),
+            dismiss: ServerAction::new(),
+        };
+        provide_context(shared);
+        let s = shared;
+        let finish = move |notice: Notice, close: bool| {
+            if close {
+                s.selected.set(None);
+            }
+            s.notice.set(Some(notice));
+            s.changed.update(|c| *c += 1);
+        };
+        Effect::new(move |_| {
+            let Some(result) = s.reply.value().get() else {
+                return;
+            };
+            match result {
+                Ok(r) => {
+                    s.drafts
+                        .update(|d| d.retain(|_, (task, _)| *task != r.task_id));
+                    finish(
+                        Notice {
+                            ok: true,
+                            text: reply_text(l, &r),
+                        },
+                        true,
+                    );
+                }
+                Err(e) => finish(
+                    Notice {
+                        ok: false,
+                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
+                    },
+                    false,
+                ),
+            }
+        });
+        Effect::new(move |_| {
+            let Some(result) = s.ignore.value().get() else {
+                return;
+            };
+            match result {
+                Ok(_) => finish(
+                    Notice {
+                        ok: true,
+                        text: l.t("result.ignored").into(),
+                    },
+                    true,
+                ),
+                Err(e) => finish(
+                    Notice {
+                        ok: false,
+                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
+                    },
+                    false,
+                ),
+            }
+        });
+        Effect::new(move |_| {
+            let Some(result) = s.dismiss.value().get() else {
+                return;
+            };
+            match result {
+                Ok(_) => finish(
+                    Notice {
+                        ok: true,
+                        text: l.t("result.dismissed").into(),
+                    },
+                    true,
+                ),
+                Err(e) => finish(
+                    Notice {
+                        ok: false,
+                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
+                    },
+                    false,
+                ),
+            }
+        });
+        shared
+    }
+
+    pub fn open(&self, id: &str, focus_reply: bool) {
+        self.focus_reply.set(focus_reply);
+        self.selected.set(Some(id.to_string()));
+    }
+
+    pub fn draft(&self, id: &str) -> String {
+        self.drafts
+            .with_untracked(|d| d.get(id).map(|(_, t)| t.clone()))
+            .unwrap_or_default()
+    }
+
+    pub fn set_draft(&self, id: &str, task_id: &str, text: String) {
+        self.drafts.update(|d| {
+            d.insert(id.to_string(), (task_id.to_string(), text));
+        });
+    }
+}

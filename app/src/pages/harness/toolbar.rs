@@ -1,0 +1,47 @@
+//! View chips and the search box. Both are plain links / a GET form, so they
+//! work without JavaScript; the router turns them into in-page navigation.
+
+use leptos::prelude::*;
+use leptos_router::components::Form;
+
+use super::{Filter, VIEWS};
+use crate::i18n::use_locale;
+
+#[component]
+pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
+    let l = use_locale();
+    let chips = VIEWS
+        .into_iter()
+        .map(|v| {
+            let href = move || filter.with(|f| Filter::href(v, &f.q, None));
+            let current = move || filter.with(|f| (f.view == v).then_some("page"));
+            view! {
+                <a class="chip" href=href aria-current=current data-view=v>
+                    {l.t(match v {
+                        "answered" => "chip.answered",
+                        "all" => "chip.all",
+                        _ => "chip.pending",
+                    })}
+                </a>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="toolbar">
+            <nav class="chips" aria-label=l.t("harness.views")>{chips}</nav>
+            <Form method="GET" action="/harness" attr:class="search" attr:role="search">
+                <input type="hidden" name="view" value=move || filter.with(|f| f.view.clone()) />
+                <label class="visually-hidden" for="harness-q">{l.t("harness.search_label")}</label>
+                <input
+                    id="harness-q"
+                    type="search"
+                    name="q"
+                    maxlength="200"
+                    placeholder=l.t("harness.search_placeholder")
+                    value=move || filter.with(|f| f.q.clone())
+                />
+                <button type="submit">{l.t("harness.search")}</button>
+            </Form>
+        </div>
+    }
+}
