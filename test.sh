@@ -15,7 +15,7 @@ scripts/build-site.sh
 step "building the tests and the harness binary"
 cargo test --locked --workspace --exclude frontend --no-run
 step "Rust tests"
-cargo test --locked --workspace --exclude frontend
+cargo test --locked --workspace --exclude frontend --no-fail-fast
 step "end-to-end tests (Playwright, Chromium)"
 scripts/e2e.sh
 step "all tests passed"

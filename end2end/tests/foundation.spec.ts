@@ -44,3 +44,25 @@ test('an ask is answered from /harness through a server function', async ({ page
   expect(errors).toEqual([]);
   await page.screenshot({ path: 'test-results/harness-answered.png', fullPage: true });
 });
+
+test('replying inline resumes a parked agent: the API shows the execution RUNNING', async ({ page, request }) => {
+  const created = await api(request, 'POST', '/api/tasks', {
+    title: `Parked agent ${Date.now()}`,
+    agent: { provider: 'command', command: ['cat'], cwd: '/tmp' },
+  });
+  const taskId = created.body.id;
+  expect((await api(request, 'POST', `/api/tasks/${taskId}/start`)).status).toBe(200);
+  expect((await api(request, 'POST', '/api/internal/harness/ask', { taskId, question: 'Proceed with the migration?' })).status).toBe(200);
+  expect((await api(request, 'GET', `/api/tasks/${taskId}`)).body.execution.status).toBe('PAUSED');
+
+  await page.goto('/harness');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  await row.locator('textarea[name="text"]').fill('Yes, go ahead');
+  await row.getByRole('button', { name: 'Send' }).click();
+  await expect(row).toHaveCount(0);
+  await expect.poll(async () => (await api(request, 'GET', `/api/tasks/${taskId}`)).body.execution.status).toBe('RUNNING');
+  // The reply reached the live terminal (cat echoes it back).
+  await expect.poll(async () => (await api(request, 'GET', `/api/tasks/${taskId}/screen`)).body.text).toContain('Yes, go ahead');
+  await api(request, 'POST', `/api/tasks/${taskId}/stop`);
+});

@@ -48,11 +48,63 @@ enum Command {
     Run(Passthrough),
     /// Agent-driven protocol steps: claim, renew, checkpoint, complete, fail.
     Task(Passthrough),
+    /// Where the agent hooks come from, and removal of what Harness generated.
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+    },
     /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
     Hook {
         /// pre-tool, session-start, stop, subagent-stop, teammate-idle, self-reflect
         event: String,
     },
+}
+
+#[derive(Subcommand)]
+enum HooksAction {
+    /// Show how hooks reach the agents and what Harness generated.
+    Status,
+    /// Remove every hook/MCP settings file Harness generated for agents.
+    Uninstall,
+}
+
+fn hooks_admin(action: HooksAction, data_dir: Option<PathBuf>) -> ExitCode {
+    let runs = data_dir
+        .unwrap_or_else(config::default_data_dir)
+        .join("runs");
+    let count = std::fs::read_dir(&runs).map(|d| d.count()).unwrap_or(0);
+    match action {
+        HooksAction::Status => {
+            println!(
+                "Harness never edits ~/.claude or ~/.codex. Hooks and the MCP endpoint are passed to each \
+                 agent it starts: Claude Code gets --settings/--mcp-config files under {} ({count} \
+                 execution(s)); Codex gets -c overrides (features.hooks, hooks.*, mcp_servers.harness) \
+                 and --dangerously-bypass-hook-trust.",
+                runs.display()
+            );
+            ExitCode::SUCCESS
+        }
+        HooksAction::Uninstall => match std::fs::remove_dir_all(&runs) {
+            Ok(()) => {
+                println!(
+                    "removed {count} generated settings folder(s) from {}",
+                    runs.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                println!("nothing to remove: {} does not exist", runs.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("harness: cannot remove {}: {e}", runs.display());
+                ExitCode::FAILURE
+            }
+        },
+    }
 }
 
 /// Arguments handed unchanged to the task-list CLI (`harness_plan::cli`).
@@ -117,6 +169,7 @@ fn main() -> ExitCode {
         Command::Run(a) => return plan("run", a),
         Command::Task(a) => return plan("task", a),
         Command::Hook { event } => return hook(&event),
+        Command::Hooks { action, data_dir } => return hooks_admin(action, data_dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

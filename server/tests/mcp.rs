@@ -61,7 +61,14 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     names.sort();
     assert_eq!(
         names,
-        ["ask_human", "create_task", "get_task", "notify_human"]
+        [
+            "ask_human",
+            "create_task",
+            "get_task",
+            "notify_human",
+            "send_task_terminal_input",
+            "set_goal_mode"
+        ]
     );
     let (_, admin_list) = rpc(
         &s,

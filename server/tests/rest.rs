@@ -106,10 +106,17 @@ async fn projects_and_tasks() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body} → {resp}");
         assert_eq!(resp["field"].as_str(), Some(field), "{body} → {resp}");
     }
-    let (status, _) = s
+    // The project path does not exist: a clear error, nothing started.
+    let (status, body) = s
         .admin("POST", &format!("/api/tasks/{id}/start"), None)
         .await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["field"].as_str(), Some("agent.cwd"), "{body}");
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{id}"), None).await;
+    assert!(
+        task["execution"].is_null(),
+        "no execution row for a refused start"
+    );
     let (_, list) = s.admin("GET", "/api/tasks", None).await;
     assert_eq!(
         list.as_array().unwrap().len(),

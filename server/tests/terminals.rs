@@ -442,3 +442,63 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     assert_eq!(close, Some(4000));
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let parent = s.task("parent").await;
+    let (_, parent_token) = s.running.harness.begin_execution(&parent).await.unwrap();
+    let child = agent_task(
+        &s,
+        "command",
+        "say child waiting",
+        json!({"parentTaskId": parent}),
+    )
+    .await;
+    let stranger = agent_task(&s, "command", "say stranger", json!({})).await;
+    s.admin("POST", &format!("/api/tasks/{child}/start"), None)
+        .await;
+    s.admin("POST", &format!("/api/tasks/{stranger}/start"), None)
+        .await;
+    wait_for(&s, &child, "the child", |t| t.contains("child waiting")).await;
+    let call = |task: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "send_task_terminal_input",
+            "arguments": {"taskId": task, "text": "use option B", "idempotencyKey": "decision-1"}}})
+    };
+    for _ in 0..2 {
+        let resp = s
+            .client
+            .post(s.url("/mcp"))
+            .bearer_auth(&parent_token)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&call(&child))
+            .send()
+            .await
+            .unwrap();
+        let (_, body) = common::decode(resp).await;
+        assert_eq!(body["result"]["isError"], false, "{body}");
+    }
+    let screen = wait_for(&s, &child, "the decision", |t| {
+        t.contains("GOT INPUT: use option B")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        screen.matches("GOT INPUT: use option B").count(),
+        1,
+        "idempotent"
+    );
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .bearer_auth(&parent_token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&call(&stranger))
+        .send()
+        .await
+        .unwrap();
+    let (_, body) = common::decode(resp).await;
+    assert_eq!(body["result"]["isError"], true, "not its child: {body}");
+    s.shutdown().await;
+}

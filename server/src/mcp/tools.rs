@@ -17,6 +17,7 @@ const AGENT_TOOLS: &[&str] = &[
     "get_task",
     "create_task",
     "set_goal_mode",
+    "send_task_terminal_input",
 ];
 
 fn schema(value: Value) -> Arc<JsonObject> {
