@@ -38,6 +38,9 @@ pub struct Harness {
 }
 
 struct Inner {
+    /// Notify targets, read on every ask: cached after the first read and
+    /// replaced on every write (this process is the only writer).
+    targets: std::sync::RwLock<Option<Vec<crate::settings::NotifyTarget>>>,
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
     events: broadcast::Sender<HarnessEvent>,
@@ -49,6 +52,7 @@ impl Harness {
         let (events, _) = broadcast::channel(1024);
         Self {
             inner: Arc::new(Inner {
+                targets: std::sync::RwLock::new(None),
                 runtime: std::sync::OnceLock::new(),
                 store,
                 events,
@@ -69,6 +73,16 @@ impl Harness {
 
     pub(crate) fn runtime(&self) -> Option<&Arc<dyn crate::runtime::AgentRuntime>> {
         self.inner.runtime.get()
+    }
+
+    pub(crate) fn cached_targets(&self) -> Option<Vec<crate::settings::NotifyTarget>> {
+        self.inner.targets.read().ok().and_then(|t| t.clone())
+    }
+
+    pub(crate) fn cache_targets(&self, targets: Vec<crate::settings::NotifyTarget>) {
+        if let Ok(mut slot) = self.inner.targets.write() {
+            *slot = Some(targets);
+        }
     }
 
     pub fn config(&self) -> &HarnessConfig {

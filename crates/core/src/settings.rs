@@ -37,18 +37,22 @@ fn default_active() -> bool {
 
 impl Harness {
     pub async fn notify_targets(&self) -> CoreResult<Vec<NotifyTarget>> {
-        let Some(value) = self.store().get_setting(NOTIFY_TARGETS_KEY).await? else {
-            return Ok(Vec::new());
-        };
-        // A stored value we cannot read counts as "not configured" rather than
-        // breaking every ask; it is logged so the operator can fix it.
-        match serde_json::from_value::<Vec<NotifyTarget>>(value) {
-            Ok(targets) => Ok(targets),
-            Err(err) => {
-                tracing::warn!(%err, "stored notify targets are unreadable; treating as none");
-                Ok(Vec::new())
-            }
+        if let Some(targets) = self.cached_targets() {
+            return Ok(targets);
         }
+        let targets = match self.store().get_setting(NOTIFY_TARGETS_KEY).await? {
+            None => Vec::new(),
+            // A stored value we cannot read counts as "not configured" rather
+            // than breaking every ask; it is logged so the operator can fix it.
+            Some(value) => {
+                serde_json::from_value::<Vec<NotifyTarget>>(value).unwrap_or_else(|err| {
+                    tracing::warn!(%err, "stored notify targets are unreadable; treating as none");
+                    Vec::new()
+                })
+            }
+        };
+        self.cache_targets(targets.clone());
+        Ok(targets)
     }
 
     pub async fn set_notify_targets(
@@ -90,6 +94,7 @@ impl Harness {
         self.store()
             .put_setting(NOTIFY_TARGETS_KEY, &value, Utc::now())
             .await?;
+        self.cache_targets(targets.clone());
         Ok(targets)
     }
 }
