@@ -220,6 +220,22 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     // Claude-shaped spawn: per-spawn --settings (our hooks) and --mcp-config.
+    let (status, d) = s.admin("GET", "/api/settings/directive", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        d["directive"]
+            .as_str()
+            .unwrap()
+            .contains("escalation ladder")
+    );
+    let (status, _) = s
+        .admin(
+            "PUT",
+            "/api/settings/directive",
+            Some(json!({"directive": "CUSTOM LADDER: use ask_human"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
     let t = agent_task(
         &s,
         "claude",
@@ -246,8 +262,8 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
     wait_pending(&s, &t).await;
     let screen = wait_for(&s, &t, "the denial", |text| text.contains("TOOL DENIED")).await;
     assert!(
-        screen.contains("SYSTEM PROMPT:"),
-        "directive applied: {screen}"
+        screen.contains("SYSTEM PROMPT: CUSTOM LADDER"),
+        "the overridden directive is applied: {screen}"
     );
     let (_, pending) = s
         .admin("GET", "/api/harness/messages?view=pending", None)

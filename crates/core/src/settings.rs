@@ -98,3 +98,31 @@ impl Harness {
         Ok(targets)
     }
 }
+
+pub const DIRECTIVE_KEY: &str = "harness.systemDirective";
+
+impl Harness {
+    /// The system directive given to agents at fresh start and on resume:
+    /// the override from settings, else the built-in ladder directive.
+    pub async fn system_directive(&self) -> CoreResult<String> {
+        let stored = self.store().get_setting(DIRECTIVE_KEY).await?;
+        Ok(stored
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                crate::ladder::default_directive(crate::ladder::Lang::En).to_string()
+            }))
+    }
+
+    /// Override the directive; an empty text restores the built-in one.
+    pub async fn set_system_directive(&self, text: Option<&str>) -> CoreResult<String> {
+        let text = validate::optional_text("directive", text, 20_000)?;
+        let value = serde_json::Value::String(text.unwrap_or_default());
+        self.store()
+            .put_setting(DIRECTIVE_KEY, &value, Utc::now())
+            .await?;
+        self.system_directive().await
+    }
+}

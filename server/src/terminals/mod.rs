@@ -11,7 +11,7 @@ use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use harness_core::{
-    CoreError, CoreResult, Harness, ladder,
+    CoreError, CoreResult, Harness,
     model::{Execution, ExecutionStatus, TaskView},
     runtime::{AgentRuntime, Delivered, ReplyDelivery},
 };
@@ -177,11 +177,11 @@ impl Terminals {
         let (execution, token) = h.begin_execution(&view.task.id).await?;
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
-        let directive = ladder::default_directive(ladder::Lang::En);
+        let directive = h.system_directive().await?;
         let argv = providers::argv(&SpawnInputs {
             agent: &view.task.agent,
             mode: &mode,
-            directive,
+            directive: &directive,
             run_dir: &run_dir,
             harness_bin: &self.inner.config.harness_bin,
             mcp_url: &mcp_url,
