@@ -19,6 +19,8 @@ test('the task page shows the live agent terminal; typing echoes; reload shows t
   await expect(term).toHaveAttribute('data-state', 'connected', { timeout: 10_000 });
   await expect(term).toContainText('e2e$');
   await term.click();
+  // Keys go to the terminal's hidden input once it has focus.
+  await expect(term).toHaveClass(/ht-focused/);
   await page.keyboard.type('echo typed-$((40+2))');
   await page.keyboard.press('Enter');
   await expect(term).toContainText('typed-42');
