@@ -19,9 +19,6 @@ pub enum ApiError {
         field: Option<String>,
     },
     PayloadTooLarge(String),
-    NotImplemented(&'static str),
-    /// 200 with an explicit body (the reference's soft errors).
-    Status(StatusCode, serde_json::Value),
 }
 
 impl From<CoreError> for ApiError {
@@ -78,15 +75,6 @@ impl IntoResponse for ApiError {
                 Json(error_body(&message, None)),
             )
                 .into_response(),
-            Self::NotImplemented(what) => (
-                StatusCode::NOT_IMPLEMENTED,
-                Json(error_body(
-                    &format!("{what} is not available yet: agent terminals are not implemented in this build"),
-                    None,
-                )),
-            )
-                .into_response(),
-            Self::Status(status, body) => (status, Json(body)).into_response(),
         }
     }
 }

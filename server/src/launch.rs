@@ -55,7 +55,7 @@ impl Running {
         served.context("server error")
     }
 
-    /// Resolves when the server stops by itself (an I/O error).
+    /// The token that stops the server (cancel it to begin shutdown).
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
     }

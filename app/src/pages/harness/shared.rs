@@ -27,6 +27,18 @@ pub struct Shared {
     pub dismiss: ServerAction<DismissMessage>,
 }
 
+/// The notice for a failed action, with the server's error text.
+fn failure(l: Locale, e: &ServerFnError) -> Notice {
+    Notice {
+        ok: false,
+        text: format!("{} {}", l.t("result.failed"), error_text(e)),
+    }
+}
+
+fn success(text: String) -> Notice {
+    Notice { ok: true, text }
+}
+
 pub fn reply_text(l: Locale, r: &ReplyResult) -> String {
     if r.deduped {
         return l.t("result.deduped").to_string();
@@ -77,13 +89,7 @@ impl Shared {
                         true,
                     );
                 }
-                Err(e) => finish(
-                    Notice {
-                        ok: false,
-                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
-                    },
-                    false,
-                ),
+                Err(e) => finish(failure(l, &e), false),
             }
         });
         Effect::new(move |_| {
@@ -91,20 +97,8 @@ impl Shared {
                 return;
             };
             match result {
-                Ok(_) => finish(
-                    Notice {
-                        ok: true,
-                        text: l.t("result.ignored").into(),
-                    },
-                    true,
-                ),
-                Err(e) => finish(
-                    Notice {
-                        ok: false,
-                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
-                    },
-                    false,
-                ),
+                Ok(_) => finish(success(l.t("result.ignored").into()), true),
+                Err(e) => finish(failure(l, &e), false),
             }
         });
         Effect::new(move |_| {
@@ -112,20 +106,8 @@ impl Shared {
                 return;
             };
             match result {
-                Ok(_) => finish(
-                    Notice {
-                        ok: true,
-                        text: l.t("result.dismissed").into(),
-                    },
-                    true,
-                ),
-                Err(e) => finish(
-                    Notice {
-                        ok: false,
-                        text: format!("{} {}", l.t("result.failed"), error_text(&e)),
-                    },
-                    false,
-                ),
+                Ok(_) => finish(success(l.t("result.dismissed").into()), true),
+                Err(e) => finish(failure(l, &e), false),
             }
         });
         shared
