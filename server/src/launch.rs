@@ -45,6 +45,7 @@ impl Running {
     /// Stop accepting work, let in-flight requests finish, stop background
     /// jobs, close the database.
     pub async fn shutdown(self) -> anyhow::Result<()> {
+        crate::supervised::discovery::remove(&self.data_dir);
         self.cancel.cancel();
         self.terminals.shutdown();
         let served = self.server.await.context("server task panicked")?;
@@ -111,6 +112,10 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await
     });
+    // `harness run` finds this server through `<data-dir>/server.json` (supervised mode).
+    if let Err(err) = crate::supervised::discovery::write(&data.root, &agent_base_url(addr)) {
+        tracing::warn!(%err, "cannot write the discovery file; `harness run` will not find this server");
+    }
     Ok(Running {
         addr,
         signal_dir: data.signals.clone(),

@@ -14,6 +14,7 @@ pub mod secrets;
 pub mod security;
 pub mod sse;
 pub mod state;
+pub mod supervised;
 pub mod terminals;
 pub mod web;
 

@@ -117,7 +117,30 @@ struct Passthrough {
 fn plan(name: &str, rest: Passthrough) -> ExitCode {
     let mut args = vec![name.to_string()];
     args.extend(rest.args);
-    exit(harness_plan::cli::cli_main(args))
+    exit(harness_plan::cli::cli_main_with(args, &mut agent_runner))
+}
+
+/// The agent runner of `harness run --agent CMD`: a supervised Harness task when a server is
+/// running (or named), else `None` (the agent runs directly). Says which, on stderr.
+fn agent_runner(
+    command: &str,
+    choice: &harness_plan::cli::ServerChoice,
+) -> Result<Option<Box<dyn harness_plan::driver::AgentRunner>>, String> {
+    use harness_server::supervised::{self, Mode};
+    match supervised::choose(choice).map_err(|e| e.to_string())? {
+        Mode::Direct { note } => {
+            eprintln!("harness: {note}");
+            Ok(None)
+        }
+        Mode::Supervised { server, note } => {
+            eprintln!("harness: {note}");
+            Ok(Some(Box::new(supervised::SupervisedAgent::new(
+                server,
+                command.to_string(),
+                Box::new(|line| eprintln!("harness: {line}")),
+            ))))
+        }
+    }
 }
 
 fn exit(code: i32) -> ExitCode {

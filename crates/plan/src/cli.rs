@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 
-use crate::driver::{self, RunOptions};
+use crate::driver::{self, AgentRunner, RunOptions};
 use crate::eligibility::{self, Stats};
 use crate::error::{PlanError, Result};
 use crate::git;
@@ -88,6 +88,17 @@ enum Command {
         /// Claim lease in seconds.
         #[arg(long)]
         lease: Option<u64>,
+        /// Run each task as a supervised task of this Harness server (default: the
+        /// `HARNESS_SERVER_URL` variable, else the server found in the data directory).
+        #[arg(long, value_name = "URL", conflicts_with = "no_server")]
+        server: Option<String>,
+        /// Run the agent directly even when a Harness server is running.
+        #[arg(long)]
+        no_server: bool,
+        /// Data directory of the Harness server to look for (default `HARNESS_DATA_DIR`,
+        /// else ~/.harness).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
     },
     /// Protocol steps for agent-driven mode.
     Task {
@@ -152,8 +163,44 @@ enum TaskStep {
     },
 }
 
-/// Entry point: `args[0]` is the subcommand. Returns the exit code.
+/// Where `harness run --agent CMD` was told to look for a Harness server.
+#[derive(Debug, Clone, Default)]
+pub struct ServerChoice {
+    /// `--server URL`.
+    pub server: Option<String>,
+    /// `--no-server`: always run the agent directly.
+    pub no_server: bool,
+    /// `--data-dir DIR`.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Chooses the agent runner of `harness run --agent CMD`: `Ok(None)` runs the command
+/// directly ([`driver::ShellAgent`]); `Err(message)` stops with exit 2 (bad usage).
+pub type RunnerFactory<'a> = dyn FnMut(&str, &ServerChoice) -> std::result::Result<Option<Box<dyn AgentRunner>>, String>
+    + 'a;
+
+/// Entry point: `args[0]` is the subcommand. Returns the exit code. Without a runner
+/// factory, `harness run --agent` always runs the agent directly.
 pub fn cli_main(args: Vec<String>) -> i32 {
+    cli_main_with(args, &mut direct_only)
+}
+
+fn direct_only(
+    _agent: &str,
+    choice: &ServerChoice,
+) -> std::result::Result<Option<Box<dyn AgentRunner>>, String> {
+    match &choice.server {
+        Some(_) if !choice.no_server => Err(
+            "--server: supervised mode needs the `harness` binary (this build runs agents directly)"
+                .into(),
+        ),
+        _ => Ok(None),
+    }
+}
+
+/// [`cli_main`] with a factory for the agent runner of `harness run --agent CMD` (the
+/// `harness` binary passes one that runs each task as a supervised Harness task).
+pub fn cli_main_with(args: Vec<String>, runners: &mut RunnerFactory<'_>) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -169,7 +216,7 @@ pub fn cli_main(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    match dispatch(cli.command, &cwd) {
+    match dispatch(cli.command, &cwd, runners) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("harness: {e}");
@@ -178,7 +225,7 @@ pub fn cli_main(args: Vec<String>) -> i32 {
     }
 }
 
-fn dispatch(cmd: Command, cwd: &Path) -> Result<i32> {
+fn dispatch(cmd: Command, cwd: &Path, runners: &mut RunnerFactory<'_>) -> Result<i32> {
     match cmd {
         Command::Init { path, gitignore } => {
             init(&path.unwrap_or_else(|| cwd.to_path_buf()), gitignore)
@@ -208,14 +255,31 @@ fn dispatch(cmd: Command, cwd: &Path) -> Result<i32> {
             max_tasks,
             agent_timeout,
             lease,
-        } => run(RunOptions {
-            cwd: cwd.to_path_buf(),
-            agent,
-            worker: worker_id,
-            max_tasks,
-            agent_timeout,
-            lease_secs: lease,
-        }),
+            server,
+            no_server,
+            data_dir,
+        } => {
+            let choice = ServerChoice {
+                server,
+                no_server,
+                data_dir,
+            };
+            let runner = match &agent {
+                Some(cmd) => runners(cmd, &choice).map_err(PlanError::Usage)?,
+                None => None,
+            };
+            run(
+                RunOptions {
+                    cwd: cwd.to_path_buf(),
+                    agent,
+                    worker: worker_id,
+                    max_tasks,
+                    agent_timeout,
+                    lease_secs: lease,
+                },
+                runner,
+            )
+        }
         Command::Task { step } => task_step(cwd, step),
         Command::Hook { event } => {
             let mut input = String::new();
@@ -443,8 +507,11 @@ fn status(cwd: &Path, as_json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn run(opts: RunOptions) -> Result<i32> {
-    let report = driver::run(&opts)?;
+fn run(opts: RunOptions, runner: Option<Box<dyn AgentRunner>>) -> Result<i32> {
+    let report = match runner {
+        Some(mut r) => driver::run_with(&opts, Some(r.as_mut()))?,
+        None => driver::run(&opts)?,
+    };
     for r in &report.recovered {
         println!("RECOVERY [{}] row {}: {}", r.id, r.row, r.action);
     }
