@@ -61,6 +61,7 @@ pub fn App() -> impl IntoView {
                         <PendingBadge />
                     </A>
                     <A href="/tasks">{l.t("nav.tasks")}</A>
+                    <A href="/projects">{l.t("nav.projects")}</A>
                     <A href="/settings">{l.t("nav.settings")}</A>
                 </nav>
                 <LanguageSwitch />
@@ -73,6 +74,12 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=(StaticSegment("tasks"), ParamSegment("id"))
                         view=pages::tasks::TaskDetailPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("projects") view=pages::projects::ProjectListPage ssr=SsrMode::Async />
+                    <Route
+                        path=(StaticSegment("projects"), ParamSegment("id"), StaticSegment("plan"))
+                        view=pages::projects::PlanPage
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("settings") view=pages::settings::SettingsPage ssr=SsrMode::Async />

@@ -4,6 +4,7 @@
 
 pub mod locale;
 pub mod messages;
+pub mod plan;
 pub mod settings;
 pub mod tasks;
 
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use locale::*;
 pub use messages::*;
+pub use plan::*;
 pub use settings::*;
 pub use tasks::*;
 

@@ -1,4 +1,5 @@
 pub mod harness;
 pub mod home;
+pub mod projects;
 pub mod settings;
 pub mod tasks;

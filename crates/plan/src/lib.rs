@@ -18,6 +18,7 @@ pub mod recovery;
 pub mod state_file;
 pub mod transitions;
 pub mod validate;
+pub mod view;
 
 pub use error::{PlanError, Result};
 pub use hooks::{HookOutcome, find_hook_root, hook_main};

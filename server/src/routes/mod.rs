@@ -3,6 +3,7 @@
 mod harness_internal;
 mod hooks_internal;
 mod messages;
+mod plan;
 mod projects;
 mod settings;
 mod tasks;
@@ -15,6 +16,7 @@ use crate::{error::error_body, state::AppState};
 pub fn api() -> Router<AppState> {
     Router::new()
         .merge(projects::routes())
+        .merge(plan::routes())
         .merge(tasks::routes())
         .merge(messages::routes())
         .merge(settings::routes())

@@ -1,0 +1,323 @@
+//! `/projects` (the projects and a link to each task list) and
+//! `/projects/:id/plan`: the project's `harness-tasks.json` as an indented
+//! dependency tree with statuses, attempts, last errors, claims and what
+//! blocks each task, the counts, and the live tail of `harness-progress.txt`.
+//!
+//! The task list is a file the `harness` CLI writes, not a core event, so the
+//! page polls its server function every 2 s (and on every live event).
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::{
+    api::{PlanData, PlanTaskRow, list_projects, project_plan},
+    components::error_text,
+    i18n::{Locale, use_locale},
+    live::use_live,
+};
+
+/// How often the task-list page re-reads the files.
+pub const PLAN_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[component]
+pub fn ProjectListPage() -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let projects = Resource::new(move || live.tick.get(), |_| list_projects());
+    view! {
+        <header class="page-head">
+            <h1>{l.t("projects.title")}</h1>
+            <p class="sub">{l.t("projects.subtitle")}</p>
+        </header>
+        <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+            {move || Suspend::new(async move {
+                match projects.await {
+                    Ok(list) if list.is_empty() => {
+                        view! { <p class="empty" id="projects-empty">{l.t("projects.empty")}</p> }.into_any()
+                    }
+                    Ok(list) => {
+                        let rows = list
+                            .into_iter()
+                            .map(|p| view! {
+                                <tr data-project-id=p.id.clone()>
+                                    <td><a href=format!("/projects/{}/plan", p.id)>{p.name}</a></td>
+                                    <td><code>{p.path}</code></td>
+                                    <td>{p.workspace}</td>
+                                    <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a></td>
+                                </tr>
+                            })
+                            .collect_view();
+                        view! {
+                            <div class="table-card">
+                                <table class="projects">
+                                    <thead>
+                                        <tr>
+                                            <th scope="col">{l.t("projects.name")}</th>
+                                            <th scope="col">{l.t("projects.path")}</th>
+                                            <th scope="col">{l.t("col.workspace")}</th>
+                                            <th scope="col"><span class="visually-hidden">{l.t("projects.plan")}</span></th>
+                                        </tr>
+                                    </thead>
+                                    <tbody>{rows}</tbody>
+                                </table>
+                            </div>
+                        }
+                        .into_any()
+                    }
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+pub fn PlanPage() -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
+    let poll = RwSignal::new(0u64);
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            poll.try_update(|n| *n += 1);
+        },
+        PLAN_POLL,
+    ) {
+        on_cleanup(move || handle.clear());
+    }
+    let plan = Resource::new(
+        move || (id.get(), poll.get(), live.tick.get()),
+        |(id, _, _)| project_plan(id),
+    );
+    view! {
+        <p class="crumbs"><a href="/projects">{l.t("projects.back")}</a></p>
+        <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+            {move || Suspend::new(async move {
+                match plan.await {
+                    Err(e) => view! {
+                        <h1>{l.t("projects.not_found")}</h1>
+                        <p class="error" role="alert">{error_text(&e)}</p>
+                    }
+                    .into_any(),
+                    Ok(d) => view! { <Plan d /> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Plan(d: PlanData) -> impl IntoView {
+    let l = use_locale();
+    let body = match d.state.as_str() {
+        "missing" => view! {
+            <p class="empty" id="plan-missing">
+                {l.t("plan.missing")} " " <code>{format!("harness init {}", d.project.path)}</code>
+            </p>
+        }
+        .into_any(),
+        "error" => view! {
+            <p class="error" role="alert" id="plan-error">{d.error.clone().unwrap_or_default()}</p>
+        }
+        .into_any(),
+        _ => view! {
+            <Summary d=d.clone() />
+            <Tree tasks=d.tasks.clone() />
+        }
+        .into_any(),
+    };
+    let log = if d.log_tail.is_empty() {
+        view! { <p class="empty">{l.t("plan.log_empty")}</p> }.into_any()
+    } else {
+        let lines = d.log_tail.len();
+        view! {
+            <ol class="plan-log" id="plan-log" data-lines=lines>
+                {d.log_tail.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+            </ol>
+        }
+        .into_any()
+    };
+    view! {
+        <header class="page-head">
+            <h1 id="plan-title">{l.t("plan.title")} " · " {d.project.name.clone()}</h1>
+            <p class="sub"><code id="plan-root">{d.project.path.clone()}</code></p>
+        </header>
+        {body}
+        <section aria-labelledby="plan-log-h">
+            <h2 id="plan-log-h">{l.t("plan.log")}</h2>
+            <p class="sub">{l.t("plan.log_hint")}</p>
+            {log}
+        </section>
+    }
+    .into_any()
+}
+
+fn status_key(status: &str) -> Option<&'static str> {
+    Some(match status {
+        "pending" => "plan.status.pending",
+        "in_progress" => "plan.status.in_progress",
+        "completed" => "plan.status.completed",
+        "failed" => "plan.status.failed",
+        _ => return None,
+    })
+}
+
+fn status_text(l: Locale, status: &str) -> String {
+    status_key(status)
+        .map(|k| l.t(k).to_string())
+        .unwrap_or_else(|| status.to_string())
+}
+
+#[component]
+fn Summary(d: PlanData) -> impl IntoView {
+    let l = use_locale();
+    let counts = d
+        .counts
+        .iter()
+        .map(|(status, n)| {
+            view! {
+                <li data-status=status.clone()>
+                    <span class=format!("badge plan-{status}")>{status_text(l, status)}</span>
+                    " " <strong>{*n}</strong>
+                </li>
+            }
+        })
+        .collect_view();
+    let next = match d.next {
+        Some((id, title)) => view! { <code>{id}</code> " " {title} }.into_any(),
+        None => view! { <span class="none">"—"</span> }.into_any(),
+    };
+    view! {
+        <ul class="plan-counts" id="plan-counts" data-total=d.total>
+            {counts}
+            <li data-status="blocked">
+                <span class="badge plan-blocked">{l.t("plan.blocked")}</span> " " <strong>{d.blocked}</strong>
+            </li>
+            <li>{l.t("plan.total")} " " <strong>{d.total}</strong></li>
+        </ul>
+        <dl class="facts plan-facts">
+            <dt>{l.t("plan.next")}</dt><dd id="plan-next">{next}</dd>
+            <dt>{l.t("plan.sessions")}</dt>
+            <dd>{d.session_count} " · " {d.last_session.unwrap_or_else(|| "—".into())}</dd>
+            <dt>{l.t("plan.mode")}</dt>
+            <dd>
+                {l.t(if d.concurrent { "plan.mode_concurrent" } else { "plan.mode_exclusive" })}
+                {d.active.then(|| view! { " " <span class="badge plan-in_progress">{l.t("plan.active")}</span> })}
+            </dd>
+        </dl>
+    }
+    .into_any()
+}
+
+#[component]
+fn Tree(tasks: Vec<PlanTaskRow>) -> impl IntoView {
+    let l = use_locale();
+    if tasks.is_empty() {
+        return view! { <p class="empty" id="plan-no-tasks">{l.t("plan.no_tasks")}</p> }.into_any();
+    }
+    let rows = tasks
+        .into_iter()
+        .map(|t| view! { <TreeRow t /> })
+        .collect_view();
+    view! {
+        <div class="table-card">
+            <table class="plan" id="plan-tree" aria-label=l.t("plan.tree")>
+                <thead>
+                    <tr>
+                        <th scope="col">{l.t("col.task")}</th>
+                        <th scope="col">{l.t("col.status")}</th>
+                        <th scope="col">{l.t("plan.priority")}</th>
+                        <th scope="col">{l.t("plan.attempts")}</th>
+                        <th scope="col">{l.t("plan.last_error")}</th>
+                        <th scope="col">{l.t("plan.dependencies")}</th>
+                        <th scope="col">{l.t("plan.claim")}</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn TreeRow(t: PlanTaskRow) -> impl IntoView {
+    let l = use_locale();
+    let flags = [
+        (t.blocked, "plan-blocked", "plan.blocked"),
+        (t.permanently_failed, "plan-failed", "plan.gave_up"),
+        (t.needs_human, "pending", "plan.needs_human"),
+        (t.retryable, "", "plan.retryable"),
+    ]
+    .into_iter()
+    .filter(|(on, _, _)| *on)
+    .map(|(_, class, key)| view! { " " <span class=format!("badge {class}")>{l.t(key)}</span> })
+    .collect_view();
+    let error = t.error_message.clone().map(|m| {
+        view! {
+            {t.error_category.clone().map(|c| view! { <span class="badge plan-failed err-cat">{c}</span> " " })}
+            <span class="clamp err-msg">{m}</span>
+        }
+    });
+    let others: Vec<String> = t
+        .depends_on
+        .iter()
+        .filter(|d| Some(*d) != t.parent.as_ref())
+        .cloned()
+        .collect();
+    let deps = if !t.blocked_by.is_empty() {
+        Some((
+            "blocked-by",
+            l.t("plan.blocked_by"),
+            t.blocked_by.join(", "),
+        ))
+    } else if !t.waiting_on.is_empty() {
+        Some((
+            "waiting-on",
+            l.t("plan.waiting_on"),
+            t.waiting_on.join(", "),
+        ))
+    } else if !others.is_empty() {
+        Some(("also-after", l.t("plan.also_after"), others.join(", ")))
+    } else {
+        None
+    }
+    .map(|(class, label, ids)| view! { <span class=class>{label} " " <code>{ids}</code></span> });
+    let claim = t.claimed_by.clone().map(|w| {
+        view! {
+            <code class="claimed-by">{w}</code>
+            {t.lease_expires_at.clone().map(|u| view! { <br /><span class="sub">{l.t("plan.lease_until")} " " {u}</span> })}
+        }
+    });
+    let depth = t.depth;
+    view! {
+        <tr
+            data-task-id=t.id.clone()
+            data-status=t.status.clone()
+            data-depth=depth
+            data-blocked=t.blocked.to_string()
+        >
+            <td class="plan-task" style=format!("--depth: {depth}")>
+                {(depth > 0).then(|| view! { <span class="tree-mark" aria-hidden="true">"└ "</span> })}
+                <code>{t.id.clone()}</code> " " <span class="title">{t.title.clone()}</span>
+                {(t.checkpoints > 0).then(|| view! {
+                    <span class="sub">" · " {l.t("plan.checkpoints").replace("{n}", &t.checkpoints.to_string())}</span>
+                })}
+            </td>
+            <td class="nowrap">
+                <span class=format!("badge plan-{}", t.status) data-status=t.status.clone()>
+                    {status_text(l, &t.status)}
+                </span>
+                {flags}
+            </td>
+            <td>{t.priority.clone().unwrap_or_else(|| "—".into())}</td>
+            <td class="nowrap attempts">{format!("{}/{}", t.attempts, t.max_attempts)}</td>
+            <td class="last-error">{error}</td>
+            <td class="deps">{deps}</td>
+            <td class="claim">{claim}</td>
+        </tr>
+    }
+    .into_any()
+}

@@ -1,0 +1,62 @@
+//! `GET /api/projects/{id}/plan?lines=N`: the project's task list (`<path>/harness-tasks.json`)
+//! and the tail of its progress log, as `harness_plan::view::PlanView` — the same view model
+//! the `/projects/{id}/plan` page shows. A missing or corrupt file is a state of the view
+//! (`missing` / `error` with the `[CONFIG]` text), not an HTTP error.
+
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    routing::get,
+};
+use harness_core::{CoreError, validate};
+use harness_plan::view::{DEFAULT_LOG_LINES, PlanView, plan_view};
+use serde::Deserialize;
+
+use crate::{
+    error::ApiResult,
+    extract::{Admin, QueryParams},
+    state::AppState,
+};
+
+/// Most progress-log lines one request may ask for.
+const MAX_LOG_LINES: usize = 1000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/projects/{id}/plan", get(show))
+}
+
+#[derive(Deserialize)]
+struct Params {
+    lines: Option<String>,
+}
+
+async fn show(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    QueryParams(p): QueryParams<Params>,
+) -> ApiResult<Json<PlanView>> {
+    let id = validate::cuid("id", id.trim())?;
+    let lines = match p.lines.as_deref().map(str::trim) {
+        None | Some("") => DEFAULT_LOG_LINES,
+        Some(n) => n
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_LOG_LINES).contains(n))
+            .ok_or_else(|| {
+                CoreError::invalid("lines", format!("lines must be 1..{MAX_LOG_LINES}"))
+            })?,
+    };
+    let project = s
+        .harness
+        .list_projects()
+        .await?
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or_else(|| CoreError::NotFound("project not found".into()))?;
+    let dir = std::path::PathBuf::from(project.path);
+    let view = tokio::task::spawn_blocking(move || plan_view(&dir, lines))
+        .await
+        .map_err(|e| CoreError::Store(harness_core::store::StoreError::Backend(Box::new(e))))?;
+    Ok(Json(view))
+}
