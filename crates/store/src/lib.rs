@@ -8,4 +8,4 @@ mod error;
 mod sqlite;
 
 pub use error::StoreOpenError;
-pub use sqlite::{SqliteOptions, SqliteStore};
+pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore};

@@ -508,3 +508,106 @@ async fn derived_children_carry_the_source_marker() {
         .unwrap_err();
     assert_eq!(err.field(), Some("projectId"));
 }
+
+/// An ask is one batch (`BEGIN; …; COMMIT`) on the writer connection: a
+/// statement failing half-way (the task does not exist) rolls everything back
+/// and leaves the connection usable, repeatedly.
+#[tokio::test]
+async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working() {
+    let db = db().await;
+    let h = &db.harness;
+    let t = task(h, "t").await;
+    let (exec, _) = h.begin_execution(&t).await.unwrap();
+    let first = h.ask(&t, Some("first?")).await.unwrap();
+    for _ in 0..3 {
+        let missing = ids::new_id();
+        let err = h.ask(&missing, Some("nobody?")).await.unwrap_err();
+        assert!(matches!(err, CoreError::NotFound(_)), "{err:?}");
+        // Nothing of the failed batch is visible, and the writer is not left
+        // inside an open transaction.
+        assert_eq!(
+            db.store_message(&first.request_id).await.state,
+            MessageState::Open
+        );
+        h.notify(&t, Some("still writable")).await.unwrap();
+    }
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM harness_messages")
+        .fetch_one(db.store.writer_pool())
+        .await
+        .unwrap();
+    assert_eq!(rows, 4, "one ask and three notifies, no half-written rows");
+    let second = h.ask(&t, Some("second?")).await.unwrap();
+    assert_eq!(second.cancelled, vec![first.request_id.clone()]);
+    assert_eq!(
+        db.store_message(&second.request_id).await.execution_id,
+        None,
+        "parked by the first ask"
+    );
+    assert_eq!(
+        db.store_message(&first.request_id)
+            .await
+            .execution_id
+            .as_deref(),
+        Some(exec.id.as_str())
+    );
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+/// WAL checkpoints run in the background, not inside commits; a reader that
+/// pins old frames only delays them, and the backlog is copied once it ends.
+#[tokio::test]
+async fn the_wal_is_checkpointed_in_the_background_even_after_a_long_reader() {
+    use sqlx::{ConnectOptions, Connection};
+    let db = db().await;
+    let h = &db.harness;
+    let t = task(h, "t").await;
+    let auto: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
+        .fetch_one(db.store.writer_pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        auto, 16_000,
+        "the writer's own checkpoint is only a safety net"
+    );
+
+    // A reader holding a snapshot: frames written after it cannot be copied.
+    let mut reader = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db.url.trim_start_matches("sqlite://"))
+        .connect()
+        .await
+        .unwrap();
+    let mut snapshot = reader.begin().await.unwrap();
+    let _: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks")
+        .fetch_one(&mut *snapshot)
+        .await
+        .unwrap();
+    for i in 0..200 {
+        h.ask(&t, Some(&format!("question {i}?"))).await.unwrap();
+    }
+    let stats = db.store.checkpoint_stats();
+    let runs = stats.runs();
+    wait_until("a checkpoint ran after the writes", || {
+        stats.runs() > runs + 1
+    })
+    .await;
+    assert!(
+        stats.backlog() > 0,
+        "frames pinned by the open reader stay in the WAL"
+    );
+
+    snapshot.rollback().await.unwrap();
+    reader.close().await.unwrap();
+    wait_until("the backlog is copied", || stats.backlog() == 0).await;
+    assert_eq!(stats.errors(), 0);
+    // Everything is still there.
+    assert!(h.pending(&t).await.unwrap().pending);
+}

@@ -1,10 +1,14 @@
 //! SQLite backend: one writer connection (SQLite has a single writer; queuing
 //! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
 
+mod checkpoint;
 mod rows;
 mod store;
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
+
+pub use checkpoint::CheckpointStats;
+use checkpoint::Checkpointer;
 
 use sqlx::{
     SqlitePool,
@@ -35,6 +39,9 @@ impl SqliteOptions {
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
+    checkpointer: Arc<Checkpointer>,
+    /// Held by every handle; the checkpointer ends once all are dropped.
+    _alive: Arc<()>,
 }
 
 impl SqliteStore {
@@ -53,11 +60,17 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(options.busy_timeout);
+        // Checkpoints run in the background (see `checkpoint`); the writer's
+        // own automatic checkpoint is only the safety net.
+        let writer_options = base.clone().create_if_missing(true).pragma(
+            "wal_autocheckpoint",
+            checkpoint::WRITER_AUTOCHECKPOINT_PAGES.to_string(),
+        );
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(base.clone().create_if_missing(true))
+            .connect_with(writer_options)
             .await
             .map_err(StoreOpenError::Connect)?;
         sqlx::migrate!("../../migrations/sqlite")
@@ -66,10 +79,22 @@ impl SqliteStore {
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(base.read_only(true))
+            .connect_with(base.clone().read_only(true))
             .await
             .map_err(StoreOpenError::Connect)?;
-        Ok(Self { writer, reader })
+        let alive = Arc::new(());
+        let checkpointer = Arc::new(Checkpointer::spawn(base, Arc::downgrade(&alive)));
+        Ok(Self {
+            writer,
+            reader,
+            checkpointer,
+            _alive: alive,
+        })
+    }
+
+    /// What the background WAL checkpointer has done.
+    pub fn checkpoint_stats(&self) -> &CheckpointStats {
+        &self.checkpointer.stats
     }
 
     /// The writer pool, for diagnostics and benchmarks in this workspace.
@@ -79,6 +104,7 @@ impl SqliteStore {
 
     /// Close both pools, waiting for in-flight statements (graceful shutdown).
     pub async fn close(&self) {
+        self.checkpointer.stop().await;
         self.writer.close().await;
         self.reader.close().await;
     }
