@@ -39,14 +39,19 @@ enum Command {
         allowed_host: Vec<String>,
     },
     /// Create the task-list state files (harness-tasks.json, …) in PATH.
+    #[command(disable_help_flag = true)]
     Init(Passthrough),
     /// Add a task to harness-tasks.json.
+    #[command(disable_help_flag = true)]
     Add(Passthrough),
     /// Show the task list: progress, blocked tasks, the next task (--json).
+    #[command(disable_help_flag = true)]
     Status(Passthrough),
     /// Drive the task list: claim, run the agent, validate, commit or roll back.
+    #[command(disable_help_flag = true)]
     Run(Passthrough),
     /// Agent-driven protocol steps: claim, renew, checkpoint, complete, fail.
+    #[command(disable_help_flag = true)]
     Task(Passthrough),
     /// Where the agent hooks come from, and removal of what Harness generated.
     Hooks {

@@ -141,6 +141,16 @@ async fn each_plan_task_runs_as_a_supervised_harness_task() {
         ],
     ])
     .await;
+    // A server project for this directory: the supervised tasks are filed under it.
+    let (status, p) = s
+        .admin(
+            "POST",
+            "/api/projects",
+            Some(json!({"name": "plan", "path": proj.path().display().to_string()})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{p}");
+    let project_id = p["id"].as_str().unwrap().to_string();
     // The agent reads its prompt from HARNESS_PROMPT_FILE (stdin is the terminal).
     let agent = r#"test -t 0 && echo "tty stdin"; cat "$HARNESS_PROMPT_FILE" > "$HARNESS_TASK_ID.txt"; echo "done $HARNESS_TASK_ID in $PWD""#;
     let data_dir = data.path().display().to_string();
@@ -181,6 +191,7 @@ async fn each_plan_task_runs_as_a_supervised_harness_task() {
         assert_eq!(t["execution"]["status"], "COMPLETED", "{t}");
         assert_eq!(t["execution"]["exitCode"], 0, "{t}");
         assert_eq!(t["agent"]["provider"], "command");
+        assert_eq!(t["projectId"], project_id.as_str());
         assert_eq!(t["agent"]["command"][0], "sh");
         assert_eq!(t["agent"]["cwd"], root.display().to_string());
         assert_eq!(

@@ -74,7 +74,8 @@ enum Command {
     },
     /// Start a session; with --agent, drive every task to completion.
     Run {
-        /// Agent command, run with `sh -c` once per claimed task (prompt on stdin).
+        /// Agent command, run with `sh -c` once per claimed task (prompt on stdin; in
+        /// supervised mode stdin is the terminal and the prompt is in $HARNESS_PROMPT_FILE).
         #[arg(long)]
         agent: Option<String>,
         #[arg(long)]
@@ -82,7 +83,8 @@ enum Command {
         /// Overrides session_config.max_tasks_per_session (0 = no limit).
         #[arg(long)]
         max_tasks: Option<u64>,
-        /// Kill the agent after this many seconds (TIMEOUT).
+        /// Kill the agent after this many seconds (TIMEOUT); in supervised mode time parked
+        /// on ask_human does not count.
         #[arg(long)]
         agent_timeout: Option<u64>,
         /// Claim lease in seconds.
