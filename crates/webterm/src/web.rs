@@ -149,7 +149,13 @@ impl Dom {
         let els = &self.rows;
         core.frame(|row, html| {
             if let Some(el) = els.get(row) {
-                el.set_inner_html(html);
+                // Without markup or entities the HTML is the text itself:
+                // a text node is cheaper to set than HTML to parse.
+                if html.bytes().any(|b| b == b'<' || b == b'&') {
+                    el.set_inner_html(html);
+                } else {
+                    el.set_text_content(Some(html));
+                }
             }
         })
     }

@@ -3,7 +3,8 @@
 // protocol), drives keyboard/paste/wheel/resize/reconnect/exit, then runs
 // the parse+render benchmark.
 //
-//   crates/webterm/www/build.sh && node crates/webterm/www/check.mjs [--bench-only|--no-bench]
+//   crates/webterm/www/build.sh && node crates/webterm/www/check.mjs [--bench-only|--no-bench] [--bench-strict]
+//   (BENCH_MB=32 BENCH_ROUNDS=3: stream size and rounds of the benchmark)
 //
 // Uses the Playwright of end2end/ and Debian's Chromium (CHROMIUM_PATH).
 import { createServer } from 'node:http';
@@ -246,32 +247,60 @@ if (!args.has('--bench-only')) {
 }
 
 if (!args.has('--no-bench')) {
+  // Rounds alternate the wasm terminal and xterm.js in the same page, so a
+  // busy machine slows both alike; each figure is the best of its rounds.
   const page = await browser.newPage();
   page.on('pageerror', (e) => console.log('page error:', e.message));
   await page.goto(`${base}/index.html`);
   await page.waitForFunction(() => window.ready);
   const mb = Number(process.env.BENCH_MB ?? 32);
-  const r = await page.evaluate((mb) => window.runBench(mb), mb);
-  const f = (x) => x.toFixed(1);
-  console.log(
-    `bench: ${f(r.bytes / 1e6)} MB of ls -lR, 24x80, 2000 rows of scrollback, 64 KiB chunks\n` +
-      `  wasm parse+render (DOM rows): ${f(r.render)} MB/s  ` +
-      `(vs xterm.js published 28–33 MB/s: ${(r.render / 33).toFixed(2)}–${(r.render / 28).toFixed(2)})\n` +
-      `  wasm parse+render+layout:     ${f(r.layout)} MB/s\n` +
-      `  wasm parse only (model):      ${f(r.parse)} MB/s`,
-  );
+  const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
   const hasXterm = await fetch(`${base}/node_modules/@xterm/headless/package.json`)
     .then((res) => res.ok)
     .catch(() => false);
+  const runs = [];
+  for (let i = 0; i < rounds; i++) {
+    const r = await page.evaluate((mb) => window.runBench(mb), mb);
+    const x = hasXterm ? await page.evaluate((mb) => window.runXterm(mb), mb) : {};
+    runs.push({ ...r, ...x });
+  }
+  const best = (k) => Math.max(...runs.map((r) => r[k]));
+  const all = (k) => runs.map((r) => r[k].toFixed(1)).join(' ');
+  const f = (x) => x.toFixed(1);
+  const render = best('render');
+  console.log(
+    `bench: ${f(runs[0].bytes / 1e6)} MB of ls -lR, 24x80, 2000 rows of scrollback, 64 KiB chunks; ` +
+      `best of ${rounds} rounds (all rounds in brackets)\n` +
+      `  wasm parse+render (DOM rows): ${f(render)} MB/s [${all('render')}]\n` +
+      `  wasm parse+render+layout:     ${f(best('layout'))} MB/s [${all('layout')}]\n` +
+      `  wasm parse only (model):      ${f(best('parse'))} MB/s [${all('parse')}]`,
+  );
   if (hasXterm) {
-    const x = await page.evaluate((mb) => window.runXterm(mb), mb);
     console.log(
-      `  xterm.js 6 headless write:    ${f(x.headless)} MB/s → wasm/xterm ${(r.render / x.headless).toFixed(2)}\n` +
-        `  xterm.js 6 DOM renderer:      ${f(x.dom)} MB/s → wasm/xterm ${(r.render / x.dom).toFixed(2)}`,
+      `  xterm.js 6 headless write:    ${f(best('headless'))} MB/s [${all('headless')}]\n` +
+        `  xterm.js 6 DOM renderer:      ${f(best('dom'))} MB/s [${all('dom')}]`,
     );
   } else {
     console.log('  (xterm.js not installed: `npm install` in crates/webterm/www for the side-by-side run)');
   }
+  // Target (issue 4, item 11): the wasm terminal's parse+render rate is not
+  // slower than xterm.js: its published 28–33 MB/s write rate (checked
+  // against the top of the range) and xterm.js measured side by side.
+  const verdicts = [['xterm.js published 33 MB/s', render / 33]];
+  if (hasXterm) {
+    verdicts.push(['xterm.js headless, same run', render / best('headless')]);
+    verdicts.push(['xterm.js DOM renderer, same run', render / best('dom')]);
+  }
+  let benchFailed = 0;
+  for (const [name, ratio] of verdicts) {
+    const ok = ratio >= 1;
+    if (!ok) benchFailed++;
+    console.log(`  ${ok ? 'PASS' : 'FAIL'} wasm parse+render / ${name}: ${ratio.toFixed(2)} (target >= 1.00)`);
+  }
+  console.log(`  (published 28–33 MB/s → ratio ${(render / 33).toFixed(2)}–${(render / 28).toFixed(2)})`);
+  // Timing depends on the machine's load: only --bench-strict turns a
+  // missed target into a failed check.
+  if (benchFailed && args.has('--bench-strict')) failed++;
   await page.close();
 }
 
