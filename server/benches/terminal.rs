@@ -1,7 +1,7 @@
 //! Agent terminals, measured in one run on this machine (issue 4 item 11):
 //!
 //! 1. raw PTY read rate: `cat` of a 64 MiB `ls -l`-like file read straight
-//!    from a portable-pty master by one thread (the ceiling);
+//!    from a portable-pty master by one thread (the ceiling: best of three);
 //! 2. PTY → WebSocket → client: the same `cat` run as a Harness task by a real
 //!    server, read by a WebSocket client on `/ws/terminal/{taskId}` that
 //!    acknowledges as it goes (reader thread, fan-out, per-client queue,
@@ -153,7 +153,9 @@ impl Bench {
         )
         .await?;
         let url = format!("ws://{}/ws/terminal/{id}", self.server.addr);
-        let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str()).await?;
+        // Like a browser: TCP_NODELAY on the client side too.
+        let (mut ws, _) =
+            tokio_tungstenite::connect_async_with_config(url.as_str(), None, true).await?;
         // The first binary frame is the snapshot.
         loop {
             match tokio::time::timeout(Duration::from_secs(10), ws.next()).await {
@@ -310,9 +312,16 @@ async fn run() -> anyhow::Result<()> {
     let path = make_file(dir.path(), mib)?;
     println!("harness terminal benchmark: cat of {mib} MiB, {samples} replies");
 
-    // Warm the page cache, then the ceiling.
+    // Warm the page cache, then the ceiling: the best of three runs.
     let _ = raw_pty(&path)?;
-    let (raw_bytes, raw_secs) = raw_pty(&path)?;
+    let mut best = raw_pty(&path)?;
+    for _ in 0..2 {
+        let run = raw_pty(&path)?;
+        if run.1 < best.1 {
+            best = run;
+        }
+    }
+    let (raw_bytes, raw_secs) = best;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));

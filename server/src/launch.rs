@@ -108,6 +108,14 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let router = build_router(&state, cancel.child_token());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {
+        // Terminal echo and keystrokes are small writes: without TCP_NODELAY
+        // Nagle holds each one until the previous is acknowledged, and
+        // delayed ACKs turn that into ~40 ms of lag on every keystroke.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::debug!(%err, "cannot set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await
