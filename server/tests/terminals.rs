@@ -518,3 +518,55 @@ async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
     assert_eq!(body["result"]["isError"], true, "not its child: {body}");
     s.shutdown().await;
 }
+
+/// Stopping a task cancels its OPEN ask (the reference's cleanup on stop):
+/// it leaves the pending view and a late reply gets the 409, never a restart
+/// of the agent the user just stopped.
+#[tokio::test]
+async fn stopping_a_parked_task_cancels_its_open_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = agent_task(
+        &s,
+        "command",
+        "ask_human Keep going?\nwait_reply",
+        json!({}),
+    )
+    .await;
+    s.admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    wait_pending(&s, &t).await;
+
+    let (status, _) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, pending) = s
+        .admin(
+            "GET",
+            &format!("/api/internal/harness/pending?taskId={t}"),
+            None,
+        )
+        .await;
+    assert_eq!(pending["pending"], false, "{pending}");
+    let (_, rows) = s.admin("GET", "/api/harness/messages?view=all", None).await;
+    let ask = rows["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["taskId"] == t.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(ask["state"], "CANCELLED", "{rows}");
+
+    let (status, reply) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "too late"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{reply}");
+    assert!(s.running.terminals.live(&t).is_none(), "not restarted");
+    let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(task["execution"]["status"], "STOPPED");
+    s.shutdown().await;
+}

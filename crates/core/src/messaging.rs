@@ -272,6 +272,27 @@ impl Harness {
         })
     }
 
+    /// Cancel the task's OPEN asks because the task was stopped (the
+    /// reference's `cancelOpenAsks` on stop): nobody is waiting for the
+    /// answer any more, so the ask leaves the pending view and a late reply
+    /// gets the 409 instead of restarting the agent. A server restart does
+    /// not call this: an ask survives a restart and stays answerable.
+    pub async fn cancel_open_asks(&self, task_id: &str) -> CoreResult<Vec<String>> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let ids = self.store().cancel_open_asks(&task_id).await?;
+        for id in &ids {
+            self.publish(HarnessEvent::MessageChanged {
+                id: id.clone(),
+                task_id: task_id.clone(),
+            });
+        }
+        if !ids.is_empty() {
+            tracing::info!(task_id, cancelled = ids.len(), "open asks cancelled: task stopped");
+            self.publish(HarnessEvent::TaskChanged { task_id });
+        }
+        Ok(ids)
+    }
+
     /// OPEN → IGNORED (the human chose not to answer). Conflict if no longer OPEN.
     pub async fn ignore(&self, message_id: &str) -> CoreResult<Message> {
         let message_id = validate::cuid("messageId", message_id.trim())?;

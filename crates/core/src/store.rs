@@ -174,6 +174,8 @@ pub trait Store: Send + Sync + 'static {
     async fn ignore_ask(&self, id: &str) -> StoreResult<Option<Message>>;
     /// Delete a non-ask message.
     async fn dismiss_message(&self, id: &str) -> StoreResult<Dismissed>;
+    /// The task's OPEN asks → CANCELLED (the task was stopped); returns their ids.
+    async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>>;
     /// OPEN asks created before `cutoff` → EXPIRED; returns their ids.
     async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>>;
     async fn list_messages(&self, query: &MessageQuery) -> StoreResult<Vec<MessageRow>>;

@@ -249,6 +249,7 @@ impl Terminals {
             )
             .await?;
         }
+        h.cancel_open_asks(&view.task.id).await?;
         match self.inner.registry.remove(&view.task.id) {
             Some(session) if !session.has_exited() => {
                 if let Err(err) = session.terminate(Duration::from_secs(3)).await {

@@ -572,6 +572,20 @@ impl Store for SqliteStore {
         Ok(outcome)
     }
 
+    async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>> {
+        let mut tx = self.write_tx().await?;
+        let ids: Vec<String> = sqlx::query_scalar(
+            "UPDATE harness_messages SET state = 'CANCELLED' \
+             WHERE task_id = ? AND kind = 'ask' AND state = 'OPEN' RETURNING id",
+        )
+        .bind(task_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        Ok(ids)
+    }
+
     async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
         let ids: Vec<String> = sqlx::query_scalar(
