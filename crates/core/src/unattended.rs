@@ -86,13 +86,13 @@ impl Harness {
         self.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
         });
-        if let Some(dir) = &self.config().signal_dir {
-            if let Err(err) = write_signal(dir, &task_id, on) {
-                tracing::error!(%err, task_id, "cannot mirror unattended mode to its signal file");
-                return Err(CoreError::Store(crate::store::StoreError::Backend(
-                    Box::new(err),
-                )));
-            }
+        if let Some(dir) = &self.config().signal_dir
+            && let Err(err) = write_signal(dir, &task_id, on)
+        {
+            tracing::error!(%err, task_id, "cannot mirror unattended mode to its signal file");
+            return Err(CoreError::Store(crate::store::StoreError::Backend(
+                Box::new(err),
+            )));
         }
         Ok(view)
     }
