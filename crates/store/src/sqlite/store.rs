@@ -476,27 +476,59 @@ impl Store for SqliteStore {
         text: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>> {
-        let mut tx = self.write_tx().await?;
-        let sql = format!(
-            "UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?, replied_at = ? \
-             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = ? AND o.kind = 'ask' \
+        // Two round trips in one transaction (see `batch_tx`): the
+        // conditional OPEN → ANSWERED, then — only if it won — the resume
+        // and the commit. A reply that finds no OPEN ask writes nothing.
+        let answer = format!(
+            "BEGIN IMMEDIATE; \
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?2, replied_at = ?3 \
+             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = ?1 AND o.kind = 'ask' \
                AND o.state = 'OPEN' ORDER BY o.created_at DESC, o.id DESC LIMIT 1) \
              AND m.state = 'OPEN' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
-        let row = sqlx::query(AssertSqlSafe(sql))
-            .bind(text)
-            .bind(ms(now))
-            .bind(task_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-        let Some(row) = row else {
-            return Ok(None); // dropping tx rolls back (nothing was written)
+        let (task_id, text, now) = (task_id.to_owned(), text.to_owned(), ms(now));
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let answered = sqlx::query(AssertSqlSafe(answer))
+                        .bind(&task_id)
+                        .bind(&text)
+                        .bind(now)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                    let Some(row) = answered.into_iter().next() else {
+                        sqlx::query("ROLLBACK").execute(&mut *conn).await?;
+                        return Ok(None);
+                    };
+                    let resumed = sqlx::query(
+                        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
+                           WHERE task_id = ?1 AND status = 'PAUSED' RETURNING 'resumed' AS what, id; \
+                         SELECT 'running' AS what, id FROM executions \
+                           WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+                         COMMIT",
+                    )
+                    .bind(&task_id)
+                    .fetch_all(&mut *conn)
+                    .await?;
+                    Ok(Some((row, resumed)))
+                })
+            })
+            .await?;
+        let Some((row, rows_after)) = done else {
+            return Ok(None);
         };
         let message = rows::message(&row)?;
-        let (resumed, running) = resume_in(&mut tx, task_id).await?;
-        tx.commit().await.map_err(map)?;
+        let mut resumed = Vec::new();
+        let mut running = false;
+        for r in &rows_after {
+            let what: String = r.try_get("what").map_err(map)?;
+            if what == "resumed" {
+                resumed.push(r.try_get("id").map_err(map)?);
+            } else {
+                running = true;
+            }
+        }
         Ok(Some(Answered {
             message,
             resumed,
