@@ -287,7 +287,11 @@ impl Harness {
             });
         }
         if !ids.is_empty() {
-            tracing::info!(task_id, cancelled = ids.len(), "open asks cancelled: task stopped");
+            tracing::info!(
+                task_id,
+                cancelled = ids.len(),
+                "open asks cancelled: task stopped"
+            );
             self.publish(HarnessEvent::TaskChanged { task_id });
         }
         Ok(ids)
