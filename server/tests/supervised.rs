@@ -5,32 +5,12 @@
 
 mod common;
 
-use std::{
-    path::{Path, PathBuf},
-    process::Output,
-    time::Duration,
-};
+use std::{path::Path, process::Output, time::Duration};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_harness");
-
-/// The double agent binary (built on demand, as in `terminals.rs`).
-fn double() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("harness-agent-double");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-p", "harness-agent-double"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    bin
-}
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let o = std::process::Command::new("git")
@@ -259,7 +239,7 @@ async fn an_agent_parked_on_ask_human_resumes_on_the_reply_and_is_not_timed_out(
     .unwrap();
     let agent = format!(
         "'{}' --script '{}' && echo answered > answer.txt",
-        double().display(),
+        common::double().display(),
         script.display()
     );
     let data_dir = data.path().display().to_string();

@@ -4,28 +4,12 @@
 
 mod common;
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
-
-/// The double agent binary, built by `cargo test --workspace` (or here).
-fn double() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let bin = dir.join("harness-agent-double");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-p", "harness-agent-double"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    bin
-}
 
 async fn wait_for<F: Fn(&str) -> bool>(
     s: &common::Server,
@@ -68,7 +52,7 @@ async fn wait_pending(s: &common::Server, task: &str) {
 
 async fn agent_task(s: &common::Server, provider: &str, script: &str, extra: Value) -> String {
     let mut body = json!({"title": "double agent", "agent": {
-        "provider": provider, "command": [double().display().to_string()], "cwd": std::env::temp_dir(),
+        "provider": provider, "command": [common::double().display().to_string()], "cwd": std::env::temp_dir(),
         "env": {"HARNESS_DOUBLE_SCRIPT": script}}});
     if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
         b.extend(e.clone());

@@ -93,3 +93,19 @@ pub async fn decode(resp: Response) -> (StatusCode, Value) {
     };
     (status, value)
 }
+
+/// The double agent binary, built by `cargo test --workspace` (or here, on demand).
+pub fn double() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("harness-agent-double");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "harness-agent-double"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    bin
+}
