@@ -262,7 +262,7 @@ async fn reply_latency(b: &Bench, samples: usize) -> anyhow::Result<Vec<Duration
                             ))
                             .await;
                     }
-                    if memchr_find(&seen, marker.as_bytes()) {
+                    if contains_bytes(&seen, marker.as_bytes()) {
                         return Some(start.elapsed());
                     }
                 }
@@ -282,7 +282,7 @@ async fn reply_latency(b: &Bench, samples: usize) -> anyhow::Result<Vec<Duration
         // Let the submit key and the agent's answer line go by.
         let done = format!("got {marker}");
         let _ = tokio::time::timeout(Duration::from_secs(5), async {
-            while !memchr_find(&seen, done.as_bytes()) {
+            while !contains_bytes(&seen, done.as_bytes()) {
                 match ws.next().await {
                     Some(Ok(Message::Binary(bytes))) => {
                         received += bytes.len() as u64;
@@ -301,7 +301,7 @@ async fn reply_latency(b: &Bench, samples: usize) -> anyhow::Result<Vec<Duration
     Ok(out)
 }
 
-fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 

@@ -98,11 +98,14 @@ impl Checkpointer {
                     }
                 }
             }
-            if let Some(c) = conn {
-                // A last full pass so a clean shutdown leaves little WAL behind.
-                let mut c = c;
-                let _ = checkpoint(&mut c).await;
-                let _ = c.close().await;
+            if let Some(mut c) = conn {
+                // A last pass so a clean shutdown leaves little WAL behind.
+                if let Err(err) = checkpoint(&mut c).await {
+                    tracing::debug!(%err, "final WAL checkpoint failed; SQLite finishes it on the next open");
+                }
+                if let Err(err) = c.close().await {
+                    tracing::debug!(%err, "closing the checkpoint connection failed");
+                }
             }
         });
         Self {
