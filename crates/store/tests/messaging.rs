@@ -118,7 +118,7 @@ async fn ask_cancels_the_previous_open_ask_and_parks_running_executions() {
 
 impl Db {
     async fn store_message(&self, id: &str) -> harness_core::model::Message {
-        use harness_core::store::Store;
+        use harness_core::store::MessageStore;
         self.store.get_message(id).await.unwrap().unwrap()
     }
 }
@@ -271,7 +271,7 @@ async fn ignore_only_open_asks_and_dismiss_only_non_asks() {
 
 #[tokio::test]
 async fn sweep_expires_only_stale_open_asks() {
-    use harness_core::store::Store;
+    use harness_core::store::MessageStore;
     let db = db().await;
     let h = &db.harness;
     let t1 = task(h, "old").await;

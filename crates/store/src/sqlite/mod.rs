@@ -2,8 +2,11 @@
 //! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
 
 mod checkpoint;
+mod messages;
 mod rows;
-mod store;
+mod settings;
+mod tasks;
+mod writer;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
