@@ -263,7 +263,7 @@ pub(crate) fn model_loop(shared: &Shared) {
             }
         }));
         if let Err(panic) = fed {
-            shared.model_panicked(&mut *model, panic.as_ref());
+            shared.model_panicked(&mut model, panic.as_ref());
             return;
         }
         drop(model);
