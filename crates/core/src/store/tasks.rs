@@ -49,6 +49,8 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> StoreResult<String>;
     async fn create_project(&self, project: NewProject) -> StoreResult<Project>;
     async fn list_projects(&self) -> StoreResult<Vec<Project>>;
+    /// One project by id.
+    async fn get_project(&self, id: &str) -> StoreResult<Option<Project>>;
     async fn create_task(&self, task: NewTask) -> StoreResult<TaskView>;
     async fn get_task(&self, id: &str) -> StoreResult<Option<TaskView>>;
     async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>>;

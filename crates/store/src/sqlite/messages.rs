@@ -82,8 +82,9 @@ async fn resume_in(
 #[async_trait]
 impl MessageStore for SqliteStore {
     async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded> {
-        // Insert the ask bound to the task's newest RUNNING execution,
-        // supersede its other OPEN asks, park its RUNNING executions — one
+        // Supersede the task's other OPEN asks (first: at most one OPEN ask
+        // per task is a unique index), insert the ask bound to its newest
+        // RUNNING execution, park its RUNNING executions — one
         // transaction sent to the writer as one batch (see `batch_tx`). Every
         // statement answers rows of the same shape.
         let task_id = ask.task_id.clone();
@@ -95,13 +96,13 @@ impl MessageStore for SqliteStore {
                 Box::pin(async move {
                     sqlx::query(
                         "BEGIN IMMEDIATE; \
+                         UPDATE harness_messages SET state = 'CANCELLED' \
+                           WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
+                           RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
                          INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
                            VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
                              ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4) \
                            RETURNING 'asked' AS what, id, execution_id; \
-                         UPDATE harness_messages SET state = 'CANCELLED' \
-                           WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
-                           RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
                          UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
                            RETURNING 'paused' AS what, id, NULL AS execution_id; \
                          COMMIT",

@@ -73,6 +73,18 @@ impl TaskStore for SqliteStore {
             .collect()
     }
 
+    async fn get_project(&self, id: &str) -> StoreResult<Option<Project>> {
+        let sql = format!("{PROJECT_SELECT} WHERE p.id = ?");
+        sqlx::query(AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)?
+            .as_ref()
+            .map(rows::project)
+            .transpose()
+    }
+
     async fn create_task(&self, t: NewTask) -> StoreResult<TaskView> {
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
