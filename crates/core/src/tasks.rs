@@ -263,9 +263,9 @@ impl Harness {
                 StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
                 // At most one live execution per task (a unique index): a
                 // concurrent start won.
-                StoreError::Duplicate(_) => {
-                    CoreError::Conflict("the task's agent is already running".into())
-                }
+                StoreError::Duplicate(_) => CoreError::Conflict(
+                    "the task's agent is already running (a concurrent start won)".into(),
+                ),
                 other => other.into(),
             })?;
         self.publish(HarnessEvent::TaskChanged { task_id });
