@@ -79,7 +79,11 @@ impl Harness {
     /// Turning it on needs an active unattended notify channel (409 otherwise).
     pub async fn set_unattended(&self, task_id: &str, on: bool) -> CoreResult<TaskView> {
         let task_id = validate::task_id(Some(task_id))?;
-        self.check_unattended_allowed(on).await?;
+        if on {
+            // A missing task is a 404 before the channel rule's 409.
+            self.get_task(&task_id).await?;
+            self.check_unattended_allowed(on).await?;
+        }
         let view = self
             .store()
             .set_unattended(&task_id, on, Utc::now())

@@ -119,6 +119,8 @@ async fn unattended_mode_needs_a_channel_that_reaches_a_human() {
     let t = h.create_task(titled("goal")).await.unwrap().task.id;
     let refused = h.set_unattended(&t, true).await.unwrap_err();
     assert_eq!(refused.http_status(), 409, "{refused}");
+    let missing = h.set_unattended(&ids::new_id(), true).await.unwrap_err();
+    assert_eq!(missing.http_status(), 404, "{missing}");
     // Off is always allowed.
     assert!(!h.set_unattended(&t, false).await.unwrap().task.unattended);
     let target = |gateway: &str, scope: &str, active: bool| NotifyTarget {
