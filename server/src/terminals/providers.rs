@@ -37,7 +37,9 @@ fn hook_command(bin: &Path, event: &str) -> String {
 }
 
 /// Claude Code settings (`--settings <file>`): our hooks, alongside (never
-/// replacing) the user's own settings files.
+/// replacing) the user's own settings files. `skipDangerousModePermissionPrompt`
+/// answers the one-time "Bypass Permissions mode" warning for this spawn only
+/// (without it a first-time user's agent waits at "No, exit").
 pub fn claude_settings(bin: &Path) -> serde_json::Value {
     let entry = |event: &str, matcher: Option<&str>, timeout: u32| {
         let mut e = json!({"hooks": [{"type": "command", "command": hook_command(bin, event), "timeout": timeout}]});
@@ -46,11 +48,14 @@ pub fn claude_settings(bin: &Path) -> serde_json::Value {
         }
         e
     };
-    json!({"hooks": {
-        "PreToolUse": [entry("pre-tool", Some("AskUserQuestion"), 5)],
-        "Stop": [entry("stop", None, 10)],
-        "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
-    }})
+    json!({
+        "skipDangerousModePermissionPrompt": true,
+        "hooks": {
+            "PreToolUse": [entry("pre-tool", Some("AskUserQuestion"), 5)],
+            "Stop": [entry("stop", None, 10)],
+            "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
+        },
+    })
 }
 
 /// Claude Code MCP config (`--mcp-config <file>`): the token comes from the
@@ -143,9 +148,12 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
             argv.extend(["--settings".into(), settings.display().to_string()]);
             argv.extend(["--mcp-config".into(), mcp.display().to_string()]);
             match mode {
-                StartMode::Fresh { prompt } => {
-                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                // `--mcp-config <configs...>` takes several values: without
+                // `--` the prompt would be read as a second config file.
+                StartMode::Fresh { prompt: Some(p) } if !p.trim().is_empty() => {
+                    argv.extend(["--".into(), p.clone()])
                 }
+                StartMode::Fresh { .. } => {}
                 StartMode::Resume { session_id } => {
                     argv.extend(["--resume".into(), session_id.clone()])
                 }
@@ -231,7 +239,13 @@ mod tests {
                 "D"
             ]
         );
-        assert_eq!(fresh.last().unwrap(), "Task: x");
+        assert_eq!(
+            &fresh[fresh.len() - 2..],
+            ["--", "Task: x"],
+            "options end before the prompt (--mcp-config is variadic)"
+        );
+        let no_prompt = build(StartMode::Fresh { prompt: None });
+        assert!(!no_prompt.contains(&"--".to_string()));
         let resume = build(StartMode::Resume {
             session_id: "s1".into(),
         });
@@ -249,6 +263,7 @@ mod tests {
             settings["hooks"]["PreToolUse"][0]["matcher"],
             "AskUserQuestion"
         );
+        assert_eq!(settings["skipDangerousModePermissionPrompt"], true);
         assert_eq!(
             settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
             "'/opt/harness' hook pre-tool"
