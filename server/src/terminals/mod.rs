@@ -4,6 +4,7 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
+pub mod prompts;
 pub mod providers;
 pub mod ws;
 
@@ -212,7 +213,13 @@ impl Terminals {
             }
         };
         self.inner.registry.insert(&view.task.id, session.clone());
-        self.watch_exit(view.task.id.clone(), execution.id.clone(), session);
+        self.watch_exit(view.task.id.clone(), execution.id.clone(), session.clone());
+        prompts::watch(
+            h.clone(),
+            view.task.id.clone(),
+            view.task.agent.provider,
+            session,
+        );
         tracing::info!(execution_id = %execution.id, "agent started");
         Ok(execution)
     }
