@@ -573,3 +573,78 @@ async fn real_claude_code_first_run_prompts_are_reported_on_the_task() {
     assert_eq!(standin.turns_served(), 0);
     s.shutdown().await;
 }
+
+/// First-run screens of the real Codex are reported on the task: sign-in (no
+/// credentials) and "Trust this folder?" (a git repository never trusted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_codex_first_run_prompts_are_reported_on_the_task() {
+    let Some(bin) = installed("codex") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(&dir.path().join("data")).await;
+    let standin = StandIn::start(Vec::new()).await.unwrap();
+    let case = |name: &str, git: bool, provider_config: bool| {
+        let (work, home) = (
+            dir.path().join(name),
+            dir.path().join(format!("{name}-home")),
+        );
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(home.join(".codex")).unwrap();
+        if git {
+            let made = std::process::Command::new("git")
+                .args(["init", "-q"])
+                .arg(&work)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(made, "git init (git is needed by this test)");
+        }
+        if provider_config {
+            std::fs::write(
+                home.join(".codex/config.toml"),
+                format!(
+                    "model = \"m\"\nmodel_provider = \"standin\"\n[model_providers.standin]\n\
+                     name = \"standin\"\nbase_url = \"{}/v1\"\nenv_key = \"K\"\n\
+                     wire_api = \"responses\"\nsupports_websockets = false\n\
+                     requires_openai_auth = false\n",
+                    standin.base_url()
+                ),
+            )
+            .unwrap();
+        }
+        json!({"title": name, "agent": {"provider": "codex", "command": [bin.display().to_string()],
+            "cwd": work, "env": {"HOME": home, "K": "standin"}}})
+    };
+    for (body, needle) in [
+        (case("signin", false, false), "Codex prompt: sign-in"),
+        (
+            case("trust", true, true),
+            "Codex prompt: \"Trust this folder?\"",
+        ),
+    ] {
+        let (_, t) = s.admin("POST", "/api/tasks", Some(body)).await;
+        let t = t["id"].as_str().unwrap().to_string();
+        s.admin(
+            "POST",
+            &format!("/api/tasks/{t}/start"),
+            Some(json!({"prompt": PROMPT})),
+        )
+        .await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = notices(&s, &t).await;
+            if found.iter().any(|n| n.contains(needle)) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no notice {needle:?}: {found:?}; screen:\n{}",
+                screen(&s, &t).await
+            );
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
+    }
+    assert_eq!(standin.turns_served(), 0, "nothing reached the model");
+    s.shutdown().await;
+}

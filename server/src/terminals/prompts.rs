@@ -58,6 +58,13 @@ const PATTERNS: &[(Provider, BlockingPrompt, &[&str])] = &[
         BlockingPrompt::ClaudeLogin,
         &["selectloginmethod"],
     ),
+    // Codex 0.171 in a git repository it was never trusted in.
+    (
+        Provider::Codex,
+        BlockingPrompt::CodexTrust,
+        &["trustthisfolder?", "trustandcontinue"],
+    ),
+    // Older Codex releases.
     (
         Provider::Codex,
         BlockingPrompt::CodexTrust,
@@ -107,8 +114,8 @@ run as root. Run Harness as a normal user, or — only inside a sandbox or conta
 IS_SANDBOX=1 to the task's env."
             }
             Self::CodexTrust => {
-                "The agent is waiting at a Codex prompt: \"Do you trust the contents of this \
-directory?\". Open the task's terminal and answer it once."
+                "The agent is waiting at a Codex prompt: \"Trust this folder?\". Open the task's \
+terminal and answer it once (Codex saves the decision), or run `codex` once in that folder."
             }
             Self::CodexLogin => {
                 "The agent is waiting at a Codex prompt: sign-in. Log in by running `codex login` \
@@ -198,6 +205,17 @@ mod tests {
         let root = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons";
         assert_eq!(detect(Provider::Claude, root), [BlockingPrompt::ClaudeRoot]);
         assert!(detect(Provider::Codex, root).is_empty(), "per provider");
+        // Screen text as Codex 0.171 draws it in Harness's terminal.
+        let sign_in = "  Welcome to Codex, OpenAI's command-line coding agent\n\n> 1. Sign in with ChatGPT\n  2. Sign in with Device Code";
+        assert_eq!(
+            detect(Provider::Codex, sign_in),
+            [BlockingPrompt::CodexLogin]
+        );
+        let codex_trust = "  Folder access\n  Trust this folder? Codex can read, edit, and run files here, subject to your\n› 1. Trust and continue\n  2. Back to Agent Command Center";
+        assert_eq!(
+            detect(Provider::Codex, codex_trust),
+            [BlockingPrompt::CodexTrust]
+        );
         let working = "❯ Task: say hello\n⏵⏵ bypass permissions on (shift+tab to cycle)";
         assert!(detect(Provider::Claude, working).is_empty());
     }
