@@ -648,3 +648,121 @@ async fn real_codex_first_run_prompts_are_reported_on_the_task() {
     assert_eq!(standin.turns_served(), 0, "nothing reached the model");
     s.shutdown().await;
 }
+
+/// Point 3: Codex reports its session id only through a hook at its first
+/// turn. With no hook report at all (here: the hooks' binary is missing, so
+/// every hook fails open), a resume still continues the task's own session —
+/// found in Codex's session files — and never "the most recent" one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_codex_without_a_hook_report_resumes_its_session_from_the_session_files() {
+    let Some(bin) = installed("codex") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (work, home) = (dir.path().join("work"), dir.path().join("home"));
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut cfg =
+        harness_server::ServeConfig::new(listener.local_addr().unwrap(), dir.path().join("data"));
+    cfg.harness_bin = dir.path().join("no-such-harness");
+    let running = harness_server::launch(cfg, listener).await.unwrap();
+    let s = common::Server {
+        base: running.base_url(),
+        admin: running.admin_token.clone(),
+        running,
+        client: reqwest::Client::new(),
+    };
+    let standin = StandIn::start(vec![
+        Turn::call("ask_human", json!({"question": "Red or blue?"})),
+        Turn::say("Waiting for the human."),
+        Turn::say("Thanks: {last_user}"),
+    ])
+    .await
+    .unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"m\"\nmodel_provider = \"standin\"\n[model_providers.standin]\n\
+             name = \"standin\"\nbase_url = \"{}/v1\"\nenv_key = \"K\"\nwire_api = \"responses\"\n\
+             supports_websockets = false\nrequires_openai_auth = false\n",
+            standin.base_url()
+        ),
+    )
+    .unwrap();
+    let (_, t) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "no hooks", "agent": {"provider": "codex",
+                "command": [bin.display().to_string()], "cwd": work,
+                "env": {"HOME": home, "CODEX_HOME": codex_home, "K": "standin"}}})),
+        )
+        .await;
+    let t = t["id"].as_str().unwrap().to_string();
+    s.admin(
+        "POST",
+        &format!("/api/tasks/{t}/start"),
+        Some(json!({"prompt": PROMPT})),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while standin.main_requests().len() < 2 || open_ask(&s, &t).await.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the agent never asked: {}",
+            screen(&s, &t).await
+        );
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let view = task_json(&s, &t).await;
+    assert!(
+        view["execution"]["sessionId"].is_null(),
+        "no hook reported the session: {view}"
+    );
+    s.running.terminals.live(&t).unwrap().kill().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s.running.terminals.live(&t).is_some() {
+        assert!(Instant::now() < deadline, "the agent did not exit");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, r) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": REPLY_1})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let resumed = loop {
+        if let Some(r) = standin.main_requests().get(2).cloned() {
+            break r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no resumed turn: {}",
+            screen(&s, &t).await
+        );
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    };
+    assert!(
+        resumed.to_string().contains("Red or blue?"),
+        "the same conversation continues"
+    );
+    assert!(codex_last_user(&resumed).contains(REPLY_1));
+    let view = task_json(&s, &t).await;
+    let found = harness_server::terminals::resume::find_codex_session(
+        &codex_home,
+        &work,
+        chrono::Utc::now() - chrono::Duration::minutes(10),
+        chrono::Utc::now(),
+    );
+    assert_eq!(
+        view["execution"]["sessionId"].as_str(),
+        found.as_deref(),
+        "the resumed execution recorded the session from the files: {view}"
+    );
+    s.shutdown().await;
+}
