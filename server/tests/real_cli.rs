@@ -333,6 +333,10 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
         resumed_text.contains("escalation ladder"),
         "the directive is applied on resume"
     );
+    assert!(
+        resumed_text.contains(&session_id),
+        "the resumed CLI itself runs session {session_id}"
+    );
     let view = task_json(s, t).await;
     assert_eq!(
         view["execution"]["sessionId"], session_id,
