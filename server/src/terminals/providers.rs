@@ -226,9 +226,11 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 "mcp_servers.harness.bearer_token_env_var=\"TOWER_API_TOKEN\"".into(),
             ]);
             match mode {
-                StartMode::Fresh { prompt } => {
-                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                // `--`: a prompt is never read as an option or a subcommand.
+                StartMode::Fresh { prompt: Some(p) } if !p.trim().is_empty() => {
+                    argv.extend(["--".into(), p.clone()])
                 }
+                StartMode::Fresh { .. } => {}
                 StartMode::Resume { session_id } => {
                     argv.extend(["resume".into(), session_id.clone()])
                 }
@@ -333,6 +335,10 @@ mod tests {
         };
         let build = |mode: StartMode| build_with(mode, CodexHookTrust::Bypass);
         let fresh = build(StartMode::Fresh { prompt: None });
+        let prompted = build(StartMode::Fresh {
+            prompt: Some("--help me".into()),
+        });
+        assert_eq!(&prompted[prompted.len() - 2..], ["--", "--help me"]);
         assert!(fresh.contains(&"--dangerously-bypass-hook-trust".to_string()));
         assert!(fresh.contains(&"check_for_update_on_startup=false".to_string()));
         let reviewed = build_with(StartMode::Fresh { prompt: None }, CodexHookTrust::Review);
