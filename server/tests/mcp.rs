@@ -183,8 +183,38 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     s.shutdown().await;
 }
 
+/// Log lines of this test binary (a global subscriber writing to memory).
+fn captured_logs() -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        buf
+    })
+    .clone()
+}
+
+struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
 async fn mcp_refuses_missing_tokens_and_foreign_origins() {
+    let logs = captured_logs();
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -205,6 +235,12 @@ async fn mcp_refuses_missing_tokens_and_foreign_origins() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).to_string();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("refused request") && l.contains("path=\"/mcp\"")),
+        "the refusal is logged with its real path: {text}"
+    );
     let resp = s
         .client
         .post(s.url("/mcp"))
