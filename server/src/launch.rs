@@ -151,6 +151,7 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             state.terminals.clone(),
             cancel.clone(),
         ))
+        .layer(middleware::from_fn(mcp::transport::guard))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             mcp::authenticate,

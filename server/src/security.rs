@@ -78,7 +78,13 @@ pub async fn same_origin(State(state): State<AppState>, req: Request, next: Next
     match state.origin.check(req.headers()) {
         Ok(()) => next.run(req).await,
         Err(reason) => {
-            tracing::warn!(reason, path = %req.uri().path(), "refused request");
+            // Under `nest_service` the URI is stripped of its prefix (`/mcp` → `/`).
+            let path = req
+                .extensions()
+                .get::<axum::extract::OriginalUri>()
+                .map_or_else(|| req.uri().path(), |u| u.0.path())
+                .to_string();
+            tracing::warn!(reason, path, "refused request");
             (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response()
         }
     }

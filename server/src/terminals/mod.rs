@@ -4,7 +4,9 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
+pub mod prompts;
 pub mod providers;
+pub mod resume;
 pub mod ws;
 
 use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
@@ -36,6 +38,8 @@ pub struct TerminalConfig {
     pub idle_quiet: Duration,
     /// Longest wait for an input boundary before injecting anyway.
     pub boundary_max: Duration,
+    /// `HARNESS_CODEX_HOOK_TRUST` (README "Codex hook trust").
+    pub codex_hook_trust: providers::CodexHookTrust,
 }
 
 impl TerminalConfig {
@@ -49,6 +53,13 @@ impl TerminalConfig {
             settle: Duration::from_millis(80),
             idle_quiet: Duration::from_millis(400),
             boundary_max: Duration::from_secs(10),
+            codex_hook_trust: providers::CodexHookTrust::parse(
+                std::env::var("HARNESS_CODEX_HOOK_TRUST").ok().as_deref(),
+            )
+            .unwrap_or_else(|err| {
+                tracing::warn!("{err}; using \"bypass\"");
+                providers::CodexHookTrust::Bypass
+            }),
         }
     }
 }
@@ -184,6 +195,7 @@ impl Terminals {
             run_dir: &run_dir,
             harness_bin: &self.inner.config.harness_bin,
             mcp_url: &mcp_url,
+            codex_hook_trust: self.inner.config.codex_hook_trust,
         });
         let spawned = match argv {
             Ok(argv) => {
@@ -210,8 +222,16 @@ impl Terminals {
                 ));
             }
         };
+        self.adopt_session(&view.task.id, &execution.id, &mode)
+            .await;
         self.inner.registry.insert(&view.task.id, session.clone());
-        self.watch_exit(view.task.id.clone(), execution.id.clone(), session);
+        self.watch_exit(view.task.id.clone(), execution.id.clone(), session.clone());
+        prompts::watch(
+            h.clone(),
+            view.task.id.clone(),
+            view.task.agent.provider,
+            session,
+        );
         tracing::info!(execution_id = %execution.id, "agent started");
         Ok(execution)
     }
@@ -373,16 +393,15 @@ impl AgentRuntime for Terminals {
         // The terminal is gone: resume the provider session when we know it,
         // and give the agent the question it is answering. An execution that
         // is live without a terminal here is run by someone else: leave it.
-        let latest = self
+        let view = self
             .inner
             .harness
             .get_task(&d.task_id)
             .await
-            .map_err(|e| e.to_string())?
-            .execution;
+            .map_err(|e| e.to_string())?;
         // A task whose agent never ran is not started by a reply: the answer
         // is recorded and read by the agent when the task is started.
-        let Some(latest) = latest else {
+        let Some(latest) = view.execution.clone() else {
             return Ok(Delivered::Detached);
         };
         if matches!(
@@ -391,11 +410,7 @@ impl AgentRuntime for Terminals {
         ) {
             return Ok(Delivered::Detached);
         }
-        let previous = latest.session_id;
-        let mode = match previous {
-            Some(session_id) => StartMode::Resume { session_id },
-            None => StartMode::Fresh { prompt: None },
-        };
+        let mode = self.resume_mode(&view, &latest).await;
         self.start(&d.task_id, mode)
             .await
             .map_err(|e| e.to_string())?;
@@ -403,6 +418,7 @@ impl AgentRuntime for Terminals {
             .live(&d.task_id)
             .ok_or("the restarted agent exited immediately")?;
         let text = format!("{PREFIX_OPEN}{}]\n{}", d.question, d.text);
+        resume::wait_until_drawn(&session).await;
         self.inject_reply(&session, &d.injection_id, &text).await?;
         Ok(Delivered::Restarted)
     }
