@@ -208,6 +208,15 @@ async fn setup(provider: &str, bin: &Path, env: impl FnOnce(&Path, &Path, &str) 
         .await;
     assert_eq!(status, StatusCode::CREATED, "{t}");
     let task = t["id"].as_str().unwrap().to_string();
+    // Unattended mode needs an active unattended channel (a core rule).
+    let (status, body) = server
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(json!({"targets": [{"gateway": "openclaw", "scope": "unattended", "active": true}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, _) = server
         .admin(
             "PUT",
