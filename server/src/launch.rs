@@ -103,7 +103,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         leptos: web::leptos_options(&config.site_root, addr),
         origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
-        login_required: !addr.ip().is_loopback(),
+        login: crate::login::Login::new(harness_core::sessions::Sessions::new(
+            Arc::new(store.clone()),
+            ids::token_hash(&data.admin_token),
+            harness_core::sessions::Sessions::DEFAULT_TTL,
+        )),
     };
     let router = build_router(&state, cancel.child_token());
     let shutdown = cancel.clone();
@@ -116,9 +120,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 tracing::debug!(%err, "cannot set TCP_NODELAY");
             }
         });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
     });
     // `harness run` finds this server through `<data-dir>/server.json` (supervised mode).
     if let Err(err) = crate::supervised::discovery::write(&data.root, &agent_base_url(addr)) {
@@ -167,6 +174,10 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/login",
             axum::routing::get(crate::login::page).post(crate::login::submit),
         )
+        .route(
+            "/logout",
+            axum::routing::get(crate::login::logout_page).post(crate::login::logout),
+        )
         .merge(web::router(state))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -176,6 +187,7 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             state.clone(),
             web::guard_server_fns,
         ))
+        .layer(middleware::from_fn(crate::security::response_headers))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone())
 }

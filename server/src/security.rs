@@ -1,13 +1,14 @@
 //! Browser-facing request checks (decisions D12, engineering-notes C.3):
 //! the `Host` must be one of ours (DNS-rebinding defence) and a present
 //! `Origin` must be same-origin. Applied to server functions, `/mcp` and
-//! WebSockets.
+//! WebSockets. And the response headers every answer carries: no framing
+//! (clickjacking), no MIME sniffing, no referrer.
 
 use std::net::SocketAddr;
 
 use axum::{
     extract::{Request, State},
-    http::{HeaderMap, StatusCode, header},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -52,6 +53,16 @@ impl OriginPolicy {
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().map_err(|_| "invalid Origin header")?;
+            // Under `Referrer-Policy: no-referrer` browsers send `Origin: null`
+            // on form posts; the browser-set `Sec-Fetch-Site` tells whether
+            // the form was ours (scripts cannot forge it).
+            if origin == "null" {
+                return if same_origin_fetch(headers) {
+                    Ok(())
+                } else {
+                    Err("cross-origin request refused")
+                };
+            }
             let origin_authority = origin
                 .strip_prefix("http://")
                 .or_else(|| origin.strip_prefix("https://"))
@@ -64,6 +75,12 @@ impl OriginPolicy {
         }
         Ok(())
     }
+}
+
+fn same_origin_fetch(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes() == b"same-origin")
 }
 
 fn authority(addr: SocketAddr) -> String {
@@ -84,10 +101,42 @@ pub async fn same_origin(State(state): State<AppState>, req: Request, next: Next
     }
 }
 
+/// The policy of responses that set none themselves (JSON, files, errors):
+/// nothing may load from them and nothing may frame them. Pages set their own
+/// (`app::csp`, with a per-response nonce), the login form too (`login.rs`).
+const DEFAULT_CSP: &str =
+    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// Middleware (outermost): `X-Frame-Options: DENY`, `X-Content-Type-Options:
+/// nosniff` on every response; `Referrer-Policy: no-referrer` and
+/// [`DEFAULT_CSP`] unless the handler set its own (app pages: a nonce policy
+/// and `same-origin`, so no referrer ever leaves for another origin).
+pub async fn response_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if !h.contains_key(header::REFERRER_POLICY) {
+        h.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        );
+    }
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(DEFAULT_CSP),
+        );
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();

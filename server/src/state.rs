@@ -11,8 +11,8 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     pub origin: OriginPolicy,
     pub terminals: Terminals,
-    /// Bound to a non-loopback address: the browser UI needs `/login`.
-    pub login_required: bool,
+    /// Browser sessions and the login throttle (`login.rs`).
+    pub login: crate::login::Login,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -3,6 +3,7 @@
 
 mod checkpoint;
 mod rows;
+mod sessions;
 mod store;
 
 use std::{str::FromStr, sync::Arc, time::Duration};

@@ -1,0 +1,377 @@
+//! Issue 12: response headers (framing), sessions on every bind, logout and
+//! revocation, login throttling — against a real server on a real socket.
+
+mod common;
+
+use reqwest::{Client, StatusCode, redirect::Policy};
+
+fn no_redirects() -> Client {
+    Client::builder().redirect(Policy::none()).build().unwrap()
+}
+
+/// Every server function the UI registers (read from the app's sources, so a
+/// new one is covered without editing this test).
+fn server_functions() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/src");
+    let mut names = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for line in text.lines() {
+                if let Some(rest) = line
+                    .trim()
+                    .strip_prefix("#[server(prefix = \"/sfn\", endpoint = \"")
+                {
+                    names.push(rest.split('"').next().unwrap().to_string());
+                }
+            }
+        }
+    }
+    assert!(names.len() >= 10, "found only {names:?}");
+    names
+}
+
+#[tokio::test]
+async fn every_response_forbids_framing_and_sniffing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let client = no_redirects();
+    let session = s.session().await;
+    let paths = [
+        "/harness",
+        "/tasks",
+        "/no/such/page",
+        "/login",
+        "/logout",
+        "/healthz",
+        "/api/tasks",
+        "/pkg/missing.js",
+        "/mcp",
+        "/sfn/overview",
+    ];
+    for path in paths {
+        for cookie in [None, Some(session.as_str())] {
+            let mut req = client.get(s.url(path));
+            if let Some(c) = cookie {
+                req = req.header("Cookie", c);
+            }
+            let resp = req.send().await.unwrap();
+            let h = resp.headers();
+            let ctx = format!("{path} (session: {}) → {}", cookie.is_some(), resp.status());
+            assert_eq!(h["x-frame-options"], "DENY", "{ctx}");
+            assert_eq!(h["x-content-type-options"], "nosniff", "{ctx}");
+            // Never a referrer to another origin: app pages keep theirs for
+            // their own no-JS forms, everything else sends none.
+            let referrer = h["referrer-policy"].to_str().unwrap();
+            assert!(["no-referrer", "same-origin"].contains(&referrer), "{ctx}");
+            if ["/login", "/logout", "/healthz", "/api/tasks", "/mcp"].contains(&path) {
+                assert_eq!(referrer, "no-referrer", "{ctx}");
+            }
+            let csp = h["content-security-policy"].to_str().unwrap();
+            assert!(csp.contains("frame-ancestors 'none'"), "{ctx}: {csp}");
+        }
+    }
+    // A page: scripts from self plus the hydration script's per-response nonce.
+    let page = |c: &str| {
+        client
+            .get(s.url("/harness"))
+            .header("Cookie", c.to_string())
+            .send()
+    };
+    let first = page(&session).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let csp = first.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let html = first.text().await.unwrap();
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .expect("a nonce in the page policy")
+        .to_string();
+    assert!(csp.contains("script-src 'self' 'nonce-"), "{csp}");
+    assert!(!csp.contains("unsafe-eval'") || csp.contains("'wasm-unsafe-eval'"));
+    assert!(!csp.contains("script-src 'self' 'unsafe-inline'"), "{csp}");
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "the hydration script carries the nonce"
+    );
+    let scripts = html.matches("<script").count();
+    let with_nonce = html.matches(&format!("nonce=\"{nonce}\"")).count();
+    assert!(
+        with_nonce >= 1 && scripts <= with_nonce,
+        "{scripts} scripts, {with_nonce} with the nonce"
+    );
+    let second = page(&session).await.unwrap();
+    let csp2 = second.headers()["content-security-policy"]
+        .to_str()
+        .unwrap();
+    assert!(!csp2.contains(&nonce), "a fresh nonce per response");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_sessionless_local_client_gets_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let client = no_redirects();
+    let t = s.task("t").await;
+    // Pages send the browser to the login.
+    let resp = client.get(s.url("/tasks")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()["location"], "/login?next=%2Ftasks");
+    // Every server function: 401, with or without a same-origin Origin.
+    for name in server_functions() {
+        for origin in [None, Some(s.base.clone())] {
+            let mut req = client
+                .post(s.url(&format!("/sfn/{name}")))
+                .form(&[("task_id", t.as_str()), ("text", "yes")]);
+            if let Some(o) = &origin {
+                req = req.header("Origin", o);
+            }
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "/sfn/{name}");
+            let body: serde_json::Value = resp.json().await.unwrap();
+            assert_eq!(body["error"], "login required");
+        }
+    }
+    // An agent's token is not a UI credential (an agent cannot answer its own ask).
+    let resp = client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", &s.base)
+        .bearer_auth("hx_not_the_admin")
+        .form(&[("task_id", t.as_str()), ("text", "yes")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    // Live events and the terminal socket.
+    let resp = client.get(s.url("/events/harness")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let url = format!("ws://{}/ws/terminal/{t}", s.running.addr);
+    let err = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .expect_err("no socket without a session");
+    match err {
+        tokio_tungstenite::tungstenite::Error::Http(resp) => {
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED.as_u16())
+        }
+        other => panic!("expected 401, got {other:?}"),
+    }
+    // With the admin bearer (scripts) the same calls work.
+    let resp = client
+        .post(s.url("/sfn/overview"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let resp = client
+        .get(s.url("/tasks"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_are_hashed_revocable_and_need_an_origin_to_change_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let client = no_redirects();
+    // The printed link logs in and lands on the page asked for.
+    let resp = client
+        .get(s.url(&format!("/login?token={}&next=%2Ftasks", s.admin)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()["location"], "/tasks");
+    let set = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    assert!(!set.contains("Secure"), "plain HTTP: no Secure flag");
+    assert!(!set.contains(&s.admin), "the cookie is not the admin token");
+    let cookie = set.split(';').next().unwrap().to_string();
+    let id = cookie.split_once('=').unwrap().1.to_string();
+    // Stored hashed: the id itself is nowhere in the database.
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}/harness.db", dir.path().display()))
+        .await
+        .unwrap();
+    let hashes: Vec<String> = sqlx::query_scalar("SELECT id_hash FROM harness_sessions")
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    assert_eq!(hashes, vec![harness_core::ids::token_hash(&id)]);
+
+    let get = |c: String| client.get(s.url("/harness")).header("Cookie", c).send();
+    assert_eq!(get(cookie.clone()).await.unwrap().status(), StatusCode::OK);
+    // A state-changing call with the cookie but without Origin is refused.
+    let resp = client
+        .post(s.url("/sfn/overview"))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = client
+        .post(s.url("/sfn/overview"))
+        .header("Cookie", &cookie)
+        .header("Origin", &s.base)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // Behind a TLS proxy the cookie is Secure.
+    let resp = client
+        .get(s.url(&format!("/login?token={}", s.admin)))
+        .header("X-Forwarded-Proto", "https")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("; Secure")
+    );
+    let other = resp.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+
+    // Logout needs an Origin, revokes this session only.
+    let resp = client
+        .post(s.url("/logout"))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = client
+        .post(s.url("/logout"))
+        .header("Cookie", &cookie)
+        .header("Origin", &s.base)
+        .form(&[("x", "")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(
+        resp.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    let resp = get(cookie.clone()).await.unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::SEE_OTHER,
+        "a revoked session is refused"
+    );
+    let resp = client
+        .post(s.url("/sfn/overview"))
+        .header("Cookie", &cookie)
+        .header("Origin", &s.base)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(get(other.clone()).await.unwrap().status(), StatusCode::OK);
+
+    // Log out everywhere: every other browser is out too.
+    let third = s.session().await;
+    let resp = client
+        .post(s.url("/logout"))
+        .header("Cookie", &other)
+        .header("Origin", &s.base)
+        .form(&[("everywhere", "1")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(get(other).await.unwrap().status(), StatusCode::SEE_OTHER);
+    assert_eq!(get(third).await.unwrap().status(), StatusCode::SEE_OTHER);
+    // Sessions survive a restart (they are rows, not memory).
+    let fresh = s.session().await;
+    s.shutdown().await;
+    let s = common::start(dir.path()).await;
+    let resp = no_redirects()
+        .get(s.url("/harness"))
+        .header("Cookie", &fresh)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn failed_logins_are_throttled_per_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let client = no_redirects();
+    let login = |token: &str| {
+        client
+            .post(s.url("/login"))
+            .header("Origin", &s.base)
+            .form(&[("token", token.to_string())])
+            .send()
+    };
+    // Without an Origin the form is refused outright.
+    let resp = client
+        .post(s.url("/login"))
+        .form(&[("token", s.admin.clone())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    for _ in 0..harness_server::login::MAX_FAILURES {
+        assert_eq!(
+            login("wrong").await.unwrap().status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let resp = login("wrong").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait));
+    assert!(
+        resp.text()
+            .await
+            .unwrap()
+            .contains("Too many failed logins")
+    );
+    // Even the right token waits: guessing cannot continue meanwhile.
+    let resp = login(&s.admin).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    let resp = client
+        .get(s.url(&format!("/login?token={}", s.admin)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Scripts with the bearer are not affected.
+    let (status, _) = s.admin("GET", "/api/tasks", None).await;
+    assert_eq!(status, StatusCode::OK);
+    s.shutdown().await;
+}
