@@ -156,7 +156,6 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             state.clone(),
             mcp::authenticate,
         ))
-        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .with_state(state.clone());
     Router::new()
         .merge(routes::health())
@@ -183,10 +182,9 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             state.clone(),
             crate::login::require,
         ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            web::guard_server_fns,
-        ))
+        .layer(middleware::from_fn(web::guard_server_fns))
+        // Every route: Host allow-list + same-origin (DNS-rebinding defence).
+        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .layer(middleware::from_fn(crate::security::response_headers))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone())

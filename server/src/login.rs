@@ -278,15 +278,6 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
     }
 }
 
-/// Served over TLS (behind a proxy that says so): the cookie gets `Secure`.
-/// Trusting the header only ever makes the cookie stricter.
-fn over_tls(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
-}
-
 fn session_cookie(value: &str, max_age: u64, secure: bool) -> Option<HeaderValue> {
     let secure = if secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!(
@@ -334,7 +325,11 @@ async fn open_session(
         }
     };
     let mut response = Redirect::to(next).into_response();
-    if let Some(cookie) = session_cookie(&id, login.sessions.ttl().as_secs(), over_tls(headers)) {
+    if let Some(cookie) = session_cookie(
+        &id,
+        login.sessions.ttl().as_secs(),
+        crate::security::over_tls(headers),
+    ) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response
@@ -377,18 +372,21 @@ pub async fn submit(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if let Err(reason) = require_origin(&state, &headers) {
+    if let Err(reason) = require_origin(&headers) {
         return json_error(StatusCode::FORBIDDEN, reason);
     }
     let next = safe_next(form.next.as_deref()).to_string();
     open_session(&state, ip, &headers, &form.token, &next).await
 }
 
-fn require_origin(state: &AppState, headers: &HeaderMap) -> Result<(), &'static str> {
-    if !headers.contains_key(header::ORIGIN) {
-        return Err("Origin header required for this request");
+/// A state-changing browser request: an `Origin` must be present (the Host
+/// and same-origin check already ran on every route).
+fn require_origin(headers: &HeaderMap) -> Result<(), &'static str> {
+    if headers.contains_key(header::ORIGIN) {
+        Ok(())
+    } else {
+        Err("Origin header required for this request")
     }
-    state.origin.check(headers)
 }
 
 /// `GET /logout`: the two logout buttons.
@@ -419,7 +417,7 @@ pub async fn logout(
         serde_urlencoded::from_bytes(&body).unwrap_or(LogoutForm { everywhere: None });
     let auth = authenticate(&state.login, &headers).await;
     if auth == Auth::Session
-        && let Err(reason) = require_origin(&state, &headers)
+        && let Err(reason) = require_origin(&headers)
     {
         return json_error(StatusCode::FORBIDDEN, reason);
     }
@@ -441,7 +439,7 @@ pub async fn logout(
         return json_error(StatusCode::SERVICE_UNAVAILABLE, "cannot log out right now");
     }
     let mut response = Redirect::to("/login").into_response();
-    if let Some(cookie) = session_cookie("", 0, over_tls(&headers)) {
+    if let Some(cookie) = session_cookie("", 0, crate::security::over_tls(&headers)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response

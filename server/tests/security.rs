@@ -375,3 +375,112 @@ async fn failed_logins_are_throttled_per_address() {
     assert_eq!(status, StatusCode::OK);
     s.shutdown().await;
 }
+
+/// A raw HTTP/1.1 request with a chosen Host (reqwest derives Host from the URL).
+async fn raw(addr: std::net::SocketAddr, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn a_rebinding_host_gets_no_page_on_any_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let session = s.session().await;
+    let port = s.running.addr.port();
+    for path in [
+        "/harness",
+        "/tasks",
+        "/",
+        "/login",
+        "/healthz",
+        "/api/tasks",
+        "/pkg/harness.js",
+        "/events/harness",
+        "/mcp",
+    ] {
+        // Even with a valid session and the admin bearer: the Host is wrong.
+        let response = raw(
+            s.running.addr,
+            &format!(
+                "GET {path} HTTP/1.1\r\nHost: rebind.example:{port}\r\nCookie: {session}\r\n\
+                 Authorization: Bearer {}\r\nConnection: close\r\n\r\n",
+                s.admin
+            ),
+        )
+        .await;
+        assert!(response.starts_with("HTTP/1.1 403"), "{path}: {response}");
+        assert!(response.contains("Host header is not allowed"), "{path}");
+        assert!(!response.contains("<html"), "{path}");
+        assert!(response.contains("x-frame-options: DENY"), "{path}");
+    }
+    // The same request with our own Host is served.
+    let response = raw(
+        s.running.addr,
+        &format!(
+            "GET /harness HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {session}\r\n\
+             Connection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    // Origin must match in scheme too.
+    let resp = no_redirects()
+        .post(s.url("/sfn/overview"))
+        .header("Cookie", &session)
+        .header("Origin", format!("https://127.0.0.1:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_network_bind_logs_in_from_the_network_but_not_through_rebinding() {
+    // The machine's own non-loopback address, if it has one.
+    let Some(ip) = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| {
+            s.connect("192.0.2.1:9")?;
+            s.local_addr()
+        })
+        .ok()
+        .map(|a| a.ip())
+        .filter(|ip| !ip.is_loopback() && !ip.is_unspecified())
+    else {
+        eprintln!("no non-loopback address here; skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut cfg =
+        harness_server::ServeConfig::new(listener.local_addr().unwrap(), dir.path().to_path_buf());
+    cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    let running = harness_server::launch(cfg, listener).await.unwrap();
+    // From the network, under a name we were never told about: login works.
+    let network = std::net::SocketAddr::new(ip, port);
+    let response = raw(
+        network,
+        &format!(
+            "GET /login?token={} HTTP/1.1\r\nHost: devbox.lan:{port}\r\nConnection: close\r\n\r\n",
+            running.admin_token
+        ),
+    )
+    .await;
+    assert!(response.starts_with("HTTP/1.1 303"), "{response}");
+    assert!(response.contains("harness_session="), "{response}");
+    // Over loopback, a foreign name is still a rebinding attempt.
+    let local = std::net::SocketAddr::new([127, 0, 0, 1].into(), port);
+    let response = raw(
+        local,
+        &format!("GET /login HTTP/1.1\r\nHost: devbox.lan:{port}\r\nConnection: close\r\n\r\n"),
+    )
+    .await;
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+    running.shutdown().await.unwrap();
+}

@@ -1,6 +1,7 @@
 //! `GET /ws/terminal/{taskId}`: the browser terminal's WebSocket.
 //!
-//! Same-origin only (Origin/Host checked before the upgrade). The first
+//! Needs a session (or the admin bearer) and an Origin; same-origin only
+//! (`login::require` and `security::same_origin` run before the upgrade). The first
 //! binary frame is a screen snapshot (never a raw replay that could start mid
 //! escape sequence, never replayed terminal queries); then live output.
 //! Flow control: the client acknowledges processed bytes (`ack`, cumulative);
@@ -16,7 +17,7 @@ use axum::{
         Path, State, WebSocketUpgrade,
         ws::{CloseFrame, Message, WebSocket},
     },
-    http::{HeaderMap, StatusCode},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use harness_pty::{InjectOptions, OutputEvent, PasteMode, PtySession};
@@ -40,12 +41,8 @@ enum ClientFrame {
 pub async fn handler(
     State(state): State<AppState>,
     Path(task_id): Path<String>,
-    headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if let Err(reason) = state.origin.check(&headers) {
-        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
-    }
     if !harness_core::ids::is_cuid(&task_id) {
         return (
             StatusCode::BAD_REQUEST,
