@@ -108,25 +108,15 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             ids::token_hash(&data.admin_token),
             harness_core::sessions::Sessions::DEFAULT_TTL,
         )),
+        streams: crate::serve::StreamLimits::new(&config.limits),
     };
     let router = build_router(&state, cancel.child_token());
-    let shutdown = cancel.clone();
-    let server = tokio::spawn(async move {
-        // Terminal echo and keystrokes are small writes: without TCP_NODELAY
-        // Nagle holds each one until the previous is acknowledged, and
-        // delayed ACKs turn that into ~40 ms of lag on every keystroke.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            if let Err(err) = tcp.set_nodelay(true) {
-                tracing::debug!(%err, "cannot set TCP_NODELAY");
-            }
-        });
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
-    });
+    let server = tokio::spawn(crate::serve::serve(
+        listener,
+        router,
+        config.limits.clone(),
+        cancel.clone(),
+    ));
     // `harness run` finds this server through `<data-dir>/server.json` (supervised mode).
     if let Err(err) = crate::supervised::discovery::write(&data.root, &agent_base_url(addr)) {
         tracing::warn!(%err, "cannot write the discovery file; `harness run` will not find this server");

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod routes;
 pub mod secrets;
 pub mod security;
+pub mod serve;
 pub mod sse;
 pub mod state;
 pub mod supervised;

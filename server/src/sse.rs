@@ -13,7 +13,7 @@ use axum::{
     Router,
     body::Body,
     extract::State,
-    http::{HeaderValue, header},
+    http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -24,7 +24,7 @@ use tokio::{
 };
 use tokio_util::{io::ReaderStream, sync::CancellationToken};
 
-use crate::state::AppState;
+use crate::{error::error_body, state::AppState};
 
 pub const PATH: &str = "/events/harness";
 const HEARTBEAT: Duration = Duration::from_secs(15);
@@ -53,11 +53,22 @@ pub fn routes_until(cancel: CancellationToken) -> Router<AppState> {
 }
 
 async fn events(State(state): State<AppState>, cancel: CancellationToken) -> Response {
+    // Streams are counted apart from connections and capped (`serve.rs`).
+    let Some(slot) = state.streams.event_stream() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(error_body("too many live event streams", None)),
+        )
+            .into_response();
+    };
     let events = state.harness.subscribe();
     // The writer task feeds a small in-memory pipe; the response body reads
     // it. When the client goes away the pipe breaks and the task ends.
     let (reader, writer) = tokio::io::duplex(16 * 1024);
-    tokio::spawn(pump(events, writer, cancel));
+    tokio::spawn(async move {
+        let _slot = slot;
+        pump(events, writer, cancel).await;
+    });
     let mut response = Body::from_stream(ReaderStream::new(reader)).into_response();
     let h = response.headers_mut();
     h.insert(

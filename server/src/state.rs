@@ -13,6 +13,8 @@ pub struct AppState {
     pub terminals: Terminals,
     /// Browser sessions and the login throttle (`login.rs`).
     pub login: crate::login::Login,
+    /// Separate caps for event streams and terminal sockets (`serve.rs`).
+    pub streams: crate::serve::StreamLimits,
 }
 
 impl FromRef<AppState> for LeptosOptions {

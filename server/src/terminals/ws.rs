@@ -60,8 +60,19 @@ pub async fn handler(
         )
             .into_response();
     };
+    // Sockets are counted apart from connections and capped (`serve.rs`).
+    let Some(slot) = state.streams.websocket() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(error_body("too many terminal connections", None)),
+        )
+            .into_response();
+    };
     ws.max_message_size(256 * 1024)
-        .on_upgrade(move |socket| serve(socket, session))
+        .on_upgrade(move |socket| async move {
+            let _slot = slot;
+            serve(socket, session).await;
+        })
 }
 
 async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
