@@ -70,6 +70,9 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let store = SqliteStore::open(SqliteOptions::new(config.database_url()))
         .await
         .with_context(|| format!("cannot open the database {}", config.database_url()))?;
+    if let Some(path) = config.database_url().strip_prefix("sqlite://") {
+        crate::secrets::restrict_database_files(std::path::Path::new(path));
+    }
     let mut core_config = HarnessConfig::new(ids::token_hash(&data.admin_token));
     core_config.pending_ttl = config.pending_ttl;
     core_config.sweep_interval = config.sweep_interval;
@@ -152,7 +155,9 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         .merge(crate::sse::routes_until(cancel.child_token()))
         .nest(
             "/api",
-            routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+            routes::api()
+                .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+                .layer(middleware::from_fn(crate::json_errors::json_errors)),
         )
         .nest_service("/mcp", mcp)
         .route(

@@ -6,6 +6,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod hooks;
+pub mod json_errors;
 pub mod launch;
 pub mod login;
 pub mod mcp;

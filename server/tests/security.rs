@@ -484,3 +484,69 @@ async fn a_network_bind_logs_in_from_the_network_but_not_through_rebinding() {
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
     running.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn api_errors_are_json_and_the_database_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let client = no_redirects();
+    let check = |what: &'static str| {
+        move |resp: reqwest::Response| async move {
+            let status = resp.status();
+            let kind = resp.headers()["content-type"].to_str().unwrap().to_string();
+            let body: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap())
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e})"));
+            assert!(kind.starts_with("application/json"), "{what}: {kind}");
+            assert!(body["error"].is_string(), "{what}: {body}");
+            status
+        }
+    };
+    let big = "x".repeat(400 * 1024);
+    let resp = client
+        .post(s.url("/api/tasks"))
+        .bearer_auth(&s.admin)
+        .header("content-type", "application/json")
+        .body(format!("{{\"title\":\"{big}\"}}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(check("413")(resp).await, StatusCode::PAYLOAD_TOO_LARGE);
+    let resp = client
+        .get(s.url("/api/tasks/%FF%FE"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        check("invalid UTF-8 path")(resp).await,
+        StatusCode::BAD_REQUEST
+    );
+    let resp = client
+        .get(s.url("/api/no-such-route"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(check("unknown route")(resp).await, StatusCode::NOT_FOUND);
+    let resp = client
+        .delete(s.url("/api/tasks"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        check("wrong method")(resp).await,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    // Database files: this user only.
+    s.task("t").await;
+    for name in ["harness.db", "harness.db-wal", "harness.db-shm"] {
+        let path = dir.path().join(name);
+        if path.exists() {
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{name}");
+        }
+    }
+    s.shutdown().await;
+}
