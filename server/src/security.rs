@@ -59,7 +59,7 @@ impl OriginPolicy {
             .map(str::to_ascii_lowercase)
             .ok_or("missing Host header")?;
         let from_network = self.network && peer.is_some_and(|ip| !ip.is_loopback());
-        if !from_network && !self.hosts.iter().any(|h| *h == host) {
+        if !from_network && !self.hosts.contains(&host) {
             return Err("Host header is not allowed");
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
