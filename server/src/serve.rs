@@ -1,9 +1,10 @@
 //! The HTTP accept loop with limits (issue 12, finding 4): a slow or idle
 //! client cannot hold the server's file descriptors or memory.
 //!
-//! - at most [`Limits::max_connections`] open connections; past it a new
-//!   connection is closed at once and a warning says so (once per second) —
-//!   the listener never runs out of descriptors (`accept` errors are logged
+//! - at most [`Limits::max_connections`] open connections; past it the
+//!   oldest connection that never sent a request (an idle or slow-header
+//!   flood) is closed to make room, else the new one is, and a warning says
+//!   so (once per second) — the listener never runs out of descriptors (`accept` errors are logged
 //!   and retried after a short pause, never fatal);
 //! - a connection must send a complete request head within
 //!   [`Limits::header_read_timeout`], and an idle keep-alive connection is
@@ -100,6 +101,7 @@ pub async fn serve(
     let last_warning = AtomicU64::new(0);
     let started = Instant::now();
     let tracker = tokio_util::task::TaskTracker::new();
+    let registry = Arc::new(Registry::default());
     loop {
         let accepted = tokio::select! {
             () = shutdown.cancelled() => break,
@@ -114,15 +116,36 @@ pub async fn serve(
                 continue;
             }
         };
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            let now = started.elapsed().as_secs();
-            if last_warning.swap(now, Ordering::Relaxed) != now {
-                tracing::warn!(
-                    max = limits.max_connections,
-                    %peer,
-                    "connection limit reached; closing new connections until some end"
-                );
+        let permit = match connections.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            // At the cap: a connection that never sent a request (idle or
+            // slow-header flood) makes room for the new one.
+            Err(_) => {
+                let evicted = registry.evict_oldest_silent();
+                let now = started.elapsed().as_secs();
+                if last_warning.swap(now, Ordering::Relaxed) != now {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        %peer,
+                        evicted,
+                        "connection limit reached; closing the oldest connection that sent no request, \
+                         or the new one"
+                    );
+                }
+                if evicted {
+                    tokio::time::timeout(
+                        Duration::from_millis(100),
+                        connections.clone().acquire_owned(),
+                    )
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                } else {
+                    None
+                }
             }
+        };
+        let Some(permit) = permit else {
             drop(stream);
             continue;
         };
@@ -134,9 +157,13 @@ pub async fn serve(
         let router = router.clone();
         let shutdown = shutdown.clone();
         let header_timeout = limits.header_read_timeout;
+        let (id, conn_state) = registry.add();
+        let registry = registry.clone();
         tracker.spawn(async move {
             let _permit = permit;
+            let seen = conn_state.clone();
             let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                seen.requests.fetch_add(1, Ordering::Relaxed);
                 req.extensions_mut().insert(ConnectInfo(peer));
                 let router = router.clone();
                 async move {
@@ -162,6 +189,9 @@ pub async fn serve(
                         tracing::debug!(%err, %peer, "connection ended with an error");
                     }
                 }
+                () = conn_state.evict.notified() => {
+                    tracing::debug!(%peer, "closed a connection that sent no request (limit reached)");
+                }
                 () = shutdown.cancelled() => {
                     conn.as_mut().graceful_shutdown();
                     if let Err(err) = conn.await {
@@ -169,10 +199,62 @@ pub async fn serve(
                     }
                 }
             }
+            registry.remove(id);
         });
     }
     drop(listener);
     tracker.close();
     tracker.wait().await;
     Ok(())
+}
+
+/// One open connection: how many requests it started; a way to close it.
+#[derive(Default)]
+struct ConnState {
+    requests: AtomicU64,
+    evict: tokio::sync::Notify,
+}
+
+/// The open connections, oldest first (ids grow).
+#[derive(Default)]
+struct Registry {
+    next: AtomicU64,
+    open: std::sync::Mutex<std::collections::BTreeMap<u64, Arc<ConnState>>>,
+}
+
+impl Registry {
+    fn add(&self) -> (u64, Arc<ConnState>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(ConnState::default());
+        if let Ok(mut open) = self.open.lock() {
+            open.insert(id, state.clone());
+        }
+        (id, state)
+    }
+
+    fn remove(&self, id: u64) {
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(&id);
+        }
+    }
+
+    /// Closes the oldest connection that has not sent a request; false when
+    /// every open connection is in use.
+    fn evict_oldest_silent(&self) -> bool {
+        let Ok(mut open) = self.open.lock() else {
+            return false;
+        };
+        let victim = open
+            .iter()
+            .find(|(_, c)| c.requests.load(Ordering::Relaxed) == 0)
+            .map(|(id, c)| (*id, c.clone()));
+        match victim {
+            Some((id, conn)) => {
+                open.remove(&id);
+                conn.evict.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
 }
