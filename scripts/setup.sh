@@ -30,6 +30,13 @@ if [ "$what" = test ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
   fi
+  if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    say "installing Debian's nginx-light for the reverse-proxy test (docs/reverse-proxy.md)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    # RUNLEVEL=1: the package must not start a system nginx; the test runs its own.
+    RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+  fi
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     say "installing Playwright (npm, no browser download)"
     (cd end2end && npm ci --no-audit --no-fund)

@@ -4,6 +4,7 @@
 mod checkpoint;
 mod messages;
 mod rows;
+mod sessions;
 mod settings;
 mod tasks;
 mod writer;
