@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::{
-    ServeConfig,
+    ServeConfig, assets,
     extract::MAX_BODY_BYTES,
     mcp, routes,
     secrets::DataDir,
@@ -104,14 +104,24 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     terminal_config.harness_bin = config.harness_bin.clone();
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
+    let site = assets::Site::load(config.site_root.as_deref());
+    let mut leptos = web::leptos_options(
+        config
+            .site_root
+            .as_deref()
+            .unwrap_or(std::path::Path::new("")),
+        addr,
+    );
+    // The bundle's content-hashed name: `/pkg/{name}.js`, `_bg.wasm`, `.css`.
+    leptos.output_name = site.output_name().into();
     let state = AppState {
         harness: harness.clone(),
-        leptos: web::leptos_options(&config.site_root, addr),
+        leptos,
         origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
         login_required: !addr.ip().is_loopback(),
     };
-    let router = build_router(&state, cancel.child_token());
+    let router = build_router(&state, &site, cancel.child_token());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {
         // Terminal echo and keystrokes are small writes: without TCP_NODELAY
@@ -144,7 +154,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     })
 }
 
-pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
+pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationToken) -> Router {
     let mcp = Router::new()
         .fallback_service(mcp::service(
             state.harness.clone(),
@@ -162,7 +172,9 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
         .merge(crate::sse::routes_until(cancel.child_token()))
         .nest(
             "/api",
-            routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+            routes::api()
+                .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+                .layer(assets::compression()),
         )
         .nest_service("/mcp", mcp)
         .route(
@@ -173,7 +185,9 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/login",
             axum::routing::get(crate::login::page).post(crate::login::submit),
         )
-        .merge(web::router(state))
+        .merge(web::router(state).layer(assets::compression()))
+        .merge(site.router())
+        .layer(middleware::map_response(assets::html_no_cache))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::login::require,
