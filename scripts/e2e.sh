@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run the Playwright suite against a real `harness serve` on a free port with a
 # throw-away data directory. Expects the server binary and the site to be built.
+# The suite runs against the built site in $TARGET/site (HARNESS_SITE_ROOT);
+# onefile.spec.ts starts a copy of the binary alone to check the embedded one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -21,6 +23,6 @@ done
 cd end2end
 [ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
 status=0
-BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
+HARNESS_BIN="$BIN" BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
 if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi
 exit $status

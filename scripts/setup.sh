@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent installation of what the build and the tests need, from the
 # package registries only (crates.io, Debian, npm). Safe to run every time.
-#   scripts/setup.sh build   wasm target + wasm-bindgen CLI (for ./run.sh)
+#   scripts/setup.sh build   wasm target, wasm-bindgen CLI, Node + wasm-opt (for ./run.sh)
 #   scripts/setup.sh test    the above + Chromium + Playwright (for ./test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,22 @@ if [ "$have" != "$want" ]; then
   say "installing wasm-bindgen-cli $want (once per machine, ~3 minutes)"
   # --locked fails for this version (a yanked transitive dependency); see docs/ARCHITECTURE.md.
   cargo install wasm-bindgen-cli --version "$want"
+fi
+
+# Node runs the site packer (frontend/tools/pack.mjs) and wasm-opt (npm
+# binaryen >= 132, kept in frontend/tools/node_modules; Debian's binaryen 108
+# produces a module Chromium rejects).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  say "installing Debian's Node.js (site build tools)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+want_opt="$(awk -F'"' '/"binaryen"/ { print $4 }' frontend/tools/package.json)"
+have_opt="$(frontend/tools/node_modules/.bin/wasm-opt --version 2>/dev/null | awk '{print $3}' || true)"
+if [ "$have_opt" != "${want_opt%%.*}" ]; then
+  say "installing wasm-opt (npm binaryen $want_opt) into frontend/tools"
+  (cd frontend/tools && npm ci --no-audit --no-fund)
 fi
 
 if [ "$what" = test ]; then

@@ -12,7 +12,7 @@ pub mod pages;
 pub mod terminal;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::{
     ParamSegment, SsrMode, StaticSegment,
     components::{A, Route, Router, Routes},
@@ -20,7 +20,9 @@ use leptos_router::{
 
 use crate::{api::pending_count, i18n::use_locale, live::provide_live};
 
-/// Name of the generated `pkg/{name}.js`, `_bg.wasm` and `.css` files.
+/// Base name of the generated `pkg/{name}.js`, `_bg.wasm` and `.css` files;
+/// the build appends a content hash (`harness-<hash>`), which the server
+/// passes in `LeptosOptions::output_name`.
 pub const OUTPUT_NAME: &str = "harness";
 
 /// The HTML document around the app (server side only).
@@ -28,6 +30,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     csp::apply();
     let locale = i18n::Locale::detect();
+    // Server-rendered only (the shell is not hydrated), so the hashed name
+    // never has to be known in the wasm.
+    let stylesheet = format!("/{}/{}.css", options.site_pkg_dir, options.output_name);
     view! {
         <!DOCTYPE html>
         <html lang=locale.html_lang()>
@@ -36,6 +41,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" href="/favicon.ico" />
+                <link rel="stylesheet" id="leptos" href=stylesheet />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -54,7 +60,6 @@ pub fn App() -> impl IntoView {
     let live = provide_live();
     let l = locale;
     view! {
-        <Stylesheet id="leptos" href="/pkg/harness.css" />
         <Router>
             <a class="skip" href="#main">{l.t("nav.skip")}</a>
             <header class="topnav" data-live=move || if live.connected.get() { "open" } else { "off" }>

@@ -76,7 +76,7 @@ async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
-    cfg.site_root = dir.path().join("site");
+    cfg.site_root = Some(dir.path().join("site"));
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     println!("harness render benchmark: {total} messages, {n} samples per measurement");

@@ -8,8 +8,10 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// `sqlite://…`; defaults to `<data_dir>/harness.db`.
     pub database_url: Option<String>,
-    /// Where `pkg/harness.{js,wasm,css}` and `favicon.ico` are.
-    pub site_root: PathBuf,
+    /// Development override of the web assets: a built site directory
+    /// (`<target>/site`) read at start instead of the site embedded in the
+    /// binary. `None`: the embedded site.
+    pub site_root: Option<PathBuf>,
     pub pending_ttl: Duration,
     pub sweep_interval: Duration,
     /// The `harness` executable agents' hooks call (default: this executable).
@@ -43,25 +45,13 @@ impl ServeConfig {
     }
 }
 
-/// `$HARNESS_SITE_ROOT`, else `site/` next to the build profile directory of
-/// this executable (`target/site` for `target/debug/harness`).
-pub fn default_site_root() -> PathBuf {
-    if let Some(dir) = std::env::var_os("HARNESS_SITE_ROOT") {
-        return PathBuf::from(dir);
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| {
-            let profile_dir = exe.parent()?;
-            // target/debug/deps/<test> → target/debug → target
-            let profile_dir = if profile_dir.ends_with("deps") {
-                profile_dir.parent()?
-            } else {
-                profile_dir
-            };
-            Some(profile_dir.parent()?.join("site"))
-        })
-        .unwrap_or_else(|| PathBuf::from("target/site"))
+/// `$HARNESS_SITE_ROOT`: serve the web assets from this built site directory
+/// (e.g. `target/site` after `scripts/build-site.sh`) instead of the ones
+/// embedded in the binary.
+pub fn default_site_root() -> Option<PathBuf> {
+    std::env::var_os("HARNESS_SITE_ROOT")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The default data directory: `$HOME/.harness`.

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::{
-    ServeConfig,
+    ServeConfig, assets,
     extract::MAX_BODY_BYTES,
     mcp, routes,
     secrets::DataDir,
@@ -107,19 +107,29 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     terminal_config.harness_bin = config.harness_bin.clone();
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
+    let site = assets::Site::load(config.site_root.as_deref());
+    let mut leptos = web::leptos_options(
+        config
+            .site_root
+            .as_deref()
+            .unwrap_or(std::path::Path::new("")),
+        addr,
+    );
+    // The bundle's content-hashed name: `/pkg/{name}.js`, `_bg.wasm`, `.css`.
+    leptos.output_name = site.output_name().into();
     let state = AppState {
         harness: harness.clone(),
-        leptos: web::leptos_options(&config.site_root, addr),
+        leptos,
         origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
         login: crate::login::Login::new(harness_core::sessions::Sessions::new(
-            Arc::new(store.clone()),
+            store.sessions(),
             ids::token_hash(&data.admin_token),
             harness_core::sessions::Sessions::DEFAULT_TTL,
         )),
         streams: crate::serve::StreamLimits::new(&config.limits),
     };
-    let router = build_router(&state, cancel.child_token());
+    let router = build_router(&state, &site, cancel.child_token());
     let server = tokio::spawn(crate::serve::serve(
         listener,
         router,
@@ -144,7 +154,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     })
 }
 
-pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
+pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationToken) -> Router {
     let mcp = Router::new()
         .fallback_service(mcp::service(
             state.harness.clone(),
@@ -164,7 +174,8 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/api",
             routes::api()
                 .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-                .layer(middleware::from_fn(crate::json_errors::json_errors)),
+                .layer(middleware::from_fn(crate::json_errors::json_errors))
+                .layer(assets::compression()),
         )
         .nest_service("/mcp", mcp)
         .route(
@@ -179,7 +190,9 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/logout",
             axum::routing::get(crate::login::logout_page).post(crate::login::logout),
         )
-        .merge(web::router(state))
+        .merge(web::router(state).layer(assets::compression()))
+        .merge(site.router())
+        .layer(middleware::map_response(assets::html_no_cache))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::login::require,

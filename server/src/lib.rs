@@ -2,6 +2,7 @@
 //! the admin REST API, the internal agent/gateway API and the MCP endpoint.
 //! Every handler is a thin adapter over `harness_core::Harness`.
 
+pub mod assets;
 pub mod config;
 pub mod error;
 pub mod extract;

@@ -229,9 +229,6 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(cfg.bind)
             .await
             .with_context(|| format!("cannot listen on {}", cfg.bind))?;
-        if !cfg.site_root.join("pkg").exists() {
-            tracing::warn!(site_root = %cfg.site_root.display(), "web assets not found; pages will not hydrate (run ./run.sh to build them)");
-        }
         let running = launch(cfg, listener).await?;
         println!(
             "Harness is listening on {} (data dir {})",

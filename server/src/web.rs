@@ -1,5 +1,5 @@
 //! Leptos wiring: SSR routes, server functions (under `/sfn`, same-origin
-//! only), the static site (`/pkg`, favicon).
+//! only). The static site (`/pkg`, favicon) is `crate::assets`.
 
 use std::{net::SocketAddr, path::Path};
 
@@ -13,7 +13,6 @@ use axum::{
 };
 use leptos::{config::LeptosOptions, prelude::provide_context};
 use leptos_axum::{LeptosRoutes, generate_route_list};
-use tower_http::services::ServeDir;
 
 use crate::{error::error_body, state::AppState};
 
@@ -29,18 +28,23 @@ pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
 /// The UI router: pages, server functions and static files.
 pub fn router(state: &AppState) -> Router<AppState> {
     let harness = state.harness.clone();
-    let site_root = state.leptos.site_root.to_string();
+    let fallback_harness = state.harness.clone();
     let routes = generate_route_list(App);
     let options = state.leptos.clone();
+    let fallback_options = state.leptos.clone();
     Router::new()
-        .nest_service("/pkg", ServeDir::new(Path::new(&site_root).join("pkg")))
         .leptos_routes_with_context(
             state,
             routes,
             move || provide_context(harness.clone()),
             move || shell(options.clone()),
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // Unknown paths render the app's "not found" page; files are never
+        // read from disk here (the site is `crate::assets`).
+        .fallback(leptos_axum::render_app_to_stream_with_context(
+            move || provide_context(fallback_harness.clone()),
+            move || shell(fallback_options.clone()),
+        ))
 }
 
 /// Server functions change state: only same-origin requests with a session

@@ -1,0 +1,81 @@
+// One file to deploy: the `harness` binary copied alone into an empty
+// directory (no site next to it, no HARNESS_SITE_ROOT) serves the whole UI
+// from the assets embedded at build time — hashed, precompressed, cached.
+import { test, expect } from '@playwright/test';
+import { ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => ok(port));
+    });
+    srv.on('error', fail);
+  });
+}
+
+test('a copied binary in an empty directory serves and hydrates the UI', async ({ browser }) => {
+  test.setTimeout(60_000);
+  const original = process.env.HARNESS_BIN;
+  if (!original) throw new Error('HARNESS_BIN is not set (run through scripts/e2e.sh)');
+  const dir = mkdtempSync(join(tmpdir(), 'harness-onefile-'));
+  let child: ChildProcess | undefined;
+  let log = '';
+  try {
+    const bin = join(dir, 'harness');
+    copyFileSync(original, bin);
+    expect(readdirSync(dir)).toEqual(['harness']);
+    const port = await freePort();
+    const env = { ...process.env };
+    delete env.HARNESS_SITE_ROOT;
+    child = spawn(bin, ['serve', '--bind', `127.0.0.1:${port}`, '--data-dir', join(dir, 'data')], {
+      cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d) => (log += d));
+    child.stderr?.on('data', (d) => (log += d));
+    const base = `http://127.0.0.1:${port}`;
+    await expect.poll(async () => {
+      try { return (await fetch(`${base}/healthz`)).status; } catch { return 0; }
+    }, { timeout: 20_000 }).toBe(200);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const assets: { url: string; status: number; headers: Record<string, string> }[] = [];
+    page.on('response', async (r) => {
+      if (new URL(r.url()).pathname.startsWith('/pkg/')) {
+        assets.push({ url: r.url(), status: r.status(), headers: await r.allHeaders() });
+      }
+    });
+    const response = await page.goto(`${base}/harness`);
+    expect(response?.status()).toBe(200);
+    expect((await response!.allHeaders())['cache-control']).toBe('no-cache');
+    await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+    // The stylesheet applied: the top bar is laid out by main.css.
+    await expect(page.locator('header.topnav')).toHaveCSS('display', 'flex');
+    expect(errors).toEqual([]);
+
+    // JS, wasm and CSS: hashed names, Brotli, immutable.
+    const kinds = assets.map((a) => new URL(a.url).pathname.replace(/^\/pkg\/harness-[0-9a-f]{16}/, ''));
+    expect(kinds.sort()).toEqual(['.css', '.js', '_bg.wasm']);
+    for (const a of assets) {
+      expect(a.status, a.url).toBe(200);
+      expect(a.headers['content-encoding'], a.url).toBe('br');
+      expect(a.headers['cache-control'], a.url).toBe('public, max-age=31536000, immutable');
+    }
+    await context.close();
+    expect(log).not.toContain('will not hydrate');
+    expect(readdirSync(dir).sort()).toEqual(['data', 'harness']);
+  } finally {
+    child?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
