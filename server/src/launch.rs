@@ -113,7 +113,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
         login: crate::login::Login::new(harness_core::sessions::Sessions::new(
-            Arc::new(store.clone()),
+            store.sessions(),
             ids::token_hash(&data.admin_token),
             harness_core::sessions::Sessions::DEFAULT_TTL,
         )),
