@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod components;
+pub mod delivery;
 pub mod i18n;
 pub mod live;
 pub mod pages;

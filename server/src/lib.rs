@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod launch;
 pub mod login;
 pub mod mcp;
+pub mod node;
 pub mod routes;
 pub mod secrets;
 pub mod security;
@@ -17,6 +18,7 @@ pub mod state;
 pub mod supervised;
 pub mod terminals;
 pub mod web;
+pub mod workers;
 
 pub use config::ServeConfig;
 pub use launch::{Running, launch};

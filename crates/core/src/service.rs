@@ -17,6 +17,12 @@ pub struct HarnessConfig {
     pub admin_token_hash: String,
     /// Where unattended-mode signal files are mirrored (`TOWER_SIGNAL_DIR`).
     pub signal_dir: Option<std::path::PathBuf>,
+    /// This process's node id (stable in its data directory): recorded on
+    /// the executions it spawns and on the deliveries only it can do.
+    pub node_id: String,
+    /// How long `reply` / keyed input wait for the delivery to finish before
+    /// answering `queued` (the row is committed either way).
+    pub delivery_wait: Duration,
 }
 
 impl HarnessConfig {
@@ -28,6 +34,8 @@ impl HarnessConfig {
             sweep_interval: Duration::from_secs(6 * 3600),
             admin_token_hash,
             signal_dir: None,
+            node_id: "local".into(),
+            delivery_wait: Duration::from_secs(2),
         }
     }
 }
@@ -44,6 +52,8 @@ struct Inner {
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
     events: broadcast::Sender<HarnessEvent>,
+    /// Wakes the delivery worker when a row is queued.
+    deliveries_wake: Arc<tokio::sync::Notify>,
     config: HarnessConfig,
 }
 
@@ -56,6 +66,7 @@ impl Harness {
                 runtime: std::sync::OnceLock::new(),
                 store,
                 events,
+                deliveries_wake: Arc::new(tokio::sync::Notify::new()),
                 config,
             }),
         }
@@ -83,6 +94,11 @@ impl Harness {
         if let Ok(mut slot) = self.inner.targets.write() {
             *slot = Some(targets);
         }
+    }
+
+    /// The delivery worker's wake-up (in-process; polling is the fallback).
+    pub fn deliveries_wake(&self) -> Arc<tokio::sync::Notify> {
+        self.inner.deliveries_wake.clone()
     }
 
     pub fn config(&self) -> &HarnessConfig {

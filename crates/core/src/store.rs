@@ -54,6 +54,8 @@ pub struct NewExecution {
     pub task_id: String,
     pub token_hash: String,
     pub status: ExecutionStatus,
+    /// The node that spawns it.
+    pub node_id: Option<String>,
     pub now: DateTime<Utc>,
 }
 
@@ -83,6 +85,9 @@ pub struct Answered {
     pub resumed: Vec<String>,
     /// Whether an execution was already RUNNING (nothing to resume).
     pub running: bool,
+    /// The delivery row written by the same transaction (`None`: the task's
+    /// agent never ran, nothing to type into).
+    pub delivery: Option<crate::deliveries::Delivery>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +99,7 @@ pub enum Dismissed {
 
 /// Persistence for the whole Harness domain.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: crate::deliveries::DeliveryStore + Send + Sync + 'static {
     // ---- projects and tasks
     /// Finds the workspace by name or creates it with `id`; returns its id.
     async fn ensure_workspace(
@@ -141,9 +146,14 @@ pub trait Store: Send + Sync + 'static {
         reason: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<bool>;
-    /// Mark every live execution FAILED with reason `interrupted` (server
-    /// start: their processes died with the previous server). Returns their task ids.
-    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>>;
+    /// Mark every live execution of `node` (or of no recorded node) FAILED
+    /// with reason `interrupted` (server start: their processes died with
+    /// the previous server on this node). Returns their task ids.
+    async fn interrupt_live_executions(
+        &self,
+        node: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<String>>;
     /// The newest RUNNING or PAUSED execution of the task.
     async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>>;
 
@@ -155,12 +165,15 @@ pub trait Store: Send + Sync + 'static {
     /// Insert a CLOSED notify line.
     async fn record_notify(&self, ask: NewAsk) -> StoreResult<Message>;
     /// OPEN → ANSWERED for the task's newest OPEN ask, only if it is still OPEN,
-    /// and PAUSED → RUNNING for its executions. `None` when no OPEN ask was
+    /// PAUSED → RUNNING for its executions, and — when the task's agent ever
+    /// ran — the reply's QUEUED delivery row `delivery_id` (bound to the
+    /// node of the live execution, if any). `None` when no OPEN ask was
     /// there to answer (lost the race or never asked).
     async fn answer_open_ask(
         &self,
         task_id: &str,
         text: &str,
+        delivery_id: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>>;
     /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).

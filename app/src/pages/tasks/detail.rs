@@ -131,6 +131,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
                     <Clamp text=Some(r) />
                 </div>
             })}
+            {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
         </li>
     }
 }

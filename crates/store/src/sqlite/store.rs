@@ -19,11 +19,11 @@ use super::{
 use crate::error::map;
 
 /// The future of one batch on the writer connection.
-type BatchFuture<'c, T> =
+pub(super) type BatchFuture<'c, T> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
 
 impl SqliteStore {
-    async fn write_tx(&self) -> StoreResult<Transaction<'static, Sqlite>> {
+    pub(super) async fn write_tx(&self) -> StoreResult<Transaction<'static, Sqlite>> {
         self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map)
     }
 
@@ -34,7 +34,7 @@ impl SqliteStore {
     /// goes away (a dropped HTTP request) cannot stop it half-way; if any
     /// statement fails the transaction is rolled back before the connection
     /// is reused, and a connection that cannot roll back is discarded.
-    async fn batch_tx<T, F>(&self, batch: F) -> StoreResult<T>
+    pub(super) async fn batch_tx<T, F>(&self, batch: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut sqlx::SqliteConnection) -> BatchFuture<'c, T> + Send + 'static,
@@ -317,13 +317,19 @@ impl Store for SqliteStore {
         Ok(n > 0)
     }
 
-    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>> {
+    async fn interrupt_live_executions(
+        &self,
+        node: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
         let ids: Vec<String> = sqlx::query_scalar(
             "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = ? \
-             WHERE status IN ('RUNNING', 'PAUSED') RETURNING task_id",
+             WHERE status IN ('RUNNING', 'PAUSED') AND (node_id IS NULL OR node_id = ?) \
+             RETURNING task_id",
         )
         .bind(ms(now))
+        .bind(node)
         .fetch_all(&mut *tx)
         .await
         .map_err(map)?;
@@ -348,7 +354,8 @@ impl Store for SqliteStore {
     async fn create_execution(&self, e: NewExecution) -> StoreResult<Execution> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(
-            "INSERT INTO executions (id, task_id, status, token_hash, created_at) VALUES (?, ?, ?, ?, ?) \
+            "INSERT INTO executions (id, task_id, status, token_hash, created_at, node_id) \
+             VALUES (?, ?, ?, ?, ?, ?) \
              RETURNING id, task_id, status, session_id, exit_code, created_at, ended_at",
         )
         .bind(&e.id)
@@ -356,6 +363,7 @@ impl Store for SqliteStore {
         .bind(e.status.as_str())
         .bind(&e.token_hash)
         .bind(ms(e.now))
+        .bind(&e.node_id)
         .fetch_one(&mut *tx)
         .await
         .map_err(map)?;
@@ -474,6 +482,7 @@ impl Store for SqliteStore {
         &self,
         task_id: &str,
         text: &str,
+        delivery_id: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>> {
         // Two round trips in one transaction (see `batch_tx`): the
@@ -488,6 +497,7 @@ impl Store for SqliteStore {
             MESSAGE_COLUMNS.replace("m.", "")
         );
         let (task_id, text, now) = (task_id.to_owned(), text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
@@ -501,16 +511,29 @@ impl Store for SqliteStore {
                         sqlx::query("ROLLBACK").execute(&mut *conn).await?;
                         return Ok(None);
                     };
-                    let resumed = sqlx::query(
+                    // The reply's delivery row is part of the same
+                    // transaction (issue 10): answered ⇔ owed to the agent.
+                    let ask_id: String = row.try_get("id")?;
+                    let question: String = row.try_get("content")?;
+                    let sql = format!(
                         "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-                           WHERE task_id = ?1 AND status = 'PAUSED' RETURNING 'resumed' AS what, id; \
-                         SELECT 'running' AS what, id FROM executions \
+                           WHERE task_id = ?1 AND status = 'PAUSED' \
+                           RETURNING 'resumed' AS what, id, NULL AS node_id; \
+                         SELECT 'running' AS what, id, NULL AS node_id FROM executions \
                            WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+                         {}; \
                          COMMIT",
-                    )
-                    .bind(&task_id)
-                    .fetch_all(&mut *conn)
-                    .await?;
+                        super::deliveries::INSERT_REPLY_DELIVERY
+                    );
+                    let resumed = sqlx::query(AssertSqlSafe(sql))
+                        .bind(&task_id)
+                        .bind(&delivery_id)
+                        .bind(&ask_id)
+                        .bind(&text)
+                        .bind(&question)
+                        .bind(now)
+                        .fetch_all(&mut *conn)
+                        .await?;
                     Ok(Some((row, resumed)))
                 })
             })
@@ -521,18 +544,33 @@ impl Store for SqliteStore {
         let message = rows::message(&row)?;
         let mut resumed = Vec::new();
         let mut running = false;
+        let mut delivery = None;
         for r in &rows_after {
             let what: String = r.try_get("what").map_err(map)?;
-            if what == "resumed" {
-                resumed.push(r.try_get("id").map_err(map)?);
-            } else {
-                running = true;
+            match what.as_str() {
+                "resumed" => resumed.push(r.try_get("id").map_err(map)?),
+                "delivery" => {
+                    delivery = Some(
+                        super::deliveries::ReplyRow {
+                            id: r.try_get("id").map_err(map)?,
+                            task_id: message.task_id.clone(),
+                            message_id: message.id.clone(),
+                            node_id: r.try_get("node_id").map_err(map)?,
+                            text: message.reply_text.clone().unwrap_or_default(),
+                            question: message.content.clone(),
+                            now: ms(message.replied_at.unwrap_or(message.created_at)),
+                        }
+                        .into_delivery()?,
+                    );
+                }
+                _ => running = true,
             }
         }
         Ok(Some(Answered {
             message,
             resumed,
             running,
+            delivery,
         }))
     }
 
