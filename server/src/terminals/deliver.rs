@@ -127,13 +127,30 @@ impl Terminals {
             if row.kind == DeliveryKind::Input {
                 return Attempt::Failed("No active session".into());
             }
-            let view = match h.get_task(&row.task_id).await {
-                Ok(v) => v,
-                Err(err) => return Attempt::Failed(err.to_string()),
+            // Under the start lock: a start in progress is not mistaken for a lost terminal.
+            let view = {
+                let _starting = self.inner.start_lock.lock().await;
+                if self.live(&row.task_id).is_some() {
+                    continue;
+                }
+                match h.get_task(&row.task_id).await {
+                    Ok(v) => v,
+                    Err(err) => return Attempt::Failed(err.to_string()),
+                }
             };
             let Some(latest) = view.execution else {
                 return Attempt::Failed("the task's agent never ran".into());
             };
+            if matches!(
+                latest.status,
+                ExecutionStatus::Running | ExecutionStatus::Paused
+            ) {
+                // Live, but not in a terminal of ours: run by someone else.
+                // Starting it here would make a second agent; try later.
+                return Attempt::Failed(
+                    "the agent is running without a terminal on this server".into(),
+                );
+            }
             if latest.status == ExecutionStatus::Stopped {
                 // A person stopped the task after the answer: do not start it again.
                 return Attempt::GaveUp("the task was stopped; its agent is not restarted".into());
