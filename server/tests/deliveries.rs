@@ -256,7 +256,13 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
     let first_wait = chrono_ms(&failed["nextAttemptAt"]) - chrono_ms(&failed["updatedAt"]);
     let second_wait = chrono_ms(&second["nextAttemptAt"]) - chrono_ms(&second["updatedAt"]);
     assert_eq!((first_wait, second_wait), (2000, 4000), "{failed} {second}");
-    // The task page shows it (answered row with its delivery).
+    // The task page and the /harness row show it, with the retry action.
+    let page = html(&s, &format!("/tasks/{t}"), None).await;
+    assert!(page.contains(r#"data-delivery-state="FAILED""#), "{page}");
+    assert!(page.contains("failed: cannot restart the agent"), "{page}");
+    assert!(page.contains("delivery-retry"), "{page}");
+    let page = html(&s, "/harness?view=answered", Some("zh")).await;
+    assert!(page.contains("失败："), "{page}");
     let (_, rows) = s
         .admin(
             "GET",
@@ -281,6 +287,11 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
     assert_eq!(done["attempts"], 2, "{done}");
     let text = wait_screen(&s, &t, "the resumed reply", |t| t.contains("got main.rs")).await;
     assert!(text.contains("针对你之前的提问"), "{text}");
+    let page = html(&s, "/harness?view=answered", None).await;
+    assert!(page.contains(r#"data-delivery-state="DELIVERED""#), "{page}");
+    assert!(page.contains("typed into the terminal"), "{page}");
+    let page = html(&s, &format!("/tasks/{t}"), Some("zh")).await;
+    assert!(page.contains("已输入终端"), "{page}");
     // A DELIVERED row cannot be queued again, an unknown one is a 404.
     let (status, _) = s
         .admin("POST", &format!("/api/deliveries/{id}/retry"), None)
@@ -295,6 +306,17 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     s.shutdown().await;
+}
+
+/// A server-rendered page (the delivery line is part of the SSR HTML).
+async fn html(s: &common::Server, path: &str, lang: Option<&str>) -> String {
+    let mut req = s.client.get(s.url(path));
+    if let Some(l) = lang {
+        req = req.header("cookie", format!("harness_lang={l}"));
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    resp.text().await.unwrap()
 }
 
 fn chrono_ms(v: &Value) -> i64 {
