@@ -288,7 +288,10 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
     let text = wait_screen(&s, &t, "the resumed reply", |t| t.contains("got main.rs")).await;
     assert!(text.contains("针对你之前的提问"), "{text}");
     let page = html(&s, "/harness?view=answered", None).await;
-    assert!(page.contains(r#"data-delivery-state="DELIVERED""#), "{page}");
+    assert!(
+        page.contains(r#"data-delivery-state="DELIVERED""#),
+        "{page}"
+    );
     assert!(page.contains("typed into the terminal"), "{page}");
     let page = html(&s, &format!("/tasks/{t}"), Some("zh")).await;
     assert!(page.contains("已输入终端"), "{page}");
@@ -324,4 +327,34 @@ fn chrono_ms(v: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis())
         .unwrap_or_else(|_| panic!("not a time: {v}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = double_task(&s, "say up", &std::env::temp_dir()).await;
+    // The caller gives up at its first await (a dropped request).
+    let start = s.running.terminals.start(
+        &t,
+        harness_server::terminals::providers::StartMode::Fresh { prompt: None },
+    );
+    let gave_up = tokio::time::timeout(Duration::from_micros(1), start).await;
+    assert!(
+        gave_up.is_err(),
+        "the start was meant to be dropped mid-way"
+    );
+    // Never a RUNNING execution without its terminal: the start completes.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.running.terminals.session(&t).is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the dropped start never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, view) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert!(view["execution"]["id"].is_string(), "{view}");
+    wait_screen(&s, &t, "the agent's output", |text| text.contains("up")).await;
+    s.shutdown().await;
 }

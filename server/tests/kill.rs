@@ -180,6 +180,7 @@ async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
     let started = Instant::now();
     let mut waiting: Vec<Case> = Vec::new();
     let mut done: Vec<Case> = Vec::new();
+    let mut unverified: Vec<String> = Vec::new();
     let mut tally = std::collections::BTreeMap::<&str, usize>::new();
     for i in 0..=iterations {
         let life = Life::start(&data).await;
@@ -257,9 +258,48 @@ async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
                 _ => {}
             }
             *tally.entry(state).or_default() += 1;
+            if state == "unverified" {
+                unverified.push(case.task.clone());
+            }
             done.push(case);
         }
         if i == iterations {
+            // An UNVERIFIED row is shown with its two actions; a person decides.
+            if let Some(task) = unverified.first() {
+                let page = life
+                    .client
+                    .get(format!("{}/tasks/{task}", life.base))
+                    .send()
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap();
+                assert!(
+                    page.contains(r#"data-delivery-state="UNVERIFIED""#),
+                    "{page}"
+                );
+                assert!(page.contains("delivery-again") && page.contains("delivery-mark"));
+                let (_, rows) = life
+                    .call(
+                        reqwest::Method::GET,
+                        &format!("/api/tasks/{task}/deliveries"),
+                        None,
+                    )
+                    .await;
+                let id = rows[0]["id"].as_str().unwrap().to_string();
+                let (status, marked) = life
+                    .call(
+                        reqwest::Method::POST,
+                        &format!("/api/deliveries/{id}/mark-delivered"),
+                        None,
+                    )
+                    .await;
+                assert_eq!(
+                    (status, marked["state"].as_str()),
+                    (StatusCode::OK, Some("DELIVERED"))
+                );
+            }
             life.kill();
             break;
         }
