@@ -6,8 +6,8 @@
 use leptos::prelude::*;
 
 use crate::{
-    api::{DeliveryInfo, MarkDelivered, RetryDelivery},
-    components::{absolute_time, error_text},
+    api::{DeliveryInfo, MarkDelivered, RetryDelivery, task_inputs},
+    components::{Clamp, absolute_time, error_text},
     i18n::use_locale,
     live::use_live,
 };
@@ -92,5 +92,43 @@ pub fn DeliveryLine(info: DeliveryInfo) -> impl IntoView {
         <div class="delivery" data-delivery-id=info.id.clone() data-delivery-state=state.clone()>
             {text} " " {actions} {error}
         </div>
+    }
+}
+
+/// The task's keyed terminal input and how each one went (task page).
+#[component]
+pub fn TaskInputs(task_id: String) -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let inputs = Resource::new(
+        move || (task_id.clone(), live.tick.get()),
+        |(id, _)| task_inputs(id),
+    );
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match inputs.await {
+                    Ok(rows) if rows.is_empty() => ().into_any(),
+                    Ok(rows) => view! {
+                        <section aria-labelledby="inputs-h">
+                            <h2 id="inputs-h">{l.t("delivery.inputs")}</h2>
+                            <ol class="timeline" id="task-inputs">
+                                {rows.into_iter().map(|info| {
+                                    let (id, text) = (info.id.clone(), info.text.clone());
+                                    view! {
+                                        <li data-input-id=id>
+                                            <Clamp text=Some(text) />
+                                            <DeliveryLine info />
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ol>
+                        </section>
+                    }
+                    .into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
     }
 }

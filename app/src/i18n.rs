@@ -218,6 +218,7 @@ pub const EN: &[(&str, &str)] = &[
     ),
     ("delivery.again", "deliver again"),
     ("delivery.mark", "mark as delivered"),
+    ("delivery.inputs", "Terminal input"),
     ("result.resumed", "Answered — the task resumed."),
     (
         "result.already_running",
@@ -420,6 +421,7 @@ pub const ZH: &[(&str, &str)] = &[
     ),
     ("delivery.again", "再次发送"),
     ("delivery.mark", "标记为已送达"),
+    ("delivery.inputs", "终端输入"),
     ("result.resumed", "已回复——任务已继续。"),
     ("result.already_running", "已回复——智能体本来就在运行。"),
     (

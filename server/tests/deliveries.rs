@@ -358,3 +358,53 @@ async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_t
     wait_screen(&s, &t, "the agent's output", |text| text.contains("up")).await;
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let t = double_task(&s, "say ready", &std::env::temp_dir()).await;
+    start(&s, &t).await;
+    wait_screen(&s, &t, "the prompt", |text| text.contains("ready")).await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (status, out) = s
+            .admin(
+                "POST",
+                &format!("/api/tasks/{t}/input"),
+                Some(json!({"text": "only once", "idempotencyKey": "key-1"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{out}");
+        assert_eq!(out["deduped"], i > 0, "{out}");
+        if i == 0 {
+            assert_eq!(out["delivery"], "delivered", "{out}");
+        }
+        ids.push(out["deliveryId"].clone());
+    }
+    assert!(
+        ids.iter().all(|id| id == &ids[0] && id.is_string()),
+        "{ids:?}"
+    );
+    wait_screen(&s, &t, "the input", |text| {
+        text.contains("GOT INPUT: only once")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await; // a second write would show by now
+    let text = screen(&s, &t).await;
+    assert_eq!(text.matches("GOT INPUT: only once").count(), 1, "{text}");
+    let (_, rows) = s
+        .admin("GET", &format!("/api/tasks/{t}/deliveries"), None)
+        .await;
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(
+        (rows[0]["kind"].as_str(), rows[0]["state"].as_str()),
+        (Some("input"), Some("DELIVERED"))
+    );
+    let page = html(&s, &format!("/tasks/{t}"), None).await;
+    assert!(
+        page.contains("Terminal input") && page.contains("only once"),
+        "{page}"
+    );
+    s.shutdown().await;
+}

@@ -19,6 +19,10 @@ pub struct DeliveryInfo {
     pub done_ms: Option<i64>,
     /// Unix milliseconds: when a FAILED row is tried again (`None`: gave up).
     pub next_ms: Option<i64>,
+    /// `reply` or `input`.
+    pub kind: String,
+    /// The text typed (first 200 characters).
+    pub text: String,
 }
 
 #[cfg(feature = "ssr")]
@@ -31,6 +35,8 @@ impl From<harness_core::deliveries::Delivery> for DeliveryInfo {
             error: d.last_error,
             done_ms: d.done_at.map(|t| t.timestamp_millis()),
             next_ms: d.next_attempt_at.map(|t| t.timestamp_millis()),
+            kind: d.kind.as_str().to_string(),
+            text: d.text.chars().take(200).collect(),
         }
     }
 }
@@ -47,4 +53,18 @@ pub async fn retry_delivery(id: String) -> Result<DeliveryInfo, ServerFnError> {
 pub async fn mark_delivered(id: String) -> Result<DeliveryInfo, ServerFnError> {
     let h = ssr::harness()?;
     Ok(h.mark_delivered(&id).await.map_err(ssr::to_sfn)?.into())
+}
+
+/// The task's terminal input sent with an idempotency key (newest first):
+/// the replies are shown with their asks in the timeline.
+#[server(prefix = "/sfn", endpoint = "task_inputs")]
+pub async fn task_inputs(task_id: String) -> Result<Vec<DeliveryInfo>, ServerFnError> {
+    let h = ssr::harness()?;
+    Ok(h.task_deliveries(&task_id)
+        .await
+        .map_err(ssr::to_sfn)?
+        .into_iter()
+        .filter(|d| d.kind == harness_core::deliveries::DeliveryKind::Input)
+        .map(DeliveryInfo::from)
+        .collect())
 }

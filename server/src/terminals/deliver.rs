@@ -125,7 +125,8 @@ impl Terminals {
                 return self.write_live(row, lease, &session, &row.text).await;
             }
             if row.kind == DeliveryKind::Input {
-                return Attempt::Failed("No active session".into());
+                // Input is for the terminal it was sent to; it never starts an agent.
+                return Attempt::GaveUp("No active session".into());
             }
             // Under the start lock: a start in progress is not mistaken for a lost terminal.
             let view = {
