@@ -36,15 +36,10 @@ impl ApiError {
     }
 }
 
+/// The status of a core error: the core's one class → status mapping
+/// ([`CoreError::http_status`]), shared with the server functions.
 pub fn status_of(err: &CoreError) -> StatusCode {
-    match err {
-        CoreError::Invalid { .. } => StatusCode::BAD_REQUEST,
-        CoreError::NotFound(_) => StatusCode::NOT_FOUND,
-        CoreError::Conflict(_) => StatusCode::CONFLICT,
-        CoreError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-        CoreError::Forbidden(_) => StatusCode::FORBIDDEN,
-        CoreError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 pub fn error_body(message: &str, field: Option<&str>) -> serde_json::Value {
@@ -63,7 +58,7 @@ impl IntoResponse for ApiError {
                     tracing::error!(error = ?err, "request failed");
                     return (status, Json(error_body("internal error", None))).into_response();
                 }
-                (status, Json(error_body(&err.to_string(), err.field()))).into_response()
+                (status, Json(error_body(&err.client_message(), err.field()))).into_response()
             }
             Self::BadRequest { message, field } => (
                 StatusCode::BAD_REQUEST,

@@ -6,7 +6,7 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use axum::{Router, middleware};
 use harness_core::{Harness, HarnessConfig, ids};
-use harness_store::{SqliteOptions, SqliteStore};
+use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -33,7 +33,7 @@ pub struct Running {
     cancel: CancellationToken,
     server: JoinHandle<std::io::Result<()>>,
     jobs: Vec<JoinHandle<()>>,
-    store: SqliteStore,
+    store: AnyStore,
     pub terminals: Terminals,
 }
 
@@ -67,16 +67,22 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         .local_addr()
         .context("listener has no local address")?;
     let data = DataDir::prepare(&config.data_dir)?;
-    let store = SqliteStore::open(SqliteOptions::new(config.database_url()))
+    // The backend is chosen by the URL's scheme (sqlite:// today).
+    let store = AnyStore::open(&config.database_url())
         .await
-        .with_context(|| format!("cannot open the database {}", config.database_url()))?;
+        .with_context(|| {
+            format!(
+                "cannot open the database {}",
+                redact_url(&config.database_url())
+            )
+        })?;
     let mut core_config = HarnessConfig::new(ids::token_hash(&data.admin_token));
     core_config.pending_ttl = config.pending_ttl;
     core_config.sweep_interval = config.sweep_interval;
     core_config.signal_dir = Some(data.signals.clone());
     core_config.node_id = crate::node::load_or_create(&data.root)?;
     core_config.delivery_wait = config.delivery_wait;
-    let harness = Harness::new(Arc::new(store.clone()), core_config);
+    let harness = Harness::new(store.port(), core_config);
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
     harness

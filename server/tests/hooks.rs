@@ -164,6 +164,28 @@ async fn unattended_flag_mirrors_signal_files_and_reconciles_after_a_crash() {
     let s = common::start(dir.path()).await;
     let t = s.task("goal").await;
     let signal = s.running.signal_dir.join(format!("unattended-{t}"));
+    // The same core rule as the MCP tool: no channel that reaches a human → 409.
+    let (status, body) = s
+        .admin(
+            "PUT",
+            &format!("/api/tasks/{t}/unattended"),
+            Some(json!({"on": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("notify channel"),
+        "{body}"
+    );
+    assert!(!signal.exists());
+    let (status, _) = s
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(json!({"targets": [{"gateway": "openclaw", "scope": "unattended", "active": true}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
     let (status, body) = s
         .admin(
             "PUT",

@@ -535,3 +535,116 @@ async fn a_network_bind_requires_a_browser_login() {
     );
     running.shutdown().await.unwrap();
 }
+
+/// The schema's invariants (one live execution, one OPEN ask per task) hold
+/// whoever writes: two servers (two processes' worth of writers and
+/// in-process locks) on one database race to start the same tasks and to
+/// ask on them. Every answer is 200 or 409, never a 5xx, and the database
+/// ends with at most one live execution and exactly one OPEN ask per task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn schema_invariants_hold_under_concurrent_requests_from_two_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::start(dir.path()).await;
+    let b = common::start(dir.path()).await;
+    assert_eq!(a.admin, b.admin, "one data dir, one admin token");
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let (status, t) = a
+            .admin(
+                "POST",
+                "/api/tasks",
+                Some(
+                    json!({"title": format!("race {i}"), "agent": {"provider": "command",
+                    "command": ["sh", "-c", "sleep 60"], "cwd": std::env::temp_dir()}}),
+                ),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{t}");
+        tasks.push(t["id"].as_str().unwrap().to_string());
+    }
+    let servers = [&a, &b];
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(tasks.len() * 4 + tasks.len() * 8));
+    let mut starts = Vec::new();
+    let mut asks = Vec::new();
+    for t in &tasks {
+        for i in 0..4 {
+            let s = servers[i % 2];
+            let (client, url, admin) = (
+                s.client.clone(),
+                s.url(&format!("/api/tasks/{t}/start")),
+                s.admin.clone(),
+            );
+            let barrier = barrier.clone();
+            starts.push(tokio::spawn(async move {
+                barrier.wait().await;
+                let resp = client.post(url).bearer_auth(admin).send().await.unwrap();
+                common::decode(resp).await
+            }));
+        }
+        for i in 0..8 {
+            let s = servers[i % 2];
+            let (client, url, admin) = (
+                s.client.clone(),
+                s.url("/api/internal/harness/ask"),
+                s.admin.clone(),
+            );
+            let body = json!({"taskId": t, "question": format!("q{i}?")});
+            let barrier = barrier.clone();
+            asks.push(tokio::spawn(async move {
+                barrier.wait().await;
+                let resp = client
+                    .post(url)
+                    .bearer_auth(admin)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                common::decode(resp).await
+            }));
+        }
+    }
+    let mut started = 0;
+    for j in starts {
+        let (status, body) = j.await.unwrap();
+        assert!(
+            status == StatusCode::OK || status == StatusCode::CONFLICT,
+            "start: {status} {body}"
+        );
+        if status == StatusCode::CONFLICT {
+            assert!(body["error"].is_string(), "{body}");
+        } else {
+            started += 1;
+        }
+    }
+    assert!(started >= tasks.len(), "every task started at least once");
+    for j in asks {
+        let (status, body) = j.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "ask: {body}");
+    }
+    let url = format!(
+        "sqlite://{}?mode=ro",
+        dir.path().join("harness.db").display()
+    );
+    let db = sqlx::SqlitePool::connect(&url).await.unwrap();
+    for t in &tasks {
+        let live: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM executions WHERE task_id = ? AND status IN ('RUNNING', 'PAUSED')",
+        )
+        .bind(t)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert!(live <= 1, "task {t} has {live} live executions");
+        let open: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM harness_messages WHERE task_id = ? AND kind = 'ask' AND state = 'OPEN'",
+        )
+        .bind(t)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert_eq!(open, 1, "task {t}");
+    }
+    db.close().await;
+    b.shutdown().await;
+    a.shutdown().await;
+}

@@ -33,6 +33,22 @@ async fn wait_for<F: Fn(&str) -> bool>(
     panic!("timed out waiting for {what}; screen:\n{last}");
 }
 
+/// Types `marker` and waits until the agent echoed it: anything written to
+/// the terminal before (a duplicate injection included) is on the screen by
+/// then, in order. Returns that screen.
+async fn screen_after_marker(s: &common::Server, task: &str, marker: &str) -> String {
+    let (status, out) = s
+        .admin(
+            "POST",
+            &format!("/api/tasks/{task}/input"),
+            Some(json!({"text": marker, "submit": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let echoed = format!("GOT INPUT: {marker}");
+    wait_for(s, task, "the marker", |text| text.contains(&echoed)).await
+}
+
 async fn wait_pending(s: &common::Server, task: &str) {
     for _ in 0..200 {
         let (_, p) = s
@@ -121,19 +137,16 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
         (status, again["deduped"].as_bool()),
         (StatusCode::OK, Some(true))
     );
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let (_, screen) = s
+    let screen = screen_after_marker(&s, &t, "marker-after-retry").await;
+    assert_eq!(screen.matches("GOT REPLY").count(), 1, "{screen}");
+    assert!(
+        !screen.contains("GOT INPUT: SQLite please"),
+        "typed a second time: {screen}"
+    );
+    let (_, size) = s
         .admin("GET", &format!("/api/tasks/{t}/screen"), None)
         .await;
-    assert_eq!(
-        screen["text"]
-            .as_str()
-            .unwrap()
-            .matches("GOT REPLY")
-            .count(),
-        1
-    );
-    assert_eq!(screen["cols"], 80);
+    assert_eq!(size["cols"], 80);
 
     // Input with an idempotency key is written once.
     for _ in 0..3 {
@@ -146,12 +159,16 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
             .await;
         assert_eq!(status, StatusCode::OK, "{out}");
     }
-    let screen = wait_for(&s, &t, "the input", |text| {
+    wait_for(&s, &t, "the input", |text| {
         text.contains("GOT INPUT: typed once")
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(screen.matches("GOT INPUT: typed once").count(), 1);
+    let screen = screen_after_marker(&s, &t, "marker-after-input").await;
+    assert_eq!(
+        screen.matches("GOT INPUT: typed once").count(),
+        1,
+        "{screen}"
+    );
 
     // Stop: the execution is STOPPED and the terminal gone.
     let (status, stopped) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
@@ -227,14 +244,25 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
         json!({}),
     )
     .await;
+    // Unattended mode needs a channel that reaches a human.
     let (status, _) = s
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(
+                json!({"targets": [{"gateway": "hermes", "scope": "unattended", "active": true}]}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = s
         .admin(
             "PUT",
             &format!("/api/tasks/{t}/unattended"),
             Some(json!({"on": true})),
         )
         .await;
-    assert_eq!(status, StatusCode::OK);
+    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, started) = s
         .admin(
             "POST",
@@ -403,14 +431,21 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     ))
     .await
     .unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let (_, screen) = s
-        .admin("GET", &format!("/api/tasks/{t}/screen"), None)
-        .await;
-    assert_eq!(
-        (screen["rows"].as_u64(), screen["cols"].as_u64()),
-        (Some(30), Some(100))
-    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, screen) = s
+            .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+            .await;
+        let size = (screen["rows"].as_u64(), screen["cols"].as_u64());
+        if size == (Some(30), Some(100)) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never resized: {size:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // A reconnecting viewer gets the current screen as its snapshot.
     let (mut ws2, _) = tokio_tungstenite::connect_async(url.as_str())
@@ -479,15 +514,15 @@ async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
         let (_, body) = common::decode(resp).await;
         assert_eq!(body["result"]["isError"], false, "{body}");
     }
-    let screen = wait_for(&s, &child, "the decision", |t| {
+    wait_for(&s, &child, "the decision", |t| {
         t.contains("GOT INPUT: use option B")
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let screen = screen_after_marker(&s, &child, "marker-after-decision").await;
     assert_eq!(
         screen.matches("GOT INPUT: use option B").count(),
         1,
-        "idempotent"
+        "idempotent: {screen}"
     );
     let resp = s
         .client

@@ -114,25 +114,15 @@ pub(crate) mod ssr {
     /// (the same mapping as the REST API); storage details stay in the log.
     pub fn to_sfn(err: CoreError) -> ServerFnError {
         use http::StatusCode;
-        let status = match &err {
-            CoreError::Invalid { .. } => StatusCode::BAD_REQUEST,
-            CoreError::NotFound(_) => StatusCode::NOT_FOUND,
-            CoreError::Conflict(_) => StatusCode::CONFLICT,
-            CoreError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            CoreError::Forbidden(_) => StatusCode::FORBIDDEN,
-            CoreError::Store(inner) => {
-                tracing::error!(error = %inner, "server function failed");
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
-        };
+        let status =
+            StatusCode::from_u16(err.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if status.is_server_error() {
+            tracing::error!(error = ?err, "server function failed");
+        }
         if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
             response.set_status(status);
         }
-        if status.is_server_error() {
-            ServerFnError::new("internal error")
-        } else {
-            ServerFnError::new(err.to_string())
-        }
+        ServerFnError::new(err.client_message())
     }
 
     pub fn row(r: MessageRow) -> Row {

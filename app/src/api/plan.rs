@@ -140,16 +140,9 @@ pub async fn list_projects() -> Result<Vec<ProjectRow>, ServerFnError> {
 /// from `<project path>/harness-tasks.json` and `harness-progress.txt`.
 #[server(prefix = "/sfn", endpoint = "project_plan")]
 pub async fn project_plan(id: String) -> Result<PlanData, ServerFnError> {
-    use harness_core::{CoreError, validate};
+    // The id is validated by the core lookup (400 malformed, 404 missing).
     let h = ssr::harness()?;
-    let id = validate::cuid("id", id.trim()).map_err(ssr::to_sfn)?;
-    let project = h
-        .list_projects()
-        .await
-        .map_err(ssr::to_sfn)?
-        .into_iter()
-        .find(|p| p.id == id)
-        .ok_or_else(|| ssr::to_sfn(CoreError::NotFound("project not found".into())))?;
+    let project = h.project(&id).await.map_err(ssr::to_sfn)?;
     let dir = std::path::PathBuf::from(&project.path);
     let view =
         tokio::task::spawn_blocking(move || harness_plan::view::plan_view(&dir, PLAN_LOG_LINES))

@@ -1,7 +1,11 @@
-//! Change events, published after the transaction that caused them commits.
-//! The live notification center (SSE) and the terminal layer subscribe.
+//! Change events, published after the transaction that caused them commits,
+//! and the bus that carries them ([`EventBus`], a port: in-process today; a
+//! multi-process deployment plugs in a bus that also relays other
+//! processes' events, e.g. PostgreSQL LISTEN/NOTIFY). The live notification
+//! center (SSE), the terminal layer and the core's own caches subscribe.
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -22,4 +26,50 @@ pub enum HarnessEvent {
         task_id: String,
         message_id: Option<String>,
     },
+    /// A setting was written (caches of it are stale).
+    #[serde(rename_all = "camelCase")]
+    SettingChanged { key: String },
+}
+
+/// A subscription: every event published after it was taken. A subscriber
+/// that falls behind gets `RecvError::Lagged` (it lost events and should
+/// reload); the bus never grows without bound.
+pub type EventStream = broadcast::Receiver<HarnessEvent>;
+
+/// The live-event bus port. Events are hints, the database is the truth:
+/// publishing never fails and never blocks.
+pub trait EventBus: Send + Sync + 'static {
+    fn publish(&self, event: HarnessEvent);
+    fn subscribe(&self) -> EventStream;
+}
+
+/// The in-process bus: a bounded broadcast channel.
+pub struct InProcessBus {
+    sender: broadcast::Sender<HarnessEvent>,
+}
+
+impl InProcessBus {
+    pub const DEFAULT_CAPACITY: usize = 1024;
+
+    pub fn new(capacity: usize) -> Self {
+        let (sender, _) = broadcast::channel(capacity.max(1));
+        Self { sender }
+    }
+}
+
+impl Default for InProcessBus {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_CAPACITY)
+    }
+}
+
+impl EventBus for InProcessBus {
+    fn publish(&self, event: HarnessEvent) {
+        // No subscribers is fine.
+        let _ = self.sender.send(event);
+    }
+
+    fn subscribe(&self) -> EventStream {
+        self.sender.subscribe()
+    }
 }

@@ -5,6 +5,7 @@
 //! adapters over [`Harness`]. All persistence goes through the [`store::Store`]
 //! port; the SQL lives in the `harness-store` crate.
 
+pub mod access;
 pub mod auth;
 pub mod deliveries;
 pub mod error;
@@ -23,5 +24,5 @@ pub mod unattended;
 pub mod validate;
 
 pub use error::{CoreError, CoreResult};
-pub use events::HarnessEvent;
+pub use events::{EventBus, HarnessEvent, InProcessBus};
 pub use service::{Harness, HarnessConfig};

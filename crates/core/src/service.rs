@@ -1,11 +1,18 @@
 //! The [`Harness`] handle: the store, the event bus and the configuration.
 //! Cheap to clone; every adapter holds one.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
 
-use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::TryRecvError;
 
-use crate::{events::HarnessEvent, store::Store};
+use crate::{
+    events::{EventBus, EventStream, HarnessEvent, InProcessBus},
+    settings::{NOTIFY_TARGETS_KEY, NotifyTarget},
+    store::Store,
+};
 
 #[derive(Debug, Clone)]
 pub struct HarnessConfig {
@@ -46,26 +53,79 @@ pub struct Harness {
 }
 
 struct Inner {
-    /// Notify targets, read on every ask: cached after the first read and
-    /// replaced on every write (this process is the only writer).
-    targets: std::sync::RwLock<Option<Vec<crate::settings::NotifyTarget>>>,
+    targets: TargetsCache,
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
-    events: broadcast::Sender<HarnessEvent>,
+    bus: Arc<dyn EventBus>,
     /// Wakes the delivery worker when a row is queued.
     deliveries_wake: Arc<tokio::sync::Notify>,
     config: HarnessConfig,
 }
 
+/// Notify targets, read on every ask: cached after a read, and invalidated
+/// through the event bus (a `SettingChanged` for their key, whoever wrote
+/// it: this process or, with a shared bus, another one). The bus is drained
+/// before the store is read, so a write seen as an event is visible to the
+/// read that follows; a lagged or closed bus also invalidates.
+struct TargetsCache {
+    value: Mutex<Option<Vec<NotifyTarget>>>,
+    changes: Mutex<EventStream>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl TargetsCache {
+    fn get(&self) -> Option<Vec<NotifyTarget>> {
+        let mut stale = false;
+        {
+            let mut changes = lock(&self.changes);
+            loop {
+                match changes.try_recv() {
+                    Ok(HarnessEvent::SettingChanged { key }) if key == NOTIFY_TARGETS_KEY => {
+                        stale = true;
+                    }
+                    Ok(_) => {}
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Lagged(_)) => stale = true,
+                    Err(TryRecvError::Closed) => {
+                        stale = true;
+                        break;
+                    }
+                }
+            }
+        }
+        let mut value = lock(&self.value);
+        if stale {
+            *value = None;
+        }
+        value.clone()
+    }
+
+    fn put(&self, targets: Vec<NotifyTarget>) {
+        *lock(&self.value) = Some(targets);
+    }
+}
+
 impl Harness {
+    /// A harness on the in-process event bus.
     pub fn new(store: Arc<dyn Store>, config: HarnessConfig) -> Self {
-        let (events, _) = broadcast::channel(1024);
+        Self::with_bus(store, Arc::new(InProcessBus::default()), config)
+    }
+
+    /// A harness on the given event bus.
+    pub fn with_bus(store: Arc<dyn Store>, bus: Arc<dyn EventBus>, config: HarnessConfig) -> Self {
+        let targets = TargetsCache {
+            value: Mutex::new(None),
+            changes: Mutex::new(bus.subscribe()),
+        };
         Self {
             inner: Arc::new(Inner {
-                targets: std::sync::RwLock::new(None),
+                targets,
                 runtime: std::sync::OnceLock::new(),
                 store,
-                events,
+                bus,
                 deliveries_wake: Arc::new(tokio::sync::Notify::new()),
                 config,
             }),
@@ -86,14 +146,12 @@ impl Harness {
         self.inner.runtime.get()
     }
 
-    pub(crate) fn cached_targets(&self) -> Option<Vec<crate::settings::NotifyTarget>> {
-        self.inner.targets.read().ok().and_then(|t| t.clone())
+    pub(crate) fn cached_targets(&self) -> Option<Vec<NotifyTarget>> {
+        self.inner.targets.get()
     }
 
-    pub(crate) fn cache_targets(&self, targets: Vec<crate::settings::NotifyTarget>) {
-        if let Ok(mut slot) = self.inner.targets.write() {
-            *slot = Some(targets);
-        }
+    pub(crate) fn cache_targets(&self, targets: Vec<NotifyTarget>) {
+        self.inner.targets.put(targets);
     }
 
     /// The delivery worker's wake-up (in-process; polling is the fallback).
@@ -107,12 +165,12 @@ impl Harness {
 
     /// Subscribe to change events. A lagging subscriber loses old events (it
     /// gets `RecvError::Lagged`) and should reload; the bus never grows.
-    pub fn subscribe(&self) -> broadcast::Receiver<HarnessEvent> {
-        self.inner.events.subscribe()
+    pub fn subscribe(&self) -> EventStream {
+        self.inner.bus.subscribe()
     }
 
     pub(crate) fn publish(&self, event: HarnessEvent) {
-        // No subscribers is fine: events are hints, the database is the truth.
-        let _ = self.inner.events.send(event);
+        // Events are hints, the database is the truth.
+        self.inner.bus.publish(event);
     }
 }

@@ -3,7 +3,7 @@
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, CoreResult, Harness, validate};
+use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
 
 pub const NOTIFY_TARGETS_KEY: &str = "harness.targets";
 
@@ -94,7 +94,10 @@ impl Harness {
         self.store()
             .put_setting(NOTIFY_TARGETS_KEY, &value, Utc::now())
             .await?;
-        self.cache_targets(targets.clone());
+        // Every cache of the targets (this one included) reloads on its next read.
+        self.publish(HarnessEvent::SettingChanged {
+            key: NOTIFY_TARGETS_KEY.into(),
+        });
         Ok(targets)
     }
 }
@@ -123,6 +126,9 @@ impl Harness {
         self.store()
             .put_setting(DIRECTIVE_KEY, &value, Utc::now())
             .await?;
+        self.publish(HarnessEvent::SettingChanged {
+            key: DIRECTIVE_KEY.into(),
+        });
         self.system_directive().await
     }
 }

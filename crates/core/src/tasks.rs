@@ -167,6 +167,15 @@ impl Harness {
         Ok(self.store().list_projects().await?)
     }
 
+    /// One project by id (400 for a malformed id, 404 when there is none).
+    pub async fn project(&self, id: &str) -> CoreResult<Project> {
+        let id = validate::cuid("id", id.trim())?;
+        self.store()
+            .get_project(&id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("project not found".into()))
+    }
+
     /// Create a task. A parent makes it a derived child (its description gets
     /// the `## 来源` marker naming the parent).
     pub async fn create_task(&self, input: CreateTask) -> CoreResult<TaskView> {
@@ -253,6 +262,11 @@ impl Harness {
             .await
             .map_err(|e| match e {
                 StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
+                // At most one live execution per task (a unique index): a
+                // concurrent start won.
+                StoreError::Duplicate(_) => CoreError::Conflict(
+                    "the task's agent is already running (a concurrent start won)".into(),
+                ),
                 other => other.into(),
             })?;
         self.publish(HarnessEvent::TaskChanged { task_id });

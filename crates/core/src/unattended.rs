@@ -76,8 +76,14 @@ impl Harness {
     /// file. If the file cannot be written the change stands (the database is
     /// the truth) and start-up reconciliation repairs the mirror; the error
     /// is reported so the caller knows the hook may be out of date.
+    /// Turning it on needs an active unattended notify channel (409 otherwise).
     pub async fn set_unattended(&self, task_id: &str, on: bool) -> CoreResult<TaskView> {
         let task_id = validate::task_id(Some(task_id))?;
+        if on {
+            // A missing task is a 404 before the channel rule's 409.
+            self.get_task(&task_id).await?;
+            self.check_unattended_allowed(on).await?;
+        }
         let view = self
             .store()
             .set_unattended(&task_id, on, Utc::now())

@@ -36,6 +36,9 @@ use crate::{PtyError, SpawnSpec, kill};
 /// bracketed-paste mode.
 const MODEL_SYNC_MAX: Duration = Duration::from_secs(1);
 
+/// Longest [`PtySession::sync_model`] waits.
+const SYNC_MODEL_MAX: Duration = Duration::from_secs(10);
+
 /// How a process ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExitStatus {
@@ -94,6 +97,11 @@ pub struct SessionOptions {
     /// An injection ledger to share (e.g. the one of the previous session
     /// of the same execution); `None` creates a fresh one.
     pub ledger: Option<Arc<InjectionLedger>>,
+    /// Longest the exit report waits for the terminal model to catch up.
+    pub model_sync_exit: Duration,
+    /// Test hook: the model thread panics on output containing these bytes.
+    #[doc(hidden)]
+    pub model_panic_marker: Option<Vec<u8>>,
 }
 
 impl Default for SessionOptions {
@@ -110,6 +118,8 @@ impl Default for SessionOptions {
             subscriber: SubscriberLimits::default(),
             model_lag_max: 1024 * 1024,
             ledger: None,
+            model_sync_exit: Duration::from_secs(5),
+            model_panic_marker: None,
         }
     }
 }
@@ -267,6 +277,9 @@ impl PtySession {
             snapshot_history: opts.snapshot_history,
             limits: opts.subscriber,
             model_lag_max: opts.model_lag_max.max(64 * 1024),
+            scrollback: opts.scrollback,
+            model_failed: AtomicBool::new(false),
+            model_panic_marker: opts.model_panic_marker.clone().filter(|m| !m.is_empty()),
         });
 
         let (chunk_tx, chunk_rx) = mpsc::channel::<Bytes>(opts.read_queue.max(1));
@@ -414,8 +427,15 @@ impl PtySession {
 
     /// Waits until the terminal model has processed all output read so far
     /// (it trails the live stream by a batch at most, except under floods).
-    pub async fn sync_model(&self) {
-        self.shared.wait_model().await;
+    /// Bounded (10 s); `false` when it did not catch up.
+    pub async fn sync_model(&self) -> bool {
+        self.shared.wait_model(SYNC_MODEL_MAX).await
+    }
+
+    /// True when the terminal model panicked: the screen model was reset and
+    /// is no longer updated, the output still streams to viewers.
+    pub fn model_failed(&self) -> bool {
+        self.shared.model_failed.load(Ordering::Acquire)
     }
 
     /// The screen as text (`GET /api/tasks/{id}/screen`).
@@ -620,7 +640,7 @@ impl PtySession {
                 PasteMode::Auto => {
                     // The model trails the stream by a batch: let it see the
                     // app's latest mode (bounded, in case output is flooding).
-                    let _ = tokio::time::timeout(MODEL_SYNC_MAX, self.shared.wait_model()).await;
+                    let _ = self.shared.wait_model(MODEL_SYNC_MAX).await;
                     self.bracketed_paste_enabled()
                 }
                 PasteMode::Always => true,

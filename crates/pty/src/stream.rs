@@ -54,6 +54,13 @@ pub(crate) struct Shared {
     pub(crate) snapshot_history: usize,
     pub(crate) limits: SubscriberLimits,
     pub(crate) model_lag_max: usize,
+    /// Scrollback of the model (to rebuild it after a panic).
+    pub(crate) scrollback: usize,
+    /// The model thread panicked: the model was reset to a blank screen and
+    /// is no longer fed; output still streams to subscribers.
+    pub(crate) model_failed: AtomicBool,
+    /// Test hook: the model thread panics on a batch containing these bytes.
+    pub(crate) model_panic_marker: Option<Vec<u8>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -86,6 +93,10 @@ impl Shared {
         }
         let bytes = Bytes::from(filtered);
         st.subscribers.retain(|s| s.offer(&bytes));
+        if self.model_failed.load(Ordering::Acquire) {
+            // Nobody parses any more: stream only.
+            return;
+        }
         st.pending_bytes += bytes.len();
         st.pending.push_back(bytes);
         if st.pending_bytes > self.model_lag_max {
@@ -94,22 +105,59 @@ impl Shared {
         self.work.notify_one();
     }
 
-    /// True when the model has processed everything queued.
+    /// True when the model has processed everything queued (or failed and
+    /// will process nothing more).
     pub(crate) fn model_caught_up(&self) -> bool {
+        if self.model_failed.load(Ordering::Acquire) {
+            return true;
+        }
         let st = lock(&self.stream);
         st.pending.is_empty() && !st.in_flight
     }
 
-    pub(crate) async fn wait_model(&self) {
-        loop {
-            let progress = self.model_progress.notified();
-            tokio::pin!(progress);
-            progress.as_mut().enable();
-            if self.model_caught_up() {
-                return;
+    /// Waits until the model caught up, at most `max`; `false` on timeout.
+    /// Every wait on the model thread is bounded: a thread that stopped
+    /// (panicked, starved) must not hang the session.
+    pub(crate) async fn wait_model(&self, max: std::time::Duration) -> bool {
+        let wait = async {
+            loop {
+                let progress = self.model_progress.notified();
+                tokio::pin!(progress);
+                progress.as_mut().enable();
+                if self.model_caught_up() {
+                    return;
+                }
+                progress.await;
             }
-            progress.await;
-        }
+        };
+        tokio::time::timeout(max, wait).await.is_ok()
+    }
+
+    /// The model thread panicked: reset the model to a blank screen of the
+    /// same size (its state may be inconsistent), stop feeding it, release
+    /// every waiter. Output keeps streaming to subscribers.
+    fn model_panicked(&self, model: &mut TerminalModel, panic: &(dyn std::any::Any + Send)) {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        tracing::error!(
+            %reason,
+            "terminal model panicked: the screen model is reset and no longer updated; \
+             output keeps streaming"
+        );
+        let (rows, cols) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.size()))
+            .unwrap_or((24, 80));
+        *model = TerminalModel::with_scrollback(rows, cols, self.scrollback);
+        self.model_failed.store(true, Ordering::Release);
+        let mut st = lock(&self.stream);
+        st.skipped += st.pending_bytes as u64;
+        st.pending.clear();
+        st.pending_bytes = 0;
+        st.in_flight = false;
+        drop(st);
+        self.model_progress.notify_waiters();
     }
 
     pub(crate) fn close(&self) {
@@ -193,17 +241,30 @@ pub(crate) fn model_loop(shared: &Shared) {
             }
             (batch, behind)
         };
-        if behind {
-            // Keep only what changes modes; parse the tail when it comes.
-            let mut modes = Vec::new();
-            for b in &batch {
-                harness_term::mode_sequences(b, &mut modes);
+        let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(marker) = &shared.model_panic_marker
+                && batch
+                    .iter()
+                    .any(|b| b.windows(marker.len()).any(|w| w == marker.as_slice()))
+            {
+                panic!("test hook: terminal model panic");
             }
-            model.feed(&modes);
-        } else {
-            for b in &batch {
-                model.feed(b);
+            if behind {
+                // Keep only what changes modes; parse the tail when it comes.
+                let mut modes = Vec::new();
+                for b in &batch {
+                    harness_term::mode_sequences(b, &mut modes);
+                }
+                model.feed(&modes);
+            } else {
+                for b in &batch {
+                    model.feed(b);
+                }
             }
+        }));
+        if let Err(panic) = fed {
+            shared.model_panicked(&mut model, panic.as_ref());
+            return;
         }
         drop(model);
         lock(&shared.stream).in_flight = false;
@@ -312,8 +373,14 @@ pub(crate) async fn pump(
             }
         }
     };
-    // The screen must be complete when the exit is reported.
-    shared.wait_model().await;
+    // The screen must be complete when the exit is reported (bounded: a
+    // stuck model must not keep the exit from being reported).
+    if !shared.wait_model(opts.model_sync_exit).await {
+        tracing::warn!(
+            pid,
+            "terminal model did not catch up before the exit; reporting it anyway"
+        );
+    }
     tracing::debug!(pid, code = status.code, signal = ?status.signal, "pty session exited");
     shared.finish(status);
     close.armed = false;

@@ -1,4 +1,6 @@
-//! The registry and its keepalive, with short durations.
+//! The registry and its keepalive, with short durations. "Nothing happened
+//! for a while" is checked against a control session that must expire in
+//! that while (a condition), not against a wall-clock sleep.
 
 mod common;
 
@@ -6,12 +8,35 @@ use std::time::Duration;
 
 use common::*;
 use harness_pty::{KeepaliveConfig, PtyRegistry, process_alive};
+use tokio::sync::broadcast;
 
 fn short() -> KeepaliveConfig {
     KeepaliveConfig {
         running: Duration::from_millis(400),
         exited: Duration::from_millis(250),
     }
+}
+
+/// Inserts a control session whose keepalive starts now and waits until the
+/// registry expired it: afterwards at least one full running keepalive has
+/// passed since the call, on the registry's own timers.
+async fn full_keepalive_passes(reg: &PtyRegistry, events: &mut broadcast::Receiver<String>) {
+    let id = format!("control-{}", std::process::id());
+    let control = spawn_sh("sleep 300").await;
+    reg.insert(&id, control.clone());
+    drop(control.subscribe());
+    let started = tokio::time::Instant::now();
+    loop {
+        let expired = tokio::time::timeout(T, events.recv())
+            .await
+            .expect("the control session expires")
+            .expect("expiry events");
+        if expired == id {
+            break;
+        }
+    }
+    assert!(started.elapsed() >= reg.config().running);
+    control.wait_exit().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -22,8 +47,8 @@ async fn running_session_expires_after_last_viewer_leaves() {
     reg.insert("task-a", s.clone());
     // Never viewed: no timer.
     assert_eq!(reg.expires_at("task-a"), None);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(reg.get("task-a").is_some());
+    full_keepalive_passes(&reg, &mut events).await;
+    assert!(reg.get("task-a").is_some(), "never viewed: never expires");
     let viewer = s.subscribe();
     assert_eq!(reg.expires_at("task-a"), None, "a viewer holds it");
     let left = tokio::time::Instant::now();
@@ -42,13 +67,18 @@ async fn running_session_expires_after_last_viewer_leaves() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnecting_clears_the_timer() {
     let reg = PtyRegistry::new(short());
+    let mut events = reg.expired_events();
     let s = spawn_sh("sleep 300").await;
     reg.insert("task-r", s.clone());
     drop(s.subscribe());
     assert!(reg.expires_at("task-r").is_some());
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let viewer = s.subscribe();
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        reg.expires_at("task-r"),
+        None,
+        "reconnecting clears the timer"
+    );
+    full_keepalive_passes(&reg, &mut events).await;
     assert!(reg.get("task-r").is_some(), "a connected viewer keeps it");
     drop(viewer);
     eventually("expires after the second disconnect", || {
@@ -60,13 +90,14 @@ async fn reconnecting_clears_the_timer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parked_session_has_no_timer_until_unparked() {
     let reg = PtyRegistry::new(short());
+    let mut events = reg.expired_events();
     let s = spawn_sh("sleep 300").await;
     reg.insert("task-p", s.clone());
     assert!(reg.park("task-p"));
     assert!(reg.is_parked("task-p"));
     drop(s.subscribe());
     assert_eq!(reg.expires_at("task-p"), None);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    full_keepalive_passes(&reg, &mut events).await;
     assert!(reg.get("task-p").is_some(), "parked sessions survive");
     assert!(process_alive(s.pid()));
     let unparked = tokio::time::Instant::now();

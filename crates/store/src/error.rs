@@ -15,6 +15,11 @@ pub enum StoreOpenError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("unsupported database url {0:?} (expected sqlite://…)")]
     Unsupported(String),
+    #[error(
+        "{backend} is not supported yet: this version stores its data in SQLite \
+         (use a sqlite://… database url, or leave it unset for <data-dir>/harness.db)"
+    )]
+    NotYetSupported { backend: &'static str },
 }
 
 /// Map a driver error into the core's storage error classes.

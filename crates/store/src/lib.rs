@@ -5,7 +5,9 @@
 //! backend is a second module implementing the same trait.
 
 mod error;
+mod open;
 mod sqlite;
 
 pub use error::StoreOpenError;
+pub use open::{AnyStore, redact_url};
 pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore};

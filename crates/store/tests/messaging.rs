@@ -118,7 +118,7 @@ async fn ask_cancels_the_previous_open_ask_and_parks_running_executions() {
 
 impl Db {
     async fn store_message(&self, id: &str) -> harness_core::model::Message {
-        use harness_core::store::Store;
+        use harness_core::store::MessageStore;
         self.store.get_message(id).await.unwrap().unwrap()
     }
 }
@@ -183,17 +183,33 @@ async fn reply_without_execution_reports_not_running() {
     assert!(!out.injected);
 }
 
-#[tokio::test]
+/// 50 replies race for real: a multi-threaded runtime, released together by
+/// a barrier, spread over four independent store handles on the same file
+/// (four writer connections, as several processes would have), so the
+/// conditional update, not one connection's queue, picks the winner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_replies_exactly_one_wins() {
     let db = db().await;
     let h = db.harness.clone();
     let t = task(&h, "race").await;
     h.begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("pick one")).await.unwrap();
+    let mut handles = vec![h.clone()];
+    for _ in 0..3 {
+        let store = SqliteStore::open(SqliteOptions::new(&db.url))
+            .await
+            .unwrap();
+        handles.push(Harness::new(
+            Arc::new(store),
+            HarnessConfig::new(ids::token_hash(ADMIN)),
+        ));
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(50));
     let mut joins = Vec::new();
     for i in 0..50 {
-        let h = h.clone();
+        let h = handles[i % handles.len()].clone();
         let t = t.clone();
+        let barrier = barrier.clone();
         // Half send the same text, half distinct texts.
         let text = if i % 2 == 0 {
             "same".to_string()
@@ -201,6 +217,7 @@ async fn fifty_concurrent_replies_exactly_one_wins() {
             format!("text {i}")
         };
         joins.push(tokio::spawn(async move {
+            barrier.wait().await;
             (text.clone(), h.reply(&t, Some(&text), false).await)
         }));
     }
@@ -271,7 +288,7 @@ async fn ignore_only_open_asks_and_dismiss_only_non_asks() {
 
 #[tokio::test]
 async fn sweep_expires_only_stale_open_asks() {
-    use harness_core::store::Store;
+    use harness_core::store::MessageStore;
     let db = db().await;
     let h = &db.harness;
     let t1 = task(h, "old").await;

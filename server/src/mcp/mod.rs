@@ -35,30 +35,6 @@ pub struct HarnessMcp {
     terminals: crate::terminals::Terminals,
 }
 
-/// May `who` type into `task_id`'s terminal? The admin always; an agent into
-/// its own terminal or a derived child's (the parent's decision, D4).
-pub async fn authorize_terminal(
-    h: &Harness,
-    who: &Identity,
-    task_id: &str,
-) -> harness_core::CoreResult<()> {
-    match who {
-        Identity::Admin => Ok(()),
-        Identity::Agent { task_id: own, .. } if own == task_id => Ok(()),
-        Identity::Agent { task_id: own, .. } => {
-            let child = h.get_task(task_id).await?;
-            if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
-                Ok(())
-            } else {
-                Err(harness_core::CoreError::Forbidden(format!(
-                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {task_id}"
-                )))
-            }
-        }
-        Identity::Browser => Err(harness_core::CoreError::Forbidden("not allowed".into())),
-    }
-}
-
 pub type McpService = StreamableHttpService<HarnessMcp, NeverSessionManager>;
 
 pub fn service(

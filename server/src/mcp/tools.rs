@@ -164,13 +164,10 @@ fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
 }
 
 fn message_of(err: &CoreError) -> String {
-    match err {
-        CoreError::Store(inner) => {
-            tracing::error!(error = %inner, "MCP tool failed");
-            "internal error".to_string()
-        }
-        other => other.to_string(),
+    if err.http_status() >= 500 {
+        tracing::error!(error = ?err, "MCP tool failed");
     }
+    err.client_message()
 }
 
 #[derive(Deserialize)]
@@ -290,45 +287,20 @@ async fn reply_to_ask(h: &Harness, who: &Identity, a: JsonObject) -> Result<Valu
 
 async fn get_task(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
     let a: TaskArg = args(a)?;
-    // An agent may read its own task and its derived children.
-    let task_id = match (who, a.task_id.as_deref().map(str::trim)) {
-        (Identity::Agent { task_id: own, .. }, Some(other))
-            if !other.is_empty() && other != own =>
-        {
-            let view = h.get_task(other).await.map_err(|e| message_of(&e))?;
-            if view.task.parent_task_id.as_deref() != Some(own.as_str()) {
-                return Err(format!(
-                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {other}"
-                ));
-            }
-            return serde_json::to_value(view).map_err(|e| e.to_string());
-        }
-        _ => who
-            .bind_task(a.task_id.as_deref())
-            .map_err(|e| message_of(&e))?,
-    };
-    let view = h.get_task(&task_id).await.map_err(|e| message_of(&e))?;
+    // An agent may read its own task and its derived children (core rule).
+    let view = h
+        .task_for(who, a.task_id.as_deref())
+        .await
+        .map_err(|e| message_of(&e))?;
     serde_json::to_value(view).map_err(|e| e.to_string())
 }
 
 async fn create_task(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
-    let mut input: CreateTask = args(a)?;
-    if let Identity::Agent { task_id: own, .. } = who {
-        match input.parent_task_id.as_deref().map(str::trim) {
-            None | Some("") => input.parent_task_id = Some(own.clone()),
-            Some(p) if p == own => {}
-            Some(p) => {
-                return Err(format!(
-                    "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {p}"
-                ));
-            }
-        }
-        if input.project_id.is_none() {
-            let parent = h.get_task(own).await.map_err(|e| message_of(&e))?;
-            input.project_id = parent.task.project_id;
-        }
-    }
-    let view = h.create_task(input).await.map_err(|e| message_of(&e))?;
+    let input: CreateTask = args(a)?;
+    let view = h
+        .create_task_as(who, input)
+        .await
+        .map_err(|e| message_of(&e))?;
     serde_json::to_value(view).map_err(|e| e.to_string())
 }
 
@@ -349,25 +321,7 @@ async fn set_goal_mode(h: &Harness, who: &Identity, a: JsonObject) -> Result<Val
     if a.wake_after_seconds.is_some() {
         return Err("scheduled wake-ups are not supported by this Harness version".into());
     }
-    if on {
-        // Fails closed: unattended work must be able to reach a human.
-        let targets = h.notify_targets().await.map_err(|e| message_of(&e))?;
-        let reachable = targets.iter().any(|t| {
-            t.active
-                && t.scope == "unattended"
-                && matches!(
-                    t.gateway.to_ascii_lowercase().as_str(),
-                    "hermes" | "openclaw"
-                )
-        });
-        if !reachable {
-            return Err(
-                "unattended mode needs an active unattended notify channel (hermes or openclaw): \
-                        configure one in Settings → Notifications first"
-                    .into(),
-            );
-        }
-    }
+    // Turning it on needs an active unattended channel: checked by the core.
     let view = h
         .set_unattended(&task_id, on)
         .await
@@ -395,7 +349,7 @@ async fn send_input(
     let a: InputArgs = args(a)?;
     let task_id =
         harness_core::validate::task_id(a.task_id.as_deref()).map_err(|e| message_of(&e))?;
-    super::authorize_terminal(h, who, &task_id)
+    h.authorize_terminal(who, &task_id)
         .await
         .map_err(|e| message_of(&e))?;
     let text = a.text.ok_or("text required")?;

@@ -52,6 +52,6 @@ async fn internal_input(
     axum::extract::Path(task_id): axum::extract::Path<String>,
     crate::extract::JsonBody(body): crate::extract::JsonBody<tasks::InputBody>,
 ) -> crate::error::ApiResult<Json<serde_json::Value>> {
-    crate::mcp::authorize_terminal(&s.harness, &who, &task_id).await?;
+    s.harness.authorize_terminal(&who, &task_id).await?;
     tasks::terminal_input(&s, &task_id, body).await
 }

@@ -47,13 +47,7 @@ async fn show(
                 CoreError::invalid("lines", format!("lines must be 1..{MAX_LOG_LINES}"))
             })?,
     };
-    let project = s
-        .harness
-        .list_projects()
-        .await?
-        .into_iter()
-        .find(|p| p.id == id)
-        .ok_or_else(|| CoreError::NotFound("project not found".into()))?;
+    let project = s.harness.project(&id).await?;
     let dir = std::path::PathBuf::from(project.path);
     let view = tokio::task::spawn_blocking(move || plan_view(&dir, lines))
         .await

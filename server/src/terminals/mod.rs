@@ -139,11 +139,10 @@ impl Terminals {
         if let Some(cwd) = &view.task.agent.cwd {
             return Ok(PathBuf::from(cwd));
         }
-        if let Some(project_id) = &view.task.project_id {
-            let projects = self.inner.harness.list_projects().await?;
-            if let Some(p) = projects.iter().find(|p| &p.id == project_id) {
-                return Ok(PathBuf::from(&p.path));
-            }
+        if let Some(project_id) = &view.task.project_id
+            && let Some(p) = self.inner.harness.store().get_project(project_id).await?
+        {
+            return Ok(PathBuf::from(&p.path));
         }
         Ok(std::env::var_os("HOME")
             .map(PathBuf::from)

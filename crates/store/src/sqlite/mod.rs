@@ -3,8 +3,11 @@
 
 mod checkpoint;
 mod deliveries;
+mod messages;
 mod rows;
-mod store;
+mod settings;
+mod tasks;
+mod writer;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
@@ -50,7 +53,7 @@ impl SqliteStore {
     #[tracing::instrument(skip_all, fields(url = %options.url))]
     pub async fn open(options: SqliteOptions) -> Result<Self, StoreOpenError> {
         if !options.url.starts_with("sqlite:") {
-            return Err(StoreOpenError::Unsupported(options.url));
+            return Err(StoreOpenError::Unsupported(crate::redact_url(&options.url)));
         }
         let base = SqliteConnectOptions::from_str(&options.url)
             .map_err(|source| StoreOpenError::Url {

@@ -1,0 +1,98 @@
+//! Who may do what to which task: the rules every adapter (REST, MCP, server
+//! functions) applies by calling these, never by re-implementing them.
+
+use crate::{
+    CoreError, CoreResult, Harness, auth::Identity, model::TaskView, settings::NotifyTarget,
+    tasks::CreateTask,
+};
+
+fn boundary_mismatch(own: &str, other: &str) -> CoreError {
+    CoreError::Forbidden(format!(
+        "Task boundary mismatch — this terminal is bound to {own}, refusing to operate on {other}"
+    ))
+}
+
+/// Can unattended work reach a human? An active notify target with the
+/// `unattended` scope on a chat gateway (hermes or openclaw).
+pub fn unattended_reachable(targets: &[NotifyTarget]) -> bool {
+    targets.iter().any(|t| {
+        t.active
+            && t.scope == "unattended"
+            && matches!(
+                t.gateway.to_ascii_lowercase().as_str(),
+                "hermes" | "openclaw"
+            )
+    })
+}
+
+impl Harness {
+    /// May `who` type into `task_id`'s terminal? The admin always; an agent
+    /// into its own terminal or a derived child's (the parent's decision, D4);
+    /// the browser identity never through this path.
+    pub async fn authorize_terminal(&self, who: &Identity, task_id: &str) -> CoreResult<()> {
+        match who {
+            Identity::Admin => Ok(()),
+            Identity::Agent { task_id: own, .. } if own == task_id => Ok(()),
+            Identity::Agent { task_id: own, .. } => {
+                let child = self.get_task(task_id).await?;
+                if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
+                    Ok(())
+                } else {
+                    Err(boundary_mismatch(own, task_id))
+                }
+            }
+            Identity::Browser => Err(CoreError::Forbidden("not allowed".into())),
+        }
+    }
+
+    /// Read a task as `who`: an agent reads its own task (the default) and
+    /// its derived children; the admin any task.
+    pub async fn task_for(&self, who: &Identity, requested: Option<&str>) -> CoreResult<TaskView> {
+        let requested = requested.map(str::trim).filter(|s| !s.is_empty());
+        if let (Identity::Agent { task_id: own, .. }, Some(other)) = (who, requested)
+            && other != own
+        {
+            let view = self.get_task(other).await?;
+            if view.task.parent_task_id.as_deref() != Some(own.as_str()) {
+                return Err(boundary_mismatch(own, other));
+            }
+            return Ok(view);
+        }
+        let task_id = who.bind_task(requested)?;
+        self.get_task(&task_id).await
+    }
+
+    /// Create a task as `who`. An agent's task is a derived child of its own
+    /// task (`parentTaskId` defaults to it; another parent is refused) and
+    /// inherits the parent's project unless one is given.
+    pub async fn create_task_as(
+        &self,
+        who: &Identity,
+        mut input: CreateTask,
+    ) -> CoreResult<TaskView> {
+        if let Identity::Agent { task_id: own, .. } = who {
+            match input.parent_task_id.as_deref().map(str::trim) {
+                None | Some("") => input.parent_task_id = Some(own.clone()),
+                Some(p) if p == own => {}
+                Some(p) => return Err(boundary_mismatch(own, p)),
+            }
+            if input.project_id.is_none() {
+                input.project_id = self.get_task(own).await?.task.project_id;
+            }
+        }
+        self.create_task(input).await
+    }
+
+    /// Unattended mode needs a way to reach a human: turning it on fails
+    /// closed without an active unattended notify channel.
+    pub(crate) async fn check_unattended_allowed(&self, on: bool) -> CoreResult<()> {
+        if !on || unattended_reachable(&self.notify_targets().await?) {
+            return Ok(());
+        }
+        Err(CoreError::Conflict(
+            "unattended mode needs an active unattended notify channel (hermes or openclaw): \
+             configure one in Settings → Notifications first"
+                .into(),
+        ))
+    }
+}

@@ -1,0 +1,46 @@
+//! The storage port, one small object-safe trait per aggregate:
+//! [`TaskStore`] (projects, tasks, executions, credentials), [`MessageStore`]
+//! (asks, notifies, replies), [`SettingsStore`] and [`DeliveryStore`] (the
+//! durable delivery queue). Every method is one atomic
+//! unit of work (one transaction where it writes). Implementations live outside
+//! the core (`harness-store`); the core never sees SQL.
+//!
+//! [`Store`] is the combined port the core holds (`Arc<dyn Store>`): one
+//! backend implements every aggregate, so a unit of work that spans two of
+//! them (an ask parks executions; a reply resumes them) stays one transaction
+//! inside the backend. Any type implementing all the aggregate traits is a
+//! `Store` (blanket impl). A new aggregate is a new module here plus one more
+//! bound on `Store`.
+
+mod deliveries;
+mod messages;
+mod settings;
+mod tasks;
+
+pub use deliveries::{Claimed, DeliveryStore, NewInput};
+pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
+pub use settings::SettingsStore;
+pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A referenced row does not exist (foreign key).
+    #[error("referenced {0} does not exist")]
+    MissingReference(&'static str),
+    /// A uniqueness rule was violated.
+    #[error("duplicate {0}")]
+    Duplicate(&'static str),
+    /// The backend failed (I/O, corruption, pool closed…).
+    #[error("database backend error: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A stored value could not be decoded.
+    #[error("corrupt stored value in {column}: {value}")]
+    Corrupt { column: &'static str, value: String },
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Persistence for the whole Harness domain: every aggregate of one backend.
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+
+impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}

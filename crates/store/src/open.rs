@@ -1,0 +1,99 @@
+//! Choosing the backend from the database URL.
+
+use std::sync::Arc;
+
+use harness_core::store::Store;
+
+use crate::{SqliteOptions, SqliteStore, StoreOpenError};
+
+/// The store behind a database URL: `sqlite://…` today; `postgres://…` is
+/// recognised and refused with a clear error until that backend exists.
+#[derive(Clone)]
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+}
+
+impl AnyStore {
+    /// Open (creating and migrating as needed) the database at `url`.
+    pub async fn open(url: &str) -> Result<Self, StoreOpenError> {
+        match scheme(url).as_deref() {
+            Some("sqlite") => Ok(Self::Sqlite(
+                SqliteStore::open(SqliteOptions::new(url)).await?,
+            )),
+            Some("postgres" | "postgresql") => Err(StoreOpenError::NotYetSupported {
+                backend: "PostgreSQL",
+            }),
+            _ => Err(StoreOpenError::Unsupported(redact_url(url))),
+        }
+    }
+
+    /// The port the core holds.
+    pub fn port(&self) -> Arc<dyn Store> {
+        match self {
+            Self::Sqlite(s) => Arc::new(s.clone()),
+        }
+    }
+
+    /// Close the connections, waiting for in-flight statements.
+    pub async fn close(&self) {
+        match self {
+            Self::Sqlite(s) => s.close().await,
+        }
+    }
+}
+
+fn scheme(url: &str) -> Option<String> {
+    let (scheme, _) = url.split_once(':')?;
+    Some(scheme.trim().to_ascii_lowercase())
+}
+
+/// The URL without its credentials (`user:password@`), for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_credentials_only() {
+        assert_eq!(
+            redact_url("postgres://u:secret@db:5432/h?sslmode=require"),
+            "postgres://***@db:5432/h?sslmode=require"
+        );
+        assert_eq!(redact_url("sqlite:///data/h.db"), "sqlite:///data/h.db");
+        assert_eq!(redact_url("sqlite://a@b.db"), "sqlite://***@b.db");
+        assert_eq!(redact_url("nonsense"), "nonsense");
+    }
+
+    #[tokio::test]
+    async fn postgres_is_refused_clearly() {
+        let err = AnyStore::open("postgres://u:pw@localhost/harness")
+            .await
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(
+            text.contains("PostgreSQL") && text.contains("not supported yet"),
+            "{text}"
+        );
+        assert!(!text.contains("pw"));
+        let err = AnyStore::open("mysql://u:pw@localhost/h")
+            .await
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(
+            text.contains("unsupported") && !text.contains("pw"),
+            "{text}"
+        );
+    }
+}

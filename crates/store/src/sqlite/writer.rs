@@ -1,0 +1,50 @@
+//! Shared write helpers: a `BEGIN IMMEDIATE` transaction on the single writer
+//! connection, and whole-transaction batches sent as one command.
+
+use harness_core::store::{StoreError, StoreResult};
+use sqlx::{Sqlite, Transaction};
+
+use super::SqliteStore;
+use crate::error::map;
+
+/// The future of one batch on the writer connection.
+pub(super) type BatchFuture<'c, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
+impl SqliteStore {
+    pub(super) async fn write_tx(&self) -> StoreResult<Transaction<'static, Sqlite>> {
+        self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map)
+    }
+
+    /// Runs a batch that holds a whole transaction (`BEGIN IMMEDIATE; …;
+    /// COMMIT`) as one command on the writer connection: one round trip to
+    /// SQLite's thread instead of one per statement, which is most of the
+    /// cost of a write here. The batch runs in its own task so a caller that
+    /// goes away (a dropped HTTP request) cannot stop it half-way; if any
+    /// statement fails the transaction is rolled back before the connection
+    /// is reused, and a connection that cannot roll back is discarded.
+    pub(super) async fn batch_tx<T, F>(&self, batch: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut sqlx::SqliteConnection) -> BatchFuture<'c, T> + Send + 'static,
+    {
+        let writer = self.writer.clone();
+        let job = tokio::spawn(async move {
+            let mut conn = writer.acquire().await.map_err(map)?;
+            match batch(&mut conn).await {
+                Ok(value) => Ok(value),
+                Err(err) => {
+                    if let Err(rollback) = sqlx::query("ROLLBACK").execute(&mut *conn).await
+                        && !rollback.to_string().contains("no transaction is active")
+                    {
+                        tracing::warn!(%rollback, "rollback after a failed batch failed; dropping the connection");
+                        drop(conn.detach());
+                    }
+                    Err(map(err))
+                }
+            }
+        });
+        job.await
+            .map_err(|join| StoreError::Backend(Box::new(join)))?
+    }
+}

@@ -1,0 +1,201 @@
+//! The core's access rules (`harness_core::access`) on a real SQLite file:
+//! the one implementation REST, MCP and server functions call.
+
+use std::sync::Arc;
+
+use harness_core::{
+    CoreError, Harness, HarnessConfig,
+    auth::Identity,
+    ids,
+    settings::NotifyTarget,
+    tasks::{CreateProject, CreateTask},
+};
+use harness_store::{SqliteOptions, SqliteStore};
+
+async fn harness(dir: &tempfile::TempDir) -> Harness {
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    Harness::new(
+        Arc::new(store),
+        HarnessConfig::new(ids::token_hash("admin")),
+    )
+}
+
+fn titled(title: &str) -> CreateTask {
+    CreateTask {
+        title: Some(title.into()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn agents_create_children_of_their_own_task_in_its_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = harness(&dir).await;
+    let project = h
+        .create_project(CreateProject {
+            name: Some("web".into()),
+            path: Some("/src/web".into()),
+            workspace: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.project(&project.id).await.unwrap(), project);
+    assert!(matches!(
+        h.project(&ids::new_id()).await,
+        Err(CoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        h.project("not an id").await,
+        Err(CoreError::Invalid { .. })
+    ));
+    let parent = h
+        .create_task(CreateTask {
+            project_id: Some(project.id.clone()),
+            ..titled("parent")
+        })
+        .await
+        .unwrap()
+        .task
+        .id;
+    let (exec, _) = h.begin_execution(&parent).await.unwrap();
+    let agent = Identity::Agent {
+        task_id: parent.clone(),
+        execution_id: exec.id,
+    };
+    let child = h.create_task_as(&agent, titled("child")).await.unwrap();
+    assert_eq!(child.task.parent_task_id.as_deref(), Some(parent.as_str()));
+    assert_eq!(child.task.project_id.as_deref(), Some(project.id.as_str()));
+    let stranger = h.create_task(titled("stranger")).await.unwrap().task.id;
+    let refused = h
+        .create_task_as(
+            &agent,
+            CreateTask {
+                parent_task_id: Some(stranger.clone()),
+                ..titled("hijack")
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, CoreError::Forbidden(_)), "{refused:?}");
+    // The admin is not defaulted.
+    let free = h
+        .create_task_as(&Identity::Admin, titled("free"))
+        .await
+        .unwrap();
+    assert_eq!(free.task.parent_task_id, None);
+
+    // Reading and typing: own task and derived children only.
+    assert_eq!(h.task_for(&agent, None).await.unwrap().task.id, parent);
+    assert_eq!(
+        h.task_for(&agent, Some(&child.task.id))
+            .await
+            .unwrap()
+            .task
+            .id,
+        child.task.id
+    );
+    assert!(matches!(
+        h.task_for(&agent, Some(&stranger)).await,
+        Err(CoreError::Forbidden(_))
+    ));
+    h.authorize_terminal(&agent, &parent).await.unwrap();
+    h.authorize_terminal(&agent, &child.task.id).await.unwrap();
+    h.authorize_terminal(&Identity::Admin, &stranger)
+        .await
+        .unwrap();
+    for who in [&agent, &Identity::Browser] {
+        assert!(matches!(
+            h.authorize_terminal(who, &stranger).await,
+            Err(CoreError::Forbidden(_))
+        ));
+    }
+}
+
+#[tokio::test]
+async fn unattended_mode_needs_a_channel_that_reaches_a_human() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = harness(&dir).await;
+    let t = h.create_task(titled("goal")).await.unwrap().task.id;
+    let refused = h.set_unattended(&t, true).await.unwrap_err();
+    assert_eq!(refused.http_status(), 409, "{refused}");
+    let missing = h.set_unattended(&ids::new_id(), true).await.unwrap_err();
+    assert_eq!(missing.http_status(), 404, "{missing}");
+    // Off is always allowed.
+    assert!(!h.set_unattended(&t, false).await.unwrap().task.unattended);
+    let target = |gateway: &str, scope: &str, active: bool| NotifyTarget {
+        id: None,
+        label: String::new(),
+        gateway: gateway.into(),
+        downstream: None,
+        dest: None,
+        profile: None,
+        scope: scope.into(),
+        active,
+    };
+    // Inactive or work-scoped channels do not count.
+    h.set_notify_targets(vec![
+        target("hermes", "unattended", false),
+        target("openclaw", "work", true),
+    ])
+    .await
+    .unwrap();
+    assert!(h.set_unattended(&t, true).await.is_err());
+    // The cached targets were invalidated through the event bus.
+    h.set_notify_targets(vec![target("hermes", "unattended", true)])
+        .await
+        .unwrap();
+    assert!(h.set_unattended(&t, true).await.unwrap().task.unattended);
+}
+
+/// Another process (another `Harness` on the same database, its events
+/// relayed by a shared bus) changes the targets: this process's cache sees it.
+#[tokio::test]
+async fn the_notify_target_cache_is_invalidated_through_the_bus() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let bus: Arc<dyn harness_core::EventBus> = Arc::new(harness_core::InProcessBus::default());
+    let open = || async {
+        let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+        Harness::with_bus(
+            Arc::new(store),
+            bus.clone(),
+            HarnessConfig::new(ids::token_hash("admin")),
+        )
+    };
+    let (reader, writer) = (open().await, open().await);
+    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert!(reader.no_channel_configured().await.unwrap());
+    let hermes = NotifyTarget {
+        id: None,
+        label: "team".into(),
+        gateway: "hermes".into(),
+        downstream: None,
+        dest: None,
+        profile: None,
+        scope: "unattended".into(),
+        active: true,
+    };
+    writer
+        .set_notify_targets(vec![hermes.clone()])
+        .await
+        .unwrap();
+    assert_eq!(reader.notify_targets().await.unwrap(), vec![hermes]);
+    // Without a shared bus the other handle keeps its cache: the bus is the
+    // invalidation path, not a re-read on every call.
+    let lonely = {
+        let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+        Harness::new(
+            Arc::new(store),
+            HarnessConfig::new(ids::token_hash("admin")),
+        )
+    };
+    assert_eq!(lonely.notify_targets().await.unwrap().len(), 1);
+    writer.set_notify_targets(Vec::new()).await.unwrap();
+    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert_eq!(
+        lonely.notify_targets().await.unwrap().len(),
+        1,
+        "stale: not on the bus"
+    );
+}
