@@ -82,6 +82,10 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.signal_dir = Some(data.signals.clone());
     core_config.node_id = crate::node::load_or_create(&data.root)?;
     core_config.delivery_wait = config.delivery_wait;
+    // This boot's delivery worker: replies answered here are leased to it
+    // by their own transaction (see `workers::deliveries`).
+    let boot_owner = format!("{}:{}", core_config.node_id, ids::new_id());
+    core_config.delivery_owner = Some(boot_owner.clone());
     let harness = Harness::new(store.port(), core_config);
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
@@ -97,7 +101,6 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
 
     // Deliveries this node was doing when it stopped: a row caught mid-write
     // becomes UNVERIFIED (never written twice), the others are due again.
-    let boot_owner = format!("{}:{}", harness.config().node_id, ids::new_id());
     let released = harness
         .store()
         .recover_node_deliveries(&harness.config().node_id, &boot_owner, chrono::Utc::now())

@@ -21,6 +21,9 @@ use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, ids, validate}
 
 /// After this many failed attempts a FAILED row is no longer due by itself.
 pub const MAX_ATTEMPTS: u32 = 20;
+/// How long the answering transaction leases a reply's row to this
+/// process's worker (the hand-off).
+pub const HANDOFF_LEASE: Duration = Duration::from_secs(60);
 /// Backoff cap.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(256);
 
@@ -119,7 +122,7 @@ pub struct Delivery {
     pub done_at: Option<DateTime<Utc>>,
 }
 
-pub use crate::store::{Claimed, DeliveryStore, NewInput};
+pub use crate::store::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 
 /// Backoff before attempt `attempts + 1`: 2, 4, 8 … 256 s.
 pub fn backoff(attempts: u32) -> Duration {
@@ -150,6 +153,30 @@ impl Harness {
     /// Wake the delivery worker (a row was queued).
     pub fn wake_deliveries(&self) {
         self.deliveries_wake().notify_one();
+    }
+
+    /// The lease a new reply row is written with, when this process runs a
+    /// delivery worker (`HarnessConfig::delivery_owner`).
+    pub(crate) fn handoff_claim(&self, now: DateTime<Utc>) -> Option<DeliveryClaim> {
+        let owner = self.config().delivery_owner.clone()?;
+        let until = now.checked_add_signed(chrono::Duration::from_std(HANDOFF_LEASE).ok()?)?;
+        Some(DeliveryClaim {
+            owner,
+            node: self.config().node_id.clone(),
+            until,
+        })
+    }
+
+    /// A queued row: handed straight to this process's worker when the
+    /// writing transaction leased it to it, else the worker is woken to claim.
+    pub(crate) fn queued(&self, row: &Delivery) {
+        self.delivery_changed(row);
+        let ours = row.lease_owner.is_some()
+            && row.lease_owner.as_deref() == self.config().delivery_owner.as_deref();
+        if ours {
+            self.hand_off(row.clone());
+        }
+        self.wake_deliveries();
     }
 
     /// Publish a change of a delivery (after its commit).

@@ -211,9 +211,11 @@ impl Harness {
         // Subscribed before the row exists, so no change of it is missed.
         let events = self.subscribe();
         let delivery_id = ids::new_id();
+        let now = Utc::now();
+        let claim = self.handoff_claim(now);
         if let Some(answered) = self
             .store()
-            .answer_open_ask(&task_id, &text, &delivery_id, Utc::now())
+            .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
             .await?
         {
             self.publish(HarnessEvent::MessageChanged {
@@ -239,8 +241,7 @@ impl Harness {
             };
             let row = match &answered.delivery {
                 Some(queued) => {
-                    self.delivery_changed(queued);
-                    self.wake_deliveries();
+                    self.queued(queued);
                     self.wait_delivery(&queued.id, self.config().delivery_wait, events)
                         .await?
                         .or_else(|| Some(queued.clone()))

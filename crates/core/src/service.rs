@@ -30,6 +30,10 @@ pub struct HarnessConfig {
     /// How long `reply` / keyed input wait for the delivery to finish before
     /// answering `queued` (the row is committed either way).
     pub delivery_wait: Duration,
+    /// The lease owner (`<node id>:<boot id>`) of this process's delivery
+    /// worker; `None` when the process runs none (rows are then left to
+    /// whoever claims them).
+    pub delivery_owner: Option<String>,
 }
 
 impl HarnessConfig {
@@ -43,6 +47,7 @@ impl HarnessConfig {
             signal_dir: None,
             node_id: "local".into(),
             delivery_wait: Duration::from_secs(2),
+            delivery_owner: None,
         }
     }
 }
@@ -59,6 +64,8 @@ struct Inner {
     bus: Arc<dyn EventBus>,
     /// Wakes the delivery worker when a row is queued.
     deliveries_wake: Arc<tokio::sync::Notify>,
+    /// Rows leased to this process's worker by the transaction that wrote them.
+    handed_off: Mutex<Vec<crate::deliveries::Delivery>>,
     config: HarnessConfig,
 }
 
@@ -127,6 +134,7 @@ impl Harness {
                 store,
                 bus,
                 deliveries_wake: Arc::new(tokio::sync::Notify::new()),
+                handed_off: Mutex::new(Vec::new()),
                 config,
             }),
         }
@@ -157,6 +165,16 @@ impl Harness {
     /// The delivery worker's wake-up (in-process; polling is the fallback).
     pub fn deliveries_wake(&self) -> Arc<tokio::sync::Notify> {
         self.inner.deliveries_wake.clone()
+    }
+
+    pub(crate) fn hand_off(&self, row: crate::deliveries::Delivery) {
+        lock(&self.inner.handed_off).push(row);
+    }
+
+    /// The rows handed to this process's worker since the last call (already
+    /// leased to it).
+    pub fn take_handed_off(&self) -> Vec<crate::deliveries::Delivery> {
+        std::mem::take(&mut *lock(&self.inner.handed_off))
     }
 
     pub fn config(&self) -> &HarnessConfig {

@@ -47,6 +47,32 @@ fn task_lock(locks: &TaskLocks, task_id: &str) -> Arc<tokio::sync::Mutex<()>> {
     map.entry(task_id.to_owned()).or_default().clone()
 }
 
+/// Do one leased row in its own task (one row per task at a time).
+fn spawn_row(
+    rows: &mut JoinSet<()>,
+    terminals: &Terminals,
+    lease: &Lease,
+    in_flight: &Arc<Mutex<HashSet<String>>>,
+    locks: &TaskLocks,
+    row: harness_core::deliveries::Delivery,
+) {
+    let (terminals, lease) = (terminals.clone(), lease.clone());
+    let (in_flight, lock) = (in_flight.clone(), task_lock(locks, &row.task_id));
+    let span = tracing::info_span!("delivery", delivery_id = %row.id, task_id = %row.task_id, kind = ?row.kind);
+    rows.spawn(
+        async move {
+            let id = row.id.clone();
+            let _one_per_task = lock.lock().await;
+            terminals.process_delivery(row, &lease).await;
+            in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+        }
+        .instrument(span),
+    );
+}
+
 /// Run until `cancel`: claim, do, repeat. `owner` is `<node id>:<boot id>`.
 pub async fn run(
     terminals: Terminals,
@@ -69,6 +95,23 @@ pub async fn run(
     tracing::info!(%owner, "delivery worker started");
     loop {
         while rows.try_join_next().is_some() {}
+        // Rows the answering transaction already leased to us (no claim
+        // round trip); over the bound they are given back to be claimed.
+        for row in harness.take_handed_off() {
+            if rows.len() >= config.max_in_flight {
+                if let Err(err) = harness.store().release_delivery(&row.id, &owner).await {
+                    tracing::error!(error = ?err, "cannot release a handed-off delivery");
+                }
+                continue;
+            }
+            let fresh = in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(row.id.clone());
+            if fresh {
+                spawn_row(&mut rows, &terminals, &lease, &in_flight, &locks, row);
+            }
+        }
         let free = config.max_in_flight.saturating_sub(rows.len());
         let mut spawned = 0usize;
         let mut claimed_all = false;
@@ -95,22 +138,7 @@ pub async fn run(
                             continue; // still being done here; the claim renewed its lease
                         }
                         spawned += 1;
-                        let (terminals, lease) = (terminals.clone(), lease.clone());
-                        let (in_flight, lock) =
-                            (in_flight.clone(), task_lock(&locks, &row.task_id));
-                        let span = tracing::info_span!("delivery", delivery_id = %row.id, task_id = %row.task_id, kind = ?row.kind);
-                        rows.spawn(
-                            async move {
-                                let id = row.id.clone();
-                                let _one_per_task = lock.lock().await;
-                                terminals.process_delivery(row, &lease).await;
-                                in_flight
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .remove(&id);
-                            }
-                            .instrument(span),
-                        );
+                        spawn_row(&mut rows, &terminals, &lease, &in_flight, &locks, row);
                     }
                 }
                 Err(err) => tracing::error!(error = ?err, "cannot claim deliveries"),

@@ -120,3 +120,12 @@ pub trait DeliveryStore: Send + Sync + 'static {
     async fn task_deliveries(&self, task_id: &str, limit: u32) -> StoreResult<Vec<Delivery>>;
 }
 
+/// A lease taken by the transaction that writes a row (the hand-off to this
+/// process's worker): only when the row's node is `node` or none.
+#[derive(Debug, Clone)]
+pub struct DeliveryClaim {
+    /// `<node id>:<boot id>`.
+    pub owner: String,
+    pub node: String,
+    pub until: DateTime<Utc>,
+}

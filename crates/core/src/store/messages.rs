@@ -60,11 +60,15 @@ pub trait MessageStore: Send + Sync + 'static {
     /// ran — the reply's QUEUED delivery row `delivery_id` (bound to the node
     /// of the live execution, if any). `None` when no OPEN ask was there to
     /// answer (lost the race or never asked).
+    ///
+    /// With `claim`, the new row is leased at once to that worker when the
+    /// worker's node may do it (the hand-off that saves the worker a claim).
     async fn answer_open_ask(
         &self,
         task_id: &str,
         text: &str,
         delivery_id: &str,
+        claim: Option<&crate::store::DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>>;
     /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).

@@ -17,7 +17,7 @@ mod messages;
 mod settings;
 mod tasks;
 
-pub use deliveries::{Claimed, DeliveryStore, NewInput};
+pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};

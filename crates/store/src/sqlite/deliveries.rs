@@ -421,6 +421,8 @@ pub(crate) struct ReplyRow {
     pub text: String,
     pub question: String,
     pub now: i64,
+    pub lease_owner: Option<String>,
+    pub lease_expires_at: Option<i64>,
 }
 
 impl ReplyRow {
@@ -439,8 +441,8 @@ impl ReplyRow {
             state: DeliveryState::Queued,
             attempts: 0,
             next_attempt_at: Some(at),
-            lease_owner: None,
-            lease_expires_at: None,
+            lease_owner: self.lease_owner,
+            lease_expires_at: opt_time(self.lease_expires_at)?,
             last_error: None,
             created_at: at,
             updated_at: at,
@@ -451,12 +453,15 @@ impl ReplyRow {
 
 /// The INSERT of a reply's delivery, run inside the answering transaction
 /// (`?1` task, `?2` delivery id, `?3` ask id, `?4` reply text, `?5` question,
-/// `?6` now). Only when the task's agent ever ran; bound to the node of its
-/// live execution, if any.
+/// `?6` now; the hand-off lease `?7` owner, `?8` its node, `?9` until — taken
+/// only when the row's node is that node or none). Only when the task's
+/// agent ever ran; bound to the node of its live execution, if any.
 pub(crate) const INSERT_REPLY_DELIVERY: &str = "INSERT INTO deliveries (id, task_id, kind, message_id, node_id, text, question, \
-       submit, state, attempts, next_attempt_at, created_at, updated_at) \
-     SELECT ?2, ?1, 'reply', ?3, (SELECT x.node_id FROM executions x WHERE x.task_id = ?1 \
-       AND x.status IN ('RUNNING', 'PAUSED') ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
-       ?4, ?5, 1, 'QUEUED', 0, ?6, ?6, ?6 \
+       submit, state, attempts, next_attempt_at, created_at, updated_at, lease_owner, lease_expires_at) \
+     SELECT ?2, ?1, 'reply', ?3, n.node_id, ?4, ?5, 1, 'QUEUED', 0, ?6, ?6, ?6, \
+       CASE WHEN n.node_id IS NULL OR n.node_id = ?8 THEN ?7 END, \
+       CASE WHEN ?7 IS NOT NULL AND (n.node_id IS NULL OR n.node_id = ?8) THEN ?9 END \
+     FROM (SELECT (SELECT x.node_id FROM executions x WHERE x.task_id = ?1 \
+       AND x.status IN ('RUNNING', 'PAUSED') ORDER BY x.created_at DESC, x.id DESC LIMIT 1) AS node_id) AS n \
      WHERE EXISTS (SELECT 1 FROM executions e WHERE e.task_id = ?1) \
-     RETURNING 'delivery' AS what, id, node_id";
+     RETURNING 'delivery' AS what, id, node_id, lease_owner, lease_expires_at";

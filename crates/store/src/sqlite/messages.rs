@@ -179,6 +179,7 @@ impl MessageStore for SqliteStore {
         task_id: &str,
         text: &str,
         delivery_id: &str,
+        claim: Option<&harness_core::store::DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>> {
         // Two round trips in one transaction (see `batch_tx`): the
@@ -194,6 +195,9 @@ impl MessageStore for SqliteStore {
         );
         let (task_id, text, now) = (task_id.to_owned(), text.to_owned(), ms(now));
         let delivery_id = delivery_id.to_owned();
+        let claim_owner = claim.map(|c| c.owner.clone());
+        let claim_node = claim.map(|c| c.node.clone());
+        let claim_until = claim.map(|c| ms(c.until));
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
@@ -214,8 +218,10 @@ impl MessageStore for SqliteStore {
                     let sql = format!(
                         "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
                            WHERE task_id = ?1 AND status = 'PAUSED' \
-                           RETURNING 'resumed' AS what, id, NULL AS node_id; \
-                         SELECT 'running' AS what, id, NULL AS node_id FROM executions \
+                           RETURNING 'resumed' AS what, id, NULL AS node_id, \
+                             NULL AS lease_owner, NULL AS lease_expires_at; \
+                         SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
+                           NULL AS lease_expires_at FROM executions \
                            WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
                          {}; \
                          COMMIT",
@@ -228,6 +234,9 @@ impl MessageStore for SqliteStore {
                         .bind(&text)
                         .bind(&question)
                         .bind(now)
+                        .bind(&claim_owner)
+                        .bind(&claim_node)
+                        .bind(claim_until)
                         .fetch_all(&mut *conn)
                         .await?;
                     Ok(Some((row, resumed)))
@@ -255,6 +264,8 @@ impl MessageStore for SqliteStore {
                             text: message.reply_text.clone().unwrap_or_default(),
                             question: message.content.clone(),
                             now: ms(message.replied_at.unwrap_or(message.created_at)),
+                            lease_owner: r.try_get("lease_owner").map_err(map)?,
+                            lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
                         }
                         .into_delivery()?,
                     );

@@ -422,7 +422,7 @@ pub async fn answer_is_conditional(b: &Backend) {
     let s = b.store.as_ref();
     let t = new_task(s, "t").await;
     assert!(
-        s.answer_open_ask(&t, "nobody asked", &ids::new_id(), now())
+        s.answer_open_ask(&t, "nobody asked", &ids::new_id(), None, now())
             .await
             .unwrap()
             .is_none()
@@ -430,8 +430,14 @@ pub async fn answer_is_conditional(b: &Backend) {
     let exec = new_execution(s, &t).await.unwrap();
     let asked = s.record_ask(ask(&t, "q?", now())).await.unwrap();
     let delivery_id = ids::new_id();
+    // Leased at once to this node's worker (the hand-off).
+    let claim = harness_core::store::DeliveryClaim {
+        owner: format!("{NODE}:boot"),
+        node: NODE.into(),
+        until: now() + Duration::seconds(60),
+    };
     let answered = s
-        .answer_open_ask(&t, "yes", &delivery_id, now())
+        .answer_open_ask(&t, "yes", &delivery_id, Some(&claim), now())
         .await
         .unwrap()
         .unwrap();
@@ -443,6 +449,13 @@ pub async fn answer_is_conditional(b: &Backend) {
         Some(NODE),
         "bound to the PTY's node"
     );
+    assert_eq!(row.lease_owner.as_deref(), Some(claim.owner.as_str()));
+    // Leased: nobody else claims it while the lease runs.
+    let other = s
+        .claim_deliveries("node-a:other", NODE, now(), now(), 10)
+        .await
+        .unwrap();
+    assert!(other.rows.is_empty(), "handed off, not claimable");
     let stored = s.get_delivery(&delivery_id).await.unwrap().unwrap();
     assert_eq!(
         stored.message_id.as_deref(),
@@ -463,7 +476,7 @@ pub async fn answer_is_conditional(b: &Backend) {
         Some(ExecutionStatus::Running)
     );
     assert!(
-        s.answer_open_ask(&t, "again", &ids::new_id(), now())
+        s.answer_open_ask(&t, "again", &ids::new_id(), None, now())
             .await
             .unwrap()
             .is_none(),
@@ -493,7 +506,7 @@ pub async fn concurrent_answers_have_one_winner(b: &Backend) {
         racers.push(tokio::spawn(async move {
             barrier.wait().await;
             store
-                .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), now())
+                .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), None, now())
                 .await
         }));
     }
