@@ -1,10 +1,13 @@
 import { defineConfig } from '@playwright/test';
+import { STORAGE_STATE } from './global-setup';
 
 // The server is started by scripts/e2e.sh, which exports BASE_URL and
 // HARNESS_DATA_DIR (for the admin token). Browsers come from Debian, never
 // downloaded: executablePath is /usr/bin/chromium unless CHROMIUM_PATH says so.
 export default defineConfig({
   testDir: './tests',
+  // Logs in once (the UI needs a session on every bind); tests reuse the cookie.
+  globalSetup: './global-setup.ts',
   timeout: 30_000,
   expect: { timeout: 5_000 },
   fullyParallel: false,
@@ -14,6 +17,7 @@ export default defineConfig({
   outputDir: 'test-results',
   use: {
     baseURL: process.env.BASE_URL ?? 'http://127.0.0.1:7700',
+    storageState: STORAGE_STATE,
     browserName: 'chromium',
     screenshot: 'only-on-failure',
     trace: 'retain-on-failure',

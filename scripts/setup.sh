@@ -30,8 +30,41 @@ if [ "$what" = test ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
   fi
+  if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    say "installing Debian's nginx-light for the reverse-proxy test (docs/reverse-proxy.md)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    # RUNLEVEL=1: the package must not start a system nginx; the test runs its own.
+    RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+  fi
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     say "installing Playwright (npm, no browser download)"
     (cd end2end && npm ci --no-audit --no-fund)
   fi
 fi
+
+# --- real agent CLIs and the MCP SDK client (server/tests/real_cli.rs, mcp_sdk.rs) ---
+# Claude Code and Codex at the versions pinned in end2end/real-cli/package-lock.json, and the
+# official MCP TypeScript SDK (end2end/mcp-sdk), installed project-locally — never globally.
+# Without npm or the registry the step is skipped and those tests report "skipped".
+npm_project() { # <dir> <marker file inside node_modules> <what>
+  local dir="$1" marker="$2" what="$3"
+  if [ -f "$dir/node_modules/$marker" ] && cmp -s "$dir/package-lock.json" "$dir/node_modules/.package-lock.json.harness"; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    say "skipped: $what (npm is not installed); the tests that need it will be skipped"
+    return 0
+  fi
+  if ! (cd "$dir" && timeout 20 npm ping >/dev/null 2>&1); then
+    say "skipped: $what (the npm registry is unreachable); the tests that need it will be skipped"
+    return 0
+  fi
+  say "installing $what (npm, pinned, into $dir)"
+  (cd "$dir" && npm ci --no-audit --no-fund) && cp "$dir/package-lock.json" "$dir/node_modules/.package-lock.json.harness"
+}
+if [ "$what" = test ]; then
+  npm_project end2end/real-cli .bin/claude "Claude Code 2.1.332 and Codex 0.171.0"
+  npm_project end2end/mcp-sdk @modelcontextprotocol/sdk/package.json "the MCP TypeScript SDK 1.32.2"
+fi
+# --- end real agent CLIs ---

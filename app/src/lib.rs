@@ -5,6 +5,8 @@
 pub mod api;
 pub mod components;
 pub mod delivery;
+#[cfg(feature = "ssr")]
+pub mod csp;
 pub mod i18n;
 pub mod live;
 pub mod pages;
@@ -24,6 +26,8 @@ pub const OUTPUT_NAME: &str = "harness";
 
 /// The HTML document around the app (server side only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    csp::apply();
     let locale = i18n::Locale::detect();
     view! {
         <!DOCTYPE html>
@@ -66,6 +70,7 @@ pub fn App() -> impl IntoView {
                     <A href="/settings">{l.t("nav.settings")}</A>
                 </nav>
                 <LanguageSwitch />
+                <a href="/logout" rel="external" class="logout">{l.t("nav.logout")}</a>
             </header>
             <main id="main">
                 <Routes fallback=move || view! { <p class="empty">{l.t("common.not_found")}</p> }>

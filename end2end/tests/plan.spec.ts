@@ -3,7 +3,7 @@
 // statuses and the progress-log tail, and follows CLI changes without a reload.
 import { test, expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api } from './api';
@@ -106,5 +106,27 @@ test('a directory without a task list and a corrupt one are shown as such', asyn
     expect(rest.body.state).toBe('error');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a progress log linked out of the project is refused, and the page says so', async ({ page, request }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'harness-plan-e2e-'));
+  const outside = mkdtempSync(join(tmpdir(), 'harness-secret-'));
+  try {
+    writeFileSync(join(outside, 'admin.token'), 'TOP-SECRET-TOKEN\n');
+    writeFileSync(join(dir, 'harness-tasks.json'), '{"version": 2, "tasks": []}');
+    symlinkSync(join(outside, 'admin.token'), join(dir, 'harness-progress.txt'));
+    const id = await project(request, `Symlink e2e ${Date.now()}`, dir);
+    await page.goto(`/projects/${id}/plan`);
+    await expect(page.locator('#plan-error')).toContainText('[SECURITY] harness-progress.txt');
+    await expect(page.locator('#plan-error')).toContainText('leaves the project directory');
+    expect(await page.content()).not.toContain('TOP-SECRET-TOKEN');
+    // Relative project paths are refused at registration.
+    const relative = await api(request, 'POST', '/api/projects', { name: `Rel ${Date.now()}`, path: '../../../../etc' });
+    expect(relative.status).toBe(400);
+    expect(relative.body.field).toBe('path');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
   }
 });

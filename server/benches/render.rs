@@ -176,7 +176,13 @@ async fn run() -> anyhow::Result<()> {
     }
     let cursor = cursor.unwrap_or_default();
 
-    let client = reqwest::Client::new();
+    // The UI needs a session or the admin bearer (scripts): every request carries it.
+    let mut auth = reqwest::header::HeaderMap::new();
+    auth.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {}", server.admin_token).parse()?,
+    );
+    let client = reqwest::Client::builder().default_headers(auth).build()?;
     let base = server.base_url();
     let mut results = Vec::new();
     let url = format!("{base}/harness");

@@ -154,8 +154,15 @@ impl Bench {
         .await?;
         let url = format!("ws://{}/ws/terminal/{id}", self.server.addr);
         // Like a browser: TCP_NODELAY on the client side too.
-        let (mut ws, _) =
-            tokio_tungstenite::connect_async_with_config(url.as_str(), None, true).await?;
+        let mut request =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                url.as_str(),
+            )?;
+        request.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {}", self.server.admin_token).parse()?,
+        );
+        let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, None, true).await?;
         // The first binary frame is the snapshot.
         loop {
             match tokio::time::timeout(Duration::from_secs(10), ws.next()).await {

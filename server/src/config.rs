@@ -19,6 +19,8 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// How long a reply waits for its delivery before answering `queued`.
     pub delivery_wait: Duration,
+    /// Connection cap, header-read/idle timeout, stream caps (`serve.rs`).
+    pub limits: crate::serve::Limits,
 }
 
 impl ServeConfig {
@@ -33,6 +35,7 @@ impl ServeConfig {
             harness_bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness")),
             allowed_hosts: Vec::new(),
             delivery_wait: Duration::from_secs(2),
+            limits: crate::serve::Limits::default(),
         }
     }
 

@@ -179,14 +179,14 @@ pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
         "stop" => {
             let input = read_stdin(Duration::from_secs(5));
             let mut stderr = String::new();
-            if env.task_id.is_some() {
-                if let Err(err) = report(
+            if env.task_id.is_some()
+                && let Err(err) = report(
                     env,
                     "/api/internal/hooks/stop",
                     json!({"taskId": env.task_id}),
-                ) {
-                    stderr.push_str(&format!("harness: could not report the turn end: {err}\n"));
-                }
+                )
+            {
+                stderr.push_str(&format!("harness: could not report the turn end: {err}\n"));
             }
             let out = harness_plan::hook_main("stop", input.as_deref().unwrap_or_default(), cwd);
             HookResult {

@@ -76,6 +76,9 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 redact_url(&config.database_url())
             )
         })?;
+    if let Some(path) = config.database_url().strip_prefix("sqlite://") {
+        crate::secrets::restrict_database_files(std::path::Path::new(path));
+    }
     let mut core_config = HarnessConfig::new(ids::token_hash(&data.admin_token));
     core_config.pending_ttl = config.pending_ttl;
     core_config.sweep_interval = config.sweep_interval;
@@ -132,23 +135,20 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         leptos: web::leptos_options(&config.site_root, addr),
         origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
         terminals: terminals.clone(),
-        login_required: !addr.ip().is_loopback(),
+        login: crate::login::Login::new(harness_core::sessions::Sessions::new(
+            store.sessions(),
+            ids::token_hash(&data.admin_token),
+            harness_core::sessions::Sessions::DEFAULT_TTL,
+        )),
+        streams: crate::serve::StreamLimits::new(&config.limits),
     };
     let router = build_router(&state, cancel.child_token());
-    let shutdown = cancel.clone();
-    let server = tokio::spawn(async move {
-        // Terminal echo and keystrokes are small writes: without TCP_NODELAY
-        // Nagle holds each one until the previous is acknowledged, and
-        // delayed ACKs turn that into ~40 ms of lag on every keystroke.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            if let Err(err) = tcp.set_nodelay(true) {
-                tracing::debug!(%err, "cannot set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await
-    });
+    let server = tokio::spawn(crate::serve::serve(
+        listener,
+        router,
+        config.limits.clone(),
+        cancel.clone(),
+    ));
     // `harness run` finds this server through `<data-dir>/server.json` (supervised mode).
     if let Err(err) = crate::supervised::discovery::write(&data.root, &agent_base_url(addr)) {
         tracing::warn!(%err, "cannot write the discovery file; `harness run` will not find this server");
@@ -174,18 +174,20 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             state.terminals.clone(),
             cancel.clone(),
         ))
+        .layer(middleware::from_fn(mcp::transport::guard))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             mcp::authenticate,
         ))
-        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .with_state(state.clone());
     Router::new()
         .merge(routes::health())
         .merge(crate::sse::routes_until(cancel.child_token()))
         .nest(
             "/api",
-            routes::api().layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+            routes::api()
+                .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+                .layer(middleware::from_fn(crate::json_errors::json_errors)),
         )
         .nest_service("/mcp", mcp)
         .route(
@@ -196,15 +198,19 @@ pub fn build_router(state: &AppState, cancel: CancellationToken) -> Router {
             "/login",
             axum::routing::get(crate::login::page).post(crate::login::submit),
         )
+        .route(
+            "/logout",
+            axum::routing::get(crate::login::logout_page).post(crate::login::logout),
+        )
         .merge(web::router(state))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::login::require,
         ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            web::guard_server_fns,
-        ))
+        .layer(middleware::from_fn(web::guard_server_fns))
+        // Every route: Host allow-list + same-origin (DNS-rebinding defence).
+        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
+        .layer(middleware::from_fn(crate::security::response_headers))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone())
 }

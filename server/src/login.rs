@@ -1,26 +1,98 @@
-//! Browser login for non-loopback binds (decisions D12). On 127.0.0.1 the
-//! UI is open to the local user; on any other address every UI page, server
-//! function, live-event stream and terminal WebSocket needs the admin token,
-//! given once at `/login` and kept in an HttpOnly, SameSite=Strict cookie.
+//! Browser sessions on every bind (issue 12, like Jupyter): every UI page,
+//! server function, live-event stream and terminal WebSocket needs a session
+//! (or `Authorization: Bearer <admin token>` for scripts). The admin token is
+//! exchanged once — `GET /login?token=…` (the URL `harness serve` prints and
+//! `harness open` opens) or the login form — for a random session id in an
+//! HttpOnly, SameSite=Strict cookie (`Secure` over TLS). Sessions are stored
+//! hashed with an expiry (`harness_core::sessions`); `/logout` revokes one or
+//! all. Failed logins are throttled per client address (429).
+//!
+//! A cookie-authenticated request that changes state (any method but
+//! GET/HEAD, and every WebSocket) must carry an `Origin` (the same-origin
+//! check itself is `security::OriginPolicy`).
+
+use std::{
+    collections::HashMap,
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use axum::{
     Form,
-    extract::{Request, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
+    extract::{ConnectInfo, FromRequestParts, Query, Request, State},
+    http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts},
     middleware::Next,
     response::{Html, IntoResponse, Redirect, Response},
 };
-use harness_core::ids;
+use harness_core::sessions::Sessions;
 
-use crate::state::AppState;
+use crate::{error::error_body, state::AppState};
 
 pub const COOKIE: &str = "harness_session";
 
-/// Paths that never need the browser login (they have their own credentials
-/// or are public assets).
+/// Failed logins allowed per client address per [`THROTTLE_WINDOW`].
+pub const MAX_FAILURES: u32 = 5;
+pub const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
+/// Addresses remembered at most (older windows are dropped first).
+const MAX_TRACKED: usize = 10_000;
+
+/// Sessions plus the login throttle (shared by all requests).
+#[derive(Clone)]
+pub struct Login {
+    pub sessions: Sessions,
+    throttle: Arc<Throttle>,
+}
+
+impl Login {
+    pub fn new(sessions: Sessions) -> Self {
+        Self {
+            sessions,
+            throttle: Arc::new(Throttle::default()),
+        }
+    }
+}
+
+/// Failed-login counter per client address, in fixed windows.
+#[derive(Default)]
+struct Throttle {
+    failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+}
+
+impl Throttle {
+    /// `Some(seconds to wait)` while `ip` is locked out.
+    fn locked(&self, ip: IpAddr) -> Option<u64> {
+        let map = self.failures.lock().ok()?;
+        let (start, count) = map.get(&ip)?;
+        let elapsed = start.elapsed();
+        (*count >= MAX_FAILURES && elapsed < THROTTLE_WINDOW)
+            .then(|| (THROTTLE_WINDOW - elapsed).as_secs().max(1))
+    }
+
+    fn fail(&self, ip: IpAddr) {
+        let Ok(mut map) = self.failures.lock() else {
+            return;
+        };
+        if map.len() >= MAX_TRACKED {
+            map.retain(|_, (start, _)| start.elapsed() < THROTTLE_WINDOW);
+            if map.len() >= MAX_TRACKED {
+                map.clear();
+            }
+        }
+        let entry = map.entry(ip).or_insert((Instant::now(), 0));
+        if entry.0.elapsed() >= THROTTLE_WINDOW {
+            *entry = (Instant::now(), 0);
+        }
+        entry.1 += 1;
+    }
+}
+
+/// Paths that never need a session: they have their own credentials (REST,
+/// MCP), are public assets, or are the login itself.
 fn exempt(path: &str) -> bool {
     path == "/healthz"
         || path == "/login"
+        || path == "/logout"
         || path == "/favicon.ico"
         || path.starts_with("/pkg/")
         || path.starts_with("/api/")
@@ -28,7 +100,7 @@ fn exempt(path: &str) -> bool {
         || path.starts_with("/mcp/")
 }
 
-fn cookie_token(headers: &HeaderMap) -> Option<String> {
+fn cookie_value(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -39,78 +111,364 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
-fn is_admin(state: &AppState, token: &str) -> bool {
-    ids::secure_eq(
-        ids::token_hash(token).as_bytes(),
-        state.harness.config().admin_token_hash.as_bytes(),
-    )
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
 }
 
-/// Middleware: when login is required, UI requests without a valid session
-/// cookie are sent to `/login` (pages) or refused with 401 (everything else).
+/// How a UI request is authenticated.
+#[derive(Debug, PartialEq, Eq)]
+enum Auth {
+    /// `Authorization: Bearer <admin token>` (scripts, tests): no CSRF risk.
+    Bearer,
+    /// A live session cookie (a browser).
+    Session,
+    None,
+}
+
+async fn authenticate(login: &Login, headers: &HeaderMap) -> Auth {
+    if bearer(headers).is_some_and(|t| login.sessions.is_admin_token(t)) {
+        return Auth::Bearer;
+    }
+    let Some(id) = cookie_value(headers) else {
+        return Auth::None;
+    };
+    match login.sessions.check(&id).await {
+        Ok(true) => Auth::Session,
+        Ok(false) => Auth::None,
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot check a session");
+            Auth::None
+        }
+    }
+}
+
+fn is_page(req: &Request) -> bool {
+    let path = req.uri().path();
+    req.method() == Method::GET
+        && !path.starts_with("/sfn/")
+        && !path.starts_with("/ws/")
+        && !path.starts_with("/events/")
+}
+
+/// A browser request that changes state: it must say where it comes from.
+fn changes_state(req: &Request) -> bool {
+    !matches!(*req.method(), Method::GET | Method::HEAD) || req.uri().path().starts_with("/ws/")
+}
+
+fn json_error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(error_body(message, None))).into_response()
+}
+
+/// Middleware: UI requests without a session are sent to `/login` (pages)
+/// or refused with 401 (server functions, events, sockets).
 pub async fn require(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if !state.login_required || exempt(req.uri().path()) {
+    if exempt(req.uri().path()) {
         return next.run(req).await;
     }
-    if cookie_token(req.headers()).is_some_and(|t| is_admin(&state, &t)) {
-        return next.run(req).await;
-    }
-    let is_page = req.method() == axum::http::Method::GET
-        && !req.uri().path().starts_with("/sfn/")
-        && !req.uri().path().starts_with("/ws/")
-        && !req.uri().path().starts_with("/events/");
-    if is_page {
-        Redirect::to("/login").into_response()
-    } else {
-        (
-            StatusCode::UNAUTHORIZED,
-            axum::Json(crate::error::error_body("login required", None)),
-        )
-            .into_response()
+    match authenticate(&state.login, req.headers()).await {
+        Auth::Bearer => next.run(req).await,
+        Auth::Session => {
+            if changes_state(&req) && !req.headers().contains_key(header::ORIGIN) {
+                tracing::warn!(path = %req.uri().path(), "refused a request without Origin");
+                return json_error(
+                    StatusCode::FORBIDDEN,
+                    "Origin header required for this request",
+                );
+            }
+            next.run(req).await
+        }
+        Auth::None if is_page(&req) => {
+            let target = req
+                .uri()
+                .path_and_query()
+                .map_or("/harness", |p| p.as_str());
+            let query = serde_urlencoded::to_string([("next", target)]).unwrap_or_default();
+            Redirect::to(&format!("/login?{query}")).into_response()
+        }
+        Auth::None => json_error(StatusCode::UNAUTHORIZED, "login required"),
     }
 }
 
-const PAGE: &str = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Harness · Log in</title>
+/// The login page's own policy: no script at all, inline styles only.
+const LOGIN_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+                         frame-ancestors 'none'; base-uri 'none'";
+
+const PAGE: &str = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Harness · {{title}}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"></head>
 <body style="font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem">
-<h1>Harness</h1><p>This server is reachable from the network. Paste the admin token
-(<code>secrets/admin.token</code> in the data directory) to continue.</p>
-<form method="post" action="/login"><label>Admin token<br><input name="token" type="password" required autofocus style="width:100%"></label>
-<p><button type="submit">Log in</button></p></form>{{error}}</body></html>"#;
+<h1>Harness</h1>{{body}}</body></html>"#;
 
-pub async fn page() -> Html<String> {
-    Html(PAGE.replace("{{error}}", ""))
+fn html(status: StatusCode, title: &str, body: &str) -> Response {
+    let mut response = (
+        status,
+        Html(PAGE.replace("{{title}}", title).replace("{{body}}", body)),
+    )
+        .into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(LOGIN_CSP),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn login_form(status: StatusCode, next: &str, alert: &str) -> Response {
+    let alert = if alert.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<p role=\"alert\" style=\"color:#b42318\">{}</p>",
+            escape(alert)
+        )
+    };
+    let body = format!(
+        r#"<p>Paste the admin token (<code>secrets/admin.token</code> in the data directory, or
+open the link <code>harness serve</code> printed; <code>harness open</code> opens it).</p>
+<form method="post" action="/login"><input type="hidden" name="next" value="{next}">
+<label>Admin token<br><input name="token" type="password" required autofocus autocomplete="off" style="width:100%"></label>
+<p><button type="submit">Log in</button></p></form>{alert}"#,
+        next = escape(next),
+    );
+    html(status, "Log in", &body)
+}
+
+/// Where to go after login: a local path only (never `//host` or a URL).
+fn safe_next(next: Option<&str>) -> &str {
+    match next {
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.starts_with("/login")
+                && !n.starts_with("/logout") =>
+        {
+            n
+        }
+        _ => "/harness",
+    }
+}
+
+/// The client's address (from the accept loop's `ConnectInfo`; one shared
+/// bucket when unknown).
+pub struct ClientIp(IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(a)| a.ip()),
+        ))
+    }
+}
+
+fn session_cookie(value: &str, max_age: u64, secure: bool) -> Option<HeaderValue> {
+    let secure = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"
+    ))
+    .ok()
+}
+
+/// Checks `token` for `ip` (throttled) and, when right, opens a session and
+/// redirects to `next` with the cookie set.
+async fn open_session(
+    state: &AppState,
+    ip: IpAddr,
+    headers: &HeaderMap,
+    token: &str,
+    next: &str,
+) -> Response {
+    let login = &state.login;
+    if let Some(wait) = login.throttle.locked(ip) {
+        tracing::warn!(%ip, "login throttled");
+        let mut response = login_form(
+            StatusCode::TOO_MANY_REQUESTS,
+            next,
+            &format!("Too many failed logins from your address. Try again in {wait} s."),
+        );
+        if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
+    let id = match login.sessions.login(token.trim()).await {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            login.throttle.fail(ip);
+            tracing::warn!(%ip, "failed browser login");
+            return login_form(StatusCode::UNAUTHORIZED, next, "Wrong token.");
+        }
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot open a session");
+            return login_form(
+                StatusCode::SERVICE_UNAVAILABLE,
+                next,
+                "Cannot open a session right now; try again.",
+            );
+        }
+    };
+    let mut response = Redirect::to(next).into_response();
+    if let Some(cookie) = session_cookie(
+        &id,
+        login.sessions.ttl().as_secs(),
+        crate::security::over_tls(headers),
+    ) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[derive(serde::Deserialize)]
+pub struct LoginQuery {
+    token: Option<String>,
+    next: Option<String>,
+}
+
+/// `GET /login`: the form, or with `?token=` a direct login (the URL printed
+/// by `harness serve`).
+pub async fn page(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Query(query): Query<LoginQuery>,
+) -> Response {
+    let next = safe_next(query.next.as_deref()).to_string();
+    match query.token {
+        Some(token) => open_session(&state, ip, &headers, &token, &next).await,
+        None => login_form(StatusCode::OK, &next, ""),
+    }
 }
 
 #[derive(serde::Deserialize)]
 pub struct LoginForm {
     token: String,
+    next: Option<String>,
 }
 
+/// `POST /login`: the form (same-origin, with an Origin header).
 pub async fn submit(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if let Err(reason) = state.origin.check(&headers) {
-        return (StatusCode::FORBIDDEN, reason).into_response();
+    if let Err(reason) = require_origin(&headers) {
+        return json_error(StatusCode::FORBIDDEN, reason);
     }
-    let token = form.token.trim();
-    if !is_admin(&state, token) {
-        tracing::warn!("failed browser login");
-        return (
-            StatusCode::UNAUTHORIZED,
-            Html(PAGE.replace(
-                "{{error}}",
-                "<p role=\"alert\" style=\"color:#b42318\">Wrong token.</p>",
-            )),
-        )
-            .into_response();
+    let next = safe_next(form.next.as_deref()).to_string();
+    open_session(&state, ip, &headers, &form.token, &next).await
+}
+
+/// A state-changing browser request: an `Origin` must be present (the Host
+/// and same-origin check already ran on every route).
+fn require_origin(headers: &HeaderMap) -> Result<(), &'static str> {
+    if headers.contains_key(header::ORIGIN) {
+        Ok(())
+    } else {
+        Err("Origin header required for this request")
     }
-    let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000");
-    let mut response = Redirect::to("/harness").into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
+}
+
+/// `GET /logout`: the two logout buttons.
+pub async fn logout_page() -> Response {
+    html(
+        StatusCode::OK,
+        "Log out",
+        r#"<form method="post" action="/logout"><p><button type="submit">Log out</button></p></form>
+<form method="post" action="/logout"><input type="hidden" name="everywhere" value="1">
+<p><button type="submit">Log out everywhere</button> (every browser logged in to this server)</p></form>
+<p><a href="/harness">Back</a></p>"#,
+    )
+}
+
+#[derive(serde::Deserialize)]
+pub struct LogoutForm {
+    everywhere: Option<String>,
+}
+
+/// `POST /logout`: revokes this session (or, with `everywhere`, all of
+/// them), clears the cookie and goes back to `/login`.
+pub async fn logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let form: LogoutForm =
+        serde_urlencoded::from_bytes(&body).unwrap_or(LogoutForm { everywhere: None });
+    let auth = authenticate(&state.login, &headers).await;
+    if auth == Auth::Session
+        && let Err(reason) = require_origin(&headers)
+    {
+        return json_error(StatusCode::FORBIDDEN, reason);
+    }
+    if auth == Auth::None {
+        return json_error(StatusCode::UNAUTHORIZED, "login required");
+    }
+    let sessions = &state.login.sessions;
+    let result = if form.everywhere.is_some_and(|v| !v.is_empty()) {
+        sessions.logout_everywhere().await.map(|n| {
+            tracing::info!(sessions = n, "logged out everywhere");
+        })
+    } else if let Some(id) = cookie_value(&headers) {
+        sessions.logout(&id).await.map(|_| ())
+    } else {
+        Ok(())
+    };
+    if let Err(err) = result {
+        tracing::error!(error = ?err, "cannot revoke sessions");
+        return json_error(StatusCode::SERVICE_UNAVAILABLE, "cannot log out right now");
+    }
+    let mut response = Redirect::to("/login").into_response();
+    if let Some(cookie) = session_cookie("", 0, crate::security::over_tls(&headers)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_is_a_local_path() {
+        assert_eq!(safe_next(Some("/tasks/x?y=1")), "/tasks/x?y=1");
+        assert_eq!(safe_next(Some("//evil.example")), "/harness");
+        assert_eq!(safe_next(Some("https://evil.example")), "/harness");
+        assert_eq!(safe_next(Some("/\\evil.example")), "/harness");
+        assert_eq!(safe_next(Some("/login?token=x")), "/harness");
+        assert_eq!(safe_next(None), "/harness");
+    }
+
+    #[test]
+    fn throttle_locks_after_the_limit_per_address() {
+        let t = Throttle::default();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        for _ in 0..MAX_FAILURES {
+            assert!(t.locked(a).is_none());
+            t.fail(a);
+        }
+        assert!(t.locked(a).is_some());
+        assert!(t.locked(b).is_none());
+    }
 }

@@ -42,6 +42,15 @@ enum Command {
         #[arg(long, env = "HARNESS_DELIVERY_WAIT_MS", default_value_t = 2000)]
         delivery_wait_ms: u64,
     },
+    /// Open the web UI in a browser, logged in (the login link of the running server).
+    Open {
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Print the link instead of opening a browser.
+        #[arg(long)]
+        print: bool,
+    },
     /// Create the task-list state files (harness-tasks.json, …) in PATH.
     #[command(disable_help_flag = true)]
     Init(Passthrough),
@@ -204,6 +213,9 @@ fn main() -> ExitCode {
         Command::Task(a) => return plan("task", a),
         Command::Hook { event } => return hook(&event),
         Command::Hooks { action, data_dir } => return hooks_admin(action, data_dir),
+        Command::Open { data_dir, print } => {
+            open(&data_dir.unwrap_or_else(config::default_data_dir), print)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -232,6 +244,11 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
             running.base_url(),
             running.data_dir.display()
         );
+        // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
+        println!(
+            "Open the UI (logs you in): {}",
+            login_url(&browser_base(running.addr), &running.admin_token)
+        );
         let stop = running.cancel_token();
         tokio::select! {
             () = shutdown_signal() => tracing::info!("shutting down"),
@@ -239,6 +256,52 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         }
         running.shutdown().await
     })
+}
+
+/// The address a local browser uses: loopback when bound to all interfaces.
+fn browser_base(addr: SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("http://127.0.0.1:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    }
+}
+
+fn login_url(base: &str, token: &str) -> String {
+    format!("{base}/login?token={token}")
+}
+
+/// `harness open`: the running server's login link (from `<data-dir>/server.json`
+/// and the admin token), opened with the desktop's opener or printed.
+fn open(data_dir: &std::path::Path, print: bool) -> anyhow::Result<()> {
+    let base = harness_server::supervised::discovery::read(data_dir)
+        .map(|d| d.url)
+        .context("no running server found (start one with `harness serve`)")?;
+    let token_file = data_dir.join("secrets").join("admin.token");
+    let token = std::fs::read_to_string(&token_file)
+        .with_context(|| format!("cannot read {}", token_file.display()))?;
+    let url = login_url(base.trim_end_matches('/'), token.trim());
+    if print {
+        println!("{url}");
+        return Ok(());
+    }
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    match std::process::Command::new(opener)
+        .arg(&url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => Ok(()),
+        _ => {
+            println!("Open this link in your browser: {url}");
+            Ok(())
+        }
+    }
 }
 
 async fn shutdown_signal() {

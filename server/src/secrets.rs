@@ -91,6 +91,21 @@ impl DataDir {
     }
 }
 
+/// The database and its WAL/SHM files are readable by this user only (0600),
+/// whatever the umask (SQLite gives new WAL/SHM files the database's mode).
+pub fn restrict_database_files(database: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = database.as_os_str().to_owned();
+        name.push(suffix);
+        let path = std::path::PathBuf::from(name);
+        if path.exists()
+            && let Err(err) = fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
+        {
+            tracing::warn!(%err, path = %path.display(), "cannot make a database file private");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Live updates for the web UI: server-sent events fed by the core's event
 //! bus (`Harness::subscribe`). Owned by the notification-center work.
 //!
-//! `GET /events/harness` (same Host/Origin policy as the server functions)
+//! `GET /events/harness` (a session, and the Host/Origin policy of every route)
 //! streams one `change` event per core event (`data:` = the event as JSON),
 //! a comment every 15 s as a heartbeat, and a `reload` event when this
 //! client fell behind the bounded bus (`RecvError::Lagged`) — the page then
@@ -13,7 +13,7 @@ use axum::{
     Router,
     body::Body,
     extract::State,
-    http::{HeaderMap, HeaderValue, StatusCode, header},
+    http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -48,26 +48,27 @@ pub fn routes() -> Router<AppState> {
 pub fn routes_until(cancel: CancellationToken) -> Router<AppState> {
     Router::new().route(
         PATH,
-        get(move |state: State<AppState>, headers: HeaderMap| {
-            events(state, headers, cancel.clone())
-        }),
+        get(move |state: State<AppState>| events(state, cancel.clone())),
     )
 }
 
-async fn events(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    cancel: CancellationToken,
-) -> Response {
-    if let Err(reason) = state.origin.check(&headers) {
-        tracing::warn!(reason, "refused event stream");
-        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
-    }
+async fn events(State(state): State<AppState>, cancel: CancellationToken) -> Response {
+    // Streams are counted apart from connections and capped (`serve.rs`).
+    let Some(slot) = state.streams.event_stream() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(error_body("too many live event streams", None)),
+        )
+            .into_response();
+    };
     let events = state.harness.subscribe();
     // The writer task feeds a small in-memory pipe; the response body reads
     // it. When the client goes away the pipe breaks and the task ends.
     let (reader, writer) = tokio::io::duplex(16 * 1024);
-    tokio::spawn(pump(events, writer, cancel));
+    tokio::spawn(async move {
+        let _slot = slot;
+        pump(events, writer, cancel).await;
+    });
     let mut response = Body::from_stream(ReaderStream::new(reader)).into_response();
     let h = response.headers_mut();
     h.insert(

@@ -11,8 +11,10 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     pub origin: OriginPolicy,
     pub terminals: Terminals,
-    /// Bound to a non-loopback address: the browser UI needs `/login`.
-    pub login_required: bool,
+    /// Browser sessions and the login throttle (`login.rs`).
+    pub login: crate::login::Login,
+    /// Separate caps for event streams and terminal sockets (`serve.rs`).
+    pub streams: crate::serve::StreamLimits,
 }
 
 impl FromRef<AppState> for LeptosOptions {

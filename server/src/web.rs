@@ -6,7 +6,7 @@ use std::{net::SocketAddr, path::Path};
 use app::{App, OUTPUT_NAME, shell};
 use axum::{
     Router,
-    extract::{Request, State},
+    extract::Request,
     http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
@@ -43,16 +43,13 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
 }
 
-/// Server functions change state: only same-origin requests reach them.
+/// Server functions change state: only same-origin requests with a session
+/// reach them (`security::same_origin`, `login::require`).
 /// Malformed arguments are the caller's fault: leptos answers them with 500,
 /// we turn that into 400.
-pub async fn guard_server_fns(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn guard_server_fns(req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/sfn/") {
         return next.run(req).await;
-    }
-    if let Err(reason) = state.origin.check(req.headers()) {
-        tracing::warn!(reason, path = %req.uri().path(), "refused server function call");
-        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
     }
     let response = next.run(req).await;
     if response.status() != StatusCode::INTERNAL_SERVER_ERROR {

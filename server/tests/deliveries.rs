@@ -313,7 +313,7 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
 
 /// A server-rendered page (the delivery line is part of the SSR HTML).
 async fn html(s: &common::Server, path: &str, lang: Option<&str>) -> String {
-    let mut req = s.client.get(s.url(path));
+    let mut req = s.client.get(s.url(path)).bearer_auth(&s.admin);
     if let Some(l) = lang {
         req = req.header("cookie", format!("harness_lang={l}"));
     }

@@ -55,10 +55,10 @@ fn tool_call(tool: &str) -> String {
 const TASK: &str = "cabcdefghijklmnopqrstuvwx";
 
 #[test]
-fn four_case_matrix_for_both_blocked_tools() {
+fn four_case_matrix_for_every_blocked_tool() {
     let signals = tempfile::tempdir().unwrap();
     let dir = signals.path().to_str().unwrap();
-    for tool in ["AskUserQuestion", "request_user_input"] {
+    for tool in harness_core::ladder::BLOCKED_TOOLS {
         for (has_parent, unattended) in [(false, false), (false, true), (true, false), (true, true)]
         {
             let file = signals.path().join(format!("unattended-{TASK}"));

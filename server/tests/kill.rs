@@ -269,6 +269,7 @@ async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
                 let page = life
                     .client
                     .get(format!("{}/tasks/{task}", life.base))
+                    .bearer_auth(&life.admin)
                     .send()
                     .await
                     .unwrap()
@@ -311,7 +312,7 @@ async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
             std::fs::create_dir_all(&work).unwrap();
             let transcript = work.join("transcript.txt");
             let script = format!(
-                "while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done",
+                "echo ready; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done",
                 transcript.display()
             );
             let (status, t) = life

@@ -185,8 +185,38 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     s.shutdown().await;
 }
 
+/// Log lines of this test binary (a global subscriber writing to memory).
+fn captured_logs() -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        buf
+    })
+    .clone()
+}
+
+struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
 async fn mcp_refuses_missing_tokens_and_foreign_origins() {
+    let logs = captured_logs();
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -207,6 +237,12 @@ async fn mcp_refuses_missing_tokens_and_foreign_origins() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).to_string();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("refused request") && l.contains("path=\"/mcp\"")),
+        "the refusal is logged with its real path: {text}"
+    );
     let resp = s
         .client
         .post(s.url("/mcp"))
@@ -222,5 +258,95 @@ async fn mcp_refuses_missing_tokens_and_foreign_origins() {
         StatusCode::FORBIDDEN,
         "DNS rebinding: foreign Host refused"
     );
+    s.shutdown().await;
+}
+
+/// Every transport-level rejection has a JSON body; malformed JSON is -32700;
+/// a tools/call without a name or with non-object arguments is -32602; tool
+/// results carry structuredContent and every tool an outputSchema.
+#[tokio::test]
+async fn transport_rejections_are_json_and_params_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let admin = s.admin.clone();
+    let post = |body: &'static str, content_type: &'static str, accept: &'static str| {
+        s.client
+            .post(s.url("/mcp"))
+            .bearer_auth(&admin)
+            .header("Content-Type", content_type)
+            .header("Accept", accept)
+            .body(body)
+            .send()
+    };
+    let both = "application/json, text/event-stream";
+    // Malformed JSON → 400, JSON-RPC parse error.
+    let (status, body) =
+        common::decode(post("{not json", "application/json", both).await.unwrap()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    assert_eq!(body["jsonrpc"], "2.0");
+    // Wrong media type → 415 with a JSON body.
+    let (status, body) = common::decode(post("{}", "text/plain", both).await.unwrap()).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    // Not accepting JSON + SSE → 406 with a JSON body.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let (status, body) =
+        common::decode(post(init, "application/json", "text/html").await.unwrap()).await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    // GET (no server-initiated stream in stateless mode) → 405 with a JSON body.
+    let resp = s
+        .client
+        .get(s.url("/mcp"))
+        .bearer_auth(&admin)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = common::decode(resp).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    // tools/call params.
+    for (id, params) in [
+        (1, json!({"arguments": {}})),
+        (2, json!({"name": "ask_human", "arguments": "question"})),
+        (3, json!({"name": "ask_human", "arguments": [1]})),
+    ] {
+        let (status, body) = rpc(
+            &s,
+            Some(&admin),
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        assert_eq!(body["id"], id, "{body}");
+    }
+    // Results carry structuredContent; tools declare an outputSchema.
+    let (_, list) = rpc(
+        &s,
+        Some(&admin),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    )
+    .await;
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+    }
+    let t = s.task("structured").await;
+    let (_, call) = rpc(
+        &s,
+        Some(&admin),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "get_task", "arguments": {"taskId": t}}}),
+    )
+    .await;
+    assert_eq!(
+        call["result"]["structuredContent"]["id"],
+        t.as_str(),
+        "{call}"
+    );
+    let (_, text) = tool_payload(&call);
+    assert_eq!(text, call["result"]["structuredContent"]);
     s.shutdown().await;
 }

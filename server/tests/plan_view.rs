@@ -291,3 +291,63 @@ async fn missing_and_corrupt_task_lists_are_states_and_bad_input_is_4xx() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_plan_file_linked_out_of_the_project_is_refused_and_paths_are_canonical() {
+    let data = tempfile::tempdir().unwrap();
+    let s = common::start(data.path()).await;
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::write(
+        proj.path().join("harness-tasks.json"),
+        r#"{"version": 2, "tasks": []}"#,
+    )
+    .unwrap();
+    // A cloned repository plants a link to the server's own admin token.
+    std::os::unix::fs::symlink(
+        data.path().join("secrets/admin.token"),
+        proj.path().join("harness-progress.txt"),
+    )
+    .unwrap();
+    // Registered through a `..` detour: stored canonical.
+    let detour = proj
+        .path()
+        .join("..")
+        .join(proj.path().file_name().unwrap());
+    let id = project(&s, "linked", &detour).await;
+    let (_, projects) = s.admin("GET", "/api/projects", None).await;
+    let stored = projects
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["id"] == id.as_str()))
+        .map(|p| p["path"].clone())
+        .unwrap_or_else(|| panic!("{projects}"));
+    assert_eq!(
+        stored,
+        proj.path().canonicalize().unwrap().display().to_string()
+    );
+    let (status, v) = s
+        .admin("GET", &format!("/api/projects/{id}/plan"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["state"], "error");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("[SECURITY] harness-progress.txt is a link that leaves the project"),
+        "{v}"
+    );
+    assert!(!v.to_string().contains(&s.admin), "the token never shows");
+    // Relative paths are refused at registration, with the field named.
+    for path in ["../../../../etc", "relative/dir"] {
+        let (status, body) = s
+            .admin(
+                "POST",
+                "/api/projects",
+                Some(json!({"name": format!("rel {path}"), "path": path})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["field"], "path");
+    }
+    s.shutdown().await;
+}

@@ -460,6 +460,7 @@ async fn server_functions_refuse_cross_origin_calls() {
         .client
         .post(s.url("/sfn/overview"))
         .header("Origin", s.base.clone())
+        .bearer_auth(&s.admin)
         .send()
         .await
         .unwrap();
@@ -483,7 +484,7 @@ async fn a_network_bind_requires_a_browser_login() {
         .unwrap();
     let resp = client.get(format!("{base}/harness")).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert_eq!(resp.headers()["location"], "/login");
+    assert_eq!(resp.headers()["location"], "/login?next=%2Fharness");
     let resp = client
         .post(format!("{base}/sfn/overview"))
         .send()
@@ -492,6 +493,7 @@ async fn a_network_bind_requires_a_browser_login() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     let resp = client
         .post(format!("{base}/login"))
+        .header("Origin", &base)
         .form(&[("token", "wrong")])
         .send()
         .await
@@ -499,6 +501,7 @@ async fn a_network_bind_requires_a_browser_login() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     let resp = client
         .post(format!("{base}/login"))
+        .header("Origin", &base)
         .form(&[("token", running.admin_token.as_str())])
         .send()
         .await

@@ -376,7 +376,7 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
         .insert("Origin", "http://evil.example".parse().unwrap());
     assert!(tokio_tungstenite::connect_async(req).await.is_err());
 
-    let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+    let (mut ws, _) = tokio_tungstenite::connect_async(s.ws_request(&url))
         .await
         .unwrap();
     let first = tokio::time::timeout(Duration::from_secs(5), ws.next())
@@ -448,7 +448,7 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     }
 
     // A reconnecting viewer gets the current screen as its snapshot.
-    let (mut ws2, _) = tokio_tungstenite::connect_async(url.as_str())
+    let (mut ws2, _) = tokio_tungstenite::connect_async(s.ws_request(&url))
         .await
         .unwrap();
     let Message::Binary(snap2) = ws2.next().await.unwrap().unwrap() else {

@@ -7,8 +7,28 @@
 //! deadlock an unwatched terminal, so they are denied with directions to the
 //! right rung.
 
-/// Tool names of native interactive questions: Claude Code and Codex.
-pub const BLOCKED_TOOLS: [&str; 2] = ["AskUserQuestion", "request_user_input"];
+/// Tool names of native interactive questions — the ONE list: the hook's
+/// decision and the hook matchers Harness passes to each CLI are built from it.
+/// Claude Code: `AskUserQuestion`; Codex: `request_user_input` and
+/// `request_user_input_async` (both in Codex 0.171's tool set).
+pub const BLOCKED_TOOLS: [&str; 3] = [
+    "AskUserQuestion",
+    "request_user_input",
+    "request_user_input_async",
+];
+
+/// The blocked tools of one CLI.
+pub fn blocked_tools(claude: bool) -> impl Iterator<Item = &'static str> {
+    BLOCKED_TOOLS
+        .into_iter()
+        .filter(move |t| (*t == "AskUserQuestion") == claude)
+}
+
+/// The PreToolUse hook matcher for one CLI: `a|b` (an exact-name list in
+/// Claude Code, a regex in Codex; the decision itself is [`decide`]).
+pub fn blocked_tools_matcher(claude: bool) -> String {
+    blocked_tools(claude).collect::<Vec<_>>().join("|")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -107,11 +127,28 @@ mod tests {
             );
             assert!(matches!(decide(tool, true, true), Decision::Deny(r) if r.contains("parent")));
         }
-        for other in ["Bash", "Edit", "askuserquestion", ""] {
+        for other in [
+            "Bash",
+            "Edit",
+            "askuserquestion",
+            "",
+            "request_user_input_x",
+        ] {
             for (p, u) in [(false, false), (false, true), (true, false), (true, true)] {
                 assert_eq!(decide(other, p, u), Decision::Allow);
             }
         }
+    }
+
+    #[test]
+    fn matchers_cover_the_list_per_cli() {
+        assert_eq!(blocked_tools_matcher(true), "AskUserQuestion");
+        assert_eq!(
+            blocked_tools_matcher(false),
+            "request_user_input|request_user_input_async"
+        );
+        let all: Vec<_> = blocked_tools(true).chain(blocked_tools(false)).collect();
+        assert_eq!(all.len(), BLOCKED_TOOLS.len());
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod messaging;
 pub mod model;
 pub mod runtime;
 pub mod service;
+pub mod sessions;
 pub mod settings;
 pub mod store;
 pub mod sweeper;

@@ -132,6 +132,7 @@ impl Harness {
     pub async fn create_project(&self, input: CreateProject) -> CoreResult<Project> {
         let name = validate::text("name", input.name.as_deref(), validate::MAX_NAME_CHARS)?;
         let path = validate::text("path", input.path.as_deref(), validate::MAX_PATH_CHARS)?;
+        let path = validate::project_dir(&path)?;
         let workspace = validate::optional_text(
             "workspace",
             input.workspace.as_deref(),

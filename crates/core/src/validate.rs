@@ -104,3 +104,56 @@ mod tests {
         assert!(!env_name(""));
     }
 }
+
+/// A project directory: absolute, resolved to its canonical form when it
+/// exists (symlinks and `..` followed once, here, at registration). A relative
+/// path, or a missing one that still contains `..`, is refused: the plan page
+/// and the agents' working directory must not depend on the server's cwd.
+pub fn project_dir(value: &str) -> CoreResult<String> {
+    let path = std::path::Path::new(value.trim());
+    if !path.is_absolute() {
+        return Err(CoreError::invalid(
+            "path",
+            format!("path must be an absolute directory, got the relative path {value:?}"),
+        ));
+    }
+    match std::fs::canonicalize(path) {
+        Ok(canonical) if canonical.is_dir() => Ok(canonical.to_string_lossy().into_owned()),
+        Ok(canonical) => Err(CoreError::invalid(
+            "path",
+            format!("path is not a directory: {}", canonical.display()),
+        )),
+        Err(_)
+            if path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir)) =>
+        {
+            Err(CoreError::invalid(
+                "path",
+                format!("path {value:?} does not exist and contains '..'"),
+            ))
+        }
+        // Not created yet: kept as given (absolute, no `..`).
+        Err(_) => Ok(path.to_string_lossy().into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod project_dir_tests {
+    use super::project_dir;
+
+    #[test]
+    fn relative_and_dotdot_paths_are_refused_or_resolved() {
+        assert!(project_dir("../../../../etc").is_err());
+        assert!(project_dir("relative/dir").is_err());
+        assert!(project_dir("/no/such/../dir").is_err());
+        assert_eq!(project_dir("/no/such/dir").unwrap(), "/no/such/dir");
+        let tmp = std::env::temp_dir().canonicalize().unwrap();
+        let dotted = format!(
+            "{}/../{}",
+            tmp.display(),
+            tmp.file_name().unwrap().to_string_lossy()
+        );
+        assert_eq!(project_dir(&dotted).unwrap(), tmp.to_string_lossy());
+    }
+}

@@ -6,6 +6,11 @@
 //! It reads through the crate's own loaders without taking a lock: every write is an atomic
 //! rename, so a reader always sees one whole generation of `harness-tasks.json`. A corrupt
 //! file is reported (the `[CONFIG]` text), never restored from here.
+//!
+//! A cloned repository is not trusted: a task list or progress log that is a
+//! link leaving the project directory (to `secrets/admin.token`, `/etc/shadow`)
+//! or not a regular file (a FIFO would block the reader) is refused and the
+//! refusal is the view's error (`[SECURITY] …`), never the file's content.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -16,7 +21,7 @@ use crate::eligibility::{self, Stats};
 use crate::error::PlanError;
 use crate::model::{Task, TasksFile, status};
 use crate::progress_log;
-use crate::state_file::StateRoot;
+use crate::state_file::{PROGRESS_FILE, StateRoot, TASKS_FILE};
 
 /// Progress-log lines the view carries by default.
 pub const DEFAULT_LOG_LINES: usize = 50;
@@ -123,6 +128,9 @@ impl PlanView {
 /// Reads `<dir>/harness-tasks.json` and the last `log_lines` lines of
 /// `<dir>/harness-progress.txt`. Never fails: a missing or bad file is a state of the view.
 pub fn plan_view(dir: &Path, log_lines: usize) -> PlanView {
+    if let Some(refusal) = refuse_escaping_files(dir) {
+        return PlanView::empty(dir, PlanState::Error, Some(refusal));
+    }
     let root = StateRoot::new(dir);
     if !root.exists() {
         return PlanView::empty(dir, PlanState::Missing, None);
@@ -155,6 +163,33 @@ pub fn plan_view(dir: &Path, log_lines: usize) -> PlanView {
         tasks: tree(&file, &blocked),
         log_tail: progress_log::tail(&root, log_lines),
     }
+}
+
+/// `Some(the refusal)` when a file the view reads resolves outside `dir`
+/// (through a symlink, anywhere on its path) or is not a regular file.
+fn refuse_escaping_files(dir: &Path) -> Option<String> {
+    let base = std::fs::canonicalize(dir).ok()?;
+    for name in [TASKS_FILE, PROGRESS_FILE] {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue; // missing: the loaders report it
+        }
+        let inside = std::fs::canonicalize(&path)
+            .ok()
+            .filter(|target| target.starts_with(&base));
+        let Some(target) = inside else {
+            return Some(format!(
+                "[SECURITY] {name} is a link that leaves the project directory {}; refused, not read",
+                base.display()
+            ));
+        };
+        if !std::fs::metadata(&target).is_ok_and(|m| m.is_file()) {
+            return Some(format!(
+                "[SECURITY] {name} is not a regular file; refused, not read"
+            ));
+        }
+    }
+    None
 }
 
 fn split_error(e: &str) -> LastError {
@@ -368,6 +403,26 @@ mod tests {
         assert_eq!(v.next, Some(("d".into(), "D".into())));
         assert_eq!(v.blocked, 5);
         assert_eq!(v.total, 8);
+    }
+
+    #[test]
+    fn links_leaving_the_project_are_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "TOP SECRET").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), serde_json::json!([]));
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.path().join(PROGRESS_FILE))
+            .unwrap();
+        let v = plan_view(d.path(), 10);
+        assert_eq!(v.state, PlanState::Error);
+        let error = v.error.unwrap();
+        assert!(error.contains("[SECURITY] harness-progress.txt"), "{error}");
+        assert!(!format!("{:?}", v.log_tail).contains("TOP SECRET"));
+        // A link that stays inside the project is fine.
+        std::fs::remove_file(d.path().join(PROGRESS_FILE)).unwrap();
+        std::fs::write(d.path().join("log.txt"), "line\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("log.txt"), d.path().join(PROGRESS_FILE)).unwrap();
+        assert_eq!(plan_view(d.path(), 10).state, PlanState::Ok);
     }
 
     #[test]

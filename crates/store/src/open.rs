@@ -34,6 +34,14 @@ impl AnyStore {
         }
     }
 
+    /// The browser-session port (kept apart from the core's `Store`: only
+    /// the login layer uses it).
+    pub fn sessions(&self) -> Arc<dyn harness_core::sessions::SessionStore> {
+        match self {
+            Self::Sqlite(s) => Arc::new(s.clone()),
+        }
+    }
+
     /// Close the connections, waiting for in-flight statements.
     pub async fn close(&self) {
         match self {

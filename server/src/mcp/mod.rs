@@ -4,7 +4,9 @@
 //! tools are listed and allowed per identity profile. A tool failure is a tool
 //! result with `isError: true` and a JSON `{error}` body, never a transport error.
 
+mod outputs;
 mod tools;
+pub mod transport;
 
 use std::sync::Arc;
 
@@ -93,8 +95,10 @@ pub(crate) fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
 }
 
+/// A successful result: the JSON as text and as `structuredContent`
+/// (described by the tool's `outputSchema`, `outputs.rs`).
 pub(crate) fn tool_ok(value: serde_json::Value) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(value.to_string())])
+    CallToolResult::structured(value)
 }
 
 impl ServerHandler for HarnessMcp {

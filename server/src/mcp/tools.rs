@@ -32,6 +32,16 @@ fn task_id_prop() -> Value {
 }
 
 fn all_tools() -> Vec<Tool> {
+    input_tools()
+        .into_iter()
+        .map(|t| {
+            let output = schema(super::outputs::output_schema(&t.name));
+            t.with_raw_output_schema(output)
+        })
+        .collect()
+}
+
+fn input_tools() -> Vec<Tool> {
     vec![
         terminal_input_tool(),
         Tool::new(

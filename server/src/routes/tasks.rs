@@ -71,11 +71,8 @@ async fn start(
         crate::extract::parse_json(&raw)?
     };
     let mode = if body.resume.unwrap_or(false) {
-        let view = s.harness.get_task(&id).await?;
-        match view.execution.and_then(|e| e.session_id) {
-            Some(session_id) => StartMode::Resume { session_id },
-            None => StartMode::Continue,
-        }
+        // Never "the most recent session": a fresh start when unknown.
+        s.terminals.resume_mode_for(&id).await?
     } else {
         let prompt =
             harness_core::validate::optional_text("prompt", body.prompt.as_deref(), 100_000)?;

@@ -17,7 +17,7 @@ use harness_core::{
 };
 use harness_pty::{Boundary, InjectOptions, InjectOutcome, PasteMode, PtySession};
 
-use super::{PREFIX_OPEN, Terminals, providers::StartMode};
+use super::{PREFIX_OPEN, Terminals};
 
 /// The lease a worker holds on the rows it claimed.
 #[derive(Debug, Clone)]
@@ -139,7 +139,7 @@ impl Terminals {
                     Err(err) => return Attempt::Failed(err.to_string()),
                 }
             };
-            let Some(latest) = view.execution else {
+            let Some(latest) = view.execution.clone() else {
                 return Attempt::Failed("the task's agent never ran".into());
             };
             if matches!(
@@ -161,10 +161,7 @@ impl Terminals {
                 Ok(false) => return Attempt::Lost,
                 Err(err) => return Attempt::Failed(err),
             }
-            let mode = match latest.session_id {
-                Some(session_id) => StartMode::Resume { session_id },
-                None => StartMode::Fresh { prompt: None },
-            };
+            let mode = self.resume_mode(&view, &latest).await;
             match self.start(&row.task_id, mode).await {
                 Ok(_) => {}
                 Err(CoreError::Conflict(_)) => continue,
@@ -173,6 +170,8 @@ impl Terminals {
             let Some(session) = self.live(&row.task_id) else {
                 return Attempt::Failed("the restarted agent exited immediately".into());
             };
+            // The restarted agent draws its screen first (see `resume`).
+            super::resume::wait_until_drawn(&session).await;
             let question = row.question.as_deref().unwrap_or_default();
             let text = format!("{PREFIX_OPEN}{question}]\n{}", row.text);
             return self.write_live(row, lease, &session, &text).await;

@@ -5,7 +5,9 @@
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
 pub mod deliver;
+pub mod prompts;
 pub mod providers;
+pub mod resume;
 pub mod ws;
 
 use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
@@ -35,6 +37,8 @@ pub struct TerminalConfig {
     pub idle_quiet: Duration,
     /// Longest wait for an input boundary before injecting anyway.
     pub boundary_max: Duration,
+    /// `HARNESS_CODEX_HOOK_TRUST` (README "Codex hook trust").
+    pub codex_hook_trust: providers::CodexHookTrust,
 }
 
 impl TerminalConfig {
@@ -48,6 +52,13 @@ impl TerminalConfig {
             settle: Duration::from_millis(80),
             idle_quiet: Duration::from_millis(400),
             boundary_max: Duration::from_secs(10),
+            codex_hook_trust: providers::CodexHookTrust::parse(
+                std::env::var("HARNESS_CODEX_HOOK_TRUST").ok().as_deref(),
+            )
+            .unwrap_or_else(|err| {
+                tracing::warn!("{err}; using \"bypass\"");
+                providers::CodexHookTrust::Bypass
+            }),
         }
     }
 }
@@ -201,6 +212,7 @@ impl Terminals {
             run_dir: &run_dir,
             harness_bin: &self.inner.config.harness_bin,
             mcp_url: &mcp_url,
+            codex_hook_trust: self.inner.config.codex_hook_trust,
         });
         let spawned = match argv {
             Ok(argv) => {
@@ -227,8 +239,16 @@ impl Terminals {
                 ));
             }
         };
+        self.adopt_session(&view.task.id, &execution.id, &mode)
+            .await;
         self.inner.registry.insert(&view.task.id, session.clone());
-        self.watch_exit(view.task.id.clone(), execution.id.clone(), session);
+        self.watch_exit(view.task.id.clone(), execution.id.clone(), session.clone());
+        prompts::watch(
+            h.clone(),
+            view.task.id.clone(),
+            view.task.agent.provider,
+            session,
+        );
         tracing::info!(execution_id = %execution.id, "agent started");
         Ok(execution)
     }

@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use harness_core::model::{AgentConfig, Provider};
+use harness_core::{
+    ladder,
+    model::{AgentConfig, Provider},
+};
 use serde_json::json;
 
 /// How the agent is (re)started.
@@ -12,10 +15,40 @@ use serde_json::json;
 pub enum StartMode {
     /// A fresh session, optionally with an initial prompt.
     Fresh { prompt: Option<String> },
-    /// Resume a provider session by id.
+    /// Resume a provider session by id. There is deliberately no "continue
+    /// the most recent session": that is the directory's latest session,
+    /// possibly another task's (`terminals::resume` finds the id instead).
     Resume { session_id: String },
-    /// Continue the most recent session.
-    Continue,
+}
+
+/// Which Codex hooks run without the user's review (README "Codex hook
+/// trust"). Codex runs a non-managed hook only once its exact definition was
+/// trusted in `/hooks` (stored in `~/.codex/config.toml`); trust cannot be
+/// granted per spawn (Codex 0.171 ignores `hooks.state` in `-c` overrides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CodexHookTrust {
+    /// `--dangerously-bypass-hook-trust`: Harness's hooks (the escalation
+    /// gate, Stop, SessionStart) run at once — and so does every other
+    /// enabled hook of the user's or the project's, reviewed or not.
+    #[default]
+    Bypass,
+    /// Codex's own review: Harness's hooks run once the user trusted them in
+    /// `/hooks` (their definitions are stable per `harness` binary path);
+    /// until then the gate and the turn-end report do not run.
+    Review,
+}
+
+impl CodexHookTrust {
+    /// `HARNESS_CODEX_HOOK_TRUST`: `bypass` (default) or `review`.
+    pub fn parse(value: Option<&str>) -> Result<Self, String> {
+        match value.map(str::trim) {
+            None | Some("") | Some("bypass") => Ok(Self::Bypass),
+            Some("review") => Ok(Self::Review),
+            Some(other) => Err(format!(
+                "HARNESS_CODEX_HOOK_TRUST must be \"bypass\" or \"review\", not {other:?}"
+            )),
+        }
+    }
 }
 
 pub struct SpawnInputs<'a> {
@@ -27,6 +60,7 @@ pub struct SpawnInputs<'a> {
     /// Path of this `harness` binary (for hook commands).
     pub harness_bin: &'a Path,
     pub mcp_url: &'a str,
+    pub codex_hook_trust: CodexHookTrust,
 }
 
 fn hook_command(bin: &Path, event: &str) -> String {
@@ -37,8 +71,11 @@ fn hook_command(bin: &Path, event: &str) -> String {
 }
 
 /// Claude Code settings (`--settings <file>`): our hooks, alongside (never
-/// replacing) the user's own settings files.
+/// replacing) the user's own settings files. `skipDangerousModePermissionPrompt`
+/// answers the one-time "Bypass Permissions mode" warning for this spawn only
+/// (without it a first-time user's agent waits at "No, exit").
 pub fn claude_settings(bin: &Path) -> serde_json::Value {
+    let gate = ladder::blocked_tools_matcher(true);
     let entry = |event: &str, matcher: Option<&str>, timeout: u32| {
         let mut e = json!({"hooks": [{"type": "command", "command": hook_command(bin, event), "timeout": timeout}]});
         if let Some(m) = matcher {
@@ -46,11 +83,14 @@ pub fn claude_settings(bin: &Path) -> serde_json::Value {
         }
         e
     };
-    json!({"hooks": {
-        "PreToolUse": [entry("pre-tool", Some("AskUserQuestion"), 5)],
-        "Stop": [entry("stop", None, 10)],
-        "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
-    }})
+    json!({
+        "skipDangerousModePermissionPrompt": true,
+        "hooks": {
+            "PreToolUse": [entry("pre-tool", Some(&gate), 5)],
+            "Stop": [entry("stop", None, 10)],
+            "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
+        },
+    })
 }
 
 /// Claude Code MCP config (`--mcp-config <file>`): the token comes from the
@@ -64,13 +104,15 @@ pub fn claude_mcp_config(mcp_url: &str) -> serde_json::Value {
 }
 
 /// Codex hooks as `-c` config overrides (TOML values), so `~/.codex` is
-/// never edited: PreToolUse on `request_user_input`, Stop, SessionStart.
+/// never edited: PreToolUse on the blocked tools (`harness_core::ladder`),
+/// Stop, SessionStart.
 pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
     // A JSON string literal is a valid TOML basic string.
     let cmd = |event: &str| json!(hook_command(bin, event)).to_string();
+    let gate = ladder::blocked_tools_matcher(false);
     let mut out = Vec::new();
     for (event, matcher, hook) in [
-        ("PreToolUse", Some("request_user_input"), "pre-tool"),
+        ("PreToolUse", Some(gate.as_str()), "pre-tool"),
         ("Stop", None, "stop"),
         ("SessionStart", None, "session-start"),
     ] {
@@ -108,6 +150,7 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
         run_dir,
         harness_bin,
         mcp_url,
+        codex_hook_trust,
     } = inputs;
     match agent.provider {
         Provider::Command => {
@@ -115,10 +158,10 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
             if argv.is_empty() {
                 return Err(std::io::Error::other("provider \"command\" has no command"));
             }
-            if let StartMode::Fresh { prompt: Some(p) } = mode {
-                if !p.trim().is_empty() {
-                    argv.push(p.clone());
-                }
+            if let StartMode::Fresh { prompt: Some(p) } = mode
+                && !p.trim().is_empty()
+            {
+                argv.push(p.clone());
             }
             Ok(argv)
         }
@@ -143,13 +186,15 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
             argv.extend(["--settings".into(), settings.display().to_string()]);
             argv.extend(["--mcp-config".into(), mcp.display().to_string()]);
             match mode {
-                StartMode::Fresh { prompt } => {
-                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                // `--mcp-config <configs...>` takes several values: without
+                // `--` the prompt would be read as a second config file.
+                StartMode::Fresh { prompt: Some(p) } if !p.trim().is_empty() => {
+                    argv.extend(["--".into(), p.clone()])
                 }
+                StartMode::Fresh { .. } => {}
                 StartMode::Resume { session_id } => {
                     argv.extend(["--resume".into(), session_id.clone()])
                 }
-                StartMode::Continue => argv.push("--continue".into()),
             }
             Ok(argv)
         }
@@ -159,7 +204,11 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 .clone()
                 .unwrap_or_else(|| vec!["codex".to_string()]);
             argv.push("--dangerously-bypass-approvals-and-sandbox".into());
-            argv.push("--dangerously-bypass-hook-trust".into());
+            if *codex_hook_trust == CodexHookTrust::Bypass {
+                argv.push("--dangerously-bypass-hook-trust".into());
+            }
+            // The "Update available" screen would hold an unattended agent.
+            argv.extend(["-c".into(), "check_for_update_on_startup=false".into()]);
             if !directive.is_empty() {
                 argv.extend([
                     "-c".into(),
@@ -177,13 +226,14 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 "mcp_servers.harness.bearer_token_env_var=\"TOWER_API_TOKEN\"".into(),
             ]);
             match mode {
-                StartMode::Fresh { prompt } => {
-                    argv.extend(prompt.iter().filter(|p| !p.trim().is_empty()).cloned())
+                // `--`: a prompt is never read as an option or a subcommand.
+                StartMode::Fresh { prompt: Some(p) } if !p.trim().is_empty() => {
+                    argv.extend(["--".into(), p.clone()])
                 }
+                StartMode::Fresh { .. } => {}
                 StartMode::Resume { session_id } => {
                     argv.extend(["resume".into(), session_id.clone()])
                 }
-                StartMode::Continue => argv.extend(["resume".into(), "--last".into()]),
             }
             Ok(argv)
         }
@@ -216,6 +266,7 @@ mod tests {
                 run_dir: dir.path(),
                 harness_bin: bin,
                 mcp_url: "http://127.0.0.1:1/mcp",
+                codex_hook_trust: CodexHookTrust::Bypass,
             })
             .unwrap()
         };
@@ -231,7 +282,13 @@ mod tests {
                 "D"
             ]
         );
-        assert_eq!(fresh.last().unwrap(), "Task: x");
+        assert_eq!(
+            &fresh[fresh.len() - 2..],
+            ["--", "Task: x"],
+            "options end before the prompt (--mcp-config is variadic)"
+        );
+        let no_prompt = build(StartMode::Fresh { prompt: None });
+        assert!(!no_prompt.contains(&"--".to_string()));
         let resume = build(StartMode::Resume {
             session_id: "s1".into(),
         });
@@ -240,7 +297,6 @@ mod tests {
             resume.contains(&"--append-system-prompt".to_string()),
             "directive applied on resume (D3)"
         );
-        assert_eq!(build(StartMode::Continue).last().unwrap(), "--continue");
         let settings: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join("claude-settings.json")).unwrap(),
         )
@@ -249,6 +305,7 @@ mod tests {
             settings["hooks"]["PreToolUse"][0]["matcher"],
             "AskUserQuestion"
         );
+        assert_eq!(settings["skipDangerousModePermissionPrompt"], true);
         assert_eq!(
             settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
             "'/opt/harness' hook pre-tool"
@@ -264,7 +321,7 @@ mod tests {
     fn codex_modes() {
         let dir = tempfile::tempdir().unwrap();
         let a = agent(Provider::Codex);
-        let build = |mode: StartMode| {
+        let build_with = |mode: StartMode, trust: CodexHookTrust| {
             argv(&SpawnInputs {
                 agent: &a,
                 mode: &mode,
@@ -272,11 +329,26 @@ mod tests {
                 run_dir: dir.path(),
                 harness_bin: Path::new("/h"),
                 mcp_url: "http://x/mcp",
+                codex_hook_trust: trust,
             })
             .unwrap()
         };
+        let build = |mode: StartMode| build_with(mode, CodexHookTrust::Bypass);
         let fresh = build(StartMode::Fresh { prompt: None });
+        let prompted = build(StartMode::Fresh {
+            prompt: Some("--help me".into()),
+        });
+        assert_eq!(&prompted[prompted.len() - 2..], ["--", "--help me"]);
         assert!(fresh.contains(&"--dangerously-bypass-hook-trust".to_string()));
+        assert!(fresh.contains(&"check_for_update_on_startup=false".to_string()));
+        let reviewed = build_with(StartMode::Fresh { prompt: None }, CodexHookTrust::Review);
+        assert!(!reviewed.contains(&"--dangerously-bypass-hook-trust".to_string()));
+        assert_eq!(CodexHookTrust::parse(None), Ok(CodexHookTrust::Bypass));
+        assert_eq!(
+            CodexHookTrust::parse(Some("review")),
+            Ok(CodexHookTrust::Review)
+        );
+        assert!(CodexHookTrust::parse(Some("all")).is_err());
         assert!(fresh.contains(&"developer_instructions=\"D\"".to_string()));
         let pre = fresh
             .iter()
@@ -284,17 +356,13 @@ mod tests {
             .unwrap();
         assert_eq!(
             pre,
-            r#"hooks.PreToolUse=[{matcher="request_user_input",hooks=[{type="command",command="'/h' hook pre-tool",timeout=10}]}]"#
+            r#"hooks.PreToolUse=[{matcher="request_user_input|request_user_input_async",hooks=[{type="command",command="'/h' hook pre-tool",timeout=10}]}]"#
         );
         assert_eq!(
             &build(StartMode::Resume {
                 session_id: "t".into()
             })[fresh.len()..],
             ["resume", "t"]
-        );
-        assert_eq!(
-            &build(StartMode::Continue)[fresh.len()..],
-            ["resume", "--last"]
         );
     }
 
@@ -305,11 +373,12 @@ mod tests {
         assert!(
             argv(&SpawnInputs {
                 agent: &a,
-                mode: &StartMode::Continue,
+                mode: &StartMode::Fresh { prompt: None },
                 directive: "",
                 run_dir: dir.path(),
                 harness_bin: Path::new("/h"),
-                mcp_url: ""
+                mcp_url: "",
+                codex_hook_trust: CodexHookTrust::Bypass,
             })
             .is_err()
         );

@@ -1,6 +1,7 @@
 //! `GET /ws/terminal/{taskId}`: the browser terminal's WebSocket.
 //!
-//! Same-origin only (Origin/Host checked before the upgrade). The first
+//! Needs a session (or the admin bearer) and an Origin; same-origin only
+//! (`login::require` and `security::same_origin` run before the upgrade). The first
 //! binary frame is a screen snapshot (never a raw replay that could start mid
 //! escape sequence, never replayed terminal queries); then live output.
 //! Flow control: the client acknowledges processed bytes (`ack`, cumulative);
@@ -16,7 +17,7 @@ use axum::{
         Path, State, WebSocketUpgrade,
         ws::{CloseFrame, Message, WebSocket},
     },
-    http::{HeaderMap, StatusCode},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use harness_pty::{InjectOptions, OutputEvent, PasteMode, PtySession};
@@ -40,12 +41,8 @@ enum ClientFrame {
 pub async fn handler(
     State(state): State<AppState>,
     Path(task_id): Path<String>,
-    headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
-    if let Err(reason) = state.origin.check(&headers) {
-        return (StatusCode::FORBIDDEN, axum::Json(error_body(reason, None))).into_response();
-    }
     if !harness_core::ids::is_cuid(&task_id) {
         return (
             StatusCode::BAD_REQUEST,
@@ -63,8 +60,19 @@ pub async fn handler(
         )
             .into_response();
     };
+    // Sockets are counted apart from connections and capped (`serve.rs`).
+    let Some(slot) = state.streams.websocket() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(error_body("too many terminal connections", None)),
+        )
+            .into_response();
+    };
     ws.max_message_size(256 * 1024)
-        .on_upgrade(move |socket| serve(socket, session))
+        .on_upgrade(move |socket| async move {
+            let _slot = slot;
+            serve(socket, session).await;
+        })
 }
 
 async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {

@@ -78,6 +78,37 @@ impl Server {
         body["id"].as_str().unwrap().to_string()
     }
 
+    /// A browser session: logs in with the admin token (`GET /login?token=`)
+    /// and returns the `Cookie` header value (`harness_session=…`).
+    pub async fn session(&self) -> String {
+        let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let resp = client
+            .get(self.url(&format!("/login?token={}", self.admin)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let cookie = resp.headers()["set-cookie"].to_str().unwrap();
+        cookie.split(';').next().unwrap().to_string()
+    }
+
+    /// A WebSocket handshake for `url` authenticated like a script (admin bearer).
+    pub fn ws_request(
+        &self,
+        url: &str,
+    ) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {}", self.admin).parse().unwrap(),
+        );
+        req
+    }
+
     pub async fn shutdown(self) {
         self.running.shutdown().await.unwrap();
     }

@@ -5,6 +5,7 @@ mod checkpoint;
 mod deliveries;
 mod messages;
 mod rows;
+mod sessions;
 mod settings;
 mod tasks;
 mod writer;

@@ -1,0 +1,260 @@
+//! The HTTP accept loop with limits (issue 12, finding 4): a slow or idle
+//! client cannot hold the server's file descriptors or memory.
+//!
+//! - at most [`Limits::max_connections`] open connections; past it the
+//!   oldest connection that never sent a request (an idle or slow-header
+//!   flood) is closed to make room, else the new one is, and a warning says
+//!   so (once per second) — the listener never runs out of descriptors (`accept` errors are logged
+//!   and retried after a short pause, never fatal);
+//! - a connection must send a complete request head within
+//!   [`Limits::header_read_timeout`], and an idle keep-alive connection is
+//!   closed after the same time without a new request (hyper's header-read
+//!   timer runs from the moment it waits for a head);
+//! - long-lived streams are bounded separately ([`StreamLimits`]): live event
+//!   streams (SSE) and terminal WebSockets each have their own cap, answered
+//!   with 503 past it. An upgraded WebSocket leaves the connection count.
+
+use std::{
+    convert::Infallible,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use axum::{Router, body::Body, extract::ConnectInfo, http::Request};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::{
+    net::TcpListener,
+    sync::{OwnedSemaphorePermit, Semaphore},
+};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// Connection limits of one server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub header_read_timeout: Duration,
+    /// Open live-event streams (`/events/harness`) at most.
+    pub max_event_streams: usize,
+    /// Open terminal WebSockets at most.
+    pub max_websockets: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            max_event_streams: 256,
+            max_websockets: 256,
+        }
+    }
+}
+
+/// Separate bounds for the long-lived streams (shared through `AppState`).
+#[derive(Clone)]
+pub struct StreamLimits {
+    events: Arc<Semaphore>,
+    websockets: Arc<Semaphore>,
+}
+
+impl StreamLimits {
+    pub fn new(limits: &Limits) -> Self {
+        Self {
+            events: Arc::new(Semaphore::new(limits.max_event_streams)),
+            websockets: Arc::new(Semaphore::new(limits.max_websockets)),
+        }
+    }
+
+    /// A slot for one event stream, held for as long as it streams.
+    pub fn event_stream(&self) -> Option<OwnedSemaphorePermit> {
+        let permit = self.events.clone().try_acquire_owned().ok();
+        if permit.is_none() {
+            tracing::warn!("live event stream limit reached; refusing a new stream");
+        }
+        permit
+    }
+
+    /// A slot for one terminal WebSocket, held for as long as it is open.
+    pub fn websocket(&self) -> Option<OwnedSemaphorePermit> {
+        let permit = self.websockets.clone().try_acquire_owned().ok();
+        if permit.is_none() {
+            tracing::warn!("terminal WebSocket limit reached; refusing a new socket");
+        }
+        permit
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown`, then waits for the open
+/// connections to finish their current request.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let last_warning = AtomicU64::new(0);
+    let started = Instant::now();
+    let tracker = tokio_util::task::TaskTracker::new();
+    let registry = Arc::new(Registry::default());
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(err) => {
+                // EMFILE/ENFILE and friends: pause instead of spinning or dying.
+                tracing::warn!(%err, "accept error; pausing 50 ms");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let permit = match connections.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            // At the cap: a connection that never sent a request (idle or
+            // slow-header flood) makes room for the new one.
+            Err(_) => {
+                let evicted = registry.evict_oldest_silent();
+                let now = started.elapsed().as_secs();
+                if last_warning.swap(now, Ordering::Relaxed) != now {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        %peer,
+                        evicted,
+                        "connection limit reached; closing the oldest connection that sent no request, \
+                         or the new one"
+                    );
+                }
+                if evicted {
+                    tokio::time::timeout(
+                        Duration::from_millis(100),
+                        connections.clone().acquire_owned(),
+                    )
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                } else {
+                    None
+                }
+            }
+        };
+        let Some(permit) = permit else {
+            drop(stream);
+            continue;
+        };
+        // Terminal echo and keystrokes are small writes: without TCP_NODELAY
+        // Nagle holds each one until the previous is acknowledged.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(%err, "cannot set TCP_NODELAY");
+        }
+        let router = router.clone();
+        let shutdown = shutdown.clone();
+        let header_timeout = limits.header_read_timeout;
+        let (id, conn_state) = registry.add();
+        let registry = registry.clone();
+        tracker.spawn(async move {
+            let _permit = permit;
+            let seen = conn_state.clone();
+            let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                seen.requests.fetch_add(1, Ordering::Relaxed);
+                req.extensions_mut().insert(ConnectInfo(peer));
+                let router = router.clone();
+                async move {
+                    let response = router
+                        .oneshot(req.map(Body::new))
+                        .await
+                        .unwrap_or_else(|never: Infallible| match never {});
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let conn = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::pin!(conn);
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(err) = result {
+                        tracing::debug!(%err, %peer, "connection ended with an error");
+                    }
+                }
+                () = conn_state.evict.notified() => {
+                    tracing::debug!(%peer, "closed a connection that sent no request (limit reached)");
+                }
+                () = shutdown.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    if let Err(err) = conn.await {
+                        tracing::debug!(%err, %peer, "connection ended with an error");
+                    }
+                }
+            }
+            registry.remove(id);
+        });
+    }
+    drop(listener);
+    tracker.close();
+    tracker.wait().await;
+    Ok(())
+}
+
+/// One open connection: how many requests it started; a way to close it.
+#[derive(Default)]
+struct ConnState {
+    requests: AtomicU64,
+    evict: tokio::sync::Notify,
+}
+
+/// The open connections, oldest first (ids grow).
+#[derive(Default)]
+struct Registry {
+    next: AtomicU64,
+    open: std::sync::Mutex<std::collections::BTreeMap<u64, Arc<ConnState>>>,
+}
+
+impl Registry {
+    fn add(&self) -> (u64, Arc<ConnState>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(ConnState::default());
+        if let Ok(mut open) = self.open.lock() {
+            open.insert(id, state.clone());
+        }
+        (id, state)
+    }
+
+    fn remove(&self, id: u64) {
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(&id);
+        }
+    }
+
+    /// Closes the oldest connection that has not sent a request; false when
+    /// every open connection is in use.
+    fn evict_oldest_silent(&self) -> bool {
+        let Ok(mut open) = self.open.lock() else {
+            return false;
+        };
+        let victim = open
+            .iter()
+            .find(|(_, c)| c.requests.load(Ordering::Relaxed) == 0)
+            .map(|(id, c)| (*id, c.clone()));
+        match victim {
+            Some((id, conn)) => {
+                open.remove(&id);
+                conn.evict.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
