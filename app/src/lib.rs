@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod components;
+pub mod delivery;
 #[cfg(feature = "ssr")]
 pub mod csp;
 pub mod i18n;

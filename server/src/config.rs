@@ -19,6 +19,8 @@ pub struct ServeConfig {
     /// Extra `Host` values accepted (e.g. `harness.example.com:7700`) when
     /// reachable under another name than the bind address.
     pub allowed_hosts: Vec<String>,
+    /// How long a reply waits for its delivery before answering `queued`.
+    pub delivery_wait: Duration,
     /// Connection cap, header-read/idle timeout, stream caps (`serve.rs`).
     pub limits: crate::serve::Limits,
 }
@@ -34,6 +36,7 @@ impl ServeConfig {
             sweep_interval: Duration::from_secs(6 * 3600),
             harness_bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness")),
             allowed_hosts: Vec::new(),
+            delivery_wait: Duration::from_secs(2),
             limits: crate::serve::Limits::default(),
         }
     }

@@ -83,6 +83,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.pending_ttl = config.pending_ttl;
     core_config.sweep_interval = config.sweep_interval;
     core_config.signal_dir = Some(data.signals.clone());
+    core_config.node_id = crate::node::load_or_create(&data.root)?;
+    core_config.delivery_wait = config.delivery_wait;
+    // This boot's delivery worker: replies answered here are leased to it
+    // by their own transaction (see `workers::deliveries`).
+    let boot_owner = format!("{}:{}", core_config.node_id, ids::new_id());
+    core_config.delivery_owner = Some(boot_owner.clone());
     let harness = Harness::new(store.port(), core_config);
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
@@ -96,8 +102,19 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
+    // Deliveries this node was doing when it stopped: a row caught mid-write
+    // becomes UNVERIFIED (never written twice), the others are due again.
+    let released = harness
+        .store()
+        .recover_node_deliveries(&harness.config().node_id, &boot_owner, chrono::Utc::now())
+        .await
+        .context("cannot release the previous run's deliveries")?;
+    for row in &released {
+        tracing::warn!(delivery_id = %row.id, state = row.state.as_str(), "delivery released at start-up");
+    }
+
     let cancel = CancellationToken::new();
-    let jobs = vec![tokio::spawn(harness_core::sweeper::run(
+    let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(
         harness.clone(),
         cancel.child_token(),
     ))];
@@ -107,6 +124,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     terminal_config.harness_bin = config.harness_bin.clone();
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
+    jobs.push(tokio::spawn(crate::workers::deliveries::run(
+        terminals.clone(),
+        boot_owner,
+        crate::workers::deliveries::WorkerConfig::default(),
+        cancel.child_token(),
+    )));
     let site = assets::Site::load(config.site_root.as_deref());
     let mut leptos = web::leptos_options(
         config

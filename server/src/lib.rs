@@ -11,6 +11,7 @@ pub mod json_errors;
 pub mod launch;
 pub mod login;
 pub mod mcp;
+pub mod node;
 pub mod routes;
 pub mod secrets;
 pub mod security;
@@ -20,6 +21,7 @@ pub mod state;
 pub mod supervised;
 pub mod terminals;
 pub mod web;
+pub mod workers;
 
 pub use config::ServeConfig;
 pub use launch::{Running, launch};

@@ -37,6 +37,10 @@ enum Command {
         /// Extra accepted Host header values (host:port), comma-separated.
         #[arg(long, env = "HARNESS_ALLOWED_HOSTS", value_delimiter = ',')]
         allowed_host: Vec<String>,
+        /// How long a reply (or keyed terminal input) waits for its delivery
+        /// into the terminal before answering `queued`, in milliseconds.
+        #[arg(long, env = "HARNESS_DELIVERY_WAIT_MS", default_value_t = 2000)]
+        delivery_wait_ms: u64,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -192,10 +196,12 @@ fn main() -> ExitCode {
             database_url,
             pending_ttl_days,
             allowed_host,
+            delivery_wait_ms,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
             cfg.database_url = database_url;
             cfg.allowed_hosts = allowed_host;
+            cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
             serve(cfg)

@@ -19,7 +19,9 @@ async fn rpc(s: &common::Server, token: Option<&str>, body: Value) -> (StatusCod
 }
 
 fn tool_payload(result: &Value) -> (bool, Value) {
-    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    let text = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
     (
         result["result"]["isError"].as_bool().unwrap(),
         serde_json::from_str(text).unwrap(),

@@ -15,6 +15,10 @@ pub struct ReplyResult {
     /// `continued`, `already_running` or `not_running`.
     pub mode: String,
     pub deduped: bool,
+    /// The reply's delivery into the terminal (`None`: the agent never ran).
+    pub delivery_id: Option<String>,
+    /// `delivered`, `queued`, `failed`, `unverified` or `none`.
+    pub delivery: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,8 +75,9 @@ pub async fn list_page(
         .list_messages(query(&view, &q, cursor.as_deref(), task_id, PAGE_SIZE)?)
         .await
         .map_err(ssr::to_sfn)?;
+    let rows = page.rows.into_iter().map(ssr::row).collect();
     Ok(Page {
-        rows: page.rows.into_iter().map(ssr::row).collect(),
+        rows: ssr::with_deliveries(&h, rows).await?,
         next: page.next_cursor,
     })
 }
@@ -105,6 +110,7 @@ pub async fn list_window(
             _ => break,
         }
     }
+    out.rows = ssr::with_deliveries(&h, out.rows).await?;
     Ok(out)
 }
 
@@ -124,6 +130,8 @@ pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, Ser
         task_id: out.task_id,
         mode,
         deduped: out.deduped,
+        delivery_id: out.delivery_id,
+        delivery: out.delivery.to_string(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! browser. Every server function is a thin adapter over one or a few
 //! `harness_core::Harness` calls; the rules live in the core.
 
+pub mod deliveries;
 pub mod locale;
 pub mod messages;
 pub mod plan;
@@ -10,6 +11,7 @@ pub mod tasks;
 
 use serde::{Deserialize, Serialize};
 
+pub use deliveries::*;
 pub use locale::*;
 pub use messages::*;
 pub use plan::*;
@@ -36,6 +38,9 @@ pub struct Row {
     /// Unix milliseconds.
     pub sent_ms: i64,
     pub replied_ms: Option<i64>,
+    /// An answered ask: how its reply is getting into the agent's terminal.
+    #[serde(default)]
+    pub delivery: Option<DeliveryInfo>,
 }
 
 /// The badge a row shows.
@@ -74,10 +79,14 @@ impl Row {
     /// Identity of what the row shows (re-render when it changes).
     pub fn version(&self) -> String {
         format!(
-            "{}:{}:{}",
+            "{}:{}:{}:{}",
             self.id,
             self.state,
-            self.replied_ms.unwrap_or(0)
+            self.replied_ms.unwrap_or(0),
+            self.delivery
+                .as_ref()
+                .map(|d| format!("{}{}", d.state, d.attempts))
+                .unwrap_or_default()
         )
     }
 }
@@ -130,6 +139,31 @@ pub(crate) mod ssr {
             reply: m.reply_text,
             sent_ms: m.created_at.timestamp_millis(),
             replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
+            delivery: None,
         }
+    }
+
+    /// Attach the delivery of every answered ask (one query).
+    pub async fn with_deliveries(
+        h: &Harness,
+        mut rows: Vec<Row>,
+    ) -> Result<Vec<Row>, ServerFnError> {
+        let ids: Vec<String> = rows
+            .iter()
+            .filter(|r| r.is_ask() && r.state == "ANSWERED")
+            .map(|r| r.id.clone())
+            .collect();
+        if ids.is_empty() {
+            return Ok(rows);
+        }
+        let found = h.deliveries_for_messages(&ids).await.map_err(to_sfn)?;
+        let mut by_message: std::collections::HashMap<String, super::DeliveryInfo> = found
+            .into_iter()
+            .filter_map(|d| Some((d.message_id.clone()?, super::DeliveryInfo::from(d))))
+            .collect();
+        for row in &mut rows {
+            row.delivery = by_message.remove(&row.id);
+        }
+        Ok(rows)
     }
 }

@@ -19,6 +19,13 @@ pub enum HarnessEvent {
     /// A task or its executions changed (created, parked, resumed).
     #[serde(rename_all = "camelCase")]
     TaskChanged { task_id: String },
+    /// A delivery into an agent's terminal was queued or changed state.
+    #[serde(rename_all = "camelCase")]
+    DeliveryChanged {
+        id: String,
+        task_id: String,
+        message_id: Option<String>,
+    },
     /// A setting was written (caches of it are stale).
     #[serde(rename_all = "camelCase")]
     SettingChanged { key: String },

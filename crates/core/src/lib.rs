@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod ids;

@@ -47,14 +47,48 @@ pub struct ReplyOutcome {
     pub task_id: String,
     pub request_id: String,
     pub mode: ResumeMode,
-    /// Whether the reply text was written into a live terminal.
+    /// Whether the reply text is in the terminal (its delivery is DELIVERED).
     pub injected: bool,
     /// True when this call repeated a reply that had already won.
     pub deduped: bool,
     pub resumed: Vec<String>,
-    /// Why the reply could not be delivered to the agent, if it could not.
+    /// The reply's delivery row (also the injection id); `None` when the
+    /// task's agent never ran (nothing to type into).
+    pub delivery_id: Option<String>,
+    /// `delivered`, `queued`, `failed`, `unverified`, or `none`.
+    pub delivery: &'static str,
+    /// The delivery row as it stood when the call returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_state: Option<crate::deliveries::DeliveryState>,
+    /// Why the last delivery attempt failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delivery_error: Option<String>,
+}
+
+impl ReplyOutcome {
+    fn with_delivery(mut self, row: Option<&crate::deliveries::Delivery>) -> Self {
+        match row {
+            Some(d) => {
+                self.delivery_id = Some(d.id.clone());
+                self.delivery = crate::deliveries::status_word(d.state);
+                self.delivery_state = Some(d.state);
+                self.delivery_error = d.last_error.clone();
+                self.injected = d.state == crate::deliveries::DeliveryState::Delivered;
+                // Nothing was running at the answer, and yet it arrived:
+                // the worker started the agent again to deliver it.
+                if self.injected && self.mode == ResumeMode::NotRunning && !self.deduped {
+                    self.mode = ResumeMode::Started;
+                }
+            }
+            None => {
+                self.delivery_id = None;
+                self.delivery = "none";
+                self.delivery_state = None;
+                self.injected = false;
+            }
+        }
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -155,9 +189,15 @@ impl Harness {
 
     /// Answer the task's OPEN ask and resume the parked execution.
     ///
-    /// Exactly one of N concurrent replies wins (conditional OPEN → ANSWERED).
-    /// A repeat of the winning text is `deduped` (and re-resumes idempotently
-    /// when `allow_retry`); any other reply without an OPEN ask is a Conflict
+    /// Exactly one of N concurrent replies wins (conditional OPEN → ANSWERED);
+    /// the same transaction writes the reply's delivery row, which the
+    /// delivery worker types into the terminal. The call returns once the
+    /// answer is committed, after waiting at most `delivery_wait` for the
+    /// delivery to finish (a caller that goes away changes nothing).
+    ///
+    /// A repeat of the winning text is `deduped`: it never restarts an agent
+    /// and never types again; with `allow_retry` it only queues a FAILED
+    /// delivery once more. Any other reply without an OPEN ask is a Conflict
     /// ("No open ask for this task", the reference's 409).
     #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn reply(
@@ -168,9 +208,14 @@ impl Harness {
     ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
+        // Subscribed before the row exists, so no change of it is missed.
+        let events = self.subscribe();
+        let delivery_id = ids::new_id();
+        let now = Utc::now();
+        let claim = self.handoff_claim(now);
         if let Some(answered) = self
             .store()
-            .answer_open_ask(&task_id, &text, Utc::now())
+            .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
             .await?
         {
             self.publish(HarnessEvent::MessageChanged {
@@ -180,19 +225,30 @@ impl Harness {
             self.publish(HarnessEvent::TaskChanged {
                 task_id: task_id.clone(),
             });
-            tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(), "ask answered");
-            let mut outcome = ReplyOutcome {
+            tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(),
+                delivery = answered.delivery.is_some(), "ask answered");
+            let outcome = ReplyOutcome {
                 task_id,
                 request_id: answered.message.id.clone(),
                 mode: mode(&answered.resumed, answered.running),
                 injected: false,
                 deduped: false,
                 resumed: answered.resumed,
+                delivery_id: None,
+                delivery: "none",
+                delivery_state: None,
                 delivery_error: None,
             };
-            self.deliver(&mut outcome, &answered.message.content, &text)
-                .await;
-            return Ok(outcome);
+            let row = match &answered.delivery {
+                Some(queued) => {
+                    self.queued(queued);
+                    self.wait_delivery(&queued.id, self.config().delivery_wait, events)
+                        .await?
+                        .or_else(|| Some(queued.clone()))
+                }
+                None => None,
+            };
+            return Ok(outcome.with_delivery(row.as_ref()));
         }
         let latest = self.store().latest_ask(&task_id).await?;
         match latest {
@@ -200,62 +256,48 @@ impl Harness {
                 if ask.state == MessageState::Answered
                     && ask.reply_text.as_deref() == Some(text.as_str()) =>
             {
-                let (resumed, running) = if allow_retry {
-                    self.store().resume_executions(&task_id).await?
-                } else {
-                    (Vec::new(), true)
-                };
-                if !resumed.is_empty() {
-                    self.publish(HarnessEvent::TaskChanged {
-                        task_id: task_id.clone(),
-                    });
+                let mut row = self.store().delivery_for_message(&ask.id).await?;
+                if allow_retry
+                    && let Some(failed) = row
+                        .as_ref()
+                        .filter(|d| d.state == crate::deliveries::DeliveryState::Failed)
+                    && let Some(queued) = self
+                        .store()
+                        .requeue_delivery(
+                            &failed.id,
+                            &[crate::deliveries::DeliveryState::Failed],
+                            Utc::now(),
+                        )
+                        .await?
+                {
+                    tracing::info!(delivery_id = %queued.id, "deduped reply: failed delivery queued again");
+                    self.delivery_changed(&queued);
+                    self.wake_deliveries();
+                    row = self
+                        .wait_delivery(&queued.id, self.config().delivery_wait, events)
+                        .await?
+                        .or(Some(queued));
                 }
-                let mut outcome = ReplyOutcome {
+                let running = self.store().live_execution(&task_id).await?.is_some();
+                Ok(ReplyOutcome {
                     task_id,
                     request_id: ask.id,
-                    mode: mode(&resumed, running),
+                    mode: mode(&[], running),
                     injected: false,
                     deduped: true,
-                    resumed,
+                    resumed: Vec::new(),
+                    delivery_id: None,
+                    delivery: "none",
+                    delivery_state: None,
                     delivery_error: None,
-                };
-                if allow_retry {
-                    // Exactly-once per injection id: a retry writes only if
-                    // the first delivery never reached the terminal.
-                    self.deliver(&mut outcome, &ask.content, &text).await;
                 }
-                Ok(outcome)
+                .with_delivery(row.as_ref()))
             }
             _ => {
                 if self.store().get_task(&task_id).await?.is_none() {
                     return Err(CoreError::NotFound("Task not found".into()));
                 }
                 Err(CoreError::Conflict("No open ask for this task".into()))
-            }
-        }
-    }
-
-    /// Hand the reply to the agent runtime, if one is attached.
-    async fn deliver(&self, outcome: &mut ReplyOutcome, question: &str, text: &str) {
-        let Some(runtime) = self.runtime() else {
-            return;
-        };
-        let delivery = crate::runtime::ReplyDelivery {
-            task_id: outcome.task_id.clone(),
-            injection_id: outcome.request_id.clone(),
-            text: text.to_string(),
-            question: question.to_string(),
-        };
-        match runtime.deliver_reply(delivery).await {
-            Ok(crate::runtime::Delivered::Restarted) => {
-                outcome.injected = true;
-                outcome.mode = ResumeMode::Started;
-            }
-            Ok(crate::runtime::Delivered::Detached) => {}
-            Ok(_) => outcome.injected = true,
-            Err(err) => {
-                tracing::warn!(task_id = %outcome.task_id, %err, "reply recorded but not delivered");
-                outcome.delivery_error = Some(err);
             }
         }
     }

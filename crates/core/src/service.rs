@@ -24,6 +24,16 @@ pub struct HarnessConfig {
     pub admin_token_hash: String,
     /// Where unattended-mode signal files are mirrored (`TOWER_SIGNAL_DIR`).
     pub signal_dir: Option<std::path::PathBuf>,
+    /// This process's node id (stable in its data directory): recorded on
+    /// the executions it spawns and on the deliveries only it can do.
+    pub node_id: String,
+    /// How long `reply` / keyed input wait for the delivery to finish before
+    /// answering `queued` (the row is committed either way).
+    pub delivery_wait: Duration,
+    /// The lease owner (`<node id>:<boot id>`) of this process's delivery
+    /// worker; `None` when the process runs none (rows are then left to
+    /// whoever claims them).
+    pub delivery_owner: Option<String>,
 }
 
 impl HarnessConfig {
@@ -35,6 +45,9 @@ impl HarnessConfig {
             sweep_interval: Duration::from_secs(6 * 3600),
             admin_token_hash,
             signal_dir: None,
+            node_id: "local".into(),
+            delivery_wait: Duration::from_secs(2),
+            delivery_owner: None,
         }
     }
 }
@@ -49,6 +62,10 @@ struct Inner {
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
     bus: Arc<dyn EventBus>,
+    /// Wakes the delivery worker when a row is queued.
+    deliveries_wake: Arc<tokio::sync::Notify>,
+    /// Rows leased to this process's worker by the transaction that wrote them.
+    handed_off: Mutex<Vec<crate::deliveries::Delivery>>,
     config: HarnessConfig,
 }
 
@@ -116,6 +133,8 @@ impl Harness {
                 runtime: std::sync::OnceLock::new(),
                 store,
                 bus,
+                deliveries_wake: Arc::new(tokio::sync::Notify::new()),
+                handed_off: Mutex::new(Vec::new()),
                 config,
             }),
         }
@@ -141,6 +160,21 @@ impl Harness {
 
     pub(crate) fn cache_targets(&self, targets: Vec<NotifyTarget>) {
         self.inner.targets.put(targets);
+    }
+
+    /// The delivery worker's wake-up (in-process; polling is the fallback).
+    pub fn deliveries_wake(&self) -> Arc<tokio::sync::Notify> {
+        self.inner.deliveries_wake.clone()
+    }
+
+    pub(crate) fn hand_off(&self, row: crate::deliveries::Delivery) {
+        lock(&self.inner.handed_off).push(row);
+    }
+
+    /// The rows handed to this process's worker since the last call (already
+    /// leased to it).
+    pub fn take_handed_off(&self) -> Vec<crate::deliveries::Delivery> {
+        std::mem::take(&mut *lock(&self.inner.handed_off))
     }
 
     pub fn config(&self) -> &HarnessConfig {

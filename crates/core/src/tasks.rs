@@ -257,6 +257,7 @@ impl Harness {
                 task_id: task_id.clone(),
                 token_hash: ids::token_hash(&token),
                 status: ExecutionStatus::Running,
+                node_id: Some(self.config().node_id.clone()),
                 now: Utc::now(),
             })
             .await
@@ -385,7 +386,10 @@ impl Harness {
     /// marked FAILED (reason `interrupted`); their tasks can be started or
     /// resumed again, and their OPEN asks stay answerable.
     pub async fn interrupt_orphaned_executions(&self) -> CoreResult<usize> {
-        let tasks = self.store().interrupt_live_executions(Utc::now()).await?;
+        let tasks = self
+            .store()
+            .interrupt_live_executions(&self.config().node_id, Utc::now())
+            .await?;
         if !tasks.is_empty() {
             tracing::warn!(
                 count = tasks.len(),

@@ -109,6 +109,7 @@ async fn invariants_migration_repairs_violating_data_first() {
             task_id: task_id.clone(),
             token_hash: ids::token_hash("another"),
             status: ExecutionStatus::Running,
+            node_id: None,
             now: Utc::now(),
         })
         .await

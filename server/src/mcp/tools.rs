@@ -287,6 +287,8 @@ async fn reply_to_ask(h: &Harness, who: &Identity, a: JsonObject) -> Result<Valu
             "mode": out.mode,
             "injected": out.injected,
             "deduped": out.deduped,
+            "deliveryId": out.delivery_id,
+            "delivery": out.delivery,
         })),
         Err(CoreError::Conflict(_)) => Ok(json!({ "no_pending": true, "taskId": task_id })),
         Err(e) => Err(message_of(&e)),

@@ -77,6 +77,10 @@ async fn reply(
         "mode": out.mode,
         "injected": out.injected,
         "deduped": out.deduped,
+        "deliveryId": out.delivery_id,
+        "delivery": out.delivery,
+        "deliveryState": out.delivery_state,
+        "deliveryError": out.delivery_error,
     })))
 }
 

@@ -1,5 +1,6 @@
 //! REST routes, split by resource. Each handler: extract, call the core, shape JSON.
 
+mod deliveries;
 mod harness_internal;
 mod hooks_internal;
 mod messages;
@@ -18,6 +19,7 @@ pub fn api() -> Router<AppState> {
         .merge(projects::routes())
         .merge(plan::routes())
         .merge(tasks::routes())
+        .merge(deliveries::routes())
         .merge(messages::routes())
         .merge(settings::routes())
         .nest("/internal/harness", harness_internal::routes())

@@ -136,7 +136,8 @@ pub(crate) async fn terminal_input(
         )
         .await?;
     Ok(Json(
-        json!({"ok": true, "taskId": out.task_id, "submitted": out.submitted, "deduped": out.deduped}),
+        json!({"ok": true, "taskId": out.task_id, "submitted": out.submitted, "deduped": out.deduped,
+            "deliveryId": out.delivery_id, "delivery": out.delivery}),
     ))
 }
 

@@ -4,6 +4,7 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
+pub mod deliver;
 pub mod prompts;
 pub mod providers;
 pub mod resume;
@@ -11,15 +12,13 @@ pub mod ws;
 
 use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
 
-use async_trait::async_trait;
 use harness_core::{
     CoreError, CoreResult, Harness,
     model::{Execution, ExecutionStatus, TaskView},
-    runtime::{AgentRuntime, Delivered, ReplyDelivery},
+    runtime::AgentRuntime,
 };
 use harness_pty::{
-    InjectOptions, InjectOutcome, KeepaliveConfig, PasteMode, PtyRegistry, PtySession, ScreenText,
-    SpawnSpec,
+    InjectOptions, KeepaliveConfig, PasteMode, PtyRegistry, PtySession, ScreenText, SpawnSpec,
 };
 use providers::{SpawnInputs, StartMode};
 
@@ -84,6 +83,12 @@ pub struct InputResult {
     pub task_id: String,
     pub submitted: bool,
     pub deduped: bool,
+    /// With an idempotency key: the delivery row (also the injection id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_id: Option<String>,
+    /// With an idempotency key: `delivered`, `queued`, `failed` or `unverified`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<&'static str>,
 }
 
 const PREFIX_OPEN: &str = "[针对你之前的提问：";
@@ -155,9 +160,21 @@ impl Terminals {
             .unwrap_or_else(|| PathBuf::from("/")))
     }
 
-    /// Start the task's agent in a new PTY.
-    #[tracing::instrument(skip_all, fields(task_id))]
+    /// Start the task's agent in a new PTY. Runs in its own task: a caller
+    /// that goes away (a dropped request) cannot stop it between creating
+    /// the execution and registering its terminal.
     pub async fn start(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
+        let this = self.clone();
+        let task_id = task_id.to_owned();
+        tokio::spawn(async move { this.start_now(&task_id, mode).await })
+            .await
+            .map_err(|join| {
+                CoreError::Conflict(format!("the agent start was interrupted: {join}"))
+            })?
+    }
+
+    #[tracing::instrument(skip_all, fields(task_id))]
+    async fn start_now(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
         let h = &self.inner.harness;
         let view = h.get_task(task_id).await?;
         let _guard = self.inner.start_lock.lock().await;
@@ -302,34 +319,43 @@ impl Terminals {
         if session.has_exited() {
             return Err(CoreError::Conflict("Session has exited".into()));
         }
+        if let Some(key) = key {
+            // Owed to the caller: a durable delivery row, done by the worker
+            // exactly once; a repeated key never writes again.
+            let h = &self.inner.harness;
+            let events = h.subscribe();
+            let (row, created) = h.enqueue_input(&task_id, text, submit, key).await?;
+            let row = if created {
+                h.wait_delivery(&row.id, h.config().delivery_wait, events)
+                    .await?
+                    .unwrap_or(row)
+            } else {
+                row
+            };
+            return Ok(InputResult {
+                task_id,
+                submitted: submit,
+                deduped: !created,
+                delivery: Some(harness_core::deliveries::status_word(row.state)),
+                delivery_id: Some(row.id),
+            });
+        }
         let opts = InjectOptions {
             submit,
             settle: self.inner.config.settle,
             paste: PasteMode::Auto,
         };
-        let outcome = match key {
-            Some(k) => session.inject(k, text, opts).await,
-            None => session
-                .send_input(text, opts)
-                .await
-                .map(|_| InjectOutcome::Written),
-        }
-        .map_err(|e| CoreError::Conflict(format!("terminal write failed: {e}")))?;
-        match outcome {
-            InjectOutcome::Written => Ok(InputResult {
-                task_id,
-                submitted: submit,
-                deduped: false,
-            }),
-            InjectOutcome::AlreadyInjected => Ok(InputResult {
-                task_id,
-                submitted: submit,
-                deduped: true,
-            }),
-            InjectOutcome::InProgress => Err(CoreError::Conflict(
-                "input with this idempotencyKey is in progress".into(),
-            )),
-        }
+        session
+            .send_input(text, opts)
+            .await
+            .map_err(|e| CoreError::Conflict(format!("terminal write failed: {e}")))?;
+        Ok(InputResult {
+            task_id,
+            submitted: submit,
+            deduped: false,
+            delivery_id: None,
+            delivery: None,
+        })
     }
 
     pub fn screen(&self, task_id: &str) -> CoreResult<ScreenText> {
@@ -349,80 +375,9 @@ impl Terminals {
     pub fn shutdown(&self) {
         self.inner.registry.shutdown();
     }
-
-    async fn inject_reply(
-        &self,
-        session: &Arc<PtySession>,
-        id: &str,
-        text: &str,
-    ) -> Result<InjectOutcome, String> {
-        let cfg = &self.inner.config;
-        session
-            .wait_for_input_boundary(cfg.idle_quiet, cfg.boundary_max)
-            .await;
-        session
-            .inject(
-                id,
-                text,
-                InjectOptions {
-                    submit: true,
-                    settle: cfg.settle,
-                    paste: PasteMode::Auto,
-                },
-            )
-            .await
-            .map_err(|e| e.to_string())
-    }
 }
 
-#[async_trait]
 impl AgentRuntime for Terminals {
-    async fn deliver_reply(&self, d: ReplyDelivery) -> Result<Delivered, String> {
-        if let Some(session) = self.live(&d.task_id) {
-            self.inner.registry.unpark(&d.task_id);
-            return match self
-                .inject_reply(&session, &d.injection_id, &d.text)
-                .await?
-            {
-                InjectOutcome::Written => Ok(Delivered::Injected),
-                InjectOutcome::AlreadyInjected | InjectOutcome::InProgress => {
-                    Ok(Delivered::AlreadyInjected)
-                }
-            };
-        }
-        // The terminal is gone: resume the provider session when we know it,
-        // and give the agent the question it is answering. An execution that
-        // is live without a terminal here is run by someone else: leave it.
-        let view = self
-            .inner
-            .harness
-            .get_task(&d.task_id)
-            .await
-            .map_err(|e| e.to_string())?;
-        // A task whose agent never ran is not started by a reply: the answer
-        // is recorded and read by the agent when the task is started.
-        let Some(latest) = view.execution.clone() else {
-            return Ok(Delivered::Detached);
-        };
-        if matches!(
-            latest.status,
-            ExecutionStatus::Running | ExecutionStatus::Paused
-        ) {
-            return Ok(Delivered::Detached);
-        }
-        let mode = self.resume_mode(&view, &latest).await;
-        self.start(&d.task_id, mode)
-            .await
-            .map_err(|e| e.to_string())?;
-        let session = self
-            .live(&d.task_id)
-            .ok_or("the restarted agent exited immediately")?;
-        let text = format!("{PREFIX_OPEN}{}]\n{}", d.question, d.text);
-        resume::wait_until_drawn(&session).await;
-        self.inject_reply(&session, &d.injection_id, &text).await?;
-        Ok(Delivered::Restarted)
-    }
-
     fn parked(&self, task_id: &str) {
         self.inner.registry.park(task_id);
     }

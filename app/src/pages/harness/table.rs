@@ -233,7 +233,15 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         }
         .into_any()
     } else {
-        view! { <div on:click=open_cell>  <Clamp text=row.reply.clone() /> </div> }.into_any()
+        let delivery = row
+            .delivery
+            .clone()
+            .map(|info| view! { <crate::delivery::DeliveryLine info /> });
+        view! {
+            <div on:click=open_cell>  <Clamp text=row.reply.clone() /> </div>
+            {delivery}
+        }
+        .into_any()
     };
     let hidden_id = row.id.clone();
     let actions = match (status, row.is_ask()) {

@@ -80,6 +80,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                                     <crate::terminal::TerminalView task_id=t.id.clone() />
                                 })}
                             </section>
+                            <crate::delivery::TaskInputs task_id=t.id.clone() />
                             <section aria-labelledby="children-h">
                                 <h2 id="children-h">{l.t("tasks.children")}</h2>
                                 <ul class="children" id="task-children">{children}</ul>
@@ -131,6 +132,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
                     <Clamp text=Some(r) />
                 </div>
             })}
+            {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
         </li>
     }
 }

@@ -32,6 +32,9 @@ pub struct Answered {
     pub resumed: Vec<String>,
     /// Whether an execution was already RUNNING (nothing to resume).
     pub running: bool,
+    /// The delivery row written by the same transaction (`None`: the task's
+    /// agent never ran, nothing to type into).
+    pub delivery: Option<crate::deliveries::Delivery>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,12 +56,19 @@ pub trait MessageStore: Send + Sync + 'static {
     /// Insert a CLOSED notify line.
     async fn record_notify(&self, ask: NewAsk) -> StoreResult<Message>;
     /// OPEN → ANSWERED for the task's newest OPEN ask, only if it is still OPEN,
-    /// and PAUSED → RUNNING for its executions. `None` when no OPEN ask was
-    /// there to answer (lost the race or never asked).
+    /// PAUSED → RUNNING for its executions, and — when the task's agent ever
+    /// ran — the reply's QUEUED delivery row `delivery_id` (bound to the node
+    /// of the live execution, if any). `None` when no OPEN ask was there to
+    /// answer (lost the race or never asked).
+    ///
+    /// With `claim`, the new row is leased at once to that worker when the
+    /// worker's node may do it (the hand-off that saves the worker a claim).
     async fn answer_open_ask(
         &self,
         task_id: &str,
         text: &str,
+        delivery_id: &str,
+        claim: Option<&crate::store::DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>>;
     /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).

@@ -1,6 +1,7 @@
 //! The storage port, one small object-safe trait per aggregate:
 //! [`TaskStore`] (projects, tasks, executions, credentials), [`MessageStore`]
-//! (asks, notifies, replies) and [`SettingsStore`]. Every method is one atomic
+//! (asks, notifies, replies), [`SettingsStore`] and [`DeliveryStore`] (the
+//! durable delivery queue). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -11,10 +12,12 @@
 //! `Store` (blanket impl). A new aggregate is a new module here plus one more
 //! bound on `Store`.
 
+mod deliveries;
 mod messages;
 mod settings;
 mod tasks;
 
+pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
@@ -38,6 +41,6 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore {}
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
 
-impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore {}
+impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}

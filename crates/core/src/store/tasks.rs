@@ -33,6 +33,8 @@ pub struct NewExecution {
     pub task_id: String,
     pub token_hash: String,
     pub status: ExecutionStatus,
+    /// The node that spawns it.
+    pub node_id: Option<String>,
     pub now: DateTime<Utc>,
 }
 
@@ -87,9 +89,14 @@ pub trait TaskStore: Send + Sync + 'static {
         reason: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<bool>;
-    /// Mark every live execution FAILED with reason `interrupted` (server
-    /// start: their processes died with the previous server). Returns their task ids.
-    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>>;
+    /// Mark every live execution of `node` (or of no recorded node) FAILED
+    /// with reason `interrupted` (server start: their processes died with
+    /// the previous server on this node). Returns their task ids.
+    async fn interrupt_live_executions(
+        &self,
+        node: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<String>>;
     /// The newest RUNNING or PAUSED execution of the task.
     async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>>;
 }

@@ -178,6 +178,8 @@ impl MessageStore for SqliteStore {
         &self,
         task_id: &str,
         text: &str,
+        delivery_id: &str,
+        claim: Option<&harness_core::store::DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>> {
         // Two round trips in one transaction (see `batch_tx`): the
@@ -192,6 +194,10 @@ impl MessageStore for SqliteStore {
             MESSAGE_COLUMNS.replace("m.", "")
         );
         let (task_id, text, now) = (task_id.to_owned(), text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
+        let claim_owner = claim.map(|c| c.owner.clone());
+        let claim_node = claim.map(|c| c.node.clone());
+        let claim_until = claim.map(|c| ms(c.until));
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
@@ -205,16 +211,34 @@ impl MessageStore for SqliteStore {
                         sqlx::query("ROLLBACK").execute(&mut *conn).await?;
                         return Ok(None);
                     };
-                    let resumed = sqlx::query(
+                    // The reply's delivery row is part of the same
+                    // transaction (issue 10): answered ⇔ owed to the agent.
+                    let ask_id: String = row.try_get("id")?;
+                    let question: String = row.try_get("content")?;
+                    let sql = format!(
                         "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-                           WHERE task_id = ?1 AND status = 'PAUSED' RETURNING 'resumed' AS what, id; \
-                         SELECT 'running' AS what, id FROM executions \
+                           WHERE task_id = ?1 AND status = 'PAUSED' \
+                           RETURNING 'resumed' AS what, id, NULL AS node_id, \
+                             NULL AS lease_owner, NULL AS lease_expires_at; \
+                         SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
+                           NULL AS lease_expires_at FROM executions \
                            WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+                         {}; \
                          COMMIT",
-                    )
-                    .bind(&task_id)
-                    .fetch_all(&mut *conn)
-                    .await?;
+                        super::deliveries::INSERT_REPLY_DELIVERY
+                    );
+                    let resumed = sqlx::query(AssertSqlSafe(sql))
+                        .bind(&task_id)
+                        .bind(&delivery_id)
+                        .bind(&ask_id)
+                        .bind(&text)
+                        .bind(&question)
+                        .bind(now)
+                        .bind(&claim_owner)
+                        .bind(&claim_node)
+                        .bind(claim_until)
+                        .fetch_all(&mut *conn)
+                        .await?;
                     Ok(Some((row, resumed)))
                 })
             })
@@ -225,18 +249,35 @@ impl MessageStore for SqliteStore {
         let message = rows::message(&row)?;
         let mut resumed = Vec::new();
         let mut running = false;
+        let mut delivery = None;
         for r in &rows_after {
             let what: String = r.try_get("what").map_err(map)?;
-            if what == "resumed" {
-                resumed.push(r.try_get("id").map_err(map)?);
-            } else {
-                running = true;
+            match what.as_str() {
+                "resumed" => resumed.push(r.try_get("id").map_err(map)?),
+                "delivery" => {
+                    delivery = Some(
+                        super::deliveries::ReplyRow {
+                            id: r.try_get("id").map_err(map)?,
+                            task_id: message.task_id.clone(),
+                            message_id: message.id.clone(),
+                            node_id: r.try_get("node_id").map_err(map)?,
+                            text: message.reply_text.clone().unwrap_or_default(),
+                            question: message.content.clone(),
+                            now: ms(message.replied_at.unwrap_or(message.created_at)),
+                            lease_owner: r.try_get("lease_owner").map_err(map)?,
+                            lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
+                        }
+                        .into_delivery()?,
+                    );
+                }
+                _ => running = true,
             }
         }
         Ok(Some(Answered {
             message,
             resumed,
             running,
+            delivery,
         }))
     }
 

@@ -223,13 +223,19 @@ impl TaskStore for SqliteStore {
         Ok(n > 0)
     }
 
-    async fn interrupt_live_executions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>> {
+    async fn interrupt_live_executions(
+        &self,
+        node: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
         let ids: Vec<String> = sqlx::query_scalar(
             "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = ? \
-             WHERE status IN ('RUNNING', 'PAUSED') RETURNING task_id",
+             WHERE status IN ('RUNNING', 'PAUSED') AND (node_id IS NULL OR node_id = ?) \
+             RETURNING task_id",
         )
         .bind(ms(now))
+        .bind(node)
         .fetch_all(&mut *tx)
         .await
         .map_err(map)?;
@@ -254,7 +260,8 @@ impl TaskStore for SqliteStore {
     async fn create_execution(&self, e: NewExecution) -> StoreResult<Execution> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(
-            "INSERT INTO executions (id, task_id, status, token_hash, created_at) VALUES (?, ?, ?, ?, ?) \
+            "INSERT INTO executions (id, task_id, status, token_hash, created_at, node_id) \
+             VALUES (?, ?, ?, ?, ?, ?) \
              RETURNING id, task_id, status, session_id, exit_code, created_at, ended_at",
         )
         .bind(&e.id)
@@ -262,6 +269,7 @@ impl TaskStore for SqliteStore {
         .bind(e.status.as_str())
         .bind(&e.token_hash)
         .bind(ms(e.now))
+        .bind(&e.node_id)
         .fetch_one(&mut *tx)
         .await
         .map_err(map)?;

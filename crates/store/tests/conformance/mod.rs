@@ -90,6 +90,9 @@ async fn new_task_in(s: &dyn Store, title: &str, project_id: Option<String>) -> 
     id
 }
 
+/// The node the suite's executions run on.
+const NODE: &str = "node-a";
+
 async fn new_execution(s: &dyn Store, task_id: &str) -> Result<String, StoreError> {
     let id = ids::new_id();
     s.create_execution(NewExecution {
@@ -97,6 +100,7 @@ async fn new_execution(s: &dyn Store, task_id: &str) -> Result<String, StoreErro
         task_id: task_id.into(),
         token_hash: ids::token_hash(&ids::new_id()),
         status: ExecutionStatus::Running,
+        node_id: Some(NODE.into()),
         now: now(),
     })
     .await
@@ -229,6 +233,7 @@ pub async fn execution_lifecycle(b: &Backend) {
             task_id: t.clone(),
             token_hash: hash.clone(),
             status: ExecutionStatus::Running,
+            node_id: Some(NODE.into()),
             now: now(),
         })
         .await
@@ -288,8 +293,25 @@ pub async fn execution_lifecycle(b: &Backend) {
     );
     let t2 = new_task(s, "t2").await;
     new_execution(s, &t2).await.unwrap();
-    let interrupted = s.interrupt_live_executions(now()).await.unwrap();
+    // Another node's live execution is that node's business.
+    let t3 = new_task(s, "t3").await;
+    s.create_execution(NewExecution {
+        id: ids::new_id(),
+        task_id: t3.clone(),
+        token_hash: ids::token_hash(&ids::new_id()),
+        status: ExecutionStatus::Running,
+        node_id: Some("node-b".into()),
+        now: now(),
+    })
+    .await
+    .unwrap();
+    let interrupted = s.interrupt_live_executions(NODE, now()).await.unwrap();
     assert!(interrupted.contains(&t2) && !interrupted.contains(&t));
+    assert!(!interrupted.contains(&t3), "only this node's executions");
+    assert_eq!(
+        execution_status(s, &t3).await,
+        Some(ExecutionStatus::Running)
+    );
     assert_eq!(
         execution_status(s, &t2).await,
         Some(ExecutionStatus::Failed)
@@ -400,14 +422,49 @@ pub async fn answer_is_conditional(b: &Backend) {
     let s = b.store.as_ref();
     let t = new_task(s, "t").await;
     assert!(
-        s.answer_open_ask(&t, "nobody asked", now())
+        s.answer_open_ask(&t, "nobody asked", &ids::new_id(), None, now())
             .await
             .unwrap()
             .is_none()
     );
     let exec = new_execution(s, &t).await.unwrap();
     let asked = s.record_ask(ask(&t, "q?", now())).await.unwrap();
-    let answered = s.answer_open_ask(&t, "yes", now()).await.unwrap().unwrap();
+    let delivery_id = ids::new_id();
+    // Leased at once to this node's worker (the hand-off).
+    let claim = harness_core::store::DeliveryClaim {
+        owner: format!("{NODE}:boot"),
+        node: NODE.into(),
+        until: now() + Duration::seconds(60),
+    };
+    let answered = s
+        .answer_open_ask(&t, "yes", &delivery_id, Some(&claim), now())
+        .await
+        .unwrap()
+        .unwrap();
+    // The reply's delivery row is written by the same transaction.
+    let row = answered.delivery.clone().expect("a delivery row");
+    assert_eq!(row.id, delivery_id);
+    assert_eq!(
+        row.node_id.as_deref(),
+        Some(NODE),
+        "bound to the PTY's node"
+    );
+    assert_eq!(row.lease_owner.as_deref(), Some(claim.owner.as_str()));
+    // Leased: nobody else claims it while the lease runs.
+    let other = s
+        .claim_deliveries("node-a:other", NODE, now(), now(), 10)
+        .await
+        .unwrap();
+    assert!(other.rows.is_empty(), "handed off, not claimable");
+    let stored = s.get_delivery(&delivery_id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.message_id.as_deref(),
+        Some(asked.message.id.as_str())
+    );
+    assert_eq!(
+        (stored.text.as_str(), stored.question.as_deref()),
+        ("yes", Some("q?"))
+    );
     assert_eq!(answered.message.id, asked.message.id);
     assert_eq!(answered.message.state, MessageState::Answered);
     assert_eq!(answered.message.reply_text.as_deref(), Some("yes"));
@@ -419,7 +476,7 @@ pub async fn answer_is_conditional(b: &Backend) {
         Some(ExecutionStatus::Running)
     );
     assert!(
-        s.answer_open_ask(&t, "again", now())
+        s.answer_open_ask(&t, "again", &ids::new_id(), None, now())
             .await
             .unwrap()
             .is_none(),
@@ -448,7 +505,9 @@ pub async fn concurrent_answers_have_one_winner(b: &Backend) {
         let barrier = barrier.clone();
         racers.push(tokio::spawn(async move {
             barrier.wait().await;
-            store.answer_open_ask(&t, &format!("r{i}"), now()).await
+            store
+                .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), None, now())
+                .await
         }));
     }
     let mut winners = 0;
@@ -460,6 +519,11 @@ pub async fn concurrent_answers_have_one_winner(b: &Backend) {
         }
     }
     assert_eq!((winners, resumed), (1, 1));
+    assert_eq!(
+        s.task_deliveries(&t, 100).await.unwrap().len(),
+        1,
+        "one answer, one delivery"
+    );
 }
 
 pub async fn notify_ignore_dismiss(b: &Backend) {

@@ -1,0 +1,131 @@
+//! The deliveries aggregate: the durable queue of writes owed to agents'
+//! terminals (see [`crate::deliveries`] for the rules). Claiming is shaped
+//! so that PostgreSQL can run it with `FOR UPDATE SKIP LOCKED`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+use crate::deliveries::{Delivery, DeliveryState};
+
+/// A new input delivery (replies are written by `answer_open_ask` itself).
+#[derive(Debug, Clone)]
+pub struct NewInput {
+    pub id: String,
+    pub task_id: String,
+    pub node_id: Option<String>,
+    pub text: String,
+    pub submit: bool,
+    pub dedup_key: String,
+    pub now: DateTime<Utc>,
+}
+
+/// What one claim did: rows now leased to the caller, and rows found in
+/// flight with an expired lease that became UNVERIFIED.
+#[derive(Debug, Clone, Default)]
+pub struct Claimed {
+    pub rows: Vec<Delivery>,
+    pub unverified: Vec<Delivery>,
+}
+
+/// The deliveries port. Every method is one transaction. Lease-holding
+/// transitions are conditional on `lease_owner` (a lost lease returns
+/// `None`: somebody else owns the row now).
+#[async_trait]
+pub trait DeliveryStore: Send + Sync + 'static {
+    /// Insert an input delivery; with an existing `(task_id, dedup_key)` the
+    /// existing row is returned and `false`.
+    async fn enqueue_input(&self, input: NewInput) -> StoreResult<(Delivery, bool)>;
+
+    /// In one transaction: rows WRITING with an expired lease → UNVERIFIED;
+    /// then lease up to `limit` due rows (QUEUED / WAITING_BOUNDARY /
+    /// RESUMING / FAILED, `next_attempt_at <= now`, lease free or expired,
+    /// `node_id` NULL or `node`) to `owner` until `lease_until`. PostgreSQL:
+    /// the same with `FOR UPDATE SKIP LOCKED` in the sub-select.
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        node: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Claimed>;
+
+    /// Start-up of `node` with a new `owner` (boot): rows leased by an
+    /// earlier boot of this node are released — WRITING ones become
+    /// UNVERIFIED, the others are due again now. Returns the changed rows.
+    async fn recover_node_deliveries(
+        &self,
+        node: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<Delivery>>;
+
+    /// Progress (WAITING_BOUNDARY, RESUMING, WRITING) with a renewed lease.
+    /// WRITING is committed before the terminal write.
+    async fn advance_delivery(
+        &self,
+        id: &str,
+        owner: &str,
+        state: DeliveryState,
+        lease_until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+
+    /// WRITING → DELIVERED (lease released).
+    async fn complete_delivery(
+        &self,
+        id: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+
+    /// A clean failure (nothing written): attempts + 1, FAILED, due at `next`
+    /// (`None`: gave up). A write error (`unverified`) makes it UNVERIFIED.
+    async fn fail_delivery(
+        &self,
+        id: &str,
+        owner: &str,
+        error: &str,
+        next: Option<DateTime<Utc>>,
+        unverified: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+
+    /// Give a lease back untouched (the worker is stopping).
+    async fn release_delivery(&self, id: &str, owner: &str) -> StoreResult<()>;
+
+    /// A row in one of `from` → QUEUED, due now, lease cleared (manual
+    /// "deliver again", `allowRetry` on FAILED).
+    async fn requeue_delivery(
+        &self,
+        id: &str,
+        from: &[DeliveryState],
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+
+    /// UNVERIFIED → DELIVERED by a person who saw the text arrive.
+    async fn mark_delivery_delivered(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Delivery>>;
+
+    async fn get_delivery(&self, id: &str) -> StoreResult<Option<Delivery>>;
+    /// The delivery of an answered ask.
+    async fn delivery_for_message(&self, message_id: &str) -> StoreResult<Option<Delivery>>;
+    /// The deliveries of these answered asks (one query; at most 500 ids).
+    async fn deliveries_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Delivery>>;
+    /// The task's deliveries, newest first.
+    async fn task_deliveries(&self, task_id: &str, limit: u32) -> StoreResult<Vec<Delivery>>;
+}
+
+/// A lease taken by the transaction that writes a row (the hand-off to this
+/// process's worker): only when the row's node is `node` or none.
+#[derive(Debug, Clone)]
+pub struct DeliveryClaim {
+    /// `<node id>:<boot id>`.
+    pub owner: String,
+    pub node: String,
+    pub until: DateTime<Utc>,
+}

@@ -1,0 +1,55 @@
+//! This process's node id: stable across restarts, stored in the data
+//! directory (`<data-dir>/node-id`). Executions record the node that spawned
+//! them and deliveries the node that owns their PTY; start-up interrupts only
+//! this node's executions and releases only this node's delivery leases.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+const FILE: &str = "node-id";
+
+fn valid(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Read the node id, creating it (a CUID) on first start.
+pub fn load_or_create(data_dir: &Path) -> anyhow::Result<String> {
+    let path = data_dir.join(FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let id = text.trim();
+            anyhow::ensure!(
+                valid(id),
+                "{} does not hold a valid node id",
+                path.display()
+            );
+            return Ok(id.to_string());
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+    }
+    let id = harness_core::ids::new_id();
+    let tmp = data_dir.join(format!("{FILE}.tmp"));
+    std::fs::write(&tmp, format!("{id}\n"))
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stable_across_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = super::load_or_create(dir.path()).unwrap();
+        let b = super::load_or_create(dir.path()).unwrap();
+        assert_eq!(a, b);
+        std::fs::write(dir.path().join("node-id"), "bad id!\n").unwrap();
+        assert!(super::load_or_create(dir.path()).is_err());
+    }
+}

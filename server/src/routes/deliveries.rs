@@ -1,0 +1,55 @@
+//! `/api/deliveries/*` and `/api/tasks/{id}/deliveries` (admin): the durable
+//! delivery queue as people see it, and the two manual actions for a row
+//! the worker will not touch by itself ("deliver again", "mark as delivered").
+
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    routing::{get, post},
+};
+use harness_core::deliveries::Delivery;
+
+use crate::{error::ApiResult, extract::Admin, state::AppState};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tasks/{id}/deliveries", get(for_task))
+        .route("/deliveries/{id}", get(show))
+        .route("/deliveries/{id}/retry", post(retry))
+        .route("/deliveries/{id}/mark-delivered", post(mark_delivered))
+}
+
+async fn for_task(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<Delivery>>> {
+    s.harness.get_task(&id).await?;
+    Ok(Json(s.harness.task_deliveries(&id).await?))
+}
+
+async fn show(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Delivery>> {
+    Ok(Json(s.harness.delivery(&id).await?))
+}
+
+/// FAILED or UNVERIFIED → QUEUED ("deliver again").
+async fn retry(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Delivery>> {
+    Ok(Json(s.harness.retry_delivery(&id).await?))
+}
+
+/// UNVERIFIED → DELIVERED ("mark as delivered").
+async fn mark_delivered(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Delivery>> {
+    Ok(Json(s.harness.mark_delivered(&id).await?))
+}
