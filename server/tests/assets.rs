@@ -81,7 +81,11 @@ async fn serve(data: &Path, site: &Path) -> Site {
 
 impl Site {
     async fn get(&self, path: &str, accept: Option<&str>) -> reqwest::Response {
-        let mut req = self.client.get(format!("{}{path}", self.base));
+        // Pages need a session or the admin bearer (scripts, tests).
+        let mut req = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.running.admin_token);
         if let Some(a) = accept {
             req = req.header(ACCEPT_ENCODING, a);
         }
