@@ -41,8 +41,9 @@ test('a delivery that cannot be made shows the reason and a retry that works onc
   const cwd = join(base, 'work');
   mkdirSync(cwd);
   const first = join(base, 'first-run');
-  // Exits at once the first time, reads lines afterwards.
-  const script = `test -f '${first}' || { touch '${first}'; exit 0; }; while IFS= read -r l; do echo "got $l"; done`;
+  // Exits at once the first time; afterwards draws a prompt (as a real agent
+  // draws its screen, which a restart waits for) and reads lines.
+  const script = `test -f '${first}' || { touch '${first}'; exit 0; }; echo ready; while IFS= read -r l; do echo "got $l"; done`;
   const created = await api(request, 'POST', '/api/tasks', {
     title: `Failed delivery e2e ${Date.now()}`,
     agent: { provider: 'command', command: ['sh', '-c', script], cwd },

@@ -3,7 +3,7 @@
 // from the assets embedded at build time — hashed, precompressed, cached.
 import { test, expect } from '@playwright/test';
 import { ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,7 +55,10 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
         assets.push({ url: r.url(), status: r.status(), headers: await r.allHeaders() });
       }
     });
-    const response = await page.goto(`${base}/harness`);
+    // The UI needs a session on every bind: log in with the printed link's
+    // token (the admin token in the new data directory), landing on /harness.
+    const token = readFileSync(join(dir, 'data', 'secrets', 'admin.token'), 'utf8').trim();
+    const response = await page.goto(`${base}/login?token=${encodeURIComponent(token)}&next=%2Fharness`);
     expect(response?.status()).toBe(200);
     expect((await response!.allHeaders())['cache-control']).toBe('no-cache');
     await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');

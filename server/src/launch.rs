@@ -48,11 +48,26 @@ impl Running {
         crate::supervised::discovery::remove(&self.data_dir);
         self.cancel.cancel();
         self.terminals.shutdown();
-        let served = self.server.await.context("server task panicked")?;
+        // Every stage is bounded: a stuck stream, job or pooled connection
+        // is reported and left behind, never a shutdown that hangs forever.
+        let served = match tokio::time::timeout(SHUTDOWN_STAGE, self.server).await {
+            Ok(joined) => joined.context("server task panicked")?,
+            Err(_) => {
+                tracing::warn!("connections still open after the shutdown drain; leaving them");
+                Ok(())
+            }
+        };
         for job in self.jobs {
-            let _ = job.await;
+            if tokio::time::timeout(SHUTDOWN_STAGE, job).await.is_err() {
+                tracing::warn!("a background job did not stop in time; leaving it");
+            }
         }
-        self.store.close().await;
+        if tokio::time::timeout(SHUTDOWN_STAGE, self.store.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!("database connections still in use at shutdown; closing anyway");
+        }
         served.context("server error")
     }
 
@@ -61,6 +76,9 @@ impl Running {
         self.cancel.clone()
     }
 }
+
+/// The longest each shutdown stage (connections, jobs, database) may take.
+const SHUTDOWN_STAGE: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Result<Running> {
     let addr = listener

@@ -89,6 +89,9 @@ impl StreamLimits {
     }
 }
 
+/// How long a connection may finish its current response after shutdown.
+const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
+
 /// Serves `router` on `listener` until `shutdown`, then waits for the open
 /// connections to finish their current request.
 pub async fn serve(
@@ -194,8 +197,16 @@ pub async fn serve(
                 }
                 () = shutdown.cancelled() => {
                     conn.as_mut().graceful_shutdown();
-                    if let Err(err) = conn.await {
-                        tracing::debug!(%err, %peer, "connection ended with an error");
+                    // Bounded: a response that never ends (a stream, a stuck
+                    // handler) cannot hold the shutdown forever.
+                    match tokio::time::timeout(SHUTDOWN_DRAIN, conn.as_mut()).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(err)) => {
+                            tracing::debug!(%err, %peer, "connection ended with an error");
+                        }
+                        Err(_) => {
+                            tracing::debug!(%peer, "connection still busy after the shutdown drain; closed");
+                        }
                     }
                 }
             }

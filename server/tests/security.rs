@@ -5,8 +5,18 @@ mod common;
 
 use reqwest::{Client, StatusCode, redirect::Policy};
 
+/// Tests in this binary run one at a time: several in-process servers
+/// rendering pages concurrently in one process sometimes leave a page request
+/// unanswered (a process-global in the SSR stack, under investigation; one
+/// server per process — the product — is not affected).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn no_redirects() -> Client {
-    Client::builder().redirect(Policy::none()).build().unwrap()
+    Client::builder()
+        .redirect(Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap()
 }
 
 /// Every server function the UI registers (read from the app's sources, so a
@@ -37,8 +47,9 @@ fn server_functions() -> Vec<String> {
     names
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_forbids_framing_and_sniffing() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let client = no_redirects();
@@ -118,8 +129,9 @@ async fn every_response_forbids_framing_and_sniffing() {
     s.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessionless_local_client_gets_nothing() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let client = no_redirects();
@@ -184,8 +196,9 @@ async fn a_sessionless_local_client_gets_nothing() {
     s.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_hashed_revocable_and_need_an_origin_to_change_state() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let client = no_redirects();
@@ -321,8 +334,9 @@ async fn sessions_are_hashed_revocable_and_need_an_origin_to_change_state() {
     s.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_logins_are_throttled_per_address() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let client = no_redirects();
@@ -386,8 +400,9 @@ async fn raw(addr: std::net::SocketAddr, request: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebinding_host_gets_no_page_on_any_route() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let session = s.session().await;
@@ -440,8 +455,9 @@ async fn a_rebinding_host_gets_no_page_on_any_route() {
     s.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_network_bind_logs_in_from_the_network_but_not_through_rebinding() {
+    let _serial = SERIAL.lock().await;
     // The machine's own non-loopback address, if it has one.
     let Some(ip) = std::net::UdpSocket::bind("0.0.0.0:0")
         .and_then(|s| {
@@ -485,8 +501,9 @@ async fn a_network_bind_logs_in_from_the_network_but_not_through_rebinding() {
     running.shutdown().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_errors_are_json_and_the_database_is_private() {
+    let _serial = SERIAL.lock().await;
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
@@ -503,10 +520,13 @@ async fn api_errors_are_json_and_the_database_is_private() {
         }
     };
     let big = "x".repeat(400 * 1024);
-    let resp = client
+    // The server answers 413 without reading the rest of the body and closes
+    // the connection: send it on its own client so no later request reuses it.
+    let resp = no_redirects()
         .post(s.url("/api/tasks"))
         .bearer_auth(&s.admin)
         .header("content-type", "application/json")
+        .header("connection", "close")
         .body(format!("{{\"title\":\"{big}\"}}"))
         .send()
         .await
