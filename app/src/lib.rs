@@ -4,9 +4,9 @@
 
 pub mod api;
 pub mod components;
-pub mod delivery;
 #[cfg(feature = "ssr")]
 pub mod csp;
+pub mod delivery;
 pub mod i18n;
 pub mod live;
 pub mod pages;
