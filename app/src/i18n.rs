@@ -340,6 +340,24 @@ pub const EN: &[(&str, &str)] = &[
         "The last 50 lines of harness-progress.txt, newest last; updated every 2 seconds.",
     ),
     ("plan.log_empty", "The progress log is empty."),
+    ("nav.analytics", "Analytics"),
+    ("analytics.title", "How long agents wait for you"),
+    ("analytics.lead", "Questions from the last 7 days and every question still open."),
+    ("analytics.response", "Time to answer"),
+    ("analytics.parked", "Agents parked on a question"),
+    ("analytics.last_24h", "Last 24 h:"),
+    ("analytics.last_7d", "Last 7 days:"),
+    ("analytics.percentiles", "median {p50}, 90% within {p90} ({n} answered)"),
+    ("analytics.no_answers", "no answered questions"),
+    ("analytics.per_project", "Questions per project (7 days)"),
+    ("analytics.unanswered", "Unanswered questions by age"),
+    ("analytics.no_project", "(no project)"),
+    ("analytics.no_questions", "No questions in the last 7 days."),
+    ("analytics.age.lt1h", "under 1 h"),
+    ("analytics.age.h1to6", "1–6 h"),
+    ("analytics.age.h6to24", "6–24 h"),
+    ("analytics.age.d1to7", "1–7 days"),
+    ("analytics.age.gt7d", "over 7 days"),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -535,6 +553,24 @@ pub const ZH: &[(&str, &str)] = &[
         "harness-progress.txt 的最后 50 行，最新的在最后；每 2 秒更新。",
     ),
     ("plan.log_empty", "进度日志是空的。"),
+    ("nav.analytics", "统计"),
+    ("analytics.title", "智能体等你多久"),
+    ("analytics.lead", "最近 7 天的提问，以及所有仍未回答的提问。"),
+    ("analytics.response", "回答用时"),
+    ("analytics.parked", "智能体因提问而暂停"),
+    ("analytics.last_24h", "最近 24 小时："),
+    ("analytics.last_7d", "最近 7 天："),
+    ("analytics.percentiles", "中位数 {p50}，90% 在 {p90} 内（已回答 {n} 个）"),
+    ("analytics.no_answers", "没有已回答的提问"),
+    ("analytics.per_project", "各项目的提问数（7 天）"),
+    ("analytics.unanswered", "未回答提问的等待时长"),
+    ("analytics.no_project", "（无项目）"),
+    ("analytics.no_questions", "最近 7 天没有提问。"),
+    ("analytics.age.lt1h", "1 小时内"),
+    ("analytics.age.h1to6", "1–6 小时"),
+    ("analytics.age.h6to24", "6–24 小时"),
+    ("analytics.age.d1to7", "1–7 天"),
+    ("analytics.age.gt7d", "超过 7 天"),
 ];
 
 #[cfg(test)]
@@ -544,7 +580,7 @@ mod tests {
     use super::*;
 
     const NAMESPACES: &[&str] = &[
-        "action", "badge", "chip", "col", "common", "detail", "harness", "home", "kind", "nav",
+        "action", "analytics", "badge", "chip", "col", "common", "detail", "harness", "home", "kind", "nav",
         "plan", "projects", "result", "settings", "task", "tasks", "time",
     ];
 

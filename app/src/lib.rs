@@ -72,6 +72,7 @@ pub fn App() -> impl IntoView {
                     </A>
                     <A href="/tasks">{l.t("nav.tasks")}</A>
                     <A href="/projects">{l.t("nav.projects")}</A>
+                    <A href="/analytics">{l.t("nav.analytics")}</A>
                     <A href="/settings">{l.t("nav.settings")}</A>
                 </nav>
                 <LanguageSwitch />
@@ -94,6 +95,7 @@ pub fn App() -> impl IntoView {
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("settings") view=pages::settings::SettingsPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("analytics") view=pages::analytics::AnalyticsPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

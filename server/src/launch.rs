@@ -35,6 +35,8 @@ pub struct Running {
     jobs: Vec<JoinHandle<()>>,
     store: AnyStore,
     pub terminals: Terminals,
+    /// One server per data directory (released when this is dropped).
+    _lock: crate::datalock::DataLock,
 }
 
 impl Running {
@@ -85,6 +87,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         .local_addr()
         .context("listener has no local address")?;
     let data = DataDir::prepare(&config.data_dir)?;
+    let lock = crate::datalock::DataLock::acquire(&data.root)?;
     // The backend is chosen by the URL's scheme (sqlite:// today).
     let store = AnyStore::open(&config.database_url())
         .await
@@ -169,6 +172,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             harness_core::sessions::Sessions::DEFAULT_TTL,
         )),
         streams: crate::serve::StreamLimits::new(&config.limits),
+        metrics: crate::metrics::Metrics::new(&data.metrics_token),
     };
     let router = build_router(&state, &site, cancel.child_token());
     let server = tokio::spawn(crate::serve::serve(
@@ -192,6 +196,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         jobs,
         store,
         terminals,
+        _lock: lock,
     })
 }
 
@@ -210,6 +215,7 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
         .with_state(state.clone());
     Router::new()
         .merge(routes::health())
+        .route("/metrics", axum::routing::get(crate::metrics::scrape))
         .merge(crate::sse::routes_until(cancel.child_token()))
         .nest(
             "/api",
@@ -233,6 +239,10 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
         )
         .merge(web::router(state).layer(assets::compression()))
         .merge(site.router())
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
         .layer(middleware::map_response(assets::html_no_cache))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -242,8 +252,30 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
         // Every route: Host allow-list + same-origin (DNS-rebinding defence).
         .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .layer(middleware::from_fn(crate::security::response_headers))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span))
+        // Every response carries `x-request-id` (the client's, or a new UUID),
+        // the same id as the request's log span.
+        .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
+        .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
+            tower_http::request_id::MakeRequestUuid,
+        ))
         .with_state(state.clone())
+}
+
+/// The span of one HTTP request: method, path (never the query string — it
+/// can carry a login token) and request id.
+fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        request_id = %id,
+    )
 }
 
 /// The URL agents use to reach this server: loopback when bound to all interfaces.

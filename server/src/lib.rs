@@ -4,6 +4,8 @@
 
 pub mod assets;
 pub mod config;
+pub mod datalock;
+pub mod doctor;
 pub mod error;
 pub mod extract;
 pub mod hooks;
@@ -11,6 +13,7 @@ pub mod json_errors;
 pub mod launch;
 pub mod login;
 pub mod mcp;
+pub mod metrics;
 pub mod node;
 pub mod routes;
 pub mod secrets;

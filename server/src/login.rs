@@ -91,6 +91,7 @@ impl Throttle {
 /// MCP), are public assets, or are the login itself.
 fn exempt(path: &str) -> bool {
     path == "/healthz"
+        || path == "/metrics"
         || path == "/login"
         || path == "/logout"
         || path == "/favicon.ico"

@@ -7,6 +7,9 @@ use clap::{Parser, Subcommand};
 use harness_server::{ServeConfig, config, launch};
 use tracing_subscriber::EnvFilter;
 
+mod cli_ops;
+mod logging;
+
 #[derive(Parser)]
 #[command(
     name = "harness",
@@ -72,6 +75,39 @@ enum Command {
         action: HooksAction,
         /// Data directory. Default: ~/.harness
         #[arg(long, env = "HARNESS_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Copy the database to FILE while the server runs (a consistent snapshot).
+    ///
+    /// Example: harness backup ~/harness-$(date +%F).db
+    Backup {
+        /// The file to write (must not exist).
+        file: PathBuf,
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Database URL. Default: sqlite://<data-dir>/harness.db
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
+    },
+    /// Replace the database with a backup made by `harness backup` (stop the server first).
+    ///
+    /// The current database is kept next to it as harness.db.before-restore-<time>.
+    Restore {
+        /// The backup file.
+        file: PathBuf,
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Database URL. Default: sqlite://<data-dir>/harness.db
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
+    },
+    /// Check the installation: data directory and secrets, the server, agent CLIs, the web
+    /// bundle, free disk. Exit code 0 only when all pass.
+    Doctor {
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
     /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
@@ -182,13 +218,9 @@ fn main() -> ExitCode {
     } else {
         "warn"
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("HARNESS_LOG")
-                .unwrap_or_else(|_| EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init(
+        EnvFilter::try_from_env("HARNESS_LOG").unwrap_or_else(|_| EnvFilter::new(default_level)),
+    );
     let result = match cli.command {
         Command::Serve {
             bind,
@@ -213,6 +245,27 @@ fn main() -> ExitCode {
         Command::Task(a) => return plan("task", a),
         Command::Hook { event } => return hook(&event),
         Command::Hooks { action, data_dir } => return hooks_admin(action, data_dir),
+        Command::Backup {
+            file,
+            data_dir,
+            database_url,
+        } => cli_ops::backup(
+            &data_dir.unwrap_or_else(config::default_data_dir),
+            database_url,
+            &file,
+        ),
+        Command::Restore {
+            file,
+            data_dir,
+            database_url,
+        } => cli_ops::restore(
+            &data_dir.unwrap_or_else(config::default_data_dir),
+            database_url,
+            &file,
+        ),
+        Command::Doctor { data_dir } => {
+            return cli_ops::doctor_cmd(&data_dir.unwrap_or_else(config::default_data_dir));
+        }
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }

@@ -18,6 +18,8 @@ pub struct DataDir {
     pub admin_token: String,
     pub internal_key: Vec<u8>,
     pub signals: PathBuf,
+    /// Read-only credential of `GET /metrics` (for a Prometheus server).
+    pub metrics_token: String,
 }
 
 fn ensure_private_dir(path: &Path) -> anyhow::Result<()> {
@@ -82,8 +84,12 @@ impl DataDir {
             let bytes: [u8; 32] = rand::rng().random();
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
         })?;
+        let metrics_token = read_or_create(&secrets.join("metrics.token"), || {
+            harness_core::ids::new_token("hxm_")
+        })?;
         Ok(Self {
             root: root.to_path_buf(),
+            metrics_token,
             admin_token,
             internal_key: key_text.into_bytes(),
             signals,

@@ -60,6 +60,7 @@ impl Default for Limits {
 pub struct StreamLimits {
     events: Arc<Semaphore>,
     websockets: Arc<Semaphore>,
+    caps: (usize, usize),
 }
 
 impl StreamLimits {
@@ -67,7 +68,16 @@ impl StreamLimits {
         Self {
             events: Arc::new(Semaphore::new(limits.max_event_streams)),
             websockets: Arc::new(Semaphore::new(limits.max_websockets)),
+            caps: (limits.max_event_streams, limits.max_websockets),
         }
+    }
+
+    /// Event streams and terminal WebSockets open now (for `/metrics`).
+    pub fn in_use(&self) -> (usize, usize) {
+        (
+            self.caps.0.saturating_sub(self.events.available_permits()),
+            self.caps.1.saturating_sub(self.websockets.available_permits()),
+        )
     }
 
     /// A slot for one event stream, held for as long as it streams.

@@ -15,6 +15,8 @@ pub struct AppState {
     pub login: crate::login::Login,
     /// Separate caps for event streams and terminal sockets (`serve.rs`).
     pub streams: crate::serve::StreamLimits,
+    /// Request counters and the `/metrics` credential (`metrics.rs`).
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl FromRef<AppState> for LeptosOptions {

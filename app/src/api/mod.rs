@@ -2,6 +2,7 @@
 //! browser. Every server function is a thin adapter over one or a few
 //! `harness_core::Harness` calls; the rules live in the core.
 
+pub mod analytics;
 pub mod deliveries;
 pub mod locale;
 pub mod messages;

@@ -1,3 +1,4 @@
+pub mod analytics;
 pub mod harness;
 pub mod home;
 pub mod projects;

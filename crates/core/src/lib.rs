@@ -6,6 +6,7 @@
 //! port; the SQL lives in the `harness-store` crate.
 
 pub mod access;
+pub mod analytics;
 pub mod auth;
 pub mod deliveries;
 pub mod error;

@@ -20,6 +20,16 @@ pub enum StoreOpenError {
          (use a sqlite://… database url, or leave it unset for <data-dir>/harness.db)"
     )]
     NotYetSupported { backend: &'static str },
+    /// `harness backup` / `harness restore` refused or failed (the message
+    /// says why and what to do).
+    #[error("{0}")]
+    Backup(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Map a driver error into the core's storage error classes.

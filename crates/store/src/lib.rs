@@ -10,4 +10,4 @@ mod sqlite;
 
 pub use error::StoreOpenError;
 pub use open::{AnyStore, redact_url};
-pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore};
+pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore, backup};

@@ -114,6 +114,18 @@ impl Terminals {
         self.inner.registry.get(task_id).filter(|s| !s.has_exited())
     }
 
+    /// `(live, parked)` agent terminals (for `/metrics`).
+    pub fn pty_counts(&self) -> (usize, usize) {
+        let registry = &self.inner.registry;
+        let ids = registry.task_ids();
+        let live = ids
+            .iter()
+            .filter(|id| registry.get(id).is_some_and(|s| !s.has_exited()))
+            .count();
+        let parked = ids.iter().filter(|id| registry.is_parked(id)).count();
+        (live, parked)
+    }
+
     /// The session of a task, live or recently exited.
     pub fn session(&self, task_id: &str) -> Option<Arc<PtySession>> {
         self.inner.registry.get(task_id)

@@ -15,11 +15,13 @@
 mod deliveries;
 mod messages;
 mod settings;
+mod stats;
 mod tasks;
 
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
+pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
 
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +43,9 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore {}
 
-impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+impl<T> Store for T where
+    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore
+{
+}

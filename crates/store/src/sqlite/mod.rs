@@ -1,12 +1,14 @@
 //! SQLite backend: one writer connection (SQLite has a single writer; queuing
 //! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
 
+pub mod backup;
 mod checkpoint;
 mod deliveries;
 mod messages;
 mod rows;
 mod sessions;
 mod settings;
+mod stats;
 mod tasks;
 mod writer;
 

@@ -1,0 +1,201 @@
+//! How long agents wait for humans: response times, parked time, questions
+//! per project, unanswered questions by age — one view model behind the
+//! `/analytics` page and its REST twin. Computed from the stored asks (the
+//! database is the truth, so the figures survive restarts).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{error::CoreResult, service::Harness, store::AskTiming};
+
+/// At most this many asks are read for one view (newest first).
+pub const MAX_ASKS: i64 = 100_000;
+
+/// p50 / p90 of a set of durations (nearest rank), in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Percentiles {
+    pub count: usize,
+    pub p50_seconds: Option<f64>,
+    pub p90_seconds: Option<f64>,
+}
+
+/// One bar of a chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bar {
+    /// A project name, or an age bucket key (`lt1h`, `h1to6`, `h6to24`, `d1to7`, `gt7d`).
+    pub key: String,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Analytics {
+    pub generated_at: DateTime<Utc>,
+    /// Time from a question to its answer, questions asked in the last 24 h / 7 d.
+    pub response_24h: Percentiles,
+    pub response_7d: Percentiles,
+    /// Hours agents sat parked on a question (open or until answered),
+    /// clipped to the window.
+    pub parked_hours_24h: f64,
+    pub parked_hours_7d: f64,
+    /// Questions asked in the last 7 d, per project (`""`: no project).
+    pub questions_per_project: Vec<Bar>,
+    /// Questions still open, by age.
+    pub unanswered_by_age: Vec<Bar>,
+}
+
+/// The age buckets of unanswered questions, in order, with their upper bound.
+pub const AGE_BUCKETS: [(&str, i64); 5] = [
+    ("lt1h", 3_600),
+    ("h1to6", 6 * 3_600),
+    ("h6to24", 24 * 3_600),
+    ("d1to7", 7 * 86_400),
+    ("gt7d", i64::MAX),
+];
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted.get(rank.min(sorted.len()) - 1).copied()
+}
+
+fn percentiles(mut values: Vec<f64>) -> Percentiles {
+    values.sort_by(f64::total_cmp);
+    Percentiles {
+        count: values.len(),
+        p50_seconds: percentile(&values, 50.0),
+        p90_seconds: percentile(&values, 90.0),
+    }
+}
+
+fn seconds(d: Duration) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let s = d.num_milliseconds() as f64 / 1000.0;
+    s.max(0.0)
+}
+
+/// The view model from the stored asks (any order) at `now`.
+pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
+    let day = now - Duration::hours(24);
+    let week = now - Duration::days(7);
+    let answered = |since: DateTime<Utc>| {
+        asks.iter()
+            .filter(|a| a.created_at >= since)
+            .filter_map(|a| a.replied_at.map(|r| seconds(r - a.created_at)))
+            .collect::<Vec<_>>()
+    };
+    let parked = |since: DateTime<Utc>| {
+        asks.iter()
+            .filter_map(|a| {
+                let end = match (a.state.as_str(), a.replied_at) {
+                    (_, Some(r)) => r,
+                    ("OPEN", None) => now,
+                    // Cancelled / expired asks keep no end time.
+                    _ => return None,
+                };
+                let start = a.created_at.max(since);
+                (end > start).then(|| seconds(end - start))
+            })
+            .sum::<f64>()
+            / 3600.0
+    };
+    let mut per_project: BTreeMap<String, f64> = BTreeMap::new();
+    for a in asks.iter().filter(|a| a.created_at >= week) {
+        *per_project.entry(a.project.clone().unwrap_or_default()).or_default() += 1.0;
+    }
+    let mut by_age = [0.0_f64; AGE_BUCKETS.len()];
+    for a in asks.iter().filter(|a| a.state == "OPEN") {
+        let age = (now - a.created_at).num_seconds().max(0);
+        if let Some(i) = AGE_BUCKETS.iter().position(|(_, upper)| age < *upper) {
+            by_age[i] += 1.0;
+        }
+    }
+    let mut questions_per_project: Vec<Bar> = per_project
+        .into_iter()
+        .map(|(key, value)| Bar { key, value })
+        .collect();
+    questions_per_project.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.key.cmp(&b.key)));
+    Analytics {
+        generated_at: now,
+        response_24h: percentiles(answered(day)),
+        response_7d: percentiles(answered(week)),
+        parked_hours_24h: parked(day),
+        parked_hours_7d: parked(week),
+        questions_per_project,
+        unanswered_by_age: AGE_BUCKETS
+            .iter()
+            .zip(by_age)
+            .map(|((key, _), value)| Bar {
+                key: (*key).to_string(),
+                value,
+            })
+            .collect(),
+    }
+}
+
+impl Harness {
+    /// The analytics view at `now`.
+    pub async fn analytics(&self, now: DateTime<Utc>) -> CoreResult<Analytics> {
+        let asks = self
+            .store()
+            .ask_timings(now - Duration::days(7), MAX_ASKS)
+            .await?;
+        Ok(compute(&asks, now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(now: DateTime<Utc>, ago_min: i64, answered_after_min: Option<i64>, project: Option<&str>) -> AskTiming {
+        let created_at = now - Duration::minutes(ago_min);
+        AskTiming {
+            created_at,
+            replied_at: answered_after_min.map(|m| created_at + Duration::minutes(m)),
+            state: if answered_after_min.is_some() { "ANSWERED" } else { "OPEN" }.into(),
+            project: project.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn response_percentiles_use_the_window_of_the_question() {
+        let now = Utc::now();
+        let mut asks: Vec<_> = (1..=10).map(|m| ask(now, 60, Some(m), Some("p"))).collect();
+        // Asked 3 days ago: in the 7-day figures only.
+        asks.push(ask(now, 3 * 24 * 60, Some(600), None));
+        let a = compute(&asks, now);
+        assert_eq!(a.response_24h.count, 10);
+        assert_eq!(a.response_24h.p50_seconds, Some(300.0));
+        assert_eq!(a.response_24h.p90_seconds, Some(540.0));
+        assert_eq!(a.response_7d.count, 11);
+        assert_eq!(a.response_7d.p90_seconds, Some(600.0));
+        assert_eq!(a.questions_per_project[0], Bar { key: "p".into(), value: 10.0 });
+        assert_eq!(a.questions_per_project[1], Bar { key: String::new(), value: 1.0 });
+    }
+
+    #[test]
+    fn open_questions_are_parked_time_and_bucketed_by_age() {
+        let now = Utc::now();
+        let asks = vec![
+            ask(now, 30, None, None),        // 0.5 h, <1h
+            ask(now, 120, None, None),       // 2 h, 1-6h
+            ask(now, 2 * 24 * 60, None, None), // 48 h open: 24 h inside the day
+        ];
+        let a = compute(&asks, now);
+        let ages: Vec<f64> = a.unanswered_by_age.iter().map(|b| b.value).collect();
+        assert_eq!(ages, vec![1.0, 1.0, 0.0, 1.0, 0.0]);
+        assert!((a.parked_hours_24h - 26.5).abs() < 0.01, "{}", a.parked_hours_24h);
+        assert!((a.parked_hours_7d - 50.5).abs() < 0.01, "{}", a.parked_hours_7d);
+        assert_eq!(a.response_7d.count, 0);
+        assert_eq!(a.response_7d.p50_seconds, None);
+    }
+}

@@ -1,0 +1,335 @@
+//! `harness doctor`: one line per check, each failure with its fix; exit code
+//! 0 only when every check passes.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    /// Not a failure, but worth reading (e.g. an optional CLI not installed).
+    Note,
+    Fail,
+}
+
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: &'static str,
+    pub outcome: Outcome,
+    pub detail: String,
+    /// What to do about it (failures and notes).
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn pass(name: &'static str, detail: impl Into<String>) -> Self {
+        Self { name, outcome: Outcome::Pass, detail: detail.into(), fix: None }
+    }
+    fn note(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, outcome: Outcome::Note, detail: detail.into(), fix: Some(fix.into()) }
+    }
+    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { name, outcome: Outcome::Fail, detail: detail.into(), fix: Some(fix.into()) }
+    }
+
+    /// `ok   name: detail` / `FAIL name: detail — fix: …`
+    pub fn line(&self) -> String {
+        let tag = match self.outcome {
+            Outcome::Pass => "ok  ",
+            Outcome::Note => "note",
+            Outcome::Fail => "FAIL",
+        };
+        match &self.fix {
+            Some(fix) => format!("{tag} {}: {} — fix: {fix}", self.name, self.detail),
+            None => format!("{tag} {}: {}", self.name, self.detail),
+        }
+    }
+}
+
+/// What the checks look at.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub data_dir: PathBuf,
+    /// `$HARNESS_SITE_ROOT` when set.
+    pub site_root: Option<PathBuf>,
+    /// Fail below this many free bytes on the data directory's file system.
+    pub min_free_bytes: u64,
+}
+
+/// The agent CLIs Harness drives, and the oldest version known to work.
+pub const AGENT_CLIS: &[(&str, &str, (u64, u64, u64))] = &[
+    ("claude", "Claude Code", (2, 1, 0)),
+    ("codex", "Codex", (0, 171, 0)),
+];
+
+pub fn run(inputs: &Inputs) -> Vec<Check> {
+    let mut checks = Vec::new();
+    checks.extend(data_dir(&inputs.data_dir));
+    checks.push(server(&inputs.data_dir));
+    checks.extend(agent_clis());
+    checks.push(site(inputs.site_root.as_deref()));
+    checks.push(disk(&inputs.data_dir, inputs.min_free_bytes));
+    checks
+}
+
+fn mode(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777)
+}
+
+fn data_dir(root: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    if !root.is_dir() {
+        out.push(Check::fail(
+            "data directory",
+            format!("{} does not exist", root.display()),
+            "start the server once (`harness serve`) or pass --data-dir",
+        ));
+        return out;
+    }
+    out.push(Check::pass("data directory", root.display().to_string()));
+    let expect: [(PathBuf, u32); 4] = [
+        (root.join("secrets"), 0o700),
+        (root.join("secrets/admin.token"), 0o600),
+        (root.join("secrets/internal-api.key"), 0o600),
+        (root.join("harness.db"), 0o600),
+    ];
+    for (path, want) in expect {
+        match mode(&path) {
+            None => out.push(Check::fail(
+                "permissions",
+                format!("{} is missing", path.display()),
+                "start the server once (`harness serve`); it creates it",
+            )),
+            Some(m) if m & 0o077 != 0 => out.push(Check::fail(
+                "permissions",
+                format!("{} is {:o}, readable by other users", path.display(), m),
+                format!("chmod {want:o} {}", path.display()),
+            )),
+            Some(m) => out.push(Check::pass(
+                "permissions",
+                format!("{} {:o}", path.display(), m),
+            )),
+        }
+    }
+    out
+}
+
+fn server(root: &Path) -> Check {
+    let Some(found) = crate::supervised::discovery::read(root) else {
+        return Check::fail(
+            "server",
+            format!("no running server found ({} is missing)", crate::supervised::discovery::path(root).display()),
+            "start it: `harness serve` (or ./run.sh)",
+        );
+    };
+    let client = match reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+    {
+        Ok(c) => c,
+        Err(err) => return Check::fail("server", format!("no HTTP client: {err}"), "report a bug"),
+    };
+    match client.get(format!("{}/healthz", found.url)).send() {
+        Ok(resp) if resp.status().is_success() => {
+            Check::pass("server", format!("{} answers (pid {})", found.url, found.pid))
+        }
+        Ok(resp) => Check::fail(
+            "server",
+            format!("{} answered HTTP {}", found.url, resp.status().as_u16()),
+            "look at the server's log",
+        ),
+        Err(err) => Check::fail(
+            "server",
+            format!("{} (pid {}) does not answer: {err}", found.url, found.pid),
+            "start it: `harness serve` (a stale server.json is replaced on start)",
+        ),
+    }
+}
+
+/// First `x.y.z` in `text`.
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|word| {
+            let mut parts = word.split('.').filter(|p| !p.is_empty());
+            let a = parts.next()?.parse().ok()?;
+            let b = parts.next()?.parse().ok()?;
+            let c = parts.next()?.parse().ok()?;
+            Some((a, b, c))
+        })
+        .next()
+}
+
+/// Runs `program args…` with no stdin, killed after `timeout`; its stdout.
+pub fn output_of(program: &str, args: &[&str], timeout: Duration) -> Result<String, String> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let out = child.wait_with_output().map_err(|e| e.to_string())?;
+                let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                if status.success() {
+                    return Ok(text);
+                }
+                let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                return Err(format!("exited with {status}: {err}"));
+            }
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {} s", timeout.as_secs()));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+fn agent_clis() -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut found = 0;
+    for (program, label, min) in AGENT_CLIS {
+        match output_of(program, &["--version"], Duration::from_secs(15)) {
+            Err(err) => out.push(Check::note(
+                "agent CLI",
+                format!("{label} (`{program}`) not runnable: {err}"),
+                format!("install it if you run {label} agents (npm install -g …) and put it on PATH"),
+            )),
+            Ok(text) => {
+                found += 1;
+                match parse_version(&text) {
+                    Some(v) if v >= *min => out.push(Check::pass(
+                        "agent CLI",
+                        format!("{label} {}.{}.{} (supported; oldest known to work {}.{}.{})", v.0, v.1, v.2, min.0, min.1, min.2),
+                    )),
+                    Some(v) => out.push(Check::fail(
+                        "agent CLI",
+                        format!("{label} {}.{}.{} is older than {}.{}.{}, the oldest Harness works with", v.0, v.1, v.2, min.0, min.1, min.2),
+                        format!("update {label}"),
+                    )),
+                    None => out.push(Check::note(
+                        "agent CLI",
+                        format!("{label} answered `{text}`, no version in it"),
+                        format!("check that `{program}` is {label}"),
+                    )),
+                }
+            }
+        }
+    }
+    if found == 0 {
+        out.push(Check::fail(
+            "agent CLI",
+            "neither Claude Code nor Codex is on PATH".to_string(),
+            "install one: `npm install -g @anthropic-ai/claude-code` or `npm install -g @openai/codex`",
+        ));
+    }
+    out
+}
+
+fn site(root: Option<&Path>) -> Check {
+    match root {
+        Some(dir) => match crate::assets::Site::from_dir(dir) {
+            Ok(_) => Check::pass("web bundle", format!("{} (HARNESS_SITE_ROOT)", dir.display())),
+            Err(err) => Check::fail(
+                "web bundle",
+                format!("HARNESS_SITE_ROOT={} has no built site: {err}", dir.display()),
+                "run scripts/build-site.sh, or unset HARNESS_SITE_ROOT to use the embedded bundle",
+            ),
+        },
+        None => match crate::assets::Site::embedded() {
+            Some(_) => Check::pass("web bundle", "embedded in this binary"),
+            None => Check::fail(
+                "web bundle",
+                "this binary was built without the web bundle; pages will not hydrate",
+                "scripts/build-site.sh, then rebuild harness (see README, Installing)",
+            ),
+        },
+    }
+}
+
+/// Free bytes on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated path; `stat` is written by statvfs
+    // and only read when it returns 0.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled `stat`.
+    let stat = unsafe { stat.assume_init() };
+    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+}
+
+fn disk(root: &Path, min: u64) -> Check {
+    let probe = if root.exists() { root.to_path_buf() } else { root.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/")) };
+    match free_bytes(&probe) {
+        None => Check::fail("disk", format!("cannot read free space of {}", probe.display()), "check the path"),
+        Some(free) if free < min => Check::fail(
+            "disk",
+            format!("{} free on {} (below {})", human(free), probe.display(), human(min)),
+            "free some space: the database and agents' logs need room to grow",
+        ),
+        Some(free) => Check::pass("disk", format!("{} free on {}", human(free), probe.display())),
+    }
+}
+
+fn human(bytes: u64) -> String {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    #[allow(clippy::cast_precision_loss)]
+    let gib = bytes as f64 / GIB;
+    format!("{gib:.1} GiB")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_cli_banners() {
+        assert_eq!(parse_version("2.1.332 (Claude Code)"), Some((2, 1, 332)));
+        assert_eq!(parse_version("codex-cli 0.171.0"), Some((0, 171, 0)));
+        assert_eq!(parse_version("no version"), None);
+    }
+
+    #[test]
+    fn permissions_readable_by_others_fail_with_the_chmod_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("secrets")).unwrap();
+        std::fs::set_permissions(root.join("secrets"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        for f in ["secrets/admin.token", "secrets/internal-api.key", "harness.db"] {
+            std::fs::write(root.join(f), "x").unwrap();
+            std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        assert!(data_dir(root).iter().all(|c| c.outcome == Outcome::Pass));
+        std::fs::set_permissions(root.join("secrets/admin.token"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let checks = data_dir(root);
+        let bad: Vec<_> = checks.iter().filter(|c| c.outcome == Outcome::Fail).collect();
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].line().contains("chmod 600"), "{}", bad[0].line());
+    }
+
+    #[test]
+    fn disk_check_fails_below_the_threshold() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(disk(dir.path(), 1).outcome, Outcome::Pass);
+        assert_eq!(disk(dir.path(), u64::MAX).outcome, Outcome::Fail);
+    }
+}
