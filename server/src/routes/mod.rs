@@ -1,5 +1,6 @@
 //! REST routes, split by resource. Each handler: extract, call the core, shape JSON.
 
+mod analytics;
 mod deliveries;
 mod harness_internal;
 mod hooks_internal;
@@ -22,6 +23,7 @@ pub fn api() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(messages::routes())
         .merge(settings::routes())
+        .merge(analytics::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
