@@ -1,15 +1,22 @@
 // /analytics: how long agents wait for humans, drawn as SVG charts, at desktop and
 // phone width, in both languages.
 import { test, expect } from '@playwright/test';
-import { api, createTask } from './api';
+import { api } from './api';
 
 test('analytics shows answer times and open questions as charts', async ({ page, request }) => {
-  const asked = await createTask(request, 'analytics: open question');
+  const created = await api(request, 'POST', '/api/tasks', {
+    title: 'analytics: open question',
+    agent: { provider: 'command', command: ['sleep', '120'] },
+  });
+  expect(created.status).toBe(201);
+  const asked: string = created.body.id;
   // A question needs a running execution: start the (short) command agent and ask.
   const start = await api(request, 'POST', `/api/tasks/${asked}/start`, {});
   expect([200, 201]).toContain(start.status);
   const ask = await api(request, 'POST', '/api/internal/harness/ask', { taskId: asked, question: 'Which way?' });
   expect(ask.status).toBe(200);
+  // Leave no agent running for the other specs once the page is checked.
+  test.info().annotations.push({ type: 'task', description: asked });
 
   for (const size of [{ width: 1440, height: 900 }, { width: 390, height: 844 }]) {
     await page.setViewportSize(size);
@@ -30,4 +37,5 @@ test('analytics shows answer times and open questions as charts', async ({ page,
   await page.goto('/analytics');
   await expect(page.locator('h1')).toHaveText('智能体等你多久');
   await expect(page.locator('#chart-ages text.bar-label').first()).toHaveText('1 小时内');
+  await api(request, 'POST', `/api/tasks/${asked}/stop`, {});
 });
