@@ -11,7 +11,10 @@ BIN="$TARGET/debug/harness"
 DATA="$(mktemp -d)"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
 LOG="$DATA/server.log"
-HARNESS_SITE_ROOT="$TARGET/site" "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$LOG" 2>&1 &
+# Debug logs of our own crates and every request: the secrets check below
+# reads them all.
+HARNESS_LOG="${HARNESS_LOG:-info,harness_server=debug,harness_core=debug,tower_http=debug}" \
+HARNESS_SITE_ROOT="$TARGET/site" "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$DATA/stdout" 2>"$LOG" &
 SERVER=$!
 cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DATA"; }
 trap cleanup EXIT
@@ -25,4 +28,17 @@ cd end2end
 status=0
 HARNESS_BIN="$BIN" BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
 if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi
+# Secrets never reach the log: the admin and metrics tokens, agent tokens
+# (hxa_…), browser session ids (hs_…) and login links.
+ADMIN_TOKEN="$(cat "$DATA/data/secrets/admin.token")"
+METRICS_TOKEN="$(cat "$DATA/data/secrets/metrics.token")"
+if grep -F -e "$ADMIN_TOKEN" -e "$METRICS_TOKEN" "$LOG" >/dev/null \
+  || grep -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx' "$LOG" >/dev/null; then
+  echo "e2e: a secret appears in the server log ($(wc -l <"$LOG") lines), e.g. at line(s):" >&2
+  { grep -n -F -e "$ADMIN_TOKEN" -e "$METRICS_TOKEN" "$LOG"
+    grep -n -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx' "$LOG"; } | cut -d: -f1 | head -5 >&2
+  status=1
+else
+  echo "e2e: no secret in the server log ($(wc -l <"$LOG") lines checked)" >&2
+fi
 exit $status
