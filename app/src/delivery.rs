@@ -97,11 +97,11 @@ pub fn DeliveryLine(info: DeliveryInfo) -> impl IntoView {
 
 /// The task's keyed terminal input and how each one went (task page).
 #[component]
-pub fn TaskInputs(task_id: String) -> impl IntoView {
+pub fn TaskInputs(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let inputs = Resource::new(
-        move || (task_id.clone(), live.tick.get()),
+        move || (task_id.get(), live.tick.get()),
         |(id, _)| task_inputs(id),
     );
     view! {

@@ -80,7 +80,6 @@ pub fn TaskDetailPage() -> impl IntoView {
                                     <crate::terminal::TerminalView task_id=t.id.clone() />
                                 })}
                             </section>
-                            <crate::delivery::TaskInputs task_id=t.id.clone() />
                             <section aria-labelledby="children-h">
                                 <h2 id="children-h">{l.t("tasks.children")}</h2>
                                 <ul class="children" id="task-children">{children}</ul>
@@ -91,6 +90,10 @@ pub fn TaskDetailPage() -> impl IntoView {
                 }
             })}
         </Transition>
+        // Outside the detail's Transition: that subtree is rebuilt on every live
+        // tick, which would dispose this component's resource while its
+        // Suspend still awaits it (a wasm panic).
+        <crate::delivery::TaskInputs task_id=id />
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>
