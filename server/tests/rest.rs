@@ -547,9 +547,17 @@ async fn a_network_bind_requires_a_browser_login() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn schema_invariants_hold_under_concurrent_requests_from_two_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let a = common::start(dir.path()).await;
-    let b = common::start(dir.path()).await;
-    assert_eq!(a.admin, b.admin, "one data dir, one admin token");
+    let a = common::start(&dir.path().join("a")).await;
+    let shared = format!("sqlite://{}", dir.path().join("a/harness.db").display());
+    let b = common::start_on(&dir.path().join("b"), Some(shared)).await;
+    // One data directory holds one server: a second one there is refused.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cfg = harness_server::ServeConfig::new(
+        listener.local_addr().unwrap(),
+        dir.path().join("a"),
+    );
+    let refused = harness_server::launch(cfg, listener).await.err().unwrap();
+    assert!(refused.to_string().contains("stop it first"), "{refused}");
     let mut tasks = Vec::new();
     for i in 0..6 {
         let (status, t) = a
@@ -626,7 +634,7 @@ async fn schema_invariants_hold_under_concurrent_requests_from_two_servers() {
     }
     let url = format!(
         "sqlite://{}?mode=ro",
-        dir.path().join("harness.db").display()
+        dir.path().join("a/harness.db").display()
     );
     let db = sqlx::SqlitePool::connect(&url).await.unwrap();
     for t in &tasks {

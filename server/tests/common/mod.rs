@@ -15,8 +15,15 @@ pub struct Server {
 }
 
 pub async fn start(data_dir: &Path) -> Server {
+    start_on(data_dir, None).await
+}
+
+/// A server with its own data directory on another server's database (two
+/// nodes on one database; one data directory holds one server).
+pub async fn start_on(data_dir: &Path, database_url: Option<String>) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
+    cfg.database_url = database_url;
     // Agents' hooks must call the real binary, not this test executable.
     cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
     let running = launch(cfg, listener).await.unwrap();
