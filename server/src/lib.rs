@@ -6,6 +6,7 @@ pub mod assets;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod hook_stop;
 pub mod hooks;
 pub mod json_errors;
 pub mod launch;

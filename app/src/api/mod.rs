@@ -3,6 +3,7 @@
 //! `harness_core::Harness` calls; the rules live in the core.
 
 pub mod deliveries;
+pub mod inbox;
 pub mod locale;
 pub mod messages;
 pub mod plan;
@@ -12,6 +13,7 @@ pub mod tasks;
 use serde::{Deserialize, Serialize};
 
 pub use deliveries::*;
+pub use inbox::*;
 pub use locale::*;
 pub use messages::*;
 pub use plan::*;

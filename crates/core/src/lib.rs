@@ -11,6 +11,8 @@ pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod inbox;
+mod inbox_prompt;
 pub mod ladder;
 pub mod messaging;
 pub mod model;

@@ -3,6 +3,7 @@
 mod deliveries;
 mod harness_internal;
 mod hooks_internal;
+mod inbox;
 mod messages;
 mod plan;
 mod projects;
@@ -22,6 +23,7 @@ pub fn api() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(messages::routes())
         .merge(settings::routes())
+        .merge(inbox::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(

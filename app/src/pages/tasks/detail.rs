@@ -85,6 +85,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                                 <h2 id="children-h">{l.t("tasks.children")}</h2>
                                 <ul class="children" id="task-children">{children}</ul>
                             </section>
+                            <super::inbox::TaskInboxView task_id=t.id.clone() />
                         }
                         .into_any()
                     }

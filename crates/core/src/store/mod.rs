@@ -13,11 +13,13 @@
 //! bound on `Store`.
 
 mod deliveries;
+mod inbox;
 mod messages;
 mod settings;
 mod tasks;
 
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
+pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
@@ -41,6 +43,6 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + InboxStore {}
 
-impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore + InboxStore {}

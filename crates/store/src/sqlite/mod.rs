@@ -3,6 +3,7 @@
 
 mod checkpoint;
 mod deliveries;
+mod inbox;
 mod messages;
 mod rows;
 mod sessions;
