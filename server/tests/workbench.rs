@@ -169,16 +169,6 @@ async fn three_siblings_become_one_batch_typed_once_at_the_parents_turn_end() {
     type_line(&s, &parent, "marker-after-batch").await;
     let got = wait_input(&log, "the marker", "marker-after-batch").await;
     assert_eq!(got.iter().filter(|l| l.contains(&footer)).count(), 1, "typed once: {got:#?}");
-    // Another turn end of the parent with nothing pending drains nothing.
-    type_line(&s, &parent, "!stop_hook").await;
-    wait_for(&s, &parent, "second stop", |t| {
-        t.rsplit("GOT INPUT: marker-after-batch").next().is_some_and(|rest| rest.contains("STOP OK"))
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await; // room for a wrong second batch
-    let after = inbox(&s, &parent).await;
-    assert_eq!(after["batches"].as_array().unwrap().len(), 1);
-    assert_eq!(after["children"].as_array().unwrap().len(), 3);
     // The parent's agent acknowledges and resolves with the lease token of the footer.
     let token = prompt
         .lines()
@@ -198,6 +188,14 @@ async fn three_siblings_become_one_batch_typed_once_at_the_parents_turn_end() {
     assert_eq!(resolved["batches"][0]["state"], "RESOLVED");
     type_line(&s, &parent, &call("ack_workbench_batch", &token)).await;
     wait_for(&s, &parent, "a no-op ack", |t| t.contains("\"noOp\":true,\"state\":\"RESOLVED\"")).await;
+    // Another turn end of the parent with nothing pending drains nothing.
+    type_line(&s, &parent, "!stop_hook").await;
+    type_line(&s, &parent, "marker-after-stop").await;
+    wait_for(&s, &parent, "second stop", |t| t.contains("GOT INPUT: marker-after-stop")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await; // room for a wrong second batch
+    let after = inbox(&s, &parent).await;
+    assert_eq!(after["batches"].as_array().unwrap().len(), 1);
+    assert_eq!(after["children"].as_array().unwrap().len(), 3);
     s.shutdown().await;
 }
 
@@ -221,7 +219,12 @@ async fn duplicate_stop_callbacks_and_the_exit_fallback_make_one_event() {
     assert_eq!(b.0, StatusCode::OK, "{}", b.1);
     assert_eq!(a.1["eventId"], b.1["eventId"]);
     assert_ne!(a.1["deduped"], b.1["deduped"], "one created, one deduped: {} {}", a.1, b.1);
-    // A foreign execution id is refused for an agent, and a late one is ignored.
+    // A callback naming another execution does not touch this one.
+    let (_, foreign) = s
+        .admin("POST", "/api/internal/hooks/stop",
+            Some(json!({"taskId": child, "executionId": "cforeign0000000000000000000", "eventId": "turn-1"})))
+        .await;
+    assert_eq!(foreign["ownsTurn"], false, "{foreign}");
     // The child exits cleanly: the completion fallback finds the stop review.
     type_line(&s, &child, "/exit").await;
     for _ in 0..100 {
@@ -314,6 +317,10 @@ async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
     type_line(&s, &parent, "marker-after-batch").await;
     let got = wait_input(&log, "the marker", "marker-after-batch").await;
     assert_eq!(got.iter().filter(|l| l.contains(&footer)).count(), 1, "typed once: {got:#?}");
+    // The parent's next turn end is the receipt: the batch is resolved.
+    type_line(&s, &parent, "!stop_hook").await;
+    let i = wait_inbox(&s, &parent, "resolved by the turn end", |i| count(i, "events", "CONSUMED") == 1).await;
+    assert_eq!(i["batches"][0]["state"], "RESOLVED");
     s.shutdown().await;
 }
 

@@ -38,6 +38,9 @@ pub const CLAIM_LEASE: Duration = Duration::from_secs(60);
 pub const ACK_LEASE: Duration = Duration::from_secs(120);
 /// Lease of an acknowledged batch (renewed by heartbeats).
 pub const PROCESSING_LEASE: Duration = Duration::from_secs(300);
+/// Setting: when this database first ran the inbox (lower bound of the
+/// start-up recovery of missing exit events).
+pub const EVENTS_ENABLED_AT_KEY: &str = "workbench.eventsEnabledAt";
 /// Longest stored reply / detail.
 const MAX_REPLY: usize = 8000;
 
@@ -270,6 +273,17 @@ impl Harness {
         self.store()
             .record_turn_end(&execution_id, (!reply.is_empty()).then_some(&reply), now)
             .await?;
+        // As a parent: a completed turn is the receipt of the batches typed into it.
+        for b in self
+            .store()
+            .resolve_dispatched_batches(&view.task.id, now)
+            .await?
+        {
+            tracing::info!(batch_id = %b.id, "workbench batch resolved by the parent's turn end");
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: b.parent_task_id.clone(),
+            });
+        }
         let Some(parent_id) = view.task.parent_task_id.clone() else {
             return Ok(TurnEnd {
                 owns_turn,
@@ -490,6 +504,9 @@ impl Harness {
         if recovered > 0 {
             tracing::warn!(recovered, "expired workbench claims returned to pending");
         }
+        if startup && let Err(err) = self.recover_missing_child_events().await {
+            tracing::error!(error = ?err, "cannot recover missing child exit events");
+        }
         let settled = self.store().settle_workbench_batches(now).await?;
         for b in &settled {
             tracing::info!(batch_id = %b.id, state = b.state.as_str(), "workbench batch settled");
@@ -498,6 +515,46 @@ impl Harness {
             });
         }
         Ok((recovered, settled.len()))
+    }
+
+    /// Start-up: ended executions of derived children that have no event
+    /// (the process died between the exit and its event, or the execution
+    /// was interrupted by a restart) get one now — FAILED → HIGH failure,
+    /// COMPLETED → the fallback review. Only executions that ended after
+    /// the inbox was first enabled here ([`EVENTS_ENABLED_AT_KEY`]).
+    pub async fn recover_missing_child_events(&self) -> CoreResult<usize> {
+        let since = self
+            .store()
+            .get_setting(EVENTS_ENABLED_AT_KEY)
+            .await?
+            .and_then(|v| v.as_str().map(str::to_string))
+            .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+            .map(|d| d.with_timezone(&Utc));
+        let Some(since) = since else {
+            let now = Utc::now();
+            self.store()
+                .put_setting(EVENTS_ENABLED_AT_KEY, &json!(now.to_rfc3339()), now)
+                .await?;
+            return Ok(0);
+        };
+        let mut recovered = 0;
+        for (task, exec, status, code) in self
+            .store()
+            .child_executions_missing_events(since, 500)
+            .await?
+        {
+            match self.record_child_exit(&task, &exec, status, code).await {
+                Ok(Some((_, true))) => recovered += 1,
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::warn!(error = ?err, task_id = %task, execution_id = %exec, "cannot recover a child's exit event");
+                }
+            }
+        }
+        if recovered > 0 {
+            tracing::warn!(recovered, "child exit events recovered at start-up");
+        }
+        Ok(recovered)
     }
 
     /// Parents whose inbox has PENDING events.

@@ -193,6 +193,23 @@ async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_id()
 }
 
 #[tokio::test]
+async fn stale_reviews_are_consumed_not_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, h) = open(&dir).await;
+    let parent = task(&h, None).await;
+    let (c, e) = running_child(&h, &parent).await;
+    let older = h.record_turn_end(&c, &e, None, Some("t1"), Some("first")).await.unwrap();
+    let newer = h.record_turn_end(&c, &e, None, Some("t2"), Some("second")).await.unwrap();
+    let (batch, _) = h.drain_inbox(&parent, None).await.unwrap().unwrap();
+    assert_eq!(batch.event_ids, vec![newer.event_id.clone().unwrap()]);
+    assert!(batch.prompt.contains("second") && !batch.prompt.contains("first"));
+    let events = store.list_workbench_events(&parent, 10).await.unwrap();
+    let old = events.iter().find(|ev| Some(&ev.id) == older.event_id.as_ref()).unwrap();
+    assert_eq!(old.state, EventState::Consumed);
+    assert!(old.batch_id.is_none());
+}
+
+#[tokio::test]
 async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay() {
     let dir = tempfile::tempdir().unwrap();
     let (store, h) = open(&dir).await;
@@ -216,4 +233,25 @@ async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay() 
     assert_eq!(batch.event_ids.len(), 2);
     let later = Utc::now() + Duration::seconds(3600);
     assert_eq!(store.recover_workbench_claims(later, None).await.unwrap(), 1, "only the unbatched k3");
+}
+
+#[tokio::test]
+async fn exits_without_an_event_are_recovered_at_start_up_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, h) = open(&dir).await;
+    let parent = task(&h, None).await;
+    let (before, be) = running_child(&h, &parent).await;
+    h.finish_execution(&before, &be, ExecutionStatus::Failed, None, "interrupted").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(h.recover_missing_child_events().await.unwrap(), 0, "first run only sets the checkpoint");
+    let (c, e) = running_child(&h, &parent).await;
+    h.finish_execution(&c, &e, ExecutionStatus::Failed, None, "interrupted").await.unwrap();
+    let (d, de) = running_child(&h, &parent).await;
+    h.finish_execution(&d, &de, ExecutionStatus::Completed, Some(0), "exited").await.unwrap();
+    assert_eq!(h.recover_missing_child_events().await.unwrap(), 2);
+    assert_eq!(h.recover_missing_child_events().await.unwrap(), 0);
+    let events = store.list_workbench_events(&parent, 10).await.unwrap();
+    assert_eq!(events.len(), 2, "nothing for the execution that ended before the checkpoint");
+    assert!(events.iter().any(|ev| ev.source_task_id == c && ev.kind == EventKind::ChildExecutionFailed));
+    assert!(events.iter().any(|ev| ev.source_task_id == d && ev.kind == EventKind::ChildReviewRequired));
 }

@@ -52,6 +52,8 @@ pub trait InboxStore: Send + Sync + 'static {
 
     /// Lease up to `limit` PENDING events of the parent (HIGH before NORMAL,
     /// then created_at, id) to `owner` under `claim_token` until `lease_until`.
+    /// Stale reviews are CONSUMED first (never delivered): those of a DONE or
+    /// CANCELLED child, and all but the newest per (child, execution).
     async fn claim_workbench_events(
         &self,
         parent_task_id: &str,
@@ -112,6 +114,23 @@ pub trait InboxStore: Send + Sync + 'static {
         lease_until: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<WorkbenchBatch>>;
+
+    /// The parent's provider turn ended: its DISPATCHED / ACKED batches are
+    /// RESOLVED and their events CONSUMED (the turn is the receipt).
+    async fn resolve_dispatched_batches(
+        &self,
+        parent_task_id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>>;
+
+    /// Ended executions (COMPLETED / FAILED, ended at or after `since`) of
+    /// derived children without any event of theirs in the parent's inbox:
+    /// (task id, execution id, status, exit code), oldest first.
+    async fn child_executions_missing_events(
+        &self,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, String, crate::model::ExecutionStatus, Option<i64>)>>;
 
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>>;
     /// The parent's events, newest first.

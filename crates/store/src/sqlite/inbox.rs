@@ -210,6 +210,24 @@ impl InboxStore for SqliteStore {
              RETURNING {EVENT_COLUMNS}"
         );
         let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = ?1, updated_at = ?1, \
+               last_error = 'superseded: a newer review of this execution, or the child is closed' \
+             WHERE parent_task_id = ?2 AND state = 'PENDING' AND kind = 'CHILD_REVIEW_REQUIRED' AND ( \
+               source_task_id IN (SELECT id FROM tasks WHERE status IN ('DONE', 'CANCELLED')) \
+               OR (execution_id IS NOT NULL AND EXISTS (SELECT 1 FROM workbench_events n \
+                 WHERE n.parent_task_id = workbench_events.parent_task_id AND n.state = 'PENDING' \
+                 AND n.kind = 'CHILD_REVIEW_REQUIRED' \
+                 AND n.source_task_id = workbench_events.source_task_id \
+                 AND n.execution_id = workbench_events.execution_id \
+                 AND (n.created_at > workbench_events.created_at \
+                   OR (n.created_at = workbench_events.created_at AND n.id > workbench_events.id)))))",
+        )
+        .bind(ms(now))
+        .bind(parent_task_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
         let rows = sqlx::query(AssertSqlSafe(sql))
             .bind(claim_token)
             .bind(owner)
@@ -481,6 +499,69 @@ impl InboxStore for SqliteStore {
         }
         tx.commit().await.map_err(map)?;
         Ok(out)
+    }
+
+    async fn resolve_dispatched_batches(
+        &self,
+        parent_task_id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>> {
+        let sql = format!(
+            "BEGIN IMMEDIATE; \
+             UPDATE workbench_events SET state = 'CONSUMED', consumed_at = ?1, updated_at = ?1 \
+             WHERE state IN ('PROCESSING', 'DELIVERED') AND batch_id IN (SELECT id FROM \
+               workbench_batches WHERE parent_task_id = ?2 AND state IN ('DISPATCHED', 'ACKED')); \
+             UPDATE workbench_batches SET state = 'RESOLVED', resolved_at = ?1, \
+               lease_expires_at = NULL, updated_at = ?1 \
+             WHERE parent_task_id = ?2 AND state IN ('DISPATCHED', 'ACKED') \
+             RETURNING {BATCH_COLUMNS}; \
+             COMMIT"
+        );
+        let (now, parent) = (ms(now), parent_task_id.to_owned());
+        let rows = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(now)
+                        .bind(parent)
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
+        rows.iter().map(batch).collect()
+    }
+
+    async fn child_executions_missing_events(
+        &self,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, String, harness_core::model::ExecutionStatus, Option<i64>)>> {
+        let rows = sqlx::query(
+            "SELECT e.task_id, e.id, e.status, e.exit_code FROM executions e \
+             JOIN tasks t ON t.id = e.task_id \
+             WHERE t.parent_task_id IS NOT NULL AND e.status IN ('COMPLETED', 'FAILED') \
+               AND e.ended_at >= ?1 \
+               AND NOT EXISTS (SELECT 1 FROM workbench_events w WHERE w.execution_id = e.id) \
+             ORDER BY e.ended_at, e.id LIMIT ?2",
+        )
+        .bind(ms(since))
+        .bind(i64::from(limit))
+        .fetch_all(&self.reader)
+        .await
+        .map_err(map)?;
+        rows.iter()
+            .map(|r| {
+                let status: String = r.try_get("status").map_err(map)?;
+                Ok((
+                    r.try_get("task_id").map_err(map)?,
+                    r.try_get("id").map_err(map)?,
+                    harness_core::model::ExecutionStatus::parse(&status)
+                        .ok_or_else(|| corrupt("executions.status", &status))?,
+                    r.try_get("exit_code").map_err(map)?,
+                ))
+            })
+            .collect()
     }
 
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>> {
