@@ -100,7 +100,8 @@ pub trait InboxStore: Send + Sync + 'static {
 
     /// Parents with PENDING events (oldest first).
     async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>>;
-    /// Whether the parent has a batch on its way (CLAIMED).
+    /// Whether the parent has a batch on its way (CLAIMED, its delivery not
+    /// UNVERIFIED: that one waits for a person and blocks nothing).
     async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool>;
 
     /// Lease-token transition of a batch by its agent (ack / heartbeat /

@@ -446,7 +446,9 @@ impl InboxStore for SqliteStore {
 
     async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM workbench_batches WHERE parent_task_id = ? AND state = 'CLAIMED'",
+            "SELECT COUNT(*) FROM workbench_batches b LEFT JOIN deliveries d ON d.id = b.id \
+             WHERE b.parent_task_id = ? AND b.state = 'CLAIMED' \
+               AND (d.state IS NULL OR d.state <> 'UNVERIFIED')",
         )
         .bind(parent_task_id)
         .fetch_one(&self.reader)
