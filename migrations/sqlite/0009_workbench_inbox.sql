@@ -73,3 +73,11 @@ ALTER TABLE deliveries ADD COLUMN resume INTEGER NOT NULL DEFAULT 0;
 -- The last provider turn end reported for the execution (Stop hook) and its reply.
 ALTER TABLE executions ADD COLUMN last_turn_at INTEGER;
 ALTER TABLE executions ADD COLUMN summary TEXT;
+
+-- The resident Workbench of a project: one long-lived, parentless supervisor
+-- task (started with the Workbench directive); at most one per project.
+CREATE TABLE project_workbenches (
+    project_id  TEXT PRIMARY KEY NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    task_id     TEXT NOT NULL UNIQUE REFERENCES tasks(id) ON DELETE CASCADE,
+    created_at  INTEGER NOT NULL
+);

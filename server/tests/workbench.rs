@@ -364,3 +364,40 @@ async fn a_blocked_child_gets_its_parents_decision_typed_even_after_its_terminal
     assert_eq!(got.iter().filter(|l| *l == "use library B").count(), 2, "once per decision: {got:#?}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_project_gets_one_resident_workbench_on_demand_started_with_its_directive() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let path = dir.path().join("proj");
+    std::fs::create_dir_all(&path).unwrap();
+    let (status, project) = s
+        .admin("POST", "/api/projects", Some(json!({"name": "demo", "path": path})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{project}");
+    let pid = project["id"].as_str().unwrap().to_string();
+    let (status, _) = s.admin("GET", &format!("/api/projects/{pid}/workbench"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let body = json!({"agent": {"provider": "claude", "command": [common::double().display().to_string()]}});
+    let url = format!("/api/projects/{pid}/workbench");
+    let (a, b) = tokio::join!(
+        s.admin("POST", &url, Some(body.clone())),
+        s.admin("POST", &url, Some(body.clone())),
+    );
+    let mut statuses = [a.0, b.0];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::CREATED], "{} {}", a.1, b.1);
+    assert_eq!(a.1["id"], b.1["id"], "one Workbench per project");
+    assert!(a.1["parentTaskId"].is_null());
+    let wb = a.1["id"].as_str().unwrap().to_string();
+    let (status, got) = s.admin("GET", &url, None).await;
+    assert_eq!((status, got["id"].as_str()), (StatusCode::OK, Some(wb.as_str())));
+    let (status, _) = s.admin("POST", "/api/projects/cnope00000000000000000000/workbench", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    start(&s, &wb).await;
+    wait_for(&s, &wb, "the Workbench directive", |t| {
+        t.contains("SYSTEM PROMPT: You are this project's resident Workbench")
+    })
+    .await;
+    s.shutdown().await;
+}

@@ -25,6 +25,7 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
+pub mod workbench;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

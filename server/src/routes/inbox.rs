@@ -6,6 +6,7 @@
 use axum::{
     Json, Router,
     extract::{Path, State},
+    http::StatusCode,
     routing::{get, put},
 };
 use harness_core::inbox::BatchAction;
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::{
     error::ApiResult,
-    extract::{Caller, JsonBody},
+    extract::{Admin, Caller, JsonBody},
     state::AppState,
 };
 
@@ -22,6 +23,44 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/tasks/{id}/inbox", get(inbox))
         .route("/internal/workbench/batch", put(batch))
+        .route("/projects/{id}/workbench", get(workbench).post(ensure_workbench))
+}
+
+/// The project's resident Workbench task (404 when it has none yet).
+async fn workbench(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<harness_core::model::TaskView>> {
+    s.harness
+        .project_workbench(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| harness_core::CoreError::NotFound("The project has no Workbench yet".into()).into())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WorkbenchBody {
+    agent: Option<harness_core::tasks::AgentInput>,
+}
+
+/// Create the project's Workbench on demand (201), or return it (200).
+async fn ensure_workbench(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<harness_core::model::TaskView>)> {
+    // The body is optional (`{}` or none: the default agent).
+    let agent = if body.is_empty() {
+        None
+    } else {
+        crate::extract::parse_json::<WorkbenchBody>(&body)?.agent
+    };
+    let (view, created) = s.harness.ensure_workbench(&id, agent).await?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(view)))
 }
 
 async fn inbox(

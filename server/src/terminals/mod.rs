@@ -205,7 +205,7 @@ impl Terminals {
         let (execution, token) = h.begin_execution(&view.task.id).await?;
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
-        let directive = h.system_directive().await?;
+        let directive = h.directive_for(&view.task.id).await?;
         let argv = providers::argv(&SpawnInputs {
             agent: &view.task.agent,
             mode: &mode,

@@ -133,6 +133,17 @@ pub trait InboxStore: Send + Sync + 'static {
         limit: u32,
     ) -> StoreResult<Vec<(String, String, crate::model::ExecutionStatus, Option<i64>)>>;
 
+    /// The resident Workbench task of a project, if any.
+    async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>>;
+    /// Whether the task is some project's Workbench.
+    async fn is_workbench(&self, task_id: &str) -> StoreResult<bool>;
+    /// In one transaction: the project's Workbench task id if it has one
+    /// (`false`), else `task` inserted and bound as its Workbench (`true`).
+    async fn create_project_workbench(
+        &self,
+        task: super::NewTask,
+    ) -> StoreResult<(String, bool)>;
+
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>>;
     /// The parent's events, newest first.
     async fn list_workbench_events(

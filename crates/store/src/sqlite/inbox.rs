@@ -566,6 +566,65 @@ impl InboxStore for SqliteStore {
             .collect()
     }
 
+    async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>> {
+        sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = ?")
+            .bind(project_id)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)
+    }
+
+    async fn is_workbench(&self, task_id: &str) -> StoreResult<bool> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = ?")
+            .bind(task_id)
+            .fetch_one(&self.reader)
+            .await
+            .map_err(map)?;
+        Ok(n > 0)
+    }
+
+    async fn create_project_workbench(
+        &self,
+        t: harness_core::store::NewTask,
+    ) -> StoreResult<(String, bool)> {
+        let project = t.project_id.clone().ok_or(StoreError::MissingReference("project"))?;
+        let agent =
+            serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let mut tx = self.write_tx().await?;
+        let existing: Option<String> =
+            sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = ?")
+                .bind(&project)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map)?;
+        if let Some(id) = existing {
+            tx.commit().await.map_err(map)?;
+            return Ok((id, false));
+        }
+        sqlx::query(
+            "INSERT INTO tasks (id, project_id, title, description, parent_task_id, status, unattended, \
+             agent_config, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, NULL, 'TODO', 0, ?5, ?6, ?6)",
+        )
+        .bind(&t.id)
+        .bind(&project)
+        .bind(&t.title)
+        .bind(&t.description)
+        .bind(&agent)
+        .bind(ms(t.now))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
+        sqlx::query("INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES (?, ?, ?)")
+            .bind(&project)
+            .bind(&t.id)
+            .bind(ms(t.now))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        Ok((t.id, true))
+    }
+
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>> {
         let sql = format!("SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE id = ?");
         sqlx::query(AssertSqlSafe(sql))
