@@ -48,3 +48,25 @@ test('a task derives a sub-task and shows its child\'s turn end in its inbox', a
   await api(request, 'POST', `/api/tasks/${runningId}/stop`);
   expect(errors).toEqual([]);
 });
+
+test('a project\'s resident Workbench is created on demand from the project list', async ({ page, request }) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const path = mkdtempSync(join(tmpdir(), 'harness-wb-'));
+  const created = await api(request, 'POST', '/api/projects', { name: `wb-e2e-${Date.now()}`, path });
+  expect(created.status).toBe(201);
+  const projectId = created.body.id;
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/projects');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  const row = page.locator(`tr[data-project-id="${projectId}"]`);
+  await row.locator('.workbench-create').click();
+  const link = row.locator('.workbench-link');
+  await expect(link).toHaveText('Workbench', { timeout: 10_000 });
+  const wb = await api(request, 'GET', `/api/projects/${projectId}/workbench`);
+  expect(wb.status).toBe(200);
+  await expect(link).toHaveAttribute('href', `/tasks/${wb.body.id}`);
+  expect(errors).toEqual([]);
+});

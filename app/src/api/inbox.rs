@@ -86,3 +86,39 @@ pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
         .collect();
     Ok(InboxData { events, batches })
 }
+
+/// A project's resident Workbench task, as the project list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkbenchInfo {
+    pub task_id: String,
+    pub title: String,
+    pub status: String,
+}
+
+#[server(prefix = "/sfn", endpoint = "project_workbench")]
+pub async fn project_workbench(project_id: String) -> Result<Option<WorkbenchInfo>, ServerFnError> {
+    let h = ssr::harness()?;
+    Ok(h.project_workbench(&project_id)
+        .await
+        .map_err(ssr::to_sfn)?
+        .map(|v| WorkbenchInfo {
+            task_id: v.task.id,
+            title: v.task.title,
+            status: v.task.status.as_str().to_string(),
+        }))
+}
+
+/// Create the project's Workbench on demand (the existing one if it has one).
+#[server(prefix = "/sfn", endpoint = "ensure_workbench")]
+pub async fn ensure_workbench(project_id: String) -> Result<WorkbenchInfo, ServerFnError> {
+    let h = ssr::harness()?;
+    let (v, _) = h
+        .ensure_workbench(&project_id, None)
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(WorkbenchInfo {
+        task_id: v.task.id,
+        title: v.task.title,
+        status: v.task.status.as_str().to_string(),
+    })
+}
