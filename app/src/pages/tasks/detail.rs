@@ -85,13 +85,13 @@ pub fn TaskDetailPage() -> impl IntoView {
                                 <h2 id="children-h">{l.t("tasks.children")}</h2>
                                 <ul class="children" id="task-children">{children}</ul>
                             </section>
-                            <super::inbox::TaskInboxView task_id=t.id.clone() />
                         }
                         .into_any()
                     }
                 }
             })}
         </Transition>
+        <super::inbox::TaskInboxView task_id=id />
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>

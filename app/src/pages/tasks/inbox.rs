@@ -11,12 +11,13 @@ use crate::{
     live::use_live,
 };
 
+/// Rendered beside (not inside) the task's detail, so a live reload of the
+/// detail does not re-create it (and its form keeps its state).
 #[component]
-pub fn TaskInboxView(task_id: String) -> impl IntoView {
+pub fn TaskInboxView(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
-    let id = task_id.clone();
-    let inbox = Resource::new(move || (id.clone(), live.tick.get()), |(id, _)| task_inbox(id));
+    let inbox = Resource::new(move || (task_id.get(), live.tick.get()), |(id, _)| task_inbox(id));
     view! {
         <section aria-labelledby="inbox-h" id="task-inbox">
             <h2 id="inbox-h">{l.t("inbox.title")}</h2>
@@ -80,7 +81,7 @@ fn InboxLists(inbox: InboxData) -> impl IntoView {
 }
 
 #[component]
-fn DeriveForm(parent_id: String) -> impl IntoView {
+fn DeriveForm(parent_id: Signal<String>) -> impl IntoView {
     let l = use_locale();
     let title = RwSignal::new(String::new());
     let derive = Action::new(move |(title, parent): &(String, String)| {
@@ -90,7 +91,7 @@ fn DeriveForm(parent_id: String) -> impl IntoView {
     view! {
         <form class="derive" id="derive-form" on:submit=move |ev| {
             ev.prevent_default();
-            derive.dispatch((title.get_untracked(), parent_id.clone()));
+            derive.dispatch((title.get_untracked(), parent_id.get_untracked()));
         }>
             <label>{l.t("inbox.derive")} " "
                 <input type="text" name="title" id="derive-title" required
