@@ -127,7 +127,8 @@ mod tests {
              {\"type\":\"assistant\",\"uuid\":\"u-1\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Need A or B?\"}]}}\n",
         )
         .unwrap();
-        let input = json!({"session_id": "s", "transcript_path": path, "turn_id": "turn-9"}).to_string();
+        let input =
+            json!({"session_id": "s", "transcript_path": path, "turn_id": "turn-9"}).to_string();
         let b = body(&env(), Some(&input));
         assert_eq!(b["eventId"], "turn-9");
         assert_eq!(b["lastReply"], "Need A or B?");

@@ -56,7 +56,12 @@ impl Life {
             .unwrap()
             .trim()
             .to_string();
-        Life { child, base, admin, client: Client::new() }
+        Life {
+            child,
+            base,
+            admin,
+            client: Client::new(),
+        }
     }
 
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
@@ -71,18 +76,27 @@ impl Life {
     }
 
     async fn inbox(&self, task: &str) -> Value {
-        self.call(Method::GET, &format!("/api/tasks/{task}/inbox"), None).await.1
+        self.call(Method::GET, &format!("/api/tasks/{task}/inbox"), None)
+            .await
+            .1
     }
 
     async fn screen(&self, task: &str) -> String {
-        let (_, s) = self.call(Method::GET, &format!("/api/tasks/{task}/screen"), None).await;
+        let (_, s) = self
+            .call(Method::GET, &format!("/api/tasks/{task}/screen"), None)
+            .await;
         s["text"].as_str().unwrap_or_default().to_string()
     }
 
     /// Start the parent unless it runs (a resumed delivery may have started it).
     async fn ensure_parent(&self, parent: &str) {
-        let (status, body) = self.call(Method::POST, &format!("/api/tasks/{parent}/start"), None).await;
-        assert!(status == StatusCode::OK || status == StatusCode::CONFLICT, "{status} {body}");
+        let (status, body) = self
+            .call(Method::POST, &format!("/api/tasks/{parent}/start"), None)
+            .await;
+        assert!(
+            status == StatusCode::OK || status == StatusCode::CONFLICT,
+            "{status} {body}"
+        );
         let deadline = Instant::now() + Duration::from_secs(20);
         while !self.screen(parent).await.contains("parent ready") {
             assert!(Instant::now() < deadline, "the parent never drew");
@@ -111,7 +125,9 @@ fn typed_batches(log: &Path) -> Vec<String> {
 }
 
 fn states(inbox: &Value, state: &str) -> usize {
-    inbox["events"].as_array().map_or(0, |a| a.iter().filter(|e| e["state"] == state).count())
+    inbox["events"]
+        .as_array()
+        .map_or(0, |a| a.iter().filter(|e| e["state"] == state).count())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -131,25 +147,41 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
 
     let life = Life::start(&data).await;
     let (_, p) = life
-        .call(Method::POST, "/api/tasks", Some(json!({"title": "parent", "agent": {
+        .call(
+            Method::POST,
+            "/api/tasks",
+            Some(json!({"title": "parent", "agent": {
             "provider": "claude", "command": [common::double().display().to_string()],
             "cwd": std::env::temp_dir(), "env": {"HARNESS_DOUBLE_SCRIPT": "say parent ready",
-                "HARNESS_DOUBLE_INPUT_LOG": log.display().to_string()}}})))
+                "HARNESS_DOUBLE_INPUT_LOG": log.display().to_string()}}})),
+        )
         .await;
     let parent = p["id"].as_str().unwrap().to_string();
     let (_, c) = life
-        .call(Method::POST, "/api/tasks", Some(json!({"title": "flaky child", "parentTaskId": parent,
-            "agent": {"provider": "command", "command": ["sh", "-c", "exit 1"]}})))
+        .call(
+            Method::POST,
+            "/api/tasks",
+            Some(json!({"title": "flaky child", "parentTaskId": parent,
+            "agent": {"provider": "command", "command": ["sh", "-c", "exit 1"]}})),
+        )
         .await;
     let child = c["id"].as_str().unwrap().to_string();
     let mut life = life;
     for i in 0..iterations {
         // A new child failure: one more HIGH event in the parent's inbox.
-        let before = life.inbox(&parent).await["events"].as_array().map_or(0, Vec::len);
-        let (status, body) = life.call(Method::POST, &format!("/api/tasks/{child}/start"), None).await;
+        let before = life.inbox(&parent).await["events"]
+            .as_array()
+            .map_or(0, Vec::len);
+        let (status, body) = life
+            .call(Method::POST, &format!("/api/tasks/{child}/start"), None)
+            .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let deadline = Instant::now() + Duration::from_secs(20);
-        while life.inbox(&parent).await["events"].as_array().map_or(0, Vec::len) <= before {
+        while life.inbox(&parent).await["events"]
+            .as_array()
+            .map_or(0, Vec::len)
+            <= before
+        {
             assert!(Instant::now() < deadline, "no event for the child's exit");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -157,7 +189,11 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
         // The parent's turn end opens the latch; the kill lands somewhere
         // between the claim and the injection (or after).
         let (status, _) = life
-            .call(Method::POST, &format!("/api/tasks/{parent}/input"), Some(json!({"text": "!stop_hook"})))
+            .call(
+                Method::POST,
+                &format!("/api/tasks/{parent}/input"),
+                Some(json!({"text": "!stop_hook"})),
+            )
             .await;
         assert_eq!(status, StatusCode::OK);
         seed ^= seed << 13;
@@ -174,8 +210,19 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
         let inbox = life.inbox(&parent).await;
         // A batch on its way: its delivery is done, or UNVERIFIED (a person decides).
         let mut in_flight = false;
-        for b in inbox["batches"].as_array().unwrap().iter().filter(|b| b["state"] == "CLAIMED") {
-            let (_, d) = life.call(Method::GET, &format!("/api/deliveries/{}", b["id"].as_str().unwrap()), None).await;
+        for b in inbox["batches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["state"] == "CLAIMED")
+        {
+            let (_, d) = life
+                .call(
+                    Method::GET,
+                    &format!("/api/deliveries/{}", b["id"].as_str().unwrap()),
+                    None,
+                )
+                .await;
             if d["state"] != "UNVERIFIED" {
                 in_flight = true;
             }
@@ -188,22 +235,35 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
             life.ensure_parent(&parent).await;
             let screen = life.screen(&parent).await;
             if screen.trim_end().ends_with('>') {
-                life.call(Method::POST, &format!("/api/tasks/{parent}/input"), Some(json!({"text": "!stop_hook"})))
-                    .await;
+                life.call(
+                    Method::POST,
+                    &format!("/api/tasks/{parent}/input"),
+                    Some(json!({"text": "!stop_hook"})),
+                )
+                .await;
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
-        assert!(Instant::now() < deadline, "the inbox never settled: {inbox:#}");
+        assert!(
+            Instant::now() < deadline,
+            "the inbox never settled: {inbox:#}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     tokio::time::sleep(Duration::from_millis(500)).await; // the double logs a moment after reading
     let typed = typed_batches(&log);
     let events = final_inbox["events"].as_array().unwrap();
-    assert_eq!(events.len() as u64, iterations, "one event per child failure: {final_inbox:#}");
+    assert_eq!(
+        events.len() as u64,
+        iterations,
+        "one event per child failure: {final_inbox:#}"
+    );
     for b in final_inbox["batches"].as_array().unwrap() {
         let id = b["id"].as_str().unwrap();
         let n = typed.iter().filter(|t| *t == id).count();
-        let (_, d) = life.call(Method::GET, &format!("/api/deliveries/{id}"), None).await;
+        let (_, d) = life
+            .call(Method::GET, &format!("/api/deliveries/{id}"), None)
+            .await;
         match d["state"].as_str().unwrap() {
             "DELIVERED" => assert_eq!(n, 1, "batch {id} typed exactly once: {typed:?}"),
             "UNVERIFIED" => assert!(n <= 1, "batch {id} never typed twice: {typed:?}"),
@@ -217,7 +277,13 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
             "no event left behind: {e}"
         );
         if state == "PROCESSING" {
-            let (_, d) = life.call(Method::GET, &format!("/api/deliveries/{}", e["batchId"].as_str().unwrap()), None).await;
+            let (_, d) = life
+                .call(
+                    Method::GET,
+                    &format!("/api/deliveries/{}", e["batchId"].as_str().unwrap()),
+                    None,
+                )
+                .await;
             assert_eq!(d["state"], "UNVERIFIED", "{e} {d}");
         }
     }

@@ -46,21 +46,19 @@ pub struct InboxData {
 pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
     let h = ssr::harness()?;
     let inbox = h.inbox(&task_id).await.map_err(ssr::to_sfn)?;
-    let text = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let text =
+        |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
     let events = inbox
         .events
         .into_iter()
         .map(|e| {
             let detail = text(&e.payload, "question")
                 .or_else(|| text(&e.payload, "childReply"))
-                .or_else(|| {
-                    e.payload
-                        .get("exitCode")
-                        .map(|c| format!("exit code {c}"))
-                })
+                .or_else(|| e.payload.get("exitCode").map(|c| format!("exit code {c}")))
                 .unwrap_or_default();
             InboxEventRow {
-                source_title: text(&e.payload, "childTitle").unwrap_or_else(|| e.source_task_id.clone()),
+                source_title: text(&e.payload, "childTitle")
+                    .unwrap_or_else(|| e.source_task_id.clone()),
                 id: e.id,
                 source_task_id: e.source_task_id,
                 kind: e.kind.as_str().to_string(),

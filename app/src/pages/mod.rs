@@ -1,6 +1,6 @@
 pub mod harness;
 pub mod home;
+pub mod project_workbench;
 pub mod projects;
 pub mod settings;
 pub mod tasks;
-pub mod project_workbench;

@@ -15,7 +15,10 @@ pub fn WorkbenchCell(project_id: String) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let id = project_id.clone();
-    let current = Resource::new(move || (id.clone(), live.tick.get()), |(id, _)| project_workbench(id));
+    let current = Resource::new(
+        move || (id.clone(), live.tick.get()),
+        |(id, _)| project_workbench(id),
+    );
     let create = Action::new(move |id: &String| ensure_workbench(id.clone()));
     let created = create.value();
     view! {

@@ -205,10 +205,17 @@ pub fn child_stop_dedup_key(
         Some(e) => e.to_string(),
         None => {
             let reply = last_reply.trim();
-            sha256_hex(if reply.is_empty() { "(empty-reply)" } else { reply })
+            sha256_hex(if reply.is_empty() {
+                "(empty-reply)"
+            } else {
+                reply
+            })
         }
     };
-    format!("child-stop:{}:{child_task_id}:{owner}:{event}", kind.as_str())
+    format!(
+        "child-stop:{}:{child_task_id}:{owner}:{event}",
+        kind.as_str()
+    )
 }
 
 /// `child-exit:<kind>:<task>:<execution>`.
@@ -431,7 +438,10 @@ impl Harness {
             return Ok(None);
         }
         sort_events(&mut events);
-        match self.store_batch(&parent, execution_id, &token, &events).await {
+        match self
+            .store_batch(&parent, execution_id, &token, &events)
+            .await
+        {
             Ok(Some((batch, delivery))) => {
                 tracing::info!(batch_id = %batch.id, parent_task_id = %parent.task.id,
                     events = events.len(), "workbench batch queued for the parent");
@@ -563,7 +573,10 @@ impl Harness {
     }
 
     pub async fn inbox_batch_in_flight(&self, parent_task_id: &str) -> CoreResult<bool> {
-        Ok(self.store().workbench_batch_in_flight(parent_task_id).await?)
+        Ok(self
+            .store()
+            .workbench_batch_in_flight(parent_task_id)
+            .await?)
     }
 
     /// The task's inbox (events and batches, newest first).
@@ -614,14 +627,20 @@ impl Harness {
         }
         let count = batch.event_ids.len();
         if batch.state == BatchState::Resolved && action != BatchAction::Heartbeat {
-            return Ok(json!({"batchId": batch_id, "state": "RESOLVED", "noOp": true, "eventCount": count}));
+            return Ok(
+                json!({"batchId": batch_id, "state": "RESOLVED", "noOp": true, "eventCount": count}),
+            );
         }
         let now = Utc::now();
         if batch.lease_token.as_deref() != Some(lease_token.trim()) {
-            return Err(CoreError::Conflict(format!("Workbench batch {batch_id} lease token is stale")));
+            return Err(CoreError::Conflict(format!(
+                "Workbench batch {batch_id} lease token is stale"
+            )));
         }
         if batch.lease_expires_at.is_none_or(|t| t <= now) {
-            return Err(CoreError::Conflict(format!("Workbench batch {batch_id} lease has expired")));
+            return Err(CoreError::Conflict(format!(
+                "Workbench batch {batch_id} lease has expired"
+            )));
         }
         let processing = now + chrono_of(PROCESSING_LEASE);
         let (from, to, until): (&[BatchState], BatchState, Option<DateTime<Utc>>) = match action {
@@ -643,13 +662,18 @@ impl Harness {
                 self.publish(HarnessEvent::TaskChanged {
                     task_id: b.parent_task_id.clone(),
                 });
-                Ok(json!({"batchId": b.id, "state": b.state.as_str(), "noOp": no_op,
-                    "eventCount": count, "leaseExpiresAt": b.lease_expires_at}))
+                Ok(
+                    json!({"batchId": b.id, "state": b.state.as_str(), "noOp": no_op,
+                    "eventCount": count, "leaseExpiresAt": b.lease_expires_at}),
+                )
             }
             None => Err(CoreError::Conflict(format!(
                 "Workbench batch {batch_id} is {}, not {}",
                 batch.state.as_str(),
-                from.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ")
+                from.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             ))),
         }
     }

@@ -58,10 +58,12 @@ struct Args {
 
 pub async fn call(h: &Harness, who: &Identity, name: &str, a: JsonObject) -> Result<Value, String> {
     let Identity::Agent { task_id, .. } = who else {
-        return Err(format!("{name} must run inside the bound Workbench terminal"));
+        return Err(format!(
+            "{name} must run inside the bound Workbench terminal"
+        ));
     };
-    let a: Args = serde_json::from_value(Value::Object(a))
-        .map_err(|e| format!("invalid arguments: {e}"))?;
+    let a: Args =
+        serde_json::from_value(Value::Object(a)).map_err(|e| format!("invalid arguments: {e}"))?;
     let action = match name {
         "ack_workbench_batch" => BatchAction::Ack,
         "heartbeat_workbench_batch" => BatchAction::Heartbeat,

@@ -23,7 +23,10 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/tasks/{id}/inbox", get(inbox))
         .route("/internal/workbench/batch", put(batch))
-        .route("/projects/{id}/workbench", get(workbench).post(ensure_workbench))
+        .route(
+            "/projects/{id}/workbench",
+            get(workbench).post(ensure_workbench),
+        )
 }
 
 /// The project's resident Workbench task (404 when it has none yet).
@@ -36,7 +39,9 @@ async fn workbench(
         .project_workbench(&id)
         .await?
         .map(Json)
-        .ok_or_else(|| harness_core::CoreError::NotFound("The project has no Workbench yet".into()).into())
+        .ok_or_else(|| {
+            harness_core::CoreError::NotFound("The project has no Workbench yet".into()).into()
+        })
 }
 
 #[derive(Deserialize, Default)]
@@ -59,7 +64,11 @@ async fn ensure_workbench(
         crate::extract::parse_json::<WorkbenchBody>(&body)?.agent
     };
     let (view, created) = s.harness.ensure_workbench(&id, agent).await?;
-    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok((status, Json(view)))
 }
 

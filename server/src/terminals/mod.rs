@@ -268,9 +268,14 @@ impl Terminals {
                 .await
             {
                 // The execution-exit producer of the parent's inbox (issue 14).
-                Ok(true) => crate::workers::inbox::on_exit(&harness, &task_id, &execution_id, status, code).await,
+                Ok(true) => {
+                    crate::workers::inbox::on_exit(&harness, &task_id, &execution_id, status, code)
+                        .await
+                }
                 Ok(false) => {}
-                Err(err) => tracing::error!(error = ?err, task_id, "cannot record the agent's exit"),
+                Err(err) => {
+                    tracing::error!(error = ?err, task_id, "cannot record the agent's exit")
+                }
             }
         });
     }

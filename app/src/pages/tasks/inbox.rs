@@ -17,7 +17,10 @@ use crate::{
 pub fn TaskInboxView(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
-    let inbox = Resource::new(move || (task_id.get(), live.tick.get()), |(id, _)| task_inbox(id));
+    let inbox = Resource::new(
+        move || (task_id.get(), live.tick.get()),
+        |(id, _)| task_inbox(id),
+    );
     view! {
         <section aria-labelledby="inbox-h" id="task-inbox">
             <h2 id="inbox-h">{l.t("inbox.title")}</h2>

@@ -96,7 +96,10 @@ pub trait InboxStore: Send + Sync + 'static {
     /// leased) is taken back from the delivery queue → batch FAILED and its
     /// events PENDING. UNVERIFIED stays as it is (a person decides). Returns
     /// the batches that changed.
-    async fn settle_workbench_batches(&self, now: DateTime<Utc>) -> StoreResult<Vec<WorkbenchBatch>>;
+    async fn settle_workbench_batches(
+        &self,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>>;
 
     /// Parents with PENDING events (oldest first).
     async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>>;
@@ -139,10 +142,7 @@ pub trait InboxStore: Send + Sync + 'static {
     async fn is_workbench(&self, task_id: &str) -> StoreResult<bool>;
     /// In one transaction: the project's Workbench task id if it has one
     /// (`false`), else `task` inserted and bound as its Workbench (`true`).
-    async fn create_project_workbench(
-        &self,
-        task: super::NewTask,
-    ) -> StoreResult<(String, bool)>;
+    async fn create_project_workbench(&self, task: super::NewTask) -> StoreResult<(String, bool)>;
 
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>>;
     /// The parent's events, newest first.

@@ -29,8 +29,7 @@ const BATCH_COLUMNS: &str = "id, parent_task_id, execution_id, event_ids, prompt
      lease_token, lease_expires_at, dispatch_attempts, last_error, created_at, updated_at, \
      dispatched_at, acked_at, resolved_at";
 /// HIGH before NORMAL, explicitly.
-const EVENT_ORDER: &str =
-    "CASE priority WHEN 'HIGH' THEN 0 ELSE 1 END, created_at, id";
+const EVENT_ORDER: &str = "CASE priority WHEN 'HIGH' THEN 0 ELSE 1 END, created_at, id";
 
 fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
     v.map(time).transpose()
@@ -61,7 +60,8 @@ fn event(row: &SqliteRow) -> StoreResult<WorkbenchEvent> {
         execution_review_key: row.try_get("execution_review_key").map_err(map)?,
         batch_id: row.try_get("batch_id").map_err(map)?,
         payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
-        state: EventState::parse(&state).ok_or_else(|| corrupt("workbench_events.state", &state))?,
+        state: EventState::parse(&state)
+            .ok_or_else(|| corrupt("workbench_events.state", &state))?,
         attempts: u32::try_from(attempts).unwrap_or(0),
         last_error: row.try_get("last_error").map_err(map)?,
         created_at: time(row.try_get("created_at").map_err(map)?)?,
@@ -131,8 +131,9 @@ impl InboxStore for SqliteStore {
         }
         let mut review_key = ev.execution_review_key.clone();
         if let Some(key) = &review_key {
-            let sql =
-                format!("SELECT {EVENT_COLUMNS} FROM workbench_events WHERE execution_review_key = ?");
+            let sql = format!(
+                "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE execution_review_key = ?"
+            );
             if let Some(row) = sqlx::query(AssertSqlSafe(sql))
                 .bind(key)
                 .fetch_optional(&mut *tx)
@@ -285,13 +286,15 @@ impl InboxStore for SqliteStore {
             .fetch_one(&mut *tx)
             .await
             .map_err(map)?;
-        sqlx::query("UPDATE workbench_events SET batch_id = ?1, updated_at = ?2 WHERE claim_token = ?3")
-            .bind(&b.id)
-            .bind(now)
-            .bind(&b.claim_token)
-            .execute(&mut *tx)
-            .await
-            .map_err(map)?;
+        sqlx::query(
+            "UPDATE workbench_events SET batch_id = ?1, updated_at = ?2 WHERE claim_token = ?3",
+        )
+        .bind(&b.id)
+        .bind(now)
+        .bind(&b.claim_token)
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
         sqlx::query(
             "INSERT INTO task_messages (id, task_id, execution_id, role, content, metadata, created_at) \
              VALUES (?1, ?2, ?3, 'SYSTEM', ?4, ?5, ?6) \
@@ -390,7 +393,10 @@ impl InboxStore for SqliteStore {
         Ok(done.rows_affected())
     }
 
-    async fn settle_workbench_batches(&self, now: DateTime<Utc>) -> StoreResult<Vec<WorkbenchBatch>> {
+    async fn settle_workbench_batches(
+        &self,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>> {
         let now = ms(now);
         let ack_until = now + harness_core::inbox::ACK_LEASE.as_millis() as i64;
         let sql = format!(
@@ -538,7 +544,14 @@ impl InboxStore for SqliteStore {
         &self,
         since: DateTime<Utc>,
         limit: u32,
-    ) -> StoreResult<Vec<(String, String, harness_core::model::ExecutionStatus, Option<i64>)>> {
+    ) -> StoreResult<
+        Vec<(
+            String,
+            String,
+            harness_core::model::ExecutionStatus,
+            Option<i64>,
+        )>,
+    > {
         let rows = sqlx::query(
             "SELECT e.task_id, e.id, e.status, e.exit_code FROM executions e \
              JOIN tasks t ON t.id = e.task_id \
@@ -575,11 +588,12 @@ impl InboxStore for SqliteStore {
     }
 
     async fn is_workbench(&self, task_id: &str) -> StoreResult<bool> {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = ?")
-            .bind(task_id)
-            .fetch_one(&self.reader)
-            .await
-            .map_err(map)?;
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = ?")
+                .bind(task_id)
+                .fetch_one(&self.reader)
+                .await
+                .map_err(map)?;
         Ok(n > 0)
     }
 
@@ -587,7 +601,10 @@ impl InboxStore for SqliteStore {
         &self,
         t: harness_core::store::NewTask,
     ) -> StoreResult<(String, bool)> {
-        let project = t.project_id.clone().ok_or(StoreError::MissingReference("project"))?;
+        let project = t
+            .project_id
+            .clone()
+            .ok_or(StoreError::MissingReference("project"))?;
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
         let mut tx = self.write_tx().await?;
@@ -614,13 +631,15 @@ impl InboxStore for SqliteStore {
         .execute(&mut *tx)
         .await
         .map_err(map)?;
-        sqlx::query("INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES (?, ?, ?)")
-            .bind(&project)
-            .bind(&t.id)
-            .bind(ms(t.now))
-            .execute(&mut *tx)
-            .await
-            .map_err(map)?;
+        sqlx::query(
+            "INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES (?, ?, ?)",
+        )
+        .bind(&project)
+        .bind(&t.id)
+        .bind(ms(t.now))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok((t.id, true))
     }
