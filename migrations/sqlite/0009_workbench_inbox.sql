@@ -81,3 +81,5 @@ CREATE TABLE project_workbenches (
     task_id     TEXT NOT NULL UNIQUE REFERENCES tasks(id) ON DELETE CASCADE,
     created_at  INTEGER NOT NULL
 );
+-- Batches on their way (the worker's idle check and its settle step).
+CREATE INDEX workbench_batches_claimed ON workbench_batches(id) WHERE state = 'CLAIMED';

@@ -375,6 +375,16 @@ impl InboxStore for SqliteStore {
         now: DateTime<Utc>,
         stale: Option<(&str, &str)>,
     ) -> StoreResult<u64> {
+        // An idle server does not write: look first (reader pool).
+        let any: i64 = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM workbench_events WHERE state = 'PROCESSING' AND batch_id IS NULL)",
+        )
+        .fetch_one(&self.reader)
+        .await
+        .map_err(map)?;
+        if any == 0 {
+            return Ok(0);
+        }
         let (prefix, current) = stale.unwrap_or(("", ""));
         let done = sqlx::query(
             "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
@@ -397,6 +407,15 @@ impl InboxStore for SqliteStore {
         &self,
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<WorkbenchBatch>> {
+        let any: i64 = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM workbench_batches WHERE state = 'CLAIMED')",
+        )
+        .fetch_one(&self.reader)
+        .await
+        .map_err(map)?;
+        if any == 0 {
+            return Ok(Vec::new());
+        }
         let now = ms(now);
         let ack_until = now + harness_core::inbox::ACK_LEASE.as_millis() as i64;
         let sql = format!(
