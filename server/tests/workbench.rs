@@ -611,24 +611,36 @@ async fn the_notification_center_filters_messages_from_children() {
     let s = common::start(dir.path()).await;
     let parent = s.task("parent").await;
     let (status, child) = s
-        .admin("POST", "/api/tasks", Some(json!({"title": "child", "parentTaskId": parent,
-            "agent": {"provider": "command", "command": ["true"]}})))
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "child", "parentTaskId": parent,
+            "agent": {"provider": "command", "command": ["true"]}})),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{child}");
     let child = child["id"].as_str().unwrap().to_string();
     for (task, q) in [(&parent, "from the parent"), (&child, "from the child")] {
         let (status, body) = s
-            .admin("POST", "/api/internal/harness/ask", Some(json!({"taskId": task, "question": q})))
+            .admin(
+                "POST",
+                "/api/internal/harness/ask",
+                Some(json!({"taskId": task, "question": q})),
+            )
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     let (_, all) = s.admin("GET", "/api/harness/messages?view=all", None).await;
     assert_eq!(all["rows"].as_array().unwrap().len(), 2, "{all}");
-    let (_, kids) = s.admin("GET", "/api/harness/messages?view=all&from=children", None).await;
+    let (_, kids) = s
+        .admin("GET", "/api/harness/messages?view=all&from=children", None)
+        .await;
     let rows = kids["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{kids}");
     assert_eq!(rows[0]["content"], "from the child");
-    let (status, bad) = s.admin("GET", "/api/harness/messages?from=aliens", None).await;
+    let (status, bad) = s
+        .admin("GET", "/api/harness/messages?from=aliens", None)
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
     assert_eq!(bad["field"], "from");
     s.shutdown().await;

@@ -12,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod inbox;
+mod inbox_lease;
 mod inbox_prompt;
 pub mod ladder;
 pub mod messaging;

@@ -4,6 +4,7 @@
 mod checkpoint;
 mod deliveries;
 mod inbox;
+mod inbox_rows;
 mod messages;
 mod rows;
 mod sessions;
