@@ -183,7 +183,7 @@ pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
                 && let Err(err) = report(
                     env,
                     "/api/internal/hooks/stop",
-                    json!({"taskId": env.task_id}),
+                    crate::hook_stop::body(env, input.as_deref()),
                 )
             {
                 stderr.push_str(&format!("harness: could not report the turn end: {err}\n"));

@@ -151,6 +151,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         crate::workers::deliveries::WorkerConfig::default(),
         cancel.child_token(),
     )));
+    jobs.push(tokio::spawn(crate::workers::inbox::run(
+        terminals.clone(),
+        std::time::Duration::from_millis(500),
+        cancel.child_token(),
+    )));
     let site = assets::Site::load(config.site_root.as_deref());
     let mut leptos = web::leptos_options(
         config

@@ -8,6 +8,7 @@ pub mod datalock;
 pub mod doctor;
 pub mod error;
 pub mod extract;
+pub mod hook_stop;
 pub mod hooks;
 pub mod json_errors;
 pub mod launch;

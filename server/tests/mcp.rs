@@ -64,10 +64,13 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     assert_eq!(
         names,
         [
+            "ack_workbench_batch",
             "ask_human",
             "create_task",
             "get_task",
+            "heartbeat_workbench_batch",
             "notify_human",
+            "resolve_workbench_batch",
             "send_task_terminal_input",
             "set_goal_mode"
         ]
@@ -78,7 +81,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 10);
 
     let (status, call) = rpc(
         &s,

@@ -58,6 +58,7 @@ fn query(
         task_id,
         cursor,
         limit,
+        from_children: false,
     })
 }
 

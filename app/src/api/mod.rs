@@ -4,6 +4,7 @@
 
 pub mod analytics;
 pub mod deliveries;
+pub mod inbox;
 pub mod locale;
 pub mod messages;
 pub mod plan;
@@ -13,6 +14,7 @@ pub mod tasks;
 use serde::{Deserialize, Serialize};
 
 pub use deliveries::*;
+pub use inbox::*;
 pub use locale::*;
 pub use messages::*;
 pub use plan::*;

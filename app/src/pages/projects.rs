@@ -44,6 +44,7 @@ pub fn ProjectListPage() -> impl IntoView {
                                     <td><code>{p.path}</code></td>
                                     <td>{p.workspace}</td>
                                     <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a></td>
+                                    <td><super::project_workbench::WorkbenchCell project_id=p.id.clone() /></td>
                                 </tr>
                             })
                             .collect_view();
@@ -56,6 +57,7 @@ pub fn ProjectListPage() -> impl IntoView {
                                             <th scope="col">{l.t("projects.path")}</th>
                                             <th scope="col">{l.t("col.workspace")}</th>
                                             <th scope="col"><span class="visually-hidden">{l.t("projects.plan")}</span></th>
+                                            <th scope="col">{l.t("workbench.col")}</th>
                                         </tr>
                                     </thead>
                                     <tbody>{rows}</tbody>

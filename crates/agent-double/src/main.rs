@@ -90,6 +90,8 @@ struct Double {
     out: std::io::Stdout,
     paste: bool,
     raw: Option<RawMode>,
+    /// Stop hooks run so far (the turn id).
+    turns: u32,
 }
 
 fn new_session_id() -> String {
@@ -161,7 +163,10 @@ impl Double {
 
     fn read_input(&mut self) -> Option<String> {
         match self.reader.read_line(&mut self.out) {
-            Input::Line(line) => Some(line),
+            Input::Line(line) => {
+                log_input(&line);
+                Some(line)
+            }
             Input::Interrupt => self.exit(130),
             Input::Eof => None,
         }
@@ -221,10 +226,13 @@ impl Double {
                     None => self.exit(0),
                 }
             }
-            Action::StopHook => {
+            Action::StopHook(reply) => {
                 let mut event = self.base_event("Stop");
                 event["stop_hook_active"] = json!(false);
-                event["last_assistant_message"] = json!("done");
+                event["last_assistant_message"] = json!(reply.as_deref().unwrap_or("done"));
+                // Codex-shaped: a stable id per turn of this session.
+                self.turns += 1;
+                event["turn_id"] = json!(format!("{}-turn-{}", self.session_id, self.turns));
                 let results = self.run_hooks("Stop", None, &event);
                 match hooks::stop_block(&results) {
                     Some(reason) => self.say(&format!("STOP BLOCKED: {reason}")),
@@ -257,6 +265,14 @@ impl Double {
                 let _ = self.out.flush();
             }
             Action::Exit(code) => self.exit(code),
+            Action::Mcp { tool, arguments } => {
+                let args = serde_json::from_str(&arguments).unwrap_or_else(|_| json!({}));
+                match self.mcp_call(&tool, args) {
+                    Ok((false, text)) => self.say(&format!("MCP OK: {text}")),
+                    Ok((true, text)) => self.say(&format!("MCP FAILED: {text}")),
+                    Err(e) => self.say(&format!("MCP ERROR: {e}")),
+                }
+            }
         }
     }
 }
@@ -273,6 +289,21 @@ fn load_script(args: &Args) -> Result<Vec<Action>, String> {
     match std::env::var("HARNESS_DOUBLE_SCRIPT") {
         Ok(text) => script::parse(&text),
         Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// Appends every submitted input as a JSON string line to
+/// `$HARNESS_DOUBLE_INPUT_LOG` (tests count what reached the agent).
+fn log_input(line: &str) {
+    let Ok(path) = std::env::var("HARNESS_DOUBLE_INPUT_LOG") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(f, "{}", json!(line));
     }
 }
 
@@ -353,6 +384,7 @@ fn main() {
         out: std::io::stdout(),
         paste,
         raw: Some(raw),
+        turns: 0,
     };
     if d.paste {
         let _ = write!(d.out, "\x1b[?2004h");

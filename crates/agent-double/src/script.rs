@@ -15,8 +15,8 @@ pub enum Action {
     Tool { name: String, input: Option<String> },
     /// Read the next input and print `GOT REPLY: <text>`.
     WaitReply,
-    /// Run the Stop hooks.
-    StopHook,
+    /// Run the Stop hooks (with this last reply, default `done`).
+    StopHook(Option<String>),
     /// Run the SessionStart hooks.
     SessionStart,
     /// Print `ENV NAME=value` (or `ENV NAME unset`).
@@ -25,6 +25,8 @@ pub enum Action {
     BracketedPaste(bool),
     /// Exit with this code.
     Exit(i32),
+    /// MCP `tools/call <tool> <json arguments>`; prints `MCP OK: …` / `MCP FAILED: …`.
+    Mcp { tool: String, arguments: String },
 }
 
 /// Parses a script; errors name the line.
@@ -64,8 +66,16 @@ pub fn parse_line(line: &str) -> Result<Action, String> {
             Action::Tool { name, input }
         }
         "wait_reply" => Action::WaitReply,
-        "stop_hook" => Action::StopHook,
+        "stop_hook" => Action::StopHook((!rest.is_empty()).then(|| rest.to_owned())),
         "session_start" => Action::SessionStart,
+        "mcp" => {
+            let spec = need("a tool name")?;
+            let (tool, arguments) = spec.split_once(' ').unwrap_or((spec.as_str(), "{}"));
+            Action::Mcp {
+                tool: tool.to_owned(),
+                arguments: arguments.trim().to_owned(),
+            }
+        }
         "print_env" => Action::PrintEnv(need("a variable name")?),
         "bracketed_paste" => Action::BracketedPaste(rest != "off"),
         "exit" => Action::Exit(if rest.is_empty() {

@@ -120,6 +120,10 @@ pub struct Delivery {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub done_at: Option<DateTime<Utc>>,
+    /// When the terminal is gone, resume the agent first (work owed to a
+    /// derived child or a parent: decision D4).
+    #[serde(default)]
+    pub resume: bool,
 }
 
 pub use crate::store::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
@@ -247,6 +251,7 @@ impl Harness {
                 text: text.to_string(),
                 submit,
                 dedup_key: key.to_string(),
+                resume: false,
                 now: Utc::now(),
             })
             .await?;

@@ -12,6 +12,9 @@ pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod inbox;
+mod inbox_lease;
+mod inbox_prompt;
 pub mod ladder;
 pub mod messaging;
 pub mod model;
@@ -24,6 +27,7 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
+pub mod workbench;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

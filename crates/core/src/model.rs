@@ -202,6 +202,9 @@ pub struct MessageQuery {
     pub task_id: Option<String>,
     pub cursor: Option<Cursor>,
     pub limit: u32,
+    /// Only messages of derived children (tasks with a parent): `/harness`
+    /// "from children" (issue 14).
+    pub from_children: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

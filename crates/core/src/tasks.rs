@@ -63,7 +63,7 @@ pub fn with_source_section(description: Option<&str>, parent: Option<(&str, &str
     }
 }
 
-fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig> {
+pub(crate) fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig> {
     let input = input.unwrap_or_default();
     let provider = match input.provider.as_deref().map(str::trim) {
         None | Some("") => Provider::Claude,

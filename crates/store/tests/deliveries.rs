@@ -47,6 +47,7 @@ fn input(task_id: &str, key: &str, node: Option<&str>) -> NewInput {
         text: format!("text {key}"),
         submit: true,
         dedup_key: key.into(),
+        resume: false,
         now: Utc::now(),
     }
 }

@@ -7,6 +7,7 @@
 mod outputs;
 mod tools;
 pub mod transport;
+mod workbench_tools;
 
 use std::sync::Arc;
 

@@ -18,6 +18,9 @@ const AGENT_TOOLS: &[&str] = &[
     "create_task",
     "set_goal_mode",
     "send_task_terminal_input",
+    "ack_workbench_batch",
+    "heartbeat_workbench_batch",
+    "resolve_workbench_batch",
 ];
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -42,6 +45,12 @@ fn all_tools() -> Vec<Tool> {
 }
 
 fn input_tools() -> Vec<Tool> {
+    let mut tools = base_tools();
+    tools.extend(super::workbench_tools::tools());
+    tools
+}
+
+fn base_tools() -> Vec<Tool> {
     vec![
         terminal_input_tool(),
         Tool::new(
@@ -228,6 +237,9 @@ pub async fn call(
         "create_task" => create_task(harness, identity, arguments).await,
         "set_goal_mode" => set_goal_mode(harness, identity, arguments).await,
         "send_task_terminal_input" => send_input(harness, terminals, identity, arguments).await,
+        n if super::workbench_tools::NAMES.contains(&n) => {
+            super::workbench_tools::call(harness, identity, n, arguments).await
+        }
         _ => Err(format!("unknown tool {name:?}")),
     };
     match outcome {

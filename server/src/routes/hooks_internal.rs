@@ -52,16 +52,69 @@ async fn session(
 #[serde(rename_all = "camelCase")]
 struct StopBody {
     task_id: Option<String>,
+    execution_id: Option<String>,
+    session_id: Option<String>,
+    event_id: Option<String>,
+    last_reply: Option<String>,
 }
 
-/// Stop hook: the agent's turn ended — a real input boundary for pending
-/// reply injections. Never kills the terminal (decisions D3, D4).
+/// Stop hook: the agent's turn ended. Fenced by execution id (the agent
+/// token's own; an admin names it or gets the live one): only the task's
+/// live execution marks its terminal at an input boundary (the latch the
+/// parent's inbox drains at) and, for a derived child, persists the event in
+/// the parent's inbox before answering. A late or foreign callback changes
+/// nothing. Never kills the terminal, never cancels an OPEN ask (D3, D4).
 async fn stop(
     State(s): State<AppState>,
     Caller(who): Caller,
     JsonBody(body): JsonBody<StopBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    s.terminals.turn_complete(&task_id);
-    Ok(Json(json!({"ok": true})))
+    let named = body
+        .execution_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|e| !e.is_empty());
+    let execution_id = match &who {
+        Identity::Agent { execution_id, .. } => {
+            if named.is_some_and(|n| n != execution_id) {
+                return Err(harness_core::CoreError::Conflict(
+                    "Execution does not belong to this agent".into(),
+                )
+                .into());
+            }
+            Some(execution_id.clone())
+        }
+        _ => match named {
+            Some(n) => Some(n.to_string()),
+            None => s
+                .harness
+                .store()
+                .live_execution(&task_id)
+                .await
+                .map_err(harness_core::CoreError::from)?
+                .map(|e| e.id),
+        },
+    };
+    let Some(execution_id) = execution_id else {
+        return Ok(Json(json!({"ok": true, "ownsTurn": false})));
+    };
+    let out = s
+        .harness
+        .record_turn_end(
+            &task_id,
+            &execution_id,
+            body.session_id.as_deref(),
+            body.event_id.as_deref(),
+            body.last_reply.as_deref(),
+        )
+        .await?;
+    if out.owns_turn {
+        s.terminals.turn_complete(&task_id);
+        // This task may be a parent with a waiting inbox, or a child whose
+        // event its idle parent can take now.
+        crate::workers::inbox::wake();
+    }
+    Ok(Json(json!({"ok": true, "ownsTurn": out.owns_turn,
+        "eventId": out.event_id, "deduped": out.deduped})))
 }

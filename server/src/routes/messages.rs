@@ -35,6 +35,8 @@ struct ListParams {
     limit: Option<String>,
     q: Option<String>,
     task_id: Option<String>,
+    /// `children`: only messages of derived children.
+    from: Option<String>,
 }
 
 fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
@@ -61,12 +63,18 @@ fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
         None | Some("") => None,
         Some(t) => Some(validate::cuid("taskId", t)?),
     };
+    let from_children = match p.from.as_deref() {
+        None | Some("") | Some("all") => false,
+        Some("children") => true,
+        Some(_) => return Err(CoreError::invalid("from", "from must be children or all")),
+    };
     Ok(MessageQuery {
         view,
         search: p.q,
         task_id,
         cursor,
         limit,
+        from_children,
     })
 }
 

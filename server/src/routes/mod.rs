@@ -4,6 +4,7 @@ mod analytics;
 mod deliveries;
 mod harness_internal;
 mod hooks_internal;
+mod inbox;
 mod messages;
 mod plan;
 mod projects;
@@ -24,6 +25,7 @@ pub fn api() -> Router<AppState> {
         .merge(messages::routes())
         .merge(settings::routes())
         .merge(analytics::routes())
+        .merge(inbox::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(

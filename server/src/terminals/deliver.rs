@@ -124,8 +124,9 @@ impl Terminals {
             if let Some(session) = self.live(&row.task_id) {
                 return self.write_live(row, lease, &session, &row.text).await;
             }
-            if row.kind == DeliveryKind::Input {
-                // Input is for the terminal it was sent to; it never starts an agent.
+            if row.kind == DeliveryKind::Input && !row.resume {
+                // Input is for the terminal it was sent to; it never starts an agent
+                // (unless it is owed to a derived child or a parent: `resume`, D4).
                 return Attempt::GaveUp("No active session".into());
             }
             // Under the start lock: a start in progress is not mistaken for a lost terminal.
@@ -172,8 +173,12 @@ impl Terminals {
             };
             // The restarted agent draws its screen first (see `resume`).
             super::resume::wait_until_drawn(&session).await;
-            let question = row.question.as_deref().unwrap_or_default();
-            let text = format!("{PREFIX_OPEN}{question}]\n{}", row.text);
+            let text = if row.kind == DeliveryKind::Reply {
+                let question = row.question.as_deref().unwrap_or_default();
+                format!("{PREFIX_OPEN}{question}]\n{}", row.text)
+            } else {
+                row.text.clone()
+            };
             return self.write_live(row, lease, &session, &text).await;
         }
         Attempt::Failed("the agent's terminal kept changing".into())
@@ -188,7 +193,7 @@ impl Terminals {
     ) -> Attempt {
         let cfg = &self.inner.config;
         self.inner.registry.unpark(&row.task_id);
-        if row.kind == DeliveryKind::Reply {
+        if row.kind == DeliveryKind::Reply || row.resume {
             let mut boundary = session
                 .wait_for_input_boundary(cfg.idle_quiet, Duration::ZERO)
                 .await;

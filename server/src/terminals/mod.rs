@@ -4,6 +4,7 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
+pub mod child_input;
 pub mod deliver;
 pub mod prompts;
 pub mod providers;
@@ -216,7 +217,7 @@ impl Terminals {
         let (execution, token) = h.begin_execution(&view.task.id).await?;
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
-        let directive = h.system_directive().await?;
+        let directive = h.directive_for(&view.task.id).await?;
         let argv = providers::argv(&SpawnInputs {
             agent: &view.task.agent,
             mode: &mode,
@@ -274,11 +275,19 @@ impl Terminals {
                 Ok(s) => (ExecutionStatus::Failed, Some(i64::from(s.code))),
                 Err(_) => (ExecutionStatus::Failed, None),
             };
-            if let Err(err) = harness
+            match harness
                 .finish_execution(&task_id, &execution_id, status, code, "exited")
                 .await
             {
-                tracing::error!(error = ?err, task_id, "cannot record the agent's exit");
+                // The execution-exit producer of the parent's inbox (issue 14).
+                Ok(true) => {
+                    crate::workers::inbox::on_exit(&harness, &task_id, &execution_id, status, code)
+                        .await
+                }
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::error!(error = ?err, task_id, "cannot record the agent's exit")
+                }
             }
         });
     }
@@ -324,6 +333,13 @@ impl Terminals {
                 "text",
                 "text must be 1..10000 characters",
             ));
+        }
+        // Owed to a derived child (its parent's decision): a durable delivery
+        // that resumes the child first when its terminal is gone (D4).
+        if self.live(&task_id).is_none()
+            && let Some(out) = self.input_to_child(&task_id, text, submit, key).await?
+        {
+            return Ok(out);
         }
         let session = self
             .session(&task_id)

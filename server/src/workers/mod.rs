@@ -5,3 +5,4 @@
 //! rows (not memory) say what is left to do.
 
 pub mod deliveries;
+pub mod inbox;

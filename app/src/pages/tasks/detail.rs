@@ -94,6 +94,7 @@ pub fn TaskDetailPage() -> impl IntoView {
         // tick, which would dispose this component's resource while its
         // Suspend still awaits it (a wasm panic).
         <crate::delivery::TaskInputs task_id=id />
+        <super::inbox::TaskInboxView task_id=id />
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>

@@ -3,6 +3,7 @@
 
 mod detail;
 mod form;
+mod inbox;
 mod list;
 
 pub use detail::TaskDetailPage;

@@ -17,6 +17,8 @@ pub struct NewInput {
     pub text: String,
     pub submit: bool,
     pub dedup_key: String,
+    /// Resume the agent when its terminal is gone (see `Delivery::resume`).
+    pub resume: bool,
     pub now: DateTime<Utc>,
 }
 

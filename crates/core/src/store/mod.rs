@@ -13,12 +13,14 @@
 //! bound on `Store`.
 
 mod deliveries;
+mod inbox;
 mod messages;
 mod settings;
 mod stats;
 mod tasks;
 
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
+pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
@@ -43,9 +45,12 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore {}
+pub trait Store:
+    TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore
+{
+}
 
 impl<T> Store for T where
-    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore
+    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore
 {
 }

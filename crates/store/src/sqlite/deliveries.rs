@@ -16,7 +16,7 @@ use crate::error::map;
 
 pub(crate) const DELIVERY_COLUMNS: &str = "id, task_id, kind, message_id, node_id, text, question, \
      submit, dedup_key, state, attempts, next_attempt_at, lease_owner, lease_expires_at, \
-     last_error, created_at, updated_at, done_at";
+     last_error, created_at, updated_at, done_at, resume";
 
 /// States a worker may claim (due rows only).
 const CLAIMABLE: &str = "('QUEUED', 'WAITING_BOUNDARY', 'RESUMING', 'FAILED')";
@@ -58,6 +58,7 @@ pub(crate) fn delivery(row: &SqliteRow) -> StoreResult<Delivery> {
         created_at: time(row.try_get("created_at").map_err(map)?)?,
         updated_at: time(row.try_get("updated_at").map_err(map)?)?,
         done_at: opt_time(row.try_get("done_at").map_err(map)?)?,
+        resume: row.try_get::<i64, _>("resume").map_err(map)? != 0,
     })
 }
 
@@ -109,8 +110,8 @@ impl DeliveryStore for SqliteStore {
         let mut tx = self.write_tx().await?;
         let sql = format!(
             "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
-             attempts, next_attempt_at, created_at, updated_at) \
-             VALUES (?1, ?2, 'input', ?3, ?4, ?5, ?6, 'QUEUED', 0, ?7, ?7, ?7) \
+             attempts, next_attempt_at, created_at, updated_at, resume) \
+             VALUES (?1, ?2, 'input', ?3, ?4, ?5, ?6, 'QUEUED', 0, ?7, ?7, ?7, ?8) \
              ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
              RETURNING {DELIVERY_COLUMNS}"
         );
@@ -122,6 +123,7 @@ impl DeliveryStore for SqliteStore {
             .bind(i64::from(input.submit))
             .bind(&input.dedup_key)
             .bind(ms(input.now))
+            .bind(i64::from(input.resume))
             .fetch_optional(&mut *tx)
             .await
             .map_err(map)?;
@@ -447,6 +449,7 @@ impl ReplyRow {
             created_at: at,
             updated_at: at,
             done_at: None,
+            resume: false,
         })
     }
 }

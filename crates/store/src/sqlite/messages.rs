@@ -387,6 +387,9 @@ impl MessageStore for SqliteStore {
         if q.task_id.is_some() {
             sql.push_str(" AND m.task_id = ?");
         }
+        if q.from_children {
+            sql.push_str(" AND t.parent_task_id IS NOT NULL");
+        }
         if q.cursor.is_some() {
             sql.push_str(" AND (m.created_at, m.id) < (?, ?)");
         }

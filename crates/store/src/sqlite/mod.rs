@@ -4,6 +4,8 @@
 pub mod backup;
 mod checkpoint;
 mod deliveries;
+mod inbox;
+mod inbox_rows;
 mod messages;
 mod rows;
 mod sessions;

@@ -1,0 +1,133 @@
+//! The inbox's lease receipts and the input owed to a derived child (issue
+//! 14, tower-workbench.md §2.8): `ack_workbench_batch` /
+//! `heartbeat_workbench_batch` / `resolve_workbench_batch` by the parent's
+//! agent, and the parent's decision queued for a child whose terminal may be
+//! gone (resumed first, decision D4).
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    deliveries::Delivery,
+    events::HarnessEvent,
+    ids,
+    inbox::{BatchState, PROCESSING_LEASE, chrono_of},
+    validate,
+};
+
+impl Harness {
+    /// `ack_workbench_batch` / `heartbeat_workbench_batch` /
+    /// `resolve_workbench_batch` by the parent's agent (bound to its task).
+    pub async fn batch_transition(
+        &self,
+        parent_task_id: &str,
+        batch_id: &str,
+        lease_token: &str,
+        action: BatchAction,
+    ) -> CoreResult<Value> {
+        let batch_id = validate::cuid("batchId", batch_id.trim())?;
+        let batch = self
+            .store()
+            .get_workbench_batch(&batch_id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound(format!("Unknown Workbench batch: {batch_id}")))?;
+        if batch.parent_task_id != parent_task_id {
+            return Err(CoreError::Forbidden(format!(
+                "Workbench batch {batch_id} belongs to a different parent task"
+            )));
+        }
+        let count = batch.event_ids.len();
+        if batch.state == BatchState::Resolved && action != BatchAction::Heartbeat {
+            return Ok(
+                json!({"batchId": batch_id, "state": "RESOLVED", "noOp": true, "eventCount": count}),
+            );
+        }
+        let now = Utc::now();
+        if batch.lease_token.as_deref() != Some(lease_token.trim()) {
+            return Err(CoreError::Conflict(format!(
+                "Workbench batch {batch_id} lease token is stale"
+            )));
+        }
+        if batch.lease_expires_at.is_none_or(|t| t <= now) {
+            return Err(CoreError::Conflict(format!(
+                "Workbench batch {batch_id} lease has expired"
+            )));
+        }
+        let processing = now + chrono_of(PROCESSING_LEASE);
+        let (from, to, until): (&[BatchState], BatchState, Option<DateTime<Utc>>) = match action {
+            BatchAction::Ack => (
+                &[BatchState::Dispatched, BatchState::Acked],
+                BatchState::Acked,
+                Some(processing),
+            ),
+            BatchAction::Heartbeat => (&[BatchState::Acked], BatchState::Acked, Some(processing)),
+            BatchAction::Resolve => (&[BatchState::Acked], BatchState::Resolved, None),
+        };
+        let no_op = action == BatchAction::Ack && batch.state == BatchState::Acked;
+        match self
+            .store()
+            .transition_workbench_batch(&batch_id, from, to, lease_token.trim(), until, now)
+            .await?
+        {
+            Some(b) => {
+                self.publish(HarnessEvent::TaskChanged {
+                    task_id: b.parent_task_id.clone(),
+                });
+                Ok(
+                    json!({"batchId": b.id, "state": b.state.as_str(), "noOp": no_op,
+                    "eventCount": count, "leaseExpiresAt": b.lease_expires_at}),
+                )
+            }
+            None => Err(CoreError::Conflict(format!(
+                "Workbench batch {batch_id} is {}, not {}",
+                batch.state.as_str(),
+                from.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ))),
+        }
+    }
+}
+
+impl Harness {
+    /// Input owed to a derived child (its parent's decision): a delivery row
+    /// that resumes the child when its terminal is gone. Returns the row and
+    /// whether this call created it (`false`: a duplicate of the key).
+    pub async fn enqueue_child_input(
+        &self,
+        task_id: &str,
+        text: &str,
+        submit: bool,
+        key: &str,
+    ) -> CoreResult<(Delivery, bool)> {
+        let task_id = validate::task_id(Some(task_id))?;
+        let (row, created) = self
+            .store()
+            .enqueue_input(crate::store::NewInput {
+                id: ids::new_id(),
+                task_id,
+                node_id: Some(self.config().node_id.clone()),
+                text: text.to_string(),
+                submit,
+                dedup_key: key.to_string(),
+                resume: true,
+                now: Utc::now(),
+            })
+            .await?;
+        if created {
+            self.delivery_changed(&row);
+            self.wake_deliveries();
+        }
+        Ok((row, created))
+    }
+}
+
+/// An agent's transition of a batch it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchAction {
+    Ack,
+    Heartbeat,
+    Resolve,
+}

@@ -1,0 +1,138 @@
+//! The text of a workbench batch typed into the parent (tower-workbench.md
+//! §2.10): one child review → the child-review template; otherwise a
+//! numbered list (HIGH first) with the hub guidance. Every prompt carries the
+//! anti-loop rule and ends with the batch protocol footer.
+
+use serde_json::Value;
+
+use crate::inbox::{EventKind, WorkbenchEvent};
+
+const DETAIL_MAX: usize = 1600;
+
+fn field<'a>(payload: &'a Value, key: &str) -> Option<&'a str> {
+    payload.get(key).and_then(Value::as_str)
+}
+
+fn clip(text: &str) -> String {
+    let t = text.trim();
+    if t.chars().count() > DETAIL_MAX {
+        let mut s: String = t.chars().take(DETAIL_MAX).collect();
+        s.push('…');
+        s
+    } else {
+        t.to_string()
+    }
+}
+
+fn reply_of(e: &WorkbenchEvent) -> String {
+    let r = field(&e.payload, "childReply").unwrap_or_default();
+    if r.trim().is_empty() {
+        "(no text reply)".into()
+    } else {
+        clip(r)
+    }
+}
+
+fn title_of(e: &WorkbenchEvent) -> (&str, &str) {
+    (
+        field(&e.payload, "childTitle").unwrap_or(&e.source_task_id),
+        field(&e.payload, "childTaskId").unwrap_or(&e.source_task_id),
+    )
+}
+
+/// The rule that keeps decisions flowing upward.
+pub const ANTI_LOOP_RULE: &str = "If a child escalated a decision, decide it and send the answer \
+back down with send_task_terminal_input. If you cannot decide either, escalate upward (your own \
+parent, else ask_human) — never bounce the same question back down to the child.";
+
+fn footer(batch_id: &str, generation: u32, lease_token: &str) -> String {
+    format!(
+        "[Tower durable batch: {batch_id}]\n\
+         Delivery generation: {generation}\n\
+         Right after reading this, call ack_workbench_batch({{ batchId: \"{batch_id}\", leaseToken: \"{lease_token}\" }}).\n\
+         When every item is handled or durably delegated, call resolve_workbench_batch({{ batchId: \"{batch_id}\", leaseToken: \"{lease_token}\" }}).\n\
+         While working, renew the lease with heartbeat_workbench_batch every two minutes rather than let the five-minute lease lapse.\n\
+         A replay with the same batch id is not new work: continue idempotently."
+    )
+}
+
+fn single_review(e: &WorkbenchEvent) -> String {
+    let (title, id) = title_of(e);
+    format!(
+        "[Tower] The derived sub-task \"{title}\" (taskId: {id}) just finished a round and awaits \
+         instructions; it may or may not be done.\n\
+         Its last reply:\n{reply}\n\n\
+         As the hub:\n\
+         1. Verify through the git commits of the child's worktree (log/show/diff); fall back to \
+         get_task_terminal_output only when no commits were made this round.\n\
+         2. If it is done correctly: stop_task_execution and move the task to DONE.\n\
+         3. If not: send concrete feedback with send_task_terminal_input.\n\
+         4. {ANTI_LOOP_RULE}\n\
+         5. Record your judgment in the project notes.",
+        reply = reply_of(e)
+    )
+}
+
+fn heading(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::ChildDecisionRequired => "DECISION REQUIRED",
+        EventKind::ChildExecutionFailed => "EXECUTION FAILED",
+        EventKind::ChildReviewRequired => "REVIEW REQUIRED",
+    }
+}
+
+fn detail(e: &WorkbenchEvent) -> String {
+    match e.kind {
+        EventKind::ChildDecisionRequired => {
+            let q = field(&e.payload, "question")
+                .filter(|q| !q.trim().is_empty())
+                .map(clip)
+                .unwrap_or_else(|| reply_of(e));
+            format!("Question: {q}")
+        }
+        EventKind::ChildExecutionFailed => {
+            let exec = field(&e.payload, "executionId").unwrap_or("unknown");
+            let code = e
+                .payload
+                .get("exitCode")
+                .and_then(Value::as_i64)
+                .map_or_else(|| "unknown".to_string(), |c| c.to_string());
+            format!("Execution: {exec}; exit code: {code}")
+        }
+        EventKind::ChildReviewRequired => format!("Last reply: {}", reply_of(e)),
+    }
+}
+
+/// The whole prompt of a batch (events already sorted HIGH first).
+pub fn batch_prompt(
+    batch_id: &str,
+    generation: u32,
+    lease_token: &str,
+    events: &[WorkbenchEvent],
+) -> String {
+    let body = match events {
+        [one] if one.kind == EventKind::ChildReviewRequired => single_review(one),
+        _ => {
+            let mut s = format!(
+                "[Tower] {} durable sub-task events are ready for supervisor review.\nBatch: {batch_id}\n\n",
+                events.len()
+            );
+            for (i, e) in events.iter().enumerate() {
+                let (title, id) = title_of(e);
+                let detail = detail(e).replace('\n', "\n   ");
+                s.push_str(&format!(
+                    "{}. [{}] \"{title}\" (taskId: {id})\n   {detail}\n",
+                    i + 1,
+                    heading(e.kind)
+                ));
+            }
+            s.push_str(&format!(
+                "\nInspect the children's commits first; do not mark anything DONE unverified. \
+                 Give concrete feedback with send_task_terminal_input; stop and move only \
+                 verified work to DONE. {ANTI_LOOP_RULE} Record decisions in the project notes."
+            ));
+            s
+        }
+    };
+    format!("{body}\n\n{}", footer(batch_id, generation, lease_token))
+}

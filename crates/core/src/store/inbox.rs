@@ -1,0 +1,164 @@
+//! The inbox aggregate: a parent's durable WorkbenchEvents and the batches
+//! they are claimed into (see [`crate::inbox`] for the rules). Claiming is
+//! shaped so that PostgreSQL can run it with `FOR UPDATE SKIP LOCKED`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+use crate::{
+    deliveries::Delivery,
+    inbox::{BatchState, NewEvent, TaskMessage, WorkbenchBatch, WorkbenchEvent},
+};
+
+/// A batch to store with its delivery, in one transaction with the claim check.
+#[derive(Debug, Clone)]
+pub struct NewBatch {
+    /// Digest of the sorted dedup keys; also the delivery id and the TaskMessage id.
+    pub id: String,
+    pub parent_task_id: String,
+    /// The parent's live execution at claim time.
+    pub execution_id: Option<String>,
+    /// The claim whose events make the batch.
+    pub claim_token: String,
+    pub event_ids: Vec<String>,
+    pub prompt: String,
+    pub lease_token: String,
+    pub lease_until: DateTime<Utc>,
+    /// The node that owns the parent's terminal.
+    pub node_id: Option<String>,
+    /// The TaskMessage metadata (JSON).
+    pub metadata: String,
+    pub now: DateTime<Utc>,
+}
+
+/// The inbox port. Every method is one transaction.
+#[async_trait]
+pub trait InboxStore: Send + Sync + 'static {
+    /// Insert an event. An existing `dedup_key` returns that row and `false`.
+    /// On an `execution_review_key` collision: a completion fallback, or any
+    /// producer when the owner of the key is the fallback, returns the owner
+    /// and `false` (one review per execution); a later distinct stop turn of
+    /// the same execution is inserted without the key.
+    async fn add_workbench_event(&self, event: NewEvent) -> StoreResult<(WorkbenchEvent, bool)>;
+
+    /// Record a provider turn end on the execution (time and last reply).
+    async fn record_turn_end(
+        &self,
+        execution_id: &str,
+        summary: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+
+    /// Lease up to `limit` PENDING events of the parent (HIGH before NORMAL,
+    /// then created_at, id) to `owner` under `claim_token` until `lease_until`.
+    /// Stale reviews are CONSUMED first (never delivered): those of a DONE or
+    /// CANCELLED child, and all but the newest per (child, execution).
+    async fn claim_workbench_events(
+        &self,
+        parent_task_id: &str,
+        owner: &str,
+        claim_token: &str,
+        limit: u32,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchEvent>>;
+
+    /// In one transaction, only while every event of the claim is still
+    /// PROCESSING under `claim_token`: upsert the batch (CLAIMED), set the
+    /// events' batch id, upsert the SYSTEM TaskMessage (id = batch id), and
+    /// queue the delivery (id = batch id; a FAILED row of an earlier attempt
+    /// of the same batch is queued again). `None`: the claim was lost.
+    async fn store_workbench_batch(
+        &self,
+        batch: NewBatch,
+    ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>>;
+
+    /// Events of a claim that never became a batch → PENDING with `error`.
+    async fn release_workbench_claim(
+        &self,
+        claim_token: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<u64>;
+
+    /// Unbatched claims whose lease expired — or, at start-up, that an
+    /// earlier boot (`owner` starting with `stale_prefix`, other than
+    /// `current_owner`) held — → PENDING. Returns how many.
+    async fn recover_workbench_claims(
+        &self,
+        now: DateTime<Utc>,
+        stale: Option<(&str, &str)>,
+    ) -> StoreResult<u64>;
+
+    /// Follow the deliveries of CLAIMED batches: DELIVERED → batch
+    /// DISPATCHED and its events DELIVERED; a clean FAILED delivery (not
+    /// leased) is taken back from the delivery queue → batch FAILED and its
+    /// events PENDING. UNVERIFIED stays as it is (a person decides). Returns
+    /// the batches that changed.
+    async fn settle_workbench_batches(
+        &self,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>>;
+
+    /// Parents with PENDING events (oldest first).
+    async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>>;
+    /// Whether the parent has a batch on its way (CLAIMED, its delivery not
+    /// UNVERIFIED: that one waits for a person and blocks nothing).
+    async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool>;
+
+    /// Lease-token transition of a batch by its agent (ack / heartbeat /
+    /// resolve): see `crate::inbox` for the rules. Returns the batch after.
+    async fn transition_workbench_batch(
+        &self,
+        batch_id: &str,
+        from: &[BatchState],
+        to: BatchState,
+        lease_token: &str,
+        lease_until: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<WorkbenchBatch>>;
+
+    /// The parent's provider turn ended: its DISPATCHED / ACKED batches are
+    /// RESOLVED and their events CONSUMED (the turn is the receipt).
+    async fn resolve_dispatched_batches(
+        &self,
+        parent_task_id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<WorkbenchBatch>>;
+
+    /// Ended executions (COMPLETED / FAILED, ended at or after `since`) of
+    /// derived children without any event of theirs in the parent's inbox:
+    /// (task id, execution id, status, exit code), oldest first.
+    async fn child_executions_missing_events(
+        &self,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, String, crate::model::ExecutionStatus, Option<i64>)>>;
+
+    /// The resident Workbench task of a project, if any.
+    async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>>;
+    /// Whether the task is some project's Workbench.
+    async fn is_workbench(&self, task_id: &str) -> StoreResult<bool>;
+    /// In one transaction: the project's Workbench task id if it has one
+    /// (`false`), else `task` inserted and bound as its Workbench (`true`).
+    async fn create_project_workbench(&self, task: super::NewTask) -> StoreResult<(String, bool)>;
+
+    async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>>;
+    /// The parent's events, newest first.
+    async fn list_workbench_events(
+        &self,
+        parent_task_id: &str,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkbenchEvent>>;
+    /// The parent's batches, newest first.
+    async fn list_workbench_batches(
+        &self,
+        parent_task_id: &str,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkbenchBatch>>;
+    /// The task's TaskMessages, newest first.
+    async fn list_task_messages(&self, task_id: &str, limit: u32) -> StoreResult<Vec<TaskMessage>>;
+    /// The derived children of a task, oldest first.
+    async fn child_task_ids(&self, parent_task_id: &str) -> StoreResult<Vec<String>>;
+}

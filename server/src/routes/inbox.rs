@@ -1,0 +1,125 @@
+//! The parent's inbox (issue 14): `GET /api/tasks/{id}/inbox` (events,
+//! batches, derived children; the admin, the task's agent or its parent's)
+//! and `PUT /api/internal/workbench/batch` (ack / heartbeat / resolve of a
+//! batch by the parent's agent, bound to its task).
+
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    http::StatusCode,
+    routing::{get, put},
+};
+use harness_core::inbox::BatchAction;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{
+    error::ApiResult,
+    extract::{Admin, Caller, JsonBody},
+    state::AppState,
+};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tasks/{id}/inbox", get(inbox))
+        .route("/internal/workbench/batch", put(batch))
+        .route(
+            "/projects/{id}/workbench",
+            get(workbench).post(ensure_workbench),
+        )
+}
+
+/// The project's resident Workbench task (404 when it has none yet).
+async fn workbench(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<harness_core::model::TaskView>> {
+    s.harness
+        .project_workbench(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| {
+            harness_core::CoreError::NotFound("The project has no Workbench yet".into()).into()
+        })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WorkbenchBody {
+    agent: Option<harness_core::tasks::AgentInput>,
+}
+
+/// Create the project's Workbench on demand (201), or return it (200).
+async fn ensure_workbench(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<harness_core::model::TaskView>)> {
+    // The body is optional (`{}` or none: the default agent).
+    let agent = if body.is_empty() {
+        None
+    } else {
+        crate::extract::parse_json::<WorkbenchBody>(&body)?.agent
+    };
+    let (view, created) = s.harness.ensure_workbench(&id, agent).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(view)))
+}
+
+async fn inbox(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let view = s.harness.task_for(&who, Some(&id)).await?;
+    let inbox = s.harness.inbox(&view.task.id).await?;
+    let children = s.harness.children(&view.task.id).await?;
+    Ok(Json(json!({
+        "taskId": view.task.id,
+        "parentTaskId": view.task.parent_task_id,
+        "events": inbox.events,
+        "batches": inbox.batches,
+        "children": children,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct BatchBody {
+    pub action: String,
+    pub batch_id: String,
+    pub parent_task_id: Option<String>,
+    pub lease_token: String,
+}
+
+pub(crate) fn action(name: &str) -> Result<BatchAction, harness_core::CoreError> {
+    match name {
+        "ack" => Ok(BatchAction::Ack),
+        "heartbeat" => Ok(BatchAction::Heartbeat),
+        "resolve" => Ok(BatchAction::Resolve),
+        _ => Err(harness_core::CoreError::invalid(
+            "action",
+            "Invalid Workbench batch transition (ack, heartbeat or resolve)",
+        )),
+    }
+}
+
+async fn batch(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<BatchBody>,
+) -> ApiResult<Json<Value>> {
+    let parent = who.bind_task(body.parent_task_id.as_deref())?;
+    let act = action(&body.action)?;
+    Ok(Json(
+        s.harness
+            .batch_transition(&parent, &body.batch_id, &body.lease_token, act)
+            .await?,
+    ))
+}
