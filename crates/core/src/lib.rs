@@ -23,6 +23,8 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
+pub mod options;
+pub mod deadline;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

@@ -12,11 +12,13 @@
 //! `Store` (blanket impl). A new aggregate is a new module here plus one more
 //! bound on `Store`.
 
+mod choices;
 mod deliveries;
 mod messages;
 mod settings;
 mod tasks;
 
+pub use choices::{ChoicesStore, DueDefault};
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use settings::SettingsStore;
@@ -41,6 +43,9 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + ChoicesStore {}
 
-impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+impl<T> Store for T where
+    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + ChoicesStore
+{
+}

@@ -2,6 +2,7 @@
 //! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
 
 mod checkpoint;
+mod choices;
 mod deliveries;
 mod messages;
 mod rows;
