@@ -25,6 +25,7 @@ pub mod unattended;
 pub mod validate;
 pub mod options;
 pub mod deadline;
+pub mod native_question;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};
