@@ -340,6 +340,14 @@ pub const EN: &[(&str, &str)] = &[
         "The last 50 lines of harness-progress.txt, newest last; updated every 2 seconds.",
     ),
     ("plan.log_empty", "The progress log is empty."),
+    ("choices.default", "default"),
+    ("choices.default_in", "default in {n}"),
+    ("choices.deadline_in", "answer within {n}"),
+    ("choices.default_due", "deadline passed: applying the default"),
+    ("choices.deadline_passed", "deadline passed"),
+    ("choices.keys_hint", "Keys 1–8 choose an option; you can also write an answer."),
+    ("choices.label", "Options"),
+    ("choices.by_default", "default after deadline"),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -535,6 +543,14 @@ pub const ZH: &[(&str, &str)] = &[
         "harness-progress.txt 的最后 50 行，最新的在最后；每 2 秒更新。",
     ),
     ("plan.log_empty", "进度日志是空的。"),
+    ("choices.default", "默认"),
+    ("choices.default_in", "{n} 后采用默认"),
+    ("choices.deadline_in", "请在 {n} 内回答"),
+    ("choices.default_due", "已过期限：正在采用默认"),
+    ("choices.deadline_passed", "已过期限"),
+    ("choices.keys_hint", "按 1–8 选择选项；也可以直接写回答。"),
+    ("choices.label", "选项"),
+    ("choices.by_default", "期限已过，采用默认"),
 ];
 
 #[cfg(test)]
@@ -544,7 +560,7 @@ mod tests {
     use super::*;
 
     const NAMESPACES: &[&str] = &[
-        "action", "badge", "chip", "col", "common", "detail", "harness", "home", "kind", "nav",
+        "action", "badge", "chip", "choices", "col", "common", "detail", "harness", "home", "kind", "nav",
         "plan", "projects", "result", "settings", "task", "tasks", "time",
     ];
 

@@ -2,6 +2,7 @@
 //! browser. Every server function is a thin adapter over one or a few
 //! `harness_core::Harness` calls; the rules live in the core.
 
+pub mod choices;
 pub mod deliveries;
 pub mod locale;
 pub mod messages;
@@ -11,6 +12,7 @@ pub mod tasks;
 
 use serde::{Deserialize, Serialize};
 
+pub use choices::*;
 pub use deliveries::*;
 pub use locale::*;
 pub use messages::*;
@@ -41,6 +43,9 @@ pub struct Row {
     /// An answered ask: how its reply is getting into the agent's terminal.
     #[serde(default)]
     pub delivery: Option<DeliveryInfo>,
+    /// A structured question: its options, default and deadline (issue 16).
+    #[serde(default)]
+    pub choices: Option<ChoiceInfo>,
 }
 
 /// The badge a row shows.
@@ -140,6 +145,7 @@ pub(crate) mod ssr {
             sent_ms: m.created_at.timestamp_millis(),
             replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
             delivery: None,
+            choices: None,
         }
     }
 

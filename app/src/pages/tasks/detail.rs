@@ -125,6 +125,10 @@ fn TimelineItem(row: Row) -> impl IntoView {
                 <TimeCell ms=Some(row.sent_ms) />
             </div>
             <Clamp text=Some(row.content) />
+            {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
+                view! { <TimelineChoices task_id=row.task_id.clone() choices /> }
+            })}
+            <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {row.reply.map(|r| view! {
                 <div class="timeline-reply">
                     <span class="sub">{l.t("detail.reply")} " · "</span>
@@ -135,4 +139,12 @@ fn TimelineItem(row: Row) -> impl IntoView {
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
         </li>
     }
+}
+
+/// The options of the task's OPEN ask on its page: one click answers
+/// (the page reloads from the live event the answer causes).
+#[component]
+fn TimelineChoices(task_id: String, choices: crate::api::ChoiceInfo) -> impl IntoView {
+    let action = ServerAction::<crate::api::ReplyAsk>::new();
+    view! { <crate::choices::ChoicePicker task_id choices action /> }
 }
