@@ -176,3 +176,60 @@ async fn ask_endpoint_accepts_choices_and_names_the_bad_field() {
     assert_eq!(status, StatusCode::OK);
     server.shutdown().await;
 }
+
+async fn mcp(s: &common::Server, token: &str, id: u64, arguments: Value) -> (bool, Value) {
+    let (status, body) = common::decode(
+        s.client
+            .post(s.url("/mcp"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .bearer_auth(token)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "ask_human", "arguments": arguments}}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let text = body["result"]["content"][0]["text"].as_str().unwrap();
+    (
+        body["result"]["isError"].as_bool().unwrap(),
+        serde_json::from_str(text).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_ask_human_takes_options_default_and_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(&dir.path().join("data")).await;
+    let t = s.task("mcp choices").await;
+    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (is_error, payload) = mcp(
+        &s,
+        &token,
+        1,
+        json!({"question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No", "description": "wait"}],
+               "default": "No", "deadline": "2099-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert!(is_error, "beyond the TTL: {payload}");
+    assert!(payload["error"].as_str().unwrap().contains("deadline"), "{payload}");
+    let (is_error, payload) = mcp(
+        &s,
+        &token,
+        2,
+        json!({"question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No", "description": "wait"}],
+               "default": "No", "deadline": 120, "urgency": "low"}),
+    )
+    .await;
+    assert!(!is_error, "{payload}");
+    let id = payload["requestId"].as_str().unwrap().to_string();
+    let c = &s.running.harness.choices_for(&[id.clone()]).await.unwrap()[&id];
+    assert_eq!(c.default.as_deref(), Some("No"));
+    assert_eq!(c.options[1].description.as_deref(), Some("wait"));
+    let (is_error, payload) = mcp(&s, &token, 3, json!({"question": 42})).await;
+    assert!(is_error);
+    assert!(payload["error"].as_str().unwrap().contains("question"), "{payload}");
+    s.shutdown().await;
+}
