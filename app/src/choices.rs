@@ -144,7 +144,12 @@ pub fn ChoicePicker(
         if !keys || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return;
         }
-        let Some(n) = ev.key().parse::<usize>().ok().filter(|n| (1..=8).contains(n)) else {
+        let Some(n) = ev
+            .key()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=8).contains(n))
+        else {
             return;
         };
         let Some(label) = c.with_value(|c| c.options.get(n - 1).map(|o| o.label.clone())) else {

@@ -343,9 +343,15 @@ pub const EN: &[(&str, &str)] = &[
     ("choices.default", "default"),
     ("choices.default_in", "default in {n}"),
     ("choices.deadline_in", "answer within {n}"),
-    ("choices.default_due", "deadline passed: applying the default"),
+    (
+        "choices.default_due",
+        "deadline passed: applying the default",
+    ),
     ("choices.deadline_passed", "deadline passed"),
-    ("choices.keys_hint", "Keys 1–8 choose an option; you can also write an answer."),
+    (
+        "choices.keys_hint",
+        "Keys 1–8 choose an option; you can also write an answer.",
+    ),
     ("choices.label", "Options"),
     ("choices.by_default", "default after deadline"),
 ];
@@ -560,8 +566,8 @@ mod tests {
     use super::*;
 
     const NAMESPACES: &[&str] = &[
-        "action", "badge", "chip", "choices", "col", "common", "detail", "harness", "home", "kind", "nav",
-        "plan", "projects", "result", "settings", "task", "tasks", "time",
+        "action", "badge", "chip", "choices", "col", "common", "detail", "harness", "home", "kind",
+        "nav", "plan", "projects", "result", "settings", "task", "tasks", "time",
     ];
 
     fn keys(table: &[(&str, &str)]) -> BTreeSet<&'static str> {

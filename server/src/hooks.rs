@@ -91,7 +91,9 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
             // The native menu becomes a Harness question (issue 16); when it
             // cannot be recorded (server unreachable…) the plain deny stands.
             stdout: deny(&match record_native_question(tool, &event, env) {
-                Ok(request_id) => native_question::recorded_reason(tool, &request_id, env.has_parent),
+                Ok(request_id) => {
+                    native_question::recorded_reason(tool, &request_id, env.has_parent)
+                }
                 Err(err) => {
                     tracing::debug!(%err, "native question not recorded; plain deny");
                     reason.to_string()

@@ -188,7 +188,11 @@ async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(typed.matches("Harness applied your default").count(), 1, "{typed:?}");
+    assert_eq!(
+        typed.matches("Harness applied your default").count(),
+        1,
+        "{typed:?}"
+    );
 
     // Another restart applies nothing again.
     life.kill();

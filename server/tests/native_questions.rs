@@ -68,7 +68,10 @@ async fn native_menus_on_unattended_tasks_become_asks_with_the_same_options() {
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(&dir.path().join("data")).await;
     let signals = tempfile::tempdir().unwrap();
-    for file in ["claude_ask_user_question.json", "codex_request_user_input.json"] {
+    for file in [
+        "claude_ask_user_question.json",
+        "codex_request_user_input.json",
+    ] {
         let payload = fixture(file);
         let tool = payload["tool_name"].as_str().unwrap().to_string();
         let task = server.task(&format!("native {tool}")).await;
@@ -150,9 +153,18 @@ async fn ask_endpoint_accepts_choices_and_names_the_bad_field() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     for (bad, field) in [
-        (json!({"options": (0..9).map(|i| json!({"label": i.to_string()})).collect::<Vec<_>>()}), "options"),
-        (json!({"options": [{"label": "A"}, {"label": "a"}]}), "options"),
-        (json!({"options": [{"label": "A"}], "default": "B", "deadline": 600}), "default"),
+        (
+            json!({"options": (0..9).map(|i| json!({"label": i.to_string()})).collect::<Vec<_>>()}),
+            "options",
+        ),
+        (
+            json!({"options": [{"label": "A"}, {"label": "a"}]}),
+            "options",
+        ),
+        (
+            json!({"options": [{"label": "A"}], "default": "B", "deadline": 600}),
+            "default",
+        ),
         (json!({"deadline": 5}), "deadline"),
         (json!({"urgency": "asap"}), "urgency"),
     ] {
@@ -214,7 +226,10 @@ async fn mcp_ask_human_takes_options_default_and_deadline() {
     )
     .await;
     assert!(is_error, "beyond the TTL: {payload}");
-    assert!(payload["error"].as_str().unwrap().contains("deadline"), "{payload}");
+    assert!(
+        payload["error"].as_str().unwrap().contains("deadline"),
+        "{payload}"
+    );
     let (is_error, payload) = mcp(
         &s,
         &token,
@@ -230,6 +245,9 @@ async fn mcp_ask_human_takes_options_default_and_deadline() {
     assert_eq!(c.options[1].description.as_deref(), Some("wait"));
     let (is_error, payload) = mcp(&s, &token, 3, json!({"question": 42})).await;
     assert!(is_error);
-    assert!(payload["error"].as_str().unwrap().contains("question"), "{payload}");
+    assert!(
+        payload["error"].as_str().unwrap().contains("question"),
+        "{payload}"
+    );
     s.shutdown().await;
 }

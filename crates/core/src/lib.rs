@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod deadline;
 pub mod deliveries;
 pub mod error;
 pub mod events;
@@ -14,6 +15,8 @@ pub mod ids;
 pub mod ladder;
 pub mod messaging;
 pub mod model;
+pub mod native_question;
+pub mod options;
 pub mod runtime;
 pub mod service;
 pub mod sessions;
@@ -23,9 +26,6 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
-pub mod options;
-pub mod deadline;
-pub mod native_question;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

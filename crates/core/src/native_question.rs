@@ -29,14 +29,22 @@ fn text(v: Option<&Value>) -> Option<String> {
 
 fn options_of(q: &Value) -> Vec<(String, Option<String>)> {
     let mut out: Vec<(String, Option<String>)> = Vec::new();
-    for o in q.get("options").and_then(Value::as_array).into_iter().flatten() {
+    for o in q
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let (label, description) = match o {
             Value::String(s) => (text(Some(&Value::String(s.clone()))), None),
             _ => (text(o.get("label")), text(o.get("description"))),
         };
         let Some(label) = label else { continue };
         let label: String = label.chars().take(MAX_LABEL_CHARS).collect();
-        if out.iter().any(|(l, _)| l.to_lowercase() == label.to_lowercase()) {
+        if out
+            .iter()
+            .any(|(l, _)| l.to_lowercase() == label.to_lowercase())
+        {
             continue;
         }
         out.push((label, description));
@@ -140,7 +148,10 @@ mod tests {
             "options": [{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}]}]});
         let q = from_tool_input("AskUserQuestion", &input).unwrap();
         assert_eq!(q.question, "[DB] Which DB?");
-        assert_eq!(q.choices["options"][0], json!({"label": "Postgres", "description": "server"}));
+        assert_eq!(
+            q.choices["options"][0],
+            json!({"label": "Postgres", "description": "server"})
+        );
         assert_eq!(q.choices["multiSelect"], json!(true));
     }
 
@@ -161,8 +172,16 @@ mod tests {
         ]});
         let q = from_tool_input("AskUserQuestion", &input).unwrap();
         assert_eq!(q.choices["options"].as_array().unwrap().len(), 8);
-        assert!(q.question.contains("More options:\n- o8\n- o9"), "{}", q.question);
-        assert!(q.question.contains("Question 2: [B] Second?\n1. x — ex"), "{}", q.question);
+        assert!(
+            q.question.contains("More options:\n- o8\n- o9"),
+            "{}",
+            q.question
+        );
+        assert!(
+            q.question.contains("Question 2: [B] Second?\n1. x — ex"),
+            "{}",
+            q.question
+        );
     }
 
     #[test]

@@ -144,7 +144,9 @@ fn label_text(field: &'static str, index: usize, value: &Value) -> CoreResult<St
     if chars > MAX_LABEL_CHARS {
         return Err(CoreError::invalid(
             field,
-            format!("options[{index}].label too long: {chars} characters, at most {MAX_LABEL_CHARS}"),
+            format!(
+                "options[{index}].label too long: {chars} characters, at most {MAX_LABEL_CHARS}"
+            ),
         ));
     }
     Ok(text.to_string())
@@ -160,10 +162,7 @@ fn parse_options(value: &Value) -> CoreResult<Vec<AskOption>> {
     if items.len() > MAX_OPTIONS {
         return Err(CoreError::invalid(
             "options",
-            format!(
-                "too many options: {}, at most {MAX_OPTIONS}",
-                items.len()
-            ),
+            format!("too many options: {}, at most {MAX_OPTIONS}", items.len()),
         ));
     }
     let mut out: Vec<AskOption> = Vec::with_capacity(items.len());
@@ -172,11 +171,7 @@ fn parse_options(value: &Value) -> CoreResult<Vec<AskOption>> {
         let (label, description) = match item {
             Value::String(_) => (label_text("options", i, item)?, None),
             Value::Object(map) => {
-                let label = label_text(
-                    "options",
-                    i,
-                    map.get("label").unwrap_or(&Value::Null),
-                )?;
+                let label = label_text("options", i, map.get("label").unwrap_or(&Value::Null))?;
                 let description = match map.get("description") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(d)) if d.trim().is_empty() => None,
@@ -222,7 +217,11 @@ fn parse_options(value: &Value) -> CoreResult<Vec<AskOption>> {
 
 /// A deadline: seconds from `now` (a number or a string of digits) or an
 /// RFC 3339 time, between one minute from now and `ttl` from now.
-fn parse_deadline(value: &Value, now: DateTime<Utc>, ttl: std::time::Duration) -> CoreResult<DateTime<Utc>> {
+fn parse_deadline(
+    value: &Value,
+    now: DateTime<Utc>,
+    ttl: std::time::Duration,
+) -> CoreResult<DateTime<Utc>> {
     let max_secs = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
     let in_bounds = |secs: i64| -> CoreResult<()> {
         if secs < MIN_DEADLINE_SECS || secs > max_secs {
@@ -245,7 +244,11 @@ fn parse_deadline(value: &Value, now: DateTime<Utc>, ttl: std::time::Duration) -
         Value::Number(n) => {
             let secs = n
                 .as_i64()
-                .or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f.ceil() as i64))
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.is_finite())
+                        .map(|f| f.ceil() as i64)
+                })
                 .ok_or_else(|| CoreError::invalid("deadline", "deadline seconds out of range"))?;
             from_secs(secs)
         }
@@ -562,11 +565,23 @@ mod tests {
         assert_eq!(err(json!({"options": [{"label": ""}]})).0, Some("options"));
         assert_eq!(err(json!({"options": [{"nolabel": 1}]})).0, Some("options"));
         assert_eq!(err(json!({"options": "A,B"})).0, Some("options"));
-        assert_eq!(err(json!({"default": "A", "deadline": 120})).0, Some("default"));
-        assert_eq!(err(json!({"options": ["A"], "multiSelect": true})).0, Some("multiSelect"));
-        assert_eq!(err(json!({"options": ["A", "B"], "multiSelect": "yes"})).0, Some("multiSelect"));
+        assert_eq!(
+            err(json!({"default": "A", "deadline": 120})).0,
+            Some("default")
+        );
+        assert_eq!(
+            err(json!({"options": ["A"], "multiSelect": true})).0,
+            Some("multiSelect")
+        );
+        assert_eq!(
+            err(json!({"options": ["A", "B"], "multiSelect": "yes"})).0,
+            Some("multiSelect")
+        );
         assert_eq!(err(json!({"urgency": "urgent"})).0, Some("urgency"));
-        assert_eq!(err(json!({"options": ["A", "B"], "default": "A"})).0, Some("deadline"));
+        assert_eq!(
+            err(json!({"options": ["A", "B"], "default": "A"})).0,
+            Some("deadline")
+        );
     }
 
     #[test]
@@ -574,7 +589,10 @@ mod tests {
         assert_eq!(err(json!({"deadline": 59})).0, Some("deadline"));
         assert!(choices(json!({"deadline": 60})).deadline_at.is_some());
         assert!(choices(json!({"deadline": "3600"})).deadline_at.is_some());
-        assert_eq!(err(json!({"deadline": TTL.as_secs() + 1})).0, Some("deadline"));
+        assert_eq!(
+            err(json!({"deadline": TTL.as_secs() + 1})).0,
+            Some("deadline")
+        );
         assert_eq!(err(json!({"deadline": -5})).0, Some("deadline"));
         assert_eq!(err(json!({"deadline": "tomorrow"})).0, Some("deadline"));
         assert_eq!(err(json!({"deadline": true})).0, Some("deadline"));
@@ -596,7 +614,11 @@ mod tests {
         assert_eq!(match_reply(&c, "1)"), Some(vec![0]));
         assert_eq!(match_reply(&c, "sqlite"), Some(vec![1]));
         assert_eq!(match_reply(&c, "POSTGRES"), Some(vec![0]));
-        assert_eq!(match_reply(&c, "3"), Some(vec![2]), "a label wins over a number");
+        assert_eq!(
+            match_reply(&c, "3"),
+            Some(vec![2]),
+            "a label wins over a number"
+        );
         assert_eq!(match_reply(&c, "4"), None);
         assert_eq!(match_reply(&c, "0"), None);
         assert_eq!(match_reply(&c, "1, 2"), None, "single choice");

@@ -93,7 +93,10 @@ async fn choices_are_stored_with_the_ask_and_plain_asks_have_none() {
     let h = &db.harness;
     let t = task(h).await;
     let plain = h.ask(&t, Some("free text?")).await.unwrap();
-    let asked = h.ask_with(&t, Some("Which DB?"), &db_choice()).await.unwrap();
+    let asked = h
+        .ask_with(&t, Some("Which DB?"), &db_choice())
+        .await
+        .unwrap();
     let found = h
         .choices_for(&[plain.request_id.clone(), asked.request_id.clone()])
         .await
@@ -121,8 +124,14 @@ async fn invalid_choices_write_nothing_and_name_the_field() {
     for (bad, field) in [
         (json!({"options": nine}), "options"),
         (json!({"options": ["A", "a"]}), "options"),
-        (json!({"options": ["A", "B"], "default": "C", "deadline": 60}), "default"),
-        (json!({"options": ["A", "B"], "default": "A", "deadline": 30}), "deadline"),
+        (
+            json!({"options": ["A", "B"], "default": "C", "deadline": 60}),
+            "default",
+        ),
+        (
+            json!({"options": ["A", "B"], "default": "A", "deadline": 30}),
+            "deadline",
+        ),
         (json!({"urgency": "now"}), "urgency"),
     ] {
         match h.ask_with(&t, Some("q?"), &input(bad.clone())).await {
@@ -145,19 +154,37 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
     let h = &db.harness;
     let t = task(h).await;
     h.begin_execution(&t).await.unwrap();
-    let asked = h.ask_with(&t, Some("Which DB?"), &db_choice()).await.unwrap();
+    let asked = h
+        .ask_with(&t, Some("Which DB?"), &db_choice())
+        .await
+        .unwrap();
     assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "not due yet");
-    set_deadline(&db.store, &asked.request_id, Utc::now() - chrono::Duration::seconds(1)).await;
+    set_deadline(
+        &db.store,
+        &asked.request_id,
+        Utc::now() - chrono::Duration::seconds(1),
+    )
+    .await;
     assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
     assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "exactly once");
-    let m = h.store().get_message(&asked.request_id).await.unwrap().unwrap();
+    let m = h
+        .store()
+        .get_message(&asked.request_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
     let c = &h.choices_for(&[m.id.clone()]).await.unwrap()[&m.id];
     assert_eq!(c.answered_by.as_deref(), Some(ANSWERED_BY_DEFAULT));
     // The reply's delivery row, as for a person's reply; the agent is told
     // the default was applied.
-    let d = h.store().delivery_for_message(&m.id).await.unwrap().unwrap();
+    let d = h
+        .store()
+        .delivery_for_message(&m.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(d.text.starts_with("SQLite"), "{}", d.text);
     assert!(d.text.contains("default"), "{}", d.text);
     assert_eq!(d.question.as_deref(), Some("Which DB?"));
@@ -173,7 +200,12 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
         .ask_with(&t, Some("Why?"), &input(json!({"deadline": 60})))
         .await
         .unwrap();
-    set_deadline(&db.store, &plain.request_id, Utc::now() - chrono::Duration::seconds(1)).await;
+    set_deadline(
+        &db.store,
+        &plain.request_id,
+        Utc::now() - chrono::Duration::seconds(1),
+    )
+    .await;
     assert_eq!(h.apply_due_defaults().await.unwrap(), 0);
     let page = h
         .list_messages(MessageQuery {
@@ -198,13 +230,20 @@ async fn deadline_default_races_people_exactly_once() {
     for round in 0..6 {
         let t = task(&a).await;
         a.begin_execution(&t).await.unwrap();
-        let asked = a.ask_with(&t, Some("Which DB?"), &db_choice()).await.unwrap();
+        let asked = a
+            .ask_with(&t, Some("Which DB?"), &db_choice())
+            .await
+            .unwrap();
         let start = tokio::time::Instant::now() + Duration::from_millis(120);
         let deadline = Utc::now() + chrono::Duration::milliseconds(150);
         set_deadline(&db.store, &asked.request_id, deadline).await;
         let mut jobs = Vec::new();
         for i in 0..50u64 {
-            let h = if i % 4 < 2 { a.clone() } else { harness_b.clone() };
+            let h = if i % 4 < 2 {
+                a.clone()
+            } else {
+                harness_b.clone()
+            };
             let t = t.clone();
             // Each kind spread over 60 ms around the deadline (150 ms);
             // people later each round, so either side wins some rounds.
@@ -253,7 +292,12 @@ async fn deadline_default_races_people_exactly_once() {
         )
         .await;
         assert_eq!(deliveries, 1, "round {round}: one delivery row");
-        let m = a.store().get_message(&asked.request_id).await.unwrap().unwrap();
+        let m = a
+            .store()
+            .get_message(&asked.request_id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(m.state, MessageState::Answered);
         let by_default = a.choices_for(&[m.id.clone()]).await.unwrap()[&m.id].answered_by_default();
         assert_eq!(by_default, wins[0] == "default", "round {round}");

@@ -81,7 +81,10 @@ async fn list(
     let mut body = serde_json::to_value(&page)
         .map_err(|e| CoreError::invalid_body(format!("cannot encode the page: {e}")))?;
     // Structured questions (issue 16): each ask's choices, and who answered.
-    if let Some(rows) = body.get_mut("rows").and_then(serde_json::Value::as_array_mut) {
+    if let Some(rows) = body
+        .get_mut("rows")
+        .and_then(serde_json::Value::as_array_mut)
+    {
         for (row, r) in rows.iter_mut().zip(&page.rows) {
             let c = choices.get(&r.message.id);
             if let Some(c) = c {

@@ -45,7 +45,4 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// Persistence for the whole Harness domain: every aggregate of one backend.
 pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + ChoicesStore {}
 
-impl<T> Store for T where
-    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + ChoicesStore
-{
-}
+impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore + ChoicesStore {}

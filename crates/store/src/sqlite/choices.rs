@@ -199,16 +199,9 @@ impl ChoicesStore for SqliteStore {
                         .execute(&mut *conn)
                         .await?;
                     let task_id: String = row.try_get("task_id")?;
-                    let after = finish_answer(
-                        conn,
-                        &row,
-                        &task_id,
-                        &delivery_id,
-                        &text,
-                        now,
-                        handoff,
-                    )
-                    .await?;
+                    let after =
+                        finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
+                            .await?;
                     Ok(Some((row, after, text)))
                 })
             })

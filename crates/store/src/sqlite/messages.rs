@@ -239,7 +239,9 @@ impl MessageStore for SqliteStore {
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}; COMMIT")))
+                    sqlx::query(AssertSqlSafe(format!(
+                        "BEGIN IMMEDIATE; {RECORD_ASK}; COMMIT"
+                    )))
                     .bind(task_id)
                     .bind(id)
                     .bind(question)
