@@ -161,7 +161,7 @@ async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
     };
     assert_eq!(row["replyText"], "Skip");
     assert_eq!(row["answeredBy"], "default_after_deadline");
-    assert_eq!(row["choices"]["answeredBy"], "default_after_deadline");
+    assert_eq!(row["default"], "Skip");
     // One delivery row, and the agent (restarted after the kill) gets it once.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

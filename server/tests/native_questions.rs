@@ -119,9 +119,9 @@ async fn native_menus_on_unattended_tasks_become_asks_with_the_same_options() {
             .iter()
             .map(|o| json!({"label": o["label"], "description": o["description"]}))
             .collect();
-        assert_eq!(row["choices"]["options"], Value::Array(want), "{file}");
+        assert_eq!(row["options"], Value::Array(want), "{file}");
         assert_eq!(
-            row["choices"]["multiSelect"],
+            row["multiSelect"],
             q.get("multiSelect").cloned().unwrap_or(json!(false))
         );
 

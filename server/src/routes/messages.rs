@@ -87,8 +87,12 @@ async fn list(
     {
         for (row, r) in rows.iter_mut().zip(&page.rows) {
             let c = choices.get(&r.message.id);
-            if let Some(c) = c {
-                row["choices"] = serde_json::to_value(c).unwrap_or_default();
+            // options, multiSelect, default, deadlineAt, urgency (contract §4).
+            if let Some(serde_json::Value::Object(fields)) =
+                c.map(serde_json::to_value).and_then(Result::ok)
+                && let Some(row) = row.as_object_mut()
+            {
+                row.extend(fields);
             }
             if r.message.state == harness_core::model::MessageState::Answered {
                 row["answeredBy"] = match c.and_then(|c| c.answered_by.clone()) {

@@ -30,7 +30,10 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
             let _ = d.show_modal();
             if shared.focus_reply.get_untracked() {
                 // The first option when the ask has options (keys 1–8), else the reply box.
-                focus_in(&d, ".choices button.choice, .choices input[type=checkbox], textarea");
+                focus_in(
+                    &d,
+                    ".choices button.choice, .choices input[type=checkbox], textarea",
+                );
             }
         } else if !open && d.open() {
             d.close();
