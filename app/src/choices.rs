@@ -252,3 +252,18 @@ pub fn AnsweredByDefault(choices: Option<ChoiceInfo>) -> impl IntoView {
         view! { <span class="by-default">{l.t("choices.by_default")}</span> }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::remaining_text;
+
+    #[test]
+    fn countdown_text() {
+        assert_eq!(remaining_text(12_000), "12s");
+        assert_eq!(remaining_text(11_001), "12s", "rounded up");
+        assert_eq!(remaining_text(245_000), "4m 05s");
+        assert_eq!(remaining_text(3_720_000), "1h 02m");
+        assert_eq!(remaining_text(26 * 3_600_000), "1d 2h");
+        assert_eq!(remaining_text(-5), "0s");
+    }
+}
