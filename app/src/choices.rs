@@ -79,6 +79,7 @@ pub fn Countdown(deadline_ms: i64, has_default: bool) -> impl IntoView {
     view! {
         <span class="countdown" data-deadline-ms=deadline_ms.to_string()>{text}</span>
     }
+    .into_any()
 }
 
 fn option_title(l: Locale, c: &ChoiceInfo, label: &str) -> String {
@@ -224,7 +225,7 @@ pub fn ChoicePicker(
         }
     });
     let countdown = choices.deadline_ms.map(|deadline_ms| {
-        view! { <Countdown deadline_ms has_default=choices.default.is_some() /> }
+        view! { <Countdown deadline_ms has_default=choices.default.is_some() /> }.into_any()
     });
     let hint = keys.then(|| view! { <p class="hint sub">{l.t("choices.keys_hint")}</p> });
     view! {
@@ -242,15 +243,16 @@ pub fn ChoicePicker(
         </div>
         {hint}
     }
+    .into_any()
 }
 
 /// The mark of an ask answered by its default after the deadline.
 #[component]
 pub fn AnsweredByDefault(choices: Option<ChoiceInfo>) -> impl IntoView {
     let l = use_locale();
-    choices.filter(|c| c.by_default).map(|_| {
-        view! { <span class="by-default">{l.t("choices.by_default")}</span> }
-    })
+    choices
+        .filter(|c| c.by_default)
+        .map(|_| view! { <span class="by-default">{l.t("choices.by_default")}</span> }.into_any())
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ fn ReplyBox(row: Row, shared: Shared) -> impl IntoView {
     let send_key = send.clone();
     let msg_id = id.clone();
     let picker = row.choices.clone().map(|choices| {
-        view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply keys=true /> }
+        view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply keys=true /> }.into_any()
     });
     view! {
         {picker}

@@ -217,7 +217,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         let draft = shared.draft(&msg_id);
         let hidden_task = row.task_id.clone();
         let picker = row.choices.clone().map(|choices| {
-            view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply /> }
+            view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply /> }.into_any()
         });
         view! {
             {picker}

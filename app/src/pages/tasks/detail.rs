@@ -126,7 +126,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
             </div>
             <Clamp text=Some(row.content) />
             {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
-                view! { <TimelineChoices task_id=row.task_id.clone() choices /> }
+                view! { <TimelineChoices task_id=row.task_id.clone() choices /> }.into_any()
             })}
             <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {row.reply.map(|r| view! {
@@ -139,6 +139,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
         </li>
     }
+    .into_any()
 }
 
 /// The options of the task's OPEN ask on its page: one click answers
@@ -146,5 +147,5 @@ fn TimelineItem(row: Row) -> impl IntoView {
 #[component]
 fn TimelineChoices(task_id: String, choices: crate::api::ChoiceInfo) -> impl IntoView {
     let action = ServerAction::<crate::api::ReplyAsk>::new();
-    view! { <crate::choices::ChoicePicker task_id choices action /> }
+    view! { <crate::choices::ChoicePicker task_id choices action /> }.into_any()
 }
