@@ -109,3 +109,17 @@ test('handle dialog: key 2 answers with option 2; free text "3." maps to option 
   expect((await only(request, other)).replyText).toBe('None');
   expect(errors).toEqual([]);
 });
+
+test('task page: the open ask shows its options; one click answers', async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const taskId = await createTask(request, `Task page ${uid()}`);
+  await askWith(request, taskId, DB);
+  await openLive(page, `/tasks/${taskId}`);
+  const item = page.locator('#task-timeline li[data-status="pending"]');
+  await expect(item.locator('.choice.default')).toHaveAttribute('data-label', 'SQLite');
+  await item.locator('.choice[data-label="Postgres"]').click();
+  await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible();
+  const m = await only(request, taskId);
+  expect(m.replyText).toBe('Postgres');
+  expect(errors).toEqual([]);
+});
