@@ -48,7 +48,9 @@ fn input_tools() -> Vec<Tool> {
             "ask_human",
             "Ask the human a blocking question. Records an OPEN ask and parks this task; \
              sends nothing by itself. After calling it, END YOUR TURN and wait: the reply is \
-             typed into this terminal. Include the options you see.",
+             typed into this terminal. Include the options you see: pass them as `options` \
+             (the human answers in one click) and, if you can proceed without an answer, a \
+             `default` label with a `deadline` — that label becomes the answer when it passes.",
             schema(json!({
                 "type": "object",
                 "properties": {
