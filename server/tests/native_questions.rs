@@ -69,8 +69,10 @@ async fn native_menus_on_unattended_tasks_become_asks_with_the_same_options() {
     let server = common::start(&dir.path().join("data")).await;
     let signals = tempfile::tempdir().unwrap();
     for file in [
-        "claude_ask_user_question.json",
-        "codex_request_user_input.json",
+        "claude_ask_user_question.captured.json",
+        "codex_request_user_input.captured.json",
+        "claude_ask_user_question.schema.json",
+        "codex_request_user_input.schema.json",
     ] {
         let payload = fixture(file);
         let tool = payload["tool_name"].as_str().unwrap().to_string();

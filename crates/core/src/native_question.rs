@@ -125,13 +125,16 @@ pub fn from_tool_input(tool_name: &str, input: &Value) -> Option<NativeQuestion>
 
 /// The deny reason once the question was recorded as ask `request_id`.
 pub fn recorded_reason(tool_name: &str, request_id: &str, has_parent: bool) -> String {
-    let who = if has_parent {
-        "your parent task or the human"
+    let (why, who) = if has_parent {
+        (
+            "this is a derived child task",
+            "your parent task or the human",
+        )
     } else {
-        "the human"
+        ("this task runs unattended", "the human")
     };
     format!(
-        "Harness: nobody is watching this terminal, so the {tool_name} menu was not shown here. \
+        "Harness: {why} — nobody is watching this terminal, so the {tool_name} menu was not shown here. \
          Harness has ALREADY recorded your question and its options as a Harness question \
          (request {request_id}) and it is on its way to {who}. Do not ask again and do not call \
          ask_human: END YOUR TURN now and wait — the answer will be typed into this terminal."
