@@ -25,6 +25,9 @@ pub fn TaskDetailPage() -> impl IntoView {
         move || (id.get(), live.tick.get()),
         |(id, _)| task_detail(id),
     );
+    // Owned by the page, not by a timeline item: the answer reloads the
+    // timeline, and the action must outlive the item that dispatched it.
+    let answer = ServerAction::<crate::api::ReplyAsk>::new();
     let timeline = Resource::new(
         move || (id.get(), live.tick.get()),
         |(id, _)| list_window("all".into(), String::new(), None, Some(id), TIMELINE_ROWS),
@@ -101,7 +104,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                         }
                         Ok(page) => view! {
                             <ol class="timeline" id="task-timeline">
-                                {page.rows.into_iter().map(|row| view! { <TimelineItem row /> }).collect_view()}
+                                {page.rows.into_iter().map(|row| view! { <TimelineItem row answer /> }).collect_view()}
                             </ol>
                         }
                         .into_any(),
@@ -114,7 +117,7 @@ pub fn TaskDetailPage() -> impl IntoView {
 }
 
 #[component]
-fn TimelineItem(row: Row) -> impl IntoView {
+fn TimelineItem(row: Row, answer: ServerAction<crate::api::ReplyAsk>) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
     view! {
@@ -126,7 +129,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
             </div>
             <Clamp text=Some(row.content) />
             {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
-                view! { <TimelineChoices task_id=row.task_id.clone() choices /> }.into_any()
+                view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=answer /> }.into_any()
             })}
             <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {row.reply.map(|r| view! {
@@ -140,12 +143,4 @@ fn TimelineItem(row: Row) -> impl IntoView {
         </li>
     }
     .into_any()
-}
-
-/// The options of the task's OPEN ask on its page: one click answers
-/// (the page reloads from the live event the answer causes).
-#[component]
-fn TimelineChoices(task_id: String, choices: crate::api::ChoiceInfo) -> impl IntoView {
-    let action = ServerAction::<crate::api::ReplyAsk>::new();
-    view! { <crate::choices::ChoicePicker task_id choices action /> }.into_any()
 }
