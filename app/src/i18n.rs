@@ -365,6 +365,20 @@ pub const EN: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 h"),
     ("analytics.age.d1to7", "1–7 days"),
     ("analytics.age.gt7d", "over 7 days"),
+    ("choices.default", "default"),
+    ("choices.default_in", "default in {n}"),
+    ("choices.deadline_in", "answer within {n}"),
+    (
+        "choices.default_due",
+        "deadline passed: applying the default",
+    ),
+    ("choices.deadline_passed", "deadline passed"),
+    (
+        "choices.keys_hint",
+        "Keys 1–8 choose an option; you can also write an answer.",
+    ),
+    ("choices.label", "Options"),
+    ("choices.by_default", "default after deadline"),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -585,6 +599,14 @@ pub const ZH: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 小时"),
     ("analytics.age.d1to7", "1–7 天"),
     ("analytics.age.gt7d", "超过 7 天"),
+    ("choices.default", "默认"),
+    ("choices.default_in", "{n} 后采用默认"),
+    ("choices.deadline_in", "请在 {n} 内回答"),
+    ("choices.default_due", "已过期限：正在采用默认"),
+    ("choices.deadline_passed", "已过期限"),
+    ("choices.keys_hint", "按 1–8 选择选项；也可以直接写回答。"),
+    ("choices.label", "选项"),
+    ("choices.by_default", "期限已过，采用默认"),
 ];
 
 #[cfg(test)]
@@ -594,8 +616,8 @@ mod tests {
     use super::*;
 
     const NAMESPACES: &[&str] = &[
-        "action", "analytics", "badge", "chip", "col", "common", "detail", "harness", "home", "kind", "nav",
-        "plan", "projects", "result", "settings", "task", "tasks", "time",
+        "action", "analytics", "badge", "chip", "choices", "col", "common", "detail", "harness",
+        "home", "kind", "nav", "plan", "projects", "result", "settings", "task", "tasks", "time",
     ];
 
     fn keys(table: &[(&str, &str)]) -> BTreeSet<&'static str> {

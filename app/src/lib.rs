@@ -3,6 +3,7 @@
 //! thin adapters over `harness_core` (compiled only with the `ssr` feature).
 
 pub mod api;
+pub mod choices;
 pub mod components;
 #[cfg(feature = "ssr")]
 pub mod csp;

@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use harness_core::{ladder, unattended};
+use harness_core::{ladder, native_question, unattended};
 use serde_json::{Value, json};
 
 /// What the hook process prints and exits with.
@@ -88,16 +88,47 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
     match ladder::decide(tool, env.has_parent, unattended) {
         ladder::Decision::Allow => HookResult::allow(),
         ladder::Decision::Deny(reason) => HookResult {
-            stdout: json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            }})
-            .to_string(),
+            // The native menu becomes a Harness question (issue 16); when it
+            // cannot be recorded (server unreachable…) the plain deny stands.
+            stdout: deny(&match record_native_question(tool, &event, env) {
+                Ok(request_id) => {
+                    native_question::recorded_reason(tool, &request_id, env.has_parent)
+                }
+                Err(err) => {
+                    tracing::debug!(%err, "native question not recorded; plain deny");
+                    reason.to_string()
+                }
+            }),
             stderr: String::new(),
             exit_code: 0,
         },
     }
+}
+
+/// The PreToolUse deny answer with `reason` shown to the agent.
+fn deny(reason: &str) -> String {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }})
+    .to_string()
+}
+
+/// Record a denied native question menu as an ask with its options
+/// (`POST /api/internal/harness/ask`); returns the request id.
+fn record_native_question(tool: &str, event: &Value, env: &HookEnv) -> Result<String, String> {
+    let input = event.get("tool_input").unwrap_or(&Value::Null);
+    let q = native_question::from_tool_input(tool, input)
+        .ok_or_else(|| "no question in the tool input".to_string())?;
+    let mut body = q.choices;
+    body.insert("taskId".into(), json!(env.task_id));
+    body.insert("question".into(), json!(q.question));
+    let out = report(env, "/api/internal/harness/ask", Value::Object(body))?;
+    out.get("requestId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("no requestId in {out}"))
 }
 
 /// POST a JSON body to the Harness server with the agent's token; bounded

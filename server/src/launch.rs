@@ -139,6 +139,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         harness.clone(),
         cancel.child_token(),
     ))];
+    // Defaults of structured questions whose deadline passed (also those
+    // overdue while the server was down: its first pass runs now).
+    jobs.push(tokio::spawn(harness_core::deadline::run(
+        harness.clone(),
+        cancel.child_token(),
+    )));
 
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());

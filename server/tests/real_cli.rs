@@ -268,8 +268,42 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
         "the gate's denial reaches the model: {}",
         text_of(&second)
     );
+    // The native menu became a Harness question with the same options
+    // (issue 16), and the model was told so.
+    assert!(
+        text_of(&second).contains("ALREADY recorded"),
+        "{}",
+        text_of(&second)
+    );
+    let (status, page) = s
+        .admin(
+            "GET",
+            &format!("/api/harness/messages?view=all&taskId={t}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let native = page["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| {
+            r["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("Which colour?"))
+        })
+        .unwrap_or_else(|| panic!("the native question is not an ask: {page}"));
+    assert_eq!(
+        native["options"],
+        json!([{"label": "Red", "description": "red"}, {"label": "Blue", "description": "blue"}]),
+        "{native}"
+    );
     // ask_human through MCP parks the task.
-    let question = until(run, 60, "the open ask", || open_ask(s, t)).await;
+    // (It supersedes the ask the native menu became.)
+    let question = until(run, 60, "the open ask", || async {
+        open_ask(s, t).await.filter(|q| q == "Red or blue?")
+    })
+    .await;
     assert_eq!(question, "Red or blue?");
     let view = task_json(s, t).await;
     assert_eq!(view["execution"]["status"], "PAUSED", "{view}");

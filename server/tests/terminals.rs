@@ -277,10 +277,18 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
         screen.contains("SYSTEM PROMPT: CUSTOM LADDER"),
         "the overridden directive is applied: {screen}"
     );
-    let (_, pending) = s
-        .admin("GET", "/api/harness/messages?view=pending", None)
-        .await;
-    assert_eq!(pending["rows"][0]["content"], "Pick A or B?");
+    // The denied menu became an ask (issue 16), superseded by the agent's ask_human.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, pending) = s
+            .admin("GET", "/api/harness/messages?view=pending", None)
+            .await;
+        if pending["rows"][0]["content"] == "Pick A or B?" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{pending}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     // The session id reported by the SessionStart hook is on the execution.
     let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
     assert!(task["execution"]["sessionId"].is_string(), "{task}");

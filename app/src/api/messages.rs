@@ -77,8 +77,9 @@ pub async fn list_page(
         .await
         .map_err(ssr::to_sfn)?;
     let rows = page.rows.into_iter().map(ssr::row).collect();
+    let rows = ssr::with_deliveries(&h, rows).await?;
     Ok(Page {
-        rows: ssr::with_deliveries(&h, rows).await?,
+        rows: super::choices::with_choices(&h, rows).await?,
         next: page.next_cursor,
     })
 }
@@ -112,6 +113,7 @@ pub async fn list_window(
         }
     }
     out.rows = ssr::with_deliveries(&h, out.rows).await?;
+    out.rows = super::choices::with_choices(&h, out.rows).await?;
     Ok(out)
 }
 
@@ -119,6 +121,11 @@ pub async fn list_window(
 #[server(prefix = "/sfn", endpoint = "reply_ask")]
 pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, ServerFnError> {
     let h = ssr::harness()?;
+    // `2`, `2.` or a label answers with that option (issue 16).
+    let text = h
+        .reply_text_for(&task_id, &text)
+        .await
+        .map_err(ssr::to_sfn)?;
     let out = h
         .reply(&task_id, Some(&text), true)
         .await

@@ -3,6 +3,7 @@
 //! `harness_core::Harness` calls; the rules live in the core.
 
 pub mod analytics;
+pub mod choices;
 pub mod deliveries;
 pub mod inbox;
 pub mod locale;
@@ -13,6 +14,7 @@ pub mod tasks;
 
 use serde::{Deserialize, Serialize};
 
+pub use choices::*;
 pub use deliveries::*;
 pub use inbox::*;
 pub use locale::*;
@@ -44,6 +46,9 @@ pub struct Row {
     /// An answered ask: how its reply is getting into the agent's terminal.
     #[serde(default)]
     pub delivery: Option<DeliveryInfo>,
+    /// A structured question: its options, default and deadline (issue 16).
+    #[serde(default)]
+    pub choices: Option<ChoiceInfo>,
 }
 
 /// The badge a row shows.
@@ -143,6 +148,7 @@ pub(crate) mod ssr {
             sent_ms: m.created_at.timestamp_millis(),
             replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
             delivery: None,
+            choices: None,
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod access;
 pub mod analytics;
 pub mod auth;
+pub mod deadline;
 pub mod deliveries;
 pub mod error;
 pub mod events;
@@ -18,6 +19,8 @@ mod inbox_prompt;
 pub mod ladder;
 pub mod messaging;
 pub mod model;
+pub mod native_question;
+pub mod options;
 pub mod runtime;
 pub mod service;
 pub mod sessions;

@@ -126,20 +126,36 @@ impl Harness {
 
     /// Record an OPEN ask and park the task (one transaction): earlier OPEN asks
     /// of the task are cancelled, RUNNING executions become PAUSED.
-    #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn ask(&self, task_id: &str, question: Option<&str>) -> CoreResult<AskOutcome> {
+        self.ask_with(task_id, question, &crate::options::ChoicesInput::default())
+            .await
+    }
+
+    /// [`Harness::ask`] with the structured part (issue 16): options,
+    /// multiSelect, a default with a deadline, urgency — validated by
+    /// `options::validate` and stored in the ask's transaction.
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn ask_with(
+        &self,
+        task_id: &str,
+        question: Option<&str>,
+        choices: &crate::options::ChoicesInput,
+    ) -> CoreResult<AskOutcome> {
         let task_id = validate::task_id(Some(task_id))?;
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
-        let recorded = self
-            .store()
-            .record_ask(NewAsk {
-                id: ids::new_id(),
-                task_id: task_id.clone(),
-                question,
-                now: Utc::now(),
-            })
-            .await
-            .map_err(task_missing)?;
+        let now = Utc::now();
+        let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
+        let ask = NewAsk {
+            id: ids::new_id(),
+            task_id: task_id.clone(),
+            question,
+            now,
+        };
+        let recorded = match choices {
+            None => self.store().record_ask(ask).await,
+            Some(choices) => self.store().record_ask_with_choices(ask, choices).await,
+        }
+        .map_err(task_missing)?;
         for id in &recorded.cancelled {
             self.publish(HarnessEvent::MessageChanged {
                 id: id.clone(),
@@ -218,37 +234,7 @@ impl Harness {
             .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
             .await?
         {
-            self.publish(HarnessEvent::MessageChanged {
-                id: answered.message.id.clone(),
-                task_id: task_id.clone(),
-            });
-            self.publish(HarnessEvent::TaskChanged {
-                task_id: task_id.clone(),
-            });
-            tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(),
-                delivery = answered.delivery.is_some(), "ask answered");
-            let outcome = ReplyOutcome {
-                task_id,
-                request_id: answered.message.id.clone(),
-                mode: mode(&answered.resumed, answered.running),
-                injected: false,
-                deduped: false,
-                resumed: answered.resumed,
-                delivery_id: None,
-                delivery: "none",
-                delivery_state: None,
-                delivery_error: None,
-            };
-            let row = match &answered.delivery {
-                Some(queued) => {
-                    self.queued(queued);
-                    self.wait_delivery(&queued.id, self.config().delivery_wait, events)
-                        .await?
-                        .or_else(|| Some(queued.clone()))
-                }
-                None => None,
-            };
-            return Ok(outcome.with_delivery(row.as_ref()));
+            return self.answered(answered, Some(events)).await;
         }
         let latest = self.store().latest_ask(&task_id).await?;
         match latest {
@@ -300,6 +286,52 @@ impl Harness {
                 Err(CoreError::Conflict("No open ask for this task".into()))
             }
         }
+    }
+
+    /// After an answer committed (a person's reply, or the default after the
+    /// deadline): publish, hand the delivery row to the worker, and — with
+    /// `events` — wait at most `delivery_wait` for it to settle.
+    pub(crate) async fn answered(
+        &self,
+        answered: crate::store::Answered,
+        events: Option<tokio::sync::broadcast::Receiver<HarnessEvent>>,
+    ) -> CoreResult<ReplyOutcome> {
+        let task_id = answered.message.task_id.clone();
+        self.publish(HarnessEvent::MessageChanged {
+            id: answered.message.id.clone(),
+            task_id: task_id.clone(),
+        });
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: task_id.clone(),
+        });
+        tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(),
+            delivery = answered.delivery.is_some(), "ask answered");
+        let outcome = ReplyOutcome {
+            task_id,
+            request_id: answered.message.id.clone(),
+            mode: mode(&answered.resumed, answered.running),
+            injected: false,
+            deduped: false,
+            resumed: answered.resumed,
+            delivery_id: None,
+            delivery: "none",
+            delivery_state: None,
+            delivery_error: None,
+        };
+        let row = match (&answered.delivery, events) {
+            (Some(queued), Some(events)) => {
+                self.queued(queued);
+                self.wait_delivery(&queued.id, self.config().delivery_wait, events)
+                    .await?
+                    .or_else(|| Some(queued.clone()))
+            }
+            (Some(queued), None) => {
+                self.queued(queued);
+                Some(queued.clone())
+            }
+            (None, _) => None,
+        };
+        Ok(outcome.with_delivery(row.as_ref()))
     }
 
     /// The task's OPEN ask, if any.

@@ -57,12 +57,29 @@ fn base_tools() -> Vec<Tool> {
             "ask_human",
             "Ask the human a blocking question. Records an OPEN ask and parks this task; \
              sends nothing by itself. After calling it, END YOUR TURN and wait: the reply is \
-             typed into this terminal. Include the options you see.",
+             typed into this terminal. Include the options you see: pass them as `options` \
+             (the human answers in one click) and, if you can proceed without an answer, a \
+             `default` label with a `deadline` — that label becomes the answer when it passes.",
             schema(json!({
                 "type": "object",
                 "properties": {
                     "taskId": task_id_prop(),
-                    "question": {"type": "string", "minLength": 1, "maxLength": 4000}
+                    "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+                    "options": {
+                        "type": "array", "maxItems": 8,
+                        "description": "The choices (AskUserQuestion's shape); the human answers in one click.",
+                        "items": {"type": "object", "properties": {
+                            "label": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "description": {"type": "string", "maxLength": 1000}
+                        }, "required": ["label"]}
+                    },
+                    "multiSelect": {"type": "boolean", "description": "Several options may be chosen."},
+                    "default": {"type": "string", "description": "The option label you will take if nobody answers by the deadline (needs a deadline)."},
+                    "deadline": {
+                        "type": ["integer", "string"],
+                        "description": "Seconds from now, or an RFC 3339 time; at least 60 s, at most the ask TTL (14 days). With a default, that label is your answer when it passes."
+                    },
+                    "urgency": {"type": "string", "enum": ["low", "normal", "high"]}
                 },
                 "required": ["question"]
             })),
@@ -200,6 +217,9 @@ struct TaskArg {
 struct AskArgs {
     task_id: Option<String>,
     question: Option<String>,
+    /// options, multiSelect, default, deadline, urgency (issue 16).
+    #[serde(flatten)]
+    choices: harness_core::options::ChoicesInput,
 }
 
 #[derive(Deserialize)]
@@ -254,7 +274,7 @@ async fn ask_human(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, 
         .bind_task(a.task_id.as_deref())
         .map_err(|e| message_of(&e))?;
     let out = h
-        .ask(&task_id, a.question.as_deref())
+        .ask_with(&task_id, a.question.as_deref(), &a.choices)
         .await
         .map_err(|e| message_of(&e))?;
     let mut body = json!({

@@ -29,6 +29,9 @@ pub fn routes() -> Router<AppState> {
 struct AskBody {
     task_id: Option<String>,
     question: Option<String>,
+    /// options, multiSelect, default, deadline, urgency (issue 16).
+    #[serde(flatten)]
+    choices: harness_core::options::ChoicesInput,
 }
 
 async fn ask(
@@ -37,7 +40,10 @@ async fn ask(
     JsonBody(body): JsonBody<AskBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    let out = s.harness.ask(&task_id, body.question.as_deref()).await?;
+    let out = s
+        .harness
+        .ask_with(&task_id, body.question.as_deref(), &body.choices)
+        .await?;
     Ok(Json(json!({
         "ok": true,
         "requestId": out.request_id,

@@ -82,8 +82,35 @@ async fn list(
     State(s): State<AppState>,
     _: Admin,
     QueryParams(p): QueryParams<ListParams>,
-) -> ApiResult<Json<MessagePage>> {
-    Ok(Json(s.harness.list_messages(parse(p)?).await?))
+) -> ApiResult<Json<serde_json::Value>> {
+    let page: MessagePage = s.harness.list_messages(parse(p)?).await?;
+    let ids: Vec<String> = page.rows.iter().map(|r| r.message.id.clone()).collect();
+    let choices = s.harness.choices_for(&ids).await?;
+    let mut body = serde_json::to_value(&page)
+        .map_err(|e| CoreError::invalid_body(format!("cannot encode the page: {e}")))?;
+    // Structured questions (issue 16): each ask's choices, and who answered.
+    if let Some(rows) = body
+        .get_mut("rows")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for (row, r) in rows.iter_mut().zip(&page.rows) {
+            let c = choices.get(&r.message.id);
+            // options, multiSelect, default, deadlineAt, urgency (contract §4).
+            if let Some(serde_json::Value::Object(fields)) =
+                c.map(serde_json::to_value).and_then(Result::ok)
+                && let Some(row) = row.as_object_mut()
+            {
+                row.extend(fields);
+            }
+            if r.message.state == harness_core::model::MessageState::Answered {
+                row["answeredBy"] = match c.and_then(|c| c.answered_by.clone()) {
+                    Some(by) => serde_json::Value::String(by),
+                    None => "human".into(),
+                };
+            }
+        }
+    }
+    Ok(Json(body))
 }
 
 async fn ignore(

@@ -29,7 +29,11 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
         if open && !d.open() {
             let _ = d.show_modal();
             if shared.focus_reply.get_untracked() {
-                focus_in(&d, "textarea");
+                // The first option when the ask has options (keys 1–8), else the reply box.
+                focus_in(
+                    &d,
+                    ".choices button.choice, .choices input[type=checkbox], textarea",
+                );
             }
         } else if !open && d.open() {
             d.close();
@@ -87,6 +91,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
         _ => match (row.reply.clone(), row.replied_ms) {
             (Some(text), at) => view! {
                 <pre class="full" id="detail-reply">{text}</pre>
+                <crate::choices::AnsweredByDefault choices=row.choices.clone() />
                 {at.map(|ms| view! {
                     <p class="sub">{move || absolute_time(l, ms, live.local.get())}</p>
                 })}
@@ -151,7 +156,11 @@ fn ReplyBox(row: Row, shared: Shared) -> impl IntoView {
     };
     let send_key = send.clone();
     let msg_id = id.clone();
+    let picker = row.choices.clone().map(|choices| {
+        view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply keys=true /> }.into_any()
+    });
     view! {
+        {picker}
         <label class="visually-hidden" for="detail-reply-text">{l.t("harness.reply_label")}</label>
         <textarea
             id="detail-reply-text"

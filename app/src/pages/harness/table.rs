@@ -216,7 +216,11 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         let (msg_id, task_id) = (row.id.clone(), row.task_id.clone());
         let draft = shared.draft(&msg_id);
         let hidden_task = row.task_id.clone();
+        let picker = row.choices.clone().map(|choices| {
+            view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply /> }.into_any()
+        });
         view! {
+            {picker}
             <ActionForm action=shared.reply attr:class="inline-reply">
                 <input type="hidden" name="task_id" value=hidden_task />
                 <textarea
@@ -239,6 +243,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             .map(|info| view! { <crate::delivery::DeliveryLine info /> });
         view! {
             <div on:click=open_cell>  <Clamp text=row.reply.clone() /> </div>
+            <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {delivery}
         }
         .into_any()

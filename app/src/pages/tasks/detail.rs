@@ -25,6 +25,9 @@ pub fn TaskDetailPage() -> impl IntoView {
         move || (id.get(), live.tick.get()),
         |(id, _)| task_detail(id),
     );
+    // Owned by the page, not by a timeline item: the answer reloads the
+    // timeline, and the action must outlive the item that dispatched it.
+    let answer = ServerAction::<crate::api::ReplyAsk>::new();
     let timeline = Resource::new(
         move || (id.get(), live.tick.get()),
         |(id, _)| list_window("all".into(), String::new(), None, Some(id), TIMELINE_ROWS),
@@ -105,7 +108,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                         }
                         Ok(page) => view! {
                             <ol class="timeline" id="task-timeline">
-                                {page.rows.into_iter().map(|row| view! { <TimelineItem row /> }).collect_view()}
+                                {page.rows.into_iter().map(|row| view! { <TimelineItem row answer /> }).collect_view()}
                             </ol>
                         }
                         .into_any(),
@@ -118,7 +121,7 @@ pub fn TaskDetailPage() -> impl IntoView {
 }
 
 #[component]
-fn TimelineItem(row: Row) -> impl IntoView {
+fn TimelineItem(row: Row, answer: ServerAction<crate::api::ReplyAsk>) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
     view! {
@@ -129,6 +132,10 @@ fn TimelineItem(row: Row) -> impl IntoView {
                 <TimeCell ms=Some(row.sent_ms) />
             </div>
             <Clamp text=Some(row.content) />
+            {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
+                view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=answer /> }.into_any()
+            })}
+            <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {row.reply.map(|r| view! {
                 <div class="timeline-reply">
                     <span class="sub">{l.t("detail.reply")} " · "</span>
@@ -139,4 +146,5 @@ fn TimelineItem(row: Row) -> impl IntoView {
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
         </li>
     }
+    .into_any()
 }

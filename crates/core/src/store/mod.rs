@@ -12,6 +12,7 @@
 //! `Store` (blanket impl). A new aggregate is a new module here plus one more
 //! bound on `Store`.
 
+mod choices;
 mod deliveries;
 mod inbox;
 mod messages;
@@ -19,6 +20,7 @@ mod settings;
 mod stats;
 mod tasks;
 
+pub use choices::{ChoicesStore, DueDefault};
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
@@ -46,11 +48,17 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
 pub trait Store:
-    TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore
+    TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore + ChoicesStore
 {
 }
 
 impl<T> Store for T where
-    T: TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore
+    T: TaskStore
+        + MessageStore
+        + SettingsStore
+        + DeliveryStore
+        + StatsStore
+        + InboxStore
+        + ChoicesStore
 {
 }

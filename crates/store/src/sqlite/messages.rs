@@ -79,6 +79,151 @@ async fn resume_in(
     Ok((resumed, running))
 }
 
+/// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
+/// ?4 now), without the transaction around them: also run by
+/// `record_ask_with_choices` (`sqlite/choices.rs`).
+pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
+       WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
+       RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
+     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
+       VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
+         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4) \
+       RETURNING 'asked' AS what, id, execution_id; \
+     UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
+       RETURNING 'paused' AS what, id, NULL AS execution_id";
+
+/// What `RECORD_ASK` returned, as an [`AskRecorded`].
+pub(super) fn ask_recorded(
+    ask: NewAsk,
+    returned: &[sqlx::sqlite::SqliteRow],
+) -> StoreResult<AskRecorded> {
+    let now = ms(ask.now);
+    let mut cancelled = Vec::new();
+    let mut paused = Vec::new();
+    let mut execution_id: Option<String> = None;
+    let mut inserted = false;
+    for row in returned {
+        let what: String = row.try_get("what").map_err(map)?;
+        let id: String = row.try_get("id").map_err(map)?;
+        match what.as_str() {
+            "cancelled" => cancelled.push(id),
+            "paused" => paused.push(id),
+            "asked" => {
+                execution_id = row.try_get("execution_id").map_err(map)?;
+                inserted = true;
+            }
+            _ => {}
+        }
+    }
+    if !inserted {
+        return Err(StoreError::Backend("ask insert returned no row".into()));
+    }
+    Ok(AskRecorded {
+        message: Message {
+            id: ask.id,
+            task_id: ask.task_id,
+            execution_id,
+            kind: harness_core::model::MessageKind::Ask,
+            state: harness_core::model::MessageState::Open,
+            content: ask.question,
+            reply_text: None,
+            replied_at: None,
+            created_at: rows::time(now)?,
+        },
+        cancelled,
+        paused,
+    })
+}
+
+/// The lease of a hand-off: (owner, node, until in ms).
+pub(super) type HandoffBinds = (Option<String>, Option<String>, Option<i64>);
+
+/// The second half of an answer, after the conditional OPEN → ANSWERED
+/// returned `answered` (the ask's row): PAUSED → RUNNING, the reply's
+/// delivery row with `delivery_text`, COMMIT. Shared by a person's reply and
+/// the deadline's default, so both owe the agent exactly the same row.
+pub(super) async fn finish_answer(
+    conn: &mut sqlx::SqliteConnection,
+    answered: &sqlx::sqlite::SqliteRow,
+    task_id: &str,
+    delivery_id: &str,
+    delivery_text: &str,
+    now: i64,
+    (claim_owner, claim_node, claim_until): HandoffBinds,
+) -> Result<Vec<sqlx::sqlite::SqliteRow>, sqlx::Error> {
+    let ask_id: String = answered.try_get("id")?;
+    let question: String = answered.try_get("content")?;
+    let sql = format!(
+        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
+           WHERE task_id = ?1 AND status = 'PAUSED' \
+           RETURNING 'resumed' AS what, id, NULL AS node_id, \
+             NULL AS lease_owner, NULL AS lease_expires_at; \
+         SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
+           NULL AS lease_expires_at FROM executions \
+           WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+         {}; \
+         COMMIT",
+        super::deliveries::INSERT_REPLY_DELIVERY
+    );
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(task_id)
+        .bind(delivery_id)
+        .bind(&ask_id)
+        .bind(delivery_text)
+        .bind(&question)
+        .bind(now)
+        .bind(claim_owner)
+        .bind(claim_node)
+        .bind(claim_until)
+        .fetch_all(&mut *conn)
+        .await
+}
+
+/// What an answer did, from the ask's row and `finish_answer`'s rows.
+/// `delivery_text`: the delivery's text when it is not the reply text.
+pub(super) fn answered_from(
+    row: &sqlx::sqlite::SqliteRow,
+    rows_after: &[sqlx::sqlite::SqliteRow],
+    delivery_text: Option<&str>,
+) -> StoreResult<Answered> {
+    let message = rows::message(row)?;
+    let mut resumed = Vec::new();
+    let mut running = false;
+    let mut delivery = None;
+    for r in rows_after {
+        let what: String = r.try_get("what").map_err(map)?;
+        match what.as_str() {
+            "resumed" => resumed.push(r.try_get("id").map_err(map)?),
+            "delivery" => {
+                delivery = Some(
+                    super::deliveries::ReplyRow {
+                        id: r.try_get("id").map_err(map)?,
+                        task_id: message.task_id.clone(),
+                        message_id: message.id.clone(),
+                        node_id: r.try_get("node_id").map_err(map)?,
+                        text: delivery_text
+                            .map(str::to_string)
+                            .or_else(|| message.reply_text.clone())
+                            .unwrap_or_default(),
+                        question: message.content.clone(),
+                        now: ms(message.replied_at.unwrap_or(message.created_at)),
+                        lease_owner: r.try_get("lease_owner").map_err(map)?,
+                        lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
+                    }
+                    .into_delivery()?,
+                );
+            }
+            _ => running = true,
+        }
+    }
+    Ok(Answered {
+        message,
+        resumed,
+        running,
+        delivery,
+    })
+}
+
 #[async_trait]
 impl MessageStore for SqliteStore {
     async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded> {
@@ -94,19 +239,9 @@ impl MessageStore for SqliteStore {
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(
-                        "BEGIN IMMEDIATE; \
-                         UPDATE harness_messages SET state = 'CANCELLED' \
-                           WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
-                           RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
-                         INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
-                           VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
-                             ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4) \
-                           RETURNING 'asked' AS what, id, execution_id; \
-                         UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
-                           RETURNING 'paused' AS what, id, NULL AS execution_id; \
-                         COMMIT",
-                    )
+                    sqlx::query(AssertSqlSafe(format!(
+                        "BEGIN IMMEDIATE; {RECORD_ASK}; COMMIT"
+                    )))
                     .bind(task_id)
                     .bind(id)
                     .bind(question)
@@ -116,40 +251,7 @@ impl MessageStore for SqliteStore {
                 })
             })
             .await?;
-        let mut cancelled = Vec::new();
-        let mut paused = Vec::new();
-        let mut execution_id: Option<String> = None;
-        let mut inserted = false;
-        for row in &returned {
-            let what: String = row.try_get("what").map_err(map)?;
-            let id: String = row.try_get("id").map_err(map)?;
-            match what.as_str() {
-                "cancelled" => cancelled.push(id),
-                "paused" => paused.push(id),
-                _ => {
-                    execution_id = row.try_get("execution_id").map_err(map)?;
-                    inserted = true;
-                }
-            }
-        }
-        if !inserted {
-            return Err(StoreError::Backend("ask insert returned no row".into()));
-        }
-        Ok(AskRecorded {
-            message: Message {
-                id: ask.id,
-                task_id: ask.task_id,
-                execution_id,
-                kind: harness_core::model::MessageKind::Ask,
-                state: harness_core::model::MessageState::Open,
-                content: ask.question,
-                reply_text: None,
-                replied_at: None,
-                created_at: rows::time(now)?,
-            },
-            cancelled,
-            paused,
-        })
+        ask_recorded(ask, &returned)
     }
 
     async fn record_notify(&self, n: NewAsk) -> StoreResult<Message> {
@@ -213,32 +315,16 @@ impl MessageStore for SqliteStore {
                     };
                     // The reply's delivery row is part of the same
                     // transaction (issue 10): answered ⇔ owed to the agent.
-                    let ask_id: String = row.try_get("id")?;
-                    let question: String = row.try_get("content")?;
-                    let sql = format!(
-                        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-                           WHERE task_id = ?1 AND status = 'PAUSED' \
-                           RETURNING 'resumed' AS what, id, NULL AS node_id, \
-                             NULL AS lease_owner, NULL AS lease_expires_at; \
-                         SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
-                           NULL AS lease_expires_at FROM executions \
-                           WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
-                         {}; \
-                         COMMIT",
-                        super::deliveries::INSERT_REPLY_DELIVERY
-                    );
-                    let resumed = sqlx::query(AssertSqlSafe(sql))
-                        .bind(&task_id)
-                        .bind(&delivery_id)
-                        .bind(&ask_id)
-                        .bind(&text)
-                        .bind(&question)
-                        .bind(now)
-                        .bind(&claim_owner)
-                        .bind(&claim_node)
-                        .bind(claim_until)
-                        .fetch_all(&mut *conn)
-                        .await?;
+                    let resumed = finish_answer(
+                        conn,
+                        &row,
+                        &task_id,
+                        &delivery_id,
+                        &text,
+                        now,
+                        (claim_owner, claim_node, claim_until),
+                    )
+                    .await?;
                     Ok(Some((row, resumed)))
                 })
             })
@@ -246,39 +332,7 @@ impl MessageStore for SqliteStore {
         let Some((row, rows_after)) = done else {
             return Ok(None);
         };
-        let message = rows::message(&row)?;
-        let mut resumed = Vec::new();
-        let mut running = false;
-        let mut delivery = None;
-        for r in &rows_after {
-            let what: String = r.try_get("what").map_err(map)?;
-            match what.as_str() {
-                "resumed" => resumed.push(r.try_get("id").map_err(map)?),
-                "delivery" => {
-                    delivery = Some(
-                        super::deliveries::ReplyRow {
-                            id: r.try_get("id").map_err(map)?,
-                            task_id: message.task_id.clone(),
-                            message_id: message.id.clone(),
-                            node_id: r.try_get("node_id").map_err(map)?,
-                            text: message.reply_text.clone().unwrap_or_default(),
-                            question: message.content.clone(),
-                            now: ms(message.replied_at.unwrap_or(message.created_at)),
-                            lease_owner: r.try_get("lease_owner").map_err(map)?,
-                            lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
-                        }
-                        .into_delivery()?,
-                    );
-                }
-                _ => running = true,
-            }
-        }
-        Ok(Some(Answered {
-            message,
-            resumed,
-            running,
-            delivery,
-        }))
+        answered_from(&row, &rows_after, None).map(Some)
     }
 
     async fn resume_executions(&self, task_id: &str) -> StoreResult<(Vec<String>, bool)> {

@@ -3,6 +3,7 @@
 
 pub mod backup;
 mod checkpoint;
+mod choices;
 mod deliveries;
 mod inbox;
 mod inbox_rows;

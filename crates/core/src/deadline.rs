@@ -1,0 +1,117 @@
+//! The deadline of a structured question (issue 16): when it passes with the
+//! ask still OPEN and a default was given, the default is the answer —
+//! committed in one transaction with the reply's delivery row, exactly like
+//! a person's reply (`ChoicesStore::answer_with_default` shares the reply's
+//! second half; [`Harness::answered`] its after-commit part), and marked
+//! answered by "default after deadline". A person's reply and the default
+//! race on the same conditional OPEN → ANSWERED: exactly one wins.
+//!
+//! The loop applies overdue defaults at start-up (a server that was down
+//! past a deadline catches up), then sleeps until the next deadline, a
+//! change of a message (a new ask may have an earlier deadline), or at most
+//! [`MAX_SLEEP`]. Bounded (a pass takes at most [`BATCH`] asks at a time),
+//! cancellable, restart-safe (its state is the `ask_choices` rows).
+
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    CoreResult, Harness, events::HarnessEvent, ids, messaging::ReplyOutcome, options,
+    store::DueDefault,
+};
+
+/// Longest sleep between passes (a missed wake-up is caught by then).
+pub const MAX_SLEEP: Duration = Duration::from_secs(30);
+/// Asks answered per store query.
+pub const BATCH: u32 = 100;
+
+impl Harness {
+    /// Apply the default of one due ask. `None`: it was no longer OPEN (a
+    /// person answered first) or is not due.
+    pub async fn apply_default(&self, due: &DueDefault) -> CoreResult<Option<ReplyOutcome>> {
+        let now = Utc::now();
+        let delivery_id = ids::new_id();
+        let claim = self.handoff_claim(now);
+        let text = options::default_delivery_text(&due.default_label);
+        let Some(answered) = self
+            .store()
+            .answer_with_default(&due.message_id, &text, &delivery_id, claim.as_ref(), now)
+            .await?
+        else {
+            return Ok(None);
+        };
+        tracing::info!(request_id = %due.message_id, task_id = %due.task_id,
+            default = %due.default_label, "deadline passed: default applied");
+        self.answered(answered, None).await.map(Some)
+    }
+
+    /// Apply every overdue default now; returns how many were applied.
+    pub async fn apply_due_defaults(&self) -> CoreResult<usize> {
+        let mut applied = 0;
+        loop {
+            let due = self.store().due_defaults(Utc::now(), BATCH).await?;
+            let mut won = 0;
+            for ask in &due {
+                if self.apply_default(ask).await?.is_some() {
+                    won += 1;
+                }
+            }
+            applied += won;
+            // Fewer than a batch, or nothing won (all lost to other writers): done.
+            if due.len() < BATCH as usize || won == 0 {
+                return Ok(applied);
+            }
+        }
+    }
+}
+
+/// How long to sleep before the next pass.
+async fn next_sleep(harness: &Harness) -> Duration {
+    match harness.store().next_default_deadline().await {
+        Ok(Some(at)) => (at - Utc::now())
+            .to_std()
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_SLEEP),
+        Ok(None) => MAX_SLEEP,
+        Err(err) => {
+            tracing::warn!(%err, "cannot read the next ask deadline");
+            MAX_SLEEP
+        }
+    }
+}
+
+pub async fn run(harness: Harness, cancel: CancellationToken) {
+    let mut events = harness.subscribe();
+    loop {
+        if let Err(err) = harness.apply_due_defaults().await {
+            tracing::warn!(%err, "applying overdue defaults failed; retrying at the next pass");
+        }
+        let sleep = next_sleep(&harness).await;
+        let woke = async {
+            loop {
+                match events.recv().await {
+                    Ok(HarnessEvent::MessageChanged { .. })
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+                }
+            }
+        };
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = tokio::time::sleep(sleep) => {}
+            open = woke => {
+                if !open {
+                    // No bus any more: fall back to the timer alone.
+                    tokio::select! {
+                        () = cancel.cancelled() => break,
+                        () = tokio::time::sleep(sleep) => {}
+                    }
+                }
+            }
+        }
+    }
+    tracing::debug!("deadline sweeper stopped");
+}

@@ -1,0 +1,46 @@
+//! Structured questions (issue 16): the options, default, deadline and
+//! urgency stored with an ask, and the deadline's default answer.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{Answered, AskRecorded, DeliveryClaim, NewAsk, StoreResult};
+use crate::options::Choices;
+
+/// An OPEN ask whose deadline passed with a default to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueDefault {
+    pub message_id: String,
+    pub task_id: String,
+    pub default_label: String,
+    pub deadline_at: DateTime<Utc>,
+}
+
+#[async_trait]
+pub trait ChoicesStore: Send + Sync + 'static {
+    /// `record_ask` and the ask's choices, in one transaction.
+    async fn record_ask_with_choices(
+        &self,
+        ask: NewAsk,
+        choices: Choices,
+    ) -> StoreResult<AskRecorded>;
+    /// The choices of these asks (asks without any are left out).
+    async fn choices_for(&self, message_ids: &[String]) -> StoreResult<Vec<(String, Choices)>>;
+    /// OPEN asks with a default whose deadline is at or before `now`, oldest first.
+    async fn due_defaults(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<DueDefault>>;
+    /// The earliest deadline of an OPEN ask with a default, if any.
+    async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>>;
+    /// Answer the ask `message_id` with its default — only if it is still
+    /// OPEN and its deadline is at or before `now` — marking it answered by
+    /// "default after deadline", in the same transaction as a reply: PAUSED →
+    /// RUNNING and the reply's delivery row (text `delivery_text`). `None`
+    /// when it was no longer OPEN (a person answered first) or not yet due.
+    async fn answer_with_default(
+        &self,
+        message_id: &str,
+        delivery_text: &str,
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>>;
+}

@@ -1,0 +1,214 @@
+//! [`ChoicesStore`] on SQLite (issue 16): an ask's options, default,
+//! deadline and urgency (`ask_choices`, migration 0010), and the deadline's
+//! default answer — the same transaction as a person's reply
+//! (`messages::finish_answer`), plus the "default after deadline" mark.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use harness_core::{
+    options::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency},
+    store::{
+        Answered, AskRecorded, ChoicesStore, DeliveryClaim, DueDefault, NewAsk, StoreError,
+        StoreResult,
+    },
+};
+use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
+
+use super::{
+    SqliteStore,
+    messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
+    rows::{MESSAGE_COLUMNS, ms, time},
+};
+use crate::error::map;
+
+const CHOICE_COLUMNS: &str =
+    "message_id, options, multi_select, default_label, deadline_at, urgency, answered_by";
+
+fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
+    let id: String = row.try_get("message_id").map_err(map)?;
+    let options: String = row.try_get("options").map_err(map)?;
+    let options: Vec<AskOption> =
+        serde_json::from_str(&options).map_err(|_| StoreError::Corrupt {
+            column: "ask_choices.options",
+            value: options.clone(),
+        })?;
+    let urgency: String = row.try_get("urgency").map_err(map)?;
+    let urgency = Urgency::parse(&urgency).ok_or(StoreError::Corrupt {
+        column: "ask_choices.urgency",
+        value: urgency.clone(),
+    })?;
+    let deadline: Option<i64> = row.try_get("deadline_at").map_err(map)?;
+    Ok((
+        id,
+        Choices {
+            options,
+            multi_select: row.try_get::<i64, _>("multi_select").map_err(map)? != 0,
+            default: row.try_get("default_label").map_err(map)?,
+            deadline_at: deadline.map(time).transpose()?,
+            urgency,
+            answered_by: row.try_get("answered_by").map_err(map)?,
+        },
+    ))
+}
+
+#[async_trait]
+impl ChoicesStore for SqliteStore {
+    async fn record_ask_with_choices(
+        &self,
+        ask: NewAsk,
+        choices: Choices,
+    ) -> StoreResult<AskRecorded> {
+        let options = serde_json::to_string(&choices.options)
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let (task_id, id, question, now) = (
+            ask.task_id.clone(),
+            ask.id.clone(),
+            ask.question.clone(),
+            ms(ask.now),
+        );
+        // The ask's own statements, then its choices, in one transaction.
+        let sql = format!(
+            "BEGIN IMMEDIATE; {RECORD_ASK}; \
+             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?2, ?5, ?6, ?7, ?8, ?9, NULL) \
+               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id; \
+             COMMIT"
+        );
+        let returned = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(task_id)
+                        .bind(id)
+                        .bind(question)
+                        .bind(now)
+                        .bind(options)
+                        .bind(i64::from(choices.multi_select))
+                        .bind(choices.default)
+                        .bind(choices.deadline_at.map(ms))
+                        .bind(choices.urgency.as_str())
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
+        ask_recorded(ask, &returned)
+    }
+
+    async fn choices_for(&self, message_ids: &[String]) -> StoreResult<Vec<(String, Choices)>> {
+        let mut out = Vec::new();
+        for chunk in message_ids.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql =
+                format!("SELECT {CHOICE_COLUMNS} FROM ask_choices WHERE message_id IN ({marks})");
+            let mut query = sqlx::query(AssertSqlSafe(sql));
+            for id in chunk {
+                query = query.bind(id);
+            }
+            for row in query.fetch_all(&self.reader).await.map_err(map)? {
+                out.push(choices(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn due_defaults(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<DueDefault>> {
+        let rows = sqlx::query(
+            "SELECT c.message_id, m.task_id, c.default_label, c.deadline_at \
+             FROM ask_choices c INDEXED BY ask_choices_due \
+             JOIN harness_messages m ON m.id = c.message_id \
+             WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
+               AND c.answered_by IS NULL AND c.deadline_at <= ? AND m.state = 'OPEN' \
+             ORDER BY c.deadline_at LIMIT ?",
+        )
+        .bind(ms(now))
+        .bind(i64::from(limit))
+        .fetch_all(&self.reader)
+        .await
+        .map_err(map)?;
+        rows.iter()
+            .map(|r| {
+                Ok(DueDefault {
+                    message_id: r.try_get("message_id").map_err(map)?,
+                    task_id: r.try_get("task_id").map_err(map)?,
+                    default_label: r.try_get("default_label").map_err(map)?,
+                    deadline_at: time(r.try_get("deadline_at").map_err(map)?)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        let at: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(c.deadline_at) FROM ask_choices c INDEXED BY ask_choices_due \
+             JOIN harness_messages m ON m.id = c.message_id \
+             WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
+               AND c.answered_by IS NULL AND m.state = 'OPEN'",
+        )
+        .fetch_one(&self.reader)
+        .await
+        .map_err(map)?;
+        at.map(time).transpose()
+    }
+
+    async fn answer_with_default(
+        &self,
+        message_id: &str,
+        delivery_text: &str,
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>> {
+        // The conditional OPEN → ANSWERED of this ask (still OPEN, due, with
+        // a default) with the default label as the reply text, the mark, then
+        // — only if it won — the same second half as a person's reply.
+        let answer = format!(
+            "BEGIN IMMEDIATE; \
+             UPDATE harness_messages AS m SET state = 'ANSWERED', \
+               reply_text = (SELECT c.default_label FROM ask_choices c WHERE c.message_id = ?1), \
+               replied_at = ?2 \
+             WHERE m.id = ?1 AND m.kind = 'ask' AND m.state = 'OPEN' AND EXISTS ( \
+               SELECT 1 FROM ask_choices c WHERE c.message_id = ?1 AND c.default_label IS NOT NULL \
+                 AND c.deadline_at IS NOT NULL AND c.deadline_at <= ?2 AND c.answered_by IS NULL) \
+             RETURNING {}",
+            MESSAGE_COLUMNS.replace("m.", "")
+        );
+        let mark = format!(
+            "UPDATE ask_choices SET answered_by = '{ANSWERED_BY_DEFAULT}' WHERE message_id = ?1"
+        );
+        let (message_id, text, now) = (message_id.to_owned(), delivery_text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
+        let handoff = (
+            claim.map(|c| c.owner.clone()),
+            claim.map(|c| c.node.clone()),
+            claim.map(|c| ms(c.until)),
+        );
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let answered = sqlx::query(AssertSqlSafe(answer))
+                        .bind(&message_id)
+                        .bind(now)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                    let Some(row) = answered.into_iter().next() else {
+                        sqlx::query("ROLLBACK").execute(&mut *conn).await?;
+                        return Ok(None);
+                    };
+                    sqlx::query(AssertSqlSafe(mark))
+                        .bind(&message_id)
+                        .execute(&mut *conn)
+                        .await?;
+                    let task_id: String = row.try_get("task_id")?;
+                    let after =
+                        finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
+                            .await?;
+                    Ok(Some((row, after, text)))
+                })
+            })
+            .await?;
+        let Some((row, after, text)) = done else {
+            return Ok(None);
+        };
+        answered_from(&row, &after, Some(&text)).map(Some)
+    }
+}

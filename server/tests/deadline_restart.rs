@@ -1,0 +1,206 @@
+//! A default whose deadline passed while the server was down (SIGKILL) is
+//! applied by the next start's first sweep — once — and typed into the
+//! agent like any reply (issue 16).
+
+mod common;
+
+use std::{
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+
+struct Life {
+    child: Child,
+    base: String,
+    admin: String,
+    client: Client,
+}
+
+impl Life {
+    async fn start(data: &Path) -> Life {
+        let _ = std::fs::remove_file(data.join("server.json"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.join("server.log"))
+            .unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let base = loop {
+            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && v["pid"].as_u64() == Some(u64::from(child.id()))
+            {
+                break v["url"].as_str().unwrap().to_string();
+            }
+            assert!(Instant::now() < deadline, "the server never came up");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
+            .unwrap()
+            .trim()
+            .to_string();
+        Life {
+            child,
+            base,
+            admin,
+            client: Client::new(),
+        }
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.admin);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        common::decode(req.send().await.unwrap()).await
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+}
+
+async fn ask_row(life: &Life, task: &str) -> Value {
+    let (status, page) = life
+        .call(
+            "GET",
+            &format!("/api/harness/messages?view=all&taskId={task}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    page["rows"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let transcript = work.join("transcript.txt");
+    let script = format!(
+        "while IFS= read -r line; do printf '%s\\n' \"$line\" >> '{}'; done",
+        transcript.display()
+    );
+
+    let life = Life::start(&data).await;
+    let (status, task) = life
+        .call(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "deadline across a kill", "agent": {
+                "provider": "command", "command": ["sh", "-c", script], "cwd": work}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let task = task["id"].as_str().unwrap().to_string();
+    let (status, body) = life
+        .call("POST", &format!("/api/tasks/{task}/start"), None)
+        .await;
+    assert!(status.is_success(), "{body}");
+    let (status, asked) = life
+        .call(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": task, "question": "Retry or skip?",
+                "options": [{"label": "Retry"}, {"label": "Skip"}],
+                "default": "Skip", "deadline": 60})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{asked}");
+    let ask_id = asked["requestId"].as_str().unwrap().to_string();
+    assert_eq!(ask_row(&life, &task).await["state"], "OPEN");
+    life.kill();
+
+    // While the server is down, the deadline passes.
+    let url = format!("sqlite://{}", data.join("harness.db").display());
+    {
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let past = chrono::Utc::now().timestamp_millis() - 5_000;
+        let n = sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
+            .bind(past)
+            .bind(&ask_id)
+            .execute(&pool)
+            .await
+            .unwrap()
+            .rows_affected();
+        assert_eq!(n, 1);
+        pool.close().await;
+    }
+
+    let life = Life::start(&data).await;
+    // The start-up pass, not the periodic one (30 s), applies it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let row = ask_row(&life, &task).await;
+        if row["state"] == "ANSWERED" {
+            break row;
+        }
+        assert!(Instant::now() < deadline, "default never applied: {row}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(row["replyText"], "Skip");
+    assert_eq!(row["answeredBy"], "default_after_deadline");
+    assert_eq!(row["default"], "Skip");
+    // One delivery row, and the agent (restarted after the kill) gets it once.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, rows) = life
+            .call("GET", &format!("/api/tasks/{task}/deliveries"), None)
+            .await;
+        let rows = rows.as_array().cloned().unwrap_or_default();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        if rows[0]["state"] == "DELIVERED" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never delivered: {rows:?}\n{}",
+            std::fs::read_to_string(data.join("server.log")).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let wait = Instant::now() + Duration::from_secs(5);
+    let typed = loop {
+        let text = std::fs::read_to_string(&transcript).unwrap_or_default();
+        if text.contains("Skip") || Instant::now() > wait {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        typed.matches("Harness applied your default").count(),
+        1,
+        "{typed:?}"
+    );
+
+    // Another restart applies nothing again.
+    life.kill();
+    let life = Life::start(&data).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, rows) = life
+        .call("GET", &format!("/api/tasks/{task}/deliveries"), None)
+        .await;
+    assert_eq!(rows.as_array().map(Vec::len), Some(1));
+    life.kill();
+}
