@@ -2,6 +2,7 @@
 //! browser. Every server function is a thin adapter over one or a few
 //! `harness_core::Harness` calls; the rules live in the core.
 
+pub mod control;
 pub mod deliveries;
 pub mod locale;
 pub mod messages;
@@ -11,6 +12,7 @@ pub mod tasks;
 
 use serde::{Deserialize, Serialize};
 
+pub use control::*;
 pub use deliveries::*;
 pub use locale::*;
 pub use messages::*;

@@ -25,6 +25,7 @@ pub fn ProjectListPage() -> impl IntoView {
     let live = use_live();
     let projects = Resource::new(move || live.tick.get(), |_| list_projects());
     view! {
+        <crate::alerts::PageTitle text=l.t("projects.title") />
         <header class="page-head">
             <h1>{l.t("projects.title")}</h1>
             <p class="sub">{l.t("projects.subtitle")}</p>

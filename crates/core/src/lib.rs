@@ -23,6 +23,7 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
+pub mod control;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

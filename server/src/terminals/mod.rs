@@ -4,6 +4,7 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
+pub mod control;
 pub mod deliver;
 pub mod prompts;
 pub mod providers;

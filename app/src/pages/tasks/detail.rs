@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use super::{OpenAsk, TaskStatus};
+use super::control::{RunBadge, TaskControls, run_label};
 use crate::{
     api::{Row, list_window, task_detail},
     components::{Clamp, StatusBadge, TimeCell, error_text},
@@ -47,7 +47,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                             .map(|c| view! {
                                 <li data-task-id=c.id.clone()>
                                     <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
-                                    <TaskStatus status=c.status /> <OpenAsk open=c.open_ask />
+                                    <RunBadge state=c.run_state exit_code=c.exit_code />
                                 </li>
                             })
                             .collect_view();
@@ -56,16 +56,30 @@ pub fn TaskDetailPage() -> impl IntoView {
                             <dd><a href=format!("/tasks/{}", p.id) id="task-parent-link">{p.title}</a></dd>
                         });
                         view! {
+                            <crate::alerts::PageTitle text=t.title.clone() />
                             <header class="page-head">
                                 <h1 id="task-title">{t.title.clone()}</h1>
                                 <p class="sub">
-                                    <TaskStatus status=t.status.clone() /> " " <OpenAsk open=t.open_ask />
+                                    <RunBadge state=t.run_state.clone() exit_code=t.exit_code />
                                 </p>
                             </header>
+                            <TaskControls task=t.clone() full=true />
                             <dl class="facts">
                                 <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.clone()}</code></dd>
+                                <dt>{l.t("tasks.field.command")}</dt>
+                                <dd id="task-command">{match t.command.clone() {
+                                    Some(c) => view! { <code>{c}</code> }.into_any(),
+                                    None => "—".into_any(),
+                                }}</dd>
+                                {t.cwd.clone().map(|c| view! {
+                                    <dt>{l.t("tasks.field.cwd")}</dt><dd><code>{c}</code></dd>
+                                })}
+                                {t.project_id.clone().map(|p| view! {
+                                    <dt>{l.t("tasks.field.project")}</dt>
+                                    <dd><a href=format!("/projects/{p}/plan")>{l.t("tasks.project_plan")}</a></dd>
+                                })}
                                 <dt>{l.t("tasks.execution")}</dt>
-                                <dd>{t.execution.clone().unwrap_or_else(|| "—".into())}</dd>
+                                <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
                                 <dt>{l.t("tasks.unattended")}</dt>
                                 <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>
                                 <dt>{l.t("tasks.created")}</dt><dd><TimeCell ms=Some(t.created_ms) /></dd>
