@@ -62,7 +62,7 @@ pub fn favicon_href(pending: u64) -> String {
 }
 
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-const SOUND_KEY: &str = "harness.sound";
+const SOUND_KEY: &str = "harness-sound";
 
 /// Follows the pending count: favicon, and — when it grows while the tab is
 /// hidden — a browser notification (if allowed) and the sound (if chosen).

@@ -391,6 +391,10 @@ pub const EN: &[(&str, &str)] = &[
     ("alerts.sound", "Play a sound for new questions"),
     ("alerts.title", "Harness: an agent needs you"),
     ("alerts.body", "{n} question(s) waiting for your reply"),
+    ("task.replaced", "replaced by a newer question"),
+    ("task.reply_label", "The agent waits for your reply"),
+    ("task.reply_send", "Send reply"),
+    ("task.reply_sent", "Reply sent."),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -637,6 +641,10 @@ pub const ZH: &[(&str, &str)] = &[
     ("alerts.sound", "新问题时播放提示音"),
     ("alerts.title", "Harness：有智能体在等你"),
     ("alerts.body", "{n} 个问题等待你回复"),
+    ("task.replaced", "已被更新的问题取代"),
+    ("task.reply_label", "智能体正在等你回复"),
+    ("task.reply_send", "发送回复"),
+    ("task.reply_sent", "回复已发送。"),
 ];
 
 #[cfg(test)]

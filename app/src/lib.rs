@@ -10,6 +10,7 @@ pub mod csp;
 pub mod delivery;
 pub mod i18n;
 pub mod live;
+pub mod markdown;
 pub mod pages;
 pub mod terminal;
 

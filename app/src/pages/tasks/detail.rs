@@ -89,6 +89,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                             <section id="terminal" class="terminal" aria-labelledby="terminal-h"
                                 data-task-id=t.id.clone()>
                                 <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
+                                {t.open_ask.then(|| view! { <super::reply::WaitingReply task_id=t.id.clone() /> })}
                                 <p class="sub">{l.t("tasks.terminal_soon")}</p>
                                 {t.execution.is_some().then(|| view! {
                                     <crate::terminal::TerminalView task_id=t.id.clone() />
@@ -115,7 +116,15 @@ pub fn TaskDetailPage() -> impl IntoView {
                         }
                         Ok(page) => view! {
                             <ol class="timeline" id="task-timeline">
-                                {page.rows.into_iter().map(|row| view! { <TimelineItem row /> }).collect_view()}
+                                {
+                                    // Newest first: a cancelled ask with a newer ask was replaced by it.
+                                    let mut newer_ask = false;
+                                    page.rows.into_iter().map(|row| {
+                                        let replaced = row.is_ask() && row.state == "CANCELLED" && newer_ask;
+                                        newer_ask |= row.is_ask();
+                                        view! { <TimelineItem row replaced /> }
+                                    }).collect_view()
+                                }
                             </ol>
                         }
                         .into_any(),
@@ -128,17 +137,26 @@ pub fn TaskDetailPage() -> impl IntoView {
 }
 
 #[component]
-fn TimelineItem(row: Row) -> impl IntoView {
+fn TimelineItem(row: Row, replaced: bool) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
+    let badge = if replaced {
+        view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }.into_any()
+    } else {
+        view! { <StatusBadge status /> }.into_any()
+    };
     view! {
         <li data-message-id=row.id.clone() data-status=status.as_str()>
             <div class="meta">
                 <span class="kind">{l.t(if row.is_ask() { "kind.ask" } else { "kind.notify" })}</span>
-                <StatusBadge status />
+                {badge}
                 <TimeCell ms=Some(row.sent_ms) />
             </div>
-            <Clamp text=Some(row.content) />
+            {if row.is_ask() {
+                view! { <crate::markdown::Markdown text=row.content /> }.into_any()
+            } else {
+                view! { <Clamp text=Some(row.content) /> }.into_any()
+            }}
             {row.reply.map(|r| view! {
                 <div class="timeline-reply">
                     <span class="sub">{l.t("detail.reply")} " · "</span>

@@ -5,6 +5,7 @@ mod control;
 mod detail;
 mod form;
 mod list;
+mod reply;
 
 pub use control::{RunBadge, TaskControls, run_label};
 pub use detail::TaskDetailPage;
