@@ -119,6 +119,7 @@ pub fn NotificationControl() -> impl IntoView {
             </label>
         </div>
     }
+    .into_any()
 }
 
 #[cfg(feature = "hydrate")]

@@ -230,7 +230,7 @@ pub fn Markdown(text: String) -> impl IntoView {
             .into_any(),
         })
         .collect_view();
-    view! { <div class="markdown">{blocks}</div> }
+    view! { <div class="markdown">{blocks}</div> }.into_any()
 }
 
 #[cfg(test)]

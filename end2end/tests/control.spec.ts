@@ -87,9 +87,9 @@ test.describe('desktop', () => {
     await hydrated(page, '/tasks');
     const row = page.locator(`tr[data-task-id="${id}"]`);
     await expect(row.locator('[data-run-state]')).toHaveText('not started');
-    await row.getByRole('button', { name: `Start: ${title}` }).click();
+    await row.getByRole('button', { name: `Start: ${title}`, exact: true }).click();
     await expect(row.locator('[data-run-state]')).toHaveText('running', { timeout: 10_000 });
-    await row.getByRole('button', { name: `Stop: ${title}` }).click();
+    await row.getByRole('button', { name: `Stop: ${title}`, exact: true }).click();
     await expect(row.locator('[data-run-state]')).toHaveText('stopped', { timeout: 10_000 });
 
     // No unattended channel is configured: the switch reports the 409.

@@ -131,10 +131,12 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
     wait_size_frame(&mut desktop, (40, 160)).await;
     wait_pty_size(&s, &t, (40, 160)).await;
 
-    // A phone joins with 30 × 43: the PTY keeps 40 × 160, the phone is told
-    // to draw 40 × 160 (and scroll).
+    // A phone joins with 50 × 43 (taller, narrower): the PTY keeps 40 × 160
+    // (no rows added either), the phone is told to draw 40 × 160 and scroll.
     let mut phone = connect(&s, &t).await;
     wait_size_frame(&mut phone, (40, 160)).await;
+    vote(&mut phone, 50, 43).await;
+    stays(&s, &t, (40, 160)).await;
     vote(&mut phone, 30, 43).await;
     stays(&s, &t, (40, 160)).await;
 

@@ -101,6 +101,7 @@ pub fn HomePage() -> impl IntoView {
             <NotificationControl />
         </section>
     }
+    .into_any()
 }
 
 /// Copies `text` to the clipboard (after hydration).

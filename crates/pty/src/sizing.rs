@@ -1,9 +1,11 @@
 //! The PTY's size when several viewers watch one terminal (issue 15).
 //!
-//! Rule: **the PTY takes the largest size any attached viewer asks for**
-//! (the most rows and the most columns over the viewers that sent a size).
-//! A smaller viewer (a phone) never shrinks the agent's terminal for the
-//! others: it draws the PTY's grid at the PTY's size and scrolls. When a
+//! Rule: **the PTY takes the size of the largest attached viewer**: the
+//! widest one (most columns; among equally wide ones, the most rows). One
+//! viewer's whole size is used, never a mix of two (a tall phone must not add
+//! rows a desktop then has to scroll). A smaller viewer (a phone) never
+//! shrinks or rewraps the agent's terminal for the others: it draws the PTY's
+//! grid at the PTY's size and scrolls. When a
 //! viewer leaves, the size is recomputed from the viewers left, so the
 //! desktop's size comes back when a larger viewer closes and stays when a
 //! smaller one does. With no viewer left the last size is kept (the agent is
@@ -32,11 +34,13 @@ struct Board {
 }
 
 impl Board {
-    /// The largest size voted for, `None` without votes.
+    /// The largest viewer's size (most columns, then most rows), `None`
+    /// without votes.
     fn effective(&self) -> Option<(u16, u16)> {
-        let rows = self.votes.values().map(|v| v.0).max()?;
-        let cols = self.votes.values().map(|v| v.1).max()?;
-        Some((rows, cols))
+        self.votes
+            .values()
+            .copied()
+            .max_by_key(|&(rows, cols)| (cols, rows))
     }
 }
 
@@ -125,13 +129,17 @@ mod tests {
     use super::Board;
 
     #[test]
-    fn largest_of_each_dimension() {
+    fn the_widest_viewer_decides() {
         let mut b = Board::default();
         assert_eq!(b.effective(), None);
         b.votes.insert(1, (40, 160));
+        // A taller but narrow phone adds no rows.
         b.votes.insert(2, (50, 43));
-        assert_eq!(b.effective(), Some((50, 160)));
+        assert_eq!(b.effective(), Some((40, 160)));
+        b.votes.insert(3, (45, 160));
+        assert_eq!(b.effective(), Some((45, 160)));
         b.votes.remove(&1);
+        b.votes.remove(&3);
         assert_eq!(b.effective(), Some((50, 43)));
     }
 }

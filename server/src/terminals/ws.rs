@@ -10,7 +10,7 @@
 //! and then cut over to a fresh snapshot (`lagged`). Close code 4000 + exit
 //! code when the process exits.
 //!
-//! Size: each viewer's `resize` is a vote; the PTY takes the largest
+//! Size: each viewer's `resize` is a vote; the PTY takes the widest viewer's
 //! (`harness_pty::SizeVote`) and every viewer gets `{"type":"size",…}` first
 //! and on every change, so a phone never rewraps a desktop's terminal.
 

@@ -31,7 +31,7 @@ pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
 pub fn RunBadge(state: String, exit_code: Option<i64>) -> impl IntoView {
     let l = use_locale();
     let text = run_label(l, &state, exit_code);
-    view! { <span class=format!("badge run-{state}") data-run-state=state>{text}</span> }
+    view! { <span class=format!("badge run-{state}") data-run-state=state>{text}</span> }.into_any()
 }
 
 fn action_label(action: &str) -> &'static str {
@@ -183,4 +183,5 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
             <NoticeLine notice id=if full { "control-status" } else { "row-control-status" } />
         </div>
     }
+    .into_any()
 }

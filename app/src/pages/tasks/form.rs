@@ -116,4 +116,5 @@ pub fn CreateTaskForm(action: ServerAction<CreateTask>, tasks: Tasks) -> impl In
             {result}
         </details>
     }
+    .into_any()
 }

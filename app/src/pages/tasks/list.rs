@@ -73,6 +73,7 @@ pub fn TaskListPage() -> impl IntoView {
                                         <td class="actions" data-label=l.t("col.actions")><TaskControls task=t.clone() /></td>
                                     </tr>
                                 }
+                                .into_any()
                             })
                             .collect_view();
                         view! {

@@ -54,4 +54,5 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
             <NoticeLine notice id="task-reply-status" />
         </form>
     }
+    .into_any()
 }
