@@ -291,11 +291,11 @@ pub const EN: &[(&str, &str)] = &[
     ("projects.title", "Projects"),
     (
         "projects.subtitle",
-        "Directories with a task list (harness-tasks.json). Add one with POST /api/projects {name, path}.",
+        "Directories with a task list (harness-tasks.json). Add one below (or with POST /api/projects {name, path}).",
     ),
     (
         "projects.empty",
-        "No projects yet. Add one with POST /api/projects {name, path}.",
+        "No projects yet. Add a directory with the form above.",
     ),
     ("projects.name", "Name"),
     ("projects.path", "Directory"),
@@ -395,6 +395,18 @@ pub const EN: &[(&str, &str)] = &[
     ("task.reply_label", "The agent waits for your reply"),
     ("task.reply_send", "Send reply"),
     ("task.reply_sent", "Reply sent."),
+    ("projects.add", "Add a project"),
+    ("projects.added", "Project added:"),
+    ("projects.field.name", "Name"),
+    ("projects.field.path", "Directory"),
+    ("projects.field.workspace", "Workspace"),
+    ("term.connecting", "connecting…"),
+    ("term.connected", "connected"),
+    ("term.reconnecting", "reconnecting…"),
+    ("term.exited", "exited (code {code})"),
+    ("term.fullscreen", "Full screen"),
+    ("term.exit_fullscreen", "Leave full screen"),
+    ("term.leave_hint", "Shift+Esc leaves the terminal"),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -544,11 +556,11 @@ pub const ZH: &[(&str, &str)] = &[
     ("projects.title", "项目"),
     (
         "projects.subtitle",
-        "带任务清单（harness-tasks.json）的目录。用 POST /api/projects {name, path} 添加。",
+        "带任务清单（harness-tasks.json）的目录。在下方添加（或用 POST /api/projects {name, path}）。",
     ),
     (
         "projects.empty",
-        "还没有项目。用 POST /api/projects {name, path} 添加。",
+        "还没有项目。用上方的表单添加一个目录。",
     ),
     ("projects.name", "名称"),
     ("projects.path", "目录"),
@@ -645,6 +657,18 @@ pub const ZH: &[(&str, &str)] = &[
     ("task.reply_label", "智能体正在等你回复"),
     ("task.reply_send", "发送回复"),
     ("task.reply_sent", "回复已发送。"),
+    ("projects.add", "添加项目"),
+    ("projects.added", "项目已添加："),
+    ("projects.field.name", "名称"),
+    ("projects.field.path", "目录"),
+    ("projects.field.workspace", "工作区"),
+    ("term.connecting", "连接中…"),
+    ("term.connected", "已连接"),
+    ("term.reconnecting", "重新连接中…"),
+    ("term.exited", "已退出（退出码 {code}）"),
+    ("term.fullscreen", "全屏"),
+    ("term.exit_fullscreen", "退出全屏"),
+    ("term.leave_hint", "Shift+Esc 离开终端"),
 ];
 
 #[cfg(test)]

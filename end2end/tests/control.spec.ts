@@ -94,7 +94,7 @@ test.describe('desktop', () => {
 
     // No unattended channel is configured: the switch reports the 409.
     await hydrated(page, `/tasks/${id}`);
-    await page.locator('#unattended-switch').check();
+    await page.locator('#unattended-switch').click();
     await expect(page.locator('#control-status')).toBeVisible();
     await expect(page.locator('#control-status')).toHaveAttribute('role', 'alert');
   });
@@ -106,13 +106,54 @@ test.describe('desktop', () => {
     expect(ask.status).toBeLessThan(300);
     await hydrated(page, `/tasks/${id}`);
     await expect(page.locator('.page-head [data-run-state]')).toHaveText('waiting for you');
+    // The question as Markdown: bold and a monospaced code block, no raw HTML.
+    await expect(page.locator('#task-timeline .markdown strong')).toHaveText('database');
+    await expect(page.locator('#task-timeline .markdown pre.md-code')).toHaveText('sql');
+    // The reply box is next to the terminal while the agent waits.
+    await expect(page.locator('#task-reply')).toBeVisible();
     await hydrated(page, '/tasks');
     await expect(page).toHaveTitle(/^\(\d+\) Tasks — Harness$/);
     await hydrated(page, '/harness');
     await expect(page).toHaveTitle(/^\(\d+\) Notifications — Harness$/);
     const icon = await page.locator('link[rel~=icon]').getAttribute('href');
     expect(icon).toMatch(/^data:image\/svg\+xml,/);
-    await api(request, 'POST', '/api/internal/harness/reply', { taskId: id, text: 'postgres' });
+    await hydrated(page, `/tasks/${id}`);
+    await page.fill('#task-reply-text', 'postgres');
+    await page.click('#task-reply button[type=submit]');
+    await expect(page.locator('.page-head [data-run-state]')).toHaveText('not started', { timeout: 10_000 });
+    const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
+    expect(JSON.stringify(after.body)).toContain('postgres');
+  });
+
+  test('a superseded question is "replaced by a newer question"', async ({ page, request }) => {
+    const created = await api(request, 'POST', '/api/tasks', { title: `Twice ${Date.now()}`, agent: { provider: 'command', command: ['true'] } });
+    const id = created.body.id;
+    await api(request, 'POST', '/api/internal/harness/ask', { taskId: id, question: 'First <b>question</b>?' });
+    await api(request, 'POST', '/api/internal/harness/ask', { taskId: id, question: 'Second question?' });
+    await hydrated(page, `/tasks/${id}`);
+    const items = page.locator('#task-timeline li');
+    await expect(items).toHaveCount(2);
+    await expect(items.nth(1).locator('[data-status=replaced]')).toHaveText('replaced by a newer question');
+    // Raw HTML in a question is shown as text.
+    await expect(items.nth(1)).toContainText('First <b>question</b>?');
+    await expect(items.nth(1).locator('b')).toHaveCount(0);
+  });
+
+  test('projects: add from the page; the path is checked on the server', async ({ page }) => {
+    await hydrated(page, '/projects');
+    await page.locator('details:has(#add-project) summary').click();
+    const name = `proj-${Date.now()}`;
+    await page.fill('#project-name', name);
+    await page.fill('#project-path', '/definitely/not/a/dir');
+    await page.click('#add-project button[type=submit]');
+    await expect(page.locator('#project-status')).toHaveAttribute('role', 'alert');
+    await expect(page.locator('#project-status')).toContainText('does not exist');
+    await page.fill('#project-name', name);
+    await page.fill('#project-path', '/tmp');
+    await page.click('#add-project button[type=submit]');
+    await expect(page.locator('#project-status')).toHaveAttribute('role', 'status');
+    await expect(page.locator('main')).toContainText(name);
+    await expect(page.locator('#project-name')).toHaveValue('');
   });
 });
 
@@ -149,7 +190,7 @@ test('a phone viewer never shrinks the desktop terminal; its own size only when 
   expect(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
 
   await p.close();
-  await p.waitForTimeout(300);
+  await d.waitForTimeout(300);
   expect(await size()).toEqual(desktopSize);
 
   // Alone, the phone gets its own size; the desktop's comes back with it.

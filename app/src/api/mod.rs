@@ -7,6 +7,7 @@ pub mod deliveries;
 pub mod locale;
 pub mod messages;
 pub mod plan;
+pub mod project_form;
 pub mod settings;
 pub mod tasks;
 
@@ -17,6 +18,7 @@ pub use deliveries::*;
 pub use locale::*;
 pub use messages::*;
 pub use plan::*;
+pub use project_form::*;
 pub use settings::*;
 pub use tasks::*;
 

@@ -1,5 +1,6 @@
 pub mod harness;
 pub mod home;
+pub mod project_form;
 pub mod projects;
 pub mod settings;
 pub mod tasks;

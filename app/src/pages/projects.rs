@@ -30,6 +30,7 @@ pub fn ProjectListPage() -> impl IntoView {
             <h1>{l.t("projects.title")}</h1>
             <p class="sub">{l.t("projects.subtitle")}</p>
         </header>
+        <crate::pages::project_form::AddProjectForm />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
                 match projects.await {

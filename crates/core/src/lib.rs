@@ -24,6 +24,7 @@ pub mod tasks;
 pub mod unattended;
 pub mod validate;
 pub mod control;
+pub mod project_check;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

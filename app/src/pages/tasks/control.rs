@@ -12,6 +12,16 @@ use crate::{
     live::use_live,
 };
 
+/// The last control error per page, kept above the re-rendered task views
+/// (a refetch after an action must not wipe the reason it failed).
+#[derive(Debug, Clone, Copy)]
+pub struct ControlNotices(RwSignal<Option<(String, String)>>);
+
+/// Call once per page that shows [`TaskControls`].
+pub fn provide_control_notices() {
+    provide_context(ControlNotices(RwSignal::new(None)));
+}
+
 /// The translated run status ("running", "waiting for you", "failed (exit 2)", …).
 pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
     let key = match state {
@@ -60,22 +70,39 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     let live = use_live();
     let control = ServerAction::<ControlTask>::new();
     let unattended = ServerAction::<SetTaskUnattended>::new();
-    let notice = RwSignal::new(None::<Notice>);
+    let notices = use_context::<ControlNotices>()
+        .unwrap_or_else(|| ControlNotices(RwSignal::new(None)));
     let prompt = RwSignal::new(String::new());
-    // Reload what the page shows once an action is done (the change event
-    // does too; this covers a failed one).
+    let checked = RwSignal::new(task.unattended);
+    let task_id = task.id.clone();
+    // After an action: reload what the page shows (the change event does
+    // too), or keep the reason it failed.
+    let on_result = move |id: String, r: Result<TaskRow, ServerFnError>| match r {
+        Ok(_) => {
+            notices.0.set(None);
+            live.tick.update(|t| *t += 1);
+        }
+        Err(e) => notices.0.set(Some((id, error_text(&e)))),
+    };
+    let (id1, id2) = (task_id.clone(), task_id.clone());
     Effect::new(move |_| {
         if let Some(r) = control.value().get() {
-            notice.set(r.err().map(|e| Notice { ok: false, text: error_text(&e) }));
             prompt.set(String::new());
-            live.tick.update(|t| *t += 1);
+            on_result(id1.clone(), r);
         }
     });
     Effect::new(move |_| {
         if let Some(r) = unattended.value().get() {
-            notice.set(r.err().map(|e| Notice { ok: false, text: error_text(&e) }));
-            live.tick.update(|t| *t += 1);
+            if r.is_err() {
+                checked.update(|c| *c = !*c);
+            }
+            on_result(id2.clone(), r);
         }
+    });
+    let notice = RwSignal::new(None::<Notice>);
+    let id3 = task_id.clone();
+    Effect::new(move |_| {
+        notice.set(notices.0.get().filter(|(id, _)| *id == id3).map(|(_, text)| Notice { ok: false, text }));
     });
     let busy = move || control.pending().get() || unattended.pending().get();
     let id = task.id.clone();
@@ -152,20 +179,18 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     });
     let switch = full.then(|| {
         let id = id.clone();
-        let on = task.unattended;
         view! {
             <label class="switch">
                 <input
                     type="checkbox"
                     role="switch"
                     id="unattended-switch"
-                    prop:checked=on
+                    prop:checked=move || checked.get()
                     disabled=busy
                     on:change=move |ev| {
-                        unattended.dispatch(SetTaskUnattended {
-                            id: id.clone(),
-                            on: event_target_checked(&ev),
-                        });
+                        let on = event_target_checked(&ev);
+                        checked.set(on);
+                        unattended.dispatch(SetTaskUnattended { id: id.clone(), on });
                     }
                 />
                 <span>{l.t("tasks.unattended")}</span>

@@ -19,6 +19,7 @@ const TIMELINE_ROWS: u32 = 200;
 pub fn TaskDetailPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
+    super::control::provide_control_notices();
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
     let detail = Resource::new(

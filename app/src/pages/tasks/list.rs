@@ -17,6 +17,7 @@ use crate::{
 pub fn TaskListPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
+    super::control::provide_control_notices();
     let create = ServerAction::<CreateTask>::new();
     let tasks = Resource::new(
         move || (create.version().get(), live.tick.get()),
