@@ -40,6 +40,7 @@ test.describe('desktop', () => {
     await expect(page.locator('#task-command')).toHaveText('echo hello world');
     await expect(page.locator('.page-head [data-run-state]')).toHaveAttribute('data-run-state', 'finished', { timeout: 10_000 });
     await expect(page.locator('.page-head [data-run-state]')).toHaveText('finished');
+    await expect(page.locator('#terminal-state')).toHaveText('exited (code 0)', { timeout: 10_000 });
 
     const failing = await createFromForm(page, `Fails ${Date.now()}`, 'echo about to fail; exit 3', { startNow: true });
     await hydrated(page, `/tasks/${failing}`);
@@ -63,11 +64,24 @@ test.describe('desktop', () => {
     await controls.locator('[data-action=start]').click();
     await expect(badge).toHaveText('running', { timeout: 10_000 });
     await expect(page.locator('#terminal .ht-term')).toContainText('started with: first words', { timeout: 10_000 });
+    // The terminal bar: translated state, full screen, Shift+Esc leaves the terminal.
+    await expect(page.locator('#terminal-state')).toHaveText('connected');
+    await page.locator('#terminal .ht-term').click();
+    await expect(page.locator('#terminal .ht-term')).toHaveClass(/ht-focused/);
+    await page.keyboard.press('Shift+Escape');
+    await expect(page.locator('#terminal-fullscreen')).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('.terminal-wrap')).toHaveClass(/fullscreen/);
+    await expect(page.locator('#terminal-fullscreen')).toHaveAttribute('aria-pressed', 'true');
+    await page.locator('#terminal-fullscreen').click();
+    await expect(page.locator('.terminal-wrap')).not.toHaveClass(/fullscreen/);
     await expect(controls.locator('[data-action=start]')).toBeDisabled();
     await expect(controls.locator('[data-action=start]')).toHaveAttribute('title', 'the agent is running');
 
     await controls.locator('[data-action=stop]').click();
     await expect(badge).toHaveText('stopped', { timeout: 10_000 });
+    // Stopped: its terminal is gone, not "reconnecting" forever.
+    await expect(page.locator('#terminal .ht-term')).toHaveCount(0);
     const stopped = await api(request, 'GET', `/api/tasks/${id}`);
     expect(stopped.body.execution.status).toBe('STOPPED');
 

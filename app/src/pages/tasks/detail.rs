@@ -92,7 +92,8 @@ pub fn TaskDetailPage() -> impl IntoView {
                                 <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
                                 {t.open_ask.then(|| view! { <super::reply::WaitingReply task_id=t.id.clone() /> })}
                                 <p class="sub">{l.t("tasks.terminal_soon")}</p>
-                                {t.execution.is_some().then(|| view! {
+                                // A stopped agent's terminal is gone (stop removes it).
+                                {(t.execution.is_some() && t.run_state != "stopped").then(|| view! {
                                     <crate::terminal::TerminalView task_id=t.id.clone() />
                                 })}
                             </section>
