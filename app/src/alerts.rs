@@ -40,7 +40,11 @@ pub fn title_text(pending: u64, page: Option<String>) -> String {
         Some(name) => format!("{name} — Harness"),
         None => "Harness".to_string(),
     };
-    if pending > 0 { format!("({pending}) {base}") } else { base }
+    if pending > 0 {
+        format!("({pending}) {base}")
+    } else {
+        base
+    }
 }
 
 /// The favicon with the count as an SVG data URL (`img-src data:` is allowed).
@@ -48,7 +52,11 @@ pub fn favicon_href(pending: u64) -> String {
     if pending == 0 {
         return "/favicon.ico".into();
     }
-    let n = if pending > 99 { "99+".to_string() } else { pending.to_string() };
+    let n = if pending > 99 {
+        "99+".to_string()
+    } else {
+        pending.to_string()
+    };
     let size = if n.len() > 2 { 26 } else { 36 };
     let svg = format!(
         "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 64 64'>\
@@ -58,7 +66,12 @@ pub fn favicon_href(pending: u64) -> String {
          text-anchor='middle' fill='white'>{n}</text></svg>",
         20 + size / 3
     );
-    format!("data:image/svg+xml,{}", svg.replace('<', "%3C").replace('>', "%3E").replace(' ', "%20"))
+    format!(
+        "data:image/svg+xml,{}",
+        svg.replace('<', "%3C")
+            .replace('>', "%3E")
+            .replace(' ', "%20")
+    )
 }
 
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]

@@ -14,7 +14,10 @@ pub enum Block {
     Para(Vec<Inline>),
     Heading(Vec<Inline>),
     Code(String),
-    List { ordered: bool, items: Vec<Vec<Inline>> },
+    List {
+        ordered: bool,
+        items: Vec<Vec<Inline>>,
+    },
 }
 
 /// A parsed inline run.
@@ -75,10 +78,16 @@ pub fn parse(text: &str) -> Vec<Block> {
         if para.is_empty() && (line.starts_with("    ") || line.starts_with('\t')) {
             let mut code = Vec::new();
             while i < lines.len()
-                && (lines[i].starts_with("    ") || lines[i].starts_with('\t') || lines[i].trim().is_empty())
+                && (lines[i].starts_with("    ")
+                    || lines[i].starts_with('\t')
+                    || lines[i].trim().is_empty())
             {
                 let l = lines[i];
-                code.push(l.strip_prefix("    ").or_else(|| l.strip_prefix('\t')).unwrap_or(l));
+                code.push(
+                    l.strip_prefix("    ")
+                        .or_else(|| l.strip_prefix('\t'))
+                        .unwrap_or(l),
+                );
                 i += 1;
             }
             while code.last().is_some_and(|l| l.trim().is_empty()) {
@@ -151,12 +160,15 @@ pub fn inlines(text: &str) -> Vec<Inline> {
     };
     while let Some(c) = rest.chars().next() {
         let token = match c {
-            '`' => rest[1..].find('`').map(|end| (Inline::Code(rest[1..1 + end].to_string()), end + 2)),
+            '`' => rest[1..]
+                .find('`')
+                .map(|end| (Inline::Code(rest[1..1 + end].to_string()), end + 2)),
             '*' | '_' if rest.len() > 2 && rest[1..].starts_with(c) => {
                 let marker = &rest[..2];
-                rest[2..].find(marker).filter(|&end| end > 0).map(|end| {
-                    (Inline::Strong(rest[2..2 + end].to_string()), end + 4)
-                })
+                rest[2..]
+                    .find(marker)
+                    .filter(|&end| end > 0)
+                    .map(|end| (Inline::Strong(rest[2..2 + end].to_string()), end + 4))
             }
             '*' | '_' => rest[1..]
                 .find(c)
@@ -166,14 +178,26 @@ pub fn inlines(text: &str) -> Vec<Inline> {
                 let close = rest[mid + 2..].find(')')?;
                 let label = &rest[1..mid];
                 let href = safe_href(&rest[mid + 2..mid + 2 + close])?;
-                Some((Inline::Link { text: label.to_string(), href }, mid + 3 + close))
+                Some((
+                    Inline::Link {
+                        text: label.to_string(),
+                        href,
+                    },
+                    mid + 3 + close,
+                ))
             }),
             'h' if rest.starts_with("https://") || rest.starts_with("http://") => {
                 let end = rest
                     .find(|ch: char| ch.is_whitespace() || ch == '<' || ch == '>')
                     .unwrap_or(rest.len());
                 let url = rest[..end].trim_end_matches(['.', ',', ')', ';', ':']);
-                Some((Inline::Link { text: url.to_string(), href: url.to_string() }, url.len()))
+                Some((
+                    Inline::Link {
+                        text: url.to_string(),
+                        href: url.to_string(),
+                    },
+                    url.len(),
+                ))
             }
             _ => None,
         };
@@ -239,7 +263,9 @@ mod tests {
 
     #[test]
     fn blocks_and_inlines() {
-        let b = parse("Which **database**?\n\n```sql\nselect 1;\n```\n- `pg`\n- sqlite\n\nsee https://x.example/a.");
+        let b = parse(
+            "Which **database**?\n\n```sql\nselect 1;\n```\n- `pg`\n- sqlite\n\nsee https://x.example/a.",
+        );
         assert_eq!(b.len(), 4, "{b:?}");
         assert_eq!(
             b[0],
@@ -257,11 +283,21 @@ mod tests {
 
     #[test]
     fn html_stays_text_and_unsafe_links_are_not_links() {
-        let i = inlines("<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://a.example)");
+        let i =
+            inlines("<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://a.example)");
         assert!(matches!(&i[0], Inline::Text(t) if t.starts_with("<script>")));
-        assert!(!i.iter().any(|x| matches!(x, Inline::Link { href, .. } if href.starts_with("javascript"))));
-        assert!(i.contains(&Inline::Link { text: "ok".into(), href: "https://a.example".into() }));
+        assert!(
+            !i.iter()
+                .any(|x| matches!(x, Inline::Link { href, .. } if href.starts_with("javascript")))
+        );
+        assert!(i.contains(&Inline::Link {
+            text: "ok".into(),
+            href: "https://a.example".into()
+        }));
         // Unclosed markers and lone stars are text.
-        assert_eq!(inlines("2 * 3 = 6 and `x"), vec![Inline::Text("2 * 3 = 6 and `x".into())]);
+        assert_eq!(
+            inlines("2 * 3 = 6 and `x"),
+            vec![Inline::Text("2 * 3 = 6 and `x".into())]
+        );
     }
 }

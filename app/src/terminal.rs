@@ -36,15 +36,17 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
                 Err(e) => leptos::logging::warn!("terminal: {e:?}"),
             }
             // Shift+Esc leaves the terminal (captured before the terminal sees it).
-            let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
-                if ev.key() == "Escape" && ev.shift_key() {
-                    ev.prevent_default();
-                    ev.stop_propagation();
-                    if let Some(b) = leave.get_untracked() {
-                        let _ = b.focus();
+            let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(
+                move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Escape" && ev.shift_key() {
+                        ev.prevent_default();
+                        ev.stop_propagation();
+                        if let Some(b) = leave.get_untracked() {
+                            let _ = b.focus();
+                        }
                     }
-                }
-            });
+                },
+            );
             let _ = el.add_event_listener_with_callback_and_bool(
                 "keydown",
                 on_key.as_ref().unchecked_ref(),
@@ -78,9 +80,10 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
         let text = match s.as_str() {
             "connected" => l.t("term.connected").to_string(),
             "reconnecting" => l.t("term.reconnecting").to_string(),
-            "exited" => l
-                .t("term.exited")
-                .replace("{code}", &exit_code.get().map(|c| c.to_string()).unwrap_or_default()),
+            "exited" => l.t("term.exited").replace(
+                "{code}",
+                &exit_code.get().map(|c| c.to_string()).unwrap_or_default(),
+            ),
             _ => l.t("term.connecting").to_string(),
         };
         view! { <span class=format!("badge term-{s}") id="terminal-state" data-state=s role="status">{text}</span> }

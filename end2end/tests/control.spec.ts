@@ -129,6 +129,12 @@ test.describe('desktop', () => {
     await expect(page).toHaveTitle(/^\(\d+\) Tasks — Harness$/);
     await hydrated(page, '/harness');
     await expect(page).toHaveTitle(/^\(\d+\) Notifications — Harness$/);
+    // The dialog links to the task and its terminal; the question is Markdown.
+    await page.locator(`tr[data-task-id="${id}"] td.content`).click();
+    await expect(page.locator('dialog[open] #detail-sent strong')).toHaveText('database');
+    await expect(page.locator('dialog[open] #detail-task-link')).toHaveAttribute('href', `/tasks/${id}`);
+    await expect(page.locator('dialog[open] #detail-terminal-link')).toHaveAttribute('href', `/tasks/${id}#terminal`);
+    await page.keyboard.press('Escape');
     const icon = await page.locator('link[rel~=icon]').getAttribute('href');
     expect(icon).toMatch(/^data:image\/svg\+xml,/);
     await hydrated(page, `/tasks/${id}`);

@@ -253,7 +253,11 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
         );
         println!(
             "Admin token (for scripts and agents you connect yourself): {}",
-            running.data_dir.join("secrets").join("admin.token").display()
+            running
+                .data_dir
+                .join("secrets")
+                .join("admin.token")
+                .display()
         );
         // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
         println!(

@@ -80,7 +80,9 @@ async fn wait_pty_size(s: &common::Server, t: &str, want: (u64, u64)) {
             screen["cols"].as_u64().unwrap_or(0),
         );
         let text = screen["text"].as_str().unwrap_or_default();
-        if size == want && text.lines().rev().find(|l| l.starts_with("SIZE ")) == Some(seen.as_str()) {
+        if size == want
+            && text.lines().rev().find(|l| l.starts_with("SIZE ")) == Some(seen.as_str())
+        {
             return;
         }
         assert!(
@@ -122,7 +124,9 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{task}");
     let t = task["id"].as_str().expect("id").to_string();
-    let (status, out) = s.admin("POST", &format!("/api/tasks/{t}/start"), None).await;
+    let (status, out) = s
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
     assert_eq!(status, StatusCode::OK, "{out}");
 
     // The desktop alone: its size.

@@ -388,7 +388,10 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     let Message::Text(size) = size else {
         panic!("size first, got {size:?}")
     };
-    assert_eq!(serde_json::from_str::<Value>(&size).unwrap()["type"], "size");
+    assert_eq!(
+        serde_json::from_str::<Value>(&size).unwrap()["type"],
+        "size"
+    );
     let first = tokio::time::timeout(Duration::from_secs(5), ws.next())
         .await
         .unwrap()

@@ -54,7 +54,12 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
     let run = run_status(&v);
     let actions = Action::ALL
         .into_iter()
-        .map(|a| (a.as_str().to_string(), check(&v, a).err().map(|b| b.as_str().to_string())))
+        .map(|a| {
+            (
+                a.as_str().to_string(),
+                check(&v, a).err().map(|b| b.as_str().to_string()),
+            )
+        })
         .collect();
     TaskRow {
         run_state: run.state.as_str().to_string(),
@@ -164,7 +169,12 @@ pub async fn create_task(
     if start_now.is_some_and(|v| !v.is_empty() && v != "false") {
         let control = super::control::ssr_control()?;
         match h
-            .control_task(control.as_ref(), &view.task.id, Action::Start, blank(prompt).as_deref())
+            .control_task(
+                control.as_ref(),
+                &view.task.id,
+                Action::Start,
+                blank(prompt).as_deref(),
+            )
             .await
         {
             Ok(v) => view = v,

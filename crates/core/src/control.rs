@@ -232,7 +232,10 @@ mod tests {
     use super::*;
     use crate::model::{AgentConfig, Provider, Task, TaskStatus};
 
-    fn view(exec: Option<(ExecutionStatus, Option<i64>, Option<&str>)>, open_ask: bool) -> TaskView {
+    fn view(
+        exec: Option<(ExecutionStatus, Option<i64>, Option<&str>)>,
+        open_ask: bool,
+    ) -> TaskView {
         let now = Utc::now();
         TaskView {
             task: Task {
@@ -270,13 +273,25 @@ mod tests {
         use ExecutionStatus::*;
         let s = |e, ask| run_status(&view(e, ask));
         assert_eq!(s(None, false).state, RunState::NotStarted);
-        assert_eq!(s(Some((Running, None, None)), false).state, RunState::Running);
+        assert_eq!(
+            s(Some((Running, None, None)), false).state,
+            RunState::Running
+        );
         assert_eq!(s(Some((Paused, None, None)), true).state, RunState::Waiting);
         assert_eq!(s(Some((Failed, None, None)), true).state, RunState::Waiting);
-        assert_eq!(s(Some((Completed, Some(0), None)), false).state, RunState::Finished);
+        assert_eq!(
+            s(Some((Completed, Some(0), None)), false).state,
+            RunState::Finished
+        );
         let failed = s(Some((Failed, Some(2), None)), false);
-        assert_eq!((failed.state, failed.exit_code), (RunState::Failed, Some(2)));
-        assert_eq!(s(Some((Stopped, None, None)), false).state, RunState::Stopped);
+        assert_eq!(
+            (failed.state, failed.exit_code),
+            (RunState::Failed, Some(2))
+        );
+        assert_eq!(
+            s(Some((Stopped, None, None)), false).state,
+            RunState::Stopped
+        );
         assert_eq!(s(Some((Stopped, None, None)), false).exit_code, None);
     }
 
@@ -298,7 +313,9 @@ mod tests {
         let no_session = view(Some((Failed, Some(1), None)), false);
         assert_eq!(check(&no_session, Action::Resume), Err(Blocked::NoSession));
         assert_eq!(
-            shell_argv(" echo hello world ").as_deref().map(command_line),
+            shell_argv(" echo hello world ")
+                .as_deref()
+                .map(command_line),
             Some("echo hello world".to_string())
         );
         assert_eq!(shell_argv("  "), None);

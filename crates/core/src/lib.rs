@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod control;
 pub mod deliveries;
 pub mod error;
 pub mod events;
@@ -14,6 +15,7 @@ pub mod ids;
 pub mod ladder;
 pub mod messaging;
 pub mod model;
+pub mod project_check;
 pub mod runtime;
 pub mod service;
 pub mod sessions;
@@ -23,8 +25,6 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
-pub mod control;
-pub mod project_check;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

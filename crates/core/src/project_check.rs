@@ -2,12 +2,7 @@
 //! accepts a directory that will be created later), a person picking a path
 //! gets it checked now — it exists, is a directory, and can be read.
 
-use crate::{
-    CoreError, CoreResult, Harness,
-    model::Project,
-    tasks::CreateProject,
-    validate,
-};
+use crate::{CoreError, CoreResult, Harness, model::Project, tasks::CreateProject, validate};
 
 /// The path exists, is a directory and its entries can be listed.
 pub fn existing_readable_dir(value: &str) -> CoreResult<String> {
@@ -17,7 +12,10 @@ pub fn existing_readable_dir(value: &str) -> CoreResult<String> {
         return Err(CoreError::invalid("path", format!("{path} does not exist")));
     }
     if !p.is_dir() {
-        return Err(CoreError::invalid("path", format!("{path} is not a directory")));
+        return Err(CoreError::invalid(
+            "path",
+            format!("{path} is not a directory"),
+        ));
     }
     std::fs::read_dir(p)
         .map_err(|e| CoreError::invalid("path", format!("{path} cannot be read: {e}")))?;

@@ -86,7 +86,10 @@ impl PtySession {
 
     /// Apply the board's effective size (under its lock, so two viewers
     /// changing at once cannot leave a stale size applied).
-    fn apply_votes(&self, change: impl FnOnce(&mut BTreeMap<u64, (u16, u16)>)) -> Result<(), PtyError> {
+    fn apply_votes(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<u64, (u16, u16)>),
+    ) -> Result<(), PtyError> {
         let sizes = &self.sizes;
         let mut board = sizes.board.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut board.votes);
@@ -108,7 +111,13 @@ impl SizeVote {
     pub fn set(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let id = self.id;
         self.session.apply_votes(|votes| {
-            votes.insert(id, (rows.max(harness_term::MIN_SIZE), cols.max(harness_term::MIN_SIZE)));
+            votes.insert(
+                id,
+                (
+                    rows.max(harness_term::MIN_SIZE),
+                    cols.max(harness_term::MIN_SIZE),
+                ),
+            );
         })
     }
 }

@@ -122,7 +122,10 @@ impl Core {
             dirty: true,
             outbox: Vec::new(),
             key_options: KeyOptions::default(),
-            fit: (rows.max(harness_term::MIN_SIZE), cols.max(harness_term::MIN_SIZE)),
+            fit: (
+                rows.max(harness_term::MIN_SIZE),
+                cols.max(harness_term::MIN_SIZE),
+            ),
             pty_sized: false,
         }
     }
@@ -397,7 +400,10 @@ impl Core {
     /// for the PTY's size. The model keeps the PTY's size once the server
     /// told it (a smaller viewer scrolls; see `harness_pty` sizing).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        let fit = (rows.max(harness_term::MIN_SIZE), cols.max(harness_term::MIN_SIZE));
+        let fit = (
+            rows.max(harness_term::MIN_SIZE),
+            cols.max(harness_term::MIN_SIZE),
+        );
         if fit == self.fit {
             return;
         }
@@ -803,7 +809,11 @@ mod tests {
         c.on_binary(b"snapshot");
         assert_eq!(c.size(), (40, 160));
         c.resize(20, 40);
-        assert_eq!(c.size(), (40, 160), "the container does not resize the model");
+        assert_eq!(
+            c.size(),
+            (40, 160),
+            "the container does not resize the model"
+        );
         assert_eq!(c.take_outbox(), [ClientMsg::Resize { rows: 20, cols: 40 }]);
         c.on_text(r#"{"type":"size","rows":20,"cols":40}"#);
         assert_eq!(c.size(), (20, 40));

@@ -502,10 +502,13 @@ impl TerminalHandle {
     /// The exit code once the process exited.
     #[wasm_bindgen(js_name = exitCode)]
     pub fn exit_code(&self) -> Option<i32> {
-        self.term.try_borrow().ok().and_then(|t| match t.core.status() {
-            crate::core::Status::Exited(code) => Some(*code),
-            _ => None,
-        })
+        self.term
+            .try_borrow()
+            .ok()
+            .and_then(|t| match t.core.status() {
+                crate::core::Status::Exited(code) => Some(*code),
+                _ => None,
+            })
     }
 }
 

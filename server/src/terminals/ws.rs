@@ -177,5 +177,9 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
 /// `{"type":"size","rows":R,"cols":C}`: the PTY's size, which every viewer
 /// draws (a smaller viewer scrolls).
 fn size_frame((rows, cols): (u16, u16)) -> Message {
-    Message::Text(json!({"type": "size", "rows": rows, "cols": cols}).to_string().into())
+    Message::Text(
+        json!({"type": "size", "rows": rows, "cols": cols})
+            .to_string()
+            .into(),
+    )
 }

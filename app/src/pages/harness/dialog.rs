@@ -116,6 +116,11 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
             <div>
                 <h2 id="detail-title">{title}</h2>
                 <p class="sub" id="detail-sub">{sub}</p>
+                <p class="sub detail-links">
+                    <a href=format!("/tasks/{}", row.task_id) id="detail-task-link">{l.t("detail.open_task")}</a>
+                    " · "
+                    <a href=format!("/tasks/{}#terminal", row.task_id) id="detail-terminal-link">{l.t("detail.open_terminal")}</a>
+                </p>
             </div>
             <StatusBadge status />
         </header>

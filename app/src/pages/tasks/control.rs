@@ -33,8 +33,10 @@ pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
         "stopped" => "task.run.stopped",
         _ => "task.run.not_started",
     };
-    l.t(key)
-        .replace("{code}", &exit_code.map(|c| c.to_string()).unwrap_or_default())
+    l.t(key).replace(
+        "{code}",
+        &exit_code.map(|c| c.to_string()).unwrap_or_default(),
+    )
 }
 
 #[component]
@@ -70,8 +72,8 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     let live = use_live();
     let control = ServerAction::<ControlTask>::new();
     let unattended = ServerAction::<SetTaskUnattended>::new();
-    let notices = use_context::<ControlNotices>()
-        .unwrap_or_else(|| ControlNotices(RwSignal::new(None)));
+    let notices =
+        use_context::<ControlNotices>().unwrap_or_else(|| ControlNotices(RwSignal::new(None)));
     let prompt = RwSignal::new(String::new());
     let checked = RwSignal::new(task.unattended);
     let task_id = task.id.clone();
@@ -102,7 +104,13 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     let notice = RwSignal::new(None::<Notice>);
     let id3 = task_id.clone();
     Effect::new(move |_| {
-        notice.set(notices.0.get().filter(|(id, _)| *id == id3).map(|(_, text)| Notice { ok: false, text }));
+        notice.set(
+            notices
+                .0
+                .get()
+                .filter(|(id, _)| *id == id3)
+                .map(|(_, text)| Notice { ok: false, text }),
+        );
     });
     let busy = move || control.pending().get() || unattended.pending().get();
     let id = task.id.clone();
@@ -118,7 +126,11 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
             let label = l.t(action_label(&action));
             // A row's buttons name their task for screen readers.
             let name = (!full).then(|| format!("{label}: {title}"));
-            let class = if action == "start" || action == "resume" { "primary" } else { "ghost" };
+            let class = if action == "start" || action == "resume" {
+                "primary"
+            } else {
+                "ghost"
+            };
             let act = action.clone();
             view! {
                 <button
@@ -151,7 +163,11 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
             .filter_map(|(a, b)| {
                 let b = b.as_deref()?;
                 // "not running" under Stop says nothing new when Start is possible.
-                Some(format!("{} — {}", l.t(action_label(a)), l.t(blocked_label(b))))
+                Some(format!(
+                    "{} — {}",
+                    l.t(action_label(a)),
+                    l.t(blocked_label(b))
+                ))
             })
             .collect::<Vec<_>>()
             .join(" · ");

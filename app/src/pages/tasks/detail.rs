@@ -143,7 +143,8 @@ fn TimelineItem(row: Row, replaced: bool) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
     let badge = if replaced {
-        view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }.into_any()
+        view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }
+            .into_any()
     } else {
         view! { <StatusBadge status /> }.into_any()
     };

@@ -21,9 +21,15 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
             match r {
                 Ok(_) => {
                     text.set(String::new());
-                    notice.set(Some(Notice { ok: true, text: l.t("task.reply_sent").to_string() }));
+                    notice.set(Some(Notice {
+                        ok: true,
+                        text: l.t("task.reply_sent").to_string(),
+                    }));
                 }
-                Err(e) => notice.set(Some(Notice { ok: false, text: error_text(&e) })),
+                Err(e) => notice.set(Some(Notice {
+                    ok: false,
+                    text: error_text(&e),
+                })),
             }
             live.tick.update(|t| *t += 1);
         }
@@ -31,7 +37,10 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
     let send = move || {
         let t = text.get_untracked();
         if !t.trim().is_empty() {
-            reply.dispatch(ReplyAsk { task_id: task_id.clone(), text: t });
+            reply.dispatch(ReplyAsk {
+                task_id: task_id.clone(),
+                text: t,
+            });
         }
     };
     let send_key = send.clone();
