@@ -116,11 +116,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
             <div>
                 <h2 id="detail-title">{title}</h2>
                 <p class="sub" id="detail-sub">{sub}</p>
-                <p class="sub detail-links">
-                    <a href=format!("/tasks/{}", row.task_id) id="detail-task-link">{l.t("detail.open_task")}</a>
-                    " · "
-                    <a href=format!("/tasks/{}#terminal", row.task_id) id="detail-terminal-link">{l.t("detail.open_terminal")}</a>
-                </p>
+                {detail_links(row.task_id.clone())}
             </div>
             <StatusBadge status />
         </header>
@@ -259,4 +255,18 @@ fn focus_in(dialog: &web_sys::HtmlDialogElement, selector: &'static str) {
             let _ = el.focus();
         }
     });
+}
+
+/// Links from the dialog to the task and its terminal (type-erased: the
+/// dialog's view type is already deep).
+fn detail_links(task_id: String) -> AnyView {
+    let l = crate::i18n::use_locale();
+    view! {
+        <p class="sub detail-links">
+            <a href=format!("/tasks/{task_id}") id="detail-task-link">{l.t("detail.open_task")}</a>
+            " · "
+            <a href=format!("/tasks/{task_id}#terminal") id="detail-terminal-link">{l.t("detail.open_terminal")}</a>
+        </p>
+    }
+    .into_any()
 }
