@@ -253,3 +253,22 @@ for (const [name, viewport] of [['phone', { width: 390, height: 844 }], ['deskto
     await ctx.close();
   });
 }
+
+test('browser notifications: asked from a visible control; the sound choice is remembered', async ({ browser }) => {
+  const ctx = await browser.newContext({ storageState: STORAGE_STATE, permissions: ['notifications'] });
+  const page = await ctx.newPage();
+  await hydrated(page, '/settings');
+  await expect(page.locator('#notifications-state')).toHaveText(/Notifications are on/);
+  await expect(page.locator('#enable-notifications')).toBeDisabled();
+  await page.locator('#alert-sound').check();
+  await page.reload();
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('#alert-sound')).toBeChecked();
+  await ctx.close();
+  const fresh = await browser.newContext({ storageState: STORAGE_STATE });
+  const p2 = await fresh.newPage();
+  await hydrated(p2, '/');
+  await expect(p2.locator('#enable-notifications')).toBeEnabled();
+  await expect(p2.locator('#notifications-state')).toHaveText('Notifications are off.');
+  await fresh.close();
+});
