@@ -24,7 +24,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 cd end2end
-[ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
+{ [ -d node_modules/@playwright/test ] && [ -d node_modules/@axe-core/playwright ]; } || npm ci --no-audit --no-fund
 status=0
 HARNESS_BIN="$BIN" BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
 if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi

@@ -53,7 +53,7 @@ if [ "$what" = test ]; then
     # RUNLEVEL=1: the package must not start a system nginx; the test runs its own.
     RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
   fi
-  if [ ! -d end2end/node_modules/@playwright/test ]; then
+  if [ ! -d end2end/node_modules/@playwright/test ] || [ ! -d end2end/node_modules/@axe-core/playwright ]; then
     say "installing Playwright (npm, no browser download)"
     (cd end2end && npm ci --no-audit --no-fund)
   fi

@@ -2,6 +2,7 @@
 //! in the browser, plus the server functions they call. Server functions are
 //! thin adapters over `harness_core` (compiled only with the `ssr` feature).
 
+pub mod alerts;
 pub mod api;
 pub mod choices;
 pub mod components;
@@ -10,6 +11,7 @@ pub mod csp;
 pub mod delivery;
 pub mod i18n;
 pub mod live;
+pub mod markdown;
 pub mod pages;
 pub mod terminal;
 
@@ -60,6 +62,7 @@ pub fn App() -> impl IntoView {
     let locale = i18n::Locale::detect();
     provide_context(locale);
     let live = provide_live();
+    alerts::use_page_name();
     let l = locale;
     view! {
         <Router>
@@ -113,9 +116,10 @@ fn PendingBadge() -> impl IntoView {
         <Transition fallback=|| view! { <Title text="Harness" /> }>
             {move || Suspend::new(async move {
                 let n = count.await.unwrap_or(0);
-                let title = if n > 0 { format!("({n}) Harness") } else { "Harness".to_string() };
+                let page = alerts::use_page_name();
+                alerts::follow_count(n);
                 view! {
-                    <Title text=title />
+                    <Title text=move || alerts::title_text(n, page.0.get()) />
                     <span
                         class="count"
                         id="nav-pending"

@@ -62,7 +62,7 @@ test('columns, SSR content and a live ask appearing without reload', async ({ pa
   await expect(row.locator('td.time time').first()).toHaveText('just now');
   await expect(row.locator('td.time time').first()).toHaveAttribute('title', /\d/);
   await expect(page.locator('#nav-pending')).toHaveAttribute('data-count', String(before + 1));
-  await expect(page).toHaveTitle(`(${before + 1}) Harness`);
+  await expect(page).toHaveTitle(`(${before + 1}) Notifications — Harness`);
   expect(navigations).toEqual([]);
 
   // The same row is in the server-rendered HTML (no JavaScript needed to read).
@@ -329,7 +329,7 @@ test('task pages: create, list, detail with timeline, children and the terminal 
   await expect(page.locator('table.tasks tbody tr', { hasText: child })).toContainText(title);
 
   await ask(request, parentId!, 'Timeline question?');
-  await expect(row.locator('[data-open-ask="true"]')).toBeVisible();
+  await expect(row.locator('[data-run-state="waiting"]')).toBeVisible();
   await row.locator('td').first().getByRole('link').click();
   await expect(page.locator('#task-title')).toHaveText(title);
   await expect(page.locator('#task-timeline li')).toHaveCount(1);

@@ -14,7 +14,14 @@ mod logging;
 #[command(
     name = "harness",
     version,
-    about = "Agents that park when blocked and resume when answered"
+    about = "Agents that park when blocked and resume when answered",
+    after_help = "Examples:\n  \
+        harness serve                          # UI, REST, MCP on http://127.0.0.1:7700\n  \
+        harness open                           # open the UI, logged in\n  \
+        harness init && harness add \"Write the parser\" --priority P0\n  \
+        harness run --agent 'claude -p'        # drive the task list\n  \
+        harness status --json\n\n\
+        Run `harness <cmd> --help` for a command's options."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -112,7 +119,8 @@ enum Command {
     },
     /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
     Hook {
-        /// pre-tool, session-start, stop, subagent-stop, teammate-idle, self-reflect
+        /// The hook event: pre-tool, session-start, stop, subagent-stop,
+        /// teammate-idle, self-reflect.
         event: String,
     },
 }
@@ -293,6 +301,14 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
             "Harness is listening on {} (data dir {})",
             running.base_url(),
             running.data_dir.display()
+        );
+        println!(
+            "Admin token (for scripts and agents you connect yourself): {}",
+            running
+                .data_dir
+                .join("secrets")
+                .join("admin.token")
+                .display()
         );
         // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
         println!(

@@ -29,6 +29,10 @@ pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
 pub fn router(state: &AppState) -> Router<AppState> {
     let harness = state.harness.clone();
     let fallback_harness = state.harness.clone();
+    // The UI's task buttons reach the terminals through the core's port.
+    let control: std::sync::Arc<dyn harness_core::control::AgentControl> =
+        std::sync::Arc::new(state.terminals.clone());
+    let fallback_control = control.clone();
     let routes = generate_route_list(App);
     let options = state.leptos.clone();
     let fallback_options = state.leptos.clone();
@@ -36,13 +40,19 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .leptos_routes_with_context(
             state,
             routes,
-            move || provide_context(harness.clone()),
+            move || {
+                provide_context(harness.clone());
+                provide_context(control.clone());
+            },
             move || shell(options.clone()),
         )
         // Unknown paths render the app's "not found" page; files are never
         // read from disk here (the site is `crate::assets`).
         .fallback(leptos_axum::render_app_to_stream_with_context(
-            move || provide_context(fallback_harness.clone()),
+            move || {
+                provide_context(fallback_harness.clone());
+                provide_context(fallback_control.clone());
+            },
             move || shell(fallback_options.clone()),
         ))
 }

@@ -387,6 +387,19 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     let (mut ws, _) = tokio_tungstenite::connect_async(s.ws_request(&url))
         .await
         .unwrap();
+    // The PTY's size first (the viewer draws at that size), then the snapshot.
+    let size = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Message::Text(size) = size else {
+        panic!("size first, got {size:?}")
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&size).unwrap()["type"],
+        "size"
+    );
     let first = tokio::time::timeout(Duration::from_secs(5), ws.next())
         .await
         .unwrap()
@@ -459,8 +472,12 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     let (mut ws2, _) = tokio_tungstenite::connect_async(s.ws_request(&url))
         .await
         .unwrap();
-    let Message::Binary(snap2) = ws2.next().await.unwrap().unwrap() else {
-        panic!()
+    let snap2 = loop {
+        match ws2.next().await.unwrap().unwrap() {
+            Message::Binary(b) => break b,
+            Message::Text(_) => continue,
+            other => panic!("{other:?}"),
+        }
     };
     assert!(String::from_utf8_lossy(&snap2).contains("GOT INPUT: hi there"));
 

@@ -4,22 +4,26 @@
 
 pub mod analytics;
 pub mod choices;
+pub mod control;
 pub mod deliveries;
 pub mod inbox;
 pub mod locale;
 pub mod messages;
 pub mod plan;
+pub mod project_form;
 pub mod settings;
 pub mod tasks;
 
 use serde::{Deserialize, Serialize};
 
 pub use choices::*;
+pub use control::*;
 pub use deliveries::*;
 pub use inbox::*;
 pub use locale::*;
 pub use messages::*;
 pub use plan::*;
+pub use project_form::*;
 pub use settings::*;
 pub use tasks::*;
 

@@ -21,6 +21,24 @@ pub struct TaskRow {
     /// Status of the latest execution, if any.
     pub execution: Option<String>,
     pub created_ms: i64,
+    /// The displayed status (`harness_core::control::RunState`): `not_started`,
+    /// `running`, `waiting`, `finished`, `failed`, `stopped`.
+    #[serde(default)]
+    pub run_state: String,
+    /// Exit code of a failed run, when known.
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// `start`, `stop`, `restart`, `resume`, each with why it is not
+    /// possible now (`None`: possible).
+    #[serde(default)]
+    pub actions: Vec<(String, Option<String>)>,
+    /// The command as written (the shell line of `sh -c`), if any.
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,8 +49,25 @@ pub struct TaskInfo {
 }
 
 #[cfg(feature = "ssr")]
-fn task_row(v: harness_core::model::TaskView) -> TaskRow {
+pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
+    use harness_core::control::{Action, check, command_line, run_status};
+    let run = run_status(&v);
+    let actions = Action::ALL
+        .into_iter()
+        .map(|a| {
+            (
+                a.as_str().to_string(),
+                check(&v, a).err().map(|b| b.as_str().to_string()),
+            )
+        })
+        .collect();
     TaskRow {
+        run_state: run.state.as_str().to_string(),
+        exit_code: run.exit_code,
+        actions,
+        command: v.task.agent.command.as_deref().map(command_line),
+        cwd: v.task.agent.cwd.clone(),
+        project_id: v.task.project_id.clone(),
         id: v.task.id,
         title: v.task.title,
         description: v.task.description,
@@ -77,7 +112,18 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     })
 }
 
-/// Create a task; `command` is split on whitespace into argv.
+/// What creating a task answers: the task, and why "start now" failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedTask {
+    pub task: TaskRow,
+    pub start_error: Option<String>,
+}
+
+/// Create a task. For provider `command`, `command` is one shell line run
+/// with `sh -c`; for `claude`/`codex` it replaces the program (split on
+/// whitespace). `start_now` ("on" from the checkbox) starts the agent with
+/// `prompt` as its first prompt.
+#[allow(clippy::too_many_arguments)]
 #[server(prefix = "/sfn", endpoint = "create_task")]
 pub async fn create_task(
     title: String,
@@ -85,28 +131,58 @@ pub async fn create_task(
     provider: Option<String>,
     command: Option<String>,
     parent_task_id: Option<String>,
-) -> Result<TaskRow, ServerFnError> {
-    use harness_core::tasks::{AgentInput, CreateTask};
+    #[server(default)] cwd: Option<String>,
+    #[server(default)] project_id: Option<String>,
+    #[server(default)] prompt: Option<String>,
+    #[server(default)] start_now: Option<String>,
+) -> Result<CreatedTask, ServerFnError> {
+    use harness_core::{
+        control::{Action, shell_argv},
+        tasks::{AgentInput, CreateTask},
+    };
     let h = ssr::harness()?;
-    let argv: Vec<String> = command
-        .as_deref()
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
+    let line = command.as_deref().unwrap_or_default();
+    let argv = if provider.as_deref().unwrap_or("claude") == "command" {
+        shell_argv(line)
+    } else {
+        let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        (!words.is_empty()).then_some(words)
+    };
+    let blank = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
     let view = h
         .create_task(CreateTask {
             title: Some(title),
-            description,
-            project_id: None,
-            parent_task_id,
+            description: blank(description),
+            project_id: blank(project_id),
+            parent_task_id: blank(parent_task_id),
             agent: Some(AgentInput {
                 provider,
-                command: (!argv.is_empty()).then_some(argv),
+                command: argv,
+                cwd: blank(cwd).map(|c| c.trim().to_string()),
                 ..Default::default()
             }),
         })
         .await
         .map_err(ssr::to_sfn)?;
-    Ok(task_row(view))
+    let mut start_error = None;
+    let mut view = view;
+    if start_now.is_some_and(|v| !v.is_empty() && v != "false") {
+        let control = super::control::ssr_control()?;
+        match h
+            .control_task(
+                control.as_ref(),
+                &view.task.id,
+                Action::Start,
+                blank(prompt).as_deref(),
+            )
+            .await
+        {
+            Ok(v) => view = v,
+            Err(e) => start_error = Some(e.client_message()),
+        }
+    }
+    Ok(CreatedTask {
+        task: task_row(view),
+        start_error,
+    })
 }

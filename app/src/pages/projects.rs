@@ -25,10 +25,12 @@ pub fn ProjectListPage() -> impl IntoView {
     let live = use_live();
     let projects = Resource::new(move || live.tick.get(), |_| list_projects());
     view! {
+        <crate::alerts::PageTitle text=l.t("projects.title") />
         <header class="page-head">
             <h1>{l.t("projects.title")}</h1>
             <p class="sub">{l.t("projects.subtitle")}</p>
         </header>
+        <crate::pages::project_form::AddProjectForm />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
                 match projects.await {

@@ -27,7 +27,12 @@ pub fn SettingsPage() -> impl IntoView {
         e.map(|e| view! { <p class="error" role="alert" id="settings-status">{error_text(&e)}</p> })
     };
     view! {
+        <crate::alerts::PageTitle text=l.t("settings.title") />
         <header class="page-head"><h1>{l.t("settings.title")}</h1></header>
+        <section class="card" aria-labelledby="alerts-h">
+            <h2 id="alerts-h">{l.t("alerts.heading")}</h2>
+            <crate::alerts::NotificationControl />
+        </section>
         <section id="notifications" aria-labelledby="notifications-h" class="card">
             <h2 id="notifications-h">{l.t("settings.notifications")}</h2>
             <p class="sub">{l.t("settings.notifications_help")}</p>

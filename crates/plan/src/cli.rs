@@ -49,7 +49,9 @@ enum Command {
     },
     /// Append a task.
     Add {
+        /// The task's title (what the agent is asked to do).
         title: String,
+        /// P0 (first), P1 or P2; either case.
         #[arg(long, value_enum, default_value = "p1", ignore_case = true)]
         priority: Priority,
         /// Comma-separated task ids.
@@ -61,6 +63,7 @@ enum Command {
         /// Validation timeout in seconds.
         #[arg(long)]
         timeout: Option<u64>,
+        /// Attempts before the task is left failed.
         #[arg(long)]
         max_attempts: Option<u32>,
         /// `on_failure.cleanup` command run after a rollback.
@@ -69,6 +72,7 @@ enum Command {
     },
     /// Show progress (read-only).
     Status {
+        /// Print the status as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -78,6 +82,7 @@ enum Command {
         /// supervised mode stdin is the terminal and the prompt is in $HARNESS_PROMPT_FILE).
         #[arg(long)]
         agent: Option<String>,
+        /// This worker's id in claims (default: HARNESS_WORKER_ID, else agent@<host>).
         #[arg(long)]
         worker_id: Option<String>,
         /// Overrides session_config.max_tasks_per_session (0 = no limit).
@@ -108,11 +113,15 @@ enum Command {
         step: TaskStep,
     },
     /// Run a Claude Code hook (payload JSON on stdin).
-    Hook { event: String },
+    Hook {
+        /// The hook event name.
+        event: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
 struct WorkerArgs {
+    /// This worker's id in claims (default: HARNESS_WORKER_ID, else agent@<host>).
     #[arg(long)]
     worker_id: Option<String>,
     /// Claim lease in seconds (default HARNESS_LEASE_SECONDS or 1800).

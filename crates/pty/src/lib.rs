@@ -26,6 +26,7 @@ mod kill;
 mod output;
 mod registry;
 mod session;
+mod sizing;
 mod spec;
 mod stream;
 
@@ -38,6 +39,7 @@ pub use kill::process_alive;
 pub use output::{OutputEvent, SubscriberLimits, Subscription};
 pub use registry::{KeepaliveConfig, PtyRegistry};
 pub use session::{Boundary, ExitStatus, PtySession, SessionOptions};
+pub use sizing::SizeVote;
 pub use spec::{BASE_ENV_KEYS, DEFAULT_TERM, SpawnSpec, base_env};
 
 pub use harness_term::ScreenText;

@@ -147,6 +147,7 @@ pub struct PtySession {
     writer: mpsc::Sender<WriteReq>,
     ledger: Arc<InjectionLedger>,
     exit_rx: watch::Receiver<Option<ExitStatus>>,
+    pub(crate) sizes: crate::sizing::ViewerSizes,
 }
 
 impl std::fmt::Debug for PtySession {
@@ -336,6 +337,7 @@ impl PtySession {
                 .clone()
                 .unwrap_or_else(|| Arc::new(InjectionLedger::new(opts.ledger_capacity))),
             exit_rx,
+            sizes: crate::sizing::ViewerSizes::new(rows, cols),
         }))
     }
 

@@ -88,6 +88,10 @@ pub struct Core {
     dirty: bool,
     outbox: Vec<ClientMsg>,
     key_options: KeyOptions,
+    /// The size that fits the container: this viewer's `resize` vote.
+    fit: (u16, u16),
+    /// The server told the PTY's size: the model follows it, not `fit`.
+    pty_sized: bool,
 }
 
 impl std::fmt::Debug for Core {
@@ -118,6 +122,11 @@ impl Core {
             dirty: true,
             outbox: Vec::new(),
             key_options: KeyOptions::default(),
+            fit: (
+                rows.max(harness_term::MIN_SIZE),
+                cols.max(harness_term::MIN_SIZE),
+            ),
+            pty_sized: false,
         }
     }
 
@@ -197,7 +206,7 @@ impl Core {
         self.connected = true;
         self.fresh = true;
         self.acks = AckCounter::new();
-        let (rows, cols) = self.size();
+        let (rows, cols) = self.fit;
         self.send(ClientMsg::Resize { rows, cols });
     }
 
@@ -247,6 +256,10 @@ impl Core {
                 self.dirty = true;
             }
             ServerMsg::Lagged => self.fresh = true,
+            ServerMsg::Size { rows, cols } => {
+                self.pty_sized = true;
+                self.set_model_size(rows, cols);
+            }
             ServerMsg::Error { message } => {
                 self.error = Some(message);
                 self.dirty = true;
@@ -383,20 +396,36 @@ impl Core {
         }
     }
 
-    /// The container's size changed to `rows` × `cols`.
+    /// The container's size changed to `rows` × `cols`: this viewer's vote
+    /// for the PTY's size. The model keeps the PTY's size once the server
+    /// told it (a smaller viewer scrolls; see `harness_pty` sizing).
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        let fit = (
+            rows.max(harness_term::MIN_SIZE),
+            cols.max(harness_term::MIN_SIZE),
+        );
+        if fit == self.fit {
+            return;
+        }
+        self.fit = fit;
+        if !self.pty_sized {
+            self.set_model_size(fit.0, fit.1);
+        }
+        if self.connected {
+            self.send(ClientMsg::Resize {
+                rows: fit.0,
+                cols: fit.1,
+            });
+        }
+    }
+
+    fn set_model_size(&mut self, rows: u16, cols: u16) {
         let before = self.size();
         self.model.resize(rows, cols);
-        let after = self.size();
-        if after != before {
+        if self.size() != before {
             self.offset = 0;
             self.dirty = true;
-            if self.connected {
-                self.send(ClientMsg::Resize {
-                    rows: after.0,
-                    cols: after.1,
-                });
-            }
+            self.cache.invalidate();
         }
     }
 
@@ -767,6 +796,27 @@ mod tests {
         c.wheel(1);
         assert_eq!(inputs(&mut c), ["\x1b[A\x1b[A\x1b[A", "\x1b[B", "\x1bOA"]);
         assert_eq!(c.scroll_offset(), 0);
+    }
+
+    #[test]
+    fn the_pty_size_from_the_server_wins_over_the_container() {
+        let mut c = Core::new(24, 43, 0);
+        c.on_open();
+        assert_eq!(c.take_outbox(), [ClientMsg::Resize { rows: 24, cols: 43 }]);
+        // A larger viewer holds the PTY at 40 × 160: draw that, keep voting.
+        c.on_text(r#"{"type":"size","rows":40,"cols":160}"#);
+        assert_eq!(c.size(), (40, 160));
+        c.on_binary(b"snapshot");
+        assert_eq!(c.size(), (40, 160));
+        c.resize(20, 40);
+        assert_eq!(
+            c.size(),
+            (40, 160),
+            "the container does not resize the model"
+        );
+        assert_eq!(c.take_outbox(), [ClientMsg::Resize { rows: 20, cols: 40 }]);
+        c.on_text(r#"{"type":"size","rows":20,"cols":40}"#);
+        assert_eq!(c.size(), (20, 40));
     }
 
     #[test]

@@ -65,6 +65,14 @@ pub enum ServerMsg {
     },
     /// The client fell behind; the next binary frame is a fresh snapshot.
     Lagged,
+    /// The PTY's size (the largest viewer's): draw at this size, scroll if
+    /// the container is smaller. Sent before the snapshot and on changes.
+    Size {
+        /// Rows.
+        rows: u16,
+        /// Columns.
+        cols: u16,
+    },
     /// Something went wrong on the server.
     Error {
         /// Human-readable text (shown as plain text, never as HTML).

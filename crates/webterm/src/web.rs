@@ -498,6 +498,18 @@ impl TerminalHandle {
             .map(|t| t.core.status().name().to_owned())
             .unwrap_or_default()
     }
+
+    /// The exit code once the process exited.
+    #[wasm_bindgen(js_name = exitCode)]
+    pub fn exit_code(&self) -> Option<i32> {
+        self.term
+            .try_borrow()
+            .ok()
+            .and_then(|t| match t.core.status() {
+                crate::core::Status::Exited(code) => Some(*code),
+                _ => None,
+            })
+    }
 }
 
 impl Drop for TerminalHandle {

@@ -5,6 +5,7 @@
 //! the terminal is gone (decisions D3, D5, D6, D13).
 
 pub mod child_input;
+pub mod control;
 pub mod deliver;
 pub mod prompts;
 pub mod providers;

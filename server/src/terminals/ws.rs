@@ -9,6 +9,10 @@
 //! unacknowledged, so a stalled client is bounded by its subscription queue
 //! and then cut over to a fresh snapshot (`lagged`). Close code 4000 + exit
 //! code when the process exits.
+//!
+//! Size: each viewer's `resize` is a vote; the PTY takes the widest viewer's
+//! (`harness_pty::SizeVote`) and every viewer gets `{"type":"size",…}` first
+//! and on every change, so a phone never rewraps a desktop's terminal.
 
 use std::sync::Arc;
 
@@ -76,7 +80,15 @@ pub async fn handler(
 }
 
 async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
+    // Sizing rule (largest active viewer, `harness_pty` `sizing`): this
+    // viewer's vote is withdrawn when the socket ends.
+    let vote = session.size_vote();
+    let mut size = session.size_watch();
     let mut sub = session.subscribe();
+    let first = *size.borrow_and_update();
+    if socket.send(size_frame(first)).await.is_err() {
+        return;
+    }
     let snapshot = sub.take_snapshot();
     let mut sent = snapshot.len() as u64;
     let mut acked = 0u64;
@@ -86,6 +98,15 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
     loop {
         let open_window = sent.saturating_sub(acked) < WINDOW;
         tokio::select! {
+            changed = size.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let now = *size.borrow_and_update();
+                if socket.send(size_frame(now)).await.is_err() {
+                    break;
+                }
+            }
             event = sub.recv(), if open_window => match event {
                 OutputEvent::Data(bytes) => {
                     sent += bytes.len() as u64;
@@ -134,7 +155,9 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
                             }
                         }
                         Ok(ClientFrame::Resize { rows, cols }) => {
-                            let _ = session.resize(rows, cols);
+                            if let Err(err) = vote.set(rows, cols) {
+                                tracing::debug!(%err, "terminal resize failed");
+                            }
                         }
                         Err(err) => {
                             let msg = json!({"type": "error", "message": format!("bad frame: {err}")}).to_string();
@@ -149,4 +172,14 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
             },
         }
     }
+}
+
+/// `{"type":"size","rows":R,"cols":C}`: the PTY's size, which every viewer
+/// draws (a smaller viewer scrolls).
+fn size_frame((rows, cols): (u16, u16)) -> Message {
+    Message::Text(
+        json!({"type": "size", "rows": rows, "cols": cols})
+            .to_string()
+            .into(),
+    )
 }

@@ -121,12 +121,13 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
             <div>
                 <h2 id="detail-title">{title}</h2>
                 <p class="sub" id="detail-sub">{sub}</p>
+                {detail_links(row.task_id.clone())}
             </div>
             <StatusBadge status />
         </header>
         <section aria-labelledby="detail-sent-h">
             <h3 id="detail-sent-h">{l.t("detail.sent")}</h3>
-            <pre class="full" id="detail-sent">{row.content.clone()}</pre>
+            <div class="full" id="detail-sent"><crate::markdown::Markdown text=row.content.clone() /></div>
         </section>
         <section aria-labelledby="detail-reply-h">
             <h3 id="detail-reply-h">{l.t("detail.reply")}</h3>
@@ -263,4 +264,18 @@ fn focus_in(dialog: &web_sys::HtmlDialogElement, selector: &'static str) {
             let _ = el.focus();
         }
     });
+}
+
+/// Links from the dialog to the task and its terminal (type-erased: the
+/// dialog's view type is already deep).
+fn detail_links(task_id: String) -> AnyView {
+    let l = crate::i18n::use_locale();
+    view! {
+        <p class="sub detail-links">
+            <a href=format!("/tasks/{task_id}") id="detail-task-link">{l.t("detail.open_task")}</a>
+            " · "
+            <a href=format!("/tasks/{task_id}#terminal") id="detail-terminal-link">{l.t("detail.open_terminal")}</a>
+        </p>
+    }
+    .into_any()
 }

@@ -85,6 +85,7 @@ pub fn HarnessPage() -> impl IntoView {
     let shared = Shared::provide();
 
     view! {
+        <crate::alerts::PageTitle text=l.t("nav.harness") />
         <header class="page-head">
             <h1>{l.t("harness.title")}</h1>
             <p class="sub">{l.t("harness.subtitle")}</p>

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use super::{OpenAsk, TaskStatus};
+use super::control::{RunBadge, TaskControls, run_label};
 use crate::{
     api::{Row, list_window, task_detail},
     components::{Clamp, StatusBadge, TimeCell, error_text},
@@ -19,6 +19,7 @@ const TIMELINE_ROWS: u32 = 200;
 pub fn TaskDetailPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
+    super::control::provide_control_notices();
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
     let detail = Resource::new(
@@ -50,7 +51,7 @@ pub fn TaskDetailPage() -> impl IntoView {
                             .map(|c| view! {
                                 <li data-task-id=c.id.clone()>
                                     <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
-                                    <TaskStatus status=c.status /> <OpenAsk open=c.open_ask />
+                                    <RunBadge state=c.run_state exit_code=c.exit_code />
                                 </li>
                             })
                             .collect_view();
@@ -59,16 +60,30 @@ pub fn TaskDetailPage() -> impl IntoView {
                             <dd><a href=format!("/tasks/{}", p.id) id="task-parent-link">{p.title}</a></dd>
                         });
                         view! {
+                            <crate::alerts::PageTitle text=t.title.clone() />
                             <header class="page-head">
                                 <h1 id="task-title">{t.title.clone()}</h1>
                                 <p class="sub">
-                                    <TaskStatus status=t.status.clone() /> " " <OpenAsk open=t.open_ask />
+                                    <RunBadge state=t.run_state.clone() exit_code=t.exit_code />
                                 </p>
                             </header>
+                            <TaskControls task=t.clone() full=true />
                             <dl class="facts">
                                 <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.clone()}</code></dd>
+                                <dt>{l.t("tasks.field.command")}</dt>
+                                <dd id="task-command">{match t.command.clone() {
+                                    Some(c) => view! { <code>{c}</code> }.into_any(),
+                                    None => "—".into_any(),
+                                }}</dd>
+                                {t.cwd.clone().map(|c| view! {
+                                    <dt>{l.t("tasks.field.cwd")}</dt><dd><code>{c}</code></dd>
+                                })}
+                                {t.project_id.clone().map(|p| view! {
+                                    <dt>{l.t("tasks.field.project")}</dt>
+                                    <dd><a href=format!("/projects/{p}/plan")>{l.t("tasks.project_plan")}</a></dd>
+                                })}
                                 <dt>{l.t("tasks.execution")}</dt>
-                                <dd>{t.execution.clone().unwrap_or_else(|| "—".into())}</dd>
+                                <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
                                 <dt>{l.t("tasks.unattended")}</dt>
                                 <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>
                                 <dt>{l.t("tasks.created")}</dt><dd><TimeCell ms=Some(t.created_ms) /></dd>
@@ -78,8 +93,10 @@ pub fn TaskDetailPage() -> impl IntoView {
                             <section id="terminal" class="terminal" aria-labelledby="terminal-h"
                                 data-task-id=t.id.clone()>
                                 <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
+                                {t.open_ask.then(|| view! { <super::reply::WaitingReply task_id=t.id.clone() /> })}
                                 <p class="sub">{l.t("tasks.terminal_soon")}</p>
-                                {t.execution.is_some().then(|| view! {
+                                // A stopped agent's terminal is gone (stop removes it).
+                                {(t.execution.is_some() && t.run_state != "stopped").then(|| view! {
                                     <crate::terminal::TerminalView task_id=t.id.clone() />
                                 })}
                             </section>
@@ -108,7 +125,15 @@ pub fn TaskDetailPage() -> impl IntoView {
                         }
                         Ok(page) => view! {
                             <ol class="timeline" id="task-timeline">
-                                {page.rows.into_iter().map(|row| view! { <TimelineItem row answer /> }).collect_view()}
+                                {
+                                    // Newest first: a cancelled ask with a newer ask was replaced by it.
+                                    let mut newer_ask = false;
+                                    page.rows.into_iter().map(|row| {
+                                        let replaced = row.is_ask() && row.state == "CANCELLED" && newer_ask;
+                                        newer_ask |= row.is_ask();
+                                        view! { <TimelineItem row answer replaced /> }
+                                    }).collect_view()
+                                }
                             </ol>
                         }
                         .into_any(),
@@ -121,17 +146,31 @@ pub fn TaskDetailPage() -> impl IntoView {
 }
 
 #[component]
-fn TimelineItem(row: Row, answer: ServerAction<crate::api::ReplyAsk>) -> impl IntoView {
+fn TimelineItem(
+    row: Row,
+    answer: ServerAction<crate::api::ReplyAsk>,
+    replaced: bool,
+) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
+    let badge = if replaced {
+        view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }
+            .into_any()
+    } else {
+        view! { <StatusBadge status /> }.into_any()
+    };
     view! {
         <li data-message-id=row.id.clone() data-status=status.as_str()>
             <div class="meta">
                 <span class="kind">{l.t(if row.is_ask() { "kind.ask" } else { "kind.notify" })}</span>
-                <StatusBadge status />
+                {badge}
                 <TimeCell ms=Some(row.sent_ms) />
             </div>
-            <Clamp text=Some(row.content) />
+            {if row.is_ask() {
+                view! { <crate::markdown::Markdown text=row.content.clone() /> }.into_any()
+            } else {
+                view! { <Clamp text=Some(row.content.clone()) /> }.into_any()
+            }}
             {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
                 view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=answer /> }.into_any()
             })}

@@ -88,7 +88,17 @@ fn DeriveForm(parent_id: Signal<String>) -> impl IntoView {
     let l = use_locale();
     let title = RwSignal::new(String::new());
     let derive = Action::new(move |(title, parent): &(String, String)| {
-        create_task(title.clone(), None, None, None, Some(parent.clone()))
+        create_task(
+            title.clone(),
+            None,
+            None,
+            None,
+            Some(parent.clone()),
+            None,
+            None,
+            None,
+            None,
+        )
     });
     let result = derive.value();
     view! {
@@ -105,7 +115,7 @@ fn DeriveForm(parent_id: Signal<String>) -> impl IntoView {
             {move || result.get().map(|r| match r {
                 Ok(t) => view! {
                     <p class="ok" id="derive-result">
-                        <a href=format!("/tasks/{}", t.id)>{t.title}</a>
+                        <a href=format!("/tasks/{}", t.task.id)>{t.task.title}</a>
                     </p>
                 }.into_any(),
                 Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),

@@ -1,11 +1,14 @@
 //! `/tasks` (list + create form) and `/tasks/:id` (detail, message timeline,
 //! children, and the place of the browser terminal).
 
+mod control;
 mod detail;
 mod form;
 mod inbox;
 mod list;
+mod reply;
 
+pub use control::{RunBadge, TaskControls, run_label};
 pub use detail::TaskDetailPage;
 pub use list::TaskListPage;
 

@@ -1,0 +1,49 @@
+//! Task control from the page: Start (optional prompt), Stop, Restart,
+//! Resume and the unattended switch. Thin adapters: the rules (what is
+//! possible now, and why not) are `harness_core::control`.
+
+use leptos::prelude::*;
+
+use super::TaskRow;
+#[cfg(feature = "ssr")]
+use super::ssr;
+
+/// The runtime behind the buttons (provided by the server with the `Harness`).
+#[cfg(feature = "ssr")]
+pub(crate) fn ssr_control()
+-> Result<std::sync::Arc<dyn harness_core::control::AgentControl>, ServerFnError> {
+    use_context::<std::sync::Arc<dyn harness_core::control::AgentControl>>()
+        .ok_or_else(|| ServerFnError::new("the agent runtime is not available"))
+}
+
+/// `action`: `start`, `stop`, `restart` or `resume`; `prompt` for a fresh start.
+#[server(prefix = "/sfn", endpoint = "control_task")]
+pub async fn control_task(
+    id: String,
+    action: String,
+    #[server(default)] prompt: Option<String>,
+) -> Result<TaskRow, ServerFnError> {
+    use harness_core::{CoreError, control::Action};
+    let h = ssr::harness()?;
+    let control = ssr_control()?;
+    let action = Action::parse(&action).ok_or_else(|| {
+        ssr::to_sfn(CoreError::invalid(
+            "action",
+            "action must be start, stop, restart or resume",
+        ))
+    })?;
+    let prompt = prompt.filter(|p| !p.trim().is_empty());
+    let view = h
+        .control_task(control.as_ref(), &id, action, prompt.as_deref())
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(super::tasks::task_row(view))
+}
+
+/// The unattended switch (needs an active unattended channel to turn on).
+#[server(prefix = "/sfn", endpoint = "set_task_unattended")]
+pub async fn set_task_unattended(id: String, on: bool) -> Result<TaskRow, ServerFnError> {
+    let h = ssr::harness()?;
+    let view = h.set_unattended(&id, on).await.map_err(ssr::to_sfn)?;
+    Ok(super::tasks::task_row(view))
+}

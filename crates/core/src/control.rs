@@ -1,0 +1,327 @@
+//! Running a task's agent from a person's surface (issue 15): the task's
+//! displayed run state (derived from its latest execution and open ask),
+//! which of Start / Stop / Restart / Resume is possible and why not, and the
+//! port to the runtime that performs them. The web UI only displays these;
+//! the rules live here once.
+
+use async_trait::async_trait;
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    model::{Execution, ExecutionStatus, TaskView},
+    validate,
+};
+
+/// What a person sees as a task's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// No agent run yet.
+    NotStarted,
+    Running,
+    /// The agent asked and waits for a reply.
+    Waiting,
+    /// The last run exited with code 0.
+    Finished,
+    /// The last run failed (exit code when known; none: lost or interrupted).
+    Failed,
+    /// The last run was stopped by a person (or superseded by a new start).
+    Stopped,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotStarted => "not_started",
+            Self::Running => "running",
+            Self::Waiting => "waiting",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+/// The displayed status: state plus the exit code of a failed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunStatus {
+    pub state: RunState,
+    pub exit_code: Option<i64>,
+}
+
+/// The rule: an open ask (or a parked execution) means "waiting for you",
+/// whatever became of the process — answering it restarts the agent;
+/// otherwise the latest execution's status decides.
+pub fn run_status(view: &TaskView) -> RunStatus {
+    let exec = view.execution.as_ref();
+    let exit_code = exec.and_then(|e| e.exit_code);
+    let state = match exec.map(|e| e.status) {
+        _ if view.open_ask => RunState::Waiting,
+        Some(ExecutionStatus::Paused) => RunState::Waiting,
+        None => RunState::NotStarted,
+        Some(ExecutionStatus::Running) => RunState::Running,
+        Some(ExecutionStatus::Completed) if exit_code.unwrap_or(0) == 0 => RunState::Finished,
+        Some(ExecutionStatus::Completed | ExecutionStatus::Failed) => RunState::Failed,
+        Some(ExecutionStatus::Stopped) => RunState::Stopped,
+    };
+    RunStatus {
+        state,
+        exit_code: (state == RunState::Failed).then_some(exit_code).flatten(),
+    }
+}
+
+/// What a person can do with a task's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Start,
+    Stop,
+    Restart,
+    Resume,
+}
+
+impl Action {
+    pub const ALL: [Action; 4] = [Self::Start, Self::Stop, Self::Restart, Self::Resume];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Stop => "stop",
+            Self::Restart => "restart",
+            Self::Resume => "resume",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == text)
+    }
+}
+
+/// Why an action is not possible now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocked {
+    /// The agent is running (or parked on a question): stop it first.
+    Running,
+    /// There is no running agent to stop.
+    NotRunning,
+    /// Never started: nothing to restart.
+    NeverStarted,
+    /// No session id was recorded: the provider session cannot be resumed.
+    NoSession,
+}
+
+impl Blocked {
+    /// Stable code (the UI translates it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::NotRunning => "not_running",
+            Self::NeverStarted => "never_started",
+            Self::NoSession => "no_session",
+        }
+    }
+
+    /// English text for API clients.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Running => "the task's agent is already running",
+            Self::NotRunning => "the task's agent is not running",
+            Self::NeverStarted => "the task's agent never ran: start it",
+            Self::NoSession => "no session id is known for this task: it cannot be resumed",
+        }
+    }
+}
+
+fn live(exec: Option<&Execution>) -> bool {
+    matches!(
+        exec.map(|e| e.status),
+        Some(ExecutionStatus::Running | ExecutionStatus::Paused)
+    )
+}
+
+/// Whether `action` is possible for the task now, else why not.
+pub fn check(view: &TaskView, action: Action) -> Result<(), Blocked> {
+    let exec = view.execution.as_ref();
+    match action {
+        Action::Start if live(exec) => Err(Blocked::Running),
+        Action::Start => Ok(()),
+        Action::Stop if live(exec) => Ok(()),
+        Action::Stop => Err(Blocked::NotRunning),
+        Action::Restart if exec.is_none() => Err(Blocked::NeverStarted),
+        Action::Restart => Ok(()),
+        Action::Resume if live(exec) => Err(Blocked::Running),
+        Action::Resume if exec.and_then(|e| e.session_id.as_deref()).is_none() => {
+            Err(Blocked::NoSession)
+        }
+        Action::Resume => Ok(()),
+    }
+}
+
+/// How to start the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartRequest {
+    /// A fresh session, with an optional first prompt.
+    Fresh { prompt: Option<String> },
+    /// Continue the provider session of the latest execution.
+    Resume,
+}
+
+/// The port to the agent runtime (the PTY supervisor implements it).
+#[async_trait]
+pub trait AgentControl: Send + Sync + 'static {
+    async fn start(&self, task_id: &str, request: StartRequest) -> CoreResult<Execution>;
+    /// Stop the agent; `true` when a process was running.
+    async fn stop(&self, task_id: &str) -> CoreResult<bool>;
+}
+
+/// The argv of a task whose command is one shell line (the web form):
+/// `sh -c LINE sh`, so a first prompt given at start is `$1`. `None` for a
+/// blank line.
+pub fn shell_argv(line: &str) -> Option<Vec<String>> {
+    let line = line.trim();
+    (!line.is_empty()).then(|| vec!["sh".into(), "-c".into(), line.to_string(), "sh".into()])
+}
+
+/// The command as a person reads it: the line of `sh -c LINE …`, else the
+/// argv joined with spaces.
+pub fn command_line(argv: &[String]) -> String {
+    match argv {
+        [sh, c, line, ..] if sh == "sh" && c == "-c" => line.clone(),
+        _ => argv.join(" "),
+    }
+}
+
+/// The longest first prompt (the REST start accepts the same).
+pub const MAX_PROMPT_CHARS: usize = 100_000;
+
+impl Harness {
+    /// Perform `action` on the task's agent if the rules allow it now
+    /// (409 with the reason otherwise); returns the task as it is after.
+    pub async fn control_task(
+        &self,
+        control: &dyn AgentControl,
+        task_id: &str,
+        action: Action,
+        prompt: Option<&str>,
+    ) -> CoreResult<TaskView> {
+        let view = self.get_task(task_id).await?;
+        check(&view, action).map_err(|b| CoreError::Conflict(b.message().into()))?;
+        let prompt = validate::optional_text("prompt", prompt, MAX_PROMPT_CHARS)?;
+        let id = view.task.id.as_str();
+        match action {
+            Action::Start => {
+                control.start(id, StartRequest::Fresh { prompt }).await?;
+            }
+            Action::Resume => {
+                control.start(id, StartRequest::Resume).await?;
+            }
+            Action::Stop => {
+                control.stop(id).await?;
+            }
+            Action::Restart => {
+                control.stop(id).await?;
+                control.start(id, StartRequest::Fresh { prompt }).await?;
+            }
+        }
+        self.get_task(id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::model::{AgentConfig, Provider, Task, TaskStatus};
+
+    fn view(
+        exec: Option<(ExecutionStatus, Option<i64>, Option<&str>)>,
+        open_ask: bool,
+    ) -> TaskView {
+        let now = Utc::now();
+        TaskView {
+            task: Task {
+                id: "t".into(),
+                title: "t".into(),
+                description: None,
+                project_id: None,
+                parent_task_id: None,
+                status: TaskStatus::Todo,
+                unattended: false,
+                agent: AgentConfig {
+                    provider: Provider::Command,
+                    command: None,
+                    cwd: None,
+                    env: Default::default(),
+                },
+                created_at: now,
+                updated_at: now,
+            },
+            execution: exec.map(|(status, exit_code, session)| Execution {
+                id: "e".into(),
+                task_id: "t".into(),
+                status,
+                session_id: session.map(str::to_string),
+                exit_code,
+                created_at: now,
+                ended_at: None,
+            }),
+            open_ask,
+        }
+    }
+
+    #[test]
+    fn status_is_derived_from_the_execution() {
+        use ExecutionStatus::*;
+        let s = |e, ask| run_status(&view(e, ask));
+        assert_eq!(s(None, false).state, RunState::NotStarted);
+        assert_eq!(
+            s(Some((Running, None, None)), false).state,
+            RunState::Running
+        );
+        assert_eq!(s(Some((Paused, None, None)), true).state, RunState::Waiting);
+        assert_eq!(s(Some((Failed, None, None)), true).state, RunState::Waiting);
+        assert_eq!(
+            s(Some((Completed, Some(0), None)), false).state,
+            RunState::Finished
+        );
+        let failed = s(Some((Failed, Some(2), None)), false);
+        assert_eq!(
+            (failed.state, failed.exit_code),
+            (RunState::Failed, Some(2))
+        );
+        assert_eq!(
+            s(Some((Stopped, None, None)), false).state,
+            RunState::Stopped
+        );
+        assert_eq!(s(Some((Stopped, None, None)), false).exit_code, None);
+    }
+
+    #[test]
+    fn actions_are_blocked_with_a_reason() {
+        use ExecutionStatus::*;
+        let never = view(None, false);
+        assert_eq!(check(&never, Action::Start), Ok(()));
+        assert_eq!(check(&never, Action::Stop), Err(Blocked::NotRunning));
+        assert_eq!(check(&never, Action::Restart), Err(Blocked::NeverStarted));
+        assert_eq!(check(&never, Action::Resume), Err(Blocked::NoSession));
+        let running = view(Some((Running, None, Some("s"))), false);
+        assert_eq!(check(&running, Action::Start), Err(Blocked::Running));
+        assert_eq!(check(&running, Action::Stop), Ok(()));
+        assert_eq!(check(&running, Action::Restart), Ok(()));
+        assert_eq!(check(&running, Action::Resume), Err(Blocked::Running));
+        let ended = view(Some((Completed, Some(0), Some("s"))), false);
+        assert_eq!(check(&ended, Action::Resume), Ok(()));
+        let no_session = view(Some((Failed, Some(1), None)), false);
+        assert_eq!(check(&no_session, Action::Resume), Err(Blocked::NoSession));
+        assert_eq!(
+            shell_argv(" echo hello world ")
+                .as_deref()
+                .map(command_line),
+            Some("echo hello world".to_string())
+        );
+        assert_eq!(shell_argv("  "), None);
+        assert_eq!(command_line(&["claude".into(), "--x".into()]), "claude --x");
+        for a in Action::ALL {
+            assert_eq!(Action::parse(a.as_str()), Some(a));
+        }
+    }
+}

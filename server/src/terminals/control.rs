@@ -1,0 +1,28 @@
+//! The terminals as the core's [`AgentControl`] port: what the web UI's
+//! Start / Stop / Restart / Resume buttons reach (through
+//! `Harness::control_task`, which checks the rules first).
+
+use async_trait::async_trait;
+use harness_core::{
+    CoreResult,
+    control::{AgentControl, StartRequest},
+    model::Execution,
+};
+
+use super::{Terminals, providers::StartMode};
+
+#[async_trait]
+impl AgentControl for Terminals {
+    async fn start(&self, task_id: &str, request: StartRequest) -> CoreResult<Execution> {
+        let mode = match request {
+            StartRequest::Fresh { prompt } => StartMode::Fresh { prompt },
+            // Never "the most recent session": fresh when none is known.
+            StartRequest::Resume => self.resume_mode_for(task_id).await?,
+        };
+        Terminals::start(self, task_id, mode).await
+    }
+
+    async fn stop(&self, task_id: &str) -> CoreResult<bool> {
+        Terminals::stop(self, task_id).await
+    }
+}
