@@ -14,6 +14,7 @@ pub mod ids;
 pub mod ladder;
 pub mod messaging;
 pub mod model;
+pub mod outbox;
 pub mod runtime;
 pub mod service;
 pub mod sessions;

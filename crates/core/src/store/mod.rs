@@ -14,11 +14,13 @@
 
 mod deliveries;
 mod messages;
+mod outbox;
 mod settings;
 mod tasks;
 
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
+pub use outbox::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled};
 pub use settings::SettingsStore;
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
 
@@ -41,6 +43,6 @@ pub enum StoreError {
 pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
-pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+pub trait Store: TaskStore + MessageStore + SettingsStore + DeliveryStore + OutboxStore {}
 
-impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore {}
+impl<T> Store for T where T: TaskStore + MessageStore + SettingsStore + DeliveryStore + OutboxStore {}

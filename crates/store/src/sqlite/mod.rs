@@ -4,6 +4,7 @@
 mod checkpoint;
 mod deliveries;
 mod messages;
+mod outbox;
 mod rows;
 mod sessions;
 mod settings;
