@@ -18,16 +18,18 @@ const AGENT_TOOLS: &[&str] = &[
     "create_task",
     "set_goal_mode",
     "send_task_terminal_input",
+    "list_notify_targets",
+    "push_to_human",
 ];
 
-fn schema(value: Value) -> Arc<JsonObject> {
+pub(super) fn schema(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
     }
 }
 
-fn task_id_prop() -> Value {
+pub(super) fn task_id_prop() -> Value {
     json!({"type": "string", "description": "Task id (CUID). Defaults to this terminal's TOWER_TASK_ID."})
 }
 
@@ -42,6 +44,12 @@ fn all_tools() -> Vec<Tool> {
 }
 
 fn input_tools() -> Vec<Tool> {
+    let mut tools = input_tools_base();
+    tools.extend(super::outbox_tools::tools());
+    tools
+}
+
+fn input_tools_base() -> Vec<Tool> {
     vec![
         terminal_input_tool(),
         Tool::new(
@@ -168,12 +176,12 @@ pub fn visible(identity: Option<&Identity>) -> Vec<Tool> {
         .collect()
 }
 
-fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
+pub(super) fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
     serde_path_to_error::deserialize(Value::Object(object))
         .map_err(|e| format!("invalid arguments at {}: {}", e.path(), e.inner()))
 }
 
-fn message_of(err: &CoreError) -> String {
+pub(super) fn message_of(err: &CoreError) -> String {
     if err.http_status() >= 500 {
         tracing::error!(error = ?err, "MCP tool failed");
     }
@@ -228,6 +236,9 @@ pub async fn call(
         "create_task" => create_task(harness, identity, arguments).await,
         "set_goal_mode" => set_goal_mode(harness, identity, arguments).await,
         "send_task_terminal_input" => send_input(harness, terminals, identity, arguments).await,
+        n if super::outbox_tools::NAMES.contains(&n) => {
+            super::outbox_tools::call(harness, identity, n, arguments).await
+        }
         _ => Err(format!("unknown tool {name:?}")),
     };
     match outcome {

@@ -4,6 +4,7 @@ mod deliveries;
 mod harness_internal;
 mod hooks_internal;
 mod messages;
+mod outbox;
 mod plan;
 mod projects;
 mod settings;
@@ -22,6 +23,7 @@ pub fn api() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(messages::routes())
         .merge(settings::routes())
+        .merge(outbox::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(

@@ -5,3 +5,5 @@
 //! rows (not memory) say what is left to do.
 
 pub mod deliveries;
+pub mod gateway_cli;
+pub mod outbox;

@@ -257,7 +257,8 @@ impl Harness {
         self.outbox_wake().notify_one();
     }
 
-    pub(crate) fn outbound_changed(&self, row: &Outbound) {
+    /// Publish a change of an outbound row (after its commit).
+    pub fn outbound_changed(&self, row: &Outbound) {
         self.publish(HarnessEvent::OutboundChanged {
             id: row.id.clone(),
             task_id: row.task_id.clone(),
