@@ -67,7 +67,9 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
             "ask_human",
             "create_task",
             "get_task",
+            "list_notify_targets",
             "notify_human",
+            "push_to_human",
             "send_task_terminal_input",
             "set_goal_mode"
         ]
@@ -78,7 +80,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 9);
 
     let (status, call) = rpc(
         &s,
