@@ -249,3 +249,55 @@ async fn mcp_list_notify_targets_and_push_to_human() {
     assert!(err, "{out}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn per_target_edits_do_not_lose_concurrent_edits_and_test_messages_go_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path()).await;
+    let record = dir.path().join("sent.jsonl");
+    configure(&s, &record, DOUBLE).await;
+    // Two targets added concurrently, then both edited concurrently: all stand.
+    let add = |label: &str| s.admin("POST", "/api/settings/notify-targets/add", Some(json!(
+        {"label": label, "gateway": "openclaw", "downstream": "slack", "dest": "C1", "scope": "work", "active": false})));
+    let ((sa, a), (sb, b)) = tokio::join!(add("a"), add("b"));
+    assert_eq!((sa, sb), (StatusCode::OK, StatusCode::OK), "{a} {b}");
+    let (ida, idb) = (a["id"].as_str().unwrap().to_string(), b["id"].as_str().unwrap().to_string());
+    let sref = &s;
+    let edit = |id: String, label: &str| {
+        let body = json!({"label": label, "gateway": "openclaw", "downstream": "slack", "dest": "C2", "scope": "work", "active": false});
+        let path = format!("/api/settings/notify-targets/{id}");
+        async move { sref.admin("PUT", &path, Some(body)).await }
+    };
+    let ((s1, _), (s2, _)) = tokio::join!(edit(ida.clone(), "a2"), edit(idb.clone(), "b2"));
+    assert_eq!((s1, s2), (StatusCode::OK, StatusCode::OK));
+    let (_, list) = s.admin("GET", "/api/settings/notify-targets", None).await;
+    let labels: Vec<&str> = list.as_array().unwrap().iter().map(|t| t["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["phone", "team", "a2", "b2"]);
+    // Validation names the field.
+    let (st, err) = s.admin("PUT", &format!("/api/settings/notify-targets/{ida}"), Some(json!(
+        {"label": "x", "gateway": "telegram", "scope": "work"}))).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert_eq!(err["field"], "gateway", "{err}");
+    let (st, _) = s.admin("PUT", "/api/settings/notify-targets/cnosuchtargetxxxxxxxxxxxx", Some(json!(
+        {"label": "x", "gateway": "hermes", "scope": "work"}))).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    let (st, _) = s.admin("DELETE", &format!("/api/settings/notify-targets/{idb}"), None).await;
+    assert_eq!(st, StatusCode::OK);
+    // Gateway settings: a bad env name is refused with the gateway named.
+    let (st, err) = s.admin("PUT", "/api/settings/gateways", Some(json!({"hermes": {"env": {"1BAD": "x"}}}))).await;
+    assert_eq!((st, err["field"].as_str()), (StatusCode::BAD_REQUEST, Some("hermes")), "{err}");
+
+    // The test message goes through the outbox and the CLI (no task, no ask).
+    let (st, out) = s.admin("POST", &format!("/api/settings/notify-targets/{ida}/test"), None).await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    assert_eq!(out["state"], "DELIVERED", "{out}");
+    assert!(out["messageId"].is_null());
+    let rec = records(&record);
+    assert_eq!(rec.len(), 1);
+    assert!(rec[0]["text"].as_str().unwrap().contains("test message for \"a2\""));
+    assert_eq!(rec[0]["target"], "C2");
+    // Positions address targets written without ids: "0" is "phone".
+    let (st, out) = s.admin("POST", "/api/settings/notify-targets/0/test", None).await;
+    assert_eq!((st, out["state"].as_str()), (StatusCode::OK, Some("DELIVERED")), "{out}");
+    s.shutdown().await;
+}

@@ -9,6 +9,7 @@ use axum::{
     routing::{get, post},
 };
 use harness_core::outbox::{DeliveryMapping, Outbound, PushInput, PushOutcome, gateway::GatewayConfig};
+use harness_core::settings::NotifyTarget;
 use serde::Deserialize;
 
 use crate::{
@@ -27,6 +28,47 @@ pub fn routes() -> Router<AppState> {
         .route("/outbound/{id}/retry", post(retry))
         .route("/outbound/{id}/mark-delivered", post(mark_delivered))
         .route("/settings/gateways", get(gateways).put(set_gateways))
+        .route("/settings/notify-targets/add", post(add_target))
+        .route("/settings/notify-targets/{id}", axum::routing::put(update_target).delete(delete_target))
+        .route("/settings/notify-targets/{id}/test", post(test_target))
+}
+
+/// Append one target (it gets an id); the others are untouched.
+async fn add_target(
+    State(s): State<AppState>,
+    _: Admin,
+    JsonBody(body): JsonBody<NotifyTarget>,
+) -> ApiResult<Json<NotifyTarget>> {
+    Ok(Json(s.harness.add_notify_target(body).await?))
+}
+
+/// Replace one target by id (or position, for targets without an id);
+/// a concurrent edit of another target is not lost.
+async fn update_target(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<NotifyTarget>,
+) -> ApiResult<Json<NotifyTarget>> {
+    Ok(Json(s.harness.update_notify_target(&id, body).await?))
+}
+
+async fn delete_target(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    s.harness.delete_notify_target(&id).await?;
+    Ok(Json(serde_json::json!({"ok": true})))
+}
+
+/// "Send a test message": through the real outbox and gateway CLI.
+async fn test_target(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<PushOutcome>> {
+    Ok(Json(s.harness.send_test_message(&id).await?))
 }
 
 /// Persist + send (tower-messaging.md §5.6): answers within a few seconds

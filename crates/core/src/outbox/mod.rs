@@ -19,6 +19,7 @@
 
 pub mod gateway;
 pub mod receipt;
+pub mod target_edits;
 pub mod targets;
 pub mod token;
 
@@ -121,6 +122,41 @@ pub struct Outbound {
     pub delivered_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl Outbound {
+    /// An empty row (for checks that need only a few fields).
+    pub(crate) fn blank() -> Self {
+        let now = Utc::now();
+        Self {
+            id: String::new(),
+            dedup_key: String::new(),
+            task_id: None,
+            execution_id: None,
+            message_id: None,
+            gateway: String::new(),
+            downstream: None,
+            dest: None,
+            requested_to: None,
+            profile: None,
+            scope: "work".into(),
+            expect_reply: false,
+            message: String::new(),
+            presentation: None,
+            state: OutboundState::Pending,
+            attempts: 0,
+            next_attempt_at: None,
+            lease_owner: None,
+            lease_expires_at: None,
+            platform: None,
+            platform_chat_id: None,
+            platform_message_id: None,
+            last_error: None,
+            delivered_at: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
 }
 
 #[cfg(test)]
