@@ -46,6 +46,7 @@ CREATE TABLE harness_outbound (
     platform_message_id TEXT,
     last_error          TEXT,
     delivered_at        INTEGER,
+    settled_by          TEXT,                   -- id of the settle that ended the last attempt
     created_at          INTEGER NOT NULL,
     updated_at          INTEGER NOT NULL
 );

@@ -401,11 +401,15 @@ impl Harness {
         let mut row = enqueued.row;
         if !row.state.attempted() {
             self.wake_outbox();
-            row = self.wait_outbound(&row.id, self.config().outbox_wait, events).await?.unwrap_or(row);
+            let wait = self.config().outbox_wait;
+            if !wait.is_zero() {
+                row = self.wait_outbound(&row.id, wait, events).await?.unwrap_or(row);
+            }
         }
-        let message_state = match &row.message_id {
-            Some(id) => self.store().get_message(id).await?.map(|m| m.state),
-            None => None,
+        // Only a sent ask can be parked: read its message only then.
+        let message_state = match (&row.message_id, row.state.sent() && expect_reply) {
+            (Some(id), true) => self.store().get_message(id).await?.map(|m| m.state),
+            _ => None,
         };
         Ok(PushOutcome {
             ok: true,

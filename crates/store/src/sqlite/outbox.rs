@@ -137,6 +137,51 @@ async fn choose_key(
     }
 }
 
+/// The activation of a sent row, one transaction sent as one batch
+/// (`?1` this settle's token, `?2` id, `?3` now, `?4` lease owner, `?5`
+/// expired-before or NULL, `?6` new state, `?7` platform, `?8` chat id,
+/// `?9` platform message id, `?10` note). sqlx binds a statement's numbered
+/// parameters only up to its first gap, so every statement after the first
+/// uses a prefix (`?1`…`?3`) of them. Every statement after the first acts
+/// only if the first one won (`settled_by = ?10`): the ask opens (the task's
+/// other OPEN asks cancelled first, RUNNING executions parked after) or the
+/// notify closes, and the platform message id → task mapping is recorded.
+const ACTIVATE: &str = "BEGIN IMMEDIATE; \
+     UPDATE harness_outbound SET state = ?6, lease_owner = NULL, lease_expires_at = NULL, \
+       next_attempt_at = NULL, platform = lower(COALESCE(?7, downstream, gateway)), \
+       platform_chat_id = COALESCE(?8, requested_to, dest, ''), platform_message_id = ?9, \
+       delivered_at = CASE WHEN ?6 = 'DELIVERED' THEN ?3 END, last_error = ?10, updated_at = ?3, \
+       settled_by = ?1 \
+     WHERE id = ?2 AND state = 'SENDING' AND lease_owner = ?4 AND (?5 IS NULL OR lease_expires_at < ?5) \
+     RETURNING 'row' AS what, id AS id; \
+     UPDATE harness_messages SET state = 'CANCELLED' \
+     WHERE kind = 'ask' AND state = 'OPEN' \
+       AND task_id = (SELECT o.task_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 \
+         AND o.expect_reply = 1) \
+       AND id <> (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2) \
+       AND EXISTS (SELECT 1 FROM harness_outbound o JOIN harness_messages p ON p.id = o.harness_message_id \
+         WHERE o.id = ?2 AND p.state = 'PENDING_DELIVERY') \
+     RETURNING 'cancelled' AS what, id AS id; \
+     UPDATE harness_messages SET state = (SELECT CASE WHEN o.expect_reply = 1 THEN 'OPEN' ELSE 'CLOSED' END \
+         FROM harness_outbound o WHERE o.id = ?2) \
+     WHERE id = (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1) \
+       AND state = 'PENDING_DELIVERY' \
+     RETURNING 'message' AS what, state AS id; \
+     UPDATE executions SET status = 'PAUSED' \
+     WHERE status = 'RUNNING' AND task_id = (SELECT o.task_id FROM harness_outbound o \
+       JOIN harness_messages m ON m.id = o.harness_message_id \
+       WHERE o.id = ?2 AND o.settled_by = ?1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
+     RETURNING 'paused' AS what, id AS id; \
+     INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, chat_id, \
+       platform_message_id, scope, expect_reply, created_at) \
+     SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
+       COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, ?3 \
+     FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
+     ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
+       task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
+       scope = excluded.scope, expect_reply = excluded.expect_reply; \
+     COMMIT";
+
 impl SqliteStore {
     async fn enqueue_once(&self, new: &NewOutbound) -> StoreResult<Enqueued> {
         let mut tx = self.write_tx().await?;
@@ -262,16 +307,21 @@ impl OutboxStore for SqliteStore {
              RETURNING {}",
             returning()
         );
-        let mut tx = self.write_tx().await?;
-        let rows = sqlx::query(AssertSqlSafe(sql))
-            .bind(owner)
-            .bind(ms(lease_until))
-            .bind(ms(now))
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(map)?;
-        tx.commit().await.map_err(map)?;
+        let sql = format!("BEGIN IMMEDIATE; {sql}; COMMIT");
+        let (owner, until, now) = (owner.to_owned(), ms(lease_until), ms(now));
+        let rows = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(owner)
+                        .bind(until)
+                        .bind(now)
+                        .bind(i64::from(limit))
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
         let mut out: Vec<Outbound> = rows.iter().map(outbound).collect::<StoreResult<_>>()?;
         out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
         Ok(out)
@@ -286,7 +336,6 @@ impl OutboxStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Settled>> {
         let now_ms = ms(now);
-        let mut tx = self.write_tx().await?;
         let guard = "WHERE id = ?1 AND state = 'SENDING' AND lease_owner = ?2 \
                      AND (?3 IS NULL OR lease_expires_at < ?3)";
         let expired = expired_before.map(ms);
@@ -302,6 +351,7 @@ impl OutboxStore for SqliteStore {
                      {guard} RETURNING {}",
                     returning()
                 );
+                let mut tx = self.write_tx().await?;
                 let row = sqlx::query(AssertSqlSafe(sql))
                     .bind(id)
                     .bind(owner)
@@ -329,98 +379,50 @@ impl OutboxStore for SqliteStore {
             Settle::Sent { chat_id, note, .. } => (chat_id.clone(), note.clone()),
             Settle::Failed { .. } => (None, None),
         };
-        let sql = format!(
-            "UPDATE harness_outbound SET state = ?4, lease_owner = NULL, lease_expires_at = NULL, \
-               next_attempt_at = NULL, \
-               platform = lower(COALESCE(?5, downstream, gateway)), \
-               platform_chat_id = COALESCE(?6, requested_to, dest, ''), \
-               platform_message_id = ?7, \
-               delivered_at = CASE WHEN ?4 = 'DELIVERED' THEN ?8 END, \
-               last_error = ?9, updated_at = ?8 \
-             {guard} RETURNING {}",
-            returning()
-        );
-        let row = sqlx::query(AssertSqlSafe(sql))
-            .bind(id)
-            .bind(owner)
-            .bind(expired)
-            .bind(state.as_str())
-            .bind(&platform)
-            .bind(&chat_id)
-            .bind(&pmid)
-            .bind(now_ms)
-            .bind(note.map(|n| n.chars().take(2000).collect::<String>()))
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-        let Some(row) = row.as_ref().map(outbound).transpose()? else {
-            return Ok(None); // dropped tx rolls back
-        };
+        let token = harness_core::ids::new_id();
+        let (id_s, owner_s) = (id.to_owned(), owner.to_owned());
+        let note = note.map(|n| n.chars().take(2000).collect::<String>());
+        let returned = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(ACTIVATE)
+                        .bind(token)
+                        .bind(id_s)
+                        .bind(now_ms)
+                        .bind(owner_s)
+                        .bind(expired)
+                        .bind(state.as_str())
+                        .bind(platform)
+                        .bind(chat_id)
+                        .bind(pmid)
+                        .bind(note)
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
         let mut done = Settled {
-            row,
+            row: match self.get_outbound(id).await? {
+                Some(r) => r,
+                None => return Ok(None),
+            },
             message_state: None,
             cancelled: Vec::new(),
             paused: Vec::new(),
         };
-        let r = &done.row;
-        if let (Some(task_id), Some(message_id)) = (r.task_id.clone(), r.message_id.clone()) {
-            if r.expect_reply {
-                done.cancelled = sqlx::query_scalar(
-                    "UPDATE harness_messages SET state = 'CANCELLED' \
-                     WHERE task_id = ? AND kind = 'ask' AND state = 'OPEN' AND id <> ? RETURNING id",
-                )
-                .bind(&task_id)
-                .bind(&message_id)
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(map)?;
-            }
-            let to = if r.expect_reply { MessageState::Open } else { MessageState::Closed };
-            let changed: Option<String> = sqlx::query_scalar(
-                "UPDATE harness_messages SET state = ? WHERE id = ? AND state = 'PENDING_DELIVERY' RETURNING id",
-            )
-            .bind(to.as_str())
-            .bind(&message_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-            if changed.is_some() {
-                done.message_state = Some(to);
-                if r.expect_reply {
-                    done.paused = sqlx::query_scalar(
-                        "UPDATE executions SET status = 'PAUSED' WHERE task_id = ? AND status = 'RUNNING' RETURNING id",
-                    )
-                    .bind(&task_id)
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(map)?;
-                }
+        let mut won = false;
+        for r in &returned {
+            let what: String = r.try_get("what").map_err(map)?;
+            let value: String = r.try_get("id").map_err(map)?;
+            match what.as_str() {
+                "row" => won = true,
+                "cancelled" => done.cancelled.push(value),
+                "paused" => done.paused.push(value),
+                "message" => done.message_state = MessageState::parse(&value),
+                _ => {}
             }
         }
-        if let (Some(pmid), Some(platform)) = (&r.platform_message_id, &r.platform) {
-            sqlx::query(
-                "INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, \
-                   chat_id, platform_message_id, scope, expect_reply, created_at) \
-                 VALUES (?1 || ':' || ?2, ?3, ?4, ?5, ?1, ?6, ?2, ?7, ?8, ?9) \
-                 ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
-                   task_id = excluded.task_id, outbound_id = excluded.outbound_id, \
-                   chat_id = excluded.chat_id, scope = excluded.scope, expect_reply = excluded.expect_reply",
-            )
-            .bind(platform)
-            .bind(pmid)
-            .bind(&r.message_id)
-            .bind(&r.task_id)
-            .bind(&r.id)
-            .bind(r.platform_chat_id.clone().unwrap_or_default())
-            .bind(&r.scope)
-            .bind(i64::from(r.expect_reply))
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await
-            .map_err(map)?;
-        }
-        tx.commit().await.map_err(map)?;
-        Ok(Some(done))
+        Ok(won.then_some(done))
     }
 
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
