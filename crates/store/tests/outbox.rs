@@ -316,3 +316,39 @@ async fn concurrent_enqueues_of_one_key_make_one_row() {
         .unwrap();
     assert_eq!(page.rows.len(), 2, "one message per row");
 }
+
+/// Migration 0008 widens the state CHECK in place: PENDING_DELIVERY is
+/// accepted, other unknown states are still refused, the file is sound.
+#[tokio::test]
+async fn the_state_check_is_widened_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, h) = harness(&dir, "node-a").await;
+    let t = task(&h).await;
+    let pool = store.writer_pool();
+    let insert = |state: &'static str| {
+        sqlx::query(
+            "INSERT INTO harness_messages (id, task_id, kind, state, content, created_at) VALUES (?, ?, 'notify', ?, 'x', 1)",
+        )
+        .bind(ids::new_id())
+        .bind(t.clone())
+        .bind(state)
+        .execute(pool)
+    };
+    insert("PENDING_DELIVERY").await.unwrap();
+    assert!(insert("BOGUS").await.is_err(), "the CHECK still holds");
+    let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(pool).await.unwrap();
+    assert_eq!(check, "ok");
+    store.close().await;
+    // Reopened (a fresh connection reads the edited schema).
+    let (store, _h) = harness(&dir, "node-a").await;
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'")
+        .fetch_one(store.writer_pool())
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+}
