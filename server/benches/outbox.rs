@@ -40,7 +40,15 @@ async fn raw_spawns(n: usize, concurrency: usize) -> anyhow::Result<Duration> {
         let permit = sem.clone().acquire_owned().await?;
         set.spawn(async move {
             let out = tokio::process::Command::new(DOUBLE)
-                .args(["message", "send", "--channel", "telegram", "--target", "-1", "--message"])
+                .args([
+                    "message",
+                    "send",
+                    "--channel",
+                    "telegram",
+                    "--target",
+                    "-1",
+                    "--message",
+                ])
                 .arg(format!("raw {i}"))
                 .arg("--json")
                 .env("GATEWAY_DOUBLE_MODE", "noop")
@@ -73,13 +81,19 @@ async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     Ok(running)
 }
 
-async fn set_mode(h: &harness_core::Harness, mode: &str, record: Option<&Path>) -> anyhow::Result<()> {
+async fn set_mode(
+    h: &harness_core::Harness,
+    mode: &str,
+    record: Option<&Path>,
+) -> anyhow::Result<()> {
     let mut env = json!({"GATEWAY_DOUBLE_MODE": mode});
     if let Some(r) = record {
         env["GATEWAY_DOUBLE_RECORD"] = json!(r);
     }
-    h.set_gateway_config(serde_json::from_value(json!({"openclaw": {"cliPath": DOUBLE, "env": env}}))?)
-        .await?;
+    h.set_gateway_config(serde_json::from_value(
+        json!({"openclaw": {"cliPath": DOUBLE, "env": env}}),
+    )?)
+    .await?;
     Ok(())
 }
 
@@ -94,12 +108,22 @@ fn push(task: &str, text: String) -> PushInput {
 }
 
 async fn run() -> anyhow::Result<()> {
-    let n: usize = std::env::var("HARNESS_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
+    let n: usize = std::env::var("HARNESS_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
     let concurrency = harness_server::workers::outbox::OutboxConfig::default().max_in_flight;
     let dir = tempfile::tempdir()?;
     let running = server(dir.path()).await?;
     let h = running.harness.clone();
-    let task = h.create_task(CreateTask { title: Some("bench".into()), ..Default::default() }).await?.task.id;
+    let task = h
+        .create_task(CreateTask {
+            title: Some("bench".into()),
+            ..Default::default()
+        })
+        .await?
+        .task
+        .id;
 
     // Warm-up (page cache, binary), then rounds alternating the raw spawn
     // rate and the outbox so a busy neighbour on this small machine skews
@@ -120,7 +144,8 @@ async fn run() -> anyhow::Result<()> {
             let (h, task) = (h.clone(), task.clone());
             set.spawn(async move {
                 for i in (c..per).step_by(8) {
-                    h.push_to_human(push(&task, format!("bench {round}-{i}"))).await?;
+                    h.push_to_human(push(&task, format!("bench {round}-{i}")))
+                        .await?;
                 }
                 anyhow::Ok(())
             });
@@ -132,14 +157,23 @@ async fn run() -> anyhow::Result<()> {
         loop {
             let rows = h.list_outbound(Some(&task), 500).await?;
             if rows.iter().all(|r| r.state.attempted()) {
-                delivered = rows.iter().filter(|r| r.state.as_str() == "DELIVERED").count();
+                delivered = rows
+                    .iter()
+                    .filter(|r| r.state.as_str() == "DELIVERED")
+                    .count();
                 break;
             }
-            anyhow::ensure!(started.elapsed() < Duration::from_secs(600), "outbox did not drain");
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(600),
+                "outbox did not drain"
+            );
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let o = per as f64 / started.elapsed().as_secs_f64();
-        println!("  round {round}: raw {r:.1}/s, outbox {o:.1}/s (enqueue of {per} took {:.0} ms)", enqueued.as_secs_f64() * 1e3);
+        println!(
+            "  round {round}: raw {r:.1}/s, outbox {o:.1}/s (enqueue of {per} took {:.0} ms)",
+            enqueued.as_secs_f64() * 1e3
+        );
         ratios.push((o / r, r, o));
     }
     ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -168,7 +202,11 @@ async fn run() -> anyhow::Result<()> {
         let started_at = std::fs::read_to_string(&record)?
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|r| r["text"].as_str().is_some_and(|t| t.contains(&format!("{text}\n"))))
+            .find(|r| {
+                r["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(&format!("{text}\n")))
+            })
             .and_then(|r| r["at"].as_u64())
             .ok_or_else(|| anyhow::anyhow!("no record for {text}"))?;
         lat.push(Duration::from_nanos(started_at).saturating_sub(before));
@@ -179,14 +217,32 @@ async fn run() -> anyhow::Result<()> {
     let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
     println!("outbox benchmark (n = {n} in 3 rounds, concurrency {concurrency})");
     println!("  raw spawn rate of the double : {raw_rate:8.1} /s");
-    println!("  through the outbox           : {outbox_rate:8.1} msgs/s (median round; {delivered} DELIVERED in the last)");
-    println!("  ratio                        : {ratio:8.2} (target ≥ 0.80) {}", if ratio >= 0.8 { "ok" } else { "BELOW TARGET" });
-    println!("  enqueue → first attempt p50  : {:8.2} ms", p50.as_secs_f64() * 1e3);
-    println!("  enqueue → first attempt p99  : {:8.2} ms (target < 20 ms) {}", p99.as_secs_f64() * 1e3,
-        if p99 < Duration::from_millis(20) { "ok" } else { "ABOVE TARGET" });
+    println!(
+        "  through the outbox           : {outbox_rate:8.1} msgs/s (median round; {delivered} DELIVERED in the last)"
+    );
+    println!(
+        "  ratio                        : {ratio:8.2} (target ≥ 0.80) {}",
+        if ratio >= 0.8 { "ok" } else { "BELOW TARGET" }
+    );
+    println!(
+        "  enqueue → first attempt p50  : {:8.2} ms",
+        p50.as_secs_f64() * 1e3
+    );
+    println!(
+        "  enqueue → first attempt p99  : {:8.2} ms (target < 20 ms) {}",
+        p99.as_secs_f64() * 1e3,
+        if p99 < Duration::from_millis(20) {
+            "ok"
+        } else {
+            "ABOVE TARGET"
+        }
+    );
     Ok(())
 }
 
 fn main() -> anyhow::Result<()> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(run())
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
 }

@@ -51,7 +51,11 @@ impl Life {
     async fn start(data: &Path, record: &Path) -> Life {
         let _ = std::fs::remove_file(data.join("server.json"));
         std::fs::create_dir_all(data).unwrap();
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(data.join("server.log")).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.join("server.log"))
+            .unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_harness"))
             .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
             .arg(data)
@@ -76,13 +80,32 @@ impl Life {
             assert!(Instant::now() < deadline, "the server never came up");
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token")).unwrap().trim().to_string();
-        let client = Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
-        Life { child, base, admin, client }
+        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
+            .unwrap()
+            .trim()
+            .to_string();
+        let client = Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap();
+        Life {
+            child,
+            base,
+            admin,
+            client,
+        }
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Option<(StatusCode, Value)> {
-        let mut req = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.admin);
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Option<(StatusCode, Value)> {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.admin);
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -104,7 +127,12 @@ fn marker(i: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let total = env("HARNESS_OUTBOX_KILL_MESSAGES", 200) as usize;
     let lives = env("HARNESS_OUTBOX_KILL_LIVES", 8);
     let seed = env("HARNESS_OUTBOX_KILL_SEED", 0x5eed_0013);
@@ -125,8 +153,12 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     let mut tasks = Vec::new();
     for k in 0..20 {
         let (st, t) = life
-            .call(reqwest::Method::POST, "/api/tasks", Some(json!({"title": format!("kill {k}"),
-                "agent": {"provider": "command", "command": ["true"]}})))
+            .call(
+                reqwest::Method::POST,
+                "/api/tasks",
+                Some(json!({"title": format!("kill {k}"),
+                "agent": {"provider": "command", "command": ["true"]}})),
+            )
             .await
             .unwrap();
         assert_eq!(st, StatusCode::CREATED);
@@ -147,11 +179,26 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     let mut life = life;
     let mut kills = 0;
     for _ in 0..lives {
-        let wave: Vec<usize> = (0..total).filter(|i| !acked.contains(i)).take(20 + rng.below(20) as usize).collect();
+        let wave: Vec<usize> = (0..total)
+            .filter(|i| !acked.contains(i))
+            .take(20 + rng.below(20) as usize)
+            .collect();
         let mut set = tokio::task::JoinSet::new();
         for &i in &wave {
-            let req = life.client.post(format!("{}/api/internal/harness/outbound", life.base)).bearer_auth(&life.admin).json(&body(i));
-            set.spawn(async move { (i, req.send().await.map(|r| r.status().is_success()).unwrap_or(false)) });
+            let req = life
+                .client
+                .post(format!("{}/api/internal/harness/outbound", life.base))
+                .bearer_auth(&life.admin)
+                .json(&body(i));
+            set.spawn(async move {
+                (
+                    i,
+                    req.send()
+                        .await
+                        .map(|r| r.status().is_success())
+                        .unwrap_or(false),
+                )
+            });
         }
         tokio::time::sleep(Duration::from_millis(rng.below(300))).await;
         life.kill();
@@ -168,7 +215,11 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     for chunk in rest.chunks(25) {
         let mut set = tokio::task::JoinSet::new();
         for &i in chunk {
-            let req = life.client.post(format!("{}/api/internal/harness/outbound", life.base)).bearer_auth(&life.admin).json(&body(i));
+            let req = life
+                .client
+                .post(format!("{}/api/internal/harness/outbound", life.base))
+                .bearer_auth(&life.admin)
+                .json(&body(i));
             set.spawn(async move { req.send().await.map(|r| r.status()).ok() });
         }
         while let Some(done) = set.join_next().await {
@@ -178,13 +229,25 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     // Everything settles: nothing PENDING / SENDING / FAILED.
     let deadline = Instant::now() + Duration::from_secs(60);
     let rows = loop {
-        let (_, rows) = life.call(reqwest::Method::GET, "/api/outbound?limit=500", None).await.unwrap();
+        let (_, rows) = life
+            .call(reqwest::Method::GET, "/api/outbound?limit=500", None)
+            .await
+            .unwrap();
         let rows = rows.as_array().unwrap().clone();
-        if rows.len() >= total && rows.iter().all(|r| r["state"] == "DELIVERED" || r["state"] == "SENT_UNVERIFIED") {
+        if rows.len() >= total
+            && rows
+                .iter()
+                .all(|r| r["state"] == "DELIVERED" || r["state"] == "SENT_UNVERIFIED")
+        {
             break rows;
         }
-        assert!(Instant::now() < deadline, "not settled: {:?}",
-            rows.iter().map(|r| r["state"].as_str().unwrap_or("?")).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < deadline,
+            "not settled: {:?}",
+            rows.iter()
+                .map(|r| r["state"].as_str().unwrap_or("?"))
+                .collect::<Vec<_>>()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     // Doubles orphaned by a kill may still be finishing their send.
@@ -201,19 +264,41 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     assert_eq!(rows.len(), total, "one row per message");
     for i in 0..total {
         let m = marker(i);
-        let mine: Vec<&Value> = rows.iter().filter(|r| r["message"].as_str().unwrap().contains(&m)).collect();
+        let mine: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["message"].as_str().unwrap().contains(&m))
+            .collect();
         assert_eq!(mine.len(), 1, "message {i}: one row");
         let row = mine[0];
-        let real: Vec<&Value> = sends.iter().filter(|s| s["text"].as_str().unwrap().contains(&m)).collect();
+        let real: Vec<&Value> = sends
+            .iter()
+            .filter(|s| s["text"].as_str().unwrap().contains(&m))
+            .collect();
         match row["state"].as_str().unwrap() {
             "DELIVERED" => {
-                assert_eq!(real.len(), 1, "message {i} delivered exactly once: {real:?}");
-                assert_eq!(row["platformMessageId"], real[0]["messageId"], "message {i}");
+                assert_eq!(
+                    real.len(),
+                    1,
+                    "message {i} delivered exactly once: {real:?}"
+                );
+                assert_eq!(
+                    row["platformMessageId"], real[0]["messageId"],
+                    "message {i}"
+                );
                 *tally.entry("delivered").or_default() += 1;
             }
             "SENT_UNVERIFIED" => {
-                assert!(real.len() <= 1, "message {i}: an unverified row is at most one real send: {real:?}");
-                *tally.entry(if real.is_empty() { "unverified (not sent)" } else { "unverified (sent)" }).or_default() += 1;
+                assert!(
+                    real.len() <= 1,
+                    "message {i}: an unverified row is at most one real send: {real:?}"
+                );
+                *tally
+                    .entry(if real.is_empty() {
+                        "unverified (not sent)"
+                    } else {
+                        "unverified (sent)"
+                    })
+                    .or_default() += 1;
             }
             other => panic!("message {i} ended {other}"),
         }
@@ -221,10 +306,12 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     // The database: no message left PENDING_DELIVERY (nothing is due any more).
     let url = format!("sqlite://{}", data.join("harness.db").display());
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let stuck: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let stuck: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     assert_eq!(stuck, 0, "no message left PENDING_DELIVERY");
     let asks_ok: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM harness_outbound o JOIN harness_messages m ON m.id = o.harness_message_id \

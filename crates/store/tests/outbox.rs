@@ -26,11 +26,14 @@ async fn harness(dir: &tempfile::TempDir, node: &str) -> (SqliteStore, Harness) 
 }
 
 async fn task(h: &Harness) -> String {
-    h.create_task(CreateTask { title: Some("Fix CI".into()), ..Default::default() })
-        .await
-        .unwrap()
-        .task
-        .id
+    h.create_task(CreateTask {
+        title: Some("Fix CI".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .task
+    .id
 }
 
 fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> NotifyTarget {
@@ -66,13 +69,21 @@ fn push(task_id: &str, message: &str, expect_reply: bool) -> PushInput {
 }
 
 fn delivered(id: &str) -> SendOutcome {
-    SendOutcome::Delivered(Receipt { message_id: Some(id.into()), platform: None, chat_id: None })
+    SendOutcome::Delivered(Receipt {
+        message_id: Some(id.into()),
+        platform: None,
+        chat_id: None,
+    })
 }
 
 const OWNER: &str = "node-a:boot-1";
 
 async fn claim_one(h: &Harness, at: chrono::DateTime<Utc>) -> harness_core::outbox::Outbound {
-    let mut rows = h.store().claim_outbound(OWNER, at, at + Duration::seconds(120), 10).await.unwrap();
+    let mut rows = h
+        .store()
+        .claim_outbound(OWNER, at, at + Duration::seconds(120), 10)
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 1, "exactly one due row");
     rows.remove(0)
 }
@@ -83,8 +94,13 @@ async fn no_channel_and_work_without_destination_are_refused() {
     let (_s, h) = harness(&dir, "node-a").await;
     let t = task(&h).await;
     let err = h.push_to_human(push(&t, "hi", true)).await.unwrap_err();
-    assert!(matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"), "{err:?}");
-    h.set_notify_targets(vec![target("work", "openclaw", "telegram", None)]).await.unwrap();
+    assert!(
+        matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"),
+        "{err:?}"
+    );
+    h.set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
+        .await
+        .unwrap();
     let mut p = push(&t, "hi", false);
     p.scope = Some("work".into());
     let err = h.push_to_human(p.clone()).await.unwrap_err();
@@ -105,34 +121,76 @@ async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask() {
     let old = h.ask(&t, Some("older question")).await.unwrap();
     h.store().resume_executions(&t).await.unwrap();
 
-    let out = h.push_to_human(push(&t, "Postgres or SQLite?", true)).await.unwrap();
-    assert_eq!((out.state, out.deduped, out.sent, out.parked), (OutboundState::Pending, false, false, false));
-    let message = h.store().get_message(out.message_id.as_deref().unwrap()).await.unwrap().unwrap();
-    assert_eq!((message.kind, message.state), (MessageKind::Ask, MessageState::PendingDelivery));
+    let out = h
+        .push_to_human(push(&t, "Postgres or SQLite?", true))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.state, out.deduped, out.sent, out.parked),
+        (OutboundState::Pending, false, false, false)
+    );
+    let message = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (message.kind, message.state),
+        (MessageKind::Ask, MessageState::PendingDelivery)
+    );
     let row = h.outbound(&out.outbound_id).await.unwrap();
-    assert_eq!(row.message, format!("Fix CI\n\nPostgres or SQLite?\n\nTask ID: [[tower:task={t}]]"));
+    assert_eq!(
+        row.message,
+        format!("Fix CI\n\nPostgres or SQLite?\n\nTask ID: [[tower:task={t}]]")
+    );
     // Not pending yet: the older ask is still the OPEN one.
     assert!(h.pending(&t).await.unwrap().pending);
 
     let claimed = claim_one(&h, Utc::now()).await;
-    assert_eq!((claimed.state, claimed.attempts), (OutboundState::Sending, 1));
-    let done = h.finish_send(&claimed, OWNER, delivered("om_1")).await.unwrap().unwrap();
+    assert_eq!(
+        (claimed.state, claimed.attempts),
+        (OutboundState::Sending, 1)
+    );
+    let done = h
+        .finish_send(&claimed, OWNER, delivered("om_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(done.state, OutboundState::Delivered);
     assert_eq!(done.platform.as_deref(), Some("feishu"));
     assert!(done.delivered_at.is_some() && done.lease_owner.is_none());
     let pending = h.pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), out.message_id.as_deref());
-    let older = h.store().get_message(&old.request_id).await.unwrap().unwrap();
+    let older = h
+        .store()
+        .get_message(&old.request_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(older.state, MessageState::Cancelled);
     let live = h.store().live_execution(&t).await.unwrap().unwrap();
-    assert_eq!((live.id.as_str(), live.status), (exec.0.id.as_str(), ExecutionStatus::Paused));
+    assert_eq!(
+        (live.id.as_str(), live.status),
+        (exec.0.id.as_str(), ExecutionStatus::Paused)
+    );
     let map = h.delivery_mapping("FEISHU", "om_1").await.unwrap().unwrap();
     assert_eq!(map.task_id.as_deref(), Some(t.as_str()));
     assert_eq!(map.harness_message_id, out.message_id);
     assert!(map.expect_reply);
-    assert!(h.delivery_mapping("feishu", "om_2").await.unwrap().is_none());
+    assert!(
+        h.delivery_mapping("feishu", "om_2")
+            .await
+            .unwrap()
+            .is_none()
+    );
     // A late result of the same attempt changes nothing.
-    assert!(h.finish_send(&claimed, OWNER, delivered("om_9")).await.unwrap().is_none());
+    assert!(
+        h.finish_send(&claimed, OWNER, delivered("om_9"))
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -148,7 +206,10 @@ async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
     let again = h.push_to_human(a).await.unwrap();
     assert!(again.deduped);
     assert_eq!(again.outbound_id, first.outbound_id);
-    assert_eq!(h.outbound(&first.outbound_id).await.unwrap().dedup_key, format!("harness:{t}:k1"));
+    assert_eq!(
+        h.outbound(&first.outbound_id).await.unwrap().dedup_key,
+        format!("harness:{t}:k1")
+    );
 
     // Implicit (another task): same content while pending → the same row.
     let t = task(&h).await;
@@ -157,10 +218,17 @@ async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
     assert!(!p1.deduped && p2.deduped && p1.outbound_id == p2.outbound_id);
     // Deliver p1 (its ask OPEN): still the same lifecycle.
     let now = Utc::now();
-    let rows = h.store().claim_outbound(OWNER, now, now + Duration::seconds(120), 10).await.unwrap();
+    let rows = h
+        .store()
+        .claim_outbound(OWNER, now, now + Duration::seconds(120), 10)
+        .await
+        .unwrap();
     for r in &rows {
         let id = format!("om_{}", r.id);
-        h.finish_send(r, OWNER, delivered(&id)).await.unwrap().unwrap();
+        h.finish_send(r, OWNER, delivered(&id))
+            .await
+            .unwrap()
+            .unwrap();
     }
     let open = h.pending(&t).await.unwrap();
     let p3 = h.push_to_human(push(&t, "same", true)).await.unwrap();
@@ -177,7 +245,12 @@ async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
     let row = h.outbound(&p4.outbound_id).await.unwrap();
     assert!(row.dedup_key.ends_with(":cycle:2"), "{}", row.dedup_key);
     // Different content → a new row.
-    assert!(!h.push_to_human(push(&t, "different", true)).await.unwrap().deduped);
+    assert!(
+        !h.push_to_human(push(&t, "different", true))
+            .await
+            .unwrap()
+            .deduped
+    );
 }
 
 #[tokio::test]
@@ -189,33 +262,71 @@ async fn failures_back_off_then_die_and_a_person_can_retry() {
     let out = h.push_to_human(push(&t, "will fail", false)).await.unwrap();
     let mut at = Utc::now();
     let row = claim_one(&h, at).await;
-    let failed = h.finish_send(&row, OWNER, SendOutcome::Failed("exit 1".into())).await.unwrap().unwrap();
+    let failed = h
+        .finish_send(&row, OWNER, SendOutcome::Failed("exit 1".into()))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(failed.state, OutboundState::Failed);
     let wait = (failed.next_attempt_at.unwrap() - failed.updated_at).num_seconds();
     assert_eq!(wait, 2, "first backoff is 2 s");
     // Not due before its time.
-    assert!(h.store().claim_outbound(OWNER, at, at + Duration::seconds(1), 10).await.unwrap().is_empty());
-    let msg = h.store().get_message(out.message_id.as_deref().unwrap()).await.unwrap().unwrap();
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, at, at + Duration::seconds(1), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let msg = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(msg.state, MessageState::PendingDelivery);
     let mut last = failed;
     for _ in 1..harness_core::deliveries::MAX_ATTEMPTS {
         at = last.next_attempt_at.unwrap() + Duration::milliseconds(1);
         let row = claim_one(&h, at).await;
-        last = h.finish_send(&row, OWNER, SendOutcome::Failed("still".into())).await.unwrap().unwrap();
+        last = h
+            .finish_send(&row, OWNER, SendOutcome::Failed("still".into()))
+            .await
+            .unwrap()
+            .unwrap();
     }
     assert_eq!((last.state, last.attempts), (OutboundState::Dead, 20));
     assert!(last.next_attempt_at.is_none());
     let far = Utc::now() + Duration::days(1);
-    assert!(h.store().claim_outbound(OWNER, far, far, 10).await.unwrap().is_empty());
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, far, far, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let err = h.mark_outbound_delivered(&last.id).await.unwrap_err();
     assert_eq!(err.http_status(), 409);
     let retried = h.retry_outbound(&last.id).await.unwrap();
     assert_eq!(retried.state, OutboundState::Pending);
     let row = claim_one(&h, Utc::now()).await;
-    let done = h.finish_send(&row, OWNER, delivered("om_ok")).await.unwrap().unwrap();
+    let done = h
+        .finish_send(&row, OWNER, delivered("om_ok"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((done.state, done.attempts), (OutboundState::Delivered, 21));
-    let msg = h.store().get_message(out.message_id.as_deref().unwrap()).await.unwrap().unwrap();
-    assert_eq!(msg.state, MessageState::Closed, "a notify closes on delivery");
+    let msg = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        msg.state,
+        MessageState::Closed,
+        "a notify closes on delivery"
+    );
 }
 
 #[tokio::test]
@@ -230,16 +341,37 @@ async fn unverified_is_never_resent_and_can_be_marked_delivered() {
     let done = h.finish_send(&row, OWNER, outcome).await.unwrap().unwrap();
     assert_eq!(done.state, OutboundState::SentUnverified);
     assert_eq!(done.last_error.as_deref(), Some("exit 0 without id"));
-    assert!(h.pending(&t).await.unwrap().pending, "the ask is OPEN anyway");
+    assert!(
+        h.pending(&t).await.unwrap().pending,
+        "the ask is OPEN anyway"
+    );
     let far = Utc::now() + Duration::days(1);
-    assert!(h.store().claim_outbound(OWNER, far, far, 10).await.unwrap().is_empty());
-    assert_eq!(h.retry_outbound(&out.outbound_id).await.unwrap_err().http_status(), 409);
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, far, far, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        h.retry_outbound(&out.outbound_id)
+            .await
+            .unwrap_err()
+            .http_status(),
+        409
+    );
     let marked = h.mark_outbound_delivered(&out.outbound_id).await.unwrap();
     assert_eq!(marked.state, OutboundState::Delivered);
     // The same content for a SENT_UNVERIFIED notify stays deduped.
     let n1 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
-    h.finish_send(&row, OWNER, SendOutcome::Unverified(Receipt::default(), "?".into())).await.unwrap();
+    h.finish_send(
+        &row,
+        OWNER,
+        SendOutcome::Unverified(Receipt::default(), "?".into()),
+    )
+    .await
+    .unwrap();
     let n2 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
     assert!(n2.deduped && n2.outbound_id == n1.outbound_id);
 }
@@ -252,26 +384,53 @@ async fn expired_leases_and_earlier_boots_become_unverified() {
     let t = task(&h).await;
     h.push_to_human(push(&t, "one", true)).await.unwrap();
     let now = Utc::now();
-    let rows = h.store().claim_outbound(OWNER, now, now - Duration::milliseconds(1), 10).await.unwrap();
+    let rows = h
+        .store()
+        .claim_outbound(OWNER, now, now - Duration::milliseconds(1), 10)
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(h.recover_expired_outbound().await.unwrap(), 1);
     let row = h.outbound(&rows[0].id).await.unwrap();
     assert_eq!(row.state, OutboundState::SentUnverified);
-    assert!(h.pending(&t).await.unwrap().pending, "activated: the ask is OPEN");
+    assert!(
+        h.pending(&t).await.unwrap().pending,
+        "activated: the ask is OPEN"
+    );
     // The original sender finishing late loses.
-    assert!(h.finish_send(&rows[0], OWNER, delivered("om_late")).await.unwrap().is_none());
+    assert!(
+        h.finish_send(&rows[0], OWNER, delivered("om_late"))
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     h.push_to_human(push(&t, "two", false)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
-    assert_eq!(h.recover_expired_outbound().await.unwrap(), 0, "lease still valid");
-    assert_eq!(h.recover_boot_outbound(OWNER).await.unwrap(), 0, "our own boot");
+    assert_eq!(
+        h.recover_expired_outbound().await.unwrap(),
+        0,
+        "lease still valid"
+    );
+    assert_eq!(
+        h.recover_boot_outbound(OWNER).await.unwrap(),
+        0,
+        "our own boot"
+    );
     // Another node never touches it.
     let (_s3, hb) = harness(&dir, "node-b").await;
-    assert_eq!(hb.recover_boot_outbound("node-b:boot-1").await.unwrap(), 0, "another node's rows");
+    assert_eq!(
+        hb.recover_boot_outbound("node-b:boot-1").await.unwrap(),
+        0,
+        "another node's rows"
+    );
     // This node restarted with a new boot:
     let (_s2, h2) = harness(&dir, "node-a").await;
     assert_eq!(h2.recover_boot_outbound("node-a:boot-2").await.unwrap(), 1);
-    assert_eq!(h2.outbound(&row.id).await.unwrap().state, OutboundState::SentUnverified);
+    assert_eq!(
+        h2.outbound(&row.id).await.unwrap().state,
+        OutboundState::SentUnverified
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -336,19 +495,25 @@ async fn the_state_check_is_widened_in_place() {
     };
     insert("PENDING_DELIVERY").await.unwrap();
     assert!(insert("BOGUS").await.is_err(), "the CHECK still holds");
-    let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
+    let sql: String =
+        sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
         .fetch_one(pool)
         .await
         .unwrap();
-    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(pool).await.unwrap();
     assert_eq!(check, "ok");
     store.close().await;
     // Reopened (a fresh connection reads the edited schema).
     let (store, _h) = harness(&dir, "node-a").await;
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'")
-        .fetch_one(store.writer_pool())
-        .await
-        .unwrap();
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
+    )
+    .fetch_one(store.writer_pool())
+    .await
+    .unwrap();
     assert_eq!(n, 1);
 }

@@ -38,7 +38,10 @@ fn parse(args: &[String]) -> Result<Call, String> {
     }
     let rest = &args[i..];
     let value = |flag: &str| -> Option<String> {
-        rest.iter().position(|a| a == flag).and_then(|p| rest.get(p + 1)).cloned()
+        rest.iter()
+            .position(|a| a == flag)
+            .and_then(|p| rest.get(p + 1))
+            .cloned()
     };
     let json = rest.iter().any(|a| a == "--json");
     if rest.len() >= 2 && rest[0] == "message" && rest[1] == "send" {
@@ -52,8 +55,19 @@ fn parse(args: &[String]) -> Result<Call, String> {
         });
     }
     if rest.first().map(String::as_str) == Some("send") {
-        let text = rest.iter().position(|a| a == "--").and_then(|p| rest.get(p + 1)).cloned();
-        return Ok(Call { gateway: "hermes", profile, channel: None, target: value("--to"), text, json });
+        let text = rest
+            .iter()
+            .position(|a| a == "--")
+            .and_then(|p| rest.get(p + 1))
+            .cloned();
+        return Ok(Call {
+            gateway: "hermes",
+            profile,
+            channel: None,
+            target: value("--to"),
+            text,
+            json,
+        });
     }
     Err(format!("usage: unknown command {rest:?}"))
 }
@@ -81,7 +95,11 @@ fn record(line: serde_json::Value) {
     let mut text = line.to_string();
     text.push('\n');
     // One write on an O_APPEND file: lines from concurrent doubles never interleave.
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
         let _ = f.write_all(text.as_bytes());
     }
 }
@@ -91,13 +109,19 @@ fn main() {
     let call = match parse(&args) {
         Ok(c) => c,
         Err(e) => {
-            println!("{}", serde_json::json!({"ok": false, "error": {"type": "cli_error", "message": e}}));
+            println!(
+                "{}",
+                serde_json::json!({"ok": false, "error": {"type": "cli_error", "message": e}})
+            );
             std::process::exit(2);
         }
     };
     let text = call.text.clone().unwrap_or_default();
     let mode = mode(&text);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let id = format!("om_{}_{nanos}", std::process::id());
     let base = serde_json::json!({
         "gateway": call.gateway, "argv": args, "profile": call.profile, "channel": call.channel,
@@ -115,20 +139,29 @@ fn main() {
         match (call.gateway, id) {
             ("openclaw", Some(id)) => serde_json::json!({"action": "send", "channel": call.channel,
                 "dryRun": false, "handledBy": "plugin", "messageId": id,
-                "payload": {"ok": true, "messageId": id, "chatId": call.target}}).to_string(),
+                "payload": {"ok": true, "messageId": id, "chatId": call.target}})
+            .to_string(),
             ("openclaw", None) => serde_json::json!({"action": "send", "channel": call.channel,
-                "dryRun": false, "handledBy": "plugin", "payload": {"ok": true}}).to_string(),
+                "dryRun": false, "handledBy": "plugin", "payload": {"ok": true}})
+            .to_string(),
             (_, Some(id)) => serde_json::json!({"success": true, "platform": call.target.as_deref()
-                .and_then(|t| t.split(':').next()), "chat_id": call.target, "message_id": id}).to_string(),
-            (_, None) => serde_json::json!({"success": true, "note": "platform returns no id"}).to_string(),
+                .and_then(|t| t.split(':').next()), "chat_id": call.target, "message_id": id})
+            .to_string(),
+            (_, None) => {
+                serde_json::json!({"success": true, "note": "platform returns no id"}).to_string()
+            }
         }
     };
     if text.is_empty() {
-        record(with(serde_json::json!({"sent": false, "error": "empty text"})));
+        record(with(
+            serde_json::json!({"sent": false, "error": "empty text"}),
+        ));
         println!("{}", serde_json::json!({"error": "empty message"}));
         std::process::exit(2);
     }
-    let (m, arg) = mode.split_once(':').map_or((mode.as_str(), ""), |(a, b)| (a, b));
+    let (m, arg) = mode
+        .split_once(':')
+        .map_or((mode.as_str(), ""), |(a, b)| (a, b));
     match m {
         "noop" => println!("{}", success(Some(&id))),
         "ok" | "slow" | "noise" => {
@@ -148,14 +181,19 @@ fn main() {
         }
         "error-id" => {
             record(with(serde_json::json!({"sent": true, "messageId": id})));
-            println!("{}", serde_json::json!({"ok": false, "messageId": id, "error": {"message": "verification failed"}}));
+            println!(
+                "{}",
+                serde_json::json!({"ok": false, "messageId": id, "error": {"message": "verification failed"}})
+            );
             eprintln!("delivery could not be verified");
             std::process::exit(1);
         }
         "hang" => {
             let child = std::process::Command::new("sleep").arg("3600").spawn();
             let child_pid = child.as_ref().map(|c| c.id()).ok();
-            record(with(serde_json::json!({"sent": false, "hang": true, "childPid": child_pid})));
+            record(with(
+                serde_json::json!({"sent": false, "hang": true, "childPid": child_pid}),
+            ));
             loop {
                 std::thread::sleep(Duration::from_secs(3600));
             }
@@ -169,7 +207,10 @@ fn main() {
         _ => {
             // "fail" and anything unknown: a clean failure.
             record(with(serde_json::json!({"sent": false, "error": "failed"})));
-            println!("{}", serde_json::json!({"ok": false, "error": {"type": "cli_error", "message": "send failed"}}));
+            println!(
+                "{}",
+                serde_json::json!({"ok": false, "error": {"type": "cli_error", "message": "send failed"}})
+            );
             eprintln!("send failed: platform unreachable");
             std::process::exit(1);
         }

@@ -98,11 +98,18 @@ struct PushArgs {
     dedup_key: Option<String>,
 }
 
-pub(super) async fn call(h: &Harness, who: &Identity, name: &str, a: JsonObject) -> Result<Value, String> {
+pub(super) async fn call(
+    h: &Harness,
+    who: &Identity,
+    name: &str,
+    a: JsonObject,
+) -> Result<Value, String> {
     match name {
         "list_notify_targets" => {
             let a: TargetsArgs = args(a)?;
-            let task_id = who.bind_task(a.task_id.as_deref()).map_err(|e| message_of(&e))?;
+            let task_id = who
+                .bind_task(a.task_id.as_deref())
+                .map_err(|e| message_of(&e))?;
             let out = h
                 .list_notify_targets(&task_id, a.scope.as_deref())
                 .await
@@ -111,7 +118,9 @@ pub(super) async fn call(h: &Harness, who: &Identity, name: &str, a: JsonObject)
         }
         "push_to_human" => {
             let a: PushArgs = args(a)?;
-            let task_id = who.bind_task(a.task_id.as_deref()).map_err(|e| message_of(&e))?;
+            let task_id = who
+                .bind_task(a.task_id.as_deref())
+                .map_err(|e| message_of(&e))?;
             let input = PushInput {
                 task_id: Some(task_id),
                 message: a.message,

@@ -8,7 +8,9 @@ use axum::{
     extract::{Path, State},
     routing::{get, post},
 };
-use harness_core::outbox::{DeliveryMapping, Outbound, PushInput, PushOutcome, gateway::GatewayConfig};
+use harness_core::outbox::{
+    DeliveryMapping, Outbound, PushInput, PushOutcome, gateway::GatewayConfig,
+};
 use harness_core::settings::NotifyTarget;
 use serde::Deserialize;
 
@@ -29,7 +31,10 @@ pub fn routes() -> Router<AppState> {
         .route("/outbound/{id}/mark-delivered", post(mark_delivered))
         .route("/settings/gateways", get(gateways).put(set_gateways))
         .route("/settings/notify-targets/add", post(add_target))
-        .route("/settings/notify-targets/{id}", axum::routing::put(update_target).delete(delete_target))
+        .route(
+            "/settings/notify-targets/{id}",
+            axum::routing::put(update_target).delete(delete_target),
+        )
         .route("/settings/notify-targets/{id}/test", post(test_target))
 }
 
@@ -94,8 +99,12 @@ async fn mapping(
     _: Admin,
     QueryParams(q): QueryParams<MappingQuery>,
 ) -> ApiResult<Json<Option<DeliveryMapping>>> {
-    let platform = q.platform.ok_or_else(|| harness_core::CoreError::invalid("platform", "platform required"))?;
-    let id = q.message_id.ok_or_else(|| harness_core::CoreError::invalid("messageId", "messageId required"))?;
+    let platform = q
+        .platform
+        .ok_or_else(|| harness_core::CoreError::invalid("platform", "platform required"))?;
+    let id = q
+        .message_id
+        .ok_or_else(|| harness_core::CoreError::invalid("messageId", "messageId required"))?;
     Ok(Json(s.harness.delivery_mapping(&platform, &id).await?))
 }
 
@@ -109,7 +118,11 @@ async fn list(
     _: Admin,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<Outbound>>> {
-    Ok(Json(s.harness.list_outbound(None, q.limit.unwrap_or(100)).await?))
+    Ok(Json(
+        s.harness
+            .list_outbound(None, q.limit.unwrap_or(100))
+            .await?,
+    ))
 }
 
 async fn for_task(
@@ -121,12 +134,20 @@ async fn for_task(
     Ok(Json(s.harness.list_outbound(Some(&id), 100).await?))
 }
 
-async fn show(State(s): State<AppState>, _: Admin, Path(id): Path<String>) -> ApiResult<Json<Outbound>> {
+async fn show(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Outbound>> {
     Ok(Json(s.harness.outbound(&id).await?))
 }
 
 /// FAILED or DEAD → PENDING, due now ("retry now").
-async fn retry(State(s): State<AppState>, _: Admin, Path(id): Path<String>) -> ApiResult<Json<Outbound>> {
+async fn retry(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Outbound>> {
     Ok(Json(s.harness.retry_outbound(&id).await?))
 }
 

@@ -57,7 +57,12 @@ fn kill_group(pid: Option<u32>) {
 }
 
 /// Run `bin args…` with `env` added to this process's environment.
-pub async fn run(bin: &str, args: &[String], env: &BTreeMap<String, String>, timeout: Duration) -> CliRun {
+pub async fn run(
+    bin: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> CliRun {
     let mut cmd = tokio::process::Command::new(bin);
     cmd.args(args)
         .envs(env)
@@ -78,8 +83,14 @@ pub async fn run(bin: &str, args: &[String], env: &BTreeMap<String, String>, tim
     };
     let pid = child.id();
     let (out_buf, err_buf) = (Captured::default(), Captured::default());
-    let out = child.stdout.take().map(|s| tokio::spawn(read_bounded(s, out_buf.clone())));
-    let err = child.stderr.take().map(|s| tokio::spawn(read_bounded(s, err_buf.clone())));
+    let out = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(read_bounded(s, out_buf.clone())));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(read_bounded(s, err_buf.clone())));
     let end = match tokio::time::timeout(timeout, child.wait()).await {
         Ok(Ok(status)) => match status.code() {
             Some(code) => RunEnd::Exited(code),

@@ -6,7 +6,11 @@
 //! boot of this node at start and expired leases periodically. Any node may
 //! send any row (no PTY is involved).
 
-use std::{collections::HashSet, sync::{Arc, Mutex}, time::Duration};
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use chrono::Utc;
 use harness_core::{
@@ -79,11 +83,17 @@ async fn send_one(harness: Harness, row: Outbound, owner: String, timeout: Durat
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
     let wake = harness.outbox_wake();
-    let lease = chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(120));
+    let lease =
+        chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(120));
     match harness.recover_boot_outbound(&owner).await {
         Ok(0) => {}
-        Ok(n) => tracing::warn!(count = n, "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"),
-        Err(err) => tracing::error!(error = ?err, "cannot recover the last run's outbound messages"),
+        Ok(n) => tracing::warn!(
+            count = n,
+            "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
+        ),
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
+        }
     }
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut rows = JoinSet::new();
@@ -95,7 +105,10 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             next_recovery = tokio::time::Instant::now() + config.recover_every;
             match harness.recover_expired_outbound().await {
                 Ok(0) => {}
-                Ok(n) => tracing::warn!(count = n, "outbound sends with an expired lease: SENT_UNVERIFIED"),
+                Ok(n) => tracing::warn!(
+                    count = n,
+                    "outbound sends with an expired lease: SENT_UNVERIFIED"
+                ),
                 Err(err) => tracing::error!(error = ?err, "cannot recover expired outbound leases"),
             }
         }
@@ -103,12 +116,19 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         let mut claimed_all = false;
         if free > 0 {
             let now = Utc::now();
-            match harness.store().claim_outbound(&owner, now, now + lease, free as u32).await {
+            match harness
+                .store()
+                .claim_outbound(&owner, now, now + lease, free as u32)
+                .await
+            {
                 Ok(claimed) => {
                     claimed_all = !claimed.is_empty() && claimed.len() == free;
                     for row in claimed {
                         harness.outbound_changed(&row);
-                        let fresh = in_flight.lock().unwrap_or_else(|p| p.into_inner()).insert(row.id.clone());
+                        let fresh = in_flight
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(row.id.clone());
                         if !fresh {
                             continue;
                         }
@@ -138,13 +158,18 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             Some(_) = rows.join_next(), if !rows.is_empty() => {}
         }
     }
-    if tokio::time::timeout(config.drain, async { while rows.join_next().await.is_some() {} })
-        .await
-        .is_err()
+    if tokio::time::timeout(config.drain, async {
+        while rows.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
     {
         // Rows still SENDING keep their lease: the next start of this node
         // makes them SENT_UNVERIFIED (they may have been sent).
-        tracing::warn!(left = rows.len(), "outbox worker stopped with sends in flight");
+        tracing::warn!(
+            left = rows.len(),
+            "outbox worker stopped with sends in flight"
+        );
         rows.abort_all();
     }
     tracing::info!("outbox worker stopped");

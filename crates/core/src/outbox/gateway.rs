@@ -56,7 +56,11 @@ fn env_name_ok(name: &str) -> bool {
 
 fn validate_one(field_prefix: &'static str, s: &mut GatewaySettings) -> CoreResult<()> {
     let trim = |v: &mut Option<String>| {
-        *v = v.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+        *v = v
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
     };
     trim(&mut s.cli_path);
     trim(&mut s.profile);
@@ -64,16 +68,31 @@ fn validate_one(field_prefix: &'static str, s: &mut GatewaySettings) -> CoreResu
     if let Some(path) = &s.cli_path
         && (path.chars().count() > 1024 || path.contains('\0'))
     {
-        return Err(CoreError::invalid(field_prefix, "cliPath: at most 1024 characters, no NUL"));
+        return Err(CoreError::invalid(
+            field_prefix,
+            "cliPath: at most 1024 characters, no NUL",
+        ));
     }
     if s.profile.as_ref().is_some_and(|p| p.chars().count() > 256) {
-        return Err(CoreError::invalid(field_prefix, "profile: at most 256 characters"));
+        return Err(CoreError::invalid(
+            field_prefix,
+            "profile: at most 256 characters",
+        ));
     }
-    if s.display_name.as_ref().is_some_and(|p| p.chars().count() > 200) {
-        return Err(CoreError::invalid(field_prefix, "displayName: at most 200 characters"));
+    if s.display_name
+        .as_ref()
+        .is_some_and(|p| p.chars().count() > 200)
+    {
+        return Err(CoreError::invalid(
+            field_prefix,
+            "displayName: at most 200 characters",
+        ));
     }
     if s.env.len() > 64 {
-        return Err(CoreError::invalid(field_prefix, "env: at most 64 variables"));
+        return Err(CoreError::invalid(
+            field_prefix,
+            "env: at most 64 variables",
+        ));
     }
     for (k, v) in &s.env {
         if !env_name_ok(k) {
@@ -83,7 +102,10 @@ fn validate_one(field_prefix: &'static str, s: &mut GatewaySettings) -> CoreResu
             ));
         }
         if v.contains('\0') || v.len() > 8192 {
-            return Err(CoreError::invalid(field_prefix, format!("env: value of {k} is invalid")));
+            return Err(CoreError::invalid(
+                field_prefix,
+                format!("env: value of {k} is invalid"),
+            ));
         }
     }
     Ok(())
@@ -107,7 +129,13 @@ pub fn binary(gateway: &str, settings: &GatewaySettings) -> String {
 /// platform's home channel; Feishu chat ids get their scheme.
 fn hermes_to(dest: Option<&str>, downstream: Option<&str>) -> Result<String, String> {
     let platform = downstream.map(|d| d.trim().to_ascii_lowercase());
-    let platform = platform.map(|p| if p == "wechat" { "weixin".to_string() } else { p });
+    let platform = platform.map(|p| {
+        if p == "wechat" {
+            "weixin".to_string()
+        } else {
+            p
+        }
+    });
     match dest.map(str::trim).filter(|d| !d.is_empty()) {
         None => platform
             .filter(|p| !p.is_empty())
@@ -147,7 +175,9 @@ pub fn argv(row: &Outbound, settings: &GatewaySettings) -> Result<Vec<String>, S
                 .downstream
                 .clone()
                 .filter(|d| !d.trim().is_empty())
-                .ok_or("OpenClaw downstream channel is required (e.g. slack, whatsapp, telegram)")?;
+                .ok_or(
+                    "OpenClaw downstream channel is required (e.g. slack, whatsapp, telegram)",
+                )?;
             let target = dest
                 .filter(|d| !d.trim().is_empty())
                 .ok_or("OpenClaw destination is required")?;
@@ -212,7 +242,16 @@ mod tests {
         let a = argv(&row("hermes", Some("feishu"), Some("oc_1")), &s).unwrap();
         assert_eq!(
             a,
-            ["--profile", "work", "send", "--to", "feishu:oc_1", "--json", "--", "-starts with a dash"]
+            [
+                "--profile",
+                "work",
+                "send",
+                "--to",
+                "feishu:oc_1",
+                "--json",
+                "--",
+                "-starts with a dash"
+            ]
         );
         let a = argv(&row("hermes", Some("wechat"), None), &Default::default()).unwrap();
         assert_eq!(a[2], "weixin");
@@ -221,11 +260,24 @@ mod tests {
 
     #[test]
     fn openclaw_argv() {
-        let a = argv(&row("openclaw", Some("telegram"), Some("-100")), &Default::default()).unwrap();
+        let a = argv(
+            &row("openclaw", Some("telegram"), Some("-100")),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(
             a,
-            ["message", "send", "--channel", "telegram", "--target", "-100", "--message",
-             "-starts with a dash", "--json"]
+            [
+                "message",
+                "send",
+                "--channel",
+                "telegram",
+                "--target",
+                "-100",
+                "--message",
+                "-starts with a dash",
+                "--json"
+            ]
         );
         assert!(argv(&row("openclaw", None, Some("x")), &Default::default()).is_err());
         assert!(argv(&row("openclaw", Some("slack"), None), &Default::default()).is_err());

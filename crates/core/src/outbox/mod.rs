@@ -161,7 +161,12 @@ impl Outbound {
 
 #[cfg(test)]
 impl Outbound {
-    pub(crate) fn sample(gateway: &str, downstream: Option<&str>, dest: Option<&str>, message: &str) -> Self {
+    pub(crate) fn sample(
+        gateway: &str,
+        downstream: Option<&str>,
+        dest: Option<&str>,
+        message: &str,
+    ) -> Self {
         let now = Utc::now();
         Self {
             id: "c0".into(),
@@ -253,7 +258,10 @@ pub struct PushOutcome {
 fn trimmed(v: Option<&str>, field: &'static str, max: usize) -> CoreResult<Option<String>> {
     let v = v.map(str::trim).filter(|t| !t.is_empty());
     if v.is_some_and(|t| t.chars().count() > max) {
-        return Err(CoreError::invalid(field, format!("{field} too long (at most {max})")));
+        return Err(CoreError::invalid(
+            field,
+            format!("{field} too long (at most {max})"),
+        ));
     }
     Ok(v.map(str::to_string))
 }
@@ -315,15 +323,36 @@ impl Harness {
             .ok_or_else(|| CoreError::NotFound("Task not found".into()))?;
         let scope = match trimmed(input.scope.as_deref(), "scope", 20)? {
             Some(s) if s == "work" || s == "unattended" => s,
-            Some(_) => return Err(CoreError::invalid("scope", "scope must be \"work\" or \"unattended\"")),
-            None => if task.task.unattended { "unattended" } else { "work" }.to_string(),
+            Some(_) => {
+                return Err(CoreError::invalid(
+                    "scope",
+                    "scope must be \"work\" or \"unattended\"",
+                ));
+            }
+            None => if task.task.unattended {
+                "unattended"
+            } else {
+                "work"
+            }
+            .to_string(),
         };
         let dedup_key = trimmed(input.dedup_key.as_deref(), "dedupKey", 256)?;
-        let to = trimmed(input.to.as_deref().or(input.requested_to.as_deref()), "to", 1024)?;
-        let (gateway, downstream, dest, profile, raw_max) = match trimmed(input.gateway.as_deref(), "gateway", 32)? {
+        let to = trimmed(
+            input.to.as_deref().or(input.requested_to.as_deref()),
+            "to",
+            1024,
+        )?;
+        let (gateway, downstream, dest, profile, raw_max) = match trimmed(
+            input.gateway.as_deref(),
+            "gateway",
+            32,
+        )? {
             Some(g) => {
                 if g != "hermes" && g != "openclaw" {
-                    return Err(CoreError::invalid("gateway", "gateway must be \"hermes\" or \"openclaw\""));
+                    return Err(CoreError::invalid(
+                        "gateway",
+                        "gateway must be \"hermes\" or \"openclaw\"",
+                    ));
                 }
                 (
                     g,
@@ -343,8 +372,15 @@ impl Harness {
                         target.gateway
                     )));
                 }
-                let clean = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-                (target.gateway, clean(target.downstream), clean(target.dest), clean(target.profile), 4000)
+                let clean =
+                    |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+                (
+                    target.gateway,
+                    clean(target.downstream),
+                    clean(target.dest),
+                    clean(target.profile),
+                    4000,
+                )
             }
         };
         if scope == "work" && dest.is_none() && to.is_none() {
@@ -387,15 +423,24 @@ impl Harness {
     pub(crate) async fn enqueue_and_wait(&self, new: NewOutbound) -> CoreResult<PushOutcome> {
         let events = self.subscribe();
         let (scope, expect_reply) = (new.scope.clone(), new.expect_reply);
-        let enqueued = self.store().enqueue_outbound(new).await.map_err(|e| match e {
-            crate::store::StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
-            other => other.into(),
-        })?;
+        let enqueued = self
+            .store()
+            .enqueue_outbound(new)
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::MissingReference(_) => {
+                    CoreError::NotFound("Task not found".into())
+                }
+                other => other.into(),
+            })?;
         if !enqueued.deduped {
             tracing::info!(outbound_id = %enqueued.row.id, "outbound message queued");
             self.outbound_changed(&enqueued.row);
             if let (Some(m), Some(t)) = (&enqueued.row.message_id, &enqueued.row.task_id) {
-                self.publish(HarnessEvent::MessageChanged { id: m.clone(), task_id: t.clone() });
+                self.publish(HarnessEvent::MessageChanged {
+                    id: m.clone(),
+                    task_id: t.clone(),
+                });
             }
         }
         let mut row = enqueued.row;
@@ -403,7 +448,10 @@ impl Harness {
             self.wake_outbox();
             let wait = self.config().outbox_wait;
             if !wait.is_zero() {
-                row = self.wait_outbound(&row.id, wait, events).await?.unwrap_or(row);
+                row = self
+                    .wait_outbound(&row.id, wait, events)
+                    .await?
+                    .unwrap_or(row);
             }
         }
         // Only a sent ask can be parked: read its message only then.
@@ -444,7 +492,9 @@ impl Harness {
             let woke = tokio::time::timeout_at(deadline, async {
                 loop {
                     match events.recv().await {
-                        Ok(HarnessEvent::OutboundChanged { id: changed, .. }) if changed == id => return true,
+                        Ok(HarnessEvent::OutboundChanged { id: changed, .. }) if changed == id => {
+                            return true;
+                        }
                         Ok(_) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
@@ -512,21 +562,37 @@ impl Harness {
     fn settled(&self, done: &Settled) {
         let row = &done.row;
         match row.state {
-            OutboundState::Delivered => tracing::info!(outbound_id = %row.id, attempts = row.attempts, "outbound delivered"),
-            OutboundState::SentUnverified => tracing::warn!(outbound_id = %row.id, error = ?row.last_error, "outbound SENT_UNVERIFIED"),
-            OutboundState::Dead => tracing::error!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound DEAD: gave up"),
-            _ => tracing::warn!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound attempt failed"),
+            OutboundState::Delivered => {
+                tracing::info!(outbound_id = %row.id, attempts = row.attempts, "outbound delivered")
+            }
+            OutboundState::SentUnverified => {
+                tracing::warn!(outbound_id = %row.id, error = ?row.last_error, "outbound SENT_UNVERIFIED")
+            }
+            OutboundState::Dead => {
+                tracing::error!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound DEAD: gave up")
+            }
+            _ => {
+                tracing::warn!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound attempt failed")
+            }
         }
         if let Some(task_id) = &row.task_id {
             for id in &done.cancelled {
-                self.publish(HarnessEvent::MessageChanged { id: id.clone(), task_id: task_id.clone() });
+                self.publish(HarnessEvent::MessageChanged {
+                    id: id.clone(),
+                    task_id: task_id.clone(),
+                });
             }
             if let (Some(m), Some(_)) = (&row.message_id, done.message_state) {
-                self.publish(HarnessEvent::MessageChanged { id: m.clone(), task_id: task_id.clone() });
+                self.publish(HarnessEvent::MessageChanged {
+                    id: m.clone(),
+                    task_id: task_id.clone(),
+                });
             }
             if done.message_state == Some(MessageState::Open) {
                 if !done.paused.is_empty() {
-                    self.publish(HarnessEvent::TaskChanged { task_id: task_id.clone() });
+                    self.publish(HarnessEvent::TaskChanged {
+                        task_id: task_id.clone(),
+                    });
                 }
                 if let Some(runtime) = self.runtime() {
                     runtime.parked(task_id);
@@ -544,7 +610,11 @@ impl Harness {
         let mut n = 0;
         for row in rows {
             let owner = row.lease_owner.clone().unwrap_or_default();
-            if self.settle(&row, &owner, Some(now), unverified_after_crash(), now).await?.is_some() {
+            if self
+                .settle(&row, &owner, Some(now), unverified_after_crash(), now)
+                .await?
+                .is_some()
+            {
                 n += 1;
             }
         }
@@ -555,11 +625,18 @@ impl Harness {
     /// mid-send) become SENT_UNVERIFIED at once, without waiting for their lease.
     pub async fn recover_boot_outbound(&self, current_owner: &str) -> CoreResult<usize> {
         let node = self.config().node_id.clone();
-        let rows = self.store().earlier_boot_sending(&node, current_owner).await?;
+        let rows = self
+            .store()
+            .earlier_boot_sending(&node, current_owner)
+            .await?;
         let mut n = 0;
         for row in rows {
             let owner = row.lease_owner.clone().unwrap_or_default();
-            if self.settle(&row, &owner, None, unverified_after_crash(), Utc::now()).await?.is_some() {
+            if self
+                .settle(&row, &owner, None, unverified_after_crash(), Utc::now())
+                .await?
+                .is_some()
+            {
                 n += 1;
             }
         }
@@ -583,7 +660,11 @@ impl Harness {
     /// "Mark as delivered" for a SENT_UNVERIFIED row (admin).
     pub async fn mark_outbound_delivered(&self, id: &str) -> CoreResult<Outbound> {
         let id = validate::cuid("outboundId", id.trim())?;
-        match self.store().mark_outbound_delivered(&id, Utc::now()).await? {
+        match self
+            .store()
+            .mark_outbound_delivered(&id, Utc::now())
+            .await?
+        {
             Some(row) => {
                 self.outbound_changed(&row);
                 Ok(row)
@@ -601,9 +682,16 @@ impl Harness {
     }
 
     /// Newest first (all, or one task's).
-    pub async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> CoreResult<Vec<Outbound>> {
+    pub async fn list_outbound(
+        &self,
+        task_id: Option<&str>,
+        limit: u32,
+    ) -> CoreResult<Vec<Outbound>> {
         let task_id = task_id.map(|t| validate::task_id(Some(t))).transpose()?;
-        Ok(self.store().list_outbound(task_id.as_deref(), limit.clamp(1, 500)).await?)
+        Ok(self
+            .store()
+            .list_outbound(task_id.as_deref(), limit.clamp(1, 500))
+            .await?)
     }
 
     /// The task a platform message belongs to (for replies to it).
@@ -653,7 +741,10 @@ mod tests {
     fn body_has_title_message_and_token_once() {
         let id = "cabcdefghijklmnopqrstuvwx";
         let b = compose_body(Some("Fix CI"), " Which DB? ", id);
-        assert_eq!(b, format!("Fix CI\n\nWhich DB?\n\nTask ID: [[tower:task={id}]]"));
+        assert_eq!(
+            b,
+            format!("Fix CI\n\nWhich DB?\n\nTask ID: [[tower:task={id}]]")
+        );
         let with = format!("x {}", token::build(id));
         assert_eq!(compose_body(None, &with, id), with);
     }

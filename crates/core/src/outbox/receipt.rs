@@ -11,7 +11,12 @@ pub struct Receipt {
     pub chat_id: Option<String>,
 }
 
-const ID_KEYS: &[&str] = &["message_id", "messageId", "platformMessageId", "openMessageId"];
+const ID_KEYS: &[&str] = &[
+    "message_id",
+    "messageId",
+    "platformMessageId",
+    "openMessageId",
+];
 const PLATFORM_KEYS: &[&str] = &["platform", "channel", "downstream"];
 const CHAT_KEYS: &[&str] = &["chat_id", "chatId", "target", "to", "destination"];
 
@@ -154,17 +159,22 @@ pub fn classify(end: &RunEnd, stdout: &str, stderr: &str) -> SendOutcome {
         }
         (end, true) => SendOutcome::Unverified(
             receipt,
-            format!("the gateway failed ({end:?}) but printed a message id: {}", detail()),
+            format!(
+                "the gateway failed ({end:?}) but printed a message id: {}",
+                detail()
+            ),
         ),
-        (RunEnd::TimedOut, false) => {
-            SendOutcome::Failed(format!("the gateway CLI timed out and was killed: {}", detail()))
-        }
+        (RunEnd::TimedOut, false) => SendOutcome::Failed(format!(
+            "the gateway CLI timed out and was killed: {}",
+            detail()
+        )),
         (RunEnd::Exited(code), false) => {
             SendOutcome::Failed(format!("the gateway CLI exited with {code}: {}", detail()))
         }
-        (RunEnd::Signalled, false) => {
-            SendOutcome::Failed(format!("the gateway CLI was killed by a signal: {}", detail()))
-        }
+        (RunEnd::Signalled, false) => SendOutcome::Failed(format!(
+            "the gateway CLI was killed by a signal: {}",
+            detail()
+        )),
     }
 }
 
@@ -184,8 +194,14 @@ mod tests {
         let r = parse(hermes);
         assert_eq!(r.message_id.as_deref(), Some("4243"));
         assert_eq!(r.chat_id.as_deref(), Some("42"));
-        assert_eq!(parse(r#"{"success":true,"platform":"signal"}"#).message_id, None);
-        assert_eq!(parse(r#"{"message_id": 12}"#).message_id.as_deref(), Some("12"));
+        assert_eq!(
+            parse(r#"{"success":true,"platform":"signal"}"#).message_id,
+            None
+        );
+        assert_eq!(
+            parse(r#"{"message_id": 12}"#).message_id.as_deref(),
+            Some("12")
+        );
     }
 
     #[test]
@@ -194,8 +210,14 @@ mod tests {
         assert_eq!(parse(noisy).message_id.as_deref(), Some("m1"));
         let pretty = "log {not json}\n{\n  \"ok\": true,\n  \"messageId\": \"m2\"\n}\n";
         assert_eq!(parse(pretty).message_id.as_deref(), Some("m2"));
-        assert_eq!(parse("sent, message id: om_abc123").message_id.as_deref(), Some("om_abc123"));
-        assert_eq!(parse(r#"{"x":{"y":"om_zz9"}}"#).message_id.as_deref(), Some("om_zz9"));
+        assert_eq!(
+            parse("sent, message id: om_abc123").message_id.as_deref(),
+            Some("om_abc123")
+        );
+        assert_eq!(
+            parse(r#"{"x":{"y":"om_zz9"}}"#).message_id.as_deref(),
+            Some("om_zz9")
+        );
         assert_eq!(parse("nothing here").message_id, None);
         assert_eq!(parse("").message_id, None);
     }
@@ -203,19 +225,37 @@ mod tests {
     #[test]
     fn outcomes_follow_d7() {
         let ok = r#"{"message_id":"1"}"#;
-        assert!(matches!(classify(&RunEnd::Exited(0), ok, ""), SendOutcome::Delivered(_)));
-        assert!(matches!(classify(&RunEnd::Exited(0), "{}", ""), SendOutcome::Unverified(..)));
-        assert!(matches!(classify(&RunEnd::Exited(1), ok, "boom"), SendOutcome::Unverified(..)));
-        assert!(matches!(classify(&RunEnd::TimedOut, ok, ""), SendOutcome::Unverified(..)));
+        assert!(matches!(
+            classify(&RunEnd::Exited(0), ok, ""),
+            SendOutcome::Delivered(_)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::Exited(0), "{}", ""),
+            SendOutcome::Unverified(..)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::Exited(1), ok, "boom"),
+            SendOutcome::Unverified(..)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::TimedOut, ok, ""),
+            SendOutcome::Unverified(..)
+        ));
         match classify(&RunEnd::Exited(2), r#"{"error":"x"}"#, "usage") {
             SendOutcome::Failed(e) => assert!(e.contains("exited with 2") && e.contains("usage")),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(classify(&RunEnd::TimedOut, "", ""), SendOutcome::Failed(_)));
+        assert!(matches!(
+            classify(&RunEnd::TimedOut, "", ""),
+            SendOutcome::Failed(_)
+        ));
         assert!(matches!(
             classify(&RunEnd::SpawnFailed("ENOENT".into()), "", ""),
             SendOutcome::Failed(_)
         ));
-        assert!(matches!(classify(&RunEnd::Signalled, "", ""), SendOutcome::Failed(_)));
+        assert!(matches!(
+            classify(&RunEnd::Signalled, "", ""),
+            SendOutcome::Failed(_)
+        ));
     }
 }

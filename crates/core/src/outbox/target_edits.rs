@@ -44,11 +44,15 @@ impl Harness {
                 .replace_setting(NOTIFY_TARGETS_KEY, stored.as_ref(), &value, Utc::now())
                 .await?
             {
-                self.publish(HarnessEvent::SettingChanged { key: NOTIFY_TARGETS_KEY.into() });
+                self.publish(HarnessEvent::SettingChanged {
+                    key: NOTIFY_TARGETS_KEY.into(),
+                });
                 return Ok(changed);
             }
         }
-        Err(CoreError::Conflict("the notify targets keep changing; try again".into()))
+        Err(CoreError::Conflict(
+            "the notify targets keep changing; try again".into(),
+        ))
     }
 
     /// Append a target (it gets an id).
@@ -64,10 +68,15 @@ impl Harness {
     }
 
     /// Replace one target (its id stays).
-    pub async fn update_notify_target(&self, id: &str, target: NotifyTarget) -> CoreResult<NotifyTarget> {
+    pub async fn update_notify_target(
+        &self,
+        id: &str,
+        target: NotifyTarget,
+    ) -> CoreResult<NotifyTarget> {
         let id = id.trim().to_string();
         self.edit_targets(|list| {
-            let at = position(list, &id).ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            let at = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
             let mut t = target.clone();
             t.id = list[at].id.clone().or_else(|| Some(ids::new_id()));
             list[at] = t.clone();
@@ -80,7 +89,8 @@ impl Harness {
     pub async fn delete_notify_target(&self, id: &str) -> CoreResult<()> {
         let id = id.trim().to_string();
         self.edit_targets(|list| {
-            let at = position(list, &id).ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            let at = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
             Ok(Some(list.remove(at)))
         })
         .await
@@ -94,14 +104,29 @@ impl Harness {
         let at = position(&targets, id.trim())
             .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
         let t = targets[at].clone();
-        let clean = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        let clean = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         let dest = clean(&t.dest);
         if t.scope == "work" && dest.is_none() {
-            return Err(CoreError::invalid("dest", "a work target needs a destination to test"));
+            return Err(CoreError::invalid(
+                "dest",
+                "a work target needs a destination to test",
+            ));
         }
         let config = self.gateway_config().await?;
-        let title = config.get(&t.gateway).display_name.unwrap_or_else(|| "Harness".into());
-        let label = if t.label.trim().is_empty() { t.gateway.clone() } else { t.label.clone() };
+        let title = config
+            .get(&t.gateway)
+            .display_name
+            .unwrap_or_else(|| "Harness".into());
+        let label = if t.label.trim().is_empty() {
+            t.gateway.clone()
+        } else {
+            t.label.clone()
+        };
         let id = ids::new_id();
         let new = NewOutbound {
             id: id.clone(),
@@ -115,7 +140,10 @@ impl Harness {
             profile: clean(&t.profile),
             scope: t.scope.clone(),
             expect_reply: false,
-            message: format!("{title}: test message for \"{label}\" ({})", Utc::now().format("%Y-%m-%d %H:%M:%S UTC")),
+            message: format!(
+                "{title}: test message for \"{label}\" ({})",
+                Utc::now().format("%Y-%m-%d %H:%M:%S UTC")
+            ),
             presentation: None,
             now: Utc::now(),
         };
@@ -127,7 +155,8 @@ impl Harness {
             message: new.message.clone(),
             ..super::Outbound::blank()
         };
-        gateway::argv(&probe, &config.get(&t.gateway)).map_err(|e| CoreError::invalid("dest", e))?;
+        gateway::argv(&probe, &config.get(&t.gateway))
+            .map_err(|e| CoreError::invalid("dest", e))?;
         self.enqueue_and_wait(new).await
     }
 }

@@ -32,7 +32,10 @@ pub struct TargetsAnswer {
 }
 
 fn blank(v: &Option<String>) -> Option<String> {
-    v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+    v.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 impl Harness {
@@ -61,9 +64,17 @@ impl Harness {
         let scope = match scope.map(str::trim).filter(|s| !s.is_empty()) {
             Some(s @ ("work" | "unattended")) => s.to_string(),
             Some(_) => {
-                return Err(CoreError::invalid("scope", "scope must be \"work\" or \"unattended\""));
+                return Err(CoreError::invalid(
+                    "scope",
+                    "scope must be \"work\" or \"unattended\"",
+                ));
             }
-            None => if task.task.unattended { "unattended" } else { "work" }.to_string(),
+            None => if task.task.unattended {
+                "unattended"
+            } else {
+                "work"
+            }
+            .to_string(),
         };
         let tok = token::build(&task_id);
         let Some(target) = self.active_target(&scope).await? else {
@@ -111,12 +122,23 @@ impl Harness {
             format!(
                 "Channel class: {} ({}).",
                 scope,
-                if unattended { "nobody is watching; a reply resumes you" } else { "the people you work with" }
+                if unattended {
+                    "nobody is watching; a reply resumes you"
+                } else {
+                    "the people you work with"
+                }
             ),
             format!(
                 "Active channel: {}{} via {}.",
-                active.label.clone().map(|l| format!("{l} — ")).unwrap_or_default(),
-                active.downstream.clone().unwrap_or_else(|| "default platform".into()),
+                active
+                    .label
+                    .clone()
+                    .map(|l| format!("{l} — "))
+                    .unwrap_or_default(),
+                active
+                    .downstream
+                    .clone()
+                    .unwrap_or_else(|| "default platform".into()),
                 active.gateway
             ),
             format!("Destination: {destination}."),
@@ -132,7 +154,9 @@ impl Harness {
         if unattended {
             lines.push("After a question is sent with expectReply, end your turn and wait: the reply is typed into this terminal.".into());
         }
-        lines.push(format!("The message carries the task token {tok} so a reply finds this task."));
+        lines.push(format!(
+            "The message carries the task token {tok} so a reply finds this task."
+        ));
         Ok(TargetsAnswer {
             scope,
             active: Some(active),

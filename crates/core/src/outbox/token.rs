@@ -39,7 +39,9 @@ pub fn extract(text: &str) -> Option<String> {
 /// The reply's task from quoted text first, then from the reply itself
 /// (the reference's precedence after the delivery mapping and an explicit id).
 pub fn extract_from(quoted: Option<&str>, content: Option<&str>) -> Option<String> {
-    quoted.and_then(extract).or_else(|| content.and_then(extract))
+    quoted
+        .and_then(extract)
+        .or_else(|| content.and_then(extract))
 }
 
 #[cfg(test)]
@@ -51,7 +53,11 @@ mod tests {
     #[test]
     fn round_trip_and_first_match() {
         assert_eq!(extract(&build(ID)).as_deref(), Some(ID));
-        let text = format!("hi\n{}\nand {}", task_line(ID), build("czzzzzzzzzzzzzzzzzzzzzzzz"));
+        let text = format!(
+            "hi\n{}\nand {}",
+            task_line(ID),
+            build("czzzzzzzzzzzzzzzzzzzzzzzz")
+        );
         assert_eq!(extract(&text).as_deref(), Some(ID));
     }
 
@@ -75,7 +81,10 @@ mod tests {
             extract_from(Some(&build(other)), Some(&build(ID))).as_deref(),
             Some(other)
         );
-        assert_eq!(extract_from(Some("none"), Some(&build(ID))).as_deref(), Some(ID));
+        assert_eq!(
+            extract_from(Some("none"), Some(&build(ID))).as_deref(),
+            Some(ID)
+        );
         assert_eq!(extract_from(None, None), None);
     }
 }

@@ -133,11 +133,7 @@ pub trait OutboxStore: Send + Sync + 'static {
 
     async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>>;
     /// Newest first; `task_id` filters; `before` = keyset (created_at ms, id).
-    async fn list_outbound(
-        &self,
-        task_id: Option<&str>,
-        limit: u32,
-    ) -> StoreResult<Vec<Outbound>>;
+    async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>>;
     async fn delivery_mapping(
         &self,
         platform: &str,

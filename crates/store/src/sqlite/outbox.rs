@@ -93,8 +93,13 @@ async fn by_key(
         .fetch_optional(&mut **tx)
         .await
         .map_err(map)?;
-    row.map(|r| Ok((outbound(&r)?, message_state(r.try_get("message_state").map_err(map)?)?)))
-        .transpose()
+    row.map(|r| {
+        Ok((
+            outbound(&r)?,
+            message_state(r.try_get("message_state").map_err(map)?)?,
+        ))
+    })
+    .transpose()
 }
 
 /// The key a new row gets, or the row to reuse (the dedup rules, §3.2).
@@ -127,12 +132,17 @@ async fn choose_key(
             let cycles: i64 = r.try_get("cycles").map_err(map)?;
             // The current lifecycle: still waiting to be sent, or an ask
             // still OPEN, or a notify that may already have gone out.
-            let current = matches!(state, Some(MessageState::PendingDelivery | MessageState::Open))
-                || (row.state == OutboundState::SentUnverified && !row.expect_reply);
+            let current = matches!(
+                state,
+                Some(MessageState::PendingDelivery | MessageState::Open)
+            ) || (row.state == OutboundState::SentUnverified && !row.expect_reply);
             if current {
                 return Ok(Err((row, state)));
             }
-            Ok(Ok((format!("{base}:cycle:{}", cycles + 1), Some(base.clone()))))
+            Ok(Ok((
+                format!("{base}:cycle:{}", cycles + 1),
+                Some(base.clone()),
+            )))
         }
     }
 }
@@ -189,7 +199,11 @@ impl SqliteStore {
             Ok(k) => k,
             Err((row, message_state)) => {
                 tx.commit().await.map_err(map)?;
-                return Ok(Enqueued { row, deduped: true, message_state });
+                return Ok(Enqueued {
+                    row,
+                    deduped: true,
+                    message_state,
+                });
             }
         };
         let now = ms(new.now);
@@ -253,20 +267,42 @@ impl SqliteStore {
             .map_err(map)?;
         let row = outbound(&row)?;
         tx.commit().await.map_err(map)?;
-        let message_state = row.message_id.as_ref().map(|_| MessageState::PendingDelivery);
-        Ok(Enqueued { row, deduped: false, message_state })
+        let message_state = row
+            .message_id
+            .as_ref()
+            .map(|_| MessageState::PendingDelivery);
+        Ok(Enqueued {
+            row,
+            deduped: false,
+            message_state,
+        })
     }
 
-    async fn read_outbound(&self, filter: &str, binds: &[&str], tail: &str) -> StoreResult<Vec<Outbound>> {
+    async fn read_outbound(
+        &self,
+        filter: &str,
+        binds: &[&str],
+        tail: &str,
+    ) -> StoreResult<Vec<Outbound>> {
         let sql = format!("SELECT {COLUMNS} FROM harness_outbound o WHERE {filter} {tail}");
         let mut q = sqlx::query(AssertSqlSafe(sql));
         for b in binds {
             q = q.bind(*b);
         }
-        q.fetch_all(&self.reader).await.map_err(map)?.iter().map(outbound).collect()
+        q.fetch_all(&self.reader)
+            .await
+            .map_err(map)?
+            .iter()
+            .map(outbound)
+            .collect()
     }
 
-    async fn update_outbound(&self, sql: String, now: i64, id: &str) -> StoreResult<Option<Outbound>> {
+    async fn update_outbound(
+        &self,
+        sql: String,
+        now: i64,
+        id: &str,
+    ) -> StoreResult<Option<Outbound>> {
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(AssertSqlSafe(sql))
             .bind(now)
@@ -371,9 +407,12 @@ impl OutboxStore for SqliteStore {
                     paused: Vec::new(),
                 }));
             }
-            Settle::Sent { state, platform_message_id, platform, .. } => {
-                (*state, platform_message_id.clone(), platform.clone())
-            }
+            Settle::Sent {
+                state,
+                platform_message_id,
+                platform,
+                ..
+            } => (*state, platform_message_id.clone(), platform.clone()),
         };
         let (chat_id, note) = match &settle {
             Settle::Sent { chat_id, note, .. } => (chat_id.clone(), note.clone()),
@@ -454,7 +493,11 @@ impl OutboxStore for SqliteStore {
         self.update_outbound(sql, ms(now), id).await
     }
 
-    async fn mark_outbound_delivered(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>> {
+    async fn mark_outbound_delivered(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Outbound>> {
         let sql = format!(
             "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = ?1, updated_at = ?1 \
              WHERE id = ?2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
@@ -464,7 +507,11 @@ impl OutboxStore for SqliteStore {
     }
 
     async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>> {
-        Ok(self.read_outbound("o.id = ?", &[id], "").await?.into_iter().next())
+        Ok(self
+            .read_outbound("o.id = ?", &[id], "")
+            .await?
+            .into_iter()
+            .next())
     }
 
     async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>> {
@@ -479,13 +526,21 @@ impl OutboxStore for SqliteStore {
                 .await
             }
             None => {
-                self.read_outbound("1", &[limit.as_str()], "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST(? AS INTEGER)")
-                    .await
+                self.read_outbound(
+                    "1",
+                    &[limit.as_str()],
+                    "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST(? AS INTEGER)",
+                )
+                .await
             }
         }
     }
 
-    async fn delivery_mapping(&self, platform: &str, pmid: &str) -> StoreResult<Option<DeliveryMapping>> {
+    async fn delivery_mapping(
+        &self,
+        platform: &str,
+        pmid: &str,
+    ) -> StoreResult<Option<DeliveryMapping>> {
         let row = sqlx::query(
             "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
                scope, expect_reply, created_at FROM harness_delivery_map WHERE id = ?",

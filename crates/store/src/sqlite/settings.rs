@@ -56,12 +56,14 @@ impl SettingsStore for SqliteStore {
         // BEGIN IMMEDIATE on the single writer: the read and the write are
         // one atomic step.
         let mut tx = self.write_tx().await?;
-        let current: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-        let current: Option<serde_json::Value> = current.and_then(|v| serde_json::from_str(&v).ok());
+        let current: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map)?;
+        let current: Option<serde_json::Value> =
+            current.and_then(|v| serde_json::from_str(&v).ok());
         if current.as_ref() != expected {
             return Ok(false);
         }
