@@ -340,6 +340,18 @@ pub const EN: &[(&str, &str)] = &[
         "The last 50 lines of harness-progress.txt, newest last; updated every 2 seconds.",
     ),
     ("plan.log_empty", "The progress log is empty."),
+    ("outbound.PENDING", "queued for the gateway"),
+    ("outbound.SENDING", "sending through the gateway"),
+    ("outbound.DELIVERED", "sent through the gateway"),
+    (
+        "outbound.SENT_UNVERIFIED",
+        "maybe sent (no confirmation from the gateway); not sent again",
+    ),
+    ("outbound.FAILED", "sending failed; retried automatically"),
+    ("outbound.DEAD", "sending gave up"),
+    ("outbound.attempts", "attempts: {n}"),
+    ("outbound.retry", "retry now"),
+    ("outbound.mark", "mark as delivered"),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -535,6 +547,15 @@ pub const ZH: &[(&str, &str)] = &[
         "harness-progress.txt 的最后 50 行，最新的在最后；每 2 秒更新。",
     ),
     ("plan.log_empty", "进度日志是空的。"),
+    ("outbound.PENDING", "等待网关发送"),
+    ("outbound.SENDING", "正在通过网关发送"),
+    ("outbound.DELIVERED", "已通过网关发送"),
+    ("outbound.SENT_UNVERIFIED", "可能已发送（网关未确认），不会重发"),
+    ("outbound.FAILED", "发送失败，将自动重试"),
+    ("outbound.DEAD", "已放弃发送"),
+    ("outbound.attempts", "尝试次数：{n}"),
+    ("outbound.retry", "立即重试"),
+    ("outbound.mark", "标记为已送达"),
 ];
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod csp;
 pub mod delivery;
 pub mod i18n;
 pub mod live;
+pub mod outbound;
 pub mod pages;
 pub mod terminal;
 

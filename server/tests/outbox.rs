@@ -559,3 +559,38 @@ async fn per_target_edits_do_not_lose_concurrent_edits_and_test_messages_go_out(
     );
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn harness_and_task_pages_show_the_outbound_state_with_its_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path()).await;
+    let record = dir.path().join("sent.jsonl");
+    configure(&s, &record, DOUBLE).await;
+    let t = s.task("pages").await;
+    let (_, failed) = push(&s, &t, json!({"message": "x [[double:fail]]", "scope": "work", "expectReply": false})).await;
+    let (_, unverified) = push(&s, &t, json!({"message": "y [[double:no-id]]", "scope": "work", "expectReply": false})).await;
+    let page = |path: String, lang: Option<&'static str>| {
+        let mut req = s.client.get(s.url(&path)).bearer_auth(&s.admin);
+        if let Some(l) = lang {
+            req = req.header("cookie", format!("harness_lang={l}"));
+        }
+        async move {
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::OK, "{path}");
+            resp.text().await.unwrap()
+        }
+    };
+    for path in ["/harness?view=all".to_string(), format!("/tasks/{t}")] {
+        let html = page(path.clone(), None).await;
+        let f = format!("data-outbound-id=\"{}\" data-outbound-state=\"FAILED\"", failed["outboundId"].as_str().unwrap());
+        let u = format!("data-outbound-id=\"{}\" data-outbound-state=\"SENT_UNVERIFIED\"", unverified["outboundId"].as_str().unwrap());
+        assert!(html.contains(&f), "{path}: {html}");
+        assert!(html.contains(&u), "{path}");
+        assert!(html.contains("outbound-retry") && html.contains("retry now"), "{path}");
+        assert!(html.contains("outbound-mark") && html.contains("mark as delivered"), "{path}");
+        assert!(html.contains("exited with 1"), "the last error is shown: {path}");
+    }
+    let zh = page("/harness?view=all".into(), Some("zh")).await;
+    assert!(zh.contains("立即重试"), "Chinese labels");
+    s.shutdown().await;
+}

@@ -5,6 +5,7 @@
 pub mod deliveries;
 pub mod locale;
 pub mod messages;
+pub mod outbound;
 pub mod plan;
 pub mod settings;
 pub mod tasks;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use deliveries::*;
 pub use locale::*;
 pub use messages::*;
+pub use outbound::*;
 pub use plan::*;
 pub use settings::*;
 pub use tasks::*;
@@ -41,6 +43,9 @@ pub struct Row {
     /// An answered ask: how its reply is getting into the agent's terminal.
     #[serde(default)]
     pub delivery: Option<DeliveryInfo>,
+    /// A pushed message: how it is getting to the human's chat (the outbox).
+    #[serde(default)]
+    pub outbound: Option<OutboundInfo>,
 }
 
 /// The badge a row shows.
@@ -87,7 +92,11 @@ impl Row {
                 .as_ref()
                 .map(|d| format!("{}{}", d.state, d.attempts))
                 .unwrap_or_default()
-        )
+        ) + &self
+            .outbound
+            .as_ref()
+            .map(|o| format!(":{}{}", o.state, o.attempts))
+            .unwrap_or_default()
     }
 }
 
@@ -140,14 +149,16 @@ pub(crate) mod ssr {
             sent_ms: m.created_at.timestamp_millis(),
             replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
             delivery: None,
+            outbound: None,
         }
     }
 
     /// Attach the delivery of every answered ask (one query).
     pub async fn with_deliveries(
         h: &Harness,
-        mut rows: Vec<Row>,
+        rows: Vec<Row>,
     ) -> Result<Vec<Row>, ServerFnError> {
+        let mut rows = super::outbound::attach(h, rows).await?;
         let ids: Vec<String> = rows
             .iter()
             .filter(|r| r.is_ask() && r.state == "ANSWERED")

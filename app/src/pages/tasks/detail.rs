@@ -133,6 +133,7 @@ fn TimelineItem(row: Row) -> impl IntoView {
                 </div>
             })}
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
+            {row.outbound.map(|info| view! { <crate::outbound::OutboundLine info /> })}
         </li>
     }
 }

@@ -514,6 +514,15 @@ impl Harness {
             .ok_or_else(|| CoreError::NotFound("Outbound message not found".into()))
     }
 
+    /// The outbound rows of these messages (for the notification rows).
+    pub async fn outbound_for_messages(&self, message_ids: &[String]) -> CoreResult<Vec<Outbound>> {
+        let mut out = Vec::new();
+        for chunk in message_ids.chunks(500) {
+            out.extend(self.store().outbound_for_messages(chunk).await?);
+        }
+        Ok(out)
+    }
+
     /// Newest first (all, or one task's).
     pub async fn list_outbound(
         &self,

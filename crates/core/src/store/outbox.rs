@@ -132,6 +132,8 @@ pub trait OutboxStore: Send + Sync + 'static {
     ) -> StoreResult<Option<Outbound>>;
 
     async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>>;
+    /// The rows of these messages (one query; at most 500 ids).
+    async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>>;
     /// Newest first; `task_id` filters; `before` = keyset (created_at ms, id).
     async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>>;
     async fn delivery_mapping(

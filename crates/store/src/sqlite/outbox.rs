@@ -514,6 +514,16 @@ impl OutboxStore for SqliteStore {
             .next())
     }
 
+    async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>> {
+        if message_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; message_ids.len()].join(", ");
+        let ids: Vec<&str> = message_ids.iter().map(String::as_str).collect();
+        self.read_outbound(&format!("o.harness_message_id IN ({marks})"), &ids, "")
+            .await
+    }
+
     async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>> {
         let limit = limit.to_string();
         match task_id {
