@@ -55,7 +55,9 @@ pub fn OutboundLine(info: OutboundInfo) -> impl IntoView {
             .or_else(|| mark.value().get().and_then(Result::err));
         failed.map(|e| view! { <span class="error" role="alert">{error_text(&e)}</span> })
     };
-    let attempts = l.t("outbound.attempts").replace("{n}", &info.attempts.to_string());
+    let attempts = l
+        .t("outbound.attempts")
+        .replace("{n}", &info.attempts.to_string());
     let last_error = info
         .error
         .clone()

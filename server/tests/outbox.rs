@@ -567,8 +567,18 @@ async fn harness_and_task_pages_show_the_outbound_state_with_its_action() {
     let record = dir.path().join("sent.jsonl");
     configure(&s, &record, DOUBLE).await;
     let t = s.task("pages").await;
-    let (_, failed) = push(&s, &t, json!({"message": "x [[double:fail]]", "scope": "work", "expectReply": false})).await;
-    let (_, unverified) = push(&s, &t, json!({"message": "y [[double:no-id]]", "scope": "work", "expectReply": false})).await;
+    let (_, failed) = push(
+        &s,
+        &t,
+        json!({"message": "x [[double:fail]]", "scope": "work", "expectReply": false}),
+    )
+    .await;
+    let (_, unverified) = push(
+        &s,
+        &t,
+        json!({"message": "y [[double:no-id]]", "scope": "work", "expectReply": false}),
+    )
+    .await;
     let page = |path: String, lang: Option<&'static str>| {
         let mut req = s.client.get(s.url(&path)).bearer_auth(&s.admin);
         if let Some(l) = lang {
@@ -582,15 +592,117 @@ async fn harness_and_task_pages_show_the_outbound_state_with_its_action() {
     };
     for path in ["/harness?view=all".to_string(), format!("/tasks/{t}")] {
         let html = page(path.clone(), None).await;
-        let f = format!("data-outbound-id=\"{}\" data-outbound-state=\"FAILED\"", failed["outboundId"].as_str().unwrap());
-        let u = format!("data-outbound-id=\"{}\" data-outbound-state=\"SENT_UNVERIFIED\"", unverified["outboundId"].as_str().unwrap());
+        let f = format!(
+            "data-outbound-id=\"{}\" data-outbound-state=\"FAILED\"",
+            failed["outboundId"].as_str().unwrap()
+        );
+        let u = format!(
+            "data-outbound-id=\"{}\" data-outbound-state=\"SENT_UNVERIFIED\"",
+            unverified["outboundId"].as_str().unwrap()
+        );
         assert!(html.contains(&f), "{path}: {html}");
         assert!(html.contains(&u), "{path}");
-        assert!(html.contains("outbound-retry") && html.contains("retry now"), "{path}");
-        assert!(html.contains("outbound-mark") && html.contains("mark as delivered"), "{path}");
-        assert!(html.contains("exited with 1"), "the last error is shown: {path}");
+        assert!(
+            html.contains("outbound-retry") && html.contains("retry now"),
+            "{path}"
+        );
+        assert!(
+            html.contains("outbound-mark") && html.contains("mark as delivered"),
+            "{path}"
+        );
+        assert!(
+            html.contains("exited with 1"),
+            "the last error is shown: {path}"
+        );
     }
     let zh = page("/harness?view=all".into(), Some("zh")).await;
     assert!(zh.contains("立即重试"), "Chinese labels");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn settings_page_gateway_forms_and_the_test_button() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path()).await;
+    let record = dir.path().join("sent.jsonl");
+    let sfn = |name: &str, form: Vec<(&'static str, String)>| {
+        let req = s
+            .client
+            .post(s.url(&format!("/sfn/{name}")))
+            .header("Origin", s.base.clone())
+            .bearer_auth(&s.admin)
+            .form(&form);
+        async move {
+            let resp = req.send().await.unwrap();
+            (resp.status(), resp.text().await.unwrap())
+        }
+    };
+    // Gateway CLI settings through the page's server function.
+    let env = format!("GATEWAY_DOUBLE_RECORD={}\n", record.display());
+    for g in ["hermes", "openclaw"] {
+        let (st, body) = sfn(
+            "save_gateway_settings",
+            vec![
+                ("gateway", g.into()),
+                ("cli_path", DOUBLE.into()),
+                ("profile", String::new()),
+                ("env", env.clone()),
+            ],
+        )
+        .await;
+        assert!(st.is_success(), "{st} {body}");
+    }
+    let (st, body) = sfn(
+        "save_gateway_settings",
+        vec![
+            ("gateway", "hermes".into()),
+            ("cli_path", DOUBLE.into()),
+            ("profile", String::new()),
+            ("env", "not a pair".into()),
+        ],
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("NAME=value"), "{body}");
+    // A target added from the page, then tested: the message goes out.
+    let (st, body) = sfn(
+        "add_notify_target",
+        vec![
+            ("label", "phone".into()),
+            ("gateway", "hermes".into()),
+            ("downstream", "telegram".into()),
+            ("dest", "4242".into()),
+            ("scope", "unattended".into()),
+        ],
+    )
+    .await;
+    assert!(st.is_success(), "{body}");
+    let key: String = serde_json::from_str(&body).unwrap();
+    let (st, body) = sfn("test_notify_target", vec![("key", key.clone())]).await;
+    assert!(st.is_success(), "{body}");
+    assert!(body.contains("DELIVERED"), "{body}");
+    assert_eq!(records(&record).len(), 1);
+    let html = s
+        .client
+        .get(s.url("/settings"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("id=\"gateway-hermes\"") && html.contains("id=\"gateway-openclaw\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("test-target") && html.contains(DOUBLE),
+        "{html}"
+    );
+    let (st, _) = sfn("remove_notify_target", vec![("key", key)]).await;
+    assert!(st.is_success());
+    let (_, list) = s.admin("GET", "/api/settings/notify-targets", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 0);
     s.shutdown().await;
 }

@@ -154,10 +154,7 @@ pub(crate) mod ssr {
     }
 
     /// Attach the delivery of every answered ask (one query).
-    pub async fn with_deliveries(
-        h: &Harness,
-        rows: Vec<Row>,
-    ) -> Result<Vec<Row>, ServerFnError> {
+    pub async fn with_deliveries(h: &Harness, rows: Vec<Row>) -> Result<Vec<Row>, ServerFnError> {
         let mut rows = super::outbound::attach(h, rows).await?;
         let ids: Vec<String> = rows
             .iter()
