@@ -37,6 +37,8 @@ pub struct HarnessConfig {
     /// How long `push_to_human` waits for the first send attempt (D8);
     /// zero when this process runs no outbox worker.
     pub outbox_wait: Duration,
+    /// After this many failed attempts an outbound row is DEAD (D7).
+    pub outbox_max_attempts: u32,
 }
 
 impl HarnessConfig {
@@ -52,6 +54,7 @@ impl HarnessConfig {
             delivery_wait: Duration::from_secs(2),
             delivery_owner: None,
             outbox_wait: Duration::ZERO,
+            outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
         }
     }
 }

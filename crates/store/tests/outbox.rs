@@ -517,3 +517,36 @@ async fn the_state_check_is_widened_in_place() {
     .unwrap();
     assert_eq!(n, 1);
 }
+
+#[tokio::test]
+async fn the_attempt_cap_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let mut config = HarnessConfig::new(ids::token_hash("admin"));
+    config.outbox_max_attempts = 3;
+    let h = Harness::new(Arc::new(store), config);
+    configured(&h).await;
+    let t = task(&h).await;
+    h.push_to_human(push(&t, "x", false)).await.unwrap();
+    let mut at = Utc::now();
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        let row = claim_one(&h, at).await;
+        let done = h
+            .finish_send(&row, OWNER, SendOutcome::Failed("no".into()))
+            .await
+            .unwrap()
+            .unwrap();
+        states.push(done.state);
+        at = done.next_attempt_at.unwrap_or(at) + Duration::milliseconds(1);
+    }
+    assert_eq!(
+        states,
+        [
+            OutboundState::Failed,
+            OutboundState::Failed,
+            OutboundState::Dead
+        ]
+    );
+}

@@ -36,6 +36,8 @@ pub struct OutboxConfig {
     pub recover_every: Duration,
     /// How long a stopping worker lets sends in flight finish.
     pub drain: Duration,
+    /// Failed attempts before a row is DEAD (D7, default 20).
+    pub max_attempts: u32,
 }
 
 impl Default for OutboxConfig {
@@ -47,6 +49,7 @@ impl Default for OutboxConfig {
             cli_timeout: outbox::CLI_TIMEOUT,
             recover_every: Duration::from_secs(10),
             drain: Duration::from_secs(3),
+            max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
         }
     }
 }

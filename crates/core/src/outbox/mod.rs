@@ -365,7 +365,13 @@ impl Harness {
                 note: Some(why),
             },
             SendOutcome::Failed(error) => Settle::Failed {
-                next: crate::deliveries::next_attempt(row.attempts, now),
+                next: if row.attempts >= self.config().outbox_max_attempts {
+                    None
+                } else {
+                    chrono::Duration::from_std(crate::deliveries::backoff(row.attempts))
+                        .ok()
+                        .and_then(|wait| now.checked_add_signed(wait))
+                },
                 error,
             },
         };
