@@ -133,7 +133,7 @@ async fn run() -> anyhow::Result<()> {
     let rounds = 3;
     let per = (n / rounds).max(50);
     let mut ratios = Vec::new();
-    let (mut raw_rate, mut outbox_rate, mut delivered) = (0.0, 0.0, 0);
+    let mut delivered = 0;
     for round in 0..rounds {
         let raw = raw_spawns(per, concurrency).await?;
         let r = per as f64 / raw.as_secs_f64();
@@ -177,9 +177,7 @@ async fn run() -> anyhow::Result<()> {
         ratios.push((o / r, r, o));
     }
     ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (ratio, r, o) = ratios[ratios.len() / 2];
-    raw_rate = r;
-    outbox_rate = o;
+    let (ratio, raw_rate, outbox_rate) = ratios[ratios.len() / 2];
 
     // Latency: one message at a time, enqueue → the double starts.
     let record = dir.path().join("latency.jsonl");

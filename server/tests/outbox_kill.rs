@@ -168,8 +168,8 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
         json!({
             "taskId": tasks[i % tasks.len()],
             "message": format!("message {}", marker(i)),
-            "scope": if i % 2 == 0 { "unattended" } else { "work" },
-            "expectReply": i % 3 == 0,
+            "scope": if i.is_multiple_of(2) { "unattended" } else { "work" },
+            "expectReply": i.is_multiple_of(3),
             "dedupKey": format!("k{i}"),
         })
     };
