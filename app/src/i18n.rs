@@ -490,6 +490,31 @@ pub const EN: &[(&str, &str)] = &[
     ("term.leave_hint", "Shift+Esc leaves the terminal"),
     ("detail.open_task", "Open the task"),
     ("detail.open_terminal", "its terminal"),
+    ("outbound.PENDING", "queued for the gateway"),
+    ("outbound.SENDING", "sending through the gateway"),
+    ("outbound.DELIVERED", "sent through the gateway"),
+    (
+        "outbound.SENT_UNVERIFIED",
+        "maybe sent (no confirmation from the gateway); not sent again",
+    ),
+    ("outbound.FAILED", "sending failed; retried automatically"),
+    ("outbound.DEAD", "sending gave up"),
+    ("outbound.attempts", "attempts: {n}"),
+    ("outbound.retry", "retry now"),
+    ("outbound.mark", "mark as delivered"),
+    ("settings.test", "send a test message"),
+    ("settings.test_result", "Test message: {state}"),
+    ("settings.downstream", "Platform (downstream)"),
+    ("settings.gateways", "Gateways"),
+    (
+        "settings.gateways_help",
+        "The gateway CLIs Harness runs to send messages: binary, profile and extra environment.",
+    ),
+    ("settings.cli_path", "CLI path"),
+    ("settings.profile", "Profile"),
+    ("settings.env", "Environment (NAME=value per line)"),
+    ("settings.save_gateway", "Save"),
+    ("settings.saved", "Saved."),
 ];
 
 pub const ZH: &[(&str, &str)] = &[
@@ -808,6 +833,31 @@ pub const ZH: &[(&str, &str)] = &[
     ("term.leave_hint", "Shift+Esc 离开终端"),
     ("detail.open_task", "打开任务"),
     ("detail.open_terminal", "它的终端"),
+    ("outbound.PENDING", "等待网关发送"),
+    ("outbound.SENDING", "正在通过网关发送"),
+    ("outbound.DELIVERED", "已通过网关发送"),
+    (
+        "outbound.SENT_UNVERIFIED",
+        "可能已发送（网关未确认），不会重发",
+    ),
+    ("outbound.FAILED", "发送失败，将自动重试"),
+    ("outbound.DEAD", "已放弃发送"),
+    ("outbound.attempts", "尝试次数：{n}"),
+    ("outbound.retry", "立即重试"),
+    ("outbound.mark", "标记为已送达"),
+    ("settings.test", "发送测试消息"),
+    ("settings.test_result", "测试消息：{state}"),
+    ("settings.downstream", "平台（downstream）"),
+    ("settings.gateways", "网关"),
+    (
+        "settings.gateways_help",
+        "Harness 用来发送消息的网关命令行：程序、配置档和额外环境变量。",
+    ),
+    ("settings.cli_path", "命令行路径"),
+    ("settings.profile", "配置档"),
+    ("settings.env", "环境变量（每行 NAME=value）"),
+    ("settings.save_gateway", "保存"),
+    ("settings.saved", "已保存。"),
 ];
 
 #[cfg(test)]

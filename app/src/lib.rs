@@ -12,6 +12,7 @@ pub mod delivery;
 pub mod i18n;
 pub mod live;
 pub mod markdown;
+pub mod outbound;
 pub mod pages;
 pub mod terminal;
 

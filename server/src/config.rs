@@ -23,6 +23,10 @@ pub struct ServeConfig {
     pub delivery_wait: Duration,
     /// Connection cap, header-read/idle timeout, stream caps (`serve.rs`).
     pub limits: crate::serve::Limits,
+    /// How long `push_to_human` waits for the first send attempt (D8).
+    pub outbox_wait: Duration,
+    /// The outbox worker (lease, CLI timeout, concurrency).
+    pub outbox: crate::workers::outbox::OutboxConfig,
 }
 
 impl ServeConfig {
@@ -38,6 +42,8 @@ impl ServeConfig {
             allowed_hosts: Vec::new(),
             delivery_wait: Duration::from_secs(2),
             limits: crate::serve::Limits::default(),
+            outbox_wait: harness_core::outbox::DEFAULT_PUSH_WAIT,
+            outbox: crate::workers::outbox::OutboxConfig::default(),
         }
     }
 

@@ -110,6 +110,8 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // by their own transaction (see `workers::deliveries`).
     let boot_owner = format!("{}:{}", core_config.node_id, ids::new_id());
     core_config.delivery_owner = Some(boot_owner.clone());
+    core_config.outbox_wait = config.outbox_wait;
+    core_config.outbox_max_attempts = config.outbox.max_attempts.max(1);
     let harness = Harness::new(store.port(), core_config);
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
@@ -151,6 +153,14 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     terminal_config.harness_bin = config.harness_bin.clone();
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
+    // The outbox worker (gateway sends): recovers this node's sends caught
+    // by the last stop, then claims due rows.
+    jobs.push(tokio::spawn(crate::workers::outbox::run(
+        harness.clone(),
+        boot_owner.clone(),
+        config.outbox.clone(),
+        cancel.child_token(),
+    )));
     jobs.push(tokio::spawn(crate::workers::deliveries::run(
         terminals.clone(),
         boot_owner,

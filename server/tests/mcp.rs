@@ -69,7 +69,9 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
             "create_task",
             "get_task",
             "heartbeat_workbench_batch",
+            "list_notify_targets",
             "notify_human",
+            "push_to_human",
             "resolve_workbench_batch",
             "send_task_terminal_input",
             "set_goal_mode"
@@ -81,7 +83,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 10);
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 12);
 
     let (status, call) = rpc(
         &s,

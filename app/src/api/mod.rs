@@ -9,6 +9,7 @@ pub mod deliveries;
 pub mod inbox;
 pub mod locale;
 pub mod messages;
+pub mod outbound;
 pub mod plan;
 pub mod project_form;
 pub mod settings;
@@ -22,6 +23,7 @@ pub use deliveries::*;
 pub use inbox::*;
 pub use locale::*;
 pub use messages::*;
+pub use outbound::*;
 pub use plan::*;
 pub use project_form::*;
 pub use settings::*;
@@ -53,6 +55,9 @@ pub struct Row {
     /// A structured question: its options, default and deadline (issue 16).
     #[serde(default)]
     pub choices: Option<ChoiceInfo>,
+    /// A pushed message: how it is getting to the human's chat (the outbox).
+    #[serde(default)]
+    pub outbound: Option<OutboundInfo>,
 }
 
 /// The badge a row shows.
@@ -99,7 +104,11 @@ impl Row {
                 .as_ref()
                 .map(|d| format!("{}{}", d.state, d.attempts))
                 .unwrap_or_default()
-        )
+        ) + &self
+            .outbound
+            .as_ref()
+            .map(|o| format!(":{}{}", o.state, o.attempts))
+            .unwrap_or_default()
     }
 }
 
@@ -153,14 +162,13 @@ pub(crate) mod ssr {
             replied_ms: m.replied_at.map(|t| t.timestamp_millis()),
             delivery: None,
             choices: None,
+            outbound: None,
         }
     }
 
     /// Attach the delivery of every answered ask (one query).
-    pub async fn with_deliveries(
-        h: &Harness,
-        mut rows: Vec<Row>,
-    ) -> Result<Vec<Row>, ServerFnError> {
+    pub async fn with_deliveries(h: &Harness, rows: Vec<Row>) -> Result<Vec<Row>, ServerFnError> {
+        let mut rows = super::outbound::attach(h, rows).await?;
         let ids: Vec<String> = rows
             .iter()
             .filter(|r| r.is_ask() && r.state == "ANSWERED")

@@ -8,6 +8,13 @@ use super::ssr;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetRow {
+    /// The target's id, or its position when it has none: what the
+    /// per-target actions address (a concurrent edit of another target is
+    /// never lost).
+    #[serde(default)]
+    pub key: String,
+    #[serde(default)]
+    pub downstream: Option<String>,
     pub label: String,
     pub gateway: String,
     pub dest: Option<String>,
@@ -21,7 +28,10 @@ pub async fn notify_targets() -> Result<Vec<TargetRow>, ServerFnError> {
     let targets = h.notify_targets().await.map_err(ssr::to_sfn)?;
     Ok(targets
         .into_iter()
-        .map(|t| TargetRow {
+        .enumerate()
+        .map(|(i, t)| TargetRow {
+            key: t.id.clone().unwrap_or_else(|| i.to_string()),
+            downstream: t.downstream,
             label: t.label,
             gateway: t.gateway,
             dest: t.dest,
@@ -31,40 +41,114 @@ pub async fn notify_targets() -> Result<Vec<TargetRow>, ServerFnError> {
         .collect())
 }
 
+/// Add one target (compare-and-set: a concurrent edit is not lost).
 #[server(prefix = "/sfn", endpoint = "add_notify_target")]
 pub async fn add_notify_target(
     label: String,
     gateway: String,
+    downstream: Option<String>,
     dest: Option<String>,
     scope: String,
-) -> Result<usize, ServerFnError> {
+) -> Result<String, ServerFnError> {
     use harness_core::settings::NotifyTarget;
     let h = ssr::harness()?;
-    let mut targets = h.notify_targets().await.map_err(ssr::to_sfn)?;
-    targets.push(NotifyTarget {
-        id: None,
-        label: label.trim().to_string(),
-        gateway,
-        downstream: None,
-        dest: dest.filter(|d| !d.trim().is_empty()),
-        profile: None,
-        scope,
-        active: true,
-    });
-    let saved = h.set_notify_targets(targets).await.map_err(ssr::to_sfn)?;
-    Ok(saved.len())
+    let blank = |v: Option<String>| v.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
+    let added = h
+        .add_notify_target(NotifyTarget {
+            id: None,
+            label: label.trim().to_string(),
+            gateway,
+            downstream: blank(downstream),
+            dest: blank(dest),
+            profile: None,
+            scope,
+            active: true,
+        })
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(added.id.unwrap_or_default())
 }
 
+/// Remove one target by its key (id, or position for targets without one).
 #[server(prefix = "/sfn", endpoint = "remove_notify_target")]
-pub async fn remove_notify_target(index: usize) -> Result<usize, ServerFnError> {
+pub async fn remove_notify_target(key: String) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
-    let mut targets = h.notify_targets().await.map_err(ssr::to_sfn)?;
-    if index >= targets.len() {
-        return Err(ssr::to_sfn(harness_core::CoreError::NotFound(
-            "No such notify target".into(),
-        )));
+    h.delete_notify_target(&key).await.map_err(ssr::to_sfn)
+}
+
+/// "Send a test message" to one target, through the real outbox: the
+/// state it reached within the wait (`DELIVERED`, `FAILED`, …).
+#[server(prefix = "/sfn", endpoint = "test_notify_target")]
+pub async fn test_notify_target(key: String) -> Result<String, ServerFnError> {
+    let h = ssr::harness()?;
+    let out = h.send_test_message(&key).await.map_err(ssr::to_sfn)?;
+    Ok(match out.last_error {
+        Some(e) if !out.sent => format!("{}: {e}", out.state.as_str()),
+        _ => out.state.as_str().to_string(),
+    })
+}
+
+/// One gateway's CLI settings as the form shows them (`env` as `NAME=value` lines).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GatewayRow {
+    pub gateway: String,
+    pub cli_path: String,
+    pub profile: String,
+    pub env: String,
+}
+
+#[server(prefix = "/sfn", endpoint = "gateway_settings")]
+pub async fn gateway_settings() -> Result<Vec<GatewayRow>, ServerFnError> {
+    let h = ssr::harness()?;
+    let config = h.gateway_config().await.map_err(ssr::to_sfn)?;
+    Ok(["hermes", "openclaw"]
+        .into_iter()
+        .map(|g| {
+            let s = config.get(g);
+            GatewayRow {
+                gateway: g.to_string(),
+                cli_path: s.cli_path.unwrap_or_default(),
+                profile: s.profile.unwrap_or_default(),
+                env: s.env.iter().map(|(k, v)| format!("{k}={v}\n")).collect(),
+            }
+        })
+        .collect())
+}
+
+/// Save one gateway's CLI path, profile and extra environment.
+#[server(prefix = "/sfn", endpoint = "save_gateway_settings")]
+pub async fn save_gateway_settings(
+    gateway: String,
+    cli_path: String,
+    profile: String,
+    env: String,
+) -> Result<(), ServerFnError> {
+    let h = ssr::harness()?;
+    let mut config = h.gateway_config().await.map_err(ssr::to_sfn)?;
+    let mut vars = std::collections::BTreeMap::new();
+    for line in env.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let Some((k, v)) = line.split_once('=') else {
+            return Err(ssr::to_sfn(harness_core::CoreError::invalid(
+                "env",
+                format!("env: {line:?} is not NAME=value"),
+            )));
+        };
+        vars.insert(k.trim().to_string(), v.to_string());
     }
-    targets.remove(index);
-    let saved = h.set_notify_targets(targets).await.map_err(ssr::to_sfn)?;
-    Ok(saved.len())
+    let mut one = config.get(&gateway);
+    one.cli_path = Some(cli_path);
+    one.profile = Some(profile);
+    one.env = vars;
+    match gateway.as_str() {
+        "hermes" => config.hermes = Some(one),
+        "openclaw" => config.openclaw = Some(one),
+        _ => {
+            return Err(ssr::to_sfn(harness_core::CoreError::invalid(
+                "gateway",
+                "gateway must be \"hermes\" or \"openclaw\"",
+            )));
+        }
+    }
+    h.set_gateway_config(config).await.map_err(ssr::to_sfn)?;
+    Ok(())
 }

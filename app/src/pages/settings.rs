@@ -4,7 +4,10 @@
 use leptos::{form::ActionForm, prelude::*};
 
 use crate::{
-    api::{AddNotifyTarget, RemoveNotifyTarget, notify_targets},
+    api::{
+        AddNotifyTarget, RemoveNotifyTarget, SaveGatewaySettings, TestNotifyTarget,
+        gateway_settings, notify_targets,
+    },
     components::error_text,
     i18n::use_locale,
 };
@@ -14,6 +17,13 @@ pub fn SettingsPage() -> impl IntoView {
     let l = use_locale();
     let add = ServerAction::<AddNotifyTarget>::new();
     let remove = ServerAction::<RemoveNotifyTarget>::new();
+    let test = ServerAction::<TestNotifyTarget>::new();
+    let test_result = move || {
+        test.value().get().map(|r| match r {
+            Ok(state) => view! { <p class="sub" role="status" id="test-result">{l.t("settings.test_result").replace("{state}", &state)}</p> }.into_any(),
+            Err(e) => view! { <p class="error" role="alert" id="test-result">{error_text(&e)}</p> }.into_any(),
+        })
+    };
     let targets = Resource::new(
         move || (add.version().get(), remove.version().get()),
         |_| notify_targets(),
@@ -44,18 +54,26 @@ pub fn SettingsPage() -> impl IntoView {
                         }
                         Ok(list) => view! {
                             <ul class="targets" id="targets">
-                                {list.into_iter().enumerate().map(|(i, t)| view! {
+                                {list.into_iter().enumerate().map(|(i, t)| {
+                                    let (key1, key2) = (t.key.clone(), t.key.clone());
+                                    view! {
                                     <li>
                                         <strong>{if t.label.is_empty() { t.gateway.clone() } else { t.label.clone() }}</strong>
                                         " · " <code>{t.gateway}</code>
+                                        {t.downstream.map(|d| view! { " · " <code>{d}</code> })}
                                         {t.dest.map(|d| view! { " → " <code>{d}</code> })}
                                         " · " {t.scope}
+                                        <ActionForm action=test attr:class="inline">
+                                            <input type="hidden" name="key" value=key1 />
+                                            <button type="submit" class="ghost test-target" data-index=i.to_string()
+                                                disabled=move || test.pending().get()>{l.t("settings.test")}</button>
+                                        </ActionForm>
                                         <ActionForm action=remove attr:class="inline">
-                                            <input type="hidden" name="index" value=i.to_string() />
+                                            <input type="hidden" name="key" value=key2 />
                                             <button type="submit" class="ghost">{l.t("settings.remove")}</button>
                                         </ActionForm>
                                     </li>
-                                }).collect_view()}
+                                }}).collect_view()}
                             </ul>
                         }
                         .into_any(),
@@ -63,6 +81,7 @@ pub fn SettingsPage() -> impl IntoView {
                     }
                 })}
             </Transition>
+            {test_result}
             {error}
             <h3>{l.t("settings.add")}</h3>
             <ActionForm action=add attr:class="form-grid" attr:id="add-target">
@@ -73,6 +92,8 @@ pub fn SettingsPage() -> impl IntoView {
                     <option value="hermes">"hermes"</option>
                     <option value="openclaw">"openclaw"</option>
                 </select>
+                <label for="target-downstream">{l.t("settings.downstream")}</label>
+                <input id="target-downstream" name="downstream" maxlength="128" placeholder="telegram, feishu, slack…" />
                 <label for="target-dest">{l.t("settings.dest")}</label>
                 <input id="target-dest" name="dest" maxlength="1024" />
                 <label for="target-scope">{l.t("settings.scope")}</label>
@@ -84,5 +105,64 @@ pub fn SettingsPage() -> impl IntoView {
                 <button type="submit" class="primary">{l.t("settings.save")}</button>
             </ActionForm>
         </section>
+        <Gateways />
+    }
+}
+
+/// Per gateway: the CLI binary, profile and extra environment (D10). Each
+/// form shows its own validation error next to its fields.
+#[component]
+fn Gateways() -> impl IntoView {
+    let l = use_locale();
+    let rows = Resource::new(|| (), |_| gateway_settings());
+    view! {
+        <section id="gateways" aria-labelledby="gateways-h" class="card">
+            <h2 id="gateways-h">{l.t("settings.gateways")}</h2>
+            <p class="sub">{l.t("settings.gateways_help")}</p>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match rows.await {
+                        Ok(list) => list.into_iter().map(|g| view! { <GatewayForm g /> }).collect_view().into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn GatewayForm(g: crate::api::GatewayRow) -> impl IntoView {
+    let l = use_locale();
+    let save = ServerAction::<SaveGatewaySettings>::new();
+    let name = g.gateway.clone();
+    let id = move |field: &str| format!("gw-{name}-{field}");
+    let (gw1, gw2, gw3, gw4) = (
+        g.gateway.clone(),
+        g.gateway.clone(),
+        g.gateway.clone(),
+        g.gateway.clone(),
+    );
+    let status = move || {
+        save.value().get().map(|r| match r {
+            Ok(()) => {
+                view! { <span class="sub" role="status">{l.t("settings.saved")}</span> }.into_any()
+            }
+            Err(e) => view! { <span class="error" role="alert">{error_text(&e)}</span> }.into_any(),
+        })
+    };
+    view! {
+        <h3>{gw1}</h3>
+        <ActionForm action=save attr:class="form-grid" attr:id=format!("gateway-{gw2}")>
+            <input type="hidden" name="gateway" value=gw3 />
+            <label for=id("cli")>{l.t("settings.cli_path")}</label>
+            <input id=id("cli") name="cli_path" maxlength="1024" value=g.cli_path placeholder=gw4 />
+            <label for=id("profile")>{l.t("settings.profile")}</label>
+            <input id=id("profile") name="profile" maxlength="256" value=g.profile />
+            <label for=id("env")>{l.t("settings.env")}</label>
+            <textarea id=id("env") name="env" rows="3" placeholder="NAME=value">{g.env}</textarea>
+            <span>{status}</span>
+            <button type="submit" class="primary">{l.t("settings.save_gateway")}</button>
+        </ActionForm>
     }
 }

@@ -29,6 +29,13 @@ pub enum HarnessEvent {
     /// A setting was written (caches of it are stale).
     #[serde(rename_all = "camelCase")]
     SettingChanged { key: String },
+    /// An outbound (gateway) message was queued or changed state.
+    #[serde(rename_all = "camelCase")]
+    OutboundChanged {
+        id: String,
+        task_id: Option<String>,
+        message_id: Option<String>,
+    },
 }
 
 /// A subscription: every event published after it was taken. A subscriber

@@ -23,6 +23,7 @@ pub mod model;
 pub mod native_question;
 pub mod options;
 pub mod project_check;
+pub mod outbox;
 pub mod runtime;
 pub mod service;
 pub mod sessions;

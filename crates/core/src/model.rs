@@ -43,7 +43,7 @@ string_enum!(
 );
 string_enum!(
     /// State of a harness message (see tower-messaging.md §3.1).
-    MessageState { Open => "OPEN", Answered => "ANSWERED", Ignored => "IGNORED", Cancelled => "CANCELLED", Expired => "EXPIRED", Closed => "CLOSED" }
+    MessageState { Open => "OPEN", Answered => "ANSWERED", Ignored => "IGNORED", Cancelled => "CANCELLED", Expired => "EXPIRED", Closed => "CLOSED", PendingDelivery => "PENDING_DELIVERY" }
 );
 string_enum!(
     /// Which agent CLI runs a task.

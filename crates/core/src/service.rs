@@ -34,6 +34,11 @@ pub struct HarnessConfig {
     /// worker; `None` when the process runs none (rows are then left to
     /// whoever claims them).
     pub delivery_owner: Option<String>,
+    /// How long `push_to_human` waits for the first send attempt (D8);
+    /// zero when this process runs no outbox worker.
+    pub outbox_wait: Duration,
+    /// After this many failed attempts an outbound row is DEAD (D7).
+    pub outbox_max_attempts: u32,
 }
 
 impl HarnessConfig {
@@ -48,6 +53,8 @@ impl HarnessConfig {
             node_id: "local".into(),
             delivery_wait: Duration::from_secs(2),
             delivery_owner: None,
+            outbox_wait: Duration::ZERO,
+            outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
         }
     }
 }
@@ -66,6 +73,8 @@ struct Inner {
     deliveries_wake: Arc<tokio::sync::Notify>,
     /// Rows leased to this process's worker by the transaction that wrote them.
     handed_off: Mutex<Vec<crate::deliveries::Delivery>>,
+    /// Wakes the outbox worker when a row is queued.
+    outbox_wake: Arc<tokio::sync::Notify>,
     config: HarnessConfig,
 }
 
@@ -135,6 +144,7 @@ impl Harness {
                 bus,
                 deliveries_wake: Arc::new(tokio::sync::Notify::new()),
                 handed_off: Mutex::new(Vec::new()),
+                outbox_wake: Arc::new(tokio::sync::Notify::new()),
                 config,
             }),
         }
@@ -165,6 +175,11 @@ impl Harness {
     /// The delivery worker's wake-up (in-process; polling is the fallback).
     pub fn deliveries_wake(&self) -> Arc<tokio::sync::Notify> {
         self.inner.deliveries_wake.clone()
+    }
+
+    /// The outbox worker's wake-up (in-process; polling is the fallback).
+    pub fn outbox_wake(&self) -> Arc<tokio::sync::Notify> {
+        self.inner.outbox_wake.clone()
     }
 
     pub(crate) fn hand_off(&self, row: crate::deliveries::Delivery) {

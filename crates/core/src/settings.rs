@@ -59,36 +59,7 @@ impl Harness {
         &self,
         targets: Vec<NotifyTarget>,
     ) -> CoreResult<Vec<NotifyTarget>> {
-        if targets.len() > 64 {
-            return Err(CoreError::invalid("targets", "at most 64 targets"));
-        }
-        for (i, t) in targets.iter().enumerate() {
-            if !matches!(t.gateway.as_str(), "hermes" | "openclaw") {
-                return Err(CoreError::invalid(
-                    "gateway",
-                    format!("target {i}: gateway must be \"hermes\" or \"openclaw\""),
-                ));
-            }
-            if !matches!(t.scope.as_str(), "work" | "unattended") {
-                return Err(CoreError::invalid(
-                    "scope",
-                    format!("target {i}: scope must be \"work\" or \"unattended\""),
-                ));
-            }
-            validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;
-            for (field, value, max) in [
-                ("downstream", &t.downstream, 128),
-                ("dest", &t.dest, 1024),
-                ("profile", &t.profile, 256),
-            ] {
-                if value.as_ref().is_some_and(|v| v.chars().count() > max) {
-                    return Err(CoreError::invalid(
-                        field,
-                        format!("target {i}: {field} too long"),
-                    ));
-                }
-            }
-        }
+        check_targets(&targets)?;
         let value = serde_json::to_value(&targets)
             .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
         self.store()
@@ -100,6 +71,41 @@ impl Harness {
         });
         Ok(targets)
     }
+}
+
+/// The rules every stored list of notify targets satisfies.
+pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
+    if targets.len() > 64 {
+        return Err(CoreError::invalid("targets", "at most 64 targets"));
+    }
+    for (i, t) in targets.iter().enumerate() {
+        if !matches!(t.gateway.as_str(), "hermes" | "openclaw") {
+            return Err(CoreError::invalid(
+                "gateway",
+                format!("target {i}: gateway must be \"hermes\" or \"openclaw\""),
+            ));
+        }
+        if !matches!(t.scope.as_str(), "work" | "unattended") {
+            return Err(CoreError::invalid(
+                "scope",
+                format!("target {i}: scope must be \"work\" or \"unattended\""),
+            ));
+        }
+        validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;
+        for (field, value, max) in [
+            ("downstream", &t.downstream, 128),
+            ("dest", &t.dest, 1024),
+            ("profile", &t.profile, 256),
+        ] {
+            if value.as_ref().is_some_and(|v| v.chars().count() > max) {
+                return Err(CoreError::invalid(
+                    field,
+                    format!("target {i}: {field} too long"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub const DIRECTIVE_KEY: &str = "harness.systemDirective";

@@ -4,6 +4,7 @@
 //! tools are listed and allowed per identity profile. A tool failure is a tool
 //! result with `isError: true` and a JSON `{error}` body, never a transport error.
 
+mod outbox_tools;
 mod outputs;
 mod tools;
 pub mod transport;

@@ -25,6 +25,9 @@ fn task_view() -> Value {
 
 /// The output schema of `tool` (every tool has one).
 pub fn output_schema(tool: &str) -> Value {
+    if let Some(schema) = super::outbox_tools::output_schema(tool) {
+        return schema;
+    }
     match tool {
         "ask_human" => object(
             json!({

@@ -21,16 +21,18 @@ const AGENT_TOOLS: &[&str] = &[
     "ack_workbench_batch",
     "heartbeat_workbench_batch",
     "resolve_workbench_batch",
+    "list_notify_targets",
+    "push_to_human",
 ];
 
-fn schema(value: Value) -> Arc<JsonObject> {
+pub(super) fn schema(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
     }
 }
 
-fn task_id_prop() -> Value {
+pub(super) fn task_id_prop() -> Value {
     json!({"type": "string", "description": "Task id (CUID). Defaults to this terminal's TOWER_TASK_ID."})
 }
 
@@ -47,6 +49,7 @@ fn all_tools() -> Vec<Tool> {
 fn input_tools() -> Vec<Tool> {
     let mut tools = base_tools();
     tools.extend(super::workbench_tools::tools());
+    tools.extend(super::outbox_tools::tools());
     tools
 }
 
@@ -194,12 +197,12 @@ pub fn visible(identity: Option<&Identity>) -> Vec<Tool> {
         .collect()
 }
 
-fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
+pub(super) fn args<T: for<'de> Deserialize<'de>>(object: JsonObject) -> Result<T, String> {
     serde_path_to_error::deserialize(Value::Object(object))
         .map_err(|e| format!("invalid arguments at {}: {}", e.path(), e.inner()))
 }
 
-fn message_of(err: &CoreError) -> String {
+pub(super) fn message_of(err: &CoreError) -> String {
     if err.http_status() >= 500 {
         tracing::error!(error = ?err, "MCP tool failed");
     }
@@ -259,6 +262,9 @@ pub async fn call(
         "send_task_terminal_input" => send_input(harness, terminals, identity, arguments).await,
         n if super::workbench_tools::NAMES.contains(&n) => {
             super::workbench_tools::call(harness, identity, n, arguments).await
+        }
+        n if super::outbox_tools::NAMES.contains(&n) => {
+            super::outbox_tools::call(harness, identity, n, arguments).await
         }
         _ => Err(format!("unknown tool {name:?}")),
     };

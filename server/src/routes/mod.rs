@@ -6,6 +6,7 @@ mod harness_internal;
 mod hooks_internal;
 mod inbox;
 mod messages;
+mod outbox;
 mod plan;
 mod projects;
 mod settings;
@@ -26,6 +27,7 @@ pub fn api() -> Router<AppState> {
         .merge(settings::routes())
         .merge(analytics::routes())
         .merge(inbox::routes())
+        .merge(outbox::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(

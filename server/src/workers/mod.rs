@@ -6,3 +6,5 @@
 
 pub mod deliveries;
 pub mod inbox;
+pub mod gateway_cli;
+pub mod outbox;

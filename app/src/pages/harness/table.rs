@@ -267,6 +267,10 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         .into_any(),
         _ => ().into_any(),
     };
+    let outbound = row
+        .outbound
+        .clone()
+        .map(|info| view! { <crate::outbound::OutboundLine info /> });
     view! {
         <tr
             tabindex="0"
@@ -282,7 +286,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             <td class="time"><TimeCell ms=Some(row.sent_ms) /></td>
             <td class="reply">{reply_cell}</td>
             <td class="time"><TimeCell ms=row.replied_ms /></td>
-            <td><StatusBadge status /></td>
+            <td><StatusBadge status /> {outbound}</td>
             <td class="actions">
                 <button type="button" class="ghost details" on:click=open>{l.t("action.details")}</button>
                 {actions}

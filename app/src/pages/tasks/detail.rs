@@ -183,6 +183,7 @@ fn TimelineItem(
                 </div>
             })}
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
+            {row.outbound.map(|info| view! { <crate::outbound::OutboundLine info /> })}
         </li>
     }
     .into_any()

@@ -16,6 +16,7 @@ mod choices;
 mod deliveries;
 mod inbox;
 mod messages;
+mod outbox;
 mod settings;
 mod stats;
 mod tasks;
@@ -24,6 +25,7 @@ pub use choices::{ChoicesStore, DueDefault};
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
+pub use outbox::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled};
 pub use settings::SettingsStore;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
@@ -48,7 +50,14 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Persistence for the whole Harness domain: every aggregate of one backend.
 pub trait Store:
-    TaskStore + MessageStore + SettingsStore + DeliveryStore + StatsStore + InboxStore + ChoicesStore
+    TaskStore
+    + MessageStore
+    + SettingsStore
+    + DeliveryStore
+    + StatsStore
+    + InboxStore
+    + ChoicesStore
+    + OutboxStore
 {
 }
 
@@ -60,5 +69,6 @@ impl<T> Store for T where
         + StatsStore
         + InboxStore
         + ChoicesStore
+        + OutboxStore
 {
 }

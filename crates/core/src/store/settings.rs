@@ -16,4 +16,13 @@ pub trait SettingsStore: Send + Sync + 'static {
         value: &serde_json::Value,
         now: DateTime<Utc>,
     ) -> StoreResult<()>;
+    /// Compare-and-set: write `value` only if the stored value still equals
+    /// `expected` (`None`: absent). `false` when another writer changed it.
+    async fn replace_setting(
+        &self,
+        key: &str,
+        expected: Option<&serde_json::Value>,
+        value: &serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
 }

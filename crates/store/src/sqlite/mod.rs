@@ -8,6 +8,7 @@ mod deliveries;
 mod inbox;
 mod inbox_rows;
 mod messages;
+mod outbox;
 mod rows;
 mod sessions;
 mod settings;

@@ -45,4 +45,39 @@ impl SettingsStore for SqliteStore {
         tx.commit().await.map_err(map)?;
         Ok(())
     }
+
+    async fn replace_setting(
+        &self,
+        key: &str,
+        expected: Option<&serde_json::Value>,
+        value: &serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        // BEGIN IMMEDIATE on the single writer: the read and the write are
+        // one atomic step.
+        let mut tx = self.write_tx().await?;
+        let current: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map)?;
+        let current: Option<serde_json::Value> =
+            current.and_then(|v| serde_json::from_str(&v).ok());
+        if current.as_ref() != expected {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(key)
+        .bind(value.to_string())
+        .bind(ms(now))
+        .execute(&mut *tx)
+        .await
+        .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        Ok(true)
+    }
 }

@@ -1,0 +1,613 @@
+//! The durable outbox (issue 13; tower-messaging.md §2.2, §3.2; decisions
+//! D7, D8, D10): `push_to_human` writes the message (PENDING_DELIVERY) and
+//! its outbound row in one transaction; the outbox worker
+//! (`server/src/workers/outbox.rs`) sends it through the gateway CLI and
+//! applies the state machine:
+//!
+//! ```text
+//! PENDING ─claim─► SENDING ─┬─ exit 0 + id ──────────────► DELIVERED        (activation)
+//!    ▲                      ├─ exit 0 no id / error + id ─► SENT_UNVERIFIED  (activation)
+//!    │                      ├─ lease expired (crash) ─────► SENT_UNVERIFIED  (activation)
+//!  FAILED ◄─ clean failure ─┘ (backoff 2…256 s)  ── after MAX_ATTEMPTS ──► DEAD
+//! ```
+//!
+//! Activation (one transaction): an ask opens (the task's other OPEN asks
+//! are cancelled, RUNNING executions parked), a notify closes, and the
+//! platform message id → task mapping is recorded. SENT_UNVERIFIED is never
+//! sent again automatically; a person may "mark as delivered". FAILED / DEAD
+//! can be retried by a person at once.
+
+pub mod gateway;
+mod model;
+pub mod receipt;
+pub mod target_edits;
+pub mod targets;
+pub mod token;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    model::MessageState,
+    store::{Dedup, NewOutbound, Settle, Settled},
+    validate,
+};
+pub use model::{DeliveryMapping, Outbound, OutboundState};
+pub use receipt::{Receipt, RunEnd, SendOutcome};
+
+/// How long a claim holds a row: longer than the CLI timeout plus its kill.
+pub const CLAIM_LEASE: Duration = Duration::from_secs(120);
+/// The gateway CLI's timeout (then its process group is killed).
+pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long `push_to_human` waits for the first attempt by default (D8).
+pub const DEFAULT_PUSH_WAIT: Duration = Duration::from_secs(5);
+
+/// `push_to_human` / `POST /api/internal/harness/outbound`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushInput {
+    #[serde(default)]
+    pub task_id: Option<String>,
+    pub message: Option<String>,
+    pub scope: Option<String>,
+    /// A destination (name, alias or id) for the work scope.
+    pub to: Option<String>,
+    pub expect_reply: Option<bool>,
+    pub dedup_key: Option<String>,
+    /// The reference's REST body names the channel itself; without it the
+    /// active notify target of the scope is used.
+    pub gateway: Option<String>,
+    pub downstream: Option<String>,
+    pub dest: Option<String>,
+    pub requested_to: Option<String>,
+    pub profile: Option<String>,
+    pub presentation: Option<serde_json::Value>,
+}
+
+/// What `push_to_human` answers (tower-messaging.md §4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushOutcome {
+    pub ok: bool,
+    pub scope: String,
+    pub expect_reply: bool,
+    pub outbound_id: String,
+    pub message_id: Option<String>,
+    pub state: OutboundState,
+    pub deduped: bool,
+    pub sent: bool,
+    pub parked: bool,
+    pub platform_message_id: Option<String>,
+    pub last_error: Option<String>,
+    pub attempts: u32,
+}
+
+fn trimmed(v: Option<&str>, field: &'static str, max: usize) -> CoreResult<Option<String>> {
+    let v = v.map(str::trim).filter(|t| !t.is_empty());
+    if v.is_some_and(|t| t.chars().count() > max) {
+        return Err(CoreError::invalid(
+            field,
+            format!("{field} too long (at most {max})"),
+        ));
+    }
+    Ok(v.map(str::to_string))
+}
+
+/// `harness:<taskId>:<first 32 hex of sha256(JSON{…})>` (§2.12).
+pub fn implicit_key(task_id: &str, n: &NewOutbound) -> String {
+    let json = serde_json::json!({
+        "taskId": task_id,
+        "gateway": n.gateway,
+        "downstream": n.downstream,
+        "dest": n.dest,
+        "requestedTo": n.requested_to,
+        "scope": n.scope,
+        "expectReply": n.expect_reply,
+        "message": n.message,
+    });
+    let digest = Sha256::digest(json.to_string().as_bytes());
+    format!("harness:{task_id}:{}", &hex::encode(digest)[..32])
+}
+
+/// The body sent: the task title, the message, and the task token line.
+pub fn compose_body(title: Option<&str>, message: &str, task_id: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
+        parts.push(t.to_string());
+    }
+    parts.push(message.trim().to_string());
+    if token::extract(message).as_deref() != Some(task_id) {
+        parts.push(token::task_line(task_id));
+    }
+    parts.join("\n\n")
+}
+
+impl Harness {
+    /// Wake the outbox worker (a row is due).
+    pub fn wake_outbox(&self) {
+        self.outbox_wake().notify_one();
+    }
+
+    /// Publish a change of an outbound row (after its commit).
+    pub fn outbound_changed(&self, row: &Outbound) {
+        self.publish(HarnessEvent::OutboundChanged {
+            id: row.id.clone(),
+            task_id: row.task_id.clone(),
+            message_id: row.message_id.clone(),
+        });
+    }
+
+    /// Persist a message for the human and its outbound row (one
+    /// transaction), wake the sender, wait at most `outbox_wait` for the
+    /// first attempt, and answer the row's state (decisions D8).
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn push_to_human(&self, input: PushInput) -> CoreResult<PushOutcome> {
+        let task_id = validate::task_id(input.task_id.as_deref())?;
+        let task = self
+            .store()
+            .get_task(&task_id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("Task not found".into()))?;
+        let scope = match trimmed(input.scope.as_deref(), "scope", 20)? {
+            Some(s) if s == "work" || s == "unattended" => s,
+            Some(_) => {
+                return Err(CoreError::invalid(
+                    "scope",
+                    "scope must be \"work\" or \"unattended\"",
+                ));
+            }
+            None => if task.task.unattended {
+                "unattended"
+            } else {
+                "work"
+            }
+            .to_string(),
+        };
+        let dedup_key = trimmed(input.dedup_key.as_deref(), "dedupKey", 256)?;
+        let to = trimmed(
+            input.to.as_deref().or(input.requested_to.as_deref()),
+            "to",
+            1024,
+        )?;
+        let (gateway, downstream, dest, profile, raw_max) = match trimmed(
+            input.gateway.as_deref(),
+            "gateway",
+            32,
+        )? {
+            Some(g) => {
+                if g != "hermes" && g != "openclaw" {
+                    return Err(CoreError::invalid(
+                        "gateway",
+                        "gateway must be \"hermes\" or \"openclaw\"",
+                    ));
+                }
+                (
+                    g,
+                    trimmed(input.downstream.as_deref(), "downstream", 128)?,
+                    trimmed(input.dest.as_deref(), "dest", 1024)?,
+                    trimmed(input.profile.as_deref(), "profile", 256)?,
+                    16_000,
+                )
+            }
+            None => {
+                let target = self.active_target(&scope).await?.ok_or_else(|| {
+                    CoreError::Conflict(format!("No active {scope} channel configured"))
+                })?;
+                if target.gateway != "hermes" && target.gateway != "openclaw" {
+                    return Err(CoreError::Conflict(format!(
+                        "push_to_human supports Hermes/OpenClaw channels only; active gateway is {}",
+                        target.gateway
+                    )));
+                }
+                let clean =
+                    |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+                (
+                    target.gateway,
+                    clean(target.downstream),
+                    clean(target.dest),
+                    clean(target.profile),
+                    4000,
+                )
+            }
+        };
+        if scope == "work" && dest.is_none() && to.is_none() {
+            return Err(CoreError::invalid(
+                "to",
+                "Work messages require a destination: pass `to` (a chat name, alias or id)",
+            ));
+        }
+        let message = validate::text("message", input.message.as_deref(), raw_max)?;
+        let body = compose_body(Some(&task.task.title), &message, &task_id);
+        let expect_reply = input.expect_reply.unwrap_or(scope == "unattended");
+        let presentation = input
+            .presentation
+            .filter(|p| !p.is_null())
+            .map(|p| p.to_string());
+        let mut new = NewOutbound {
+            id: ids::new_id(),
+            message_id: Some(ids::new_id()),
+            task_id: Some(task_id.clone()),
+            dedup: Dedup::Implicit(String::new()),
+            gateway,
+            downstream,
+            dest,
+            requested_to: to,
+            profile,
+            scope: scope.clone(),
+            expect_reply,
+            message: body,
+            presentation,
+            now: Utc::now(),
+        };
+        new.dedup = match dedup_key {
+            Some(k) => Dedup::Explicit(format!("harness:{task_id}:{k}")),
+            None => Dedup::Implicit(implicit_key(&task_id, &new)),
+        };
+        self.enqueue_and_wait(new).await
+    }
+
+    /// Write the rows, wake the worker, wait briefly, answer.
+    pub(crate) async fn enqueue_and_wait(&self, new: NewOutbound) -> CoreResult<PushOutcome> {
+        let events = self.subscribe();
+        let (scope, expect_reply) = (new.scope.clone(), new.expect_reply);
+        let enqueued = self
+            .store()
+            .enqueue_outbound(new)
+            .await
+            .map_err(|e| match e {
+                crate::store::StoreError::MissingReference(_) => {
+                    CoreError::NotFound("Task not found".into())
+                }
+                other => other.into(),
+            })?;
+        if !enqueued.deduped {
+            tracing::info!(outbound_id = %enqueued.row.id, "outbound message queued");
+            self.outbound_changed(&enqueued.row);
+            if let (Some(m), Some(t)) = (&enqueued.row.message_id, &enqueued.row.task_id) {
+                self.publish(HarnessEvent::MessageChanged {
+                    id: m.clone(),
+                    task_id: t.clone(),
+                });
+            }
+        }
+        let mut row = enqueued.row;
+        if !row.state.attempted() {
+            self.wake_outbox();
+            let wait = self.config().outbox_wait;
+            if !wait.is_zero() {
+                row = self
+                    .wait_outbound(&row.id, wait, events)
+                    .await?
+                    .unwrap_or(row);
+            }
+        }
+        // Only a sent ask can be parked: read its message only then.
+        let message_state = match (&row.message_id, row.state.sent() && expect_reply) {
+            (Some(id), true) => self.store().get_message(id).await?.map(|m| m.state),
+            _ => None,
+        };
+        Ok(PushOutcome {
+            ok: true,
+            scope,
+            expect_reply,
+            outbound_id: row.id.clone(),
+            message_id: row.message_id.clone(),
+            state: row.state,
+            deduped: enqueued.deduped,
+            sent: row.state.sent(),
+            parked: expect_reply && message_state == Some(MessageState::Open),
+            platform_message_id: row.platform_message_id.clone(),
+            last_error: row.last_error.clone(),
+            attempts: row.attempts,
+        })
+    }
+
+    /// Wait up to `wait` for an attempt on the row to end; its latest state.
+    pub async fn wait_outbound(
+        &self,
+        id: &str,
+        wait: Duration,
+        mut events: tokio::sync::broadcast::Receiver<HarnessEvent>,
+    ) -> CoreResult<Option<Outbound>> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let row = self.store().get_outbound(id).await?;
+            match &row {
+                Some(r) if !r.state.attempted() => {}
+                _ => return Ok(row),
+            }
+            let woke = tokio::time::timeout_at(deadline, async {
+                loop {
+                    match events.recv().await {
+                        Ok(HarnessEvent::OutboundChanged { id: changed, .. }) if changed == id => {
+                            return true;
+                        }
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+                    }
+                }
+            })
+            .await;
+            if !matches!(woke, Ok(true)) {
+                return Ok(self.store().get_outbound(id).await?);
+            }
+        }
+    }
+
+    /// Apply the end of a send attempt of a row leased to `owner`.
+    pub async fn finish_send(
+        &self,
+        row: &Outbound,
+        owner: &str,
+        outcome: SendOutcome,
+    ) -> CoreResult<Option<Outbound>> {
+        let now = Utc::now();
+        let settle = match outcome {
+            SendOutcome::Delivered(r) => Settle::Sent {
+                state: OutboundState::Delivered,
+                platform: r.platform,
+                chat_id: r.chat_id,
+                platform_message_id: r.message_id,
+                note: None,
+            },
+            SendOutcome::Unverified(r, why) => Settle::Sent {
+                state: OutboundState::SentUnverified,
+                platform: r.platform,
+                chat_id: r.chat_id,
+                platform_message_id: r.message_id,
+                note: Some(why),
+            },
+            SendOutcome::Failed(error) => Settle::Failed {
+                next: if row.attempts >= self.config().outbox_max_attempts {
+                    None
+                } else {
+                    chrono::Duration::from_std(crate::deliveries::backoff(row.attempts))
+                        .ok()
+                        .and_then(|wait| now.checked_add_signed(wait))
+                },
+                error,
+            },
+        };
+        self.settle(row, owner, None, settle, now).await
+    }
+
+    async fn settle(
+        &self,
+        row: &Outbound,
+        owner: &str,
+        expired_before: Option<DateTime<Utc>>,
+        settle: Settle,
+        now: DateTime<Utc>,
+    ) -> CoreResult<Option<Outbound>> {
+        let Some(done) = self
+            .store()
+            .settle_outbound(&row.id, owner, expired_before, settle, now)
+            .await?
+        else {
+            tracing::warn!(outbound_id = %row.id, "outbound lease lost before its result was recorded");
+            return Ok(None);
+        };
+        self.settled(&done);
+        Ok(Some(done.row))
+    }
+
+    fn settled(&self, done: &Settled) {
+        let row = &done.row;
+        match row.state {
+            OutboundState::Delivered => {
+                tracing::info!(outbound_id = %row.id, attempts = row.attempts, "outbound delivered")
+            }
+            OutboundState::SentUnverified => {
+                tracing::warn!(outbound_id = %row.id, error = ?row.last_error, "outbound SENT_UNVERIFIED")
+            }
+            OutboundState::Dead => {
+                tracing::error!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound DEAD: gave up")
+            }
+            _ => {
+                tracing::warn!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound attempt failed")
+            }
+        }
+        if let Some(task_id) = &row.task_id {
+            for id in &done.cancelled {
+                self.publish(HarnessEvent::MessageChanged {
+                    id: id.clone(),
+                    task_id: task_id.clone(),
+                });
+            }
+            if let (Some(m), Some(_)) = (&row.message_id, done.message_state) {
+                self.publish(HarnessEvent::MessageChanged {
+                    id: m.clone(),
+                    task_id: task_id.clone(),
+                });
+            }
+            if done.message_state == Some(MessageState::Open) {
+                if !done.paused.is_empty() {
+                    self.publish(HarnessEvent::TaskChanged {
+                        task_id: task_id.clone(),
+                    });
+                }
+                if let Some(runtime) = self.runtime() {
+                    runtime.parked(task_id);
+                }
+            }
+        }
+        self.outbound_changed(row);
+    }
+
+    /// SENDING rows whose lease expired (their sender died or hung past
+    /// the lease): SENT_UNVERIFIED, activated. Returns how many.
+    pub async fn recover_expired_outbound(&self) -> CoreResult<usize> {
+        let now = Utc::now();
+        let rows = self.store().expired_sending(now, 25).await?;
+        let mut n = 0;
+        for row in rows {
+            let owner = row.lease_owner.clone().unwrap_or_default();
+            if self
+                .settle(&row, &owner, Some(now), unverified_after_crash(), now)
+                .await?
+                .is_some()
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Start-up: SENDING rows of an earlier boot of this node (it died
+    /// mid-send) become SENT_UNVERIFIED at once, without waiting for their lease.
+    pub async fn recover_boot_outbound(&self, current_owner: &str) -> CoreResult<usize> {
+        let node = self.config().node_id.clone();
+        let rows = self
+            .store()
+            .earlier_boot_sending(&node, current_owner)
+            .await?;
+        let mut n = 0;
+        for row in rows {
+            let owner = row.lease_owner.clone().unwrap_or_default();
+            if self
+                .settle(&row, &owner, None, unverified_after_crash(), Utc::now())
+                .await?
+                .is_some()
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// "Retry now" for a FAILED or DEAD row (admin).
+    pub async fn retry_outbound(&self, id: &str) -> CoreResult<Outbound> {
+        let id = validate::cuid("outboundId", id.trim())?;
+        match self.store().retry_outbound(&id, Utc::now()).await? {
+            Some(row) => {
+                tracing::info!(outbound_id = %row.id, "outbound queued again by a person");
+                self.outbound_changed(&row);
+                self.wake_outbox();
+                Ok(row)
+            }
+            None => Err(self.outbound_not_in(&id, "FAILED or DEAD").await),
+        }
+    }
+
+    /// "Mark as delivered" for a SENT_UNVERIFIED row (admin).
+    pub async fn mark_outbound_delivered(&self, id: &str) -> CoreResult<Outbound> {
+        let id = validate::cuid("outboundId", id.trim())?;
+        match self
+            .store()
+            .mark_outbound_delivered(&id, Utc::now())
+            .await?
+        {
+            Some(row) => {
+                self.outbound_changed(&row);
+                Ok(row)
+            }
+            None => Err(self.outbound_not_in(&id, "SENT_UNVERIFIED").await),
+        }
+    }
+
+    pub async fn outbound(&self, id: &str) -> CoreResult<Outbound> {
+        let id = validate::cuid("outboundId", id.trim())?;
+        self.store()
+            .get_outbound(&id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("Outbound message not found".into()))
+    }
+
+    /// The outbound rows of these messages (for the notification rows).
+    pub async fn outbound_for_messages(&self, message_ids: &[String]) -> CoreResult<Vec<Outbound>> {
+        let mut out = Vec::new();
+        for chunk in message_ids.chunks(500) {
+            out.extend(self.store().outbound_for_messages(chunk).await?);
+        }
+        Ok(out)
+    }
+
+    /// Newest first (all, or one task's).
+    pub async fn list_outbound(
+        &self,
+        task_id: Option<&str>,
+        limit: u32,
+    ) -> CoreResult<Vec<Outbound>> {
+        let task_id = task_id.map(|t| validate::task_id(Some(t))).transpose()?;
+        Ok(self
+            .store()
+            .list_outbound(task_id.as_deref(), limit.clamp(1, 500))
+            .await?)
+    }
+
+    /// The task a platform message belongs to (for replies to it).
+    pub async fn delivery_mapping(
+        &self,
+        platform: &str,
+        platform_message_id: &str,
+    ) -> CoreResult<Option<DeliveryMapping>> {
+        let platform = platform.trim().to_ascii_lowercase();
+        let pmid = platform_message_id.trim();
+        if platform.is_empty() || pmid.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.store().delivery_mapping(&platform, pmid).await?)
+    }
+
+    async fn outbound_not_in(&self, id: &str, expected: &str) -> CoreError {
+        match self.store().get_outbound(id).await {
+            Ok(Some(row)) => CoreError::Conflict(format!(
+                "Outbound message is {} (expected {expected})",
+                row.state.as_str()
+            )),
+            Ok(None) => CoreError::NotFound("Outbound message not found".into()),
+            Err(err) => err.into(),
+        }
+    }
+}
+
+fn unverified_after_crash() -> Settle {
+    Settle::Sent {
+        state: OutboundState::SentUnverified,
+        platform: None,
+        chat_id: None,
+        platform_message_id: None,
+        note: Some(
+            "the sender stopped while sending (crash or lease expiry); the message may or may not have been sent"
+                .into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_has_title_message_and_token_once() {
+        let id = "cabcdefghijklmnopqrstuvwx";
+        let b = compose_body(Some("Fix CI"), " Which DB? ", id);
+        assert_eq!(
+            b,
+            format!("Fix CI\n\nWhich DB?\n\nTask ID: [[tower:task={id}]]")
+        );
+        let with = format!("x {}", token::build(id));
+        assert_eq!(compose_body(None, &with, id), with);
+    }
+
+    #[test]
+    fn states_round_trip() {
+        for s in [
+            OutboundState::Pending,
+            OutboundState::Sending,
+            OutboundState::Delivered,
+            OutboundState::SentUnverified,
+            OutboundState::Failed,
+            OutboundState::Dead,
+        ] {
+            assert_eq!(OutboundState::parse(s.as_str()), Some(s));
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! What a gateway CLI said: the platform message id parsed from its output
+//! (JSON, possibly after log lines), and the outcome rule of decisions D7.
+
+use serde_json::Value;
+
+/// The receipt of a send: the platform's message id and where it went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Receipt {
+    pub message_id: Option<String>,
+    pub platform: Option<String>,
+    pub chat_id: Option<String>,
+}
+
+const ID_KEYS: &[&str] = &[
+    "message_id",
+    "messageId",
+    "platformMessageId",
+    "openMessageId",
+];
+const PLATFORM_KEYS: &[&str] = &["platform", "channel", "downstream"];
+const CHAT_KEYS: &[&str] = &["chat_id", "chatId", "target", "to", "destination"];
+
+fn value_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Depth-first: an object's listed keys first, then its nested values.
+fn find(v: &Value, keys: &[&str]) -> Option<String> {
+    match v {
+        Value::Object(map) => keys
+            .iter()
+            .find_map(|k| map.get(*k).and_then(value_string))
+            .or_else(|| map.values().find_map(|n| find(n, keys))),
+        Value::Array(items) => items.iter().find_map(|n| find(n, keys)),
+        _ => None,
+    }
+}
+
+fn om_token(text: &str) -> Option<String> {
+    let at = text.find("om_")?;
+    let id: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    (id.len() > 3).then_some(id)
+}
+
+fn any_om(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => {
+            let t = s.trim();
+            (t.starts_with("om_") && om_token(t).as_deref() == Some(t)).then(|| t.to_string())
+        }
+        Value::Object(map) => map.values().find_map(any_om),
+        Value::Array(items) => items.iter().find_map(any_om),
+        _ => None,
+    }
+}
+
+/// The JSON objects in `text`: every line that parses as an object, and the
+/// whole text; the last one wins (log lines before it are tolerated).
+fn last_json(text: &str) -> Option<Value> {
+    if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text.trim()) {
+        return Some(v);
+    }
+    // A pretty-printed object after log lines: from the last line that opens one.
+    let lines: Vec<&str> = text.lines().collect();
+    for start in (0..lines.len()).rev() {
+        if !lines[start].trim_start().starts_with('{') {
+            continue;
+        }
+        let candidate = lines[start..].join("\n");
+        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(candidate.trim()) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Parse a gateway CLI's stdout (contract.md §9, tower-messaging.md §6.5).
+pub fn parse(output: &str) -> Receipt {
+    if let Some(json) = last_json(output) {
+        return Receipt {
+            message_id: find(&json, ID_KEYS).or_else(|| any_om(&json)),
+            platform: find(&json, PLATFORM_KEYS),
+            chat_id: find(&json, CHAT_KEYS),
+        };
+    }
+    // Text form: `message_id: om_…` or a bare `om_…`.
+    Receipt {
+        message_id: om_token(output),
+        platform: None,
+        chat_id: None,
+    }
+}
+
+/// How one CLI run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The process exited with this code.
+    Exited(i32),
+    /// Killed by a signal (not by us).
+    Signalled,
+    /// Killed (with its process group) after the timeout.
+    TimedOut,
+    /// It never started (missing binary, permission…).
+    SpawnFailed(String),
+}
+
+/// The outcome of a send attempt (decisions D7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// Exit 0 with a verifiable platform message id.
+    Delivered(Receipt),
+    /// The platform may have the message: exit 0 without an id, or an
+    /// error that still printed an id. Never sent again automatically.
+    Unverified(Receipt, String),
+    /// Nothing was sent (spawn error, non-zero exit or timeout without an id).
+    Failed(String),
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let t = text.trim();
+    let n = t.chars().count();
+    if n <= max {
+        t.to_string()
+    } else {
+        t.chars().skip(n - max).collect()
+    }
+}
+
+/// Classify a finished run from its end, stdout and stderr.
+pub fn classify(end: &RunEnd, stdout: &str, stderr: &str) -> SendOutcome {
+    let receipt = parse(stdout);
+    let detail = || {
+        let err = tail(stderr, 1500);
+        let out = tail(stdout, 500);
+        match (err.is_empty(), out.is_empty()) {
+            (false, _) => err,
+            (true, false) => out,
+            (true, true) => "no output".to_string(),
+        }
+    };
+    match (end, receipt.message_id.is_some()) {
+        (RunEnd::Exited(0), true) => SendOutcome::Delivered(receipt),
+        (RunEnd::Exited(0), false) => SendOutcome::Unverified(
+            receipt,
+            format!(
+                "the gateway exited 0 but printed no message id; it may have sent: {}",
+                detail()
+            ),
+        ),
+        (RunEnd::SpawnFailed(why), _) => {
+            SendOutcome::Failed(format!("cannot start the gateway CLI: {why}"))
+        }
+        (end, true) => SendOutcome::Unverified(
+            receipt,
+            format!(
+                "the gateway failed ({end:?}) but printed a message id: {}",
+                detail()
+            ),
+        ),
+        (RunEnd::TimedOut, false) => SendOutcome::Failed(format!(
+            "the gateway CLI timed out and was killed: {}",
+            detail()
+        )),
+        (RunEnd::Exited(code), false) => {
+            SendOutcome::Failed(format!("the gateway CLI exited with {code}: {}", detail()))
+        }
+        (RunEnd::Signalled, false) => SendOutcome::Failed(format!(
+            "the gateway CLI was killed by a signal: {}",
+            detail()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openclaw_and_hermes_shapes() {
+        let oc = r#"{"action":"send","channel":"telegram","dryRun":false,"handledBy":"plugin","messageId":"4246","payload":{"ok":true,"messageId":"4246","chatId":"-100"}}"#;
+        let r = parse(oc);
+        assert_eq!(r.message_id.as_deref(), Some("4246"));
+        assert_eq!(r.platform.as_deref(), Some("telegram"));
+        let nested = r#"{"payload":{"result":{"messageId":"77"}}}"#;
+        assert_eq!(parse(nested).message_id.as_deref(), Some("77"));
+        let hermes = r#"{"success":true,"platform":"telegram","chat_id":"42","message_id":"4243"}"#;
+        let r = parse(hermes);
+        assert_eq!(r.message_id.as_deref(), Some("4243"));
+        assert_eq!(r.chat_id.as_deref(), Some("42"));
+        assert_eq!(
+            parse(r#"{"success":true,"platform":"signal"}"#).message_id,
+            None
+        );
+        assert_eq!(
+            parse(r#"{"message_id": 12}"#).message_id.as_deref(),
+            Some("12")
+        );
+    }
+
+    #[test]
+    fn json_after_log_noise_and_text_forms() {
+        let noisy = "INFO connecting\nWARN slow\n{\"message_id\":\"m1\"}\n";
+        assert_eq!(parse(noisy).message_id.as_deref(), Some("m1"));
+        let pretty = "log {not json}\n{\n  \"ok\": true,\n  \"messageId\": \"m2\"\n}\n";
+        assert_eq!(parse(pretty).message_id.as_deref(), Some("m2"));
+        assert_eq!(
+            parse("sent, message id: om_abc123").message_id.as_deref(),
+            Some("om_abc123")
+        );
+        assert_eq!(
+            parse(r#"{"x":{"y":"om_zz9"}}"#).message_id.as_deref(),
+            Some("om_zz9")
+        );
+        assert_eq!(parse("nothing here").message_id, None);
+        assert_eq!(parse("").message_id, None);
+    }
+
+    #[test]
+    fn outcomes_follow_d7() {
+        let ok = r#"{"message_id":"1"}"#;
+        assert!(matches!(
+            classify(&RunEnd::Exited(0), ok, ""),
+            SendOutcome::Delivered(_)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::Exited(0), "{}", ""),
+            SendOutcome::Unverified(..)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::Exited(1), ok, "boom"),
+            SendOutcome::Unverified(..)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::TimedOut, ok, ""),
+            SendOutcome::Unverified(..)
+        ));
+        match classify(&RunEnd::Exited(2), r#"{"error":"x"}"#, "usage") {
+            SendOutcome::Failed(e) => assert!(e.contains("exited with 2") && e.contains("usage")),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            classify(&RunEnd::TimedOut, "", ""),
+            SendOutcome::Failed(_)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::SpawnFailed("ENOENT".into()), "", ""),
+            SendOutcome::Failed(_)
+        ));
+        assert!(matches!(
+            classify(&RunEnd::Signalled, "", ""),
+            SendOutcome::Failed(_)
+        ));
+    }
+}

@@ -1,0 +1,162 @@
+//! Notify targets edited one at a time (compare-and-set on the stored list,
+//! so two concurrent edits of different targets both stand), and the
+//! "send a test message" action, which goes through the real outbox.
+
+use chrono::Utc;
+
+use super::{PushOutcome, gateway};
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    settings::{NOTIFY_TARGETS_KEY, NotifyTarget, check_targets},
+    store::{Dedup, NewOutbound},
+};
+
+/// A target is addressed by its id, or by its position when it has none
+/// (a list written whole by an older client).
+fn position(targets: &[NotifyTarget], id: &str) -> Option<usize> {
+    targets.iter().enumerate().position(|(i, t)| match &t.id {
+        Some(own) => own == id,
+        None => i.to_string() == id,
+    })
+}
+
+impl Harness {
+    /// Read-modify-write of the target list, retried when another writer
+    /// changed it in between. `edit` returns the target it changed.
+    async fn edit_targets<F>(&self, mut edit: F) -> CoreResult<Option<NotifyTarget>>
+    where
+        F: FnMut(&mut Vec<NotifyTarget>) -> CoreResult<Option<NotifyTarget>>,
+    {
+        for _ in 0..16 {
+            let stored = self.store().get_setting(NOTIFY_TARGETS_KEY).await?;
+            let mut targets: Vec<NotifyTarget> = stored
+                .clone()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default();
+            let changed = edit(&mut targets)?;
+            check_targets(&targets)?;
+            let value = serde_json::to_value(&targets)
+                .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
+            if self
+                .store()
+                .replace_setting(NOTIFY_TARGETS_KEY, stored.as_ref(), &value, Utc::now())
+                .await?
+            {
+                self.publish(HarnessEvent::SettingChanged {
+                    key: NOTIFY_TARGETS_KEY.into(),
+                });
+                return Ok(changed);
+            }
+        }
+        Err(CoreError::Conflict(
+            "the notify targets keep changing; try again".into(),
+        ))
+    }
+
+    /// Append a target (it gets an id).
+    pub async fn add_notify_target(&self, mut target: NotifyTarget) -> CoreResult<NotifyTarget> {
+        target.id = Some(ids::new_id());
+        let added = self
+            .edit_targets(|list| {
+                list.push(target.clone());
+                Ok(Some(target.clone()))
+            })
+            .await?;
+        added.ok_or_else(|| CoreError::Conflict("target not added".into()))
+    }
+
+    /// Replace one target (its id stays).
+    pub async fn update_notify_target(
+        &self,
+        id: &str,
+        target: NotifyTarget,
+    ) -> CoreResult<NotifyTarget> {
+        let id = id.trim().to_string();
+        self.edit_targets(|list| {
+            let at = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            let mut t = target.clone();
+            t.id = list[at].id.clone().or_else(|| Some(ids::new_id()));
+            list[at] = t.clone();
+            Ok(Some(t))
+        })
+        .await?
+        .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))
+    }
+
+    pub async fn delete_notify_target(&self, id: &str) -> CoreResult<()> {
+        let id = id.trim().to_string();
+        self.edit_targets(|list| {
+            let at = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            Ok(Some(list.remove(at)))
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Send a test message to one target through the outbox (no task: it
+    /// neither opens an ask nor parks anything).
+    pub async fn send_test_message(&self, id: &str) -> CoreResult<PushOutcome> {
+        let targets = self.notify_targets().await?;
+        let at = position(&targets, id.trim())
+            .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+        let t = targets[at].clone();
+        let clean = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let dest = clean(&t.dest);
+        if t.scope == "work" && dest.is_none() {
+            return Err(CoreError::invalid(
+                "dest",
+                "a work target needs a destination to test",
+            ));
+        }
+        let config = self.gateway_config().await?;
+        let title = config
+            .get(&t.gateway)
+            .display_name
+            .unwrap_or_else(|| "Harness".into());
+        let label = if t.label.trim().is_empty() {
+            t.gateway.clone()
+        } else {
+            t.label.clone()
+        };
+        let id = ids::new_id();
+        let new = NewOutbound {
+            id: id.clone(),
+            message_id: None,
+            task_id: None,
+            dedup: Dedup::Explicit(format!("harness:test:{id}")),
+            gateway: t.gateway.clone(),
+            downstream: clean(&t.downstream),
+            dest,
+            requested_to: None,
+            profile: clean(&t.profile),
+            scope: t.scope.clone(),
+            expect_reply: false,
+            message: format!(
+                "{title}: test message for \"{label}\" ({})",
+                Utc::now().format("%Y-%m-%d %H:%M:%S UTC")
+            ),
+            presentation: None,
+            now: Utc::now(),
+        };
+        // Refuse what the worker could not send anyway.
+        let probe = super::Outbound {
+            gateway: new.gateway.clone(),
+            downstream: new.downstream.clone(),
+            dest: new.dest.clone(),
+            message: new.message.clone(),
+            ..super::Outbound::blank()
+        };
+        gateway::argv(&probe, &config.get(&t.gateway))
+            .map_err(|e| CoreError::invalid("dest", e))?;
+        self.enqueue_and_wait(new).await
+    }
+}

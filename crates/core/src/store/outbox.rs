@@ -1,0 +1,144 @@
+//! The outbox aggregate: task → human messages owed to a gateway (see
+//! [`crate::outbox`] for the rules). Claiming is one statement shaped so
+//! that PostgreSQL can run it with `FOR UPDATE SKIP LOCKED`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreResult;
+use crate::{
+    model::MessageState,
+    outbox::{DeliveryMapping, Outbound, OutboundState},
+};
+
+/// How a new row is deduplicated.
+#[derive(Debug, Clone)]
+pub enum Dedup {
+    /// The caller's key, strictly idempotent: `harness:<taskId>:<key>`.
+    Explicit(String),
+    /// The content key (`harness:<taskId>:<hash>`), valid for the current
+    /// ask lifecycle only; later cycles get `:cycle:<n>`.
+    Implicit(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct NewOutbound {
+    pub id: String,
+    /// The message row written with it (`None` only without a task).
+    pub message_id: Option<String>,
+    pub task_id: Option<String>,
+    pub dedup: Dedup,
+    pub gateway: String,
+    pub downstream: Option<String>,
+    pub dest: Option<String>,
+    pub requested_to: Option<String>,
+    pub profile: Option<String>,
+    pub scope: String,
+    pub expect_reply: bool,
+    pub message: String,
+    pub presentation: Option<String>,
+    pub now: DateTime<Utc>,
+}
+
+/// What an enqueue found or wrote.
+#[derive(Debug, Clone)]
+pub struct Enqueued {
+    pub row: Outbound,
+    /// An existing row was returned (no new message, no new send).
+    pub deduped: bool,
+    /// The state of the row's message as it stands.
+    pub message_state: Option<MessageState>,
+}
+
+/// The end of a send attempt.
+#[derive(Debug, Clone)]
+pub enum Settle {
+    /// DELIVERED or SENT_UNVERIFIED: the activation transaction.
+    Sent {
+        state: OutboundState,
+        platform: Option<String>,
+        chat_id: Option<String>,
+        platform_message_id: Option<String>,
+        note: Option<String>,
+    },
+    /// A clean failure: FAILED due at `next`, or DEAD when `next` is `None`.
+    Failed {
+        error: String,
+        next: Option<DateTime<Utc>>,
+    },
+}
+
+/// What a settle did, atomically.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    pub row: Outbound,
+    /// The message's new state (OPEN / CLOSED) when it was activated.
+    pub message_state: Option<MessageState>,
+    /// Other OPEN asks of the task superseded by this ask.
+    pub cancelled: Vec<String>,
+    /// Executions parked RUNNING → PAUSED.
+    pub paused: Vec<String>,
+}
+
+#[async_trait]
+pub trait OutboxStore: Send + Sync + 'static {
+    /// In one transaction: apply the dedup rule; if no row is reused, insert
+    /// the message (PENDING_DELIVERY, kind ask when `expect_reply`) and the
+    /// outbound row (PENDING, due now). `MissingReference("task")` when the
+    /// task does not exist.
+    async fn enqueue_outbound(&self, new: NewOutbound) -> StoreResult<Enqueued>;
+
+    /// Lease up to `limit` due rows (PENDING / FAILED, `next_attempt_at <=
+    /// now`) to `owner`: SENDING, attempts + 1, in one statement
+    /// (PostgreSQL: `FOR UPDATE SKIP LOCKED` in the sub-select).
+    async fn claim_outbound(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Vec<Outbound>>;
+
+    /// Finish a SENDING row held by `owner` (and, with `expired_before`,
+    /// only if its lease ended before it): for `Sent`, in the same
+    /// transaction open the ask (cancelling the task's other OPEN asks and
+    /// parking its RUNNING executions) or close the notify, and record the
+    /// platform message id → task mapping. `None`: the row is not SENDING
+    /// under that lease any more.
+    async fn settle_outbound(
+        &self,
+        id: &str,
+        owner: &str,
+        expired_before: Option<DateTime<Utc>>,
+        settle: Settle,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Settled>>;
+
+    /// SENDING rows whose lease expired before `now` (oldest first).
+    async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>>;
+
+    /// SENDING rows leased by an earlier boot of `node` (owner
+    /// `<node>:<boot>` other than `current`).
+    async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>>;
+
+    /// FAILED / DEAD → PENDING, due now (a person's "retry now").
+    async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>>;
+
+    /// SENT_UNVERIFIED → DELIVERED (a person saw it arrive).
+    async fn mark_outbound_delivered(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Outbound>>;
+
+    async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>>;
+    /// The rows of these messages (one query; at most 500 ids).
+    async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>>;
+    /// Newest first; `task_id` filters; `before` = keyset (created_at ms, id).
+    async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>>;
+    async fn delivery_mapping(
+        &self,
+        platform: &str,
+        platform_message_id: &str,
+    ) -> StoreResult<Option<DeliveryMapping>>;
+}

@@ -1,0 +1,578 @@
+//! `OutboxStore` on SQLite (migration 0008). Enqueue and settle are one
+//! `BEGIN IMMEDIATE` transaction each on the single writer; claiming is one
+//! `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING` (PostgreSQL: the same
+//! with `FOR UPDATE SKIP LOCKED` in the sub-select).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use harness_core::{
+    model::MessageState,
+    outbox::{DeliveryMapping, Outbound, OutboundState},
+    store::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled, StoreError, StoreResult},
+};
+use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction, sqlite::SqliteRow};
+
+use super::{SqliteStore, rows::time};
+use crate::error::map;
+
+const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, o.harness_message_id, o.gateway, \
+     o.downstream, o.dest, o.requested_to, o.profile, o.scope, o.expect_reply, o.message, \
+     o.presentation, o.state, o.attempts, o.next_attempt_at, o.lease_owner, o.lease_expires_at, \
+     o.platform, o.platform_chat_id, o.platform_message_id, o.last_error, o.delivered_at, \
+     o.created_at, o.updated_at";
+
+fn returning() -> String {
+    COLUMNS.replace("o.", "")
+}
+
+fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
+    v.map(time).transpose()
+}
+
+fn outbound(row: &SqliteRow) -> StoreResult<Outbound> {
+    let state: String = row.try_get("state").map_err(map)?;
+    let attempts: i64 = row.try_get("attempts").map_err(map)?;
+    Ok(Outbound {
+        id: row.try_get("id").map_err(map)?,
+        dedup_key: row.try_get("dedup_key").map_err(map)?,
+        task_id: row.try_get("task_id").map_err(map)?,
+        execution_id: row.try_get("execution_id").map_err(map)?,
+        message_id: row.try_get("harness_message_id").map_err(map)?,
+        gateway: row.try_get("gateway").map_err(map)?,
+        downstream: row.try_get("downstream").map_err(map)?,
+        dest: row.try_get("dest").map_err(map)?,
+        requested_to: row.try_get("requested_to").map_err(map)?,
+        profile: row.try_get("profile").map_err(map)?,
+        scope: row.try_get("scope").map_err(map)?,
+        expect_reply: row.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
+        message: row.try_get("message").map_err(map)?,
+        presentation: row.try_get("presentation").map_err(map)?,
+        state: OutboundState::parse(&state).ok_or(StoreError::Corrupt {
+            column: "harness_outbound.state",
+            value: state.clone(),
+        })?,
+        attempts: u32::try_from(attempts).unwrap_or(0),
+        next_attempt_at: opt_time(row.try_get("next_attempt_at").map_err(map)?)?,
+        lease_owner: row.try_get("lease_owner").map_err(map)?,
+        lease_expires_at: opt_time(row.try_get("lease_expires_at").map_err(map)?)?,
+        platform: row.try_get("platform").map_err(map)?,
+        platform_chat_id: row.try_get("platform_chat_id").map_err(map)?,
+        platform_message_id: row.try_get("platform_message_id").map_err(map)?,
+        last_error: row.try_get("last_error").map_err(map)?,
+        delivered_at: opt_time(row.try_get("delivered_at").map_err(map)?)?,
+        created_at: time(row.try_get("created_at").map_err(map)?)?,
+        updated_at: time(row.try_get("updated_at").map_err(map)?)?,
+    })
+}
+
+fn message_state(v: Option<String>) -> StoreResult<Option<MessageState>> {
+    v.map(|s| {
+        MessageState::parse(&s).ok_or(StoreError::Corrupt {
+            column: "harness_messages.state",
+            value: s,
+        })
+    })
+    .transpose()
+}
+
+/// The row under `key` with its message's state (inside `tx`).
+async fn by_key(
+    tx: &mut Transaction<'static, Sqlite>,
+    key: &str,
+) -> StoreResult<Option<(Outbound, Option<MessageState>)>> {
+    let sql = format!(
+        "SELECT {COLUMNS}, m.state AS message_state FROM harness_outbound o \
+         LEFT JOIN harness_messages m ON m.id = o.harness_message_id WHERE o.dedup_key = ?"
+    );
+    let row = sqlx::query(AssertSqlSafe(sql))
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(map)?;
+    row.map(|r| {
+        Ok((
+            outbound(&r)?,
+            message_state(r.try_get("message_state").map_err(map)?)?,
+        ))
+    })
+    .transpose()
+}
+
+/// The key a new row gets, or the row to reuse (the dedup rules, §3.2).
+async fn choose_key(
+    tx: &mut Transaction<'static, Sqlite>,
+    dedup: &Dedup,
+) -> StoreResult<Result<(String, Option<String>), (Outbound, Option<MessageState>)>> {
+    match dedup {
+        Dedup::Explicit(key) => Ok(match by_key(tx, key).await? {
+            Some(found) => Err(found),
+            None => Ok((key.clone(), None)),
+        }),
+        Dedup::Implicit(base) => {
+            let sql = format!(
+                "SELECT {COLUMNS}, m.state AS message_state, \
+                   (SELECT COUNT(*) FROM harness_outbound c WHERE c.dedup_base = ?1) AS cycles \
+                 FROM harness_outbound o LEFT JOIN harness_messages m ON m.id = o.harness_message_id \
+                 WHERE o.dedup_base = ?1 ORDER BY o.created_at DESC, o.id DESC LIMIT 1"
+            );
+            let newest = sqlx::query(AssertSqlSafe(sql))
+                .bind(base)
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(map)?;
+            let Some(r) = newest else {
+                return Ok(Ok((base.clone(), Some(base.clone()))));
+            };
+            let row = outbound(&r)?;
+            let state = message_state(r.try_get("message_state").map_err(map)?)?;
+            let cycles: i64 = r.try_get("cycles").map_err(map)?;
+            // The current lifecycle: still waiting to be sent, or an ask
+            // still OPEN, or a notify that may already have gone out.
+            let current = matches!(
+                state,
+                Some(MessageState::PendingDelivery | MessageState::Open)
+            ) || (row.state == OutboundState::SentUnverified && !row.expect_reply);
+            if current {
+                return Ok(Err((row, state)));
+            }
+            Ok(Ok((
+                format!("{base}:cycle:{}", cycles + 1),
+                Some(base.clone()),
+            )))
+        }
+    }
+}
+
+/// The activation of a sent row, one transaction sent as one batch
+/// (`?1` this settle's token, `?2` id, `?3` now, `?4` lease owner, `?5`
+/// expired-before or NULL, `?6` new state, `?7` platform, `?8` chat id,
+/// `?9` platform message id, `?10` note). sqlx binds a statement's numbered
+/// parameters only up to its first gap, so every statement after the first
+/// uses a prefix (`?1`…`?3`) of them. Every statement after the first acts
+/// only if the first one won (`settled_by = ?10`): the ask opens (the task's
+/// other OPEN asks cancelled first, RUNNING executions parked after) or the
+/// notify closes, and the platform message id → task mapping is recorded.
+const ACTIVATE: &str = "BEGIN IMMEDIATE; \
+     UPDATE harness_outbound SET state = ?6, lease_owner = NULL, lease_expires_at = NULL, \
+       next_attempt_at = NULL, platform = lower(COALESCE(?7, downstream, gateway)), \
+       platform_chat_id = COALESCE(?8, requested_to, dest, ''), platform_message_id = ?9, \
+       delivered_at = CASE WHEN ?6 = 'DELIVERED' THEN ?3 END, last_error = ?10, updated_at = ?3, \
+       settled_by = ?1 \
+     WHERE id = ?2 AND state = 'SENDING' AND lease_owner = ?4 AND (?5 IS NULL OR lease_expires_at < ?5) \
+     RETURNING 'row' AS what, id AS id; \
+     UPDATE harness_messages SET state = 'CANCELLED' \
+     WHERE kind = 'ask' AND state = 'OPEN' \
+       AND task_id = (SELECT o.task_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 \
+         AND o.expect_reply = 1) \
+       AND id <> (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2) \
+       AND EXISTS (SELECT 1 FROM harness_outbound o JOIN harness_messages p ON p.id = o.harness_message_id \
+         WHERE o.id = ?2 AND p.state = 'PENDING_DELIVERY') \
+     RETURNING 'cancelled' AS what, id AS id; \
+     UPDATE harness_messages SET state = (SELECT CASE WHEN o.expect_reply = 1 THEN 'OPEN' ELSE 'CLOSED' END \
+         FROM harness_outbound o WHERE o.id = ?2) \
+     WHERE id = (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1) \
+       AND state = 'PENDING_DELIVERY' \
+     RETURNING 'message' AS what, state AS id; \
+     UPDATE executions SET status = 'PAUSED' \
+     WHERE status = 'RUNNING' AND task_id = (SELECT o.task_id FROM harness_outbound o \
+       JOIN harness_messages m ON m.id = o.harness_message_id \
+       WHERE o.id = ?2 AND o.settled_by = ?1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
+     RETURNING 'paused' AS what, id AS id; \
+     INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, chat_id, \
+       platform_message_id, scope, expect_reply, created_at) \
+     SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
+       COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, ?3 \
+     FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
+     ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
+       task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
+       scope = excluded.scope, expect_reply = excluded.expect_reply; \
+     COMMIT";
+
+impl SqliteStore {
+    async fn enqueue_once(&self, new: &NewOutbound) -> StoreResult<Enqueued> {
+        let mut tx = self.write_tx().await?;
+        let (key, base) = match choose_key(&mut tx, &new.dedup).await? {
+            Ok(k) => k,
+            Err((row, message_state)) => {
+                tx.commit().await.map_err(map)?;
+                return Ok(Enqueued {
+                    row,
+                    deduped: true,
+                    message_state,
+                });
+            }
+        };
+        let now = ms(new.now);
+        let mut execution_id: Option<String> = None;
+        if let Some(task_id) = &new.task_id {
+            let exists: Option<Option<String>> = sqlx::query_scalar(
+                "SELECT (SELECT x.id FROM executions x WHERE x.task_id = t.id AND x.status = 'RUNNING' \
+                   ORDER BY x.created_at DESC, x.id DESC LIMIT 1) FROM tasks t WHERE t.id = ?",
+            )
+            .bind(task_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map)?;
+            let Some(running) = exists else {
+                return Err(StoreError::MissingReference("task"));
+            };
+            execution_id = running;
+            if let Some(message_id) = &new.message_id {
+                sqlx::query(
+                    "INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
+                     VALUES (?, ?, ?, ?, 'PENDING_DELIVERY', ?, ?)",
+                )
+                .bind(message_id)
+                .bind(task_id)
+                .bind(&execution_id)
+                .bind(if new.expect_reply { "ask" } else { "notify" })
+                .bind(&new.message)
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(map)?;
+            }
+        }
+        let sql = format!(
+            "INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
+               harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
+               expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'PENDING', 0, ?16, ?16, ?16) \
+             RETURNING {}",
+            returning()
+        );
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(&new.id)
+            .bind(&key)
+            .bind(&base)
+            .bind(&new.task_id)
+            .bind(&execution_id)
+            .bind(new.task_id.as_ref().and(new.message_id.as_ref()))
+            .bind(&new.gateway)
+            .bind(&new.downstream)
+            .bind(&new.dest)
+            .bind(&new.requested_to)
+            .bind(&new.profile)
+            .bind(&new.scope)
+            .bind(i64::from(new.expect_reply))
+            .bind(&new.message)
+            .bind(&new.presentation)
+            .bind(now)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(map)?;
+        let row = outbound(&row)?;
+        tx.commit().await.map_err(map)?;
+        let message_state = row
+            .message_id
+            .as_ref()
+            .map(|_| MessageState::PendingDelivery);
+        Ok(Enqueued {
+            row,
+            deduped: false,
+            message_state,
+        })
+    }
+
+    async fn read_outbound(
+        &self,
+        filter: &str,
+        binds: &[&str],
+        tail: &str,
+    ) -> StoreResult<Vec<Outbound>> {
+        let sql = format!("SELECT {COLUMNS} FROM harness_outbound o WHERE {filter} {tail}");
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.fetch_all(&self.reader)
+            .await
+            .map_err(map)?
+            .iter()
+            .map(outbound)
+            .collect()
+    }
+
+    async fn update_outbound(
+        &self,
+        sql: String,
+        now: i64,
+        id: &str,
+    ) -> StoreResult<Option<Outbound>> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(now)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map)?;
+        let out = row.as_ref().map(outbound).transpose()?;
+        tx.commit().await.map_err(map)?;
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl OutboxStore for SqliteStore {
+    async fn enqueue_outbound(&self, new: NewOutbound) -> StoreResult<Enqueued> {
+        match self.enqueue_once(&new).await {
+            // A concurrent writer (another backend or process) inserted the
+            // same key first: the dedup rule runs again and finds its row.
+            Err(StoreError::Duplicate(_)) => self.enqueue_once(&new).await,
+            other => other,
+        }
+    }
+
+    async fn claim_outbound(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: u32,
+    ) -> StoreResult<Vec<Outbound>> {
+        let sql = format!(
+            "UPDATE harness_outbound SET state = 'SENDING', attempts = attempts + 1, \
+               lease_owner = ?1, lease_expires_at = ?2, next_attempt_at = NULL, updated_at = ?3 \
+             WHERE id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
+               WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
+               ORDER BY c.next_attempt_at, c.id LIMIT ?4) \
+             RETURNING {}",
+            returning()
+        );
+        let sql = format!("BEGIN IMMEDIATE; {sql}; COMMIT");
+        let (owner, until, now) = (owner.to_owned(), ms(lease_until), ms(now));
+        let rows = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(owner)
+                        .bind(until)
+                        .bind(now)
+                        .bind(i64::from(limit))
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
+        let mut out: Vec<Outbound> = rows.iter().map(outbound).collect::<StoreResult<_>>()?;
+        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(out)
+    }
+
+    async fn settle_outbound(
+        &self,
+        id: &str,
+        owner: &str,
+        expired_before: Option<DateTime<Utc>>,
+        settle: Settle,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Settled>> {
+        let now_ms = ms(now);
+        let guard = "WHERE id = ?1 AND state = 'SENDING' AND lease_owner = ?2 \
+                     AND (?3 IS NULL OR lease_expires_at < ?3)";
+        let expired = expired_before.map(ms);
+        let (state, pmid, platform) = match &settle {
+            Settle::Failed { error, next } => {
+                let (state, next) = match next {
+                    Some(at) => ("FAILED", Some(ms(*at))),
+                    None => ("DEAD", None),
+                };
+                let sql = format!(
+                    "UPDATE harness_outbound SET state = '{state}', lease_owner = NULL, \
+                       lease_expires_at = NULL, next_attempt_at = ?4, last_error = ?5, updated_at = ?6 \
+                     {guard} RETURNING {}",
+                    returning()
+                );
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query(AssertSqlSafe(sql))
+                    .bind(id)
+                    .bind(owner)
+                    .bind(expired)
+                    .bind(next)
+                    .bind(error.chars().take(2000).collect::<String>())
+                    .bind(now_ms)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                let out = row.as_ref().map(outbound).transpose()?;
+                tx.commit().await.map_err(map)?;
+                return Ok(out.map(|row| Settled {
+                    row,
+                    message_state: None,
+                    cancelled: Vec::new(),
+                    paused: Vec::new(),
+                }));
+            }
+            Settle::Sent {
+                state,
+                platform_message_id,
+                platform,
+                ..
+            } => (*state, platform_message_id.clone(), platform.clone()),
+        };
+        let (chat_id, note) = match &settle {
+            Settle::Sent { chat_id, note, .. } => (chat_id.clone(), note.clone()),
+            Settle::Failed { .. } => (None, None),
+        };
+        let token = harness_core::ids::new_id();
+        let (id_s, owner_s) = (id.to_owned(), owner.to_owned());
+        let note = note.map(|n| n.chars().take(2000).collect::<String>());
+        let returned = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(ACTIVATE)
+                        .bind(token)
+                        .bind(id_s)
+                        .bind(now_ms)
+                        .bind(owner_s)
+                        .bind(expired)
+                        .bind(state.as_str())
+                        .bind(platform)
+                        .bind(chat_id)
+                        .bind(pmid)
+                        .bind(note)
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
+        let mut done = Settled {
+            row: match self.get_outbound(id).await? {
+                Some(r) => r,
+                None => return Ok(None),
+            },
+            message_state: None,
+            cancelled: Vec::new(),
+            paused: Vec::new(),
+        };
+        let mut won = false;
+        for r in &returned {
+            let what: String = r.try_get("what").map_err(map)?;
+            let value: String = r.try_get("id").map_err(map)?;
+            match what.as_str() {
+                "row" => won = true,
+                "cancelled" => done.cancelled.push(value),
+                "paused" => done.paused.push(value),
+                "message" => done.message_state = MessageState::parse(&value),
+                _ => {}
+            }
+        }
+        Ok(won.then_some(done))
+    }
+
+    async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
+        let (now, limit) = (ms(now).to_string(), limit.to_string());
+        self.read_outbound(
+            "o.state = 'SENDING' AND o.lease_expires_at < CAST(? AS INTEGER)",
+            &[now.as_str(), limit.as_str()],
+            "ORDER BY o.lease_expires_at, o.id LIMIT CAST(? AS INTEGER)",
+        )
+        .await
+    }
+
+    async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>> {
+        self.read_outbound(
+            "o.state = 'SENDING' AND substr(o.lease_owner, 1, length(?1) + 1) = ?1 || ':' \
+             AND o.lease_owner <> ?2",
+            &[node, current],
+            "ORDER BY o.created_at, o.id",
+        )
+        .await
+    }
+
+    async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>> {
+        let sql = format!(
+            "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = ?1, updated_at = ?1 \
+             WHERE id = ?2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
+            returning()
+        );
+        self.update_outbound(sql, ms(now), id).await
+    }
+
+    async fn mark_outbound_delivered(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Outbound>> {
+        let sql = format!(
+            "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = ?1, updated_at = ?1 \
+             WHERE id = ?2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
+            returning()
+        );
+        self.update_outbound(sql, ms(now), id).await
+    }
+
+    async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>> {
+        Ok(self
+            .read_outbound("o.id = ?", &[id], "")
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>> {
+        if message_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; message_ids.len()].join(", ");
+        let ids: Vec<&str> = message_ids.iter().map(String::as_str).collect();
+        self.read_outbound(&format!("o.harness_message_id IN ({marks})"), &ids, "")
+            .await
+    }
+
+    async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>> {
+        let limit = limit.to_string();
+        match task_id {
+            Some(t) => {
+                self.read_outbound(
+                    "o.task_id = ?",
+                    &[t, limit.as_str()],
+                    "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST(? AS INTEGER)",
+                )
+                .await
+            }
+            None => {
+                self.read_outbound(
+                    "1",
+                    &[limit.as_str()],
+                    "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST(? AS INTEGER)",
+                )
+                .await
+            }
+        }
+    }
+
+    async fn delivery_mapping(
+        &self,
+        platform: &str,
+        pmid: &str,
+    ) -> StoreResult<Option<DeliveryMapping>> {
+        let row = sqlx::query(
+            "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
+               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = ?",
+        )
+        .bind(format!("{platform}:{pmid}"))
+        .fetch_optional(&self.reader)
+        .await
+        .map_err(map)?;
+        row.map(|r| {
+            Ok(DeliveryMapping {
+                id: r.try_get("id").map_err(map)?,
+                harness_message_id: r.try_get("harness_message_id").map_err(map)?,
+                task_id: r.try_get("task_id").map_err(map)?,
+                outbound_id: r.try_get("outbound_id").map_err(map)?,
+                platform: r.try_get("platform").map_err(map)?,
+                chat_id: r.try_get("chat_id").map_err(map)?,
+                platform_message_id: r.try_get("platform_message_id").map_err(map)?,
+                scope: r.try_get("scope").map_err(map)?,
+                expect_reply: r.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
+                created_at: time(r.try_get("created_at").map_err(map)?)?,
+            })
+        })
+        .transpose()
+    }
+}

@@ -1,0 +1,552 @@
+//! The durable outbox on a real SQLite file, through the core: the message
+//! and its outbound row in one transaction, the dedup rules (explicit keys
+//! strict, implicit keys per ask lifecycle), every transition of the state
+//! machine, expired leases, start-up recovery, and concurrent enqueues of
+//! one key from two writers on one file.
+
+use std::sync::Arc;
+
+use chrono::{Duration, Utc};
+use harness_core::{
+    CoreError, Harness, HarnessConfig, ids,
+    model::{ExecutionStatus, MessageKind, MessageState},
+    outbox::{OutboundState, PushInput, Receipt, SendOutcome},
+    settings::NotifyTarget,
+    tasks::CreateTask,
+};
+use harness_store::{SqliteOptions, SqliteStore};
+
+async fn harness(dir: &tempfile::TempDir, node: &str) -> (SqliteStore, Harness) {
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let mut config = HarnessConfig::new(ids::token_hash("admin"));
+    config.node_id = node.into();
+    let h = Harness::new(Arc::new(store.clone()), config);
+    (store, h)
+}
+
+async fn task(h: &Harness) -> String {
+    h.create_task(CreateTask {
+        title: Some("Fix CI".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .task
+    .id
+}
+
+fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> NotifyTarget {
+    NotifyTarget {
+        id: None,
+        label: format!("{scope} chat"),
+        gateway: gateway.into(),
+        downstream: Some(downstream.into()),
+        dest: dest.map(Into::into),
+        profile: None,
+        scope: scope.into(),
+        active: true,
+    }
+}
+
+async fn configured(h: &Harness) {
+    h.set_notify_targets(vec![
+        target("unattended", "hermes", "feishu", None),
+        target("work", "openclaw", "telegram", Some("-100")),
+    ])
+    .await
+    .unwrap();
+}
+
+fn push(task_id: &str, message: &str, expect_reply: bool) -> PushInput {
+    PushInput {
+        task_id: Some(task_id.into()),
+        message: Some(message.into()),
+        scope: Some("unattended".into()),
+        expect_reply: Some(expect_reply),
+        ..Default::default()
+    }
+}
+
+fn delivered(id: &str) -> SendOutcome {
+    SendOutcome::Delivered(Receipt {
+        message_id: Some(id.into()),
+        platform: None,
+        chat_id: None,
+    })
+}
+
+const OWNER: &str = "node-a:boot-1";
+
+async fn claim_one(h: &Harness, at: chrono::DateTime<Utc>) -> harness_core::outbox::Outbound {
+    let mut rows = h
+        .store()
+        .claim_outbound(OWNER, at, at + Duration::seconds(120), 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1, "exactly one due row");
+    rows.remove(0)
+}
+
+#[tokio::test]
+async fn no_channel_and_work_without_destination_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    let t = task(&h).await;
+    let err = h.push_to_human(push(&t, "hi", true)).await.unwrap_err();
+    assert!(
+        matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"),
+        "{err:?}"
+    );
+    h.set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
+        .await
+        .unwrap();
+    let mut p = push(&t, "hi", false);
+    p.scope = Some("work".into());
+    let err = h.push_to_human(p.clone()).await.unwrap_err();
+    assert_eq!(err.field(), Some("to"));
+    p.to = Some("-100".into());
+    let out = h.push_to_human(p).await.unwrap();
+    assert_eq!(out.state, OutboundState::Pending);
+    assert!(!out.parked && !out.sent);
+}
+
+#[tokio::test]
+async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    let exec = h.begin_execution(&t).await.unwrap();
+    let old = h.ask(&t, Some("older question")).await.unwrap();
+    h.store().resume_executions(&t).await.unwrap();
+
+    let out = h
+        .push_to_human(push(&t, "Postgres or SQLite?", true))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.state, out.deduped, out.sent, out.parked),
+        (OutboundState::Pending, false, false, false)
+    );
+    let message = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (message.kind, message.state),
+        (MessageKind::Ask, MessageState::PendingDelivery)
+    );
+    let row = h.outbound(&out.outbound_id).await.unwrap();
+    assert_eq!(
+        row.message,
+        format!("Fix CI\n\nPostgres or SQLite?\n\nTask ID: [[tower:task={t}]]")
+    );
+    // Not pending yet: the older ask is still the OPEN one.
+    assert!(h.pending(&t).await.unwrap().pending);
+
+    let claimed = claim_one(&h, Utc::now()).await;
+    assert_eq!(
+        (claimed.state, claimed.attempts),
+        (OutboundState::Sending, 1)
+    );
+    let done = h
+        .finish_send(&claimed, OWNER, delivered("om_1"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.state, OutboundState::Delivered);
+    assert_eq!(done.platform.as_deref(), Some("feishu"));
+    assert!(done.delivered_at.is_some() && done.lease_owner.is_none());
+    let pending = h.pending(&t).await.unwrap();
+    assert_eq!(pending.request_id.as_deref(), out.message_id.as_deref());
+    let older = h
+        .store()
+        .get_message(&old.request_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(older.state, MessageState::Cancelled);
+    let live = h.store().live_execution(&t).await.unwrap().unwrap();
+    assert_eq!(
+        (live.id.as_str(), live.status),
+        (exec.0.id.as_str(), ExecutionStatus::Paused)
+    );
+    let map = h.delivery_mapping("FEISHU", "om_1").await.unwrap().unwrap();
+    assert_eq!(map.task_id.as_deref(), Some(t.as_str()));
+    assert_eq!(map.harness_message_id, out.message_id);
+    assert!(map.expect_reply);
+    assert!(
+        h.delivery_mapping("feishu", "om_2")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A late result of the same attempt changes nothing.
+    assert!(
+        h.finish_send(&claimed, OWNER, delivered("om_9"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    let mut a = push(&t, "first text", true);
+    a.dedup_key = Some(" k1 ".into());
+    let first = h.push_to_human(a.clone()).await.unwrap();
+    a.message = Some("other text, same key".into());
+    let again = h.push_to_human(a).await.unwrap();
+    assert!(again.deduped);
+    assert_eq!(again.outbound_id, first.outbound_id);
+    assert_eq!(
+        h.outbound(&first.outbound_id).await.unwrap().dedup_key,
+        format!("harness:{t}:k1")
+    );
+
+    // Implicit (another task): same content while pending → the same row.
+    let t = task(&h).await;
+    let p1 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    let p2 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    assert!(!p1.deduped && p2.deduped && p1.outbound_id == p2.outbound_id);
+    // Deliver p1 (its ask OPEN): still the same lifecycle.
+    let now = Utc::now();
+    let rows = h
+        .store()
+        .claim_outbound(OWNER, now, now + Duration::seconds(120), 10)
+        .await
+        .unwrap();
+    for r in &rows {
+        let id = format!("om_{}", r.id);
+        h.finish_send(r, OWNER, delivered(&id))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let open = h.pending(&t).await.unwrap();
+    let p3 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    assert!(p3.deduped, "the ask is OPEN: same lifecycle");
+    assert_eq!(p3.outbound_id, p1.outbound_id);
+    // Answer the ask (whichever is OPEN now): a new lifecycle for the content.
+    assert!(open.pending);
+    h.reply(&t, Some("answer"), false).await.unwrap();
+    if h.pending(&t).await.unwrap().pending {
+        h.reply(&t, Some("answer 2"), false).await.unwrap();
+    }
+    let p4 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    assert!(!p4.deduped, "answered: a new cycle");
+    let row = h.outbound(&p4.outbound_id).await.unwrap();
+    assert!(row.dedup_key.ends_with(":cycle:2"), "{}", row.dedup_key);
+    // Different content → a new row.
+    assert!(
+        !h.push_to_human(push(&t, "different", true))
+            .await
+            .unwrap()
+            .deduped
+    );
+}
+
+#[tokio::test]
+async fn failures_back_off_then_die_and_a_person_can_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    let out = h.push_to_human(push(&t, "will fail", false)).await.unwrap();
+    let mut at = Utc::now();
+    let row = claim_one(&h, at).await;
+    let failed = h
+        .finish_send(&row, OWNER, SendOutcome::Failed("exit 1".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.state, OutboundState::Failed);
+    let wait = (failed.next_attempt_at.unwrap() - failed.updated_at).num_seconds();
+    assert_eq!(wait, 2, "first backoff is 2 s");
+    // Not due before its time.
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, at, at + Duration::seconds(1), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let msg = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(msg.state, MessageState::PendingDelivery);
+    let mut last = failed;
+    for _ in 1..harness_core::deliveries::MAX_ATTEMPTS {
+        at = last.next_attempt_at.unwrap() + Duration::milliseconds(1);
+        let row = claim_one(&h, at).await;
+        last = h
+            .finish_send(&row, OWNER, SendOutcome::Failed("still".into()))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!((last.state, last.attempts), (OutboundState::Dead, 20));
+    assert!(last.next_attempt_at.is_none());
+    let far = Utc::now() + Duration::days(1);
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, far, far, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let err = h.mark_outbound_delivered(&last.id).await.unwrap_err();
+    assert_eq!(err.http_status(), 409);
+    let retried = h.retry_outbound(&last.id).await.unwrap();
+    assert_eq!(retried.state, OutboundState::Pending);
+    let row = claim_one(&h, Utc::now()).await;
+    let done = h
+        .finish_send(&row, OWNER, delivered("om_ok"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((done.state, done.attempts), (OutboundState::Delivered, 21));
+    let msg = h
+        .store()
+        .get_message(out.message_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        msg.state,
+        MessageState::Closed,
+        "a notify closes on delivery"
+    );
+}
+
+#[tokio::test]
+async fn unverified_is_never_resent_and_can_be_marked_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    let out = h.push_to_human(push(&t, "no id", true)).await.unwrap();
+    let row = claim_one(&h, Utc::now()).await;
+    let outcome = SendOutcome::Unverified(Receipt::default(), "exit 0 without id".into());
+    let done = h.finish_send(&row, OWNER, outcome).await.unwrap().unwrap();
+    assert_eq!(done.state, OutboundState::SentUnverified);
+    assert_eq!(done.last_error.as_deref(), Some("exit 0 without id"));
+    assert!(
+        h.pending(&t).await.unwrap().pending,
+        "the ask is OPEN anyway"
+    );
+    let far = Utc::now() + Duration::days(1);
+    assert!(
+        h.store()
+            .claim_outbound(OWNER, far, far, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        h.retry_outbound(&out.outbound_id)
+            .await
+            .unwrap_err()
+            .http_status(),
+        409
+    );
+    let marked = h.mark_outbound_delivered(&out.outbound_id).await.unwrap();
+    assert_eq!(marked.state, OutboundState::Delivered);
+    // The same content for a SENT_UNVERIFIED notify stays deduped.
+    let n1 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
+    let row = claim_one(&h, Utc::now()).await;
+    h.finish_send(
+        &row,
+        OWNER,
+        SendOutcome::Unverified(Receipt::default(), "?".into()),
+    )
+    .await
+    .unwrap();
+    let n2 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
+    assert!(n2.deduped && n2.outbound_id == n1.outbound_id);
+}
+
+#[tokio::test]
+async fn expired_leases_and_earlier_boots_become_unverified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, h) = harness(&dir, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    h.push_to_human(push(&t, "one", true)).await.unwrap();
+    let now = Utc::now();
+    let rows = h
+        .store()
+        .claim_outbound(OWNER, now, now - Duration::milliseconds(1), 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(h.recover_expired_outbound().await.unwrap(), 1);
+    let row = h.outbound(&rows[0].id).await.unwrap();
+    assert_eq!(row.state, OutboundState::SentUnverified);
+    assert!(
+        h.pending(&t).await.unwrap().pending,
+        "activated: the ask is OPEN"
+    );
+    // The original sender finishing late loses.
+    assert!(
+        h.finish_send(&rows[0], OWNER, delivered("om_late"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    h.push_to_human(push(&t, "two", false)).await.unwrap();
+    let row = claim_one(&h, Utc::now()).await;
+    assert_eq!(
+        h.recover_expired_outbound().await.unwrap(),
+        0,
+        "lease still valid"
+    );
+    assert_eq!(
+        h.recover_boot_outbound(OWNER).await.unwrap(),
+        0,
+        "our own boot"
+    );
+    // Another node never touches it.
+    let (_s3, hb) = harness(&dir, "node-b").await;
+    assert_eq!(
+        hb.recover_boot_outbound("node-b:boot-1").await.unwrap(),
+        0,
+        "another node's rows"
+    );
+    // This node restarted with a new boot:
+    let (_s2, h2) = harness(&dir, "node-a").await;
+    assert_eq!(h2.recover_boot_outbound("node-a:boot-2").await.unwrap(), 1);
+    assert_eq!(
+        h2.outbound(&row.id).await.unwrap().state,
+        OutboundState::SentUnverified
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_enqueues_of_one_key_make_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_a, ha) = harness(&dir, "node-a").await;
+    let (_b, hb) = harness(&dir, "node-b").await;
+    configured(&ha).await;
+    let t = task(&ha).await;
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let h = if i % 2 == 0 { ha.clone() } else { hb.clone() };
+        let t = t.clone();
+        set.spawn(async move {
+            let mut p = push(&t, &format!("text {i}"), true);
+            if i % 4 < 2 {
+                p.dedup_key = Some("same-key".into());
+            } else {
+                p.message = Some("same content".into());
+            }
+            h.push_to_human(p).await.unwrap()
+        });
+    }
+    let mut ids = std::collections::HashSet::new();
+    let mut fresh = 0;
+    while let Some(out) = set.join_next().await {
+        let out = out.unwrap();
+        ids.insert(out.outbound_id.clone());
+        fresh += usize::from(!out.deduped);
+    }
+    assert_eq!(ids.len(), 2, "one row per key");
+    assert_eq!(fresh, 2, "exactly one creator per key");
+    let all = ha.list_outbound(Some(&t), 100).await.unwrap();
+    assert_eq!(all.len(), 2);
+    let page = ha
+        .list_messages(harness_core::model::MessageQuery {
+            view: harness_core::model::MessageView::All,
+            limit: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.rows.len(), 2, "one message per row");
+}
+
+/// Migration 0008 widens the state CHECK in place: PENDING_DELIVERY is
+/// accepted, other unknown states are still refused, the file is sound.
+#[tokio::test]
+async fn the_state_check_is_widened_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, h) = harness(&dir, "node-a").await;
+    let t = task(&h).await;
+    let pool = store.writer_pool();
+    let insert = |state: &'static str| {
+        sqlx::query(
+            "INSERT INTO harness_messages (id, task_id, kind, state, content, created_at) VALUES (?, ?, 'notify', ?, 'x', 1)",
+        )
+        .bind(ids::new_id())
+        .bind(t.clone())
+        .bind(state)
+        .execute(pool)
+    };
+    insert("PENDING_DELIVERY").await.unwrap();
+    assert!(insert("BOGUS").await.is_err(), "the CHECK still holds");
+    let sql: String =
+        sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(check, "ok");
+    store.close().await;
+    // Reopened (a fresh connection reads the edited schema).
+    let (store, _h) = harness(&dir, "node-a").await;
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
+    )
+    .fetch_one(store.writer_pool())
+    .await
+    .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn the_attempt_cap_is_configurable() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let mut config = HarnessConfig::new(ids::token_hash("admin"));
+    config.outbox_max_attempts = 3;
+    let h = Harness::new(Arc::new(store), config);
+    configured(&h).await;
+    let t = task(&h).await;
+    h.push_to_human(push(&t, "x", false)).await.unwrap();
+    let mut at = Utc::now();
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        let row = claim_one(&h, at).await;
+        let done = h
+            .finish_send(&row, OWNER, SendOutcome::Failed("no".into()))
+            .await
+            .unwrap()
+            .unwrap();
+        states.push(done.state);
+        at = done.next_attempt_at.unwrap_or(at) + Duration::milliseconds(1);
+    }
+    assert_eq!(
+        states,
+        [
+            OutboundState::Failed,
+            OutboundState::Failed,
+            OutboundState::Dead
+        ]
+    );
+}

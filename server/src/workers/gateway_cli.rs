@@ -1,0 +1,122 @@
+//! One run of a gateway CLI (contract.md §9): no stdin, stdout and stderr
+//! captured (bounded), a timeout after which the whole process group is
+//! killed (the CLIs start children of their own).
+
+use std::{collections::BTreeMap, process::Stdio, time::Duration};
+
+use harness_core::outbox::RunEnd;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Output kept per stream (the reference's maxBuffer).
+const MAX_OUTPUT: usize = 1 << 20;
+/// How long output may still be read after the process ended (a
+/// grandchild holding the pipe open must not hold the sender).
+const READ_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone)]
+pub struct CliRun {
+    pub end: RunEnd,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+type Captured = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// Read to EOF into `into` (what was read stays there if the reader is
+/// abandoned).
+async fn read_bounded(mut r: impl AsyncRead + Unpin, into: Captured) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut out = into.lock().unwrap_or_else(|p| p.into_inner());
+                let room = MAX_OUTPUT.saturating_sub(out.len());
+                out.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+fn text(c: &Captured) -> String {
+    String::from_utf8_lossy(&c.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+}
+
+fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
+        return;
+    };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: killpg has no memory-safety preconditions; pid > 1 is the
+    // group this child leads (it was spawned with process_group(0)).
+    unsafe {
+        libc::killpg(pid, libc::SIGKILL);
+    }
+}
+
+/// Run `bin args…` with `env` added to this process's environment.
+pub async fn run(
+    bin: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> CliRun {
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.args(args)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(err) => {
+            return CliRun {
+                end: RunEnd::SpawnFailed(format!("{bin}: {err}")),
+                stdout: String::new(),
+                stderr: String::new(),
+            };
+        }
+    };
+    let pid = child.id();
+    let (out_buf, err_buf) = (Captured::default(), Captured::default());
+    let out = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(read_bounded(s, out_buf.clone())));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(read_bounded(s, err_buf.clone())));
+    let end = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(Ok(status)) => match status.code() {
+            Some(code) => RunEnd::Exited(code),
+            None => RunEnd::Signalled,
+        },
+        Ok(Err(e)) => RunEnd::SpawnFailed(format!("cannot wait for {bin}: {e}")),
+        Err(_) => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            RunEnd::TimedOut
+        }
+    };
+    // Children of the CLI may still hold the pipes open: read what is
+    // there within a short grace, then give up on the rest.
+    let settle = |h: Option<tokio::task::JoinHandle<()>>| async move {
+        if let Some(h) = h {
+            let abort = h.abort_handle();
+            if tokio::time::timeout(READ_GRACE, h).await.is_err() {
+                abort.abort();
+            }
+        }
+    };
+    tokio::join!(settle(out), settle(err));
+    CliRun {
+        end,
+        stdout: text(&out_buf),
+        stderr: text(&err_buf),
+    }
+}

@@ -1,0 +1,179 @@
+//! The outbox worker (one per process): claims due `harness_outbound` rows
+//! with a lease (one statement), runs the gateway CLI for each and records
+//! the outcome (`Harness::finish_send`: DELIVERED / SENT_UNVERIFIED with the
+//! activation transaction, or FAILED with backoff / DEAD). Woken in-process
+//! on enqueue; polls as the fallback; recovers SENDING rows of an earlier
+//! boot of this node at start and expired leases periodically. Any node may
+//! send any row (no PTY is involved).
+
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use chrono::Utc;
+use harness_core::{
+    Harness,
+    outbox::{self, Outbound, RunEnd, SendOutcome, gateway},
+};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::gateway_cli;
+
+#[derive(Debug, Clone)]
+pub struct OutboxConfig {
+    /// Fallback poll (rows due after a backoff, rows queued by another process).
+    pub poll: Duration,
+    pub max_in_flight: usize,
+    /// How long a claim holds a row (longer than the CLI timeout).
+    pub lease: Duration,
+    /// The gateway CLI's timeout; then its process group is killed.
+    pub cli_timeout: Duration,
+    /// How often SENDING rows with an expired lease are recovered.
+    pub recover_every: Duration,
+    /// How long a stopping worker lets sends in flight finish.
+    pub drain: Duration,
+    /// Failed attempts before a row is DEAD (D7, default 20).
+    pub max_attempts: u32,
+}
+
+impl Default for OutboxConfig {
+    fn default() -> Self {
+        Self {
+            poll: Duration::from_secs(1),
+            max_in_flight: 8,
+            lease: outbox::CLAIM_LEASE,
+            cli_timeout: outbox::CLI_TIMEOUT,
+            recover_every: Duration::from_secs(10),
+            drain: Duration::from_secs(3),
+            max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
+        }
+    }
+}
+
+/// Send one leased row and record what happened.
+async fn send_one(harness: Harness, row: Outbound, owner: String, timeout: Duration) {
+    let outcome = match harness.gateway_config().await {
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");
+            SendOutcome::Failed("cannot read the gateway settings".into())
+        }
+        Ok(config) => {
+            let settings = config.get(&row.gateway);
+            match gateway::argv(&row, &settings) {
+                Err(why) => SendOutcome::Failed(why),
+                Ok(args) => {
+                    let bin = gateway::binary(&row.gateway, &settings);
+                    let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
+                    if matches!(run.end, RunEnd::TimedOut) {
+                        tracing::warn!(bin, "gateway CLI timed out; its process group was killed");
+                    }
+                    outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
+                }
+            }
+        }
+    };
+    if let Err(err) = harness.finish_send(&row, &owner, outcome).await {
+        // The row stays SENDING under our lease: recovery makes it
+        // SENT_UNVERIFIED when the lease expires (never a blind resend).
+        tracing::error!(error = ?err, "cannot record the outcome of a send");
+    }
+}
+
+/// Run until `cancel`. `owner` is `<node id>:<boot id>`.
+pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
+    let wake = harness.outbox_wake();
+    let lease =
+        chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(120));
+    match harness.recover_boot_outbound(&owner).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(
+            count = n,
+            "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
+        ),
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
+        }
+    }
+    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut rows = JoinSet::new();
+    let mut next_recovery = tokio::time::Instant::now();
+    tracing::info!(%owner, "outbox worker started");
+    loop {
+        while rows.try_join_next().is_some() {}
+        if tokio::time::Instant::now() >= next_recovery {
+            next_recovery = tokio::time::Instant::now() + config.recover_every;
+            match harness.recover_expired_outbound().await {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(
+                    count = n,
+                    "outbound sends with an expired lease: SENT_UNVERIFIED"
+                ),
+                Err(err) => tracing::error!(error = ?err, "cannot recover expired outbound leases"),
+            }
+        }
+        let free = config.max_in_flight.saturating_sub(rows.len());
+        let mut claimed_all = false;
+        if free > 0 {
+            let now = Utc::now();
+            match harness
+                .store()
+                .claim_outbound(&owner, now, now + lease, free as u32)
+                .await
+            {
+                Ok(claimed) => {
+                    claimed_all = !claimed.is_empty() && claimed.len() == free;
+                    for row in claimed {
+                        harness.outbound_changed(&row);
+                        let fresh = in_flight
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(row.id.clone());
+                        if !fresh {
+                            continue;
+                        }
+                        let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
+                        let (h, o, f) = (harness.clone(), owner.clone(), in_flight.clone());
+                        let timeout = config.cli_timeout;
+                        rows.spawn(
+                            async move {
+                                let id = row.id.clone();
+                                send_one(h, row, o, timeout).await;
+                                f.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                            }
+                            .instrument(span),
+                        );
+                    }
+                }
+                Err(err) => tracing::error!(error = ?err, "cannot claim outbound messages"),
+            }
+        }
+        if claimed_all {
+            continue;
+        }
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = wake.notified() => {}
+            () = tokio::time::sleep(config.poll) => {}
+            Some(_) = rows.join_next(), if !rows.is_empty() => {}
+        }
+    }
+    if tokio::time::timeout(config.drain, async {
+        while rows.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
+    {
+        // Rows still SENDING keep their lease: the next start of this node
+        // makes them SENT_UNVERIFIED (they may have been sent).
+        tracing::warn!(
+            left = rows.len(),
+            "outbox worker stopped with sends in flight"
+        );
+        rows.abort_all();
+    }
+    tracing::info!("outbox worker stopped");
+}
