@@ -302,7 +302,7 @@ test('no channel configured: said once, with a link to Settings → Notification
   expect(JSON.stringify(stored.body)).toContain('chat-42');
 
   await page.goto('/settings');
-  await page.locator('#targets li button').click();
+  await page.locator('#targets li button', { hasText: 'Remove' }).click();
   await expect(page.locator('#no-targets')).toBeVisible();
   expect(errors).toEqual([]);
 });

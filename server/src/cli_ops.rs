@@ -77,4 +77,3 @@ pub fn doctor_cmd(data_dir: &Path) -> ExitCode {
         ExitCode::FAILURE
     }
 }
-

@@ -27,13 +27,28 @@ pub struct Check {
 
 impl Check {
     fn pass(name: &'static str, detail: impl Into<String>) -> Self {
-        Self { name, outcome: Outcome::Pass, detail: detail.into(), fix: None }
+        Self {
+            name,
+            outcome: Outcome::Pass,
+            detail: detail.into(),
+            fix: None,
+        }
     }
     fn note(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { name, outcome: Outcome::Note, detail: detail.into(), fix: Some(fix.into()) }
+        Self {
+            name,
+            outcome: Outcome::Note,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
     }
     fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { name, outcome: Outcome::Fail, detail: detail.into(), fix: Some(fix.into()) }
+        Self {
+            name,
+            outcome: Outcome::Fail,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
     }
 
     /// `ok   name: detail` / `FAIL name: detail — fix: …`
@@ -78,7 +93,9 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
 
 fn mode(path: &Path) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777)
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o777)
 }
 
 fn data_dir(root: &Path) -> Vec<Check> {
@@ -123,7 +140,10 @@ fn server(root: &Path) -> Check {
     let Some(found) = crate::supervised::discovery::read(root) else {
         return Check::fail(
             "server",
-            format!("no running server found ({} is missing)", crate::supervised::discovery::path(root).display()),
+            format!(
+                "no running server found ({} is missing)",
+                crate::supervised::discovery::path(root).display()
+            ),
             "start it: `harness serve` (or ./run.sh)",
         );
     };
@@ -135,9 +155,10 @@ fn server(root: &Path) -> Check {
         Err(err) => return Check::fail("server", format!("no HTTP client: {err}"), "report a bug"),
     };
     match client.get(format!("{}/healthz", found.url)).send() {
-        Ok(resp) if resp.status().is_success() => {
-            Check::pass("server", format!("{} answers (pid {})", found.url, found.pid))
-        }
+        Ok(resp) if resp.status().is_success() => Check::pass(
+            "server",
+            format!("{} answers (pid {})", found.url, found.pid),
+        ),
         Ok(resp) => Check::fail(
             "server",
             format!("{} answered HTTP {}", found.url, resp.status().as_u16()),
@@ -206,7 +227,9 @@ fn agent_clis() -> Vec<Check> {
             Err(err) => out.push(Check::note(
                 "agent CLI",
                 format!("{label} (`{program}`) not runnable: {err}"),
-                format!("install it if you run {label} agents (npm install -g …) and put it on PATH"),
+                format!(
+                    "install it if you run {label} agents (npm install -g …) and put it on PATH"
+                ),
             )),
             Ok(text) => {
                 found += 1;
@@ -242,10 +265,16 @@ fn agent_clis() -> Vec<Check> {
 fn site(root: Option<&Path>) -> Check {
     match root {
         Some(dir) => match crate::assets::Site::from_dir(dir) {
-            Ok(_) => Check::pass("web bundle", format!("{} (HARNESS_SITE_ROOT)", dir.display())),
+            Ok(_) => Check::pass(
+                "web bundle",
+                format!("{} (HARNESS_SITE_ROOT)", dir.display()),
+            ),
             Err(err) => Check::fail(
                 "web bundle",
-                format!("HARNESS_SITE_ROOT={} has no built site: {err}", dir.display()),
+                format!(
+                    "HARNESS_SITE_ROOT={} has no built site: {err}",
+                    dir.display()
+                ),
                 "run scripts/build-site.sh, or unset HARNESS_SITE_ROOT to use the embedded bundle",
             ),
         },
@@ -277,15 +306,33 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 }
 
 fn disk(root: &Path, min: u64) -> Check {
-    let probe = if root.exists() { root.to_path_buf() } else { root.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/")) };
+    let probe = if root.exists() {
+        root.to_path_buf()
+    } else {
+        root.parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"))
+    };
     match free_bytes(&probe) {
-        None => Check::fail("disk", format!("cannot read free space of {}", probe.display()), "check the path"),
+        None => Check::fail(
+            "disk",
+            format!("cannot read free space of {}", probe.display()),
+            "check the path",
+        ),
         Some(free) if free < min => Check::fail(
             "disk",
-            format!("{} free on {} (below {})", human(free), probe.display(), human(min)),
+            format!(
+                "{} free on {} (below {})",
+                human(free),
+                probe.display(),
+                human(min)
+            ),
             "free some space: the database and agents' logs need room to grow",
         ),
-        Some(free) => Check::pass("disk", format!("{} free on {}", human(free), probe.display())),
+        Some(free) => Check::pass(
+            "disk",
+            format!("{} free on {}", human(free), probe.display()),
+        ),
     }
 }
 
@@ -313,15 +360,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir(root.join("secrets")).unwrap();
-        std::fs::set_permissions(root.join("secrets"), std::fs::Permissions::from_mode(0o700)).unwrap();
-        for f in ["secrets/admin.token", "secrets/internal-api.key", "harness.db"] {
+        std::fs::set_permissions(root.join("secrets"), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        for f in [
+            "secrets/admin.token",
+            "secrets/internal-api.key",
+            "harness.db",
+        ] {
             std::fs::write(root.join(f), "x").unwrap();
             std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
         }
         assert!(data_dir(root).iter().all(|c| c.outcome == Outcome::Pass));
-        std::fs::set_permissions(root.join("secrets/admin.token"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            root.join("secrets/admin.token"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
         let checks = data_dir(root);
-        let bad: Vec<_> = checks.iter().filter(|c| c.outcome == Outcome::Fail).collect();
+        let bad: Vec<_> = checks
+            .iter()
+            .filter(|c| c.outcome == Outcome::Fail)
+            .collect();
         assert_eq!(bad.len(), 1);
         assert!(bad[0].line().contains("chmod 600"), "{}", bad[0].line());
     }

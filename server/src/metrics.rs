@@ -176,11 +176,18 @@ pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Respon
 
 async fn render(state: &AppState) -> Result<String, ApiError> {
     let harness = &state.harness;
-    let counts = harness.store().counts().await.map_err(harness_core::CoreError::from)?;
+    let counts = harness
+        .store()
+        .counts()
+        .await
+        .map_err(harness_core::CoreError::from)?;
     let now = chrono::Utc::now();
     let asks = harness
         .store()
-        .ask_timings(now - chrono::Duration::days(7), harness_core::analytics::MAX_ASKS)
+        .ask_timings(
+            now - chrono::Duration::days(7),
+            harness_core::analytics::MAX_ASKS,
+        )
         .await
         .map_err(harness_core::CoreError::from)?;
 
@@ -235,7 +242,11 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         deliveries.get_or_create(&label).set(*n);
         attempts.get_or_create(&label).set(*tries);
     }
-    registry.register("deliveries", "Deliveries into agents' terminals by state", deliveries);
+    registry.register(
+        "deliveries",
+        "Deliveries into agents' terminals by state",
+        deliveries,
+    );
     registry.register(
         "delivery_attempts",
         "Delivery attempts summed, by the deliveries' state",
@@ -268,8 +279,9 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         gauge(sockets),
     );
     let mut text = String::new();
-    encode(&mut text, &registry)
-        .map_err(|e| harness_core::CoreError::Store(harness_core::store::StoreError::Backend(Box::new(e))))?;
+    encode(&mut text, &registry).map_err(|e| {
+        harness_core::CoreError::Store(harness_core::store::StoreError::Backend(Box::new(e)))
+    })?;
     Ok(text)
 }
 

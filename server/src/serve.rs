@@ -76,7 +76,9 @@ impl StreamLimits {
     pub fn in_use(&self) -> (usize, usize) {
         (
             self.caps.0.saturating_sub(self.events.available_permits()),
-            self.caps.1.saturating_sub(self.websockets.available_permits()),
+            self.caps
+                .1
+                .saturating_sub(self.websockets.available_permits()),
         )
     }
 

@@ -163,15 +163,26 @@ async fn backup_under_write_load_restores_every_row_into_a_fresh_data_directory(
     // While the server runs: no restore, no second server on the data dir.
     let refused = harness(&["restore", file.to_str().unwrap()], &a);
     assert!(!refused.status.success(), "restore ran under a live server");
-    assert!(text(&refused).contains("stop it first"), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("stop it first"),
+        "{}",
+        text(&refused)
+    );
     let second = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(&a)
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(!second.status.success(), "a second server shared the data dir");
-    assert!(text(&second).contains("another Harness process"), "{}", text(&second));
+    assert!(
+        !second.status.success(),
+        "a second server shared the data dir"
+    );
+    assert!(
+        text(&second).contains("another Harness process"),
+        "{}",
+        text(&second)
+    );
 
     let original = tasks(&client, &life.base, &life.admin).await;
     life.stop();
@@ -197,7 +208,11 @@ async fn backup_under_write_load_restores_every_row_into_a_fresh_data_directory(
     // The snapshot is one consistent point: every restored row is a row the
     // original had, byte for byte, and nothing from after the copy is torn.
     for (id, row) in &restored {
-        assert_eq!(original.get(id), Some(row), "restored row {id} is not an original row");
+        assert_eq!(
+            original.get(id),
+            Some(row),
+            "restored row {id} is not an original row"
+        );
     }
     assert!(restored.len() >= before.len());
     restored_life.stop();
@@ -209,7 +224,11 @@ async fn backup_under_write_load_restores_every_row_into_a_fresh_data_directory(
     let kept = std::fs::read_dir(&b)
         .unwrap()
         .filter_map(Result::ok)
-        .any(|e| e.file_name().to_string_lossy().contains("harness.db.before-restore-"));
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains("harness.db.before-restore-")
+        });
     assert!(kept, "the replaced database was not kept");
 }
 
@@ -222,9 +241,23 @@ async fn restore_refuses_files_that_are_not_harness_backups_and_touches_nothing(
     std::fs::write(&garbage, b"this is not a database").unwrap();
     let out = harness(&["restore", garbage.to_str().unwrap()], &data);
     assert!(!out.status.success());
-    assert!(text(&out).contains("not a readable Harness database"), "{}", text(&out));
-    assert!(!data.join("harness.db").exists(), "a refused restore wrote a database");
-    let missing = harness(&["restore", tmp.path().join("nope.db").to_str().unwrap()], &data);
+    assert!(
+        text(&out).contains("not a readable Harness database"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !data.join("harness.db").exists(),
+        "a refused restore wrote a database"
+    );
+    let missing = harness(
+        &["restore", tmp.path().join("nope.db").to_str().unwrap()],
+        &data,
+    );
     assert!(!missing.status.success());
-    assert!(text(&missing).contains("no backup file"), "{}", text(&missing));
+    assert!(
+        text(&missing).contains("no backup file"),
+        "{}",
+        text(&missing)
+    );
 }

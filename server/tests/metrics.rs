@@ -40,8 +40,14 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
 
     // No credential, or an agent's: refused. The metrics token and the admin token: served.
     assert_eq!(scrape(&s, None).await.0, StatusCode::UNAUTHORIZED);
-    assert_eq!(scrape(&s, Some(&agent_token)).await.0, StatusCode::UNAUTHORIZED);
-    assert_eq!(scrape(&s, Some("hxm_wrong")).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        scrape(&s, Some(&agent_token)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        scrape(&s, Some("hxm_wrong")).await.0,
+        StatusCode::UNAUTHORIZED
+    );
 
     let (status, body) = s
         .admin(
@@ -53,8 +59,16 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, text) = scrape(&s, Some(metrics_token.trim())).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(sample(&text, r#"harness_messages{kind="ask",state="OPEN"}"#), Some(1.0), "{text}");
-    assert_eq!(sample(&text, r#"harness_executions{state="PAUSED"}"#), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, r#"harness_messages{kind="ask",state="OPEN"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, r#"harness_executions{state="PAUSED"}"#),
+        Some(1.0),
+        "{text}"
+    );
 
     let (status, body) = s
         .admin(
@@ -66,8 +80,16 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, text) = scrape(&s, Some(&s.admin)).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(sample(&text, r#"harness_messages{kind="ask",state="ANSWERED"}"#), Some(1.0), "{text}");
-    assert_eq!(sample(&text, "harness_ask_answer_seconds_count"), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, r#"harness_messages{kind="ask",state="ANSWERED"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "harness_ask_answer_seconds_count"),
+        Some(1.0),
+        "{text}"
+    );
     assert!(text.contains("harness_deliveries{state="), "{text}");
     assert!(text.contains("harness_build_info{version="), "{text}");
     assert!(text.contains("harness_live_ptys "), "{text}");
@@ -75,7 +97,9 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
     let (_, _) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
     let (_, text) = scrape(&s, Some(&s.admin)).await;
     assert!(
-        text.contains(r#"harness_http_requests_total{route="/api/tasks/{id}",method="GET",status="200"} 1"#),
+        text.contains(
+            r#"harness_http_requests_total{route="/api/tasks/{id}",method="GET",status="200"} 1"#
+        ),
         "{text}"
     );
     assert!(!text.contains(&t), "a task id leaked into a label");
@@ -89,8 +113,14 @@ async fn every_response_carries_a_request_id_and_a_given_one_is_kept() {
     let s = common::start(dir.path()).await;
     for path in ["/healthz", "/api/tasks", "/api/tasks/nope", "/metrics"] {
         let resp = s.client.get(s.url(path)).send().await.unwrap();
-        let id = resp.headers().get("x-request-id").map(|v| v.to_str().unwrap().to_string());
-        assert!(id.is_some_and(|v| v.len() >= 16), "{path} has no request id");
+        let id = resp
+            .headers()
+            .get("x-request-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        assert!(
+            id.is_some_and(|v| v.len() >= 16),
+            "{path} has no request id"
+        );
     }
     let resp = s
         .client

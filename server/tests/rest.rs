@@ -552,10 +552,8 @@ async fn schema_invariants_hold_under_concurrent_requests_from_two_servers() {
     let b = common::start_on(&dir.path().join("b"), Some(shared)).await;
     // One data directory holds one server: a second one there is refused.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let cfg = harness_server::ServeConfig::new(
-        listener.local_addr().unwrap(),
-        dir.path().join("a"),
-    );
+    let cfg =
+        harness_server::ServeConfig::new(listener.local_addr().unwrap(), dir.path().join("a"));
     let refused = harness_server::launch(cfg, listener).await.err().unwrap();
     assert!(refused.to_string().contains("stop it first"), "{refused}");
     let mut tasks = Vec::new();

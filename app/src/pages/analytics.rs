@@ -40,7 +40,11 @@ fn BarChart(id: &'static str, title: String, bars: Vec<BarData>) -> impl IntoVie
     const ROW: f64 = 26.0;
     const LABEL: f64 = 150.0;
     const WIDTH: f64 = 460.0;
-    let max = bars.iter().map(|b| b.value).fold(0.0_f64, f64::max).max(1.0);
+    let max = bars
+        .iter()
+        .map(|b| b.value)
+        .fold(0.0_f64, f64::max)
+        .max(1.0);
     #[allow(clippy::cast_precision_loss)]
     let height = ROW * bars.len().max(1) as f64 + 4.0;
     let rows = bars
@@ -49,7 +53,8 @@ fn BarChart(id: &'static str, title: String, bars: Vec<BarData>) -> impl IntoVie
         .map(|(i, b)| {
             #[allow(clippy::cast_precision_loss)]
             let y = ROW * i as f64 + 2.0;
-            let w = ((WIDTH - LABEL - 40.0) * b.value / max).max(if b.value > 0.0 { 2.0 } else { 0.0 });
+            let w =
+                ((WIDTH - LABEL - 40.0) * b.value / max).max(if b.value > 0.0 { 2.0 } else { 0.0 });
             let value = format!("{}", b.value);
             view! {
                 <g class="bar">
@@ -101,7 +106,11 @@ fn AnalyticsView(a: AnalyticsData) -> impl IntoView {
         .questions_per_project
         .into_iter()
         .map(|b| BarData {
-            key: if b.key.is_empty() { l.t("analytics.no_project").to_string() } else { b.key },
+            key: if b.key.is_empty() {
+                l.t("analytics.no_project").to_string()
+            } else {
+                b.key
+            },
             value: b.value,
         })
         .collect();

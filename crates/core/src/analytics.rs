@@ -62,7 +62,11 @@ fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
     let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
     sorted.get(rank.min(sorted.len()) - 1).copied()
 }
@@ -109,7 +113,9 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
     };
     let mut per_project: BTreeMap<String, f64> = BTreeMap::new();
     for a in asks.iter().filter(|a| a.created_at >= week) {
-        *per_project.entry(a.project.clone().unwrap_or_default()).or_default() += 1.0;
+        *per_project
+            .entry(a.project.clone().unwrap_or_default())
+            .or_default() += 1.0;
     }
     let mut by_age = [0.0_f64; AGE_BUCKETS.len()];
     for a in asks.iter().filter(|a| a.state == "OPEN") {
@@ -156,12 +162,22 @@ impl Harness {
 mod tests {
     use super::*;
 
-    fn ask(now: DateTime<Utc>, ago_min: i64, answered_after_min: Option<i64>, project: Option<&str>) -> AskTiming {
+    fn ask(
+        now: DateTime<Utc>,
+        ago_min: i64,
+        answered_after_min: Option<i64>,
+        project: Option<&str>,
+    ) -> AskTiming {
         let created_at = now - Duration::minutes(ago_min);
         AskTiming {
             created_at,
             replied_at: answered_after_min.map(|m| created_at + Duration::minutes(m)),
-            state: if answered_after_min.is_some() { "ANSWERED" } else { "OPEN" }.into(),
+            state: if answered_after_min.is_some() {
+                "ANSWERED"
+            } else {
+                "OPEN"
+            }
+            .into(),
             project: project.map(Into::into),
         }
     }
@@ -178,23 +194,43 @@ mod tests {
         assert_eq!(a.response_24h.p90_seconds, Some(540.0));
         assert_eq!(a.response_7d.count, 11);
         assert_eq!(a.response_7d.p90_seconds, Some(600.0));
-        assert_eq!(a.questions_per_project[0], Bar { key: "p".into(), value: 10.0 });
-        assert_eq!(a.questions_per_project[1], Bar { key: String::new(), value: 1.0 });
+        assert_eq!(
+            a.questions_per_project[0],
+            Bar {
+                key: "p".into(),
+                value: 10.0
+            }
+        );
+        assert_eq!(
+            a.questions_per_project[1],
+            Bar {
+                key: String::new(),
+                value: 1.0
+            }
+        );
     }
 
     #[test]
     fn open_questions_are_parked_time_and_bucketed_by_age() {
         let now = Utc::now();
         let asks = vec![
-            ask(now, 30, None, None),        // 0.5 h, <1h
-            ask(now, 120, None, None),       // 2 h, 1-6h
+            ask(now, 30, None, None),          // 0.5 h, <1h
+            ask(now, 120, None, None),         // 2 h, 1-6h
             ask(now, 2 * 24 * 60, None, None), // 48 h open: 24 h inside the day
         ];
         let a = compute(&asks, now);
         let ages: Vec<f64> = a.unanswered_by_age.iter().map(|b| b.value).collect();
         assert_eq!(ages, vec![1.0, 1.0, 0.0, 1.0, 0.0]);
-        assert!((a.parked_hours_24h - 26.5).abs() < 0.01, "{}", a.parked_hours_24h);
-        assert!((a.parked_hours_7d - 50.5).abs() < 0.01, "{}", a.parked_hours_7d);
+        assert!(
+            (a.parked_hours_24h - 26.5).abs() < 0.01,
+            "{}",
+            a.parked_hours_24h
+        );
+        assert!(
+            (a.parked_hours_7d - 50.5).abs() < 0.01,
+            "{}",
+            a.parked_hours_7d
+        );
         assert_eq!(a.response_7d.count, 0);
         assert_eq!(a.response_7d.p50_seconds, None);
     }

@@ -5,6 +5,6 @@
 //! rows (not memory) say what is left to do.
 
 pub mod deliveries;
-pub mod inbox;
 pub mod gateway_cli;
+pub mod inbox;
 pub mod outbox;

@@ -270,7 +270,8 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
     let outbound = row
         .outbound
         .clone()
-        .map(|info| view! { <crate::outbound::OutboundLine info /> });
+        .map(|info| view! { <crate::outbound::OutboundLine info /> }.into_any());
+    // Type-erased: the table's view type is near the compiler's depth limit.
     view! {
         <tr
             tabindex="0"
@@ -293,4 +294,5 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             </td>
         </tr>
     }
+    .into_any()
 }

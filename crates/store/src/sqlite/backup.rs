@@ -280,9 +280,8 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn path_str(path: &Path) -> Result<&str, StoreOpenError> {
-    path.to_str().ok_or_else(|| {
-        StoreOpenError::Backup(format!("{} is not a UTF-8 path", path.display()))
-    })
+    path.to_str()
+        .ok_or_else(|| StoreOpenError::Backup(format!("{} is not a UTF-8 path", path.display())))
 }
 
 fn io(path: &Path, source: std::io::Error) -> StoreOpenError {

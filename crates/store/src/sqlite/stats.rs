@@ -66,9 +66,7 @@ impl StatsStore for SqliteStore {
                 let replied: Option<i64> = r.get(1);
                 Ok(AskTiming {
                     created_at: time(r.get::<i64, _>(0))?,
-                    replied_at: replied
-                        .map(time)
-                        .transpose()?,
+                    replied_at: replied.map(time).transpose()?,
                     state: r.get(2),
                     project: r.get(3),
                 })
