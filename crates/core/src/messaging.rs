@@ -23,6 +23,9 @@ pub struct AskOutcome {
     pub paused: Vec<String>,
     /// Earlier OPEN asks superseded by this one.
     pub cancelled: Vec<String>,
+    /// A retry with the idempotency key of an ask already recorded: that
+    /// ask's id, nothing new recorded.
+    pub deduped: bool,
 }
 
 /// How the task's agent was resumed by a reply.
@@ -141,7 +144,27 @@ impl Harness {
         question: Option<&str>,
         choices: &crate::options::ChoicesInput,
     ) -> CoreResult<AskOutcome> {
+        self.ask_keyed(task_id, question, choices, None).await
+    }
+
+    /// [`Harness::ask_with`] with the caller's optional idempotency key: a
+    /// retry with the key of an ask already recorded for the task answers
+    /// that ask (`deduped`) and records nothing. Concurrent first tries with
+    /// one key: the unique index lets one commit; the others answer it.
+    pub async fn ask_keyed(
+        &self,
+        task_id: &str,
+        question: Option<&str>,
+        choices: &crate::options::ChoicesInput,
+        idempotency_key: Option<&str>,
+    ) -> CoreResult<AskOutcome> {
         let task_id = validate::task_id(Some(task_id))?;
+        let key = validate::idempotency_key(idempotency_key)?;
+        if let Some(key) = &key
+            && let Some(existing) = self.store().ask_by_key(&task_id, key).await?
+        {
+            return self.deduped_ask(existing).await;
+        }
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
         let now = Utc::now();
         let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
@@ -150,12 +173,25 @@ impl Harness {
             task_id: task_id.clone(),
             question,
             now,
+            idempotency_key: key.clone(),
         };
         let recorded = match choices {
             None => self.store().record_ask(ask).await,
             Some(choices) => self.store().record_ask_with_choices(ask, choices).await,
-        }
-        .map_err(task_missing)?;
+        };
+        let recorded = match (recorded, &key) {
+            (Err(crate::store::StoreError::Duplicate(_)), Some(key)) => {
+                match self.store().ask_by_key(&task_id, key).await? {
+                    Some(existing) => return self.deduped_ask(existing).await,
+                    None => {
+                        return Err(CoreError::Conflict(
+                            "the ask could not be recorded; try again".into(),
+                        ));
+                    }
+                }
+            }
+            (other, _) => other.map_err(task_missing)?,
+        };
         for id in &recorded.cancelled {
             self.publish(HarnessEvent::MessageChanged {
                 id: id.clone(),
@@ -178,6 +214,19 @@ impl Harness {
             no_channel_configured: self.no_channel_configured().await?,
             paused: recorded.paused,
             cancelled: recorded.cancelled,
+            deduped: false,
+        })
+    }
+
+    /// The answer to a retried ask: the ask recorded before, untouched.
+    async fn deduped_ask(&self, existing: Message) -> CoreResult<AskOutcome> {
+        tracing::info!(request_id = %existing.id, "ask deduped by its idempotency key");
+        Ok(AskOutcome {
+            request_id: existing.id,
+            no_channel_configured: self.no_channel_configured().await?,
+            paused: Vec::new(),
+            cancelled: Vec::new(),
+            deduped: true,
         })
     }
 
@@ -193,6 +242,7 @@ impl Harness {
                 task_id: task_id.clone(),
                 question: message,
                 now: Utc::now(),
+                idempotency_key: None,
             })
             .await
             .map_err(task_missing)?;

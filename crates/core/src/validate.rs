@@ -34,6 +34,30 @@ pub fn cuid(field: &'static str, value: &str) -> CoreResult<String> {
 
 /// A required, non-blank text of at most `max` characters. Returns it unchanged
 /// (agents' formatting is preserved); blank means missing.
+/// Longest idempotency key accepted.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+
+/// An optional caller idempotency key (`idempotencyKey`): trimmed, blank is
+/// none, at most [`MAX_IDEMPOTENCY_KEY_CHARS`], no control characters.
+pub fn idempotency_key(value: Option<&str>) -> CoreResult<Option<String>> {
+    let Some(key) = value.map(str::trim).filter(|k| !k.is_empty()) else {
+        return Ok(None);
+    };
+    if key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS {
+        return Err(CoreError::invalid(
+            "idempotencyKey",
+            format!("idempotencyKey too long (at most {MAX_IDEMPOTENCY_KEY_CHARS} characters)"),
+        ));
+    }
+    if key.chars().any(char::is_control) {
+        return Err(CoreError::invalid(
+            "idempotencyKey",
+            "idempotencyKey must not contain control characters",
+        ));
+    }
+    Ok(Some(key.to_string()))
+}
+
 pub fn text(field: &'static str, value: Option<&str>, max: usize) -> CoreResult<String> {
     let value = value.unwrap_or_default();
     if value.trim().is_empty() {

@@ -300,6 +300,7 @@ async fn sweep_expires_only_stale_open_asks() {
             task_id: t1.clone(),
             question: "stale".into(),
             now: Utc::now() - Duration::days(15),
+            idempotency_key: None,
         })
         .await
         .unwrap();

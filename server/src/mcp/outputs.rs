@@ -34,7 +34,8 @@ pub fn output_schema(tool: &str) -> Value {
                 "parked": {"type": "boolean"},
                 "requestId": {"type": "string"},
                 "message": {"type": "string"},
-                "noChannelConfigured": {"type": "boolean"}
+                "noChannelConfigured": {"type": "boolean"},
+                "deduped": {"type": "boolean"}
             }),
             &["parked", "requestId", "message"],
         ),

@@ -68,6 +68,8 @@ fn base_tools() -> Vec<Tool> {
                 "properties": {
                     "taskId": task_id_prop(),
                     "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+                    "idempotencyKey": {"type": "string", "maxLength": 200,
+                        "description": "Optional: a retry with the same key returns the ask recorded before instead of asking again."},
                     "options": {
                         "type": "array", "maxItems": 8,
                         "description": "The choices (AskUserQuestion's shape); the human answers in one click.",
@@ -220,6 +222,7 @@ struct TaskArg {
 struct AskArgs {
     task_id: Option<String>,
     question: Option<String>,
+    idempotency_key: Option<String>,
     /// options, multiSelect, default, deadline, urgency (issue 16).
     #[serde(flatten)]
     choices: harness_core::options::ChoicesInput,
@@ -280,12 +283,18 @@ async fn ask_human(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, 
         .bind_task(a.task_id.as_deref())
         .map_err(|e| message_of(&e))?;
     let out = h
-        .ask_with(&task_id, a.question.as_deref(), &a.choices)
+        .ask_keyed(
+            &task_id,
+            a.question.as_deref(),
+            &a.choices,
+            a.idempotency_key.as_deref(),
+        )
         .await
         .map_err(|e| message_of(&e))?;
     let mut body = json!({
         "parked": true,
         "requestId": out.request_id,
+        "deduped": out.deduped,
         "message": "Question recorded and your task is parked. End your turn now and wait; \
                     the human's reply will be typed into this terminal.",
     });

@@ -29,6 +29,8 @@ pub fn routes() -> Router<AppState> {
 struct AskBody {
     task_id: Option<String>,
     question: Option<String>,
+    /// A retry with the same key answers the ask recorded before.
+    idempotency_key: Option<String>,
     /// options, multiSelect, default, deadline, urgency (issue 16).
     #[serde(flatten)]
     choices: harness_core::options::ChoicesInput,
@@ -42,12 +44,18 @@ async fn ask(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let out = s
         .harness
-        .ask_with(&task_id, body.question.as_deref(), &body.choices)
+        .ask_keyed(
+            &task_id,
+            body.question.as_deref(),
+            &body.choices,
+            body.idempotency_key.as_deref(),
+        )
         .await?;
     Ok(Json(json!({
         "ok": true,
         "requestId": out.request_id,
         "noChannelConfigured": out.no_channel_configured,
+        "deduped": out.deduped,
     })))
 }
 

@@ -12,6 +12,8 @@ pub struct NewAsk {
     pub task_id: String,
     pub question: String,
     pub now: DateTime<Utc>,
+    /// The caller's idempotency key (asks only; unique per task).
+    pub idempotency_key: Option<String>,
 }
 
 /// What `ask` did, atomically.
@@ -53,6 +55,8 @@ pub trait MessageStore: Send + Sync + 'static {
     /// RUNNING execution), park RUNNING executions. `MissingReference("task")`
     /// when the task does not exist.
     async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded>;
+    /// The task's ask recorded with this idempotency key, in any state.
+    async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>>;
     /// Insert a CLOSED notify line.
     async fn record_notify(&self, ask: NewAsk) -> StoreResult<Message>;
     /// OPEN → ANSWERED for the task's newest OPEN ask, only if it is still OPEN,

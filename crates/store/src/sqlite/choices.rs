@@ -67,27 +67,29 @@ impl ChoicesStore for SqliteStore {
             ms(ask.now),
         );
         // The ask's own statements, then its choices, in one transaction.
+        let key = ask.idempotency_key.clone();
+        // ?5 is RECORD_ASK's idempotency key; the choices follow it.
         let sql = format!(
             "BEGIN IMMEDIATE; {RECORD_ASK}; \
-             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?2, ?5, ?6, ?7, ?8, ?9, NULL) \
+             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?2, ?6, ?7, ?8, ?9, ?10, NULL) \
                RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id; \
              COMMIT"
         );
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(sql))
+                    let query = sqlx::query(AssertSqlSafe(sql))
                         .bind(task_id)
                         .bind(id)
                         .bind(question)
                         .bind(now)
+                        .bind(key)
                         .bind(options)
                         .bind(i64::from(choices.multi_select))
                         .bind(choices.default)
                         .bind(choices.deadline_at.map(ms))
-                        .bind(choices.urgency.as_str())
-                        .fetch_all(conn)
-                        .await
+                        .bind(choices.urgency.as_str());
+                    query.fetch_all(conn).await
                 })
             })
             .await?;

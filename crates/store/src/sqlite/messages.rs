@@ -80,14 +80,15 @@ async fn resume_in(
 }
 
 /// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
-/// ?4 now), without the transaction around them: also run by
+/// ?4 now, ?5 idempotency key or NULL), without the transaction around them: also run by
 /// `record_ask_with_choices` (`sqlite/choices.rs`).
 pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
        WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
        RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
-     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
+     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at, \
+         idempotency_key) \
        VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
-         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4) \
+         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4, ?5) \
        RETURNING 'asked' AS what, id, execution_id; \
      UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
        RETURNING 'paused' AS what, id, NULL AS execution_id";
@@ -236,6 +237,9 @@ impl MessageStore for SqliteStore {
         let id = ask.id.clone();
         let question = ask.question.clone();
         let now = ms(ask.now);
+        // The key is a column of the insert: a second ask with the key of an
+        // existing one breaks the unique index and rolls the whole ask back.
+        let key = ask.idempotency_key.clone();
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
@@ -246,12 +250,29 @@ impl MessageStore for SqliteStore {
                     .bind(id)
                     .bind(question)
                     .bind(now)
+                    .bind(key)
                     .fetch_all(conn)
                     .await
                 })
             })
             .await?;
         ask_recorded(ask, &returned)
+    }
+
+    async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
+             WHERE m.task_id = ? AND m.kind = 'ask' AND m.idempotency_key = ?"
+        );
+        sqlx::query(AssertSqlSafe(sql))
+            .bind(task_id)
+            .bind(key)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)?
+            .as_ref()
+            .map(rows::message)
+            .transpose()
     }
 
     async fn record_notify(&self, n: NewAsk) -> StoreResult<Message> {

@@ -113,6 +113,7 @@ fn ask(task_id: &str, question: &str, at: DateTime<Utc>) -> NewAsk {
         task_id: task_id.into(),
         question: question.into(),
         now: at,
+        idempotency_key: None,
     }
 }
 
