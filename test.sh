@@ -9,6 +9,11 @@ start=$(date +%s)
 step() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(( $(date +%s) - start ))" "$*" >&2; }
 
 step "setup"
+# A full test build (wasm + ~50 test binaries) takes about 6 GB under target/.
+free_gb=$(df -Pk . | awk 'NR==2 {print int($4 / 1048576)}')
+if [ "${free_gb:-0}" -lt 10 ]; then
+  echo "warning: only ${free_gb} GB free on $(df -P . | awk 'NR==2 {print $6}'); the test build needs ~6 GB" >&2
+fi
 scripts/setup.sh test
 step "building the browser bundle (wasm)"
 scripts/build-site.sh

@@ -3,13 +3,8 @@
 use std::{path::Path, process::ExitCode};
 
 use anyhow::Context;
-use harness_server::{datalock::DataLock, doctor};
+use harness_server::{config, datalock::DataLock, doctor};
 use harness_store::backup::{self, BackupSummary};
-
-/// `sqlite://<data-dir>/harness.db` unless a URL is given.
-fn database_url(data_dir: &Path, database_url: Option<String>) -> String {
-    database_url.unwrap_or_else(|| format!("sqlite://{}", data_dir.join("harness.db").display()))
-}
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -32,7 +27,7 @@ fn print_summary(verb: &str, s: &BackupSummary) {
 
 /// `harness backup FILE`: a consistent copy while the server runs.
 pub fn backup(data_dir: &Path, url: Option<String>, file: &Path) -> anyhow::Result<()> {
-    let url = database_url(data_dir, url);
+    let url = config::database_url(data_dir, url);
     let summary = runtime()?.block_on(backup::backup(&url, file))?;
     print_summary("backed up to", &summary);
     println!(
@@ -45,7 +40,7 @@ pub fn backup(data_dir: &Path, url: Option<String>, file: &Path) -> anyhow::Resu
 /// `harness restore FILE`: with the server stopped.
 pub fn restore(data_dir: &Path, url: Option<String>, file: &Path) -> anyhow::Result<()> {
     let _lock = DataLock::acquire(data_dir)?;
-    let url = database_url(data_dir, url);
+    let url = config::database_url(data_dir, url);
     let summary = runtime()?.block_on(backup::restore(&url, file))?;
     print_summary("restored", &summary);
     if let Some(previous) = &summary.previous {

@@ -48,10 +48,14 @@ impl ServeConfig {
     }
 
     pub fn database_url(&self) -> String {
-        self.database_url
-            .clone()
-            .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("harness.db").display()))
+        database_url(&self.data_dir, self.database_url.clone())
     }
+}
+
+/// The database URL: the explicit one, else `sqlite://<data_dir>/harness.db`
+/// (the one default, used by `serve`, `backup` and `restore`).
+pub fn database_url(data_dir: &std::path::Path, explicit: Option<String>) -> String {
+    explicit.unwrap_or_else(|| format!("sqlite://{}", data_dir.join("harness.db").display()))
 }
 
 /// `$HARNESS_SITE_ROOT`: serve the web assets from this built site directory
