@@ -115,6 +115,7 @@ async fn a_pushed_question_lists_its_options_and_a_reply_of_2_picks_one() {
     ] {
         let mut body = bad.clone();
         body["message"] = json!("Which DB?");
+        body["scope"] = json!("unattended");
         let (st, out) = push(body).await;
         assert_eq!(st, StatusCode::BAD_REQUEST, "{bad}: {out}");
         assert_eq!(out["field"], field, "{bad}: {out}");
@@ -356,5 +357,85 @@ async fn a_derived_childs_native_question_reaches_the_parents_inbox_with_its_opt
     assert!(prompt.contains("Which option?"), "{prompt}");
     assert!(prompt.contains("1. A — first"), "{prompt}");
     assert!(prompt.contains("2. B — second"), "{prompt}");
+    s.shutdown().await;
+}
+
+async fn mcp(s: &common::Server, token: &str, tool: &str, arguments: Value) -> (bool, Value) {
+    let (status, body) = common::decode(
+        s.client
+            .post(s.url("/mcp"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .bearer_auth(token)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let text = body["result"]["content"][0]["text"].as_str().unwrap();
+    (
+        body["result"]["isError"].as_bool().unwrap(),
+        serde_json::from_str(text).unwrap_or(Value::String(text.to_string())),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mcp_push_to_human_takes_choices_and_reply_to_ask_maps_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path()).await;
+    let record = dir.path().join("sent.jsonl");
+    configure(&s, &record).await;
+    let t = s.task("Nightly build").await;
+    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (is_error, out) = mcp(
+        &s,
+        &token,
+        "push_to_human",
+        json!({"message": "Retry or skip?", "scope": "unattended",
+               "options": [{"label": "Retry"}, {"label": "Skip"}], "default": "Nope", "deadline": 120}),
+    )
+    .await;
+    assert!(is_error, "{out}");
+    assert!(out.to_string().contains("default"), "{out}");
+    let (is_error, out) = mcp(
+        &s,
+        &token,
+        "push_to_human",
+        json!({"message": "Retry or skip?", "scope": "unattended", "multiSelect": false,
+               "options": [{"label": "Retry"}, {"label": "Skip"}], "default": "Skip", "deadline": 120}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(
+        (&out["state"], &out["parked"]),
+        (&json!("DELIVERED"), &json!(true)),
+        "{out}"
+    );
+    let text = records(&record)[0]["argv"][5].as_str().unwrap().to_string();
+    assert!(text.contains("1. Retry\n2. Skip (default)\n"), "{text}");
+    // The admin answers over MCP with a number: the label is the answer.
+    let (is_error, r) = mcp(
+        &s,
+        &s.admin.clone(),
+        "reply_to_ask",
+        json!({"taskId": t, "text": "1"}),
+    )
+    .await;
+    assert!(!is_error, "{r}");
+    let id = out["messageId"].as_str().unwrap().to_string();
+    let m = s
+        .running
+        .harness
+        .store()
+        .get_message(&id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(m.reply_text.as_deref(), Some("Retry"));
+    let c = &s.running.harness.choices_for(&[id.clone()]).await.unwrap()[&id];
+    assert_eq!(c.answered_options, Some(vec![0]));
     s.shutdown().await;
 }
