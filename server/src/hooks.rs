@@ -124,6 +124,8 @@ fn record_native_question(tool: &str, event: &Value, env: &HookEnv) -> Result<St
     let mut body = q.choices;
     body.insert("taskId".into(), json!(env.task_id));
     body.insert("question".into(), json!(q.question));
+    // On a derived task the server also puts it in the parent's inbox.
+    body.insert("nativeTool".into(), json!(tool));
     let out = report(env, "/api/internal/harness/ask", Value::Object(body))?;
     out.get("requestId")
         .and_then(Value::as_str)

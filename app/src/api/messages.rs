@@ -121,11 +121,8 @@ pub async fn list_window(
 #[server(prefix = "/sfn", endpoint = "reply_ask")]
 pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, ServerFnError> {
     let h = ssr::harness()?;
-    // `2`, `2.` or a label answers with that option (issue 16).
-    let text = h
-        .reply_text_for(&task_id, &text)
-        .await
-        .map_err(ssr::to_sfn)?;
+    // `2`, `2.` or a label answers with that option (issue 16): mapped by
+    // the core's reply, as for REST and MCP.
     let out = h
         .reply(&task_id, Some(&text), true)
         .await

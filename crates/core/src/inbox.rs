@@ -301,11 +301,30 @@ impl Harness {
             });
         };
         // An OPEN ask at turn end is a decision the parent must make (the ask stays OPEN).
-        let question = if view.open_ask {
-            self.pending(&view.task.id).await?.question
+        let pending = if view.open_ask {
+            Some(self.pending(&view.task.id).await?)
         } else {
             None
         };
+        // A native question menu of this turn is already in the parent's
+        // inbox with its options (issue 16): this turn end adds nothing.
+        if let Some(request_id) = pending.as_ref().and_then(|p| p.request_id.as_deref())
+            && let Some(id) = self
+                .store()
+                .undelivered_event(&crate::native_question::parent_event_key(
+                    &view.task.id,
+                    request_id,
+                ))
+                .await?
+        {
+            return Ok(TurnEnd {
+                owns_turn,
+                event_id: Some(id),
+                deduped: true,
+            });
+        }
+        let choices = pending.as_ref().and_then(|p| p.choices.clone());
+        let question = pending.and_then(|p| p.question);
         let (kind, priority) = if question.is_some() {
             (EventKind::ChildDecisionRequired, Priority::High)
         } else {
@@ -317,6 +336,12 @@ impl Harness {
         });
         if let Some(q) = &question {
             payload["question"] = json!(q);
+        }
+        // The ask's options, default and deadline, for the review prompt.
+        if let Some(Value::Object(fields)) = choices.map(|c| json!(c)) {
+            for (k, v) in fields {
+                payload[k.as_str()] = v;
+            }
         }
         let event = NewEvent {
             id: ids::new_id(),

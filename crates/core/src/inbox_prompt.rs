@@ -88,7 +88,7 @@ fn detail(e: &WorkbenchEvent) -> String {
                 .filter(|q| !q.trim().is_empty())
                 .map(clip)
                 .unwrap_or_else(|| reply_of(e));
-            format!("Question: {q}")
+            format!("Question: {q}{}", choices_of(&e.payload))
         }
         EventKind::ChildExecutionFailed => {
             let exec = field(&e.payload, "executionId").unwrap_or("unknown");
@@ -101,6 +101,43 @@ fn detail(e: &WorkbenchEvent) -> String {
         }
         EventKind::ChildReviewRequired => format!("Last reply: {}", reply_of(e)),
     }
+}
+
+/// A decision's options (issue 16), numbered, with its default and
+/// deadline; empty when the question has none.
+fn choices_of(payload: &Value) -> String {
+    let options: Vec<&Value> = payload
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|o| o.iter().collect())
+        .unwrap_or_default();
+    if options.is_empty() {
+        return String::new();
+    }
+    let default = field(payload, "default");
+    let mut s = String::from(
+        if payload.get("multiSelect").and_then(Value::as_bool) == Some(true) {
+            "\nOptions (several may be chosen):"
+        } else {
+            "\nOptions:"
+        },
+    );
+    for (i, o) in options.iter().enumerate() {
+        let label = field(o, "label").unwrap_or_default();
+        s.push_str(&format!("\n{}. {label}", i + 1));
+        if default == Some(label) {
+            s.push_str(" (default)");
+        }
+        if let Some(d) = field(o, "description").filter(|d| !d.trim().is_empty()) {
+            s.push_str(&format!(" — {}", clip(d)));
+        }
+    }
+    if let (Some(label), Some(at)) = (default, field(payload, "deadlineAt")) {
+        s.push_str(&format!(
+            "\nIf nobody answers by {at}, \"{label}\" will be taken."
+        ));
+    }
+    s
 }
 
 /// The whole prompt of a batch (events already sorted HIGH first).
@@ -135,4 +172,57 @@ pub fn batch_prompt(
         }
     };
     format!("{body}\n\n{}", footer(batch_id, generation, lease_token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbox::{EventState, Priority};
+    use serde_json::json;
+
+    fn decision(payload: Value) -> WorkbenchEvent {
+        let now = chrono::Utc::now();
+        WorkbenchEvent {
+            id: "cevent".into(),
+            parent_task_id: "cparent".into(),
+            source_task_id: "cchild".into(),
+            execution_id: None,
+            kind: EventKind::ChildDecisionRequired,
+            priority: Priority::High,
+            dedup_key: "k".into(),
+            execution_review_key: None,
+            batch_id: None,
+            payload,
+            state: EventState::Pending,
+            attempts: 0,
+            last_error: None,
+            created_at: now,
+            updated_at: now,
+            consumed_at: None,
+        }
+    }
+
+    #[test]
+    fn a_decision_lists_its_options_default_and_deadline() {
+        let e = decision(json!({"childTitle": "db", "childTaskId": "cchild",
+            "question": "Which DB?", "multiSelect": false, "default": "SQLite",
+            "deadlineAt": "2026-12-01T08:00:00Z",
+            "options": [{"label": "Postgres", "description": "a server"}, {"label": "SQLite"}]}));
+        let prompt = batch_prompt("cbatch", 1, "lease", &[e]);
+        assert!(
+            prompt.contains(
+                "Question: Which DB?\n   Options:\n   1. Postgres — a server\n   2. SQLite (default)\n   \
+                 If nobody answers by 2026-12-01T08:00:00Z, \"SQLite\" will be taken."
+            ),
+            "{prompt}"
+        );
+        let plain = batch_prompt(
+            "cbatch",
+            1,
+            "lease",
+            &[decision(json!({"question": "Why?"}))],
+        );
+        assert!(plain.contains("Question: Why?\n"), "{plain}");
+        assert!(!plain.contains("Options"), "{plain}");
+    }
 }

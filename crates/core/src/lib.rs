@@ -8,6 +8,7 @@
 pub mod access;
 pub mod analytics;
 pub mod auth;
+pub mod choice_reply;
 pub mod control;
 pub mod deadline;
 pub mod deliveries;

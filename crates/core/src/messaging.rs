@@ -101,6 +101,10 @@ pub struct Pending {
     pub pending: bool,
     pub request_id: Option<String>,
     pub question: Option<String>,
+    /// The OPEN ask's options, multiSelect, default, deadlineAt and urgency
+    /// (issue 16), when it has any.
+    #[serde(flatten)]
+    pub choices: Option<crate::options::Choices>,
 }
 
 fn mode(resumed: &[String], running: bool) -> ResumeMode {
@@ -113,7 +117,7 @@ fn mode(resumed: &[String], running: bool) -> ResumeMode {
     }
 }
 
-fn task_missing(err: StoreError) -> CoreError {
+pub(crate) fn task_missing(err: StoreError) -> CoreError {
     match err {
         StoreError::MissingReference(_) => CoreError::NotFound("Task not found".into()),
         other => other.into(),
@@ -192,6 +196,17 @@ impl Harness {
             }
             (other, _) => other.map_err(task_missing)?,
         };
+        self.asked(&task_id, recorded).await
+    }
+
+    /// After an ask committed: publish, tell the runtime the task is
+    /// parked, answer the outcome.
+    pub(crate) async fn asked(
+        &self,
+        task_id: &str,
+        recorded: crate::store::AskRecorded,
+    ) -> CoreResult<AskOutcome> {
+        let task_id = task_id.to_string();
         for id in &recorded.cancelled {
             self.publish(HarnessEvent::MessageChanged {
                 id: id.clone(),
@@ -279,19 +294,40 @@ impl Harness {
         let delivery_id = ids::new_id();
         let now = Utc::now();
         let claim = self.handoff_claim(now);
-        if let Some(answered) = self
-            .store()
-            .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
-            .await?
-        {
+        // `2`, `2.` or a label answers a structured question with that option.
+        let answered = match self.map_open_reply(&task_id, &text).await? {
+            Some(m) => {
+                self.store()
+                    .answer_with_options(
+                        &m.ask_id,
+                        &m.text,
+                        &m.picked,
+                        &delivery_id,
+                        claim.as_ref(),
+                        now,
+                    )
+                    .await?
+            }
+            None => {
+                self.store()
+                    .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
+                    .await?
+            }
+        };
+        if let Some(answered) = answered {
             return self.answered(answered, Some(events)).await;
         }
         let latest = self.store().latest_ask(&task_id).await?;
+        // A repeat is the same answer: `2` repeats "SQLite".
+        let same = match &latest {
+            Some(ask) if ask.state == MessageState::Answered => {
+                let text = self.reply_text_on(&ask.id, &text).await?;
+                ask.reply_text.as_deref() == Some(text.as_str())
+            }
+            _ => false,
+        };
         match latest {
-            Some(ask)
-                if ask.state == MessageState::Answered
-                    && ask.reply_text.as_deref() == Some(text.as_str()) =>
-            {
+            Some(ask) if same => {
                 let mut row = self.store().delivery_for_message(&ask.id).await?;
                 if allow_retry
                     && let Some(failed) = row
@@ -388,11 +424,16 @@ impl Harness {
     pub async fn pending(&self, task_id: &str) -> CoreResult<Pending> {
         let task_id = validate::task_id(Some(task_id))?;
         let open = self.store().open_ask(&task_id).await?;
+        let choices = match &open {
+            Some(m) => self.choices_of(&m.id).await?,
+            None => None,
+        };
         Ok(Pending {
             pending: open.is_some(),
             request_id: open.as_ref().map(|m| m.id.clone()),
             question: open.map(|m| m.content),
             task_id,
+            choices,
         })
     }
 

@@ -141,6 +141,86 @@ pub fn recorded_reason(tool_name: &str, request_id: &str, has_parent: bool) -> S
     )
 }
 
+/// The dedup key of a derived child's native question in its parent's
+/// inbox: one event per recorded ask.
+pub fn parent_event_key(child_task_id: &str, request_id: &str) -> String {
+    format!(
+        "child-question:{}:{child_task_id}:{request_id}",
+        crate::inbox::EventKind::ChildDecisionRequired.as_str()
+    )
+}
+
+impl crate::Harness {
+    /// A native question menu denied by the hook (`tool_name`), recorded as
+    /// an ask with its options. On a derived task it is also a HIGH
+    /// `CHILD_DECISION_REQUIRED` event in the parent's inbox — in the ask's
+    /// transaction, under [`parent_event_key`] — so the parent sees the
+    /// question and its options in its next review batch; on any other task
+    /// it is exactly `ask_with`.
+    pub async fn ask_native(
+        &self,
+        task_id: &str,
+        tool_name: &str,
+        question: Option<&str>,
+        choices: &crate::options::ChoicesInput,
+    ) -> crate::CoreResult<crate::messaging::AskOutcome> {
+        use crate::{ids, inbox, store::NewAsk, validate};
+        let view = self.get_task(task_id).await?;
+        let Some(parent_id) = view.task.parent_task_id.clone() else {
+            return self.ask_with(task_id, question, choices).await;
+        };
+        let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
+        let tool: String = tool_name.trim().chars().take(64).collect();
+        let now = chrono::Utc::now();
+        let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
+        let ask = NewAsk {
+            id: ids::new_id(),
+            task_id: view.task.id.clone(),
+            question: question.clone(),
+            now,
+            idempotency_key: None,
+        };
+        let mut payload = json!({
+            "childTaskId": view.task.id, "childTitle": view.task.title,
+            "question": question, "requestId": ask.id, "nativeTool": tool,
+        });
+        if let Some(c) = &choices
+            && let Ok(Value::Object(fields)) = serde_json::to_value(c)
+        {
+            // options, multiSelect, default, deadlineAt, urgency.
+            for (k, v) in fields {
+                payload[k] = v;
+            }
+        }
+        let event = inbox::NewEvent {
+            id: ids::new_id(),
+            parent_task_id: parent_id,
+            source_task_id: view.task.id.clone(),
+            // The store takes the ask's own execution.
+            execution_id: None,
+            kind: inbox::EventKind::ChildDecisionRequired,
+            priority: inbox::Priority::High,
+            dedup_key: parent_event_key(&view.task.id, &ask.id),
+            execution_review_key: None,
+            fallback: false,
+            payload,
+            now,
+        };
+        let parent = event.parent_task_id.clone();
+        let (recorded, added) = self
+            .store()
+            .record_ask_for_parent(ask, choices, event)
+            .await
+            .map_err(crate::messaging::task_missing)?;
+        if added {
+            tracing::info!(request_id = %recorded.message.id, parent_task_id = %parent,
+                tool = %tool, "native question of a derived task queued for its parent");
+            self.publish(crate::events::HarnessEvent::TaskChanged { task_id: parent });
+        }
+        self.asked(&view.task.id, recorded).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

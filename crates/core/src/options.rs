@@ -103,6 +103,9 @@ pub struct Choices {
     /// `None` (a person, or not answered) or [`ANSWERED_BY_DEFAULT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// The option(s) the answer named (0-based), when it named any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_options: Option<Vec<usize>>,
 }
 
 impl Choices {
@@ -373,6 +376,7 @@ pub fn validate(
         deadline_at,
         urgency,
         answered_by: None,
+        answered_options: None,
     }))
 }
 
@@ -492,7 +496,8 @@ impl crate::Harness {
 
     /// The text a person's reply to the task's OPEN ask stands for: the
     /// option label(s) when it names options (`2`, `2.`, a label), else the
-    /// text as typed. Used by the UI's free-text box (and chat, later).
+    /// text as typed. `Harness::reply` applies this mapping itself (and
+    /// records the option): `choice_reply.rs`; this is the read-only preview.
     pub async fn reply_text_for(&self, task_id: &str, text: &str) -> CoreResult<String> {
         let task_id = crate::validate::task_id(Some(task_id))?;
         let Some(open) = self.store().open_ask(&task_id).await? else {

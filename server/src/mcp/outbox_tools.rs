@@ -29,7 +29,8 @@ pub(super) fn tools() -> Vec<Tool> {
             "Send a message to a human through the configured gateway (Hermes / OpenClaw). It is \
              persisted first and sent by the outbox: never lost, never sent twice. With \
              expectReply (default in the unattended scope) it is an ask: once sent your task is \
-             parked — end your turn and wait; the reply is typed into this terminal.",
+             parked — end your turn and wait; the reply is typed into this terminal. With \
+             `options` (and a `default` with a `deadline`) the chat shows them numbered.",
             schema(json!({
                 "type": "object",
                 "properties": {
@@ -38,7 +39,22 @@ pub(super) fn tools() -> Vec<Tool> {
                     "scope": {"type": "string", "enum": ["work", "unattended"]},
                     "to": {"type": "string", "maxLength": 1024},
                     "expectReply": {"type": "boolean"},
-                    "dedupKey": {"type": "string", "minLength": 1, "maxLength": 256}
+                    "dedupKey": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "options": {
+                        "type": "array", "maxItems": 8,
+                        "description": "The choices (AskUserQuestion's shape); the chat message lists them numbered and a reply of `2` or a label picks one. Makes the message a question (expectReply).",
+                        "items": {"type": "object", "properties": {
+                            "label": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "description": {"type": "string", "maxLength": 1000}
+                        }, "required": ["label"]}
+                    },
+                    "multiSelect": {"type": "boolean", "description": "Several options may be chosen."},
+                    "default": {"type": "string", "description": "The option label you will take if nobody answers by the deadline (needs a deadline)."},
+                    "deadline": {
+                        "type": ["integer", "string"],
+                        "description": "Seconds from now, or an RFC 3339 time; at least 60 s, at most the ask TTL (14 days)."
+                    },
+                    "urgency": {"type": "string", "enum": ["low", "normal", "high"]}
                 },
                 "required": ["message"]
             })),
@@ -96,6 +112,8 @@ struct PushArgs {
     to: Option<String>,
     expect_reply: Option<bool>,
     dedup_key: Option<String>,
+    #[serde(flatten)]
+    choices: harness_core::options::ChoicesInput,
 }
 
 pub(super) async fn call(
@@ -128,6 +146,7 @@ pub(super) async fn call(
                 to: a.to,
                 expect_reply: a.expect_reply,
                 dedup_key: a.dedup_key,
+                choices: a.choices,
                 ..Default::default()
             };
             match h.push_to_human(input).await {

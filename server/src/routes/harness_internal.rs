@@ -34,6 +34,9 @@ struct AskBody {
     /// options, multiSelect, default, deadline, urgency (issue 16).
     #[serde(flatten)]
     choices: harness_core::options::ChoicesInput,
+    /// Set by `harness hook pre-tool`: the native question tool it denied
+    /// (a derived task's question then also goes to its parent's inbox).
+    native_tool: Option<String>,
 }
 
 async fn ask(
@@ -42,15 +45,28 @@ async fn ask(
     JsonBody(body): JsonBody<AskBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    let out = s
-        .harness
-        .ask_keyed(
-            &task_id,
-            body.question.as_deref(),
-            &body.choices,
-            body.idempotency_key.as_deref(),
-        )
-        .await?;
+    let native = body
+        .native_tool
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let out = match native {
+        Some(tool) if body.idempotency_key.is_none() => {
+            s.harness
+                .ask_native(&task_id, tool, body.question.as_deref(), &body.choices)
+                .await?
+        }
+        _ => {
+            s.harness
+                .ask_keyed(
+                    &task_id,
+                    body.question.as_deref(),
+                    &body.choices,
+                    body.idempotency_key.as_deref(),
+                )
+                .await?
+        }
+    };
     Ok(Json(json!({
         "ok": true,
         "requestId": out.request_id,

@@ -68,6 +68,10 @@ pub struct PushInput {
     pub requested_to: Option<String>,
     pub profile: Option<String>,
     pub presentation: Option<serde_json::Value>,
+    /// options, multiSelect, default, deadline, urgency — as an ask takes
+    /// them (issue 16), validated by `options::validate`.
+    #[serde(flatten)]
+    pub choices: crate::options::ChoicesInput,
 }
 
 /// What `push_to_human` answers (tower-messaging.md §4.3).
@@ -101,7 +105,21 @@ fn trimmed(v: Option<&str>, field: &'static str, max: usize) -> CoreResult<Optio
 
 /// `harness:<taskId>:<first 32 hex of sha256(JSON{…})>` (§2.12).
 pub fn implicit_key(task_id: &str, n: &NewOutbound) -> String {
-    let json = serde_json::json!({
+    implicit_key_with(task_id, n, None)
+}
+
+/// The structured part of a push as given, for its implicit key.
+fn choices_key(c: &crate::options::ChoicesInput) -> serde_json::Value {
+    serde_json::json!({
+        "options": c.options, "multiSelect": c.multi_select, "default": c.default,
+        "deadline": c.deadline, "urgency": c.urgency,
+    })
+}
+
+/// [`implicit_key`] of a push with choices (their input joins the digest;
+/// without choices the key is exactly [`implicit_key`]'s).
+fn implicit_key_with(task_id: &str, n: &NewOutbound, choices: Option<serde_json::Value>) -> String {
+    let mut json = serde_json::json!({
         "taskId": task_id,
         "gateway": n.gateway,
         "downstream": n.downstream,
@@ -111,6 +129,9 @@ pub fn implicit_key(task_id: &str, n: &NewOutbound) -> String {
         "expectReply": n.expect_reply,
         "message": n.message,
     });
+    if let Some(c) = choices {
+        json["choices"] = c;
+    }
     let digest = Sha256::digest(json.to_string().as_bytes());
     format!("harness:{task_id}:{}", &hex::encode(digest)[..32])
 }
@@ -223,8 +244,18 @@ impl Harness {
             ));
         }
         let message = validate::text("message", input.message.as_deref(), raw_max)?;
+        let now = Utc::now();
+        let choices = crate::options::validate(&input.choices, now, self.config().pending_ttl)?;
+        if choices.is_some() && input.expect_reply == Some(false) {
+            return Err(CoreError::invalid(
+                "expectReply",
+                "options, multiSelect, default, deadline and urgency make a question: \
+                 expectReply must be true or left out",
+            ));
+        }
+        // A question with choices always expects its answer.
+        let expect_reply = choices.is_some() || input.expect_reply.unwrap_or(scope == "unattended");
         let body = compose_body(Some(&task.task.title), &message, &task_id);
-        let expect_reply = input.expect_reply.unwrap_or(scope == "unattended");
         let presentation = input
             .presentation
             .filter(|p| !p.is_null())
@@ -243,12 +274,25 @@ impl Harness {
             expect_reply,
             message: body,
             presentation,
-            now: Utc::now(),
+            now,
+            choices: None,
         };
         new.dedup = match dedup_key {
             Some(k) => Dedup::Explicit(format!("harness:{task_id}:{k}")),
-            None => Dedup::Implicit(implicit_key(&task_id, &new)),
+            // Keyed on the choices as given (a relative deadline renders
+            // another time on every retry; its input does not).
+            None => Dedup::Implicit(implicit_key_with(
+                &task_id,
+                &new,
+                choices.as_ref().map(|_| choices_key(&input.choices)),
+            )),
         };
+        if let Some(choices) = choices {
+            // The chat text lists the options numbered, the default and the deadline.
+            let text = crate::options::render_for_chat(&message, &choices);
+            new.message = compose_body(Some(&task.task.title), &text, &task_id);
+            new.choices = Some(choices);
+        }
         self.enqueue_and_wait(new).await
     }
 

@@ -146,6 +146,7 @@ impl Harness {
             ),
             presentation: None,
             now: Utc::now(),
+            choices: None,
         };
         // Refuse what the worker could not send anyway.
         let probe = super::Outbound {

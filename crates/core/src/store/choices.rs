@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{Answered, AskRecorded, DeliveryClaim, NewAsk, StoreResult};
-use crate::options::Choices;
+use crate::{inbox::NewEvent, options::Choices};
 
 /// An OPEN ask whose deadline passed with a default to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,4 +43,31 @@ pub trait ChoicesStore: Send + Sync + 'static {
         claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>>;
+    /// Answer the ask `message_id` — only if it is still OPEN — with the
+    /// option(s) `picked` (0-based; `text` is their label(s)), recorded with
+    /// its choices; otherwise exactly a person's reply (PAUSED → RUNNING and
+    /// the reply's delivery row, one transaction). `None`: no longer OPEN.
+    #[allow(clippy::too_many_arguments)]
+    async fn answer_with_options(
+        &self,
+        message_id: &str,
+        text: &str,
+        picked: &[usize],
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>>;
+    /// `record_ask` (with its choices, if any) and `event` in the parent's
+    /// inbox, in one transaction; the event's execution is the ask's. An
+    /// event already stored under its dedup key is left as it is. Returns
+    /// the ask and whether the event was added.
+    async fn record_ask_for_parent(
+        &self,
+        ask: NewAsk,
+        choices: Option<Choices>,
+        event: NewEvent,
+    ) -> StoreResult<(AskRecorded, bool)>;
+    /// The id of the inbox event under `dedup_key` while it is not yet
+    /// typed into the parent (PENDING or PROCESSING).
+    async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>>;
 }

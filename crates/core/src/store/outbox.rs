@@ -38,6 +38,9 @@ pub struct NewOutbound {
     pub message: String,
     pub presentation: Option<String>,
     pub now: DateTime<Utc>,
+    /// The structured part of a pushed question (issue 16): stored with its
+    /// message, in the same transaction.
+    pub choices: Option<crate::options::Choices>,
 }
 
 /// What an enqueue found or wrote.

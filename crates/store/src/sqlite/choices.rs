@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
+    inbox::NewEvent,
     options::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency},
     store::{
         Answered, AskRecorded, ChoicesStore, DeliveryClaim, DueDefault, NewAsk, StoreError,
@@ -23,6 +24,37 @@ use crate::error::map;
 
 const CHOICE_COLUMNS: &str =
     "message_id, options, multi_select, default_label, deadline_at, urgency, answered_by";
+/// What is read back: the stored columns and the option(s) that answered.
+const READ_COLUMNS: &str = "message_id, options, multi_select, default_label, deadline_at, \
+     urgency, answered_by, answered_options";
+
+/// The stored form of an ask's options.
+pub(super) fn options_json(choices: &Choices) -> StoreResult<String> {
+    serde_json::to_string(&choices.options).map_err(|e| StoreError::Backend(Box::new(e)))
+}
+
+/// The `ask_choices` row of `message_id`, inside the caller's transaction
+/// (the outbox's enqueue, an ask that also reaches the parent's inbox);
+/// `options`: [`options_json`].
+pub(super) async fn insert_choices(
+    conn: &mut sqlx::SqliteConnection,
+    message_id: &str,
+    choices: &Choices,
+    options: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, NULL)"
+    )))
+    .bind(message_id)
+    .bind(options)
+    .bind(i64::from(choices.multi_select))
+    .bind(&choices.default)
+    .bind(choices.deadline_at.map(ms))
+    .bind(choices.urgency.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
 
 fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
     let id: String = row.try_get("message_id").map_err(map)?;
@@ -38,6 +70,15 @@ fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
         value: urgency.clone(),
     })?;
     let deadline: Option<i64> = row.try_get("deadline_at").map_err(map)?;
+    let answered: Option<String> = row.try_get("answered_options").map_err(map)?;
+    let answered_options = answered
+        .map(|text| {
+            serde_json::from_str::<Vec<usize>>(&text).map_err(|_| StoreError::Corrupt {
+                column: "ask_choices.answered_options",
+                value: text.clone(),
+            })
+        })
+        .transpose()?;
     Ok((
         id,
         Choices {
@@ -47,6 +88,7 @@ fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
             deadline_at: deadline.map(time).transpose()?,
             urgency,
             answered_by: row.try_get("answered_by").map_err(map)?,
+            answered_options,
         },
     ))
 }
@@ -101,7 +143,7 @@ impl ChoicesStore for SqliteStore {
         for chunk in message_ids.chunks(500) {
             let marks = vec!["?"; chunk.len()].join(", ");
             let sql =
-                format!("SELECT {CHOICE_COLUMNS} FROM ask_choices WHERE message_id IN ({marks})");
+                format!("SELECT {READ_COLUMNS} FROM ask_choices WHERE message_id IN ({marks})");
             let mut query = sqlx::query(AssertSqlSafe(sql));
             for id in chunk {
                 query = query.bind(id);
@@ -174,8 +216,13 @@ impl ChoicesStore for SqliteStore {
              RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
+        // The default is an option: its index is recorded as the answer's.
         let mark = format!(
-            "UPDATE ask_choices SET answered_by = '{ANSWERED_BY_DEFAULT}' WHERE message_id = ?1"
+            "UPDATE ask_choices SET answered_by = '{ANSWERED_BY_DEFAULT}', \
+               answered_options = (SELECT json_array(CAST(j.key AS INTEGER)) \
+                 FROM json_each(ask_choices.options) j \
+                 WHERE json_extract(j.value, '$.label') = ask_choices.default_label LIMIT 1) \
+             WHERE message_id = ?1"
         );
         let (message_id, text, now) = (message_id.to_owned(), delivery_text.to_owned(), ms(now));
         let delivery_id = delivery_id.to_owned();
@@ -212,5 +259,134 @@ impl ChoicesStore for SqliteStore {
             return Ok(None);
         };
         answered_from(&row, &after, Some(&text)).map(Some)
+    }
+
+    async fn answer_with_options(
+        &self,
+        message_id: &str,
+        text: &str,
+        picked: &[usize],
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>> {
+        // The conditional OPEN → ANSWERED of this very ask (the options
+        // were read from it), the option(s) recorded, then — only if it
+        // won — the same second half as any reply.
+        let answer = format!(
+            "BEGIN IMMEDIATE; \
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?2, replied_at = ?3 \
+             WHERE m.id = ?1 AND m.kind = 'ask' AND m.state = 'OPEN' RETURNING {}",
+            MESSAGE_COLUMNS.replace("m.", "")
+        );
+        let picked = serde_json::to_string(picked).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let (message_id, text, now) = (message_id.to_owned(), text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
+        let handoff = (
+            claim.map(|c| c.owner.clone()),
+            claim.map(|c| c.node.clone()),
+            claim.map(|c| ms(c.until)),
+        );
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let answered = sqlx::query(AssertSqlSafe(answer))
+                        .bind(&message_id)
+                        .bind(&text)
+                        .bind(now)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                    let Some(row) = answered.into_iter().next() else {
+                        sqlx::query("ROLLBACK").execute(&mut *conn).await?;
+                        return Ok(None);
+                    };
+                    sqlx::query("UPDATE ask_choices SET answered_options = ? WHERE message_id = ?")
+                        .bind(&picked)
+                        .bind(&message_id)
+                        .execute(&mut *conn)
+                        .await?;
+                    let task_id: String = row.try_get("task_id")?;
+                    let after =
+                        finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
+                            .await?;
+                    Ok(Some((row, after)))
+                })
+            })
+            .await?;
+        let Some((row, after)) = done else {
+            return Ok(None);
+        };
+        answered_from(&row, &after, None).map(Some)
+    }
+
+    async fn record_ask_for_parent(
+        &self,
+        ask: NewAsk,
+        choices: Option<Choices>,
+        event: NewEvent,
+    ) -> StoreResult<(AskRecorded, bool)> {
+        let (task_id, id, question, now) = (
+            ask.task_id.clone(),
+            ask.id.clone(),
+            ask.question.clone(),
+            ms(ask.now),
+        );
+        let key = ask.idempotency_key.clone();
+        let payload = event.payload.to_string();
+        let options = choices.as_ref().map(options_json).transpose()?;
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let returned = sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
+                        .bind(&task_id)
+                        .bind(&id)
+                        .bind(question)
+                        .bind(now)
+                        .bind(key)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                    if let (Some(choices), Some(options)) = (&choices, &options) {
+                        insert_choices(conn, &id, choices, options).await?;
+                    }
+                    // The event names the ask's execution (the one it parked).
+                    let added = sqlx::query(
+                        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
+                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
+                           created_at, updated_at) \
+                         VALUES (?1, ?2, ?3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = ?4), \
+                           ?5, ?6, ?7, NULL, ?8, 'PENDING', 0, ?9, ?9) \
+                         ON CONFLICT (dedup_key) DO NOTHING",
+                    )
+                    .bind(&event.id)
+                    .bind(&event.parent_task_id)
+                    .bind(&event.source_task_id)
+                    .bind(&id)
+                    .bind(event.kind.as_str())
+                    .bind(event.priority.as_str())
+                    .bind(&event.dedup_key)
+                    .bind(payload)
+                    .bind(ms(event.now))
+                    .execute(&mut *conn)
+                    .await?
+                    .rows_affected()
+                        > 0;
+                    sqlx::query("COMMIT").execute(&mut *conn).await?;
+                    Ok((returned, added))
+                })
+            })
+            .await?;
+        let (returned, added) = done;
+        Ok((ask_recorded(ask, &returned)?, added))
+    }
+
+    async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
+        sqlx::query_scalar(
+            "SELECT id FROM workbench_events WHERE dedup_key = ? \
+               AND state IN ('PENDING', 'PROCESSING')",
+        )
+        .bind(dedup_key)
+        .fetch_optional(&self.reader)
+        .await
+        .map_err(map)
     }
 }

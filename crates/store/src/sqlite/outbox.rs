@@ -235,6 +235,12 @@ impl SqliteStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(map)?;
+                if let Some(choices) = &new.choices {
+                    let options = super::choices::options_json(choices)?;
+                    super::choices::insert_choices(&mut *tx, message_id, choices, &options)
+                        .await
+                        .map_err(map)?;
+                }
             }
         }
         let sql = format!(
