@@ -4,60 +4,19 @@
 
 use std::{
     path::Path,
-    process::{Child, Command, Output, Stdio},
+    process::{Command, Output, Stdio},
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
+mod common;
+
+use common::process::ServerProcess as Life;
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-
-struct Life {
-    child: Child,
-    base: String,
-    admin: String,
-}
-
-impl Life {
-    async fn start(data: &Path) -> Life {
-        let _ = std::fs::remove_file(data.join("server.json"));
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .env("HARNESS_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let base = loop {
-            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && v["pid"].as_u64() == Some(u64::from(child.id()))
-            {
-                break v["url"].as_str().unwrap().to_string();
-            }
-            assert!(Instant::now() < deadline, "the server never came up");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
-            .unwrap()
-            .trim()
-            .to_string();
-        Life { child, base, admin }
-    }
-
-    fn stop(mut self) {
-        // SIGTERM: the graceful path (closes the database).
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-    }
-}
 
 async fn create_task(client: &Client, base: &str, admin: &str, title: &str) -> String {
     let resp = client

@@ -4,79 +4,12 @@
 
 mod common;
 
-use std::{
-    path::Path,
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+use common::process::ServerProcess as Life;
 
-use reqwest::{Client, StatusCode};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-struct Life {
-    child: Child,
-    base: String,
-    admin: String,
-    client: Client,
-}
-
-impl Life {
-    async fn start(data: &Path) -> Life {
-        let _ = std::fs::remove_file(data.join("server.json"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(data.join("server.log"))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let base = loop {
-            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && v["pid"].as_u64() == Some(u64::from(child.id()))
-            {
-                break v["url"].as_str().unwrap().to_string();
-            }
-            assert!(Instant::now() < deadline, "the server never came up");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
-            .unwrap()
-            .trim()
-            .to_string();
-        Life {
-            child,
-            base,
-            admin,
-            client: Client::new(),
-        }
-    }
-
-    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.admin);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        common::decode(req.send().await.unwrap()).await
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
 
 async fn ask_row(life: &Life, task: &str) -> Value {
     let (status, page) = life

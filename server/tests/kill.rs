@@ -10,14 +10,15 @@
 
 mod common;
 
+use common::process::ServerProcess as Life;
+
 use std::{
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    path::PathBuf,
     time::{Duration, Instant},
 };
 
-use reqwest::{Client, StatusCode};
-use serde_json::{Value, json};
+use reqwest::StatusCode;
+use serde_json::json;
 
 /// xorshift64*: a small deterministic generator (no extra dependency).
 struct Rng(u64);
@@ -34,76 +35,6 @@ impl Rng {
 
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
-    }
-}
-
-struct Life {
-    child: Child,
-    base: String,
-    admin: String,
-    client: Client,
-}
-
-impl Life {
-    async fn start(data: &Path) -> Life {
-        let _ = std::fs::remove_file(data.join("server.json"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(data.join("server.log"))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .env("HARNESS_LOG", "warn,harness_server=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let base = loop {
-            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && v["pid"].as_u64() == Some(u64::from(child.id()))
-            {
-                break v["url"].as_str().unwrap().to_string();
-            }
-            assert!(Instant::now() < deadline, "the server never came up");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
-            .unwrap()
-            .trim()
-            .to_string();
-        Life {
-            child,
-            base,
-            admin,
-            client: Client::new(),
-        }
-    }
-
-    async fn call(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> (StatusCode, Value) {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.admin);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        common::decode(req.send().await.unwrap()).await
-    }
-
-    fn kill(mut self) {
-        // SIGKILL: no graceful anything.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -8,73 +8,24 @@
 
 mod common;
 
+use common::process::ServerProcess as Life;
+
 use std::{
     path::Path,
-    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
-use reqwest::{Client, Method, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-struct Life {
-    child: Child,
-    base: String,
-    admin: String,
-    client: Client,
+/// This file's helpers on the shared server process.
+trait LifeExt {
+    async fn inbox(&self, task: &str) -> Value;
+    async fn screen(&self, task: &str) -> String;
+    async fn ensure_parent(&self, parent: &str);
 }
 
-impl Life {
-    async fn start(data: &Path) -> Life {
-        let _ = std::fs::remove_file(data.join("server.json"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(data.join("server.log"))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .env("HARNESS_LOG", "warn,harness_server=info,harness_core=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let base = loop {
-            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && v["pid"].as_u64() == Some(u64::from(child.id()))
-            {
-                break v["url"].as_str().unwrap().to_string();
-            }
-            assert!(Instant::now() < deadline, "the server never came up");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
-            .unwrap()
-            .trim()
-            .to_string();
-        Life {
-            child,
-            base,
-            admin,
-            client: Client::new(),
-        }
-    }
-
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.admin);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        common::decode(req.send().await.unwrap()).await
-    }
-
+impl LifeExt for Life {
     async fn inbox(&self, task: &str) -> Value {
         self.call(Method::GET, &format!("/api/tasks/{task}/inbox"), None)
             .await
@@ -103,13 +54,7 @@ impl Life {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
-
 fn typed_batches(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()

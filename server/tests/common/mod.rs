@@ -1,6 +1,8 @@
 //! A real server on a free port with a temp data dir, in-process.
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::path::Path;
 
 use harness_server::{Running, ServeConfig, launch};

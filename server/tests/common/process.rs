@@ -1,0 +1,101 @@
+//! A real `harness serve` child process on a free port: for tests that
+//! kill it (SIGKILL) or stop it (SIGTERM) and start it again on the same
+//! data directory.
+
+use std::{
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+
+pub struct ServerProcess {
+    pub child: Child,
+    pub base: String,
+    pub admin: String,
+    pub client: Client,
+}
+
+impl ServerProcess {
+    /// Starts `harness serve` on `data`; its stderr is appended to
+    /// `<data>/server.log` (info from our crates).
+    pub async fn start(data: &Path) -> ServerProcess {
+        Self::start_with(data, |_| {}).await
+    }
+
+    /// Like [`start`](Self::start); `configure` adds arguments or
+    /// environment to the command before it is spawned.
+    pub async fn start_with(data: &Path, configure: impl FnOnce(&mut Command)) -> ServerProcess {
+        std::fs::create_dir_all(data).unwrap();
+        let _ = std::fs::remove_file(data.join("server.json"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.join("server.log"))
+            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        configure(&mut cmd);
+        let child = cmd.spawn().unwrap();
+        // The discovery file names this process once it listens.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let base = loop {
+            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && v["pid"].as_u64() == Some(u64::from(child.id()))
+            {
+                break v["url"].as_str().unwrap().to_string();
+            }
+            assert!(Instant::now() < deadline, "the server never came up");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
+            .unwrap()
+            .trim()
+            .to_string();
+        ServerProcess {
+            child,
+            base,
+            admin,
+            client: Client::new(),
+        }
+    }
+
+    /// An admin API call: (status, JSON body or `Null`).
+    pub async fn call(
+        &self,
+        method: impl AsRef<str>,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let method = reqwest::Method::from_bytes(method.as_ref().as_bytes()).unwrap();
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.admin);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        super::decode(req.send().await.unwrap()).await
+    }
+
+    /// SIGKILL: no graceful anything.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM: the graceful path (closes the database).
+    pub fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let _ = self.child.wait();
+    }
+}
