@@ -12,6 +12,8 @@ use super::ssr;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuntimeInfo {
     pub task_id: String,
+    /// The Workbench task's title.
+    pub title: String,
     /// `IDLE`, `BUSY`, `DEGRADED` or `STOPPED`.
     pub state: String,
     /// `harness_core::workbench_runtime::BlockedReason` code.
@@ -39,6 +41,7 @@ pub async fn workbench_runtime(project_id: String) -> Result<Option<RuntimeInfo>
         .map_err(ssr::to_sfn)?;
     Ok(Some(RuntimeInfo {
         task_id: r.task_id,
+        title: view.task.title,
         state: r.state.as_str().to_string(),
         blocked_reason: r.blocked_reason.map(|b| b.as_str().to_string()),
         pending_events: r.pending_events,
