@@ -40,11 +40,11 @@ async function noSidewaysScroll(page: Page) {
   expect(scroll).toBeLessThanOrEqual(inner);
 }
 
-/// Press Tab until `selector` has the focus (keyboard only).
-async function tabTo(page: Page, selector: string, max = 80) {
+/// Press Tab (or Shift+Tab) until `selector` has the focus (keyboard only).
+async function tabTo(page: Page, selector: string, max = 80, key = 'Tab') {
   for (let i = 0; i < max; i++) {
     if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
-    await page.keyboard.press('Tab');
+    await page.keyboard.press(key);
   }
   throw new Error(`Tab never reached ${selector}`);
 }
@@ -58,6 +58,57 @@ async function focusRingVisible(page: Page) {
     return `${s.outlineStyle} ${s.outlineWidth}`;
   });
   expect(outline).not.toMatch(/^none|\b0px$/);
+}
+
+async function planRuns(page: Page, request: APIRequestContext) {
+  const errors = watchErrors(page);
+  const bin = process.env.HARNESS_BIN;
+  const dataDir = process.env.HARNESS_DATA_DIR;
+  expect(bin, 'HARNESS_BIN (scripts/e2e.sh)').toBeTruthy();
+  const dir = mkdtempSync(join(tmpdir(), 'harness-plan-runs-'));
+  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, {
+    cwd: dir,
+    env: { ...process.env, HARNESS_SERVER_URL: '', HARNESS_ADMIN_TOKEN: '', HARNESS_TASK_ID: '', HARNESS_STATE_ROOT: '' },
+    encoding: 'utf8',
+  });
+  run('git', ['init', '-q', '-b', 'main']);
+  run('git', ['config', 'user.email', 't@example.com']);
+  run('git', ['config', 'user.name', 't']);
+  writeFileSync(join(dir, 'README'), 'base\n');
+  run('git', ['add', 'README']);
+  run('git', ['commit', '-qm', 'base']);
+  run(bin!, ['init']);
+  run(bin!, ['add', 'Breaks on purpose', '--validate', 'test -f never-made.txt', '--max-attempts', '1']);
+  const name = `plan-runs-${uid()}`;
+  const project = await api(request, 'POST', '/api/projects', { name, path: dir });
+  expect(project.status).toBe(201);
+  // Supervised mode against this server: the plan task runs as a Harness task.
+  try {
+    run(bin!, ['run', '--agent', 'echo supervised; exit 3', '--data-dir', dataDir!]);
+  } catch {
+    // `harness run` exits 1 when a task failed: expected.
+  }
+  await hydrated(page, `/projects/${project.body.id}/plan`);
+  await expect(page).toHaveTitle(new RegExp(`^(\\(\\d+\\) )?Task list · ${name} — Harness$`));
+  const row = page.locator('#plan-tree tr[data-task-id="task-001"]');
+  await expect(row).toHaveAttribute('data-status', 'failed');
+  const link = row.locator('a.plan-run-link');
+  await expect(link).toHaveCount(1);
+  await expect(link.locator('[data-run-state]')).toHaveText('failed (exit code 3)');
+  const href = await link.getAttribute('href');
+  const taskId = href!.split('/').pop()!;
+  const task = await api(request, 'GET', `/api/tasks/${taskId}`);
+  expect(task.body.projectId).toBe(project.body.id);
+  expect(task.body.title).toContain('task-001');
+  // Times are relative with the local time on hover, like elsewhere.
+  await expect(row.locator('time[data-ms]')).toHaveCount(1);
+  const title = await row.locator('time[data-ms]').getAttribute('title');
+  expect(title).not.toContain('UTC');
+  await expect(page.locator('#plan-last-session time[data-ms]')).toHaveCount(1);
+  await noSidewaysScroll(page);
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`/tasks/${taskId}$`));
+  expect(errors).toEqual([]);
 }
 
 for (const [name, viewport] of VIEWPORTS) {
@@ -146,6 +197,10 @@ for (const [name, viewport] of VIEWPORTS) {
       await expect(page.locator('.plan-workbench .wb-runtime')).toHaveAttribute('data-runtime-state', 'STOPPED', { timeout: 10_000 });
     });
 
+    test('plan page: a title, local + relative times, each plan task links to its supervised runs', async ({ page, request }) => {
+      await planRuns(page, request);
+    });
+
     test('/harness filters "from child tasks"', async ({ page, request }) => {
       const tag = uid();
       const parent = await createTask(request, `Parent ${tag}`);
@@ -177,56 +232,6 @@ for (const [name, viewport] of VIEWPORTS) {
     });
   });
 }
-
-test('plan page: a title, local + relative times, and each plan task links to its supervised runs', async ({ page, request }) => {
-  const errors = watchErrors(page);
-  const bin = process.env.HARNESS_BIN;
-  const dataDir = process.env.HARNESS_DATA_DIR;
-  expect(bin, 'HARNESS_BIN (scripts/e2e.sh)').toBeTruthy();
-  const dir = mkdtempSync(join(tmpdir(), 'harness-plan-runs-'));
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, {
-    cwd: dir,
-    env: { ...process.env, HARNESS_SERVER_URL: '', HARNESS_ADMIN_TOKEN: '', HARNESS_TASK_ID: '', HARNESS_STATE_ROOT: '' },
-    encoding: 'utf8',
-  });
-  run('git', ['init', '-q', '-b', 'main']);
-  run('git', ['config', 'user.email', 't@example.com']);
-  run('git', ['config', 'user.name', 't']);
-  writeFileSync(join(dir, 'README'), 'base\n');
-  run('git', ['add', 'README']);
-  run('git', ['commit', '-qm', 'base']);
-  run(bin!, ['init']);
-  run(bin!, ['add', 'Breaks on purpose', '--validate', 'test -f never-made.txt', '--max-attempts', '1']);
-  const name = `plan-runs-${uid()}`;
-  const project = await api(request, 'POST', '/api/projects', { name, path: dir });
-  expect(project.status).toBe(201);
-  // Supervised mode against this server: the plan task runs as a Harness task.
-  try {
-    run(bin!, ['run', '--agent', 'echo supervised; exit 3', '--data-dir', dataDir!]);
-  } catch {
-    // `harness run` exits 1 when a task failed: expected.
-  }
-  await hydrated(page, `/projects/${project.body.id}/plan`);
-  await expect(page).toHaveTitle(new RegExp(`^(\\(\\d+\\) )?Task list · ${name} — Harness$`));
-  const row = page.locator('#plan-tree tr[data-task-id="task-001"]');
-  await expect(row).toHaveAttribute('data-status', 'failed');
-  const link = row.locator('a.plan-run-link');
-  await expect(link).toHaveCount(1);
-  await expect(link.locator('[data-run-state]')).toHaveText('failed (exit code 3)');
-  const href = await link.getAttribute('href');
-  const taskId = href!.split('/').pop()!;
-  const task = await api(request, 'GET', `/api/tasks/${taskId}`);
-  expect(task.body.projectId).toBe(project.body.id);
-  expect(task.body.title).toContain('task-001');
-  // Times are relative with the local time on hover, like elsewhere.
-  await expect(row.locator('time[data-ms]')).toHaveCount(1);
-  const title = await row.locator('time[data-ms]').getAttribute('title');
-  expect(title).not.toContain('UTC');
-  await expect(page.locator('#plan-last-session time[data-ms]')).toHaveCount(1);
-  await link.click();
-  await expect(page).toHaveURL(new RegExp(`/tasks/${taskId}$`));
-  expect(errors).toEqual([]);
-});
 
 test.describe('phone nav', () => {
   test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
@@ -345,7 +350,9 @@ test.describe('keyboard only', () => {
     // The agent asks: the reply box next to the terminal, reached and sent by keyboard.
     expect((await api(request, 'POST', '/api/internal/harness/ask', { taskId: id, question: 'Go on?' })).status).toBe(200);
     await expect(page.locator('#task-reply-text')).toBeVisible({ timeout: 10_000 });
-    await tabTo(page, '#task-reply-text');
+    // It sits above the terminal: back from the terminal bar with Shift+Tab
+    // (Tab inside the terminal goes to the agent; Shift+Esc leaves it).
+    await tabTo(page, '#task-reply-text', 20, 'Shift+Tab');
     await page.keyboard.type('yes, go on');
     await tabTo(page, '#task-reply button[type=submit]');
     await focusRingVisible(page);

@@ -57,7 +57,7 @@ pub fn ProjectListPage() -> impl IntoView {
                             .collect_view();
                         view! {
                             <div class="table-card">
-                                <table class="projects">
+                                <table class="projects cards-on-phone">
                                     <thead>
                                         <tr>
                                             <th scope="col">{l.t("projects.name")}</th>
@@ -239,7 +239,7 @@ fn Tree(tasks: Vec<PlanTaskRow>) -> impl IntoView {
         .collect_view();
     view! {
         <div class="table-card">
-            <table class="plan" id="plan-tree" aria-label=l.t("plan.tree")>
+            <table class="plan cards-on-phone" id="plan-tree" aria-label=l.t("plan.tree")>
                 <thead>
                     <tr>
                         <th scope="col">{l.t("col.task")}</th>
@@ -316,25 +316,25 @@ fn TreeRow(t: PlanTaskRow) -> impl IntoView {
             data-depth=depth
             data-blocked=t.blocked.to_string()
         >
-            <td class="plan-task" style=format!("--depth: {depth}")>
+            <td class="plan-task task-title" style=format!("--depth: {depth}")>
                 {(depth > 0).then(|| view! { <span class="tree-mark" aria-hidden="true">"└ "</span> })}
                 <code>{t.id.clone()}</code> " " <span class="title">{t.title.clone()}</span>
                 {(t.checkpoints > 0).then(|| view! {
                     <span class="sub">" · " {l.t("plan.checkpoints").replace("{n}", &t.checkpoints.to_string())}</span>
                 })}
             </td>
-            <td class="nowrap">
+            <td class="nowrap" data-label=l.t("col.status")>
                 <span class=format!("badge plan-{}", t.status) data-status=t.status.clone()>
                     {status_text(l, &t.status)}
                 </span>
                 {flags}
             </td>
-            <td>{t.priority.clone().unwrap_or_else(|| "—".into())}</td>
-            <td class="nowrap attempts">{format!("{}/{}", t.attempts, t.max_attempts)}</td>
-            <td class="last-error">{error}</td>
-            <td class="deps">{deps}</td>
-            <td class="claim">{claim}</td>
-            <td class="plan-runs"><PlanRuns runs=t.runs.clone() /></td>
+            <td data-label=l.t("plan.priority")>{t.priority.clone().unwrap_or_else(|| "—".into())}</td>
+            <td class="nowrap attempts" data-label=l.t("plan.attempts")>{format!("{}/{}", t.attempts, t.max_attempts)}</td>
+            <td class="last-error" data-label=l.t("plan.last_error")>{error}</td>
+            <td class="deps" data-label=l.t("plan.dependencies")>{deps}</td>
+            <td class="claim" data-label=l.t("plan.claim")>{claim}</td>
+            <td class="plan-runs" data-label=l.t("plan.runs")><PlanRuns runs=t.runs.clone() /></td>
         </tr>
     }
     .into_any()
