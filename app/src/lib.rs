@@ -65,12 +65,28 @@ pub fn App() -> impl IntoView {
     let live = provide_live();
     alerts::use_page_name();
     let l = locale;
+    // The phone menu (the nav collapses below 640 px): open or not.
+    let nav_open = RwSignal::new(false);
     view! {
         <Router>
             <a class="skip" href="#main">{l.t("nav.skip")}</a>
             <header class="topnav" data-live=move || if live.connected.get() { "open" } else { "off" }>
                 <a href="/" class="brand">"Harness"</a>
-                <nav aria-label=l.t("nav.label")>
+                <NavToggle open=nav_open />
+                <nav aria-label=l.t("nav.label") id="main-nav"
+                    class:open=move || nav_open.get()
+                    on:click=move |ev: leptos::ev::MouseEvent| {
+                        // A link followed: the phone menu closes.
+                        if event_target_is_link(&ev) {
+                            nav_open.set(false);
+                        }
+                    }
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                        if ev.key() == "Escape" && nav_open.get_untracked() {
+                            nav_open.set(false);
+                            focus_nav_toggle();
+                        }
+                    }>
                     <A href="/harness">
                         {l.t("nav.harness")}
                         <PendingBadge />
@@ -104,6 +120,55 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The menu button of the phone layout: shows / hides the navigation
+/// (hidden by CSS on wider screens, where the navigation is always shown).
+#[component]
+fn NavToggle(open: RwSignal<bool>) -> impl IntoView {
+    let l = use_locale();
+    view! {
+        <button type="button" class="ghost nav-toggle" id="nav-toggle"
+            aria-controls="main-nav"
+            aria-expanded=move || if open.get() { "true" } else { "false" }
+            aria-label=l.t("nav.menu")
+            on:click=move |_| open.update(|o| *o = !*o)>
+            <span class="nav-toggle-bars" aria-hidden="true"></span>
+            <span class="nav-toggle-text">{l.t("nav.menu")}</span>
+        </button>
+    }
+}
+
+/// Whether a click landed on (or inside) a link.
+fn event_target_is_link(ev: &leptos::ev::MouseEvent) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        ev.target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.closest("a").ok().flatten())
+            .is_some()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = ev;
+        false
+    }
+}
+
+/// Give the keyboard focus back to the menu button.
+fn focus_nav_toggle() {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        if let Some(button) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("nav-toggle"))
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = button.focus();
+        }
     }
 }
 

@@ -510,3 +510,42 @@ async fn an_explicit_server_that_does_not_answer_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("must be an http://"));
 }
+
+/// Issue 15 point 9: `harness status` says why a task failed — the exit code
+/// of the supervised agent's execution, as the plan recorded it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_why_a_supervised_task_failed() {
+    let data = tempfile::tempdir().unwrap();
+    let s = common::start(data.path()).await;
+    let proj = project(&[&[
+        "Breaks",
+        "--validate",
+        "test -f never-made.txt",
+        "--max-attempts",
+        "1",
+    ]])
+    .await;
+    let data_dir = data.path().display().to_string();
+    let out = harness(
+        proj.path(),
+        &["run", "--agent", "exit 7", "--data-dir", &data_dir],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let tasks = server_tasks(&s).await;
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0]["execution"]["exitCode"], 7, "{}", tasks[0]);
+    let out = cli(proj.path(), &["status"]).await;
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("[failed] task-001: Breaks (1/1)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    last error: [TASK_EXEC] agent exited 7;"),
+        "{stdout}"
+    );
+    s.shutdown().await;
+}

@@ -34,6 +34,7 @@ fn query(
     cursor: Option<&str>,
     task_id: Option<String>,
     limit: u32,
+    from: Option<&str>,
 ) -> Result<harness_core::model::MessageQuery, ServerFnError> {
     use harness_core::{
         CoreError,
@@ -52,13 +53,24 @@ fn query(
                 .ok_or_else(|| ssr::to_sfn(CoreError::invalid("cursor", "invalid cursor")))?,
         ),
     };
+    // `children`: only messages of derived children (the REST `?from=`).
+    let from_children = match from.map(str::trim) {
+        None | Some("") | Some("all") => false,
+        Some("children") => true,
+        Some(_) => {
+            return Err(ssr::to_sfn(CoreError::invalid(
+                "from",
+                "from must be children or all",
+            )));
+        }
+    };
     Ok(MessageQuery {
         view,
         search: Some(q.to_string()),
         task_id,
         cursor,
         limit,
-        from_children: false,
+        from_children,
     })
 }
 
@@ -70,10 +82,18 @@ pub async fn list_page(
     q: String,
     cursor: Option<String>,
     task_id: Option<String>,
+    #[server(default)] from: Option<String>,
 ) -> Result<Page, ServerFnError> {
     let h = ssr::harness()?;
     let page = h
-        .list_messages(query(&view, &q, cursor.as_deref(), task_id, PAGE_SIZE)?)
+        .list_messages(query(
+            &view,
+            &q,
+            cursor.as_deref(),
+            task_id,
+            PAGE_SIZE,
+            from.as_deref(),
+        )?)
         .await
         .map_err(ssr::to_sfn)?;
     let rows = page.rows.into_iter().map(ssr::row).collect();
@@ -93,6 +113,7 @@ pub async fn list_window(
     start: Option<String>,
     task_id: Option<String>,
     count: u32,
+    #[server(default)] from: Option<String>,
 ) -> Result<Page, ServerFnError> {
     const MAX_WINDOW: usize = 5000;
     let h = ssr::harness()?;
@@ -102,7 +123,14 @@ pub async fn list_window(
     loop {
         let limit = (want - out.rows.len()).min(500) as u32;
         let page = h
-            .list_messages(query(&view, &q, cursor.as_deref(), task_id.clone(), limit)?)
+            .list_messages(query(
+                &view,
+                &q,
+                cursor.as_deref(),
+                task_id.clone(),
+                limit,
+                from.as_deref(),
+            )?)
             .await
             .map_err(ssr::to_sfn)?;
         out.rows.extend(page.rows.into_iter().map(ssr::row));

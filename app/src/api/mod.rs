@@ -14,6 +14,7 @@ pub mod plan;
 pub mod project_form;
 pub mod settings;
 pub mod tasks;
+pub mod workbench_runtime;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,7 @@ pub use plan::*;
 pub use project_form::*;
 pub use settings::*;
 pub use tasks::*;
+pub use workbench_runtime::*;
 
 /// Rows per notification-center page.
 pub const PAGE_SIZE: u32 = 50;

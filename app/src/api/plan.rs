@@ -45,6 +45,23 @@ pub struct PlanTaskRow {
     pub lease_expires_at: Option<String>,
     pub checkpoints: usize,
     pub validation: Option<String>,
+    /// The lease end as Unix milliseconds (shown local + relative).
+    #[serde(default)]
+    pub lease_expires_ms: Option<i64>,
+    /// The Harness tasks `harness run` created for this plan task, newest first.
+    #[serde(default)]
+    pub runs: Vec<PlanRun>,
+}
+
+/// A supervised Harness task that ran a plan task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRun {
+    pub task_id: String,
+    pub title: String,
+    /// `harness_core::control::RunState` text.
+    pub run_state: String,
+    pub exit_code: Option<i64>,
+    pub created_ms: i64,
 }
 
 /// A project's task list (see `harness_plan::view::PlanView`).
@@ -65,6 +82,17 @@ pub struct PlanData {
     pub next: Option<(String, String)>,
     pub tasks: Vec<PlanTaskRow>,
     pub log_tail: Vec<String>,
+    /// `last_session` as Unix milliseconds.
+    #[serde(default)]
+    pub last_session_ms: Option<i64>,
+}
+
+/// An RFC 3339 time of the task-list file as Unix milliseconds.
+#[cfg(feature = "ssr")]
+fn rfc3339_ms(text: Option<&str>) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(text?)
+        .ok()
+        .map(|t| t.timestamp_millis())
 }
 
 #[cfg(feature = "ssr")]
@@ -89,6 +117,7 @@ fn plan_data(project: ProjectRow, v: harness_plan::view::PlanView) -> PlanData {
         }
         .to_string(),
         error: v.error,
+        last_session_ms: rfc3339_ms(v.last_session.as_deref()),
         active: v.active,
         concurrent: v.concurrent,
         session_count: v.session_count,
@@ -120,6 +149,8 @@ fn plan_data(project: ProjectRow, v: harness_plan::view::PlanView) -> PlanData {
                 error_message: t.last_error.map(|e| e.message),
                 errors: t.errors,
                 claimed_by: t.claimed_by,
+                lease_expires_ms: rfc3339_ms(t.lease_expires_at.as_deref()),
+                runs: Vec::new(),
                 lease_expires_at: t.lease_expires_at,
                 checkpoints: t.checkpoints,
                 validation: t.validation,
@@ -151,5 +182,25 @@ pub async fn project_plan(id: String) -> Result<PlanData, ServerFnError> {
                 tracing::error!(error = %e, "reading the task list failed");
                 ServerFnError::new("internal error")
             })?;
-    Ok(plan_data(project_row(project), view))
+    let runs = h.plan_runs(&project.id).await.map_err(ssr::to_sfn)?;
+    let mut data = plan_data(project_row(project), view);
+    for t in &mut data.tasks {
+        t.runs = runs
+            .get(&t.id)
+            .map(|views| views.iter().cloned().map(plan_run).collect())
+            .unwrap_or_default();
+    }
+    Ok(data)
+}
+
+#[cfg(feature = "ssr")]
+fn plan_run(v: harness_core::model::TaskView) -> PlanRun {
+    let run = harness_core::control::run_status(&v);
+    PlanRun {
+        task_id: v.task.id,
+        title: v.task.title,
+        run_state: run.state.as_str().to_string(),
+        exit_code: run.exit_code,
+        created_ms: v.task.created_at.timestamp_millis(),
+    }
 }

@@ -1,11 +1,13 @@
 //! The resident Workbench of a project in the project list (issue 14): a
-//! link to its task, or a button that creates it on demand.
+//! link to its task, or a button that creates it on demand; with its
+//! runtime state (IDLE / BUSY / DEGRADED / STOPPED, why it is not taking
+//! work, pending events — tower-workbench.md §2.9), re-read every few seconds.
 
 use leptos::prelude::*;
 
 use crate::{
-    api::{ensure_workbench, project_workbench},
-    components::error_text,
+    api::{ensure_workbench, workbench_runtime},
+    components::{TimeCell, error_text},
     i18n::use_locale,
     live::use_live,
 };
@@ -14,10 +16,21 @@ use crate::{
 pub fn WorkbenchCell(project_id: String) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
+    let poll = RwSignal::new(0u64);
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            poll.try_update(|n| *n += 1);
+        },
+        RUNTIME_POLL,
+    ) {
+        on_cleanup(move || handle.clear());
+    }
     let id = project_id.clone();
+    // One read: the Workbench (if any) with its runtime state.
     let current = Resource::new(
-        move || (id.clone(), live.tick.get()),
-        |(id, _)| project_workbench(id),
+        move || (id.clone(), live.tick.get(), poll.get()),
+        |(id, _, _)| workbench_runtime(id),
     );
     let create = Action::new(move |id: &String| ensure_workbench(id.clone()));
     let created = create.value();
@@ -28,7 +41,13 @@ pub fn WorkbenchCell(project_id: String) -> impl IntoView {
                 Suspend::new(async move {
                     let made = created.get().and_then(Result::ok);
                     match (current.await, made) {
-                        (Ok(Some(w)), _) | (Ok(None), Some(w)) => view! {
+                        (Ok(Some(r)), _) => view! {
+                            <a href=format!("/tasks/{}", r.task_id) class="workbench-link"
+                                data-workbench-task=r.task_id.clone()>{r.title.clone()}</a>
+                            <WorkbenchRuntime r />
+                        }
+                        .into_any(),
+                        (Ok(None), Some(w)) => view! {
                             <a href=format!("/tasks/{}", w.task_id) class="workbench-link"
                                 data-workbench-task=w.task_id.clone()>{w.title}</a>
                         }
@@ -45,5 +64,58 @@ pub fn WorkbenchCell(project_id: String) -> impl IntoView {
                 })
             }}
         </Transition>
+    }
+}
+
+/// How often the runtime state is re-read (a turn end is not a page event).
+pub const RUNTIME_POLL: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The Workbench's runtime state: a badge, the blocked reason, the pending
+/// events (with the oldest one's age).
+#[component]
+pub fn WorkbenchRuntime(r: crate::api::RuntimeInfo) -> impl IntoView {
+    let l = use_locale();
+    let state = r.state.clone();
+    let reason = r.blocked_reason.clone().map(|code| {
+        view! {
+            <br />
+            <span class="sub wb-reason" data-reason=code.clone()>{l.t(reason_key(&code))}</span>
+        }
+    });
+    let pending = r.pending_events;
+    let oldest = r.oldest_pending_ms.map(|ms| {
+        view! {
+            " " <span class="sub">{l.t("workbench.oldest")} " " <TimeCell ms=Some(ms) /></span>
+        }
+    });
+    view! {
+        <div class="wb-runtime" data-runtime-state=state.clone() data-pending=pending>
+            <span class=format!("badge wb-{}", state.to_lowercase())>{l.t(state_key(&state))}</span>
+            " "
+            <span class="sub wb-pending">
+                {l.t("workbench.pending").replace("{n}", &pending.to_string())}
+            </span>
+            {oldest}
+            {reason}
+        </div>
+    }
+}
+
+fn state_key(state: &str) -> &'static str {
+    match state {
+        "IDLE" => "workbench.state.IDLE",
+        "BUSY" => "workbench.state.BUSY",
+        "DEGRADED" => "workbench.state.DEGRADED",
+        _ => "workbench.state.STOPPED",
+    }
+}
+
+fn reason_key(code: &str) -> &'static str {
+    match code {
+        "no_live_session" => "workbench.reason.no_live_session",
+        "processing_batch" => "workbench.reason.processing_batch",
+        "turn_in_progress" => "workbench.reason.turn_in_progress",
+        "awaiting_dispatch" => "workbench.reason.awaiting_dispatch",
+        _ => "workbench.reason.not_running",
     }
 }

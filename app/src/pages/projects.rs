@@ -11,7 +11,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::{
     api::{PlanData, PlanTaskRow, list_projects, project_plan},
-    components::error_text,
+    components::{TimeCell, error_text},
     i18n::{Locale, use_locale},
     live::use_live,
 };
@@ -24,6 +24,7 @@ pub fn ProjectListPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let projects = Resource::new(move || live.tick.get(), |_| list_projects());
+    super::project_edit::Editing::provide();
     view! {
         <crate::alerts::PageTitle text=l.t("projects.title") />
         <header class="page-head">
@@ -31,6 +32,7 @@ pub fn ProjectListPage() -> impl IntoView {
             <p class="sub">{l.t("projects.subtitle")}</p>
         </header>
         <crate::pages::project_form::AddProjectForm />
+        <super::project_edit::EditProjectForm />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
                 match projects.await {
@@ -40,19 +42,22 @@ pub fn ProjectListPage() -> impl IntoView {
                     Ok(list) => {
                         let rows = list
                             .into_iter()
-                            .map(|p| view! {
+                            .map(|p| {
+                                let row = p.clone();
+                                view! {
                                 <tr data-project-id=p.id.clone()>
-                                    <td><a href=format!("/projects/{}/plan", p.id)>{p.name}</a></td>
-                                    <td><code>{p.path}</code></td>
-                                    <td>{p.workspace}</td>
-                                    <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a></td>
-                                    <td><super::project_workbench::WorkbenchCell project_id=p.id.clone() /></td>
+                                    <td data-label=l.t("projects.name")><a href=format!("/projects/{}/plan", p.id)>{p.name}</a></td>
+                                    <td data-label=l.t("projects.path")><code class="project-path">{p.path}</code></td>
+                                    <td data-label=l.t("col.workspace")>{p.workspace}</td>
+                                    <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a>
+                                        " " <super::project_edit::EditProjectButton project=row /></td>
+                                    <td data-label=l.t("workbench.col")><super::project_workbench::WorkbenchCell project_id=p.id.clone() /></td>
                                 </tr>
-                            })
+                            }})
                             .collect_view();
                         view! {
                             <div class="table-card">
-                                <table class="projects">
+                                <table class="projects cards-on-phone">
                                     <thead>
                                         <tr>
                                             <th scope="col">{l.t("projects.name")}</th>
@@ -96,6 +101,7 @@ pub fn PlanPage() -> impl IntoView {
         |(id, _, _)| project_plan(id),
     );
     view! {
+        <crate::alerts::PageTitle text=l.t("plan.title") />
         <p class="crumbs"><a href="/projects">{l.t("projects.back")}</a></p>
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
@@ -143,11 +149,17 @@ fn Plan(d: PlanData) -> impl IntoView {
         }
         .into_any()
     };
+    let project_id = d.project.id.clone();
     view! {
+        <crate::alerts::PageTitle text=format!("{} · {}", l.t("plan.title"), d.project.name) />
         <header class="page-head">
             <h1 id="plan-title">{l.t("plan.title")} " · " {d.project.name.clone()}</h1>
             <p class="sub"><code id="plan-root">{d.project.path.clone()}</code></p>
         </header>
+        <section class="card plan-workbench" aria-labelledby="plan-wb-h">
+            <h2 id="plan-wb-h">{l.t("workbench.col")}</h2>
+            <super::project_workbench::WorkbenchCell project_id />
+        </section>
         {body}
         <section aria-labelledby="plan-log-h">
             <h2 id="plan-log-h">{l.t("plan.log")}</h2>
@@ -204,7 +216,7 @@ fn Summary(d: PlanData) -> impl IntoView {
         <dl class="facts plan-facts">
             <dt>{l.t("plan.next")}</dt><dd id="plan-next">{next}</dd>
             <dt>{l.t("plan.sessions")}</dt>
-            <dd>{d.session_count} " · " {d.last_session.unwrap_or_else(|| "—".into())}</dd>
+            <dd>{d.session_count} " · " <span id="plan-last-session"><TimeCell ms=d.last_session_ms /></span></dd>
             <dt>{l.t("plan.mode")}</dt>
             <dd>
                 {l.t(if d.concurrent { "plan.mode_concurrent" } else { "plan.mode_exclusive" })}
@@ -227,7 +239,7 @@ fn Tree(tasks: Vec<PlanTaskRow>) -> impl IntoView {
         .collect_view();
     view! {
         <div class="table-card">
-            <table class="plan" id="plan-tree" aria-label=l.t("plan.tree")>
+            <table class="plan cards-on-phone" id="plan-tree" aria-label=l.t("plan.tree")>
                 <thead>
                     <tr>
                         <th scope="col">{l.t("col.task")}</th>
@@ -237,6 +249,7 @@ fn Tree(tasks: Vec<PlanTaskRow>) -> impl IntoView {
                         <th scope="col">{l.t("plan.last_error")}</th>
                         <th scope="col">{l.t("plan.dependencies")}</th>
                         <th scope="col">{l.t("plan.claim")}</th>
+                        <th scope="col">{l.t("plan.runs")}</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -292,7 +305,7 @@ fn TreeRow(t: PlanTaskRow) -> impl IntoView {
     let claim = t.claimed_by.clone().map(|w| {
         view! {
             <code class="claimed-by">{w}</code>
-            {t.lease_expires_at.clone().map(|u| view! { <br /><span class="sub">{l.t("plan.lease_until")} " " {u}</span> })}
+            {t.lease_expires_ms.map(|ms| view! { <br /><span class="sub">{l.t("plan.lease_until")} " " <TimeCell ms=Some(ms) /></span> })}
         }
     });
     let depth = t.depth;
@@ -303,25 +316,50 @@ fn TreeRow(t: PlanTaskRow) -> impl IntoView {
             data-depth=depth
             data-blocked=t.blocked.to_string()
         >
-            <td class="plan-task" style=format!("--depth: {depth}")>
+            <td class="plan-task task-title" style=format!("--depth: {depth}")>
                 {(depth > 0).then(|| view! { <span class="tree-mark" aria-hidden="true">"└ "</span> })}
                 <code>{t.id.clone()}</code> " " <span class="title">{t.title.clone()}</span>
                 {(t.checkpoints > 0).then(|| view! {
                     <span class="sub">" · " {l.t("plan.checkpoints").replace("{n}", &t.checkpoints.to_string())}</span>
                 })}
             </td>
-            <td class="nowrap">
+            <td class="nowrap" data-label=l.t("col.status")>
                 <span class=format!("badge plan-{}", t.status) data-status=t.status.clone()>
                     {status_text(l, &t.status)}
                 </span>
                 {flags}
             </td>
-            <td>{t.priority.clone().unwrap_or_else(|| "—".into())}</td>
-            <td class="nowrap attempts">{format!("{}/{}", t.attempts, t.max_attempts)}</td>
-            <td class="last-error">{error}</td>
-            <td class="deps">{deps}</td>
-            <td class="claim">{claim}</td>
+            <td data-label=l.t("plan.priority")>{t.priority.clone().unwrap_or_else(|| "—".into())}</td>
+            <td class="nowrap attempts" data-label=l.t("plan.attempts")>{format!("{}/{}", t.attempts, t.max_attempts)}</td>
+            <td class="last-error" data-label=l.t("plan.last_error")>{error}</td>
+            <td class="deps" data-label=l.t("plan.dependencies")>{deps}</td>
+            <td class="claim" data-label=l.t("plan.claim")>{claim}</td>
+            <td class="plan-runs" data-label=l.t("plan.runs")><PlanRuns runs=t.runs.clone() /></td>
         </tr>
     }
     .into_any()
+}
+
+/// The Harness tasks `harness run` created for a plan task (supervised
+/// mode), newest first: a link to each with its run state and age.
+#[component]
+fn PlanRuns(runs: Vec<crate::api::PlanRun>) -> impl IntoView {
+    if runs.is_empty() {
+        return view! { <span class="none">"—"</span> }.into_any();
+    }
+    let items = runs
+        .into_iter()
+        .map(|r| {
+            view! {
+                <li data-run-task=r.task_id.clone()>
+                    <a href=format!("/tasks/{}", r.task_id) class="plan-run-link" title=r.title.clone()>
+                        <span class="visually-hidden">{r.title.clone()} " "</span>
+                        <super::tasks::RunBadge state=r.run_state.clone() exit_code=r.exit_code />
+                    </a>
+                    " " <TimeCell ms=Some(r.created_ms) />
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ul class="plan-run-list">{items}</ul> }.into_any()
 }

@@ -164,12 +164,23 @@ pub enum StartRequest {
     Resume,
 }
 
+/// A task's live terminal session as the runtime sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TerminalState {
+    /// At a provider-confirmed turn end (the boundary latch is open).
+    pub turn_complete: bool,
+}
+
 /// The port to the agent runtime (the PTY supervisor implements it).
 #[async_trait]
 pub trait AgentControl: Send + Sync + 'static {
     async fn start(&self, task_id: &str, request: StartRequest) -> CoreResult<Execution>;
     /// Stop the agent; `true` when a process was running.
     async fn stop(&self, task_id: &str) -> CoreResult<bool>;
+    /// The task's live (not exited) terminal session; `None` without one.
+    fn terminal_state(&self, _task_id: &str) -> Option<TerminalState> {
+        None
+    }
 }
 
 /// The argv of a task whose command is one shell line (the web form):

@@ -35,6 +35,7 @@ pub mod tasks;
 pub mod unattended;
 pub mod validate;
 pub mod workbench;
+pub mod workbench_runtime;
 
 pub use error::{CoreError, CoreResult};
 pub use events::{EventBus, HarnessEvent, InProcessBus};

@@ -499,6 +499,12 @@ fn status(cwd: &Path, as_json: bool) -> Result<i32> {
             "[{}] {}: {} ({}/{}){mark}",
             t.status, t.id, t.title, t.attempts, t.max_attempts
         );
+        // Why it failed (or why it is being retried): the newest error
+        // entry — for an agent that exited non-zero it names the exit code
+        // ("agent exited N; …"), for a timeout "[TIMEOUT] …".
+        if let Some(err) = t.last_error().filter(|_| t.status != "completed") {
+            println!("    last error: {err}");
+        }
     }
     match next {
         Some(t) => println!("next: {}: {}", t.id, t.title),

@@ -27,6 +27,25 @@ pub fn routes() -> Router<AppState> {
             "/projects/{id}/workbench",
             get(workbench).post(ensure_workbench),
         )
+        .route("/projects/{id}/workbench/runtime", get(workbench_runtime))
+}
+
+/// The project's Workbench runtime state (tower-workbench.md §2.9), derived
+/// now from its live terminal, latest execution and inbox (404 without a
+/// Workbench).
+async fn workbench_runtime(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<harness_core::workbench_runtime::WorkbenchRuntime>> {
+    let view = s.harness.project_workbench(&id).await?.ok_or_else(|| {
+        harness_core::CoreError::NotFound("The project has no Workbench yet".into())
+    })?;
+    Ok(Json(
+        s.harness
+            .workbench_runtime(&s.terminals, &view.task.id)
+            .await?,
+    ))
 }
 
 /// The project's resident Workbench task (404 when it has none yet).

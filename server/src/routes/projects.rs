@@ -1,5 +1,10 @@
-use axum::{Json, Router, extract::State, http::StatusCode, routing::post};
-use harness_core::{model::Project, tasks::CreateProject};
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    http::StatusCode,
+    routing::{patch, post},
+};
+use harness_core::{model::Project, project_check::UpdateProject, tasks::CreateProject};
 
 use crate::{
     error::ApiResult,
@@ -8,7 +13,20 @@ use crate::{
 };
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/projects", post(create).get(list))
+    Router::new()
+        .route("/projects", post(create).get(list))
+        .route("/projects/{id}", patch(update))
+}
+
+/// Rename a project and/or change its path (`{"name"?, "path"?}`); the path
+/// is validated as at creation (absolute, canonical).
+async fn update(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<UpdateProject>,
+) -> ApiResult<Json<Project>> {
+    Ok(Json(s.harness.update_project(&id, body, false).await?))
 }
 
 async fn create(

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use harness_core::{
     CoreResult,
-    control::{AgentControl, StartRequest},
+    control::{AgentControl, StartRequest, TerminalState},
     model::Execution,
 };
 
@@ -24,5 +24,11 @@ impl AgentControl for Terminals {
 
     async fn stop(&self, task_id: &str) -> CoreResult<bool> {
         Terminals::stop(self, task_id).await
+    }
+
+    fn terminal_state(&self, task_id: &str) -> Option<TerminalState> {
+        self.live(task_id).map(|s| TerminalState {
+            turn_complete: s.turn_complete(),
+        })
     }
 }

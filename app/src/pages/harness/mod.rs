@@ -21,20 +21,29 @@ use crate::{
 
 pub use shared::Shared;
 
-/// The URL state of the page: `?view=&q=&cursor=`.
+/// The URL state of the page: `?view=&q=&cursor=&from=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
     pub view: String,
     pub q: String,
     pub cursor: Option<String>,
+    /// Only messages of derived child tasks (`?from=children`).
+    pub children: bool,
 }
 
+/// The `from` value of the "from child tasks" filter.
+pub const FROM_CHILDREN: &str = "children";
+
 impl Filter {
-    pub fn href(view: &str, q: &str, cursor: Option<&str>) -> String {
+    pub fn href(view: &str, q: &str, cursor: Option<&str>, children: bool) -> String {
         let mut url = format!("/harness?view={}", encode(view));
         if !q.is_empty() {
             url.push_str("&q=");
             url.push_str(&encode(q));
+        }
+        if children {
+            url.push_str("&from=");
+            url.push_str(FROM_CHILDREN);
         }
         if let Some(c) = cursor {
             url.push_str("&cursor=");
@@ -72,13 +81,15 @@ pub fn HarnessPage() -> impl IntoView {
                 .unwrap_or_else(|| "pending".to_string()),
             q: m.get("q").map(|q| q.trim().to_string()).unwrap_or_default(),
             cursor: m.get("cursor").filter(|c| !c.is_empty()),
+            children: m.get("from").as_deref() == Some(FROM_CHILDREN),
         })
     });
     let page = Resource::new(
         move || filter.get(),
         |f| async move {
-            let page = list_page(f.view.clone(), f.q.clone(), f.cursor.clone(), None).await;
-            (f.view, f.q, f.cursor, page)
+            let from = f.children.then(|| FROM_CHILDREN.to_string());
+            let page = list_page(f.view.clone(), f.q.clone(), f.cursor.clone(), None, from).await;
+            (f.view, f.q, f.cursor, f.children, page)
         },
     );
     let channel = Resource::new(|| (), |_| channel_configured());
@@ -104,10 +115,10 @@ pub fn HarnessPage() -> impl IntoView {
         <NoticeLine notice=shared.notice id="reply-status" />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
-                let (view, q, cursor, result) = page.await;
+                let (view, q, cursor, children, result) = page.await;
                 match result {
                     Ok(Page { rows, next }) => view! {
-                        <table::HarnessTable rows next view q start=cursor />
+                        <table::HarnessTable rows next view q start=cursor children />
                     }
                     .into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),

@@ -19,6 +19,9 @@ pub fn HarnessTable(
     view: String,
     q: String,
     start: Option<String>,
+    /// Only messages of derived child tasks.
+    #[prop(optional)]
+    children: bool,
 ) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
@@ -27,6 +30,7 @@ pub fn HarnessTable(
     let next = RwSignal::new(next);
     let loading = RwSignal::new(false);
     let key = StoredValue::new((view.clone(), q.clone(), start.clone()));
+    let from = StoredValue::new(children.then(|| super::FROM_CHILDREN.to_string()));
 
     // Live: reload the rows on screen after every change event / action,
     // coalescing bursts (one request in flight, one queued).
@@ -48,7 +52,7 @@ pub fn HarnessTable(
                     .try_with_untracked(|r| r.len())
                     .unwrap_or(0)
                     .max(PAGE_SIZE as usize);
-                match list_window(view, q, start, None, count as u32).await {
+                match list_window(view, q, start, None, count as u32, from.get_value()).await {
                     Ok(page) => {
                         let _ = rows.try_set(page.rows);
                         let _ = next.try_set(page.next);
@@ -86,7 +90,7 @@ pub fn HarnessTable(
         loading.set(true);
         let (view, q, _) = key.get_value();
         spawn_local(async move {
-            match list_page(view, q, Some(cursor), None).await {
+            match list_page(view, q, Some(cursor), None, from.get_value()).await {
                 Ok(page) => {
                     rows.update(|r| {
                         let known: std::collections::HashSet<String> =
@@ -106,9 +110,14 @@ pub fn HarnessTable(
 
     let more_href = {
         let (view, q) = (view.clone(), q.clone());
-        move || next.get().map(|c| Filter::href(&view, &q, Some(&c)))
+        move || {
+            next.get()
+                .map(|c| Filter::href(&view, &q, Some(&c), children))
+        }
     };
-    let newest_href = start.is_some().then(|| Filter::href(&view, &q, None));
+    let newest_href = start
+        .is_some()
+        .then(|| Filter::href(&view, &q, None, children));
     let count = move || rows.with(Vec::len);
 
     view! {

@@ -13,7 +13,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
     let chips = VIEWS
         .into_iter()
         .map(|v| {
-            let href = move || filter.with(|f| Filter::href(v, &f.q, None));
+            let href = move || filter.with(|f| Filter::href(v, &f.q, None, f.children));
             let current = move || filter.with(|f| (f.view == v).then_some("page"));
             view! {
                 <a class="chip" href=href aria-current=current data-view=v>
@@ -26,11 +26,24 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
             }
         })
         .collect_view();
+    // The "from child tasks" filter (issue 14): a link that toggles `?from=children`.
+    let children_href = move || filter.with(|f| Filter::href(&f.view, &f.q, None, !f.children));
+    let children_on = move || filter.with(|f| f.children);
     view! {
         <div class="toolbar">
             <nav class="chips" aria-label=l.t("harness.views")>{chips}</nav>
+            <a class="chip chip-filter" id="filter-children" href=children_href
+                aria-current=move || children_on().then_some("true")
+                title=l.t("harness.from_children_hint")
+                data-on=move || children_on().to_string()>
+                <span class="chip-check" aria-hidden="true">{move || if children_on() { "✓ " } else { "" }}</span>
+                {l.t("harness.from_children")}
+            </a>
             <Form method="GET" action="/harness" attr:class="search" attr:role="search">
                 <input type="hidden" name="view" value=move || filter.with(|f| f.view.clone()) />
+                {move || children_on().then(|| view! {
+                    <input type="hidden" name="from" value=super::FROM_CHILDREN />
+                })}
                 <label class="visually-hidden" for="harness-q">{l.t("harness.search_label")}</label>
                 <input
                     id="harness-q"

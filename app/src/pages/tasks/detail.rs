@@ -31,7 +31,16 @@ pub fn TaskDetailPage() -> impl IntoView {
     let answer = ServerAction::<crate::api::ReplyAsk>::new();
     let timeline = Resource::new(
         move || (id.get(), live.tick.get()),
-        |(id, _)| list_window("all".into(), String::new(), None, Some(id), TIMELINE_ROWS),
+        |(id, _)| {
+            list_window(
+                "all".into(),
+                String::new(),
+                None,
+                Some(id),
+                TIMELINE_ROWS,
+                None,
+            )
+        },
     );
     view! {
         <p class="crumbs"><a href="/tasks">{l.t("tasks.back")}</a></p>

@@ -53,6 +53,14 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn list_projects(&self) -> StoreResult<Vec<Project>>;
     /// One project by id.
     async fn get_project(&self, id: &str) -> StoreResult<Option<Project>>;
+    /// Rename a project and/or move it to another path; `None` when there is
+    /// no such project. A name taken in its workspace is `Duplicate`.
+    async fn update_project(
+        &self,
+        id: &str,
+        name: &str,
+        path: &str,
+    ) -> StoreResult<Option<Project>>;
     async fn create_task(&self, task: NewTask) -> StoreResult<TaskView>;
     async fn get_task(&self, id: &str) -> StoreResult<Option<TaskView>>;
     async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>>;

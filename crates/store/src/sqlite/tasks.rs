@@ -85,6 +85,34 @@ impl TaskStore for SqliteStore {
             .transpose()
     }
 
+    async fn update_project(
+        &self,
+        id: &str,
+        name: &str,
+        path: &str,
+    ) -> StoreResult<Option<Project>> {
+        let mut tx = self.write_tx().await?;
+        let changed = sqlx::query("UPDATE projects SET name = ?, path = ? WHERE id = ?")
+            .bind(name)
+            .bind(path)
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?
+            .rows_affected();
+        if changed == 0 {
+            return Ok(None);
+        }
+        let sql = format!("{PROJECT_SELECT} WHERE p.id = ?");
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map)?;
+        tx.commit().await.map_err(map)?;
+        row.as_ref().map(rows::project).transpose()
+    }
+
     async fn create_task(&self, t: NewTask) -> StoreResult<TaskView> {
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;

@@ -166,6 +166,36 @@ pub async fn workspaces_and_projects(b: &Backend) {
     let found = s.get_project(&created.id).await.unwrap().unwrap();
     assert_eq!(found, created);
     assert!(s.get_project(&ids::new_id()).await.unwrap().is_none());
+    // Editing (issue 15): rename and move; a taken name; a missing project.
+    let other = s
+        .create_project(NewProject {
+            id: ids::new_id(),
+            name: "q".into(),
+            ..project.clone()
+        })
+        .await
+        .unwrap();
+    let moved = s
+        .update_project(&created.id, "p2", "/tmp/p2")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (moved.name.as_str(), moved.path.as_str()),
+        ("p2", "/tmp/p2")
+    );
+    assert_eq!(s.get_project(&created.id).await.unwrap().unwrap(), moved);
+    let taken = s
+        .update_project(&created.id, &other.name, "/tmp/p2")
+        .await
+        .unwrap_err();
+    assert!(matches!(taken, StoreError::Duplicate(_)), "{taken:?}");
+    assert!(
+        s.update_project(&ids::new_id(), "x", "/tmp/x")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 pub async fn tasks_round_trip(b: &Backend) {
