@@ -14,6 +14,7 @@ use crate::{
 
 pub const DEFAULT_WORKSPACE: &str = "default";
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProject {
@@ -23,6 +24,7 @@ pub struct CreateProject {
 }
 
 /// Agent configuration as submitted (provider is a free string until validated).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInput {
@@ -33,6 +35,7 @@ pub struct AgentInput {
     pub env: std::collections::BTreeMap<String, String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTask {

@@ -24,7 +24,7 @@ pub fn routes() -> Router<AppState> {
         .route("/pending", get(pending))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AskBody {
     task_id: Option<String>,
@@ -36,6 +36,15 @@ struct AskBody {
     choices: harness_core::options::ChoicesInput,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/ask",
+    tag = "internal",
+    request_body = AskBody,
+    responses(
+        (status = 200, description = "The ask is recorded and the agent parked", body = super::openapi::AskResponse)
+    )
+)]
 async fn ask(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -59,7 +68,7 @@ async fn ask(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ReplyBody {
     task_id: Option<String>,
@@ -67,6 +76,15 @@ struct ReplyBody {
     allow_retry: Option<bool>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/reply",
+    tag = "internal",
+    request_body = ReplyBody,
+    responses(
+        (status = 200, description = "The answer is recorded", body = super::openapi::ReplyResponse)
+    )
+)]
 async fn reply(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -98,13 +116,22 @@ async fn reply(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct NotifyBody {
     task_id: Option<String>,
     message: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/notify",
+    tag = "internal",
+    request_body = NotifyBody,
+    responses(
+        (status = 200, description = "The notify is recorded", body = super::openapi::NotifyResponse)
+    )
+)]
 async fn notify(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -121,6 +148,17 @@ struct PendingQuery {
     task_id: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/internal/harness/pending",
+    tag = "internal",
+    params(
+        ("taskId" = Option<String>, Query, description = "The task (an agent token: its own)")
+    ),
+    responses(
+        (status = 200, description = "The task's open ask, if any", body = harness_core::messaging::Pending)
+    )
+)]
 async fn pending(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -132,3 +170,8 @@ async fn pending(
         .map(Json)
         .map_err(|e| ApiError::bad_request(e.to_string()))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(ask, reply, notify, pending))]
+pub(super) struct Api;

@@ -39,6 +39,15 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Append one target (it gets an id); the others are untouched.
+#[utoipa::path(
+    post,
+    path = "/api/settings/notify-targets/add",
+    tag = "settings",
+    request_body = NotifyTarget,
+    responses(
+        (status = 200, description = "The target, with its id", body = NotifyTarget)
+    )
+)]
 async fn add_target(
     State(s): State<AppState>,
     _: Admin,
@@ -49,6 +58,18 @@ async fn add_target(
 
 /// Replace one target by id (or position, for targets without an id);
 /// a concurrent edit of another target is not lost.
+#[utoipa::path(
+    put,
+    path = "/api/settings/notify-targets/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    request_body = NotifyTarget,
+    responses(
+        (status = 200, description = "The target", body = NotifyTarget)
+    )
+)]
 async fn update_target(
     State(s): State<AppState>,
     _: Admin,
@@ -58,6 +79,17 @@ async fn update_target(
     Ok(Json(s.harness.update_notify_target(&id, body).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/settings/notify-targets/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    responses(
+        (status = 200, description = "Removed", body = super::openapi::OkBody)
+    )
+)]
 async fn delete_target(
     State(s): State<AppState>,
     _: Admin,
@@ -68,6 +100,17 @@ async fn delete_target(
 }
 
 /// "Send a test message": through the real outbox and gateway CLI.
+#[utoipa::path(
+    post,
+    path = "/api/settings/notify-targets/{id}/test",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    responses(
+        (status = 200, description = "The test message as sent (or parked)", body = PushOutcome)
+    )
+)]
 async fn test_target(
     State(s): State<AppState>,
     _: Admin,
@@ -78,6 +121,15 @@ async fn test_target(
 
 /// Persist + send (tower-messaging.md §5.6): answers within a few seconds
 /// with `{ok, outboundId, state, deduped, sent, parked, platformMessageId, lastError}`.
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/outbound",
+    tag = "internal",
+    request_body = PushInput,
+    responses(
+        (status = 200, description = "Persisted, and sent when the gateway answered in time", body = PushOutcome)
+    )
+)]
 async fn enqueue(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -94,6 +146,18 @@ struct MappingQuery {
     message_id: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/internal/harness/delivery-map",
+    tag = "internal",
+    params(
+        ("platform" = String, Query, description = "The platform (feishu, …)"),
+        ("messageId" = String, Query, description = "The platform's message id")
+    ),
+    responses(
+        (status = 200, description = "The task the platform message belongs to, or null", body = Option<DeliveryMapping>)
+    )
+)]
 async fn mapping(
     State(s): State<AppState>,
     _: Admin,
@@ -113,6 +177,17 @@ struct ListQuery {
     limit: Option<u32>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/outbound",
+    tag = "outbox",
+    params(
+        ("limit" = Option<u32>, Query, description = "Rows at most (default 100)")
+    ),
+    responses(
+        (status = 200, description = "Outbox rows, newest first", body = Vec<Outbound>)
+    )
+)]
 async fn list(
     State(s): State<AppState>,
     _: Admin,
@@ -125,6 +200,17 @@ async fn list(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/outbound",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    responses(
+        (status = 200, description = "The task's outbox rows", body = Vec<Outbound>)
+    )
+)]
 async fn for_task(
     State(s): State<AppState>,
     _: Admin,
@@ -134,6 +220,17 @@ async fn for_task(
     Ok(Json(s.harness.list_outbound(Some(&id), 100).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/outbound/{id}",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, description = "The outbox row's id")
+    ),
+    responses(
+        (status = 200, description = "The outbox row", body = Outbound)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -143,6 +240,17 @@ async fn show(
 }
 
 /// FAILED or DEAD → PENDING, due now ("retry now").
+#[utoipa::path(
+    post,
+    path = "/api/outbound/{id}/retry",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, description = "The outbox row's id")
+    ),
+    responses(
+        (status = 200, description = "Due again now", body = Outbound)
+    )
+)]
 async fn retry(
     State(s): State<AppState>,
     _: Admin,
@@ -152,6 +260,17 @@ async fn retry(
 }
 
 /// SENT_UNVERIFIED → DELIVERED ("mark as delivered").
+#[utoipa::path(
+    post,
+    path = "/api/outbound/{id}/mark-delivered",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, description = "The outbox row's id")
+    ),
+    responses(
+        (status = 200, description = "Marked as delivered", body = Outbound)
+    )
+)]
 async fn mark_delivered(
     State(s): State<AppState>,
     _: Admin,
@@ -160,11 +279,28 @@ async fn mark_delivered(
     Ok(Json(s.harness.mark_outbound_delivered(&id).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/settings/gateways",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The gateway settings", body = GatewayConfig)
+    )
+)]
 async fn gateways(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GatewayConfig>> {
     Ok(Json(s.harness.gateway_config().await?))
 }
 
 /// `PUT /api/settings/gateways {hermes?: {cliPath, profile, displayName, env}, openclaw?: …}`.
+#[utoipa::path(
+    put,
+    path = "/api/settings/gateways",
+    tag = "settings",
+    request_body = GatewayConfig,
+    responses(
+        (status = 200, description = "The gateway settings", body = GatewayConfig)
+    )
+)]
 async fn set_gateways(
     State(s): State<AppState>,
     _: Admin,
@@ -172,3 +308,22 @@ async fn set_gateways(
 ) -> ApiResult<Json<GatewayConfig>> {
     Ok(Json(s.harness.set_gateway_config(body).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    add_target,
+    update_target,
+    delete_target,
+    test_target,
+    enqueue,
+    mapping,
+    list,
+    for_task,
+    show,
+    retry,
+    mark_delivered,
+    gateways,
+    set_gateways
+))]
+pub(super) struct Api;

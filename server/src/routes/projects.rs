@@ -11,6 +11,15 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/projects", post(create).get(list))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/projects",
+    tag = "projects",
+    request_body = harness_core::tasks::CreateProject,
+    responses(
+        (status = 201, description = "The project", body = harness_core::model::Project)
+    )
+)]
 async fn create(
     State(s): State<AppState>,
     _: Admin,
@@ -22,6 +31,19 @@ async fn create(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/projects",
+    tag = "projects",
+    responses(
+        (status = 200, description = "Every project", body = Vec<harness_core::model::Project>)
+    )
+)]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Project>>> {
     Ok(Json(s.harness.list_projects().await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list))]
+pub(super) struct Api;

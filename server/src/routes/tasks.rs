@@ -26,6 +26,15 @@ pub fn routes() -> Router<AppState> {
         .route("/tasks/{id}/unattended", put(set_unattended))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks",
+    tag = "tasks",
+    request_body = harness_core::tasks::CreateTask,
+    responses(
+        (status = 201, description = "The task", body = harness_core::model::TaskView)
+    )
+)]
 async fn create(
     State(s): State<AppState>,
     _: Admin,
@@ -37,10 +46,29 @@ async fn create(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks",
+    tag = "tasks",
+    responses(
+        (status = 200, description = "Every task", body = Vec<harness_core::model::TaskView>)
+    )
+)]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<TaskView>>> {
     Ok(Json(s.harness.list_tasks().await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    responses(
+        (status = 200, description = "The task", body = harness_core::model::TaskView)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -49,7 +77,7 @@ async fn show(
     Ok(Json(s.harness.get_task(&id).await?))
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(utoipa::ToSchema, serde::Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct StartBody {
     prompt: Option<String>,
@@ -58,6 +86,18 @@ struct StartBody {
 
 /// `POST /api/tasks/{id}/start {prompt?, resume?}` → `{executionId}`: spawn the
 /// agent in a PTY (fresh, or `resume: true` to continue the provider session).
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/start",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    request_body = Option<StartBody>,
+    responses(
+        (status = 200, description = "The agent runs", body = super::openapi::StartResponse)
+    )
+)]
 async fn start(
     State(s): State<AppState>,
     _: Admin,
@@ -82,6 +122,17 @@ async fn start(
     Ok(Json(json!({"executionId": execution.id})))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/stop",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    responses(
+        (status = 200, description = "The agent is stopped", body = super::openapi::StopTaskResponse)
+    )
+)]
 async fn stop(
     State(s): State<AppState>,
     _: Admin,
@@ -91,7 +142,7 @@ async fn stop(
     Ok(Json(json!({"ok": true, "wasRunning": was_running})))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InputBody {
     pub text: Option<String>,
@@ -100,6 +151,18 @@ pub(crate) struct InputBody {
 }
 
 /// `POST /api/tasks/{id}/input {text, submit, idempotencyKey?}`.
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/input",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    request_body = InputBody,
+    responses(
+        (status = 200, description = "Typed (or queued)", body = super::openapi::InputResponse)
+    )
+)]
 async fn input(
     State(s): State<AppState>,
     _: Admin,
@@ -141,6 +204,17 @@ pub(crate) async fn terminal_input(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/screen",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    responses(
+        (status = 200, description = "The screen as text", body = super::openapi::ScreenResponse)
+    )
+)]
 async fn screen(
     State(s): State<AppState>,
     _: Admin,
@@ -152,12 +226,24 @@ async fn screen(
     ))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 struct Unattended {
     on: Option<bool>,
 }
 
 /// `PUT /api/tasks/{id}/unattended {on}` — same as the MCP tool `set_goal_mode`.
+#[utoipa::path(
+    put,
+    path = "/api/tasks/{id}/unattended",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, description = "The task's id")
+    ),
+    request_body = Unattended,
+    responses(
+        (status = 200, description = "The task", body = harness_core::model::TaskView)
+    )
+)]
 async fn set_unattended(
     State(s): State<AppState>,
     _: Admin,
@@ -169,3 +255,8 @@ async fn set_unattended(
         .ok_or_else(|| harness_core::CoreError::invalid("on", "on (boolean) required"))?;
     Ok(Json(s.harness.set_unattended(&id, on).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list, show, start, stop, input, screen, set_unattended))]
+pub(super) struct Api;
