@@ -39,7 +39,7 @@ status=0
 "$VENV/bin/schemathesis" run "http://127.0.0.1:$PORT/api/openapi.json" \
   --header "Authorization: Bearer $TOKEN" \
   --checks not_a_server_error,status_code_conformance,response_schema_conformance \
-  --phases examples,coverage,fuzzing \
+  --phases examples,coverage,fuzzing,stateful \
   --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-20}" \
   --seed "${SCHEMATHESIS_SEED:-17}" \
   --workers 2 \

@@ -128,6 +128,31 @@ async fn the_document_covers_every_api_route_and_only_those() {
         "documented operations the router does not have: {extra:?}"
     );
 
+    // Operation ids are unique, and every response link names one of them.
+    let ops: Vec<&Value> = paths
+        .values()
+        .flat_map(|item| METHODS.iter().filter_map(|m| item.get(*m)))
+        .collect();
+    let ids: BTreeSet<&str> = ops
+        .iter()
+        .map(|op| op["operationId"].as_str().expect("operationId"))
+        .collect();
+    assert_eq!(ids.len(), ops.len(), "operation ids repeat");
+    let mut links = 0;
+    for op in &ops {
+        for response in op["responses"].as_object().unwrap().values() {
+            for (name, link) in response["links"].as_object().into_iter().flatten() {
+                let target = link["operationId"].as_str().unwrap_or_default();
+                assert!(
+                    ids.contains(target),
+                    "link {name} names no operation: {link}"
+                );
+                links += 1;
+            }
+        }
+    }
+    assert!(links >= 10, "the create operations link to their resources");
+
     let error = &doc["components"]["schemas"]["ErrorBody"];
     assert_eq!(error["required"], serde_json::json!(["error"]), "{error}");
     assert_eq!(

@@ -18,7 +18,22 @@ pub const DEFAULT_WORKSPACE: &str = "default";
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProject {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 200,
+            pattern = r"\S"
+        )
+    )]
     pub name: Option<String>,
+    /// An existing directory: absolute and canonical.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = true, nullable = false, min_length = 1, example = "/tmp")
+    )]
     pub path: Option<String>,
     pub workspace: Option<String>,
 }
@@ -28,6 +43,7 @@ pub struct CreateProject {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInput {
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::model::Provider>))]
     pub provider: Option<String>,
     pub command: Option<Vec<String>>,
     pub cwd: Option<String>,
@@ -39,9 +55,21 @@ pub struct AgentInput {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTask {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 500,
+            pattern = r"\S"
+        )
+    )]
     pub title: Option<String>,
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub project_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub parent_task_id: Option<String>,
     pub agent: Option<AgentInput>,
 }

@@ -35,7 +35,7 @@ pub fn routes() -> Router<AppState> {
     path = "/api/projects/{id}/workbench",
     tag = "projects",
     params(
-        ("id" = String, Path, description = "The project's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The project's Workbench task", body = harness_core::model::TaskView)
@@ -67,7 +67,7 @@ struct WorkbenchBody {
     path = "/api/projects/{id}/workbench",
     tag = "projects",
     params(
-        ("id" = String, Path, description = "The project's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
     ),
     request_body = Option<WorkbenchBody>,
     responses(
@@ -101,7 +101,7 @@ async fn ensure_workbench(
     path = "/api/tasks/{id}/inbox",
     tag = "internal",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task's inbox and derived children", body = super::openapi::InboxResponse)

@@ -134,7 +134,7 @@ async fn list(
     path = "/api/harness/messages/{id}/ignore",
     tag = "messages",
     params(
-        ("id" = String, Path, description = "The message's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The message, ignored", body = harness_core::model::Message)
@@ -153,7 +153,7 @@ async fn ignore(
     path = "/api/harness/messages/{id}",
     tag = "messages",
     params(
-        ("id" = String, Path, description = "The message's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
     ),
     responses(
         (status = 204, description = "Dismissed")
@@ -170,5 +170,8 @@ async fn dismiss(
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, ignore, dismiss))]
+#[openapi(
+    paths(list, ignore, dismiss),
+    components(schemas(harness_core::model::MessageView))
+)]
 pub(super) struct Api;

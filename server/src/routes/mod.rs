@@ -88,7 +88,7 @@ pub fn health() -> Router<AppState> {
     path = "/api/internal/terminal/{task_id}/input",
     tag = "internal",
     params(
-        ("task_id" = String, Path, description = "The task whose terminal to type into")
+        ("task_id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task whose terminal to type into (a CUID)")
     ),
     request_body = tasks::InputBody,
     responses(

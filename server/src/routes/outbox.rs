@@ -45,7 +45,11 @@ pub fn routes() -> Router<AppState> {
     tag = "settings",
     request_body = NotifyTarget,
     responses(
-        (status = 200, description = "The target, with its id", body = NotifyTarget)
+        (status = 200, description = "The target, with its id", body = NotifyTarget, links(
+            ("update" = (operation_id = "put_settings_notify_targets_id", parameters(("id" = "$response.body#/id")))),
+            ("delete" = (operation_id = "delete_settings_notify_targets_id", parameters(("id" = "$response.body#/id")))),
+            ("test" = (operation_id = "post_settings_notify_targets_id_test", parameters(("id" = "$response.body#/id"))))
+        ))
     )
 )]
 async fn add_target(
@@ -205,7 +209,7 @@ async fn list(
     path = "/api/tasks/{id}/outbound",
     tag = "outbox",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task's outbox rows", body = Vec<Outbound>)
@@ -225,7 +229,7 @@ async fn for_task(
     path = "/api/outbound/{id}",
     tag = "outbox",
     params(
-        ("id" = String, Path, description = "The outbox row's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The outbox row", body = Outbound)
@@ -245,7 +249,7 @@ async fn show(
     path = "/api/outbound/{id}/retry",
     tag = "outbox",
     params(
-        ("id" = String, Path, description = "The outbox row's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Due again now", body = Outbound)
@@ -265,7 +269,7 @@ async fn retry(
     path = "/api/outbound/{id}/mark-delivered",
     tag = "outbox",
     params(
-        ("id" = String, Path, description = "The outbox row's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Marked as delivered", body = Outbound)

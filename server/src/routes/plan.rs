@@ -35,7 +35,7 @@ struct Params {
     path = "/api/projects/{id}/plan",
     tag = "projects",
     params(
-        ("id" = String, Path, description = "The project's id"),
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)"),
         ("lines" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Progress-log lines (default 20)")
     ),
     responses(

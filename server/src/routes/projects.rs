@@ -17,7 +17,11 @@ pub fn routes() -> Router<AppState> {
     tag = "projects",
     request_body = harness_core::tasks::CreateProject,
     responses(
-        (status = 201, description = "The project", body = harness_core::model::Project)
+        (status = 201, description = "The project", body = harness_core::model::Project, links(
+            ("plan" = (operation_id = "get_projects_id_plan", parameters(("id" = "$response.body#/id")))),
+            ("workbench" = (operation_id = "get_projects_id_workbench", parameters(("id" = "$response.body#/id")))),
+            ("ensureWorkbench" = (operation_id = "post_projects_id_workbench", parameters(("id" = "$response.body#/id"))))
+        ))
     )
 )]
 async fn create(

@@ -32,7 +32,18 @@ pub fn routes() -> Router<AppState> {
     tag = "tasks",
     request_body = harness_core::tasks::CreateTask,
     responses(
-        (status = 201, description = "The task", body = harness_core::model::TaskView)
+        (status = 201, description = "The task", body = harness_core::model::TaskView, links(
+            ("show" = (operation_id = "get_tasks_id", parameters(("id" = "$response.body#/id")))),
+            ("start" = (operation_id = "post_tasks_id_start", parameters(("id" = "$response.body#/id")))),
+            ("stop" = (operation_id = "post_tasks_id_stop", parameters(("id" = "$response.body#/id")))),
+            ("input" = (operation_id = "post_tasks_id_input", parameters(("id" = "$response.body#/id")))),
+            ("screen" = (operation_id = "get_tasks_id_screen", parameters(("id" = "$response.body#/id")))),
+            ("unattended" = (operation_id = "put_tasks_id_unattended", parameters(("id" = "$response.body#/id")))),
+            ("deliveries" = (operation_id = "get_tasks_id_deliveries", parameters(("id" = "$response.body#/id")))),
+            ("outbound" = (operation_id = "get_tasks_id_outbound", parameters(("id" = "$response.body#/id")))),
+            ("inbox" = (operation_id = "get_tasks_id_inbox", parameters(("id" = "$response.body#/id")))),
+            ("terminalInput" = (operation_id = "post_internal_terminal_task_id_input", parameters(("task_id" = "$response.body#/id"))))
+        ))
     )
 )]
 async fn create(
@@ -63,7 +74,7 @@ async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<TaskVie
     path = "/api/tasks/{id}",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task", body = harness_core::model::TaskView)
@@ -91,7 +102,7 @@ struct StartBody {
     path = "/api/tasks/{id}/start",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     request_body = Option<StartBody>,
     responses(
@@ -127,7 +138,7 @@ async fn start(
     path = "/api/tasks/{id}/stop",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The agent is stopped", body = super::openapi::StopTaskResponse)
@@ -156,7 +167,7 @@ pub(crate) struct InputBody {
     path = "/api/tasks/{id}/input",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     request_body = InputBody,
     responses(
@@ -209,7 +220,7 @@ pub(crate) async fn terminal_input(
     path = "/api/tasks/{id}/screen",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The screen as text", body = super::openapi::ScreenResponse)
@@ -237,7 +248,7 @@ struct Unattended {
     path = "/api/tasks/{id}/unattended",
     tag = "tasks",
     params(
-        ("id" = String, Path, description = "The task's id")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
     ),
     request_body = Unattended,
     responses(

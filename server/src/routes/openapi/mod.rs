@@ -76,6 +76,47 @@ pub fn document() -> &'static utoipa::openapi::OpenApi {
     })
 }
 
+/// The document as served: JSON, with the Link objects' field names as
+/// OpenAPI spells them (utoipa 5 writes `operation_id`, `request_body`,
+/// `operation_ref` in snake case; schemathesis then ignores the links).
+pub fn document_json() -> &'static serde_json::Value {
+    static JSON: OnceLock<serde_json::Value> = OnceLock::new();
+    JSON.get_or_init(|| {
+        let mut json = serde_json::to_value(document()).unwrap_or_else(|err| {
+            tracing::error!(%err, "cannot encode the OpenAPI document");
+            serde_json::Value::Null
+        });
+        camel_case_links(&mut json);
+        json
+    })
+}
+
+fn camel_case_links(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    let links = paths
+        .values_mut()
+        .filter_map(|item| item.as_object_mut())
+        .flat_map(|item| item.values_mut())
+        .filter_map(|op| op.get_mut("responses").and_then(|r| r.as_object_mut()))
+        .flat_map(|responses| responses.values_mut())
+        .filter_map(|response| response.get_mut("links").and_then(|l| l.as_object_mut()))
+        .flat_map(|links| links.values_mut())
+        .filter_map(|link| link.as_object_mut());
+    for link in links {
+        for (from, to) in [
+            ("operation_id", "operationId"),
+            ("operation_ref", "operationRef"),
+            ("request_body", "requestBody"),
+        ] {
+            if let Some(value) = link.remove(from) {
+                link.insert(to.into(), value);
+            }
+        }
+    }
+}
+
 /// `GET /api/openapi.json` (admin token).
 #[utoipa::path(
     get,
@@ -83,11 +124,24 @@ pub fn document() -> &'static utoipa::openapi::OpenApi {
     tag = "meta",
     responses((status = 200, description = "This OpenAPI 3.1 document", body = Object))
 )]
-pub(super) async fn serve(_: Admin) -> Json<&'static utoipa::openapi::OpenApi> {
-    Json(document())
+pub(super) async fn serve(_: Admin) -> Json<&'static serde_json::Value> {
+    Json(document_json())
 }
 
-/// The bearer scheme and the common error responses.
+/// A unique operation id from the method and the path (handler names repeat
+/// across modules): `POST /api/tasks/{id}/start` → `post_tasks_id_start`.
+/// Response links (`links(...)` in the annotations) name these.
+pub fn operation_id(method: &str, path: &str) -> String {
+    let rest = path.strip_prefix("/api").unwrap_or(path);
+    let words: Vec<String> = rest
+        .split(['/', '-', '.', '{', '}'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    format!("{method}_{}", words.join("_"))
+}
+
+/// The bearer scheme, the common error responses, unique operation ids.
 struct Common;
 
 impl Modify for Common {
@@ -118,18 +172,20 @@ impl Modify for Common {
                     .build(),
             ),
         );
-        for item in doc.paths.paths.values_mut() {
-            let operations: [&mut Option<Operation>; 8] = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.options,
-                &mut item.head,
-                &mut item.patch,
-                &mut item.trace,
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let operations: [(&str, &mut Option<Operation>); 8] = [
+                ("get", &mut item.get),
+                ("put", &mut item.put),
+                ("post", &mut item.post),
+                ("delete", &mut item.delete),
+                ("options", &mut item.options),
+                ("head", &mut item.head),
+                ("patch", &mut item.patch),
+                ("trace", &mut item.trace),
             ];
-            for op in operations.into_iter().flatten() {
+            for (method, op) in operations {
+                let Some(op) = op else { continue };
+                op.operation_id = Some(operation_id(method, path));
                 for status in ERROR_STATUSES {
                     op.responses
                         .responses
