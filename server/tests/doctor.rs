@@ -50,8 +50,10 @@ async fn doctor_runs_the_configured_gateway_clis() {
         .admin(
             "PUT",
             "/api/settings/notify-targets",
-            Some(json!({"targets": [{"gateway": "hermes", "downstream": "feishu",
-                "dest": "oc_doctor", "scope": "unattended"}]})),
+            Some(
+                json!({"targets": [{"gateway": "hermes", "downstream": "feishu",
+                "dest": "oc_doctor", "scope": "unattended"}]}),
+            ),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");

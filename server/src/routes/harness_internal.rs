@@ -42,7 +42,10 @@ struct AskBody {
     tag = "internal",
     request_body = AskBody,
     responses(
-        (status = 200, description = "The ask is recorded and the agent parked", body = super::openapi::AskResponse)
+        (status = 200, description = "The ask is recorded and the agent parked", body = super::openapi::AskResponse, links(
+            ("ignore" = (operation_id = "post_harness_messages_id_ignore", parameters(("id" = "$response.body#/requestId")))),
+            ("dismiss" = (operation_id = "delete_harness_messages_id", parameters(("id" = "$response.body#/requestId"))))
+        ))
     )
 )]
 async fn ask(

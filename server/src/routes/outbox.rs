@@ -131,7 +131,11 @@ async fn test_target(
     tag = "internal",
     request_body = PushInput,
     responses(
-        (status = 200, description = "Persisted, and sent when the gateway answered in time", body = PushOutcome)
+        (status = 200, description = "Persisted, and sent when the gateway answered in time", body = PushOutcome, links(
+            ("show" = (operation_id = "get_outbound_id", parameters(("id" = "$response.body#/outboundId")))),
+            ("retry" = (operation_id = "post_outbound_id_retry", parameters(("id" = "$response.body#/outboundId")))),
+            ("markDelivered" = (operation_id = "post_outbound_id_mark_delivered", parameters(("id" = "$response.body#/outboundId"))))
+        ))
     )
 )]
 async fn enqueue(

@@ -42,7 +42,15 @@ pub fn routes() -> Router<AppState> {
             ("deliveries" = (operation_id = "get_tasks_id_deliveries", parameters(("id" = "$response.body#/id")))),
             ("outbound" = (operation_id = "get_tasks_id_outbound", parameters(("id" = "$response.body#/id")))),
             ("inbox" = (operation_id = "get_tasks_id_inbox", parameters(("id" = "$response.body#/id")))),
-            ("terminalInput" = (operation_id = "post_internal_terminal_task_id_input", parameters(("task_id" = "$response.body#/id"))))
+            ("terminalInput" = (operation_id = "post_internal_terminal_task_id_input", parameters(("task_id" = "$response.body#/id")))),
+            ("ask" = (operation_id = "post_internal_harness_ask", request_body = json!({"taskId": "$response.body#/id", "question": "Which database?"}))),
+            ("notify" = (operation_id = "post_internal_harness_notify", request_body = json!({"taskId": "$response.body#/id", "message": "Build finished"}))),
+            ("reply" = (operation_id = "post_internal_harness_reply", request_body = json!({"taskId": "$response.body#/id", "text": "sqlite"}))),
+            ("pushToHuman" = (operation_id = "post_internal_harness_outbound", request_body = json!({"taskId": "$response.body#/id", "message": "Deployed", "gateway": "hermes", "dest": "feishu:oc_test"}))),
+            ("sessionHook" = (operation_id = "post_internal_hooks_session", request_body = json!({"taskId": "$response.body#/id", "sessionId": "session-1"}))),
+            ("stopHook" = (operation_id = "post_internal_hooks_stop", request_body = json!({"taskId": "$response.body#/id"}))),
+            ("pending" = (operation_id = "get_internal_harness_pending", parameters(("taskId" = "$response.body#/id")))),
+            ("messages" = (operation_id = "get_harness_messages", parameters(("taskId" = "$response.body#/id"))))
         ))
     )
 )]
