@@ -35,8 +35,39 @@ for _ in $(seq 1 100); do
 done
 TOKEN="$(cat "$DATA/data/secrets/admin.token")"
 
+# Real rows for the path parameters, so the run reaches past "not found": a
+# project, a task whose agent is `true` (a real PTY that exits at once), an
+# open ask on it.
+api() { curl -fsS -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+BASE="http://127.0.0.1:$PORT"
+PROJECT="$(api -X POST "$BASE/api/projects" -d "{\"name\":\"contract\",\"path\":\"$DATA\"}" | field id)"
+TASK="$(api -X POST "$BASE/api/tasks" -d "{\"title\":\"contract\",\"projectId\":\"$PROJECT\",\"agent\":{\"provider\":\"command\",\"command\":[\"true\"]}}" | field id)"
+MESSAGE="$(api -X POST "$BASE/api/internal/harness/ask" -d "{\"taskId\":\"$TASK\",\"question\":\"Which database?\"}" | field requestId)"
+cat >"$DATA/schemathesis.toml" <<TOML
+[[operations]]
+include-path-regex = "^/api/tasks/[{]id[}]"
+parameters = { "path.id" = "$TASK" }
+
+[[operations]]
+include-path-regex = "^/api/projects/[{]id[}]"
+parameters = { "path.id" = "$PROJECT" }
+
+[[operations]]
+include-path-regex = "^/api/internal/terminal/"
+parameters = { "path.task_id" = "$TASK" }
+
+[[operations]]
+include-path-regex = "^/api/harness/messages/[{]id[}]"
+parameters = { "path.id" = "$MESSAGE" }
+
+[[operations]]
+include-path-regex = "^/api/(internal/harness/pending|harness/messages)$"
+parameters = { "query.taskId" = "$TASK" }
+TOML
+
 status=0
-"$VENV/bin/schemathesis" run "http://127.0.0.1:$PORT/api/openapi.json" \
+"$VENV/bin/schemathesis" --config-file "$DATA/schemathesis.toml" run "http://127.0.0.1:$PORT/api/openapi.json" \
   --header "Authorization: Bearer $TOKEN" \
   --checks not_a_server_error,status_code_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing,stateful \
