@@ -67,6 +67,8 @@ parameters = { "query.taskId" = "$TASK" }
 TOML
 
 status=0
+# Run from the throw-away directory: schemathesis keeps a cache in its working directory.
+cd "$DATA"
 "$VENV/bin/schemathesis" --config-file "$DATA/schemathesis.toml" run "http://127.0.0.1:$PORT/api/openapi.json" \
   --header "Authorization: Bearer $TOKEN" \
   --checks not_a_server_error,status_code_conformance,response_schema_conformance \
