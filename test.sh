@@ -23,6 +23,8 @@ step "Rust tests"
 cargo test --locked --workspace --exclude frontend --no-fail-fast
 step "end-to-end tests (Playwright, Chromium)"
 scripts/e2e.sh
+step "API contract (schemathesis)"
+scripts/schemathesis.sh
 step "reverse proxy (nginx + TLS, docs/reverse-proxy.md)"
 scripts/proxy-test.sh
 step "all tests passed"

@@ -7,6 +7,8 @@ use std::{
     time::Duration,
 };
 
+use harness_core::{outbox::gateway::GatewayConfig, settings::NotifyTarget};
+
 /// The outcome of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -86,6 +88,7 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
     checks.extend(data_dir(&inputs.data_dir));
     checks.push(server(&inputs.data_dir));
     checks.extend(agent_clis());
+    checks.extend(gateway_clis(&inputs.data_dir));
     checks.push(site(inputs.site_root.as_deref()));
     checks.push(disk(&inputs.data_dir, inputs.min_free_bytes));
     checks
@@ -262,6 +265,116 @@ fn agent_clis() -> Vec<Check> {
     out
 }
 
+/// The gateway CLIs of the configured notify targets, as the running
+/// server has them (read over its REST API with the admin token).
+fn gateway_clis(root: &Path) -> Vec<Check> {
+    let Some(found) = crate::supervised::discovery::read(root) else {
+        return vec![Check::note(
+            "gateway CLI",
+            "not checked: no running server to read the notify targets from",
+            "start the server, then run `harness doctor` again",
+        )];
+    };
+    let read = || -> Result<(Vec<NotifyTarget>, GatewayConfig), String> {
+        let token = std::fs::read_to_string(root.join("secrets/admin.token"))
+            .map_err(|e| format!("cannot read the admin token: {e}"))?;
+        let client = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let get = |path: &str| {
+            client
+                .get(format!("{}{path}", found.url))
+                .bearer_auth(token.trim())
+                .send()
+                .and_then(reqwest::blocking::Response::error_for_status)
+                .map_err(|e| format!("GET {path}: {e}"))
+        };
+        let targets = get("/api/settings/notify-targets")?
+            .json()
+            .map_err(|e| e.to_string())?;
+        let config = get("/api/settings/gateways")?
+            .json()
+            .map_err(|e| e.to_string())?;
+        Ok((targets, config))
+    };
+    match read() {
+        Ok((targets, config)) => gateway_checks(&targets, &config),
+        Err(err) => vec![Check::fail(
+            "gateway CLI",
+            format!("cannot read the notify targets from {}: {err}", found.url),
+            "look at the server's log",
+        )],
+    }
+}
+
+/// One check per gateway used by an active notify target: its CLI exists,
+/// is executable and answers `--version`. Passes when none is configured.
+pub fn gateway_checks(targets: &[NotifyTarget], config: &GatewayConfig) -> Vec<Check> {
+    let gateways: std::collections::BTreeSet<&str> = targets
+        .iter()
+        .filter(|t| t.active)
+        .map(|t| t.gateway.as_str())
+        .collect();
+    if gateways.is_empty() {
+        return vec![Check::pass(
+            "gateway CLI",
+            "no notify targets configured (nothing to check)",
+        )];
+    }
+    let fix = |gw: &str| {
+        format!(
+            "install the {gw} CLI, or set its path in Settings → Gateways (cliPath) or HARNESS_{}_BIN",
+            gw.to_ascii_uppercase()
+        )
+    };
+    gateways
+        .into_iter()
+        .map(|gw| {
+            let binary = harness_core::outbox::gateway::binary(gw, &config.get(gw));
+            let Some(path) = executable(&binary) else {
+                return Check::fail(
+                    "gateway CLI",
+                    format!("{gw}: `{binary}` is not an executable file (or not on PATH)"),
+                    fix(gw),
+                );
+            };
+            let shown = path.display().to_string();
+            match output_of(&shown, &["--version"], Duration::from_secs(15)) {
+                Ok(text) => Check::pass(
+                    "gateway CLI",
+                    format!(
+                        "{gw}: {shown} ({})",
+                        text.lines().next().unwrap_or("").trim()
+                    ),
+                ),
+                Err(err) => Check::fail(
+                    "gateway CLI",
+                    format!("{gw}: `{shown} --version` failed: {err}"),
+                    fix(gw),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// `program` as an executable file: a path as given, a bare name on `PATH`.
+fn executable(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_exec(&p).then_some(p);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|p| is_exec(p))
+}
+
 fn site(root: Option<&Path>) -> Check {
     match root {
         Some(dir) => match crate::assets::Site::from_dir(dir) {
@@ -390,5 +503,60 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(disk(dir.path(), 1).outcome, Outcome::Pass);
         assert_eq!(disk(dir.path(), u64::MAX).outcome, Outcome::Fail);
+    }
+
+    #[test]
+    fn gateway_clis_pass_when_none_configured_and_fail_when_missing_or_not_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let none = gateway_checks(&[], &GatewayConfig::default());
+        assert_eq!(none.len(), 1);
+        assert_eq!(none[0].outcome, Outcome::Pass, "{}", none[0].line());
+
+        let dir = tempfile::tempdir().unwrap();
+        let cli = dir.path().join("hermes");
+        std::fs::write(&cli, "#!/bin/sh\necho 'hermes 1.4.2'\n").unwrap();
+        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let target: NotifyTarget = serde_json::from_value(serde_json::json!({
+            "gateway": "hermes", "downstream": "feishu", "dest": "oc_x"
+        }))
+        .unwrap();
+        let with_path = |path: &Path| {
+            serde_json::from_value::<GatewayConfig>(
+                serde_json::json!({"hermes": {"cliPath": path.display().to_string()}}),
+            )
+            .unwrap()
+        };
+        let ok = gateway_checks(std::slice::from_ref(&target), &with_path(&cli));
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].outcome, Outcome::Pass, "{}", ok[0].line());
+        assert!(ok[0].line().contains("hermes 1.4.2"), "{}", ok[0].line());
+
+        let missing = gateway_checks(
+            std::slice::from_ref(&target),
+            &with_path(&dir.path().join("nope")),
+        );
+        assert_eq!(missing[0].outcome, Outcome::Fail, "{}", missing[0].line());
+        assert!(
+            missing[0].line().contains("cliPath"),
+            "{}",
+            missing[0].line()
+        );
+
+        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let not_exec = gateway_checks(std::slice::from_ref(&target), &with_path(&cli));
+        assert_eq!(not_exec[0].outcome, Outcome::Fail, "{}", not_exec[0].line());
+
+        // A CLI that exits non-zero on --version fails too.
+        let broken = dir.path().join("broken");
+        std::fs::write(&broken, "#!/bin/sh\nexit 3\n").unwrap();
+        std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let failed = gateway_checks(std::slice::from_ref(&target), &with_path(&broken));
+        assert_eq!(failed[0].outcome, Outcome::Fail, "{}", failed[0].line());
+
+        // An inactive target is not checked.
+        let mut off = target.clone();
+        off.active = false;
+        let skipped = gateway_checks(&[off], &with_path(&dir.path().join("nope")));
+        assert_eq!(skipped[0].outcome, Outcome::Pass, "{}", skipped[0].line());
     }
 }

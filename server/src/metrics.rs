@@ -6,7 +6,7 @@
 //! - read at scrape time from the database (the truth, so they survive
 //!   restarts) and the live terminal layer: messages by kind and state, the
 //!   time from a question to its answer (histogram over the asks of the last
-//!   7 days), deliveries by state with attempts, executions by status, live
+//!   7 days, bucket counts computed in SQL), deliveries and outbox rows by state with attempts, executions by status, live
 //!   and parked PTYs, browser terminal viewers and live event streams.
 //!
 //! Label sets are bounded: route templates (never a concrete path or id),
@@ -22,8 +22,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use prometheus_client::{
-    encoding::{EncodeLabelSet, text::encode},
+    encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet, text::encode},
     metrics::{
+        MetricType,
         counter::Counter,
         family::Family,
         gauge::Gauge,
@@ -182,12 +183,11 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         .await
         .map_err(harness_core::CoreError::from)?;
     let now = chrono::Utc::now();
-    let asks = harness
+    // Bucket counts come from the database (one grouped query), never the rows.
+    let bounds = answer_bounds();
+    let answers = harness
         .store()
-        .ask_timings(
-            now - chrono::Duration::days(7),
-            harness_core::analytics::MAX_ASKS,
-        )
+        .answer_histogram(now - chrono::Duration::days(7), &bounds)
         .await
         .map_err(harness_core::CoreError::from)?;
 
@@ -222,14 +222,7 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         "Asks and notifies stored, by kind and state (outcome)",
         messages,
     );
-    let answer = latency_histogram_hours();
-    for a in &asks {
-        if let Some(replied) = a.replied_at {
-            let secs = (replied - a.created_at).num_milliseconds().max(0);
-            #[allow(clippy::cast_precision_loss)]
-            answer.observe(secs as f64 / 1000.0);
-        }
-    }
+    let answer = ConstHistogram::new(&bounds, &answers);
     registry.register(
         "ask_answer_seconds",
         "Time from a question to its answer (questions of the last 7 days)",
@@ -259,6 +252,23 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
             .set(*n);
     }
     registry.register("executions", "Agent executions by status", executions);
+    let outbound = Family::<StateLabel, Gauge>::default();
+    let outbound_attempts = Family::<StateLabel, Gauge>::default();
+    for (st, n, tries) in &counts.outbound {
+        let label = StateLabel { state: st.clone() };
+        outbound.get_or_create(&label).set(*n);
+        outbound_attempts.get_or_create(&label).set(*tries);
+    }
+    registry.register(
+        "outbound",
+        "Outbox rows (messages to people through gateways) by state",
+        outbound,
+    );
+    registry.register(
+        "outbound_attempts",
+        "Outbox send attempts summed, by the rows' state",
+        outbound_attempts,
+    );
     let (live, parked) = state.terminals.pty_counts();
     let gauge = |v: usize| {
         let g = Gauge::<i64>::default();
@@ -285,7 +295,42 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
     Ok(text)
 }
 
-/// 1 s … ~9 days.
-fn latency_histogram_hours() -> Histogram {
-    Histogram::new(exponential_buckets(1.0, 2.0, 20))
+/// Upper bounds of the answer-time buckets: 1 s … ~6 days.
+fn answer_bounds() -> Vec<f64> {
+    exponential_buckets(1.0, 2.0, 20).collect()
+}
+
+/// A histogram whose bucket counts were computed elsewhere (by the store).
+#[derive(Debug)]
+struct ConstHistogram {
+    sum: f64,
+    count: u64,
+    /// `(upper bound, count in this bucket)`, the last bound `f64::MAX` (+Inf).
+    buckets: Vec<(f64, u64)>,
+}
+
+impl ConstHistogram {
+    fn new(bounds: &[f64], h: &harness_core::store::AnswerHistogram) -> Self {
+        let buckets = bounds
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::MAX))
+            .zip(h.counts.iter().copied().chain(std::iter::repeat(0)))
+            .collect();
+        Self {
+            sum: h.sum_seconds,
+            count: h.total(),
+            buckets,
+        }
+    }
+}
+
+impl EncodeMetric for ConstHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_histogram::<NoLabelSet>(self.sum, self.count, &self.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
 }

@@ -90,6 +90,13 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
         Some(1.0),
         "{text}"
     );
+    // Bucket counts come from SQL: the one answer is in the +Inf bucket.
+    assert_eq!(
+        sample(&text, r#"harness_ask_answer_seconds_bucket{le="+Inf"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(text.contains("# TYPE harness_outbound gauge"), "{text}");
     assert!(text.contains("harness_deliveries{state="), "{text}");
     assert!(text.contains("harness_build_info{version="), "{text}");
     assert!(text.contains("harness_live_ptys "), "{text}");

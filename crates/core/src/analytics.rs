@@ -14,6 +14,7 @@ use crate::{error::CoreResult, service::Harness, store::AskTiming};
 pub const MAX_ASKS: i64 = 100_000;
 
 /// p50 / p90 of a set of durations (nearest rank), in seconds.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Percentiles {
@@ -23,6 +24,7 @@ pub struct Percentiles {
 }
 
 /// One bar of a chart.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Bar {
@@ -31,6 +33,7 @@ pub struct Bar {
     pub value: f64,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Analytics {

@@ -61,6 +61,7 @@ impl Urgency {
 /// The structured part of an ask as an adapter received it (MCP arguments,
 /// REST body, hook payload): raw JSON values, validated by [`validate`] so
 /// every surface rejects the same inputs with the same messages.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChoicesInput {

@@ -7,6 +7,7 @@ use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
 
 pub const NOTIFY_TARGETS_KEY: &str = "harness.targets";
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotifyTarget {

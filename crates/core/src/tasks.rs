@@ -14,18 +14,36 @@ use crate::{
 
 pub const DEFAULT_WORKSPACE: &str = "default";
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProject {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 200,
+            pattern = r"\S"
+        )
+    )]
     pub name: Option<String>,
+    /// An existing directory: absolute and canonical.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(required = true, nullable = false, min_length = 1, example = "/tmp")
+    )]
     pub path: Option<String>,
     pub workspace: Option<String>,
 }
 
 /// Agent configuration as submitted (provider is a free string until validated).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInput {
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::model::Provider>))]
     pub provider: Option<String>,
     pub command: Option<Vec<String>>,
     pub cwd: Option<String>,
@@ -33,12 +51,25 @@ pub struct AgentInput {
     pub env: std::collections::BTreeMap<String, String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTask {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            required = true,
+            nullable = false,
+            min_length = 1,
+            max_length = 500,
+            pattern = r"\S"
+        )
+    )]
     pub title: Option<String>,
     pub description: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub project_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub parent_task_id: Option<String>,
     pub agent: Option<AgentInput>,
 }

@@ -9,6 +9,19 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/analytics", get(show))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/analytics",
+    tag = "analytics",
+    responses(
+        (status = 200, description = "Response times, parked time, questions", body = harness_core::analytics::Analytics)
+    )
+)]
 async fn show(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Analytics>> {
     Ok(Json(s.harness.analytics(chrono::Utc::now()).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(show))]
+pub(super) struct Api;

@@ -19,6 +19,17 @@ pub fn routes() -> Router<AppState> {
         .route("/deliveries/{id}/mark-delivered", post(mark_delivered))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/deliveries",
+    tag = "deliveries",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The task's deliveries", body = Vec<harness_core::deliveries::Delivery>)
+    )
+)]
 async fn for_task(
     State(s): State<AppState>,
     _: Admin,
@@ -28,6 +39,17 @@ async fn for_task(
     Ok(Json(s.harness.task_deliveries(&id).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/deliveries/{id}",
+    tag = "deliveries",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The delivery", body = harness_core::deliveries::Delivery)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -37,6 +59,17 @@ async fn show(
 }
 
 /// FAILED or UNVERIFIED → QUEUED ("deliver again").
+#[utoipa::path(
+    post,
+    path = "/api/deliveries/{id}/retry",
+    tag = "deliveries",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Queued again", body = harness_core::deliveries::Delivery)
+    )
+)]
 async fn retry(
     State(s): State<AppState>,
     _: Admin,
@@ -46,6 +79,17 @@ async fn retry(
 }
 
 /// UNVERIFIED → DELIVERED ("mark as delivered").
+#[utoipa::path(
+    post,
+    path = "/api/deliveries/{id}/mark-delivered",
+    tag = "deliveries",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Marked as delivered", body = harness_core::deliveries::Delivery)
+    )
+)]
 async fn mark_delivered(
     State(s): State<AppState>,
     _: Admin,
@@ -53,3 +97,8 @@ async fn mark_delivered(
 ) -> ApiResult<Json<Delivery>> {
     Ok(Json(s.harness.mark_delivered(&id).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(for_task, show, retry, mark_delivered))]
+pub(super) struct Api;

@@ -24,7 +24,7 @@ pub fn routes() -> Router<AppState> {
         .route("/pending", get(pending))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AskBody {
     task_id: Option<String>,
@@ -39,6 +39,18 @@ struct AskBody {
     native_tool: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/ask",
+    tag = "internal",
+    request_body = AskBody,
+    responses(
+        (status = 200, description = "The ask is recorded and the agent parked", body = super::openapi::AskResponse, links(
+            ("ignore" = (operation_id = "post_harness_messages_id_ignore", parameters(("id" = "$response.body#/requestId")))),
+            ("dismiss" = (operation_id = "delete_harness_messages_id", parameters(("id" = "$response.body#/requestId"))))
+        ))
+    )
+)]
 async fn ask(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -75,7 +87,7 @@ async fn ask(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ReplyBody {
     task_id: Option<String>,
@@ -83,6 +95,15 @@ struct ReplyBody {
     allow_retry: Option<bool>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/reply",
+    tag = "internal",
+    request_body = ReplyBody,
+    responses(
+        (status = 200, description = "The answer is recorded", body = super::openapi::ReplyResponse)
+    )
+)]
 async fn reply(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -114,13 +135,22 @@ async fn reply(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct NotifyBody {
     task_id: Option<String>,
     message: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/notify",
+    tag = "internal",
+    request_body = NotifyBody,
+    responses(
+        (status = 200, description = "The notify is recorded", body = super::openapi::NotifyResponse)
+    )
+)]
 async fn notify(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -137,6 +167,17 @@ struct PendingQuery {
     task_id: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/internal/harness/pending",
+    tag = "internal",
+    params(
+        ("taskId" = Option<String>, Query, description = "The task (an agent token: its own)")
+    ),
+    responses(
+        (status = 200, description = "The task's open ask, if any", body = harness_core::messaging::Pending)
+    )
+)]
 async fn pending(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -148,3 +189,8 @@ async fn pending(
         .map(Json)
         .map_err(|e| ApiError::bad_request(e.to_string()))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(ask, reply, notify, pending))]
+pub(super) struct Api;

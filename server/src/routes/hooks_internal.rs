@@ -17,7 +17,7 @@ pub fn routes() -> Router<AppState> {
         .route("/stop", post(stop))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SessionBody {
     task_id: Option<String>,
@@ -27,6 +27,15 @@ struct SessionBody {
 /// SessionStart: `{taskId?, sessionId}` → the session id is stored on the
 /// caller's execution (agent token) or the task's live execution (admin);
 /// the first write wins (`skipped: true` afterwards).
+#[utoipa::path(
+    post,
+    path = "/api/internal/hooks/session",
+    tag = "internal",
+    request_body = SessionBody,
+    responses(
+        (status = 200, description = "The session id as stored", body = super::openapi::SessionResponse)
+    )
+)]
 async fn session(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -48,7 +57,7 @@ async fn session(
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct StopBody {
     task_id: Option<String>,
@@ -64,6 +73,15 @@ struct StopBody {
 /// parent's inbox drains at) and, for a derived child, persists the event in
 /// the parent's inbox before answering. A late or foreign callback changes
 /// nothing. Never kills the terminal, never cancels an OPEN ask (D3, D4).
+#[utoipa::path(
+    post,
+    path = "/api/internal/hooks/stop",
+    tag = "internal",
+    request_body = StopBody,
+    responses(
+        (status = 200, description = "The turn end as recorded", body = super::openapi::StopResponse)
+    )
+)]
 async fn stop(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -118,3 +136,8 @@ async fn stop(
     Ok(Json(json!({"ok": true, "ownsTurn": out.owns_turn,
         "eventId": out.event_id, "deduped": out.deduped})))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(session, stop))]
+pub(super) struct Api;

@@ -49,6 +49,17 @@ async fn workbench_runtime(
 }
 
 /// The project's resident Workbench task (404 when it has none yet).
+#[utoipa::path(
+    get,
+    path = "/api/projects/{id}/workbench",
+    tag = "projects",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The project's Workbench task", body = harness_core::model::TaskView)
+    )
+)]
 async fn workbench(
     State(s): State<AppState>,
     _: Admin,
@@ -63,13 +74,26 @@ async fn workbench(
         })
 }
 
-#[derive(Deserialize, Default)]
+#[derive(utoipa::ToSchema, Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WorkbenchBody {
     agent: Option<harness_core::tasks::AgentInput>,
 }
 
 /// Create the project's Workbench on demand (201), or return it (200).
+#[utoipa::path(
+    post,
+    path = "/api/projects/{id}/workbench",
+    tag = "projects",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+    ),
+    request_body = Option<WorkbenchBody>,
+    responses(
+        (status = 200, description = "The existing Workbench", body = harness_core::model::TaskView),
+        (status = 201, description = "The Workbench, created", body = harness_core::model::TaskView)
+    )
+)]
 async fn ensure_workbench(
     State(s): State<AppState>,
     _: Admin,
@@ -91,6 +115,17 @@ async fn ensure_workbench(
     Ok((status, Json(view)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/inbox",
+    tag = "internal",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The task's inbox and derived children", body = super::openapi::InboxResponse)
+    )
+)]
 async fn inbox(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -108,7 +143,7 @@ async fn inbox(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct BatchBody {
     pub action: String,
@@ -129,6 +164,15 @@ pub(crate) fn action(name: &str) -> Result<BatchAction, harness_core::CoreError>
     }
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/internal/workbench/batch",
+    tag = "internal",
+    request_body = BatchBody,
+    responses(
+        (status = 200, description = "The batch after the transition", body = super::openapi::BatchResponse)
+    )
+)]
 async fn batch(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -142,3 +186,8 @@ async fn batch(
             .await?,
     ))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(workbench, ensure_workbench, inbox, batch))]
+pub(super) struct Api;

@@ -78,6 +78,22 @@ fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/harness/messages",
+    tag = "messages",
+    params(
+        ("view" = Option<harness_core::model::MessageView>, Query, description = "pending (default), answered or all"),
+        ("cursor" = Option<String>, Query, description = "The previous page's nextCursor"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Rows per page (default 50)"),
+        ("q" = Option<String>, Query, description = "Search text"),
+        ("taskId" = Option<String>, Query, description = "Only this task's messages"),
+        ("from" = Option<String>, Query, description = "children: only derived children's messages; all (default)")
+    ),
+    responses(
+        (status = 200, description = "A page of messages, newest first", body = harness_core::model::MessagePage)
+    )
+)]
 async fn list(
     State(s): State<AppState>,
     _: Admin,
@@ -113,6 +129,17 @@ async fn list(
     Ok(Json(body))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/harness/messages/{id}/ignore",
+    tag = "messages",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The message, ignored", body = harness_core::model::Message)
+    )
+)]
 async fn ignore(
     State(s): State<AppState>,
     _: Admin,
@@ -121,6 +148,17 @@ async fn ignore(
     Ok(Json(s.harness.ignore(&id).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/harness/messages/{id}",
+    tag = "messages",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
+    ),
+    responses(
+        (status = 204, description = "Dismissed")
+    )
+)]
 async fn dismiss(
     State(s): State<AppState>,
     _: Admin,
@@ -129,3 +167,11 @@ async fn dismiss(
     s.harness.dismiss(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(list, ignore, dismiss),
+    components(schemas(harness_core::model::MessageView))
+)]
+pub(super) struct Api;

@@ -6,6 +6,7 @@ mod harness_internal;
 mod hooks_internal;
 mod inbox;
 mod messages;
+mod openapi;
 mod outbox;
 mod plan;
 mod projects;
@@ -34,12 +35,42 @@ pub fn api() -> Router<AppState> {
             "/internal/terminal/{task_id}/input",
             axum::routing::post(internal_input),
         )
+        .route("/openapi.json", get(openapi::serve))
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,
                 Json(error_body("no such API endpoint", None)),
             )
         })
+}
+
+/// The OpenAPI description of every `/api` module (see `openapi/mod.rs`).
+fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
+    use utoipa::OpenApi;
+    vec![
+        Api::openapi(),
+        projects::Api::openapi(),
+        plan::Api::openapi(),
+        tasks::Api::openapi(),
+        deliveries::Api::openapi(),
+        messages::Api::openapi(),
+        settings::Api::openapi(),
+        analytics::Api::openapi(),
+        inbox::Api::openapi(),
+        outbox::Api::openapi(),
+        harness_internal::Api::openapi(),
+        hooks_internal::Api::openapi(),
+    ]
+}
+
+/// The routes of this file in the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(internal_input))]
+struct Api;
+
+/// The OpenAPI 3.1 document served at `GET /api/openapi.json`.
+pub fn openapi_document() -> &'static utoipa::openapi::OpenApi {
+    openapi::document()
 }
 
 pub async fn healthz() -> impl IntoResponse {
@@ -52,6 +83,18 @@ pub fn health() -> Router<AppState> {
 
 /// `POST /api/internal/terminal/{taskId}/input` — agents (their own task or,
 /// for a parent, the derived child) and the admin.
+#[utoipa::path(
+    post,
+    path = "/api/internal/terminal/{task_id}/input",
+    tag = "internal",
+    params(
+        ("task_id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task whose terminal to type into (a CUID)")
+    ),
+    request_body = tasks::InputBody,
+    responses(
+        (status = 200, description = "Typed (or queued)", body = openapi::InputResponse)
+    )
+)]
 async fn internal_input(
     axum::extract::State(s): axum::extract::State<AppState>,
     crate::extract::Caller(who): crate::extract::Caller,

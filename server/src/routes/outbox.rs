@@ -39,6 +39,19 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Append one target (it gets an id); the others are untouched.
+#[utoipa::path(
+    post,
+    path = "/api/settings/notify-targets/add",
+    tag = "settings",
+    request_body = NotifyTarget,
+    responses(
+        (status = 200, description = "The target, with its id", body = NotifyTarget, links(
+            ("update" = (operation_id = "put_settings_notify_targets_id", parameters(("id" = "$response.body#/id")))),
+            ("delete" = (operation_id = "delete_settings_notify_targets_id", parameters(("id" = "$response.body#/id")))),
+            ("test" = (operation_id = "post_settings_notify_targets_id_test", parameters(("id" = "$response.body#/id"))))
+        ))
+    )
+)]
 async fn add_target(
     State(s): State<AppState>,
     _: Admin,
@@ -49,6 +62,18 @@ async fn add_target(
 
 /// Replace one target by id (or position, for targets without an id);
 /// a concurrent edit of another target is not lost.
+#[utoipa::path(
+    put,
+    path = "/api/settings/notify-targets/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    request_body = NotifyTarget,
+    responses(
+        (status = 200, description = "The target", body = NotifyTarget)
+    )
+)]
 async fn update_target(
     State(s): State<AppState>,
     _: Admin,
@@ -58,6 +83,17 @@ async fn update_target(
     Ok(Json(s.harness.update_notify_target(&id, body).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/settings/notify-targets/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    responses(
+        (status = 200, description = "Removed", body = super::openapi::OkBody)
+    )
+)]
 async fn delete_target(
     State(s): State<AppState>,
     _: Admin,
@@ -68,6 +104,17 @@ async fn delete_target(
 }
 
 /// "Send a test message": through the real outbox and gateway CLI.
+#[utoipa::path(
+    post,
+    path = "/api/settings/notify-targets/{id}/test",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The notify target's id")
+    ),
+    responses(
+        (status = 200, description = "The test message as sent (or parked)", body = PushOutcome)
+    )
+)]
 async fn test_target(
     State(s): State<AppState>,
     _: Admin,
@@ -78,6 +125,19 @@ async fn test_target(
 
 /// Persist + send (tower-messaging.md §5.6): answers within a few seconds
 /// with `{ok, outboundId, state, deduped, sent, parked, platformMessageId, lastError}`.
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/outbound",
+    tag = "internal",
+    request_body = PushInput,
+    responses(
+        (status = 200, description = "Persisted, and sent when the gateway answered in time", body = PushOutcome, links(
+            ("show" = (operation_id = "get_outbound_id", parameters(("id" = "$response.body#/outboundId")))),
+            ("retry" = (operation_id = "post_outbound_id_retry", parameters(("id" = "$response.body#/outboundId")))),
+            ("markDelivered" = (operation_id = "post_outbound_id_mark_delivered", parameters(("id" = "$response.body#/outboundId"))))
+        ))
+    )
+)]
 async fn enqueue(
     State(s): State<AppState>,
     Caller(who): Caller,
@@ -94,6 +154,18 @@ struct MappingQuery {
     message_id: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/internal/harness/delivery-map",
+    tag = "internal",
+    params(
+        ("platform" = String, Query, description = "The platform (feishu, …)"),
+        ("messageId" = String, Query, description = "The platform's message id")
+    ),
+    responses(
+        (status = 200, description = "The task the platform message belongs to, or null", body = Option<DeliveryMapping>)
+    )
+)]
 async fn mapping(
     State(s): State<AppState>,
     _: Admin,
@@ -113,6 +185,17 @@ struct ListQuery {
     limit: Option<u32>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/outbound",
+    tag = "outbox",
+    params(
+        ("limit" = Option<u32>, Query, description = "Rows at most (default 100)")
+    ),
+    responses(
+        (status = 200, description = "Outbox rows, newest first", body = Vec<Outbound>)
+    )
+)]
 async fn list(
     State(s): State<AppState>,
     _: Admin,
@@ -125,6 +208,17 @@ async fn list(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/outbound",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The task's outbox rows", body = Vec<Outbound>)
+    )
+)]
 async fn for_task(
     State(s): State<AppState>,
     _: Admin,
@@ -134,6 +228,17 @@ async fn for_task(
     Ok(Json(s.harness.list_outbound(Some(&id), 100).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/outbound/{id}",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The outbox row", body = Outbound)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -143,6 +248,17 @@ async fn show(
 }
 
 /// FAILED or DEAD → PENDING, due now ("retry now").
+#[utoipa::path(
+    post,
+    path = "/api/outbound/{id}/retry",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Due again now", body = Outbound)
+    )
+)]
 async fn retry(
     State(s): State<AppState>,
     _: Admin,
@@ -152,6 +268,17 @@ async fn retry(
 }
 
 /// SENT_UNVERIFIED → DELIVERED ("mark as delivered").
+#[utoipa::path(
+    post,
+    path = "/api/outbound/{id}/mark-delivered",
+    tag = "outbox",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Marked as delivered", body = Outbound)
+    )
+)]
 async fn mark_delivered(
     State(s): State<AppState>,
     _: Admin,
@@ -160,11 +287,28 @@ async fn mark_delivered(
     Ok(Json(s.harness.mark_outbound_delivered(&id).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/settings/gateways",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The gateway settings", body = GatewayConfig)
+    )
+)]
 async fn gateways(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GatewayConfig>> {
     Ok(Json(s.harness.gateway_config().await?))
 }
 
 /// `PUT /api/settings/gateways {hermes?: {cliPath, profile, displayName, env}, openclaw?: …}`.
+#[utoipa::path(
+    put,
+    path = "/api/settings/gateways",
+    tag = "settings",
+    request_body = GatewayConfig,
+    responses(
+        (status = 200, description = "The gateway settings", body = GatewayConfig)
+    )
+)]
 async fn set_gateways(
     State(s): State<AppState>,
     _: Admin,
@@ -172,3 +316,22 @@ async fn set_gateways(
 ) -> ApiResult<Json<GatewayConfig>> {
     Ok(Json(s.harness.set_gateway_config(body).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    add_target,
+    update_target,
+    delete_target,
+    test_target,
+    enqueue,
+    mapping,
+    list,
+    for_task,
+    show,
+    retry,
+    mark_delivered,
+    gateways,
+    set_gateways
+))]
+pub(super) struct Api;

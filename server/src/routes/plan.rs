@@ -30,6 +30,18 @@ struct Params {
     lines: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/projects/{id}/plan",
+    tag = "projects",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)"),
+        ("lines" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Progress-log lines (default 20)")
+    ),
+    responses(
+        (status = 200, description = "The task list and the tail of its progress log", body = super::openapi::PlanViewBody)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -54,3 +66,8 @@ async fn show(
         .map_err(|e| CoreError::Store(harness_core::store::StoreError::Backend(Box::new(e))))?;
     Ok(Json(view))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(show))]
+pub(super) struct Api;

@@ -29,6 +29,19 @@ async fn update(
     Ok(Json(s.harness.update_project(&id, body, false).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/projects",
+    tag = "projects",
+    request_body = harness_core::tasks::CreateProject,
+    responses(
+        (status = 201, description = "The project", body = harness_core::model::Project, links(
+            ("plan" = (operation_id = "get_projects_id_plan", parameters(("id" = "$response.body#/id")))),
+            ("workbench" = (operation_id = "get_projects_id_workbench", parameters(("id" = "$response.body#/id")))),
+            ("ensureWorkbench" = (operation_id = "post_projects_id_workbench", parameters(("id" = "$response.body#/id"))))
+        ))
+    )
+)]
 async fn create(
     State(s): State<AppState>,
     _: Admin,
@@ -40,6 +53,19 @@ async fn create(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/projects",
+    tag = "projects",
+    responses(
+        (status = 200, description = "Every project", body = Vec<harness_core::model::Project>)
+    )
+)]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Project>>> {
     Ok(Json(s.harness.list_projects().await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list))]
+pub(super) struct Api;

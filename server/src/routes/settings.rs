@@ -13,16 +13,33 @@ pub fn routes() -> Router<AppState> {
         .route("/settings/directive", get(directive).put(set_directive))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/settings/notify-targets",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The notify targets", body = Vec<harness_core::settings::NotifyTarget>)
+    )
+)]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<NotifyTarget>>> {
     Ok(Json(s.harness.notify_targets().await?))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 struct Targets {
     targets: Vec<NotifyTarget>,
 }
 
 /// Body: `{"targets": [...]}` (an object, like every other body).
+#[utoipa::path(
+    put,
+    path = "/api/settings/notify-targets",
+    tag = "settings",
+    request_body = Targets,
+    responses(
+        (status = 200, description = "The notify targets", body = Vec<harness_core::settings::NotifyTarget>)
+    )
+)]
 async fn replace(
     State(s): State<AppState>,
     _: Admin,
@@ -32,18 +49,35 @@ async fn replace(
 }
 
 /// `GET /api/settings/directive` → `{directive}`: the system directive agents get.
+#[utoipa::path(
+    get,
+    path = "/api/settings/directive",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The system directive", body = super::openapi::DirectiveResponse)
+    )
+)]
 async fn directive(State(s): State<AppState>, _: Admin) -> ApiResult<Json<serde_json::Value>> {
     Ok(Json(
         serde_json::json!({"directive": s.harness.system_directive().await?}),
     ))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 struct DirectiveBody {
     directive: Option<String>,
 }
 
 /// `PUT /api/settings/directive {directive}`; empty restores the built-in one.
+#[utoipa::path(
+    put,
+    path = "/api/settings/directive",
+    tag = "settings",
+    request_body = DirectiveBody,
+    responses(
+        (status = 200, description = "The system directive", body = super::openapi::DirectiveResponse)
+    )
+)]
 async fn set_directive(
     State(s): State<AppState>,
     _: Admin,
@@ -55,3 +89,8 @@ async fn set_directive(
         .await?;
     Ok(Json(serde_json::json!({"directive": directive})))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, replace, directive, set_directive))]
+pub(super) struct Api;

@@ -26,6 +26,34 @@ pub fn routes() -> Router<AppState> {
         .route("/tasks/{id}/unattended", put(set_unattended))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks",
+    tag = "tasks",
+    request_body = harness_core::tasks::CreateTask,
+    responses(
+        (status = 201, description = "The task", body = harness_core::model::TaskView, links(
+            ("show" = (operation_id = "get_tasks_id", parameters(("id" = "$response.body#/id")))),
+            ("start" = (operation_id = "post_tasks_id_start", parameters(("id" = "$response.body#/id")))),
+            ("stop" = (operation_id = "post_tasks_id_stop", parameters(("id" = "$response.body#/id")))),
+            ("input" = (operation_id = "post_tasks_id_input", parameters(("id" = "$response.body#/id")))),
+            ("screen" = (operation_id = "get_tasks_id_screen", parameters(("id" = "$response.body#/id")))),
+            ("unattended" = (operation_id = "put_tasks_id_unattended", parameters(("id" = "$response.body#/id")))),
+            ("deliveries" = (operation_id = "get_tasks_id_deliveries", parameters(("id" = "$response.body#/id")))),
+            ("outbound" = (operation_id = "get_tasks_id_outbound", parameters(("id" = "$response.body#/id")))),
+            ("inbox" = (operation_id = "get_tasks_id_inbox", parameters(("id" = "$response.body#/id")))),
+            ("terminalInput" = (operation_id = "post_internal_terminal_task_id_input", parameters(("task_id" = "$response.body#/id")))),
+            ("ask" = (operation_id = "post_internal_harness_ask", request_body = json!({"taskId": "$response.body#/id", "question": "Which database?"}))),
+            ("notify" = (operation_id = "post_internal_harness_notify", request_body = json!({"taskId": "$response.body#/id", "message": "Build finished"}))),
+            ("reply" = (operation_id = "post_internal_harness_reply", request_body = json!({"taskId": "$response.body#/id", "text": "sqlite"}))),
+            ("pushToHuman" = (operation_id = "post_internal_harness_outbound", request_body = json!({"taskId": "$response.body#/id", "message": "Deployed", "gateway": "hermes", "dest": "feishu:oc_test"}))),
+            ("sessionHook" = (operation_id = "post_internal_hooks_session", request_body = json!({"taskId": "$response.body#/id", "sessionId": "session-1"}))),
+            ("stopHook" = (operation_id = "post_internal_hooks_stop", request_body = json!({"taskId": "$response.body#/id"}))),
+            ("pending" = (operation_id = "get_internal_harness_pending", parameters(("taskId" = "$response.body#/id")))),
+            ("messages" = (operation_id = "get_harness_messages", parameters(("taskId" = "$response.body#/id"))))
+        ))
+    )
+)]
 async fn create(
     State(s): State<AppState>,
     _: Admin,
@@ -37,10 +65,29 @@ async fn create(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks",
+    tag = "tasks",
+    responses(
+        (status = 200, description = "Every task", body = Vec<harness_core::model::TaskView>)
+    )
+)]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<TaskView>>> {
     Ok(Json(s.harness.list_tasks().await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The task", body = harness_core::model::TaskView)
+    )
+)]
 async fn show(
     State(s): State<AppState>,
     _: Admin,
@@ -49,7 +96,7 @@ async fn show(
     Ok(Json(s.harness.get_task(&id).await?))
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(utoipa::ToSchema, serde::Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct StartBody {
     prompt: Option<String>,
@@ -58,6 +105,18 @@ struct StartBody {
 
 /// `POST /api/tasks/{id}/start {prompt?, resume?}` → `{executionId}`: spawn the
 /// agent in a PTY (fresh, or `resume: true` to continue the provider session).
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/start",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    request_body = Option<StartBody>,
+    responses(
+        (status = 200, description = "The agent runs", body = super::openapi::StartResponse)
+    )
+)]
 async fn start(
     State(s): State<AppState>,
     _: Admin,
@@ -82,6 +141,17 @@ async fn start(
     Ok(Json(json!({"executionId": execution.id})))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/stop",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The agent is stopped", body = super::openapi::StopTaskResponse)
+    )
+)]
 async fn stop(
     State(s): State<AppState>,
     _: Admin,
@@ -91,7 +161,7 @@ async fn stop(
     Ok(Json(json!({"ok": true, "wasRunning": was_running})))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InputBody {
     pub text: Option<String>,
@@ -100,6 +170,18 @@ pub(crate) struct InputBody {
 }
 
 /// `POST /api/tasks/{id}/input {text, submit, idempotencyKey?}`.
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/input",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    request_body = InputBody,
+    responses(
+        (status = 200, description = "Typed (or queued)", body = super::openapi::InputResponse)
+    )
+)]
 async fn input(
     State(s): State<AppState>,
     _: Admin,
@@ -141,6 +223,17 @@ pub(crate) async fn terminal_input(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}/screen",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The screen as text", body = super::openapi::ScreenResponse)
+    )
+)]
 async fn screen(
     State(s): State<AppState>,
     _: Admin,
@@ -152,12 +245,24 @@ async fn screen(
     ))
 }
 
-#[derive(serde::Deserialize)]
+#[derive(utoipa::ToSchema, serde::Deserialize)]
 struct Unattended {
     on: Option<bool>,
 }
 
 /// `PUT /api/tasks/{id}/unattended {on}` — same as the MCP tool `set_goal_mode`.
+#[utoipa::path(
+    put,
+    path = "/api/tasks/{id}/unattended",
+    tag = "tasks",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+    ),
+    request_body = Unattended,
+    responses(
+        (status = 200, description = "The task", body = harness_core::model::TaskView)
+    )
+)]
 async fn set_unattended(
     State(s): State<AppState>,
     _: Admin,
@@ -169,3 +274,8 @@ async fn set_unattended(
         .ok_or_else(|| harness_core::CoreError::invalid("on", "on (boolean) required"))?;
     Ok(Json(s.harness.set_unattended(&id, on).await?))
 }
+
+/// These routes in the OpenAPI document (`routes/openapi` merges it).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create, list, show, start, stop, input, screen, set_unattended))]
+pub(super) struct Api;

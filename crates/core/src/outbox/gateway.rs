@@ -13,6 +13,7 @@ use crate::{CoreError, CoreResult, Harness, events::HarnessEvent};
 pub const GATEWAY_CONFIG_KEY: &str = "harness.gatewayConfig";
 
 /// One gateway's settings.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySettings {
@@ -29,6 +30,7 @@ pub struct GatewaySettings {
     pub env: BTreeMap<String, String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GatewayConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]

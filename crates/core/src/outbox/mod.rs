@@ -49,6 +49,7 @@ pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_PUSH_WAIT: Duration = Duration::from_secs(5);
 
 /// `push_to_human` / `POST /api/internal/harness/outbound`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushInput {
@@ -75,6 +76,7 @@ pub struct PushInput {
 }
 
 /// What `push_to_human` answers (tower-messaging.md §4.3).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushOutcome {

@@ -27,6 +27,7 @@ pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use outbox::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled};
 pub use settings::SettingsStore;
+pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
 

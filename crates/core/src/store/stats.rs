@@ -14,6 +14,26 @@ pub struct StoreCounts {
     pub deliveries: Vec<(String, i64, i64)>,
     /// `(status, rows)` of executions.
     pub executions: Vec<(String, i64)>,
+    /// `(state, rows, attempts summed)` of the outbox (`harness_outbound`).
+    pub outbound: Vec<(String, i64, i64)>,
+}
+
+/// Time from a question to its answer, counted into histogram buckets by
+/// the store (no rows leave the database).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnswerHistogram {
+    /// Answered asks per bucket: `counts[i]` is the number with a wait in
+    /// `(bounds[i-1], bounds[i]]` seconds; the last entry (one more than
+    /// `bounds`) counts the waits above the last bound.
+    pub counts: Vec<u64>,
+    /// Sum of the waits, in seconds.
+    pub sum_seconds: f64,
+}
+
+impl AnswerHistogram {
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
 }
 
 /// One ask's life, for response-time analytics.
@@ -35,4 +55,12 @@ pub trait StatsStore: Send + Sync + 'static {
     /// Asks created at or after `since`, plus every ask still OPEN, newest
     /// first, at most `limit`.
     async fn ask_timings(&self, since: DateTime<Utc>, limit: i64) -> StoreResult<Vec<AskTiming>>;
+    /// Asks created at or after `since` and answered, counted by their wait
+    /// (seconds from the question to the answer) into the buckets with the
+    /// upper `bounds` (ascending) plus one above the last bound.
+    async fn answer_histogram(
+        &self,
+        since: DateTime<Utc>,
+        bounds: &[f64],
+    ) -> StoreResult<AnswerHistogram>;
 }

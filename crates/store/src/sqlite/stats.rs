@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use harness_core::store::{AskTiming, StatsStore, StoreCounts, StoreResult};
-use sqlx::Row;
+use harness_core::store::{AnswerHistogram, AskTiming, StatsStore, StoreCounts, StoreResult};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
@@ -40,10 +40,20 @@ impl StatsStore for SqliteStore {
                 .iter()
                 .map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1)))
                 .collect();
+        let outbound = sqlx::query(
+            "SELECT state, COUNT(*), COALESCE(SUM(attempts), 0) FROM harness_outbound GROUP BY state ORDER BY state",
+        )
+        .fetch_all(&self.reader)
+        .await
+        .map_err(map)?
+        .iter()
+        .map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1), r.get::<i64, _>(2)))
+        .collect();
         Ok(StoreCounts {
             messages,
             deliveries,
             executions,
+            outbound,
         })
     }
 
@@ -73,4 +83,50 @@ impl StatsStore for SqliteStore {
             })
             .collect()
     }
+
+    async fn answer_histogram(
+        &self,
+        since: DateTime<Utc>,
+        bounds: &[f64],
+    ) -> StoreResult<AnswerHistogram> {
+        let sql = answer_histogram_sql(bounds.len());
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for bound in bounds {
+            query = query.bind(bound * 1000.0);
+        }
+        let rows = query
+            .bind(ms(since))
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)?;
+        let mut out = AnswerHistogram {
+            counts: vec![0; bounds.len() + 1],
+            sum_seconds: 0.0,
+        };
+        for r in &rows {
+            let bucket = usize::try_from(r.get::<i64, _>(0)).unwrap_or(bounds.len());
+            let n = u64::try_from(r.get::<i64, _>(1)).unwrap_or(0);
+            if let Some(slot) = out.counts.get_mut(bucket) {
+                *slot += n;
+            }
+            out.sum_seconds += r.get::<f64, _>(2) / 1000.0;
+        }
+        Ok(out)
+    }
+}
+
+/// One row per non-empty bucket: `(bucket index, asks, waits summed in ms)`;
+/// the bounds (ms) are the first parameters, then `since`.
+fn answer_histogram_sql(bounds: usize) -> String {
+    let mut case = String::from("CASE");
+    for i in 0..bounds {
+        case.push_str(&format!(" WHEN d <= ? THEN {i}"));
+    }
+    case.push_str(&format!(" ELSE {bounds} END"));
+    format!(
+        "SELECT {case} AS bucket, COUNT(*), COALESCE(SUM(d), 0.0) FROM \
+         (SELECT MAX(m.replied_at - m.created_at, 0) * 1.0 AS d FROM harness_messages m \
+          WHERE m.kind = 'ask' AND m.replied_at IS NOT NULL AND m.created_at >= ?) \
+         GROUP BY bucket"
+    )
 }
