@@ -22,6 +22,7 @@ pub const MIN_DEADLINE_SECS: i64 = 60;
 /// Who answered an ask, when it was not a person.
 pub const ANSWERED_BY_DEFAULT: &str = "default_after_deadline";
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AskOption {
@@ -30,6 +31,7 @@ pub struct AskOption {
     pub description: Option<String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Urgency {
@@ -92,6 +94,7 @@ impl ChoicesInput {
 }
 
 /// The validated structured part of an ask, as stored with it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Choices {

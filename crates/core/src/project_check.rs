@@ -17,6 +17,7 @@ use crate::{
 };
 
 /// A project edit as submitted: a missing field keeps its value.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateProject {

@@ -17,6 +17,7 @@ use crate::{
 };
 
 /// The Workbench's runtime state.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RuntimeState {
@@ -43,6 +44,7 @@ impl RuntimeState {
 
 /// Why the Workbench is not taking new work (stable code; English text in
 /// [`Blocked::message`], the UI translates the code).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockedReason {
@@ -107,6 +109,7 @@ pub fn derive(
 }
 
 /// The runtime view of one Workbench task.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkbenchRuntime {

@@ -33,6 +33,17 @@ pub fn routes() -> Router<AppState> {
 /// The project's Workbench runtime state (tower-workbench.md §2.9), derived
 /// now from its live terminal, latest execution and inbox (404 without a
 /// Workbench).
+#[utoipa::path(
+    get,
+    path = "/api/projects/{id}/workbench/runtime",
+    tag = "projects",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "The Workbench's runtime state, derived now", body = harness_core::workbench_runtime::WorkbenchRuntime)
+    )
+)]
 async fn workbench_runtime(
     State(s): State<AppState>,
     _: Admin,
@@ -189,5 +200,5 @@ async fn batch(
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(workbench, ensure_workbench, inbox, batch))]
+#[openapi(paths(workbench, ensure_workbench, workbench_runtime, inbox, batch))]
 pub(super) struct Api;

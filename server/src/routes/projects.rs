@@ -20,6 +20,18 @@ pub fn routes() -> Router<AppState> {
 
 /// Rename a project and/or change its path (`{"name"?, "path"?}`); the path
 /// is validated as at creation (absolute, canonical).
+#[utoipa::path(
+    patch,
+    path = "/api/projects/{id}",
+    tag = "projects",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+    ),
+    request_body = harness_core::project_check::UpdateProject,
+    responses(
+        (status = 200, description = "The project, updated", body = harness_core::model::Project)
+    )
+)]
 async fn update(
     State(s): State<AppState>,
     _: Admin,
@@ -67,5 +79,5 @@ async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Project
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(create, list))]
+#[openapi(paths(create, list, update))]
 pub(super) struct Api;
