@@ -54,16 +54,6 @@ pub fn TaskDetailPage() -> impl IntoView {
                     .into_any(),
                     Ok(d) => {
                         let t = d.task;
-                        let children = d
-                            .children
-                            .into_iter()
-                            .map(|c| view! {
-                                <li data-task-id=c.id.clone()>
-                                    <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
-                                    <RunBadge state=c.run_state exit_code=c.exit_code />
-                                </li>
-                            })
-                            .collect_view();
                         let parent = d.parent.map(|p| view! {
                             <dt>{l.t("tasks.parent")}</dt>
                             <dd><a href=format!("/tasks/{}", p.id) id="task-parent-link">{p.title}</a></dd>
@@ -99,24 +89,37 @@ pub fn TaskDetailPage() -> impl IntoView {
                                 {parent}
                             </dl>
                             {t.description.clone().map(|d| view! { <pre class="full description">{d}</pre> })}
-                            <section id="terminal" class="terminal" aria-labelledby="terminal-h"
-                                data-task-id=t.id.clone()>
-                                <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
-                                {t.open_ask.then(|| view! { <super::reply::WaitingReply task_id=t.id.clone() /> })}
-                                <p class="sub">{l.t("tasks.terminal_soon")}</p>
-                                // A stopped agent's terminal is gone (stop removes it).
-                                {(t.execution.is_some() && t.run_state != "stopped").then(|| view! {
-                                    <crate::terminal::TerminalView task_id=t.id.clone() />
-                                })}
-                            </section>
-                            <section aria-labelledby="children-h">
-                                <h2 id="children-h">{l.t("tasks.children")}</h2>
-                                <ul class="children" id="task-children">{children}</ul>
-                            </section>
                         }
                         .into_any()
                     }
                 }
+            })}
+        </Transition>
+        // Outside the Transition above, which is rebuilt on every live tick:
+        // the terminal and the reply box are rebuilt only when their shape
+        // changes, so a live update never reconnects the terminal or wipes a
+        // reply being typed.
+        <TerminalArea id detail />
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                detail.await.ok().map(|d| {
+                    let children = d
+                        .children
+                        .into_iter()
+                        .map(|c| view! {
+                            <li data-task-id=c.id.clone()>
+                                <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
+                                <RunBadge state=c.run_state exit_code=c.exit_code />
+                            </li>
+                        })
+                        .collect_view();
+                    view! {
+                        <section aria-labelledby="children-h">
+                            <h2 id="children-h">{l.t("tasks.children")}</h2>
+                            <ul class="children" id="task-children">{children}</ul>
+                        </section>
+                    }
+                })
             })}
         </Transition>
         // Outside the detail's Transition: that subtree is rebuilt on every live
@@ -150,6 +153,62 @@ pub fn TaskDetailPage() -> impl IntoView {
                     }
                 })}
             </Transition>
+        </section>
+    }
+}
+
+/// What decides the terminal area's content: the task, whether it waits
+/// for a reply, whether it has a terminal, and the latest execution's status
+/// (a restart or an exit remounts the terminal).
+#[derive(Clone, PartialEq, Eq)]
+struct TerminalShape {
+    task_id: String,
+    open_ask: bool,
+    has_terminal: bool,
+    execution: Option<String>,
+}
+
+/// The terminal section and, while the agent waits, the reply box next to
+/// it. Drawn after hydration only (both need the page's script), from a memo
+/// of the task detail, so a live tick that changes nothing here rebuilds
+/// nothing here.
+#[component]
+fn TerminalArea(
+    id: Memo<String>,
+    detail: Resource<Result<crate::api::TaskInfo, ServerFnError>>,
+) -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let shape = Memo::new(move |_| {
+        detail.get().and_then(Result::ok).map(|d| TerminalShape {
+            task_id: d.task.id.clone(),
+            open_ask: d.task.open_ask,
+            // A stopped agent's terminal is gone (stop removes it).
+            has_terminal: d.task.execution.is_some() && d.task.run_state != "stopped",
+            execution: d.task.execution.clone(),
+        })
+    });
+    view! {
+        <section id="terminal" class="terminal" aria-labelledby="terminal-h"
+            data-task-id=move || id.get()>
+            <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
+            {move || {
+                let shape = if live.local.get() { shape.get() } else { None };
+                shape.map(|s| {
+                    let reply = s.open_ask.then(|| {
+                        view! { <super::reply::WaitingReply task_id=s.task_id.clone() /> }
+                    });
+                    let terminal = s.has_terminal.then(|| {
+                        view! { <crate::terminal::TerminalView task_id=s.task_id.clone() /> }
+                    });
+                    view! {
+                        {reply}
+                        <p class="sub">{l.t("tasks.terminal_soon")}</p>
+                        {terminal}
+                    }
+                    .into_any()
+                })
+            }}
         </section>
     }
 }
