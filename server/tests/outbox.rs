@@ -178,7 +178,7 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
             "--channel",
             "telegram",
             "--target",
-            "-100777"
+            "telegram:-100777"
         ]
     );
     assert_eq!(argv.last(), Some(&"--json"));
@@ -502,7 +502,7 @@ async fn per_target_edits_do_not_lose_concurrent_edits_and_test_messages_go_out(
             "PUT",
             "/api/settings/notify-targets/cnosuchtargetxxxxxxxxxxxx",
             Some(json!(
-        {"label": "x", "gateway": "hermes", "scope": "work"})),
+        {"label": "x", "gateway": "hermes", "scope": "work", "dest": "x"})),
         )
         .await;
     assert_eq!(st, StatusCode::NOT_FOUND);

@@ -15,7 +15,7 @@ use std::{
 use chrono::Utc;
 use harness_core::{
     Harness,
-    outbox::{self, Outbound, RunEnd, SendOutcome, gateway},
+    outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
 };
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,9 @@ use super::gateway_cli;
 pub struct OutboxConfig {
     /// Fallback poll (rows due after a backoff, rows queued by another process).
     pub poll: Duration,
+    /// Gateway processes run at once (`$HARNESS_OUTBOX_CONCURRENCY`,
+    /// default [`DEFAULT_CONCURRENCY`], 1…64). Each row is still leased and
+    /// settled on its own, so concurrency never changes the state machine.
     pub max_in_flight: usize,
     /// How long a claim holds a row (longer than the CLI timeout).
     pub lease: Duration,
@@ -40,11 +43,22 @@ pub struct OutboxConfig {
     pub max_attempts: u32,
 }
 
+/// Gateway processes at once unless configured.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// `$HARNESS_OUTBOX_CONCURRENCY` (1…64), else [`DEFAULT_CONCURRENCY`].
+pub fn concurrency_from_env() -> usize {
+    std::env::var("HARNESS_OUTBOX_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(DEFAULT_CONCURRENCY, |n| n.clamp(1, 64))
+}
+
 impl Default for OutboxConfig {
     fn default() -> Self {
         Self {
             poll: Duration::from_secs(1),
-            max_in_flight: 8,
+            max_in_flight: concurrency_from_env(),
             lease: outbox::CLAIM_LEASE,
             cli_timeout: outbox::CLI_TIMEOUT,
             recover_every: Duration::from_secs(10),
@@ -52,6 +66,58 @@ impl Default for OutboxConfig {
             max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
         }
     }
+}
+
+/// The row with its destination resolved (tower-messaging.md §6.2): the
+/// value the CLI gets is in `requested_to` (`None`: the home channel).
+async fn resolve_row(
+    harness: &Harness,
+    row: &Outbound,
+    settings: &gateway::GatewaySettings,
+    bin: &str,
+) -> Result<Outbound, String> {
+    let var = |name: &str| {
+        settings
+            .env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.trim().is_empty())
+    };
+    let hermes = destination::HermesDirectory {
+        home: var("HOME").map(std::path::PathBuf::from),
+        profile: row
+            .profile
+            .clone()
+            .or_else(|| settings.profile.clone())
+            .or_else(|| var("HERMES_PROFILE")),
+    };
+    let lookup = gateway_cli::CliDirectory {
+        bin: bin.to_string(),
+        env: settings.env.clone(),
+    };
+    let req = destination::Request {
+        gateway: &row.gateway,
+        platform: row.downstream.as_deref(),
+        scope: &row.scope,
+        requested: row.requested_to.as_deref().or(row.dest.as_deref()),
+    };
+    let resolution = match harness.resolve_destination(&req, &hermes, &lookup).await {
+        Ok(r) => r?,
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot read the destinations");
+            return Err("cannot read the destination settings".into());
+        }
+    };
+    tracing::debug!(via = ?resolution.via, dest = ?resolution.dest, "destination resolved");
+    let mut out = row.clone();
+    out.dest = None;
+    out.requested_to = match resolution.via {
+        // Hermes builds its home route from the platform itself.
+        destination::Via::HomeRoute => None,
+        _ => resolution.dest,
+    };
+    Ok(out)
 }
 
 /// Send one leased row and record what happened.
@@ -63,16 +129,22 @@ async fn send_one(harness: Harness, row: Outbound, owner: String, timeout: Durat
         }
         Ok(config) => {
             let settings = config.get(&row.gateway);
-            match gateway::argv(&row, &settings) {
+            let bin = gateway::binary(&row.gateway, &settings);
+            match resolve_row(&harness, &row, &settings, &bin).await {
                 Err(why) => SendOutcome::Failed(why),
-                Ok(args) => {
-                    let bin = gateway::binary(&row.gateway, &settings);
-                    let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
-                    if matches!(run.end, RunEnd::TimedOut) {
-                        tracing::warn!(bin, "gateway CLI timed out; its process group was killed");
+                Ok(resolved) => match gateway::argv(&resolved, &settings) {
+                    Err(why) => SendOutcome::Failed(why),
+                    Ok(args) => {
+                        let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
+                        if matches!(run.end, RunEnd::TimedOut) {
+                            tracing::warn!(
+                                bin,
+                                "gateway CLI timed out; its process group was killed"
+                            );
+                        }
+                        outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
                     }
-                    outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
-                }
+                },
             }
         }
     };
