@@ -4,7 +4,8 @@
 // to that field; a good target through the double; "send a test message"
 // reaches DELIVERED; a pushed message the double fails shows FAILED with
 // its attempts, last error and "retry now", which sends it again. Desktop
-// and 390 px. Every test fails on a browser console error.
+// and 390 px. Every test fails on a browser console error other than the
+// refused add's 400.
 import { test, expect, Page } from '@playwright/test';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,6 +114,9 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
     expect(mine?.id).toBeTruthy();
     expect((await api(request, 'DELETE', `/api/settings/notify-targets/${mine!.id}`)).status).toBe(200);
     expect((await api(request, 'PUT', '/api/settings/gateways', {})).status).toBe(200);
-    expect(errors).toEqual([]);
+    // The one refused add (400) is logged by the browser as a failed resource.
+    const refused = errors.filter((e) => e.includes('status of 400'));
+    expect(refused).toHaveLength(1);
+    expect(errors.filter((e) => !refused.includes(e))).toEqual([]);
   });
 }

@@ -664,6 +664,21 @@ async fn settings_page_gateway_forms_and_the_test_button() {
     .await;
     assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("NAME=value"), "{body}");
+    // A bad field of "add a target" is named, for the form to show it by
+    // that input (the REST 400s: `outbox_destinations.rs`).
+    let (st, body) = sfn(
+        "add_notify_target",
+        vec![
+            ("label", "team".into()),
+            ("gateway", "openclaw".into()),
+            ("downstream", String::new()),
+            ("dest", "-100".into()),
+            ("scope", "work".into()),
+        ],
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("downstream\u{1f}"), "{body:?}");
     // A target added from the page, then tested: the message goes out.
     let (st, body) = sfn(
         "add_notify_target",

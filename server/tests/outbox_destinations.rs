@@ -160,3 +160,54 @@ async fn aliases_directories_and_the_fallback_resolve_the_destination() {
     assert_eq!(last_target(&record), "feishu:oc_ops");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn adding_or_editing_a_target_names_the_bad_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path()).await;
+    for (target, field) in [
+        (
+            json!({"label": "t", "gateway": "openclaw", "dest": "-100", "scope": "work"}),
+            "downstream",
+        ),
+        (
+            json!({"label": "t", "gateway": "hermes", "downstream": "telegram", "scope": "work"}),
+            "dest",
+        ),
+        (
+            json!({"label": "t", "gateway": "sms", "dest": "1", "scope": "work"}),
+            "gateway",
+        ),
+    ] {
+        let (st, err) = s
+            .admin("POST", "/api/settings/notify-targets/add", Some(target))
+            .await;
+        assert_eq!(
+            (st, err["field"].as_str()),
+            (StatusCode::BAD_REQUEST, Some(field)),
+            "{err}"
+        );
+    }
+    let (st, added) = s
+        .admin(
+            "POST",
+            "/api/settings/notify-targets/add",
+            Some(json!({"label": "t", "gateway": "openclaw", "downstream": "telegram", "dest": "-100", "scope": "work"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{added}");
+    let id = added["id"].as_str().unwrap();
+    let (st, err) = s
+        .admin(
+            "PUT",
+            &format!("/api/settings/notify-targets/{id}"),
+            Some(json!({"label": "t", "gateway": "openclaw", "downstream": " ", "dest": "-100", "scope": "work"})),
+        )
+        .await;
+    assert_eq!(
+        (st, err["field"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("downstream")),
+        "{err}"
+    );
+    s.shutdown().await;
+}
