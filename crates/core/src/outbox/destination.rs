@@ -515,24 +515,47 @@ impl Harness {
         hermes: &HermesDirectory,
         lookup: &dyn DirectoryLookup,
     ) -> CoreResult<Result<Resolution, String>> {
-        let mut list = self.destinations().await?;
-        let resolved = resolve(req, &list, hermes, lookup).await;
+        let list = self.destinations().await?;
+        Ok(self
+            .resolve_destination_in(&list, req, hermes, lookup)
+            .await)
+    }
+
+    /// [`Self::resolve_destination`] with the alias list already read (the
+    /// sender keeps it between sends).
+    pub async fn resolve_destination_in(
+        &self,
+        list: &[Destination],
+        req: &Request<'_>,
+        hermes: &HermesDirectory,
+        lookup: &dyn DirectoryLookup,
+    ) -> Result<Resolution, String> {
+        let resolved = resolve(req, list, hermes, lookup).await;
         if let Ok(Resolution {
             cache: Some(entry), ..
         }) = &resolved
         {
-            upsert(&mut list, entry.clone());
             // A failed cache write only costs a second directory lookup.
-            if let Ok(value) = serde_json::to_value(&list)
-                && let Err(err) = self
-                    .store()
-                    .put_setting(DESTINATIONS_KEY, &value, Utc::now())
-                    .await
-            {
+            if let Err(err) = self.remember_destination(entry.clone()).await {
                 tracing::warn!(error = ?err, "cannot cache a directory destination");
             }
         }
-        Ok(resolved)
+        resolved
+    }
+
+    /// Upsert a directory hit into the stored list (read fresh).
+    async fn remember_destination(&self, entry: Destination) -> CoreResult<()> {
+        let mut list = self.destinations().await?;
+        upsert(&mut list, entry);
+        let value = serde_json::to_value(&list)
+            .map_err(|e| CoreError::invalid_body(format!("destinations: {e}")))?;
+        self.store()
+            .put_setting(DESTINATIONS_KEY, &value, Utc::now())
+            .await?;
+        self.publish(HarnessEvent::SettingChanged {
+            key: DESTINATIONS_KEY.into(),
+        });
+        Ok(())
     }
 }
 

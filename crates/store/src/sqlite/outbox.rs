@@ -134,14 +134,19 @@ static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// only if the first one won (`settled_by = ?10`): the ask opens (the task's
 /// other OPEN asks cancelled first, RUNNING executions parked after) or the
 /// notify closes, and the platform message id → task mapping is recorded.
-const ACTIVATE: &str = "BEGIN IMMEDIATE; \
+static ACTIVATE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| ACTIVATE_TEMPLATE.replace("{ROW}", &returning()));
+
+/// [`ACTIVATE`] with `{ROW}` for the settled row's columns (the first
+/// statement answers the whole row: no read after the batch).
+const ACTIVATE_TEMPLATE: &str = "BEGIN IMMEDIATE; \
      UPDATE harness_outbound SET state = ?6, lease_owner = NULL, lease_expires_at = NULL, \
        next_attempt_at = NULL, platform = lower(COALESCE(?7, downstream, gateway)), \
        platform_chat_id = COALESCE(?8, requested_to, dest, ''), platform_message_id = ?9, \
        delivered_at = CASE WHEN ?6 = 'DELIVERED' THEN ?3 END, last_error = ?10, updated_at = ?3, \
        settled_by = ?1 \
      WHERE id = ?2 AND state = 'SENDING' AND lease_owner = ?4 AND (?5 IS NULL OR lease_expires_at < ?5) \
-     RETURNING 'row' AS what, id AS id; \
+     RETURNING 'row' AS what, {ROW}; \
      UPDATE harness_messages SET state = 'CANCELLED' \
      WHERE kind = 'ask' AND state = 'OPEN' \
        AND task_id = (SELECT o.task_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 \
@@ -360,7 +365,7 @@ impl OutboxStore for SqliteStore {
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(ACTIVATE)
+                    sqlx::query(AssertSqlSafe(ACTIVATE.as_str()))
                         .bind(token)
                         .bind(id_s)
                         .bind(now_ms)
@@ -376,28 +381,25 @@ impl OutboxStore for SqliteStore {
                 })
             })
             .await?;
-        let mut done = Settled {
-            row: match self.get_outbound(id).await? {
-                Some(r) => r,
-                None => return Ok(None),
-            },
-            message_state: None,
-            cancelled: Vec::new(),
-            paused: Vec::new(),
-        };
-        let mut won = false;
+        let mut row = None;
+        let (mut message_state, mut cancelled, mut paused) = (None, Vec::new(), Vec::new());
         for r in &returned {
             let what: String = r.try_get("what").map_err(map)?;
             let value: String = r.try_get("id").map_err(map)?;
             match what.as_str() {
-                "row" => won = true,
-                "cancelled" => done.cancelled.push(value),
-                "paused" => done.paused.push(value),
-                "message" => done.message_state = MessageState::parse(&value),
+                "row" => row = Some(outbound(r)?),
+                "cancelled" => cancelled.push(value),
+                "paused" => paused.push(value),
+                "message" => message_state = MessageState::parse(&value),
                 _ => {}
             }
         }
-        Ok(won.then_some(done))
+        Ok(row.map(|row| Settled {
+            row,
+            message_state,
+            cancelled,
+            paused,
+        }))
     }
 
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
