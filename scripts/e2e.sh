@@ -25,6 +25,8 @@ for _ in $(seq 1 100); do
 done
 cd end2end
 { [ -d node_modules/@playwright/test ] && [ -d node_modules/@axe-core/playwright ]; } || npm ci --no-audit --no-fund
+# The gateway CLI double (outbox.spec.ts configures it as the OpenClaw CLI).
+export HARNESS_GATEWAY_DOUBLE="${HARNESS_GATEWAY_DOUBLE:-$TARGET/debug/harness-gateway-double}"
 status=0
 HARNESS_BIN="$BIN" BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
 if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi

@@ -17,7 +17,7 @@ use std::{
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use harness_core::{outbox::PushInput, tasks::CreateTask};
+use harness_core::{events::HarnessEvent, outbox::PushInput, tasks::CreateTask};
 use harness_server::{ServeConfig, launch};
 use serde_json::json;
 
@@ -75,7 +75,7 @@ async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     let running = launch(cfg, listener).await?;
     let h = &running.harness;
     h.set_notify_targets(vec![serde_json::from_value(json!(
-        {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "-1", "scope": "work"}
+        {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1", "scope": "work"}
     ))?])
     .await?;
     Ok(running)
@@ -137,37 +137,65 @@ async fn run() -> anyhow::Result<()> {
     for round in 0..rounds {
         let raw = raw_spawns(per, concurrency).await?;
         let r = per as f64 / raw.as_secs_f64();
-        // Enqueue `per` from 8 concurrent callers, wait until all DELIVERED.
+        // Enqueue `per` from 8 concurrent callers, wait (on the change
+        // events, not by polling the table) until every row was attempted.
+        let mut events = h.subscribe();
         let started = Instant::now();
         let mut set = tokio::task::JoinSet::new();
         for c in 0..8 {
             let (h, task) = (h.clone(), task.clone());
             set.spawn(async move {
+                let mut ids = Vec::new();
                 for i in (c..per).step_by(8) {
-                    h.push_to_human(push(&task, format!("bench {round}-{i}")))
+                    let out = h
+                        .push_to_human(push(&task, format!("bench {round}-{i}")))
                         .await?;
+                    ids.push(out.outbound_id);
                 }
-                anyhow::Ok(())
+                anyhow::Ok(ids)
             });
         }
+        let mut waiting = std::collections::HashSet::new();
         while let Some(done) = set.join_next().await {
-            done??;
+            waiting.extend(done??);
         }
         let enqueued = started.elapsed();
-        loop {
-            let rows = h.list_outbound(Some(&task), 500).await?;
-            if rows.iter().all(|r| r.state.attempted()) {
-                delivered = rows
-                    .iter()
-                    .filter(|r| r.state.as_str() == "DELIVERED")
-                    .count();
+        // A row is read once it had its three changes (queued, claimed,
+        // settled), so the wait itself adds little load; all rows are read
+        // at the start and after a lag.
+        let mut check: Vec<String> = waiting.iter().cloned().collect();
+        let mut seen: std::collections::HashMap<String, u32> = Default::default();
+        let mut need = 3;
+        delivered = 0;
+        while !waiting.is_empty() {
+            for id in check.drain(..) {
+                let row = h.outbound(&id).await?;
+                if row.state.attempted() && waiting.remove(&id) {
+                    delivered += usize::from(row.state.as_str() == "DELIVERED");
+                }
+            }
+            if waiting.is_empty() {
                 break;
             }
-            anyhow::ensure!(
-                started.elapsed() < Duration::from_secs(600),
-                "outbox did not drain"
-            );
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            let left = Duration::from_secs(600).saturating_sub(started.elapsed());
+            anyhow::ensure!(!left.is_zero(), "outbox did not drain");
+            match tokio::time::timeout(left, events.recv()).await {
+                Ok(Ok(HarnessEvent::OutboundChanged { id, .. })) if waiting.contains(&id) => {
+                    let n = seen.entry(id.clone()).or_default();
+                    *n += 1;
+                    if *n >= need {
+                        check.push(id)
+                    }
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                    // Counts are incomplete now: read on every change.
+                    need = 1;
+                    check.extend(waiting.iter().cloned())
+                }
+                Ok(Err(e)) => anyhow::bail!("events closed: {e}"),
+                Err(_) => anyhow::bail!("outbox did not drain"),
+            }
         }
         let o = per as f64 / started.elapsed().as_secs_f64();
         println!(
@@ -213,7 +241,10 @@ async fn run() -> anyhow::Result<()> {
     running.shutdown().await?;
 
     let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
-    println!("outbox benchmark (n = {n} in 3 rounds, concurrency {concurrency})");
+    println!(
+        "outbox benchmark (n = {n} in {rounds} rounds of {per}, concurrency {concurrency}, at {})",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC")
+    );
     println!("  raw spawn rate of the double : {raw_rate:8.1} /s");
     println!(
         "  through the outbox           : {outbox_rate:8.1} msgs/s (median round; {delivered} DELIVERED in the last)"

@@ -178,7 +178,7 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
             "--channel",
             "telegram",
             "--target",
-            "-100777"
+            "telegram:-100777"
         ]
     );
     assert_eq!(argv.last(), Some(&"--json"));
@@ -502,7 +502,7 @@ async fn per_target_edits_do_not_lose_concurrent_edits_and_test_messages_go_out(
             "PUT",
             "/api/settings/notify-targets/cnosuchtargetxxxxxxxxxxxx",
             Some(json!(
-        {"label": "x", "gateway": "hermes", "scope": "work"})),
+        {"label": "x", "gateway": "hermes", "scope": "work", "dest": "x"})),
         )
         .await;
     assert_eq!(st, StatusCode::NOT_FOUND);
@@ -664,6 +664,21 @@ async fn settings_page_gateway_forms_and_the_test_button() {
     .await;
     assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("NAME=value"), "{body}");
+    // A bad field of "add a target" is named, for the form to show it by
+    // that input (the REST 400s: `outbox_destinations.rs`).
+    let (st, body) = sfn(
+        "add_notify_target",
+        vec![
+            ("label", "team".into()),
+            ("gateway", "openclaw".into()),
+            ("downstream", String::new()),
+            ("dest", "-100".into()),
+            ("scope", "work".into()),
+        ],
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("downstream\u{1f}"), "{body:?}");
     // A target added from the page, then tested: the message goes out.
     let (st, body) = sfn(
         "add_notify_target",

@@ -145,7 +145,7 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     let (st, _) = life
         .call(reqwest::Method::PUT, "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"},
-            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-1001", "scope": "work"}
+            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1001", "scope": "work"}
         ]})))
         .await
         .unwrap();

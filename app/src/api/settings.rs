@@ -65,8 +65,33 @@ pub async fn add_notify_target(
             active: true,
         })
         .await
-        .map_err(ssr::to_sfn)?;
+        .map_err(to_sfn_field)?;
     Ok(added.id.unwrap_or_default())
+}
+
+/// Separates the field from the message in a server function's error text
+/// (`<field>\u{1f}<message>`): the form shows the message by that input.
+pub const FIELD_SEP: char = '\u{1f}';
+
+/// A validation error that names its field keeps the field in the text.
+#[cfg(feature = "ssr")]
+fn to_sfn_field(err: harness_core::CoreError) -> ServerFnError {
+    let field = err.field();
+    match (field, ssr::to_sfn(err)) {
+        (Some(f), ServerFnError::ServerError(m)) => {
+            ServerFnError::ServerError(format!("{f}{FIELD_SEP}{m}"))
+        }
+        (_, other) => other,
+    }
+}
+
+/// `(field, message)` of an error from [`add_notify_target`].
+pub fn field_error(err: &ServerFnError) -> (Option<String>, String) {
+    let text = crate::components::error_text(err);
+    match text.split_once(FIELD_SEP) {
+        Some((f, m)) => (Some(f.to_string()), m.to_string()),
+        None => (None, text),
+    }
 }
 
 /// Remove one target by its key (id, or position for targets without one).

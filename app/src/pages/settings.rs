@@ -20,7 +20,15 @@ pub fn SettingsPage() -> impl IntoView {
     let test = ServerAction::<TestNotifyTarget>::new();
     let test_result = move || {
         test.value().get().map(|r| match r {
-            Ok(state) => view! { <p class="sub" role="status" id="test-result">{l.t("settings.test_result").replace("{state}", &state)}</p> }.into_any(),
+            Ok(state) => {
+                let word = state.split(':').next().unwrap_or_default().trim().to_string();
+                view! {
+                    <p class="sub" role="status" id="test-result" data-state=word.clone()>
+                        {l.t("settings.test_result").replace("{state}", &state)}
+                        " " <span class="badge outbound-state" data-outbound-state=word.clone()>{word.clone()}</span>
+                    </p>
+                }.into_any()
+            }
             Err(e) => view! { <p class="error" role="alert" id="test-result">{error_text(&e)}</p> }.into_any(),
         })
     };
@@ -28,13 +36,44 @@ pub fn SettingsPage() -> impl IntoView {
         move || (add.version().get(), remove.version().get()),
         |_| notify_targets(),
     );
-    let error = move || {
-        let e = add
-            .value()
+    // A validation error of the add form names its field: shown by that
+    // input (`#target-<field>-error`, the input `aria-invalid`); any other
+    // error goes to the status line.
+    const FIELDS: [&str; 5] = ["label", "gateway", "downstream", "dest", "scope"];
+    let add_error = move || {
+        add.value()
             .get()
             .and_then(Result::err)
-            .or_else(|| remove.value().get().and_then(Result::err));
-        e.map(|e| view! { <p class="error" role="alert" id="settings-status">{error_text(&e)}</p> })
+            .map(|e| crate::api::field_error(&e))
+    };
+    let error = move || {
+        let general = add_error()
+            .filter(|(f, _)| !f.as_deref().is_some_and(|f| FIELDS.contains(&f)))
+            .map(|(_, m)| m)
+            .or_else(|| {
+                remove
+                    .value()
+                    .get()
+                    .and_then(Result::err)
+                    .map(|e| error_text(&e))
+            });
+        general.map(|m| view! { <p class="error" role="alert" id="settings-status">{m}</p> })
+    };
+    let field_error = move |field: &'static str| {
+        move || {
+            add_error()
+                .filter(|(f, _)| f.as_deref() == Some(field))
+                .map(|(_, m)| {
+                    view! { <p class="error field-error" role="alert" id=format!("target-{field}-error")>{m}</p> }
+                })
+        }
+    };
+    let invalid = move |field: &'static str| {
+        move || {
+            add_error()
+                .is_some_and(|(f, _)| f.as_deref() == Some(field))
+                .then_some("true")
+        }
     };
     view! {
         <crate::alerts::PageTitle text=l.t("settings.title") />
@@ -86,21 +125,27 @@ pub fn SettingsPage() -> impl IntoView {
             <h3>{l.t("settings.add")}</h3>
             <ActionForm action=add attr:class="form-grid" attr:id="add-target">
                 <label for="target-label">{l.t("settings.label")}</label>
-                <input id="target-label" name="label" maxlength="200" />
+                <input id="target-label" name="label" maxlength="200" aria-invalid=invalid("label") aria-describedby="target-label-error" />
+                {field_error("label")}
                 <label for="target-gateway">{l.t("settings.gateway")}</label>
-                <select id="target-gateway" name="gateway">
+                <select id="target-gateway" name="gateway" aria-invalid=invalid("gateway") aria-describedby="target-gateway-error">
                     <option value="hermes">"hermes"</option>
                     <option value="openclaw">"openclaw"</option>
                 </select>
+                {field_error("gateway")}
                 <label for="target-downstream">{l.t("settings.downstream")}</label>
-                <input id="target-downstream" name="downstream" maxlength="128" placeholder="telegram, feishu, slack…" />
+                <input id="target-downstream" name="downstream" maxlength="128" placeholder="telegram, feishu, slack…"
+                    aria-invalid=invalid("downstream") aria-describedby="target-downstream-error" />
+                {field_error("downstream")}
                 <label for="target-dest">{l.t("settings.dest")}</label>
-                <input id="target-dest" name="dest" maxlength="1024" />
+                <input id="target-dest" name="dest" maxlength="1024" aria-invalid=invalid("dest") aria-describedby="target-dest-error" />
+                {field_error("dest")}
                 <label for="target-scope">{l.t("settings.scope")}</label>
-                <select id="target-scope" name="scope">
+                <select id="target-scope" name="scope" aria-invalid=invalid("scope") aria-describedby="target-scope-error">
                     <option value="unattended">{l.t("settings.scope_unattended")}</option>
                     <option value="work">{l.t("settings.scope_work")}</option>
                 </select>
+                {field_error("scope")}
                 <span></span>
                 <button type="submit" class="primary">{l.t("settings.save")}</button>
             </ActionForm>

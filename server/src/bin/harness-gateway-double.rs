@@ -14,6 +14,8 @@
 //! the JSON); `error-id` (sent, but exit 1 with an id); `exit:N` (exit N,
 //! nothing sent); `slow:MS` (sleep, then ok); `noop` (ok, no record: the
 //! benchmark's raw spawn rate).
+//!
+//! It also answers `openclaw directory groups list` (see [`directory`]).
 
 use std::{
     io::Write,
@@ -104,8 +106,61 @@ fn record(line: serde_json::Value) {
     }
 }
 
+/// `openclaw directory groups list --channel c --query q --json --limit n`:
+/// the groups of `$GATEWAY_DOUBLE_GROUPS` (a JSON array of `{id, name}`)
+/// whose id or name contains the query (case-insensitive), as
+/// `{"groups": [...]}`; each lookup is appended to
+/// `$GATEWAY_DOUBLE_DIRECTORY_RECORD` (not the send record).
+fn directory(args: &[String]) -> bool {
+    let rest = match args.first().map(String::as_str) {
+        Some("--profile") => args.get(2..).unwrap_or_default(),
+        _ => args,
+    };
+    if rest.len() < 3 || rest[0] != "directory" || rest[1] != "groups" || rest[2] != "list" {
+        return false;
+    }
+    let value = |flag: &str| {
+        rest.iter()
+            .position(|a| a == flag)
+            .and_then(|p| rest.get(p + 1))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (channel, query) = (value("--channel"), value("--query"));
+    let groups: Vec<serde_json::Value> = std::env::var("GATEWAY_DOUBLE_GROUPS")
+        .ok()
+        .and_then(|g| serde_json::from_str(&g).ok())
+        .unwrap_or_default();
+    let q = query.to_lowercase();
+    let hits: Vec<&serde_json::Value> = groups
+        .iter()
+        .filter(|g| {
+            ["id", "name"].iter().any(|k| {
+                g[*k]
+                    .as_str()
+                    .is_some_and(|v| v.to_lowercase().contains(&q))
+            })
+        })
+        .collect();
+    if let Ok(path) = std::env::var("GATEWAY_DOUBLE_DIRECTORY_RECORD") {
+        let line = serde_json::json!({"channel": channel, "query": query, "hits": hits.len()});
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = f.write_all(format!("{line}\n").as_bytes());
+        }
+    }
+    println!("{}", serde_json::json!({"groups": hits}));
+    true
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if directory(&args) {
+        return;
+    }
     let call = match parse(&args) {
         Ok(c) => c,
         Err(e) => {

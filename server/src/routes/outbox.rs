@@ -9,7 +9,8 @@ use axum::{
     routing::{get, post},
 };
 use harness_core::outbox::{
-    DeliveryMapping, Outbound, PushInput, PushOutcome, gateway::GatewayConfig,
+    DeliveryMapping, Outbound, PushInput, PushOutcome, destination::Destination,
+    gateway::GatewayConfig,
 };
 use harness_core::settings::NotifyTarget;
 use serde::Deserialize;
@@ -36,6 +37,28 @@ pub fn routes() -> Router<AppState> {
             axum::routing::put(update_target).delete(delete_target),
         )
         .route("/settings/notify-targets/{id}/test", post(test_target))
+        .route(
+            "/settings/destinations",
+            get(destinations).put(set_destinations),
+        )
+}
+
+#[derive(Deserialize)]
+struct DestinationsBody {
+    destinations: Vec<Destination>,
+}
+
+/// The destination aliases (`harness.destinations`, tower-messaging.md §6.2).
+async fn destinations(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Destination>>> {
+    Ok(Json(s.harness.destinations().await?))
+}
+
+async fn set_destinations(
+    State(s): State<AppState>,
+    _: Admin,
+    JsonBody(body): JsonBody<DestinationsBody>,
+) -> ApiResult<Json<Vec<Destination>>> {
+    Ok(Json(s.harness.set_destinations(body.destinations).await?))
 }
 
 /// Append one target (it gets an id); the others are untouched.

@@ -120,3 +120,26 @@ pub async fn run(
         stderr: text(&err_buf),
     }
 }
+
+/// How long a directory lookup may take (tower-messaging.md §6.2 rule 6).
+pub const DIRECTORY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The OpenClaw group directory, run through the configured CLI.
+pub struct CliDirectory {
+    pub bin: String,
+    pub env: BTreeMap<String, String>,
+}
+
+#[async_trait::async_trait]
+impl harness_core::outbox::destination::DirectoryLookup for CliDirectory {
+    async fn run_directory(&self, argv: Vec<String>) -> Result<String, String> {
+        let run = run(&self.bin, &argv, &self.env, DIRECTORY_TIMEOUT).await;
+        match run.end {
+            RunEnd::Exited(0) => Ok(run.stdout),
+            end => Err(format!(
+                "{end:?}: {}",
+                run.stderr.lines().last().unwrap_or_default()
+            )),
+        }
+    }
+}

@@ -15,7 +15,7 @@ use std::{
 use chrono::Utc;
 use harness_core::{
     Harness,
-    outbox::{self, Outbound, RunEnd, SendOutcome, gateway},
+    outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
 };
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,9 @@ use super::gateway_cli;
 pub struct OutboxConfig {
     /// Fallback poll (rows due after a backoff, rows queued by another process).
     pub poll: Duration,
+    /// Gateway processes run at once (`$HARNESS_OUTBOX_CONCURRENCY`,
+    /// default [`DEFAULT_CONCURRENCY`], 1…64). Each row is still leased and
+    /// settled on its own, so concurrency never changes the state machine.
     pub max_in_flight: usize,
     /// How long a claim holds a row (longer than the CLI timeout).
     pub lease: Duration,
@@ -40,11 +43,22 @@ pub struct OutboxConfig {
     pub max_attempts: u32,
 }
 
+/// Gateway processes at once unless configured.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// `$HARNESS_OUTBOX_CONCURRENCY` (1…64), else [`DEFAULT_CONCURRENCY`].
+pub fn concurrency_from_env() -> usize {
+    std::env::var("HARNESS_OUTBOX_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(DEFAULT_CONCURRENCY, |n| n.clamp(1, 64))
+}
+
 impl Default for OutboxConfig {
     fn default() -> Self {
         Self {
             poll: Duration::from_secs(1),
-            max_in_flight: 8,
+            max_in_flight: concurrency_from_env(),
             lease: outbox::CLAIM_LEASE,
             cli_timeout: outbox::CLI_TIMEOUT,
             recover_every: Duration::from_secs(10),
@@ -54,25 +68,146 @@ impl Default for OutboxConfig {
     }
 }
 
+/// The row with its destination resolved (tower-messaging.md §6.2): the
+/// value the CLI gets is in `requested_to` (`None`: the home channel).
+async fn resolve_row(
+    harness: &Harness,
+    row: &Outbound,
+    settings: &gateway::GatewaySettings,
+    destinations: &[destination::Destination],
+    bin: &str,
+) -> Result<Outbound, String> {
+    let var = |name: &str| {
+        settings
+            .env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.trim().is_empty())
+    };
+    let hermes = destination::HermesDirectory {
+        home: var("HOME").map(std::path::PathBuf::from),
+        profile: row
+            .profile
+            .clone()
+            .or_else(|| settings.profile.clone())
+            .or_else(|| var("HERMES_PROFILE")),
+    };
+    let lookup = gateway_cli::CliDirectory {
+        bin: bin.to_string(),
+        env: settings.env.clone(),
+    };
+    let req = destination::Request {
+        gateway: &row.gateway,
+        platform: row.downstream.as_deref(),
+        scope: &row.scope,
+        requested: row.requested_to.as_deref().or(row.dest.as_deref()),
+    };
+    let resolution = harness
+        .resolve_destination_in(destinations, &req, &hermes, &lookup)
+        .await?;
+    tracing::debug!(via = ?resolution.via, dest = ?resolution.dest, "destination resolved");
+    let mut out = row.clone();
+    out.dest = None;
+    out.requested_to = match resolution.via {
+        // Hermes builds its home route from the platform itself.
+        destination::Via::HomeRoute => None,
+        _ => resolution.dest,
+    };
+    Ok(out)
+}
+
+/// What every send reads: the gateway settings and the destination aliases.
+struct SendSettings {
+    gateway: gateway::GatewayConfig,
+    destinations: Vec<destination::Destination>,
+}
+
+/// [`SendSettings`] read once and shared by the sends until one of the two
+/// settings changes (a `SettingChanged` event of this process) or
+/// [`SETTINGS_TTL`] passed (another process may have written them).
+#[derive(Default)]
+struct SettingsCache {
+    current: Option<(tokio::time::Instant, Arc<SendSettings>)>,
+    dirty: Arc<std::sync::atomic::AtomicBool>,
+}
+
+const SETTINGS_TTL: Duration = Duration::from_secs(1);
+
+impl SettingsCache {
+    async fn get(&mut self, harness: &Harness) -> harness_core::CoreResult<Arc<SendSettings>> {
+        let dirty = self.dirty.swap(false, std::sync::atomic::Ordering::AcqRel);
+        if let Some((at, s)) = &self.current
+            && !dirty
+            && at.elapsed() < SETTINGS_TTL
+        {
+            return Ok(s.clone());
+        }
+        let fresh = Arc::new(SendSettings {
+            gateway: harness.gateway_config().await?,
+            destinations: harness.destinations().await?,
+        });
+        self.current = Some((tokio::time::Instant::now(), fresh.clone()));
+        Ok(fresh)
+    }
+
+    /// Mark the cache dirty on every change of the two settings.
+    fn watch(&self, harness: &Harness, cancel: CancellationToken) {
+        let (dirty, mut events) = (self.dirty.clone(), harness.subscribe());
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    () = cancel.cancelled() => return,
+                    e = events.recv() => e,
+                };
+                use tokio::sync::broadcast::error::RecvError;
+                let stale = match event {
+                    Ok(harness_core::events::HarnessEvent::SettingChanged { key }) => {
+                        key == gateway::GATEWAY_CONFIG_KEY || key == destination::DESTINATIONS_KEY
+                    }
+                    Ok(_) => false,
+                    Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => return,
+                };
+                if stale {
+                    dirty.store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+        });
+    }
+}
+
 /// Send one leased row and record what happened.
-async fn send_one(harness: Harness, row: Outbound, owner: String, timeout: Duration) {
-    let outcome = match harness.gateway_config().await {
+async fn send_one(
+    harness: Harness,
+    row: Outbound,
+    owner: String,
+    timeout: Duration,
+    settings: harness_core::CoreResult<Arc<SendSettings>>,
+) {
+    let outcome = match settings {
         Err(err) => {
             tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");
             SendOutcome::Failed("cannot read the gateway settings".into())
         }
-        Ok(config) => {
-            let settings = config.get(&row.gateway);
-            match gateway::argv(&row, &settings) {
+        Ok(all) => {
+            let settings = all.gateway.get(&row.gateway);
+            let bin = gateway::binary(&row.gateway, &settings);
+            match resolve_row(&harness, &row, &settings, &all.destinations, &bin).await {
                 Err(why) => SendOutcome::Failed(why),
-                Ok(args) => {
-                    let bin = gateway::binary(&row.gateway, &settings);
-                    let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
-                    if matches!(run.end, RunEnd::TimedOut) {
-                        tracing::warn!(bin, "gateway CLI timed out; its process group was killed");
+                Ok(resolved) => match gateway::argv(&resolved, &settings) {
+                    Err(why) => SendOutcome::Failed(why),
+                    Ok(args) => {
+                        let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
+                        if matches!(run.end, RunEnd::TimedOut) {
+                            tracing::warn!(
+                                bin,
+                                "gateway CLI timed out; its process group was killed"
+                            );
+                        }
+                        outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
                     }
-                    outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
-                }
+                },
             }
         }
     };
@@ -98,6 +233,8 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
         }
     }
+    let mut cache = SettingsCache::default();
+    cache.watch(&harness, cancel.clone());
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut rows = JoinSet::new();
     let mut next_recovery = tokio::time::Instant::now();
@@ -126,6 +263,11 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             {
                 Ok(claimed) => {
                     claimed_all = !claimed.is_empty() && claimed.len() == free;
+                    let settings = if claimed.is_empty() {
+                        None
+                    } else {
+                        Some(cache.get(&harness).await)
+                    };
                     for row in claimed {
                         harness.outbound_changed(&row);
                         let fresh = in_flight
@@ -138,10 +280,17 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
                         let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
                         let (h, o, f) = (harness.clone(), owner.clone(), in_flight.clone());
                         let timeout = config.cli_timeout;
+                        let settings = match &settings {
+                            Some(Ok(s)) => Ok(s.clone()),
+                            Some(Err(err)) => {
+                                Err(harness_core::CoreError::Conflict(err.to_string()))
+                            }
+                            None => continue,
+                        };
                         rows.spawn(
                             async move {
                                 let id = row.id.clone();
-                                send_one(h, row, o, timeout).await;
+                                send_one(h, row, o, timeout, settings).await;
                                 f.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
                             }
                             .instrument(span),

@@ -17,6 +17,7 @@
 //! sent again automatically; a person may "mark as delivered". FAILED / DEAD
 //! can be retried by a person at once.
 
+pub mod destination;
 pub mod gateway;
 mod model;
 pub mod receipt;

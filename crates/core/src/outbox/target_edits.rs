@@ -22,6 +22,60 @@ fn position(targets: &[NotifyTarget], id: &str) -> Option<usize> {
     })
 }
 
+/// The rules of one added or edited target, each error naming its field
+/// (the settings form shows it next to that input): a known gateway and
+/// scope, OpenClaw needs its platform (`downstream`), a work target needs a
+/// destination, and the lengths of the stored list.
+pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    if !matches!(t.gateway.trim(), "hermes" | "openclaw") {
+        return Err(CoreError::invalid(
+            "gateway",
+            "gateway must be \"hermes\" or \"openclaw\"",
+        ));
+    }
+    if !matches!(t.scope.trim(), "work" | "unattended") {
+        return Err(CoreError::invalid(
+            "scope",
+            "scope must be \"work\" or \"unattended\"",
+        ));
+    }
+    if t.label.chars().count() > crate::validate::MAX_NAME_CHARS {
+        return Err(CoreError::invalid(
+            "label",
+            format!(
+                "label too long (at most {} characters)",
+                crate::validate::MAX_NAME_CHARS
+            ),
+        ));
+    }
+    if t.gateway.trim() == "openclaw" && blank(&t.downstream) {
+        return Err(CoreError::invalid(
+            "downstream",
+            "OpenClaw needs the platform (downstream), e.g. telegram, slack, feishu",
+        ));
+    }
+    if t.scope.trim() == "work" && blank(&t.dest) {
+        return Err(CoreError::invalid(
+            "dest",
+            "a work target needs a destination (a chat id, name or alias)",
+        ));
+    }
+    for (field, value, max) in [
+        ("downstream", &t.downstream, 128),
+        ("dest", &t.dest, 1024),
+        ("profile", &t.profile, 256),
+    ] {
+        if value.as_ref().is_some_and(|v| v.chars().count() > max) {
+            return Err(CoreError::invalid(
+                field,
+                format!("{field} too long (at most {max} characters)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Harness {
     /// Read-modify-write of the target list, retried when another writer
     /// changed it in between. `edit` returns the target it changed.
@@ -57,6 +111,7 @@ impl Harness {
 
     /// Append a target (it gets an id).
     pub async fn add_notify_target(&self, mut target: NotifyTarget) -> CoreResult<NotifyTarget> {
+        check_one(&target)?;
         target.id = Some(ids::new_id());
         let added = self
             .edit_targets(|list| {
@@ -73,6 +128,7 @@ impl Harness {
         id: &str,
         target: NotifyTarget,
     ) -> CoreResult<NotifyTarget> {
+        check_one(&target)?;
         let id = id.trim().to_string();
         self.edit_targets(|list| {
             let at = position(list, &id)

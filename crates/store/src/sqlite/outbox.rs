@@ -10,7 +10,7 @@ use harness_core::{
     outbox::{DeliveryMapping, Outbound, OutboundState},
     store::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled, StoreError, StoreResult},
 };
-use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction, sqlite::SqliteRow};
+use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
 
 use super::{SqliteStore, rows::time};
 use crate::error::map;
@@ -79,73 +79,59 @@ fn message_state(v: Option<String>) -> StoreResult<Option<MessageState>> {
     .transpose()
 }
 
-/// The row under `key` with its message's state (inside `tx`).
-async fn by_key(
-    tx: &mut Transaction<'static, Sqlite>,
-    key: &str,
-) -> StoreResult<Option<(Outbound, Option<MessageState>)>> {
-    let sql = format!(
-        "SELECT {COLUMNS}, m.state AS message_state FROM harness_outbound o \
-         LEFT JOIN harness_messages m ON m.id = o.harness_message_id WHERE o.dedup_key = ?"
-    );
-    let row = sqlx::query(AssertSqlSafe(sql))
-        .bind(key)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(map)?;
-    row.map(|r| {
-        Ok((
-            outbound(&r)?,
-            message_state(r.try_get("message_state").map_err(map)?)?,
-        ))
-    })
-    .transpose()
-}
+/// Whether a new row may be written (`?1` explicit key, `?2` implicit base,
+/// `?3` task): the task exists, and the explicit key is unused, or the
+/// newest row of the base is not in the current lifecycle (still waiting to
+/// be sent, an ask still OPEN, or a notify that may already have gone out).
+const ALLOWED: &str = "(?3 IS NULL OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = ?3)) AND CASE \
+     WHEN ?1 IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM harness_outbound k WHERE k.dedup_key = ?1) \
+     ELSE NOT EXISTS (SELECT 1 FROM harness_outbound n LEFT JOIN harness_messages nm ON nm.id = n.harness_message_id \
+       WHERE n.id = (SELECT b.id FROM harness_outbound b WHERE b.dedup_base = ?2 \
+         ORDER BY b.created_at DESC, b.id DESC LIMIT 1) \
+       AND (nm.state IN ('PENDING_DELIVERY', 'OPEN') OR (n.state = 'SENT_UNVERIFIED' AND n.expect_reply = 0))) END";
 
-/// The key a new row gets, or the row to reuse (the dedup rules, §3.2).
-async fn choose_key(
-    tx: &mut Transaction<'static, Sqlite>,
-    dedup: &Dedup,
-) -> StoreResult<Result<(String, Option<String>), (Outbound, Option<MessageState>)>> {
-    match dedup {
-        Dedup::Explicit(key) => Ok(match by_key(tx, key).await? {
-            Some(found) => Err(found),
-            None => Ok((key.clone(), None)),
-        }),
-        Dedup::Implicit(base) => {
-            let sql = format!(
-                "SELECT {COLUMNS}, m.state AS message_state, \
-                   (SELECT COUNT(*) FROM harness_outbound c WHERE c.dedup_base = ?1) AS cycles \
-                 FROM harness_outbound o LEFT JOIN harness_messages m ON m.id = o.harness_message_id \
-                 WHERE o.dedup_base = ?1 ORDER BY o.created_at DESC, o.id DESC LIMIT 1"
-            );
-            let newest = sqlx::query(AssertSqlSafe(sql))
-                .bind(base)
-                .fetch_optional(&mut **tx)
-                .await
-                .map_err(map)?;
-            let Some(r) = newest else {
-                return Ok(Ok((base.clone(), Some(base.clone()))));
-            };
-            let row = outbound(&r)?;
-            let state = message_state(r.try_get("message_state").map_err(map)?)?;
-            let cycles: i64 = r.try_get("cycles").map_err(map)?;
-            // The current lifecycle: still waiting to be sent, or an ask
-            // still OPEN, or a notify that may already have gone out.
-            let current = matches!(
-                state,
-                Some(MessageState::PendingDelivery | MessageState::Open)
-            ) || (row.state == OutboundState::SentUnverified && !row.expect_reply);
-            if current {
-                return Ok(Err((row, state)));
-            }
-            Ok(Ok((
-                format!("{base}:cycle:{}", cycles + 1),
-                Some(base.clone()),
-            )))
-        }
-    }
-}
+/// The enqueue batch (`?1` explicit key or NULL, `?2` implicit base or
+/// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
+/// `?7` text, `?8` now, `?9`…`?15` the row's fields, `?16`…`?20` the ask's
+/// choices: options JSON or NULL, multi-select, default, deadline, urgency —
+/// written with the message, issue 16). Every statement uses a
+/// prefix of the parameters (sqlx binds a statement's numbered parameters
+/// only up to its first gap). The message and the row are written only if
+/// [`ALLOWED`]; the last statement answers the new row or the one the dedup
+/// rule reuses (no row: the task does not exist). A later implicit cycle
+/// gets the key `<base>:cycle:<n>`.
+static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "BEGIN IMMEDIATE; \
+     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
+     SELECT ?5, ?3, (SELECT x.id FROM executions x WHERE x.task_id = ?3 AND x.status = 'RUNNING' \
+         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
+       CASE WHEN ?6 = 1 THEN 'ask' ELSE 'notify' END, 'PENDING_DELIVERY', ?7, ?8 \
+     WHERE ?5 IS NOT NULL AND ?3 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = ?4) \
+       AND {ALLOWED}; \
+     INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
+       harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
+       expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
+     SELECT ?4, COALESCE(?1, CASE WHEN c.n = 0 THEN ?2 ELSE ?2 || ':cycle:' || (c.n + 1) END), \
+       CASE WHEN ?1 IS NULL THEN ?2 END, ?3, \
+       (SELECT x.id FROM executions x WHERE x.task_id = ?3 AND x.status = 'RUNNING' \
+         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
+       CASE WHEN ?3 IS NOT NULL THEN ?5 END, ?9, ?10, ?11, ?12, ?13, ?14, ?6, ?7, ?15, 'PENDING', 0, ?8, ?8, ?8 \
+     FROM (SELECT COUNT(*) AS n FROM harness_outbound cc WHERE cc.dedup_base = ?2) c \
+     WHERE {ALLOWED}; \
+     INSERT INTO ask_choices (message_id, options, multi_select, default_label, deadline_at, urgency, answered_by) \
+     SELECT ?5, ?16, ?17, ?18, ?19, ?20, NULL \
+     WHERE ?16 IS NOT NULL AND ?5 IS NOT NULL \
+       AND EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = ?4 AND i.harness_message_id = ?5) \
+       AND typeof(?1) || typeof(?2) || typeof(?3) || typeof(?6) || typeof(?7) || typeof(?8) || typeof(?9) \
+         || typeof(?10) || typeof(?11) || typeof(?12) || typeof(?13) || typeof(?14) || typeof(?15) IS NOT NULL; \
+     SELECT {COLUMNS}, m.state AS message_state, o.id = ?4 AS inserted \
+     FROM harness_outbound o LEFT JOIN harness_messages m ON m.id = o.harness_message_id \
+     WHERE (o.id = ?4 OR o.dedup_key = ?1 OR o.dedup_base = ?2) AND (?3 IS NULL OR o.task_id IS ?3) \
+     ORDER BY o.id = ?4 DESC, o.dedup_key IS ?1 DESC, o.created_at DESC, o.id DESC LIMIT 1; \
+     COMMIT"
+    )
+});
 
 /// The activation of a sent row, one transaction sent as one batch
 /// (`?1` this settle's token, `?2` id, `?3` now, `?4` lease owner, `?5`
@@ -156,14 +142,19 @@ async fn choose_key(
 /// only if the first one won (`settled_by = ?10`): the ask opens (the task's
 /// other OPEN asks cancelled first, RUNNING executions parked after) or the
 /// notify closes, and the platform message id → task mapping is recorded.
-const ACTIVATE: &str = "BEGIN IMMEDIATE; \
+static ACTIVATE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| ACTIVATE_TEMPLATE.replace("{ROW}", &returning()));
+
+/// [`ACTIVATE`] with `{ROW}` for the settled row's columns (the first
+/// statement answers the whole row: no read after the batch).
+const ACTIVATE_TEMPLATE: &str = "BEGIN IMMEDIATE; \
      UPDATE harness_outbound SET state = ?6, lease_owner = NULL, lease_expires_at = NULL, \
        next_attempt_at = NULL, platform = lower(COALESCE(?7, downstream, gateway)), \
        platform_chat_id = COALESCE(?8, requested_to, dest, ''), platform_message_id = ?9, \
        delivered_at = CASE WHEN ?6 = 'DELIVERED' THEN ?3 END, last_error = ?10, updated_at = ?3, \
        settled_by = ?1 \
      WHERE id = ?2 AND state = 'SENDING' AND lease_owner = ?4 AND (?5 IS NULL OR lease_expires_at < ?5) \
-     RETURNING 'row' AS what, id AS id; \
+     RETURNING 'row' AS what, {ROW}; \
      UPDATE harness_messages SET state = 'CANCELLED' \
      WHERE kind = 'ask' AND state = 'OPEN' \
        AND task_id = (SELECT o.task_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 \
@@ -193,94 +184,60 @@ const ACTIVATE: &str = "BEGIN IMMEDIATE; \
      COMMIT";
 
 impl SqliteStore {
+    /// The dedup rule, the message and the outbound row in one batch (one
+    /// round trip to the writer): see [`ENQUEUE`].
     async fn enqueue_once(&self, new: &NewOutbound) -> StoreResult<Enqueued> {
-        let mut tx = self.write_tx().await?;
-        let (key, base) = match choose_key(&mut tx, &new.dedup).await? {
-            Ok(k) => k,
-            Err((row, message_state)) => {
-                tx.commit().await.map_err(map)?;
-                return Ok(Enqueued {
-                    row,
-                    deduped: true,
-                    message_state,
-                });
-            }
+        let (explicit, base) = match &new.dedup {
+            Dedup::Explicit(k) => (Some(k.clone()), None),
+            Dedup::Implicit(b) => (None, Some(b.clone())),
         };
-        let now = ms(new.now);
-        let mut execution_id: Option<String> = None;
-        if let Some(task_id) = &new.task_id {
-            let exists: Option<Option<String>> = sqlx::query_scalar(
-                "SELECT (SELECT x.id FROM executions x WHERE x.task_id = t.id AND x.status = 'RUNNING' \
-                   ORDER BY x.created_at DESC, x.id DESC LIMIT 1) FROM tasks t WHERE t.id = ?",
-            )
-            .bind(task_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-            let Some(running) = exists else {
-                return Err(StoreError::MissingReference("task"));
-            };
-            execution_id = running;
-            if let Some(message_id) = &new.message_id {
-                sqlx::query(
-                    "INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
-                     VALUES (?, ?, ?, ?, 'PENDING_DELIVERY', ?, ?)",
-                )
-                .bind(message_id)
-                .bind(task_id)
-                .bind(&execution_id)
-                .bind(if new.expect_reply { "ask" } else { "notify" })
-                .bind(&new.message)
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(map)?;
-                if let Some(choices) = &new.choices {
-                    let options = super::choices::options_json(choices)?;
-                    super::choices::insert_choices(&mut *tx, message_id, choices, &options)
-                        .await
-                        .map_err(map)?;
-                }
-            }
-        }
-        let sql = format!(
-            "INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
-               harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
-               expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 'PENDING', 0, ?16, ?16, ?16) \
-             RETURNING {}",
-            returning()
-        );
-        let row = sqlx::query(AssertSqlSafe(sql))
-            .bind(&new.id)
-            .bind(&key)
-            .bind(&base)
-            .bind(&new.task_id)
-            .bind(&execution_id)
-            .bind(new.task_id.as_ref().and(new.message_id.as_ref()))
-            .bind(&new.gateway)
-            .bind(&new.downstream)
-            .bind(&new.dest)
-            .bind(&new.requested_to)
-            .bind(&new.profile)
-            .bind(&new.scope)
-            .bind(i64::from(new.expect_reply))
-            .bind(&new.message)
-            .bind(&new.presentation)
-            .bind(now)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(map)?;
-        let row = outbound(&row)?;
-        tx.commit().await.map_err(map)?;
-        let message_state = row
-            .message_id
+        let n = new.clone();
+        let options = n
+            .choices
             .as_ref()
-            .map(|_| MessageState::PendingDelivery);
+            .map(super::choices::options_json)
+            .transpose()?;
+        let multi_select = n.choices.as_ref().is_some_and(|c| c.multi_select);
+        let default_label = n.choices.as_ref().and_then(|c| c.default.clone());
+        let deadline_at = n.choices.as_ref().and_then(|c| c.deadline_at).map(ms);
+        let urgency = n.choices.as_ref().map(|c| c.urgency.as_str());
+        let rows = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    sqlx::query(AssertSqlSafe(ENQUEUE.as_str()))
+                        .bind(explicit)
+                        .bind(base)
+                        .bind(n.task_id.clone())
+                        .bind(n.id)
+                        .bind(n.task_id.and(n.message_id))
+                        .bind(i64::from(n.expect_reply))
+                        .bind(n.message)
+                        .bind(ms(n.now))
+                        .bind(n.gateway)
+                        .bind(n.downstream)
+                        .bind(n.dest)
+                        .bind(n.requested_to)
+                        .bind(n.profile)
+                        .bind(n.scope)
+                        .bind(n.presentation)
+                        .bind(options)
+                        .bind(i64::from(multi_select))
+                        .bind(default_label)
+                        .bind(deadline_at)
+                        .bind(urgency)
+                        .fetch_all(conn)
+                        .await
+                })
+            })
+            .await?;
+        let Some(r) = rows.last() else {
+            return Err(StoreError::MissingReference("task"));
+        };
+        let inserted: i64 = r.try_get("inserted").map_err(map)?;
         Ok(Enqueued {
-            row,
-            deduped: false,
-            message_state,
+            row: outbound(r)?,
+            deduped: inserted == 0,
+            message_state: message_state(r.try_get("message_state").map_err(map)?)?,
         })
     }
 
@@ -430,7 +387,7 @@ impl OutboxStore for SqliteStore {
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(ACTIVATE)
+                    sqlx::query(AssertSqlSafe(ACTIVATE.as_str()))
                         .bind(token)
                         .bind(id_s)
                         .bind(now_ms)
@@ -446,28 +403,25 @@ impl OutboxStore for SqliteStore {
                 })
             })
             .await?;
-        let mut done = Settled {
-            row: match self.get_outbound(id).await? {
-                Some(r) => r,
-                None => return Ok(None),
-            },
-            message_state: None,
-            cancelled: Vec::new(),
-            paused: Vec::new(),
-        };
-        let mut won = false;
+        let mut row = None;
+        let (mut message_state, mut cancelled, mut paused) = (None, Vec::new(), Vec::new());
         for r in &returned {
             let what: String = r.try_get("what").map_err(map)?;
             let value: String = r.try_get("id").map_err(map)?;
             match what.as_str() {
-                "row" => won = true,
-                "cancelled" => done.cancelled.push(value),
-                "paused" => done.paused.push(value),
-                "message" => done.message_state = MessageState::parse(&value),
+                "row" => row = Some(outbound(r)?),
+                "cancelled" => cancelled.push(value),
+                "paused" => paused.push(value),
+                "message" => message_state = MessageState::parse(&value),
                 _ => {}
             }
         }
-        Ok(won.then_some(done))
+        Ok(row.map(|row| Settled {
+            row,
+            message_state,
+            cancelled,
+            paused,
+        }))
     }
 
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
