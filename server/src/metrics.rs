@@ -228,6 +228,19 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         "Time from a question to its answer (questions of the last 7 days)",
         answer,
     );
+    let txn = harness.store().transaction_latency();
+    let txn = ConstHistogram::new(
+        &harness_core::store::TRANSACTION_BOUNDS,
+        &harness_core::store::AnswerHistogram {
+            counts: txn.counts,
+            sum_seconds: txn.sum_seconds,
+        },
+    );
+    registry.register(
+        "store_transaction_seconds",
+        "Store write transactions, from asking for the single writer to the commit",
+        txn,
+    );
     let deliveries = Family::<StateLabel, Gauge>::default();
     let attempts = Family::<StateLabel, Gauge>::default();
     for (st, n, tries) in &counts.deliveries {

@@ -97,6 +97,17 @@ async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
         "{text}"
     );
     assert!(text.contains("# TYPE harness_outbound gauge"), "{text}");
+    // The task, the ask and the answer were write transactions of the store.
+    let txns = sample(&text, "harness_store_transaction_seconds_count").unwrap_or(0.0);
+    assert!(txns >= 3.0, "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            r#"harness_store_transaction_seconds_bucket{le="+Inf"}"#
+        ),
+        Some(txns),
+        "{text}"
+    );
     assert!(text.contains("harness_deliveries{state="), "{text}");
     assert!(text.contains("harness_build_info{version="), "{text}");
     assert!(text.contains("harness_live_ptys "), "{text}");

@@ -43,16 +43,34 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 struct DestinationsBody {
     destinations: Vec<Destination>,
 }
 
 /// The destination aliases (`harness.destinations`, tower-messaging.md §6.2).
+#[utoipa::path(
+    get,
+    path = "/api/settings/destinations",
+    tag = "settings",
+    responses(
+        (status = 200, description = "The destination aliases", body = Vec<Destination>)
+    )
+)]
 async fn destinations(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Destination>>> {
     Ok(Json(s.harness.destinations().await?))
 }
 
+/// Replace the destination aliases (`{"destinations": [...]}`).
+#[utoipa::path(
+    put,
+    path = "/api/settings/destinations",
+    tag = "settings",
+    request_body = DestinationsBody,
+    responses(
+        (status = 200, description = "The destination aliases, as stored", body = Vec<Destination>)
+    )
+)]
 async fn set_destinations(
     State(s): State<AppState>,
     _: Admin,
@@ -355,6 +373,8 @@ async fn set_gateways(
     retry,
     mark_delivered,
     gateways,
-    set_gateways
+    set_gateways,
+    destinations,
+    set_destinations
 ))]
 pub(super) struct Api;

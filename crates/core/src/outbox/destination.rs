@@ -23,6 +23,7 @@ pub const DESTINATIONS_KEY: &str = "harness.destinations";
 pub const MAX_DESTINATIONS: usize = 500;
 
 /// One alias entry of `harness.destinations`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Destination {

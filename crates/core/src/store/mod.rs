@@ -29,6 +29,7 @@ pub use outbox::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled};
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
+pub use stats::{TRANSACTION_BOUNDS, TransactionLatency};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
 
 #[derive(Debug, thiserror::Error)]

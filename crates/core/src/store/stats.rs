@@ -36,6 +36,21 @@ impl AnswerHistogram {
     }
 }
 
+/// Upper bounds (seconds) of the store's write-transaction latency buckets.
+pub const TRANSACTION_BOUNDS: [f64; 12] = [
+    0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// How long the store's write transactions took since the process started,
+/// from asking for the writer to the commit (waiting for the single writer
+/// included): counts per bucket of [`TRANSACTION_BOUNDS`] (plus one above
+/// the last bound) and their sum.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TransactionLatency {
+    pub counts: Vec<u64>,
+    pub sum_seconds: f64,
+}
+
 /// One ask's life, for response-time analytics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AskTiming {
@@ -63,4 +78,9 @@ pub trait StatsStore: Send + Sync + 'static {
         since: DateTime<Utc>,
         bounds: &[f64],
     ) -> StoreResult<AnswerHistogram>;
+    /// Write-transaction latency so far (a backend that does not measure it
+    /// answers an empty histogram).
+    fn transaction_latency(&self) -> TransactionLatency {
+        TransactionLatency::default()
+    }
 }

@@ -53,7 +53,7 @@ impl SqliteStore {
 
 /// PAUSED → RUNNING inside `tx`; returns (resumed ids, whether any is running now).
 async fn resume_in(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut super::latency::TimedTx,
     task_id: &str,
 ) -> StoreResult<(Vec<String>, bool)> {
     let resumed: Vec<String> = sqlx::query_scalar(

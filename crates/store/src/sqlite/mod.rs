@@ -7,6 +7,7 @@ mod choices;
 mod deliveries;
 mod inbox;
 mod inbox_rows;
+mod latency;
 mod messages;
 mod outbox;
 mod rows;
@@ -51,6 +52,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     checkpointer: Arc<Checkpointer>,
+    /// Write-transaction latency (`latency.rs`), shared by every handle.
+    latency: Arc<latency::Latency>,
     /// Held by every handle; the checkpointer ends once all are dropped.
     _alive: Arc<()>,
 }
@@ -99,6 +102,7 @@ impl SqliteStore {
             writer,
             reader,
             checkpointer,
+            latency: Arc::default(),
             _alive: alive,
         })
     }

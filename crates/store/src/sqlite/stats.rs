@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use harness_core::store::{AnswerHistogram, AskTiming, StatsStore, StoreCounts, StoreResult};
+use harness_core::store::{
+    AnswerHistogram, AskTiming, StatsStore, StoreCounts, StoreResult, TransactionLatency,
+};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{
@@ -13,6 +15,10 @@ use crate::error::map;
 
 #[async_trait]
 impl StatsStore for SqliteStore {
+    fn transaction_latency(&self) -> TransactionLatency {
+        self.latency.snapshot()
+    }
+
     async fn counts(&self) -> StoreResult<StoreCounts> {
         let messages = sqlx::query(
             "SELECT kind, state, COUNT(*) FROM harness_messages GROUP BY kind, state ORDER BY kind, state",

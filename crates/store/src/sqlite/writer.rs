@@ -2,9 +2,8 @@
 //! connection, and whole-transaction batches sent as one command.
 
 use harness_core::store::{StoreError, StoreResult};
-use sqlx::{Sqlite, Transaction};
 
-use super::SqliteStore;
+use super::{SqliteStore, latency::TimedTx};
 use crate::error::map;
 
 /// The future of one batch on the writer connection.
@@ -12,8 +11,15 @@ pub(super) type BatchFuture<'c, T> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
 
 impl SqliteStore {
-    pub(super) async fn write_tx(&self) -> StoreResult<Transaction<'static, Sqlite>> {
-        self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map)
+    /// A `BEGIN IMMEDIATE` transaction on the writer, timed until it ends.
+    pub(super) async fn write_tx(&self) -> StoreResult<TimedTx> {
+        let started = std::time::Instant::now();
+        let tx = self
+            .writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(map)?;
+        Ok(TimedTx::new(tx, started, self.latency.clone()))
     }
 
     /// Runs a batch that holds a whole transaction (`BEGIN IMMEDIATE; …;
@@ -29,9 +35,13 @@ impl SqliteStore {
         F: for<'c> FnOnce(&'c mut sqlx::SqliteConnection) -> BatchFuture<'c, T> + Send + 'static,
     {
         let writer = self.writer.clone();
+        let latency = self.latency.clone();
+        let started = std::time::Instant::now();
         let job = tokio::spawn(async move {
             let mut conn = writer.acquire().await.map_err(map)?;
-            match batch(&mut conn).await {
+            let result = batch(&mut conn).await;
+            latency.record(started.elapsed());
+            match result {
                 Ok(value) => Ok(value),
                 Err(err) => {
                     if let Err(rollback) = sqlx::query("ROLLBACK").execute(&mut *conn).await
