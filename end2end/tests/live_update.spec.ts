@@ -36,7 +36,11 @@ test('a live update keeps the terminal connected and a half-typed reply', async 
   await expect(page.locator('#terminal-state')).toHaveText('connected');
   // The reply still goes through from the box that survived.
   await page.click('#task-reply button[type=submit]');
-  await expect(page.locator('#task-reply-status')).toBeVisible();
-  const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
-  expect(JSON.stringify(after.body)).toContain('half-typed answer');
+  await expect.poll(async () => {
+    const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
+    return JSON.stringify(after.body);
+  }, { timeout: 10_000 }).toContain('half-typed answer');
+  // Answered: the reply box goes (the shape changed), the terminal stays.
+  await expect(page.locator('#task-reply')).toHaveCount(0);
+  expect(await term.evaluate((el) => (el as unknown as { harnessMark?: string }).harnessMark)).toBe('same');
 });

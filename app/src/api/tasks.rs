@@ -20,6 +20,9 @@ pub struct TaskRow {
     pub open_ask: bool,
     /// Status of the latest execution, if any.
     pub execution: Option<String>,
+    /// Id of the latest execution, if any (a new one: a new terminal).
+    #[serde(default)]
+    pub execution_id: Option<String>,
     pub created_ms: i64,
     /// The displayed status (`harness_core::control::RunState`): `not_started`,
     /// `running`, `waiting`, `finished`, `failed`, `stopped`.
@@ -76,6 +79,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         parent_id: v.task.parent_task_id,
         unattended: v.task.unattended,
         open_ask: v.open_ask,
+        execution_id: v.execution.as_ref().map(|e| e.id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
     }

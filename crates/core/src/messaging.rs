@@ -105,7 +105,23 @@ pub struct Pending {
     /// The OPEN ask's options, multiSelect, default, deadlineAt and urgency
     /// (issue 16), when it has any.
     #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", schema(value_type = PendingChoicesDoc))]
     pub choices: Option<crate::options::Choices>,
+}
+
+/// How [`Pending::choices`] looks on the wire: its fields next to the
+/// others, every one absent when the ask has no choices (the document's view
+/// of the flattened `Option<Choices>`).
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PendingChoicesDoc {
+    options: Option<Vec<crate::options::AskOption>>,
+    multi_select: Option<bool>,
+    default: Option<String>,
+    deadline_at: Option<chrono::DateTime<chrono::Utc>>,
+    urgency: Option<crate::options::Urgency>,
 }
 
 fn mode(resumed: &[String], running: bool) -> ResumeMode {

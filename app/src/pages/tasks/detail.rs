@@ -157,21 +157,19 @@ pub fn TaskDetailPage() -> impl IntoView {
     }
 }
 
-/// What decides the terminal area's content: the task, whether it waits
-/// for a reply, whether it has a terminal, and the latest execution's status
-/// (a restart or an exit remounts the terminal).
+/// What decides the terminal: the task, whether it has one, and the latest
+/// execution (a restart remounts the terminal; a park, a resume or an exit
+/// do not — the terminal follows those on its own WebSocket).
 #[derive(Clone, PartialEq, Eq)]
 struct TerminalShape {
     task_id: String,
-    open_ask: bool,
-    has_terminal: bool,
-    execution: Option<String>,
+    execution_id: Option<String>,
 }
 
 /// The terminal section and, while the agent waits, the reply box next to
-/// it. Drawn after hydration only (both need the page's script), from a memo
-/// of the task detail, so a live tick that changes nothing here rebuilds
-/// nothing here.
+/// it. Drawn after hydration only (both need the page's script), each from
+/// its own memo of the task detail, so a live tick rebuilds neither unless
+/// its own shape changed (answering removes the reply box, not the terminal).
 #[component]
 fn TerminalArea(
     id: Memo<String>,
@@ -179,35 +177,36 @@ fn TerminalArea(
 ) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
-    let shape = Memo::new(move |_| {
-        detail.get().and_then(Result::ok).map(|d| TerminalShape {
-            task_id: d.task.id.clone(),
-            open_ask: d.task.open_ask,
+    let task = move || detail.get().and_then(Result::ok).map(|d| d.task);
+    // The task whose agent waits for a reply, if it does.
+    let waiting = Memo::new(move |_| task().filter(|t| t.open_ask).map(|t| t.id));
+    let terminal = Memo::new(move |_| {
+        task()
             // A stopped agent's terminal is gone (stop removes it).
-            has_terminal: d.task.execution.is_some() && d.task.run_state != "stopped",
-            execution: d.task.execution.clone(),
-        })
+            .filter(|t| t.execution.is_some() && t.run_state != "stopped")
+            .map(|t| TerminalShape {
+                task_id: t.id,
+                execution_id: t.execution_id,
+            })
     });
     view! {
         <section id="terminal" class="terminal" aria-labelledby="terminal-h"
             data-task-id=move || id.get()>
             <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
             {move || {
-                let shape = if live.local.get() { shape.get() } else { None };
-                shape.map(|s| {
-                    let reply = s.open_ask.then(|| {
-                        view! { <super::reply::WaitingReply task_id=s.task_id.clone() /> }
-                    });
-                    let terminal = s.has_terminal.then(|| {
-                        view! { <crate::terminal::TerminalView task_id=s.task_id.clone() /> }
-                    });
-                    view! {
-                        {reply}
-                        <p class="sub">{l.t("tasks.terminal_soon")}</p>
-                        {terminal}
-                    }
-                    .into_any()
-                })
+                live.local
+                    .get()
+                    .then(|| waiting.get())
+                    .flatten()
+                    .map(|task_id| view! { <super::reply::WaitingReply task_id /> })
+            }}
+            <p class="sub">{l.t("tasks.terminal_soon")}</p>
+            {move || {
+                live.local
+                    .get()
+                    .then(|| terminal.get())
+                    .flatten()
+                    .map(|s| view! { <crate::terminal::TerminalView task_id=s.task_id /> })
             }}
         </section>
     }
