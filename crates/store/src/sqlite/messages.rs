@@ -8,7 +8,7 @@ use harness_core::{
     model::{Message, MessageQuery, MessageRow, MessageView},
     store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreError, StoreResult},
 };
-use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
