@@ -7,38 +7,21 @@
 mod common;
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     time::{Duration, Instant},
 };
 
-use harness_server::{ServeConfig, launch};
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
 async fn start(dir: &Path) -> common::Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), dir.to_path_buf());
-    cfg.harness_bin = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
-    cfg.outbox.cli_timeout = Duration::from_secs(2);
-    let running = launch(cfg, listener).await.unwrap();
-    let base = running.base_url();
-    let admin = running.admin_token.clone();
-    common::Server {
-        running,
-        client: Client::new(),
-        base,
-        admin,
-    }
+    common::start_with(dir, |cfg| cfg.outbox.cli_timeout = Duration::from_secs(2)).await
 }
 
 fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::json_lines(path)
 }
 
 /// Gateways → the double; an unattended Hermes channel and a work OpenClaw one.

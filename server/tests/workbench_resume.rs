@@ -4,98 +4,12 @@
 
 mod common;
 
+use common::workbench::*;
+
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-async fn screen(s: &common::Server, task: &str) -> String {
-    let (_, screen) = s
-        .admin("GET", &format!("/api/tasks/{task}/screen"), None)
-        .await;
-    screen["text"].as_str().unwrap_or_default().to_string()
-}
-
-async fn wait_for<F: Fn(&str) -> bool>(s: &common::Server, task: &str, what: &str, pred: F) {
-    let mut last = String::new();
-    for _ in 0..300 {
-        last = screen(s, task).await;
-        if pred(&last) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}; screen:\n{last}");
-}
-
-async fn inbox(s: &common::Server, task: &str) -> Value {
-    let (status, body) = s
-        .admin("GET", &format!("/api/tasks/{task}/inbox"), None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body
-}
-
-async fn wait_inbox<F: Fn(&Value) -> bool>(
-    s: &common::Server,
-    task: &str,
-    what: &str,
-    pred: F,
-) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..300 {
-        last = inbox(s, task).await;
-        if pred(&last) {
-            return last;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}; inbox: {last:#}");
-}
-
-fn count(inbox: &Value, key: &str, state: &str) -> usize {
-    inbox[key]
-        .as_array()
-        .map_or(0, |a| a.iter().filter(|e| e["state"] == state).count())
-}
-
-fn inputs(log: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<String>(l).ok())
-        .collect()
-}
-
-async fn wait_input(log: &std::path::Path, what: &str, needle: &str) -> Vec<String> {
-    for _ in 0..300 {
-        let got = inputs(log);
-        if got.iter().any(|l| l.contains(needle)) {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}; inputs: {:#?}", inputs(log));
-}
-
-async fn double_task(
-    s: &common::Server,
-    title: &str,
-    script: &str,
-    parent: Option<&str>,
-    log: &std::path::Path,
-) -> String {
-    let mut body = json!({"title": title, "agent": {
-        "provider": "claude", "command": [common::double().display().to_string()],
-        "cwd": std::env::temp_dir(), "env": {"HARNESS_DOUBLE_SCRIPT": script,
-            "HARNESS_DOUBLE_INPUT_LOG": log.display().to_string()}}});
-    if let Some(p) = parent {
-        body["parentTaskId"] = json!(p);
-    }
-    let (status, t) = s.admin("POST", "/api/tasks", Some(body)).await;
-    assert_eq!(status, StatusCode::CREATED, "{t}");
-    t["id"].as_str().unwrap().to_string()
-}
 
 async fn post(s: &common::Server, path: &str, body: Option<Value>) {
     let (status, out) = s.admin("POST", path, body).await;
@@ -115,7 +29,7 @@ async fn events_for_a_parent_without_a_terminal_wait_for_its_resumed_turn_end() 
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let log = dir.path().join("parent-inputs.log");
-    let parent = double_task(&s, "parent", "stop_hook", None, &log).await;
+    let parent = double_task_log(&s, "parent", "stop_hook", None, &log).await;
     post(&s, &format!("/api/tasks/{parent}/start"), None).await;
     // Idle at a provider-confirmed turn end: its drain latch is open.
     wait_for(&s, &parent, "the parent idle", |t| t.contains("STOP OK")).await;
@@ -134,7 +48,7 @@ async fn events_for_a_parent_without_a_terminal_wait_for_its_resumed_turn_end() 
 
     // A child ends its turn while the parent has no terminal.
     let child_log = dir.path().join("child-inputs.log");
-    let child = double_task(
+    let child = double_task_log(
         &s,
         "child",
         "stop_hook All done while the parent was away",

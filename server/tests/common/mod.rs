@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod process;
+pub mod workbench;
 
 use std::path::Path;
 
@@ -23,11 +24,16 @@ pub async fn start(data_dir: &Path) -> Server {
 /// A server with its own data directory on another server's database (two
 /// nodes on one database; one data directory holds one server).
 pub async fn start_on(data_dir: &Path, database_url: Option<String>) -> Server {
+    start_with(data_dir, |cfg| cfg.database_url = database_url).await
+}
+
+/// A server whose configuration `configure` adjusts before launch.
+pub async fn start_with(data_dir: &Path, configure: impl FnOnce(&mut ServeConfig)) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
-    cfg.database_url = database_url;
     // Agents' hooks must call the real binary, not this test executable.
     cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    configure(&mut cfg);
     let running = launch(cfg, listener).await.unwrap();
     let base = running.base_url();
     let admin = running.admin_token.clone();
@@ -148,4 +154,14 @@ pub fn double() -> std::path::PathBuf {
         assert!(status.success());
     }
     bin
+}
+
+/// A file of JSON lines (a gateway double's record of its invocations);
+/// missing: none yet.
+pub fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
