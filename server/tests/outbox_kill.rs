@@ -11,10 +11,11 @@
 
 mod common;
 
+use common::process::ServerProcess as Life;
+
 use std::{
     collections::{BTreeMap, HashSet},
     path::Path,
-    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -40,85 +41,42 @@ impl Rng {
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
-struct Life {
-    child: Child,
-    base: String,
-    admin: String,
-    client: Client,
-}
-
-impl Life {
-    async fn start(data: &Path, record: &Path) -> Life {
-        let _ = std::fs::remove_file(data.join("server.json"));
-        std::fs::create_dir_all(data).unwrap();
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(data.join("server.log"))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data)
-            .env("HARNESS_LOG", "warn")
+/// The server process with the gateway double behind both gateways.
+async fn start(data: &Path, record: &Path) -> Life {
+    let mut life = Life::start_with(data, |cmd| {
+        cmd.env("HARNESS_LOG", "warn")
             .env("HARNESS_HERMES_BIN", DOUBLE)
             .env("HARNESS_OPENCLAW_BIN", DOUBLE)
             .env("GATEWAY_DOUBLE_RECORD", record)
-            .env("GATEWAY_DOUBLE_MODE", "slow:20")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let base = loop {
-            if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
-                && let Ok(v) = serde_json::from_str::<Value>(&text)
-                && v["pid"].as_u64() == Some(u64::from(child.id()))
-            {
-                break v["url"].as_str().unwrap().to_string();
-            }
-            assert!(Instant::now() < deadline, "the server never came up");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
-            .unwrap()
-            .trim()
-            .to_string();
-        let client = Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .unwrap();
-        Life {
-            child,
-            base,
-            admin,
-            client,
-        }
-    }
+            .env("GATEWAY_DOUBLE_MODE", "slow:20");
+    })
+    .await;
+    // Calls race a SIGKILL: bounded, and answered `None` when the server is gone.
+    life.client = Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    life
+}
 
-    async fn call(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Option<(StatusCode, Value)> {
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.admin);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req.send().await.ok()?;
-        let status = resp.status();
-        let text = resp.text().await.ok()?;
-        Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+/// An admin call that may meet a killed server: `None` then.
+async fn call(
+    life: &Life,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> Option<(StatusCode, Value)> {
+    let mut req = life
+        .client
+        .request(method, format!("{}{path}", life.base))
+        .bearer_auth(&life.admin);
+    if let Some(b) = body {
+        req = req.json(&b);
     }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    let resp = req.send().await.ok()?;
+    let status = resp.status();
+    let text = resp.text().await.ok()?;
+    Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
 fn marker(i: usize) -> String {
@@ -141,9 +99,8 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     let data = dir.path().join("data");
     let record = dir.path().join("sent.jsonl");
 
-    let life = Life::start(&data, &record).await;
-    let (st, _) = life
-        .call(reqwest::Method::PUT, "/api/settings/notify-targets", Some(json!({"targets": [
+    let life = start(&data, &record).await;
+    let (st, _) = call(&life, reqwest::Method::PUT, "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"},
             {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1001", "scope": "work"}
         ]})))
@@ -152,15 +109,15 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     assert_eq!(st, StatusCode::OK);
     let mut tasks = Vec::new();
     for k in 0..20 {
-        let (st, t) = life
-            .call(
-                reqwest::Method::POST,
-                "/api/tasks",
-                Some(json!({"title": format!("kill {k}"),
+        let (st, t) = call(
+            &life,
+            reqwest::Method::POST,
+            "/api/tasks",
+            Some(json!({"title": format!("kill {k}"),
                 "agent": {"provider": "command", "command": ["true"]}})),
-            )
-            .await
-            .unwrap();
+        )
+        .await
+        .unwrap();
         assert_eq!(st, StatusCode::CREATED);
         tasks.push(t["id"].as_str().unwrap().to_string());
     }
@@ -208,7 +165,7 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
                 acked.insert(i);
             }
         }
-        life = Life::start(&data, &record).await;
+        life = start(&data, &record).await;
     }
     // The rest without kills (re-pushing unacknowledged ones: the key dedups).
     let rest: Vec<usize> = (0..total).filter(|i| !acked.contains(i)).collect();
@@ -229,8 +186,7 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     // Everything settles: nothing PENDING / SENDING / FAILED.
     let deadline = Instant::now() + Duration::from_secs(60);
     let rows = loop {
-        let (_, rows) = life
-            .call(reqwest::Method::GET, "/api/outbound?limit=500", None)
+        let (_, rows) = call(&life, reqwest::Method::GET, "/api/outbound?limit=500", None)
             .await
             .unwrap();
         let rows = rows.as_array().unwrap().clone();
