@@ -1,4 +1,5 @@
-//! Settings → Notifications: the notify targets (channels).
+//! Settings → Notifications: the notify targets (channels); the
+//! destination aliases; the gateways' CLI settings.
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -85,7 +86,8 @@ fn to_sfn_field(err: harness_core::CoreError) -> ServerFnError {
     }
 }
 
-/// `(field, message)` of an error from [`add_notify_target`].
+/// `(field, message)` of an error from [`add_notify_target`] or
+/// [`add_destination`].
 pub fn field_error(err: &ServerFnError) -> (Option<String>, String) {
     let text = crate::components::error_text(err);
     match text.split_once(FIELD_SEP) {
@@ -111,6 +113,78 @@ pub async fn test_notify_target(key: String) -> Result<String, ServerFnError> {
         Some(e) if !out.sent => format!("{}: {e}", out.state.as_str()),
         _ => out.state.as_str().to_string(),
     })
+}
+
+/// One destination alias (`harness.destinations`) as the settings page
+/// lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DestinationRow {
+    /// The entry's id, or its position when it has none: what "remove"
+    /// addresses (a concurrent edit of another entry is never lost).
+    pub key: String,
+    pub alias: Option<String>,
+    pub label: Option<String>,
+    /// `None`: any gateway.
+    pub gateway: Option<String>,
+    /// `None`: any platform.
+    pub platform: Option<String>,
+    pub dest: String,
+    /// `work` or `unattended`.
+    pub scope: String,
+}
+
+#[server(prefix = "/sfn", endpoint = "destination_aliases")]
+pub async fn destination_aliases() -> Result<Vec<DestinationRow>, ServerFnError> {
+    let h = ssr::harness()?;
+    let list = h.destinations().await.map_err(ssr::to_sfn)?;
+    Ok(list
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| DestinationRow {
+            key: d.id.unwrap_or_else(|| i.to_string()),
+            alias: d.alias,
+            label: d.label,
+            gateway: d.gateway,
+            platform: d.platform,
+            dest: d.dest,
+            scope: d.scope.unwrap_or_else(|| "work".into()),
+        })
+        .collect())
+}
+
+/// Add one alias (compare-and-set: a concurrent edit is not lost). Blank
+/// gateway / platform mean any; the core's rules name the bad field.
+#[server(prefix = "/sfn", endpoint = "add_destination")]
+pub async fn add_destination(
+    alias: String,
+    dest: String,
+    gateway: String,
+    platform: String,
+    scope: String,
+    label: String,
+) -> Result<String, ServerFnError> {
+    use harness_core::outbox::destination::Destination;
+    let h = ssr::harness()?;
+    let added = h
+        .add_destination(Destination {
+            id: None,
+            alias: Some(alias),
+            label: Some(label),
+            gateway: Some(gateway),
+            platform: Some(platform),
+            dest,
+            scope: Some(scope),
+        })
+        .await
+        .map_err(to_sfn_field)?;
+    Ok(added.id.unwrap_or_default())
+}
+
+/// Remove one alias by its key (id, or position for entries without one).
+#[server(prefix = "/sfn", endpoint = "remove_destination")]
+pub async fn remove_destination(key: String) -> Result<(), ServerFnError> {
+    let h = ssr::harness()?;
+    h.remove_destination(&key).await.map_err(ssr::to_sfn)
 }
 
 /// One gateway's CLI settings as the form shows them (`env` as `NAME=value` lines).

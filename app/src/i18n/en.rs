@@ -425,4 +425,17 @@ pub const EN: &[(&str, &str)] = &[
     ("settings.env", "Environment (NAME=value per line)"),
     ("settings.save_gateway", "Save"),
     ("settings.saved", "Saved."),
+    ("settings.destinations", "Destinations"),
+    (
+        "settings.destinations_help",
+        "Aliases a message's destination may name: a send to the alias goes to its chat id. Directory lookups are remembered here too.",
+    ),
+    ("settings.destinations_none", "No alias yet."),
+    ("settings.destinations_add", "Add an alias"),
+    ("settings.destinations_save", "Add alias"),
+    ("settings.alias", "Alias"),
+    ("settings.platform", "Platform"),
+    ("settings.any", "any"),
+    ("settings.alias_scope_work", "work messages"),
+    ("settings.alias_scope_unattended", "unattended messages"),
 ];

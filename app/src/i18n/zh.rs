@@ -380,4 +380,17 @@ pub const ZH: &[(&str, &str)] = &[
     ("settings.env", "环境变量（每行 NAME=value）"),
     ("settings.save_gateway", "保存"),
     ("settings.saved", "已保存。"),
+    ("settings.destinations", "目的地别名"),
+    (
+        "settings.destinations_help",
+        "消息目的地可使用的别名：发往别名的消息会送到它对应的聊天 ID。目录查询的结果也会记在这里。",
+    ),
+    ("settings.destinations_none", "还没有别名。"),
+    ("settings.destinations_add", "添加别名"),
+    ("settings.destinations_save", "添加"),
+    ("settings.alias", "别名"),
+    ("settings.platform", "平台"),
+    ("settings.any", "任意"),
+    ("settings.alias_scope_work", "工作消息"),
+    ("settings.alias_scope_unattended", "无人值守消息"),
 ];

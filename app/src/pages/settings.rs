@@ -1,5 +1,7 @@
 //! `/settings`: Notifications (the notify targets through which asks are
-//! pushed to a person). Forms post to server functions (no JavaScript needed).
+//! pushed to a person), the destination aliases
+//! ([`super::settings_destinations`]) and the gateways. Forms post to server
+//! functions (no JavaScript needed).
 
 use leptos::{form::ActionForm, prelude::*};
 
@@ -150,6 +152,7 @@ pub fn SettingsPage() -> impl IntoView {
                 <button type="submit" class="primary">{l.t("settings.save")}</button>
             </ActionForm>
         </section>
+        <super::settings_destinations::Destinations />
         <Gateways />
     }
 }

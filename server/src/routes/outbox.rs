@@ -6,6 +6,7 @@
 use axum::{
     Json, Router,
     extract::{Path, State},
+    http::StatusCode,
     routing::{get, post},
 };
 use harness_core::outbox::{
@@ -39,7 +40,13 @@ pub fn routes() -> Router<AppState> {
         .route("/settings/notify-targets/{id}/test", post(test_target))
         .route(
             "/settings/destinations",
-            get(destinations).put(set_destinations),
+            get(destinations)
+                .put(set_destinations)
+                .post(add_destination),
+        )
+        .route(
+            "/settings/destinations/{id}",
+            axum::routing::put(update_destination).delete(delete_destination),
         )
 }
 
@@ -61,7 +68,8 @@ async fn destinations(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec
     Ok(Json(s.harness.destinations().await?))
 }
 
-/// Replace the destination aliases (`{"destinations": [...]}`).
+/// Replace the destination aliases (`{"destinations": [...]}`); entries
+/// keep the ids they carry (entries without one are addressed by position).
 #[utoipa::path(
     put,
     path = "/api/settings/destinations",
@@ -77,6 +85,73 @@ async fn set_destinations(
     JsonBody(body): JsonBody<DestinationsBody>,
 ) -> ApiResult<Json<Vec<Destination>>> {
     Ok(Json(s.harness.set_destinations(body.destinations).await?))
+}
+
+/// Add one alias (it gets an id); a concurrent edit of another entry, or a
+/// directory hit cached by a send, is not lost.
+#[utoipa::path(
+    post,
+    path = "/api/settings/destinations",
+    tag = "settings",
+    request_body = Destination,
+    responses(
+        (status = 201, description = "The alias, with its id", body = Destination, links(
+            ("update" = (operation_id = "put_settings_destinations_id", parameters(("id" = "$response.body#/id")))),
+            ("delete" = (operation_id = "delete_settings_destinations_id", parameters(("id" = "$response.body#/id"))))
+        ))
+    )
+)]
+async fn add_destination(
+    State(s): State<AppState>,
+    _: Admin,
+    JsonBody(body): JsonBody<Destination>,
+) -> ApiResult<(StatusCode, Json<Destination>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.harness.add_destination(body).await?),
+    ))
+}
+
+/// Replace one alias by id (or position, for entries without an id).
+#[utoipa::path(
+    put,
+    path = "/api/settings/destinations/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The alias entry's id (or position, for entries without one)")
+    ),
+    request_body = Destination,
+    responses(
+        (status = 200, description = "The alias, as stored", body = Destination)
+    )
+)]
+async fn update_destination(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<Destination>,
+) -> ApiResult<Json<Destination>> {
+    Ok(Json(s.harness.update_destination(&id, body).await?))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/settings/destinations/{id}",
+    tag = "settings",
+    params(
+        ("id" = String, Path, description = "The alias entry's id (or position, for entries without one)")
+    ),
+    responses(
+        (status = 200, description = "Removed", body = super::openapi::OkBody)
+    )
+)]
+async fn delete_destination(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    s.harness.remove_destination(&id).await?;
+    Ok(Json(serde_json::json!({"ok": true})))
 }
 
 /// Append one target (it gets an id); the others are untouched.
@@ -375,6 +450,9 @@ async fn set_gateways(
     gateways,
     set_gateways,
     destinations,
-    set_destinations
+    set_destinations,
+    add_destination,
+    update_destination,
+    delete_destination
 ))]
 pub(super) struct Api;

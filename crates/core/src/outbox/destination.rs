@@ -8,15 +8,16 @@
 //! OpenClaw group directory (`openclaw directory groups list …`, a hit is
 //! cached into `harness.destinations`); and last [`normalize_platform_dest`].
 //! The rules are pure functions here; the directory CLI is run by the
-//! caller through [`DirectoryLookup`] (the server's gateway runner).
+//! caller through [`DirectoryLookup`] (the server's gateway runner). The
+//! list's rules and edits (whole, one entry at a time, the directory cache)
+//! are in [`super::destination_edits`].
 
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent};
+use crate::{CoreResult, Harness};
 
 pub const DESTINATIONS_KEY: &str = "harness.destinations";
 /// At most this many aliases are stored (the cache never grows past it).
@@ -27,6 +28,11 @@ pub const MAX_DESTINATIONS: usize = 500;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Destination {
+    /// Assigned when the entry is added one at a time (or cached from a
+    /// directory); entries of a list written whole may have none and are
+    /// then addressed by their position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -382,6 +388,7 @@ pub async fn resolve(
                     let dest = normalize_platform_dest(&id, Some(p));
                     return Ok(Resolution {
                         cache: Some(Destination {
+                            id: None,
                             alias: Some(requested.to_string()),
                             label: Some(name.unwrap_or_else(|| requested.to_string())),
                             gateway: Some(gateway.clone()),
@@ -405,82 +412,31 @@ pub async fn resolve(
     ))
 }
 
-/// Insert or replace `entry` keyed by gateway + platform + scope + alias.
+/// What makes an alias entry unique: gateway + platform + scope (missing
+/// means `work`) + the alias under [`normalize_name`].
+pub(crate) fn alias_key(
+    d: &Destination,
+) -> (Option<String>, Option<String>, String, Option<String>) {
+    (
+        lower(d.gateway.as_deref()),
+        lower(d.platform.as_deref()),
+        lower(d.scope.as_deref()).unwrap_or_else(|| "work".into()),
+        blank(d.alias.as_deref()).map(normalize_name),
+    )
+}
+
+/// Insert or replace `entry` keyed by gateway + platform + scope + alias
+/// (a replaced entry keeps its id).
 pub fn upsert(entries: &mut Vec<Destination>, entry: Destination) {
-    let key = |d: &Destination| {
-        (
-            lower(d.gateway.as_deref()),
-            lower(d.platform.as_deref()),
-            lower(d.scope.as_deref()).unwrap_or_else(|| "work".into()),
-            d.alias.as_deref().map(normalize_name),
-        )
-    };
-    let k = key(&entry);
-    match entries.iter().position(|d| key(d) == k) {
-        Some(at) => entries[at] = entry,
+    let k = alias_key(&entry);
+    match entries.iter().position(|d| alias_key(d) == k) {
+        Some(at) => {
+            let id = entries[at].id.take().or(entry.id.clone());
+            entries[at] = Destination { id, ..entry };
+        }
         None if entries.len() < MAX_DESTINATIONS => entries.push(entry),
         None => tracing::warn!("harness.destinations is full; a directory hit is not cached"),
     }
-}
-
-fn clean(v: &mut Option<String>, field: &'static str, max: usize) -> CoreResult<()> {
-    *v = v
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
-    if v.as_ref().is_some_and(|s| s.chars().count() > max) {
-        return Err(CoreError::invalid(
-            field,
-            format!("{field} too long (at most {max})"),
-        ));
-    }
-    Ok(())
-}
-
-/// Validate and tidy the alias list (blank optional fields dropped).
-pub fn validate_destinations(mut list: Vec<Destination>) -> CoreResult<Vec<Destination>> {
-    if list.len() > MAX_DESTINATIONS {
-        return Err(CoreError::invalid(
-            "destinations",
-            format!("at most {MAX_DESTINATIONS} destinations"),
-        ));
-    }
-    for d in &mut list {
-        clean(&mut d.alias, "alias", 200)?;
-        clean(&mut d.label, "label", 200)?;
-        clean(&mut d.gateway, "gateway", 32)?;
-        clean(&mut d.platform, "platform", 64)?;
-        clean(&mut d.scope, "scope", 20)?;
-        d.gateway = d.gateway.take().map(|g| g.to_ascii_lowercase());
-        d.platform = d.platform.take().map(|p| p.to_ascii_lowercase());
-        if d.gateway
-            .as_deref()
-            .is_some_and(|g| g != "hermes" && g != "openclaw")
-        {
-            return Err(CoreError::invalid(
-                "gateway",
-                "gateway must be \"hermes\" or \"openclaw\"",
-            ));
-        }
-        if d.scope
-            .as_deref()
-            .is_some_and(|s| s != "work" && s != "unattended")
-        {
-            return Err(CoreError::invalid(
-                "scope",
-                "scope must be \"work\" or \"unattended\"",
-            ));
-        }
-        d.dest = d.dest.trim().to_string();
-        if d.dest.is_empty() || d.dest.chars().count() > 1024 {
-            return Err(CoreError::invalid(
-                "dest",
-                "dest is required (at most 1024 characters)",
-            ));
-        }
-    }
-    Ok(list)
 }
 
 impl Harness {
@@ -493,20 +449,6 @@ impl Harness {
                 Vec::new()
             }),
         })
-    }
-
-    /// Replace the alias list (validated).
-    pub async fn set_destinations(&self, list: Vec<Destination>) -> CoreResult<Vec<Destination>> {
-        let list = validate_destinations(list)?;
-        let value = serde_json::to_value(&list)
-            .map_err(|e| CoreError::invalid_body(format!("destinations: {e}")))?;
-        self.store()
-            .put_setting(DESTINATIONS_KEY, &value, Utc::now())
-            .await?;
-        self.publish(HarnessEvent::SettingChanged {
-            key: DESTINATIONS_KEY.into(),
-        });
-        Ok(list)
     }
 
     /// Resolve a send's destination (§6.2) and remember a directory hit.
@@ -542,21 +484,6 @@ impl Harness {
             }
         }
         resolved
-    }
-
-    /// Upsert a directory hit into the stored list (read fresh).
-    async fn remember_destination(&self, entry: Destination) -> CoreResult<()> {
-        let mut list = self.destinations().await?;
-        upsert(&mut list, entry);
-        let value = serde_json::to_value(&list)
-            .map_err(|e| CoreError::invalid_body(format!("destinations: {e}")))?;
-        self.store()
-            .put_setting(DESTINATIONS_KEY, &value, Utc::now())
-            .await?;
-        self.publish(HarnessEvent::SettingChanged {
-            key: DESTINATIONS_KEY.into(),
-        });
-        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 use std::sync::Mutex;
 
 use super::*;
+use crate::outbox::destination_edits::validate_destinations;
 
 /// Answers the directory CLI with a fixed output and records the argv.
 struct Fake {
@@ -53,6 +54,7 @@ fn dest(
     scope: Option<&str>,
 ) -> Destination {
     Destination {
+        id: None,
         alias: Some(alias.into()),
         label: label.map(Into::into),
         gateway: gateway.map(Into::into),

@@ -18,6 +18,7 @@
 //! can be retried by a person at once.
 
 pub mod destination;
+pub mod destination_edits;
 pub mod gateway;
 mod model;
 pub mod receipt;
