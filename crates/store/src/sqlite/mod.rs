@@ -84,6 +84,7 @@ impl SqliteStore {
             .max_connections(1)
             .min_connections(1)
             .acquire_timeout(Duration::from_secs(30))
+            .test_before_acquire(false)
             .connect_with(writer_options)
             .await
             .map_err(StoreOpenError::Connect)?;
@@ -93,6 +94,7 @@ impl SqliteStore {
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .acquire_timeout(Duration::from_secs(30))
+            .test_before_acquire(false)
             .connect_with(base.clone().read_only(true))
             .await
             .map_err(StoreOpenError::Connect)?;
