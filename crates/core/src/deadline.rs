@@ -82,6 +82,9 @@ async fn next_sleep(harness: &Harness) -> Duration {
     }
 }
 
+/// How long a change event waits for the rest of its burst before the pass.
+const EVENT_DEBOUNCE: Duration = Duration::from_millis(20);
+
 pub async fn run(harness: Harness, cancel: CancellationToken) {
     let mut events = harness.subscribe();
     loop {
@@ -103,7 +106,16 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
             () = cancel.cancelled() => break,
             () = tokio::time::sleep(sleep) => {}
             open = woke => {
-                if !open {
+                if open {
+                    // A burst of changes (a busy outbox publishes several per
+                    // message) makes one pass, not one pass per event.
+                    tokio::select! {
+                        () = cancel.cancelled() => break,
+                        () = tokio::time::sleep(EVENT_DEBOUNCE) => {}
+                    }
+                    use tokio::sync::broadcast::error::TryRecvError;
+                    while matches!(events.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
+                } else {
                     // No bus any more: fall back to the timer alone.
                     tokio::select! {
                         () = cancel.cancelled() => break,

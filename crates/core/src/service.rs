@@ -75,6 +75,9 @@ struct Inner {
     handed_off: Mutex<Vec<crate::deliveries::Delivery>>,
     /// Wakes the outbox worker when a row is queued.
     outbox_wake: Arc<tokio::sync::Notify>,
+    /// Bumped on every `SettingChanged` this process publishes: a cache of
+    /// settings compares it instead of listening to every event.
+    settings_generation: std::sync::atomic::AtomicU64,
     config: HarnessConfig,
 }
 
@@ -145,6 +148,7 @@ impl Harness {
                 deliveries_wake: Arc::new(tokio::sync::Notify::new()),
                 handed_off: Mutex::new(Vec::new()),
                 outbox_wake: Arc::new(tokio::sync::Notify::new()),
+                settings_generation: std::sync::atomic::AtomicU64::new(0),
                 config,
             }),
         }
@@ -202,7 +206,20 @@ impl Harness {
         self.inner.bus.subscribe()
     }
 
+    /// Changes of any setting published by this process so far (another
+    /// process's writes are seen only through the store).
+    pub fn settings_generation(&self) -> u64 {
+        self.inner
+            .settings_generation
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub(crate) fn publish(&self, event: HarnessEvent) {
+        if matches!(event, HarnessEvent::SettingChanged { .. }) {
+            self.inner
+                .settings_generation
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
         // Events are hints, the database is the truth.
         self.inner.bus.publish(event);
     }

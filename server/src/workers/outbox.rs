@@ -1,7 +1,7 @@
 //! The outbox worker (one per process): claims due `harness_outbound` rows
 //! with a lease (one statement), runs the gateway CLI for each and records
-//! the outcome (`Harness::finish_send`: DELIVERED / SENT_UNVERIFIED with the
-//! activation transaction, or FAILED with backoff / DEAD). Woken in-process
+//! the outcome (`Harness::settle_and_claim`: DELIVERED / SENT_UNVERIFIED with the
+//! activation, or FAILED with backoff / DEAD, batched with the next lease). Woken in-process
 //! on enqueue; polls as the fallback; recovers SENDING rows of an earlier
 //! boot of this node at start and expired leases periodically. Any node may
 //! send any row (no PTY is involved).
@@ -12,7 +12,6 @@ use std::{
     time::Duration,
 };
 
-use chrono::Utc;
 use harness_core::{
     Harness,
     outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
@@ -28,7 +27,8 @@ pub struct OutboxConfig {
     /// Fallback poll (rows due after a backoff, rows queued by another process).
     pub poll: Duration,
     /// Gateway processes run at once (`$HARNESS_OUTBOX_CONCURRENCY`,
-    /// default [`DEFAULT_CONCURRENCY`], 1…64). Each row is still leased and
+    /// default [`DEFAULT_CONCURRENCY`], 1…64; 0, only in code: this process
+    /// does not send). Each row is still leased and
     /// settled on its own, so concurrency never changes the state machine.
     pub max_in_flight: usize,
     /// How long a claim holds a row (longer than the CLI timeout).
@@ -123,22 +123,23 @@ struct SendSettings {
     destinations: Vec<destination::Destination>,
 }
 
-/// [`SendSettings`] read once and shared by the sends until one of the two
-/// settings changes (a `SettingChanged` event of this process) or
+/// [`SendSettings`] read once and shared by the sends until a setting
+/// changed in this process ([`Harness::settings_generation`]) or
 /// [`SETTINGS_TTL`] passed (another process may have written them).
 #[derive(Default)]
 struct SettingsCache {
-    current: Option<(tokio::time::Instant, Arc<SendSettings>)>,
-    dirty: Arc<std::sync::atomic::AtomicBool>,
+    current: Option<(tokio::time::Instant, u64, Arc<SendSettings>)>,
 }
 
 const SETTINGS_TTL: Duration = Duration::from_secs(1);
 
 impl SettingsCache {
     async fn get(&mut self, harness: &Harness) -> harness_core::CoreResult<Arc<SendSettings>> {
-        let dirty = self.dirty.swap(false, std::sync::atomic::Ordering::AcqRel);
-        if let Some((at, s)) = &self.current
-            && !dirty
+        // Read before the settings: a change racing the read makes the next
+        // call read again.
+        let generation = harness.settings_generation();
+        if let Some((at, seen, s)) = &self.current
+            && *seen == generation
             && at.elapsed() < SETTINGS_TTL
         {
             return Ok(s.clone());
@@ -147,79 +148,72 @@ impl SettingsCache {
             gateway: harness.gateway_config().await?,
             destinations: harness.destinations().await?,
         });
-        self.current = Some((tokio::time::Instant::now(), fresh.clone()));
+        self.current = Some((tokio::time::Instant::now(), generation, fresh.clone()));
         Ok(fresh)
     }
-
-    /// Mark the cache dirty on every change of the two settings.
-    fn watch(&self, harness: &Harness, cancel: CancellationToken) {
-        let (dirty, mut events) = (self.dirty.clone(), harness.subscribe());
-        tokio::spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    () = cancel.cancelled() => return,
-                    e = events.recv() => e,
-                };
-                use tokio::sync::broadcast::error::RecvError;
-                let stale = match event {
-                    Ok(harness_core::events::HarnessEvent::SettingChanged { key }) => {
-                        key == gateway::GATEWAY_CONFIG_KEY || key == destination::DESTINATIONS_KEY
-                    }
-                    Ok(_) => false,
-                    Err(RecvError::Lagged(_)) => true,
-                    Err(RecvError::Closed) => return,
-                };
-                if stale {
-                    dirty.store(true, std::sync::atomic::Ordering::Release);
-                }
-            }
-        });
-    }
 }
 
-/// Send one leased row and record what happened.
+/// Run the gateway CLI for one leased row: how the attempt ended.
 async fn send_one(
-    harness: Harness,
-    row: Outbound,
-    owner: String,
+    harness: &Harness,
+    row: &Outbound,
     timeout: Duration,
     settings: harness_core::CoreResult<Arc<SendSettings>>,
-) {
-    let outcome = match settings {
+) -> SendOutcome {
+    let all = match settings {
         Err(err) => {
             tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");
-            SendOutcome::Failed("cannot read the gateway settings".into())
+            return SendOutcome::Failed("cannot read the gateway settings".into());
         }
-        Ok(all) => {
-            let settings = all.gateway.get(&row.gateway);
-            let bin = gateway::binary(&row.gateway, &settings);
-            match resolve_row(&harness, &row, &settings, &all.destinations, &bin).await {
-                Err(why) => SendOutcome::Failed(why),
-                Ok(resolved) => match gateway::argv(&resolved, &settings) {
-                    Err(why) => SendOutcome::Failed(why),
-                    Ok(args) => {
-                        let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
-                        if matches!(run.end, RunEnd::TimedOut) {
-                            tracing::warn!(
-                                bin,
-                                "gateway CLI timed out; its process group was killed"
-                            );
-                        }
-                        outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
-                    }
-                },
-            }
-        }
+        Ok(all) => all,
     };
-    if let Err(err) = harness.finish_send(&row, &owner, outcome).await {
-        // The row stays SENDING under our lease: recovery makes it
-        // SENT_UNVERIFIED when the lease expires (never a blind resend).
-        tracing::error!(error = ?err, "cannot record the outcome of a send");
+    let settings = all.gateway.get(&row.gateway);
+    let bin = gateway::binary(&row.gateway, &settings);
+    let resolved = match resolve_row(harness, row, &settings, &all.destinations, &bin).await {
+        Err(why) => return SendOutcome::Failed(why),
+        Ok(resolved) => resolved,
+    };
+    let args = match gateway::argv(&resolved, &settings) {
+        Err(why) => return SendOutcome::Failed(why),
+        Ok(args) => args,
+    };
+    let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
+    if matches!(run.end, RunEnd::TimedOut) {
+        tracing::warn!(bin, "gateway CLI timed out; its process group was killed");
+    }
+    outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
+}
+
+/// An attempt that ended, waiting to be recorded with the sender's next turn.
+type Done = (Outbound, SendOutcome);
+
+/// Keep a finished send's outcome (a send task that panicked leaves its row
+/// SENDING: lease recovery makes it SENT_UNVERIFIED, never a blind resend).
+fn collect(joined: Result<Option<Done>, tokio::task::JoinError>, done: &mut Vec<Done>) {
+    match joined {
+        Ok(Some(d)) => done.push(d),
+        Ok(None) => {}
+        Err(err) => tracing::error!(error = %err, "an outbound send task failed"),
     }
 }
 
+/// Failed writes of one turn's outcomes before they are left to lease recovery.
+const SETTLE_RETRIES: u32 = 5;
+
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
+///
+/// One loop owns every write of the sender: each turn records the attempts
+/// that ended since the last turn and leases rows for the free slots in one
+/// transaction ([`Harness::settle_and_claim`]), so under load the writes
+/// per message fall below one while the CLI processes keep running.
 pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
+    if config.max_in_flight == 0 {
+        // A process that does not send (benchmarks start their own sender):
+        // it must not take the in-process wake-ups either.
+        tracing::info!(%owner, "outbox sending is off in this process");
+        cancel.cancelled().await;
+        return;
+    }
     let wake = harness.outbox_wake();
     let lease =
         chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(120));
@@ -234,13 +228,19 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         }
     }
     let mut cache = SettingsCache::default();
-    cache.watch(&harness, cancel.clone());
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let mut rows = JoinSet::new();
+    let mut rows: JoinSet<Option<Done>> = JoinSet::new();
+    let mut done: Vec<Done> = Vec::new();
+    // Rows may be due: at start, after a wake-up or a poll, and while the
+    // last lease filled every free slot.
+    let mut due = true;
+    let mut failures = 0u32;
     let mut next_recovery = tokio::time::Instant::now();
     tracing::info!(%owner, "outbox worker started");
     loop {
-        while rows.try_join_next().is_some() {}
+        while let Some(joined) = rows.try_join_next() {
+            collect(joined, &mut done);
+        }
         if tokio::time::Instant::now() >= next_recovery {
             next_recovery = tokio::time::Instant::now() + config.recover_every;
             match harness.recover_expired_outbound().await {
@@ -253,23 +253,23 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             }
         }
         let free = config.max_in_flight.saturating_sub(rows.len());
-        let mut claimed_all = false;
-        if free > 0 {
-            let now = Utc::now();
-            match harness
-                .store()
-                .claim_outbound(&owner, now, now + lease, free as u32)
-                .await
-            {
+        let limit = if due { free } else { 0 };
+        if !done.is_empty() || limit > 0 {
+            let turn = std::mem::take(&mut done);
+            let kept = turn.clone();
+            let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+            match harness.settle_and_claim(&owner, turn, lease, limit).await {
                 Ok(claimed) => {
-                    claimed_all = !claimed.is_empty() && claimed.len() == free;
+                    failures = 0;
+                    if limit > 0 {
+                        due = claimed.len() == limit as usize;
+                    }
                     let settings = if claimed.is_empty() {
                         None
                     } else {
                         Some(cache.get(&harness).await)
                     };
                     for row in claimed {
-                        harness.outbound_changed(&row);
                         let fresh = in_flight
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
@@ -277,9 +277,6 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
                         if !fresh {
                             continue;
                         }
-                        let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
-                        let (h, o, f) = (harness.clone(), owner.clone(), in_flight.clone());
-                        let timeout = config.cli_timeout;
                         let settings = match &settings {
                             Some(Ok(s)) => Ok(s.clone()),
                             Some(Err(err)) => {
@@ -287,35 +284,59 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
                             }
                             None => continue,
                         };
+                        let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
+                        let (h, f, timeout) =
+                            (harness.clone(), in_flight.clone(), config.cli_timeout);
                         rows.spawn(
                             async move {
-                                let id = row.id.clone();
-                                send_one(h, row, o, timeout, settings).await;
-                                f.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                                let outcome = send_one(&h, &row, timeout, settings).await;
+                                f.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
+                                Some((row, outcome))
                             }
                             .instrument(span),
                         );
                     }
                 }
-                Err(err) => tracing::error!(error = ?err, "cannot claim outbound messages"),
+                Err(err) => {
+                    failures += 1;
+                    tracing::error!(error = ?err, failures, "cannot record outbound attempts / lease rows");
+                    if failures <= SETTLE_RETRIES {
+                        done = kept;
+                    } else {
+                        // Left SENDING under our lease: recovery makes them
+                        // SENT_UNVERIFIED once it expires (never a blind resend).
+                        tracing::error!(
+                            rows = kept.len(),
+                            "giving up recording these outbound attempts"
+                        );
+                        failures = 0;
+                    }
+                    let pause = Duration::from_millis(100) * failures.max(1);
+                    tokio::select! {
+                        () = cancel.cancelled() => break,
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                }
             }
-        }
-        if claimed_all {
-            continue;
+            if !done.is_empty() {
+                continue;
+            }
         }
         tokio::select! {
             () = cancel.cancelled() => break,
-            () = wake.notified() => {}
-            () = tokio::time::sleep(config.poll) => {}
-            Some(_) = rows.join_next(), if !rows.is_empty() => {}
+            () = wake.notified() => due = true,
+            () = tokio::time::sleep(config.poll) => due = true,
+            Some(joined) = rows.join_next(), if !rows.is_empty() => collect(joined, &mut done),
         }
     }
-    if tokio::time::timeout(config.drain, async {
-        while rows.join_next().await.is_some() {}
+    // Let sends in flight finish (bounded) and record what ended.
+    let drained = tokio::time::timeout(config.drain, async {
+        while let Some(joined) = rows.join_next().await {
+            collect(joined, &mut done);
+        }
     })
-    .await
-    .is_err()
-    {
+    .await;
+    if drained.is_err() {
         // Rows still SENDING keep their lease: the next start of this node
         // makes them SENT_UNVERIFIED (they may have been sent).
         tracing::warn!(
@@ -323,6 +344,11 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
             "outbox worker stopped with sends in flight"
         );
         rows.abort_all();
+    }
+    if !done.is_empty()
+        && let Err(err) = harness.settle_and_claim(&owner, done, lease, 0).await
+    {
+        tracing::error!(error = ?err, "cannot record the last outbound attempts");
     }
     tracing::info!("outbox worker stopped");
 }

@@ -22,13 +22,14 @@ pub mod destination_edits;
 pub mod gateway;
 mod model;
 pub mod receipt;
+mod sender;
 pub mod target_edits;
 pub mod targets;
 pub mod token;
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -37,7 +38,7 @@ use crate::{
     events::HarnessEvent,
     ids,
     model::MessageState,
-    store::{Dedup, NewOutbound, Settle, Settled},
+    store::{Dedup, NewOutbound, Settle},
     validate,
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
@@ -387,106 +388,6 @@ impl Harness {
                 return Ok(self.store().get_outbound(id).await?);
             }
         }
-    }
-
-    /// Apply the end of a send attempt of a row leased to `owner`.
-    pub async fn finish_send(
-        &self,
-        row: &Outbound,
-        owner: &str,
-        outcome: SendOutcome,
-    ) -> CoreResult<Option<Outbound>> {
-        let now = Utc::now();
-        let settle = match outcome {
-            SendOutcome::Delivered(r) => Settle::Sent {
-                state: OutboundState::Delivered,
-                platform: r.platform,
-                chat_id: r.chat_id,
-                platform_message_id: r.message_id,
-                note: None,
-            },
-            SendOutcome::Unverified(r, why) => Settle::Sent {
-                state: OutboundState::SentUnverified,
-                platform: r.platform,
-                chat_id: r.chat_id,
-                platform_message_id: r.message_id,
-                note: Some(why),
-            },
-            SendOutcome::Failed(error) => Settle::Failed {
-                next: if row.attempts >= self.config().outbox_max_attempts {
-                    None
-                } else {
-                    chrono::Duration::from_std(crate::deliveries::backoff(row.attempts))
-                        .ok()
-                        .and_then(|wait| now.checked_add_signed(wait))
-                },
-                error,
-            },
-        };
-        self.settle(row, owner, None, settle, now).await
-    }
-
-    async fn settle(
-        &self,
-        row: &Outbound,
-        owner: &str,
-        expired_before: Option<DateTime<Utc>>,
-        settle: Settle,
-        now: DateTime<Utc>,
-    ) -> CoreResult<Option<Outbound>> {
-        let Some(done) = self
-            .store()
-            .settle_outbound(&row.id, owner, expired_before, settle, now)
-            .await?
-        else {
-            tracing::warn!(outbound_id = %row.id, "outbound lease lost before its result was recorded");
-            return Ok(None);
-        };
-        self.settled(&done);
-        Ok(Some(done.row))
-    }
-
-    fn settled(&self, done: &Settled) {
-        let row = &done.row;
-        match row.state {
-            OutboundState::Delivered => {
-                tracing::info!(outbound_id = %row.id, attempts = row.attempts, "outbound delivered")
-            }
-            OutboundState::SentUnverified => {
-                tracing::warn!(outbound_id = %row.id, error = ?row.last_error, "outbound SENT_UNVERIFIED")
-            }
-            OutboundState::Dead => {
-                tracing::error!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound DEAD: gave up")
-            }
-            _ => {
-                tracing::warn!(outbound_id = %row.id, attempts = row.attempts, error = ?row.last_error, "outbound attempt failed")
-            }
-        }
-        if let Some(task_id) = &row.task_id {
-            for id in &done.cancelled {
-                self.publish(HarnessEvent::MessageChanged {
-                    id: id.clone(),
-                    task_id: task_id.clone(),
-                });
-            }
-            if let (Some(m), Some(_)) = (&row.message_id, done.message_state) {
-                self.publish(HarnessEvent::MessageChanged {
-                    id: m.clone(),
-                    task_id: task_id.clone(),
-                });
-            }
-            if done.message_state == Some(MessageState::Open) {
-                if !done.paused.is_empty() {
-                    self.publish(HarnessEvent::TaskChanged {
-                        task_id: task_id.clone(),
-                    });
-                }
-                if let Some(runtime) = self.runtime() {
-                    runtime.parked(task_id);
-                }
-            }
-        }
-        self.outbound_changed(row);
     }
 
     /// SENDING rows whose lease expired (their sender died or hung past

@@ -25,7 +25,9 @@ pub use choices::{ChoicesStore, DueDefault};
 pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 pub use inbox::{InboxStore, NewBatch};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
-pub use outbox::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled};
+pub use outbox::{
+    Dedup, Enqueued, NewOutbound, OutboxStore, Settle, SettleBatch, Settled, SettledBatch,
+};
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};

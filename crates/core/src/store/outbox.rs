@@ -83,6 +83,31 @@ pub struct Settled {
     pub paused: Vec<String>,
 }
 
+/// A sender's turn: the attempts that ended, and how many rows to lease next.
+#[derive(Debug, Clone)]
+pub struct SettleBatch {
+    /// The lease holder (`<node id>:<boot id>`).
+    pub owner: String,
+    /// Only rows whose lease ended before this (lease recovery).
+    pub expired_before: Option<DateTime<Utc>>,
+    /// Row id and how its attempt ended, in order.
+    pub settles: Vec<(String, Settle)>,
+    pub now: DateTime<Utc>,
+    /// The lease of the newly claimed rows.
+    pub lease_until: DateTime<Utc>,
+    /// Rows to lease (0: none).
+    pub limit: u32,
+}
+
+/// What one [`SettleBatch`] did, atomically.
+#[derive(Debug, Clone, Default)]
+pub struct SettledBatch {
+    /// The rows finished, in the batch's order.
+    pub settled: Vec<Settled>,
+    /// The rows leased, oldest first.
+    pub claimed: Vec<Outbound>,
+}
+
 #[async_trait]
 pub trait OutboxStore: Send + Sync + 'static {
     /// In one transaction: apply the dedup rule; if no row is reused, insert
@@ -91,23 +116,49 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// task does not exist.
     async fn enqueue_outbound(&self, new: NewOutbound) -> StoreResult<Enqueued>;
 
-    /// Lease up to `limit` due rows (PENDING / FAILED, `next_attempt_at <=
-    /// now`) to `owner`: SENDING, attempts + 1, in one statement
+    /// In one transaction: finish each row of `settles` that is SENDING
+    /// under `owner`'s lease (and, with `expired_before`, only if that
+    /// lease ended before it), then lease up to `limit` due rows to `owner`.
+    ///
+    /// Finishing a row: `Failed` makes it FAILED (due at `next`) or DEAD;
+    /// `Sent` makes it DELIVERED / SENT_UNVERIFIED and activates it — the
+    /// ask opens (the task's other OPEN asks cancelled, its RUNNING
+    /// executions parked) or the notify closes, and the platform message id
+    /// → task mapping is recorded. A row not SENDING under that lease any
+    /// more is left alone (absent from `settled`). At most one `Sent` ask
+    /// per task in one call (the caller splits; [`crate::Harness`] does).
+    ///
+    /// Leasing: up to `limit` due rows (PENDING / FAILED, `next_attempt_at
+    /// <= now`) become SENDING, attempts + 1, `lease_until` — one statement
     /// (PostgreSQL: `FOR UPDATE SKIP LOCKED` in the sub-select).
+    ///
+    /// One round trip for a sender's whole turn: what ended and what is next.
+    async fn settle_and_claim_outbound(&self, batch: SettleBatch) -> StoreResult<SettledBatch>;
+
+    /// Lease up to `limit` due rows ([`Self::settle_and_claim_outbound`]
+    /// with nothing to settle).
     async fn claim_outbound(
         &self,
         owner: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,
-    ) -> StoreResult<Vec<Outbound>>;
+    ) -> StoreResult<Vec<Outbound>> {
+        let done = self
+            .settle_and_claim_outbound(SettleBatch {
+                owner: owner.to_string(),
+                expired_before: None,
+                settles: Vec::new(),
+                now,
+                lease_until,
+                limit,
+            })
+            .await?;
+        Ok(done.claimed)
+    }
 
-    /// Finish a SENDING row held by `owner` (and, with `expired_before`,
-    /// only if its lease ended before it): for `Sent`, in the same
-    /// transaction open the ask (cancelling the task's other OPEN asks and
-    /// parking its RUNNING executions) or close the notify, and record the
-    /// platform message id → task mapping. `None`: the row is not SENDING
-    /// under that lease any more.
+    /// Finish one row ([`Self::settle_and_claim_outbound`] leasing
+    /// nothing). `None`: the row is not SENDING under that lease any more.
     async fn settle_outbound(
         &self,
         id: &str,
@@ -115,7 +166,19 @@ pub trait OutboxStore: Send + Sync + 'static {
         expired_before: Option<DateTime<Utc>>,
         settle: Settle,
         now: DateTime<Utc>,
-    ) -> StoreResult<Option<Settled>>;
+    ) -> StoreResult<Option<Settled>> {
+        let done = self
+            .settle_and_claim_outbound(SettleBatch {
+                owner: owner.to_string(),
+                expired_before,
+                settles: vec![(id.to_string(), settle)],
+                now,
+                lease_until: now,
+                limit: 0,
+            })
+            .await?;
+        Ok(done.settled.into_iter().next())
+    }
 
     /// SENDING rows whose lease expired before `now` (oldest first).
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>>;

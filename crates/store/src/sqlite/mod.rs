@@ -10,6 +10,7 @@ mod inbox_rows;
 mod latency;
 mod messages;
 mod outbox;
+mod outbox_settle;
 mod rows;
 mod sessions;
 mod settings;

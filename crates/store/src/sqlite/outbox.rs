@@ -8,7 +8,10 @@ use chrono::{DateTime, Utc};
 use harness_core::{
     model::MessageState,
     outbox::{DeliveryMapping, Outbound, OutboundState},
-    store::{Dedup, Enqueued, NewOutbound, OutboxStore, Settle, Settled, StoreError, StoreResult},
+    store::{
+        Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
+        StoreResult,
+    },
 };
 use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
 
@@ -21,11 +24,11 @@ const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, o.harness_m
      o.platform, o.platform_chat_id, o.platform_message_id, o.last_error, o.delivered_at, \
      o.created_at, o.updated_at";
 
-fn returning() -> String {
+pub(super) fn returning() -> String {
     COLUMNS.replace("o.", "")
 }
 
-fn ms(t: DateTime<Utc>) -> i64 {
+pub(super) fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
@@ -33,7 +36,7 @@ fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
     v.map(time).transpose()
 }
 
-fn outbound(row: &SqliteRow) -> StoreResult<Outbound> {
+pub(super) fn outbound(row: &SqliteRow) -> StoreResult<Outbound> {
     let state: String = row.try_get("state").map_err(map)?;
     let attempts: i64 = row.try_get("attempts").map_err(map)?;
     Ok(Outbound {
@@ -132,56 +135,6 @@ static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
      COMMIT"
     )
 });
-
-/// The activation of a sent row, one transaction sent as one batch
-/// (`?1` this settle's token, `?2` id, `?3` now, `?4` lease owner, `?5`
-/// expired-before or NULL, `?6` new state, `?7` platform, `?8` chat id,
-/// `?9` platform message id, `?10` note). sqlx binds a statement's numbered
-/// parameters only up to its first gap, so every statement after the first
-/// uses a prefix (`?1`…`?3`) of them. Every statement after the first acts
-/// only if the first one won (`settled_by = ?10`): the ask opens (the task's
-/// other OPEN asks cancelled first, RUNNING executions parked after) or the
-/// notify closes, and the platform message id → task mapping is recorded.
-static ACTIVATE: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| ACTIVATE_TEMPLATE.replace("{ROW}", &returning()));
-
-/// [`ACTIVATE`] with `{ROW}` for the settled row's columns (the first
-/// statement answers the whole row: no read after the batch).
-const ACTIVATE_TEMPLATE: &str = "BEGIN IMMEDIATE; \
-     UPDATE harness_outbound SET state = ?6, lease_owner = NULL, lease_expires_at = NULL, \
-       next_attempt_at = NULL, platform = lower(COALESCE(?7, downstream, gateway)), \
-       platform_chat_id = COALESCE(?8, requested_to, dest, ''), platform_message_id = ?9, \
-       delivered_at = CASE WHEN ?6 = 'DELIVERED' THEN ?3 END, last_error = ?10, updated_at = ?3, \
-       settled_by = ?1 \
-     WHERE id = ?2 AND state = 'SENDING' AND lease_owner = ?4 AND (?5 IS NULL OR lease_expires_at < ?5) \
-     RETURNING 'row' AS what, {ROW}; \
-     UPDATE harness_messages SET state = 'CANCELLED' \
-     WHERE kind = 'ask' AND state = 'OPEN' \
-       AND task_id = (SELECT o.task_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 \
-         AND o.expect_reply = 1) \
-       AND id <> (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2) \
-       AND EXISTS (SELECT 1 FROM harness_outbound o JOIN harness_messages p ON p.id = o.harness_message_id \
-         WHERE o.id = ?2 AND p.state = 'PENDING_DELIVERY') \
-     RETURNING 'cancelled' AS what, id AS id; \
-     UPDATE harness_messages SET state = (SELECT CASE WHEN o.expect_reply = 1 THEN 'OPEN' ELSE 'CLOSED' END \
-         FROM harness_outbound o WHERE o.id = ?2) \
-     WHERE id = (SELECT o.harness_message_id FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1) \
-       AND state = 'PENDING_DELIVERY' \
-     RETURNING 'message' AS what, state AS id; \
-     UPDATE executions SET status = 'PAUSED' \
-     WHERE status = 'RUNNING' AND task_id = (SELECT o.task_id FROM harness_outbound o \
-       JOIN harness_messages m ON m.id = o.harness_message_id \
-       WHERE o.id = ?2 AND o.settled_by = ?1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
-     RETURNING 'paused' AS what, id AS id; \
-     INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, chat_id, \
-       platform_message_id, scope, expect_reply, created_at) \
-     SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
-       COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, ?3 \
-     FROM harness_outbound o WHERE o.id = ?2 AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
-     ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
-       task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
-       scope = excluded.scope, expect_reply = excluded.expect_reply; \
-     COMMIT";
 
 impl SqliteStore {
     /// The dedup rule, the message and the outbound row in one batch (one
@@ -290,138 +243,8 @@ impl OutboxStore for SqliteStore {
         }
     }
 
-    async fn claim_outbound(
-        &self,
-        owner: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-        limit: u32,
-    ) -> StoreResult<Vec<Outbound>> {
-        let sql = format!(
-            "UPDATE harness_outbound SET state = 'SENDING', attempts = attempts + 1, \
-               lease_owner = ?1, lease_expires_at = ?2, next_attempt_at = NULL, updated_at = ?3 \
-             WHERE id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
-               WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
-               ORDER BY c.next_attempt_at, c.id LIMIT ?4) \
-             RETURNING {}",
-            returning()
-        );
-        let sql = format!("BEGIN IMMEDIATE; {sql}; COMMIT");
-        let (owner, until, now) = (owner.to_owned(), ms(lease_until), ms(now));
-        let rows = self
-            .batch_tx(move |conn| {
-                Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(sql))
-                        .bind(owner)
-                        .bind(until)
-                        .bind(now)
-                        .bind(i64::from(limit))
-                        .fetch_all(conn)
-                        .await
-                })
-            })
-            .await?;
-        let mut out: Vec<Outbound> = rows.iter().map(outbound).collect::<StoreResult<_>>()?;
-        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        Ok(out)
-    }
-
-    async fn settle_outbound(
-        &self,
-        id: &str,
-        owner: &str,
-        expired_before: Option<DateTime<Utc>>,
-        settle: Settle,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Option<Settled>> {
-        let now_ms = ms(now);
-        let guard = "WHERE id = ?1 AND state = 'SENDING' AND lease_owner = ?2 \
-                     AND (?3 IS NULL OR lease_expires_at < ?3)";
-        let expired = expired_before.map(ms);
-        let (state, pmid, platform) = match &settle {
-            Settle::Failed { error, next } => {
-                let (state, next) = match next {
-                    Some(at) => ("FAILED", Some(ms(*at))),
-                    None => ("DEAD", None),
-                };
-                let sql = format!(
-                    "UPDATE harness_outbound SET state = '{state}', lease_owner = NULL, \
-                       lease_expires_at = NULL, next_attempt_at = ?4, last_error = ?5, updated_at = ?6 \
-                     {guard} RETURNING {}",
-                    returning()
-                );
-                let mut tx = self.write_tx().await?;
-                let row = sqlx::query(AssertSqlSafe(sql))
-                    .bind(id)
-                    .bind(owner)
-                    .bind(expired)
-                    .bind(next)
-                    .bind(error.chars().take(2000).collect::<String>())
-                    .bind(now_ms)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(map)?;
-                let out = row.as_ref().map(outbound).transpose()?;
-                tx.commit().await.map_err(map)?;
-                return Ok(out.map(|row| Settled {
-                    row,
-                    message_state: None,
-                    cancelled: Vec::new(),
-                    paused: Vec::new(),
-                }));
-            }
-            Settle::Sent {
-                state,
-                platform_message_id,
-                platform,
-                ..
-            } => (*state, platform_message_id.clone(), platform.clone()),
-        };
-        let (chat_id, note) = match &settle {
-            Settle::Sent { chat_id, note, .. } => (chat_id.clone(), note.clone()),
-            Settle::Failed { .. } => (None, None),
-        };
-        let token = harness_core::ids::new_id();
-        let (id_s, owner_s) = (id.to_owned(), owner.to_owned());
-        let note = note.map(|n| n.chars().take(2000).collect::<String>());
-        let returned = self
-            .batch_tx(move |conn| {
-                Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(ACTIVATE.as_str()))
-                        .bind(token)
-                        .bind(id_s)
-                        .bind(now_ms)
-                        .bind(owner_s)
-                        .bind(expired)
-                        .bind(state.as_str())
-                        .bind(platform)
-                        .bind(chat_id)
-                        .bind(pmid)
-                        .bind(note)
-                        .fetch_all(conn)
-                        .await
-                })
-            })
-            .await?;
-        let mut row = None;
-        let (mut message_state, mut cancelled, mut paused) = (None, Vec::new(), Vec::new());
-        for r in &returned {
-            let what: String = r.try_get("what").map_err(map)?;
-            let value: String = r.try_get("id").map_err(map)?;
-            match what.as_str() {
-                "row" => row = Some(outbound(r)?),
-                "cancelled" => cancelled.push(value),
-                "paused" => paused.push(value),
-                "message" => message_state = MessageState::parse(&value),
-                _ => {}
-            }
-        }
-        Ok(row.map(|row| Settled {
-            row,
-            message_state,
-            cancelled,
-            paused,
-        }))
+    async fn settle_and_claim_outbound(&self, batch: SettleBatch) -> StoreResult<SettledBatch> {
+        self.settle_and_claim(batch).await
     }
 
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {

@@ -1,0 +1,273 @@
+//! A sender's turn on a real SQLite file: the attempts that ended and the
+//! lease of the next due rows in one write transaction
+//! (`Harness::settle_and_claim`), each row settled exactly as it would be
+//! alone — the activation per task, failures with backoff, a lost lease
+//! left alone — and two sent asks of one task resolved in their order.
+
+use std::sync::Arc;
+
+use chrono::{Duration, Utc};
+use harness_core::{
+    Harness, HarnessConfig, ids,
+    model::{ExecutionStatus, MessageState},
+    outbox::{Outbound, OutboundState, PushInput, Receipt, SendOutcome},
+    settings::NotifyTarget,
+    store::StatsStore,
+    tasks::CreateTask,
+};
+use harness_store::{SqliteOptions, SqliteStore};
+
+const OWNER: &str = "node-a:boot-1";
+
+async fn harness(dir: &tempfile::TempDir) -> (SqliteStore, Harness) {
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let mut config = HarnessConfig::new(ids::token_hash("admin"));
+    config.node_id = "node-a".into();
+    let h = Harness::new(Arc::new(store.clone()), config);
+    h.set_notify_targets(vec![NotifyTarget {
+        id: None,
+        label: "phone".into(),
+        gateway: "hermes".into(),
+        downstream: Some("feishu".into()),
+        dest: None,
+        profile: None,
+        scope: "unattended".into(),
+        active: true,
+    }])
+    .await
+    .unwrap();
+    (store, h)
+}
+
+async fn task(h: &Harness, title: &str) -> String {
+    h.create_task(CreateTask {
+        title: Some(title.into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .task
+    .id
+}
+
+async fn push(h: &Harness, task_id: &str, message: &str, expect_reply: bool) -> String {
+    h.push_to_human(PushInput {
+        task_id: Some(task_id.into()),
+        message: Some(message.into()),
+        scope: Some("unattended".into()),
+        expect_reply: Some(expect_reply),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .outbound_id
+}
+
+fn delivered(id: &str) -> SendOutcome {
+    SendOutcome::Delivered(Receipt {
+        message_id: Some(id.into()),
+        platform: None,
+        chat_id: None,
+    })
+}
+
+fn writes(store: &SqliteStore) -> u64 {
+    store.transaction_latency().counts.iter().sum()
+}
+
+async fn claim(h: &Harness, n: u32) -> Vec<Outbound> {
+    h.settle_and_claim(OWNER, Vec::new(), Duration::seconds(120), n)
+        .await
+        .unwrap()
+}
+
+async fn message_state(h: &Harness, row: &Outbound) -> MessageState {
+    let id = row.message_id.as_deref().unwrap();
+    h.store().get_message(id).await.unwrap().unwrap().state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, h) = harness(&dir).await;
+    // Task A: a RUNNING execution with an older OPEN ask, and a pushed ask.
+    let a = task(&h, "A").await;
+    let exec = h.begin_execution(&a).await.unwrap();
+    let older = h.ask(&a, Some("older question")).await.unwrap();
+    h.store().resume_executions(&a).await.unwrap();
+    let ask_a = push(&h, &a, "Postgres or SQLite?", true).await;
+    // Task B: a notify that fails; task C: a notify sent without an id.
+    let b = task(&h, "B").await;
+    let notify_b = push(&h, &b, "build is red", false).await;
+    let c = task(&h, "C").await;
+    let notify_c = push(&h, &c, "build is green", false).await;
+    let leased = claim(&h, 3).await;
+    assert_eq!(leased.len(), 3);
+    // Two more due rows wait for the next turn.
+    let d = task(&h, "D").await;
+    let next_1 = push(&h, &d, "one", false).await;
+    let next_2 = push(&h, &d, "two", false).await;
+
+    let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
+    let before = writes(&store);
+    let claimed = h
+        .settle_and_claim(
+            OWNER,
+            vec![
+                (by_id(&ask_a), delivered("om_a")),
+                (by_id(&notify_b), SendOutcome::Failed("exit 1".into())),
+                (
+                    by_id(&notify_c),
+                    SendOutcome::Unverified(Receipt::default(), "exit 0 without an id".into()),
+                ),
+            ],
+            Duration::seconds(120),
+            2,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        writes(&store) - before,
+        1,
+        "the whole turn is one write transaction"
+    );
+
+    // The next rows are leased to us, oldest first.
+    let ids: Vec<&str> = claimed.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, [next_1.as_str(), next_2.as_str()]);
+    assert!(claimed.iter().all(|r| r.state == OutboundState::Sending
+        && r.attempts == 1
+        && r.lease_owner.as_deref() == Some(OWNER)));
+
+    // A: delivered, its ask OPEN, the older ask cancelled, the run parked,
+    // the platform message id mapped to the task.
+    let row_a = h.outbound(&ask_a).await.unwrap();
+    assert_eq!(row_a.state, OutboundState::Delivered);
+    assert!(row_a.delivered_at.is_some() && row_a.lease_owner.is_none());
+    assert_eq!(message_state(&h, &row_a).await, MessageState::Open);
+    let old = h
+        .store()
+        .get_message(&older.request_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(old.state, MessageState::Cancelled);
+    let live = h.store().live_execution(&a).await.unwrap().unwrap();
+    assert_eq!(
+        (live.id.as_str(), live.status),
+        (exec.0.id.as_str(), ExecutionStatus::Paused)
+    );
+    let map = h.delivery_mapping("feishu", "om_a").await.unwrap().unwrap();
+    assert_eq!(map.task_id.as_deref(), Some(a.as_str()));
+
+    // B: FAILED, due again after the backoff, its message still waiting.
+    let row_b = h.outbound(&notify_b).await.unwrap();
+    assert_eq!(row_b.state, OutboundState::Failed);
+    assert_eq!(row_b.last_error.as_deref(), Some("exit 1"));
+    assert!(row_b.next_attempt_at.is_some_and(|at| at > Utc::now()));
+    assert_eq!(
+        message_state(&h, &row_b).await,
+        MessageState::PendingDelivery
+    );
+
+    // C: SENT_UNVERIFIED (never resent), its notify closed, no mapping.
+    let row_c = h.outbound(&notify_c).await.unwrap();
+    assert_eq!(row_c.state, OutboundState::SentUnverified);
+    assert_eq!(message_state(&h, &row_c).await, MessageState::Closed);
+    assert!(row_c.platform_message_id.is_none());
+
+    // Nothing else is due: B waits for its backoff.
+    assert!(claim(&h, 10).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, h) = harness(&dir).await;
+    let t = task(&h, "T").await;
+    let first = push(&h, &t, "first?", true).await;
+    let second = push(&h, &t, "second?", true).await;
+    let other = task(&h, "U").await;
+    let waiting = push(&h, &other, "queued", false).await;
+    let leased = claim(&h, 2).await;
+    assert_eq!(leased.len(), 2);
+    let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
+
+    let claimed = h
+        .settle_and_claim(
+            OWNER,
+            vec![
+                (by_id(&first), delivered("om_1")),
+                (by_id(&second), delivered("om_2")),
+            ],
+            Duration::seconds(120),
+            5,
+        )
+        .await
+        .unwrap();
+    // As if they had settled one after the other: the later ask supersedes.
+    let (one, two) = (
+        h.outbound(&first).await.unwrap(),
+        h.outbound(&second).await.unwrap(),
+    );
+    assert_eq!(
+        (one.state, two.state),
+        (OutboundState::Delivered, OutboundState::Delivered)
+    );
+    assert_eq!(message_state(&h, &one).await, MessageState::Cancelled);
+    assert_eq!(message_state(&h, &two).await, MessageState::Open);
+    let pending = h.pending(&t).await.unwrap();
+    assert_eq!(pending.request_id, two.message_id);
+    // The lease is taken once, after both.
+    assert_eq!(
+        claimed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        [waiting.as_str()]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, h) = harness(&dir).await;
+    let t = task(&h, "T").await;
+    let kept = push(&h, &t, "mine", false).await;
+    let lost = push(&h, &t, "taken over", false).await;
+    let leased = claim(&h, 2).await;
+    let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
+    // Lease recovery decided the second row first (its sender looked dead).
+    assert!(
+        h.finish_send(
+            &by_id(&lost),
+            OWNER,
+            SendOutcome::Unverified(Receipt::default(), "lease expired".into()),
+        )
+        .await
+        .unwrap()
+        .is_some()
+    );
+    h.settle_and_claim(
+        OWNER,
+        vec![
+            (by_id(&kept), delivered("om_k")),
+            (by_id(&lost), delivered("om_late")),
+        ],
+        Duration::seconds(120),
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        h.outbound(&kept).await.unwrap().state,
+        OutboundState::Delivered
+    );
+    let late = h.outbound(&lost).await.unwrap();
+    assert_eq!(late.state, OutboundState::SentUnverified);
+    assert!(late.platform_message_id.is_none());
+    assert!(
+        h.delivery_mapping("feishu", "om_late")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
