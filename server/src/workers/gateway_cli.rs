@@ -83,15 +83,35 @@ pub async fn run(
     };
     let pid = child.id();
     let (out_buf, err_buf) = (Captured::default(), Captured::default());
-    let out = child
-        .stdout
-        .take()
-        .map(|s| tokio::spawn(read_bounded(s, out_buf.clone())));
-    let err = child
-        .stderr
-        .take()
-        .map(|s| tokio::spawn(read_bounded(s, err_buf.clone())));
-    let end = match tokio::time::timeout(timeout, child.wait()).await {
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    // The process and both pipes are driven in this task (no task per
+    // pipe): the wait is bounded by `timeout`, the reads by a short grace
+    // after the exit (children of the CLI may still hold the pipes open).
+    let reads = async {
+        tokio::join!(
+            async {
+                if let Some(s) = stdout {
+                    read_bounded(s, out_buf.clone()).await
+                }
+            },
+            async {
+                if let Some(s) = stderr {
+                    read_bounded(s, err_buf.clone()).await
+                }
+            },
+        )
+    };
+    tokio::pin!(reads);
+    let mut reads_done = false;
+    let waited = async {
+        loop {
+            tokio::select! {
+                status = child.wait() => return status,
+                _ = &mut reads, if !reads_done => reads_done = true,
+            }
+        }
+    };
+    let end = match tokio::time::timeout(timeout, waited).await {
         Ok(Ok(status)) => match status.code() {
             Some(code) => RunEnd::Exited(code),
             None => RunEnd::Signalled,
@@ -103,17 +123,9 @@ pub async fn run(
             RunEnd::TimedOut
         }
     };
-    // Children of the CLI may still hold the pipes open: read what is
-    // there within a short grace, then give up on the rest.
-    let settle = |h: Option<tokio::task::JoinHandle<()>>| async move {
-        if let Some(h) = h {
-            let abort = h.abort_handle();
-            if tokio::time::timeout(READ_GRACE, h).await.is_err() {
-                abort.abort();
-            }
-        }
-    };
-    tokio::join!(settle(out), settle(err));
+    if !reads_done {
+        let _ = tokio::time::timeout(READ_GRACE, &mut reads).await;
+    }
     CliRun {
         end,
         stdout: text(&out_buf),
