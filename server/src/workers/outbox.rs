@@ -236,10 +236,17 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
     let mut due = true;
     let mut failures = 0u32;
     let mut next_recovery = tokio::time::Instant::now();
+    // The poll is a deadline, not a quiet period: a steady stream of
+    // finished sends must not keep rows due after a backoff waiting.
+    let mut next_poll = tokio::time::Instant::now() + config.poll;
     tracing::info!(%owner, "outbox worker started");
     loop {
         while let Some(joined) = rows.try_join_next() {
             collect(joined, &mut done);
+        }
+        if tokio::time::Instant::now() >= next_poll {
+            next_poll = tokio::time::Instant::now() + config.poll;
+            due = true;
         }
         if tokio::time::Instant::now() >= next_recovery {
             next_recovery = tokio::time::Instant::now() + config.recover_every;
@@ -325,7 +332,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         tokio::select! {
             () = cancel.cancelled() => break,
             () = wake.notified() => due = true,
-            () = tokio::time::sleep(config.poll) => due = true,
+            () = tokio::time::sleep_until(next_poll) => {}
             Some(joined) = rows.join_next(), if !rows.is_empty() => collect(joined, &mut done),
         }
     }
