@@ -86,6 +86,11 @@ async fn random_bodies_never_cause_server_errors() {
         ("GET", format!("/api/tasks/{t}")),
         ("POST", format!("/api/tasks/{t}/start")),
         ("PUT", "/api/settings/notify-targets".into()),
+        ("POST", "/api/settings/notify-targets/add".into()),
+        ("POST", "/api/internal/harness/outbound".into()),
+        ("POST", "/api/settings/destinations".into()),
+        ("PUT", "/api/settings/destinations".into()),
+        ("PUT", "/api/settings/gateways".into()),
         ("GET", "/api/harness/messages?view=".into()),
         ("POST", "/mcp".into()),
         ("POST", "/sfn/reply_ask".into()),
@@ -97,7 +102,7 @@ async fn random_bodies_never_cause_server_errors() {
         None,
         Some("garbage".to_string()),
     ];
-    for round in 0..600 {
+    for round in 0..900 {
         let (method, path) = &endpoints[round % endpoints.len()];
         let token = &tokens[rng.random_range(0..tokens.len())];
         let mut path = path.clone();
