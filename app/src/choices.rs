@@ -246,13 +246,24 @@ pub fn ChoicePicker(
     .into_any()
 }
 
-/// The mark of an ask answered by its default after the deadline.
+/// The option(s) an answered ask chose, and the mark of an ask answered by
+/// its default after the deadline.
 #[component]
 pub fn AnsweredByDefault(choices: Option<ChoiceInfo>) -> impl IntoView {
     let l = use_locale();
-    choices
-        .filter(|c| c.by_default)
-        .map(|_| view! { <span class="by-default">{l.t("choices.by_default")}</span> }.into_any())
+    choices.map(|c| {
+        let chosen = (!c.answered.is_empty()).then(|| {
+            view! {
+                <span class="answered-choice">
+                    {l.t("choices.chosen")} " " <strong>{c.answered.join(", ")}</strong>
+                </span>
+            }
+        });
+        let by_default = c
+            .by_default
+            .then(|| view! { <span class="by-default">{l.t("choices.by_default")}</span> });
+        view! { {chosen} {by_default} }
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod components;
 #[cfg(feature = "ssr")]
 pub mod csp;
 pub mod delivery;
+pub mod field_errors;
 pub mod i18n;
 pub mod live;
 pub mod markdown;

@@ -58,6 +58,8 @@ test('one click on an option answers the ask', async ({ page, request }) => {
   await choices.locator('.choice[data-label="Postgres"]').click();
   await expect(row.locator('.badge')).toHaveText('answered');
   await expect(row.locator('td.reply .clamp')).toHaveText('Postgres');
+  // The answer names the option it chose.
+  await expect(row.locator('.answered-choice')).toContainText('Postgres');
   const m = await only(request, taskId);
   expect(m.state).toBe('ANSWERED');
   expect(m.replyText).toBe('Postgres');
@@ -107,6 +109,8 @@ test('handle dialog: key 2 answers with option 2; free text "3." maps to option 
   await row2.locator('form.inline-reply').getByRole('button', { name: 'Send' }).click();
   await expect(row2.locator('.badge')).toHaveText('answered');
   expect((await only(request, other)).replyText).toBe('None');
+  // "3." was read as option 3, and the row says so.
+  await expect(row2.locator('.answered-choice')).toContainText('None');
   expect(errors).toEqual([]);
 });
 

@@ -20,13 +20,23 @@ pub struct ChoiceInfo {
     pub urgency: String,
     /// Answered by "default after deadline" (not by a person).
     pub by_default: bool,
+    /// The labels of the option(s) the answer named, in order.
+    #[serde(default)]
+    pub answered: Vec<String>,
 }
 
 #[cfg(feature = "ssr")]
 impl From<harness_core::options::Choices> for ChoiceInfo {
     fn from(c: harness_core::options::Choices) -> Self {
+        let answered = c
+            .answered_options
+            .iter()
+            .flatten()
+            .filter_map(|i| c.options.get(*i).map(|o| o.label.clone()))
+            .collect();
         Self {
             by_default: c.answered_by_default(),
+            answered,
             options: c
                 .options
                 .into_iter()

@@ -256,6 +256,7 @@ pub const EN: &[(&str, &str)] = &[
     ),
     ("choices.label", "Options"),
     ("choices.by_default", "default after deadline"),
+    ("choices.chosen", "chosen:"),
     // issue 15: task control, form, home, alerts
     ("task.run.not_started", "not started"),
     ("task.run.running", "running"),

@@ -235,6 +235,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("choices.keys_hint", "按 1–8 选择选项；也可以直接写回答。"),
     ("choices.label", "选项"),
     ("choices.by_default", "期限已过，采用默认"),
+    ("choices.chosen", "已选："),
     // issue 15: task control, form, home, alerts
     ("task.run.not_started", "未启动"),
     ("task.run.running", "运行中"),

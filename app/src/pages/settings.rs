@@ -42,41 +42,22 @@ pub fn SettingsPage() -> impl IntoView {
     // input (`#target-<field>-error`, the input `aria-invalid`); any other
     // error goes to the status line.
     const FIELDS: [&str; 5] = ["label", "gateway", "downstream", "dest", "scope"];
-    let add_error = move || {
-        add.value()
-            .get()
-            .and_then(Result::err)
-            .map(|e| crate::api::field_error(&e))
-    };
+    let errors = crate::field_errors::FieldErrors::new(
+        move || add.value().get().and_then(Result::err),
+        "target",
+        &FIELDS,
+    );
     let error = move || {
-        let general = add_error()
-            .filter(|(f, _)| !f.as_deref().is_some_and(|f| FIELDS.contains(&f)))
-            .map(|(_, m)| m)
-            .or_else(|| {
-                remove
-                    .value()
-                    .get()
-                    .and_then(Result::err)
-                    .map(|e| error_text(&e))
-            });
+        let general = errors.general().or_else(|| {
+            remove
+                .value()
+                .get()
+                .and_then(Result::err)
+                .map(|e| error_text(&e))
+        });
         general.map(|m| view! { <p class="error" role="alert" id="settings-status">{m}</p> })
     };
-    let field_error = move |field: &'static str| {
-        move || {
-            add_error()
-                .filter(|(f, _)| f.as_deref() == Some(field))
-                .map(|(_, m)| {
-                    view! { <p class="error field-error" role="alert" id=format!("target-{field}-error")>{m}</p> }
-                })
-        }
-    };
-    let invalid = move |field: &'static str| {
-        move || {
-            add_error()
-                .is_some_and(|(f, _)| f.as_deref() == Some(field))
-                .then_some("true")
-        }
-    };
+    let (field_error, invalid) = (move |f| errors.by(f), move |f| errors.invalid(f));
     view! {
         <crate::alerts::PageTitle text=l.t("settings.title") />
         <header class="page-head"><h1>{l.t("settings.title")}</h1></header>
