@@ -186,10 +186,15 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     // Everything settles: nothing PENDING / SENDING / FAILED.
     let deadline = Instant::now() + Duration::from_secs(60);
     let rows = loop {
-        let (_, rows) = call(&life, reqwest::Method::GET, "/api/outbound?limit=500", None)
-            .await
-            .unwrap();
-        let rows = rows.as_array().unwrap().clone();
+        // Per task (a list answers at most 500 rows; a longer run has more).
+        let mut rows = Vec::new();
+        for t in &tasks {
+            let path = format!("/api/tasks/{t}/outbound?limit=500");
+            let (_, some) = call(&life, reqwest::Method::GET, &path, None)
+                .await
+                .unwrap();
+            rows.extend(some.as_array().unwrap().iter().cloned());
+        }
         if rows.len() >= total
             && rows
                 .iter()

@@ -306,7 +306,7 @@ struct ListQuery {
     path = "/api/outbound",
     tag = "outbox",
     params(
-        ("limit" = Option<u32>, Query, description = "Rows at most (default 100)")
+        ("limit" = Option<u32>, Query, description = "Rows at most (default 100, at most 500)")
     ),
     responses(
         (status = 200, description = "Outbox rows, newest first", body = Vec<Outbound>)
@@ -329,19 +329,25 @@ async fn list(
     path = "/api/tasks/{id}/outbound",
     tag = "outbox",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)"),
+        ("limit" = Option<u32>, Query, description = "Rows at most (default 100, at most 500)")
     ),
     responses(
-        (status = 200, description = "The task's outbox rows", body = Vec<Outbound>)
+        (status = 200, description = "The task's outbox rows, newest first", body = Vec<Outbound>)
     )
 )]
 async fn for_task(
     State(s): State<AppState>,
     _: Admin,
     Path(id): Path<String>,
+    QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<Outbound>>> {
     s.harness.get_task(&id).await?;
-    Ok(Json(s.harness.list_outbound(Some(&id), 100).await?))
+    Ok(Json(
+        s.harness
+            .list_outbound(Some(&id), q.limit.unwrap_or(100))
+            .await?,
+    ))
 }
 
 #[utoipa::path(
