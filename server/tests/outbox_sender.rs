@@ -1,0 +1,130 @@
+//! The real outbox worker draining a queue through the gateway CLI double:
+//! every row ends in the state its send earned, and the sender's writes come
+//! in turns — one write transaction records the attempts that ended and
+//! leases the next rows — so a drain of `n` messages takes at most about `n`
+//! writes (one claim and one settle per message would be at least `1.25 n`).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use harness_core::store::StatsStore;
+use harness_server::workers::outbox::{self as sender, OutboxConfig};
+use reqwest::StatusCode;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
+
+fn writes(h: &harness_core::Harness) -> u64 {
+    h.store().transaction_latency().counts.iter().sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_is_sent_in_turns_of_one_write_each() {
+    let dir = tempfile::tempdir().unwrap();
+    // The server's own sender is off: the test starts one on a full queue.
+    // (A push answers at once instead of waiting for a first attempt.)
+    let s = common::start_with(dir.path(), |cfg| {
+        cfg.outbox.max_in_flight = 0;
+        cfg.outbox_wait = Duration::ZERO;
+    })
+    .await;
+    let record = dir.path().join("sent.jsonl");
+    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record}});
+    let (st, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"openclaw": settings})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = s
+        .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
+            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}
+        ]})))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let mut tasks = Vec::new();
+    for k in 0..5 {
+        tasks.push(s.task(&format!("drain {k}")).await);
+    }
+    // 100 messages: every tenth fails at the gateway, every seventh is a
+    // question (its task parks).
+    let n = 100;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let text = if i % 10 == 0 {
+            format!("message {i} [[double:fail]]")
+        } else {
+            format!("message {i}")
+        };
+        let (st, out) = s
+            .admin(
+                "POST",
+                "/api/internal/harness/outbound",
+                Some(json!({"taskId": tasks[i % tasks.len()], "message": text,
+                    "scope": "work", "expectReply": i % 7 == 0})),
+            )
+            .await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        assert_eq!(out["state"], "PENDING", "nothing sends yet");
+        ids.push(out["outboundId"].as_str().unwrap().to_string());
+    }
+
+    let h = s.running.harness.clone();
+    let before = writes(&h);
+    let started = Instant::now();
+    let cancel = CancellationToken::new();
+    let config = OutboxConfig {
+        max_in_flight: 4,
+        ..OutboxConfig::default()
+    };
+    let owner = format!("{}:drain-test", h.config().node_id);
+    let job = tokio::spawn(sender::run(h.clone(), owner, config, cancel.clone()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = h.list_outbound(None, 500).await.unwrap();
+        if rows.iter().filter(|r| r.state.attempted()).count() == n {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the queue did not drain");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = started.elapsed();
+    let during = writes(&h) - before;
+    cancel.cancel();
+    job.await.unwrap();
+
+    for (i, id) in ids.iter().enumerate() {
+        let row = h.outbound(id).await.unwrap();
+        let want = if i % 10 == 0 { "FAILED" } else { "DELIVERED" };
+        assert_eq!(row.state.as_str(), want, "message {i}");
+        assert_eq!(row.attempts, 1, "message {i}: one attempt in the drain");
+        if want == "FAILED" {
+            assert!(
+                row.next_attempt_at.is_some(),
+                "message {i}: due again later"
+            );
+        }
+    }
+    // Sent questions are OPEN asks (the last one of each task stands).
+    for t in &tasks {
+        let pending = h.pending(t).await.unwrap();
+        let asked = (0..n).any(|i| i % 7 == 0 && i % 10 != 0 && tasks[i % tasks.len()] == *t);
+        assert_eq!(pending.pending, asked, "task {t}");
+    }
+    // Each turn settles what ended since the last one and leases the next
+    // rows: at most one write per message, plus the first lease and a
+    // claim-only turn per poll or wake-up.
+    let bound = n as u64 + 3 + took.as_secs();
+    eprintln!("{during} write transactions for {n} messages in {took:?}");
+    assert!(
+        during <= bound,
+        "{during} write transactions for {n} messages in {took:?} (at most {bound})"
+    );
+    let sends = common::json_lines(&record);
+    assert_eq!(sends.len(), n, "one CLI run per message");
+    s.shutdown().await;
+}
