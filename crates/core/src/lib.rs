@@ -28,6 +28,7 @@ pub mod project_check;
 pub mod runtime;
 pub mod service;
 pub mod sessions;
+pub mod setting_lists;
 pub mod settings;
 pub mod store;
 pub mod sweeper;

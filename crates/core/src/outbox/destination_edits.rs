@@ -11,20 +11,17 @@ use std::collections::HashSet;
 use chrono::Utc;
 
 use super::destination::{DESTINATIONS_KEY, Destination, MAX_DESTINATIONS, alias_key, upsert};
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, ids};
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    setting_lists::{ListEntry, position},
+};
 
-/// Attempts of one compare-and-set edit. Each failed attempt means another
-/// edit stood in between, so this bounds only a sustained stream of writers
-/// (a burst of a few dozen concurrent edits all get through).
-const ATTEMPTS: usize = 64;
-
-/// An entry is addressed by its id, or by its position when it has none
-/// (a list written whole by an older client).
-fn position(list: &[Destination], id: &str) -> Option<usize> {
-    list.iter().enumerate().position(|(i, d)| match &d.id {
-        Some(own) => own == id,
-        None => i.to_string() == id,
-    })
+impl ListEntry for Destination {
+    fn entry_id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
 }
 
 fn clean(v: &mut Option<String>, field: &'static str, max: usize) -> CoreResult<()> {
@@ -163,48 +160,22 @@ pub fn validate_destinations(mut list: Vec<Destination>) -> CoreResult<Vec<Desti
 }
 
 impl Harness {
-    /// Read-modify-write of the alias list, retried when another writer
-    /// changed it in between. `edit` returns what it changed, or `None`
-    /// when the list stays as it is (nothing is written).
-    async fn edit_destinations<R, F>(&self, mut edit: F) -> CoreResult<Option<R>>
+    /// One compare-and-set edit of the alias list ([`Harness::edit_setting_list`]).
+    async fn edit_destinations<R, F>(&self, edit: F) -> CoreResult<Option<R>>
     where
         F: FnMut(&mut Vec<Destination>) -> CoreResult<Option<R>>,
     {
-        for _ in 0..ATTEMPTS {
-            let stored = self.store().get_setting(DESTINATIONS_KEY).await?;
-            let mut list: Vec<Destination> = match stored.clone() {
-                None => Vec::new(),
-                Some(value) => serde_json::from_value(value).unwrap_or_else(|err| {
-                    tracing::warn!(%err, "stored destinations are unreadable; replacing them");
-                    Vec::new()
-                }),
-            };
-            let Some(changed) = edit(&mut list)? else {
-                return Ok(None);
-            };
+        let check = |list: &[Destination]| {
             if list.len() > MAX_DESTINATIONS {
                 return Err(CoreError::invalid(
                     "destinations",
                     format!("at most {MAX_DESTINATIONS} destinations"),
                 ));
             }
-            let value = serde_json::to_value(&list)
-                .map_err(|e| CoreError::invalid_body(format!("destinations: {e}")))?;
-            if self
-                .store()
-                .replace_setting(DESTINATIONS_KEY, stored.as_ref(), &value, Utc::now())
-                .await?
-            {
-                self.publish(HarnessEvent::SettingChanged {
-                    key: DESTINATIONS_KEY.into(),
-                });
-                return Ok(Some(changed));
-            }
-            tokio::task::yield_now().await;
-        }
-        Err(CoreError::Conflict(
-            "the destination aliases keep changing; try again".into(),
-        ))
+            Ok(())
+        };
+        self.edit_setting_list(DESTINATIONS_KEY, "destination aliases", check, edit)
+            .await
     }
 
     /// Replace the alias list (validated; the reference's whole-list write).

@@ -6,20 +6,16 @@ use chrono::Utc;
 
 use super::{PushOutcome, gateway};
 use crate::{
-    CoreError, CoreResult, Harness,
-    events::HarnessEvent,
-    ids,
+    CoreError, CoreResult, Harness, ids,
+    setting_lists::{ListEntry, position},
     settings::{NOTIFY_TARGETS_KEY, NotifyTarget, check_targets},
     store::{Dedup, NewOutbound},
 };
 
-/// A target is addressed by its id, or by its position when it has none
-/// (a list written whole by an older client).
-fn position(targets: &[NotifyTarget], id: &str) -> Option<usize> {
-    targets.iter().enumerate().position(|(i, t)| match &t.id {
-        Some(own) => own == id,
-        None => i.to_string() == id,
-    })
+impl ListEntry for NotifyTarget {
+    fn entry_id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
 }
 
 /// The rules of one added or edited target, each error naming its field
@@ -77,36 +73,13 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
 }
 
 impl Harness {
-    /// Read-modify-write of the target list, retried when another writer
-    /// changed it in between. `edit` returns the target it changed.
-    async fn edit_targets<F>(&self, mut edit: F) -> CoreResult<Option<NotifyTarget>>
+    /// One compare-and-set edit of the target list ([`Harness::edit_setting_list`]).
+    async fn edit_targets<F>(&self, edit: F) -> CoreResult<Option<NotifyTarget>>
     where
         F: FnMut(&mut Vec<NotifyTarget>) -> CoreResult<Option<NotifyTarget>>,
     {
-        for _ in 0..16 {
-            let stored = self.store().get_setting(NOTIFY_TARGETS_KEY).await?;
-            let mut targets: Vec<NotifyTarget> = stored
-                .clone()
-                .and_then(|v| serde_json::from_value(v).ok())
-                .unwrap_or_default();
-            let changed = edit(&mut targets)?;
-            check_targets(&targets)?;
-            let value = serde_json::to_value(&targets)
-                .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
-            if self
-                .store()
-                .replace_setting(NOTIFY_TARGETS_KEY, stored.as_ref(), &value, Utc::now())
-                .await?
-            {
-                self.publish(HarnessEvent::SettingChanged {
-                    key: NOTIFY_TARGETS_KEY.into(),
-                });
-                return Ok(changed);
-            }
-        }
-        Err(CoreError::Conflict(
-            "the notify targets keep changing; try again".into(),
-        ))
+        self.edit_setting_list(NOTIFY_TARGETS_KEY, "notify targets", check_targets, edit)
+            .await
     }
 
     /// Append a target (it gets an id).
