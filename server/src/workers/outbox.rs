@@ -6,11 +6,7 @@
 //! boot of this node at start and expired leases periodically. Any node may
 //! send any row (no PTY is involved).
 
-use std::{
-    collections::HashSet,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use harness_core::{
     Harness,
@@ -189,10 +185,9 @@ type Done = (Outbound, SendOutcome);
 
 /// Keep a finished send's outcome (a send task that panicked leaves its row
 /// SENDING: lease recovery makes it SENT_UNVERIFIED, never a blind resend).
-fn collect(joined: Result<Option<Done>, tokio::task::JoinError>, done: &mut Vec<Done>) {
+fn collect(joined: Result<Done, tokio::task::JoinError>, done: &mut Vec<Done>) {
     match joined {
-        Ok(Some(d)) => done.push(d),
-        Ok(None) => {}
+        Ok(d) => done.push(d),
         Err(err) => tracing::error!(error = %err, "an outbound send task failed"),
     }
 }
@@ -228,8 +223,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         }
     }
     let mut cache = SettingsCache::default();
-    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let mut rows: JoinSet<Option<Done>> = JoinSet::new();
+    let mut rows: JoinSet<Done> = JoinSet::new();
     let mut done: Vec<Done> = Vec::new();
     // Rows may be due: at start, after a wake-up or a poll, and while the
     // last lease filled every free slot.
@@ -271,34 +265,28 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
                     if limit > 0 {
                         due = claimed.len() == limit as usize;
                     }
+                    // Read once per turn (cached), only when there is something to send.
                     let settings = if claimed.is_empty() {
                         None
                     } else {
                         Some(cache.get(&harness).await)
                     };
                     for row in claimed {
-                        let fresh = in_flight
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(row.id.clone());
-                        if !fresh {
-                            continue;
-                        }
                         let settings = match &settings {
-                            Some(Ok(s)) => Ok(s.clone()),
                             Some(Err(err)) => {
                                 Err(harness_core::CoreError::Conflict(err.to_string()))
                             }
-                            None => continue,
+                            Some(Ok(s)) => Ok(s.clone()),
+                            None => Err(harness_core::CoreError::Conflict(
+                                "no gateway settings were read".into(),
+                            )),
                         };
                         let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
-                        let (h, f, timeout) =
-                            (harness.clone(), in_flight.clone(), config.cli_timeout);
+                        let (h, timeout) = (harness.clone(), config.cli_timeout);
                         rows.spawn(
                             async move {
                                 let outcome = send_one(&h, &row, timeout, settings).await;
-                                f.lock().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
-                                Some((row, outcome))
+                                (row, outcome)
                             }
                             .instrument(span),
                         );
