@@ -98,8 +98,8 @@ async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     Ok(running)
 }
 
-/// A running sender with `concurrency`, stopped (and drained) on drop of the
-/// returned guard's `stop`.
+/// A running sender with `concurrency`; `stop` cancels it and waits for its
+/// drain.
 struct Sender {
     cancel: CancellationToken,
     job: tokio::task::JoinHandle<()>,
