@@ -26,7 +26,12 @@ use std::{
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use harness_core::{Harness, events::HarnessEvent, outbox::PushInput, tasks::CreateTask};
+use harness_core::{
+    Harness,
+    events::HarnessEvent,
+    outbox::{OutboundState, PushInput},
+    tasks::CreateTask,
+};
 use harness_server::{
     ServeConfig, launch,
     workers::outbox::{self as sender, OutboxConfig},
@@ -35,6 +40,19 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
+
+/// CPU time of this process (its own threads, not the gateway processes).
+fn own_cpu() -> Duration {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let t = |v: libc::timeval| {
+        Duration::from_secs(v.tv_sec.max(0) as u64) + Duration::from_micros(v.tv_usec.max(0) as u64)
+    };
+    t(u.ru_utime) + t(u.ru_stime)
+}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -193,10 +211,20 @@ async fn wait_attempted(
             }
             Ok(Ok(_)) => {}
             Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                // Events were lost: count each row's from its state (a
+                // queued row has a claim and a settle to come, a SENDING
+                // row its settle).
                 let mut attempted = Vec::new();
                 for id in &waiting {
-                    if h.outbound(id).await?.state.attempted() {
+                    let to_come = match h.outbound(id).await?.state {
+                        s if s.attempted() => 0,
+                        OutboundState::Sending => 1,
+                        _ => 2,
+                    };
+                    if to_come == 0 {
                         attempted.push(*id);
+                    } else {
+                        seen.insert(id.to_string(), need.saturating_sub(to_come));
                     }
                 }
                 for id in attempted {
@@ -235,18 +263,25 @@ async fn throughput(
     let mut results = Vec::new();
     let mut delivered = 0;
     for round in 0..rounds {
+        let cpu = own_cpu();
         let raw = per as f64 / raw_spawns(per, concurrency).await?.as_secs_f64();
+        let raw_cpu = (own_cpu() - cpu) / per as u32;
         // Queued first, then the sender starts: its own throughput.
         let ids = enqueue(h, task, per, &format!("c{concurrency} r{round}")).await?;
         let mut events = h.subscribe();
+        let cpu = own_cpu();
         let started = Instant::now();
         let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-{round}"));
         delivered = wait_attempted(h, &mut events, &ids, 2).await?;
         let outbox = per as f64 / started.elapsed().as_secs_f64();
+        let outbox_cpu = (own_cpu() - cpu) / per as u32;
         s.stop().await?;
         println!(
-            "  c={concurrency} round {round}: raw {raw:7.1}/s, outbox {outbox:7.1}/s, ratio {:.2}",
-            outbox / raw
+            "  c={concurrency} round {round}: raw {raw:7.1}/s, outbox {outbox:7.1}/s, ratio {:.2}; \
+             this process's CPU per message: raw {} µs, outbox {} µs",
+            outbox / raw,
+            raw_cpu.as_micros(),
+            outbox_cpu.as_micros()
         );
         results.push((outbox / raw, raw, outbox));
     }

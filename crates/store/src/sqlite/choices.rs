@@ -162,7 +162,7 @@ impl ChoicesStore for SqliteStore {
              JOIN harness_messages m ON m.id = c.message_id \
              WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
                AND c.answered_by IS NULL AND c.deadline_at <= ? AND m.state = 'OPEN' \
-             ORDER BY c.deadline_at LIMIT ?",
+             ORDER BY c.deadline_at LIMIT +?",
         )
         .bind(ms(now))
         .bind(i64::from(limit))

@@ -166,7 +166,7 @@ impl DeliveryStore for SqliteStore {
                AND d.state IN {CLAIMABLE} \
                AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?3) \
                AND (d.node_id IS NULL OR d.node_id = ?4) \
-               ORDER BY d.next_attempt_at, d.id LIMIT ?5) \
+               ORDER BY d.next_attempt_at, d.id LIMIT +?5) \
              RETURNING 'claimed' AS what, {DELIVERY_COLUMNS}; \
              COMMIT"
         );
@@ -400,7 +400,7 @@ impl DeliveryStore for SqliteStore {
     async fn task_deliveries(&self, task_id: &str, limit: u32) -> StoreResult<Vec<Delivery>> {
         let sql = format!(
             "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT ?"
+             ORDER BY created_at DESC, id DESC LIMIT +?"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)

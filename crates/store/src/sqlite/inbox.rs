@@ -127,7 +127,7 @@ impl InboxStore for SqliteStore {
                claimed_at = ?3, lease_expires_at = ?4, attempts = attempts + 1, batch_id = NULL, \
                last_error = NULL, updated_at = ?3 \
              WHERE id IN (SELECT id FROM workbench_events WHERE parent_task_id = ?5 \
-               AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT ?6) \
+               AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT +?6) \
              RETURNING {EVENT_COLUMNS}"
         );
         let mut tx = self.write_tx().await?;
@@ -381,7 +381,7 @@ impl InboxStore for SqliteStore {
     async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>> {
         sqlx::query_scalar(
             "SELECT parent_task_id FROM workbench_events WHERE state = 'PENDING' \
-             GROUP BY parent_task_id ORDER BY MIN(created_at) LIMIT ?",
+             GROUP BY parent_task_id ORDER BY MIN(created_at) LIMIT +?",
         )
         .bind(i64::from(limit))
         .fetch_all(&self.reader)
@@ -497,7 +497,7 @@ impl InboxStore for SqliteStore {
              WHERE t.parent_task_id IS NOT NULL AND e.status IN ('COMPLETED', 'FAILED') \
                AND e.ended_at >= ?1 \
                AND NOT EXISTS (SELECT 1 FROM workbench_events w WHERE w.execution_id = e.id) \
-             ORDER BY e.ended_at, e.id LIMIT ?2",
+             ORDER BY e.ended_at, e.id LIMIT +?2",
         )
         .bind(ms(since))
         .bind(i64::from(limit))
@@ -602,7 +602,7 @@ impl InboxStore for SqliteStore {
     ) -> StoreResult<Vec<WorkbenchEvent>> {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE parent_task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT ?"
+             ORDER BY created_at DESC, id DESC LIMIT +?"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
@@ -622,7 +622,7 @@ impl InboxStore for SqliteStore {
     ) -> StoreResult<Vec<WorkbenchBatch>> {
         let sql = format!(
             "SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE parent_task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT ?"
+             ORDER BY created_at DESC, id DESC LIMIT +?"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
@@ -638,7 +638,7 @@ impl InboxStore for SqliteStore {
     async fn list_task_messages(&self, task_id: &str, limit: u32) -> StoreResult<Vec<TaskMessage>> {
         sqlx::query(
             "SELECT id, task_id, execution_id, role, content, metadata, created_at FROM task_messages \
-             WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+             WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT +?",
         )
         .bind(task_id)
         .bind(i64::from(limit))

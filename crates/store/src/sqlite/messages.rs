@@ -481,7 +481,7 @@ impl MessageStore for SqliteStore {
                  OR m.reply_text LIKE ?1s ESCAPE '\\')",
             );
         }
-        sql.push_str(" ORDER BY m.created_at DESC, m.id DESC LIMIT ?");
+        sql.push_str(" ORDER BY m.created_at DESC, m.id DESC LIMIT +?");
         // Positional binds in the order the clauses were appended.
         let sql = sql.replace("?1s", "?");
         let mut query = sqlx::query(AssertSqlSafe(sql));

@@ -1,5 +1,12 @@
 //! SQLite backend: one writer connection (SQLite has a single writer; queuing
 //! in the pool is cheaper than SQLITE_BUSY), a small read-only pool for reads.
+//!
+//! Statements are prepared once and cached by sqlx. A limit bound as a
+//! bare parameter defeats that: SQLite (3.47+) reads its value while
+//! planning, so binding it again expires the statement and the next step
+//! parses it again (a third of the outbox sender's CPU). Limits are written
+//! `LIMIT +?N`: the unary plus makes the limit an expression evaluated at
+//! run time (`tests/sql_text.rs` keeps it that way).
 
 pub mod backup;
 mod checkpoint;

@@ -79,7 +79,7 @@ const BATCH_TEMPLATE: &str = "BEGIN IMMEDIATE; \
        lease_owner = ?4, lease_expires_at = ?6, next_attempt_at = NULL, updated_at = ?3 \
      WHERE ?7 > 0 AND id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
        WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
-       ORDER BY c.next_attempt_at, c.id LIMIT ?7) \
+       ORDER BY c.next_attempt_at, c.id LIMIT +?7) \
        AND (typeof(?1) || typeof(?2) || typeof(?5)) IS NOT NULL \
      RETURNING 'claimed' AS what, {ROW}; \
      COMMIT";

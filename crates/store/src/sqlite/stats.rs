@@ -70,7 +70,7 @@ impl StatsStore for SqliteStore {
              JOIN tasks t ON t.id = m.task_id \
              LEFT JOIN projects p ON p.id = t.project_id \
              WHERE m.kind = 'ask' AND (m.created_at >= ? OR m.state = 'OPEN') \
-             ORDER BY m.created_at DESC LIMIT ?",
+             ORDER BY m.created_at DESC LIMIT +?",
         )
         .bind(ms(since))
         .bind(limit.max(0))

@@ -156,7 +156,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>> {
-        let sql = format!("{TASK_VIEW_SELECT} ORDER BY t.created_at DESC, t.id DESC LIMIT ?");
+        let sql = format!("{TASK_VIEW_SELECT} ORDER BY t.created_at DESC, t.id DESC LIMIT +?");
         sqlx::query(AssertSqlSafe(sql))
             .bind(i64::from(limit))
             .fetch_all(&self.reader)
