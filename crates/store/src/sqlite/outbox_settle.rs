@@ -21,19 +21,8 @@ use super::{
 };
 use crate::error::map;
 
-/// The batch (`?1` token, `?2` settles JSON, `?3` now, `?4` owner, `?5`
-/// expired-before or NULL, `?6` lease until, `?7` limit). sqlx binds a
-/// statement's numbered parameters only up to its first gap, so every
-/// statement uses a prefix of them (`typeof(…)` no-ops fill a gap). In order:
-/// finish the rows; cancel the other OPEN asks of each task whose ask this
-/// batch sent; open those asks / close those notifies; park the tasks'
-/// RUNNING executions; record platform message id → task; lease due rows.
-static BATCH: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| BATCH_TEMPLATE.replace("{ROW}", &returning()));
-
-const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each(?2))";
-
-const BATCH_TEMPLATE: &str = "BEGIN IMMEDIATE; \
+/// Finish the rows (parameters: see [`batch_sql`]).
+const SETTLE: &str = "\
      UPDATE harness_outbound AS o SET state = j.j_state, lease_owner = NULL, lease_expires_at = NULL, \
        next_attempt_at = j.j_next, \
        platform = CASE WHEN j.j_sent THEN lower(COALESCE(j.j_platform, o.downstream, o.gateway)) ELSE o.platform END, \
@@ -49,7 +38,12 @@ const BATCH_TEMPLATE: &str = "BEGIN IMMEDIATE; \
        FROM json_each(?2)) AS j \
      WHERE o.id = j.j_id AND o.state = 'SENDING' AND o.lease_owner = ?4 \
        AND (?5 IS NULL OR o.lease_expires_at < ?5) \
-     RETURNING 'row' AS what, {ROW}; \
+     RETURNING 'row' AS what, {ROW};";
+
+/// For the rows this batch sent: cancel the other OPEN asks of each task
+/// whose ask it sent, open those asks / close those notifies, park the
+/// tasks' RUNNING executions, record platform message id → task.
+const ACTIVATE: &str = "\
      UPDATE harness_messages SET state = 'CANCELLED' \
      WHERE kind = 'ask' AND state = 'OPEN' \
        AND task_id IN (SELECT o.task_id FROM harness_outbound o JOIN harness_messages p ON p.id = o.harness_message_id \
@@ -74,15 +68,54 @@ const BATCH_TEMPLATE: &str = "BEGIN IMMEDIATE; \
      FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
      ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
        task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
-       scope = excluded.scope, expect_reply = excluded.expect_reply; \
+       scope = excluded.scope, expect_reply = excluded.expect_reply;";
+
+/// Lease up to `?7` due rows.
+const CLAIM: &str = "\
      UPDATE harness_outbound SET state = 'SENDING', attempts = attempts + 1, \
        lease_owner = ?4, lease_expires_at = ?6, next_attempt_at = NULL, updated_at = ?3 \
      WHERE ?7 > 0 AND id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
        WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
        ORDER BY c.next_attempt_at, c.id LIMIT +?7) \
        AND (typeof(?1) || typeof(?2) || typeof(?5)) IS NOT NULL \
-     RETURNING 'claimed' AS what, {ROW}; \
-     COMMIT";
+     RETURNING 'claimed' AS what, {ROW};";
+
+const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each(?2))";
+
+/// The batch of a turn: `BEGIN IMMEDIATE; [SETTLE] [ACTIVATE] [CLAIM]
+/// COMMIT`, without the statements that cannot match (nothing settled,
+/// nothing sent, no free slot); each shape is built once, and sqlx caches
+/// its prepared statements. Parameters: `?1` token, `?2` settles JSON, `?3`
+/// now, `?4` owner, `?5` expired-before or NULL, `?6` lease until, `?7`
+/// limit. sqlx binds a statement's numbered parameters only up to its first
+/// gap, so every statement uses a prefix of them (`typeof(…)` no-ops fill a
+/// gap).
+fn batch_sql(settles: bool, sent: bool, claims: bool) -> &'static str {
+    static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (0..8u8)
+            .map(|bits| {
+                let mut sql = String::from("BEGIN IMMEDIATE; ");
+                if bits & 1 != 0 {
+                    sql.push_str(SETTLE);
+                    sql.push(' ');
+                }
+                if bits & 2 != 0 {
+                    sql.push_str(ACTIVATE);
+                    sql.push(' ');
+                }
+                if bits & 4 != 0 {
+                    sql.push_str(CLAIM);
+                    sql.push(' ');
+                }
+                sql.push_str("COMMIT");
+                sql.replace("{ROW}", &returning())
+                    .replace("{IDS}", SETTLED_IDS)
+            })
+            .collect()
+    });
+    let bits = usize::from(settles) | usize::from(settles && sent) << 1 | usize::from(claims) << 2;
+    &SHAPES[bits]
+}
 
 /// Error texts kept on a row.
 const MAX_ERROR_CHARS: usize = 2000;
@@ -127,7 +160,11 @@ impl SqliteStore {
         )
         .to_string();
         let token = harness_core::ids::new_id();
-        let sql = BATCH.replace("{IDS}", SETTLED_IDS);
+        let sent = batch
+            .settles
+            .iter()
+            .any(|(_, s)| matches!(s, Settle::Sent { .. }));
+        let sql = batch_sql(!batch.settles.is_empty(), sent, batch.limit > 0);
         let (owner, now) = (batch.owner.clone(), ms(batch.now));
         let (expired, until) = (batch.expired_before.map(ms), ms(batch.lease_until));
         let limit = i64::from(batch.limit);
