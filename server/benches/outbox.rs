@@ -17,7 +17,7 @@
 //! Rounds alternate raw and outbox so a busy neighbour skews both alike; the
 //! median round's ratio is reported, for the configured concurrency
 //! (`$HARNESS_OUTBOX_CONCURRENCY`, default 4) and for 8. Run:
-//! `cargo bench -p server --bench outbox` (`HARNESS_BENCH_N`, default 600).
+//! `cargo bench -p server --bench outbox` (`HARNESS_BENCH_N`, default 1500: 500 per round).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -350,7 +350,7 @@ async fn run() -> anyhow::Result<()> {
     let n: usize = std::env::var("HARNESS_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(600);
+        .unwrap_or(1500);
     let configured = OutboxConfig::default().max_in_flight;
     let dir = tempfile::tempdir()?;
     let running = server(dir.path()).await?;
