@@ -124,10 +124,13 @@ struct Sender {
 }
 
 impl Sender {
-    fn start(h: &Harness, concurrency: usize, name: &str) -> Self {
+    /// With the spawn journal in `journal` (as the server runs it: rows
+    /// leased ahead of a free slot).
+    fn start(h: &Harness, concurrency: usize, name: &str, journal: &Path) -> Self {
         let cancel = CancellationToken::new();
         let config = OutboxConfig {
             max_in_flight: concurrency,
+            journal: Some(journal.to_path_buf()),
             ..OutboxConfig::default()
         };
         let owner = format!("{}:{name}", h.config().node_id);
@@ -255,6 +258,7 @@ struct Throughput {
 
 async fn throughput(
     h: &Harness,
+    journal: &Path,
     task: &str,
     concurrency: usize,
     per: usize,
@@ -271,7 +275,12 @@ async fn throughput(
         let mut events = h.subscribe();
         let cpu = own_cpu();
         let started = Instant::now();
-        let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-{round}"));
+        let s = Sender::start(
+            h,
+            concurrency,
+            &format!("bench-{concurrency}-{round}"),
+            journal,
+        );
         delivered = wait_attempted(h, &mut events, &ids, 2).await?;
         let outbox = per as f64 / started.elapsed().as_secs_f64();
         let outbox_cpu = (own_cpu() - cpu) / per as u32;
@@ -290,7 +299,12 @@ async fn throughput(
 
     // The same sender while 8 producers enqueue.
     let mut events = h.subscribe();
-    let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-producers"));
+    let s = Sender::start(
+        h,
+        concurrency,
+        &format!("bench-{concurrency}-producers"),
+        journal,
+    );
     let started = Instant::now();
     let ids = enqueue(h, task, per, &format!("c{concurrency} producers")).await?;
     wait_attempted(h, &mut events, &ids, 3).await?;
@@ -314,7 +328,12 @@ async fn latency(
 ) -> anyhow::Result<Vec<Duration>> {
     let record = dir.join("latency.jsonl");
     set_mode(h, "ok", Some(&record)).await?;
-    let s = Sender::start(h, OutboxConfig::default().max_in_flight, "bench-latency");
+    let s = Sender::start(
+        h,
+        OutboxConfig::default().max_in_flight,
+        "bench-latency",
+        &dir.join("journal"),
+    );
     let mut lat = Vec::with_capacity(samples);
     for i in 0..samples {
         let before = SystemTime::now().duration_since(UNIX_EPOCH)?;
@@ -368,7 +387,8 @@ async fn run() -> anyhow::Result<()> {
     raw_spawns(20, configured).await?;
     let warm = enqueue(&h, &task, 20, "warm-up").await?;
     let mut events = h.subscribe();
-    let s = Sender::start(&h, configured, "bench-warm-up");
+    let journal = dir.path().join("journal");
+    let s = Sender::start(&h, configured, "bench-warm-up", &journal);
     wait_attempted(&h, &mut events, &warm, 2).await?;
     s.stop().await?;
 
@@ -380,7 +400,7 @@ async fn run() -> anyhow::Result<()> {
     }
     let mut results = Vec::new();
     for c in levels {
-        results.push(throughput(&h, &task, c, per, rounds).await?);
+        results.push(throughput(&h, &journal, &task, c, per, rounds).await?);
     }
     let lat = latency(&h, &task, dir.path(), (n / 3).max(50)).await?;
     running.shutdown().await?;

@@ -155,10 +155,14 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     harness.attach_runtime(Arc::new(terminals.clone()));
     // The outbox worker (gateway sends): recovers this node's sends caught
     // by the last stop, then claims due rows.
+    let mut outbox = config.outbox.clone();
+    outbox
+        .journal
+        .get_or_insert_with(|| data.root.join("outbox-journal"));
     jobs.push(tokio::spawn(crate::workers::outbox::run(
         harness.clone(),
         boot_owner.clone(),
-        config.outbox.clone(),
+        outbox,
         cancel.child_token(),
     )));
     jobs.push(tokio::spawn(crate::workers::deliveries::run(

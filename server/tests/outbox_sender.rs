@@ -3,12 +3,13 @@
 //! in turns — one write transaction records the attempts that ended and
 //! leases the next rows — so a drain of `n` messages takes at most about `n`
 //! writes (one claim and one settle per message would be at least `1.25 n`).
+//! With its spawn journal the sender leases rows ahead of a free slot; a
+//! stop releases the rows it never started.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use harness_core::store::StatsStore;
 use harness_server::workers::outbox::{self as sender, OutboxConfig};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -79,6 +80,7 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     let cancel = CancellationToken::new();
     let config = OutboxConfig {
         max_in_flight: 4,
+        journal: Some(dir.path().join("journal")),
         ..OutboxConfig::default()
     };
     let owner = format!("{}:drain-test", h.config().node_id);
@@ -126,5 +128,116 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     );
     let sends = common::json_lines(&record);
     assert_eq!(sends.len(), n, "one CLI run per message");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start_with(dir.path(), |cfg| {
+        cfg.outbox.max_in_flight = 0;
+        cfg.outbox_wait = Duration::ZERO;
+    })
+    .await;
+    let record = dir.path().join("sent.jsonl");
+    // Each send takes 400 ms: one slot, so most rows wait in the queue.
+    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record,
+        "GATEWAY_DOUBLE_MODE": "slow:400"}});
+    let (st, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"openclaw": settings})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = s
+        .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
+            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}
+        ]})))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let task = s.task("stop").await;
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let (st, out) = s
+            .admin(
+                "POST",
+                "/api/internal/harness/outbound",
+                Some(json!({"taskId": task, "message": format!("queued {i}"), "scope": "work"})),
+            )
+            .await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        ids.push(out["outboundId"].as_str().unwrap().to_string());
+    }
+    let h = s.running.harness.clone();
+    let journal = dir.path().join("journal");
+    let cancel = CancellationToken::new();
+    let config = OutboxConfig {
+        max_in_flight: 1,
+        journal: Some(journal.clone()),
+        ..OutboxConfig::default()
+    };
+    let owner = format!("{}:stop-test", h.config().node_id);
+    let job = tokio::spawn(sender::run(h.clone(), owner, config, cancel.clone()));
+    // One send running, more rows leased ahead of the slot.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = h.list_outbound(None, 50).await.unwrap();
+        let sending = rows
+            .iter()
+            .filter(|r| r.state.as_str() == "SENDING")
+            .count();
+        if sending >= 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "nothing was leased ahead");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+    job.await.unwrap();
+
+    // The send in flight finished (the drain); every other row is due
+    // again with no attempt counted: a row's attempts are its real sends.
+    let sends = common::json_lines(&record);
+    assert!(!sends.is_empty(), "the running send finished");
+    let mut released = 0;
+    for (i, id) in ids.iter().enumerate() {
+        let row = h.outbound(id).await.unwrap();
+        let real = sends
+            .iter()
+            .filter(|r| {
+                r["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(&format!("queued {i}\n"))
+            })
+            .count();
+        assert_eq!(
+            row.attempts as usize, real,
+            "row {i}: attempts are real sends"
+        );
+        match row.state.as_str() {
+            "DELIVERED" => assert_eq!(real, 1, "row {i}"),
+            "PENDING" => {
+                assert_eq!(real, 0, "row {i}");
+                assert!(row.lease_owner.is_none(), "row {i}: no lease left");
+                released += 1;
+            }
+            other => panic!("row {i} ended {other}"),
+        }
+    }
+    assert!(released >= 1, "rows were leased ahead and released");
+    // The journal recorded exactly the starts.
+    let lines: usize = std::fs::read_dir(&journal)
+        .unwrap()
+        .map(|e| {
+            std::fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .sum();
+    assert_eq!(lines, sends.len(), "one journal line per start");
     s.shutdown().await;
 }

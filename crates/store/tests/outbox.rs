@@ -10,7 +10,7 @@ use chrono::{Duration, Utc};
 use harness_core::{
     CoreError, Harness, HarnessConfig, ids,
     model::{ExecutionStatus, MessageKind, MessageState},
-    outbox::{OutboundState, PushInput, Receipt, SendOutcome},
+    outbox::{NoJournal, OutboundState, PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
     tasks::CreateTask,
 };
@@ -413,20 +413,27 @@ async fn expired_leases_and_earlier_boots_become_unverified() {
         "lease still valid"
     );
     assert_eq!(
-        h.recover_boot_outbound(OWNER).await.unwrap(),
-        0,
+        h.recover_boot_outbound(OWNER, &NoJournal).await.unwrap(),
+        (0, 0),
         "our own boot"
     );
     // Another node never touches it.
     let (_s3, hb) = harness(&dir, "node-b").await;
     assert_eq!(
-        hb.recover_boot_outbound("node-b:boot-1").await.unwrap(),
-        0,
+        hb.recover_boot_outbound("node-b:boot-1", &NoJournal)
+            .await
+            .unwrap(),
+        (0, 0),
         "another node's rows"
     );
     // This node restarted with a new boot:
     let (_s2, h2) = harness(&dir, "node-a").await;
-    assert_eq!(h2.recover_boot_outbound("node-a:boot-2").await.unwrap(), 1);
+    assert_eq!(
+        h2.recover_boot_outbound("node-a:boot-2", &NoJournal)
+            .await
+            .unwrap(),
+        (1, 0)
+    );
     assert_eq!(
         h2.outbound(&row.id).await.unwrap().state,
         OutboundState::SentUnverified

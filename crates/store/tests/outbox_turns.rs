@@ -77,7 +77,7 @@ fn writes(store: &SqliteStore) -> u64 {
 }
 
 async fn claim(h: &Harness, n: u32) -> Vec<Outbound> {
-    h.settle_and_claim(OWNER, Vec::new(), Duration::seconds(120), n)
+    h.settle_and_claim(OWNER, Vec::new(), Vec::new(), Duration::seconds(120), n)
         .await
         .unwrap()
 }
@@ -122,6 +122,7 @@ async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_transact
                     SendOutcome::Unverified(Receipt::default(), "exit 0 without an id".into()),
                 ),
             ],
+            Vec::new(),
             Duration::seconds(120),
             2,
         )
@@ -201,6 +202,7 @@ async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open() {
                 (by_id(&first), delivered("om_1")),
                 (by_id(&second), delivered("om_2")),
             ],
+            Vec::new(),
             Duration::seconds(120),
             5,
         )
@@ -252,6 +254,7 @@ async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_res
             (by_id(&kept), delivered("om_k")),
             (by_id(&lost), delivered("om_late")),
         ],
+        Vec::new(),
         Duration::seconds(120),
         0,
     )
@@ -270,4 +273,122 @@ async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_res
             .unwrap()
             .is_none()
     );
+}
+
+/// A spawn journal for the test: what each owner started.
+struct Started(Vec<(&'static str, String, u32)>);
+
+impl harness_core::outbox::StartedAttempts for Started {
+    fn started(&self, owner: &str) -> Option<std::collections::HashSet<(String, u32)>> {
+        let rows: std::collections::HashSet<(String, u32)> = self
+            .0
+            .iter()
+            .filter(|(o, _, _)| *o == owner)
+            .map(|(_, id, attempt)| (id.clone(), *attempt))
+            .collect();
+        (!rows.is_empty()).then_some(rows)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, h) = harness(&dir).await;
+    let t = task(&h, "A").await;
+    let started = push(&h, &t, "started", false).await;
+    let fresh = push(&h, &t, "never started", false).await;
+    let retried = push(&h, &t, "failed once, then leased", false).await;
+    let leased = claim(&h, 3).await;
+    assert_eq!(leased.len(), 3);
+    // `retried` failed its first attempt and is due again: leased a second time.
+    let first = leased.iter().find(|r| r.id == retried).unwrap().clone();
+    h.store()
+        .settle_outbound(
+            &retried,
+            OWNER,
+            None,
+            harness_core::store::Settle::Failed {
+                error: "exit 1".into(),
+                next: Some(Utc::now()),
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let again = claim(&h, 1).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (retried.as_str(), 2)
+    );
+    assert_eq!(first.attempts, 1);
+
+    // A release by another owner, or of a row not leased, does nothing.
+    let other = h
+        .settle_and_claim(
+            "node-b:boot-1",
+            Vec::new(),
+            vec![fresh.clone()],
+            Duration::seconds(120),
+            0,
+        )
+        .await
+        .unwrap();
+    assert!(other.is_empty());
+    assert_eq!(
+        h.outbound(&fresh).await.unwrap().state,
+        OutboundState::Sending
+    );
+
+    // The node restarts: its journal shows only `started` (attempt 1) began.
+    let journal = Started(vec![
+        (OWNER, started.clone(), 1),
+        (OWNER, retried.clone(), 1),
+    ]);
+    let (unverified, released) = h
+        .recover_boot_outbound("node-a:boot-2", &journal)
+        .await
+        .unwrap();
+    assert_eq!((unverified, released), (1, 2));
+    let row = h.outbound(&started).await.unwrap();
+    assert_eq!(
+        row.state,
+        OutboundState::SentUnverified,
+        "it may have been sent"
+    );
+    let row = h.outbound(&fresh).await.unwrap();
+    assert_eq!(
+        row.state,
+        OutboundState::Pending,
+        "never started: due again"
+    );
+    assert_eq!(row.attempts, 0, "the lease's attempt is not counted");
+    assert!(row.lease_owner.is_none() && row.lease_expires_at.is_none());
+    assert!(row.next_attempt_at.is_some_and(|at| at <= Utc::now()));
+    // Attempt 2 of `retried` was never started (the journal has attempt 1).
+    let row = h.outbound(&retried).await.unwrap();
+    assert_eq!(
+        row.state,
+        OutboundState::Failed,
+        "back to the state it was leased from"
+    );
+    assert_eq!(row.attempts, 1);
+    assert_eq!(row.last_error.as_deref(), Some("exit 1"));
+    // Released rows are leased again by the next turn.
+    let next = h
+        .settle_and_claim(
+            "node-a:boot-2",
+            Vec::new(),
+            Vec::new(),
+            Duration::seconds(120),
+            5,
+        )
+        .await
+        .unwrap();
+    let mut ids: Vec<&str> = next.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    let mut want = vec![fresh.as_str(), retried.as_str()];
+    want.sort();
+    assert_eq!(ids, want);
 }

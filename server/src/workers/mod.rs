@@ -8,3 +8,5 @@ pub mod deliveries;
 pub mod gateway_cli;
 pub mod inbox;
 pub mod outbox;
+mod outbox_loop;
+pub mod spawn_journal;

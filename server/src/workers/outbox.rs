@@ -6,17 +6,19 @@
 //! boot of this node at start and expired leases periodically. Any node may
 //! send any row (no PTY is involved).
 
-use std::{sync::Arc, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use harness_core::{
     Harness,
-    outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
+    outbox::{self, NoJournal, Outbound, RunEnd, SendOutcome, destination, gateway},
 };
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
-use super::gateway_cli;
+use super::{
+    gateway_cli,
+    outbox_loop::{Journal, SenderLoop},
+    spawn_journal::{Journals, SpawnJournal},
+};
 
 #[derive(Debug, Clone)]
 pub struct OutboxConfig {
@@ -37,6 +39,10 @@ pub struct OutboxConfig {
     pub drain: Duration,
     /// Failed attempts before a row is DEAD (D7, default 20).
     pub max_attempts: u32,
+    /// The spawn journal's directory (`<data dir>/outbox-journal` in the
+    /// server): with one, rows are leased ahead of a free slot; without,
+    /// only for a free slot.
+    pub journal: Option<PathBuf>,
 }
 
 /// Gateway processes at once unless configured.
@@ -60,6 +66,7 @@ impl Default for OutboxConfig {
             recover_every: Duration::from_secs(10),
             drain: Duration::from_secs(3),
             max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
+            journal: None,
         }
     }
 }
@@ -114,7 +121,7 @@ async fn resolve_row(
 }
 
 /// What every send reads: the gateway settings and the destination aliases.
-struct SendSettings {
+pub(super) struct SendSettings {
     gateway: gateway::GatewayConfig,
     destinations: Vec<destination::Destination>,
 }
@@ -123,14 +130,17 @@ struct SendSettings {
 /// changed in this process ([`Harness::settings_generation`]) or
 /// [`SETTINGS_TTL`] passed (another process may have written them).
 #[derive(Default)]
-struct SettingsCache {
+pub(super) struct SettingsCache {
     current: Option<(tokio::time::Instant, u64, Arc<SendSettings>)>,
 }
 
 const SETTINGS_TTL: Duration = Duration::from_secs(1);
 
 impl SettingsCache {
-    async fn get(&mut self, harness: &Harness) -> harness_core::CoreResult<Arc<SendSettings>> {
+    pub(super) async fn get(
+        &mut self,
+        harness: &Harness,
+    ) -> harness_core::CoreResult<Arc<SendSettings>> {
         // Read before the settings: a change racing the read makes the next
         // call read again.
         let generation = harness.settings_generation();
@@ -150,11 +160,12 @@ impl SettingsCache {
 }
 
 /// Run the gateway CLI for one leased row: how the attempt ended.
-async fn send_one(
+pub(super) async fn send_one(
     harness: &Harness,
     row: &Outbound,
     timeout: Duration,
     settings: harness_core::CoreResult<Arc<SendSettings>>,
+    journal: Option<&Journal>,
 ) -> SendOutcome {
     let all = match settings {
         Err(err) => {
@@ -173,6 +184,18 @@ async fn send_one(
         Err(why) => return SendOutcome::Failed(why),
         Ok(args) => args,
     };
+    if let Some(journal) = journal {
+        let started = journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .started(&row.id, row.attempts);
+        if let Err(err) = started {
+            // Not spawned: the attempt fails (counted, backoff), so a journal
+            // that cannot be written never hides a real send.
+            tracing::error!(error = %err, "cannot write the spawn journal; the attempt counts as failed");
+            return SendOutcome::Failed(format!("cannot record the start of the send: {err}"));
+        }
+    }
     let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
     if matches!(run.end, RunEnd::TimedOut) {
         tracing::warn!(bin, "gateway CLI timed out; its process group was killed");
@@ -180,27 +203,11 @@ async fn send_one(
     outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
 }
 
-/// An attempt that ended, waiting to be recorded with the sender's next turn.
-type Done = (Outbound, SendOutcome);
-
-/// Keep a finished send's outcome (a send task that panicked leaves its row
-/// SENDING: lease recovery makes it SENT_UNVERIFIED, never a blind resend).
-fn collect(joined: Result<Done, tokio::task::JoinError>, done: &mut Vec<Done>) {
-    match joined {
-        Ok(d) => done.push(d),
-        Err(err) => tracing::error!(error = %err, "an outbound send task failed"),
-    }
-}
-
-/// Failed writes of one turn's outcomes before they are left to lease recovery.
-const SETTLE_RETRIES: u32 = 5;
-
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
-/// One loop owns every write of the sender: each turn records the attempts
-/// that ended since the last turn and leases rows for the free slots in one
-/// transaction ([`Harness::settle_and_claim`]), so under load the writes
-/// per message fall below one while the CLI processes keep running.
+/// At start, SENDING rows of an earlier boot of this node are recovered
+/// (with their spawn journals: started → SENT_UNVERIFIED, never started →
+/// due again); then [`SenderLoop`] sends (see there for the turns).
 pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
     if config.max_in_flight == 0 {
         // A process that does not send (benchmarks start their own sender):
@@ -209,141 +216,48 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         cancel.cancelled().await;
         return;
     }
-    let wake = harness.outbox_wake();
-    let lease =
-        chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(120));
-    match harness.recover_boot_outbound(&owner).await {
-        Ok(0) => {}
-        Ok(n) => tracing::warn!(
-            count = n,
-            "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
-        ),
+    let journals = config
+        .journal
+        .as_ref()
+        .map(|dir| Journals { dir: dir.clone() });
+    let recovered = match &journals {
+        Some(j) => harness.recover_boot_outbound(&owner, j).await,
+        None => harness.recover_boot_outbound(&owner, &NoJournal).await,
+    };
+    match recovered {
+        Ok((unverified, released)) => {
+            if unverified > 0 {
+                tracing::warn!(
+                    count = unverified,
+                    "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
+                );
+            }
+            if released > 0 {
+                tracing::info!(
+                    count = released,
+                    "outbound messages leased but never started by the last run: due again"
+                );
+            }
+            if let Some(j) = &journals {
+                j.remove_others(&owner);
+            }
+        }
         Err(err) => {
             tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
         }
     }
-    let mut cache = SettingsCache::default();
-    let mut rows: JoinSet<Done> = JoinSet::new();
-    let mut done: Vec<Done> = Vec::new();
-    // Rows may be due: at start, after a wake-up or a poll, and while the
-    // last lease filled every free slot.
-    let mut due = true;
-    let mut failures = 0u32;
-    let mut next_recovery = tokio::time::Instant::now();
-    // The poll is a deadline, not a quiet period: a steady stream of
-    // finished sends must not keep rows due after a backoff waiting.
-    let mut next_poll = tokio::time::Instant::now() + config.poll;
-    tracing::info!(%owner, "outbox worker started");
-    loop {
-        while let Some(joined) = rows.try_join_next() {
-            collect(joined, &mut done);
-        }
-        if tokio::time::Instant::now() >= next_poll {
-            next_poll = tokio::time::Instant::now() + config.poll;
-            due = true;
-        }
-        if tokio::time::Instant::now() >= next_recovery {
-            next_recovery = tokio::time::Instant::now() + config.recover_every;
-            match harness.recover_expired_outbound().await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(
-                    count = n,
-                    "outbound sends with an expired lease: SENT_UNVERIFIED"
-                ),
-                Err(err) => tracing::error!(error = ?err, "cannot recover expired outbound leases"),
+    let journal = config
+        .journal
+        .as_ref()
+        .and_then(|dir| match SpawnJournal::open(dir, &owner) {
+            Ok(j) => Some(j),
+            Err(err) => {
+                tracing::error!(dir = %dir.display(), error = %err, "cannot open the outbox spawn journal; rows are leased only for a free slot");
+                None
             }
-        }
-        let free = config.max_in_flight.saturating_sub(rows.len());
-        let limit = if due { free } else { 0 };
-        if !done.is_empty() || limit > 0 {
-            let turn = std::mem::take(&mut done);
-            let kept = turn.clone();
-            let limit = u32::try_from(limit).unwrap_or(u32::MAX);
-            match harness.settle_and_claim(&owner, turn, lease, limit).await {
-                Ok(claimed) => {
-                    failures = 0;
-                    if limit > 0 {
-                        due = claimed.len() == limit as usize;
-                    }
-                    // Read once per turn (cached), only when there is something to send.
-                    let settings = if claimed.is_empty() {
-                        None
-                    } else {
-                        Some(cache.get(&harness).await)
-                    };
-                    for row in claimed {
-                        let settings = match &settings {
-                            Some(Err(err)) => {
-                                Err(harness_core::CoreError::Conflict(err.to_string()))
-                            }
-                            Some(Ok(s)) => Ok(s.clone()),
-                            None => Err(harness_core::CoreError::Conflict(
-                                "no gateway settings were read".into(),
-                            )),
-                        };
-                        let span = tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts);
-                        let (h, timeout) = (harness.clone(), config.cli_timeout);
-                        rows.spawn(
-                            async move {
-                                let outcome = send_one(&h, &row, timeout, settings).await;
-                                (row, outcome)
-                            }
-                            .instrument(span),
-                        );
-                    }
-                }
-                Err(err) => {
-                    failures += 1;
-                    tracing::error!(error = ?err, failures, "cannot record outbound attempts / lease rows");
-                    if failures <= SETTLE_RETRIES {
-                        done = kept;
-                    } else {
-                        // Left SENDING under our lease: recovery makes them
-                        // SENT_UNVERIFIED once it expires (never a blind resend).
-                        tracing::error!(
-                            rows = kept.len(),
-                            "giving up recording these outbound attempts"
-                        );
-                        failures = 0;
-                    }
-                    let pause = Duration::from_millis(100) * failures.max(1);
-                    tokio::select! {
-                        () = cancel.cancelled() => break,
-                        () = tokio::time::sleep(pause) => {}
-                    }
-                }
-            }
-            if !done.is_empty() {
-                continue;
-            }
-        }
-        tokio::select! {
-            () = cancel.cancelled() => break,
-            () = wake.notified() => due = true,
-            () = tokio::time::sleep_until(next_poll) => {}
-            Some(joined) = rows.join_next(), if !rows.is_empty() => collect(joined, &mut done),
-        }
-    }
-    // Let sends in flight finish (bounded) and record what ended.
-    let drained = tokio::time::timeout(config.drain, async {
-        while let Some(joined) = rows.join_next().await {
-            collect(joined, &mut done);
-        }
-    })
-    .await;
-    if drained.is_err() {
-        // Rows still SENDING keep their lease: the next start of this node
-        // makes them SENT_UNVERIFIED (they may have been sent).
-        tracing::warn!(
-            left = rows.len(),
-            "outbox worker stopped with sends in flight"
-        );
-        rows.abort_all();
-    }
-    if !done.is_empty()
-        && let Err(err) = harness.settle_and_claim(&owner, done, lease, 0).await
-    {
-        tracing::error!(error = ?err, "cannot record the last outbound attempts");
-    }
-    tracing::info!("outbox worker stopped");
+        });
+    tracing::info!(%owner, lease_ahead = journal.is_some(), "outbox worker started");
+    SenderLoop::new(harness, owner, config, journal)
+        .run(cancel)
+        .await;
 }

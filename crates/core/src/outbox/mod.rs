@@ -27,7 +27,10 @@ pub mod target_edits;
 pub mod targets;
 pub mod token;
 
-use std::time::Duration;
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    time::Duration,
+};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -38,7 +41,7 @@ use crate::{
     events::HarnessEvent,
     ids,
     model::MessageState,
-    store::{Dedup, NewOutbound, Settle},
+    store::{Dedup, NewOutbound, Settle, SettleBatch},
     validate,
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
@@ -410,25 +413,68 @@ impl Harness {
     }
 
     /// Start-up: SENDING rows of an earlier boot of this node (it died
-    /// mid-send) become SENT_UNVERIFIED at once, without waiting for their lease.
-    pub async fn recover_boot_outbound(&self, current_owner: &str) -> CoreResult<usize> {
+    /// mid-send), at once, without waiting for their lease. A row whose
+    /// attempt the owner's spawn journal shows started — or whose owner kept
+    /// no journal — becomes SENT_UNVERIFIED (it may have been sent); a row
+    /// the journal shows never started (leased ahead of a free slot) is
+    /// released: due again, the attempt not counted. Answers how many became
+    /// SENT_UNVERIFIED and how many were released.
+    pub async fn recover_boot_outbound(
+        &self,
+        current_owner: &str,
+        journal: &dyn StartedAttempts,
+    ) -> CoreResult<(usize, usize)> {
         let node = self.config().node_id.clone();
         let rows = self
             .store()
             .earlier_boot_sending(&node, current_owner)
             .await?;
-        let mut n = 0;
+        let mut journals: HashMap<String, Option<HashSet<(String, u32)>>> = HashMap::new();
+        let mut unstarted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut unverified = 0;
         for row in rows {
             let owner = row.lease_owner.clone().unwrap_or_default();
+            let started = journals
+                .entry(owner.clone())
+                .or_insert_with(|| journal.started(&owner));
+            if let Some(started) = started
+                && !started.contains(&(row.id.clone(), row.attempts))
+            {
+                unstarted.entry(owner).or_default().push(row.id);
+                continue;
+            }
             if self
                 .settle(&row, &owner, None, unverified_after_crash(), Utc::now())
                 .await?
                 .is_some()
             {
-                n += 1;
+                unverified += 1;
             }
         }
-        Ok(n)
+        let mut released = 0;
+        for (owner, ids) in unstarted {
+            let now = Utc::now();
+            let done = self
+                .store()
+                .settle_and_claim_outbound(SettleBatch {
+                    owner,
+                    expired_before: None,
+                    settles: Vec::new(),
+                    now,
+                    lease_until: now,
+                    limit: 0,
+                    released: ids,
+                })
+                .await?;
+            for row in &done.released {
+                self.outbound_changed(row);
+            }
+            released += done.released.len();
+        }
+        if released > 0 {
+            self.wake_outbox();
+        }
+        Ok((unverified, released))
     }
 
     /// "Retry now" for a FAILED or DEAD row (admin).
@@ -514,6 +560,23 @@ impl Harness {
             Ok(None) => CoreError::NotFound("Outbound message not found".into()),
             Err(err) => err.into(),
         }
+    }
+}
+
+/// Which leased attempts a sender really started (its spawn journal, kept by
+/// the process that runs the CLIs).
+pub trait StartedAttempts: Send + Sync {
+    /// The `(outbound id, attempt)` pairs `owner` started; `None` when
+    /// `owner` kept no journal (then every leased row counts as started).
+    fn started(&self, owner: &str) -> Option<HashSet<(String, u32)>>;
+}
+
+/// No journal: every leased row counts as started (SENT_UNVERIFIED after a crash).
+pub struct NoJournal;
+
+impl StartedAttempts for NoJournal {
+    fn started(&self, _owner: &str) -> Option<HashSet<(String, u32)>> {
+        None
     }
 }
 

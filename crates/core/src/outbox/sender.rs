@@ -60,9 +60,10 @@ impl Harness {
     }
 
     /// A sender's turn, in one transaction per group: record every attempt
-    /// in `done` (as [`Self::finish_send`]) and lease up to `limit` due rows
-    /// to `owner` until `now + lease`. Answers the leased rows (their change
-    /// is published). Two sent asks of one task go in separate, ordered
+    /// in `done` (as [`Self::finish_send`]), release the rows of `released`
+    /// (leased ahead, never started: due again, the attempt not counted) and
+    /// lease up to `limit` due rows to `owner` until `now + lease`. Answers
+    /// the leased rows (their change is published). Two sent asks of one task go in separate, ordered
     /// transactions (the later one supersedes the earlier, as if they had
     /// settled one by one); the lease is taken in the last, so an error
     /// never leaves a row leased but unknown to the caller.
@@ -70,9 +71,11 @@ impl Harness {
         &self,
         owner: &str,
         done: Vec<(Outbound, SendOutcome)>,
+        released: Vec<String>,
         lease: chrono::Duration,
         limit: u32,
     ) -> CoreResult<Vec<Outbound>> {
+        let mut released = Some(released);
         let now = Utc::now();
         let mut left: Vec<(Outbound, Settle)> = done
             .into_iter()
@@ -104,6 +107,7 @@ impl Harness {
                 now,
                 lease_until: now.checked_add_signed(lease).unwrap_or(now),
                 limit: if last { limit } else { 0 },
+                released: released.take().unwrap_or_default(),
             };
             let result = self.store().settle_and_claim_outbound(batch).await?;
             for (row, _) in &group {
@@ -113,6 +117,10 @@ impl Harness {
             }
             for s in &result.settled {
                 self.settled(s);
+            }
+            for row in &result.released {
+                tracing::info!(outbound_id = %row.id, state = row.state.as_str(), "outbound released unsent: due again");
+                self.outbound_changed(row);
             }
             if last {
                 for row in &result.claimed {

@@ -97,6 +97,9 @@ pub struct SettleBatch {
     pub lease_until: DateTime<Utc>,
     /// Rows to lease (0: none).
     pub limit: u32,
+    /// Rows leased to `owner` that were never started: back to the state
+    /// they were claimed from, due now, the claim's attempt not counted.
+    pub released: Vec<String>,
 }
 
 /// What one [`SettleBatch`] did, atomically.
@@ -106,6 +109,8 @@ pub struct SettledBatch {
     pub settled: Vec<Settled>,
     /// The rows leased, oldest first.
     pub claimed: Vec<Outbound>,
+    /// The rows released (still leased to `owner` and SENDING).
+    pub released: Vec<Outbound>,
 }
 
 #[async_trait]
@@ -132,6 +137,12 @@ pub trait OutboxStore: Send + Sync + 'static {
     /// <= now`) become SENDING, attempts + 1, `lease_until` — one statement
     /// (PostgreSQL: `FOR UPDATE SKIP LOCKED` in the sub-select).
     ///
+    /// Releasing (before the lease, so a released row may be leased again
+    /// at once): each row of `released` still SENDING under `owner`'s lease
+    /// goes back to the state it was claimed from (PENDING / FAILED), due
+    /// `now`, attempts − 1, no lease — it was leased ahead of a free slot
+    /// and never started.
+    ///
     /// One round trip for a sender's whole turn: what ended and what is next.
     async fn settle_and_claim_outbound(&self, batch: SettleBatch) -> StoreResult<SettledBatch>;
 
@@ -152,6 +163,7 @@ pub trait OutboxStore: Send + Sync + 'static {
                 now,
                 lease_until,
                 limit,
+                released: Vec::new(),
             })
             .await?;
         Ok(done.claimed)
@@ -175,6 +187,7 @@ pub trait OutboxStore: Send + Sync + 'static {
                 now,
                 lease_until: now,
                 limit: 0,
+                released: Vec::new(),
             })
             .await?;
         Ok(done.settled.into_iter().next())

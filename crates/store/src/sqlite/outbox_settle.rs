@@ -70,9 +70,21 @@ const ACTIVATE: &str = "\
        task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
        scope = excluded.scope, expect_reply = excluded.expect_reply;";
 
-/// Lease up to `?7` due rows.
+/// Rows leased ahead and never started (`?8`, a JSON array of ids): back to
+/// the state they were claimed from, due now, the claim's attempt undone.
+const RELEASE: &str = "\
+     UPDATE harness_outbound SET \
+       state = COALESCE(claimed_from, CASE WHEN attempts > 1 THEN 'FAILED' ELSE 'PENDING' END), \
+       attempts = max(attempts - 1, 0), claimed_from = NULL, lease_owner = NULL, \
+       lease_expires_at = NULL, next_attempt_at = ?3, updated_at = ?3 \
+     WHERE id IN (SELECT value FROM json_each(?8)) AND state = 'SENDING' AND lease_owner = ?4 \
+       AND (typeof(?1) || typeof(?2) || typeof(?5) || typeof(?6) || typeof(?7)) IS NOT NULL \
+     RETURNING 'released' AS what, {ROW};";
+
+/// Lease up to `?7` due rows (the state each was claimed from is kept for
+/// a release).
 const CLAIM: &str = "\
-     UPDATE harness_outbound SET state = 'SENDING', attempts = attempts + 1, \
+     UPDATE harness_outbound SET state = 'SENDING', claimed_from = state, attempts = attempts + 1, \
        lease_owner = ?4, lease_expires_at = ?6, next_attempt_at = NULL, updated_at = ?3 \
      WHERE ?7 > 0 AND id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
        WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
@@ -82,17 +94,17 @@ const CLAIM: &str = "\
 
 const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each(?2))";
 
-/// The batch of a turn: `BEGIN IMMEDIATE; [SETTLE] [ACTIVATE] [CLAIM]
-/// COMMIT`, without the statements that cannot match (nothing settled,
-/// nothing sent, no free slot); each shape is built once, and sqlx caches
-/// its prepared statements. Parameters: `?1` token, `?2` settles JSON, `?3`
-/// now, `?4` owner, `?5` expired-before or NULL, `?6` lease until, `?7`
-/// limit. sqlx binds a statement's numbered parameters only up to its first
+/// The batch of a turn: `BEGIN IMMEDIATE; [SETTLE] [ACTIVATE] [RELEASE]
+/// [CLAIM] COMMIT`, without the statements that cannot match (nothing
+/// settled, nothing sent, nothing released, no free slot); each shape is
+/// built once, and sqlx caches its prepared statements. Parameters: `?1`
+/// token, `?2` settles JSON, `?3` now, `?4` owner, `?5` expired-before or
+/// NULL, `?6` lease until, `?7` limit, `?8` released ids JSON. sqlx binds a statement's numbered parameters only up to its first
 /// gap, so every statement uses a prefix of them (`typeof(…)` no-ops fill a
 /// gap).
-fn batch_sql(settles: bool, sent: bool, claims: bool) -> &'static str {
+fn batch_sql(settles: bool, sent: bool, releases: bool, claims: bool) -> &'static str {
     static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        (0..8u8)
+        (0..16u8)
             .map(|bits| {
                 let mut sql = String::from("BEGIN IMMEDIATE; ");
                 if bits & 1 != 0 {
@@ -101,6 +113,10 @@ fn batch_sql(settles: bool, sent: bool, claims: bool) -> &'static str {
                 }
                 if bits & 2 != 0 {
                     sql.push_str(ACTIVATE);
+                    sql.push(' ');
+                }
+                if bits & 8 != 0 {
+                    sql.push_str(RELEASE);
                     sql.push(' ');
                 }
                 if bits & 4 != 0 {
@@ -113,7 +129,10 @@ fn batch_sql(settles: bool, sent: bool, claims: bool) -> &'static str {
             })
             .collect()
     });
-    let bits = usize::from(settles) | usize::from(settles && sent) << 1 | usize::from(claims) << 2;
+    let bits = usize::from(settles)
+        | usize::from(settles && sent) << 1
+        | usize::from(claims) << 2
+        | usize::from(releases) << 3;
     &SHAPES[bits]
 }
 
@@ -148,7 +167,7 @@ fn settle_json(id: &str, settle: &Settle) -> serde_json::Value {
 
 impl SqliteStore {
     pub(super) async fn settle_and_claim(&self, batch: SettleBatch) -> StoreResult<SettledBatch> {
-        if batch.settles.is_empty() && batch.limit == 0 {
+        if batch.settles.is_empty() && batch.limit == 0 && batch.released.is_empty() {
             return Ok(SettledBatch::default());
         }
         let settles = serde_json::Value::Array(
@@ -164,7 +183,13 @@ impl SqliteStore {
             .settles
             .iter()
             .any(|(_, s)| matches!(s, Settle::Sent { .. }));
-        let sql = batch_sql(!batch.settles.is_empty(), sent, batch.limit > 0);
+        let released = serde_json::Value::from(batch.released.clone()).to_string();
+        let sql = batch_sql(
+            !batch.settles.is_empty(),
+            sent,
+            !batch.released.is_empty(),
+            batch.limit > 0,
+        );
         let (owner, now) = (batch.owner.clone(), ms(batch.now));
         let (expired, until) = (batch.expired_before.map(ms), ms(batch.lease_until));
         let limit = i64::from(batch.limit);
@@ -179,6 +204,7 @@ impl SqliteStore {
                         .bind(expired)
                         .bind(until)
                         .bind(limit)
+                        .bind(released)
                         .fetch_all(conn)
                         .await
                 })
@@ -186,6 +212,7 @@ impl SqliteStore {
             .await?;
         let mut settled: Vec<Settled> = Vec::new();
         let mut claimed: Vec<Outbound> = Vec::new();
+        let mut released: Vec<Outbound> = Vec::new();
         let mut side: Vec<(String, String, String)> = Vec::new();
         for r in &rows {
             let what: String = r.try_get("what").map_err(map)?;
@@ -197,6 +224,7 @@ impl SqliteStore {
                     paused: Vec::new(),
                 }),
                 "claimed" => claimed.push(outbound(r)?),
+                "released" => released.push(outbound(r)?),
                 _ => side.push((
                     what,
                     r.try_get("id").map_err(map)?,
@@ -229,6 +257,10 @@ impl SqliteStore {
         let order = |id: &str| batch.settles.iter().position(|(s, _)| s == id);
         settled.sort_by_key(|s| order(&s.row.id));
         claimed.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        Ok(SettledBatch { settled, claimed })
+        Ok(SettledBatch {
+            settled,
+            claimed,
+            released,
+        })
     }
 }
