@@ -5,8 +5,10 @@
 //!   CLI process;
 //! - **through the outbox** (the target, ≥ 0.8 of raw): `per` rows queued,
 //!   then the real sender (`workers::outbox::run`) started with the same
-//!   concurrency `c`; the time until every row was sent and settled (claim →
-//!   CLI → DELIVERED with its activation, one transaction per turn);
+//!   concurrency `c` and its spawn journal (rows leased ahead, as the server
+//!   runs it); the time until the change event of every row's settle came
+//!   (claim → CLI → DELIVERED with its activation, committed). The rows are
+//!   then read back to check them, after the clock stopped;
 //! - **with producers** (information): 8 callers `push_to_human` while the
 //!   sender runs, so enqueues (task read, target read, one write each)
 //!   share the machine and the single writer with it;
@@ -15,9 +17,15 @@
 //!   process starts (read from its record).
 //!
 //! Rounds alternate raw and outbox so a busy neighbour skews both alike; the
-//! median round's ratio is reported, for the configured concurrency
-//! (`$HARNESS_OUTBOX_CONCURRENCY`, default 4) and for 8. Run:
-//! `cargo bench -p server --bench outbox` (`HARNESS_BENCH_N`, default 1500: 500 per round).
+//! median of 5 rounds' ratios is reported, for the configured concurrency
+//! (`$HARNESS_OUTBOX_CONCURRENCY`, default 4) and for 8. Each round also
+//! prints this process's CPU per message (the gateway processes are not
+//! counted), the part of it on SQLite's connection threads, and how many
+//! messages one write transaction carried. Run:
+//! `cargo bench -p server --bench outbox` (`HARNESS_BENCH_N`, default 2500:
+//! 500 per round).
+//! `HARNESS_BENCH_PROFILE=1` runs one 6000-message drain instead, starting
+//! 8 s in (`perf record -D 8500 …` sees the sender alone).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -52,6 +60,26 @@ fn own_cpu() -> Duration {
         Duration::from_secs(v.tv_sec.max(0) as u64) + Duration::from_micros(v.tv_usec.max(0) as u64)
     };
     t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// Run time of this process's SQLite connection threads (sqlx runs each
+/// connection on a thread of its own), from `/proc/self/task/*/schedstat`.
+fn sqlite_threads_cpu() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    let mut ns = 0u64;
+    for task in tasks.filter_map(Result::ok) {
+        let path = task.path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        if comm.starts_with("sqlx-sqlite") {
+            ns += std::fs::read_to_string(path.join("schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+                .unwrap_or(0);
+        }
+    }
+    Duration::from_nanos(ns)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -189,15 +217,15 @@ async fn enqueue(h: &Harness, task: &str, n: usize, tag: &str) -> anyhow::Result
 }
 
 /// Wait (on the change events, not by polling the table) until each row
-/// had `need` changes, then check from the database that every row was
-/// attempted; answers how many are DELIVERED. A lagging subscription falls
-/// back to reading the rows.
+/// had `need` changes; answers when the last one came. A lagging
+/// subscription falls back to reading the rows. (The events are published
+/// after their transaction committed; [`attempted`] checks the rows.)
 async fn wait_attempted(
     h: &Harness,
     events: &mut harness_core::events::EventStream,
     ids: &[String],
     need: u32,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Instant> {
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut waiting: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut seen: HashMap<String, u32> = HashMap::new();
@@ -238,6 +266,13 @@ async fn wait_attempted(
             Err(_) => anyhow::bail!("the outbox did not drain"),
         }
     }
+    Ok(Instant::now())
+}
+
+/// Check from the database that every row was attempted (after the clock
+/// stopped: these reads are the benchmark's, not the sender's); answers
+/// how many are DELIVERED.
+async fn attempted(h: &Harness, ids: &[String]) -> anyhow::Result<usize> {
     let mut delivered = 0;
     for id in ids {
         let row = h.outbound(id).await?;
@@ -273,7 +308,8 @@ async fn throughput(
         // Queued first, then the sender starts: its own throughput.
         let ids = enqueue(h, task, per, &format!("c{concurrency} r{round}")).await?;
         let mut events = h.subscribe();
-        let cpu = own_cpu();
+        let (cpu, sqlite_cpu) = (own_cpu(), sqlite_threads_cpu());
+        let writes: u64 = h.store().transaction_latency().counts.iter().sum();
         let started = Instant::now();
         let s = Sender::start(
             h,
@@ -281,16 +317,22 @@ async fn throughput(
             &format!("bench-{concurrency}-{round}"),
             journal,
         );
-        delivered = wait_attempted(h, &mut events, &ids, 2).await?;
-        let outbox = per as f64 / started.elapsed().as_secs_f64();
+        let ended = wait_attempted(h, &mut events, &ids, 2).await?;
+        let outbox = per as f64 / (ended - started).as_secs_f64();
         let outbox_cpu = (own_cpu() - cpu) / per as u32;
+        let sqlite_cpu = (sqlite_threads_cpu() - sqlite_cpu) / per as u32;
+        let writes = h.store().transaction_latency().counts.iter().sum::<u64>() - writes;
         s.stop().await?;
+        delivered = attempted(h, &ids).await?;
         println!(
             "  c={concurrency} round {round}: raw {raw:7.1}/s, outbox {outbox:7.1}/s, ratio {:.2}; \
-             this process's CPU per message: raw {} µs, outbox {} µs",
+             this process's CPU per message: raw {} µs, outbox {} µs (SQLite threads {} µs); \
+             {:.1} messages per write",
             outbox / raw,
             raw_cpu.as_micros(),
-            outbox_cpu.as_micros()
+            outbox_cpu.as_micros(),
+            sqlite_cpu.as_micros(),
+            per as f64 / writes.max(1) as f64,
         );
         results.push((outbox / raw, raw, outbox));
     }
@@ -307,9 +349,10 @@ async fn throughput(
     );
     let started = Instant::now();
     let ids = enqueue(h, task, per, &format!("c{concurrency} producers")).await?;
-    wait_attempted(h, &mut events, &ids, 3).await?;
-    let with_producers = per as f64 / started.elapsed().as_secs_f64();
+    let ended = wait_attempted(h, &mut events, &ids, 3).await?;
+    let with_producers = per as f64 / (ended - started).as_secs_f64();
     s.stop().await?;
+    attempted(h, &ids).await?;
     Ok(Throughput {
         concurrency,
         raw,
@@ -365,11 +408,37 @@ async fn latency(
     Ok(lat)
 }
 
+/// `$HARNESS_BENCH_PROFILE`: only one long drain, for a profiler — 6000
+/// rows queued, a pause (start the profiler's window then), then the sender
+/// at the configured concurrency, timed.
+async fn profile_drain(h: &Harness, task: &str, journal: &Path, c: usize) -> anyhow::Result<()> {
+    let queued = Instant::now();
+    let ids = enqueue(h, task, 6000, "profile").await?;
+    tokio::time::sleep(Duration::from_secs(8).saturating_sub(queued.elapsed())).await;
+    println!(
+        "drain starts {:?} after the queueing began",
+        queued.elapsed()
+    );
+    let mut events = h.subscribe();
+    let started = Instant::now();
+    let s = Sender::start(h, c, "profile", journal);
+    let ended = wait_attempted(h, &mut events, &ids, 2).await?;
+    s.stop().await?;
+    let took = ended - started;
+    println!(
+        "drained {} in {took:?}: {:.1} msgs/s",
+        ids.len(),
+        ids.len() as f64 / took.as_secs_f64()
+    );
+    attempted(h, &ids).await?;
+    Ok(())
+}
+
 async fn run() -> anyhow::Result<()> {
     let n: usize = std::env::var("HARNESS_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
+        .unwrap_or(2500);
     let configured = OutboxConfig::default().max_in_flight;
     let dir = tempfile::tempdir()?;
     let running = server(dir.path()).await?;
@@ -390,9 +459,13 @@ async fn run() -> anyhow::Result<()> {
     let journal = dir.path().join("journal");
     let s = Sender::start(&h, configured, "bench-warm-up", &journal);
     wait_attempted(&h, &mut events, &warm, 2).await?;
+    attempted(&h, &warm).await?;
     s.stop().await?;
 
-    let rounds = 3;
+    if std::env::var_os("HARNESS_BENCH_PROFILE").is_some() {
+        return profile_drain(&h, &task, &journal, configured).await;
+    }
+    let rounds = 5;
     let per = (n / rounds).max(50);
     let mut levels = vec![configured];
     if configured != 8 {
@@ -450,8 +523,10 @@ async fn run() -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // The whole benchmark runs as a task on the runtime's workers (as the
+    // server's own callers do), not on the thread that blocks on it.
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(run())
+        .block_on(async { tokio::spawn(run()).await? })
 }

@@ -4,9 +4,11 @@
 //! the next due rows. Turns run beside the sends: at most one is in flight,
 //! and the sends that end meanwhile wait for the next one.
 //!
-//! With a spawn journal the sender leases up to `max_in_flight` rows ahead
-//! of a free slot, so a slot that frees up starts its next send at once —
-//! the database is off the path between two sends. A queued row's CLI is
+//! With a spawn journal the sender leases up to `2 × max_in_flight` rows
+//! ahead of a free slot, so a slot that frees up starts its next send at
+//! once — the database is off the path between two sends — and a turn
+//! carries several messages (one commit for about `1.5 × max_in_flight`
+//! under load). A queued row's CLI is
 //! spawned only after its line is in the journal (written by the send task
 //! just before the spawn: what crash recovery reads), and only while its
 //! lease still covers a whole CLI run; otherwise, and at a stop, it is
@@ -49,6 +51,8 @@ type Turn = Pin<Box<dyn Future<Output = TurnEnd> + Send>>;
 const SETTLE_RETRIES: u32 = 5;
 /// How long an ended attempt may wait for a turn that has more to carry.
 const SETTLE_DELAY: Duration = Duration::from_millis(5);
+/// Rows leased ahead of a free slot, per slot (with a spawn journal).
+const LEASE_AHEAD: usize = 2;
 /// A queued row starts only if its lease outlasts a whole CLI run by this.
 const LEASE_SLACK: Duration = Duration::from_secs(10);
 
@@ -98,7 +102,7 @@ impl SenderLoop {
         let lease = chrono::Duration::from_std(config.lease)
             .unwrap_or_else(|_| chrono::Duration::seconds(120));
         let ahead = if journal.is_some() {
-            2 * config.max_in_flight
+            LEASE_AHEAD * config.max_in_flight
         } else {
             0
         };
@@ -167,7 +171,9 @@ impl SenderLoop {
     fn ended(&mut self, joined: Result<Done, tokio::task::JoinError>) {
         let before = self.done.len();
         collect(joined, &mut self.done);
-        if let (Some(journal), Some((row, _))) = (&self.journal, self.done.last()) {
+        if self.done.len() > before
+            && let (Some(journal), Some((row, _))) = (&self.journal, self.done.last())
+        {
             journal
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -252,12 +258,18 @@ impl SenderLoop {
         self.retry_at = None;
         let leased = self.running.len() + self.queue.len();
         let capacity = self.config.max_in_flight + self.ahead;
-        let refill = self.due && leased < capacity && self.queue.len() <= self.ahead / 2;
+        // Refill once the queue is down to a quarter of what is leased
+        // ahead: early enough that it does not run dry while the turn
+        // commits, late enough that a turn leases several rows.
+        let refill = self.due && leased < capacity && self.queue.len() <= self.ahead / 4;
         let limit = if refill { capacity - leased } else { 0 };
+        // Ended attempts ride with a refill; on their own only when many
+        // (or without leasing ahead), when nothing else runs, or when the
+        // first of them has waited SETTLE_DELAY.
         let settle = !self.done.is_empty()
             && (limit > 0
                 || self.ahead == 0
-                || self.done.len() >= self.config.max_in_flight.div_ceil(2)
+                || self.done.len() >= self.config.max_in_flight + self.ahead / 2
                 || self.running.is_empty()
                 || self.settle_by.is_some_and(|at| now >= at));
         if limit == 0 && !settle && self.released.is_empty() {
