@@ -4,11 +4,11 @@
 //! the next due rows. Turns run beside the sends: at most one is in flight,
 //! and the sends that end meanwhile wait for the next one.
 //!
-//! With a spawn journal the sender leases up to `2 × max_in_flight` rows
-//! ahead of a free slot, so a slot that frees up starts its next send at
-//! once — the database is off the path between two sends — and a turn
-//! carries several messages (one commit for about `1.5 × max_in_flight`
-//! under load). A queued row's CLI is
+//! With a spawn journal the sender leases up to [`LEASE_AHEAD`] ×
+//! `max_in_flight` rows ahead of a free slot, so a slot that frees up starts
+//! its next send at once — the database is off the path between two sends —
+//! and a turn carries several messages (one commit for about twice
+//! `max_in_flight` under load). A queued row's CLI is
 //! spawned only after its line is in the journal (written by the send task
 //! just before the spawn: what crash recovery reads), and only while its
 //! lease still covers a whole CLI run; otherwise, and at a stop, it is
@@ -52,7 +52,7 @@ const SETTLE_RETRIES: u32 = 5;
 /// How long an ended attempt may wait for a turn that has more to carry.
 const SETTLE_DELAY: Duration = Duration::from_millis(5);
 /// Rows leased ahead of a free slot, per slot (with a spawn journal).
-const LEASE_AHEAD: usize = 2;
+const LEASE_AHEAD: usize = 3;
 /// A queued row starts only if its lease outlasts a whole CLI run by this.
 const LEASE_SLACK: Duration = Duration::from_secs(10);
 
