@@ -241,3 +241,90 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
     assert_eq!(lines, sends.len(), "one journal line per start");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_row_whose_lease_ran_short_is_released_and_leased_again_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start_with(dir.path(), |cfg| {
+        cfg.outbox.max_in_flight = 0;
+        cfg.outbox_wait = Duration::ZERO;
+    })
+    .await;
+    let record = dir.path().join("sent.jsonl");
+    // 1.5 s per send, one slot: the last rows leased at the start wait in
+    // the queue while their 5 s lease runs down.
+    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record,
+        "GATEWAY_DOUBLE_MODE": "slow:1500"}});
+    let (st, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"openclaw": settings})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = s
+        .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
+            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}
+        ]})))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let task = s.task("short leases").await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let (st, out) = s
+            .admin(
+                "POST",
+                "/api/internal/harness/outbound",
+                Some(json!({"taskId": task, "message": format!("short {i}"), "scope": "work"})),
+            )
+            .await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        ids.push(out["outboundId"].as_str().unwrap().to_string());
+    }
+    let h = s.running.harness.clone();
+    let cancel = CancellationToken::new();
+    // Lease recovery every 100 ms: a row started with its lease almost
+    // gone would be taken for a dead send (SENT_UNVERIFIED) mid-send.
+    let config = OutboxConfig {
+        max_in_flight: 1,
+        lease: Duration::from_secs(5),
+        cli_timeout: Duration::from_secs(3),
+        recover_every: Duration::from_millis(100),
+        journal: Some(dir.path().join("journal")),
+        ..OutboxConfig::default()
+    };
+    let owner = format!("{}:short-lease-test", h.config().node_id);
+    let job = tokio::spawn(sender::run(h.clone(), owner, config, cancel.clone()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows = h.list_outbound(None, 50).await.unwrap();
+        if rows.iter().filter(|r| r.state.attempted()).count() == ids.len() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the queue did not drain");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cancel.cancel();
+    job.await.unwrap();
+    let sends = common::json_lines(&record);
+    for (i, id) in ids.iter().enumerate() {
+        let row = h.outbound(id).await.unwrap();
+        assert_eq!(row.state.as_str(), "DELIVERED", "row {i}: {row:?}");
+        assert_eq!(
+            row.attempts, 1,
+            "row {i}: a release does not count an attempt"
+        );
+        let real = sends
+            .iter()
+            .filter(|r| {
+                r["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(&format!("short {i}\n"))
+            })
+            .count();
+        assert_eq!(real, 1, "row {i}: sent once");
+    }
+    s.shutdown().await;
+}

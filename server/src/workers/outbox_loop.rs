@@ -203,12 +203,29 @@ impl SenderLoop {
         }
     }
 
-    /// The lease of `row` still covers a whole CLI run.
+    /// The lease of `row` still covers a whole CLI run (with a slack; a
+    /// lease configured shorter than that needs half of itself left, so a
+    /// row leased for a free slot always starts).
     fn lease_covers_a_run(&self, row: &Outbound) -> bool {
-        let need = chrono::Duration::from_std(self.config.cli_timeout + LEASE_SLACK)
-            .unwrap_or_else(|_| chrono::Duration::seconds(70));
+        let need = (self.config.cli_timeout + LEASE_SLACK).min(self.config.lease / 2);
+        let need =
+            chrono::Duration::from_std(need).unwrap_or_else(|_| chrono::Duration::seconds(60));
         row.lease_expires_at
             .is_some_and(|until| until - chrono::Utc::now() > need)
+    }
+
+    /// Queued rows whose lease no longer covers a run (every slot was busy
+    /// for long) go back before their lease could expire.
+    fn release_short_leases(&mut self) {
+        let (keep, short): (VecDeque<Outbound>, VecDeque<Outbound>) =
+            std::mem::take(&mut self.queue)
+                .into_iter()
+                .partition(|row| self.lease_covers_a_run(row));
+        self.queue = keep;
+        for row in short {
+            tracing::info!(outbound_id = %row.id, "a queued outbound row's lease ran short: released");
+            self.released.push(row.id);
+        }
     }
 
     /// Free slots take queued rows (the send task journals, then spawns).
@@ -256,6 +273,7 @@ impl SenderLoop {
             return None;
         }
         self.retry_at = None;
+        self.release_short_leases();
         let leased = self.running.len() + self.queue.len();
         let capacity = self.config.max_in_flight + self.ahead;
         // Refill once the queue is down to a quarter of what is leased
