@@ -131,18 +131,22 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     s.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = common::start_with(dir.path(), |cfg| {
+/// A server whose own sender is off, the double behind OpenClaw in `mode`
+/// (recording to `<dir>/sent.jsonl`), one work target, and `n` queued
+/// notifies `"<text> <i>"` of one task; their outbound ids.
+async fn queued(
+    dir: &std::path::Path,
+    mode: &str,
+    text: &str,
+    n: usize,
+) -> (common::Server, Vec<String>) {
+    let s = common::start_with(dir, |cfg| {
         cfg.outbox.max_in_flight = 0;
         cfg.outbox_wait = Duration::ZERO;
     })
     .await;
-    let record = dir.path().join("sent.jsonl");
-    // Each send takes 400 ms: one slot, so most rows wait in the queue.
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record,
-        "GATEWAY_DOUBLE_MODE": "slow:400"}});
+    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl"),
+        "GATEWAY_DOUBLE_MODE": mode}});
     let (st, body) = s
         .admin(
             "PUT",
@@ -157,19 +161,37 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
         ]})))
         .await;
     assert_eq!(st, StatusCode::OK, "{body}");
-    let task = s.task("stop").await;
+    let task = s.task(text).await;
     let mut ids = Vec::new();
-    for i in 0..6 {
+    for i in 0..n {
         let (st, out) = s
             .admin(
                 "POST",
                 "/api/internal/harness/outbound",
-                Some(json!({"taskId": task, "message": format!("queued {i}"), "scope": "work"})),
+                Some(json!({"taskId": task, "message": format!("{text} {i}"), "scope": "work"})),
             )
             .await;
         assert_eq!(st, StatusCode::OK, "{out}");
         ids.push(out["outboundId"].as_str().unwrap().to_string());
     }
+    (s, ids)
+}
+
+/// How many times the double sent the message of row `i` (`"<text> <i>"`).
+fn sends_of(sends: &[serde_json::Value], text: &str, i: usize) -> usize {
+    let line = format!("{text} {i}\n");
+    sends
+        .iter()
+        .filter(|r| r["text"].as_str().unwrap_or("").contains(&line))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each send takes 400 ms: one slot, so most rows wait in the queue.
+    let (s, ids) = queued(dir.path(), "slow:400", "queued", 6).await;
+    let record = dir.path().join("sent.jsonl");
     let h = s.running.harness.clone();
     let journal = dir.path().join("journal");
     let cancel = CancellationToken::new();
@@ -204,15 +226,7 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
     let mut released = 0;
     for (i, id) in ids.iter().enumerate() {
         let row = h.outbound(id).await.unwrap();
-        let real = sends
-            .iter()
-            .filter(|r| {
-                r["text"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains(&format!("queued {i}\n"))
-            })
-            .count();
+        let real = sends_of(&sends, "queued", i);
         assert_eq!(
             row.attempts as usize, real,
             "row {i}: attempts are real sends"
@@ -245,43 +259,10 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queued_row_whose_lease_ran_short_is_released_and_leased_again_before_it_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start_with(dir.path(), |cfg| {
-        cfg.outbox.max_in_flight = 0;
-        cfg.outbox_wait = Duration::ZERO;
-    })
-    .await;
-    let record = dir.path().join("sent.jsonl");
     // 1.5 s per send, one slot: the last rows leased at the start wait in
     // the queue while their 5 s lease runs down.
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record,
-        "GATEWAY_DOUBLE_MODE": "slow:1500"}});
-    let (st, body) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{body}");
-    let (st, body) = s
-        .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
-            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}
-        ]})))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{body}");
-    let task = s.task("short leases").await;
-    let mut ids = Vec::new();
-    for i in 0..4 {
-        let (st, out) = s
-            .admin(
-                "POST",
-                "/api/internal/harness/outbound",
-                Some(json!({"taskId": task, "message": format!("short {i}"), "scope": "work"})),
-            )
-            .await;
-        assert_eq!(st, StatusCode::OK, "{out}");
-        ids.push(out["outboundId"].as_str().unwrap().to_string());
-    }
+    let (s, ids) = queued(dir.path(), "slow:1500", "short", 4).await;
+    let record = dir.path().join("sent.jsonl");
     let h = s.running.harness.clone();
     let cancel = CancellationToken::new();
     // Lease recovery every 100 ms: a row started with its lease almost
@@ -315,15 +296,7 @@ async fn a_queued_row_whose_lease_ran_short_is_released_and_leased_again_before_
             row.attempts, 1,
             "row {i}: a release does not count an attempt"
         );
-        let real = sends
-            .iter()
-            .filter(|r| {
-                r["text"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains(&format!("short {i}\n"))
-            })
-            .count();
+        let real = sends_of(&sends, "short", i);
         assert_eq!(real, 1, "row {i}: sent once");
     }
     s.shutdown().await;
