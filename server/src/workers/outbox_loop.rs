@@ -141,11 +141,7 @@ impl SenderLoop {
             if self.turn.is_none() {
                 self.turn = self.next_turn();
             }
-            let deadline = [Some(self.next_poll), self.settle_by, self.retry_at]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(self.next_poll);
+            let deadline = self.deadline();
             let turn = async {
                 match self.turn.as_mut() {
                     Some(t) => t.await,
@@ -166,6 +162,19 @@ impl SenderLoop {
             }
         }
         self.stop().await;
+    }
+
+    /// When the loop must look again without a wake-up: the poll, the
+    /// recovery, and — only while no turn is in flight (its end wakes the
+    /// loop) — a failed turn's retry, else the wait of ended attempts.
+    fn deadline(&self) -> Instant {
+        let timers = self.next_poll.min(self.next_recovery);
+        let turn = match (&self.turn, self.retry_at) {
+            (Some(_), _) => None,
+            (None, Some(retry)) => Some(retry),
+            (None, None) => self.settle_by,
+        };
+        turn.map_or(timers, |at| at.min(timers))
     }
 
     fn ended(&mut self, joined: Result<Done, tokio::task::JoinError>) {
