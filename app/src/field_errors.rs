@@ -37,6 +37,13 @@ impl FieldErrors {
             .map(|(_, m)| m)
     }
 
+    /// [`Self::general`], else the error of another action of the page
+    /// (a remove): what the form's status line shows.
+    pub fn general_or(&self, other: Option<ServerFnError>) -> Option<String> {
+        self.general()
+            .or_else(|| other.map(|e| crate::components::error_text(&e)))
+    }
+
     /// The error paragraph of `field` (nothing when it has none).
     pub fn by(&self, field: &'static str) -> impl Fn() -> Option<AnyView> + use<> {
         let (current, prefix) = (self.current, self.prefix);

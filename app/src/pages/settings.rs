@@ -48,13 +48,7 @@ pub fn SettingsPage() -> impl IntoView {
         &FIELDS,
     );
     let error = move || {
-        let general = errors.general().or_else(|| {
-            remove
-                .value()
-                .get()
-                .and_then(Result::err)
-                .map(|e| error_text(&e))
-        });
+        let general = errors.general_or(remove.value().get().and_then(Result::err));
         general.map(|m| view! { <p class="error" role="alert" id="settings-status">{m}</p> })
     };
     let (field_error, invalid) = (move |f| errors.by(f), move |f| errors.invalid(f));

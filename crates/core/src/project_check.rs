@@ -124,7 +124,7 @@ impl Harness {
             }
         }
         for runs in out.values_mut() {
-            runs.sort_by(|a, b| b.task.created_at.cmp(&a.task.created_at));
+            runs.sort_by_key(|r| std::cmp::Reverse(r.task.created_at));
         }
         Ok(out)
     }

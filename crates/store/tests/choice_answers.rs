@@ -69,7 +69,7 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
         .unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
-    let c = &h.choices_for(&[m.id.clone()]).await.unwrap()[&m.id];
+    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
     assert_eq!(c.answered_options, Some(vec![1]));
     assert_eq!(c.answered_by, None, "a person answered");
     // The agent is given the label.
@@ -88,7 +88,10 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
     // Free text on a question with options: recorded as typed, no option.
     let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
     h.reply(&t, Some("CockroachDB"), false).await.unwrap();
-    let c = &h.choices_for(&[asked.request_id.clone()]).await.unwrap()[&asked.request_id];
+    let c = &h
+        .choices_for(std::slice::from_ref(&asked.request_id))
+        .await
+        .unwrap()[&asked.request_id];
     assert_eq!(c.answered_options, None);
 
     // multiSelect: "3, 1" → both labels, both indexes.
@@ -102,7 +105,7 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
         .unwrap()
         .unwrap();
     assert_eq!(m.reply_text.as_deref(), Some("C, A"));
-    let c = &h.choices_for(&[m.id.clone()]).await.unwrap()[&m.id];
+    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
     assert_eq!(c.answered_options, Some(vec![2, 0]));
 
     // The default after the deadline records the default's index.
@@ -116,7 +119,10 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
         .await
         .unwrap();
     assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
-    let c = &h.choices_for(&[asked.request_id.clone()]).await.unwrap()[&asked.request_id];
+    let c = &h
+        .choices_for(std::slice::from_ref(&asked.request_id))
+        .await
+        .unwrap()[&asked.request_id];
     assert!(c.answered_by_default());
     assert_eq!(c.answered_options, Some(vec![1]));
 }
@@ -209,7 +215,7 @@ async fn a_pushed_question_stores_its_choices_with_its_message() {
         "{}",
         m.content
     );
-    let c = &h.choices_for(&[id.clone()]).await.unwrap()[&id];
+    let c = &h.choices_for(std::slice::from_ref(&id)).await.unwrap()[&id];
     assert_eq!(c.default.as_deref(), Some("Skip"));
     assert!(c.deadline_at.is_some());
     let row = h.outbound(&out.outbound_id).await.unwrap();
@@ -226,7 +232,12 @@ async fn a_pushed_question_stores_its_choices_with_its_message() {
         .await
         .unwrap();
     let pid = plain.message_id.unwrap();
-    assert!(h.choices_for(&[pid.clone()]).await.unwrap().is_empty());
+    assert!(
+        h.choices_for(std::slice::from_ref(&pid))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let choices_rows = count(
         &store,
         "SELECT COUNT(*) FROM ask_choices WHERE message_id = ?",

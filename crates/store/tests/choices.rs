@@ -175,7 +175,7 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
         .unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
-    let c = &h.choices_for(&[m.id.clone()]).await.unwrap()[&m.id];
+    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
     assert_eq!(c.answered_by.as_deref(), Some(ANSWERED_BY_DEFAULT));
     // The reply's delivery row, as for a person's reply; the agent is told
     // the default was applied.
@@ -299,7 +299,8 @@ async fn deadline_default_races_people_exactly_once() {
             .unwrap()
             .unwrap();
         assert_eq!(m.state, MessageState::Answered);
-        let by_default = a.choices_for(&[m.id.clone()]).await.unwrap()[&m.id].answered_by_default();
+        let by_default =
+            a.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id].answered_by_default();
         assert_eq!(by_default, wins[0] == "default", "round {round}");
         if by_default {
             assert_eq!(m.reply_text.as_deref(), Some("SQLite"));

@@ -103,8 +103,7 @@ impl std::ops::Deref for TimedTx {
     type Target = SqliteConnection;
     fn deref(&self) -> &SqliteConnection {
         self.tx
-            .as_ref()
-            .map(|t| &**t)
+            .as_deref()
             .unwrap_or_else(|| unreachable!("transaction used after commit"))
     }
 }
