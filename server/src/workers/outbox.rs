@@ -3,8 +3,11 @@
 //! the outcome (`Harness::settle_and_claim`: DELIVERED / SENT_UNVERIFIED with the
 //! activation, or FAILED with backoff / DEAD, batched with the next lease). Woken in-process
 //! on enqueue; polls as the fallback; recovers SENDING rows of an earlier
-//! boot of this node at start and expired leases periodically. Any node may
-//! send any row (no PTY is involved).
+//! boot of this node at start (with its spawn journal, `spawn_journal.rs`)
+//! and expired leases periodically. Any node may send any row (no PTY is
+//! involved). The loop itself — turns, rows leased ahead of a free slot,
+//! the stop — is `outbox_loop.rs`; this module has its configuration, the
+//! start-up recovery and one send (`send_one`).
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
