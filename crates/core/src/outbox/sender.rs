@@ -63,10 +63,11 @@ impl Harness {
     /// in `done` (as [`Self::finish_send`]), release the rows of `released`
     /// (leased ahead, never started: due again, the attempt not counted) and
     /// lease up to `limit` due rows to `owner` until `now + lease`. Answers
-    /// the leased rows (their change is published). Two sent asks of one task go in separate, ordered
-    /// transactions (the later one supersedes the earlier, as if they had
-    /// settled one by one); the lease is taken in the last, so an error
-    /// never leaves a row leased but unknown to the caller.
+    /// the leased rows (their change is published). Two sent asks of one
+    /// task go in separate, ordered transactions (the later one supersedes
+    /// the earlier, as if they had settled one by one); the releases go in
+    /// the first and the lease in the last, so an error never leaves a row
+    /// leased but unknown to the caller.
     pub async fn settle_and_claim(
         &self,
         owner: &str,
