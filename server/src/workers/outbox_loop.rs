@@ -180,14 +180,6 @@ impl SenderLoop {
     fn ended(&mut self, joined: Result<Done, tokio::task::JoinError>) {
         let before = self.done.len();
         collect(joined, &mut self.done);
-        if self.done.len() > before
-            && let (Some(journal), Some((row, _))) = (&self.journal, self.done.last())
-        {
-            journal
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .finished(&row.id);
-        }
         if before == 0 && !self.done.is_empty() {
             self.settle_by = Some(Instant::now() + SETTLE_DELAY);
         }
@@ -333,6 +325,16 @@ impl SenderLoop {
         match end.result {
             Ok(claimed) => {
                 self.failures = 0;
+                // Only now may a send's journal line go at the next rotation:
+                // until its settle committed, a crash leaves the row SENDING
+                // and recovery must still find the line (else it would
+                // release a row that may have been sent).
+                if let Some(journal) = &self.journal {
+                    let mut journal = journal.lock().unwrap_or_else(|p| p.into_inner());
+                    for (row, _) in &end.done {
+                        journal.finished(&row.id);
+                    }
+                }
                 if end.limit > 0 {
                     self.due = claimed.len() == end.limit;
                 }

@@ -63,7 +63,7 @@ pub struct SpawnJournal {
     seq: u64,
     file: File,
     lines: usize,
-    /// Sends started and not yet finished: carried into a new segment.
+    /// Sends started whose end is not committed yet: carried into a new segment.
     live: HashMap<String, u32>,
 }
 
@@ -101,7 +101,8 @@ impl SpawnJournal {
         Ok(())
     }
 
-    /// The send of row `id` ended (its line need not outlive a rotation).
+    /// The end of row `id`'s send is committed (its line need not outlive a
+    /// rotation). Not before: a row still SENDING needs its line.
     pub fn finished(&mut self, id: &str) {
         self.live.remove(id);
     }
