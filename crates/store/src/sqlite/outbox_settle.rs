@@ -99,29 +99,22 @@ const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each(?2))";
 /// settled, nothing sent, nothing released, no free slot); each shape is
 /// built once, and sqlx caches its prepared statements. Parameters: `?1`
 /// token, `?2` settles JSON, `?3` now, `?4` owner, `?5` expired-before or
-/// NULL, `?6` lease until, `?7` limit, `?8` released ids JSON. sqlx binds a statement's numbered parameters only up to its first
-/// gap, so every statement uses a prefix of them (`typeof(…)` no-ops fill a
-/// gap).
+/// NULL, `?6` lease until, `?7` limit, `?8` released ids JSON. sqlx binds
+/// a statement's numbered parameters only up to its first gap, so every
+/// statement uses a prefix of them (`typeof(…)` no-ops fill a gap).
 fn batch_sql(settles: bool, sent: bool, releases: bool, claims: bool) -> &'static str {
+    // In this order: the release before the lease, so a released row can be
+    // leased again by the same turn.
+    const PARTS: [(u8, &str); 4] = [(1, SETTLE), (2, ACTIVATE), (8, RELEASE), (4, CLAIM)];
     static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
         (0..16u8)
             .map(|bits| {
                 let mut sql = String::from("BEGIN IMMEDIATE; ");
-                if bits & 1 != 0 {
-                    sql.push_str(SETTLE);
-                    sql.push(' ');
-                }
-                if bits & 2 != 0 {
-                    sql.push_str(ACTIVATE);
-                    sql.push(' ');
-                }
-                if bits & 8 != 0 {
-                    sql.push_str(RELEASE);
-                    sql.push(' ');
-                }
-                if bits & 4 != 0 {
-                    sql.push_str(CLAIM);
-                    sql.push(' ');
+                for (bit, statement) in PARTS {
+                    if bits & bit != 0 {
+                        sql.push_str(statement);
+                        sql.push(' ');
+                    }
                 }
                 sql.push_str("COMMIT");
                 sql.replace("{ROW}", &returning())
