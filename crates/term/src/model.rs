@@ -283,8 +283,9 @@ impl TerminalModel {
     /// application is on the alternate screen, the primary behind it too),
     /// scroll region, cursor position and visibility, SGR attributes and
     /// input modes (application keypad/cursor, bracketed paste, mouse,
-    /// cursor style). Contains no terminal queries: it is generated from the
-    /// model, never replayed from the stream.
+    /// cursor style), and last the first bytes of a UTF-8 character whose
+    /// rest has not arrived yet. Contains no terminal queries: it is
+    /// generated from the model, never replayed from the stream.
     pub fn snapshot(&self) -> Vec<u8> {
         self.snapshot_with_history(0)
     }
@@ -312,6 +313,10 @@ impl TerminalModel {
         }
         out.extend_from_slice(&self.redraw_current());
         out.extend_from_slice(screen.input_mode_formatted().as_bytes());
+        // A character whose first bytes arrived but not its last: the live
+        // stream after the snapshot starts with the rest of it, so the
+        // receiving terminal needs its beginning too.
+        out.extend_from_slice(&self.carry);
         out
     }
 

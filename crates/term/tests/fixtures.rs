@@ -65,6 +65,41 @@ fn snapshot_then_live_stream_matches_the_original() {
 }
 
 #[test]
+fn a_viewer_connecting_inside_a_character_sees_the_whole_character() {
+    // A PTY read can end between the bytes of one UTF-8 character. The model
+    // holds those bytes until the rest arrives; a viewer connecting right
+    // then gets the snapshot and then only the rest, so the snapshot must
+    // carry the beginning (CI found this through the property test).
+    let mut checked = 0;
+    for name in FIXTURES {
+        let bytes = fixture(name);
+        let inside = (1..bytes.len()).filter(|&at| bytes[at] & 0xc0 == 0x80);
+        for at in inside {
+            // Up to the end of that character: later output could redraw
+            // the cell and hide the loss.
+            let end = (at..bytes.len())
+                .find(|&i| bytes[i] & 0xc0 != 0x80)
+                .unwrap_or(bytes.len());
+            let mut filter = QueryFilter::new();
+            filter.filter(&bytes[..at]);
+            let mut viewer = from_snapshot(&fed(&bytes[..at]));
+            viewer.feed(&filter.filter(&bytes[at..end]));
+            let server = fed(&bytes[..end]);
+            assert_eq!(server.text(), viewer.text(), "{name} connected at {at}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "the fixtures hold multi-byte characters");
+    let mut a = TerminalModel::new(4, 20);
+    a.feed(&"ab中".as_bytes()[..4]);
+    let mut b = from_snapshot(&a);
+    a.feed(&"中文".as_bytes()[2..]);
+    b.feed(&"中文".as_bytes()[2..]);
+    assert_eq!(a.text(), b.text());
+    assert!(b.text().starts_with("ab中文"), "{:?}", b.text());
+}
+
+#[test]
 fn snapshots_never_contain_queries() {
     for name in FIXTURES {
         let bytes = fixture(name);
