@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     gateway_cli,
     outbox_loop::{Journal, SenderLoop},
-    spawn_journal::{Journals, SpawnJournal},
+    spawn_journal::{Journals, ROTATE_AFTER, SpawnJournal},
 };
 
 #[derive(Debug, Clone)]
@@ -46,6 +46,9 @@ pub struct OutboxConfig {
     /// server): with one, rows are leased ahead of a free slot; without,
     /// only for a free slot.
     pub journal: Option<PathBuf>,
+    /// Lines per spawn-journal segment before it is rotated (default
+    /// [`ROTATE_AFTER`]; tests rotate at every start to reach the seams).
+    pub journal_rotate_after: usize,
 }
 
 /// Gateway processes at once unless configured.
@@ -70,6 +73,7 @@ impl Default for OutboxConfig {
             drain: Duration::from_secs(3),
             max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
             journal: None,
+            journal_rotate_after: ROTATE_AFTER,
         }
     }
 }
@@ -252,7 +256,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
     let journal = config
         .journal
         .as_ref()
-        .and_then(|dir| match SpawnJournal::open(dir, &owner) {
+        .and_then(|dir| match SpawnJournal::open(dir, &owner, config.journal_rotate_after) {
             Ok(j) => Some(j),
             Err(err) => {
                 tracing::error!(dir = %dir.display(), error = %err, "cannot open the outbox spawn journal; rows are leased only for a free slot");

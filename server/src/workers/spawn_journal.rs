@@ -18,7 +18,8 @@
 //! exactly as it would have been without leasing ahead.
 //!
 //! Files: `<dir>/<hex of the lease owner>.<segment>.log`, mode 0600. A
-//! segment is rotated after [`ROTATE_AFTER`] lines: the new one starts with
+//! segment is rotated after [`ROTATE_AFTER`] lines (configurable, see
+//! `OutboxConfig::journal_rotate_after`): the new one starts with
 //! the lines of the sends still running, then the old one is removed (a
 //! crash in between leaves both, and both are read).
 
@@ -63,13 +64,15 @@ pub struct SpawnJournal {
     seq: u64,
     file: File,
     lines: usize,
+    rotate_after: usize,
     /// Sends started whose end is not committed yet: carried into a new segment.
     live: HashMap<String, u32>,
 }
 
 impl SpawnJournal {
-    /// Create the directory (0700) and this owner's first segment.
-    pub fn open(dir: &Path, owner: &str) -> io::Result<Self> {
+    /// Create the directory (0700) and this owner's first segment; rotate
+    /// after `rotate_after` lines (at least 1).
+    pub fn open(dir: &Path, owner: &str, rotate_after: usize) -> io::Result<Self> {
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -82,6 +85,7 @@ impl SpawnJournal {
             seq: 0,
             file,
             lines: 0,
+            rotate_after: rotate_after.max(1),
             live: HashMap::new(),
         })
     }
@@ -89,7 +93,7 @@ impl SpawnJournal {
     /// Record that attempt `attempt` of row `id` is about to start. The
     /// caller spawns only after this returned `Ok`.
     pub fn started(&mut self, id: &str, attempt: u32) -> io::Result<()> {
-        if self.lines >= ROTATE_AFTER {
+        if self.lines >= self.rotate_after {
             self.rotate()?;
         }
         // One write: a line is either whole or (on a failed write) not
@@ -198,7 +202,7 @@ mod tests {
     #[test]
     fn a_started_attempt_is_read_back_and_an_unterminated_line_is_not() {
         let dir = tempfile::tempdir().unwrap();
-        let mut j = SpawnJournal::open(dir.path(), "node:boot-1").unwrap();
+        let mut j = SpawnJournal::open(dir.path(), "node:boot-1", ROTATE_AFTER).unwrap();
         j.started("a", 1).unwrap();
         j.started("b", 3).unwrap();
         let path = segment_path(dir.path(), &hex("node:boot-1"), 0);
@@ -216,7 +220,7 @@ mod tests {
     #[test]
     fn rotation_keeps_the_sends_still_running_and_drops_the_old_segment() {
         let dir = tempfile::tempdir().unwrap();
-        let mut j = SpawnJournal::open(dir.path(), "n:b").unwrap();
+        let mut j = SpawnJournal::open(dir.path(), "n:b", ROTATE_AFTER).unwrap();
         for i in 0..ROTATE_AFTER {
             j.started(&format!("r{i}"), 1).unwrap();
             if i != 7 {
@@ -236,8 +240,8 @@ mod tests {
     #[test]
     fn only_the_current_owners_journal_is_kept() {
         let dir = tempfile::tempdir().unwrap();
-        SpawnJournal::open(dir.path(), "n:old").unwrap();
-        SpawnJournal::open(dir.path(), "n:new").unwrap();
+        SpawnJournal::open(dir.path(), "n:old", ROTATE_AFTER).unwrap();
+        SpawnJournal::open(dir.path(), "n:new", ROTATE_AFTER).unwrap();
         let journals = Journals {
             dir: dir.path().to_path_buf(),
         };

@@ -1,0 +1,61 @@
+//! Outbox fixtures: a server whose own sender is off, with a queue of
+//! notifies behind the gateway double.
+
+use std::{path::Path, time::Duration};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use super::{Server, start_with};
+
+pub const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
+
+/// A server whose own sender is off, the double behind OpenClaw in `mode`
+/// (recording to `<dir>/sent.jsonl`), one work target, and `n` queued
+/// notifies `"<text> <i>"` of one task; their outbound ids.
+pub async fn queued(dir: &Path, mode: &str, text: &str, n: usize) -> (Server, Vec<String>) {
+    let s = start_with(dir, |cfg| {
+        cfg.outbox.max_in_flight = 0;
+        cfg.outbox_wait = Duration::ZERO;
+    })
+    .await;
+    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl"),
+        "GATEWAY_DOUBLE_MODE": mode}});
+    let (st, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"openclaw": settings})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = s
+        .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
+            {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}
+        ]})))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let task = s.task(text).await;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let (st, out) = s
+            .admin(
+                "POST",
+                "/api/internal/harness/outbound",
+                Some(json!({"taskId": task, "message": format!("{text} {i}"), "scope": "work"})),
+            )
+            .await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        ids.push(out["outboundId"].as_str().unwrap().to_string());
+    }
+    (s, ids)
+}
+
+/// How many times the double sent the message of row `i` (`"<text> <i>"`).
+pub fn sends_of(sends: &[serde_json::Value], text: &str, i: usize) -> usize {
+    let line = format!("{text} {i}\n");
+    sends
+        .iter()
+        .filter(|r| r["text"].as_str().unwrap_or("").contains(&line))
+        .count()
+}
