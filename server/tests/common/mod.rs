@@ -3,6 +3,7 @@
 
 pub mod outbox;
 pub mod process;
+pub mod real_cli;
 pub mod workbench;
 
 use std::path::Path;
