@@ -415,7 +415,10 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `stat`.
     let stat = unsafe { stat.assume_init() };
-    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+    // The field types differ between platforms (u64 here, u32/c_ulong elsewhere).
+    #[allow(clippy::unnecessary_cast)]
+    let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
+    Some(free)
 }
 
 fn disk(root: &Path, min: u64) -> Check {

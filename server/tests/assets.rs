@@ -20,14 +20,13 @@ use sha2::{Digest, Sha256};
 
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// A fake wasm-bindgen output (big enough to be compressed) packed into `site`.
-
 /// Tests in this binary run one at a time: several in-process servers
 /// rendering pages concurrently in one process sometimes leave a page request
 /// unanswered (a process-global in the SSR stack, under investigation; one
 /// server per process — the product — is not affected).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// A fake wasm-bindgen output (big enough to be compressed) packed into `site`.
 fn pack(work: &Path, site: &Path, js_marker: &str) -> [Vec<u8>; 3] {
     let staging = work.join("staging");
     let public = work.join("public");

@@ -242,7 +242,12 @@ async fn mcp_ask_human_takes_options_default_and_deadline() {
     .await;
     assert!(!is_error, "{payload}");
     let id = payload["requestId"].as_str().unwrap().to_string();
-    let c = &s.running.harness.choices_for(&[id.clone()]).await.unwrap()[&id];
+    let c = &s
+        .running
+        .harness
+        .choices_for(std::slice::from_ref(&id))
+        .await
+        .unwrap()[&id];
     assert_eq!(c.default.as_deref(), Some("No"));
     assert_eq!(c.options[1].description.as_deref(), Some("wait"));
     let (is_error, payload) = mcp(&s, &token, 3, json!({"question": 42})).await;

@@ -272,7 +272,7 @@ async fn a_crash_between_a_send_and_its_settle_never_frees_the_row_even_across_a
         ..OutboxConfig::default()
     };
     let node = h.config().node_id.clone();
-    let mut seed: u64 = 0x5eed_0f_5ea5;
+    let mut seed: u64 = 0x5eed_5ea5;
     let mut caught_mid_flight = 0;
     for life in 0..8 {
         let before = recorded(&record);

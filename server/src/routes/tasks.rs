@@ -199,14 +199,14 @@ pub(crate) async fn terminal_input(
     let text = body
         .text
         .ok_or_else(|| harness_core::CoreError::invalid("text", "text required"))?;
-    if let Some(k) = &body.idempotency_key {
-        if k.is_empty() || k.len() > 256 {
-            return Err(harness_core::CoreError::invalid(
-                "idempotencyKey",
-                "idempotencyKey must be 1..256 characters",
-            )
-            .into());
-        }
+    if let Some(k) = &body.idempotency_key
+        && (k.is_empty() || k.len() > 256)
+    {
+        return Err(harness_core::CoreError::invalid(
+            "idempotencyKey",
+            "idempotencyKey must be 1..256 characters",
+        )
+        .into());
     }
     let out = s
         .terminals
