@@ -209,11 +209,7 @@ async fn through_websocket(
                     send(&mut ws, json!({"type": "ack", "bytes": total})).await?;
                 }
             }
-            Message::Text(t) => {
-                if t.contains("lagged") {
-                    lagged += 1;
-                }
-            }
+            Message::Text(t) if t.contains("lagged") => lagged += 1,
             Message::Close(frame) => {
                 close = frame.map(|f| u16::from(f.code));
                 break;

@@ -418,7 +418,12 @@ async fn mcp_push_to_human_takes_choices_and_reply_to_ask_maps_a_number() {
         .unwrap()
         .unwrap();
     assert_eq!(m.reply_text.as_deref(), Some("Retry"));
-    let c = &s.running.harness.choices_for(&[id.clone()]).await.unwrap()[&id];
+    let c = &s
+        .running
+        .harness
+        .choices_for(std::slice::from_ref(&id))
+        .await
+        .unwrap()[&id];
     assert_eq!(c.answered_options, Some(vec![0]));
     s.shutdown().await;
 }
