@@ -9,10 +9,11 @@ polls) is appended as one JSON line to the record file, a sent message gets a
 fresh id, and a Telegram send to the chat -100999 fails with Telegram's
 "chat not found".
 
-    platform_standin.py <record.jsonl> <port file>
+    platform_standin.py <record.jsonl> <port file> [port]
 
-It binds 127.0.0.1 on a free port, writes the port to <port file> once it
-listens, and serves until killed. Standard library only.
+It binds 127.0.0.1 on a free port (or on [port], to come back after a
+stop), writes the port to <port file> once it listens, and serves until
+killed. Standard library only.
 """
 
 import json
@@ -148,7 +149,8 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    server = Server(("127.0.0.1", 0), Handler)
+    port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    server = Server(("127.0.0.1", port), Handler)
     with open(PORT_FILE + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.replace(PORT_FILE + ".tmp", PORT_FILE)

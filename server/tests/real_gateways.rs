@@ -43,20 +43,24 @@ fn installed(what: &str, rel: &str) -> Option<PathBuf> {
 /// The platform stand-in, killed on drop.
 struct Platform {
     child: Child,
+    dir: PathBuf,
     record: PathBuf,
+    port: String,
     url: String,
 }
 
 impl Platform {
-    fn start(dir: &Path) -> Self {
-        let record = dir.join("platform.jsonl");
+    fn spawn(dir: &Path, port: Option<&str>) -> (Child, String) {
         let port_file = dir.join("platform.port");
-        let child = Command::new("python3")
-            .arg(gateways_dir().join("platform_standin.py"))
-            .arg(&record)
-            .arg(&port_file)
-            .spawn()
-            .expect("python3 runs the platform stand-in");
+        let _ = std::fs::remove_file(&port_file);
+        let mut cmd = Command::new("python3");
+        cmd.arg(gateways_dir().join("platform_standin.py"))
+            .arg(dir.join("platform.jsonl"))
+            .arg(&port_file);
+        if let Some(port) = port {
+            cmd.arg(port);
+        }
+        let child = cmd.spawn().expect("python3 runs the platform stand-in");
         let deadline = Instant::now() + Duration::from_secs(10);
         let port = loop {
             if let Ok(p) = std::fs::read_to_string(&port_file) {
@@ -68,11 +72,24 @@ impl Platform {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
+        (child, port)
+    }
+
+    fn start(dir: &Path) -> Self {
+        let (child, port) = Self::spawn(dir, None);
         Self {
             child,
-            record,
+            dir: dir.to_path_buf(),
+            record: dir.join("platform.jsonl"),
             url: format!("http://127.0.0.1:{port}"),
+            port,
         }
+    }
+
+    /// Back up on the same port after [`stop`](Self::stop).
+    fn restart(&mut self) {
+        self.stop();
+        (self.child, _) = Self::spawn(&self.dir, Some(&self.port));
     }
 
     fn seen(&self) -> Vec<Value> {
@@ -310,7 +327,8 @@ impl Drop for OpenClawGateway {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn openclaw_sends_an_ask_to_telegram_once_and_its_own_failure_is_retried() {
+async fn openclaw_sends_an_ask_to_telegram_once_its_own_failure_is_retried_and_its_queue_is_not_doubled()
+ {
     let Some(openclaw) = installed("OpenClaw", "openclaw/node_modules/.bin/openclaw") else {
         return;
     };
@@ -324,7 +342,7 @@ async fn openclaw_sends_an_ask_to_telegram_once_and_its_own_failure_is_retried()
         std::env::var("PATH").unwrap_or_default()
     );
     let dir = tempfile::tempdir().unwrap();
-    let platform = Platform::start(dir.path());
+    let mut platform = Platform::start(dir.path());
     let token = "harness-real-gateway-test";
     let gateway = OpenClawGateway::start(&openclaw, &path, dir.path(), &platform.url, token).await;
     let s = start(dir.path()).await;
@@ -393,6 +411,56 @@ async fn openclaw_sends_an_ask_to_telegram_once_and_its_own_failure_is_retried()
         "OpenClaw's own error is shown: {row}"
     );
     assert!(!row["nextAttemptAt"].is_null(), "a retry is due: {row}");
+
+    // The platform is down: OpenClaw's CLI exits 1, but its gateway keeps
+    // the message and sends it by itself once the platform is back. So the
+    // row is SENT_UNVERIFIED, never resent from here (a resend would be a
+    // second copy), and the platform gets it exactly once.
+    platform.stop();
+    let third = s.task("Migration").await;
+    let (_, agent) = s.running.harness.begin_execution(&third).await.unwrap();
+    let id = ask(&s, &agent, "Run it now?", "work").await;
+    let row = wait_row(&s, &id, 120, |r| {
+        r["state"] != "SENDING" && r["state"] != "PENDING"
+    })
+    .await;
+    assert_eq!(row["state"], "SENT_UNVERIFIED", "{row}");
+    let error = row["lastError"].as_str().unwrap_or("");
+    assert!(error.contains("not resent"), "{row}");
+    assert!(row["nextAttemptAt"].is_null(), "no retry: {row}");
+    assert!(
+        s.running.harness.pending(&third).await.unwrap().pending,
+        "the ask is open"
+    );
+    platform.restart();
+    let token_text = format!("[[tower:task={third}]]");
+    let copies = || {
+        platform
+            .seen()
+            .iter()
+            .filter(|r| r["method"] == "sendMessage" && r["message_id"].is_number())
+            .filter(|r| {
+                r["params"]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(&token_text)
+            })
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while copies() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "OpenClaw's gateway never sent the queued message:\n{}",
+            std::fs::read_to_string(&gateway.log).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // Harness's own sender tried once and left it alone.
+    let (_, row) = s.admin("GET", &format!("/api/outbound/{id}"), None).await;
+    assert_eq!(row["attempts"], 1, "{row}");
+    assert_eq!(row["state"], "SENT_UNVERIFIED", "{row}");
+    assert_eq!(copies(), 1, "the platform got it once");
     s.shutdown().await;
     drop(gateway);
 }

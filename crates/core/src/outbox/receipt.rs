@@ -133,6 +133,22 @@ fn tail(text: &str, max: usize) -> String {
     }
 }
 
+/// OpenClaw's CLI failed because its gateway could not reach the platform
+/// (`OutboundDeliveryError: Network request for 'sendMessage' failed!`). The
+/// gateway has then queued the message and sends it by itself once the
+/// platform answers (5 attempts over about 13 minutes, kept across its
+/// restarts), so a resend from here would arrive as a second copy: the
+/// platform may get the message (D7's SENT_UNVERIFIED). HTTP errors (429,
+/// 5xx) and permanent ones (chat not found) are not queued: they stay FAILED.
+fn handed_to_openclaw_queue(stdout: &str, stderr: &str) -> bool {
+    [stdout, stderr].iter().any(|text| {
+        text.lines().any(|line| {
+            line.find("Network request for '")
+                .is_some_and(|at| line[at..].contains("' failed!"))
+        })
+    })
+}
+
 /// Classify a finished run from its end, stdout and stderr.
 pub fn classify(end: &RunEnd, stdout: &str, stderr: &str) -> SendOutcome {
     let receipt = parse(stdout);
@@ -168,6 +184,19 @@ pub fn classify(end: &RunEnd, stdout: &str, stderr: &str) -> SendOutcome {
             "the gateway CLI timed out and was killed: {}",
             detail()
         )),
+        (RunEnd::Exited(code), false) if handed_to_openclaw_queue(stdout, stderr) => {
+            SendOutcome::Unverified(
+                receipt,
+                format!(
+                    "OpenClaw could not reach the platform (exit {code}) and keeps the message in \
+                     its gateway's queue, which sends it by itself once the platform answers (up \
+                     to about 13 minutes): not resent here, a resend would arrive twice. Mark it \
+                     delivered once it arrives; a question stays open on the task page \
+                     meanwhile: {}",
+                    detail()
+                ),
+            )
+        }
         (RunEnd::Exited(code), false) => {
             SendOutcome::Failed(format!("the gateway CLI exited with {code}: {}", detail()))
         }
@@ -257,5 +286,47 @@ mod tests {
             classify(&RunEnd::Signalled, "", ""),
             SendOutcome::Failed(_)
         ));
+    }
+
+    /// What OpenClaw 2026.9.6's `message send --json` printed (exit 1) with
+    /// the Bot API unreachable, on HTTP 500, on 429 and for a missing chat.
+    #[test]
+    fn openclaw_network_failures_are_in_its_gateway_queue_http_errors_are_not() {
+        let stderr = |reason: &str| {
+            format!(
+                "[openclaw] The CLI command failed.\n[openclaw] Reason: {reason}\n[openclaw] Debug: \
+                 set OPENCLAW_DEBUG=1 to include the stack trace.\n[openclaw] Try: openclaw doctor\n"
+            )
+        };
+        let stdout = |reason: &str| {
+            serde_json::json!({"ok": false, "error": {"type": "cli_error", "message": reason}})
+                .to_string()
+        };
+        let queued = "OutboundDeliveryError: Network request for 'sendMessage' failed!";
+        match classify(&RunEnd::Exited(1), &stdout(queued), &stderr(queued)) {
+            SendOutcome::Unverified(r, why) => {
+                assert_eq!(r.message_id, None);
+                assert!(why.contains("not resent") && why.contains(queued), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Either stream alone is enough (stderr only: stdout was not JSON).
+        assert!(matches!(
+            classify(&RunEnd::Exited(1), "", &stderr(queued)),
+            SendOutcome::Unverified(..)
+        ));
+        for reason in [
+            "OutboundDeliveryError: Call to 'sendMessage' failed! (500: Internal Server Error)",
+            "OutboundDeliveryError: Call to 'sendMessage' failed! (429: Too Many Requests: retry after 5)",
+            "OutboundDeliveryError: Telegram send failed: chat not found (chat_id=-100999).",
+        ] {
+            assert!(
+                matches!(
+                    classify(&RunEnd::Exited(1), &stdout(reason), &stderr(reason)),
+                    SendOutcome::Failed(_)
+                ),
+                "{reason}"
+            );
+        }
     }
 }
