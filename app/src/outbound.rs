@@ -58,10 +58,13 @@ pub fn OutboundLine(info: OutboundInfo) -> impl IntoView {
     let attempts = l
         .t("outbound.attempts")
         .replace("{n}", &info.attempts.to_string());
-    let last_error = info
-        .error
-        .clone()
-        .map(|e| view! { <span class="outbound-error sub" title=e.clone()>{e.chars().take(200).collect::<String>()}</span> });
+    let last_error = info.error.clone().map(|e| {
+        let mut shown: String = e.chars().take(200).collect();
+        if shown.len() < e.len() {
+            shown.push('…');
+        }
+        view! { <span class="outbound-error sub" title=e>{shown}</span> }
+    });
     view! {
         <div class="delivery outbound" data-outbound-id=info.id.clone() data-outbound-state=state.clone()>
             <span class="badge outbound-state">{info.gateway.clone()} " · " {l.t(state_key(&state))}</span>

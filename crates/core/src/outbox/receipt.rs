@@ -188,11 +188,10 @@ pub fn classify(end: &RunEnd, stdout: &str, stderr: &str) -> SendOutcome {
             SendOutcome::Unverified(
                 receipt,
                 format!(
-                    "OpenClaw could not reach the platform (exit {code}) and keeps the message in \
-                     its gateway's queue, which sends it by itself once the platform answers (up \
-                     to about 13 minutes): not resent here, a resend would arrive twice. Mark it \
-                     delivered once it arrives; a question stays open on the task page \
-                     meanwhile: {}",
+                    "Not resent (a resend would arrive twice): OpenClaw could not reach the \
+                     platform (exit {code}), and its gateway keeps the message and sends it by \
+                     itself once the platform answers (up to about 13 minutes). Mark it delivered \
+                     when it arrives; a question stays open on the task page meanwhile: {}",
                     detail()
                 ),
             )
@@ -306,7 +305,10 @@ mod tests {
         match classify(&RunEnd::Exited(1), &stdout(queued), &stderr(queued)) {
             SendOutcome::Unverified(r, why) => {
                 assert_eq!(r.message_id, None);
-                assert!(why.contains("not resent") && why.contains(queued), "{why}");
+                assert!(
+                    why.starts_with("Not resent") && why.contains(queued),
+                    "{why}"
+                );
             }
             other => panic!("{other:?}"),
         }
