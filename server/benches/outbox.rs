@@ -216,8 +216,10 @@ async fn enqueue(h: &Harness, task: &str, n: usize, tag: &str) -> anyhow::Result
     Ok(ids)
 }
 
-/// Wait (on the change events, not by polling the table) until each row
-/// had `need` changes; answers when the last one came. A lagging
+/// Wait (on the change events, not by polling the table) until each row's
+/// attempt ended: after `need` changes of a row its state is read, and it is
+/// done only once that state is an ended attempt; answers when the last one
+/// came. A lagging
 /// subscription falls back to reading the rows. (The events are published
 /// after their transaction committed; [`attempted`] checks the rows.)
 async fn wait_attempted(
@@ -236,7 +238,11 @@ async fn wait_attempted(
             Ok(Ok(HarnessEvent::OutboundChanged { id, .. })) if waiting.contains(id.as_str()) => {
                 let n = seen.entry(id.clone()).or_default();
                 *n += 1;
-                if *n >= need {
+                // Not every change is a settle: a row leased ahead and
+                // released (a stop, a lease run short) changes twice more
+                // before it is sent. The count only says when to look; the
+                // row's state decides (one read per row, at its end).
+                if *n >= need && h.outbound(&id).await?.state.attempted() {
                     waiting.remove(id.as_str());
                 }
             }

@@ -118,7 +118,12 @@ async fn run() -> anyhow::Result<()> {
                     if round % 100 == 49 {
                         // Another worker may have superseded this ask.
                         match h
-                            .reply(task, Some(&format!("yes, go ahead ({i})")), true)
+                            .reply(
+                                &harness_core::auth::Person::admin(),
+                                task,
+                                Some(&format!("yes, go ahead ({i})")),
+                                true,
+                            )
                             .await
                         {
                             Ok(_) | Err(harness_core::CoreError::Conflict(_)) => {}

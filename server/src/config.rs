@@ -27,6 +27,8 @@ pub struct ServeConfig {
     pub outbox_wait: Duration,
     /// The outbox worker (lease, CLI timeout, concurrency).
     pub outbox: crate::workers::outbox::OutboxConfig,
+    /// Whether agents are isolated from the data directory (`isolation.rs`).
+    pub agent_isolation: crate::isolation::IsolationMode,
 }
 
 impl ServeConfig {
@@ -44,6 +46,7 @@ impl ServeConfig {
             limits: crate::serve::Limits::default(),
             outbox_wait: harness_core::outbox::DEFAULT_PUSH_WAIT,
             outbox: crate::workers::outbox::OutboxConfig::default(),
+            agent_isolation: crate::isolation::IsolationMode::default(),
         }
     }
 

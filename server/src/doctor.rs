@@ -88,10 +88,39 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
     checks.extend(data_dir(&inputs.data_dir));
     checks.push(server(&inputs.data_dir));
     checks.extend(agent_clis());
+    checks.push(isolation());
     checks.extend(gateway_clis(&inputs.data_dir));
     checks.push(site(inputs.site_root.as_deref()));
     checks.push(disk(&inputs.data_dir, inputs.min_free_bytes));
     checks
+}
+
+/// Whether agents started by a server here are isolated from the data
+/// directory (the same probe `harness serve` runs at start).
+fn isolation() -> Check {
+    const NAME: &str = "agent isolation";
+    let mode = std::env::var("HARNESS_AGENT_ISOLATION").unwrap_or_default();
+    if crate::isolation::IsolationMode::parse(&mode) == Ok(crate::isolation::IsolationMode::Off) {
+        return Check::note(
+            NAME,
+            "switched off (HARNESS_AGENT_ISOLATION=off): agents can read the data directory",
+            "unset HARNESS_AGENT_ISOLATION to isolate agents",
+        );
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness"));
+    match harness_pty::isolate::probe(&exe) {
+        Ok(()) => Check::pass(
+            NAME,
+            "agents cannot see the data directory (user, mount and PID namespaces)",
+        ),
+        Err(err) => Check::fail(
+            NAME,
+            format!("agents would run NOT isolated and could read Harness's secrets: {err}"),
+            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on \
+             Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run agents as a \
+             separate OS user (README \"Security\")",
+        ),
+    }
 }
 
 fn mode(path: &Path) -> Option<u32> {

@@ -151,6 +151,26 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
     terminal_config.harness_bin = config.harness_bin.clone();
+    let database_dir = config
+        .database_url()
+        .strip_prefix("sqlite://")
+        .and_then(|p| {
+            std::path::Path::new(p)
+                .parent()
+                .map(std::path::Path::to_path_buf)
+        });
+    terminal_config.isolation = crate::isolation::AgentIsolation::decide(
+        config.agent_isolation,
+        &config.harness_bin,
+        &data.root,
+        database_dir.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    if terminal_config.isolation.active() {
+        tracing::info!("{}", terminal_config.isolation.describe());
+    } else {
+        tracing::warn!("{}", terminal_config.isolation.describe());
+    }
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
     // The outbox worker (gateway sends): recovers this node's sends caught

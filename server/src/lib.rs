@@ -10,6 +10,7 @@ pub mod error;
 pub mod extract;
 pub mod hook_stop;
 pub mod hooks;
+pub mod isolation;
 pub mod json_errors;
 pub mod launch;
 pub mod login;

@@ -51,6 +51,11 @@ enum Command {
         /// into the terminal before answering `queued`, in milliseconds.
         #[arg(long, env = "HARNESS_DELIVERY_WAIT_MS", default_value_t = 2000)]
         delivery_wait_ms: u64,
+        /// Isolate agents from the data directory: auto (when the kernel allows it),
+        /// required (refuse to start without it) or off.
+        #[arg(long, env = "HARNESS_AGENT_ISOLATION", default_value = "auto",
+              value_parser = harness_server::isolation::IsolationMode::parse)]
+        agent_isolation: harness_server::isolation::IsolationMode,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -219,6 +224,17 @@ fn hook(event: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // The agent launcher (README "Security"): before anything else, while the
+    // process still has one thread (a new user namespace needs that).
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(harness_pty::isolate::SUBCOMMAND) {
+        let code = if args.get(2).map(String::as_str) == Some("--probe") {
+            harness_pty::isolate::probe_main()
+        } else {
+            harness_pty::isolate::launcher_main(&args[2..])
+        };
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     // Hooks and task-list commands run inside agents' terminals: quiet by default.
     let default_level = if matches!(cli.command, Command::Serve { .. }) {
@@ -237,11 +253,13 @@ fn main() -> ExitCode {
             pending_ttl_days,
             allowed_host,
             delivery_wait_ms,
+            agent_isolation,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
             cfg.database_url = database_url;
             cfg.allowed_hosts = allowed_host;
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
+            cfg.agent_isolation = agent_isolation;
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
             serve(cfg)

@@ -73,6 +73,9 @@ fn read_or_create(path: &Path, make: impl FnOnce() -> String) -> anyhow::Result<
 impl DataDir {
     pub fn prepare(root: &Path) -> anyhow::Result<Self> {
         ensure_private_dir(root)?;
+        // Canonical: agents' isolation hides this exact directory.
+        let root = &std::fs::canonicalize(root)
+            .with_context(|| format!("cannot resolve {}", root.display()))?;
         let secrets = root.join("secrets");
         ensure_private_dir(&secrets)?;
         let signals = root.join("signals");

@@ -152,7 +152,14 @@ pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, Ser
     // `2`, `2.` or a label answers with that option (issue 16): mapped by
     // the core's reply, as for REST and MCP.
     let out = h
-        .reply(&task_id, Some(&text), true)
+        .reply(
+            &harness_core::auth::Identity::Browser
+                .person()
+                .map_err(ssr::to_sfn)?,
+            &task_id,
+            Some(&text),
+            true,
+        )
         .await
         .map_err(ssr::to_sfn)?;
     let mode = serde_json::to_value(out.mode)

@@ -39,6 +39,44 @@ impl Identity {
     pub fn is_admin(&self) -> bool {
         matches!(self, Self::Admin)
     }
+
+    /// The caller as a person, who may answer a question or decide an
+    /// approval: the admin token or a browser session. An agent's token is
+    /// never a person — not even for its own task (issue 25.1).
+    pub fn person(&self) -> CoreResult<Person> {
+        match self {
+            Self::Admin => Ok(Person(PersonKind::Admin)),
+            Self::Browser => Ok(Person(PersonKind::Browser)),
+            Self::Agent { .. } => Err(CoreError::Forbidden(
+                "an agent's token cannot answer a question: only a person may (the web UI, \
+                 the admin token or a gateway); the agent waits for their answer"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// Proof that a person is acting: only [`Identity::person`] (and
+/// [`Person::admin`] for the operator's own tools) makes one, so a core
+/// method that takes a `Person` cannot be reached with an agent's token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Person(PersonKind);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonKind {
+    Admin,
+    Browser,
+}
+
+impl Person {
+    /// The operator (admin token, or a local tool acting for them).
+    pub fn admin() -> Self {
+        Self(PersonKind::Admin)
+    }
+
+    pub fn kind(&self) -> PersonKind {
+        self.0
+    }
 }
 
 impl Harness {
@@ -93,5 +131,19 @@ mod tests {
         assert_eq!(Identity::Admin.bind_task(Some(&other)).unwrap(), other);
         assert!(Identity::Admin.bind_task(None).is_err());
         assert!(Identity::Admin.bind_task(Some("bad")).is_err());
+    }
+
+    #[test]
+    fn only_people_answer() {
+        let agent = Identity::Agent {
+            task_id: ids::new_id(),
+            execution_id: ids::new_id(),
+        };
+        assert!(matches!(agent.person(), Err(CoreError::Forbidden(_))));
+        assert_eq!(Identity::Admin.person().unwrap().kind(), PersonKind::Admin);
+        assert_eq!(
+            Identity::Browser.person().unwrap().kind(),
+            PersonKind::Browser
+        );
     }
 }

@@ -297,9 +297,13 @@ impl Harness {
     /// and never types again; with `allow_retry` it only queues a FAILED
     /// delivery once more. Any other reply without an OPEN ask is a Conflict
     /// ("No open ask for this task", the reference's 409).
+    ///
+    /// Only a person answers (`by`, from [`crate::auth::Identity::person`]):
+    /// an agent's token cannot answer its own question.
     #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn reply(
         &self,
+        _by: &crate::auth::Person,
         task_id: &str,
         text: Option<&str>,
         allow_retry: bool,

@@ -22,6 +22,7 @@
 
 mod error;
 mod inject;
+pub mod isolate;
 mod kill;
 mod output;
 mod registry;

@@ -56,7 +56,10 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
     h.begin_execution(&t).await.unwrap();
     let db = input(json!({"options": ["Postgres", "SQLite", "MySQL"]}));
     let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
-    let out = h.reply(&t, Some("2."), false).await.unwrap();
+    let out = h
+        .reply(&harness_core::auth::Person::admin(), &t, Some("2."), false)
+        .await
+        .unwrap();
     assert_eq!(
         (out.request_id.as_str(), out.deduped),
         (asked.request_id.as_str(), false)
@@ -81,13 +84,39 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
         .unwrap();
     assert_eq!(d.text, "SQLite");
     // A repeat by label or number is the same answer; another option is not.
-    assert!(h.reply(&t, Some(" sqlite "), false).await.unwrap().deduped);
-    assert!(h.reply(&t, Some("2"), false).await.unwrap().deduped);
-    assert!(h.reply(&t, Some("1"), false).await.is_err());
+    assert!(
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some(" sqlite "),
+            false
+        )
+        .await
+        .unwrap()
+        .deduped
+    );
+    assert!(
+        h.reply(&harness_core::auth::Person::admin(), &t, Some("2"), false)
+            .await
+            .unwrap()
+            .deduped
+    );
+    assert!(
+        h.reply(&harness_core::auth::Person::admin(), &t, Some("1"), false)
+            .await
+            .is_err()
+    );
 
     // Free text on a question with options: recorded as typed, no option.
     let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
-    h.reply(&t, Some("CockroachDB"), false).await.unwrap();
+    h.reply(
+        &harness_core::auth::Person::admin(),
+        &t,
+        Some("CockroachDB"),
+        false,
+    )
+    .await
+    .unwrap();
     let c = &h
         .choices_for(std::slice::from_ref(&asked.request_id))
         .await
@@ -97,7 +126,14 @@ async fn a_reply_naming_an_option_records_its_label_and_index() {
     // multiSelect: "3, 1" → both labels, both indexes.
     let multi = input(json!({"options": ["A", "B", "C"], "multiSelect": true}));
     let asked = h.ask_with(&t, Some("Which?"), &multi).await.unwrap();
-    h.reply(&t, Some("3, 1"), false).await.unwrap();
+    h.reply(
+        &harness_core::auth::Person::admin(),
+        &t,
+        Some("3, 1"),
+        false,
+    )
+    .await
+    .unwrap();
     let m = h
         .store()
         .get_message(&asked.request_id)

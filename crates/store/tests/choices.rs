@@ -192,7 +192,13 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
     let view = h.get_task(&t).await.unwrap();
     assert!(!view.open_ask);
     assert!(matches!(
-        h.reply(&t, Some("Postgres"), false).await,
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("Postgres"),
+            false
+        )
+        .await,
         Err(CoreError::Conflict(_))
     ));
     // An ask without a default is never answered by the sweep.
@@ -253,7 +259,15 @@ async fn deadline_default_races_people_exactly_once() {
             jobs.push(tokio::spawn(async move {
                 tokio::time::sleep_until(at).await;
                 if person {
-                    match h.reply(&t, Some(&format!("person {i}")), false).await {
+                    match h
+                        .reply(
+                            &harness_core::auth::Person::admin(),
+                            &t,
+                            Some(&format!("person {i}")),
+                            false,
+                        )
+                        .await
+                    {
                         Ok(out) if !out.deduped => "person",
                         Ok(_) => "deduped",
                         Err(CoreError::Conflict(_)) => "lost",

@@ -60,13 +60,24 @@ async fn the_reply_row_is_written_by_the_answering_transaction() {
     // Never ran: nothing to type into, no row.
     let idle = task(h).await;
     h.ask(&idle, Some("Q?")).await.unwrap();
-    let out = h.reply(&idle, Some("A"), true).await.unwrap();
+    let out = h
+        .reply(&harness_core::auth::Person::admin(), &idle, Some("A"), true)
+        .await
+        .unwrap();
     assert_eq!((out.delivery, out.delivery_id.as_deref()), ("none", None));
 
     let t = task(h).await;
     h.begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("Which one?")).await.unwrap();
-    let out = h.reply(&t, Some("the second"), true).await.unwrap();
+    let out = h
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("the second"),
+            true,
+        )
+        .await
+        .unwrap();
     assert_eq!(out.delivery, "queued");
     let row = a
         .store
@@ -85,7 +96,15 @@ async fn the_reply_row_is_written_by_the_answering_transaction() {
     assert_eq!(row.question.as_deref(), Some("Which one?"));
     assert_eq!(row.text, "the second");
     // A deduped repeat neither queues nor resets anything.
-    let again = h.reply(&t, Some("the second"), true).await.unwrap();
+    let again = h
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("the second"),
+            true,
+        )
+        .await
+        .unwrap();
     assert!(again.deduped);
     assert_eq!(again.delivery_id, out.delivery_id);
     assert_eq!(a.store.task_deliveries(&t, 10).await.unwrap().len(), 1);

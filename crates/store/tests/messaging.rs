@@ -143,11 +143,27 @@ async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask() {
     let h = &db.harness;
     let t = task(h, "t").await;
     // No ask yet: the reference's 409.
-    let err = h.reply(&t, Some("hello"), true).await.unwrap_err();
+    let err = h
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("hello"),
+            true,
+        )
+        .await
+        .unwrap_err();
     assert!(matches!(err, CoreError::Conflict(ref m) if m == "No open ask for this task"));
     h.begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("which db?")).await.unwrap();
-    let out = h.reply(&t, Some("sqlite"), false).await.unwrap();
+    let out = h
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("sqlite"),
+            false,
+        )
+        .await
+        .unwrap();
     assert_eq!(out.request_id, ask.request_id);
     assert_eq!(out.mode, ResumeMode::Continued);
     assert!(!out.deduped);
@@ -157,17 +173,39 @@ async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask() {
     assert_eq!(m.reply_text.as_deref(), Some("sqlite"));
     assert!(m.replied_at.is_some());
     // The same reply again is a duplicate of the winner.
-    let again = h.reply(&t, Some("sqlite"), false).await.unwrap();
+    let again = h
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("sqlite"),
+            false,
+        )
+        .await
+        .unwrap();
     assert!(again.deduped);
     assert_eq!(again.request_id, ask.request_id);
     // A different reply has nothing to answer.
     assert!(matches!(
-        h.reply(&t, Some("postgres"), true).await.unwrap_err(),
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("postgres"),
+            true
+        )
+        .await
+        .unwrap_err(),
         CoreError::Conflict(_)
     ));
     // Unknown task.
     assert!(matches!(
-        h.reply(&ids::new_id(), Some("x"), true).await.unwrap_err(),
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &ids::new_id(),
+            Some("x"),
+            true
+        )
+        .await
+        .unwrap_err(),
         CoreError::NotFound(_)
     ));
 }
@@ -178,7 +216,10 @@ async fn reply_without_execution_reports_not_running() {
     let h = &db.harness;
     let t = task(h, "t").await;
     h.ask(&t, Some("q")).await.unwrap();
-    let out = h.reply(&t, Some("a"), true).await.unwrap();
+    let out = h
+        .reply(&harness_core::auth::Person::admin(), &t, Some("a"), true)
+        .await
+        .unwrap();
     assert_eq!(out.mode, ResumeMode::NotRunning);
     assert!(!out.injected);
 }
@@ -218,7 +259,11 @@ async fn fifty_concurrent_replies_exactly_one_wins() {
         };
         joins.push(tokio::spawn(async move {
             barrier.wait().await;
-            (text.clone(), h.reply(&t, Some(&text), false).await)
+            (
+                text.clone(),
+                h.reply(&harness_core::auth::Person::admin(), &t, Some(&text), false)
+                    .await,
+            )
         }));
     }
     let mut winners = Vec::new();
@@ -411,7 +456,7 @@ async fn an_open_ask_survives_reopening_the_database() {
     assert_eq!(pending.request_id.as_deref(), Some(ask.request_id.as_str()));
     let out = reopened
         .harness
-        .reply(&t, Some("yes"), false)
+        .reply(&harness_core::auth::Person::admin(), &t, Some("yes"), false)
         .await
         .unwrap();
     assert_eq!(out.mode, ResumeMode::Continued);
@@ -440,10 +485,15 @@ async fn bad_inputs_are_rejected_with_the_field_and_nothing_written() {
         CoreError::NotFound(_)
     ));
     assert_eq!(
-        h.reply(&t, Some(&"y".repeat(8001)), true)
-            .await
-            .unwrap_err()
-            .field(),
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some(&"y".repeat(8001)),
+            true
+        )
+        .await
+        .unwrap_err()
+        .field(),
         Some("text")
     );
     let page = h

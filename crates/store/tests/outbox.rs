@@ -236,9 +236,23 @@ async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
     assert_eq!(p3.outbound_id, p1.outbound_id);
     // Answer the ask (whichever is OPEN now): a new lifecycle for the content.
     assert!(open.pending);
-    h.reply(&t, Some("answer"), false).await.unwrap();
+    h.reply(
+        &harness_core::auth::Person::admin(),
+        &t,
+        Some("answer"),
+        false,
+    )
+    .await
+    .unwrap();
     if h.pending(&t).await.unwrap().pending {
-        h.reply(&t, Some("answer 2"), false).await.unwrap();
+        h.reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("answer 2"),
+            false,
+        )
+        .await
+        .unwrap();
     }
     let p4 = h.push_to_human(push(&t, "same", true)).await.unwrap();
     assert!(!p4.deduped, "answered: a new cycle");

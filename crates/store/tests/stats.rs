@@ -29,7 +29,9 @@ async fn answered(h: &Harness, pool: &sqlx::SqlitePool, age: Duration, wait_ms: 
         .task
         .id;
     let ask = h.ask(&t, Some("?")).await.unwrap();
-    h.reply(&t, Some("ok"), true).await.unwrap();
+    h.reply(&harness_core::auth::Person::admin(), &t, Some("ok"), true)
+        .await
+        .unwrap();
     let created = (Utc::now() - age).timestamp_millis();
     sqlx::query("UPDATE harness_messages SET created_at = ?, replied_at = ? WHERE id = ?")
         .bind(created)

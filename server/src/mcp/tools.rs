@@ -323,11 +323,12 @@ async fn notify_human(h: &Harness, who: &Identity, a: JsonObject) -> Result<Valu
 }
 
 async fn reply_to_ask(h: &Harness, who: &Identity, a: JsonObject) -> Result<Value, String> {
+    let person = who.person().map_err(|e| message_of(&e))?;
     let a: ReplyArgs = args(a)?;
     let task_id = who
         .bind_task(a.task_id.as_deref())
         .map_err(|e| message_of(&e))?;
-    match h.reply(&task_id, a.text.as_deref(), false).await {
+    match h.reply(&person, &task_id, a.text.as_deref(), false).await {
         Ok(out) => Ok(json!({
             "ok": true,
             "taskId": out.task_id,

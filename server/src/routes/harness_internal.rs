@@ -109,6 +109,7 @@ async fn reply(
     Caller(who): Caller,
     JsonBody(body): JsonBody<ReplyBody>,
 ) -> ApiResult<Json<Value>> {
+    let person = who.person()?;
     if body.text.is_none() {
         return Err(harness_core::CoreError::invalid("text", "text required").into());
     }
@@ -116,6 +117,7 @@ async fn reply(
     let out = s
         .harness
         .reply(
+            &person,
             &task_id,
             body.text.as_deref(),
             body.allow_retry.unwrap_or(true),

@@ -12,7 +12,9 @@ pub mod providers;
 pub mod resume;
 pub mod ws;
 
-use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap, os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration,
+};
 
 use harness_core::{
     CoreError, CoreResult, Harness,
@@ -41,6 +43,8 @@ pub struct TerminalConfig {
     pub boundary_max: Duration,
     /// `HARNESS_CODEX_HOOK_TRUST` (README "Codex hook trust").
     pub codex_hook_trust: providers::CodexHookTrust,
+    /// What agents cannot see (`crate::isolation`).
+    pub isolation: crate::isolation::AgentIsolation,
 }
 
 impl TerminalConfig {
@@ -61,6 +65,7 @@ impl TerminalConfig {
                 tracing::warn!("{err}; using \"bypass\"");
                 providers::CodexHookTrust::Bypass
             }),
+            isolation: crate::isolation::AgentIsolation::none("not configured"),
         }
     }
 }
@@ -215,6 +220,17 @@ impl Terminals {
                 format!("working directory {} does not exist", cwd.display()),
             ));
         }
+        let isolation = &self.inner.config.isolation;
+        if let Some(hidden) = isolation.hides(&cwd) {
+            return Err(CoreError::invalid(
+                "agent.cwd",
+                format!(
+                    "working directory {} is inside {}, which agents cannot see (Harness's data)",
+                    cwd.display(),
+                    hidden.display()
+                ),
+            ));
+        }
         let (execution, token) = h.begin_execution(&view.task.id).await?;
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
@@ -227,6 +243,17 @@ impl Terminals {
             harness_bin: &self.inner.config.harness_bin,
             mcp_url: &mcp_url,
             codex_hook_trust: self.inner.config.codex_hook_trust,
+        });
+        let argv = argv.and_then(|argv| {
+            let Some(iso) = isolation.for_agent(&run_dir, &self.inner.config.signal_dir) else {
+                return Ok(argv);
+            };
+            // The run directory is bound into the agent's view: it must exist.
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&run_dir)?;
+            Ok(iso.wrap(&self.inner.config.harness_bin, &argv))
         });
         let spawned = match argv {
             Ok(argv) => {
