@@ -15,6 +15,9 @@ if [ "${free_gb:-0}" -lt 10 ]; then
   echo "warning: only ${free_gb} GB free on $(df -P . | awk 'NR==2 {print $6}'); the test build needs ~6 GB" >&2
 fi
 scripts/setup.sh test
+step "house rules: cargo fmt --check, clippy -D warnings"
+cargo fmt --all --check || { echo "test.sh: run 'cargo fmt --all'" >&2; exit 1; }
+cargo clippy --locked --workspace --all-targets -- -D warnings
 step "building the browser bundle (wasm)"
 scripts/build-site.sh
 step "building the tests and the harness binary"

@@ -159,12 +159,17 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 .parent()
                 .map(std::path::Path::to_path_buf)
         });
-    terminal_config.isolation = crate::isolation::AgentIsolation::decide(
+    // The probe runs the launcher once (a child process): off the async workers.
+    let (mode, launcher, root) = (
         config.agent_isolation,
-        &config.harness_bin,
-        &data.root,
-        database_dir.as_deref(),
-    )
+        config.harness_bin.clone(),
+        data.root.clone(),
+    );
+    terminal_config.isolation = tokio::task::spawn_blocking(move || {
+        crate::isolation::AgentIsolation::decide(mode, &launcher, &root, database_dir.as_deref())
+    })
+    .await
+    .context("the isolation probe did not finish")?
     .map_err(anyhow::Error::msg)?;
     if terminal_config.isolation.active() {
         tracing::info!("{}", terminal_config.isolation.describe());

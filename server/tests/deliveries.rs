@@ -113,7 +113,7 @@ async fn reply(s: &common::Server, t: &str, text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     // The agent keeps printing for ~2.5 s after asking: no input boundary
     // until then, so the delivery is still waiting when the client gives up.
     let mut script = String::from("ask_human Which color?\n");
@@ -160,7 +160,7 @@ async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let record = dir.path().join("starts.jsonl");
     let script = "ask_human Go on?\nwait_reply\nsay bye\nexit 0";
     let body = json!({"title": "exits", "agent": {
@@ -208,7 +208,7 @@ async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let cwd = dir.path().join("workdir");
     std::fs::create_dir(&cwd).unwrap();
     // An agent that exits at once the first time and reads lines after.
@@ -332,7 +332,7 @@ fn chrono_ms(v: &Value) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = double_task(&s, "say up", &std::env::temp_dir()).await;
     // The caller gives up at its first await (a dropped request).
     let start = s.running.terminals.start(
@@ -362,7 +362,7 @@ async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = double_task(&s, "say ready", &std::env::temp_dir()).await;
     start(&s, &t).await;
     wait_screen(&s, &t, "the prompt", |text| text.contains("ready")).await;

@@ -27,7 +27,7 @@ async fn project(s: &common::Server, name: &str, path: &std::path::Path) -> Stri
 #[tokio::test]
 async fn a_project_is_renamed_and_moved_with_errors_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let a = dir.path().join("a");
     let b = dir.path().join("b");
     std::fs::create_dir_all(&a).unwrap();
@@ -122,7 +122,7 @@ async fn turn_end(s: &common::Server, task: &str, event: &str, reply: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_workbench_runtime_state_follows_its_terminal_and_inbox() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let path = dir.path().join("proj");
     std::fs::create_dir_all(&path).unwrap();
     let pid = project(&s, "runtime", &path).await;

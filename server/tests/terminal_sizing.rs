@@ -111,7 +111,7 @@ async fn stays(s: &common::Server, t: &str, want: (u64, u64)) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     // The program prints the size it reads from its terminal on every SIGWINCH.
     let script = "trap 'echo SIZE $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done";
     let (status, task) = s
@@ -128,6 +128,27 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
         .admin("POST", &format!("/api/tasks/{t}/start"), None)
         .await;
     assert_eq!(status, StatusCode::OK, "{out}");
+
+    // The program's trap is set once it printed "ready" (a resize before
+    // that would reach nobody).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, screen) = s
+            .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+            .await;
+        if screen["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ready")
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ready: {screen}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // The desktop alone: its size.
     let mut desktop = connect(&s, &t).await;

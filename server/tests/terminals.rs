@@ -81,7 +81,7 @@ async fn agent_task(s: &common::Server, provider: &str, script: &str, extra: Val
 #[tokio::test]
 async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = agent_task(
         &s,
         "command",
@@ -192,7 +192,7 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
 #[tokio::test]
 async fn an_exited_agent_records_its_exit_code() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = agent_task(&s, "command", "say bye\nexit 3", json!({})).await;
     s.admin("POST", &format!("/api/tasks/{t}/start"), None)
         .await;
@@ -219,7 +219,7 @@ async fn an_exited_agent_records_its_exit_code() {
 #[tokio::test]
 async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     // Claude-shaped spawn: per-spawn --settings (our hooks) and --mcp-config.
     let (status, d) = s.admin("GET", "/api/settings/directive", None).await;
     assert_eq!(status, StatusCode::OK);
@@ -298,7 +298,7 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
 #[tokio::test]
 async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = agent_task(
         &s,
         "claude",
@@ -335,7 +335,7 @@ async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
         .unwrap();
     s.shutdown().await; // the agent dies with the server
 
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let (status, reply) = s
         .admin(
             "POST",
@@ -368,7 +368,7 @@ async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
 #[tokio::test]
 async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = agent_task(&s, "command", "say ready for input", json!({})).await;
     s.admin("POST", &format!("/api/tasks/{t}/start"), None)
         .await;
@@ -506,7 +506,7 @@ async fn websocket_sends_a_snapshot_then_live_output_and_takes_input() {
 #[tokio::test]
 async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let parent = s.task("parent").await;
     let (_, parent_token) = s.running.harness.begin_execution(&parent).await.unwrap();
     let child = agent_task(
@@ -569,7 +569,7 @@ async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
 #[tokio::test]
 async fn stopping_a_parked_task_cancels_its_open_ask() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let t = agent_task(
         &s,
         "command",

@@ -18,7 +18,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_siblings_become_one_batch_typed_once_at_the_parents_turn_end() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let log = dir.path().join("parent-inputs.log");
     let parent = double_task_log(&s, "parent", "say parent ready", None, &log).await;
     start(&s, &parent).await;
@@ -156,7 +156,7 @@ async fn three_siblings_become_one_batch_typed_once_at_the_parents_turn_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn duplicate_stop_callbacks_and_the_exit_fallback_make_one_event() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let parent = s.task("parent").await;
     let child = double_task(
         &s,
@@ -257,7 +257,7 @@ async fn duplicate_stop_callbacks_and_the_exit_fallback_make_one_event() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let log = dir.path().join("parent-inputs.log");
     let parent = double_task_log(&s, "parent", "say parent ready", None, &log).await;
     let child = s.task("child").await;
@@ -318,7 +318,7 @@ async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
     s.shutdown().await;
     // Restart: the dead boot's claim is released at once, and the parent's
     // first turn end drains it — one batch, delivered once.
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     wait_inbox(&s, &parent, "the claim released", |i| {
         count(i, "events", "PENDING") == 1
     })
@@ -356,7 +356,7 @@ async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_blocked_child_gets_its_parents_decision_typed_even_after_its_terminal_is_gone() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let log = dir.path().join("parent-inputs.log");
     let child_log = dir.path().join("child-inputs.log");
     let parent = double_task_log(&s, "parent", "stop_hook", None, &log).await;
@@ -421,7 +421,7 @@ async fn a_blocked_child_gets_its_parents_decision_typed_even_after_its_terminal
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_project_gets_one_resident_workbench_on_demand_started_with_its_directive() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let path = dir.path().join("proj");
     std::fs::create_dir_all(&path).unwrap();
     let (status, project) = s
@@ -479,7 +479,7 @@ async fn a_project_gets_one_resident_workbench_on_demand_started_with_its_direct
 #[tokio::test]
 async fn the_notification_center_filters_messages_from_children() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let parent = s.task("parent").await;
     let (status, child) = s
         .admin(

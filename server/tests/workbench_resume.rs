@@ -27,7 +27,7 @@ async fn execution_status(s: &common::Server, task: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn events_for_a_parent_without_a_terminal_wait_for_its_resumed_turn_end() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start(&dir.path().join("data")).await;
     let log = dir.path().join("parent-inputs.log");
     let parent = double_task_log(&s, "parent", "stop_hook", None, &log).await;
     post(&s, &format!("/api/tasks/{parent}/start"), None).await;
