@@ -127,7 +127,6 @@ pub struct CreatedTask {
 /// with `sh -c`; for `claude`/`codex` it replaces the program (split on
 /// whitespace). `start_now` ("on" from the checkbox) starts the agent with
 /// `prompt` as its first prompt.
-#[allow(clippy::too_many_arguments)]
 #[server(prefix = "/sfn", endpoint = "create_task")]
 pub async fn create_task(
     title: String,
