@@ -21,6 +21,9 @@ cargo fmt --all --check || { echo "test.sh: run 'cargo fmt --all'" >&2; exit 1; 
 # terminal's wasm APIs): linted for that target, everything else for the host.
 cargo clippy --locked --workspace --exclude frontend --all-targets -- -D warnings
 cargo clippy --locked -p frontend --target wasm32-unknown-unknown -- -D warnings
+# The adapters never reach the store port (`Harness::store` needs the core's
+# `test-support` feature, which the tests unify in): checked without tests.
+cargo check --locked -p server --lib --bins
 step "building the browser bundle (wasm)"
 scripts/build-site.sh
 step "building the tests and the harness binary"

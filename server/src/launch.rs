@@ -128,8 +128,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // Deliveries this node was doing when it stopped: a row caught mid-write
     // becomes UNVERIFIED (never written twice), the others are due again.
     let released = harness
-        .store()
-        .recover_node_deliveries(&harness.config().node_id, &boot_owner, chrono::Utc::now())
+        .recover_node_deliveries(&boot_owner)
         .await
         .context("cannot release the previous run's deliveries")?;
     for row in &released {

@@ -177,19 +177,13 @@ pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Respon
 
 async fn render(state: &AppState) -> Result<String, ApiError> {
     let harness = &state.harness;
-    let counts = harness
-        .store()
-        .counts()
-        .await
-        .map_err(harness_core::CoreError::from)?;
+    let counts = harness.store_counts().await?;
     let now = chrono::Utc::now();
     // Bucket counts come from the database (one grouped query), never the rows.
     let bounds = answer_bounds();
     let answers = harness
-        .store()
         .answer_histogram(now - chrono::Duration::days(7), &bounds)
-        .await
-        .map_err(harness_core::CoreError::from)?;
+        .await?;
 
     let mut registry = Registry::with_prefix("harness");
     registry.register(
@@ -228,7 +222,7 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         "Time from a question to its answer (questions of the last 7 days)",
         answer,
     );
-    let txn = harness.store().transaction_latency();
+    let txn = harness.transaction_latency();
     let txn = ConstHistogram::new(
         &harness_core::store::TRANSACTION_BOUNDS,
         &harness_core::store::AnswerHistogram {

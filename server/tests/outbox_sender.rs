@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use common::outbox::{DOUBLE, queued, sends_of};
 
 fn writes(h: &harness_core::Harness) -> u64 {
-    h.store().transaction_latency().counts.iter().sum()
+    h.transaction_latency().counts.iter().sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -151,6 +151,25 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
 }
 
 impl Harness {
+    /// Row counts by kind and state (for `/metrics`).
+    pub async fn store_counts(&self) -> CoreResult<crate::store::StoreCounts> {
+        Ok(self.store().counts().await?)
+    }
+
+    /// Asks of the last period counted by their wait into `bounds` (`/metrics`).
+    pub async fn answer_histogram(
+        &self,
+        since: DateTime<Utc>,
+        bounds: &[f64],
+    ) -> CoreResult<crate::store::AnswerHistogram> {
+        Ok(self.store().answer_histogram(since, bounds).await?)
+    }
+
+    /// The store's write-transaction latency so far (`/metrics`).
+    pub fn transaction_latency(&self) -> crate::store::TransactionLatency {
+        self.store().transaction_latency()
+    }
+
     /// The analytics view at `now`.
     pub async fn analytics(&self, now: DateTime<Utc>) -> CoreResult<Analytics> {
         let asks = self

@@ -17,15 +17,22 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, ids, validate};
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    model::{Execution, ExecutionStatus},
+    validate,
+    work::{Lease, Outcome, RetryPolicy},
+};
 
 /// After this many failed attempts a FAILED row is no longer due by itself.
 pub const MAX_ATTEMPTS: u32 = 20;
+/// Deliveries' attempt cap on the shared retry rules (`crate::work`).
+pub const RETRY: RetryPolicy = RetryPolicy::new(MAX_ATTEMPTS);
 /// How long the answering transaction leases a reply's row to this
 /// process's worker (the hand-off).
 pub const HANDOFF_LEASE: Duration = Duration::from_secs(60);
-/// Backoff cap.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(256);
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -131,19 +138,35 @@ pub struct Delivery {
 
 pub use crate::store::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
 
-/// Backoff before attempt `attempts + 1`: 2, 4, 8 … 256 s.
-pub fn backoff(attempts: u32) -> Duration {
-    let exp = attempts.clamp(1, 8);
-    Duration::from_secs(1u64 << exp).min(MAX_BACKOFF)
-}
-
 /// When a row that failed for the `attempts`-th time is due again (`None`: gave up).
 pub fn next_attempt(attempts: u32, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    if attempts >= MAX_ATTEMPTS {
-        return None;
+    RETRY.next_attempt(attempts, now)
+}
+
+/// What a delivery whose task has no live terminal here may do, from the
+/// task's latest execution: `Ok(())` — restart the agent (resume mode) and
+/// type it; `Err` — the attempt ends without writing anything.
+pub fn resume_rule(row: &Delivery, latest: Option<&Execution>) -> Result<(), Outcome> {
+    if row.kind == DeliveryKind::Input && !row.resume {
+        // Input is for the terminal it was sent to; it never starts an agent
+        // (unless it is owed to a derived child or a parent: `resume`, D4).
+        return Err(Outcome::GaveUp("No active session".into()));
     }
-    let wait = chrono::Duration::from_std(backoff(attempts)).ok()?;
-    now.checked_add_signed(wait)
+    let Some(latest) = latest else {
+        return Err(Outcome::Retry("the task's agent never ran".into()));
+    };
+    match latest.status {
+        // Live, but not in a terminal of this server: run by someone else.
+        // Starting it here would make a second agent; try later.
+        ExecutionStatus::Running | ExecutionStatus::Paused => Err(Outcome::Retry(
+            "the agent is running without a terminal on this server".into(),
+        )),
+        // A person stopped the task after the answer: do not start it again.
+        ExecutionStatus::Stopped => Err(Outcome::GaveUp(
+            "the task was stopped; its agent is not restarted".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Short status of a delivery for callers: `delivered`, `queued`, `failed`, `unverified`.
@@ -157,6 +180,116 @@ pub fn status_word(state: DeliveryState) -> &'static str {
 }
 
 impl Harness {
+    /// Commit a step of an attempt (WAITING_BOUNDARY, RESUMING, WRITING)
+    /// with a renewed lease — before its side effect. `Ok(false)`: the lease
+    /// is gone (another owner has the row).
+    pub async fn advance_delivery(
+        &self,
+        row: &Delivery,
+        lease: &Lease,
+        state: DeliveryState,
+    ) -> CoreResult<bool> {
+        let now = Utc::now();
+        match self
+            .store()
+            .advance_delivery(&row.id, &lease.owner, state, lease.until(now), now)
+            .await?
+        {
+            Some(d) => {
+                self.delivery_changed(&d);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Commit how an attempt at `row` ended (the worker's only write).
+    /// `None`: the lease was lost before the commit (the row is its new
+    /// owner's).
+    pub async fn settle_delivery(
+        &self,
+        row: &Delivery,
+        lease: &Lease,
+        outcome: &Outcome,
+    ) -> CoreResult<Option<Delivery>> {
+        let now = Utc::now();
+        let store = self.store();
+        let owner = lease.owner.as_str();
+        let done = match outcome {
+            Outcome::Done => store.complete_delivery(&row.id, owner, now).await?,
+            Outcome::Retry(err) => {
+                let attempts = row.attempts.saturating_add(1);
+                let next = RETRY.next_attempt(attempts, now);
+                tracing::warn!(delivery_id = %row.id, task_id = %row.task_id, error = %err,
+                    attempts, retry = next.is_some(), "delivery failed");
+                store
+                    .fail_delivery(&row.id, owner, err, next, false, now)
+                    .await?
+            }
+            Outcome::GaveUp(err) => {
+                tracing::warn!(delivery_id = %row.id, task_id = %row.task_id, error = %err, "delivery given up");
+                store
+                    .fail_delivery(&row.id, owner, err, None, false, now)
+                    .await?
+            }
+            Outcome::Unverified(err) => {
+                tracing::error!(delivery_id = %row.id, task_id = %row.task_id, error = %err,
+                    "delivery unverified: not written again automatically");
+                store
+                    .fail_delivery(&row.id, owner, err, None, true, now)
+                    .await?
+            }
+        };
+        match &done {
+            Some(d) => {
+                if d.state == DeliveryState::Delivered {
+                    tracing::info!(delivery_id = %d.id, task_id = %d.task_id, "delivered");
+                }
+                self.delivery_changed(d);
+            }
+            None => tracing::warn!(delivery_id = %row.id, "delivery lease lost before commit"),
+        }
+        Ok(done)
+    }
+
+    /// Lease up to `limit` due rows of this node to `lease.owner`. Rows found
+    /// WRITING with an expired lease (the process died mid-write) become
+    /// UNVERIFIED here — never written again automatically — and are published.
+    pub async fn claim_deliveries(&self, lease: &Lease, limit: u32) -> CoreResult<Vec<Delivery>> {
+        let now = Utc::now();
+        let claimed = self
+            .store()
+            .claim_deliveries(
+                &lease.owner,
+                &self.config().node_id,
+                now,
+                lease.until(now),
+                limit,
+            )
+            .await?;
+        for row in &claimed.unverified {
+            tracing::error!(delivery_id = %row.id, task_id = %row.task_id,
+                "delivery found in flight with an expired lease: UNVERIFIED");
+            self.delivery_changed(row);
+        }
+        Ok(claimed.rows)
+    }
+
+    /// At start-up: this node's rows left by its previous process — caught
+    /// mid-write → UNVERIFIED (never written twice), the others due again
+    /// (leased to `owner`, this boot's worker, when handed over).
+    pub async fn recover_node_deliveries(&self, owner: &str) -> CoreResult<Vec<Delivery>> {
+        Ok(self
+            .store()
+            .recover_node_deliveries(&self.config().node_id, owner, Utc::now())
+            .await?)
+    }
+
+    /// Give a lease back untouched (the worker is stopping before the attempt).
+    pub async fn release_delivery(&self, id: &str, owner: &str) -> CoreResult<()> {
+        Ok(self.store().release_delivery(id, owner).await?)
+    }
+
     /// Wake the delivery worker (a row was queued).
     pub fn wake_deliveries(&self) {
         self.deliveries_wake().notify_one();
@@ -341,11 +474,71 @@ impl Harness {
 mod tests {
     use super::*;
 
+    fn row(kind: DeliveryKind, resume: bool) -> Delivery {
+        let now = Utc::now();
+        Delivery {
+            id: ids::new_id(),
+            task_id: ids::new_id(),
+            kind,
+            message_id: None,
+            node_id: None,
+            text: "x".into(),
+            question: None,
+            submit: true,
+            dedup_key: None,
+            state: DeliveryState::Queued,
+            attempts: 0,
+            next_attempt_at: None,
+            lease_owner: None,
+            lease_expires_at: None,
+            last_error: None,
+            created_at: now,
+            updated_at: now,
+            done_at: None,
+            resume,
+        }
+    }
+
+    fn execution(status: ExecutionStatus) -> Execution {
+        Execution {
+            id: ids::new_id(),
+            task_id: ids::new_id(),
+            status,
+            session_id: None,
+            exit_code: None,
+            created_at: Utc::now(),
+            ended_at: None,
+        }
+    }
+
     #[test]
-    fn backoff_doubles_from_two_to_256_seconds() {
-        let secs: Vec<u64> = (1..=10).map(|a| backoff(a).as_secs()).collect();
-        assert_eq!(secs, [2, 4, 8, 16, 32, 64, 128, 256, 256, 256]);
-        assert_eq!(backoff(0).as_secs(), 2);
+    fn what_a_delivery_without_a_terminal_may_do() {
+        let reply = row(DeliveryKind::Reply, false);
+        assert!(matches!(resume_rule(&reply, None), Err(Outcome::Retry(_))));
+        for live in [ExecutionStatus::Running, ExecutionStatus::Paused] {
+            let err = resume_rule(&reply, Some(&execution(live))).unwrap_err();
+            assert_eq!(
+                err,
+                Outcome::Retry("the agent is running without a terminal on this server".into())
+            );
+        }
+        assert!(matches!(
+            resume_rule(&reply, Some(&execution(ExecutionStatus::Stopped))),
+            Err(Outcome::GaveUp(_))
+        ));
+        for ended in [ExecutionStatus::Completed, ExecutionStatus::Failed] {
+            assert_eq!(resume_rule(&reply, Some(&execution(ended))), Ok(()));
+        }
+        let input = row(DeliveryKind::Input, false);
+        assert_eq!(
+            resume_rule(&input, Some(&execution(ExecutionStatus::Completed))),
+            Err(Outcome::GaveUp("No active session".into()))
+        );
+        let owed = row(DeliveryKind::Input, true);
+        assert_eq!(
+            resume_rule(&owed, Some(&execution(ExecutionStatus::Completed))),
+            Ok(())
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
 pub mod validate;
+pub mod work;
 pub mod workbench;
 pub mod workbench_runtime;
 

@@ -154,7 +154,16 @@ impl Harness {
         }
     }
 
+    /// The store port. The adapters (`server`, `app`) never see it: every
+    /// rule and every write goes through a core method (issue 27.3); the
+    /// store's and the server's own tests reach it with `test-support`.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+
+    #[cfg(not(any(test, feature = "test-support")))]
+    pub(crate) fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
     }
 

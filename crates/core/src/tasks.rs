@@ -200,6 +200,11 @@ impl Harness {
     }
 
     /// One project by id (400 for a malformed id, 404 when there is none).
+    /// The task's live (RUNNING or PAUSED) execution, if any.
+    pub async fn live_execution(&self, task_id: &str) -> CoreResult<Option<Execution>> {
+        Ok(self.store().live_execution(task_id).await?)
+    }
+
     pub async fn project(&self, id: &str) -> CoreResult<Project> {
         let id = validate::cuid("id", id.trim())?;
         self.store()

@@ -105,13 +105,7 @@ async fn stop(
         }
         _ => match named {
             Some(n) => Some(n.to_string()),
-            None => s
-                .harness
-                .store()
-                .live_execution(&task_id)
-                .await
-                .map_err(harness_core::CoreError::from)?
-                .map(|e| e.id),
+            None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
         },
     };
     let Some(execution_id) = execution_id else {

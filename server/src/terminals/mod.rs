@@ -169,10 +169,12 @@ impl Terminals {
         if let Some(cwd) = &view.task.agent.cwd {
             return Ok(PathBuf::from(cwd));
         }
-        if let Some(project_id) = &view.task.project_id
-            && let Some(p) = self.inner.harness.store().get_project(project_id).await?
-        {
-            return Ok(PathBuf::from(&p.path));
+        if let Some(project_id) = &view.task.project_id {
+            match self.inner.harness.project(project_id).await {
+                Ok(p) => return Ok(PathBuf::from(&p.path)),
+                Err(CoreError::NotFound(_)) => {}
+                Err(err) => return Err(err),
+            }
         }
         Ok(std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -203,7 +205,7 @@ impl Terminals {
             ));
         }
         // A live execution without a terminal (e.g. its process was lost) is superseded.
-        if let Some(old) = h.store().live_execution(&view.task.id).await? {
+        if let Some(old) = h.live_execution(&view.task.id).await? {
             h.finish_execution(
                 &view.task.id,
                 &old.id,
@@ -324,7 +326,7 @@ impl Terminals {
     pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
         let h = &self.inner.harness;
         let view = h.get_task(task_id).await?;
-        if let Some(exec) = h.store().live_execution(&view.task.id).await? {
+        if let Some(exec) = h.live_execution(&view.task.id).await? {
             h.finish_execution(
                 &view.task.id,
                 &exec.id,

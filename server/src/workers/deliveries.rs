@@ -9,12 +9,12 @@ use std::{
     time::Duration,
 };
 
-use chrono::Utc;
+use harness_core::work::Lease;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::terminals::{Terminals, deliver::Lease};
+use crate::terminals::Terminals;
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -81,14 +81,11 @@ pub async fn run(
     cancel: CancellationToken,
 ) {
     let harness = terminals.harness().clone();
-    let node = harness.config().node_id.clone();
     let wake = harness.deliveries_wake();
     let lease = Lease {
         owner: owner.clone(),
         ttl: config.lease,
     };
-    let lease_chrono =
-        chrono::Duration::from_std(config.lease).unwrap_or_else(|_| chrono::Duration::seconds(60));
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
     let locks: TaskLocks = Arc::default();
     let mut rows = JoinSet::new();
@@ -99,7 +96,7 @@ pub async fn run(
         // round trip); over the bound they are given back to be claimed.
         for row in harness.take_handed_off() {
             if rows.len() >= config.max_in_flight {
-                if let Err(err) = harness.store().release_delivery(&row.id, &owner).await {
+                if let Err(err) = harness.release_delivery(&row.id, &owner).await {
                     tracing::error!(error = ?err, "cannot release a handed-off delivery");
                 }
                 continue;
@@ -116,20 +113,11 @@ pub async fn run(
         let mut spawned = 0usize;
         let mut claimed_all = false;
         if free > 0 {
-            let now = Utc::now();
-            match harness
-                .store()
-                .claim_deliveries(&owner, &node, now, now + lease_chrono, free as u32)
-                .await
-            {
+            let limit = u32::try_from(free).unwrap_or(u32::MAX);
+            match harness.claim_deliveries(&lease, limit).await {
                 Ok(claimed) => {
-                    for row in &claimed.unverified {
-                        tracing::error!(delivery_id = %row.id, task_id = %row.task_id,
-                            "delivery found in flight with an expired lease: UNVERIFIED");
-                        harness.delivery_changed(row);
-                    }
-                    claimed_all = claimed.rows.len() == free;
-                    for row in claimed.rows {
+                    claimed_all = claimed.len() == free;
+                    for row in claimed {
                         let fresh = in_flight
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())

@@ -71,7 +71,7 @@ async fn tick(terminals: &Terminals) -> harness_core::CoreResult<()> {
         if !session.turn_complete() || h.inbox_batch_in_flight(&parent).await? {
             continue;
         }
-        let execution = h.store().live_execution(&parent).await?;
+        let execution = h.live_execution(&parent).await?;
         match h
             .drain_inbox(&parent, execution.as_ref().map(|e| e.id.as_str()))
             .await

@@ -13,6 +13,7 @@ use crate::{
     events::HarnessEvent,
     model::MessageState,
     store::{Settle, SettleBatch, Settled},
+    work::RetryPolicy,
 };
 
 impl Harness {
@@ -33,14 +34,10 @@ impl Harness {
                 platform_message_id: r.message_id,
                 note: Some(why),
             },
+            // `attempts` already counts this attempt (it is counted at the claim).
             SendOutcome::Failed(error) => Settle::Failed {
-                next: if row.attempts >= self.config().outbox_max_attempts {
-                    None
-                } else {
-                    chrono::Duration::from_std(crate::deliveries::backoff(row.attempts))
-                        .ok()
-                        .and_then(|wait| now.checked_add_signed(wait))
-                },
+                next: RetryPolicy::new(self.config().outbox_max_attempts)
+                    .next_attempt(row.attempts, now),
                 error,
             },
         }

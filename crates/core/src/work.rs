@@ -1,0 +1,110 @@
+//! The rules every kind of owed work shares (`../shared/spec/durable-work.md`,
+//! issue 27): how an attempt ends, when a failed row is due again, and what
+//! a lease is. Deliveries into terminals (`deliveries.rs`) and outbound
+//! gateway messages (`outbox/`) apply them; their runners (the PTY typer, the
+//! gateway CLI sender) only perform one attempt and answer an [`Outcome`] —
+//! they never write the store.
+//!
+//! * **Done**: the side effect happened.
+//! * **Retry**: nothing happened; due again after 2, 4, 8 … 256 s, until the
+//!   kind's attempt cap ([`RetryPolicy`]), then given up (FAILED / DEAD).
+//! * **GaveUp**: nothing happened and trying again would be wrong.
+//! * **Unverified**: the side effect may have happened (a crash between the
+//!   committed in-flight step and the committed outcome, a write that did not
+//!   report success): never repeated automatically — a person decides.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+/// Backoff cap.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(256);
+
+/// How one attempt at a work row ended (decided by its runner).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    Retry(String),
+    GaveUp(String),
+    Unverified(String),
+}
+
+/// Backoff before attempt `attempts + 1`: 2, 4, 8 … 256 s.
+pub fn backoff(attempts: u32) -> Duration {
+    let exp = attempts.clamp(1, 8);
+    Duration::from_secs(1u64 << exp).min(MAX_BACKOFF)
+}
+
+/// The attempt cap of one kind of work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_attempts: u32,
+}
+
+impl RetryPolicy {
+    pub const fn new(max_attempts: u32) -> Self {
+        Self { max_attempts }
+    }
+
+    /// When a row whose `attempts`-th attempt failed cleanly is due again;
+    /// `None`: the cap is reached, it is given up.
+    pub fn next_attempt(&self, attempts: u32, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        if attempts >= self.max_attempts {
+            return None;
+        }
+        let wait = chrono::Duration::from_std(backoff(attempts)).ok()?;
+        now.checked_add_signed(wait)
+    }
+}
+
+/// A worker's lease on the rows it claimed.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    /// `<node id>:<boot id>`.
+    pub owner: String,
+    pub ttl: Duration,
+}
+
+impl Lease {
+    /// The lease's end for a step committed at `now`.
+    pub fn until(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let ttl =
+            chrono::Duration::from_std(self.ttl).unwrap_or_else(|_| chrono::Duration::seconds(60));
+        now.checked_add_signed(ttl).unwrap_or(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_two_to_256_seconds() {
+        let secs: Vec<u64> = (1..=10).map(|a| backoff(a).as_secs()).collect();
+        assert_eq!(secs, [2, 4, 8, 16, 32, 64, 128, 256, 256, 256]);
+        assert_eq!(backoff(0).as_secs(), 2);
+    }
+
+    #[test]
+    fn the_cap_gives_up() {
+        let now = Utc::now();
+        let p = RetryPolicy::new(5);
+        assert!(p.next_attempt(4, now).is_some());
+        assert!(p.next_attempt(5, now).is_none());
+        assert!(p.next_attempt(u32::MAX, now).is_none());
+        assert_eq!(
+            p.next_attempt(3, now).map(|t| (t - now).num_seconds()),
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn a_lease_ends_ttl_after_the_step() {
+        let now = Utc::now();
+        let lease = Lease {
+            owner: "n:b".into(),
+            ttl: Duration::from_secs(60),
+        };
+        assert_eq!((lease.until(now) - now).num_seconds(), 60);
+    }
+}
