@@ -292,7 +292,7 @@ impl Harness {
 
     /// Wake the delivery worker (a row was queued).
     pub fn wake_deliveries(&self) {
-        self.deliveries_wake().notify_one();
+        self.wake(crate::work::Kind::Deliveries);
     }
 
     /// The lease a new reply row is written with, when this process runs a

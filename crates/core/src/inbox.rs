@@ -428,6 +428,8 @@ impl Harness {
             self.publish(HarnessEvent::TaskChanged {
                 task_id: row.parent_task_id.clone(),
             });
+            // Enqueue wakes the worker (the engine owns the wake-up).
+            self.wake(crate::work::Kind::Inbox);
         }
         Ok((row, created))
     }

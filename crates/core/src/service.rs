@@ -69,12 +69,10 @@ struct Inner {
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
     store: Arc<dyn Store>,
     bus: Arc<dyn EventBus>,
-    /// Wakes the delivery worker when a row is queued.
-    deliveries_wake: Arc<tokio::sync::Notify>,
+    /// One wake-up per kind of owed work (`crate::work`).
+    wakers: crate::work::Wakers,
     /// Rows leased to this process's worker by the transaction that wrote them.
     handed_off: Mutex<Vec<crate::deliveries::Delivery>>,
-    /// Wakes the outbox worker when a row is queued.
-    outbox_wake: Arc<tokio::sync::Notify>,
     /// Bumped on every `SettingChanged` this process publishes: a cache of
     /// settings compares it instead of listening to every event.
     settings_generation: std::sync::atomic::AtomicU64,
@@ -145,9 +143,8 @@ impl Harness {
                 runtime: std::sync::OnceLock::new(),
                 store,
                 bus,
-                deliveries_wake: Arc::new(tokio::sync::Notify::new()),
+                wakers: crate::work::Wakers::default(),
                 handed_off: Mutex::new(Vec::new()),
-                outbox_wake: Arc::new(tokio::sync::Notify::new()),
                 settings_generation: std::sync::atomic::AtomicU64::new(0),
                 config,
             }),
@@ -185,14 +182,8 @@ impl Harness {
         self.inner.targets.put(targets);
     }
 
-    /// The delivery worker's wake-up (in-process; polling is the fallback).
-    pub fn deliveries_wake(&self) -> Arc<tokio::sync::Notify> {
-        self.inner.deliveries_wake.clone()
-    }
-
-    /// The outbox worker's wake-up (in-process; polling is the fallback).
-    pub fn outbox_wake(&self) -> Arc<tokio::sync::Notify> {
-        self.inner.outbox_wake.clone()
+    pub(crate) fn wakers(&self) -> &crate::work::Wakers {
+        &self.inner.wakers
     }
 
     pub(crate) fn hand_off(&self, row: crate::deliveries::Delivery) {

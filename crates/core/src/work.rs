@@ -13,9 +13,10 @@
 //!   committed in-flight step and the committed outcome, a write that did not
 //!   report success): never repeated automatically — a person decides.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
+use tokio::sync::Notify;
 
 /// Backoff cap.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(256);
@@ -74,6 +75,50 @@ impl Lease {
     }
 }
 
+/// The kinds of owed work, each with its own worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Replies and keyed input typed into terminals.
+    Deliveries,
+    /// Messages sent through the gateway CLIs.
+    Outbox,
+    /// Workbench events batched into a parent's terminal.
+    Inbox,
+}
+
+/// One in-process wake-up per kind, owned by the core (no process-global
+/// state: two servers in one process wake only their own workers). A wake
+/// before the worker waits is kept (a `Notify` permit); polling is every
+/// worker's fallback.
+#[derive(Debug, Default)]
+pub struct Wakers {
+    deliveries: Arc<Notify>,
+    outbox: Arc<Notify>,
+    inbox: Arc<Notify>,
+}
+
+impl Wakers {
+    pub fn get(&self, kind: Kind) -> &Arc<Notify> {
+        match kind {
+            Kind::Deliveries => &self.deliveries,
+            Kind::Outbox => &self.outbox,
+            Kind::Inbox => &self.inbox,
+        }
+    }
+}
+
+impl crate::Harness {
+    /// Something of `kind` may be due: wake its worker.
+    pub fn wake(&self, kind: Kind) {
+        self.wakers().get(kind).notify_one();
+    }
+
+    /// The wake-up `kind`'s worker waits on.
+    pub fn waker(&self, kind: Kind) -> Arc<Notify> {
+        self.wakers().get(kind).clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +141,18 @@ mod tests {
             p.next_attempt(3, now).map(|t| (t - now).num_seconds()),
             Some(8)
         );
+    }
+
+    #[tokio::test]
+    async fn a_wake_before_the_wait_is_kept_and_kinds_are_separate() {
+        let w = Wakers::default();
+        w.get(Kind::Inbox).notify_one();
+        tokio::time::timeout(Duration::from_secs(1), w.get(Kind::Inbox).notified())
+            .await
+            .expect("the earlier wake is kept");
+        let other =
+            tokio::time::timeout(Duration::from_millis(20), w.get(Kind::Outbox).notified()).await;
+        assert!(other.is_err(), "waking one kind does not wake another");
     }
 
     #[test]

@@ -125,7 +125,7 @@ async fn stop(
         s.terminals.turn_complete(&task_id);
         // This task may be a parent with a waiting inbox, or a child whose
         // event its idle parent can take now.
-        crate::workers::inbox::wake();
+        s.harness.wake(harness_core::work::Kind::Inbox);
     }
     Ok(Json(json!({"ok": true, "ownsTurn": out.owns_turn,
         "eventId": out.event_id, "deduped": out.deduped})))

@@ -81,7 +81,7 @@ pub async fn run(
     cancel: CancellationToken,
 ) {
     let harness = terminals.harness().clone();
-    let wake = harness.deliveries_wake();
+    let wake = harness.waker(harness_core::work::Kind::Deliveries);
     let lease = Lease {
         owner: owner.clone(),
         ttl: config.lease,

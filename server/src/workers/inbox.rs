@@ -3,23 +3,15 @@
 //! boots, then periodically), and drains a parent's inbox when its live
 //! terminal is at a provider-confirmed turn end (the boundary latch: the
 //! Stop hook opens it, any submitted input closes it) and no batch of it is
-//! on its way. Woken in-process by the Stop hook and by new events; a short
-//! poll is the fallback. The rules live in `harness_core::inbox`.
+//! on its way. Woken in-process (`harness_core::work::Kind::Inbox`) by a new
+//! event and by the Stop hook's turn end; a short poll is the fallback. The rules live in `harness_core::inbox`.
 
-use std::{sync::LazyLock, time::Duration};
+use std::time::Duration;
 
-use harness_core::{Harness, model::ExecutionStatus};
-use tokio::sync::Notify;
+use harness_core::{Harness, model::ExecutionStatus, work::Kind};
 use tokio_util::sync::CancellationToken;
 
 use crate::terminals::Terminals;
-
-static WAKE: LazyLock<Notify> = LazyLock::new(Notify::new);
-
-/// Something changed (a turn end, a new event): look at the inboxes now.
-pub fn wake() {
-    WAKE.notify_one();
-}
 
 /// The execution-exit producer: a derived child's exit is an event in its
 /// parent's inbox (FAILED always; COMPLETED only without a stop-hook review).
@@ -34,7 +26,7 @@ pub async fn on_exit(
         .record_child_exit(task_id, execution_id, status, code)
         .await
     {
-        Ok(Some((_, true))) => wake(),
+        // A new event woke the worker (`Harness::add_event`).
         Ok(_) => {}
         Err(err) => {
             tracing::error!(error = ?err, task_id, execution_id, "cannot record the child's exit in its parent's inbox");
@@ -45,6 +37,7 @@ pub async fn on_exit(
 /// Run until `cancel`.
 pub async fn run(terminals: Terminals, poll: Duration, cancel: CancellationToken) {
     let harness = terminals.harness().clone();
+    let wake = harness.waker(Kind::Inbox);
     if let Err(err) = harness.maintain_inbox(true).await {
         tracing::error!(error = ?err, "cannot recover workbench claims at start-up");
     }
@@ -54,7 +47,7 @@ pub async fn run(terminals: Terminals, poll: Duration, cancel: CancellationToken
         }
         tokio::select! {
             () = cancel.cancelled() => break,
-            () = WAKE.notified() => {}
+            () = wake.notified() => {}
             () = tokio::time::sleep(poll) => {}
         }
     }

@@ -131,7 +131,7 @@ impl SenderLoop {
 
     /// Run until `cancel`, then stop cleanly (see [`Self::stop`]).
     pub(super) async fn run(mut self, cancel: CancellationToken) {
-        let wake = self.harness.outbox_wake();
+        let wake = self.harness.waker(harness_core::work::Kind::Outbox);
         loop {
             while let Some(joined) = self.running.try_join_next() {
                 self.ended(joined);

@@ -160,7 +160,7 @@ pub fn compose_body(title: Option<&str>, message: &str, task_id: &str) -> String
 impl Harness {
     /// Wake the outbox worker (a row is due).
     pub fn wake_outbox(&self) {
-        self.outbox_wake().notify_one();
+        self.wake(crate::work::Kind::Outbox);
     }
 
     /// Publish a change of an outbound row (after its commit).
