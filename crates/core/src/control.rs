@@ -274,6 +274,7 @@ mod tests {
                 exit_code,
                 created_at: now,
                 ended_at: None,
+                node_id: None,
             }),
             open_ask,
         }

@@ -378,12 +378,13 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
+        let node_id = self.execution_node(&task_id).await?;
         let (row, created) = self
             .store()
             .enqueue_input(NewInput {
                 id: ids::new_id(),
                 task_id,
-                node_id: Some(self.config().node_id.clone()),
+                node_id,
                 text: text.to_string(),
                 submit,
                 dedup_key: key.to_string(),
@@ -508,6 +509,7 @@ mod tests {
             exit_code: None,
             created_at: Utc::now(),
             ended_at: None,
+            node_id: None,
         }
     }
 

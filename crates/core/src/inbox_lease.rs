@@ -103,12 +103,13 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
+        let node_id = self.execution_node(&task_id).await?;
         let (row, created) = self
             .store()
             .enqueue_input(crate::store::NewInput {
                 id: ids::new_id(),
                 task_id,
-                node_id: Some(self.config().node_id.clone()),
+                node_id,
                 text: text.to_string(),
                 submit,
                 dedup_key: key.to_string(),

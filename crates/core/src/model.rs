@@ -114,6 +114,9 @@ pub struct Execution {
     pub exit_code: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// The node whose process runs (ran) this execution's terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -205,6 +205,26 @@ impl Harness {
         Ok(self.store().live_execution(task_id).await?)
     }
 
+    /// The node a task's owed terminal work must be done on: its live
+    /// execution's node (`None`: no live execution — any node may resume it).
+    /// Work rows record this, never the node that received the request.
+    pub(crate) async fn execution_node(&self, task_id: &str) -> CoreResult<Option<String>> {
+        Ok(self
+            .store()
+            .live_execution(task_id)
+            .await?
+            .and_then(|e| e.node_id))
+    }
+
+    /// The task's agent runs on another node than this one (its live
+    /// execution names that node).
+    pub async fn runs_on_another_node(&self, task_id: &str) -> CoreResult<bool> {
+        Ok(self
+            .execution_node(task_id)
+            .await?
+            .is_some_and(|node| node != self.config().node_id))
+    }
+
     pub async fn project(&self, id: &str) -> CoreResult<Project> {
         let id = validate::cuid("id", id.trim())?;
         self.store()

@@ -371,16 +371,23 @@ impl Terminals {
         {
             return Ok(out);
         }
-        let session = self
-            .session(&task_id)
-            .ok_or_else(|| CoreError::NotFound("No active session".into()))?;
-        if session.has_exited() {
-            return Err(CoreError::Conflict("Session has exited".into()));
-        }
+        let h = &self.inner.harness;
+        // Keyed input for an agent whose terminal is on another node is that
+        // node's work (its delivery row names the node; its worker types it).
+        let elsewhere = key.is_some()
+            && self.live(&task_id).is_none()
+            && h.runs_on_another_node(&task_id).await?;
+        let session = match self.session(&task_id) {
+            _ if elsewhere => None,
+            Some(session) if session.has_exited() => {
+                return Err(CoreError::Conflict("Session has exited".into()));
+            }
+            Some(session) => Some(session),
+            None => return Err(CoreError::NotFound("No active session".into())),
+        };
         if let Some(key) = key {
             // Owed to the caller: a durable delivery row, done by the worker
             // exactly once; a repeated key never writes again.
-            let h = &self.inner.harness;
             let events = h.subscribe();
             let (row, created) = h.enqueue_input(&task_id, text, submit, key).await?;
             let row = if created {
@@ -398,6 +405,9 @@ impl Terminals {
                 delivery_id: Some(row.id),
             });
         }
+        let Some(session) = session else {
+            return Err(CoreError::NotFound("No active session".into()));
+        };
         let opts = InjectOptions {
             submit,
             settle: self.inner.config.settle,

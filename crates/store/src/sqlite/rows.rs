@@ -94,7 +94,7 @@ pub(crate) fn project(row: &SqliteRow) -> StoreResult<Project> {
 /// Tasks with their latest execution and open-ask flag, in one query.
 pub(crate) const TASK_VIEW_SELECT: &str = "SELECT t.id, t.title, t.description, t.project_id, t.parent_task_id, t.status, \
      t.unattended, t.agent_config, t.created_at, t.updated_at, \
-     e.id AS e_id, e.status AS e_status, e.session_id AS e_session_id, e.exit_code AS e_exit_code, \
+     e.id AS e_id, e.status AS e_status, e.session_id AS e_session_id, e.exit_code AS e_exit_code, e.node_id AS e_node_id, \
      e.created_at AS e_created_at, e.ended_at AS e_ended_at, \
      EXISTS (SELECT 1 FROM harness_messages a WHERE a.task_id = t.id AND a.kind = 'ask' AND a.state = 'OPEN') AS open_ask \
      FROM tasks t LEFT JOIN executions e ON e.id = \
@@ -130,6 +130,7 @@ pub(crate) fn task_view(row: &SqliteRow) -> StoreResult<TaskView> {
             ended_at: get::<Option<i64>>(row, "e_ended_at")?
                 .map(time)
                 .transpose()?,
+            node_id: get(row, "e_node_id")?,
         }),
         None => None,
     };
@@ -149,5 +150,6 @@ pub(crate) fn execution(row: &SqliteRow) -> StoreResult<Execution> {
         exit_code: get(row, "exit_code")?,
         created_at: time(get(row, "created_at")?)?,
         ended_at: get::<Option<i64>>(row, "ended_at")?.map(time).transpose()?,
+        node_id: get(row, "node_id")?,
     })
 }

@@ -273,7 +273,7 @@ impl TaskStore for SqliteStore {
 
     async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>> {
         sqlx::query(
-            "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at FROM executions \
+            "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at, node_id FROM executions \
              WHERE task_id = ? AND status IN ('RUNNING', 'PAUSED') ORDER BY created_at DESC, id DESC LIMIT 1",
         )
         .bind(task_id)
@@ -290,7 +290,7 @@ impl TaskStore for SqliteStore {
         let row = sqlx::query(
             "INSERT INTO executions (id, task_id, status, token_hash, created_at, node_id) \
              VALUES (?, ?, ?, ?, ?, ?) \
-             RETURNING id, task_id, status, session_id, exit_code, created_at, ended_at",
+             RETURNING id, task_id, status, session_id, exit_code, created_at, ended_at, node_id",
         )
         .bind(&e.id)
         .bind(&e.task_id)
@@ -308,7 +308,7 @@ impl TaskStore for SqliteStore {
 
     async fn execution_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<Execution>> {
         sqlx::query(
-            "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at \
+            "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at, node_id \
              FROM executions WHERE token_hash = ?",
         )
         .bind(token_hash)
