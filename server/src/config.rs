@@ -27,6 +27,8 @@ pub struct ServeConfig {
     pub outbox_wait: Duration,
     /// The outbox worker (lease, CLI timeout, concurrency).
     pub outbox: crate::workers::outbox::OutboxConfig,
+    /// How often one task may ask, notify and push (the core's rule).
+    pub rate_limits: harness_core::rate_limit::RateLimits,
 }
 
 impl ServeConfig {
@@ -44,6 +46,7 @@ impl ServeConfig {
             limits: crate::serve::Limits::default(),
             outbox_wait: harness_core::outbox::DEFAULT_PUSH_WAIT,
             outbox: crate::workers::outbox::OutboxConfig::default(),
+            rate_limits: harness_core::rate_limit::RateLimits::default(),
         }
     }
 
