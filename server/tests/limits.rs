@@ -258,7 +258,10 @@ async fn a_slow_body_flood_past_the_cap_leaves_healthz_answering() {
         }
         slow
     });
-    // Throughout the flood, /healthz answers at once on a new connection.
+    // Throughout the flood, /healthz answers at once on a new connection
+    // (first a moment for the server to read every head: without the fix
+    // the slots are all held from then on and /healthz is reset).
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let mut checks = 0;
     while started.elapsed() < BODY_TIMEOUT + Duration::from_secs(1) {
         let took = tokio::time::timeout(Duration::from_secs(5), healthz(addr))
