@@ -28,8 +28,8 @@ async fn health_and_credentials() {
 async fn projects_and_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
-    let web = tempfile::tempdir().unwrap();
-    let web = web.path().display().to_string();
+    let web_dir = tempfile::tempdir().unwrap();
+    let web = web_dir.path().display().to_string();
     let (status, p) = s
         .admin(
             "POST",
@@ -124,7 +124,9 @@ async fn projects_and_tasks() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body} → {resp}");
         assert_eq!(resp["field"].as_str(), Some(field), "{body} → {resp}");
     }
-    // The project path does not exist: a clear error, nothing started.
+    // The project's directory was removed after registration: a clear
+    // error, nothing started.
+    std::fs::remove_dir(web_dir.path()).unwrap();
     let (status, body) = s
         .admin("POST", &format!("/api/tasks/{id}/start"), None)
         .await;
