@@ -65,12 +65,18 @@ async fn a_claude_agents_prompt_and_directive_are_not_in_its_arguments() {
         if args.iter().any(|a| a.contains("--settings")) {
             break args;
         }
-        assert!(Instant::now() < deadline, "no agent command line seen: {args:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no agent command line seen: {args:?}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     let line = argv.join(" ");
     assert!(!line.contains("7781-SECRET"), "the prompt is in ps: {line}");
-    assert!(!line.contains("OSPREY-SECRET"), "the directive is in ps: {line}");
+    assert!(
+        !line.contains("OSPREY-SECRET"),
+        "the directive is in ps: {line}"
+    );
     // They are in 0600 files the arguments name.
     let after = |flag: &str| {
         argv.iter()
@@ -88,7 +94,10 @@ async fn a_claude_agents_prompt_and_directive_are_not_in_its_arguments() {
     for (file, text) in [(directive_file.as_str(), DIRECTIVE), (prompt_file, PROMPT)] {
         let meta = std::fs::metadata(file).unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file}");
-        assert!(std::fs::read_to_string(file).unwrap().contains(text), "{file}");
+        assert!(
+            std::fs::read_to_string(file).unwrap().contains(text),
+            "{file}"
+        );
     }
     let (status, _) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
     assert_eq!(status, StatusCode::OK);

@@ -287,7 +287,10 @@ async fn a_slow_body_flood_past_the_cap_leaves_healthz_answering() {
     assert_eq!(open, 0, "{open} slow-body connections were never closed");
     for _ in 0..5 {
         let took = healthz(addr).await;
-        assert!(took < Duration::from_millis(100), "/healthz took {took:?} after");
+        assert!(
+            took < Duration::from_millis(100),
+            "/healthz took {took:?} after"
+        );
     }
     running.shutdown().await.unwrap();
 }

@@ -32,13 +32,13 @@ async fn next_after_login_is_a_same_site_path_or_a_clean_400() {
     assert_eq!(resp.headers()["location"], "/tasks/x?y=1");
     // Everything else is refused before the token is even looked at.
     for next in [
-        "%2F%0a",              // "/\n": once a plain-text 500
+        "%2F%0a", // "/\n": once a plain-text 500
         "%2F%0d%0aSet-Cookie:%20x%3D1",
-        "%2F%2Fevil.example",  // "//evil.example"
-        "%2F%5Cevil.example",  // "/\evil.example"
+        "%2F%2Fevil.example",    // "//evil.example"
+        "%2F%5Cevil.example",    // "/\evil.example"
         "%2F%09%2Fevil.example", // "/\t/evil.example"
         "https%3A%2F%2Fevil.example",
-        "%2F%ff",              // not UTF-8
+        "%2F%ff", // not UTF-8
     ] {
         for with_token in [true, false] {
             let token = if with_token {

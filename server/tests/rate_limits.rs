@@ -15,7 +15,10 @@ const EVERY: Duration = Duration::from_secs(60);
 
 async fn server(dir: &std::path::Path) -> common::Server {
     common::start_with(dir, |cfg| {
-        let rate = |burst| Rate { burst, every: EVERY };
+        let rate = |burst| Rate {
+            burst,
+            every: EVERY,
+        };
         cfg.rate_limits = RateLimits {
             ask: rate(2),
             notify: rate(3),
@@ -112,13 +115,23 @@ async fn asks_notifies_and_pushes_per_task_are_rate_limited_on_rest_and_mcp() {
     )
     .await;
     assert_limited(status, retry, &body, "ask over REST");
-    assert!(body["error"].as_str().unwrap().contains("too many questions"), "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("too many questions"),
+        "{body}"
+    );
     let (is_error, out) = mcp_call(&s, &token, "ask_human", json!({"question": "q4?"})).await;
     assert!(is_error, "{out}");
     assert_eq!(out["error"], body["error"], "the same rule, the same text");
     // Nothing was recorded by the refused asks.
     let (_, page) = s
-        .admin("GET", &format!("/api/harness/messages?view=all&taskId={t}"), None)
+        .admin(
+            "GET",
+            &format!("/api/harness/messages?view=all&taskId={t}"),
+            None,
+        )
         .await;
     let asks = page["rows"]
         .as_array()
@@ -152,7 +165,13 @@ async fn asks_notifies_and_pushes_per_task_are_rate_limited_on_rest_and_mcp() {
     assert!(!is_error, "{out}");
     let (is_error, out) = mcp_call(&s, &token, "notify_human", json!({"message": "fyi 3"})).await;
     assert!(is_error, "{out}");
-    assert!(out["error"].as_str().unwrap().contains("too many notifications"), "{out}");
+    assert!(
+        out["error"]
+            .as_str()
+            .unwrap()
+            .contains("too many notifications"),
+        "{out}"
+    );
     let (status, retry, body) = post(
         &s,
         &token,
@@ -192,6 +211,9 @@ async fn asks_notifies_and_pushes_per_task_are_rate_limited_on_rest_and_mcp() {
     )
     .await;
     assert!(is_error, "{out}");
-    assert!(out["error"].as_str().unwrap().contains("too many messages"), "{out}");
+    assert!(
+        out["error"].as_str().unwrap().contains("too many messages"),
+        "{out}"
+    );
     s.shutdown().await;
 }

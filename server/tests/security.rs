@@ -379,11 +379,7 @@ async fn failed_logins_are_throttled_but_the_right_token_always_logs_in() {
     // `GET /login?token=x` (an `<img>` on any local page makes them) and the
     // right token still logs in at once, by the form and by the link.
     for _ in 0..3 {
-        let resp = client
-            .get(s.url("/login?token=x"))
-            .send()
-            .await
-            .unwrap();
+        let resp = client.get(s.url("/login?token=x")).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
     }
     let resp = login(&s.admin).await.unwrap();

@@ -480,10 +480,9 @@ mod tests {
         assert_eq!(v.log_tail, ["line"]);
         // A FIFO is refused without blocking.
         std::fs::remove_file(d.path().join(PROGRESS_FILE)).unwrap();
-        let fifo = std::ffi::CString::new(
-            d.path().join(PROGRESS_FILE).to_str().unwrap().as_bytes(),
-        )
-        .unwrap();
+        let fifo =
+            std::ffi::CString::new(d.path().join(PROGRESS_FILE).to_str().unwrap().as_bytes())
+                .unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let error = plan_view(d.path(), 10).error.unwrap();

@@ -8,7 +8,10 @@ fn sizes_are_clamped_by_one_rule() {
     assert_eq!(clamp_size(10000, 10000), (MAX_ROWS, MAX_COLS));
     assert_eq!(clamp_size(0, 1), (MIN_SIZE, MIN_SIZE));
     assert_eq!(clamp_size(24, 80), (24, 80));
-    assert_eq!(TerminalModel::new(u16::MAX, u16::MAX).size(), (MAX_ROWS, MAX_COLS));
+    assert_eq!(
+        TerminalModel::new(u16::MAX, u16::MAX).size(),
+        (MAX_ROWS, MAX_COLS)
+    );
 }
 
 #[test]
@@ -22,7 +25,10 @@ fn a_huge_resize_is_clamped_and_a_shrink_frees_the_cells() {
     m.feed(b"\x1b[?1049hfull screen app\x1b[?1049l");
     let big = m.allocated_cells();
     let bound = 2 * usize::from(MAX_ROWS) * usize::from(MAX_COLS);
-    assert!(big <= bound, "{big} cells for a {MAX_ROWS} × {MAX_COLS} terminal");
+    assert!(
+        big <= bound,
+        "{big} cells for a {MAX_ROWS} × {MAX_COLS} terminal"
+    );
     m.feed(b"\x1b[500;1HX at the bottom\r\n");
     m.resize(24, 80);
     assert_eq!(m.size(), (24, 80));

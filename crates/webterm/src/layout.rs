@@ -1,9 +1,10 @@
 //! Container size → terminal size.
 
+use harness_term::MIN_SIZE;
+
 /// The largest size the browser terminal asks for: the one bound of every
 /// terminal size (`harness_term::clamp_size`).
 pub use harness_term::{MAX_COLS, MAX_ROWS};
-use harness_term::MIN_SIZE;
 
 /// The `(rows, cols)` that fit a `width` × `height` pixel box with
 /// `cell_w` × `cell_h` pixel character cells, clamped to

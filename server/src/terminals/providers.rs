@@ -341,7 +341,10 @@ mod tests {
         // Issue 25, point 9: neither the directive nor the prompt is an
         // argument (other local users read arguments in ps); their files are
         // private.
-        assert!(!fresh.iter().any(|a| a == "D" || a.contains("Task: x")), "{fresh:?}");
+        assert!(
+            !fresh.iter().any(|a| a == "D" || a.contains("Task: x")),
+            "{fresh:?}"
+        );
         for (file, text) in [(&directive_file, "D"), (&prompt_file, "Task: x")] {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(std::fs::read_to_string(file).unwrap(), text);
