@@ -296,9 +296,16 @@ fn copy_private(from: &Path, to: &Path) -> Result<(), StoreOpenError> {
 /// Removes a staging directory of an earlier or of this backup (its files
 /// are ours: the copy and SQLite's journal of it).
 fn remove_staging(staging: &Path) {
-    // Never through a link: only a real directory is emptied.
-    if !std::fs::symlink_metadata(staging).is_ok_and(|m| m.is_dir()) {
-        return;
+    // Never through a link: only a real directory is emptied; anything else
+    // under that name (an older version's partial file, a planted link) is
+    // removed itself.
+    match std::fs::symlink_metadata(staging) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            let _ = std::fs::remove_file(staging);
+            return;
+        }
+        Err(_) => return,
     }
     if let Ok(entries) = std::fs::read_dir(staging) {
         for entry in entries.flatten() {
