@@ -5,7 +5,9 @@
 //! `harness open` opens) or the login form — for a random session id in an
 //! HttpOnly, SameSite=Strict cookie (`Secure` over TLS). Sessions are stored
 //! hashed with an expiry (`harness_core::sessions`); `/logout` revokes one or
-//! all. Failed logins are throttled per client address (429).
+//! all. Failed logins are throttled per client address (429), the right
+//! token always logs in (issue 25, point 6), and `next=` is a same-site
+//! path or a 400 page (point 8).
 //!
 //! A cookie-authenticated request that changes state (any method but
 //! GET/HEAD, and every WebSocket) must carry an `Origin` (the same-origin
