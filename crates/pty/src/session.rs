@@ -168,15 +168,9 @@ struct Spawned {
     pid: u32,
 }
 
-/// Every size the PTY gets is clamped by the one rule
-/// (`harness_term::clamp_size`: 2..=500 rows, 2..=1000 columns).
-fn clamp(rows: u16, cols: u16) -> (u16, u16) {
-    harness_term::clamp_size(rows, cols)
-}
-
 fn open_and_spawn(spec: &SpawnSpec) -> Result<Spawned, PtyError> {
     let program = spec.argv.first().ok_or(PtyError::EmptyArgv)?;
-    let (rows, cols) = clamp(spec.rows, spec.cols);
+    let (rows, cols) = harness_term::clamp_size(spec.rows, spec.cols);
     let size = PtySize {
         rows,
         cols,
@@ -240,7 +234,7 @@ impl PtySession {
         if !spec.cwd.is_dir() {
             return Err(PtyError::InvalidCwd(spec.cwd.clone()));
         }
-        let (rows, cols) = clamp(spec.rows, spec.cols);
+        let (rows, cols) = harness_term::clamp_size(spec.rows, spec.cols);
         let spawned = tokio::task::spawn_blocking(move || open_and_spawn(&spec))
             .await
             .map_err(|_| PtyError::TaskGone)??;
@@ -506,9 +500,10 @@ impl PtySession {
     }
 
     /// Resizes the PTY (the program gets SIGWINCH) and the terminal model.
-    /// Sizes are clamped (2..=500 rows, 2..=1000 columns).
+    /// Sizes are clamped by the one rule, `harness_term::clamp_size`
+    /// (2..=500 rows, 2..=1000 columns), as at spawn and in the size votes.
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
-        let (rows, cols) = clamp(rows, cols);
+        let (rows, cols) = harness_term::clamp_size(rows, cols);
         lock(&self.master)
             .resize(PtySize {
                 rows,
