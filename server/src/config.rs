@@ -29,6 +29,8 @@ pub struct ServeConfig {
     pub outbox: crate::workers::outbox::OutboxConfig,
     /// Whether agents are isolated from the data directory (`isolation.rs`).
     pub agent_isolation: crate::isolation::IsolationMode,
+    /// How often one task may ask, notify and push (the core's rule).
+    pub rate_limits: harness_core::rate_limit::RateLimits,
 }
 
 impl ServeConfig {
@@ -47,6 +49,7 @@ impl ServeConfig {
             outbox_wait: harness_core::outbox::DEFAULT_PUSH_WAIT,
             outbox: crate::workers::outbox::OutboxConfig::default(),
             agent_isolation: crate::isolation::IsolationMode::default(),
+            rate_limits: harness_core::rate_limit::RateLimits::default(),
         }
     }
 

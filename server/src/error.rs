@@ -58,7 +58,17 @@ impl IntoResponse for ApiError {
                     tracing::error!(error = ?err, "request failed");
                     return (status, Json(error_body("internal error", None))).into_response();
                 }
-                (status, Json(error_body(&err.client_message(), err.field()))).into_response()
+                let mut response =
+                    (status, Json(error_body(&err.client_message(), err.field()))).into_response();
+                // A rate-limited action (429) says when to try again.
+                if let Some(secs) = err.retry_after()
+                    && let Ok(value) = axum::http::HeaderValue::from_str(&secs.to_string())
+                {
+                    response
+                        .headers_mut()
+                        .insert(axum::http::header::RETRY_AFTER, value);
+                }
+                response
             }
             Self::BadRequest { message, field } => (
                 StatusCode::BAD_REQUEST,

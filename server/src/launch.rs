@@ -112,6 +112,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.delivery_owner = Some(boot_owner.clone());
     core_config.outbox_wait = config.outbox_wait;
     core_config.outbox_max_attempts = config.outbox.max_attempts.max(1);
+    core_config.rate_limits = config.rate_limits;
     let harness = Harness::new(store.port(), core_config);
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.

@@ -5,7 +5,9 @@
 //! `harness open` opens) or the login form — for a random session id in an
 //! HttpOnly, SameSite=Strict cookie (`Secure` over TLS). Sessions are stored
 //! hashed with an expiry (`harness_core::sessions`); `/logout` revokes one or
-//! all. Failed logins are throttled per client address (429).
+//! all. Failed logins are throttled per client address (429), the right
+//! token always logs in (issue 25, point 6), and `next=` is a same-site
+//! path or a 400 page (point 8).
 //!
 //! A cookie-authenticated request that changes state (any method but
 //! GET/HEAD, and every WebSocket) must carry an `Origin` (the same-origin
@@ -20,7 +22,10 @@ use std::{
 
 use axum::{
     Form,
-    extract::{ConnectInfo, FromRequestParts, Query, Request, State},
+    extract::{
+        ConnectInfo, FromRequestParts, Query, Request, State,
+        rejection::{FormRejection, QueryRejection},
+    },
     http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts},
     middleware::Next,
     response::{Html, IntoResponse, Redirect, Response},
@@ -60,18 +65,11 @@ struct Throttle {
 }
 
 impl Throttle {
-    /// `Some(seconds to wait)` while `ip` is locked out.
-    fn locked(&self, ip: IpAddr) -> Option<u64> {
-        let map = self.failures.lock().ok()?;
-        let (start, count) = map.get(&ip)?;
-        let elapsed = start.elapsed();
-        (*count >= MAX_FAILURES && elapsed < THROTTLE_WINDOW)
-            .then(|| (THROTTLE_WINDOW - elapsed).as_secs().max(1))
-    }
-
-    fn fail(&self, ip: IpAddr) {
+    /// Counts a failed login from `ip`; `Some(seconds to wait)` once it is
+    /// past [`MAX_FAILURES`] in the current window (the answer becomes 429).
+    fn fail(&self, ip: IpAddr) -> Option<u64> {
         let Ok(mut map) = self.failures.lock() else {
-            return;
+            return None;
         };
         if map.len() >= MAX_TRACKED {
             map.retain(|_, (start, _)| start.elapsed() < THROTTLE_WINDOW);
@@ -83,7 +81,10 @@ impl Throttle {
         if entry.0.elapsed() >= THROTTLE_WINDOW {
             *entry = (Instant::now(), 0);
         }
-        entry.1 += 1;
+        entry.1 = entry.1.saturating_add(1);
+        let elapsed = entry.0.elapsed();
+        (entry.1 > MAX_FAILURES && elapsed < THROTTLE_WINDOW)
+            .then(|| (THROTTLE_WINDOW - elapsed).as_secs().max(1))
     }
 }
 
@@ -246,19 +247,49 @@ open the link <code>harness serve</code> printed; <code>harness open</code> open
     html(status, "Log in", &body)
 }
 
-/// Where to go after login: a local path only (never `//host` or a URL).
-fn safe_next(next: Option<&str>) -> &str {
-    match next {
-        Some(n)
-            if n.starts_with('/')
-                && !n.starts_with("//")
-                && !n.contains('\\')
-                && !n.starts_with("/login")
-                && !n.starts_with("/logout") =>
-        {
-            n
+/// Where to go after login: a same-site path only. `None` (absent or empty)
+/// is the home page; `Err` is a `next` that is not one — a URL or
+/// `//host` (another site), a backslash (`/\\host` is another site to some
+/// browsers), a control character, a space or a non-ASCII byte (a header
+/// value must not carry them: `/%0a` once ended in a plain-text 500), or the
+/// login/logout pages themselves.
+pub fn safe_next(next: Option<&str>) -> Result<&str, &'static str> {
+    let next = match next {
+        None | Some("") => return Ok("/harness"),
+        Some(n) => n,
+    };
+    if !next.starts_with('/') || next.starts_with("//") {
+        return Err("next must be a path on this site (starting with one /)");
+    }
+    if next.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err("next must not contain spaces, control or non-ASCII characters");
+    }
+    if next.contains('\\') {
+        return Err("next must not contain a backslash");
+    }
+    let path = next.split(['?', '#']).next().unwrap_or_default();
+    if path == "/login" || path == "/logout" {
+        return Ok("/harness");
+    }
+    Ok(next)
+}
+
+/// A `next` that is not a same-site path: a clean 400 (the login page with
+/// the reason), never a redirect.
+fn bad_next(reason: &str) -> Response {
+    login_form(StatusCode::BAD_REQUEST, "/harness", reason)
+}
+
+/// A redirect to a same-site path checked by [`safe_next`]; a value that is
+/// still not a header value is a 400 (never a panic).
+fn redirect(next: &str) -> Response {
+    match HeaderValue::from_str(next) {
+        Ok(location) => {
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            response.headers_mut().insert(header::LOCATION, location);
+            response
         }
-        _ => "/harness",
+        Err(_) => bad_next("next is not a valid path"),
     }
 }
 
@@ -297,22 +328,24 @@ async fn open_session(
     next: &str,
 ) -> Response {
     let login = &state.login;
-    if let Some(wait) = login.throttle.locked(ip) {
-        tracing::warn!(%ip, "login throttled");
-        let mut response = login_form(
-            StatusCode::TOO_MANY_REQUESTS,
-            next,
-            &format!("Too many failed logins from your address. Try again in {wait} s."),
-        );
-        if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        return response;
-    }
+    // The right token always logs in, throttled or not: failed guesses (an
+    // `<img src="/login?token=x">` on any local page makes them) must never
+    // lock the owner out. Only failures are slowed down.
     let id = match login.sessions.login(token.trim()).await {
         Ok(Some(id)) => id,
         Ok(None) => {
-            login.throttle.fail(ip);
+            if let Some(wait) = login.throttle.fail(ip) {
+                tracing::warn!(%ip, "failed browser login (throttled)");
+                let mut response = login_form(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    next,
+                    &format!("Too many failed logins from your address. Try again in {wait} s."),
+                );
+                if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
+                    response.headers_mut().insert(header::RETRY_AFTER, value);
+                }
+                return response;
+            }
             tracing::warn!(%ip, "failed browser login");
             return login_form(StatusCode::UNAUTHORIZED, next, "Wrong token.");
         }
@@ -325,7 +358,7 @@ async fn open_session(
             );
         }
     };
-    let mut response = Redirect::to(next).into_response();
+    let mut response = redirect(next);
     if let Some(cookie) = session_cookie(
         &id,
         login.sessions.ttl().as_secs(),
@@ -351,9 +384,15 @@ pub async fn page(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     headers: HeaderMap,
-    Query(query): Query<LoginQuery>,
+    query: Result<Query<LoginQuery>, QueryRejection>,
 ) -> Response {
-    let next = safe_next(query.next.as_deref()).to_string();
+    let Ok(Query(query)) = query else {
+        return bad_next("the query string is not valid");
+    };
+    let next = match safe_next(query.next.as_deref()) {
+        Ok(next) => next.to_string(),
+        Err(reason) => return bad_next(reason),
+    };
     match query.token {
         Some(token) => open_session(&state, ip, &headers, &token, &next).await,
         None => login_form(StatusCode::OK, &next, ""),
@@ -371,12 +410,18 @@ pub async fn submit(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     headers: HeaderMap,
-    Form(form): Form<LoginForm>,
+    form: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
     if let Err(reason) = require_origin(&headers) {
         return json_error(StatusCode::FORBIDDEN, reason);
     }
-    let next = safe_next(form.next.as_deref()).to_string();
+    let Ok(Form(form)) = form else {
+        return bad_next("the form is not valid (a token is required)");
+    };
+    let next = match safe_next(form.next.as_deref()) {
+        Ok(next) => next.to_string(),
+        Err(reason) => return bad_next(reason),
+    };
     open_session(&state, ip, &headers, &form.token, &next).await
 }
 
@@ -451,25 +496,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn next_is_a_local_path() {
-        assert_eq!(safe_next(Some("/tasks/x?y=1")), "/tasks/x?y=1");
-        assert_eq!(safe_next(Some("//evil.example")), "/harness");
-        assert_eq!(safe_next(Some("https://evil.example")), "/harness");
-        assert_eq!(safe_next(Some("/\\evil.example")), "/harness");
-        assert_eq!(safe_next(Some("/login?token=x")), "/harness");
-        assert_eq!(safe_next(None), "/harness");
+    fn next_is_a_same_site_path() {
+        assert_eq!(safe_next(Some("/tasks/x?y=1")), Ok("/tasks/x?y=1"));
+        assert_eq!(safe_next(Some("/login?token=x")), Ok("/harness"));
+        assert_eq!(safe_next(Some("/logout")), Ok("/harness"));
+        assert_eq!(safe_next(None), Ok("/harness"));
+        assert_eq!(safe_next(Some("")), Ok("/harness"));
+        for bad in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil.example",
+            "/\\/evil.example",
+            "/\n",
+            "/\r\nSet-Cookie: x=1",
+            "/\t/evil.example",
+            "/a b",
+            "/\u{7f}",
+            "/caf\u{e9}",
+            "evil",
+        ] {
+            assert!(safe_next(Some(bad)).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]
-    fn throttle_locks_after_the_limit_per_address() {
+    fn throttle_answers_429_past_the_limit_per_address() {
         let t = Throttle::default();
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         for _ in 0..MAX_FAILURES {
-            assert!(t.locked(a).is_none());
-            t.fail(a);
+            assert!(t.fail(a).is_none());
         }
-        assert!(t.locked(a).is_some());
-        assert!(t.locked(b).is_none());
+        let wait = t.fail(a).unwrap();
+        assert!((1..=THROTTLE_WINDOW.as_secs()).contains(&wait));
+        assert!(t.fail(b).is_none());
     }
 }

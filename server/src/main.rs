@@ -56,6 +56,11 @@ enum Command {
         #[arg(long, env = "HARNESS_AGENT_ISOLATION", default_value = "auto",
               value_parser = harness_server::isolation::IsolationMode::parse)]
         agent_isolation: harness_server::isolation::IsolationMode,
+        /// Do not print the login link (it carries the admin token) at start:
+        /// for service managers whose logs others can read. `harness open`
+        /// still opens or prints it.
+        #[arg(long, env = "HARNESS_NO_LOGIN_LINK")]
+        no_login_link: bool,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -254,6 +259,7 @@ fn main() -> ExitCode {
             allowed_host,
             delivery_wait_ms,
             agent_isolation,
+            no_login_link,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
             cfg.database_url = database_url;
@@ -262,7 +268,7 @@ fn main() -> ExitCode {
             cfg.agent_isolation = agent_isolation;
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
-            serve(cfg)
+            serve(cfg, !no_login_link)
         }
         Command::Init(a) => return plan("init", a),
         Command::Add(a) => return plan("add", a),
@@ -305,7 +311,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
+fn serve(cfg: ServeConfig, print_login_link: bool) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -329,10 +335,14 @@ fn serve(cfg: ServeConfig) -> anyhow::Result<()> {
                 .display()
         );
         // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
-        println!(
-            "Open the UI (logs you in): {}",
-            login_url(&browser_base(running.addr), &running.admin_token)
-        );
+        if print_login_link {
+            println!(
+                "Open the UI (logs you in): {}",
+                login_url(&browser_base(running.addr), &running.admin_token)
+            );
+        } else {
+            println!("Open the UI: run `harness open` (the login link is not printed)");
+        }
         let stop = running.cancel_token();
         tokio::select! {
             () = shutdown_signal() => tracing::info!("shutting down"),

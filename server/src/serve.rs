@@ -10,16 +10,25 @@
 //!   [`Limits::header_read_timeout`], and an idle keep-alive connection is
 //!   closed after the same time without a new request (hyper's header-read
 //!   timer runs from the moment it waits for a head);
+//! - a request body must arrive within [`Limits::body_read_timeout`] of its
+//!   head (issue 25, point 3: a head and then one byte every few seconds
+//!   held a slot for as long as the client liked); past it the body ends in
+//!   an error, the handler answers, and the connection is closed. While a
+//!   connection is still waiting for a body it counts as silent: at the cap
+//!   it is closed to make room like one that never sent a request;
 //! - long-lived streams are bounded separately ([`StreamLimits`]): live event
 //!   streams (SSE) and terminal WebSockets each have their own cap, answered
 //!   with 503 past it. An upgraded WebSocket leaves the connection count.
 
 use std::{
     convert::Infallible,
+    future::Future,
+    pin::Pin,
     sync::{
         Arc,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
+    task::{Context, Poll},
     time::{Duration, Instant},
 };
 
@@ -38,6 +47,8 @@ use tower::ServiceExt;
 pub struct Limits {
     pub max_connections: usize,
     pub header_read_timeout: Duration,
+    /// A request's whole body must arrive within this time of its head.
+    pub body_read_timeout: Duration,
     /// Open live-event streams (`/events/harness`) at most.
     pub max_event_streams: usize,
     /// Open terminal WebSockets at most.
@@ -49,6 +60,7 @@ impl Default for Limits {
         Self {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             max_event_streams: 256,
             max_websockets: 256,
         }
@@ -103,6 +115,8 @@ impl StreamLimits {
 
 /// How long a connection may finish its current response after shutdown.
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
+/// How long a connection whose body timed out may take to send its answer.
+const OVERDUE_GRACE: Duration = Duration::from_secs(1);
 
 /// Serves `router` on `listener` until `shutdown`, then waits for the open
 /// connections to finish their current request.
@@ -172,6 +186,7 @@ pub async fn serve(
         let router = router.clone();
         let shutdown = shutdown.clone();
         let header_timeout = limits.header_read_timeout;
+        let body_timeout = limits.body_read_timeout;
         let (id, conn_state) = registry.add();
         let registry = registry.clone();
         tracker.spawn(async move {
@@ -181,9 +196,10 @@ pub async fn serve(
                 seen.requests.fetch_add(1, Ordering::Relaxed);
                 req.extensions_mut().insert(ConnectInfo(peer));
                 let router = router.clone();
+                let body_state = seen.clone();
                 async move {
                     let response = router
-                        .oneshot(req.map(Body::new))
+                        .oneshot(req.map(|body| TimedBody::wrap(body, body_timeout, body_state)))
                         .await
                         .unwrap_or_else(|never: Infallible| match never {});
                     Ok::<_, Infallible>(response)
@@ -205,7 +221,14 @@ pub async fn serve(
                     }
                 }
                 () = conn_state.evict.notified() => {
-                    tracing::debug!(%peer, "closed a connection that sent no request (limit reached)");
+                    tracing::debug!(%peer, "closed a connection that sent no request or no whole body (limit reached)");
+                }
+                () = conn_state.overdue.notified() => {
+                    // The handler answers the timed-out body; the connection
+                    // is closed after that answer (or a moment later).
+                    if tokio::time::timeout(OVERDUE_GRACE, conn.as_mut()).await.is_err() {
+                        tracing::debug!(%peer, "closed a connection whose request body did not arrive in time");
+                    }
                 }
                 () = shutdown.cancelled() => {
                     conn.as_mut().graceful_shutdown();
@@ -231,11 +254,110 @@ pub async fn serve(
     Ok(())
 }
 
-/// One open connection: how many requests it started; a way to close it.
+/// One open connection: how many requests it started; whether a request
+/// body is still being received; ways to close it.
 #[derive(Default)]
 struct ConnState {
     requests: AtomicU64,
+    reading_body: AtomicBool,
     evict: tokio::sync::Notify,
+    /// A request body did not arrive in time.
+    overdue: tokio::sync::Notify,
+}
+
+impl ConnState {
+    /// Never sent a request, or still sending a request's body.
+    fn silent(&self) -> bool {
+        self.requests.load(Ordering::Relaxed) == 0 || self.reading_body.load(Ordering::Relaxed)
+    }
+}
+
+/// A request body with a deadline for the whole of it (counted from the
+/// head); it marks its connection as "reading a body" until it ends.
+struct TimedBody {
+    inner: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    conn: Option<Arc<ConnState>>,
+}
+
+impl TimedBody {
+    fn wrap(inner: Incoming, timeout: Duration, conn: Arc<ConnState>) -> Body {
+        use hyper::body::Body as _;
+        if inner.is_end_stream() {
+            return Body::new(inner);
+        }
+        conn.reading_body.store(true, Ordering::Relaxed);
+        Body::new(TimedBody {
+            inner,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            conn: Some(conn),
+        })
+    }
+
+    fn done(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            conn.reading_body.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for TimedBody {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
+impl hyper::body::Body for TimedBody {
+    type Data = hyper::body::Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        if this.conn.is_none() {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(None) => {
+                this.done();
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(err))) => {
+                this.done();
+                Poll::Ready(Some(Err(Box::new(err))))
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                if this.inner.is_end_stream() {
+                    this.done();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    if let Some(conn) = this.conn.take() {
+                        conn.reading_body.store(false, Ordering::Relaxed);
+                        conn.overdue.notify_one();
+                    }
+                    tracing::debug!("request body not received in time");
+                    Poll::Ready(Some(Err(Box::new(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the request body did not arrive in time",
+                    )))))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.conn.is_none() || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// The open connections, oldest first (ids grow).
@@ -261,15 +383,18 @@ impl Registry {
         }
     }
 
-    /// Closes the oldest connection that has not sent a request; false when
-    /// every open connection is in use.
+    /// Closes the oldest connection that has not sent a request (or not the
+    /// whole body of one); false when every open connection is in use.
     fn evict_oldest_silent(&self) -> bool {
         let Ok(mut open) = self.open.lock() else {
             return false;
         };
+        // Oldest first: one that never sent a request, else one still
+        // trickling a request body.
         let victim = open
             .iter()
             .find(|(_, c)| c.requests.load(Ordering::Relaxed) == 0)
+            .or_else(|| open.iter().find(|(_, c)| c.silent()))
             .map(|(id, c)| (*id, c.clone()));
         match victim {
             Some((id, conn)) => {

@@ -212,3 +212,114 @@ async fn event_streams_are_capped_apart_from_connections() {
     }
     running.shutdown().await.unwrap();
 }
+
+/// Issue 25, point 3: more connections than the cap, each sending a request
+/// head and then one body byte now and then (once 1100 of them held all 1024
+/// slots and `/healthz` was refused for 45 s). `/healthz` answers at once
+/// throughout, and the server closes every slow-body connection once its
+/// body is overdue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_body_flood_past_the_cap_leaves_healthz_answering() {
+    const SLOW_CAP: usize = 100;
+    const BODY_TIMEOUT: Duration = Duration::from_secs(2);
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut cfg = ServeConfig::new(addr, dir.path().to_path_buf());
+    cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    cfg.limits = Limits {
+        max_connections: SLOW_CAP,
+        header_read_timeout: Duration::from_secs(30),
+        body_read_timeout: BODY_TIMEOUT,
+        ..Limits::default()
+    };
+    let running = launch(cfg, listener).await.unwrap();
+    healthz(addr).await;
+
+    // 130 connections (past the cap of 100): a complete head of a form post
+    // that reads its body, then one byte of a 100 kB body.
+    let head = format!(
+        "POST /login HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://{addr}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nt"
+    );
+    let started = Instant::now();
+    let mut slow = Vec::new();
+    for _ in 0..130 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(head.as_bytes()).await.unwrap();
+        slow.push(s);
+    }
+    let trickle = tokio::spawn(async move {
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            for s in slow.iter_mut() {
+                let _ = s.write_all(b"o").await;
+            }
+        }
+        slow
+    });
+    // Throughout the flood, /healthz answers at once on a new connection
+    // (first a moment for the server to read every head: without the fix
+    // the slots are all held from then on and /healthz is reset).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut checks = 0;
+    while started.elapsed() < BODY_TIMEOUT + Duration::from_secs(1) {
+        let took = tokio::time::timeout(Duration::from_secs(5), healthz(addr))
+            .await
+            .expect("/healthz did not answer during the slow-body flood");
+        assert!(
+            took < Duration::from_millis(500),
+            "/healthz took {took:?} during the slow-body flood"
+        );
+        checks += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(checks >= 10);
+    // Every slow-body connection is closed by the server (evicted at the
+    // cap, or answered and closed once its body is overdue).
+    let slow = trickle.await.unwrap();
+    let mut open = 0;
+    for s in slow {
+        if !closed_by_server(s, BODY_TIMEOUT * 2).await {
+            open += 1;
+        }
+    }
+    assert_eq!(open, 0, "{open} slow-body connections were never closed");
+    for _ in 0..5 {
+        let took = healthz(addr).await;
+        assert!(
+            took < Duration::from_millis(100),
+            "/healthz took {took:?} after"
+        );
+    }
+    running.shutdown().await.unwrap();
+}
+
+/// A body that arrives in time is served normally (the deadline covers a
+/// body, not a connection: keep-alive requests after it are fine).
+#[tokio::test]
+async fn a_body_that_arrives_in_time_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut cfg = ServeConfig::new(addr, dir.path().to_path_buf());
+    cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    cfg.limits = Limits {
+        body_read_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let running = launch(cfg, listener).await.unwrap();
+    let client = reqwest::Client::new();
+    for _ in 0..3 {
+        let resp = client
+            .post(format!("http://{addr}/api/projects"))
+            .bearer_auth(&running.admin_token)
+            .json(&serde_json::json!({"name": "p", "path": dir.path()}))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().as_u16() < 500, "{}", resp.status());
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    running.shutdown().await.unwrap();
+}

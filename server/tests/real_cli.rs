@@ -150,6 +150,7 @@ fn script(native_question: &str) -> Vec<Turn> {
 }
 
 struct Run {
+    provider: &'static str,
     server: common::Server,
     standin: StandIn,
     task: String,
@@ -158,7 +159,11 @@ struct Run {
     agent_home: PathBuf,
 }
 
-async fn setup(provider: &str, bin: &Path, env: impl FnOnce(&Path, &Path, &str) -> Value) -> Run {
+async fn setup(
+    provider: &'static str,
+    bin: &Path,
+    env: impl FnOnce(&Path, &Path, &str) -> Value,
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let agent_home = dir.path().join("home");
@@ -201,6 +206,7 @@ async fn setup(provider: &str, bin: &Path, env: impl FnOnce(&Path, &Path, &str) 
         .await;
     assert_eq!(status, StatusCode::OK);
     Run {
+        provider,
         server,
         standin,
         task,
@@ -236,6 +242,18 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
     // Started with the prompt (a CLI that read it as an option would fail here).
     let first = turn_request(run, 0).await;
     assert!(text_of(&first).contains(PROMPT), "prompt missing: {first}");
+    // Issue 25, point 9: for Claude Code neither the prompt nor the directive
+    // is an argument of any process of the agent (other users read them in
+    // ps); Codex takes them only as arguments (README "Agent CLIs").
+    if run.provider == "claude" {
+        let sid = s.running.terminals.live(t).expect("live").pid();
+        for line in session_cmdlines(sid) {
+            assert!(
+                !line.contains(PROMPT) && !line.contains("escalation ladder"),
+                "a secret in ps: {line}"
+            );
+        }
+    }
     // The native question was denied by Harness's gate (unattended task).
     let second = turn_request(run, 1).await;
     assert!(
@@ -370,6 +388,27 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
     }
     // Every scripted turn was served and nothing else asked for one.
     assert_eq!(run.standin.turns_served(), 6);
+}
+
+/// The command lines (as `ps` shows them) of every process in session `sid`.
+fn session_cmdlines(sid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp session …: fields after the last ')'.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.get(3).and_then(|f| f.parse::<u32>().ok()) == Some(sid) {
+            let raw = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            out.push(String::from_utf8_lossy(&raw).replace('\0', " "));
+        }
+    }
+    assert!(!out.is_empty(), "no process in session {sid}");
+    out
 }
 
 fn claude_text(body: &Value) -> String {

@@ -28,11 +28,13 @@ async fn health_and_credentials() {
 async fn projects_and_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
+    let web_dir = tempfile::tempdir().unwrap();
+    let web = web_dir.path().display().to_string();
     let (status, p) = s
         .admin(
             "POST",
             "/api/projects",
-            Some(json!({"name": "web", "path": "/src/web", "workspace": "acme"})),
+            Some(json!({"name": "web", "path": web, "workspace": "acme"})),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{p}");
@@ -44,17 +46,33 @@ async fn projects_and_tasks() {
         .admin(
             "POST",
             "/api/projects",
-            Some(json!({"name": "web", "path": "/x", "workspace": "acme"})),
+            Some(json!({"name": "web", "path": web, "workspace": "acme"})),
         )
         .await;
     assert_eq!(status, StatusCode::CONFLICT);
     let (status, body) = s
-        .admin("POST", "/api/projects", Some(json!({"path": "/x"})))
+        .admin("POST", "/api/projects", Some(json!({"path": web})))
         .await;
     assert_eq!(
         (status, body["field"].as_str()),
         (StatusCode::BAD_REQUEST, Some("name"))
     );
+    // Issue 25, point 10: a path that does not exist, or with a NUL, is a
+    // field error.
+    for path in ["/no/such/harness/project", "/tmp\u{0}/x"] {
+        let (status, body) = s
+            .admin(
+                "POST",
+                "/api/projects",
+                Some(json!({"name": "ghost", "path": path})),
+            )
+            .await;
+        assert_eq!(
+            (status, body["field"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("path")),
+            "{path:?}: {body}"
+        );
+    }
     let (_, list) = s.admin("GET", "/api/projects", None).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
 
@@ -106,7 +124,9 @@ async fn projects_and_tasks() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body} → {resp}");
         assert_eq!(resp["field"].as_str(), Some(field), "{body} → {resp}");
     }
-    // The project path does not exist: a clear error, nothing started.
+    // The project's directory was removed after registration: a clear
+    // error, nothing started.
+    std::fs::remove_dir(web_dir.path()).unwrap();
     let (status, body) = s
         .admin("POST", &format!("/api/tasks/{id}/start"), None)
         .await;

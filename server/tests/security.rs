@@ -335,7 +335,7 @@ async fn sessions_are_hashed_revocable_and_need_an_origin_to_change_state() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failed_logins_are_throttled_per_address() {
+async fn failed_logins_are_throttled_but_the_right_token_always_logs_in() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
@@ -375,15 +375,28 @@ async fn failed_logins_are_throttled_per_address() {
             .unwrap()
             .contains("Too many failed logins")
     );
-    // Even the right token waits: guessing cannot continue meanwhile.
+    // Issue 25, point 6: failures cannot lock the owner out — five wrong
+    // `GET /login?token=x` (an `<img>` on any local page makes them) and the
+    // right token still logs in at once, by the form and by the link.
+    for _ in 0..3 {
+        let resp = client.get(s.url("/login?token=x")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    }
     let resp = login(&s.admin).await.unwrap();
-    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(resp.headers().contains_key("set-cookie"));
     let resp = client
         .get(s.url(&format!("/login?token={}", s.admin)))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()["location"], "/harness");
+    // …while wrong tokens are still refused with 429.
+    assert_eq!(
+        login("wrong").await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
     // Scripts with the bearer are not affected.
     let (status, _) = s.admin("GET", "/api/tasks", None).await;
     assert_eq!(status, StatusCode::OK);

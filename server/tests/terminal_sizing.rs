@@ -193,3 +193,61 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
     assert_eq!(status, StatusCode::OK);
     s.shutdown().await;
 }
+
+/// Issue 25, point 7: a viewer's resize to 10000 × 10000 (once 2.1 GB that
+/// was never freed) is clamped to the one bound, 500 × 1000, on the
+/// WebSocket, in the PTY (the program reads it) and in the server's model;
+/// the server's memory stays bounded, and a smaller size comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_huge_resize_is_clamped_on_every_path() {
+    fn rss_kib() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = common::start(dir.path()).await;
+    let script = "trap 'echo SIZE $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done";
+    let (status, task) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "huge", "agent": {"provider": "command",
+                "command": ["sh", "-c", script], "cwd": std::env::temp_dir()}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let t = task["id"].as_str().expect("id").to_string();
+    let (status, out) = s
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let mut ws = connect(&s, &t).await;
+    vote(&mut ws, 40, 160).await;
+    wait_pty_size(&s, &t, (40, 160)).await;
+    let before = rss_kib();
+    vote(&mut ws, 10000, 10000).await;
+    wait_size_frame(&mut ws, (500, 1000)).await;
+    wait_pty_size(&s, &t, (500, 1000)).await;
+    let grown = rss_kib();
+    eprintln!("rss {before} KiB → {grown} KiB at 500 × 1000");
+    assert!(
+        grown < before + 256 * 1024,
+        "memory ballooned: {before} KiB → {grown} KiB"
+    );
+    let live = s.running.terminals.live(&t).expect("live terminal");
+    // Back to a small size: the model gives the large screen's cells back.
+    vote(&mut ws, 24, 80).await;
+    wait_pty_size(&s, &t, (24, 80)).await;
+    let cells = live.model_allocated_cells();
+    assert!(
+        cells < 24 * 80 * 4 + 1000 * 160,
+        "the model still holds {cells} cells at 24 × 80"
+    );
+    let (status, _) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    s.shutdown().await;
+}

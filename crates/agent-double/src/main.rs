@@ -50,6 +50,13 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--append-system-prompt" | "--system-prompt" => {
                 a.system_prompt = Some(value("--append-system-prompt")?);
             }
+            // Claude Code reads the text from a file (how Harness passes it).
+            "--append-system-prompt-file" | "--system-prompt-file" => {
+                let path = value("--append-system-prompt-file")?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read the system prompt file {path}: {e}"))?;
+                a.system_prompt = Some(text);
+            }
             "--model" | "-m" => a.model = Some(value("--model")?),
             // Codex: `-c key=value`; Claude: `-c` = --continue.
             "-c" => match it.next() {
@@ -74,9 +81,23 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     if !positional.is_empty() {
-        a.prompt = Some(positional.join(" "));
+        a.prompt = Some(mentioned_file(positional.join(" ")));
     }
     Ok(a)
+}
+
+/// Like Claude Code: a prompt that is only a file mention (`@"<path>"` or
+/// `@<path>`) is that file's text.
+fn mentioned_file(prompt: String) -> String {
+    let path = prompt.strip_prefix('@').map(|p| {
+        p.strip_prefix('"')
+            .and_then(|q| q.strip_suffix('"'))
+            .unwrap_or(p)
+    });
+    match path.and_then(|p| std::fs::read_to_string(p).ok()) {
+        Some(text) => text.trim_end_matches('\n').to_string(),
+        None => prompt,
+    }
 }
 
 struct Double {

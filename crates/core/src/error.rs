@@ -25,6 +25,13 @@ pub enum CoreError {
     /// A valid credential that may not act on this resource.
     #[error("{0}")]
     Forbidden(String),
+    /// Too many actions of one kind for one task (`rate_limit`): retry
+    /// after `retry_after_secs` (HTTP 429 with `Retry-After`).
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// Storage failed; the text is for logs only, never shown to clients.
     #[error("storage error")]
     Store(#[source] StoreError),
@@ -69,6 +76,7 @@ impl CoreError {
             Self::Forbidden(_) => 403,
             Self::NotFound(_) => 404,
             Self::Conflict(_) => 409,
+            Self::RateLimited { .. } => 429,
             Self::Store(_) => 500,
         }
     }
@@ -79,6 +87,16 @@ impl CoreError {
         match self {
             Self::Store(_) => "internal error".into(),
             other => other.to_string(),
+        }
+    }
+
+    /// Seconds to wait before trying again (`Retry-After`), for a 429.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
         }
     }
 

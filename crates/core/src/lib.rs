@@ -25,6 +25,7 @@ pub mod native_question;
 pub mod options;
 pub mod outbox;
 pub mod project_check;
+pub mod rate_limit;
 pub mod runtime;
 pub mod service;
 pub mod sessions;

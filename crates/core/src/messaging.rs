@@ -9,6 +9,7 @@ use crate::{
     events::HarnessEvent,
     ids,
     model::{Message, MessageKind, MessagePage, MessageQuery, MessageRow, MessageState},
+    rate_limit::RateAction,
     store::{Dismissed, NewAsk, StoreError},
     validate,
 };
@@ -189,6 +190,7 @@ impl Harness {
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
         let now = Utc::now();
         let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
+        self.check_rate(&task_id, RateAction::Ask)?;
         let ask = NewAsk {
             id: ids::new_id(),
             task_id: task_id.clone(),
@@ -267,6 +269,7 @@ impl Harness {
     pub async fn notify(&self, task_id: &str, message: Option<&str>) -> CoreResult<Message> {
         let task_id = validate::task_id(Some(task_id))?;
         let message = validate::text("message", message, validate::MAX_NOTIFY_CHARS)?;
+        self.check_rate(&task_id, RateAction::Notify)?;
         let recorded = self
             .store()
             .record_notify(NewAsk {

@@ -173,6 +173,7 @@ impl crate::Harness {
         let tool: String = tool_name.trim().chars().take(64).collect();
         let now = chrono::Utc::now();
         let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
+        self.check_rate(&view.task.id, crate::rate_limit::RateAction::Ask)?;
         let ask = NewAsk {
             id: ids::new_id(),
             task_id: view.task.id.clone(),

@@ -1,6 +1,6 @@
-//! Adding a project from the web UI (issue 15): unlike the REST API (which
-//! accepts a directory that will be created later), a person picking a path
-//! gets it checked now — it exists, is a directory, and can be read. The
+//! Adding a project from the web UI (issue 15): a person picking a path gets
+//! it checked now — it exists (as over REST: `validate::project_dir`), is a
+//! directory, and can be read. The
 //! same check guards editing a project (name and path) from the page.
 //! Also the link from a plan task to the Harness tasks that ran it.
 

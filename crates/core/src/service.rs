@@ -39,6 +39,8 @@ pub struct HarnessConfig {
     pub outbox_wait: Duration,
     /// After this many failed attempts an outbound row is DEAD (D7).
     pub outbox_max_attempts: u32,
+    /// How often one task may ask, notify and push (`rate_limit`).
+    pub rate_limits: crate::rate_limit::RateLimits,
 }
 
 impl HarnessConfig {
@@ -55,6 +57,7 @@ impl HarnessConfig {
             delivery_owner: None,
             outbox_wait: Duration::ZERO,
             outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
+            rate_limits: crate::rate_limit::RateLimits::default(),
         }
     }
 }
@@ -76,6 +79,7 @@ struct Inner {
     /// Bumped on every `SettingChanged` this process publishes: a cache of
     /// settings compares it instead of listening to every event.
     settings_generation: std::sync::atomic::AtomicU64,
+    rate_limiter: crate::rate_limit::RateLimiter,
     config: HarnessConfig,
 }
 
@@ -146,6 +150,7 @@ impl Harness {
                 wakers: crate::work::Wakers::default(),
                 handed_off: Mutex::new(Vec::new()),
                 settings_generation: std::sync::atomic::AtomicU64::new(0),
+                rate_limiter: crate::rate_limit::RateLimiter::default(),
                 config,
             }),
         }
@@ -194,6 +199,10 @@ impl Harness {
     /// leased to it).
     pub fn take_handed_off(&self) -> Vec<crate::deliveries::Delivery> {
         std::mem::take(&mut *lock(&self.inner.handed_off))
+    }
+
+    pub(crate) fn rate_limiter(&self) -> &crate::rate_limit::RateLimiter {
+        &self.inner.rate_limiter
     }
 
     pub fn config(&self) -> &HarnessConfig {

@@ -129,12 +129,22 @@ mod tests {
     }
 }
 
-/// A project directory: absolute, resolved to its canonical form when it
-/// exists (symlinks and `..` followed once, here, at registration). A relative
-/// path, or a missing one that still contains `..`, is refused: the plan page
-/// and the agents' working directory must not depend on the server's cwd.
+/// A project directory: absolute, existing, resolved to its canonical form
+/// (symlinks and `..` followed once, here, at registration). A relative path
+/// is refused (the plan page and the agents' working directory must not
+/// depend on the server's cwd), and so are a path with a NUL character (no
+/// system call takes it), a missing one and one that is not a directory
+/// (issue 25, point 10: agents were started in, and plans read from, paths
+/// nobody had checked) — each a `path` field error.
 pub fn project_dir(value: &str) -> CoreResult<String> {
-    let path = std::path::Path::new(value.trim());
+    let value = value.trim();
+    if value.contains('\0') {
+        return Err(CoreError::invalid(
+            "path",
+            "path must not contain a NUL character",
+        ));
+    }
+    let path = std::path::Path::new(value);
     if !path.is_absolute() {
         return Err(CoreError::invalid(
             "path",
@@ -142,23 +152,25 @@ pub fn project_dir(value: &str) -> CoreResult<String> {
         ));
     }
     match std::fs::canonicalize(path) {
-        Ok(canonical) if canonical.is_dir() => Ok(canonical.to_string_lossy().into_owned()),
+        Ok(canonical) if canonical.is_dir() => match canonical.to_str() {
+            Some(text) => Ok(text.to_string()),
+            None => Err(CoreError::invalid(
+                "path",
+                format!("path {value:?} resolves to a name that is not UTF-8"),
+            )),
+        },
         Ok(canonical) => Err(CoreError::invalid(
             "path",
             format!("path is not a directory: {}", canonical.display()),
         )),
-        Err(_)
-            if path
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir)) =>
-        {
-            Err(CoreError::invalid(
-                "path",
-                format!("path {value:?} does not exist and contains '..'"),
-            ))
-        }
-        // Not created yet: kept as given (absolute, no `..`).
-        Err(_) => Ok(path.to_string_lossy().into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CoreError::invalid(
+            "path",
+            format!("path {value:?} does not exist: create the directory first"),
+        )),
+        Err(e) => Err(CoreError::invalid(
+            "path",
+            format!("path {value:?} cannot be resolved: {e}"),
+        )),
     }
 }
 
@@ -171,7 +183,12 @@ mod project_dir_tests {
         assert!(project_dir("../../../../etc").is_err());
         assert!(project_dir("relative/dir").is_err());
         assert!(project_dir("/no/such/../dir").is_err());
-        assert_eq!(project_dir("/no/such/dir").unwrap(), "/no/such/dir");
+        // Issue 25, point 10: missing, NUL, not a directory: a path field error.
+        for bad in ["/no/such/dir", "/tmp\0/x", "\0", "/proc/self/status"] {
+            let err = project_dir(bad).unwrap_err();
+            assert_eq!(err.field(), Some("path"), "{bad:?}: {err}");
+            assert_eq!(err.http_status(), 400);
+        }
         let tmp = std::env::temp_dir().canonicalize().unwrap();
         let dotted = format!(
             "{}/../{}",

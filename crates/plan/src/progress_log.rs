@@ -127,9 +127,15 @@ pub fn append(root: &StateRoot, session: u64, event: &Event<'_>) -> Result<()> {
 
 /// The last `max_bytes` of a file as text (missing file = empty).
 pub fn read_tail_bytes(path: &Path, max_bytes: u64) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return String::new();
-    };
+    match std::fs::File::open(path) {
+        Ok(f) => read_tail_of(f, max_bytes),
+        Err(_) => String::new(),
+    }
+}
+
+/// [`read_tail_bytes`] of a file already open (the plan view opens it once,
+/// without following links, and reads from that descriptor).
+pub fn read_tail_of(mut f: std::fs::File, max_bytes: u64) -> String {
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if len > max_bytes && f.seek(SeekFrom::Start(len - max_bytes)).is_err() {
         return String::new();
@@ -152,7 +158,18 @@ pub fn read_tail_bytes(path: &Path, max_bytes: u64) -> String {
 
 /// The last `n` non-empty lines of the log.
 pub fn tail(root: &StateRoot, n: usize) -> Vec<String> {
-    let text = read_tail_bytes(&root.progress_path(), 256 * 1024);
+    tail_lines(&read_tail_bytes(&root.progress_path(), TAIL_BYTES), n)
+}
+
+/// The last `n` non-empty lines of an open log file.
+pub fn tail_of(file: std::fs::File, n: usize) -> Vec<String> {
+    tail_lines(&read_tail_of(file, TAIL_BYTES), n)
+}
+
+/// How much of the log's end is read for a tail.
+const TAIL_BYTES: u64 = 256 * 1024;
+
+fn tail_lines(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<String> = text
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -8,11 +8,17 @@
 //! file is reported (the `[CONFIG]` text), never restored from here.
 //!
 //! A cloned repository is not trusted: a task list or progress log that is a
-//! link leaving the project directory (to `secrets/admin.token`, `/etc/shadow`)
-//! or not a regular file (a FIFO would block the reader) is refused and the
+//! symbolic link (it could lead to `secrets/admin.token`, `/etc/shadow`) or
+//! not a regular file (a FIFO would block the reader) is refused and the
 //! refusal is the view's error (`[SECURITY] …`), never the file's content.
+//! Each file is opened once (`O_NOFOLLOW`, checked with `fstat` on the opened
+//! descriptor) and read from that descriptor, so a file swapped in between a
+//! check and a read cannot be shown (issue 25, point 5).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -128,21 +134,45 @@ impl PlanView {
 /// Reads `<dir>/harness-tasks.json` and the last `log_lines` lines of
 /// `<dir>/harness-progress.txt`. Never fails: a missing or bad file is a state of the view.
 pub fn plan_view(dir: &Path, log_lines: usize) -> PlanView {
-    if let Some(refusal) = refuse_escaping_files(dir) {
-        return PlanView::empty(dir, PlanState::Error, Some(refusal));
+    // Each file is opened once and read from that descriptor: a check on the
+    // path followed by a read of the path is two lookups, and a file swapped
+    // between them (a link to `secrets/admin.token`) was shown.
+    let tasks = open_untrusted(dir, TASKS_FILE);
+    let progress = open_untrusted(dir, PROGRESS_FILE);
+    for opened in [&tasks, &progress] {
+        if let Opened::Refused(refusal) = opened {
+            return PlanView::empty(dir, PlanState::Error, Some(refusal.clone()));
+        }
     }
     let root = StateRoot::new(dir);
-    if !root.exists() {
-        return PlanView::empty(dir, PlanState::Missing, None);
-    }
-    let file = match crate::state_file::load(&root) {
-        Ok(f) => f,
-        Err(PlanError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return PlanView::empty(dir, PlanState::Missing, None);
+    let path = root.tasks_path();
+    let log_tail = match progress {
+        Opened::File(f) => progress_log::tail_of(f, log_lines),
+        _ => Vec::new(),
+    };
+    let text = match tasks {
+        Opened::File(mut f) => {
+            let mut text = String::new();
+            match f.read_to_string(&mut text) {
+                Ok(_) => text,
+                Err(e) => {
+                    let mut v = PlanView::empty(
+                        dir,
+                        PlanState::Error,
+                        Some(PlanError::io("read", &path, e).to_string()),
+                    );
+                    v.log_tail = log_tail;
+                    return v;
+                }
+            }
         }
+        _ => return PlanView::empty(dir, PlanState::Missing, None),
+    };
+    let file = match crate::state_file::parse_tasks(&text, &path) {
+        Ok(f) => f,
         Err(e) => {
             let mut v = PlanView::empty(dir, PlanState::Error, Some(e.to_string()));
-            v.log_tail = progress_log::tail(&root, log_lines);
+            v.log_tail = log_tail;
             return v;
         }
     };
@@ -161,35 +191,54 @@ pub fn plan_view(dir: &Path, log_lines: usize) -> PlanView {
         blocked: stats.blocked,
         next: eligibility::next_task(&file).map(|t| (t.id.clone(), t.title.clone())),
         tasks: tree(&file, &blocked),
-        log_tail: progress_log::tail(&root, log_lines),
+        log_tail,
     }
 }
 
-/// `Some(the refusal)` when a file the view reads resolves outside `dir`
-/// (through a symlink, anywhere on its path) or is not a regular file.
-fn refuse_escaping_files(dir: &Path) -> Option<String> {
-    let base = std::fs::canonicalize(dir).ok()?;
-    for name in [TASKS_FILE, PROGRESS_FILE] {
-        let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_err() {
-            continue; // missing: the loaders report it
-        }
-        let inside = std::fs::canonicalize(&path)
-            .ok()
-            .filter(|target| target.starts_with(&base));
-        let Some(target) = inside else {
-            return Some(format!(
-                "[SECURITY] {name} is a link that leaves the project directory {}; refused, not read",
-                base.display()
+/// A file of an untrusted directory, opened for reading.
+enum Opened {
+    File(File),
+    Missing,
+    /// The view's error text.
+    Refused(String),
+}
+
+/// Opens `dir/name` once, never following a symbolic link (`O_NOFOLLOW`) and
+/// without blocking on a FIFO (`O_NONBLOCK`); the opened descriptor must be a
+/// regular file (`fstat`). The caller reads from this descriptor only, so
+/// nothing swapped in after the check is read.
+fn open_untrusted(dir: &Path, name: &str) -> Opened {
+    let path = dir.join(name);
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(&path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Opened::Refused(format!(
+                "[SECURITY] {name} is a link (it could lead out of the project directory \
+                 {}); refused, not read",
+                dir.display()
             ));
-        };
-        if !std::fs::metadata(&target).is_ok_and(|m| m.is_file()) {
-            return Some(format!(
-                "[SECURITY] {name} is not a regular file; refused, not read"
-            ));
         }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Opened::Missing;
+        }
+        Err(e) => return Opened::Refused(PlanError::io("open", &path, e).to_string()),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Opened::File(file),
+        Ok(_) => Opened::Refused(format!(
+            "[SECURITY] {name} is not a regular file; refused, not read"
+        )),
+        Err(e) => Opened::Refused(PlanError::io("stat", &path, e).to_string()),
     }
-    None
 }
 
 fn split_error(e: &str) -> LastError {
@@ -406,7 +455,7 @@ mod tests {
     }
 
     #[test]
-    fn links_leaving_the_project_are_refused() {
+    fn links_are_refused() {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "TOP SECRET").unwrap();
         let d = tempfile::tempdir().unwrap();
@@ -418,11 +467,81 @@ mod tests {
         let error = v.error.unwrap();
         assert!(error.contains("[SECURITY] harness-progress.txt"), "{error}");
         assert!(!format!("{:?}", v.log_tail).contains("TOP SECRET"));
-        // A link that stays inside the project is fine.
+        // A link is refused even when it stays inside the project: the file
+        // is opened without following links, in one lookup.
         std::fs::remove_file(d.path().join(PROGRESS_FILE)).unwrap();
         std::fs::write(d.path().join("log.txt"), "line\n").unwrap();
         std::os::unix::fs::symlink(d.path().join("log.txt"), d.path().join(PROGRESS_FILE)).unwrap();
-        assert_eq!(plan_view(d.path(), 10).state, PlanState::Ok);
+        assert_eq!(plan_view(d.path(), 10).state, PlanState::Error);
+        std::fs::remove_file(d.path().join(PROGRESS_FILE)).unwrap();
+        std::fs::rename(d.path().join("log.txt"), d.path().join(PROGRESS_FILE)).unwrap();
+        let v = plan_view(d.path(), 10);
+        assert_eq!(v.state, PlanState::Ok);
+        assert_eq!(v.log_tail, ["line"]);
+        // A FIFO is refused without blocking.
+        std::fs::remove_file(d.path().join(PROGRESS_FILE)).unwrap();
+        let fifo =
+            std::ffi::CString::new(d.path().join(PROGRESS_FILE).to_str().unwrap().as_bytes())
+                .unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let error = plan_view(d.path(), 10).error.unwrap();
+        assert!(error.contains("not a regular file"), "{error}");
+    }
+
+    /// Issue 25, point 5: a file swapped between a regular file and a link to
+    /// a secret, as fast as possible, while the view is read: the secret is
+    /// never shown (the old check-then-read showed it in 30 of 600 views).
+    #[test]
+    fn a_file_swapped_for_a_link_while_viewing_never_shows_the_secret() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("admin.token");
+        std::fs::write(&secret, "hxa_TOPSECRET\n").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), serde_json::json!([{"id": "a", "title": "A"}]));
+        let dir = d.path().to_path_buf();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swaps = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let swapper = {
+            let (stop, swaps) = (stop.clone(), swaps.clone());
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for name in [PROGRESS_FILE, TASKS_FILE] {
+                        let link = dir.join(format!("{name}.link"));
+                        let plain = dir.join(format!("{name}.plain"));
+                        let _ = std::fs::remove_file(&link);
+                        std::os::unix::fs::symlink(&secret, &link).unwrap();
+                        std::fs::write(&plain, "[]\n").unwrap();
+                        std::fs::rename(&plain, dir.join(name)).unwrap();
+                        std::fs::rename(&link, dir.join(name)).unwrap();
+                    }
+                    swaps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        };
+        let (mut views, mut refused) = (0u64, 0u64);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while swaps.load(std::sync::atomic::Ordering::Relaxed) < 2000
+            && std::time::Instant::now() < deadline
+        {
+            let v = plan_view(&dir, 10);
+            let shown = format!("{v:?}");
+            assert!(
+                !shown.contains("TOPSECRET"),
+                "the secret was shown (view {views}): {shown}"
+            );
+            if v.error.as_deref().is_some_and(|e| e.contains("[SECURITY]")) {
+                refused += 1;
+            }
+            views += 1;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        let swaps = swaps.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!("{views} views during {swaps} swaps, {refused} refused");
+        assert!(swaps >= 2000, "only {swaps} swaps happened");
+        assert!(refused > 0, "the link was never seen");
     }
 
     #[test]

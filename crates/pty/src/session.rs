@@ -168,15 +168,12 @@ struct Spawned {
     pid: u32,
 }
 
-fn clamp(n: u16) -> u16 {
-    n.max(harness_term::MIN_SIZE)
-}
-
 fn open_and_spawn(spec: &SpawnSpec) -> Result<Spawned, PtyError> {
     let program = spec.argv.first().ok_or(PtyError::EmptyArgv)?;
+    let (rows, cols) = harness_term::clamp_size(spec.rows, spec.cols);
     let size = PtySize {
-        rows: clamp(spec.rows),
-        cols: clamp(spec.cols),
+        rows,
+        cols,
         pixel_width: 0,
         pixel_height: 0,
     };
@@ -237,7 +234,7 @@ impl PtySession {
         if !spec.cwd.is_dir() {
             return Err(PtyError::InvalidCwd(spec.cwd.clone()));
         }
-        let (rows, cols) = (clamp(spec.rows), clamp(spec.cols));
+        let (rows, cols) = harness_term::clamp_size(spec.rows, spec.cols);
         let spawned = tokio::task::spawn_blocking(move || open_and_spawn(&spec))
             .await
             .map_err(|_| PtyError::TaskGone)??;
@@ -440,6 +437,12 @@ impl PtySession {
         self.shared.model_failed.load(Ordering::Acquire)
     }
 
+    /// Character cells the terminal model holds (memory accounting: a cell
+    /// is 32 bytes; bounded by the size clamp, given back on a shrink).
+    pub fn model_allocated_cells(&self) -> usize {
+        lock(&self.shared.model).allocated_cells()
+    }
+
     /// The screen as text (`GET /api/tasks/{id}/screen`).
     pub fn screen_text(&self) -> ScreenText {
         lock(&self.shared.model).screen_text()
@@ -497,9 +500,10 @@ impl PtySession {
     }
 
     /// Resizes the PTY (the program gets SIGWINCH) and the terminal model.
-    /// Sizes are clamped to at least 2.
+    /// Sizes are clamped by the one rule, `harness_term::clamp_size`
+    /// (2..=500 rows, 2..=1000 columns), as at spawn and in the size votes.
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
-        let (rows, cols) = (clamp(rows), clamp(cols));
+        let (rows, cols) = harness_term::clamp_size(rows, cols);
         lock(&self.master)
             .resize(PtySize {
                 rows,

@@ -111,13 +111,7 @@ impl SizeVote {
     pub fn set(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let id = self.id;
         self.session.apply_votes(|votes| {
-            votes.insert(
-                id,
-                (
-                    rows.max(harness_term::MIN_SIZE),
-                    cols.max(harness_term::MIN_SIZE),
-                ),
-            );
+            votes.insert(id, harness_term::clamp_size(rows, cols));
         })
     }
 }

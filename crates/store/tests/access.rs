@@ -32,10 +32,12 @@ fn titled(title: &str) -> CreateTask {
 async fn agents_create_children_of_their_own_task_in_its_project() {
     let dir = tempfile::tempdir().unwrap();
     let h = harness(&dir).await;
+    // A project's directory must exist (issue 25, point 10).
+    let web = tempfile::tempdir().unwrap();
     let project = h
         .create_project(CreateProject {
             name: Some("web".into()),
-            path: Some("/src/web".into()),
+            path: Some(web.path().display().to_string()),
             workspace: None,
         })
         .await

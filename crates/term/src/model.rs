@@ -10,6 +10,22 @@ use crate::scan::{Csi, Event, Scanner, SeqKind};
 
 /// Smallest accepted size: `vt100` misbehaves below 2×2 (vt100#37).
 pub const MIN_SIZE: u16 = 2;
+/// Largest accepted number of rows (issue 25, point 7: a resize to
+/// 10000×10000 once added 2.1 GB). Every size — a viewer's WebSocket resize,
+/// a spawn size, the PTY, this model — is clamped by [`clamp_size`].
+pub const MAX_ROWS: u16 = 500;
+/// Largest accepted number of columns (see [`MAX_ROWS`]): at most
+/// 500 × 1000 cells of 32 bytes, 16 MB, per screen.
+pub const MAX_COLS: u16 = 1000;
+
+/// `(rows, cols)` clamped to [`MIN_SIZE`]..=[`MAX_ROWS`] / [`MAX_COLS`]: the
+/// one rule for every terminal size.
+pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
+    (
+        rows.clamp(MIN_SIZE, MAX_ROWS),
+        cols.clamp(MIN_SIZE, MAX_COLS),
+    )
+}
 /// Default number of scrollback rows kept by [`TerminalModel::new`].
 pub const DEFAULT_SCROLLBACK: usize = 1000;
 
@@ -65,8 +81,10 @@ impl std::fmt::Debug for TerminalModel {
     }
 }
 
-fn dim(n: u16) -> NonZeroU16 {
-    NonZeroU16::new(n.max(MIN_SIZE)).unwrap_or(NonZeroU16::MIN)
+fn dims(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
+    let (rows, cols) = clamp_size(rows, cols);
+    let dim = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
+    (dim(rows), dim(cols))
 }
 
 impl TerminalModel {
@@ -79,7 +97,10 @@ impl TerminalModel {
     /// A blank terminal keeping up to `scrollback` rows of history.
     pub fn with_scrollback(rows: u16, cols: u16, scrollback: usize) -> Self {
         Self {
-            parser: vt100::Parser::new(dim(rows), dim(cols), scrollback),
+            parser: {
+                let (rows, cols) = dims(rows, cols);
+                vt100::Parser::new(rows, cols, scrollback)
+            },
             // The model only inspects CSI/ESC sequences; strings can stay short.
             scanner: Scanner::new(0),
             regions: [None, None],
@@ -242,11 +263,13 @@ impl TerminalModel {
         out
     }
 
-    /// Resizes the terminal (each dimension clamped to at least 2). Like
-    /// xterm, a resize resets the scroll regions.
+    /// Resizes the terminal (clamped by [`clamp_size`]). Like xterm, a
+    /// resize resets the scroll regions. Shrinking gives the memory of the
+    /// larger screen back.
     pub fn resize(&mut self, rows: u16, cols: u16) {
         let before = self.size();
-        self.parser.set_size(dim(rows), dim(cols));
+        let (rows, cols) = dims(rows, cols);
+        self.parser.set_size(rows, cols);
         if self.size() != before {
             self.regions = [None, None];
             let (rows, cols) = self.size();
@@ -255,6 +278,12 @@ impl TerminalModel {
                 *col = (*col).min(cols - 1);
             }
         }
+    }
+
+    /// Character cells the model holds (both screens and the scrollback),
+    /// for memory accounting.
+    pub fn allocated_cells(&self) -> usize {
+        self.parser.screen().allocated_cells()
     }
 
     /// `(rows, cols)`.

@@ -106,6 +106,9 @@ impl Grid {
             let num_pushed = diff.saturating_sub(num_excess_bottom);
             self.scroll_up(num_pushed, on_row);
             self.rows.truncate(size.rows().into());
+            if self.rows.capacity() > 2 * self.rows.len().max(16) {
+                self.rows.shrink_to_fit();
+            }
             num_pushed
         } else if let Some(scrollback) = &mut self.scrollback {
             let num_pulled = u16::try_from(scrollback.unbounded_len)
@@ -172,6 +175,16 @@ impl Grid {
 
     pub fn pos(&self) -> Pos {
         self.pos
+    }
+
+    /// Cells allocated for the visible rows and the scrollback. (fork)
+    pub fn allocated_cells(&self) -> usize {
+        let visible: usize =
+            self.rows.iter().map(crate::row::Row::allocated_cells).sum();
+        let history: usize = self.scrollback.as_ref().map_or(0, |s| {
+            s.rows.iter().map(crate::row::Row::allocated_cells).sum()
+        });
+        visible + history
     }
 
     pub fn set_pos(&mut self, mut pos: Pos) {

@@ -187,7 +187,17 @@ impl Row {
 
     pub fn truncate(&mut self, len: u16) {
         self.cells.truncate(usize::from(len));
+        // A row that was much wider gives its memory back (a resize to a huge
+        // width and back must not keep it). (fork)
+        if self.cells.capacity() > 2 * self.cells.len().max(16) {
+            self.cells.shrink_to_fit();
+        }
         self.set_truncated();
+    }
+
+    /// Cells allocated for this row (its capacity). (fork)
+    pub fn allocated_cells(&self) -> usize {
+        self.cells.capacity()
     }
 
     fn set_truncated(&mut self) {

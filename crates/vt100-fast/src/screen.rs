@@ -125,6 +125,13 @@ impl Screen {
         }
     }
 
+    /// Character cells allocated by both screens and the scrollback (memory
+    /// accounting; a cell is 32 bytes). (fork)
+    #[must_use]
+    pub fn allocated_cells(&self) -> usize {
+        self.grid.allocated_cells() + self.alternate_grid.allocated_cells()
+    }
+
     /// Resizes the screen **without calling** the [`on_scroll`] callback.
     ///
     /// This method behaves the same as [`Parser::set_size`] but does not call

@@ -122,10 +122,7 @@ impl Core {
             dirty: true,
             outbox: Vec::new(),
             key_options: KeyOptions::default(),
-            fit: (
-                rows.max(harness_term::MIN_SIZE),
-                cols.max(harness_term::MIN_SIZE),
-            ),
+            fit: harness_term::clamp_size(rows, cols),
             pty_sized: false,
         }
     }
@@ -400,10 +397,7 @@ impl Core {
     /// for the PTY's size. The model keeps the PTY's size once the server
     /// told it (a smaller viewer scrolls; see `harness_pty` sizing).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        let fit = (
-            rows.max(harness_term::MIN_SIZE),
-            cols.max(harness_term::MIN_SIZE),
-        );
+        let fit = harness_term::clamp_size(rows, cols);
         if fit == self.fit {
             return;
         }

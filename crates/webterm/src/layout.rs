@@ -2,10 +2,9 @@
 
 use harness_term::MIN_SIZE;
 
-/// Largest number of rows the browser terminal asks for.
-pub const MAX_ROWS: u16 = 500;
-/// Largest number of columns the browser terminal asks for.
-pub const MAX_COLS: u16 = 1000;
+/// The largest size the browser terminal asks for: the one bound of every
+/// terminal size (`harness_term::clamp_size`).
+pub use harness_term::{MAX_COLS, MAX_ROWS};
 
 /// The `(rows, cols)` that fit a `width` × `height` pixel box with
 /// `cell_w` × `cell_h` pixel character cells, clamped to

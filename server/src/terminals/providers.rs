@@ -1,6 +1,16 @@
 //! Command lines per provider (tower-workbench.md §4.5), with the MCP
 //! endpoint, the agent token and this binary's hooks passed per spawn —
 //! the user's global configuration is never edited.
+//!
+//! Secrets off the command line (issue 25, point 9): any local user can read
+//! a process's arguments (`ps`, `/proc/<pid>/cmdline`). For Claude Code the
+//! system directive goes in a 0600 file (`--append-system-prompt-file`) and
+//! the prompt too, mentioned as `@"<file>"` (Claude Code reads a mentioned
+//! file into the first message; checked with the real CLI in
+//! `tests/real_cli.rs`). Codex 0.171 takes developer instructions and the
+//! prompt only as arguments (`-c developer_instructions=…`, `[PROMPT]`; a
+//! profile file would have to live in the user's `$CODEX_HOME`), so for
+//! Codex they stay visible to other local users (README "Security").
 
 use std::path::{Path, PathBuf};
 
@@ -129,16 +139,50 @@ pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::OpenOptionsExt;
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    write_private(path, &text)
+}
+
+/// Writes `text` to a new 0600 file (private before the first byte; an
+/// older file of that name is replaced, never written through).
+fn write_private(path: &Path, text: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)?;
     std::io::Write::write_all(&mut f, text.as_bytes())?;
     Ok(path.to_path_buf())
+}
+
+/// Longest prompt line Claude Code's file read keeps whole (it cuts lines
+/// at 2000 characters); a prompt with a longer line goes on the command line.
+const MENTION_MAX_LINE: usize = 1900;
+
+/// The argument that gives Claude Code the prompt without putting it on the
+/// command line: `@"<file>"` of a 0600 file in the run directory. `None`
+/// when the mention could not carry it whole (a path with a quote, a line
+/// Claude Code would cut); the caller then passes the prompt itself.
+fn claude_prompt_mention(run_dir: &Path, prompt: &str) -> std::io::Result<Option<String>> {
+    let path = run_dir.join("prompt.md");
+    let shown = path.display().to_string();
+    if shown.contains(['"', '\n', '\r'])
+        || prompt.lines().any(|l| l.chars().count() > MENTION_MAX_LINE)
+    {
+        tracing::warn!(
+            "the prompt is passed on the agent's command line (a path with a quote or a very \
+             long line): other local users can read it in ps"
+        );
+        return Ok(None);
+    }
+    write_private(&path, prompt)?;
+    Ok(Some(format!("@\"{shown}\"")))
 }
 
 /// The argv to spawn. Writes the per-spawn settings files it references.
@@ -181,7 +225,11 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 .unwrap_or_else(|| vec!["claude".to_string()]);
             argv.push("--dangerously-skip-permissions".into());
             if !directive.is_empty() {
-                argv.extend(["--append-system-prompt".into(), directive.to_string()]);
+                let file = write_private(&run_dir.join("directive.md"), directive)?;
+                argv.extend([
+                    "--append-system-prompt-file".into(),
+                    file.display().to_string(),
+                ]);
             }
             argv.extend(["--settings".into(), settings.display().to_string()]);
             argv.extend(["--mcp-config".into(), mcp.display().to_string()]);
@@ -189,7 +237,8 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 // `--mcp-config <configs...>` takes several values: without
                 // `--` the prompt would be read as a second config file.
                 StartMode::Fresh { prompt: Some(p) } if !p.trim().is_empty() => {
-                    argv.extend(["--".into(), p.clone()])
+                    let prompt = claude_prompt_mention(run_dir, p)?.unwrap_or_else(|| p.clone());
+                    argv.extend(["--".into(), prompt])
                 }
                 StartMode::Fresh { .. } => {}
                 StartMode::Resume { session_id } => {
@@ -274,19 +323,40 @@ mod tests {
             prompt: Some("Task: x".into()),
         });
         assert_eq!(fresh[0], "claude");
+        let directive_file = dir.path().join("directive.md");
         assert_eq!(
             &fresh[1..4],
             [
                 "--dangerously-skip-permissions",
-                "--append-system-prompt",
-                "D"
+                "--append-system-prompt-file",
+                &directive_file.display().to_string(),
             ]
         );
+        let prompt_file = dir.path().join("prompt.md");
         assert_eq!(
             &fresh[fresh.len() - 2..],
-            ["--", "Task: x"],
+            ["--".to_string(), format!("@\"{}\"", prompt_file.display())],
             "options end before the prompt (--mcp-config is variadic)"
         );
+        // Issue 25, point 9: neither the directive nor the prompt is an
+        // argument (other local users read arguments in ps); their files are
+        // private.
+        assert!(
+            !fresh.iter().any(|a| a == "D" || a.contains("Task: x")),
+            "{fresh:?}"
+        );
+        for (file, text) in [(&directive_file, "D"), (&prompt_file, "Task: x")] {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+            let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.display());
+        }
+        // A line Claude Code's read would cut goes on the command line whole.
+        let long = "x".repeat(3000);
+        let long_prompt = build(StartMode::Fresh {
+            prompt: Some(long.clone()),
+        });
+        assert_eq!(long_prompt.last(), Some(&long));
         let no_prompt = build(StartMode::Fresh { prompt: None });
         assert!(!no_prompt.contains(&"--".to_string()));
         let resume = build(StartMode::Resume {
@@ -294,7 +364,7 @@ mod tests {
         });
         assert_eq!(&resume[resume.len() - 2..], ["--resume", "s1"]);
         assert!(
-            resume.contains(&"--append-system-prompt".to_string()),
+            resume.contains(&"--append-system-prompt-file".to_string()),
             "directive applied on resume (D3)"
         );
         let settings: serde_json::Value = serde_json::from_str(

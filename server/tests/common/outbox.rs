@@ -17,6 +17,9 @@ pub async fn queued(dir: &Path, mode: &str, text: &str, n: usize) -> (Server, Ve
     let s = start_with(dir, |cfg| {
         cfg.outbox.max_in_flight = 0;
         cfg.outbox_wait = Duration::ZERO;
+        // One task queues them all at once: past the default per-task push
+        // limit (`harness_core::rate_limit`), which these tests do not test.
+        cfg.rate_limits.push.burst = u32::try_from(n).unwrap_or(u32::MAX).max(1);
     })
     .await;
     let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl"),

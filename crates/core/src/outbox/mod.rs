@@ -301,6 +301,7 @@ impl Harness {
             new.message = compose_body(Some(&task.task.title), &text, &task_id);
             new.choices = Some(choices);
         }
+        self.check_rate(&task_id, crate::rate_limit::RateAction::Push)?;
         self.enqueue_and_wait(new).await
     }
 

@@ -4,8 +4,9 @@
 //! A backup is `VACUUM INTO` on a read-only connection: one consistent
 //! snapshot of the committed state while the server keeps writing (WAL lets
 //! readers and the writer run side by side). It is written to a temporary file
-//! next to the destination, checked (`PRAGMA integrity_check`), made private
-//! (0600), synced, and only then renamed into place — a crash never leaves a
+//! created empty and private (0600, in a 0700 directory next to the
+//! destination) before any data is written, checked (`PRAGMA
+//! integrity_check`), synced, and only then renamed into place — a crash never leaves a
 //! half-written file under the destination's name.
 //!
 //! A restore runs with the server stopped (the caller holds the data
@@ -86,9 +87,16 @@ pub async fn backup(url: &str, dest: &Path) -> Result<BackupSummary, StoreOpenEr
             dir.display()
         )));
     }
-    let partial = sibling(dest, &format!(".partial-{}", std::process::id()));
-    let _ = std::fs::remove_file(&partial);
+    // Private from the first byte: a 0700 directory next to the destination
+    // holds an empty 0600 file created before `VACUUM INTO` writes into it
+    // (SQLite would create a new file 0644 under the usual umask, readable by
+    // every local user until the copy was done), and SQLite's own journal of
+    // the copy lands in the same private directory.
+    let staging = sibling(dest, &format!(".partial-{}", std::process::id()));
+    let partial = staging.join("backup.sqlite");
+    remove_staging(&staging);
     let result = async {
+        create_private_target(&staging, &partial)?;
         let mut conn = connect(&source, false).await?;
         sqlx::query("VACUUM INTO ?")
             .bind(path_str(&partial)?)
@@ -103,12 +111,10 @@ pub async fn backup(url: &str, dest: &Path) -> Result<BackupSummary, StoreOpenEr
         Ok::<_, StoreOpenError>((schema_version, tables))
     }
     .await;
+    remove_staging(&staging);
     let (schema_version, tables) = match result {
         Ok(v) => v,
-        Err(err) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(err);
-        }
+        Err(err) => return Err(err),
     };
     let bytes = std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
     Ok(BackupSummary {
@@ -143,7 +149,7 @@ pub async fn restore(url: &str, from: &Path) -> Result<BackupSummary, StoreOpenE
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let incoming = sibling(&target, &format!(".restoring-{}", std::process::id()));
     let _ = std::fs::remove_file(&incoming);
-    std::fs::copy(from, &incoming).map_err(|e| io(&incoming, e))?;
+    copy_private(from, &incoming)?;
     private_and_synced(&incoming)?;
     let previous = if target.exists() {
         let stamp = std::time::SystemTime::now()
@@ -245,6 +251,68 @@ fn not_a_backup(path: &Path, err: &sqlx::Error) -> StoreOpenError {
         "{} is not a readable Harness database: {err}",
         path.display()
     ))
+}
+
+/// Creates `staging` (0700, must not exist) and in it the empty 0600 file
+/// `partial` that `VACUUM INTO` fills (it accepts an empty file).
+pub fn create_private_target(staging: &Path, partial: &Path) -> Result<(), StoreOpenError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(staging)
+            .map_err(|e| io(staging, e))?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(partial)
+            .map_err(|e| io(partial, e))?;
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir(staging).map_err(|e| io(staging, e))?;
+        std::fs::File::create(partial).map_err(|e| io(partial, e))?;
+    }
+    Ok(())
+}
+
+/// Copies `from` into a new 0600 file `to` (private before the first byte).
+fn copy_private(from: &Path, to: &Path) -> Result<(), StoreOpenError> {
+    let mut source = std::fs::File::open(from).map_err(|e| io(from, e))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut target = options.open(to).map_err(|e| io(to, e))?;
+    std::io::copy(&mut source, &mut target).map_err(|e| io(to, e))?;
+    Ok(())
+}
+
+/// Removes a staging directory of an earlier or of this backup (its files
+/// are ours: the copy and SQLite's journal of it).
+fn remove_staging(staging: &Path) {
+    // Never through a link: only a real directory is emptied; anything else
+    // under that name (an older version's partial file, a planted link) is
+    // removed itself.
+    match std::fs::symlink_metadata(staging) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            let _ = std::fs::remove_file(staging);
+            return;
+        }
+        Err(_) => return,
+    }
+    if let Ok(entries) = std::fs::read_dir(staging) {
+        for entry in entries.flatten() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let _ = std::fs::remove_dir(staging);
 }
 
 fn private_and_synced(path: &Path) -> Result<(), StoreOpenError> {

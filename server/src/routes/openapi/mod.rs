@@ -13,7 +13,8 @@
 //!
 //! Every operation documents the error statuses any `/api` request can get
 //! (400 bad input, 401 no/unknown credential, 403 wrong credential or
-//! boundary, 404, 409, 413 body too large), each with the JSON error body.
+//! boundary, 404, 409, 413 body too large), each with the JSON error body;
+//! ask, notify and outbound also 429 (a task's rate limit).
 
 mod schemas;
 
@@ -36,6 +37,14 @@ use crate::extract::Admin;
 
 /// The statuses every `/api` operation can answer with `ErrorBody`.
 pub const ERROR_STATUSES: [&str; 6] = ["400", "401", "403", "404", "409", "413"];
+
+/// The operations a task's rate limit can refuse (429 with `Retry-After`,
+/// `harness_core::rate_limit`).
+pub const RATE_LIMITED: [&str; 3] = [
+    "/api/internal/harness/ask",
+    "/api/internal/harness/notify",
+    "/api/internal/harness/outbound",
+];
 
 #[derive(OpenApi)]
 #[openapi(
@@ -186,7 +195,8 @@ impl Modify for Common {
             for (method, op) in operations {
                 let Some(op) = op else { continue };
                 op.operation_id = Some(operation_id(method, path));
-                for status in ERROR_STATUSES {
+                let limited = RATE_LIMITED.contains(&path.as_str()).then_some("429");
+                for status in ERROR_STATUSES.into_iter().chain(limited) {
                     op.responses
                         .responses
                         .entry(status.to_string())
