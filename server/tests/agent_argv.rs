@@ -86,7 +86,14 @@ async fn a_claude_agents_prompt_and_directive_are_not_in_its_arguments() {
             .clone()
     };
     let directive_file = after("--append-system-prompt-file");
-    let mention = after("--");
+    // The last `--` is the CLI's own (an isolated agent's launcher has one
+    // before the agent's argv).
+    let mention = argv
+        .iter()
+        .rposition(|a| a == "--")
+        .and_then(|i| argv.get(i + 1))
+        .unwrap_or_else(|| panic!("no -- in {argv:?}"))
+        .clone();
     let prompt_file = mention
         .strip_prefix("@\"")
         .and_then(|m| m.strip_suffix('"'))

@@ -231,7 +231,9 @@ async fn an_agent_parked_on_ask_human_resumes_on_the_reply_and_is_not_timed_out(
     let data = tempfile::tempdir().unwrap();
     let s = common::start(data.path()).await;
     let proj = project(&[&["Ask first", "--validate", "grep -q answered answer.txt"]]).await;
-    let script = data.path().join("double-script");
+    // Outside the data directory: an isolated agent cannot see that.
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("double-script");
     std::fs::write(
         &script,
         "say asking\nask_human Which database?\nwait_reply\nexit 0\n",

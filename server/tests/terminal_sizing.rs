@@ -93,6 +93,29 @@ async fn wait_pty_size(s: &common::Server, t: &str, want: (u64, u64)) {
     }
 }
 
+/// The program's trap is set once it printed "ready" (a resize before that
+/// would reach nobody; an isolated agent starts a few ms later).
+async fn wait_ready(s: &common::Server, t: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, screen) = s
+            .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+            .await;
+        if screen["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ready")
+        {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ready: {screen}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The PTY's size stays `want` for a while (a shrink would show within it).
 async fn stays(s: &common::Server, t: &str, want: (u64, u64)) {
     for _ in 0..10 {
@@ -129,26 +152,7 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
         .await;
     assert_eq!(status, StatusCode::OK, "{out}");
 
-    // The program's trap is set once it printed "ready" (a resize before
-    // that would reach nobody).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, screen) = s
-            .admin("GET", &format!("/api/tasks/{t}/screen"), None)
-            .await;
-        if screen["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("ready")
-        {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never ready: {screen}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_ready(&s, &t).await;
 
     // The desktop alone: its size.
     let mut desktop = connect(&s, &t).await;
@@ -225,6 +229,7 @@ async fn a_huge_resize_is_clamped_on_every_path() {
         .admin("POST", &format!("/api/tasks/{t}/start"), None)
         .await;
     assert_eq!(status, StatusCode::OK, "{out}");
+    wait_ready(&s, &t).await;
     let mut ws = connect(&s, &t).await;
     vote(&mut ws, 40, 160).await;
     wait_pty_size(&s, &t, (40, 160)).await;
