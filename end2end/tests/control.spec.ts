@@ -128,7 +128,7 @@ test.describe('desktop', () => {
     await hydrated(page, '/tasks');
     await expect(page).toHaveTitle(/^\(\d+\) Tasks — Harness$/);
     await hydrated(page, '/harness');
-    await expect(page).toHaveTitle(/^\(\d+\) Notifications — Harness$/);
+    await expect(page).toHaveTitle(/^\(\d+\) Inbox — Harness$/);
     // The dialog links to the task and its terminal; the question is Markdown.
     await page.locator(`tr[data-task-id="${id}"] td.content`).click();
     await expect(page.locator('dialog[open] #detail-sent strong')).toHaveText('database');
@@ -139,7 +139,7 @@ test.describe('desktop', () => {
     expect(icon).toMatch(/^data:image\/svg\+xml,/);
     await hydrated(page, `/tasks/${id}`);
     await page.fill('#task-reply-text', 'postgres');
-    await page.click('#task-reply button[type=submit]');
+    await page.click('#task-reply-send');
     await expect(page.locator('.page-head [data-run-state]')).toHaveText('not started', { timeout: 10_000 });
     const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
     expect(JSON.stringify(after.body)).toContain('postgres');

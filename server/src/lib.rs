@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod config;
 pub mod datalock;
+pub mod demo_agent;
 pub mod doctor;
 pub mod error;
 pub mod extract;
@@ -13,6 +14,7 @@ pub mod hooks;
 pub mod json_errors;
 pub mod launch;
 pub mod login;
+mod login_page;
 pub mod mcp;
 pub mod metrics;
 pub mod node;

@@ -23,11 +23,15 @@ use axum::{
     extract::{ConnectInfo, FromRequestParts, Query, Request, State},
     http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts},
     middleware::Next,
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
 use harness_core::sessions::Sessions;
 
-use crate::{error::error_body, state::AppState};
+use crate::{
+    error::error_body,
+    login_page::{Alert, locale, login_form},
+    state::AppState,
+};
 
 pub const COOKIE: &str = "harness_session";
 
@@ -195,58 +199,8 @@ pub async fn require(State(state): State<AppState>, req: Request, next: Next) ->
     }
 }
 
-/// The login page's own policy: no script at all, inline styles only.
-const LOGIN_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
-                         frame-ancestors 'none'; base-uri 'none'";
-
-const PAGE: &str = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Harness · {{title}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"></head>
-<body style="font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem">
-<h1>Harness</h1>{{body}}</body></html>"#;
-
-fn html(status: StatusCode, title: &str, body: &str) -> Response {
-    let mut response = (
-        status,
-        Html(PAGE.replace("{{title}}", title).replace("{{body}}", body)),
-    )
-        .into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(LOGIN_CSP),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn login_form(status: StatusCode, next: &str, alert: &str) -> Response {
-    let alert = if alert.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "<p role=\"alert\" style=\"color:#b42318\">{}</p>",
-            escape(alert)
-        )
-    };
-    let body = format!(
-        r#"<p>Paste the admin token (<code>secrets/admin.token</code> in the data directory, or
-open the link <code>harness serve</code> printed; <code>harness open</code> opens it).</p>
-<form method="post" action="/login"><input type="hidden" name="next" value="{next}">
-<label>Admin token<br><input name="token" type="password" required autofocus autocomplete="off" style="width:100%"></label>
-<p><button type="submit">Log in</button></p></form>{alert}"#,
-        next = escape(next),
-    );
-    html(status, "Log in", &body)
-}
-
-/// Where to go after login: a local path only (never `//host` or a URL).
+/// Where to go after login: a local path only (never `//host` or a URL);
+/// by default Home, whose first action is a newcomer's first step.
 fn safe_next(next: Option<&str>) -> &str {
     match next {
         Some(n)
@@ -258,7 +212,7 @@ fn safe_next(next: Option<&str>) -> &str {
         {
             n
         }
-        _ => "/harness",
+        _ => "/",
     }
 }
 
@@ -300,9 +254,10 @@ async fn open_session(
     if let Some(wait) = login.throttle.locked(ip) {
         tracing::warn!(%ip, "login throttled");
         let mut response = login_form(
+            locale(headers),
             StatusCode::TOO_MANY_REQUESTS,
             next,
-            &format!("Too many failed logins from your address. Try again in {wait} s."),
+            Alert::Throttled(wait),
         );
         if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -314,14 +269,20 @@ async fn open_session(
         Ok(None) => {
             login.throttle.fail(ip);
             tracing::warn!(%ip, "failed browser login");
-            return login_form(StatusCode::UNAUTHORIZED, next, "Wrong token.");
+            return login_form(
+                locale(headers),
+                StatusCode::UNAUTHORIZED,
+                next,
+                Alert::WrongToken,
+            );
         }
         Err(err) => {
             tracing::error!(error = ?err, "cannot open a session");
             return login_form(
+                locale(headers),
                 StatusCode::SERVICE_UNAVAILABLE,
                 next,
-                "Cannot open a session right now; try again.",
+                Alert::Unavailable,
             );
         }
     };
@@ -356,7 +317,7 @@ pub async fn page(
     let next = safe_next(query.next.as_deref()).to_string();
     match query.token {
         Some(token) => open_session(&state, ip, &headers, &token, &next).await,
-        None => login_form(StatusCode::OK, &next, ""),
+        None => login_form(locale(&headers), StatusCode::OK, &next, Alert::None),
     }
 }
 
@@ -391,15 +352,8 @@ fn require_origin(headers: &HeaderMap) -> Result<(), &'static str> {
 }
 
 /// `GET /logout`: the two logout buttons.
-pub async fn logout_page() -> Response {
-    html(
-        StatusCode::OK,
-        "Log out",
-        r#"<form method="post" action="/logout"><p><button type="submit">Log out</button></p></form>
-<form method="post" action="/logout"><input type="hidden" name="everywhere" value="1">
-<p><button type="submit">Log out everywhere</button> (every browser logged in to this server)</p></form>
-<p><a href="/harness">Back</a></p>"#,
-    )
+pub async fn logout_page(headers: HeaderMap) -> Response {
+    crate::login_page::logout_page(locale(&headers))
 }
 
 #[derive(serde::Deserialize)]
@@ -453,11 +407,11 @@ mod tests {
     #[test]
     fn next_is_a_local_path() {
         assert_eq!(safe_next(Some("/tasks/x?y=1")), "/tasks/x?y=1");
-        assert_eq!(safe_next(Some("//evil.example")), "/harness");
-        assert_eq!(safe_next(Some("https://evil.example")), "/harness");
-        assert_eq!(safe_next(Some("/\\evil.example")), "/harness");
-        assert_eq!(safe_next(Some("/login?token=x")), "/harness");
-        assert_eq!(safe_next(None), "/harness");
+        assert_eq!(safe_next(Some("//evil.example")), "/");
+        assert_eq!(safe_next(Some("https://evil.example")), "/");
+        assert_eq!(safe_next(Some("/\\evil.example")), "/");
+        assert_eq!(safe_next(Some("/login?token=x")), "/");
+        assert_eq!(safe_next(None), "/");
     }
 
     #[test]

@@ -34,7 +34,9 @@ impl Harness {
                 note: Some(why),
             },
             SendOutcome::Failed(error) => Settle::Failed {
-                next: if row.attempts >= self.config().outbox_max_attempts {
+                next: if row.attempts >= self.config().outbox_max_attempts
+                    || super::target_edits::is_test_message(row)
+                {
                     None
                 } else {
                     chrono::Duration::from_std(crate::deliveries::backoff(row.attempts))
