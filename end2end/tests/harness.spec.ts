@@ -242,7 +242,7 @@ test('language: switch to Chinese and back; remembered in a cookie', async ({ pa
   await page.goto('/harness');
   await expect(page.locator('h1')).toHaveText('Inbox');
   await page.locator('#lang-switch').click();
-  await expect(page.locator('h1')).toHaveText('通知中心');
+  await expect(page.locator('h1')).toHaveText('收件箱');
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
   await expect(page.locator('table.harness thead th').first()).toHaveText('工作区');
   const cookies = await context.cookies();
@@ -259,8 +259,24 @@ test.describe('Accept-Language', () => {
   test.use({ locale: 'zh-CN' });
   test('a Chinese browser gets the Chinese page', async ({ page }) => {
     await page.goto('/harness');
-    await expect(page.locator('h1')).toHaveText('通知中心');
+    await expect(page.locator('h1')).toHaveText('收件箱');
     await expect(page.locator('a.chip[data-view="pending"]')).toHaveText('待回复');
+  });
+  test('the login and logout pages too (issue 26)', async ({ page }) => {
+    await page.goto('/logout');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.locator('h1')).toHaveText('退出登录');
+    await expect(page.getByRole('button', { name: '在所有设备上退出' })).toBeVisible();
+  });
+});
+
+test.describe('Accept-Language, logged out', () => {
+  test.use({ locale: 'zh-CN', storageState: { cookies: [], origins: [] } });
+  test('the login page is in Chinese', async ({ page }) => {
+    await page.goto('/login');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.locator('h1')).toHaveText('登录');
+    await expect(page.getByLabel('管理员令牌')).toBeVisible();
   });
 });
 
