@@ -135,9 +135,12 @@ for (const scheme of ['light', 'dark'] as const) {
       await looker.look(page, 'task-question-with-options');
       await open(page, `/tasks/${fx.stopped}`);
       await expect(page.locator('.page-head [data-run-state]')).toHaveText('stopped');
+      // Stop keeps the terminal's last output, like a failed run.
+      await expect(page.locator('#terminal .ht-term')).toContainText('migrating the orders table', { timeout: 10_000 });
       await looker.look(page, 'task-stopped');
       await open(page, `/tasks/${fx.failed}`);
       await expect(page.locator('.page-head [data-run-state]')).toContainText('failed');
+      await expect(page.locator('#terminal .ht-term')).toContainText('linker failed', { timeout: 10_000 });
       await looker.look(page, 'task-failed');
 
       // 404: a missing task, a malformed task id, an unknown address.

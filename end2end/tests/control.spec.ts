@@ -80,8 +80,10 @@ test.describe('desktop', () => {
 
     await controls.locator('[data-action=stop]').click();
     await expect(badge).toHaveText('stopped', { timeout: 10_000 });
-    // Stopped: its terminal is gone, not "reconnecting" forever.
-    await expect(page.locator('#terminal .ht-term')).toHaveCount(0);
+    // Stopped: its terminal keeps the last output (issue 26), exited, not
+    // "reconnecting" forever.
+    await expect(page.locator('#terminal .ht-term')).toHaveAttribute('data-state', 'exited', { timeout: 10_000 });
+    await expect(page.locator('#terminal .ht-term')).toContainText('started with: first words');
     const stopped = await api(request, 'GET', `/api/tasks/${id}`);
     expect(stopped.body.execution.status).toBe('STOPPED');
 

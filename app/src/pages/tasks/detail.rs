@@ -237,8 +237,8 @@ fn TerminalArea(
     let waiting = Memo::new(move |_| task().filter(|t| t.open_ask).map(|t| t.id));
     let terminal = Memo::new(move |_| {
         task()
-            // A stopped agent's terminal is gone (stop removes it).
-            .filter(|t| t.execution.is_some() && t.run_state != "stopped")
+            // A stopped agent's terminal keeps its last screen, like a failed run's.
+            .filter(|t| t.execution.is_some())
             .map(|t| TerminalShape {
                 task_id: t.id,
                 execution_id: t.execution_id,
