@@ -238,3 +238,45 @@ test('a one-tap answer can be taken back during its undo window', async ({ page,
   const m = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
   expect(m.body.rows[0].state).toBe('OPEN');
 });
+
+test('Chinese (Accept-Language): the pages and their states are translated and pass axe', async ({ browser, request }, info) => {
+  test.setTimeout(120_000);
+  const looker = new Looker(join(info.project.outputDir, 'screens', 'zh-light-390'));
+  const label = `手机 ${RUN}`;
+  const added = await api(request, 'POST', '/api/settings/notify-targets/add', {
+    label, gateway: 'hermes', downstream: 'telegram', dest: '4242', scope: 'unattended',
+  });
+  expect(added.status, JSON.stringify(added.body)).toBe(200);
+  // Removed again whatever happens: other tests expect no channel.
+  try {
+  const ctx = await browser.newContext({
+    storageState: STORAGE_STATE, locale: 'zh-CN', viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true,
+  });
+  const page = await ctx.newPage();
+  await open(page, '/settings');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+  const row = page.locator('#targets li', { hasText: label });
+  // The scope in words of the page's language, never the stored "unattended".
+  await expect(row).toContainText('无人值守任务');
+  await expect(row).not.toContainText('unattended');
+  await looker.look(page, 'settings');
+  await open(page, `/harness?q=${RUN}`);
+  await expect(page.locator('h1')).toHaveText('收件箱');
+  await looker.look(page, 'harness-question-with-options');
+  await open(page, `/tasks/${fx.asking}`);
+  await looker.look(page, 'task-question-with-options');
+  await open(page, `/no-such-page-${RUN}`, 404);
+  await expect(page.locator('#not-found h1')).toHaveText('页面不存在');
+  await looker.look(page, '404-page');
+  await ctx.close();
+  const anonymous = await browser.newContext({ storageState: { cookies: [], origins: [] }, locale: 'zh-CN', viewport: { width: 390, height: 844 } });
+  const login = await anonymous.newPage();
+  await open(login, '/login');
+  await expect(login.locator('h1')).toHaveText('登录');
+  await looker.look(login, 'login');
+  await anonymous.close();
+  } finally {
+    expect((await api(request, 'DELETE', `/api/settings/notify-targets/${added.body.id}`)).status).toBeLessThan(300);
+  }
+  expect(looker.problems, looker.problems.join('\n')).toEqual([]);
+});
