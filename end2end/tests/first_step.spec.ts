@@ -21,6 +21,11 @@ test('phone: the demo agent asks, a tap answers, the agent goes on with it', asy
   expect((box?.y ?? 9999) + (box?.height ?? 0)).toBeLessThanOrEqual(844);
   await page.screenshot({ path: test.info().outputPath('home-first-step.png') });
   await start.tap();
+  // Other agents are busy meanwhile: a live update redraws Home's cards
+  // while the demo starts (it once lost the way to the task page).
+  for (let i = 0; i < 3; i++) {
+    await api(request, 'POST', '/api/tasks', { title: `Busy ${Date.now()}-${i}`, agent: { provider: 'command', command: ['true'] } });
+  }
   await expect(page).toHaveURL(/\/tasks\/c[a-z0-9]+$/, { timeout: 10_000 });
   const id = page.url().split('/').pop()!;
 

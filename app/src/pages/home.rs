@@ -18,6 +18,16 @@ pub fn HomePage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let data = Resource::new(move || live.tick.get(), |_| get_overview());
+    // Owned by the page: the first-step card is redrawn on every live tick
+    // (it sits in the overview's Suspense), the action must outlive it.
+    let demo = ServerAction::<StartDemo>::new();
+    // Started: to its task page, where its question and terminal are.
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = demo.value().get() {
+            navigate(&format!("/tasks/{id}"), Default::default());
+        }
+    });
     let tasks = Resource::new(move || live.tick.get(), |_| list_tasks());
     // The MCP URL as this browser reaches the server (known after hydration).
     let origin = RwSignal::new(String::new());
@@ -44,7 +54,7 @@ pub fn HomePage() -> impl IntoView {
                             <a href="/tasks">{l.t("home.tasks").replace("{n}", &o.tasks.to_string())}</a>
                         </p>
                         // A newcomer's first action; later it is one card among the others.
-                        <FirstStep first=o.tasks == 0 />
+                        <FirstStep first=o.tasks == 0 demo />
                     }.into_any(),
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                 }
@@ -111,15 +121,8 @@ pub fn HomePage() -> impl IntoView {
 /// "Create your first task": start the demo agent (it asks you a question
 /// at once, so the whole loop shows in a minute) or open the task form.
 #[component]
-fn FirstStep(first: bool) -> impl IntoView {
+fn FirstStep(first: bool, demo: ServerAction<StartDemo>) -> impl IntoView {
     let l = use_locale();
-    let demo = ServerAction::<StartDemo>::new();
-    // Started: to its task page, where its question and terminal are.
-    Effect::new(move |_| {
-        if let Some(Ok(id)) = demo.value().get() {
-            leptos_router::hooks::use_navigate()(&format!("/tasks/{id}"), Default::default());
-        }
-    });
     let error = move || {
         demo.value().get().and_then(Result::err).map(|e| {
             view! { <p class="error" role="alert" id="demo-error">{error_text(&e)}</p> }
