@@ -11,6 +11,9 @@ use crate::{
     i18n::{Locale, use_locale},
 };
 
+/// How long a one-tap answer can be taken back before it is sent.
+pub const UNDO_MS: u64 = 3000;
+
 /// Milliseconds since the epoch, now.
 fn now_ms() -> i64 {
     #[cfg(feature = "hydrate")]
@@ -121,6 +124,63 @@ pub fn ChoicePicker(
             text,
         });
     };
+    // A one-tap answer waits UNDO_MS with an "Undo" before it is sent
+    // (issue 26 point 4: one tap sent an answer the person could not read,
+    // and could not take back). Without JavaScript the form posts at once.
+    let armed = RwSignal::new(None::<String>);
+    #[cfg(feature = "hydrate")]
+    let timer = StoredValue::new(None::<leptos::leptos_dom::helpers::TimeoutHandle>);
+    let arm = move |label: String| {
+        if action.pending().get_untracked() {
+            return;
+        }
+        #[cfg(feature = "hydrate")]
+        {
+            if let Some(h) = timer.get_value() {
+                h.clear();
+            }
+            armed.set(Some(label.clone()));
+            let handle = set_timeout_with_handle(
+                move || {
+                    let _ = timer.try_set_value(None);
+                    if armed.try_get_untracked().flatten().is_some() {
+                        armed.set(None);
+                        send(label);
+                    }
+                },
+                std::time::Duration::from_millis(UNDO_MS),
+            )
+            .ok();
+            timer.set_value(handle);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        send(label);
+    };
+    let undo = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(h) = timer.get_value() {
+            h.clear();
+            timer.set_value(None);
+        }
+        armed.set(None);
+    };
+    #[cfg(feature = "hydrate")]
+    {
+        let task_id = task_id.clone();
+        on_cleanup(move || {
+            // Left (or redrawn) while an answer waited: it is sent now, never lost.
+            if let Some(h) = timer.try_get_value().flatten() {
+                h.clear();
+                if let Some(label) = armed.try_get_untracked().flatten() {
+                    leptos::task::spawn_local(async move {
+                        if let Err(e) = crate::api::reply_ask(task_id, label).await {
+                            leptos::logging::warn!("answer not sent: {e}");
+                        }
+                    });
+                }
+            }
+        });
+    }
     let toggle = move |label: String| {
         checked.update(|v| {
             if let Some(i) = v.iter().position(|x| *x == label) {
@@ -160,7 +220,7 @@ pub fn ChoicePicker(
         if c.with_value(|c| c.multi_select) {
             toggle(label);
         } else {
-            send(label);
+            arm(label);
         }
     };
     let multi = choices.multi_select;
@@ -192,6 +252,7 @@ pub fn ChoicePicker(
             } else {
                 let hidden_task = task_id.clone();
                 let value = label.clone();
+                let tapped = label.clone();
                 view! {
                     <ActionForm action attr:class="choice-form">
                         <input type="hidden" name="task_id" value=hidden_task />
@@ -203,6 +264,10 @@ pub fn ChoicePicker(
                             title=title
                             data-label=label.clone()
                             disabled=move || action.pending().get()
+                            on:click=move |ev| {
+                                ev.prevent_default();
+                                arm(tapped.clone());
+                            }
                         >
                             <span class="num">{number}</span> " " {label.clone()} {mark}
                         </button>
@@ -228,9 +293,23 @@ pub fn ChoicePicker(
         view! { <Countdown deadline_ms has_default=choices.default.is_some() /> }.into_any()
     });
     let hint = keys.then(|| view! { <p class="hint sub">{l.t("choices.keys_hint")}</p> });
+    let waiting = move || {
+        armed.get().map(|label| {
+            view! {
+                <div class="choice-armed" role="status" data-label=label.clone()>
+                    <span>{l.t("choices.sending").replace("{label}", &label)}</span>
+                    <button type="button" class="ghost choice-undo" on:click=undo>
+                        {l.t("choices.undo")}
+                    </button>
+                    <span class="undo-bar" aria-hidden="true"></span>
+                </div>
+            }
+        })
+    };
     view! {
         <div
             class="choices"
+            class:armed=move || armed.with(Option::is_some)
             data-urgency=choices.urgency.clone()
             data-multi=multi.to_string()
             role="group"
@@ -240,6 +319,7 @@ pub fn ChoicePicker(
             {items}
             {multi_send}
             {countdown}
+            {waiting}
         </div>
         {hint}
     }

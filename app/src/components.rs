@@ -56,17 +56,15 @@ pub fn TimeCell(ms: Option<i64>) -> impl IntoView {
     }
 }
 
+/// A row's state: `status` styles it, `text` (a `badge.*` key, see
+/// `Row::badge_key`) says it.
 #[component]
-pub fn StatusBadge(status: Status) -> impl IntoView {
+pub fn StatusBadge(status: Status, text: &'static str) -> impl IntoView {
     let l = use_locale();
     let s = status.as_str();
     view! {
         <span class=format!("badge {s}") data-status=s>
-            {l.t(match status {
-                Status::Pending => "badge.pending",
-                Status::Answered => "badge.answered",
-                Status::Muted => "badge.muted",
-            })}
+            {l.t(text)}
         </span>
     }
 }
@@ -108,5 +106,39 @@ pub fn NoticeLine(notice: RwSignal<Option<Notice>>, id: &'static str) -> impl In
                 view! { <p class="error" id=id role="alert">{n.text}</p> }.into_any()
             }
         })
+    }
+}
+
+/// What a 404 page is about: the text it says and where it sends you.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    Page,
+    Task,
+}
+
+/// The "not found" page: answers HTTP 404 (when rendered on the server), says
+/// so once, and offers the way back.
+#[component]
+pub fn NotFound(what: Missing) -> impl IntoView {
+    let l = use_locale();
+    #[cfg(feature = "ssr")]
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        response.set_status(http::StatusCode::NOT_FOUND);
+    }
+    let (title, body) = match what {
+        Missing::Page => ("notfound.page_title", "notfound.page_body"),
+        Missing::Task => ("notfound.task_title", "notfound.task_body"),
+    };
+    view! {
+        <crate::alerts::PageTitle text=l.t(title) />
+        <section class="empty-state not-found" id="not-found" data-missing=format!("{what:?}").to_lowercase()>
+            <h1>{l.t(title)}</h1>
+            <p class="lead">{l.t(body)}</p>
+            <p class="actions">
+                <a class="button" href="/">{l.t("notfound.home")}</a>
+                " "
+                <a class="button ghost" href="/tasks">{l.t("notfound.tasks")}</a>
+            </p>
+        </section>
     }
 }

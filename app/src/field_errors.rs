@@ -69,3 +69,17 @@ impl FieldErrors {
         }
     }
 }
+
+/// Empties `form` once its action succeeded, so the next entry starts blank
+/// (issue 26: the settings forms kept the added channel's values).
+pub fn clear_after_success(ok: impl Fn() -> bool + 'static, form: NodeRef<leptos::html::Form>) {
+    Effect::new(move |_| {
+        let done = ok();
+        #[cfg(feature = "hydrate")]
+        if done && let Some(f) = form.get_untracked() {
+            f.reset();
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (done, &form);
+    });
+}

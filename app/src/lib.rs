@@ -68,12 +68,15 @@ pub fn App() -> impl IntoView {
     let l = locale;
     // The phone menu (the nav collapses below 640 px): open or not.
     let nav_open = RwSignal::new(false);
+    // The number of OPEN asks, live: in the navigation, on the phone's
+    // collapsed menu button, and in the page title.
+    let pending = Resource::new(move || live.tick.get(), |_| pending_count());
     view! {
         <Router>
             <a class="skip" href="#main">{l.t("nav.skip")}</a>
             <header class="topnav" data-live=move || if live.connected.get() { "open" } else { "off" }>
                 <a href="/" class="brand">"Harness"</a>
-                <NavToggle open=nav_open />
+                <NavToggle open=nav_open pending />
                 <nav aria-label=l.t("nav.label") id="main-nav"
                     class:open=move || nav_open.get()
                     on:click=move |ev: leptos::ev::MouseEvent| {
@@ -90,7 +93,7 @@ pub fn App() -> impl IntoView {
                     }>
                     <A href="/harness">
                         {l.t("nav.harness")}
-                        <PendingBadge />
+                        <PendingBadge count=pending />
                     </A>
                     <A href="/tasks">{l.t("nav.tasks")}</A>
                     <A href="/projects">{l.t("nav.projects")}</A>
@@ -101,7 +104,7 @@ pub fn App() -> impl IntoView {
                 <a href="/logout" rel="external" class="logout">{l.t("nav.logout")}</a>
             </header>
             <main id="main">
-                <Routes fallback=move || view! { <p class="empty">{l.t("common.not_found")}</p> }>
+                <Routes fallback=|| view! { <components::NotFound what=components::Missing::Page /> }>
                     <Route path=StaticSegment("") view=pages::home::HomePage ssr=SsrMode::Async />
                     <Route path=StaticSegment("harness") view=pages::harness::HarnessPage ssr=SsrMode::Async />
                     <Route path=StaticSegment("tasks") view=pages::tasks::TaskListPage ssr=SsrMode::Async />
@@ -127,16 +130,29 @@ pub fn App() -> impl IntoView {
 /// The menu button of the phone layout: shows / hides the navigation
 /// (hidden by CSS on wider screens, where the navigation is always shown).
 #[component]
-fn NavToggle(open: RwSignal<bool>) -> impl IntoView {
+fn NavToggle(open: RwSignal<bool>, pending: Resource<Result<u64, ServerFnError>>) -> impl IntoView {
     let l = use_locale();
     view! {
         <button type="button" class="ghost nav-toggle" id="nav-toggle"
             aria-controls="main-nav"
             aria-expanded=move || if open.get() { "true" } else { "false" }
-            aria-label=l.t("nav.menu")
             on:click=move |_| open.update(|o| *o = !*o)>
             <span class="nav-toggle-bars" aria-hidden="true"></span>
             <span class="nav-toggle-text">{l.t("nav.menu")}</span>
+            // The waiting questions stay in sight with the menu closed.
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let n = pending.await.unwrap_or(0);
+                    (n > 0).then(|| view! {
+                        <span class="count" id="nav-toggle-pending" data-count=n>
+                            {n}
+                            <span class="visually-hidden">
+                                " " {l.t("nav.pending_count").replace("{n}", "").trim().to_string()}
+                            </span>
+                        </span>
+                    })
+                })}
+            </Transition>
         </button>
     }
 }
@@ -175,10 +191,8 @@ fn focus_nav_toggle() {
 
 /// The number of OPEN asks, live: in the navigation and the page title.
 #[component]
-fn PendingBadge() -> impl IntoView {
+fn PendingBadge(count: Resource<Result<u64, ServerFnError>>) -> impl IntoView {
     let l = use_locale();
-    let live = live::use_live();
-    let count = Resource::new(move || live.tick.get(), |_| pending_count());
     view! {
         <Transition fallback=|| view! { <Title text="Harness" /> }>
             {move || Suspend::new(async move {
@@ -211,9 +225,20 @@ fn LanguageSwitch() -> impl IntoView {
     view! {
         <form method="post" action="/sfn/set_locale" class="lang">
             <input type="hidden" name="lang" value=other.code() />
-            <button type="submit" class="ghost" id="lang-switch" lang=other.html_lang()
-                title=l.t("nav.language")>
-                {other.name()}
+            // The other language's code in Latin letters next to a globe
+            // drawn inline: no glyph a font may lack (the native name, 中文,
+            // showed as two empty boxes without a CJK font); the name is
+            // the button's accessible name and tooltip.
+            <button type="submit" class="ghost" id="lang-switch"
+                title=format!("{} · {}", other.name(), l.t("nav.language"))
+                aria-label=format!("{} · {}", other.name(), l.t("nav.language"))>
+                // An inline icon: it draws without any font's glyph.
+                <svg class="icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+                    <circle cx="12" cy="12" r="9" fill="none" stroke="currentColor" stroke-width="1.8" />
+                    <path d="M3 12h18M12 3c2.5 2.6 3.8 5.6 3.8 9s-1.3 6.4-3.8 9c-2.5-2.6-3.8-5.6-3.8-9S9.5 5.6 12 3z"
+                        fill="none" stroke="currentColor" stroke-width="1.8" />
+                </svg>
+                <span aria-hidden="true">{other.code().to_ascii_uppercase()}</span>
             </button>
         </form>
     }

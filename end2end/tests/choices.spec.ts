@@ -56,7 +56,9 @@ test('one click on an option answers the ask', async ({ page, request }) => {
   await expect.poll(async () => choices.locator('.countdown').textContent(), { timeout: 5000 }).not.toBe(first);
 
   await choices.locator('.choice[data-label="Postgres"]').click();
-  await expect(row.locator('.badge')).toHaveText('answered');
+  // A moment to take it back (app/src/choices.rs UNDO_MS), then it is sent.
+  await expect(choices.locator('.choice-armed')).toContainText('Postgres');
+  await expect(row.locator('.badge')).toHaveText('answered', { timeout: 10_000 });
   await expect(row.locator('td.reply .clamp')).toHaveText('Postgres');
   // The answer names the option it chose.
   await expect(row.locator('.answered-choice')).toContainText('Postgres');
@@ -91,12 +93,12 @@ test('handle dialog: key 2 answers with option 2; free text "3." maps to option 
   await askWith(request, taskId, DB);
   await openLive(page, `/harness?view=all&q=${encodeURIComponent(title)}`);
   const row = page.locator(`tr[data-task-id="${taskId}"]`);
-  await row.getByRole('button', { name: 'Handle' }).click();
+  await row.getByRole('button', { name: 'Answer', exact: true }).click();
   const dialog = page.locator('#detail-dialog');
   await expect(dialog).toBeVisible();
   await expect(dialog.locator('.choices .choice').first()).toBeFocused();
   await page.keyboard.press('2');
-  await expect(dialog).toBeHidden();
+  await expect(dialog).toBeHidden({ timeout: 10_000 });
   await expect(row.locator('.badge')).toHaveText('answered');
   expect((await only(request, taskId)).replyText).toBe('SQLite');
 
@@ -122,7 +124,7 @@ test('task page: the open ask shows its options; one click answers', async ({ pa
   const item = page.locator('#task-timeline li[data-status="pending"]');
   await expect(item.locator('.choice.default')).toHaveAttribute('data-label', 'SQLite');
   await item.locator('.choice[data-label="Postgres"]').click();
-  await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible();
+  await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible({ timeout: 10_000 });
   const m = await only(request, taskId);
   expect(m.replyText).toBe('Postgres');
   // Known and not from this page's options: the task page panics ("reactive value

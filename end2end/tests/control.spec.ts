@@ -80,8 +80,10 @@ test.describe('desktop', () => {
 
     await controls.locator('[data-action=stop]').click();
     await expect(badge).toHaveText('stopped', { timeout: 10_000 });
-    // Stopped: its terminal is gone, not "reconnecting" forever.
-    await expect(page.locator('#terminal .ht-term')).toHaveCount(0);
+    // Stopped: its terminal keeps the last output (issue 26), exited, not
+    // "reconnecting" forever.
+    await expect(page.locator('#terminal .ht-term')).toHaveAttribute('data-state', 'exited', { timeout: 10_000 });
+    await expect(page.locator('#terminal .ht-term')).toContainText('started with: first words');
     const stopped = await api(request, 'GET', `/api/tasks/${id}`);
     expect(stopped.body.execution.status).toBe('STOPPED');
 
@@ -128,7 +130,7 @@ test.describe('desktop', () => {
     await hydrated(page, '/tasks');
     await expect(page).toHaveTitle(/^\(\d+\) Tasks — Harness$/);
     await hydrated(page, '/harness');
-    await expect(page).toHaveTitle(/^\(\d+\) Notifications — Harness$/);
+    await expect(page).toHaveTitle(/^\(\d+\) Inbox — Harness$/);
     // The dialog links to the task and its terminal; the question is Markdown.
     await page.locator(`tr[data-task-id="${id}"] td.content`).click();
     await expect(page.locator('dialog[open] #detail-sent strong')).toHaveText('database');
@@ -139,7 +141,7 @@ test.describe('desktop', () => {
     expect(icon).toMatch(/^data:image\/svg\+xml,/);
     await hydrated(page, `/tasks/${id}`);
     await page.fill('#task-reply-text', 'postgres');
-    await page.click('#task-reply button[type=submit]');
+    await page.click('#task-reply-send');
     await expect(page.locator('.page-head [data-run-state]')).toHaveText('not started', { timeout: 10_000 });
     const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
     expect(JSON.stringify(after.body)).toContain('postgres');

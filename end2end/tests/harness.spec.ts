@@ -62,7 +62,7 @@ test('columns, SSR content and a live ask appearing without reload', async ({ pa
   await expect(row.locator('td.time time').first()).toHaveText('just now');
   await expect(row.locator('td.time time').first()).toHaveAttribute('title', /\d/);
   await expect(page.locator('#nav-pending')).toHaveAttribute('data-count', String(before + 1));
-  await expect(page).toHaveTitle(`(${before + 1}) Notifications — Harness`);
+  await expect(page).toHaveTitle(`(${before + 1}) Inbox — Harness`);
   expect(navigations).toEqual([]);
 
   // The same row is in the server-rendered HTML (no JavaScript needed to read).
@@ -119,7 +119,7 @@ test('dialog: details, draft kept, keyboard, Ctrl+Enter sends, answered is read-
   await dialog.locator('#detail-reply-text').fill('Wait until Monday');
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
-  await row.getByRole('button', { name: 'Handle' }).click();
+  await row.getByRole('button', { name: 'Answer', exact: true }).click();
   await expect(dialog).toBeVisible();
   await expect(dialog.locator('#detail-reply-text')).toBeFocused();
   await expect(dialog.locator('#detail-reply-text')).toHaveValue('Wait until Monday');
@@ -151,14 +151,14 @@ test('ignore an ask and dismiss a notify line', async ({ page, request }) => {
   await expect(rows).toHaveCount(2);
 
   const askRow = page.locator('tr[data-kind="ask"]');
-  await askRow.getByRole('button', { name: 'Handle' }).click();
+  await askRow.getByRole('button', { name: 'Answer', exact: true }).click();
   await page.locator('#detail-ignore').click();
   await expect(page.locator('#reply-status')).toContainText('Ignored');
-  await expect(askRow.locator('.badge')).toHaveText('muted');
+  await expect(askRow.locator('.badge')).toHaveText('ignored');
   expect((await messages(request, taskId)).find((m) => m.content === 'Should I ignore this?')?.state).toBe('IGNORED');
 
   const noteRow = page.locator('tr[data-kind="notify"]');
-  await expect(noteRow.locator('.badge')).toHaveText('muted');
+  await expect(noteRow.locator('.badge')).toHaveText('update');
   await noteRow.getByRole('button', { name: 'Dismiss' }).click();
   await expect(page.locator('#reply-status')).toContainText('Dismissed');
   await expect(noteRow).toHaveCount(0);
@@ -240,9 +240,9 @@ test('keyset paging reaches row 250 of 250', async ({ page, request }) => {
 test('language: switch to Chinese and back; remembered in a cookie', async ({ page, context }) => {
   const errors = watchErrors(page);
   await page.goto('/harness');
-  await expect(page.locator('h1')).toHaveText('Notifications');
+  await expect(page.locator('h1')).toHaveText('Inbox');
   await page.locator('#lang-switch').click();
-  await expect(page.locator('h1')).toHaveText('通知中心');
+  await expect(page.locator('h1')).toHaveText('收件箱');
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
   await expect(page.locator('table.harness thead th').first()).toHaveText('工作区');
   const cookies = await context.cookies();
@@ -259,8 +259,24 @@ test.describe('Accept-Language', () => {
   test.use({ locale: 'zh-CN' });
   test('a Chinese browser gets the Chinese page', async ({ page }) => {
     await page.goto('/harness');
-    await expect(page.locator('h1')).toHaveText('通知中心');
+    await expect(page.locator('h1')).toHaveText('收件箱');
     await expect(page.locator('a.chip[data-view="pending"]')).toHaveText('待回复');
+  });
+  test('the login and logout pages too (issue 26)', async ({ page }) => {
+    await page.goto('/logout');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.locator('h1')).toHaveText('退出登录');
+    await expect(page.getByRole('button', { name: '在所有设备上退出' })).toBeVisible();
+  });
+});
+
+test.describe('Accept-Language, logged out', () => {
+  test.use({ locale: 'zh-CN', storageState: { cookies: [], origins: [] } });
+  test('the login page is in Chinese', async ({ page }) => {
+    await page.goto('/login');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+    await expect(page.locator('h1')).toHaveText('登录');
+    await expect(page.getByLabel('管理员令牌')).toBeVisible();
   });
 });
 

@@ -35,7 +35,7 @@ test('a live update keeps the terminal connected and a half-typed reply', async 
   expect(await term.evaluate((el) => (el as unknown as { harnessMark?: string }).harnessMark)).toBe('same');
   await expect(page.locator('#terminal-state')).toHaveText('connected');
   // The reply still goes through from the box that survived.
-  await page.click('#task-reply button[type=submit]');
+  await page.click('#task-reply-send');
   await expect.poll(async () => {
     const after = await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`);
     return JSON.stringify(after.body);

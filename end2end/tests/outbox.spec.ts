@@ -74,6 +74,9 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
     const row = page.locator('#targets li', { hasText: label });
     await expect(row).toHaveCount(1);
     await expect(error).toHaveCount(0);
+    // The form is empty again for the next channel (issue 26).
+    await expect(page.locator('#target-label')).toHaveValue('');
+    await expect(page.locator('#target-downstream')).toHaveValue('');
 
     // "Send a test message" goes through the real outbox and the double.
     await row.locator('button.test-target').click();

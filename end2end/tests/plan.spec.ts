@@ -64,11 +64,16 @@ test('the task list page shows the tree, statuses and log tail, and follows the 
     await expect(page.locator('#plan-counts li[data-status="completed"] strong')).toHaveText('1');
     await expect(page.locator('#plan-next')).toContainText('task-002');
     await expect(page.locator('#plan-log')).toContainText('Completed [task-001]');
+    // After `init` the loop is on but nothing runs (issue 26 point 9); every
+    // task has a validation command, so no warning.
+    await expect(page.locator('#plan-loop')).toHaveAttribute('data-loop', 'idle');
+    await expect(page.locator('#plan-no-validation')).toHaveCount(0);
 
     // Changes made through the CLI appear without a reload.
     await page.evaluate(() => ((window as any).__noReload = true));
     harness(dir, 'task', 'claim', '--task', 'task-002', '--worker-id', 'e2e-worker');
     await expect(row('task-002')).toHaveAttribute('data-status', 'in_progress', { timeout: 10_000 });
+    await expect(page.locator('#plan-loop')).toHaveAttribute('data-loop', 'running');
     await expect(row('task-002').locator('.claimed-by')).toHaveText('e2e-worker');
     await expect(page.locator('#plan-log li').last()).toContainText('Starting [task-002]');
     harness(dir, 'task', 'fail', 'task-002', '--category', 'TEST_FAIL', '--message', 'parser tests failed', '--worker-id', 'e2e-worker');
@@ -85,6 +90,9 @@ test('the task list page shows the tree, statuses and log tail, and follows the 
     harness(dir, 'task', 'fail', 'task-002', '--category', 'DEPENDENCY', '--message', 'gave up', '--worker-id', 'e2e-worker');
     await expect(row('task-003')).toHaveAttribute('data-blocked', 'true', { timeout: 10_000 });
     await expect(row('task-003').locator('.blocked-by')).toContainText('task-002');
+    // A task without a validation command can never complete: the page says so.
+    harness(dir, 'add', 'Docs');
+    await expect(page.locator('#plan-no-validation')).toContainText('task-004', { timeout: 10_000 });
     expect(errors).toEqual([]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -298,7 +298,7 @@ test.describe('keyboard only', () => {
     await expect(dialog.locator('.choices .choice').first()).toBeFocused();
     await focusRingVisible(page);
     await page.keyboard.press('2');
-    await expect(dialog).toBeHidden();
+    await expect(dialog).toBeHidden({ timeout: 10_000 });
     await expect.poll(async () => (await api(request, 'GET', `/api/harness/messages?view=all&taskId=${withOptions}`)).body.rows[0].replyText).toBe('SQLite');
 
     // A row itself: focus it, Enter opens the details; Tab stays inside; Escape closes.
@@ -354,7 +354,7 @@ test.describe('keyboard only', () => {
     // (Tab inside the terminal goes to the agent; Shift+Esc leaves it).
     await tabTo(page, '#task-reply-text', 20, 'Shift+Tab');
     await page.keyboard.type('yes, go on');
-    await tabTo(page, '#task-reply button[type=submit]');
+    await tabTo(page, '#task-reply-send');
     await focusRingVisible(page);
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await api(request, 'GET', `/api/harness/messages?view=all&taskId=${id}`)).body.rows[0].replyText).toBe('yes, go on');

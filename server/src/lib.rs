@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod config;
 pub mod datalock;
+pub mod demo_agent;
 pub mod doctor;
 pub mod error;
 pub mod extract;
@@ -14,6 +15,7 @@ pub mod isolation;
 pub mod json_errors;
 pub mod launch;
 pub mod login;
+mod login_page;
 pub mod mcp;
 pub mod metrics;
 pub mod node;

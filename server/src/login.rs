@@ -28,11 +28,15 @@ use axum::{
     },
     http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts},
     middleware::Next,
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{IntoResponse, Redirect, Response},
 };
 use harness_core::sessions::Sessions;
 
-use crate::{error::error_body, state::AppState};
+use crate::{
+    error::error_body,
+    login_page::{Alert, locale, login_form},
+    state::AppState,
+};
 
 pub const COOKIE: &str = "harness_session";
 
@@ -196,66 +200,15 @@ pub async fn require(State(state): State<AppState>, req: Request, next: Next) ->
     }
 }
 
-/// The login page's own policy: no script at all, inline styles only.
-const LOGIN_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
-                         frame-ancestors 'none'; base-uri 'none'";
-
-const PAGE: &str = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Harness · {{title}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"></head>
-<body style="font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem">
-<h1>Harness</h1>{{body}}</body></html>"#;
-
-fn html(status: StatusCode, title: &str, body: &str) -> Response {
-    let mut response = (
-        status,
-        Html(PAGE.replace("{{title}}", title).replace("{{body}}", body)),
-    )
-        .into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(LOGIN_CSP),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn login_form(status: StatusCode, next: &str, alert: &str) -> Response {
-    let alert = if alert.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "<p role=\"alert\" style=\"color:#b42318\">{}</p>",
-            escape(alert)
-        )
-    };
-    let body = format!(
-        r#"<p>Paste the admin token (<code>secrets/admin.token</code> in the data directory, or
-open the link <code>harness serve</code> printed; <code>harness open</code> opens it).</p>
-<form method="post" action="/login"><input type="hidden" name="next" value="{next}">
-<label>Admin token<br><input name="token" type="password" required autofocus autocomplete="off" style="width:100%"></label>
-<p><button type="submit">Log in</button></p></form>{alert}"#,
-        next = escape(next),
-    );
-    html(status, "Log in", &body)
-}
-
 /// Where to go after login: a same-site path only. `None` (absent or empty)
-/// is the home page; `Err` is a `next` that is not one — a URL or
+/// is Home (whose first action is a newcomer's first step); `Err` is a `next` that is not one — a URL or
 /// `//host` (another site), a backslash (`/\\host` is another site to some
 /// browsers), a control character, a space or a non-ASCII byte (a header
 /// value must not carry them: `/%0a` once ended in a plain-text 500), or the
 /// login/logout pages themselves.
 pub fn safe_next(next: Option<&str>) -> Result<&str, &'static str> {
     let next = match next {
-        None | Some("") => return Ok("/harness"),
+        None | Some("") => return Ok("/"),
         Some(n) => n,
     };
     if !next.starts_with('/') || next.starts_with("//") {
@@ -269,27 +222,32 @@ pub fn safe_next(next: Option<&str>) -> Result<&str, &'static str> {
     }
     let path = next.split(['?', '#']).next().unwrap_or_default();
     if path == "/login" || path == "/logout" {
-        return Ok("/harness");
+        return Ok("/");
     }
     Ok(next)
 }
 
 /// A `next` that is not a same-site path: a clean 400 (the login page with
 /// the reason), never a redirect.
-fn bad_next(reason: &str) -> Response {
-    login_form(StatusCode::BAD_REQUEST, "/harness", reason)
+fn bad_next(headers: &HeaderMap, reason: &'static str) -> Response {
+    login_form(
+        locale(headers),
+        StatusCode::BAD_REQUEST,
+        "/",
+        Alert::BadNext(reason),
+    )
 }
 
 /// A redirect to a same-site path checked by [`safe_next`]; a value that is
 /// still not a header value is a 400 (never a panic).
-fn redirect(next: &str) -> Response {
+fn redirect(headers: &HeaderMap, next: &str) -> Response {
     match HeaderValue::from_str(next) {
         Ok(location) => {
             let mut response = StatusCode::SEE_OTHER.into_response();
             response.headers_mut().insert(header::LOCATION, location);
             response
         }
-        Err(_) => bad_next("next is not a valid path"),
+        Err(_) => bad_next(headers, "next is not a valid path"),
     }
 }
 
@@ -337,9 +295,10 @@ async fn open_session(
             if let Some(wait) = login.throttle.fail(ip) {
                 tracing::warn!(%ip, "failed browser login (throttled)");
                 let mut response = login_form(
+                    locale(headers),
                     StatusCode::TOO_MANY_REQUESTS,
                     next,
-                    &format!("Too many failed logins from your address. Try again in {wait} s."),
+                    Alert::Throttled(wait),
                 );
                 if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
                     response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -347,18 +306,24 @@ async fn open_session(
                 return response;
             }
             tracing::warn!(%ip, "failed browser login");
-            return login_form(StatusCode::UNAUTHORIZED, next, "Wrong token.");
+            return login_form(
+                locale(headers),
+                StatusCode::UNAUTHORIZED,
+                next,
+                Alert::WrongToken,
+            );
         }
         Err(err) => {
             tracing::error!(error = ?err, "cannot open a session");
             return login_form(
+                locale(headers),
                 StatusCode::SERVICE_UNAVAILABLE,
                 next,
-                "Cannot open a session right now; try again.",
+                Alert::Unavailable,
             );
         }
     };
-    let mut response = redirect(next);
+    let mut response = redirect(headers, next);
     if let Some(cookie) = session_cookie(
         &id,
         login.sessions.ttl().as_secs(),
@@ -387,15 +352,15 @@ pub async fn page(
     query: Result<Query<LoginQuery>, QueryRejection>,
 ) -> Response {
     let Ok(Query(query)) = query else {
-        return bad_next("the query string is not valid");
+        return bad_next(&headers, "the query string is not valid");
     };
     let next = match safe_next(query.next.as_deref()) {
         Ok(next) => next.to_string(),
-        Err(reason) => return bad_next(reason),
+        Err(reason) => return bad_next(&headers, reason),
     };
     match query.token {
         Some(token) => open_session(&state, ip, &headers, &token, &next).await,
-        None => login_form(StatusCode::OK, &next, ""),
+        None => login_form(locale(&headers), StatusCode::OK, &next, Alert::None),
     }
 }
 
@@ -416,11 +381,11 @@ pub async fn submit(
         return json_error(StatusCode::FORBIDDEN, reason);
     }
     let Ok(Form(form)) = form else {
-        return bad_next("the form is not valid (a token is required)");
+        return bad_next(&headers, "the form is not valid (a token is required)");
     };
     let next = match safe_next(form.next.as_deref()) {
         Ok(next) => next.to_string(),
-        Err(reason) => return bad_next(reason),
+        Err(reason) => return bad_next(&headers, reason),
     };
     open_session(&state, ip, &headers, &form.token, &next).await
 }
@@ -436,15 +401,8 @@ fn require_origin(headers: &HeaderMap) -> Result<(), &'static str> {
 }
 
 /// `GET /logout`: the two logout buttons.
-pub async fn logout_page() -> Response {
-    html(
-        StatusCode::OK,
-        "Log out",
-        r#"<form method="post" action="/logout"><p><button type="submit">Log out</button></p></form>
-<form method="post" action="/logout"><input type="hidden" name="everywhere" value="1">
-<p><button type="submit">Log out everywhere</button> (every browser logged in to this server)</p></form>
-<p><a href="/harness">Back</a></p>"#,
-    )
+pub async fn logout_page(headers: HeaderMap) -> Response {
+    crate::login_page::logout_page(locale(&headers))
 }
 
 #[derive(serde::Deserialize)]
@@ -498,10 +456,10 @@ mod tests {
     #[test]
     fn next_is_a_same_site_path() {
         assert_eq!(safe_next(Some("/tasks/x?y=1")), Ok("/tasks/x?y=1"));
-        assert_eq!(safe_next(Some("/login?token=x")), Ok("/harness"));
-        assert_eq!(safe_next(Some("/logout")), Ok("/harness"));
-        assert_eq!(safe_next(None), Ok("/harness"));
-        assert_eq!(safe_next(Some("")), Ok("/harness"));
+        assert_eq!(safe_next(Some("/login?token=x")), Ok("/"));
+        assert_eq!(safe_next(Some("/logout")), Ok("/"));
+        assert_eq!(safe_next(None), Ok("/"));
+        assert_eq!(safe_next(Some("")), Ok("/"));
         for bad in [
             "//evil.example",
             "https://evil.example",

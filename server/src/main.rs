@@ -127,6 +127,9 @@ enum Command {
         #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// The demo agent behind Home's first step (run as a task's command).
+    #[command(hide = true)]
+    DemoAgent,
     /// Agent hooks (JSON on stdin, as Claude Code and Codex send it).
     Hook {
         /// The hook event: pre-tool, session-start, stop, subagent-stop,
@@ -276,6 +279,9 @@ fn main() -> ExitCode {
         Command::Run(a) => return plan("run", a),
         Command::Task(a) => return plan("task", a),
         Command::Hook { event } => return hook(&event),
+        Command::DemoAgent => {
+            return ExitCode::from(u8::try_from(harness_server::demo_agent::run()).unwrap_or(1));
+        }
         Command::Hooks { action, data_dir } => return hooks_admin(action, data_dir),
         Command::Backup {
             file,

@@ -158,6 +158,20 @@ async fn adding_or_editing_a_target_names_the_bad_field() {
             json!({"label": "t", "gateway": "sms", "dest": "1", "scope": "work"}),
             "gateway",
         ),
+        // Issue 26: "Add" with every field empty, an unknown platform, a
+        // destination that is none.
+        (
+            json!({"label": "", "gateway": "hermes", "scope": "unattended"}),
+            "downstream",
+        ),
+        (
+            json!({"label": "t", "gateway": "openclaw", "downstream": "carrier-pigeon", "dest": "-100", "scope": "work"}),
+            "downstream",
+        ),
+        (
+            json!({"label": "t", "gateway": "hermes", "downstream": "telegram", "dest": "???", "scope": "work"}),
+            "dest",
+        ),
     ] {
         let (st, err) = s
             .admin("POST", "/api/settings/notify-targets/add", Some(target))

@@ -170,7 +170,8 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
         "{screen}"
     );
 
-    // Stop: the execution is STOPPED and the terminal gone.
+    // Stop: the execution is STOPPED; the terminal has exited but keeps its
+    // last screen (issue 26), and takes no input.
     let (status, stopped) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
     assert_eq!(
         (status, stopped["wasRunning"].as_bool()),
@@ -178,6 +179,14 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
     );
     let (_, task) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
     assert_eq!(task["execution"]["status"], "STOPPED");
+    let (status, screen) = s
+        .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{screen}");
+    assert!(
+        screen.to_string().contains("GOT INPUT: typed once"),
+        "{screen}"
+    );
     let (status, _) = s
         .admin(
             "POST",
@@ -185,7 +194,7 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
             Some(json!({"text": "x"})),
         )
         .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(status, StatusCode::CONFLICT);
     s.shutdown().await;
 }
 

@@ -197,10 +197,37 @@ pub async fn pending_count() -> Result<u64, ServerFnError> {
 }
 
 /// Whether at least one notify target (channel) is configured.
-#[server(prefix = "/sfn", endpoint = "channel_configured")]
-pub async fn channel_configured() -> Result<bool, ServerFnError> {
+/// Whether questions can reach a person outside the browser (the banner of
+/// `/harness`): `none` (no channel), `failing` (every channel's last
+/// attempt failed) or `working`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelStatus {
+    pub state: String,
+    pub channel: Option<String>,
+    pub error: Option<String>,
+}
+
+#[server(prefix = "/sfn", endpoint = "channel_state")]
+pub async fn channel_state() -> Result<ChannelStatus, ServerFnError> {
+    use harness_core::outbox::health::ChannelHealth;
     let h = ssr::harness()?;
-    Ok(!h.no_channel_configured().await.map_err(ssr::to_sfn)?)
+    Ok(match h.channel_health().await.map_err(ssr::to_sfn)? {
+        ChannelHealth::None => ChannelStatus {
+            state: "none".into(),
+            channel: None,
+            error: None,
+        },
+        ChannelHealth::Failing { channel, error } => ChannelStatus {
+            state: "failing".into(),
+            channel: Some(channel),
+            error,
+        },
+        ChannelHealth::Working => ChannelStatus {
+            state: "working".into(),
+            channel: None,
+            error: None,
+        },
+    })
 }
 
 #[server(prefix = "/sfn", endpoint = "overview")]

@@ -6,6 +6,7 @@ pub mod analytics;
 pub mod choices;
 pub mod control;
 pub mod deliveries;
+pub mod demo;
 pub mod inbox;
 pub mod locale;
 pub mod messages;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use choices::*;
 pub use control::*;
 pub use deliveries::*;
+pub use demo::*;
 pub use inbox::*;
 pub use locale::*;
 pub use messages::*;
@@ -95,6 +97,20 @@ impl Row {
             (true, "OPEN") => Status::Pending,
             (true, "ANSWERED") => Status::Answered,
             _ => Status::Muted,
+        }
+    }
+
+    /// The badge's text key: a closed row says how it ended (issue 26: a
+    /// stopped task's question read "muted").
+    pub fn badge_key(&self) -> &'static str {
+        match (self.status(), self.is_ask(), self.state.as_str()) {
+            (Status::Pending, ..) => "badge.pending",
+            (Status::Answered, ..) => "badge.answered",
+            (_, false, _) => "badge.update",
+            (_, true, "CANCELLED") => "badge.cancelled",
+            (_, true, "IGNORED") => "badge.ignored",
+            (_, true, "EXPIRED") => "badge.expired",
+            _ => "badge.muted",
         }
     }
 

@@ -109,9 +109,15 @@ pub async fn remove_notify_target(key: String) -> Result<(), ServerFnError> {
 pub async fn test_notify_target(key: String) -> Result<String, ServerFnError> {
     let h = ssr::harness()?;
     let out = h.send_test_message(&key).await.map_err(ssr::to_sfn)?;
+    // A test message is tried once: its failure ends it (DEAD), which a
+    // person reads as what it is, a failed test.
+    let state = match out.state {
+        harness_core::outbox::OutboundState::Dead => "FAILED",
+        s => s.as_str(),
+    };
     Ok(match out.last_error {
-        Some(e) if !out.sent => format!("{}: {e}", out.state.as_str()),
-        _ => out.state.as_str().to_string(),
+        Some(e) if !out.sent => format!("{state}: {e}"),
+        _ => state.to_string(),
     })
 }
 

@@ -49,6 +49,9 @@ pub struct TaskInfo {
     pub task: TaskRow,
     pub parent: Option<TaskRow>,
     pub children: Vec<TaskRow>,
+    /// The name of the task's project, when it has one.
+    #[serde(default)]
+    pub project_name: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -92,6 +95,20 @@ pub async fn list_tasks() -> Result<Vec<TaskRow>, ServerFnError> {
     Ok(tasks.into_iter().map(task_row).collect())
 }
 
+/// Whether a task with this id exists: `false` for a missing task and for an
+/// id that cannot be one (the page is then a 404, said once), an error only
+/// when the store cannot answer.
+#[server(prefix = "/sfn", endpoint = "task_exists")]
+pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
+    use harness_core::CoreError;
+    let h = ssr::harness()?;
+    match h.get_task(&id).await {
+        Ok(_) => Ok(true),
+        Err(CoreError::NotFound(_) | CoreError::Invalid { .. }) => Ok(false),
+        Err(e) => Err(ssr::to_sfn(e)),
+    }
+}
+
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
@@ -109,10 +126,15 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
         .filter(|t| t.task.parent_task_id.as_deref() == Some(task.id.as_str()))
         .map(task_row)
         .collect();
+    let project_name = match &task.project_id {
+        Some(pid) => h.project(pid).await.ok().map(|p| p.name),
+        None => None,
+    };
     Ok(TaskInfo {
         task,
         parent,
         children,
+        project_name,
     })
 }
 

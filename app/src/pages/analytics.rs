@@ -131,8 +131,8 @@ fn AnalyticsView(a: AnalyticsData) -> impl IntoView {
             </div>
             <div class="stat">
                 <h2>{l.t("analytics.parked")}</h2>
-                <p><strong>{l.t("analytics.last_24h")}</strong>" "<span id="parked-24h">{format!("{:.1} h", a.parked_hours_24h)}</span></p>
-                <p><strong>{l.t("analytics.last_7d")}</strong>" "<span id="parked-7d">{format!("{:.1} h", a.parked_hours_7d)}</span></p>
+                <p><strong>{l.t("analytics.last_24h")}</strong>" "<span id="parked-24h">{duration_text(a.parked_hours_24h * 3600.0)}</span></p>
+                <p><strong>{l.t("analytics.last_7d")}</strong>" "<span id="parked-7d">{duration_text(a.parked_hours_7d * 3600.0)}</span></p>
             </div>
         </section>
         {if projects.is_empty() {

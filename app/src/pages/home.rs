@@ -1,11 +1,12 @@
-//! Home: what is running, what waits for you, and the three steps to connect
-//! an agent (issue 15 item 8).
+//! Home: the first step (a demo agent that asks you something, or a task of
+//! your own; issue 26 point 10), what is running, what waits for you, and
+//! the three steps to connect an agent of your own over MCP (issue 15 item 8).
 
-use leptos::prelude::*;
+use leptos::{form::ActionForm, prelude::*};
 
 use crate::{
     alerts::{NotificationControl, PageTitle},
-    api::{get_overview, list_tasks},
+    api::{StartDemo, get_overview, list_tasks},
     components::error_text,
     i18n::use_locale,
     live::use_live,
@@ -17,6 +18,16 @@ pub fn HomePage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let data = Resource::new(move || live.tick.get(), |_| get_overview());
+    // Owned by the page: the first-step card is redrawn on every live tick
+    // (it sits in the overview's Suspense), the action must outlive it.
+    let demo = ServerAction::<StartDemo>::new();
+    // Started: to its task page, where its question and terminal are.
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = demo.value().get() {
+            navigate(&format!("/tasks/{id}"), Default::default());
+        }
+    });
     let tasks = Resource::new(move || live.tick.get(), |_| list_tasks());
     // The MCP URL as this browser reaches the server (known after hydration).
     let origin = RwSignal::new(String::new());
@@ -42,6 +53,8 @@ pub fn HomePage() -> impl IntoView {
                             " · "
                             <a href="/tasks">{l.t("home.tasks").replace("{n}", &o.tasks.to_string())}</a>
                         </p>
+                        // A newcomer's first action; later it is one card among the others.
+                        <FirstStep first=o.tasks == 0 demo />
                     }.into_any(),
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                 }
@@ -74,8 +87,9 @@ pub fn HomePage() -> impl IntoView {
                 })}
             </Transition>
         </section>
-        <section class="card" aria-labelledby="connect-h" id="connect-steps">
-            <h2 id="connect-h">{l.t("home.connect")}</h2>
+        <details class="card" id="connect-steps">
+            <summary><h2 id="connect-h">{l.t("home.connect")}</h2></summary>
+            <p class="sub">{l.t("home.connect_help")}</p>
             <ol class="steps">
                 <li>
                     {l.t("home.step_url")} " "
@@ -95,10 +109,40 @@ pub fn HomePage() -> impl IntoView {
                     <p class="sub">{l.t("home.step_tasks")} " " <a href="/tasks">{l.t("nav.tasks")}</a></p>
                 </li>
             </ol>
-        </section>
+        </details>
         <section class="card" aria-labelledby="alerts-home-h">
             <h2 id="alerts-home-h">{l.t("alerts.heading")}</h2>
             <NotificationControl />
+        </section>
+    }
+    .into_any()
+}
+
+/// "Create your first task": start the demo agent (it asks you a question
+/// at once, so the whole loop shows in a minute) or open the task form.
+#[component]
+fn FirstStep(first: bool, demo: ServerAction<StartDemo>) -> impl IntoView {
+    let l = use_locale();
+    let error = move || {
+        demo.value().get().and_then(Result::err).map(|e| {
+            view! { <p class="error" role="alert" id="demo-error">{error_text(&e)}</p> }
+        })
+    };
+    view! {
+        <section class="card first-step" class:first=first aria-labelledby="first-step-h" id="first-step">
+            <h2 id="first-step-h">{l.t(if first { "home.first_title" } else { "home.start_title" })}</h2>
+            <p>{l.t("home.first_help")}</p>
+            <div class="first-actions">
+                <ActionForm action=demo attr:class="inline">
+                    <button type="submit" class="primary big" id="start-demo"
+                        disabled=move || demo.pending().get()>
+                        {l.t("home.start_demo")}
+                    </button>
+                </ActionForm>
+                <a class="button ghost big" href="/tasks#create-task" id="create-own-task">{l.t("home.own_task")}</a>
+            </div>
+            <p class="sub">{l.t("home.demo_hint")}</p>
+            {error}
         </section>
     }
     .into_any()

@@ -30,6 +30,7 @@ pub fn ProjectListPage() -> impl IntoView {
         <header class="page-head">
             <h1>{l.t("projects.title")}</h1>
             <p class="sub">{l.t("projects.subtitle")}</p>
+            <p class="sub" id="projects-names-help">{l.t("projects.names_help")}</p>
         </header>
         <crate::pages::project_form::AddProjectForm />
         <super::project_edit::EditProjectForm />
@@ -158,6 +159,7 @@ fn Plan(d: PlanData) -> impl IntoView {
         </header>
         <section class="card plan-workbench" aria-labelledby="plan-wb-h">
             <h2 id="plan-wb-h">{l.t("workbench.col")}</h2>
+            <p class="sub">{l.t("workbench.help")}</p>
             <super::project_workbench::WorkbenchCell project_id />
         </section>
         {body}
@@ -205,6 +207,41 @@ fn Summary(d: PlanData) -> impl IntoView {
         Some((id, title)) => view! { <code>{id}</code> " " {title} }.into_any(),
         None => view! { <span class="none">"—"</span> }.into_any(),
     };
+    // `.harness-active` says the loop is switched on (after `init`), not
+    // that anything runs: "running" only while a task is claimed.
+    let running = d
+        .tasks
+        .iter()
+        .any(|t| t.status == "in_progress" && t.claimed_by.is_some());
+    let loop_state = d.active.then(|| {
+        if running {
+            view! { " " <span class="badge plan-in_progress" id="plan-loop" data-loop="running">{l.t("plan.active")}</span> }
+                .into_any()
+        } else {
+            view! {
+                " " <span class="badge" id="plan-loop" data-loop="idle">{l.t("plan.enabled")}</span>
+                " " <span class="sub">{l.t("plan.enabled_hint")} " " <code>"harness run"</code></span>
+            }
+            .into_any()
+        }
+    });
+    // A task without a validation command can never complete (the CLI warns
+    // at `harness add`; the page says it too).
+    let unchecked: Vec<String> = d
+        .tasks
+        .iter()
+        .filter(|t| t.validation.is_none() && t.status != "completed")
+        .map(|t| t.id.clone())
+        .collect();
+    let no_validation = (!unchecked.is_empty()).then(|| {
+        view! {
+            <p class="banner" role="note" id="plan-no-validation">
+                {l.t("plan.no_validation").replace("{n}", &unchecked.len().to_string())} " "
+                <code>{unchecked.join(", ")}</code> " · "
+                {l.t("plan.no_validation_fix")} " " <code>"tasks[].validation.command"</code>
+            </p>
+        }
+    });
     view! {
         <ul class="plan-counts" id="plan-counts" data-total=d.total>
             {counts}
@@ -220,9 +257,10 @@ fn Summary(d: PlanData) -> impl IntoView {
             <dt>{l.t("plan.mode")}</dt>
             <dd>
                 {l.t(if d.concurrent { "plan.mode_concurrent" } else { "plan.mode_exclusive" })}
-                {d.active.then(|| view! { " " <span class="badge plan-in_progress">{l.t("plan.active")}</span> })}
+                {loop_state}
             </dd>
         </dl>
+        {no_validation}
     }
     .into_any()
 }

@@ -24,10 +24,13 @@ pub fn SettingsPage() -> impl IntoView {
         test.value().get().map(|r| match r {
             Ok(state) => {
                 let word = state.split(':').next().unwrap_or_default().trim().to_string();
+                // A failed test message is tried once (never again in the background).
+                let once = (word == "FAILED").then(|| view! { " " {l.t("settings.test_not_retried")} });
                 view! {
                     <p class="sub" role="status" id="test-result" data-state=word.clone()>
                         {l.t("settings.test_result").replace("{state}", &state)}
                         " " <span class="badge outbound-state" data-outbound-state=word.clone()>{word.clone()}</span>
+                        {once}
                     </p>
                 }.into_any()
             }
@@ -52,6 +55,11 @@ pub fn SettingsPage() -> impl IntoView {
         general.map(|m| view! { <p class="error" role="alert" id="settings-status">{m}</p> })
     };
     let (field_error, invalid) = (move |f| errors.by(f), move |f| errors.invalid(f));
+    let add_form = NodeRef::<leptos::html::Form>::new();
+    crate::field_errors::clear_after_success(
+        move || matches!(add.value().get(), Some(Ok(_))),
+        add_form,
+    );
     view! {
         <crate::alerts::PageTitle text=l.t("settings.title") />
         <header class="page-head"><h1>{l.t("settings.title")}</h1></header>
@@ -78,7 +86,7 @@ pub fn SettingsPage() -> impl IntoView {
                                         " · " <code>{t.gateway}</code>
                                         {t.downstream.map(|d| view! { " · " <code>{d}</code> })}
                                         {t.dest.map(|d| view! { " → " <code>{d}</code> })}
-                                        " · " {t.scope}
+                                        " · " {l.t(if t.scope == "work" { "settings.scope_work" } else { "settings.scope_unattended" })}
                                         <ActionForm action=test attr:class="inline">
                                             <input type="hidden" name="key" value=key1 />
                                             <button type="submit" class="ghost test-target" data-index=i.to_string()
@@ -100,7 +108,7 @@ pub fn SettingsPage() -> impl IntoView {
             {test_result}
             {error}
             <h3>{l.t("settings.add")}</h3>
-            <ActionForm action=add attr:class="form-grid" attr:id="add-target">
+            <ActionForm action=add node_ref=add_form attr:class="form-grid" attr:id="add-target">
                 <label for="target-label">{l.t("settings.label")}</label>
                 <input id="target-label" name="label" maxlength="200" aria-invalid=invalid("label") aria-describedby="target-label-error" />
                 {field_error("label")}
@@ -184,8 +192,10 @@ fn GatewayForm(g: crate::api::GatewayRow) -> impl IntoView {
             <input id=id("profile") name="profile" maxlength="256" value=g.profile />
             <label for=id("env")>{l.t("settings.env")}</label>
             <textarea id=id("env") name="env" rows="3" placeholder="NAME=value">{g.env}</textarea>
-            <span>{status}</span>
+            <span></span>
             <button type="submit" class="primary">{l.t("settings.save_gateway")}</button>
+            // Under the inputs, never in the label column (it pushed them right).
+            <span class="form-status">{status}</span>
         </ActionForm>
     }
 }

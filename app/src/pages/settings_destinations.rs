@@ -35,6 +35,11 @@ pub fn Destinations() -> impl IntoView {
         general.map(|m| view! { <p class="error" role="alert" id="destinations-status">{m}</p> })
     };
     let (field_error, invalid) = (move |f| errors.by(f), move |f| errors.invalid(f));
+    let add_form = NodeRef::<leptos::html::Form>::new();
+    crate::field_errors::clear_after_success(
+        move || matches!(add.value().get(), Some(Ok(_))),
+        add_form,
+    );
     let any = l.t("settings.any");
     view! {
         <section id="destinations" aria-labelledby="destinations-h" class="card">
@@ -80,7 +85,7 @@ pub fn Destinations() -> impl IntoView {
             </Transition>
             {status}
             <h3>{l.t("settings.destinations_add")}</h3>
-            <ActionForm action=add attr:class="form-grid" attr:id="add-destination">
+            <ActionForm action=add node_ref=add_form attr:class="form-grid" attr:id="add-destination">
                 <label for="destination-alias">{l.t("settings.alias")}</label>
                 <input id="destination-alias" name="alias" maxlength="200" placeholder="team, ops…"
                     aria-invalid=invalid("alias") aria-describedby="destination-alias-error" />

@@ -121,7 +121,7 @@ pub(crate) fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig>
     if provider == Provider::Command && command.is_none() {
         return Err(CoreError::invalid(
             "agent.command",
-            "provider \"command\" needs a command (argv array)",
+            "provider \"command\" needs a command: the line to run (REST: an argv array, e.g. [\"sh\", \"-c\", \"make test\"])",
         ));
     }
     if input.env.len() > 128 {

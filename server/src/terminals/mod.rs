@@ -322,7 +322,9 @@ impl Terminals {
         });
     }
 
-    /// Stop the task's agent: the execution becomes STOPPED, the process group is terminated.
+    /// Stop the task's agent: the execution becomes STOPPED, the process group
+    /// is terminated. Its terminal stays, exited, like a failed run's: the
+    /// last output is what a person wants to see after Stop (issue 26).
     pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
         let h = &self.inner.harness;
         let view = h.get_task(task_id).await?;
@@ -337,7 +339,7 @@ impl Terminals {
             .await?;
         }
         h.cancel_open_asks(&view.task.id).await?;
-        match self.inner.registry.remove(&view.task.id) {
+        match self.inner.registry.get(&view.task.id) {
             Some(session) if !session.has_exited() => {
                 if let Err(err) = session.terminate(Duration::from_secs(3)).await {
                     tracing::warn!(%err, "terminate failed; killing");

@@ -64,6 +64,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let status = row.status();
+    let badge_text = row.badge_key();
     let title = if row.task_title.trim().is_empty() {
         l.t("harness.unknown_task").to_string()
     } else {
@@ -123,7 +124,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
                 <p class="sub" id="detail-sub">{sub}</p>
                 {detail_links(row.task_id.clone())}
             </div>
-            <StatusBadge status />
+            <StatusBadge status text=badge_text />
         </header>
         <section aria-labelledby="detail-sent-h">
             <h3 id="detail-sent-h">{l.t("detail.sent")}</h3>

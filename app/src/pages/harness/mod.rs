@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    api::{Page, channel_configured, list_page},
+    api::{Page, channel_state, list_page},
     components::{NoticeLine, error_text},
     i18n::use_locale,
 };
@@ -92,7 +92,7 @@ pub fn HarnessPage() -> impl IntoView {
             (f.view, f.q, f.cursor, f.children, page)
         },
     );
-    let channel = Resource::new(|| (), |_| channel_configured());
+    let channel = Resource::new(|| (), |_| channel_state());
     let shared = Shared::provide();
 
     view! {
@@ -103,9 +103,25 @@ pub fn HarnessPage() -> impl IntoView {
         </header>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
-                matches!(channel.await, Ok(false)).then(|| view! {
-                    <p class="banner" id="no-channel" role="note">
-                        {l.t("harness.no_channel")} " "
+                let c = channel.await.ok()?;
+                let text = match c.state.as_str() {
+                    "none" => l.t("harness.no_channel").to_string(),
+                    "failing" => {
+                        let mut t = l
+                            .t("harness.channel_failing")
+                            .replace("{channel}", c.channel.as_deref().unwrap_or_default());
+                        if let Some(e) = c.error {
+                            t.push_str(" (");
+                            t.push_str(&e);
+                            t.push(')');
+                        }
+                        t
+                    }
+                    _ => return None,
+                };
+                Some(view! {
+                    <p class="banner" id="no-channel" role="note" data-channel=c.state>
+                        {text} " "
                         <a href="/settings#notifications">{l.t("harness.no_channel_link")}</a>
                     </p>
                 })

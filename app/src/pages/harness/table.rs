@@ -119,6 +119,7 @@ pub fn HarnessTable(
         .is_some()
         .then(|| Filter::href(&view, &q, None, children));
     let count = move || rows.with(Vec::len);
+    let (view_name, search) = (view.clone(), q.clone());
 
     view! {
         <div class="table-card">
@@ -143,7 +144,7 @@ pub fn HarnessTable(
                 </tbody>
             </table>
             <Show when=move || count() == 0>
-                <p class="empty" id="harness-empty">{l.t("harness.empty")}</p>
+                {empty_state(&view_name, &search)}
             </Show>
         </div>
         <div class="pager">
@@ -164,6 +165,22 @@ pub fn HarnessTable(
         </div>
         <DetailDialog rows />
     }
+}
+
+/// What an empty list says: no match for a search (with the way back to
+/// the whole view), else the first-use text.
+fn empty_state(view: &str, q: &str) -> AnyView {
+    let l = use_locale();
+    if q.is_empty() {
+        return view! { <p class="empty" id="harness-empty">{l.t("harness.empty")}</p> }.into_any();
+    }
+    view! {
+        <div class="empty" id="harness-empty" data-empty="no-match">
+            <p><strong>{l.t("harness.no_match").replace("{q}", q)}</strong></p>
+            <p><a href=Filter::href(view, "", None, false) id="clear-search">{l.t("harness.clear_search")}</a></p>
+        </div>
+    }
+    .into_any()
 }
 
 /// Arrow keys move between rows; Enter opens the focused row's detail.
@@ -210,6 +227,7 @@ fn row_keys(ev: leptos::ev::KeyboardEvent) {
 fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
+    let badge_text = row.badge_key();
     let id = row.id.clone();
     let open = {
         let id = id.clone();
@@ -296,7 +314,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             <td class="time"><TimeCell ms=Some(row.sent_ms) /></td>
             <td class="reply">{reply_cell}</td>
             <td class="time"><TimeCell ms=row.replied_ms /></td>
-            <td><StatusBadge status /> {outbound}</td>
+            <td><StatusBadge status text=badge_text /> {outbound}</td>
             <td class="actions">
                 <button type="button" class="ghost details" on:click=open>{l.t("action.details")}</button>
                 {actions}

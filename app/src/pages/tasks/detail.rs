@@ -6,8 +6,8 @@ use leptos_router::hooks::use_params_map;
 
 use super::control::{RunBadge, TaskControls, run_label};
 use crate::{
-    api::{Row, list_window, task_detail},
-    components::{Clamp, StatusBadge, TimeCell, error_text},
+    api::{Row, list_window, task_detail, task_exists},
+    components::{Clamp, Missing, NotFound, StatusBadge, TimeCell, error_text},
     i18n::use_locale,
     live::use_live,
 };
@@ -18,10 +18,36 @@ const TIMELINE_ROWS: u32 = 200;
 #[component]
 pub fn TaskDetailPage() -> impl IntoView {
     let l = use_locale();
-    let live = use_live();
     super::control::provide_control_notices();
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
+    // Asked once per page, not per live tick nor per id: rebuilding the
+    // sections below while their own resources load would dispose them
+    // mid-await. A missing task (or an id that cannot be one) is the 404
+    // page, said once, without the task's sections.
+    let found = Resource::new(|| (), move |_| task_exists(id.get_untracked()));
+    view! {
+        <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+            {move || Suspend::new(async move {
+                match found.await {
+                    Ok(true) => view! { <TaskPage id /> }.into_any(),
+                    Ok(false) => view! { <NotFound what=Missing::Task /> }.into_any(),
+                    Err(e) => view! {
+                        <h1>{l.t("tasks.not_found")}</h1>
+                        <p class="error" role="alert">{error_text(&e)}</p>
+                    }
+                    .into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The page of a task that exists.
+#[component]
+fn TaskPage(id: Memo<String>) -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
     let detail = Resource::new(
         move || (id.get(), live.tick.get()),
         |(id, _)| task_detail(id),
@@ -54,10 +80,6 @@ pub fn TaskDetailPage() -> impl IntoView {
                     .into_any(),
                     Ok(d) => {
                         let t = d.task;
-                        let parent = d.parent.map(|p| view! {
-                            <dt>{l.t("tasks.parent")}</dt>
-                            <dd><a href=format!("/tasks/{}", p.id) id="task-parent-link">{p.title}</a></dd>
-                        });
                         view! {
                             <crate::alerts::PageTitle text=t.title.clone() />
                             <header class="page-head">
@@ -67,28 +89,6 @@ pub fn TaskDetailPage() -> impl IntoView {
                                 </p>
                             </header>
                             <TaskControls task=t.clone() full=true />
-                            <dl class="facts">
-                                <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.clone()}</code></dd>
-                                <dt>{l.t("tasks.field.command")}</dt>
-                                <dd id="task-command">{match t.command.clone() {
-                                    Some(c) => view! { <code>{c}</code> }.into_any(),
-                                    None => "—".into_any(),
-                                }}</dd>
-                                {t.cwd.clone().map(|c| view! {
-                                    <dt>{l.t("tasks.field.cwd")}</dt><dd><code>{c}</code></dd>
-                                })}
-                                {t.project_id.clone().map(|p| view! {
-                                    <dt>{l.t("tasks.field.project")}</dt>
-                                    <dd><a href=format!("/projects/{p}/plan")>{l.t("tasks.project_plan")}</a></dd>
-                                })}
-                                <dt>{l.t("tasks.execution")}</dt>
-                                <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
-                                <dt>{l.t("tasks.unattended")}</dt>
-                                <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>
-                                <dt>{l.t("tasks.created")}</dt><dd><TimeCell ms=Some(t.created_ms) /></dd>
-                                {parent}
-                            </dl>
-                            {t.description.clone().map(|d| view! { <pre class="full description">{d}</pre> })}
                         }
                         .into_any()
                     }
@@ -100,6 +100,13 @@ pub fn TaskDetailPage() -> impl IntoView {
         // changes, so a live update never reconnects the terminal or wipes a
         // reply being typed.
         <TerminalArea id detail />
+        // The task's facts come after what needs you (the question, the
+        // terminal): on a phone the first screen is not all metadata.
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                detail.await.ok().map(|d| view! { <TaskFacts d /> })
+            })}
+        </Transition>
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
                 detail.await.ok().map(|d| {
@@ -157,6 +164,54 @@ pub fn TaskDetailPage() -> impl IntoView {
     }
 }
 
+/// What the task is: provider, command, project, run, parent, description.
+#[component]
+fn TaskFacts(d: crate::api::TaskInfo) -> impl IntoView {
+    let l = use_locale();
+    let t = d.task;
+    let parent = d.parent.map(|p| {
+        view! {
+            <dt>{l.t("tasks.parent")}</dt>
+            <dd><a href=format!("/tasks/{}", p.id) id="task-parent-link">{p.title}</a></dd>
+        }
+    });
+    let project = t.project_id.clone().map(|p| {
+        let name = d
+            .project_name
+            .clone()
+            .unwrap_or_else(|| l.t("tasks.project_plan").to_string());
+        view! {
+            <dt>{l.t("tasks.field.project")}</dt>
+            <dd><a href=format!("/projects/{p}/plan") id="task-project-link">{name}</a></dd>
+        }
+    });
+    view! {
+        <section aria-labelledby="facts-h" id="task-facts">
+            <h2 id="facts-h">{l.t("tasks.about")}</h2>
+            <dl class="facts">
+                <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.clone()}</code></dd>
+                <dt>{l.t("tasks.field.command")}</dt>
+                <dd id="task-command">{match t.command.clone() {
+                    Some(c) => view! { <code>{c}</code> }.into_any(),
+                    None => "—".into_any(),
+                }}</dd>
+                {t.cwd.clone().map(|c| view! {
+                    <dt>{l.t("tasks.field.cwd")}</dt><dd><code>{c}</code></dd>
+                })}
+                {project}
+                <dt>{l.t("tasks.execution")}</dt>
+                <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
+                <dt>{l.t("tasks.unattended")}</dt>
+                <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>
+                <dt>{l.t("tasks.created")}</dt><dd><TimeCell ms=Some(t.created_ms) /></dd>
+                {parent}
+            </dl>
+            {t.description.clone().map(|d| view! { <pre class="full description">{d}</pre> })}
+        </section>
+    }
+    .into_any()
+}
+
 /// What decides the terminal: the task, whether it has one, and the latest
 /// execution (a restart remounts the terminal; a park, a resume or an exit
 /// do not — the terminal follows those on its own WebSocket).
@@ -182,25 +237,29 @@ fn TerminalArea(
     let waiting = Memo::new(move |_| task().filter(|t| t.open_ask).map(|t| t.id));
     let terminal = Memo::new(move |_| {
         task()
-            // A stopped agent's terminal is gone (stop removes it).
-            .filter(|t| t.execution.is_some() && t.run_state != "stopped")
+            // A stopped agent's terminal keeps its last screen, like a failed run's.
+            .filter(|t| t.execution.is_some())
             .map(|t| TerminalShape {
                 task_id: t.id,
                 execution_id: t.execution_id,
             })
     });
     view! {
+        {move || {
+            live.local
+                .get()
+                .then(|| waiting.get())
+                .flatten()
+                .map(|task_id| view! { <super::reply::WaitingReply task_id /> })
+        }}
         <section id="terminal" class="terminal" aria-labelledby="terminal-h"
             data-task-id=move || id.get()>
             <h2 id="terminal-h">{l.t("tasks.terminal")}</h2>
+            // Until hydrated (and on the server) the hint shows: both renders agree.
             {move || {
-                live.local
-                    .get()
-                    .then(|| waiting.get())
-                    .flatten()
-                    .map(|task_id| view! { <super::reply::WaitingReply task_id /> })
+                let drawn = live.local.get() && terminal.with(Option::is_some);
+                (!drawn).then(|| view! { <p class="sub" id="terminal-hint">{l.t("tasks.terminal_soon")}</p> })
             }}
-            <p class="sub">{l.t("tasks.terminal_soon")}</p>
             {move || {
                 live.local
                     .get()
@@ -220,11 +279,12 @@ fn TimelineItem(
 ) -> impl IntoView {
     let l = use_locale();
     let status = row.status();
+    let text = row.badge_key();
     let badge = if replaced {
         view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }
             .into_any()
     } else {
-        view! { <StatusBadge status /> }.into_any()
+        view! { <StatusBadge status text /> }.into_any()
     };
     view! {
         <li data-message-id=row.id.clone() data-status=status.as_str()>

@@ -28,6 +28,9 @@ pub fn TaskListPage() -> impl IntoView {
         <header class="page-head">
             <h1>{l.t("tasks.title")}</h1>
         </header>
+        // On a phone the list comes first once there is one (the long form
+        // pushed it off the screen): style/main.css `.task-list-page`.
+        <div class="task-list-page">
         <CreateTaskForm action=create tasks />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
@@ -99,5 +102,6 @@ pub fn TaskListPage() -> impl IntoView {
                 }
             })}
         </Transition>
+        </div>
     }
 }

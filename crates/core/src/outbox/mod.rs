@@ -20,7 +20,9 @@
 pub mod destination;
 pub mod destination_edits;
 pub mod gateway;
+pub mod health;
 mod model;
+pub mod platforms;
 pub mod receipt;
 mod sender;
 pub mod target_edits;

@@ -36,8 +36,13 @@ impl Harness {
             },
             // `attempts` already counts this attempt (it is counted at the claim).
             SendOutcome::Failed(error) => Settle::Failed {
-                next: RetryPolicy::new(self.config().outbox_max_attempts)
-                    .next_attempt(row.attempts, now),
+                // A test message is tried once: the person saw its result.
+                next: if super::target_edits::is_test_message(row) {
+                    None
+                } else {
+                    RetryPolicy::new(self.config().outbox_max_attempts)
+                        .next_attempt(row.attempts, now)
+                },
                 error,
             },
         }

@@ -4,13 +4,22 @@
 
 use chrono::Utc;
 
-use super::{PushOutcome, gateway};
+use super::{Outbound, PushOutcome, gateway, platforms};
 use crate::{
     CoreError, CoreResult, Harness, ids,
     setting_lists::{ListEntry, position},
     settings::{NOTIFY_TARGETS_KEY, NotifyTarget, check_targets},
     store::{Dedup, NewOutbound},
 };
+
+/// The dedup key prefix of a test message ("send a test message").
+const TEST_KEY_PREFIX: &str = "harness:test:";
+
+/// A test message is tried once: when the page has said FAILED, it is not
+/// sent again in the background (issue 26); "retry now" still can.
+pub(crate) fn is_test_message(row: &Outbound) -> bool {
+    row.task_id.is_none() && row.dedup_key.starts_with(TEST_KEY_PREFIX)
+}
 
 impl ListEntry for NotifyTarget {
     fn entry_id(&self) -> Option<&str> {
@@ -48,13 +57,36 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
     if t.gateway.trim() == "openclaw" && blank(&t.downstream) {
         return Err(CoreError::invalid(
             "downstream",
-            "OpenClaw needs the platform (downstream), e.g. telegram, slack, feishu",
+            "OpenClaw needs the platform (the chat app), e.g. telegram, slack, feishu",
         ));
     }
     if t.scope.trim() == "work" && blank(&t.dest) {
         return Err(CoreError::invalid(
             "dest",
             "a work target needs a destination (a chat id, name or alias)",
+        ));
+    }
+    // Hermes sends to a platform's home channel, or to a destination.
+    if t.gateway.trim() == "hermes" && blank(&t.downstream) && blank(&t.dest) {
+        return Err(CoreError::invalid(
+            "downstream",
+            "Hermes needs the platform (its home channel there), e.g. telegram, or a destination",
+        ));
+    }
+    if let Some(p) = t.downstream.as_deref().filter(|p| !p.trim().is_empty())
+        && !platforms::known(p)
+    {
+        return Err(CoreError::invalid("downstream", platforms::unknown_text(p)));
+    }
+    if let Some(d) = t.dest.as_deref().filter(|d| !d.trim().is_empty())
+        && !platforms::plausible_dest(d)
+    {
+        return Err(CoreError::invalid(
+            "dest",
+            format!(
+                "\"{}\" is not a destination: give a chat id, a user name or an alias",
+                d.trim()
+            ),
         ));
     }
     for (field, value, max) in [
@@ -161,7 +193,7 @@ impl Harness {
             id: id.clone(),
             message_id: None,
             task_id: None,
-            dedup: Dedup::Explicit(format!("harness:test:{id}")),
+            dedup: Dedup::Explicit(format!("{TEST_KEY_PREFIX}{id}")),
             gateway: t.gateway.clone(),
             downstream: clean(&t.downstream),
             dest,
