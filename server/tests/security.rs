@@ -391,7 +391,8 @@ async fn failed_logins_are_throttled_but_the_right_token_always_logs_in() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert_eq!(resp.headers()["location"], "/harness");
+    // Without `next`, Home (a newcomer's first step).
+    assert_eq!(resp.headers()["location"], "/");
     // …while wrong tokens are still refused with 429.
     assert_eq!(
         login("wrong").await.unwrap().status(),
