@@ -25,6 +25,14 @@ pub async fn start_demo() -> Result<String, ServerFnError> {
             "the demo agent cannot start: the harness binary was not found".into(),
         ))
     })?;
+    // A binary replaced while the server runs (an upgrade, a rebuild) is
+    // reported by Linux as "<path> (deleted)": the new one at that path is
+    // the program to run.
+    let exe = exe
+        .to_str()
+        .and_then(|p| p.strip_suffix(" (deleted)"))
+        .map(std::path::PathBuf::from)
+        .unwrap_or(exe);
     let view = h
         .create_task(CreateTask {
             title: Some(l.t("demo.title").to_string()),
