@@ -4,15 +4,8 @@
 
 mod common;
 
-use reqwest::{Client, StatusCode, redirect::Policy};
-
-fn no_redirects() -> Client {
-    Client::builder()
-        .redirect(Policy::none())
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
-        .unwrap()
-}
+use common::no_redirects;
+use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_after_login_is_a_same_site_path_or_a_clean_400() {

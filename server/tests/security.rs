@@ -3,21 +3,14 @@
 
 mod common;
 
-use reqwest::{Client, StatusCode, redirect::Policy};
+use common::no_redirects;
+use reqwest::StatusCode;
 
 /// Tests in this binary run one at a time: several in-process servers
 /// rendering pages concurrently in one process sometimes leave a page request
 /// unanswered (a process-global in the SSR stack, under investigation; one
 /// server per process — the product — is not affected).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn no_redirects() -> Client {
-    Client::builder()
-        .redirect(Policy::none())
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
-        .unwrap()
-}
 
 /// Every server function the UI registers (read from the app's sources, so a
 /// new one is covered without editing this test).

@@ -93,6 +93,28 @@ async fn wait_pty_size(s: &common::Server, t: &str, want: (u64, u64)) {
     }
 }
 
+/// A program that prints the size it reads from its terminal on every
+/// SIGWINCH, started and ready; its task id.
+async fn start_size_printer(s: &common::Server, title: &str) -> String {
+    let script = "trap 'echo SIZE $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done";
+    let (status, task) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": title, "agent": {"provider": "command",
+                "command": ["sh", "-c", script], "cwd": std::env::temp_dir()}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let t = task["id"].as_str().expect("id").to_string();
+    let (status, out) = s
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    wait_ready(s, &t).await;
+    t
+}
+
 /// The program's trap is set once it printed "ready" (a resize before that
 /// would reach nobody; an isolated agent starts a few ms later).
 async fn wait_ready(s: &common::Server, t: &str) {
@@ -135,24 +157,7 @@ async fn stays(s: &common::Server, t: &str, want: (u64, u64)) {
 async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = common::start(&dir.path().join("data")).await;
-    // The program prints the size it reads from its terminal on every SIGWINCH.
-    let script = "trap 'echo SIZE $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done";
-    let (status, task) = s
-        .admin(
-            "POST",
-            "/api/tasks",
-            Some(json!({"title": "sizing", "agent": {"provider": "command",
-                "command": ["sh", "-c", script], "cwd": std::env::temp_dir()}})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{task}");
-    let t = task["id"].as_str().expect("id").to_string();
-    let (status, out) = s
-        .admin("POST", &format!("/api/tasks/{t}/start"), None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "{out}");
-
-    wait_ready(&s, &t).await;
+    let t = start_size_printer(&s, "sizing").await;
 
     // The desktop alone: its size.
     let mut desktop = connect(&s, &t).await;
@@ -214,22 +219,7 @@ async fn a_huge_resize_is_clamped_on_every_path() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let s = common::start(dir.path()).await;
-    let script = "trap 'echo SIZE $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done";
-    let (status, task) = s
-        .admin(
-            "POST",
-            "/api/tasks",
-            Some(json!({"title": "huge", "agent": {"provider": "command",
-                "command": ["sh", "-c", script], "cwd": std::env::temp_dir()}})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{task}");
-    let t = task["id"].as_str().expect("id").to_string();
-    let (status, out) = s
-        .admin("POST", &format!("/api/tasks/{t}/start"), None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "{out}");
-    wait_ready(&s, &t).await;
+    let t = start_size_printer(&s, "huge").await;
     let mut ws = connect(&s, &t).await;
     vote(&mut ws, 40, 160).await;
     wait_pty_size(&s, &t, (40, 160)).await;

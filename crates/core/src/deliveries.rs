@@ -144,9 +144,12 @@ pub fn next_attempt(attempts: u32, now: DateTime<Utc>) -> Option<DateTime<Utc>> 
 }
 
 /// What a delivery whose task has no live terminal here may do, from the
-/// task's latest execution: `Ok(())` — restart the agent (resume mode) and
-/// type it; `Err` — the attempt ends without writing anything.
-pub fn resume_rule(row: &Delivery, latest: Option<&Execution>) -> Result<(), Outcome> {
+/// task's latest execution: `Ok(execution)` — restart the agent from it
+/// (resume mode) and type it; `Err` — the attempt ends without writing anything.
+pub fn resume_rule<'a>(
+    row: &Delivery,
+    latest: Option<&'a Execution>,
+) -> Result<&'a Execution, Outcome> {
     if row.kind == DeliveryKind::Input && !row.resume {
         // Input is for the terminal it was sent to; it never starts an agent
         // (unless it is owed to a derived child or a parent: `resume`, D4).
@@ -165,7 +168,7 @@ pub fn resume_rule(row: &Delivery, latest: Option<&Execution>) -> Result<(), Out
         ExecutionStatus::Stopped => Err(Outcome::GaveUp(
             "the task was stopped; its agent is not restarted".into(),
         )),
-        _ => Ok(()),
+        _ => Ok(latest),
     }
 }
 
@@ -529,7 +532,8 @@ mod tests {
             Err(Outcome::GaveUp(_))
         ));
         for ended in [ExecutionStatus::Completed, ExecutionStatus::Failed] {
-            assert_eq!(resume_rule(&reply, Some(&execution(ended))), Ok(()));
+            let ended = execution(ended);
+            assert_eq!(resume_rule(&reply, Some(&ended)), Ok(&ended));
         }
         let input = row(DeliveryKind::Input, false);
         assert_eq!(
@@ -537,10 +541,8 @@ mod tests {
             Err(Outcome::GaveUp("No active session".into()))
         );
         let owed = row(DeliveryKind::Input, true);
-        assert_eq!(
-            resume_rule(&owed, Some(&execution(ExecutionStatus::Completed))),
-            Ok(())
-        );
+        let done = execution(ExecutionStatus::Completed);
+        assert_eq!(resume_rule(&owed, Some(&done)), Ok(&done));
     }
 
     #[test]

@@ -67,11 +67,9 @@ impl Terminals {
             };
             // The rule (input never starts an agent, a live execution elsewhere
             // waits, a stopped task stays stopped) is the core's.
-            if let Err(outcome) = deliveries::resume_rule(row, view.execution.as_ref()) {
-                return Some(outcome);
-            }
-            let Some(latest) = view.execution.clone() else {
-                return Some(Outcome::Retry("the task's agent never ran".into()));
+            let latest = match deliveries::resume_rule(row, view.execution.as_ref()) {
+                Ok(latest) => latest.clone(),
+                Err(outcome) => return Some(outcome),
             };
             match self.advance(row, lease, DeliveryState::Resuming).await {
                 Ok(true) => {}

@@ -98,11 +98,7 @@ impl Server {
     /// A browser session: logs in with the admin token (`GET /login?token=`)
     /// and returns the `Cookie` header value (`harness_session=…`).
     pub async fn session(&self) -> String {
-        let client = Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        let resp = client
+        let resp = no_redirects()
             .get(self.url(&format!("/login?token={}", self.admin)))
             .send()
             .await
@@ -129,6 +125,15 @@ impl Server {
     pub async fn shutdown(self) {
         self.running.shutdown().await.unwrap();
     }
+}
+
+/// A client that does not follow redirects (login tests look at `Location`).
+pub fn no_redirects() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap()
 }
 
 pub async fn decode(resp: Response) -> (StatusCode, Value) {
