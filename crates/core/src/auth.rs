@@ -36,6 +36,20 @@ impl Identity {
         }
     }
 
+    /// The execution a call is about (the Stop hook's turn end): an agent
+    /// reports only its own — naming another is refused; anybody else names
+    /// one, or gets `None` (the caller then takes the task's live one).
+    pub fn bind_execution(&self, requested: Option<&str>) -> CoreResult<Option<String>> {
+        let requested = requested.map(str::trim).filter(|s| !s.is_empty());
+        match (self, requested) {
+            (Self::Agent { execution_id, .. }, Some(other)) if other != execution_id => Err(
+                CoreError::Conflict("Execution does not belong to this agent".into()),
+            ),
+            (Self::Agent { execution_id, .. }, _) => Ok(Some(execution_id.clone())),
+            (_, requested) => Ok(requested.map(str::to_string)),
+        }
+    }
+
     pub fn is_admin(&self) -> bool {
         matches!(self, Self::Admin)
     }
@@ -114,6 +128,31 @@ impl Harness {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_reports_only_its_own_execution() {
+        let agent = Identity::Agent {
+            task_id: ids::new_id(),
+            execution_id: "e1".into(),
+        };
+        assert_eq!(agent.bind_execution(None).unwrap().as_deref(), Some("e1"));
+        assert_eq!(
+            agent.bind_execution(Some(" e1 ")).unwrap().as_deref(),
+            Some("e1")
+        );
+        assert!(matches!(
+            agent.bind_execution(Some("e2")),
+            Err(CoreError::Conflict(_))
+        ));
+        assert_eq!(
+            Identity::Admin
+                .bind_execution(Some("e2"))
+                .unwrap()
+                .as_deref(),
+            Some("e2")
+        );
+        assert_eq!(Identity::Admin.bind_execution(Some("  ")).unwrap(), None);
+    }
 
     #[test]
     fn binding_rules() {

@@ -278,6 +278,30 @@ impl Harness {
         Ok(claimed.rows)
     }
 
+    /// The delivery worker's turn (`server/src/workers/engine.rs`): record
+    /// the attempts that ended, give back leased rows never started, then
+    /// lease up to `limit` due rows — in that order. A row whose lease was
+    /// lost is its new owner's (logged, not an error), so a turn retried
+    /// after an error records nothing twice.
+    pub async fn settle_and_claim_deliveries(
+        &self,
+        lease: &Lease,
+        done: Vec<(Delivery, Outcome)>,
+        released: Vec<String>,
+        limit: u32,
+    ) -> CoreResult<Vec<Delivery>> {
+        for (row, outcome) in &done {
+            self.settle_delivery(row, lease, outcome).await?;
+        }
+        for id in &released {
+            self.release_delivery(id, &lease.owner).await?;
+        }
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.claim_deliveries(lease, limit).await
+    }
+
     /// At start-up: this node's rows left by its previous process — caught
     /// mid-write → UNVERIFIED (never written twice), the others due again
     /// (leased to `owner`, this boot's worker, when handed over).

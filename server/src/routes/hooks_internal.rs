@@ -88,25 +88,9 @@ async fn stop(
     JsonBody(body): JsonBody<StopBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    let named = body
-        .execution_id
-        .as_deref()
-        .map(str::trim)
-        .filter(|e| !e.is_empty());
-    let execution_id = match &who {
-        Identity::Agent { execution_id, .. } => {
-            if named.is_some_and(|n| n != execution_id) {
-                return Err(harness_core::CoreError::Conflict(
-                    "Execution does not belong to this agent".into(),
-                )
-                .into());
-            }
-            Some(execution_id.clone())
-        }
-        _ => match named {
-            Some(n) => Some(n.to_string()),
-            None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
-        },
+    let execution_id = match who.bind_execution(body.execution_id.as_deref())? {
+        Some(named) => Some(named),
+        None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
     };
     let Some(execution_id) = execution_id else {
         return Ok(Json(json!({"ok": true, "ownsTurn": false})));

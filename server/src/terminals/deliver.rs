@@ -23,17 +23,6 @@ use super::{PREFIX_OPEN, Terminals};
 type Attempt = Option<Outcome>;
 
 impl Terminals {
-    /// Do one attempt at `row` and let the core commit its result.
-    pub(crate) async fn process_delivery(&self, row: Delivery, lease: &Lease) {
-        let Some(outcome) = self.attempt(&row, lease).await else {
-            tracing::warn!(delivery_id = %row.id, "delivery lease lost; left to its owner");
-            return;
-        };
-        if let Err(err) = self.harness().settle_delivery(&row, lease, &outcome).await {
-            tracing::error!(delivery_id = %row.id, error = ?err, "cannot record a delivery result");
-        }
-    }
-
     /// Commit a step before its side effect. `Ok(false)`: the lease is gone.
     async fn advance(
         &self,
@@ -47,7 +36,10 @@ impl Terminals {
             .map_err(|err| format!("cannot record the delivery step: {err}"))
     }
 
-    async fn attempt(&self, row: &Delivery, lease: &Lease) -> Attempt {
+    /// One attempt at `row` (the delivery worker's runner): its steps are
+    /// committed through the core before their side effects; how it ended
+    /// is the worker's to record (`Harness::settle_and_claim_deliveries`).
+    pub(crate) async fn attempt_delivery(&self, row: &Delivery, lease: &Lease) -> Attempt {
         let h = self.harness();
         // At most a few rounds: a start racing ours ends in its live terminal.
         for _ in 0..3 {

@@ -6,22 +6,32 @@
 //! boot of this node at start (with its spawn journal, `spawn_journal.rs`)
 //! and expired leases periodically. Any node may send any row (no PTY is
 //! involved). The loop itself — turns, rows leased ahead of a free slot,
-//! the stop — is `outbox_loop.rs`; this module has its configuration, the
-//! start-up recovery and one send (`send_one`).
+//! the stop — is the worker skeleton (`engine.rs`); this module has its
+//! configuration, the start-up recovery and one send (`send_one`).
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
 
 use harness_core::{
-    Harness,
+    CoreResult, Harness,
     outbox::{self, NoJournal, Outbound, RunEnd, SendOutcome, destination, gateway},
+    work::Kind,
 };
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    engine::{self, Queue, Worker},
     gateway_cli,
-    outbox_loop::{Journal, SenderLoop},
     spawn_journal::{Journals, ROTATE_AFTER, SpawnJournal},
 };
+
+/// The journal, shared by the sends (each writes its line just before its
+/// spawn) and the turns (which drop the lines of recorded sends).
+type Journal = Arc<std::sync::Mutex<SpawnJournal>>;
+
+/// Rows leased ahead of a free slot, per slot (with a spawn journal).
+const LEASE_AHEAD: usize = 3;
+/// A queued row starts only if its lease outlasts a whole CLI run by this.
+const LEASE_SLACK: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct OutboxConfig {
@@ -87,22 +97,7 @@ async fn resolve_row(
     destinations: &[destination::Destination],
     bin: &str,
 ) -> Result<Outbound, String> {
-    let var = |name: &str| {
-        settings
-            .env
-            .get(name)
-            .cloned()
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.trim().is_empty())
-    };
-    let hermes = destination::HermesDirectory {
-        home: var("HOME").map(std::path::PathBuf::from),
-        profile: row
-            .profile
-            .clone()
-            .or_else(|| settings.profile.clone())
-            .or_else(|| var("HERMES_PROFILE")),
-    };
+    let hermes = settings.hermes_directory(row.profile.as_deref());
     let lookup = gateway_cli::CliDirectory {
         bin: bin.to_string(),
         env: settings.env.clone(),
@@ -128,7 +123,7 @@ async fn resolve_row(
 }
 
 /// What every send reads: the gateway settings and the destination aliases.
-pub(super) struct SendSettings {
+struct SendSettings {
     gateway: gateway::GatewayConfig,
     destinations: Vec<destination::Destination>,
 }
@@ -137,17 +132,14 @@ pub(super) struct SendSettings {
 /// changed in this process ([`Harness::settings_generation`]) or
 /// [`SETTINGS_TTL`] passed (another process may have written them).
 #[derive(Default)]
-pub(super) struct SettingsCache {
+struct SettingsCache {
     current: Option<(tokio::time::Instant, u64, Arc<SendSettings>)>,
 }
 
 const SETTINGS_TTL: Duration = Duration::from_secs(1);
 
 impl SettingsCache {
-    pub(super) async fn get(
-        &mut self,
-        harness: &Harness,
-    ) -> harness_core::CoreResult<Arc<SendSettings>> {
+    async fn get(&mut self, harness: &Harness) -> harness_core::CoreResult<Arc<SendSettings>> {
         // Read before the settings: a change racing the read makes the next
         // call read again.
         let generation = harness.settings_generation();
@@ -167,7 +159,7 @@ impl SettingsCache {
 }
 
 /// Run the gateway CLI for one leased row: how the attempt ended.
-pub(super) async fn send_one(
+async fn send_one(
     harness: &Harness,
     row: &Outbound,
     timeout: Duration,
@@ -210,11 +202,101 @@ pub(super) async fn send_one(
     outbox::receipt::classify(&run.end, &run.stdout, &run.stderr)
 }
 
+/// The outbox kind on the worker skeleton: its turn is
+/// [`Harness::settle_and_claim`] (one transaction), its runner the gateway
+/// CLI ([`send_one`]), its upkeep the recovery of expired leases.
+struct OutboxQueue {
+    harness: Harness,
+    owner: String,
+    lease: chrono::Duration,
+    cli_timeout: Duration,
+    journal: Option<Journal>,
+    /// Settings read once and shared by the sends (see [`SettingsCache`]).
+    settings: Arc<tokio::sync::Mutex<SettingsCache>>,
+}
+
+impl Queue for OutboxQueue {
+    type Row = Outbound;
+    type Outcome = SendOutcome;
+    const KIND: Kind = Kind::Outbox;
+
+    fn id(row: &Outbound) -> &str {
+        &row.id
+    }
+
+    fn lease_until(row: &Outbound) -> Option<chrono::DateTime<chrono::Utc>> {
+        // A row without a lease end cannot be known to be covered.
+        Some(
+            row.lease_expires_at
+                .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
+        )
+    }
+
+    fn span(row: &Outbound) -> tracing::Span {
+        tracing::info_span!("outbound", outbound_id = %row.id, gateway = %row.gateway, attempt = row.attempts)
+    }
+
+    fn turn(
+        &self,
+        done: Vec<(Outbound, SendOutcome)>,
+        released: Vec<String>,
+        limit: u32,
+    ) -> impl Future<Output = CoreResult<Vec<Outbound>>> + Send + 'static {
+        let (h, owner, lease) = (self.harness.clone(), self.owner.clone(), self.lease);
+        async move {
+            h.settle_and_claim(&owner, done, released, lease, limit)
+                .await
+        }
+    }
+
+    /// Only now may a send's journal line go at the next rotation: until its
+    /// settle committed, a crash leaves the row SENDING and recovery must
+    /// still find the line (else it would release a row that may have been
+    /// sent).
+    fn committed(&self, done: &[(Outbound, SendOutcome)]) {
+        if let Some(journal) = &self.journal {
+            let mut journal = journal.lock().unwrap_or_else(|p| p.into_inner());
+            for (row, _) in done {
+                journal.finished(&row.id);
+            }
+        }
+    }
+
+    fn attempt(&self, row: Outbound) -> impl Future<Output = Option<SendOutcome>> + Send + 'static {
+        let (h, timeout) = (self.harness.clone(), self.cli_timeout);
+        let (journal, cache) = (self.journal.clone(), self.settings.clone());
+        async move {
+            let settings = cache.lock().await.get(&h).await;
+            Some(send_one(&h, &row, timeout, settings, journal.as_ref()).await)
+        }
+    }
+
+    fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
+        let h = self.harness.clone();
+        async move {
+            match h.recover_expired_outbound().await {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(
+                    count = n,
+                    "outbound sends with an expired lease: SENT_UNVERIFIED"
+                ),
+                Err(err) => tracing::error!(error = ?err, "cannot recover expired outbound leases"),
+            }
+        }
+    }
+}
+
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
 /// At start, SENDING rows of an earlier boot of this node are recovered
 /// (with their spawn journals: started → SENT_UNVERIFIED, never started →
-/// due again); then [`SenderLoop`] sends (see there for the turns).
+/// due again); then the skeleton sends. With a spawn journal rows are
+/// leased [`LEASE_AHEAD`] per slot ahead of a free slot — a queued row's CLI
+/// is spawned only after its line is in the journal (written by the send
+/// just before the spawn: what crash recovery reads) and only while its
+/// lease still covers a whole CLI run; otherwise, and at a stop, it is
+/// released. Without a journal a lease is taken only for a free slot (a
+/// leased row then counts as started after a crash).
 pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
     if config.max_in_flight == 0 {
         // A process that does not send (benchmarks start their own sender):
@@ -257,14 +339,35 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         .journal
         .as_ref()
         .and_then(|dir| match SpawnJournal::open(dir, &owner, config.journal_rotate_after) {
-            Ok(j) => Some(j),
+            Ok(j) => Some(Arc::new(std::sync::Mutex::new(j))),
             Err(err) => {
                 tracing::error!(dir = %dir.display(), error = %err, "cannot open the outbox spawn journal; rows are leased only for a free slot");
                 None
             }
         });
-    tracing::info!(%owner, lease_ahead = journal.is_some(), "outbox worker started");
-    SenderLoop::new(harness, owner, config, journal)
-        .run(cancel)
+    tracing::info!(%owner, lease_ahead = journal.is_some(), "outbox worker starting");
+    let skeleton = engine::WorkerConfig {
+        poll: config.poll,
+        max_in_flight: config.max_in_flight,
+        ahead_per_slot: if journal.is_some() { LEASE_AHEAD } else { 0 },
+        // A queued row starts only if its lease outlasts a whole CLI run
+        // with a slack (a lease configured shorter than that needs half of
+        // itself left, so a row leased for a free slot always starts).
+        start_margin: (config.cli_timeout + LEASE_SLACK).min(config.lease / 2),
+        maintain_every: config.recover_every,
+        drain: config.drain,
+        ..engine::WorkerConfig::default()
+    };
+    let queue = OutboxQueue {
+        lease: chrono::Duration::from_std(config.lease)
+            .unwrap_or_else(|_| chrono::Duration::seconds(120)),
+        harness: harness.clone(),
+        owner,
+        cli_timeout: config.cli_timeout,
+        journal,
+        settings: Arc::default(),
+    };
+    Worker::new(queue, skeleton)
+        .run(harness.waker(Kind::Outbox), cancel)
         .await;
 }

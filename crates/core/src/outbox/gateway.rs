@@ -39,6 +39,34 @@ pub struct GatewayConfig {
     pub openclaw: Option<GatewaySettings>,
 }
 
+impl GatewaySettings {
+    /// A variable as the gateway CLI sees it: the gateway's configured
+    /// environment first, then this process's; a blank value is unset.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// Where a send's Hermes directory file is read (§6.2): `$HOME` as the
+    /// CLI sees it; the profile of the send, else the gateway's, else
+    /// `$HERMES_PROFILE`.
+    pub fn hermes_directory(
+        &self,
+        send_profile: Option<&str>,
+    ) -> super::destination::HermesDirectory {
+        super::destination::HermesDirectory {
+            home: self.var("HOME").map(std::path::PathBuf::from),
+            profile: send_profile
+                .map(str::to_string)
+                .or_else(|| self.profile.clone())
+                .or_else(|| self.var("HERMES_PROFILE")),
+        }
+    }
+}
+
 impl GatewayConfig {
     pub fn get(&self, gateway: &str) -> GatewaySettings {
         match gateway {
@@ -229,6 +257,34 @@ impl Harness {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_sends_profile_beats_the_gateways_beats_the_environment() {
+        let mut settings = GatewaySettings {
+            profile: Some("gw".into()),
+            ..GatewaySettings::default()
+        };
+        settings.env.insert("HOME".into(), "/srv/hermes".into());
+        settings
+            .env
+            .insert("HERMES_PROFILE".into(), "from-env".into());
+        let send = settings.hermes_directory(Some("send"));
+        assert_eq!(send.profile.as_deref(), Some("send"));
+        assert_eq!(send.home, Some(std::path::PathBuf::from("/srv/hermes")));
+        assert_eq!(
+            settings.hermes_directory(None).profile.as_deref(),
+            Some("gw")
+        );
+        settings.profile = None;
+        assert_eq!(
+            settings.hermes_directory(None).profile.as_deref(),
+            Some("from-env"),
+            "the configured environment, as the CLI sees it"
+        );
+        // A blank configured value is unset, not an empty profile.
+        settings.env.insert("HERMES_PROFILE".into(), "  ".into());
+        assert_ne!(settings.var("HERMES_PROFILE").as_deref(), Some("  "));
+    }
     use super::*;
 
     fn row(gateway: &str, downstream: Option<&str>, dest: Option<&str>) -> Outbound {
