@@ -24,18 +24,19 @@
 pub mod coverage;
 pub mod support;
 
-// pub mod access;
+pub mod access;
 pub mod choice_answers;
 pub mod choices;
 pub mod deliveries;
+pub mod direct;
 pub mod inbox;
 pub mod messages;
-// pub mod messaging;
+pub mod messaging;
 pub mod outbox;
 pub mod outbox_turns;
-// pub mod races;
+pub mod races;
 pub mod settings;
-// pub mod stats;
+pub mod stats;
 pub mod tasks;
 
 use std::{any::Any, future::Future, pin::Pin, sync::Arc};
@@ -132,6 +133,43 @@ macro_rules! conformance_suite {
             pending_shows_the_open_asks_options_default_and_deadline,
             a_pushed_question_stores_its_choices_with_its_message,
             a_derived_childs_native_question_is_an_ask_and_one_parent_event,
+        );
+        conformance_suite!(@area $factory; messaging:
+            ask_cancels_the_previous_open_ask_and_parks_running_executions,
+            notify_lines_are_closed_and_never_pending,
+            reply_answers_resumes_dedupes_and_refuses_without_open_ask,
+            reply_without_execution_reports_not_running,
+            fifty_concurrent_replies_exactly_one_wins,
+            ignore_only_open_asks_and_dismiss_only_non_asks,
+            sweep_expires_only_stale_open_asks,
+            keyset_pages_cover_every_row_once_in_order,
+            an_open_ask_survives_reopening_the_database,
+            bad_inputs_are_rejected_with_the_field_and_nothing_written,
+            tokens_bind_agents_to_their_task,
+            derived_children_carry_the_source_marker,
+            a_failed_ask_batch_rolls_back_and_the_writer_keeps_working,
+        );
+        conformance_suite!(@area $factory; stats:
+            answer_histogram_counts_waits_into_buckets,
+            ask_timings_cover_recent_and_open_asks,
+            counts_include_outbox_rows_by_state_with_attempts,
+        );
+        conformance_suite!(@area $factory; access:
+            agents_create_children_of_their_own_task_in_its_project,
+            unattended_mode_needs_a_channel_that_reaches_a_human,
+            the_notify_target_cache_is_invalidated_through_the_bus,
+        );
+        conformance_suite!(@area $factory; races:
+            concurrent_outbox_claimers_lease_each_row_once,
+            concurrent_inbox_claimers_take_each_event_once,
+            racing_compare_and_set_has_one_winner_per_value,
+            one_workbench_per_project_when_raced,
+        );
+        conformance_suite!(@area $factory; direct:
+            manual_delivery_actions_release_requeue_and_mark,
+            an_ask_is_found_by_its_idempotency_key,
+            outbox_activation_recovery_and_manual_actions,
+            conditional_answers_of_choices_and_the_ask_for_a_parent,
         );
     };
     (@area $factory:ident; $area:ident: $($case:ident),+ $(,)?) => {
