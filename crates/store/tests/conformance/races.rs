@@ -119,7 +119,7 @@ fn event(parent: &str, child: &str, i: usize) -> NewEvent {
         execution_id: None,
         // Not a review: no claim consumes it as stale, every one is claimed.
         kind: EventKind::ChildExecutionFailed,
-        priority: if i % 3 == 0 {
+        priority: if i.is_multiple_of(3) {
             Priority::High
         } else {
             Priority::Normal
