@@ -15,7 +15,6 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::{
     CoreError, CoreResult, Harness,
@@ -34,109 +33,9 @@ pub const RETRY: RetryPolicy = RetryPolicy::new(MAX_ATTEMPTS);
 /// process's worker (the hand-off).
 pub const HANDOFF_LEASE: Duration = Duration::from_secs(60);
 
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum DeliveryState {
-    Queued,
-    WaitingBoundary,
-    Resuming,
-    Writing,
-    Delivered,
-    Failed,
-    Unverified,
-}
-
-impl DeliveryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "QUEUED",
-            Self::WaitingBoundary => "WAITING_BOUNDARY",
-            Self::Resuming => "RESUMING",
-            Self::Writing => "WRITING",
-            Self::Delivered => "DELIVERED",
-            Self::Failed => "FAILED",
-            Self::Unverified => "UNVERIFIED",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "QUEUED" => Self::Queued,
-            "WAITING_BOUNDARY" => Self::WaitingBoundary,
-            "RESUMING" => Self::Resuming,
-            "WRITING" => Self::Writing,
-            "DELIVERED" => Self::Delivered,
-            "FAILED" => Self::Failed,
-            "UNVERIFIED" => Self::Unverified,
-            _ => return None,
-        })
-    }
-
-    /// Nothing more happens by itself (DELIVERED, UNVERIFIED, or FAILED is
-    /// reported to the waiting caller as it stands).
-    pub fn settled(self) -> bool {
-        matches!(self, Self::Delivered | Self::Unverified | Self::Failed)
-    }
-}
-
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryKind {
-    /// The answer to an ask.
-    Reply,
-    /// `POST /api/tasks/{id}/input` / `send_task_terminal_input` with an idempotency key.
-    Input,
-}
-
-impl DeliveryKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Reply => "reply",
-            Self::Input => "input",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "reply" => Some(Self::Reply),
-            "input" => Some(Self::Input),
-            _ => None,
-        }
-    }
-}
-
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivery {
-    /// Also the injection id.
-    pub id: String,
-    pub task_id: String,
-    pub kind: DeliveryKind,
-    pub message_id: Option<String>,
-    pub node_id: Option<String>,
-    pub text: String,
-    pub question: Option<String>,
-    pub submit: bool,
-    pub dedup_key: Option<String>,
-    pub state: DeliveryState,
-    pub attempts: u32,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub lease_owner: Option<String>,
-    pub lease_expires_at: Option<DateTime<Utc>>,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub done_at: Option<DateTime<Utc>>,
-    /// When the terminal is gone, resume the agent first (work owed to a
-    /// derived child or a parent: decision D4).
-    #[serde(default)]
-    pub resume: bool,
-}
-
-pub use crate::store::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
+pub use crate::store::{
+    Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
+};
 
 /// When a row that failed for the `attempts`-th time is due again (`None`: gave up).
 pub fn next_attempt(attempts: u32, now: DateTime<Utc>) -> Option<DateTime<Utc>> {

@@ -8,7 +8,7 @@
 //! `messaging::ask_with`, the deadline is `deadline.rs`.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::{CoreError, CoreResult};
@@ -19,46 +19,7 @@ pub const MAX_OPTION_DESCRIPTION_CHARS: usize = 1000;
 /// The shortest deadline: one minute from now.
 pub const MIN_DEADLINE_SECS: i64 = 60;
 
-/// Who answered an ask, when it was not a person.
-pub const ANSWERED_BY_DEFAULT: &str = "default_after_deadline";
-
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AskOption {
-    pub label: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Urgency {
-    Low,
-    #[default]
-    Normal,
-    High,
-}
-
-impl Urgency {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Normal => "normal",
-            Self::High => "high",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "low" => Some(Self::Low),
-            "normal" => Some(Self::Normal),
-            "high" => Some(Self::High),
-            _ => None,
-        }
-    }
-}
+pub use crate::store::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency};
 
 /// The structured part of an ask as an adapter received it (MCP arguments,
 /// REST body, hook payload): raw JSON values, validated by [`validate`] so
@@ -91,25 +52,6 @@ impl ChoicesInput {
         .iter()
         .all(|v| v.as_ref().is_none_or(Value::is_null))
     }
-}
-
-/// The validated structured part of an ask, as stored with it.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Choices {
-    pub options: Vec<AskOption>,
-    pub multi_select: bool,
-    /// The label taken when the deadline passes with the ask still OPEN.
-    pub default: Option<String>,
-    pub deadline_at: Option<DateTime<Utc>>,
-    pub urgency: Urgency,
-    /// `None` (a person, or not answered) or [`ANSWERED_BY_DEFAULT`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_by: Option<String>,
-    /// The option(s) the answer named (0-based), when it named any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_options: Option<Vec<usize>>,
 }
 
 impl Choices {

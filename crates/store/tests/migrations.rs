@@ -127,3 +127,63 @@ async fn invariants_migration_repairs_violating_data_first() {
     assert!(err.to_string().contains("UNIQUE"), "{err}");
     store.close().await;
 }
+
+/// Migration 0008 widens the state CHECK in place: PENDING_DELIVERY is
+/// accepted, other unknown states are still refused, the file is sound.
+#[tokio::test]
+async fn the_state_check_is_widened_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let t = ids::new_id();
+    store
+        .create_task(NewTask {
+            id: t.clone(),
+            title: "Fix CI".into(),
+            description: None,
+            project_id: None,
+            parent_task_id: None,
+            agent: AgentConfig {
+                provider: Provider::Command,
+                command: Some(vec!["true".into()]),
+                cwd: None,
+                env: Default::default(),
+            },
+            now: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let pool = store.writer_pool();
+    let insert = |state: &'static str| {
+        sqlx::query(
+            "INSERT INTO harness_messages (id, task_id, kind, state, content, created_at) VALUES (?, ?, 'notify', ?, 'x', 1)",
+        )
+        .bind(ids::new_id())
+        .bind(t.clone())
+        .bind(state)
+        .execute(pool)
+    };
+    insert("PENDING_DELIVERY").await.unwrap();
+    assert!(insert("BOGUS").await.is_err(), "the CHECK still holds");
+    let sql: String =
+        sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(check, "ok");
+    store.close().await;
+    // Reopened (a fresh connection reads the edited schema).
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
+    )
+    .fetch_one(store.writer_pool())
+    .await
+    .unwrap();
+    assert_eq!(n, 1);
+}

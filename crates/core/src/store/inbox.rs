@@ -4,12 +4,125 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::StoreResult;
-use crate::{
-    deliveries::Delivery,
-    inbox::{BatchState, NewEvent, TaskMessage, WorkbenchBatch, WorkbenchEvent},
-};
+use super::{Delivery, StoreResult};
+
+macro_rules! text_enum {
+    ($name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+        impl $name {
+            pub fn as_str(self) -> &'static str { match self { $(Self::$variant => $text),+ } }
+            pub fn parse(s: &str) -> Option<Self> { match s { $($text => Some(Self::$variant),)+ _ => None } }
+        }
+    };
+}
+
+text_enum!(EventKind {
+    ChildReviewRequired = "CHILD_REVIEW_REQUIRED",
+    ChildDecisionRequired = "CHILD_DECISION_REQUIRED",
+    ChildExecutionFailed = "CHILD_EXECUTION_FAILED",
+});
+text_enum!(Priority { High = "HIGH", Normal = "NORMAL" });
+text_enum!(EventState {
+    Pending = "PENDING",
+    Processing = "PROCESSING",
+    Delivered = "DELIVERED",
+    Consumed = "CONSUMED",
+});
+text_enum!(BatchState {
+    Claimed = "CLAIMED",
+    Dispatched = "DISPATCHED",
+    Acked = "ACKED",
+    Resolved = "RESOLVED",
+    Failed = "FAILED",
+});
+text_enum!(MessageRole { User = "USER", Assistant = "ASSISTANT", System = "SYSTEM" });
+
+impl Priority {
+    /// Explicit sort rank: HIGH before NORMAL (never rely on text order).
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::High => 0,
+            Self::Normal => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkbenchEvent {
+    pub id: String,
+    pub parent_task_id: String,
+    pub source_task_id: String,
+    pub execution_id: Option<String>,
+    pub kind: EventKind,
+    pub priority: Priority,
+    pub dedup_key: String,
+    pub execution_review_key: Option<String>,
+    pub batch_id: Option<String>,
+    /// `{childTaskId, childTitle, childReply?, question?, executionId?, exitCode?}`.
+    pub payload: Value,
+    pub state: EventState,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub consumed_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkbenchBatch {
+    /// Also the delivery id and the TaskMessage id.
+    pub id: String,
+    pub parent_task_id: String,
+    pub execution_id: Option<String>,
+    pub event_ids: Vec<String>,
+    pub prompt: String,
+    pub state: BatchState,
+    #[serde(skip_serializing)]
+    pub lease_token: Option<String>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub dispatch_attempts: u32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub dispatched_at: Option<DateTime<Utc>>,
+    pub acked_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskMessage {
+    pub id: String,
+    pub task_id: String,
+    pub execution_id: Option<String>,
+    pub role: MessageRole,
+    pub content: String,
+    pub metadata: Option<Value>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A new event (see [`crate::store::InboxStore::add_workbench_event`]).
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub id: String,
+    pub parent_task_id: String,
+    pub source_task_id: String,
+    pub execution_id: Option<String>,
+    pub kind: EventKind,
+    pub priority: Priority,
+    pub dedup_key: String,
+    pub execution_review_key: Option<String>,
+    /// Produced by the execution-exit fallback (never duplicates a stop review).
+    pub fallback: bool,
+    pub payload: Value,
+    pub now: DateTime<Utc>,
+}
 
 /// A batch to store with its delivery, in one transaction with the claim check.
 #[derive(Debug, Clone)]

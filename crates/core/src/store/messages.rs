@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::StoreResult;
+use super::{Delivery, DeliveryClaim, StoreResult};
 use crate::model::{Message, MessageQuery, MessageRow};
 
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct Answered {
     pub running: bool,
     /// The delivery row written by the same transaction (`None`: the task's
     /// agent never ran, nothing to type into).
-    pub delivery: Option<crate::deliveries::Delivery>,
+    pub delivery: Option<Delivery>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub trait MessageStore: Send + Sync + 'static {
         task_id: &str,
         text: &str,
         delivery_id: &str,
-        claim: Option<&crate::store::DeliveryClaim>,
+        claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Answered>>;
     /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).

@@ -1,7 +1,9 @@
 //! The storage port, one small object-safe trait per aggregate:
 //! [`TaskStore`] (projects, tasks, executions, credentials), [`MessageStore`]
-//! (asks, notifies, replies), [`SettingsStore`] and [`DeliveryStore`] (the
-//! durable delivery queue). Every method is one atomic
+//! (asks, notifies, replies), [`ChoicesStore`] (structured questions),
+//! [`DeliveryStore`] (the durable delivery queue), [`OutboxStore`] (messages
+//! owed to a gateway), [`InboxStore`] (a parent's workbench events and
+//! batches), [`SettingsStore`] and [`StatsStore`]. Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -11,6 +13,16 @@
 //! inside the backend. Any type implementing all the aggregate traits is a
 //! `Store` (blanket impl). A new aggregate is a new module here plus one more
 //! bound on `Store`.
+//!
+//! **The port's types belong to the port.** Every row and record a method
+//! takes or returns is defined in these files (a delivery, an outbound row,
+//! a workbench event, an ask's choices …) and only re-exported by the
+//! service modules that apply their rules (`crate::deliveries`,
+//! `crate::outbox`, `crate::inbox`, `crate::options`), so a backend depends
+//! on this module alone. The one exception is [`crate::model`], the shared
+//! domain model (tasks, executions, messages and their states) that the
+//! port, the services and the API all speak; it imports nothing from the
+//! services either. Nothing here imports a service module.
 
 mod choices;
 mod deliveries;
@@ -21,12 +33,18 @@ mod settings;
 mod stats;
 mod tasks;
 
-pub use choices::{ChoicesStore, DueDefault};
-pub use deliveries::{Claimed, DeliveryClaim, DeliveryStore, NewInput};
-pub use inbox::{InboxStore, NewBatch};
+pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
+pub use deliveries::{
+    Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
+};
+pub use inbox::{
+    BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,
+    TaskMessage, WorkbenchBatch, WorkbenchEvent,
+};
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
 pub use outbox::{
-    Dedup, Enqueued, NewOutbound, OutboxStore, Settle, SettleBatch, Settled, SettledBatch,
+    Dedup, DeliveryMapping, Enqueued, NewOutbound, Outbound, OutboundState, OutboxStore, Settle,
+    SettleBatch, Settled, SettledBatch,
 };
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;

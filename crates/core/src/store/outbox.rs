@@ -5,11 +5,107 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::StoreResult;
-use crate::{
-    model::MessageState,
-    outbox::{DeliveryMapping, Outbound, OutboundState},
-};
+use serde::{Deserialize, Serialize};
+
+use super::{Choices, StoreResult};
+use crate::model::MessageState;
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OutboundState {
+    Pending,
+    Sending,
+    Delivered,
+    SentUnverified,
+    Failed,
+    Dead,
+}
+
+impl OutboundState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Sending => "SENDING",
+            Self::Delivered => "DELIVERED",
+            Self::SentUnverified => "SENT_UNVERIFIED",
+            Self::Failed => "FAILED",
+            Self::Dead => "DEAD",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "PENDING" => Self::Pending,
+            "SENDING" => Self::Sending,
+            "DELIVERED" => Self::Delivered,
+            "SENT_UNVERIFIED" => Self::SentUnverified,
+            "FAILED" => Self::Failed,
+            "DEAD" => Self::Dead,
+            _ => return None,
+        })
+    }
+
+    /// The platform has (or may have) the message.
+    pub fn sent(self) -> bool {
+        matches!(self, Self::Delivered | Self::SentUnverified)
+    }
+
+    /// An attempt has ended (what `push_to_human` waits for).
+    pub fn attempted(self) -> bool {
+        !matches!(self, Self::Pending | Self::Sending)
+    }
+}
+
+/// One outbound row (the reference's HarnessOutbound).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outbound {
+    pub id: String,
+    pub dedup_key: String,
+    pub task_id: Option<String>,
+    pub execution_id: Option<String>,
+    pub message_id: Option<String>,
+    pub gateway: String,
+    pub downstream: Option<String>,
+    pub dest: Option<String>,
+    pub requested_to: Option<String>,
+    pub profile: Option<String>,
+    pub scope: String,
+    pub expect_reply: bool,
+    pub message: String,
+    pub presentation: Option<String>,
+    pub state: OutboundState,
+    pub attempts: u32,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub lease_owner: Option<String>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub platform: Option<String>,
+    pub platform_chat_id: Option<String>,
+    pub platform_message_id: Option<String>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Platform message id → task (the reference's HarnessDelivery).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryMapping {
+    pub id: String,
+    pub harness_message_id: Option<String>,
+    pub task_id: Option<String>,
+    pub outbound_id: Option<String>,
+    pub platform: String,
+    pub chat_id: String,
+    pub platform_message_id: String,
+    pub scope: String,
+    pub expect_reply: bool,
+    pub created_at: DateTime<Utc>,
+}
 
 /// How a new row is deduplicated.
 #[derive(Debug, Clone)]
@@ -40,7 +136,7 @@ pub struct NewOutbound {
     pub now: DateTime<Utc>,
     /// The structured part of a pushed question (issue 16): stored with its
     /// message, in the same transaction.
-    pub choices: Option<crate::options::Choices>,
+    pub choices: Option<Choices>,
 }
 
 /// What an enqueue found or wrote.

@@ -1,4 +1,4 @@
-//! The core's access rules (`harness_core::access`) on a real SQLite file:
+//! The core's access rules (`harness_core::access`) on the store:
 //! the one implementation REST, MCP and server functions call.
 
 use std::sync::Arc;
@@ -10,14 +10,13 @@ use harness_core::{
     settings::NotifyTarget,
     tasks::{CreateProject, CreateTask},
 };
-use harness_store::{SqliteOptions, SqliteStore};
 
-async fn harness(dir: &tempfile::TempDir) -> Harness {
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+use super::{Backend, support::ADMIN};
+
+async fn harness(b: &Backend) -> Harness {
     Harness::new(
-        Arc::new(store),
-        HarnessConfig::new(ids::token_hash("admin")),
+        b.another().await,
+        HarnessConfig::new(ids::token_hash(ADMIN)),
     )
 }
 
@@ -28,10 +27,8 @@ fn titled(title: &str) -> CreateTask {
     }
 }
 
-#[tokio::test]
-async fn agents_create_children_of_their_own_task_in_its_project() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = harness(&dir).await;
+pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend) {
+    let h = harness(b).await;
     // A project's directory must exist (issue 25, point 10).
     let web = tempfile::tempdir().unwrap();
     let project = h
@@ -114,10 +111,8 @@ async fn agents_create_children_of_their_own_task_in_its_project() {
     }
 }
 
-#[tokio::test]
-async fn unattended_mode_needs_a_channel_that_reaches_a_human() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = harness(&dir).await;
+pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
+    let h = harness(b).await;
     let t = h.create_task(titled("goal")).await.unwrap().task.id;
     let refused = h.set_unattended(&t, true).await.unwrap_err();
     assert_eq!(refused.http_status(), 409, "{refused}");
@@ -152,17 +147,13 @@ async fn unattended_mode_needs_a_channel_that_reaches_a_human() {
 
 /// Another process (another `Harness` on the same database, its events
 /// relayed by a shared bus) changes the targets: this process's cache sees it.
-#[tokio::test]
-async fn the_notify_target_cache_is_invalidated_through_the_bus() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend) {
     let bus: Arc<dyn harness_core::EventBus> = Arc::new(harness_core::InProcessBus::default());
     let open = || async {
-        let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
         Harness::with_bus(
-            Arc::new(store),
+            b.another().await,
             bus.clone(),
-            HarnessConfig::new(ids::token_hash("admin")),
+            HarnessConfig::new(ids::token_hash(ADMIN)),
         )
     };
     let (reader, writer) = (open().await, open().await);
@@ -185,13 +176,7 @@ async fn the_notify_target_cache_is_invalidated_through_the_bus() {
     assert_eq!(reader.notify_targets().await.unwrap(), vec![hermes]);
     // Without a shared bus the other handle keeps its cache: the bus is the
     // invalidation path, not a re-read on every call.
-    let lonely = {
-        let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
-        Harness::new(
-            Arc::new(store),
-            HarnessConfig::new(ids::token_hash("admin")),
-        )
-    };
+    let lonely = harness(b).await;
     assert_eq!(lonely.notify_targets().await.unwrap().len(), 1);
     writer.set_notify_targets(Vec::new()).await.unwrap();
     assert!(reader.notify_targets().await.unwrap().is_empty());

@@ -1,4 +1,4 @@
-//! The parent's durable inbox on a real SQLite file, through the core:
+//! The parent's durable inbox, through the core:
 //! dedup keys and the one-review-per-execution race (stop hook vs. exit
 //! fallback, in both orders, and racing on two connections), HIGH before
 //! NORMAL, the batch stored with its TaskMessage and delivery in one
@@ -10,22 +10,23 @@ use std::sync::Arc;
 use chrono::{Duration, Utc};
 use harness_core::{
     Harness, HarnessConfig,
-    deliveries::{DeliveryState, DeliveryStore},
+    deliveries::DeliveryState,
     ids,
     inbox::{BatchState, EventKind, EventState, Priority},
     model::ExecutionStatus,
-    store::InboxStore,
+    store::Store,
     tasks::CreateTask,
 };
-use harness_store::{SqliteOptions, SqliteStore};
 
-async fn open(dir: &tempfile::TempDir) -> (SqliteStore, Harness) {
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
-    let mut config = HarnessConfig::new(ids::token_hash("admin"));
+use super::{Backend, support::ADMIN};
+
+/// The core on node-a over another store on the backend's database.
+async fn open(b: &Backend) -> (Arc<dyn Store>, Harness) {
+    let store = b.another().await;
+    let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
     config.node_id = "node-a".into();
     config.delivery_owner = Some("node-a:boot-1".into());
-    let harness = Harness::new(Arc::new(store.clone()), config);
+    let harness = Harness::new(store.clone(), config);
     (store, harness)
 }
 
@@ -48,10 +49,8 @@ async fn running_child(h: &Harness, parent: &str) -> (String, String) {
     (child, exec.id)
 }
 
-#[tokio::test]
-async fn one_review_per_execution_whoever_comes_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = open(&dir).await;
+pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
+    let (store, h) = open(b).await;
     let parent = task(&h, None).await;
 
     // Stop hook first, then the COMPLETED exit: one event (the hook's).
@@ -148,11 +147,9 @@ async fn one_review_per_execution_whoever_comes_first() {
     assert_eq!(events.len(), 5, "{events:#?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn racing_stop_and_fallback_on_two_connections_make_one_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, h) = open(&dir).await;
-    let (_, h2) = open(&dir).await;
+pub async fn racing_stop_and_fallback_on_two_connections_make_one_event(b: &Backend) {
+    let (_, h) = open(b).await;
+    let (_, h2) = open(b).await;
     let parent = task(&h, None).await;
     for _ in 0..20 {
         let (child, exec) = running_child(&h, &parent).await;
@@ -185,10 +182,8 @@ async fn racing_stop_and_fallback_on_two_connections_make_one_event() {
     }
 }
 
-#[tokio::test]
-async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = open(&dir).await;
+pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_id(b: &Backend) {
+    let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     let (pe, _) = h.begin_execution(&parent).await.unwrap();
     let (r, re) = running_child(&h, &parent).await;
@@ -337,10 +332,8 @@ async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_id()
     assert!(events.iter().all(|e| e.state == EventState::Delivered));
 }
 
-#[tokio::test]
-async fn stale_reviews_are_consumed_not_delivered() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = open(&dir).await;
+pub async fn stale_reviews_are_consumed_not_delivered(b: &Backend) {
+    let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     let (c, e) = running_child(&h, &parent).await;
     let older = h
@@ -363,10 +356,8 @@ async fn stale_reviews_are_consumed_not_delivered() {
     assert!(old.batch_id.is_none());
 }
 
-#[tokio::test]
-async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = open(&dir).await;
+pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay(b: &Backend) {
+    let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     for _ in 0..3 {
         let (c, e) = running_child(&h, &parent).await;
@@ -436,10 +427,8 @@ async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay() 
     );
 }
 
-#[tokio::test]
-async fn exits_without_an_event_are_recovered_at_start_up_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = open(&dir).await;
+pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) {
+    let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     let (before, be) = running_child(&h, &parent).await;
     h.finish_execution(&before, &be, ExecutionStatus::Failed, None, "interrupted")

@@ -1,4 +1,4 @@
-//! The messaging state machine through the core, on a real SQLite file.
+//! The messaging state machine through the core.
 
 use std::{collections::HashSet, sync::Arc};
 
@@ -9,23 +9,19 @@ use harness_core::{
     ids,
     messaging::ResumeMode,
     model::{ExecutionStatus, MessageKind, MessageQuery, MessageState, MessageView},
-    store::NewAsk,
+    store::{NewAsk, Store},
     tasks::CreateTask,
 };
-use harness_store::{SqliteOptions, SqliteStore};
+
+use super::{Backend, support::ADMIN};
 
 struct Db {
-    _dir: tempfile::TempDir,
-    url: String,
-    store: SqliteStore,
+    store: Arc<dyn Store>,
     harness: Harness,
 }
 
-const ADMIN: &str = "admin-secret";
-
-async fn open_at(dir: tempfile::TempDir) -> Db {
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+/// The core over `store`, without the per-task rate limits.
+fn unlimited(store: Arc<dyn Store>) -> Harness {
     let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
     // Some stories ask and notify hundreds of times on one task: past the
     // per-task rate limit, which is not what they test (`rate_limit`).
@@ -38,17 +34,14 @@ async fn open_at(dir: tempfile::TempDir) -> Db {
         notify: unbounded,
         push: unbounded,
     };
-    let harness = Harness::new(Arc::new(store.clone()), config);
-    Db {
-        _dir: dir,
-        url,
-        store,
-        harness,
-    }
+    Harness::new(store, config)
 }
 
-async fn db() -> Db {
-    open_at(tempfile::tempdir().unwrap()).await
+/// The core over another store on the backend's database.
+async fn db(b: &Backend) -> Db {
+    let store = b.another().await;
+    let harness = unlimited(store.clone());
+    Db { store, harness }
 }
 
 async fn task(h: &Harness, title: &str) -> String {
@@ -70,30 +63,8 @@ async fn exec_status(h: &Harness, task_id: &str) -> Option<ExecutionStatus> {
         .map(|e| e.status)
 }
 
-#[tokio::test]
-async fn sqlite_is_wal_normal_with_foreign_keys() {
-    let db = db().await;
-    let pool = db.store.writer_pool();
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    assert_eq!(mode, "wal");
-    assert_eq!(sync, 1, "synchronous=NORMAL");
-    assert_eq!(fk, 1);
-}
-
-#[tokio::test]
-async fn ask_cancels_the_previous_open_ask_and_parks_running_executions() {
-    let db = db().await;
+pub async fn ask_cancels_the_previous_open_ask_and_parks_running_executions(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, _) = h.begin_execution(&t).await.unwrap();
@@ -127,14 +98,12 @@ async fn ask_cancels_the_previous_open_ask_and_parks_running_executions() {
 
 impl Db {
     async fn store_message(&self, id: &str) -> harness_core::model::Message {
-        use harness_core::store::MessageStore;
         self.store.get_message(id).await.unwrap().unwrap()
     }
 }
 
-#[tokio::test]
-async fn notify_lines_are_closed_and_never_pending() {
-    let db = db().await;
+pub async fn notify_lines_are_closed_and_never_pending(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let m = h.notify(&t, Some("50% done")).await.unwrap();
@@ -146,9 +115,8 @@ async fn notify_lines_are_closed_and_never_pending() {
     assert_eq!(h.pending_count().await.unwrap(), 0);
 }
 
-#[tokio::test]
-async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask() {
-    let db = db().await;
+pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     // No ask yet: the reference's 409.
@@ -219,9 +187,8 @@ async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask() {
     ));
 }
 
-#[tokio::test]
-async fn reply_without_execution_reports_not_running() {
-    let db = db().await;
+pub async fn reply_without_execution_reports_not_running(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     h.ask(&t, Some("q")).await.unwrap();
@@ -237,20 +204,16 @@ async fn reply_without_execution_reports_not_running() {
 /// a barrier, spread over four independent store handles on the same file
 /// (four writer connections, as several processes would have), so the
 /// conditional update, not one connection's queue, picks the winner.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fifty_concurrent_replies_exactly_one_wins() {
-    let db = db().await;
+pub async fn fifty_concurrent_replies_exactly_one_wins(b: &Backend) {
+    let db = db(b).await;
     let h = db.harness.clone();
     let t = task(&h, "race").await;
     h.begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("pick one")).await.unwrap();
     let mut handles = vec![h.clone()];
     for _ in 0..3 {
-        let store = SqliteStore::open(SqliteOptions::new(&db.url))
-            .await
-            .unwrap();
         handles.push(Harness::new(
-            Arc::new(store),
+            b.another().await,
             HarnessConfig::new(ids::token_hash(ADMIN)),
         ));
     }
@@ -305,9 +268,8 @@ async fn fifty_concurrent_replies_exactly_one_wins() {
     assert_eq!(exec_status(&h, &t).await, Some(ExecutionStatus::Running));
 }
 
-#[tokio::test]
-async fn ignore_only_open_asks_and_dismiss_only_non_asks() {
-    let db = db().await;
+pub async fn ignore_only_open_asks_and_dismiss_only_non_asks(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let ask = h.ask(&t, Some("q")).await.unwrap();
@@ -340,10 +302,8 @@ async fn ignore_only_open_asks_and_dismiss_only_non_asks() {
     assert!(h.ignore("not-an-id").await.is_err());
 }
 
-#[tokio::test]
-async fn sweep_expires_only_stale_open_asks() {
-    use harness_core::store::MessageStore;
-    let db = db().await;
+pub async fn sweep_expires_only_stale_open_asks(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t1 = task(h, "old").await;
     let t2 = task(h, "new").await;
@@ -371,9 +331,8 @@ async fn sweep_expires_only_stale_open_asks() {
     assert_eq!(h.sweep_expired().await.unwrap(), 0, "idempotent");
 }
 
-#[tokio::test]
-async fn keyset_pages_cover_every_row_once_in_order() {
-    let db = db().await;
+pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "Paging task").await;
     for i in 0..250 {
@@ -449,18 +408,14 @@ async fn keyset_pages_cover_every_row_once_in_order() {
     assert!(pending.rows.is_empty());
 }
 
-#[tokio::test]
-async fn an_open_ask_survives_reopening_the_database() {
-    let db = db().await;
+pub async fn an_open_ask_survives_reopening_the_database(b: &Backend) {
+    let db = db(b).await;
     let t = task(&db.harness, "durable").await;
     db.harness.begin_execution(&t).await.unwrap();
     let ask = db.harness.ask(&t, Some("still there?")).await.unwrap();
-    db.store.close().await;
-    let dir = db._dir;
-    let url = db.url.clone();
-    drop(db.harness);
-    let reopened = open_at(dir).await;
-    assert_eq!(reopened.url, url);
+    // Closed: nothing of it is held in memory any more.
+    drop(db);
+    let reopened = self::db(b).await;
     let pending = reopened.harness.pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), Some(ask.request_id.as_str()));
     let out = reopened
@@ -471,9 +426,8 @@ async fn an_open_ask_survives_reopening_the_database() {
     assert_eq!(out.mode, ResumeMode::Continued);
 }
 
-#[tokio::test]
-async fn bad_inputs_are_rejected_with_the_field_and_nothing_written() {
-    let db = db().await;
+pub async fn bad_inputs_are_rejected_with_the_field_and_nothing_written(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let long = "x".repeat(4001);
@@ -516,9 +470,8 @@ async fn bad_inputs_are_rejected_with_the_field_and_nothing_written() {
     assert!(page.rows.is_empty(), "no half-written rows");
 }
 
-#[tokio::test]
-async fn tokens_bind_agents_to_their_task() {
-    let db = db().await;
+pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, token) = h.begin_execution(&t).await.unwrap();
@@ -546,9 +499,8 @@ async fn tokens_bind_agents_to_their_task() {
     ));
 }
 
-#[tokio::test]
-async fn derived_children_carry_the_source_marker() {
-    let db = db().await;
+pub async fn derived_children_carry_the_source_marker(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let parent = task(h, "Parent task").await;
     let child = h
@@ -589,9 +541,8 @@ async fn derived_children_carry_the_source_marker() {
 /// An ask is one batch (`BEGIN; …; COMMIT`) on the writer connection: a
 /// statement failing half-way (the task does not exist) rolls everything back
 /// and leaves the connection usable, repeatedly.
-#[tokio::test]
-async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working() {
-    let db = db().await;
+pub async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, _) = h.begin_execution(&t).await.unwrap();
@@ -608,11 +559,21 @@ async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working() {
         );
         h.notify(&t, Some("still writable")).await.unwrap();
     }
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM harness_messages")
-        .fetch_one(db.store.writer_pool())
+    let rows = db
+        .store
+        .list_messages(&MessageQuery {
+            view: MessageView::All,
+            task_id: Some(t.clone()),
+            limit: 100,
+            ..Default::default()
+        })
         .await
         .unwrap();
-    assert_eq!(rows, 4, "one ask and three notifies, no half-written rows");
+    assert_eq!(
+        rows.len(),
+        4,
+        "one ask and three notifies, no half-written rows"
+    );
     let second = h.ask(&t, Some("second?")).await.unwrap();
     assert_eq!(second.cancelled, vec![first.request_id.clone()]);
     assert_eq!(
@@ -627,64 +588,4 @@ async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working() {
             .as_deref(),
         Some(exec.id.as_str())
     );
-}
-
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..100 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
-/// WAL checkpoints run in the background, not inside commits; a reader that
-/// pins old frames only delays them, and the backlog is copied once it ends.
-#[tokio::test]
-async fn the_wal_is_checkpointed_in_the_background_even_after_a_long_reader() {
-    use sqlx::{ConnectOptions, Connection};
-    let db = db().await;
-    let h = &db.harness;
-    let t = task(h, "t").await;
-    let auto: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
-        .fetch_one(db.store.writer_pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        auto, 16_000,
-        "the writer's own checkpoint is only a safety net"
-    );
-
-    // A reader holding a snapshot: frames written after it cannot be copied.
-    let mut reader = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(db.url.trim_start_matches("sqlite://"))
-        .connect()
-        .await
-        .unwrap();
-    let mut snapshot = reader.begin().await.unwrap();
-    let _: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks")
-        .fetch_one(&mut *snapshot)
-        .await
-        .unwrap();
-    for i in 0..200 {
-        h.ask(&t, Some(&format!("question {i}?"))).await.unwrap();
-    }
-    let stats = db.store.checkpoint_stats();
-    let runs = stats.runs();
-    wait_until("a checkpoint ran after the writes", || {
-        stats.runs() > runs + 1
-    })
-    .await;
-    assert!(
-        stats.backlog() > 0,
-        "frames pinned by the open reader stay in the WAL"
-    );
-
-    snapshot.rollback().await.unwrap();
-    reader.close().await.unwrap();
-    wait_until("the backlog is copied", || stats.backlog() == 0).await;
-    assert_eq!(stats.errors(), 0);
-    // Everything is still there.
-    assert!(h.pending(&t).await.unwrap().pending);
 }

@@ -1,49 +1,35 @@
-//! Structured questions (issue 16) through the core, on a real SQLite file:
+//! Structured questions (issue 16) through the core:
 //! choices stored with the ask, validation without half-written rows, the
 //! default after the deadline answered exactly once against people answering
 //! at the same moment — on a multi-threaded runtime, through two stores
-//! (two writer connections) on one database file.
+//! (two writer connections) on one database.
 
 use std::{sync::Arc, time::Duration};
 
 use chrono::Utc;
 use harness_core::{
-    CoreError, Harness, HarnessConfig, ids,
+    CoreError, Harness,
     model::{MessageQuery, MessageState, MessageView},
     options::{ANSWERED_BY_DEFAULT, ChoicesInput},
+    store::Store,
     tasks::CreateTask,
 };
-use harness_store::{SqliteOptions, SqliteStore};
 use serde_json::json;
 
-const ADMIN: &str = "admin-secret";
+use super::{
+    Backend,
+    support::{ask_due_at, harness_on},
+};
 
 struct Db {
-    _dir: tempfile::TempDir,
-    url: String,
-    store: SqliteStore,
+    store: Arc<dyn Store>,
     harness: Harness,
 }
 
-async fn open(url: &str) -> (SqliteStore, Harness) {
-    let store = SqliteStore::open(SqliteOptions::new(url)).await.unwrap();
-    let harness = Harness::new(
-        Arc::new(store.clone()),
-        HarnessConfig::new(ids::token_hash(ADMIN)),
-    );
-    (store, harness)
-}
-
-async fn db() -> Db {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let (store, harness) = open(&url).await;
-    Db {
-        _dir: dir,
-        url,
-        store,
-        harness,
-    }
+async fn db(b: &Backend) -> Db {
+    let store = b.store.clone();
+    let harness = harness_on(store.clone(), "node-a");
+    Db { store, harness }
 }
 
 async fn task(h: &Harness) -> String {
@@ -68,28 +54,8 @@ fn db_choice() -> ChoicesInput {
     }))
 }
 
-/// Move the ask's deadline (as if time had passed): the API refuses
-/// deadlines under a minute, the tests do not wait for one.
-async fn set_deadline(store: &SqliteStore, ask_id: &str, at: chrono::DateTime<Utc>) {
-    sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
-        .bind(at.timestamp_millis())
-        .bind(ask_id)
-        .execute(store.writer_pool())
-        .await
-        .unwrap();
-}
-
-async fn count(store: &SqliteStore, sql: &'static str, id: &str) -> i64 {
-    sqlx::query_scalar(sql)
-        .bind(id)
-        .fetch_one(store.writer_pool())
-        .await
-        .unwrap()
-}
-
-#[tokio::test]
-async fn choices_are_stored_with_the_ask_and_plain_asks_have_none() {
-    let db = db().await;
+pub async fn choices_are_stored_with_the_ask_and_plain_asks_have_none(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h).await;
     let plain = h.ask(&t, Some("free text?")).await.unwrap();
@@ -115,9 +81,8 @@ async fn choices_are_stored_with_the_ask_and_plain_asks_have_none() {
     assert_eq!(h.reply_text_for(&t, "MySQL").await.unwrap(), "MySQL");
 }
 
-#[tokio::test]
-async fn invalid_choices_write_nothing_and_name_the_field() {
-    let db = db().await;
+pub async fn invalid_choices_write_nothing_and_name_the_field(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h).await;
     let nine: Vec<_> = (0..9).map(|i| json!({"label": format!("o{i}")})).collect();
@@ -139,18 +104,22 @@ async fn invalid_choices_write_nothing_and_name_the_field() {
             other => panic!("{bad}: {other:?}"),
         }
     }
-    let asks = count(
-        &db.store,
-        "SELECT COUNT(*) FROM harness_messages WHERE task_id = ?",
-        &t,
-    )
-    .await;
-    assert_eq!(asks, 0, "a refused ask writes no row");
+    let asks = db
+        .store
+        .list_messages(&MessageQuery {
+            view: MessageView::All,
+            task_id: Some(t.clone()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(asks.is_empty(), "a refused ask writes no row: {asks:?}");
+    assert!(db.store.latest_ask(&t).await.unwrap().is_none());
 }
 
-#[tokio::test]
-async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
-    let db = db().await;
+pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backend) {
+    let db = db(b).await;
     let h = &db.harness;
     let t = task(h).await;
     h.begin_execution(&t).await.unwrap();
@@ -159,20 +128,33 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
         .await
         .unwrap();
     assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "not due yet");
-    set_deadline(
-        &db.store,
-        &asked.request_id,
+    let later = Utc::now() + chrono::Duration::seconds(61);
+    let due = db.store.due_defaults(later, 10).await.unwrap();
+    assert_eq!(due.len(), 1, "due at its deadline");
+    assert_eq!(due[0].message_id, asked.request_id);
+    assert_eq!(due[0].default_label, "SQLite");
+    assert!(db.store.next_default_deadline().await.unwrap().is_some());
+    // The same question again, its deadline already passed (the port
+    // takes any deadline; the API's one-minute minimum is the core's).
+    let asked_id = ask_due_at(
+        db.store.as_ref(),
+        &t,
+        "Which DB?",
+        &["Postgres", "SQLite"],
+        Some("SQLite"),
         Utc::now() - chrono::Duration::seconds(1),
     )
     .await;
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "exactly once");
-    let m = h
-        .store()
+    let superseded = db
+        .store
         .get_message(&asked.request_id)
         .await
         .unwrap()
         .unwrap();
+    assert_eq!(superseded.state, MessageState::Cancelled);
+    assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
+    assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "exactly once");
+    let m = h.store().get_message(&asked_id).await.unwrap().unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
     let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
@@ -202,13 +184,12 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
         Err(CoreError::Conflict(_))
     ));
     // An ask without a default is never answered by the sweep.
-    let plain = h
-        .ask_with(&t, Some("Why?"), &input(json!({"deadline": 60})))
-        .await
-        .unwrap();
-    set_deadline(
-        &db.store,
-        &plain.request_id,
+    ask_due_at(
+        db.store.as_ref(),
+        &t,
+        "Why?",
+        &[],
+        None,
         Utc::now() - chrono::Duration::seconds(1),
     )
     .await;
@@ -225,24 +206,27 @@ async fn default_after_deadline_answers_like_a_reply_and_is_marked() {
 }
 
 /// 50 concurrent tries around the deadline — 25 people replying, 25 default
-/// sweeps — on two stores (two writer connections) of one file, several
+/// sweeps — on two stores (two writer connections) of one database, several
 /// rounds: exactly one answer and one delivery row every time.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn deadline_default_races_people_exactly_once() {
-    let db = db().await;
-    let (_store_b, harness_b) = open(&db.url).await;
+pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
+    let db = db(b).await;
+    let harness_b = harness_on(b.another().await, "node-a");
     let a = db.harness.clone();
     let mut outcomes = std::collections::BTreeMap::<&str, usize>::new();
     for round in 0..6 {
         let t = task(&a).await;
         a.begin_execution(&t).await.unwrap();
-        let asked = a
-            .ask_with(&t, Some("Which DB?"), &db_choice())
-            .await
-            .unwrap();
         let start = tokio::time::Instant::now() + Duration::from_millis(120);
         let deadline = Utc::now() + chrono::Duration::milliseconds(150);
-        set_deadline(&db.store, &asked.request_id, deadline).await;
+        let asked_id = ask_due_at(
+            db.store.as_ref(),
+            &t,
+            "Which DB?",
+            &["Postgres", "SQLite"],
+            Some("SQLite"),
+            deadline,
+        )
+        .await;
         let mut jobs = Vec::new();
         for i in 0..50u64 {
             let h = if i % 4 < 2 {
@@ -299,19 +283,13 @@ async fn deadline_default_races_people_exactly_once() {
         }
         assert_eq!(wins.len(), 1, "round {round}: winners {wins:?}");
         *outcomes.entry(wins[0]).or_default() += 1;
-        let deliveries = count(
-            &db.store,
-            "SELECT COUNT(*) FROM deliveries WHERE message_id = ?",
-            &asked.request_id,
-        )
-        .await;
-        assert_eq!(deliveries, 1, "round {round}: one delivery row");
-        let m = a
-            .store()
-            .get_message(&asked.request_id)
+        let deliveries = db
+            .store
+            .deliveries_for_messages(std::slice::from_ref(&asked_id))
             .await
-            .unwrap()
             .unwrap();
+        assert_eq!(deliveries.len(), 1, "round {round}: one delivery row");
+        let m = a.store().get_message(&asked_id).await.unwrap().unwrap();
         assert_eq!(m.state, MessageState::Answered);
         let by_default =
             a.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id].answered_by_default();

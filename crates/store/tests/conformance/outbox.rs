@@ -1,8 +1,8 @@
-//! The durable outbox on a real SQLite file, through the core: the message
+//! The durable outbox, through the core: the message
 //! and its outbound row in one transaction, the dedup rules (explicit keys
 //! strict, implicit keys per ask lifecycle), every transition of the state
 //! machine, expired leases, start-up recovery, and concurrent enqueues of
-//! one key from two writers on one file.
+//! one key from two writers on one database.
 
 use std::sync::Arc;
 
@@ -12,16 +12,16 @@ use harness_core::{
     model::{ExecutionStatus, MessageKind, MessageState},
     outbox::{NoJournal, OutboundState, PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
+    store::Store,
     tasks::CreateTask,
 };
-use harness_store::{SqliteOptions, SqliteStore};
 
-async fn harness(dir: &tempfile::TempDir, node: &str) -> (SqliteStore, Harness) {
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
-    let mut config = HarnessConfig::new(ids::token_hash("admin"));
-    config.node_id = node.into();
-    let h = Harness::new(Arc::new(store.clone()), config);
+use super::{Backend, support::harness_on};
+
+/// The core on `node` over another store on the backend's database.
+async fn harness(b: &Backend, node: &str) -> (Arc<dyn Store>, Harness) {
+    let store = b.another().await;
+    let h = harness_on(store.clone(), node);
     (store, h)
 }
 
@@ -88,10 +88,8 @@ async fn claim_one(h: &Harness, at: chrono::DateTime<Utc>) -> harness_core::outb
     rows.remove(0)
 }
 
-#[tokio::test]
-async fn no_channel_and_work_without_destination_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn no_channel_and_work_without_destination_are_refused(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     let t = task(&h).await;
     let err = h.push_to_human(push(&t, "hi", true)).await.unwrap_err();
     assert!(
@@ -111,10 +109,8 @@ async fn no_channel_and_work_without_destination_are_refused() {
     assert!(!out.parked && !out.sent);
 }
 
-#[tokio::test]
-async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
     let exec = h.begin_execution(&t).await.unwrap();
@@ -193,10 +189,8 @@ async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask() {
     );
 }
 
-#[tokio::test]
-async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
     let mut a = push(&t, "first text", true);
@@ -267,10 +261,8 @@ async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle() {
     );
 }
 
-#[tokio::test]
-async fn failures_back_off_then_die_and_a_person_can_retry() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
     let out = h.push_to_human(push(&t, "will fail", false)).await.unwrap();
@@ -343,10 +335,8 @@ async fn failures_back_off_then_die_and_a_person_can_retry() {
     );
 }
 
-#[tokio::test]
-async fn unverified_is_never_resent_and_can_be_marked_delivered() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn unverified_is_never_resent_and_can_be_marked_delivered(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
     let out = h.push_to_human(push(&t, "no id", true)).await.unwrap();
@@ -390,10 +380,8 @@ async fn unverified_is_never_resent_and_can_be_marked_delivered() {
     assert!(n2.deduped && n2.outbound_id == n1.outbound_id);
 }
 
-#[tokio::test]
-async fn expired_leases_and_earlier_boots_become_unverified() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_s, h) = harness(&dir, "node-a").await;
+pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
     h.push_to_human(push(&t, "one", true)).await.unwrap();
@@ -432,7 +420,7 @@ async fn expired_leases_and_earlier_boots_become_unverified() {
         "our own boot"
     );
     // Another node never touches it.
-    let (_s3, hb) = harness(&dir, "node-b").await;
+    let (_s3, hb) = harness(b, "node-b").await;
     assert_eq!(
         hb.recover_boot_outbound("node-b:boot-1", &NoJournal)
             .await
@@ -441,7 +429,7 @@ async fn expired_leases_and_earlier_boots_become_unverified() {
         "another node's rows"
     );
     // This node restarted with a new boot:
-    let (_s2, h2) = harness(&dir, "node-a").await;
+    let (_s2, h2) = harness(b, "node-a").await;
     assert_eq!(
         h2.recover_boot_outbound("node-a:boot-2", &NoJournal)
             .await
@@ -454,11 +442,9 @@ async fn expired_leases_and_earlier_boots_become_unverified() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_enqueues_of_one_key_make_one_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_a, ha) = harness(&dir, "node-a").await;
-    let (_b, hb) = harness(&dir, "node-b").await;
+pub async fn concurrent_enqueues_of_one_key_make_one_row(b: &Backend) {
+    let (_a, ha) = harness(b, "node-a").await;
+    let (_b, hb) = harness(b, "node-b").await;
     configured(&ha).await;
     let t = task(&ha).await;
     let mut set = tokio::task::JoinSet::new();
@@ -497,56 +483,11 @@ async fn concurrent_enqueues_of_one_key_make_one_row() {
     assert_eq!(page.rows.len(), 2, "one message per row");
 }
 
-/// Migration 0008 widens the state CHECK in place: PENDING_DELIVERY is
-/// accepted, other unknown states are still refused, the file is sound.
-#[tokio::test]
-async fn the_state_check_is_widened_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, h) = harness(&dir, "node-a").await;
-    let t = task(&h).await;
-    let pool = store.writer_pool();
-    let insert = |state: &'static str| {
-        sqlx::query(
-            "INSERT INTO harness_messages (id, task_id, kind, state, content, created_at) VALUES (?, ?, 'notify', ?, 'x', 1)",
-        )
-        .bind(ids::new_id())
-        .bind(t.clone())
-        .bind(state)
-        .execute(pool)
-    };
-    insert("PENDING_DELIVERY").await.unwrap();
-    assert!(insert("BOGUS").await.is_err(), "the CHECK still holds");
-    let sql: String =
-        sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE name = 'harness_messages'")
-            .fetch_one(pool)
-            .await
-            .unwrap();
-    assert_eq!(sql.matches("PENDING_DELIVERY").count(), 1, "{sql}");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    assert_eq!(check, "ok");
-    store.close().await;
-    // Reopened (a fresh connection reads the edited schema).
-    let (store, _h) = harness(&dir, "node-a").await;
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
-    )
-    .fetch_one(store.writer_pool())
-    .await
-    .unwrap();
-    assert_eq!(n, 1);
-}
-
-#[tokio::test]
-async fn the_attempt_cap_is_configurable() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+pub async fn the_attempt_cap_is_configurable(b: &Backend) {
+    let store = b.another().await;
     let mut config = HarnessConfig::new(ids::token_hash("admin"));
     config.outbox_max_attempts = 3;
-    let h = Harness::new(Arc::new(store), config);
+    let h = Harness::new(store, config);
     configured(&h).await;
     let t = task(&h).await;
     h.push_to_human(push(&t, "x", false)).await.unwrap();

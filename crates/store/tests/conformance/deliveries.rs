@@ -1,30 +1,30 @@
-//! The durable delivery queue on a real SQLite file: the reply's row in the
+//! The durable delivery queue: the reply's row in the
 //! answering transaction, claims with leases across several connections
-//! (two stores on one file = two writers, as two processes would be),
+//! (two stores on one database = two writers, as two processes would be),
 //! expired leases, UNVERIFIED rows, backoff, start-up release, dedup keys.
 
 use std::{collections::HashSet, sync::Arc};
 
 use chrono::{Duration, Utc};
 use harness_core::{
-    Harness, HarnessConfig,
-    deliveries::{self, DeliveryKind, DeliveryState, DeliveryStore, NewInput},
+    Harness,
+    deliveries::{self, DeliveryKind, DeliveryState, NewInput},
     ids,
+    store::Store,
     tasks::CreateTask,
 };
-use harness_store::{SqliteOptions, SqliteStore};
+
+use super::{Backend, support::harness_on};
 
 struct Node {
-    store: SqliteStore,
+    store: Arc<dyn Store>,
     harness: Harness,
 }
 
-async fn node(dir: &tempfile::TempDir, node_id: &str) -> Node {
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
-    let mut config = HarnessConfig::new(ids::token_hash("admin"));
-    config.node_id = node_id.into();
-    let harness = Harness::new(Arc::new(store.clone()), config);
+/// A node of its own over another store on the backend's database.
+async fn node(b: &Backend, node_id: &str) -> Node {
+    let store = b.another().await;
+    let harness = harness_on(store.clone(), node_id);
     Node { store, harness }
 }
 
@@ -52,10 +52,8 @@ fn input(task_id: &str, key: &str, node: Option<&str>) -> NewInput {
     }
 }
 
-#[tokio::test]
-async fn the_reply_row_is_written_by_the_answering_transaction() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
+pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) {
+    let a = node(b, "node-a").await;
     let h = &a.harness;
     // Never ran: nothing to type into, no row.
     let idle = task(h).await;
@@ -110,11 +108,9 @@ async fn the_reply_row_is_written_by_the_answering_transaction() {
     assert_eq!(a.store.task_deliveries(&t, 10).await.unwrap().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_claimers_on_two_connections_lease_each_row_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
-    let b = node(&dir, "node-a").await;
+pub async fn concurrent_claimers_on_two_connections_lease_each_row_once(b: &Backend) {
+    let a = node(b, "node-a").await;
+    let b = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let mut all = HashSet::new();
     for i in 0..40 {
@@ -162,10 +158,8 @@ async fn concurrent_claimers_on_two_connections_lease_each_row_once() {
     assert_eq!(unique, all, "every due row was claimed");
 }
 
-#[tokio::test]
-async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
+pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_alone(b: &Backend) {
+    let a = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let (mine, _) = a
         .store
@@ -238,10 +232,10 @@ async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_alone(
     );
 }
 
-#[tokio::test]
-async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
+pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed_again(
+    b: &Backend,
+) {
+    let a = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let (row, _) = a.store.enqueue_input(input(&t, "w", None)).await.unwrap();
     let now = Utc::now();
@@ -297,10 +291,8 @@ async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed_aga
     );
 }
 
-#[tokio::test]
-async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
+pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b: &Backend) {
+    let a = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let (row, _) = a.store.enqueue_input(input(&t, "f", None)).await.unwrap();
     // Stored times are milliseconds.
@@ -371,10 +363,8 @@ async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error() {
     assert_eq!(again.attempts, 4, "attempts are kept");
 }
 
-#[tokio::test]
-async fn start_up_releases_only_this_nodes_earlier_leases() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
+pub async fn start_up_releases_only_this_nodes_earlier_leases(b: &Backend) {
+    let a = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let (writing, _) = a
         .store
@@ -455,11 +445,9 @@ async fn start_up_releases_only_this_nodes_earlier_leases() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn one_idempotency_key_is_one_row_even_when_raced() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = node(&dir, "node-a").await;
-    let b = node(&dir, "node-a").await;
+pub async fn one_idempotency_key_is_one_row_even_when_raced(b: &Backend) {
+    let a = node(b, "node-a").await;
+    let b = node(b, "node-a").await;
     let t = task(&a.harness).await;
     let mut jobs = Vec::new();
     for i in 0..20 {

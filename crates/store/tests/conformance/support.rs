@@ -1,0 +1,128 @@
+//! Helpers shared by the conformance cases: fresh rows through the port and
+//! a core [`Harness`] over any store of the backend.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use harness_core::{
+    Harness, HarnessConfig, ids,
+    model::{AgentConfig, ExecutionStatus, Provider},
+    store::{AskOption, Choices, NewAsk, NewExecution, NewTask, Store, StoreError, Urgency},
+};
+
+pub const ADMIN: &str = "admin-secret";
+
+pub fn now() -> DateTime<Utc> {
+    Utc::now()
+}
+
+/// `now` at the millisecond precision every backend stores.
+pub fn now_ms() -> DateTime<Utc> {
+    let ms = Utc::now().timestamp_millis();
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+/// The core over `store`, as the server builds it, on node `node`.
+pub fn harness_on(store: Arc<dyn Store>, node: &str) -> Harness {
+    let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
+    config.node_id = node.into();
+    Harness::new(store, config)
+}
+
+pub fn command_agent() -> AgentConfig {
+    AgentConfig {
+        provider: Provider::Command,
+        command: Some(vec!["true".into()]),
+        cwd: None,
+        env: Default::default(),
+    }
+}
+
+pub async fn new_task(s: &dyn Store, title: &str) -> String {
+    new_task_in(s, title, None).await
+}
+
+pub async fn new_task_in(s: &dyn Store, title: &str, project_id: Option<String>) -> String {
+    let id = ids::new_id();
+    s.create_task(NewTask {
+        id: id.clone(),
+        title: title.into(),
+        description: None,
+        project_id,
+        parent_task_id: None,
+        agent: command_agent(),
+        now: now(),
+    })
+    .await
+    .unwrap();
+    id
+}
+
+/// The node the suite's executions run on.
+pub const NODE: &str = "node-a";
+
+pub async fn new_execution(s: &dyn Store, task_id: &str) -> Result<String, StoreError> {
+    let id = ids::new_id();
+    s.create_execution(NewExecution {
+        id: id.clone(),
+        task_id: task_id.into(),
+        token_hash: ids::token_hash(&ids::new_id()),
+        status: ExecutionStatus::Running,
+        node_id: Some(NODE.into()),
+        now: now(),
+    })
+    .await
+    .map(|e| e.id)
+}
+
+pub fn ask(task_id: &str, question: &str, at: DateTime<Utc>) -> NewAsk {
+    NewAsk {
+        id: ids::new_id(),
+        task_id: task_id.into(),
+        question: question.into(),
+        now: at,
+        idempotency_key: None,
+    }
+}
+
+pub async fn execution_status(s: &dyn Store, task_id: &str) -> Option<ExecutionStatus> {
+    s.get_task(task_id)
+        .await
+        .unwrap()
+        .and_then(|v| v.execution)
+        .map(|e| e.status)
+}
+
+/// An ask with the options `labels` and `default`, due at `deadline`,
+/// recorded through the port (which, unlike the API, takes any deadline):
+/// how a case gets an ask whose deadline passes without waiting a minute.
+/// Returns its id.
+pub async fn ask_due_at(
+    s: &dyn Store,
+    task_id: &str,
+    question: &str,
+    labels: &[&str],
+    default: Option<&str>,
+    deadline: DateTime<Utc>,
+) -> String {
+    let choices = Choices {
+        options: labels
+            .iter()
+            .map(|l| AskOption {
+                label: (*l).into(),
+                description: None,
+            })
+            .collect(),
+        multi_select: false,
+        default: default.map(Into::into),
+        deadline_at: Some(deadline),
+        urgency: Urgency::Normal,
+        answered_by: None,
+        answered_options: None,
+    };
+    s.record_ask_with_choices(ask(task_id, question, now()), choices)
+        .await
+        .unwrap()
+        .message
+        .id
+}
