@@ -13,6 +13,8 @@ mod args;
 mod outbox_tools;
 mod outputs;
 mod params;
+#[cfg(test)]
+mod schema_tests;
 mod tools;
 pub mod transport;
 mod workbench_tools;
