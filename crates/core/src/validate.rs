@@ -10,6 +10,30 @@ pub const MAX_TITLE_CHARS: usize = 500;
 pub const MAX_DESCRIPTION_CHARS: usize = 100_000;
 pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_PATH_CHARS: usize = 4096;
+/// The longest text typed into a terminal by one call (`send_task_terminal_input`).
+pub const MAX_TERMINAL_INPUT_CHARS: usize = 10_000;
+/// The longest idempotency key of a terminal input (its delivery's dedup key).
+pub const MAX_INPUT_KEY_CHARS: usize = 256;
+/// The longest `batchId` / `leaseToken` a Workbench batch call names.
+pub const MAX_BATCH_ARG_CHARS: usize = 128;
+
+/// Text typed into a terminal: 1..=[`MAX_TERMINAL_INPUT_CHARS`] characters,
+/// with an optional key of at most [`MAX_INPUT_KEY_CHARS`].
+pub fn terminal_input(text: &str, key: Option<&str>) -> CoreResult<()> {
+    if text.is_empty() || text.chars().count() > MAX_TERMINAL_INPUT_CHARS {
+        return Err(CoreError::invalid(
+            "text",
+            format!("text must be 1..{MAX_TERMINAL_INPUT_CHARS} characters"),
+        ));
+    }
+    if key.is_some_and(|k| k.chars().count() > MAX_INPUT_KEY_CHARS) {
+        return Err(CoreError::invalid(
+            "idempotencyKey",
+            format!("idempotencyKey too long (at most {MAX_INPUT_KEY_CHARS} characters)"),
+        ));
+    }
+    Ok(())
+}
 
 /// A required task id: present, CUID-shaped.
 pub fn task_id(value: Option<&str>) -> CoreResult<String> {

@@ -1,11 +1,20 @@
 //! `/mcp`: MCP Streamable HTTP (rmcp), stateless JSON mode so a server restart
 //! never strands an agent's session. Authentication is per request (bearer
-//! token → [`Identity`], put in the request extensions by our middleware);
-//! tools are listed and allowed per identity profile. A tool failure is a tool
-//! result with `isError: true` and a JSON `{error}` body, never a transport error.
+//! token → [`Identity`], put in the request extensions by our middleware).
+//!
+//! The tools are typed methods on [`HarnessMcp`] collected by rmcp's tool
+//! router (`tools.rs`, `outbox_tools.rs`, `workbench_tools.rs`); their input
+//! and output schemas are derived from the argument and result types
+//! (`args.rs`, `outputs.rs`). They are listed and allowed per identity
+//! profile ([`allowed`]). A tool failure is a tool result with
+//! `isError: true` and a JSON `{error}` body, never a transport error.
 
+mod args;
 mod outbox_tools;
 mod outputs;
+mod params;
+#[cfg(test)]
+mod schema_tests;
 mod tools;
 pub mod transport;
 mod workbench_tools;
@@ -20,9 +29,10 @@ use axum::{
 use harness_core::{Harness, auth::Identity};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
+    handler::server::tool::{ToolCallContext, ToolRouter},
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+        PaginatedRequestParams, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     transport::streamable_http_server::{
@@ -31,12 +41,38 @@ use rmcp::{
 };
 use tokio_util::sync::CancellationToken;
 
+use self::params::tool_error;
 use crate::{error::ApiError, extract::bearer, state::AppState};
+
+/// Tools an agent token may use (the reference's `task` profile subset).
+const AGENT_TOOLS: &[&str] = &[
+    "ask_human",
+    "notify_human",
+    "get_task",
+    "create_task",
+    "set_goal_mode",
+    "send_task_terminal_input",
+    "ack_workbench_batch",
+    "heartbeat_workbench_batch",
+    "resolve_workbench_batch",
+    "list_notify_targets",
+    "push_to_human",
+];
+
+/// Whether `identity`'s profile includes the tool `name`.
+fn allowed(identity: &Identity, name: &str) -> bool {
+    match identity {
+        Identity::Admin => true,
+        Identity::Agent { .. } => AGENT_TOOLS.contains(&name),
+        Identity::Browser => false,
+    }
+}
 
 #[derive(Clone)]
 pub struct HarnessMcp {
     harness: Harness,
     terminals: crate::terminals::Terminals,
+    tools: Arc<ToolRouter<HarnessMcp>>,
 }
 
 pub type McpService = StreamableHttpService<HarnessMcp, NeverSessionManager>;
@@ -51,14 +87,16 @@ pub fn service(
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_cancellation_token(cancel)
-        .with_max_request_body_bytes(1024 * 1024)
+        .with_max_request_body_bytes(transport::MAX_BODY)
         // Host and Origin are checked by our own middleware (security.rs).
         .disable_allowed_hosts();
+    let tools = Arc::new(tools::router());
     StreamableHttpService::new(
         move || {
             Ok(HarnessMcp {
                 harness: harness.clone(),
                 terminals: terminals.clone(),
+                tools: tools.clone(),
             })
         },
         Arc::new(NeverSessionManager::default()),
@@ -92,17 +130,6 @@ fn identity_of(ctx: &RequestContext<RoleServer>) -> Option<Identity> {
         .cloned()
 }
 
-pub(crate) fn tool_error(message: impl Into<String>) -> CallToolResult {
-    let body = serde_json::json!({ "error": message.into() });
-    CallToolResult::error(vec![ContentBlock::text(body.to_string())])
-}
-
-/// A successful result: the JSON as text and as `structuredContent`
-/// (described by the tool's `outputSchema`, `outputs.rs`).
-pub(crate) fn tool_ok(value: serde_json::Value) -> CallToolResult {
-    CallToolResult::structured(value)
-}
-
 impl ServerHandler for HarnessMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -119,10 +146,16 @@ impl ServerHandler for HarnessMcp {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let identity = identity_of(&ctx);
-        Ok(ListToolsResult::with_all_items(tools::visible(
-            identity.as_ref(),
-        )))
+        let visible = match identity_of(&ctx) {
+            Some(identity) => self
+                .tools
+                .list_all()
+                .into_iter()
+                .filter(|t| allowed(&identity, &t.name))
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(ListToolsResult::with_all_items(visible))
     }
 
     async fn call_tool(
@@ -133,15 +166,24 @@ impl ServerHandler for HarnessMcp {
         let Some(identity) = identity_of(&ctx) else {
             return Ok(tool_error("unauthenticated").into());
         };
-        let args = request.arguments.unwrap_or_default();
-        let result = tools::call(
-            &self.harness,
-            &self.terminals,
-            &identity,
-            &request.name,
-            args,
-        )
-        .await;
-        Ok(result.into())
+        let name = request.name.to_string();
+        if !self.tools.has_route(&name) {
+            return Ok(tool_error(format!("unknown tool {name:?}")).into());
+        }
+        if !allowed(&identity, &name) {
+            return Ok(
+                tool_error(format!("tool {name:?} is not available to this credential")).into(),
+            );
+        }
+        // What the router answers as a protocol error (arguments that do not
+        // parse, a result that does not serialise) is this call's failure.
+        match self
+            .tools
+            .call(ToolCallContext::new(self, request, ctx))
+            .await
+        {
+            Ok(response) => Ok(response),
+            Err(err) => Ok(tool_error(err.message).into()),
+        }
     }
 }

@@ -84,7 +84,7 @@ struct Inner {
 }
 
 /// Result of typing into a terminal.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputResult {
     pub task_id: String,
@@ -360,12 +360,7 @@ impl Terminals {
         key: Option<&str>,
     ) -> CoreResult<InputResult> {
         let task_id = harness_core::validate::task_id(Some(task_id))?;
-        if text.is_empty() || text.chars().count() > 10_000 {
-            return Err(CoreError::invalid(
-                "text",
-                "text must be 1..10000 characters",
-            ));
-        }
+        harness_core::validate::terminal_input(text, key)?;
         // Owed to a derived child (its parent's decision): a durable delivery
         // that resumes the child first when its terminal is gone (D4).
         if self.live(&task_id).is_none()

@@ -55,6 +55,12 @@ pub const CLAIM_LEASE: Duration = Duration::from_secs(120);
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long `push_to_human` waits for the first attempt by default (D8).
 pub const DEFAULT_PUSH_WAIT: Duration = Duration::from_secs(5);
+/// The longest message through a configured channel (`push_to_human`).
+pub const MAX_PUSH_CHARS: usize = 4000;
+/// The longest `to` (a chat name, alias or id).
+pub const MAX_TO_CHARS: usize = 1024;
+/// The longest caller `dedupKey`.
+pub const MAX_DEDUP_KEY_CHARS: usize = 256;
 
 /// `push_to_human` / `POST /api/internal/harness/outbound`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -200,11 +206,11 @@ impl Harness {
             }
             .to_string(),
         };
-        let dedup_key = trimmed(input.dedup_key.as_deref(), "dedupKey", 256)?;
+        let dedup_key = trimmed(input.dedup_key.as_deref(), "dedupKey", MAX_DEDUP_KEY_CHARS)?;
         let to = trimmed(
             input.to.as_deref().or(input.requested_to.as_deref()),
             "to",
-            1024,
+            MAX_TO_CHARS,
         )?;
         let (gateway, downstream, dest, profile, raw_max) = match trimmed(
             input.gateway.as_deref(),
@@ -243,7 +249,7 @@ impl Harness {
                     clean(target.downstream),
                     clean(target.dest),
                     clean(target.profile),
-                    4000,
+                    MAX_PUSH_CHARS,
                 )
             }
         };

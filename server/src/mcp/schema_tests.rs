@@ -1,0 +1,88 @@
+//! The schemas the tools list: derived from the argument and result types,
+//! with the core's limits, and every profile name a real tool.
+
+use harness_core::{options, outbox, validate};
+use rmcp::model::Tool;
+use serde_json::{Value, json};
+
+use super::{AGENT_TOOLS, tools};
+
+fn listed() -> Vec<Tool> {
+    tools::router().list_all()
+}
+
+fn input(name: &str) -> Value {
+    listed()
+        .into_iter()
+        .find(|t| t.name == name)
+        .map(|t| Value::Object(t.input_schema.as_ref().clone()))
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+#[test]
+fn every_profile_name_is_a_tool_and_every_tool_has_an_object_output_schema() {
+    let tools = listed();
+    for name in AGENT_TOOLS {
+        assert!(tools.iter().any(|t| t.name == *name), "{name}");
+    }
+    assert_eq!(tools.len(), 12);
+    for tool in &tools {
+        let output = tool.output_schema.as_ref().map(|s| s["type"].clone());
+        assert_eq!(output, Some(json!("object")), "{}", tool.name);
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+    }
+}
+
+#[test]
+fn limits_are_the_core_constants() {
+    let ask = input("ask_human");
+    let props = &ask["properties"];
+    assert_eq!(props["question"]["maxLength"], validate::MAX_QUESTION_CHARS);
+    assert_eq!(props["question"]["minLength"], 1);
+    assert_eq!(
+        props["idempotencyKey"]["maxLength"],
+        validate::MAX_IDEMPOTENCY_KEY_CHARS
+    );
+    assert_eq!(props["options"]["maxItems"], options::MAX_OPTIONS);
+    let label = &props["options"]["items"]["properties"]["label"];
+    assert_eq!(label["maxLength"], options::MAX_LABEL_CHARS);
+    let push = input("push_to_human");
+    assert_eq!(
+        push["properties"]["message"]["maxLength"],
+        outbox::MAX_PUSH_CHARS
+    );
+    assert_eq!(push["properties"]["to"]["maxLength"], outbox::MAX_TO_CHARS);
+    let typed = input("send_task_terminal_input");
+    assert_eq!(
+        typed["properties"]["text"]["maxLength"],
+        validate::MAX_TERMINAL_INPUT_CHARS
+    );
+    assert_eq!(
+        input("reply_to_ask")["properties"]["text"]["maxLength"],
+        validate::MAX_REPLY_CHARS
+    );
+}
+
+#[test]
+fn optional_arguments_are_omitted_not_null_and_only_the_needed_are_required() {
+    let ask = input("ask_human");
+    assert_eq!(ask["required"], json!(["question"]));
+    assert_eq!(ask["properties"]["taskId"]["type"], "string");
+    assert_eq!(
+        ask["properties"]["urgency"],
+        json!({"type": "string", "enum": ["low", "normal", "high"]})
+    );
+    assert_eq!(
+        ask["properties"]["deadline"]["type"],
+        json!(["integer", "string"])
+    );
+    assert_eq!(
+        input("send_task_terminal_input")["required"],
+        json!(["taskId", "text"])
+    );
+    assert_eq!(input("set_goal_mode")["required"], json!(["on"]));
+    let goal = input("set_goal_mode");
+    assert!(goal["properties"].get("wakeAfterSeconds").is_none());
+    let create = input("create_task");
+    assert_eq!(create["properties"]["agent"]["type"], "object");
+}
