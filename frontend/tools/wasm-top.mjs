@@ -76,18 +76,40 @@ if (names.size === 0) {
   process.exit(1);
 }
 
+// Legacy Rust mangling (`_ZN3foo3bar17h<hash>E`) to `foo::bar`.
+const ESCAPES = { SP: '@', BP: '*', RF: '&', LT: '<', GT: '>', LP: '(', RP: ')', C: ',' };
+const demangle = (name) => {
+  if (!name.startsWith('_ZN')) return name;
+  const parts = [];
+  let i = 3;
+  while (i < name.length && name[i] !== 'E') {
+    const m = /^\d+/.exec(name.slice(i));
+    if (!m) break;
+    i += m[0].length;
+    parts.push(name.slice(i, i + Number(m[0])));
+    i += Number(m[0]);
+  }
+  if (parts.length && /^h[0-9a-f]{16}$/.test(parts[parts.length - 1])) parts.pop();
+  return parts
+    .map((p) => p.replace(/^_\$/, '$').replace(/\$([A-Z]+|u[0-9a-f]+)\$/g, (_, e) => (e[0] === 'u' && e.length > 1 ? String.fromCodePoint(parseInt(e.slice(1), 16)) : ESCAPES[e] ?? e)).replace(/\.\./g, '::'))
+    .join('::');
+};
 const total = bodies.reduce((a, b) => a + b, 0);
-const crateOf = (name) => {
-  // `<T as trait::Path>::f` and `core::ptr::drop_in_place<app::X>`: the
-  // implementing / dropped type's crate says more than `core`.
-  const inner = name.match(/^<([A-Za-z_][A-Za-z0-9_]*)::/) ?? name.match(/drop_in_place<([A-Za-z_][A-Za-z0-9_]*)::/);
-  const head = (inner ? inner[1] : name).split('::')[0].replace(/[^A-Za-z0-9_].*$/, '');
+const crateOf = (mangled) => {
+  const name = demangle(mangled);
+  // `<T as trait::Path>::f`: the type's crate when it has a path, else the
+  // trait's; `core::ptr::drop_in_place<app::X>`: the dropped type's crate.
+  const as = name.match(/^<(?:&(?:mut )?)?([A-Za-z_][A-Za-z0-9_]*)(::)?[^ ]* as ([A-Za-z_][A-Za-z0-9_]*)::/);
+  if (as) return as[2] ? as[1] : as[3];
+  const impl = name.match(/^<impl [^ ]*? for ([A-Za-z_][A-Za-z0-9_]*)::/);
+  if (impl) return impl[1];
+  const head = name.split('::')[0].replace(/^<+/, '').replace(/[^A-Za-z0-9_].*$/, '');
   return head || '(other)';
 };
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 console.log(`${path}: ${kib(buf.length)} file, ${kib(total)} code in ${bodies.length} functions`);
 if (process.argv.includes('--functions')) {
-  const list = bodies.map((len, i) => [names.get(i + imported) ?? `#${i + imported}`, len]).sort((a, b) => b[1] - a[1]);
+  const list = bodies.map((len, i) => [demangle(names.get(i + imported) ?? `#${i + imported}`), len]).sort((a, b) => b[1] - a[1]);
   for (const [name, len] of list.slice(0, rows)) console.log(`${kib(len).padStart(10)}  ${name.slice(0, 150)}`);
 } else {
   const byCrate = new Map();
