@@ -39,6 +39,16 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     // Server-rendered only (the shell is not hydrated), so the hashed name
     // never has to be known in the wasm.
     let stylesheet = format!("/{}/{}.css", options.site_pkg_dir, options.output_name);
+    // The browser terminal is its own module, imported only by a page that
+    // shows one (terminal.rs); this defines the loader it calls.
+    let terminal_loader = terminal::loader_script(&format!(
+        "/{}/{}_term",
+        options.site_pkg_dir, options.output_name
+    ));
+    #[cfg(feature = "ssr")]
+    let nonce = leptos::nonce::use_nonce().map(|n| n.to_string());
+    #[cfg(not(feature = "ssr"))]
+    let nonce = None::<String>;
     view! {
         <!DOCTYPE html>
         <html lang=locale.html_lang()>
@@ -49,6 +59,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.ico" />
                 <link rel="stylesheet" id="leptos" href=stylesheet />
                 <HydrationScripts options />
+                <script nonce=nonce inner_html=terminal_loader></script>
                 <MetaTags />
             </head>
             <body>

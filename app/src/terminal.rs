@@ -2,6 +2,12 @@
 //! after hydration `harness-webterm` (Rust/wasm, DOM rows) attaches to it and
 //! connects to `/ws/terminal/{taskId}`.
 //!
+//! The terminal (parser, model, renderer) is its own wasm module
+//! (`pkg/harness-<hash>_term.js`, issue 33): only a page that shows a
+//! terminal downloads it, after hydration, through the loader the shell
+//! defines ([`loader_script`]); the hydrate bundle of every page holds only
+//! the small JS-facing interface below.
+//!
 //! Around it (issue 15): a translated connection/exit chip, a full-screen
 //! toggle, and a key that leaves the terminal (Shift+Esc: the terminal takes
 //! every other key, Tab and Esc included, so the page would be a focus trap).
@@ -22,19 +28,28 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::{JsCast, closure::Closure};
-        let handle = StoredValue::new_local(None::<harness_webterm::TerminalHandle>);
+        let handle = StoredValue::new_local(None::<module::TermHandle>);
+        let started = StoredValue::new(false);
         let id = task_id.clone();
         Effect::new(move |_| {
             let Some(el) = host.get() else { return };
-            if handle.with_value(|h| h.is_some()) {
+            if started.get_value() {
                 return;
             }
-            match harness_webterm::terminal_url_for(&id)
-                .and_then(|url| harness_webterm::mount(&el, &url))
-            {
-                Ok(h) => handle.set_value(Some(h)),
-                Err(e) => leptos::logging::warn!("terminal: {e:?}"),
-            }
+            started.set_value(true);
+            let id = id.clone();
+            let host_el: web_sys::Element = el.clone().into();
+            leptos::task::spawn_local(async move {
+                match module::mount(&host_el, &id).await {
+                    Ok(h) => {
+                        // Left the page while the module loaded: not kept.
+                        if let Some(Some(h)) = handle.try_set_value(Some(h)) {
+                            h.close();
+                        }
+                    }
+                    Err(e) => leptos::logging::warn!("terminal: {e:?}"),
+                }
+            });
             // Shift+Esc leaves the terminal (captured before the terminal sees it).
             let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(
                 move |ev: web_sys::KeyboardEvent| {
@@ -58,8 +73,10 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
             move || {
                 handle.with_value(|h| {
                     if let Some(h) = h {
-                        let _ = state.try_set(h.state());
-                        let _ = exit_code.try_set(h.exit_code());
+                        if let Ok(s) = h.state() {
+                            let _ = state.try_set(s);
+                        }
+                        let _ = exit_code.try_set(h.exit_code().ok().flatten());
                     }
                 })
             },
@@ -70,7 +87,7 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
         on_cleanup(move || {
             handle.update_value(|h| {
                 if let Some(h) = h.take() {
-                    h.destroy();
+                    h.close();
                 }
             })
         });
@@ -108,4 +125,80 @@ pub fn TerminalView(task_id: String) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+/// The global function the shell defines: loads the terminal module once and
+/// resolves to it.
+pub const LOADER: &str = "harnessTerminal";
+
+/// The inline script (in the shell, with the page's CSP nonce) defining
+/// `window.harnessTerminal()`: imports `{base}.js`, instantiates
+/// `{base}_bg.wasm` and resolves to the module; one download per page, and a
+/// failed one is tried again on the next call. `base` is
+/// `/pkg/harness-<hash>_term`.
+pub fn loader_script(base: &str) -> String {
+    format!(
+        "window.{LOADER}=(()=>{{let p;return()=>p??=import({js:?}).then(async m=>\
+         {{await m.default({{module_or_path:{wasm:?}}});return m}}).catch(e=>{{p=undefined;throw e}})}})();",
+        js = format!("{base}.js"),
+        wasm = format!("{base}_bg.wasm"),
+    )
+}
+
+/// The terminal module as this bundle sees it: JS objects with the methods
+/// `harness-webterm` exports (`mount`, `terminalUrl`, `TerminalHandle`).
+#[cfg(feature = "hydrate")]
+mod module {
+    use wasm_bindgen::{JsCast, prelude::*};
+
+    #[wasm_bindgen]
+    extern "C" {
+        /// `harness_term.js`, initialised.
+        pub type TermModule;
+        #[wasm_bindgen(method, catch, js_name = terminalUrl)]
+        fn terminal_url(this: &TermModule, task_id: &str) -> Result<String, JsValue>;
+        #[wasm_bindgen(method, catch, js_name = mount)]
+        fn mount_in(
+            this: &TermModule,
+            container: &web_sys::Element,
+            ws_url: &str,
+        ) -> Result<TermHandle, JsValue>;
+
+        /// A mounted terminal (`TerminalHandle` of `harness-webterm`).
+        pub type TermHandle;
+        #[wasm_bindgen(method, catch)]
+        pub fn state(this: &TermHandle) -> Result<String, JsValue>;
+        #[wasm_bindgen(method, catch, js_name = exitCode)]
+        pub fn exit_code(this: &TermHandle) -> Result<Option<i32>, JsValue>;
+        #[wasm_bindgen(method, catch)]
+        fn destroy(this: &TermHandle) -> Result<(), JsValue>;
+        #[wasm_bindgen(method, catch)]
+        fn free(this: &TermHandle) -> Result<(), JsValue>;
+    }
+
+    impl TermHandle {
+        /// Closes the socket, removes the terminal's DOM and frees it.
+        pub fn close(&self) {
+            let _ = self.destroy();
+            let _ = self.free();
+        }
+    }
+
+    /// Loads the module (once per page) and mounts a terminal of `task_id`
+    /// into `container`.
+    pub async fn mount(container: &web_sys::Element, task_id: &str) -> Result<TermHandle, JsValue> {
+        let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
+        let loader = js_sys::Reflect::get(&window, &JsValue::from_str(super::LOADER))?
+            .dyn_into::<js_sys::Function>()
+            .map_err(|_| JsValue::from_str("the terminal loader is missing"))?;
+        let promise = loader
+            .call0(&window)?
+            .dyn_into::<js_sys::Promise>()
+            .map_err(|_| JsValue::from_str("the terminal loader gave no promise"))?;
+        let module: TermModule = wasm_bindgen_futures::JsFuture::from(promise)
+            .await?
+            .unchecked_into();
+        let url = module.terminal_url(task_id)?;
+        module.mount_in(container, &url)
+    }
 }

@@ -36,7 +36,12 @@ const runs = Number(arg('--runs', '5'));
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
 const CPU_SLOWDOWN = 4;
 const VIEWPORT = { width: 390, height: 844 };
-const TARGETS = { hydratedMs: 1500, firstLoadBytes: 800 * 1024, secondVisitBytes: 20 * 1024 };
+// Issue 33: hydrated in < 1 s, and /harness (the page a phone opens on "your
+// agent needs a decision") at most 400 KiB on a first load; the task page
+// keeps issue 18's 800 KiB (it also fetches the terminal module, after
+// hydration).
+const TARGETS = { hydratedMs: 1000, secondVisitBytes: 20 * 1024 };
+const FIRST_LOAD_BYTES = { '/harness': 400 * 1024, 'task page': 800 * 1024 };
 // Before this change (uncompressed 4.4 MB wasm, no Cache-Control): this
 // script against the debug build of main at 3a94071 and its site, on the
 // 2-core machine while other builds ran (the issue measured the release
@@ -188,14 +193,14 @@ try {
     const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
     const checks = [
       m.hydrated < TARGETS.hydratedMs,
-      m.first <= TARGETS.firstLoadBytes,
+      m.first <= FIRST_LOAD_BYTES[label],
       m.second < TARGETS.secondVisitBytes,
     ];
     failed ||= checks.includes(false);
     console.log(`\n${label} (${path})`);
     console.log(`  first contentful paint  ${ms(m.fcp).padStart(10)}   before ${ms(before.fcp)}`);
     console.log(`  hydrated                ${ms(m.hydrated).padStart(10)}   before ${ms(before.hydrated)}   target < ${TARGETS.hydratedMs} ms  ${verdict(checks[0])}`);
-    console.log(`  first load transferred  ${kib(m.first).padStart(10)}   before ${kib(before.first)}   target <= 800 KiB  ${verdict(checks[1])}`);
+    console.log(`  first load transferred  ${kib(m.first).padStart(10)}   before ${kib(before.first)}   target <= ${kib(FIRST_LOAD_BYTES[label])}  ${verdict(checks[1])}`);
     console.log(`  second visit            ${kib(m.second).padStart(10)}   before ${kib(before.second)}   target < 20 KiB  ${verdict(checks[2])}   (hydrated ${ms(m.secondHydrated)})`);
     console.log(`  wasm downloaded at ${ms(m.wasm)} (the rest to hydration: compile + hydrate at 4x CPU)`);
     console.log(`  runs: hydrated ${samples.map((s) => Math.round(s.hydrated)).join(', ')} ms`);

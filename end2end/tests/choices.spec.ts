@@ -133,3 +133,23 @@ test('task page: the open ask shows its options; one click answers', async ({ pa
   const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';
   expect(errors.filter((e) => !known(e))).toEqual([]);
 });
+
+// Issue 33: an option tapped before the wasm has loaded (or without it) is a
+// plain form post to the server function, so the answer is never lost.
+test.describe('without JavaScript (an answer tapped before hydration)', () => {
+  test.use({ javaScriptEnabled: false });
+  test('one tap on an option posts the answer', async ({ page, request }) => {
+    const title = `NoJS choice ${uid()}`;
+    const taskId = await createTask(request, title);
+    await askWith(request, taskId, DB);
+    await page.goto(`/harness?view=pending&q=${encodeURIComponent(title)}`);
+    const row = page.locator(`tr[data-task-id="${taskId}"]`);
+    await expect(row.locator('form.choice-form')).toHaveCount(3);
+    await row.locator('.choice[data-label="Postgres"]').click();
+    await expect(page).toHaveURL(/\/harness\?view=pending/);
+    await expect(row).toHaveCount(0);
+    const m = await only(request, taskId);
+    expect(m.state).toBe('ANSWERED');
+    expect(m.replyText).toBe('Postgres');
+  });
+});

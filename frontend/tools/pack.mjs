@@ -1,32 +1,53 @@
 // Turns the wasm-bindgen output into the site the server embeds:
-//   node frontend/tools/pack.mjs <staging dir> <public dir> <site dir> [--fast]
-// <staging dir> holds harness.js, harness_bg.wasm and harness.css. The files
-// get one content-hashed name, `harness-<hash of the three>`, so a new build
-// can never be mixed with a cached old one (the server sends them as
-// immutable). Every compressible file gets a Brotli (.br) and a gzip (.gz)
+//   node frontend/tools/pack.mjs <staging dir> <public dir> <site dir> [--fast] [--budget <file>]
+// <staging dir> holds harness.js, harness_bg.wasm and harness.css, and the
+// browser terminal's own module, harness_term.js and harness_term_bg.wasm
+// (loaded only by pages that show a terminal). The files get one
+// content-hashed name, `harness-<hash of them all>` (`…_term.js` for the
+// terminal), so a new build can never be mixed with a cached old one (the
+// server sends them as immutable). Every compressible file gets a Brotli (.br) and a gzip (.gz)
 // copy next to it when that copy is smaller. The site is written to a fresh
 // directory and swapped in at the end, so it never holds two builds' files.
 // `.output-name` (not served) tells the server the hashed name. Prints the
 // raw, Brotli and gzip size of every file. --fast: Brotli quality 5 instead
 // of 11 (for quick local iterations; the sizes printed are then larger).
+// --budget <file>: every file under pkg/ must have a line there and stay
+// within its raw and Brotli size (see frontend/size-budget.txt); otherwise
+// nothing is swapped in and the exit status is 1, naming the file and budget.
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import zlib from 'node:zlib';
 
-const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const fast = process.argv.includes('--fast');
-if (args.length !== 3) {
-  console.error('usage: pack.mjs <staging dir> <public dir> <site dir> [--fast]');
+const argv = process.argv.slice(2);
+const budgetAt = argv.indexOf('--budget');
+const budgetFile = budgetAt >= 0 ? argv[budgetAt + 1] : null;
+const args = argv.filter((a, i) => !a.startsWith('--') && !(budgetAt >= 0 && i === budgetAt + 1));
+const fast = argv.includes('--fast');
+if (args.length !== 3 || (budgetAt >= 0 && !budgetFile)) {
+  console.error('usage: pack.mjs <staging dir> <public dir> <site dir> [--fast] [--budget <file>]');
   process.exit(2);
 }
 const [staging, publicDir, site] = args;
 
-const js = readFileSync(join(staging, 'harness.js'));
-const wasm = readFileSync(join(staging, 'harness_bg.wasm'));
-const css = readFileSync(join(staging, 'harness.css'));
+// Staged file -> its suffix after the hashed base name.
+const PARTS = [
+  ['harness.js', '.js', true],
+  ['harness_bg.wasm', '_bg.wasm', true],
+  ['harness.css', '.css', true],
+  ['harness_term.js', '_term.js', false],
+  ['harness_term_bg.wasm', '_term_bg.wasm', false],
+];
+const parts = PARTS.flatMap(([file, suffix, required]) => {
+  const path = join(staging, file);
+  if (!existsSync(path)) {
+    if (required) throw new Error(`pack: ${path} missing`);
+    return [];
+  }
+  return [{ suffix, bytes: readFileSync(path) }];
+});
 const hash = createHash('sha256');
-for (const part of [js, wasm, css]) {
+for (const { bytes: part } of parts) {
   // Length-prefixed so moving bytes between files changes the hash too.
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(part.length));
@@ -39,9 +60,7 @@ const next = `${site}.new`;
 rmSync(next, { recursive: true, force: true });
 mkdirSync(join(next, 'pkg'), { recursive: true });
 if (existsSync(publicDir)) cpSync(publicDir, next, { recursive: true });
-writeFileSync(join(next, 'pkg', `${name}.js`), js);
-writeFileSync(join(next, 'pkg', `${name}_bg.wasm`), wasm);
-writeFileSync(join(next, 'pkg', `${name}.css`), css);
+for (const { suffix, bytes } of parts) writeFileSync(join(next, 'pkg', `${name}${suffix}`), bytes);
 writeFileSync(join(next, '.output-name'), `${name}\n`);
 
 const compressible = /\.(js|mjs|wasm|css|html|svg|json|txt|ico|map)$/;
@@ -80,6 +99,44 @@ for (const path of files(next).sort()) {
   rows.push(row);
 }
 
+// The budget, before anything is swapped in.
+const kb = (n) => (n == null ? '-' : `${(n / 1024).toFixed(1)} KiB`);
+if (budgetFile) {
+  const budget = new Map();
+  for (const [i, line] of readFileSync(budgetFile, 'utf8').split('\n').entries()) {
+    const text = line.replace(/#.*/, '').trim();
+    if (!text) continue;
+    const [file, raw, br] = text.split(/\s+/);
+    if (!file || !(Number(raw) > 0) || !(Number(br) > 0)) {
+      console.error(`pack: ${budgetFile}:${i + 1}: expected "<file> <raw KiB> <brotli KiB>", got "${line}"`);
+      process.exit(2);
+    }
+    budget.set(file, { raw: Number(raw) * 1024, br: Number(br) * 1024, line: i + 1 });
+  }
+  const over = [];
+  for (const r of rows.filter((r) => r.file.startsWith('pkg/'))) {
+    // The budget names files without the build's hash: pkg/harness-<hash>_bg.wasm -> harness_bg.wasm.
+    const logical = r.file.slice('pkg/'.length).replace(name, 'harness');
+    const b = budget.get(logical);
+    if (!b) {
+      over.push(`${r.file}: no budget for "${logical}" (add a line "${logical} <raw KiB> <brotli KiB>" to ${budgetFile})`);
+      continue;
+    }
+    const where = `${budgetFile}:${b.line}`;
+    if (r.raw > b.raw) over.push(`${r.file} (${logical}): ${kb(r.raw)} raw is over its budget of ${kb(b.raw)} (${where})`);
+    if (!fast && r.br != null && r.br > b.br) {
+      over.push(`${r.file} (${logical}): ${kb(r.br)} Brotli is over its budget of ${kb(b.br)} (${where})`);
+    }
+  }
+  if (over.length) {
+    for (const o of over) console.error(`size budget: ${o}`);
+    console.error('size budget: make the file smaller, or raise its line in the budget with the reason (a visible one-line change)');
+    rmSync(next, { recursive: true, force: true });
+    process.exit(1);
+  }
+  console.log(`size budget ${budgetFile}: every pkg/ file within its budget${fast ? ' (raw only: --fast Brotli)' : ''}`);
+}
+
 // Swap the new site in; the old one (and its stale hashed files) goes.
 const old = `${site}.old`;
 rmSync(old, { recursive: true, force: true });
@@ -88,7 +145,6 @@ if (existsSync(site)) renameSync(site, old);
 renameSync(next, site);
 rmSync(old, { recursive: true, force: true });
 
-const kb = (n) => (n == null ? '-' : `${(n / 1024).toFixed(1)} KiB`);
 console.log(`site ${site} (${name})`);
 console.log(`${'file'.padEnd(44)} ${'raw'.padStart(12)} ${'brotli'.padStart(12)} ${'gzip'.padStart(12)}`);
 for (const r of rows) {
