@@ -27,6 +27,16 @@ impl Harness {
         action: BatchAction,
     ) -> CoreResult<Value> {
         let batch_id = validate::cuid("batchId", batch_id.trim())?;
+        let lease_token = lease_token.trim();
+        if lease_token.is_empty() || lease_token.chars().count() > validate::MAX_BATCH_ARG_CHARS {
+            return Err(CoreError::invalid(
+                "leaseToken",
+                format!(
+                    "leaseToken must be 1..{} characters",
+                    validate::MAX_BATCH_ARG_CHARS
+                ),
+            ));
+        }
         let batch = self
             .store()
             .get_workbench_batch(&batch_id)

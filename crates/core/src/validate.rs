@@ -26,6 +26,12 @@ pub fn terminal_input(text: &str, key: Option<&str>) -> CoreResult<()> {
             format!("text must be 1..{MAX_TERMINAL_INPUT_CHARS} characters"),
         ));
     }
+    if key.is_some_and(str::is_empty) {
+        return Err(CoreError::invalid(
+            "idempotencyKey",
+            "idempotencyKey must not be empty (leave it out to type without one)",
+        ));
+    }
     if key.is_some_and(|k| k.chars().count() > MAX_INPUT_KEY_CHARS) {
         return Err(CoreError::invalid(
             "idempotencyKey",
