@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `inbox`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -30,6 +30,7 @@ pub mod choices;
 pub mod deliveries;
 pub mod direct;
 pub mod inbox;
+pub mod inbox_direct;
 pub mod messages;
 pub mod messaging;
 pub mod outbox;
@@ -121,6 +122,9 @@ macro_rules! conformance_suite {
             stale_reviews_are_consumed_not_delivered,
             expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay,
             exits_without_an_event_are_recovered_at_start_up_once,
+        );
+        conformance_suite!(@area $factory; inbox_direct:
+            the_inbox_transitions_one_by_one,
         );
         conformance_suite!(@area $factory; choices:
             choices_are_stored_with_the_ask_and_plain_asks_have_none,
