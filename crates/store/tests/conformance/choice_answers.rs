@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use harness_core::{
     Harness, inbox::EventKind, model::MessageState, options::ChoicesInput, outbox::PushInput,
-    settings::NotifyTarget, store::Store, tasks::CreateTask,
+    settings::NotifyTarget, store::Store,
 };
 use serde_json::json;
 
@@ -25,15 +25,7 @@ async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
 }
 
 async fn task(h: &Harness, parent: Option<&str>) -> String {
-    h.create_task(CreateTask {
-        title: Some("choices".into()),
-        parent_task_id: parent.map(str::to_string),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    super::support::core_task(h, "choices", parent).await
 }
 
 fn input(v: serde_json::Value) -> ChoicesInput {

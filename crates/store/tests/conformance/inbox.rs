@@ -9,37 +9,22 @@ use std::sync::Arc;
 
 use chrono::{Duration, Utc};
 use harness_core::{
-    Harness, HarnessConfig,
+    Harness,
     deliveries::DeliveryState,
-    ids,
     inbox::{BatchState, EventKind, EventState, Priority},
     model::ExecutionStatus,
     store::Store,
-    tasks::CreateTask,
 };
 
-use super::{Backend, support::ADMIN};
+use super::Backend;
 
 /// The core on node-a over another store on the backend's database.
 async fn open(b: &Backend) -> (Arc<dyn Store>, Harness) {
-    let store = b.another().await;
-    let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
-    config.node_id = "node-a".into();
-    config.delivery_owner = Some("node-a:boot-1".into());
-    let harness = Harness::new(store.clone(), config);
-    (store, harness)
+    super::support::node_a(b, Some("node-a:boot-1")).await
 }
 
 async fn task(h: &Harness, parent: Option<&str>) -> String {
-    h.create_task(CreateTask {
-        title: Some("t".into()),
-        parent_task_id: parent.map(str::to_string),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    super::support::core_task(h, "t", parent).await
 }
 
 /// A derived child with a live execution; returns (child, execution).

@@ -8,38 +8,25 @@ use std::sync::Arc;
 
 use chrono::{Duration, Utc};
 use harness_core::{
-    Harness, HarnessConfig,
+    Harness,
     deliveries::DeliveryState,
     ids,
     inbox::{BatchState, EventKind, EventState, NewEvent, Priority},
     model::ExecutionStatus,
     store::{NewBatch, Store},
-    tasks::CreateTask,
 };
 use serde_json::json;
 
-use super::{Backend, support::ADMIN};
+use super::Backend;
 
 const OWNER: &str = "node-a:boot-1";
 
 async fn open(b: &Backend) -> (Arc<dyn Store>, Harness) {
-    let store = b.another().await;
-    let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
-    config.node_id = "node-a".into();
-    let harness = Harness::new(store.clone(), config);
-    (store, harness)
+    super::support::node_a(b, None).await
 }
 
 async fn task(h: &Harness, parent: Option<&str>) -> String {
-    h.create_task(CreateTask {
-        title: Some("t".into()),
-        parent_task_id: parent.map(str::to_string),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    super::support::core_task(h, "t", parent).await
 }
 
 fn event(parent: &str, child: &str, execution: &str, key: &str) -> NewEvent {

@@ -29,6 +29,29 @@ pub fn harness_on(store: Arc<dyn Store>, node: &str) -> Harness {
     Harness::new(store, config)
 }
 
+/// A task created through the core (`parent`: a derived child of it).
+pub async fn core_task(h: &Harness, title: &str, parent: Option<&str>) -> String {
+    h.create_task(harness_core::tasks::CreateTask {
+        title: Some(title.into()),
+        parent_task_id: parent.map(str::to_string),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .task
+    .id
+}
+
+/// Another store on the backend's database and the core over it on
+/// node-a, its delivery worker leasing as `owner` when given.
+pub async fn node_a(b: &super::Backend, owner: Option<&str>) -> (Arc<dyn Store>, Harness) {
+    let store = b.another().await;
+    let mut config = HarnessConfig::new(ids::token_hash(ADMIN));
+    config.node_id = "node-a".into();
+    config.delivery_owner = owner.map(str::to_string);
+    (store.clone(), Harness::new(store, config))
+}
+
 pub fn command_agent() -> AgentConfig {
     AgentConfig {
         provider: Provider::Command,
