@@ -18,7 +18,11 @@ pub(super) async fn run(
 ) -> Result<Vec<PgRow>, sqlx::Error> {
     let mut rows = Vec::new();
     for statement in statements(sql) {
-        let found = sqlx::query_with(AssertSqlSafe(statement.to_owned()), args.clone())
+        // The prepared statement is cached by its text and declares the
+        // parameters of its first use: the arity in a comment keeps a
+        // statement shared by batches of different arity apart.
+        let text = format!("{statement} /* {} */", sqlx::Arguments::len(args));
+        let found = sqlx::query_with(AssertSqlSafe(text), args.clone())
             .fetch_all(&mut *conn)
             .await?;
         rows.extend(found);

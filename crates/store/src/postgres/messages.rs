@@ -471,10 +471,11 @@ impl MessageStore for PgStore {
             format!("%{escaped}%")
         });
         if pattern.is_some() {
+            // ILIKE: SQLite's LIKE ignores ASCII case.
             let p = next();
             sql.push_str(&format!(
-                " AND (t.title LIKE {p} ESCAPE '\\' OR m.content LIKE {p} ESCAPE '\\' \
-                 OR m.reply_text LIKE {p} ESCAPE '\\')"
+                " AND (t.title ILIKE {p} ESCAPE '\\' OR m.content ILIKE {p} ESCAPE '\\' \
+                 OR m.reply_text ILIKE {p} ESCAPE '\\')"
             ));
         }
         sql.push_str(&format!(
