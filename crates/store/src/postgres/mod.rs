@@ -111,3 +111,50 @@ impl PgStore {
         self.pool.close().await;
     }
 }
+
+/// Whether `url` names a PostgreSQL database.
+pub(crate) fn is_postgres(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres:") || lower.starts_with("postgresql:")
+}
+
+/// `harness backup` / `restore` copy a SQLite file; on PostgreSQL they
+/// answer the command to use instead (credentials left out of the URL).
+pub(crate) fn use_pg_dump(url: &str, file: &std::path::Path, restore: bool) -> StoreOpenError {
+    let url = crate::redact_url(url);
+    let file = file.display();
+    StoreOpenError::Backup(if restore {
+        format!(
+            "harness restore copies a SQLite file; this database is PostgreSQL. Restore a \
+             pg_dump archive with: pg_restore --clean --if-exists --no-owner --dbname '{url}' '{file}'"
+        )
+    } else {
+        format!(
+            "harness backup copies a SQLite file; this database is PostgreSQL. Back it up \
+             with: pg_dump --format=custom --no-owner --file '{file}' '{url}'"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backup_on_postgres_names_pg_dump_without_credentials() {
+        let err = use_pg_dump(
+            "postgres://u:pw@db/h",
+            std::path::Path::new("/b.dump"),
+            false,
+        );
+        let text = err.to_string();
+        assert!(text.contains("pg_dump --format=custom"), "{text}");
+        assert!(
+            text.contains("postgres://***@db/h") && !text.contains("pw"),
+            "{text}"
+        );
+        let err = use_pg_dump("postgresql://db/h", std::path::Path::new("/b.dump"), true);
+        assert!(err.to_string().contains("pg_restore"));
+        assert!(is_postgres("PostgreSQL://x/y") && !is_postgres("sqlite://x"));
+    }
+}
