@@ -29,6 +29,7 @@ scripts/build-site.sh
 step "building the tests and the harness binary"
 cargo test --locked --workspace --exclude frontend --no-run
 step "Rust tests"
+(u="${HARNESS_TEST_POSTGRES_URL:-}"; if [ -n "$u" ] || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then echo "test.sh: PostgreSQL reachable ($([ -n "$u" ] && echo HARNESS_TEST_POSTGRES_URL || echo 127.0.0.1:5432)): the store conformance suite runs on it too"; else echo "test.sh: PostgreSQL NOT reachable: postgres_conformance cases are SKIPPED"; fi)
 cargo test --locked --workspace --exclude frontend --no-fail-fast
 step "end-to-end tests (Playwright, Chromium)"
 scripts/e2e.sh

@@ -13,7 +13,7 @@ pub enum StoreOpenError {
     Connect(#[source] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    #[error("unsupported database url {0:?} (expected sqlite://…)")]
+    #[error("unsupported database url {0:?} (expected sqlite://… or postgres://…)")]
     Unsupported(String),
     #[error(
         "{backend} is not supported yet: this version stores its data in SQLite \

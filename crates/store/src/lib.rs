@@ -6,8 +6,10 @@
 
 mod error;
 mod open;
+mod postgres;
 mod sqlite;
 
 pub use error::StoreOpenError;
 pub use open::{AnyStore, redact_url};
+pub use postgres::{PgOptions, PgStore};
 pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore, backup};

@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use harness_core::store::Store;
 
-use crate::{SqliteOptions, SqliteStore, StoreOpenError};
+use crate::{PgOptions, PgStore, SqliteOptions, SqliteStore, StoreOpenError};
 
-/// The store behind a database URL: `sqlite://…` today; `postgres://…` is
-/// recognised and refused with a clear error until that backend exists.
+/// The store behind a database URL: `sqlite://…` (the embedded default) or
+/// `postgres://…` / `postgresql://…`.
 #[derive(Clone)]
 pub enum AnyStore {
     Sqlite(SqliteStore),
+    Postgres(PgStore),
 }
 
 impl AnyStore {
@@ -20,9 +21,9 @@ impl AnyStore {
             Some("sqlite") => Ok(Self::Sqlite(
                 SqliteStore::open(SqliteOptions::new(url)).await?,
             )),
-            Some("postgres" | "postgresql") => Err(StoreOpenError::NotYetSupported {
-                backend: "PostgreSQL",
-            }),
+            Some("postgres" | "postgresql") => {
+                Ok(Self::Postgres(PgStore::open(PgOptions::new(url)).await?))
+            }
             _ => Err(StoreOpenError::Unsupported(redact_url(url))),
         }
     }
@@ -31,6 +32,7 @@ impl AnyStore {
     pub fn port(&self) -> Arc<dyn Store> {
         match self {
             Self::Sqlite(s) => Arc::new(s.clone()),
+            Self::Postgres(s) => Arc::new(s.clone()),
         }
     }
 
@@ -39,6 +41,7 @@ impl AnyStore {
     pub fn sessions(&self) -> Arc<dyn harness_core::sessions::SessionStore> {
         match self {
             Self::Sqlite(s) => Arc::new(s.clone()),
+            Self::Postgres(s) => Arc::new(s.clone()),
         }
     }
 
@@ -46,6 +49,7 @@ impl AnyStore {
     pub async fn close(&self) {
         match self {
             Self::Sqlite(s) => s.close().await,
+            Self::Postgres(s) => s.close().await,
         }
     }
 }
@@ -83,17 +87,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn postgres_is_refused_clearly() {
-        let err = AnyStore::open("postgres://u:pw@localhost/harness")
-            .await
-            .err()
-            .unwrap();
-        let text = err.to_string();
-        assert!(
-            text.contains("PostgreSQL") && text.contains("not supported yet"),
-            "{text}"
-        );
-        assert!(!text.contains("pw"));
+    async fn other_schemes_are_refused_without_credentials() {
         let err = AnyStore::open("mysql://u:pw@localhost/h")
             .await
             .err()

@@ -67,6 +67,9 @@ pub fn sqlite_path(url: &str) -> Result<PathBuf, StoreOpenError> {
 /// server may be running.
 #[tracing::instrument(skip_all, fields(dest = %dest.display()))]
 pub async fn backup(url: &str, dest: &Path) -> Result<BackupSummary, StoreOpenError> {
+    if crate::postgres::is_postgres(url) {
+        return Err(crate::postgres::use_pg_dump(url, dest, false));
+    }
     let source = sqlite_path(url)?;
     if !source.is_file() {
         return Err(StoreOpenError::Backup(format!(
@@ -130,6 +133,9 @@ pub async fn backup(url: &str, dest: &Path) -> Result<BackupSummary, StoreOpenEr
 /// stopped (the caller holds the data directory's lock).
 #[tracing::instrument(skip_all, fields(from = %from.display()))]
 pub async fn restore(url: &str, from: &Path) -> Result<BackupSummary, StoreOpenError> {
+    if crate::postgres::is_postgres(url) {
+        return Err(crate::postgres::use_pg_dump(url, from, true));
+    }
     let target = sqlite_path(url)?;
     if !from.is_file() {
         return Err(StoreOpenError::Backup(format!(

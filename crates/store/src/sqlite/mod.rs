@@ -14,7 +14,7 @@ mod choices;
 mod deliveries;
 mod inbox;
 mod inbox_rows;
-mod latency;
+pub(crate) mod latency;
 mod messages;
 mod outbox;
 mod outbox_settle;

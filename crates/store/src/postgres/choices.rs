@@ -1,0 +1,378 @@
+//! [`ChoicesStore`] on PostgreSQL (issue 16): an ask's options, default,
+//! deadline and urgency (`ask_choices`, migration 0010), and the deadline's
+//! default answer — the same transaction as a person's reply
+//! (`messages::finish_answer`), plus the "default after deadline" mark.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use harness_core::{
+    inbox::NewEvent,
+    options::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency},
+    store::{
+        Answered, AskRecorded, ChoicesStore, DeliveryClaim, DueDefault, NewAsk, StoreError,
+        StoreResult,
+    },
+};
+use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
+
+use super::{
+    PgStore,
+    batch::{self, args},
+    messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
+    rows::{MESSAGE_COLUMNS, ms, time},
+};
+use crate::error::map;
+
+const CHOICE_COLUMNS: &str =
+    "message_id, options, multi_select, default_label, deadline_at, urgency, answered_by";
+/// What is read back: the stored columns and the option(s) that answered.
+const READ_COLUMNS: &str = "message_id, options, multi_select, default_label, deadline_at, \
+     urgency, answered_by, answered_options";
+
+/// The stored form of an ask's options.
+pub(super) fn options_json(choices: &Choices) -> StoreResult<String> {
+    serde_json::to_string(&choices.options).map_err(|e| StoreError::Backend(Box::new(e)))
+}
+
+/// The `ask_choices` row of `message_id`, inside the caller's transaction
+/// (the outbox's enqueue, an ask that also reaches the parent's inbox);
+/// `options`: [`options_json`].
+pub(super) async fn insert_choices(
+    conn: &mut sqlx::PgConnection,
+    message_id: &str,
+    choices: &Choices,
+    options: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, NULL)"
+    )))
+    .bind(message_id)
+    .bind(options)
+    .bind(i64::from(choices.multi_select))
+    .bind(&choices.default)
+    .bind(choices.deadline_at.map(ms))
+    .bind(choices.urgency.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+fn choices(row: &PgRow) -> StoreResult<(String, Choices)> {
+    let id: String = row.try_get("message_id").map_err(map)?;
+    let options: String = row.try_get("options").map_err(map)?;
+    let options: Vec<AskOption> =
+        serde_json::from_str(&options).map_err(|_| StoreError::Corrupt {
+            column: "ask_choices.options",
+            value: options.clone(),
+        })?;
+    let urgency: String = row.try_get("urgency").map_err(map)?;
+    let urgency = Urgency::parse(&urgency).ok_or(StoreError::Corrupt {
+        column: "ask_choices.urgency",
+        value: urgency.clone(),
+    })?;
+    let deadline: Option<i64> = row.try_get("deadline_at").map_err(map)?;
+    let answered: Option<String> = row.try_get("answered_options").map_err(map)?;
+    let answered_options = answered
+        .map(|text| {
+            serde_json::from_str::<Vec<usize>>(&text).map_err(|_| StoreError::Corrupt {
+                column: "ask_choices.answered_options",
+                value: text.clone(),
+            })
+        })
+        .transpose()?;
+    Ok((
+        id,
+        Choices {
+            options,
+            multi_select: row.try_get::<i64, _>("multi_select").map_err(map)? != 0,
+            default: row.try_get("default_label").map_err(map)?,
+            deadline_at: deadline.map(time).transpose()?,
+            urgency,
+            answered_by: row.try_get("answered_by").map_err(map)?,
+            answered_options,
+        },
+    ))
+}
+
+#[async_trait]
+impl ChoicesStore for PgStore {
+    async fn record_ask_with_choices(
+        &self,
+        ask: NewAsk,
+        choices: Choices,
+    ) -> StoreResult<AskRecorded> {
+        let options = serde_json::to_string(&choices.options)
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let (task_id, id, question, now) = (
+            ask.task_id.clone(),
+            ask.id.clone(),
+            ask.question.clone(),
+            ms(ask.now),
+        );
+        // The ask's own statements, then its choices, in one transaction.
+        let key = ask.idempotency_key.clone();
+        // ?5 is RECORD_ASK's idempotency key; the choices follow it.
+        let sql = format!(
+            "{RECORD_ASK}; \
+             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($2, $6, $7, $8, $9, $10, NULL) \
+               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id"
+        );
+        let returned = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let args = args!(
+                        task_id,
+                        id,
+                        question,
+                        now,
+                        key,
+                        options,
+                        i64::from(choices.multi_select),
+                        choices.default,
+                        choices.deadline_at.map(ms),
+                        choices.urgency.as_str()
+                    );
+                    batch::run(conn, &sql, &args).await
+                })
+            })
+            .await?;
+        ask_recorded(ask, &returned)
+    }
+
+    async fn choices_for(&self, message_ids: &[String]) -> StoreResult<Vec<(String, Choices)>> {
+        let mut out = Vec::new();
+        for chunk in message_ids.chunks(500) {
+            let marks = batch::marks(1, chunk.len());
+            let sql =
+                format!("SELECT {READ_COLUMNS} FROM ask_choices WHERE message_id IN ({marks})");
+            let mut query = sqlx::query(AssertSqlSafe(sql));
+            for id in chunk {
+                query = query.bind(id);
+            }
+            for row in query.fetch_all(&self.pool).await.map_err(map)? {
+                out.push(choices(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn due_defaults(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<DueDefault>> {
+        let rows = sqlx::query(
+            "SELECT c.message_id, m.task_id, c.default_label, c.deadline_at \
+             FROM ask_choices c \
+             JOIN harness_messages m ON m.id = c.message_id \
+             WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
+               AND c.answered_by IS NULL AND c.deadline_at <= $1 AND m.state = 'OPEN' \
+             ORDER BY c.deadline_at LIMIT $2",
+        )
+        .bind(ms(now))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map)?;
+        rows.iter()
+            .map(|r| {
+                Ok(DueDefault {
+                    message_id: r.try_get("message_id").map_err(map)?,
+                    task_id: r.try_get("task_id").map_err(map)?,
+                    default_label: r.try_get("default_label").map_err(map)?,
+                    deadline_at: time(r.try_get("deadline_at").map_err(map)?)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        let at: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(c.deadline_at) FROM ask_choices c \
+             JOIN harness_messages m ON m.id = c.message_id \
+             WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
+               AND c.answered_by IS NULL AND m.state = 'OPEN'",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(map)?;
+        at.map(time).transpose()
+    }
+
+    async fn answer_with_default(
+        &self,
+        message_id: &str,
+        delivery_text: &str,
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>> {
+        // The conditional OPEN → ANSWERED of this ask (still OPEN, due, with
+        // a default) with the default label as the reply text, the mark, then
+        // — only if it won — the same second half as a person's reply.
+        let answer = format!(
+            "\
+             UPDATE harness_messages AS m SET state = 'ANSWERED', \
+               reply_text = (SELECT c.default_label FROM ask_choices c WHERE c.message_id = $1), \
+               replied_at = $2 \
+             WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN' AND EXISTS ( \
+               SELECT 1 FROM ask_choices c WHERE c.message_id = $1 AND c.default_label IS NOT NULL \
+                 AND c.deadline_at IS NOT NULL AND c.deadline_at <= $2 AND c.answered_by IS NULL) \
+             RETURNING {}",
+            MESSAGE_COLUMNS.replace("m.", "")
+        );
+        // The default is an option: its index is recorded as the answer's.
+        let mark = format!(
+            "UPDATE ask_choices SET answered_by = '{ANSWERED_BY_DEFAULT}', \
+               answered_options = (SELECT jsonb_build_array(j.ord - 1)::text \
+                 FROM jsonb_array_elements(ask_choices.options::jsonb) WITH ORDINALITY AS j(value, ord) \
+                 WHERE j.value ->> 'label' = ask_choices.default_label ORDER BY j.ord LIMIT 1) \
+             WHERE message_id = $1"
+        );
+        let (message_id, text, now) = (message_id.to_owned(), delivery_text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
+        let handoff = (
+            claim.map(|c| c.owner.clone()),
+            claim.map(|c| c.node.clone()),
+            claim.map(|c| ms(c.until)),
+        );
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let answered =
+                        batch::run(&mut *conn, &answer, &args!(&message_id, now)).await?;
+                    let Some(row) = answered.into_iter().next() else {
+                        return Ok(None);
+                    };
+                    sqlx::query(AssertSqlSafe(mark))
+                        .bind(&message_id)
+                        .execute(&mut *conn)
+                        .await?;
+                    let task_id: String = row.try_get("task_id")?;
+                    let after =
+                        finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
+                            .await?;
+                    Ok(Some((row, after, text)))
+                })
+            })
+            .await?;
+        let Some((row, after, text)) = done else {
+            return Ok(None);
+        };
+        answered_from(&row, &after, Some(&text)).map(Some)
+    }
+
+    async fn answer_with_options(
+        &self,
+        message_id: &str,
+        text: &str,
+        picked: &[usize],
+        delivery_id: &str,
+        claim: Option<&DeliveryClaim>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Answered>> {
+        // The conditional OPEN → ANSWERED of this very ask (the options
+        // were read from it), the option(s) recorded, then — only if it
+        // won — the same second half as any reply.
+        let answer = format!(
+            "\
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = $2, replied_at = $3 \
+             WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN' RETURNING {}",
+            MESSAGE_COLUMNS.replace("m.", "")
+        );
+        let picked = serde_json::to_string(picked).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let (message_id, text, now) = (message_id.to_owned(), text.to_owned(), ms(now));
+        let delivery_id = delivery_id.to_owned();
+        let handoff = (
+            claim.map(|c| c.owner.clone()),
+            claim.map(|c| c.node.clone()),
+            claim.map(|c| ms(c.until)),
+        );
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let answered =
+                        batch::run(&mut *conn, &answer, &args!(&message_id, &text, now)).await?;
+                    let Some(row) = answered.into_iter().next() else {
+                        return Ok(None);
+                    };
+                    sqlx::query(
+                        "UPDATE ask_choices SET answered_options = $1 WHERE message_id = $2",
+                    )
+                    .bind(&picked)
+                    .bind(&message_id)
+                    .execute(&mut *conn)
+                    .await?;
+                    let task_id: String = row.try_get("task_id")?;
+                    let after =
+                        finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
+                            .await?;
+                    Ok(Some((row, after)))
+                })
+            })
+            .await?;
+        let Some((row, after)) = done else {
+            return Ok(None);
+        };
+        answered_from(&row, &after, None).map(Some)
+    }
+
+    async fn record_ask_for_parent(
+        &self,
+        ask: NewAsk,
+        choices: Option<Choices>,
+        event: NewEvent,
+    ) -> StoreResult<(AskRecorded, bool)> {
+        let (task_id, id, question, now) = (
+            ask.task_id.clone(),
+            ask.id.clone(),
+            ask.question.clone(),
+            ms(ask.now),
+        );
+        let key = ask.idempotency_key.clone();
+        let payload = event.payload.to_string();
+        let options = choices.as_ref().map(options_json).transpose()?;
+        let done = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let returned = batch::run(&mut *conn, RECORD_ASK, &args!(&task_id, &id, question, now, key)).await?;
+                    if let (Some(choices), Some(options)) = (&choices, &options) {
+                        insert_choices(conn, &id, choices, options).await?;
+                    }
+                    // The event names the ask's execution (the one it parked).
+                    let added = sqlx::query(
+                        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
+                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
+                           created_at, updated_at) \
+                         VALUES ($1, $2, $3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = $4), \
+                           $5, $6, $7, NULL, $8, 'PENDING', 0, $9, $9) \
+                         ON CONFLICT (dedup_key) DO NOTHING",
+                    )
+                    .bind(&event.id)
+                    .bind(&event.parent_task_id)
+                    .bind(&event.source_task_id)
+                    .bind(&id)
+                    .bind(event.kind.as_str())
+                    .bind(event.priority.as_str())
+                    .bind(&event.dedup_key)
+                    .bind(payload)
+                    .bind(ms(event.now))
+                    .execute(&mut *conn)
+                    .await?
+                    .rows_affected()
+                        > 0;
+                    Ok((returned, added))
+                })
+            })
+            .await?;
+        let (returned, added) = done;
+        Ok((ask_recorded(ask, &returned)?, added))
+    }
+
+    async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
+        sqlx::query_scalar(
+            "SELECT id FROM workbench_events WHERE dedup_key = $1 \
+               AND state IN ('PENDING', 'PROCESSING')",
+        )
+        .bind(dedup_key)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map)
+    }
+}

@@ -1,0 +1,160 @@
+//! PostgreSQL backend: one pool; every writing unit of work is one
+//! transaction ([`PgStore::write_tx`], [`PgStore::batch_tx`]).
+//!
+//! SQLite's single writer makes every read-then-write of the SQLite
+//! backend atomic. Here each write transaction first takes the store's
+//! transaction-scoped advisory lock (`pg_advisory_xact_lock`, see
+//! [`WRITE_LOCK`]), so the same statements keep the same guarantee on any
+//! number of connections and processes; claims also lock their rows
+//! (`FOR UPDATE SKIP LOCKED`) and inserts that may collide say so
+//! (`ON CONFLICT`), so a narrower lock later cannot lose a row. Reads take
+//! no lock (they see the last committed state, as SQLite's readers do).
+//!
+//! The schema is `migrations/postgres/`, applied at open under sqlx's
+//! migrator lock (`pg_advisory_lock` on a key derived from the database
+//! name, taken before the migrations table is even created), on a
+//! connection of its own that is closed afterwards.
+
+mod batch;
+mod choices;
+mod deliveries;
+mod inbox;
+mod inbox_rows;
+mod messages;
+mod outbox;
+mod outbox_settle;
+mod rows;
+mod sessions;
+mod settings;
+mod stats;
+mod tasks;
+mod tx;
+
+use std::{str::FromStr, sync::Arc, time::Duration};
+
+use sqlx::{
+    Connection, PgPool,
+    postgres::{PgConnectOptions, PgConnection, PgPoolOptions},
+};
+
+use crate::{StoreOpenError, sqlite::latency::Latency};
+
+/// The key of the advisory lock every write transaction holds (the ASCII
+/// of "harness" read as a number: one key for the whole store).
+pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
+
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// `postgres://user@host:5432/database`
+    pub url: String,
+    pub max_connections: u32,
+}
+
+impl PgOptions {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            max_connections: 16,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    latency: Arc<Latency>,
+}
+
+impl PgStore {
+    /// Connect and migrate (the database must exist; its tables are
+    /// created by the migrations).
+    #[tracing::instrument(skip_all, fields(url = %crate::redact_url(&options.url)))]
+    pub async fn open(options: PgOptions) -> Result<Self, StoreOpenError> {
+        let connect =
+            PgConnectOptions::from_str(&options.url).map_err(|source| StoreOpenError::Url {
+                url: crate::redact_url(&options.url),
+                source,
+            })?;
+        // Migrate on a connection of its own: sqlx's migrator holds a
+        // session-scoped advisory lock while it runs, and a connection that
+        // failed half-way must not go back into the pool still holding it.
+        let mut conn = PgConnection::connect_with(&connect)
+            .await
+            .map_err(StoreOpenError::Connect)?;
+        // `run_direct` is `run` on a plain connection (`run`'s `Acquire`
+        // bound makes this future not `Send`).
+        let migrated = sqlx::migrate!("../../migrations/postgres")
+            .run_direct(None, &mut conn, false)
+            .await;
+        let closed = conn.close().await;
+        migrated?;
+        closed.map_err(StoreOpenError::Connect)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(2))
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(connect)
+            .await
+            .map_err(StoreOpenError::Connect)?;
+        Ok(Self {
+            pool,
+            latency: Arc::default(),
+        })
+    }
+
+    /// The pool, for diagnostics and benchmarks in this workspace.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Close the pool, waiting for in-flight statements.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Whether `url` names a PostgreSQL database.
+pub(crate) fn is_postgres(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres:") || lower.starts_with("postgresql:")
+}
+
+/// `harness backup` / `restore` copy a SQLite file; on PostgreSQL they
+/// answer the command to use instead (credentials left out of the URL).
+pub(crate) fn use_pg_dump(url: &str, file: &std::path::Path, restore: bool) -> StoreOpenError {
+    let url = crate::redact_url(url);
+    let file = file.display();
+    StoreOpenError::Backup(if restore {
+        format!(
+            "harness restore copies a SQLite file; this database is PostgreSQL. Restore a \
+             pg_dump archive with: pg_restore --clean --if-exists --no-owner --dbname '{url}' '{file}'"
+        )
+    } else {
+        format!(
+            "harness backup copies a SQLite file; this database is PostgreSQL. Back it up \
+             with: pg_dump --format=custom --no-owner --file '{file}' '{url}'"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backup_on_postgres_names_pg_dump_without_credentials() {
+        let err = use_pg_dump(
+            "postgres://u:pw@db/h",
+            std::path::Path::new("/b.dump"),
+            false,
+        );
+        let text = err.to_string();
+        assert!(text.contains("pg_dump --format=custom"), "{text}");
+        assert!(
+            text.contains("postgres://***@db/h") && !text.contains("pw"),
+            "{text}"
+        );
+        let err = use_pg_dump("postgresql://db/h", std::path::Path::new("/b.dump"), true);
+        assert!(err.to_string().contains("pg_restore"));
+        assert!(is_postgres("PostgreSQL://x/y") && !is_postgres("sqlite://x"));
+    }
+}

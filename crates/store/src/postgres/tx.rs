@@ -1,0 +1,121 @@
+//! Write transactions: each one takes the store's advisory lock
+//! ([`super::WRITE_LOCK`]) first, and is timed until it ends
+//! (`/metrics` `harness_store_transaction_seconds`, as on SQLite).
+
+use std::{sync::Arc, time::Instant};
+
+use harness_core::store::{StoreError, StoreResult};
+use sqlx::{PgConnection, Postgres, Transaction};
+
+use super::{PgStore, WRITE_LOCK};
+use crate::{error::map, sqlite::latency::Latency};
+
+/// The future of one batch inside a write transaction.
+pub(super) type BatchFuture<'c, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
+/// Take the write lock inside the transaction on `conn`.
+async fn lock(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(WRITE_LOCK)
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+impl PgStore {
+    /// A transaction holding the write lock, timed until it ends.
+    pub(super) async fn write_tx(&self) -> StoreResult<TimedTx> {
+        let started = Instant::now();
+        let mut tx = self.pool.begin().await.map_err(map)?;
+        lock(&mut tx).await.map_err(map)?;
+        Ok(TimedTx {
+            tx: Some(tx),
+            started,
+            latency: self.latency.clone(),
+        })
+    }
+
+    /// Runs `batch` inside a write transaction in a task of its own, so a
+    /// caller that goes away (a dropped HTTP request) cannot stop it
+    /// half-way: it commits when `batch` succeeds and rolls back when any
+    /// statement fails.
+    pub(super) async fn batch_tx<T, F>(&self, batch: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BatchFuture<'c, T> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        let latency = self.latency.clone();
+        let started = Instant::now();
+        let job = tokio::spawn(async move {
+            let result = async {
+                let mut tx = pool.begin().await?;
+                lock(&mut tx).await?;
+                let value = batch(&mut tx).await?;
+                tx.commit().await?;
+                Ok::<T, sqlx::Error>(value)
+            }
+            .await;
+            latency.record(started.elapsed());
+            result.map_err(map)
+        });
+        job.await
+            .map_err(|join| StoreError::Backend(Box::new(join)))?
+    }
+}
+
+/// A write transaction that records its latency when it commits or is
+/// dropped (an implicit rollback). Derefs to the connection.
+pub(crate) struct TimedTx {
+    tx: Option<Transaction<'static, Postgres>>,
+    started: Instant,
+    latency: Arc<Latency>,
+}
+
+impl TimedTx {
+    pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
+        let result = match self.tx.take() {
+            Some(tx) => tx.commit().await,
+            None => Ok(()),
+        };
+        self.latency.record(self.started.elapsed());
+        result
+    }
+}
+
+impl TimedTx {
+    pub(crate) async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        let result = match self.tx.take() {
+            Some(tx) => tx.rollback().await,
+            None => Ok(()),
+        };
+        self.latency.record(self.started.elapsed());
+        result
+    }
+}
+
+impl Drop for TimedTx {
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            self.latency.record(self.started.elapsed());
+        }
+    }
+}
+
+impl std::ops::Deref for TimedTx {
+    type Target = PgConnection;
+    fn deref(&self) -> &PgConnection {
+        self.tx
+            .as_deref()
+            .unwrap_or_else(|| unreachable!("transaction used after commit"))
+    }
+}
+
+impl std::ops::DerefMut for TimedTx {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        self.tx
+            .as_deref_mut()
+            .unwrap_or_else(|| unreachable!("transaction used after commit"))
+    }
+}
