@@ -2,7 +2,8 @@
 //! agent: a client that drops its reply request still gets the reply typed;
 //! a deduped retry after the agent exited neither restarts it nor types
 //! again; an agent that cannot be restarted leaves a FAILED row with the
-//! reason, retried with backoff, and a person can queue it again.
+//! reason, retried with backoff, and a person can queue it again. Each
+//! also runs on PostgreSQL (`_on_postgres`, `common::pg`).
 
 mod common;
 
@@ -112,8 +113,19 @@ async fn reply(s: &common::Server, t: &str, text: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once() {
+    a_client_that_drops_the_reply_request_still_gets_it_typed_once_on(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        a_client_that_drops_the_reply_request_still_gets_it_typed_once_on(Some(&db.url)).await;
+    }
+}
+
+async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once_on(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     // The agent keeps printing for ~2.5 s after asking: no input boundary
     // until then, so the delivery is still waiting when the client gives up.
     let mut script = String::from("ask_human Which color?\n");
@@ -159,8 +171,19 @@ async fn a_client_that_drops_the_reply_request_still_gets_it_typed_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again() {
+    a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(Some(&db.url)).await;
+    }
+}
+
+async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let record = dir.path().join("starts.jsonl");
     let script = "ask_human Go on?\nwait_reply\nsay bye\nexit 0";
     let body = json!({"title": "exits", "agent": {
@@ -207,8 +230,19 @@ async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried() {
+    an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(Some(&db.url)).await;
+    }
+}
+
+async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let cwd = dir.path().join("workdir");
     std::fs::create_dir(&cwd).unwrap();
     // An agent that exits at once the first time and reads lines after.
@@ -331,8 +365,19 @@ fn chrono_ms(v: &Value) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal() {
+    a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(Some(&db.url)).await;
+    }
+}
+
+async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let t = double_task(&s, "say up", &std::env::temp_dir()).await;
     // The caller gives up at its first await (a dropped request).
     let start = s.running.terminals.start(
@@ -361,8 +406,19 @@ async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page() {
+    keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(Some(&db.url)).await;
+    }
+}
+
+async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let t = double_task(&s, "say ready", &std::env::temp_dir()).await;
     start(&s, &t).await;
     wait_screen(&s, &t, "the prompt", |text| text.contains("ready")).await;

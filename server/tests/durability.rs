@@ -1,4 +1,5 @@
-//! Restart durability and the reply race over real HTTP.
+//! Restart durability and the reply race over real HTTP, on SQLite and
+//! (the `_on_postgres` variants, `common::pg`) on PostgreSQL.
 
 mod common;
 
@@ -7,8 +8,19 @@ use serde_json::json;
 
 #[tokio::test]
 async fn an_ask_survives_a_server_restart_and_is_answerable() {
+    ask_survives_a_restart(None).await;
+}
+
+#[tokio::test]
+async fn an_ask_survives_a_server_restart_and_is_answerable_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        ask_survives_a_restart(Some(&db.url)).await;
+    }
+}
+
+async fn ask_survives_a_restart(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
     let (_, task) = s
         .admin("POST", "/api/tasks", Some(json!({"title": "durable", "agent": {"provider": "command", "command": ["cat"], "cwd": "/tmp"}})))
         .await;
@@ -28,7 +40,7 @@ async fn an_ask_survives_a_server_restart_and_is_answerable() {
     let admin = s.admin.clone();
     s.shutdown().await;
 
-    let s = common::start(dir.path()).await;
+    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
     assert_eq!(s.admin, admin, "the admin token is kept across restarts");
     let (_, pending) = s
         .admin(
@@ -90,8 +102,19 @@ async fn an_ask_survives_a_server_restart_and_is_answerable() {
 
 #[tokio::test]
 async fn fifty_concurrent_http_replies_one_winner_one_resume() {
+    fifty_replies(None).await;
+}
+
+#[tokio::test]
+async fn fifty_concurrent_http_replies_one_winner_one_resume_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        fifty_replies(Some(&db.url)).await;
+    }
+}
+
+async fn fifty_replies(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
     let t = s.task("race").await;
     s.running.harness.begin_execution(&t).await.unwrap();
     s.admin(

@@ -96,6 +96,17 @@ fn count(case: &Case) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
+    sigkill_between_answer_and_injection(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        sigkill_between_answer_and_injection(Some(&db.url)).await;
+    }
+}
+
+async fn sigkill_between_answer_and_injection(db: Option<&str>) {
     let iterations: usize = std::env::var("HARNESS_KILL_ITERATIONS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -114,7 +125,7 @@ async fn sigkill_between_answer_and_injection_never_loses_or_repeats_a_reply() {
     let mut unverified: Vec<String> = Vec::new();
     let mut tally = std::collections::BTreeMap::<&str, usize>::new();
     for i in 0..=iterations {
-        let life = Life::start(&data).await;
+        let life = Life::start_on(&data, db).await;
         // What the previous life owed is done by this one.
         for case in waiting.drain(..) {
             let state = settle(&life, &case).await;

@@ -43,8 +43,9 @@ impl Rng {
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
 /// The server process with the gateway double behind both gateways.
-async fn start(data: &Path, record: &Path) -> Life {
+async fn start(data: &Path, db: Option<&str>, record: &Path) -> Life {
     let mut life = Life::start_with(data, |cmd| {
+        common::process::on_database(cmd, db);
         cmd.env("HARNESS_LOG", "warn")
             .env("HARNESS_HERMES_BIN", DOUBLE)
             .env("HARNESS_OPENCLAW_BIN", DOUBLE)
@@ -80,12 +81,43 @@ async fn call(
     Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
+/// One `COUNT(*)` on the server's database (`db`, else the data
+/// directory's SQLite file).
+async fn scalar(data: &Path, db: Option<&str>, sql: &'static str) -> i64 {
+    match db {
+        Some(url) => {
+            let pool = sqlx::PgPool::connect(url).await.unwrap();
+            let n = sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap();
+            pool.close().await;
+            n
+        }
+        None => {
+            let url = format!("sqlite://{}", data.join("harness.db").display());
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            let n = sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap();
+            pool.close().await;
+            n
+        }
+    }
+}
+
 fn marker(i: usize) -> String {
     format!("<msg-{i}>")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
+    sigkill_while_sending(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigkill_while_sending_never_loses_or_doubles_a_message_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        sigkill_while_sending(Some(&db.url)).await;
+    }
+}
+
+async fn sigkill_while_sending(db: Option<&str>) {
     let env = |k: &str, d: u64| {
         std::env::var(k)
             .ok()
@@ -100,7 +132,7 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
     let data = dir.path().join("data");
     let record = dir.path().join("sent.jsonl");
 
-    let life = start(&data, &record).await;
+    let life = start(&data, db, &record).await;
     let (st, _) = call(&life, reqwest::Method::PUT, "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"},
             {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1001", "scope": "work"}
@@ -166,7 +198,7 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
                 acked.insert(i);
             }
         }
-        life = start(&data, &record).await;
+        life = start(&data, db, &record).await;
     }
     // The rest without kills (re-pushing unacknowledged ones: the key dedups).
     let rest: Vec<usize> = (0..total).filter(|i| !acked.contains(i)).collect();
@@ -278,22 +310,20 @@ async fn sigkill_while_sending_never_loses_or_doubles_a_message() {
         "{not_sent} rows SENT_UNVERIFIED without a send after {kills} kills: {tally:?}"
     );
     // The database: no message left PENDING_DELIVERY (nothing is due any more).
-    let url = format!("sqlite://{}", data.join("harness.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let stuck: i64 = sqlx::query_scalar(
+    let stuck = scalar(
+        &data,
+        db,
         "SELECT COUNT(*) FROM harness_messages WHERE state = 'PENDING_DELIVERY'",
     )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    .await;
     assert_eq!(stuck, 0, "no message left PENDING_DELIVERY");
-    let asks_ok: i64 = sqlx::query_scalar(
+    let asks_ok = scalar(
+        &data,
+        db,
         "SELECT COUNT(*) FROM harness_outbound o JOIN harness_messages m ON m.id = o.harness_message_id \
          WHERE (o.expect_reply = 1 AND m.kind <> 'ask') OR (o.expect_reply = 0 AND m.state <> 'CLOSED')",
     )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    .await;
     assert_eq!(asks_ok, 0, "every sent notify closed, every ask an ask");
     eprintln!("{kills} kills, {total} messages (seed {seed:#x}): {tally:?}");
 }

@@ -77,6 +77,17 @@ fn states(inbox: &Value, state: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
+    sigkill_between_claim_and_injection(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        sigkill_between_claim_and_injection(Some(&db.url)).await;
+    }
+}
+
+async fn sigkill_between_claim_and_injection(db: Option<&str>) {
     let iterations: u64 = std::env::var("HARNESS_WB_KILL_ITERATIONS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -90,7 +101,7 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
     std::fs::create_dir_all(&data).unwrap();
     let log = dir.path().join("parent-inputs.log");
 
-    let life = Life::start(&data).await;
+    let life = Life::start_on(&data, db).await;
     let (_, p) = life
         .call(
             Method::POST,
@@ -147,7 +158,7 @@ async fn sigkill_between_claim_and_injection_never_loses_or_doubles_a_batch() {
         tokio::time::sleep(Duration::from_millis(seed % 400)).await;
         eprintln!("iteration {i}: kill after {} ms", seed % 400);
         life.kill();
-        life = Life::start(&data).await;
+        life = Life::start_on(&data, db).await;
     }
     // Settle: the last life drains whatever is owed.
     let deadline = Instant::now() + Duration::from_secs(60);

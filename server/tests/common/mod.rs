@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod outbox;
+pub mod pg;
 pub mod process;
 pub mod real_cli;
 pub mod workbench;

@@ -18,11 +18,24 @@ pub struct ServerProcess {
     pub client: Client,
 }
 
+/// Points `cmd` at `database_url` (`--database-url`) when given.
+pub fn on_database(cmd: &mut Command, database_url: Option<&str>) {
+    if let Some(url) = database_url {
+        cmd.arg("--database-url").arg(url);
+    }
+}
+
 impl ServerProcess {
     /// Starts `harness serve` on `data`; its stderr is appended to
     /// `<data>/server.log` (info from our crates).
     pub async fn start(data: &Path) -> ServerProcess {
         Self::start_with(data, |_| {}).await
+    }
+
+    /// Like [`start`](Self::start), on `database_url` when given (else the
+    /// data directory's SQLite database).
+    pub async fn start_on(data: &Path, database_url: Option<&str>) -> ServerProcess {
+        Self::start_with(data, |cmd| on_database(cmd, database_url)).await
     }
 
     /// Like [`start`](Self::start); `configure` adds arguments or
