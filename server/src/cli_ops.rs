@@ -1,4 +1,5 @@
-//! Operator commands of the `harness` binary: `backup`, `restore`, `doctor`.
+//! Operator commands of the `harness` binary: `backup`, `restore`,
+//! `migrate-db`, `doctor`.
 
 use std::{path::Path, process::ExitCode};
 
@@ -46,6 +47,30 @@ pub fn restore(data_dir: &Path, url: Option<String>, file: &Path) -> anyhow::Res
     if let Some(previous) = &summary.previous {
         println!("the replaced database was kept as {}", previous.display());
     }
+    Ok(())
+}
+
+/// `harness migrate-db`: with the server stopped (the data directory's lock
+/// is held while copying).
+pub fn migrate_db(data_dir: &Path, from: Option<String>, to: &str) -> anyhow::Result<()> {
+    let _lock = DataLock::acquire(data_dir)?;
+    let from = from.unwrap_or_else(|| config::database_url(data_dir, None));
+    let summary = runtime()?.block_on(harness_store::migrate_db::migrate_db(&from, to))?;
+    println!(
+        "migrated {} rows in {} tables from {} to {}",
+        summary.rows(),
+        summary.tables.len(),
+        harness_store::redact_url(&from),
+        harness_store::redact_url(to)
+    );
+    for (table, rows) in &summary.tables {
+        println!("  {table:<24} {rows:>8} rows");
+    }
+    println!(
+        "start the server with --database-url {} (keep {}: the admin token and the internal API key)",
+        harness_store::redact_url(to),
+        data_dir.join("secrets").display()
+    );
     Ok(())
 }
 

@@ -120,6 +120,22 @@ enum Command {
         #[arg(long, env = "DATABASE_URL")]
         database_url: Option<String>,
     },
+    /// Copy every table of a SQLite database into a new, empty PostgreSQL database (stop the
+    /// server first), in one transaction; row counts are checked per table.
+    ///
+    /// Example: harness migrate-db --to postgres://harness@db.example/harness
+    #[command(alias = "migrate-store")]
+    MigrateDb {
+        /// The SQLite database. Default: sqlite://<data-dir>/harness.db
+        #[arg(long)]
+        from: Option<String>,
+        /// The PostgreSQL database (created by its owner, empty; migrated here).
+        #[arg(long)]
+        to: String,
+        /// Data directory (locked while copying). Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
     /// Check the installation: data directory and secrets, the server, agent CLIs, the web
     /// bundle, free disk. Exit code 0 only when all pass.
     Doctor {
@@ -300,6 +316,11 @@ fn main() -> ExitCode {
             &data_dir.unwrap_or_else(config::default_data_dir),
             database_url,
             &file,
+        ),
+        Command::MigrateDb { from, to, data_dir } => cli_ops::migrate_db(
+            &data_dir.unwrap_or_else(config::default_data_dir),
+            from,
+            &to,
         ),
         Command::Doctor { data_dir } => {
             return cli_ops::doctor_cmd(&data_dir.unwrap_or_else(config::default_data_dir));

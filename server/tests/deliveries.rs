@@ -177,11 +177,14 @@ async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on_postgres() {
     if let Some(db) = common::pg::fresh().await {
-        a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(Some(&db.url)).await;
+        a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(Some(&db.url))
+            .await;
     }
 }
 
-async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(db: Option<&str>) {
+async fn a_deduped_retry_after_the_agent_exited_neither_restarts_nor_types_again_on(
+    db: Option<&str>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let record = dir.path().join("starts.jsonl");
@@ -234,13 +237,19 @@ async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on_postgres() {
+async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on_postgres()
+ {
     if let Some(db) = common::pg::fresh().await {
-        an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(Some(&db.url)).await;
+        an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(Some(
+            &db.url,
+        ))
+        .await;
     }
 }
 
-async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(db: Option<&str>) {
+async fn an_agent_that_cannot_be_restarted_fails_visibly_with_backoff_and_can_be_retried_on(
+    db: Option<&str>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let cwd = dir.path().join("workdir");
@@ -369,13 +378,19 @@ async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on_postgres() {
+async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on_postgres()
+ {
     if let Some(db) = common::pg::fresh().await {
-        a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(Some(&db.url)).await;
+        a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(Some(
+            &db.url,
+        ))
+        .await;
     }
 }
 
-async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(db: Option<&str>) {
+async fn a_start_whose_caller_goes_away_still_ends_with_a_running_agent_in_its_terminal_on(
+    db: Option<&str>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let t = double_task(&s, "say up", &std::env::temp_dir()).await;
@@ -412,11 +427,14 @@ async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_pa
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on_postgres() {
     if let Some(db) = common::pg::fresh().await {
-        keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(Some(&db.url)).await;
+        keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(Some(&db.url))
+            .await;
     }
 }
 
-async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(db: Option<&str>) {
+async fn keyed_input_is_one_durable_delivery_typed_once_and_shown_on_the_task_page_on(
+    db: Option<&str>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start_on(&dir.path().join("data"), db.map(str::to_string)).await;
     let t = double_task(&s, "say ready", &std::env::temp_dir()).await;

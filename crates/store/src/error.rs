@@ -24,6 +24,9 @@ pub enum StoreOpenError {
     /// says why and what to do).
     #[error("{0}")]
     Backup(String),
+    /// `harness migrate-db` refused or failed (the message says why).
+    #[error("migrate-db: {0}")]
+    MigrateDb(String),
     #[error("{}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,

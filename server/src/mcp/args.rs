@@ -222,10 +222,10 @@ macro_rules! choices {
         #[schemars(transform = absent_not_null)]
         pub struct $name {
             #[schemars(
-                                                        with = "Option<Vec<OptionShape>>",
-                                                        length(max = options::MAX_OPTIONS),
-                                                        description = $options
-                                                    )]
+                                                                with = "Option<Vec<OptionShape>>",
+                                                                length(max = options::MAX_OPTIONS),
+                                                                description = $options
+                                                            )]
             pub options: Option<Value>,
             /// Several options may be chosen.
             #[schemars(with = "Option<bool>")]
