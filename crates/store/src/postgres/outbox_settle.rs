@@ -44,7 +44,10 @@ const SETTLE: &str = "\
 
 /// For the rows this batch sent: cancel the other OPEN asks of each task
 /// whose ask it sent, open those asks / close those notifies, park the
-/// tasks' RUNNING executions, record platform message id → task.
+/// tasks' RUNNING executions, record platform message id → task (one row
+/// per key: two rows of the turn with one platform message id would make
+/// `ON CONFLICT DO UPDATE` touch a row twice; the greater outbound id wins,
+/// as on SQLite, which applies them in id order).
 const ACTIVATE: &str = "\
      UPDATE harness_messages SET state = 'CANCELLED' \
      WHERE kind = 'ask' AND state = 'OPEN' \
@@ -65,9 +68,11 @@ const ACTIVATE: &str = "\
      RETURNING 'paused' AS what, id AS id, task_id AS extra; \
      INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, chat_id, \
        platform_message_id, scope, expect_reply, created_at) \
-     SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
+     SELECT DISTINCT ON (o.platform, o.platform_message_id) \
+       o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
        COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, $3 \
      FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.platform_message_id IS NOT NULL \
+     ORDER BY o.platform, o.platform_message_id, o.id DESC \
      ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
        task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
        scope = excluded.scope, expect_reply = excluded.expect_reply;";

@@ -66,6 +66,7 @@ const ACTIVATE: &str = "\
      SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
        COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, ?3 \
      FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
+     ORDER BY o.id \
      ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
        task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
        scope = excluded.scope, expect_reply = excluded.expect_reply;";

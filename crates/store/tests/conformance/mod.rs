@@ -130,6 +130,7 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; outbox_turns:
             one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_transaction,
             two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open,
+            two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping,
             a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_rest,
             rows_leased_ahead_and_never_started_are_released_not_marked_sent,
         );

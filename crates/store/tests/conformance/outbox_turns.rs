@@ -229,6 +229,49 @@ pub async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open(b: &
     );
 }
 
+/// Two rows of one turn that the platform answered with the same message
+/// id: one mapping for that key, the later row's (greater id) winning, as
+/// if they had settled one after the other.
+pub async fn two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping(b: &Backend) {
+    let (_store, h) = harness(b).await;
+    let (t, u) = (task(&h, "T").await, task(&h, "U").await);
+    let first = push(&h, &t, "first", false).await;
+    let second = push(&h, &u, "second", false).await;
+    let leased = claim(&h, 2).await;
+    assert_eq!(leased.len(), 2);
+    let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
+    h.settle_and_claim(
+        OWNER,
+        vec![
+            (by_id(&first), delivered("om_same")),
+            (by_id(&second), delivered("om_same")),
+        ],
+        Vec::new(),
+        Duration::seconds(120),
+        0,
+    )
+    .await
+    .unwrap();
+    for id in [&first, &second] {
+        assert_eq!(
+            h.outbound(id).await.unwrap().state,
+            OutboundState::Delivered
+        );
+    }
+    let (last, task_of_last) = if first > second {
+        (&first, &t)
+    } else {
+        (&second, &u)
+    };
+    let map = h
+        .delivery_mapping("feishu", "om_same")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(map.outbound_id.as_deref(), Some(last.as_str()));
+    assert_eq!(map.task_id.as_deref(), Some(task_of_last.as_str()));
+}
+
 pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_rest(b: &Backend) {
     let (_store, h) = harness(b).await;
     let t = task(&h, "T").await;
