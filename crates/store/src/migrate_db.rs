@@ -23,9 +23,7 @@ use sqlx::{
 
 use crate::{PgOptions, PgStore, StoreOpenError, redact_url};
 
-/// sqlx's own bookkeeping: each side has its own migrations.
-const MIGRATIONS_TABLE: &str = "_sqlx_migrations";
-
+// Both table lists leave out `_sqlx_migrations`: each side keeps its own.
 const SQLITE_TABLES: &str = "SELECT name FROM sqlite_master WHERE type = 'table' \
      AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations' ORDER BY name";
 const SQLITE_COLUMNS: &str = "SELECT name FROM pragma_table_info(?1)";
