@@ -1,9 +1,9 @@
 //! The pages whose code is loaded on demand (issue 33): each is a Leptos lazy
 //! route, so its view code lives in a wasm chunk of its own that the browser
 //! fetches only when it opens that page (`scripts/build-site.sh` splits the
-//! hydrate module with wasm-split). `/` and `/harness` stay in the main
-//! module: the page a phone opens on "your agent needs a decision" must not
-//! wait for a second download.
+//! hydrate module with wasm-split). `/harness` stays in the main module: the
+//! page a phone opens on "your agent needs a decision" must not wait for a
+//! second download.
 //!
 //! A route's `data()` runs in the main module and `view()` in the chunk; these
 //! pages create their resources in their components, so `data()` is empty.
@@ -13,6 +13,20 @@ use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
 use crate::pages;
+
+/// `/`: the first step, the overview and how to connect an agent.
+pub struct HomeRoute;
+
+#[lazy_route]
+impl LazyRoute for HomeRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::home::HomePage /> }.into_any()
+    }
+}
 
 /// `/tasks`: the task list and the new-task form.
 pub struct TaskListRoute;

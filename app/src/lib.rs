@@ -29,7 +29,8 @@ use crate::{
     api::pending_count,
     i18n::use_locale,
     lazy_pages::{
-        AnalyticsRoute, PlanRoute, ProjectListRoute, SettingsRoute, TaskDetailRoute, TaskListRoute,
+        AnalyticsRoute, HomeRoute, PlanRoute, ProjectListRoute, SettingsRoute, TaskDetailRoute,
+        TaskListRoute,
     },
     live::provide_live,
 };
@@ -124,7 +125,7 @@ pub fn App() -> impl IntoView {
             </header>
             <main id="main">
                 <Routes fallback=|| view! { <components::NotFound what=components::Missing::Page /> }>
-                    <Route path=StaticSegment("") view=pages::home::HomePage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("") view={Lazy::<HomeRoute>::new()} ssr=SsrMode::Async />
                     <Route path=StaticSegment("harness") view=pages::harness::HarnessPage ssr=SsrMode::Async />
                     <Route path=StaticSegment("tasks") view={Lazy::<TaskListRoute>::new()} ssr=SsrMode::Async />
                     <Route
