@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Build the browser side into $TARGET/site, which the server embeds at compile
 # time (server/build.rs) and `HARNESS_SITE_ROOT` can point at in development:
-#   1. two wasm modules (profile wasm-release) and their JS glue
-#      (wasm-bindgen): the hydrate bundle of every page (`frontend`), and the
-#      browser terminal (`harness-webterm`), which only a page showing a
-#      terminal imports (app/src/terminal.rs);
-#   2. wasm-opt -Oz (npm binaryen, installed by scripts/setup.sh; Debian's
+#   1. two wasm modules (profile wasm-release, linked with --emit-relocs so
+#      the hydrate module can be split): the hydrate bundle of every page
+#      (`frontend`), and the browser terminal (`harness-webterm`), which only
+#      a page showing a terminal imports (app/src/terminal.rs);
+#   2. wasm-split-cli (scripts/setup.sh) cuts the hydrate module at its lazy
+#      routes (app/src/lazy_pages.rs) — before wasm-bindgen, as cargo-leptos
+#      does: the main module, one `split_*.wasm` per lazy page, `chunk_*.wasm`
+#      for code several pages share, and the loader `__wasm_split.js`, which
+#      imports the main module as `./harness.js` (pack.mjs rewrites the names);
+#   3. wasm-bindgen (JS glue) of the main module and of the terminal;
+#   4. wasm-opt -Oz (npm binaryen, installed by scripts/setup.sh; Debian's
 #      binaryen 108 breaks this module). The result is cached by the input's
 #      hash, so an unchanged wasm costs nothing the second time;
-#   3. frontend/tools/pack.mjs: content-hashed names (harness-<hash>.*),
+#   5. frontend/tools/pack.mjs: content-hashed names (harness-<hash>*),
 #      Brotli + gzip copies, the size table, and the size budget of every
 #      file (frontend/size-budget.txt): over budget, the build fails.
-# HARNESS_WASM_OPT=0 skips step 2 (a bigger bundle, for quick local loops;
+# HARNESS_WASM_OPT=0 skips step 4 (a bigger bundle, for quick local loops;
 # the budget is not checked). HARNESS_PACK_FAST=1 uses a fast Brotli level
 # (bigger .br files; only the raw sizes are checked).
 set -euo pipefail
@@ -21,14 +27,31 @@ SITE="$TARGET/site"
 STAGE="$TARGET/site-build"
 WASM_OPT="$PWD/frontend/tools/node_modules/.bin/wasm-opt"
 
-cargo build --locked -p frontend -p harness-webterm --target wasm32-unknown-unknown --profile wasm-release
+command -v wasm-split-cli >/dev/null || { echo "build-site: wasm-split-cli missing: run scripts/setup.sh" >&2; exit 2; }
+wasm_build=(--locked --target wasm32-unknown-unknown --profile wasm-release)
+cargo build "${wasm_build[@]}" -p harness-webterm
+# wasm-split needs the linker's relocations; passed to the frontend crate's own
+# rustc (it links the module) only, so the dependencies and the terminal are
+# built as before (binaryen refuses to optimise a module that keeps them).
+cargo rustc "${wasm_build[@]}" -p frontend --lib -- -C link-arg=--emit-relocs
+WASM="$TARGET/wasm32-unknown-unknown/wasm-release"
 mkdir -p "$STAGE"
-rm -f "$STAGE"/harness*.js "$STAGE"/harness*.wasm
-for module in frontend:harness harness_webterm:harness_term; do
-  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section \
-    --out-dir "$STAGE" --out-name "${module#*:}" \
-    "$TARGET/wasm32-unknown-unknown/wasm-release/${module%%:*}.wasm"
-done
+rm -rf "$STAGE"/harness*.js "$STAGE"/harness*.wasm "$STAGE"/__wasm_split.js "$STAGE"/split_*.wasm \
+  "$STAGE"/chunk_*.wasm "$STAGE/split"
+mkdir "$STAGE/split"
+wasm-split-cli --target web --out-name harness "$WASM/frontend.wasm" "$STAGE/split"
+mv "$STAGE/split"/__wasm_split.js "$STAGE/split"/split_*.wasm "$STAGE"
+mv "$STAGE/split"/chunk_*.wasm "$STAGE" 2>/dev/null || true # only when pages share code
+# --keep-lld-exports: the chunks import the main module's functions by those names.
+bindgen() { # <input wasm> <out name> [flags]
+  local input="$1" name="$2"
+  shift 2
+  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section "$@" \
+    --out-dir "$STAGE" --out-name "$name" "$input"
+}
+bindgen "$STAGE/split/harness.wasm" harness --keep-lld-exports
+bindgen "$WASM/harness_webterm.wasm" harness_term
+rm -rf "$STAGE/split"
 
 optimise() { # <staged wasm>: replaced by its wasm-opt -Oz output (cached)
   local wasm="$1" key cached start before
@@ -50,8 +73,9 @@ optimise() { # <staged wasm>: replaced by its wasm-opt -Oz output (cached)
 budget=(--budget frontend/size-budget.txt)
 if [ "${HARNESS_WASM_OPT:-1}" != 0 ]; then
   [ -x "$WASM_OPT" ] || { echo "build-site: $WASM_OPT missing: run scripts/setup.sh" >&2; exit 2; }
-  optimise "$STAGE/harness_bg.wasm"
-  optimise "$STAGE/harness_term_bg.wasm"
+  for wasm in "$STAGE"/harness_bg.wasm "$STAGE"/harness_term_bg.wasm "$STAGE"/split_*.wasm "$STAGE"/chunk_*.wasm; do
+    if [ -e "$wasm" ]; then optimise "$wasm"; fi
+  done
 else
   budget=()
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent installation of what the build and the tests need, from the
 # package registries only (crates.io, Debian, npm). Safe to run every time.
-#   scripts/setup.sh build   wasm target, wasm-bindgen CLI, Node + wasm-opt (for ./run.sh)
+#   scripts/setup.sh build   wasm target, wasm-bindgen CLI, wasm-split-cli, Node + wasm-opt (for ./run.sh)
 #   scripts/setup.sh test    the above + Chromium + Playwright (for ./test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,16 @@ if [ "$have" != "$want" ]; then
   say "installing wasm-bindgen-cli $want (once per machine, ~3 minutes)"
   # --locked fails for this version (a yanked transitive dependency); see docs/ARCHITECTURE.md.
   cargo install wasm-bindgen-cli --version "$want"
+fi
+
+# wasm-split-cli splits the hydrate module at the lazy routes (app/src/lazy_pages.rs):
+# the version of the wasm_split_helpers crate in Cargo.lock (the chunk format is theirs).
+# The binary prints no version, so cargo's own install list is asked.
+want_split="$(awk '/^name = "wasm_split_helpers"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
+if ! command -v wasm-split-cli >/dev/null 2>&1 \
+  || ! cargo install --list 2>/dev/null | grep -qx "wasm_split_cli_support v$want_split:"; then
+  say "installing wasm-split-cli (wasm_split_cli_support $want_split, once per machine, ~3 minutes)"
+  cargo install --locked wasm_split_cli_support --version "$want_split" --features build-binary
 fi
 
 # Node runs the site packer (frontend/tools/pack.mjs) and wasm-opt (npm

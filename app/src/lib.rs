@@ -11,6 +11,7 @@ pub mod csp;
 pub mod delivery;
 pub mod field_errors;
 pub mod i18n;
+mod lazy_pages;
 pub mod live;
 pub mod markdown;
 pub mod outbound;
@@ -20,11 +21,19 @@ pub mod terminal;
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::{
-    ParamSegment, SsrMode, StaticSegment,
+    Lazy, ParamSegment, SsrMode, StaticSegment,
     components::{A, Route, Router, Routes},
 };
 
-use crate::{api::pending_count, i18n::use_locale, live::provide_live};
+use crate::{
+    api::pending_count,
+    i18n::use_locale,
+    lazy_pages::{
+        AnalyticsRoute, HomeRoute, PlanRoute, ProjectListRoute, SettingsRoute, TaskDetailRoute,
+        TaskListRoute,
+    },
+    live::provide_live,
+};
 
 /// Base name of the generated `pkg/{name}.js`, `_bg.wasm` and `.css` files;
 /// the build appends a content hash (`harness-<hash>`), which the server
@@ -116,22 +125,22 @@ pub fn App() -> impl IntoView {
             </header>
             <main id="main">
                 <Routes fallback=|| view! { <components::NotFound what=components::Missing::Page /> }>
-                    <Route path=StaticSegment("") view=pages::home::HomePage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("") view={Lazy::<HomeRoute>::new()} ssr=SsrMode::Async />
                     <Route path=StaticSegment("harness") view=pages::harness::HarnessPage ssr=SsrMode::Async />
-                    <Route path=StaticSegment("tasks") view=pages::tasks::TaskListPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("tasks") view={Lazy::<TaskListRoute>::new()} ssr=SsrMode::Async />
                     <Route
                         path=(StaticSegment("tasks"), ParamSegment("id"))
-                        view=pages::tasks::TaskDetailPage
+                        view={Lazy::<TaskDetailRoute>::new()}
                         ssr=SsrMode::Async
                     />
-                    <Route path=StaticSegment("projects") view=pages::projects::ProjectListPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("projects") view={Lazy::<ProjectListRoute>::new()} ssr=SsrMode::Async />
                     <Route
                         path=(StaticSegment("projects"), ParamSegment("id"), StaticSegment("plan"))
-                        view=pages::projects::PlanPage
+                        view={Lazy::<PlanRoute>::new()}
                         ssr=SsrMode::Async
                     />
-                    <Route path=StaticSegment("settings") view=pages::settings::SettingsPage ssr=SsrMode::Async />
-                    <Route path=StaticSegment("analytics") view=pages::analytics::AnalyticsPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("settings") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=StaticSegment("analytics") view={Lazy::<AnalyticsRoute>::new()} ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -2,10 +2,16 @@
 //   node frontend/tools/pack.mjs <staging dir> <public dir> <site dir> [--fast] [--budget <file>]
 // <staging dir> holds harness.js, harness_bg.wasm and harness.css, and the
 // browser terminal's own module, harness_term.js and harness_term_bg.wasm
-// (loaded only by pages that show a terminal). The files get one
+// (loaded only by pages that show a terminal), and what wasm-split-cli cut
+// out of the hydrate module (scripts/build-site.sh): the loader
+// `__wasm_split.js`, a `split_<page>_<n>.wasm` per lazy route and
+// `chunk_<n>.wasm` for code lazy routes share. The files get one
 // content-hashed name, `harness-<hash of them all>` (`…_term.js` for the
-// terminal), so a new build can never be mixed with a cached old one (the
-// server sends them as immutable). Every compressible file gets a Brotli (.br) and a gzip (.gz)
+// terminal, `…_split.js` for the loader, `…_split_<page>_<n>.wasm`,
+// `…_chunk_<n>.wasm`), so a new build can never be mixed with a cached old
+// one (the server sends them as immutable). The references between them
+// (the main JS imports the loader, the loader imports the main JS and
+// fetches the chunks) are rewritten to the hashed names. Every compressible file gets a Brotli (.br) and a gzip (.gz)
 // copy next to it when that copy is smaller. The site is written to a fresh
 // directory and swapped in at the end, so it never holds two builds' files.
 // `.output-name` (not served) tells the server the hashed name. Prints the
@@ -14,6 +20,8 @@
 // --budget <file>: every file under pkg/ must have a line there and stay
 // within its raw and Brotli size (see frontend/size-budget.txt); otherwise
 // nothing is swapped in and the exit status is 1, naming the file and budget.
+// A lazy page's file is budgeted without its number: harness_split_<page>.wasm;
+// a line `harness_chunk_*.wasm` bounds each shared chunk.
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -38,13 +46,25 @@ const PARTS = [
   ['harness_term.js', '_term.js', false],
   ['harness_term_bg.wasm', '_term_bg.wasm', false],
 ];
-const parts = PARTS.flatMap(([file, suffix, required]) => {
+// wasm-split-cli's output: the loader and the chunks, by their own names.
+const LOADER = '__wasm_split.js';
+const chunkFile = /^(split_[a-z0-9_]+|chunk_[0-9]+)\.wasm$/;
+const split = existsSync(join(staging, LOADER))
+  ? [[LOADER, '_split.js', true]].concat(
+      readdirSync(staging)
+        .filter((f) => chunkFile.test(f))
+        .sort()
+        // split___settings_route_view_<n>.wasm -> <name>_split_settings_route_view_<n>.wasm
+        .map((f) => [f, `_${f.replace(/^split_+/, 'split_')}`, true]),
+    )
+  : [];
+const parts = PARTS.concat(split).flatMap(([file, suffix, required]) => {
   const path = join(staging, file);
   if (!existsSync(path)) {
     if (required) throw new Error(`pack: ${path} missing`);
     return [];
   }
-  return [{ suffix, bytes: readFileSync(path) }];
+  return [{ file, suffix, bytes: readFileSync(path) }];
 });
 const hash = createHash('sha256');
 for (const { bytes: part } of parts) {
@@ -60,6 +80,27 @@ const next = `${site}.new`;
 rmSync(next, { recursive: true, force: true });
 mkdirSync(join(next, 'pkg'), { recursive: true });
 if (existsSync(publicDir)) cpSync(publicDir, next, { recursive: true });
+// The hash is of the files as wasm-split and wasm-bindgen wrote them; the
+// references between them are rewritten after, to the hashed names.
+// Only module specifiers and fetched URLs: `from "./x"` and `URL("./x"`.
+// (The main JS also names the loader as the wasm's import module, an object
+// key that must stay as the wasm has it.)
+function rewrite(part, from, to) {
+  const text = part.bytes.toString('utf8');
+  const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(`(from\\s*|URL\\()(["'])\\./${escaped}\\2`, 'g');
+  if (!re.test(text)) {
+    throw new Error(`pack: ${part.file} does not reference ./${from} (wasm-split/wasm-bindgen output changed?)`);
+  }
+  part.bytes = Buffer.from(text.replace(re, (_, lead, quote) => `${lead}${quote}./${to}${quote}`));
+}
+if (split.length) {
+  const byFile = new Map(parts.map((p) => [p.file, p]));
+  const loader = byFile.get(LOADER);
+  rewrite(byFile.get('harness.js'), LOADER, `${name}_split.js`);
+  rewrite(loader, 'harness.js', `${name}.js`);
+  for (const [file, suffix] of split.slice(1)) rewrite(loader, file, `${name}${suffix}`);
+}
 for (const { suffix, bytes } of parts) writeFileSync(join(next, 'pkg', `${name}${suffix}`), bytes);
 writeFileSync(join(next, '.output-name'), `${name}\n`);
 
@@ -113,11 +154,20 @@ if (budgetFile) {
     }
     budget.set(file, { raw: Number(raw) * 1024, br: Number(br) * 1024, line: i + 1 });
   }
+  // A name with `*` bounds each file it matches (the chunks of shared code,
+  // numbered by wasm-split), unless the file has a line of its own.
+  const patterns = [...budget.entries()]
+    .filter(([k]) => k.includes('*'))
+    .map(([k, b]) => [new RegExp(`^${k.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`), b]);
   const over = [];
   for (const r of rows.filter((r) => r.file.startsWith('pkg/'))) {
     // The budget names files without the build's hash: pkg/harness-<hash>_bg.wasm -> harness_bg.wasm.
-    const logical = r.file.slice('pkg/'.length).replace(name, 'harness');
-    const b = budget.get(logical);
+    // A lazy page's chunk without its number (the hash of its source location).
+    const logical = r.file
+      .slice('pkg/'.length)
+      .replace(name, 'harness')
+      .replace(/^(harness_split_[a-z0-9_]+?)_[0-9]+\.wasm$/, '$1.wasm');
+    const b = budget.get(logical) ?? patterns.find(([re]) => re.test(logical))?.[1];
     if (!b) {
       over.push(`${r.file}: no budget for "${logical}" (add a line "${logical} <raw KiB> <brotli KiB>" to ${budgetFile})`);
       continue;

@@ -1,0 +1,113 @@
+//! The pages whose code is loaded on demand (issue 33): each is a Leptos lazy
+//! route, so its view code lives in a wasm chunk of its own that the browser
+//! fetches only when it opens that page (`scripts/build-site.sh` splits the
+//! hydrate module with wasm-split). `/harness` stays in the main module: the
+//! page a phone opens on "your agent needs a decision" must not wait for a
+//! second download.
+//!
+//! A route's `data()` runs in the main module and `view()` in the chunk; these
+//! pages create their resources in their components, so `data()` is empty.
+//! On the server the pages render as before (the split is browser-only).
+
+use leptos::prelude::*;
+use leptos_router::{LazyRoute, lazy_route};
+
+use crate::pages;
+
+/// `/`: the first step, the overview and how to connect an agent.
+pub struct HomeRoute;
+
+#[lazy_route]
+impl LazyRoute for HomeRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::home::HomePage /> }.into_any()
+    }
+}
+
+/// `/tasks`: the task list and the new-task form.
+pub struct TaskListRoute;
+
+#[lazy_route]
+impl LazyRoute for TaskListRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::tasks::TaskListPage /> }.into_any()
+    }
+}
+
+/// `/tasks/:id`: a task, its messages, its controls and its terminal.
+pub struct TaskDetailRoute;
+
+#[lazy_route]
+impl LazyRoute for TaskDetailRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::tasks::TaskDetailPage /> }.into_any()
+    }
+}
+
+/// `/projects`: the projects, their forms and workbenches.
+pub struct ProjectListRoute;
+
+#[lazy_route]
+impl LazyRoute for ProjectListRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::projects::ProjectListPage /> }.into_any()
+    }
+}
+
+/// `/projects/:id/plan`: the plan view.
+pub struct PlanRoute;
+
+#[lazy_route]
+impl LazyRoute for PlanRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::projects::PlanPage /> }.into_any()
+    }
+}
+
+/// `/settings`: the settings editors.
+pub struct SettingsRoute;
+
+#[lazy_route]
+impl LazyRoute for SettingsRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::settings::SettingsPage /> }.into_any()
+    }
+}
+
+/// `/analytics`: the numbers.
+pub struct AnalyticsRoute;
+
+#[lazy_route]
+impl LazyRoute for AnalyticsRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <pages::analytics::AnalyticsPage /> }.into_any()
+    }
+}
