@@ -24,7 +24,8 @@ pub fn use_live() -> Live {
     use_context::<Live>().unwrap_or_else(provide_live)
 }
 
-/// Create the live context (in `App`). In the browser, connects after mount.
+/// Create the live context (in `App`). In the browser it connects after
+/// hydration ([`start_after_hydration`]).
 pub fn provide_live() -> Live {
     let live = Live {
         tick: RwSignal::new(0),
@@ -34,20 +35,35 @@ pub fn provide_live() -> Live {
     };
     provide_context(live);
     #[cfg(feature = "hydrate")]
-    Effect::new(move |prev: Option<()>| {
-        if prev.is_none() {
-            live.local.set(true);
-            live.now_ms.set(now_ms());
-            set_interval(
-                move || {
-                    let _ = live.now_ms.try_set(now_ms());
-                },
-                std::time::Duration::from_secs(20),
-            );
-            browser::connect(live);
-        }
-    });
+    STARTED_BY_HYDRATION.with(|pending| pending.set(Some(live)));
     live
+}
+
+#[cfg(feature = "hydrate")]
+thread_local! {
+    /// The live context waiting for [`start_after_hydration`].
+    static STARTED_BY_HYDRATION: std::cell::Cell<Option<Live>> = const { std::cell::Cell::new(None) };
+}
+
+/// Called by the hydrate entry point once hydration is complete: local
+/// times, the clock and the event stream start. Not before: hydration is
+/// asynchronous (a lazy page waits for its wasm chunk, app/src/lazy_pages.rs),
+/// and a tick in that time (the stream bumps it when it connects) would
+/// refetch the page's resources and change the DOM the hydration is walking.
+#[cfg(feature = "hydrate")]
+pub fn start_after_hydration() {
+    let Some(live) = STARTED_BY_HYDRATION.with(std::cell::Cell::take) else {
+        return;
+    };
+    live.local.set(true);
+    live.now_ms.set(now_ms());
+    set_interval(
+        move || {
+            let _ = live.now_ms.try_set(now_ms());
+        },
+        std::time::Duration::from_secs(20),
+    );
+    browser::connect(live);
 }
 
 pub fn now_ms() -> i64 {

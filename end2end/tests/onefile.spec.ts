@@ -66,9 +66,14 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
     await expect(page.locator('header.topnav')).toHaveCSS('display', 'flex');
     expect(errors).toEqual([]);
 
-    // JS, wasm and CSS: hashed names, Brotli, immutable.
-    const kinds = assets.map((a) => new URL(a.url).pathname.replace(/^\/pkg\/harness-[0-9a-f]{16}/, ''));
-    expect(kinds.sort()).toEqual(['.css', '.js', '_bg.wasm']);
+    // JS, wasm, CSS and the split loader: hashed names, Brotli, immutable.
+    // /harness is in the main module: no page chunk is fetched for it.
+    const kind = (a: { url: string }) => new URL(a.url).pathname.replace(/^\/pkg\/harness-[0-9a-f]{16}/, '');
+    expect(assets.map(kind).sort()).toEqual(['.css', '.js', '_bg.wasm', '_split.js']);
+    // A lazy page (issue 33): its chunk comes from the embedded site too.
+    await page.locator('nav a[href="/settings"]').click();
+    await expect(page.locator('main h1').first()).toBeVisible();
+    await expect.poll(() => assets.map(kind).some((k) => k.startsWith('_split_settings_route_view_'))).toBe(true);
     for (const a of assets) {
       expect(a.status, a.url).toBe(200);
       expect(a.headers['content-encoding'], a.url).toBe('br');

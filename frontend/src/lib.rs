@@ -20,6 +20,9 @@ pub fn hydrate() {
         let mounted = leptos::mount::hydrate_from_async(body.clone(), app::App).await;
         // The app lives as long as the page.
         mounted.forget();
+        // Live updates only now: a tick during hydration would change the
+        // DOM being hydrated.
+        app::live::start_after_hydration();
         // Marker for end-to-end tests and the load benchmark: hydration
         // (including the page's lazy chunk) finished without panicking.
         let _ = body.set_attribute("data-hydrated", "true");
