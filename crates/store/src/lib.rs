@@ -8,6 +8,7 @@ mod error;
 pub mod migrate_db;
 mod open;
 mod postgres;
+mod shared;
 mod sqlite;
 
 pub use error::StoreOpenError;

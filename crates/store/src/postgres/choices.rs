@@ -7,13 +7,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     inbox::NewEvent,
-    options::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency},
+    options::{ANSWERED_BY_DEFAULT, Choices},
     store::{
         Answered, AskRecorded, ChoicesStore, DeliveryClaim, DueDefault, NewAsk, StoreError,
         StoreResult,
     },
 };
-use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     PgStore,
@@ -21,18 +21,10 @@ use super::{
     messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
     rows::{MESSAGE_COLUMNS, ms, time},
 };
-use crate::error::map;
-
-const CHOICE_COLUMNS: &str =
-    "message_id, options, multi_select, default_label, deadline_at, urgency, answered_by";
-/// What is read back: the stored columns and the option(s) that answered.
-const READ_COLUMNS: &str = "message_id, options, multi_select, default_label, deadline_at, \
-     urgency, answered_by, answered_options";
-
-/// The stored form of an ask's options.
-pub(super) fn options_json(choices: &Choices) -> StoreResult<String> {
-    serde_json::to_string(&choices.options).map_err(|e| StoreError::Backend(Box::new(e)))
-}
+use crate::{
+    error::map,
+    shared::choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+};
 
 /// The `ask_choices` row of `message_id`, inside the caller's transaction
 /// (the outbox's enqueue, an ask that also reaches the parent's inbox);
@@ -43,55 +35,16 @@ pub(super) async fn insert_choices(
     choices: &Choices,
     options: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, NULL)"
-    )))
-    .bind(message_id)
-    .bind(options)
-    .bind(i64::from(choices.multi_select))
-    .bind(&choices.default)
-    .bind(choices.deadline_at.map(ms))
-    .bind(choices.urgency.as_str())
-    .execute(&mut *conn)
-    .await?;
+    sqlx::query(INSERT_CHOICES)
+        .bind(message_id)
+        .bind(options)
+        .bind(i64::from(choices.multi_select))
+        .bind(&choices.default)
+        .bind(choices.deadline_at.map(ms))
+        .bind(choices.urgency.as_str())
+        .execute(&mut *conn)
+        .await?;
     Ok(())
-}
-
-fn choices(row: &PgRow) -> StoreResult<(String, Choices)> {
-    let id: String = row.try_get("message_id").map_err(map)?;
-    let options: String = row.try_get("options").map_err(map)?;
-    let options: Vec<AskOption> =
-        serde_json::from_str(&options).map_err(|_| StoreError::Corrupt {
-            column: "ask_choices.options",
-            value: options.clone(),
-        })?;
-    let urgency: String = row.try_get("urgency").map_err(map)?;
-    let urgency = Urgency::parse(&urgency).ok_or(StoreError::Corrupt {
-        column: "ask_choices.urgency",
-        value: urgency.clone(),
-    })?;
-    let deadline: Option<i64> = row.try_get("deadline_at").map_err(map)?;
-    let answered: Option<String> = row.try_get("answered_options").map_err(map)?;
-    let answered_options = answered
-        .map(|text| {
-            serde_json::from_str::<Vec<usize>>(&text).map_err(|_| StoreError::Corrupt {
-                column: "ask_choices.answered_options",
-                value: text.clone(),
-            })
-        })
-        .transpose()?;
-    Ok((
-        id,
-        Choices {
-            options,
-            multi_select: row.try_get::<i64, _>("multi_select").map_err(map)? != 0,
-            default: row.try_get("default_label").map_err(map)?,
-            deadline_at: deadline.map(time).transpose()?,
-            urgency,
-            answered_by: row.try_get("answered_by").map_err(map)?,
-            answered_options,
-        },
-    ))
 }
 
 #[async_trait]

@@ -6,65 +6,22 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
-    deliveries::{Claimed, Delivery, DeliveryKind, DeliveryState, DeliveryStore, NewInput},
-    store::{StoreError, StoreResult},
+    deliveries::{Claimed, Delivery, DeliveryState, DeliveryStore, NewInput},
+    store::StoreResult,
 };
-use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     PgStore,
     batch::{self, args},
-    rows::time,
 };
-use crate::error::map;
-
-pub(crate) const DELIVERY_COLUMNS: &str = "id, task_id, kind, message_id, node_id, text, question, \
-     submit, dedup_key, state, attempts, next_attempt_at, lease_owner, lease_expires_at, \
-     last_error, created_at, updated_at, done_at, resume";
-
-/// States a worker may claim (due rows only).
-const CLAIMABLE: &str = "('QUEUED', 'WAITING_BOUNDARY', 'RESUMING', 'FAILED')";
-
-fn ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
-    v.map(time).transpose()
-}
-
-pub(crate) fn delivery(row: &PgRow) -> StoreResult<Delivery> {
-    let kind: String = row.try_get("kind").map_err(map)?;
-    let state: String = row.try_get("state").map_err(map)?;
-    let attempts: i64 = row.try_get("attempts").map_err(map)?;
-    Ok(Delivery {
-        id: row.try_get("id").map_err(map)?,
-        task_id: row.try_get("task_id").map_err(map)?,
-        kind: DeliveryKind::parse(&kind).ok_or(StoreError::Corrupt {
-            column: "deliveries.kind",
-            value: kind.clone(),
-        })?,
-        message_id: row.try_get("message_id").map_err(map)?,
-        node_id: row.try_get("node_id").map_err(map)?,
-        text: row.try_get("text").map_err(map)?,
-        question: row.try_get("question").map_err(map)?,
-        submit: row.try_get::<i64, _>("submit").map_err(map)? != 0,
-        dedup_key: row.try_get("dedup_key").map_err(map)?,
-        state: DeliveryState::parse(&state).ok_or(StoreError::Corrupt {
-            column: "deliveries.state",
-            value: state.clone(),
-        })?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        next_attempt_at: opt_time(row.try_get("next_attempt_at").map_err(map)?)?,
-        lease_owner: row.try_get("lease_owner").map_err(map)?,
-        lease_expires_at: opt_time(row.try_get("lease_expires_at").map_err(map)?)?,
-        last_error: row.try_get("last_error").map_err(map)?,
-        created_at: time(row.try_get("created_at").map_err(map)?)?,
-        updated_at: time(row.try_get("updated_at").map_err(map)?)?,
-        done_at: opt_time(row.try_get("done_at").map_err(map)?)?,
-        resume: row.try_get::<i64, _>("resume").map_err(map)? != 0,
-    })
-}
+use crate::{
+    error::map,
+    shared::{
+        deliveries::{Bind, CLAIMABLE, DELIVERY_COLUMNS, delivery, state_list},
+        ms,
+    },
+};
 
 impl PgStore {
     /// One conditional UPDATE … RETURNING in its own transaction.
@@ -95,17 +52,6 @@ impl PgStore {
             .map(delivery)
             .transpose()
     }
-}
-
-enum Bind {
-    Text(String),
-    Int(i64),
-    OptInt(Option<i64>),
-}
-
-fn state_list(states: &[DeliveryState]) -> String {
-    let quoted: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("({})", quoted.join(", "))
 }
 
 #[async_trait]
@@ -406,58 +352,3 @@ impl DeliveryStore for PgStore {
             .collect()
     }
 }
-
-/// The reply's delivery row, built from what `answer_open_ask` inserted.
-pub(crate) struct ReplyRow {
-    pub id: String,
-    pub task_id: String,
-    pub message_id: String,
-    pub node_id: Option<String>,
-    pub text: String,
-    pub question: String,
-    pub now: i64,
-    pub lease_owner: Option<String>,
-    pub lease_expires_at: Option<i64>,
-}
-
-impl ReplyRow {
-    pub(crate) fn into_delivery(self) -> StoreResult<Delivery> {
-        let at = time(self.now)?;
-        Ok(Delivery {
-            id: self.id,
-            task_id: self.task_id,
-            kind: DeliveryKind::Reply,
-            message_id: Some(self.message_id),
-            node_id: self.node_id,
-            text: self.text,
-            question: Some(self.question),
-            submit: true,
-            dedup_key: None,
-            state: DeliveryState::Queued,
-            attempts: 0,
-            next_attempt_at: Some(at),
-            lease_owner: self.lease_owner,
-            lease_expires_at: opt_time(self.lease_expires_at)?,
-            last_error: None,
-            created_at: at,
-            updated_at: at,
-            done_at: None,
-            resume: false,
-        })
-    }
-}
-
-/// The INSERT of a reply's delivery, run inside the answering transaction
-/// (`?1` task, `?2` delivery id, `?3` ask id, `?4` reply text, `?5` question,
-/// `?6` now; the hand-off lease `?7` owner, `?8` its node, `?9` until — taken
-/// only when the row's node is that node or none). Only when the task's
-/// agent ever ran; bound to the node of its live execution, if any.
-pub(crate) const INSERT_REPLY_DELIVERY: &str = "INSERT INTO deliveries (id, task_id, kind, message_id, node_id, text, question, \
-       submit, state, attempts, next_attempt_at, created_at, updated_at, lease_owner, lease_expires_at) \
-     SELECT $2, $1, 'reply', $3, n.node_id, $4, $5, 1, 'QUEUED', 0, $6, $6, $6, \
-       CASE WHEN n.node_id IS NULL OR n.node_id = $8 THEN $7 END, \
-       CASE WHEN $7 IS NOT NULL AND (n.node_id IS NULL OR n.node_id = $8) THEN $9 END \
-     FROM (SELECT (SELECT x.node_id FROM executions x WHERE x.task_id = $1 \
-       AND x.status IN ('RUNNING', 'PAUSED') ORDER BY x.created_at DESC, x.id DESC LIMIT 1) AS node_id) AS n \
-     WHERE EXISTS (SELECT 1 FROM executions e WHERE e.task_id = $1) \
-     RETURNING 'delivery' AS what, id, node_id, lease_owner, lease_expires_at";

@@ -15,25 +15,18 @@ use sqlx::{AssertSqlSafe, Row};
 use super::{
     PgStore,
     batch::{self, args},
-    deliveries::{DELIVERY_COLUMNS, delivery},
-    inbox_rows::{batch, corrupt, event, task_message},
+    inbox_rows::{
+        BATCH_COLUMNS, EVENT_COLUMNS, EVENT_ORDER, batch, batch_state_list, event, task_message,
+    },
     rows::ms,
 };
-use crate::error::map;
-
-const EVENT_COLUMNS: &str = "id, parent_task_id, source_task_id, execution_id, kind, priority, \
-     dedup_key, execution_review_key, batch_id, payload, state, attempts, last_error, \
-     created_at, updated_at, consumed_at";
-const BATCH_COLUMNS: &str = "id, parent_task_id, execution_id, event_ids, prompt, state, \
-     lease_token, lease_expires_at, dispatch_attempts, last_error, created_at, updated_at, \
-     dispatched_at, acked_at, resolved_at";
-/// HIGH before NORMAL, explicitly.
-const EVENT_ORDER: &str = "CASE priority WHEN 'HIGH' THEN 0 ELSE 1 END, created_at, id";
-
-fn state_list(states: &[BatchState]) -> String {
-    let quoted: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("({})", quoted.join(", "))
-}
+use crate::{
+    error::map,
+    shared::{
+        corrupt,
+        deliveries::{DELIVERY_COLUMNS, delivery},
+    },
+};
 
 #[async_trait]
 impl InboxStore for PgStore {
@@ -414,7 +407,7 @@ impl InboxStore for PgStore {
             "UPDATE workbench_batches SET state = $2, lease_expires_at = $3, updated_at = $1{stamp} \
              WHERE id = $4 AND lease_token = $5 AND state IN {} AND lease_expires_at > $1 \
              RETURNING {BATCH_COLUMNS}",
-            state_list(from)
+            batch_state_list(from)
         );
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(AssertSqlSafe(sql))

@@ -160,7 +160,7 @@ pub(super) async fn finish_answer(
            NULL AS lease_expires_at FROM executions \
            WHERE task_id = $1 AND status = 'RUNNING' LIMIT 1; \
          {}",
-        super::deliveries::INSERT_REPLY_DELIVERY
+        crate::shared::deliveries::INSERT_REPLY_DELIVERY
     );
     let args = args!(
         task_id,
@@ -193,7 +193,7 @@ pub(super) fn answered_from(
             "resumed" => resumed.push(r.try_get("id").map_err(map)?),
             "delivery" => {
                 delivery = Some(
-                    super::deliveries::ReplyRow {
+                    crate::shared::deliveries::ReplyRow {
                         id: r.try_get("id").map_err(map)?,
                         task_id: message.task_id.clone(),
                         message_id: message.id.clone(),

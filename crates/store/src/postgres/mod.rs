@@ -19,17 +19,16 @@ mod batch;
 mod choices;
 mod deliveries;
 mod inbox;
-mod inbox_rows;
 mod messages;
 mod outbox;
 mod outbox_settle;
-mod rows;
 mod sessions;
 mod settings;
 mod stats;
 mod tasks;
 mod tx;
 
+use crate::shared::{inbox_rows, rows};
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{

@@ -5,12 +5,12 @@ use chrono::{DateTime, Utc};
 use harness_core::store::{SettingsStore, StoreError, StoreResult};
 
 use super::{PgStore, rows::ms};
-use crate::error::map;
+use crate::{error::map, shared::settings};
 
 #[async_trait]
 impl SettingsStore for PgStore {
     async fn get_setting(&self, key: &str) -> StoreResult<Option<serde_json::Value>> {
-        let value: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+        let value: Option<String> = sqlx::query_scalar(settings::GET)
             .bind(key)
             .fetch_optional(&self.pool)
             .await
@@ -32,16 +32,13 @@ impl SettingsStore for PgStore {
         now: DateTime<Utc>,
     ) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .bind(key)
-        .bind(value.to_string())
-        .bind(ms(now))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
+        sqlx::query(settings::UPSERT)
+            .bind(key)
+            .bind(value.to_string())
+            .bind(ms(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(())
     }
@@ -56,27 +53,23 @@ impl SettingsStore for PgStore {
         // BEGIN IMMEDIATE on the single writer: the read and the write are
         // one atomic step.
         let mut tx = self.write_tx().await?;
-        let current: Option<String> =
-            sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
-                .bind(key)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(map)?;
+        let current: Option<String> = sqlx::query_scalar(settings::GET)
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map)?;
         let current: Option<serde_json::Value> =
             current.and_then(|v| serde_json::from_str(&v).ok());
         if current.as_ref() != expected {
             return Ok(false);
         }
-        sqlx::query(
-            "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        )
-        .bind(key)
-        .bind(value.to_string())
-        .bind(ms(now))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
+        sqlx::query(settings::UPSERT)
+            .bind(key)
+            .bind(value.to_string())
+            .bind(ms(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(true)
     }

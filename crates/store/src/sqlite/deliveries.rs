@@ -6,61 +6,19 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
-    deliveries::{Claimed, Delivery, DeliveryKind, DeliveryState, DeliveryStore, NewInput},
-    store::{StoreError, StoreResult},
+    deliveries::{Claimed, Delivery, DeliveryState, DeliveryStore, NewInput},
+    store::StoreResult,
 };
-use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
+use sqlx::{AssertSqlSafe, Row};
 
-use super::{SqliteStore, rows::time};
-use crate::error::map;
-
-pub(crate) const DELIVERY_COLUMNS: &str = "id, task_id, kind, message_id, node_id, text, question, \
-     submit, dedup_key, state, attempts, next_attempt_at, lease_owner, lease_expires_at, \
-     last_error, created_at, updated_at, done_at, resume";
-
-/// States a worker may claim (due rows only).
-const CLAIMABLE: &str = "('QUEUED', 'WAITING_BOUNDARY', 'RESUMING', 'FAILED')";
-
-fn ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
-    v.map(time).transpose()
-}
-
-pub(crate) fn delivery(row: &SqliteRow) -> StoreResult<Delivery> {
-    let kind: String = row.try_get("kind").map_err(map)?;
-    let state: String = row.try_get("state").map_err(map)?;
-    let attempts: i64 = row.try_get("attempts").map_err(map)?;
-    Ok(Delivery {
-        id: row.try_get("id").map_err(map)?,
-        task_id: row.try_get("task_id").map_err(map)?,
-        kind: DeliveryKind::parse(&kind).ok_or(StoreError::Corrupt {
-            column: "deliveries.kind",
-            value: kind.clone(),
-        })?,
-        message_id: row.try_get("message_id").map_err(map)?,
-        node_id: row.try_get("node_id").map_err(map)?,
-        text: row.try_get("text").map_err(map)?,
-        question: row.try_get("question").map_err(map)?,
-        submit: row.try_get::<i64, _>("submit").map_err(map)? != 0,
-        dedup_key: row.try_get("dedup_key").map_err(map)?,
-        state: DeliveryState::parse(&state).ok_or(StoreError::Corrupt {
-            column: "deliveries.state",
-            value: state.clone(),
-        })?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        next_attempt_at: opt_time(row.try_get("next_attempt_at").map_err(map)?)?,
-        lease_owner: row.try_get("lease_owner").map_err(map)?,
-        lease_expires_at: opt_time(row.try_get("lease_expires_at").map_err(map)?)?,
-        last_error: row.try_get("last_error").map_err(map)?,
-        created_at: time(row.try_get("created_at").map_err(map)?)?,
-        updated_at: time(row.try_get("updated_at").map_err(map)?)?,
-        done_at: opt_time(row.try_get("done_at").map_err(map)?)?,
-        resume: row.try_get::<i64, _>("resume").map_err(map)? != 0,
-    })
-}
+use super::SqliteStore;
+use crate::{
+    error::map,
+    shared::{
+        deliveries::{Bind, CLAIMABLE, DELIVERY_COLUMNS, delivery, state_list},
+        ms,
+    },
+};
 
 impl SqliteStore {
     /// One conditional UPDATE … RETURNING in its own transaction.
@@ -93,17 +51,6 @@ impl SqliteStore {
     }
 }
 
-enum Bind {
-    Text(String),
-    Int(i64),
-    OptInt(Option<i64>),
-}
-
-fn state_list(states: &[DeliveryState]) -> String {
-    let quoted: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("({})", quoted.join(", "))
-}
-
 #[async_trait]
 impl DeliveryStore for SqliteStore {
     async fn enqueue_input(&self, input: NewInput) -> StoreResult<(Delivery, bool)> {
@@ -111,7 +58,7 @@ impl DeliveryStore for SqliteStore {
         let sql = format!(
             "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
              attempts, next_attempt_at, created_at, updated_at, resume) \
-             VALUES (?1, ?2, 'input', ?3, ?4, ?5, ?6, 'QUEUED', 0, ?7, ?7, ?7, ?8) \
+             VALUES ($1, $2, 'input', $3, $4, $5, $6, 'QUEUED', 0, $7, $7, $7, $8) \
              ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
              RETURNING {DELIVERY_COLUMNS}"
         );
@@ -157,16 +104,16 @@ impl DeliveryStore for SqliteStore {
         let sql = format!(
             "BEGIN IMMEDIATE; \
              UPDATE deliveries SET state = 'UNVERIFIED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = ?3, \
+               lease_expires_at = NULL, updated_at = $3, \
                last_error = 'the process died while writing; the text may or may not have arrived' \
-             WHERE state = 'WRITING' AND lease_expires_at < ?3 \
+             WHERE state = 'WRITING' AND lease_expires_at < $3 \
              RETURNING 'unverified' AS what, {DELIVERY_COLUMNS}; \
-             UPDATE deliveries SET lease_owner = ?1, lease_expires_at = ?2, updated_at = ?3 \
-             WHERE id IN (SELECT d.id FROM deliveries d WHERE d.next_attempt_at <= ?3 \
+             UPDATE deliveries SET lease_owner = $1, lease_expires_at = $2, updated_at = $3 \
+             WHERE id IN (SELECT d.id FROM deliveries d WHERE d.next_attempt_at <= $3 \
                AND d.state IN {CLAIMABLE} \
-               AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?3) \
-               AND (d.node_id IS NULL OR d.node_id = ?4) \
-               ORDER BY d.next_attempt_at, d.id LIMIT +?5) \
+               AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $3) \
+               AND (d.node_id IS NULL OR d.node_id = $4) \
+               ORDER BY d.next_attempt_at, d.id LIMIT +$5) \
              RETURNING 'claimed' AS what, {DELIVERY_COLUMNS}; \
              COMMIT"
         );
@@ -211,15 +158,15 @@ impl DeliveryStore for SqliteStore {
         let sql = format!(
             "BEGIN IMMEDIATE; \
              UPDATE deliveries SET state = 'UNVERIFIED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = ?3, \
+               lease_expires_at = NULL, updated_at = $3, \
                last_error = 'the server stopped while writing; the text may or may not have arrived' \
-             WHERE state = 'WRITING' AND substr(lease_owner, 1, length(?1) + 1) = ?1 || ':' \
-               AND lease_owner <> ?2 \
+             WHERE state = 'WRITING' AND substr(lease_owner, 1, length($1) + 1) = $1 || ':' \
+               AND lease_owner <> $2 \
              RETURNING {DELIVERY_COLUMNS}; \
-             UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, updated_at = ?3, \
-               next_attempt_at = MIN(COALESCE(next_attempt_at, ?3), ?3) \
+             UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, updated_at = $3, \
+               next_attempt_at = MIN(COALESCE(next_attempt_at, $3), $3) \
              WHERE state IN {CLAIMABLE} AND next_attempt_at IS NOT NULL \
-               AND substr(lease_owner, 1, length(?1) + 1) = ?1 || ':' AND lease_owner <> ?2 \
+               AND substr(lease_owner, 1, length($1) + 1) = $1 || ':' AND lease_owner <> $2 \
              RETURNING {DELIVERY_COLUMNS}; \
              COMMIT"
         );
@@ -248,8 +195,8 @@ impl DeliveryStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Delivery>> {
         let sql = format!(
-            "UPDATE deliveries SET state = ?1, lease_expires_at = ?2, updated_at = ?3 \
-             WHERE id = ?4 AND lease_owner = ?5 AND state IN {CLAIMABLE} \
+            "UPDATE deliveries SET state = $1, lease_expires_at = $2, updated_at = $3 \
+             WHERE id = $4 AND lease_owner = $5 AND state IN {CLAIMABLE} \
              RETURNING {DELIVERY_COLUMNS}"
         );
         self.update_one(
@@ -273,8 +220,8 @@ impl DeliveryStore for SqliteStore {
     ) -> StoreResult<Option<Delivery>> {
         let sql = format!(
             "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, last_error = NULL, updated_at = ?1, done_at = ?1 \
-             WHERE id = ?2 AND lease_owner = ?3 AND state = 'WRITING' \
+               lease_expires_at = NULL, last_error = NULL, updated_at = $1, done_at = $1 \
+             WHERE id = $2 AND lease_owner = $3 AND state = 'WRITING' \
              RETURNING {DELIVERY_COLUMNS}"
         );
         self.update_one(
@@ -304,9 +251,9 @@ impl DeliveryStore for SqliteStore {
         };
         let sql = format!(
             "UPDATE deliveries SET state = '{state}', attempts = attempts + 1, \
-               next_attempt_at = ?1, lease_owner = NULL, lease_expires_at = NULL, \
-               last_error = ?2, updated_at = ?3 \
-             WHERE id = ?4 AND lease_owner = ?5 AND state IN {from} \
+               next_attempt_at = $1, lease_owner = NULL, lease_expires_at = NULL, \
+               last_error = $2, updated_at = $3 \
+             WHERE id = $4 AND lease_owner = $5 AND state IN {from} \
              RETURNING {DELIVERY_COLUMNS}"
         );
         let next = if unverified { None } else { next.map(ms) };
@@ -326,7 +273,7 @@ impl DeliveryStore for SqliteStore {
     async fn release_delivery(&self, id: &str, owner: &str) -> StoreResult<()> {
         let sql = format!(
             "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL \
-             WHERE id = ?1 AND lease_owner = ?2 AND state IN {CLAIMABLE} \
+             WHERE id = $1 AND lease_owner = $2 AND state IN {CLAIMABLE} \
              RETURNING {DELIVERY_COLUMNS}"
         );
         self.update_one(sql, vec![Bind::Text(id.into()), Bind::Text(owner.into())])
@@ -344,9 +291,9 @@ impl DeliveryStore for SqliteStore {
             return Ok(None);
         }
         let sql = format!(
-            "UPDATE deliveries SET state = 'QUEUED', next_attempt_at = ?1, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = ?1 \
-             WHERE id = ?2 AND state IN {} RETURNING {DELIVERY_COLUMNS}",
+            "UPDATE deliveries SET state = 'QUEUED', next_attempt_at = $1, lease_owner = NULL, \
+               lease_expires_at = NULL, updated_at = $1 \
+             WHERE id = $2 AND state IN {} RETURNING {DELIVERY_COLUMNS}",
             state_list(from)
         );
         self.update_one(sql, vec![Bind::Int(ms(now)), Bind::Text(id.into())])
@@ -360,8 +307,8 @@ impl DeliveryStore for SqliteStore {
     ) -> StoreResult<Option<Delivery>> {
         let sql = format!(
             "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = ?1, done_at = ?1 \
-             WHERE id = ?2 AND state = 'UNVERIFIED' RETURNING {DELIVERY_COLUMNS}"
+               lease_expires_at = NULL, updated_at = $1, done_at = $1 \
+             WHERE id = $2 AND state = 'UNVERIFIED' RETURNING {DELIVERY_COLUMNS}"
         );
         self.update_one(sql, vec![Bind::Int(ms(now)), Bind::Text(id.into())])
             .await
@@ -413,58 +360,3 @@ impl DeliveryStore for SqliteStore {
             .collect()
     }
 }
-
-/// The reply's delivery row, built from what `answer_open_ask` inserted.
-pub(crate) struct ReplyRow {
-    pub id: String,
-    pub task_id: String,
-    pub message_id: String,
-    pub node_id: Option<String>,
-    pub text: String,
-    pub question: String,
-    pub now: i64,
-    pub lease_owner: Option<String>,
-    pub lease_expires_at: Option<i64>,
-}
-
-impl ReplyRow {
-    pub(crate) fn into_delivery(self) -> StoreResult<Delivery> {
-        let at = time(self.now)?;
-        Ok(Delivery {
-            id: self.id,
-            task_id: self.task_id,
-            kind: DeliveryKind::Reply,
-            message_id: Some(self.message_id),
-            node_id: self.node_id,
-            text: self.text,
-            question: Some(self.question),
-            submit: true,
-            dedup_key: None,
-            state: DeliveryState::Queued,
-            attempts: 0,
-            next_attempt_at: Some(at),
-            lease_owner: self.lease_owner,
-            lease_expires_at: opt_time(self.lease_expires_at)?,
-            last_error: None,
-            created_at: at,
-            updated_at: at,
-            done_at: None,
-            resume: false,
-        })
-    }
-}
-
-/// The INSERT of a reply's delivery, run inside the answering transaction
-/// (`?1` task, `?2` delivery id, `?3` ask id, `?4` reply text, `?5` question,
-/// `?6` now; the hand-off lease `?7` owner, `?8` its node, `?9` until — taken
-/// only when the row's node is that node or none). Only when the task's
-/// agent ever ran; bound to the node of its live execution, if any.
-pub(crate) const INSERT_REPLY_DELIVERY: &str = "INSERT INTO deliveries (id, task_id, kind, message_id, node_id, text, question, \
-       submit, state, attempts, next_attempt_at, created_at, updated_at, lease_owner, lease_expires_at) \
-     SELECT ?2, ?1, 'reply', ?3, n.node_id, ?4, ?5, 1, 'QUEUED', 0, ?6, ?6, ?6, \
-       CASE WHEN n.node_id IS NULL OR n.node_id = ?8 THEN ?7 END, \
-       CASE WHEN ?7 IS NOT NULL AND (n.node_id IS NULL OR n.node_id = ?8) THEN ?9 END \
-     FROM (SELECT (SELECT x.node_id FROM executions x WHERE x.task_id = ?1 \
-       AND x.status IN ('RUNNING', 'PAUSED') ORDER BY x.created_at DESC, x.id DESC LIMIT 1) AS node_id) AS n \
-     WHERE EXISTS (SELECT 1 FROM executions e WHERE e.task_id = ?1) \
-     RETURNING 'delivery' AS what, id, node_id, lease_owner, lease_expires_at";

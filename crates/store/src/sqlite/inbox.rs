@@ -14,25 +14,18 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
-    deliveries::{DELIVERY_COLUMNS, delivery},
-    inbox_rows::{batch, corrupt, event, task_message},
+    inbox_rows::{
+        BATCH_COLUMNS, EVENT_COLUMNS, EVENT_ORDER, batch, batch_state_list, event, task_message,
+    },
     rows::ms,
 };
-use crate::error::map;
-
-const EVENT_COLUMNS: &str = "id, parent_task_id, source_task_id, execution_id, kind, priority, \
-     dedup_key, execution_review_key, batch_id, payload, state, attempts, last_error, \
-     created_at, updated_at, consumed_at";
-const BATCH_COLUMNS: &str = "id, parent_task_id, execution_id, event_ids, prompt, state, \
-     lease_token, lease_expires_at, dispatch_attempts, last_error, created_at, updated_at, \
-     dispatched_at, acked_at, resolved_at";
-/// HIGH before NORMAL, explicitly.
-const EVENT_ORDER: &str = "CASE priority WHEN 'HIGH' THEN 0 ELSE 1 END, created_at, id";
-
-fn state_list(states: &[BatchState]) -> String {
-    let quoted: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
-    format!("({})", quoted.join(", "))
-}
+use crate::{
+    error::map,
+    shared::{
+        corrupt,
+        deliveries::{DELIVERY_COLUMNS, delivery},
+    },
+};
 
 #[async_trait]
 impl InboxStore for SqliteStore {
@@ -73,7 +66,7 @@ impl InboxStore for SqliteStore {
         let sql = format!(
             "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, kind, \
                priority, dedup_key, execution_review_key, payload, state, attempts, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'PENDING', 0, ?10, ?10) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', 0, $10, $10) \
              RETURNING {EVENT_COLUMNS}"
         );
         let row = sqlx::query(AssertSqlSafe(sql))
@@ -102,7 +95,7 @@ impl InboxStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
         let done = sqlx::query(
-            "UPDATE executions SET last_turn_at = ?1, summary = COALESCE(?2, summary) WHERE id = ?3",
+            "UPDATE executions SET last_turn_at = $1, summary = COALESCE($2, summary) WHERE id = $3",
         )
         .bind(ms(now))
         .bind(summary)
@@ -123,18 +116,18 @@ impl InboxStore for SqliteStore {
         lease_until: DateTime<Utc>,
     ) -> StoreResult<Vec<WorkbenchEvent>> {
         let sql = format!(
-            "UPDATE workbench_events SET state = 'PROCESSING', claim_token = ?1, claim_owner = ?2, \
-               claimed_at = ?3, lease_expires_at = ?4, attempts = attempts + 1, batch_id = NULL, \
-               last_error = NULL, updated_at = ?3 \
-             WHERE id IN (SELECT id FROM workbench_events WHERE parent_task_id = ?5 \
-               AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT +?6) \
+            "UPDATE workbench_events SET state = 'PROCESSING', claim_token = $1, claim_owner = $2, \
+               claimed_at = $3, lease_expires_at = $4, attempts = attempts + 1, batch_id = NULL, \
+               last_error = NULL, updated_at = $3 \
+             WHERE id IN (SELECT id FROM workbench_events WHERE parent_task_id = $5 \
+               AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT +$6) \
              RETURNING {EVENT_COLUMNS}"
         );
         let mut tx = self.write_tx().await?;
         sqlx::query(
-            "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = ?1, updated_at = ?1, \
+            "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1, \
                last_error = 'superseded: a newer review of this execution, or the child is closed' \
-             WHERE parent_task_id = ?2 AND state = 'PENDING' AND kind = 'CHILD_REVIEW_REQUIRED' AND ( \
+             WHERE parent_task_id = $2 AND state = 'PENDING' AND kind = 'CHILD_REVIEW_REQUIRED' AND ( \
                source_task_id IN (SELECT id FROM tasks WHERE status IN ('DONE', 'CANCELLED')) \
                OR (execution_id IS NOT NULL AND EXISTS (SELECT 1 FROM workbench_events n \
                  WHERE n.parent_task_id = workbench_events.parent_task_id AND n.state = 'PENDING' \
@@ -186,7 +179,7 @@ impl InboxStore for SqliteStore {
         let sql = format!(
             "INSERT INTO workbench_batches (id, parent_task_id, execution_id, event_ids, prompt, state, \
                lease_token, lease_expires_at, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'CLAIMED', ?6, ?7, ?8, ?8) \
+             VALUES ($1, $2, $3, $4, $5, 'CLAIMED', $6, $7, $8, $8) \
              ON CONFLICT (id) DO UPDATE SET state = 'CLAIMED', execution_id = excluded.execution_id, \
                event_ids = excluded.event_ids, prompt = excluded.prompt, \
                lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, \
@@ -207,7 +200,7 @@ impl InboxStore for SqliteStore {
             .await
             .map_err(map)?;
         sqlx::query(
-            "UPDATE workbench_events SET batch_id = ?1, updated_at = ?2 WHERE claim_token = ?3",
+            "UPDATE workbench_events SET batch_id = $1, updated_at = $2 WHERE claim_token = $3",
         )
         .bind(&b.id)
         .bind(now)
@@ -217,7 +210,7 @@ impl InboxStore for SqliteStore {
         .map_err(map)?;
         sqlx::query(
             "INSERT INTO task_messages (id, task_id, execution_id, role, content, metadata, created_at) \
-             VALUES (?1, ?2, ?3, 'SYSTEM', ?4, ?5, ?6) \
+             VALUES ($1, $2, $3, 'SYSTEM', $4, $5, $6) \
              ON CONFLICT (id) DO UPDATE SET content = excluded.content, \
                execution_id = excluded.execution_id, metadata = excluded.metadata",
         )
@@ -235,7 +228,7 @@ impl InboxStore for SqliteStore {
         let sql = format!(
             "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
                attempts, next_attempt_at, created_at, updated_at, resume) \
-             VALUES (?1, ?2, 'input', ?3, ?4, 1, ?5, 'QUEUED', 0, ?6, ?6, ?6, 1) \
+             VALUES ($1, $2, 'input', $3, $4, 1, $5, 'QUEUED', 0, $6, $6, $6, 1) \
              ON CONFLICT (id) DO UPDATE SET state = 'QUEUED', text = excluded.text, \
                next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, \
                lease_expires_at = NULL, updated_at = excluded.updated_at \
@@ -277,9 +270,9 @@ impl InboxStore for SqliteStore {
     ) -> StoreResult<u64> {
         let done = sqlx::query(
             "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
-               claimed_at = NULL, lease_expires_at = NULL, batch_id = NULL, last_error = ?1, \
-               updated_at = ?2 \
-             WHERE claim_token = ?3 AND state = 'PROCESSING'",
+               claimed_at = NULL, lease_expires_at = NULL, batch_id = NULL, last_error = $1, \
+               updated_at = $2 \
+             WHERE claim_token = $3 AND state = 'PROCESSING'",
         )
         .bind(error.chars().take(2000).collect::<String>())
         .bind(ms(now))
@@ -309,10 +302,10 @@ impl InboxStore for SqliteStore {
         let done = sqlx::query(
             "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
                claimed_at = NULL, lease_expires_at = NULL, \
-               last_error = 'claim lease expired; returned to pending', updated_at = ?1 \
+               last_error = 'claim lease expired; returned to pending', updated_at = $1 \
              WHERE state = 'PROCESSING' AND batch_id IS NULL AND (lease_expires_at IS NULL \
-               OR lease_expires_at < ?1 \
-               OR (?2 <> '' AND substr(claim_owner, 1, length(?2)) = ?2 AND claim_owner <> ?3))",
+               OR lease_expires_at < $1 \
+               OR ($2 <> '' AND substr(claim_owner, 1, length($2)) = $2 AND claim_owner <> $3))",
         )
         .bind(ms(now))
         .bind(prefix)
@@ -340,24 +333,24 @@ impl InboxStore for SqliteStore {
         let ack_until = now + harness_core::inbox::ACK_LEASE.as_millis() as i64;
         let sql = format!(
             "BEGIN IMMEDIATE; \
-             UPDATE workbench_events SET state = 'DELIVERED', lease_expires_at = NULL, updated_at = ?1 \
+             UPDATE workbench_events SET state = 'DELIVERED', lease_expires_at = NULL, updated_at = $1 \
              WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
                JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'DELIVERED'); \
-             UPDATE workbench_batches SET state = 'DISPATCHED', dispatched_at = ?1, \
-               dispatch_attempts = dispatch_attempts + 1, lease_expires_at = ?2, updated_at = ?1 \
+             UPDATE workbench_batches SET state = 'DISPATCHED', dispatched_at = $1, \
+               dispatch_attempts = dispatch_attempts + 1, lease_expires_at = $2, updated_at = $1 \
              WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'DELIVERED') \
              RETURNING {BATCH_COLUMNS}; \
-             UPDATE deliveries SET next_attempt_at = NULL, updated_at = ?1 \
+             UPDATE deliveries SET next_attempt_at = NULL, updated_at = $1 \
              WHERE state = 'FAILED' AND next_attempt_at IS NOT NULL \
-               AND (lease_expires_at IS NULL OR lease_expires_at < ?1) \
+               AND (lease_expires_at IS NULL OR lease_expires_at < $1) \
                AND id IN (SELECT id FROM workbench_batches WHERE state = 'CLAIMED'); \
              UPDATE workbench_events SET state = 'PENDING', batch_id = NULL, claim_token = NULL, \
-               claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = ?1, \
+               claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = $1, \
                last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_events.batch_id) \
              WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
                JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'FAILED' \
                AND d.next_attempt_at IS NULL); \
-             UPDATE workbench_batches SET state = 'FAILED', lease_expires_at = NULL, updated_at = ?1, \
+             UPDATE workbench_batches SET state = 'FAILED', lease_expires_at = NULL, updated_at = $1, \
                last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_batches.id) \
              WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'FAILED' \
                AND next_attempt_at IS NULL) \
@@ -412,15 +405,15 @@ impl InboxStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<WorkbenchBatch>> {
         let stamp = match to {
-            BatchState::Acked => ", acked_at = COALESCE(acked_at, ?1)",
-            BatchState::Resolved => ", resolved_at = ?1",
+            BatchState::Acked => ", acked_at = COALESCE(acked_at, $1)",
+            BatchState::Resolved => ", resolved_at = $1",
             _ => "",
         };
         let sql = format!(
-            "UPDATE workbench_batches SET state = ?2, lease_expires_at = ?3, updated_at = ?1{stamp} \
-             WHERE id = ?4 AND lease_token = ?5 AND state IN {} AND lease_expires_at > ?1 \
+            "UPDATE workbench_batches SET state = $2, lease_expires_at = $3, updated_at = $1{stamp} \
+             WHERE id = $4 AND lease_token = $5 AND state IN {} AND lease_expires_at > $1 \
              RETURNING {BATCH_COLUMNS}",
-            state_list(from)
+            batch_state_list(from)
         );
         let mut tx = self.write_tx().await?;
         let row = sqlx::query(AssertSqlSafe(sql))
@@ -435,8 +428,8 @@ impl InboxStore for SqliteStore {
         let out = row.as_ref().map(batch).transpose()?;
         if out.is_some() && to == BatchState::Resolved {
             sqlx::query(
-                "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = ?1, updated_at = ?1 \
-                 WHERE batch_id = ?2 AND state IN ('PROCESSING', 'DELIVERED')",
+                "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1 \
+                 WHERE batch_id = $2 AND state IN ('PROCESSING', 'DELIVERED')",
             )
             .bind(ms(now))
             .bind(batch_id)
@@ -455,12 +448,12 @@ impl InboxStore for SqliteStore {
     ) -> StoreResult<Vec<WorkbenchBatch>> {
         let sql = format!(
             "BEGIN IMMEDIATE; \
-             UPDATE workbench_events SET state = 'CONSUMED', consumed_at = ?1, updated_at = ?1 \
+             UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1 \
              WHERE state IN ('PROCESSING', 'DELIVERED') AND batch_id IN (SELECT id FROM \
-               workbench_batches WHERE parent_task_id = ?2 AND state IN ('DISPATCHED', 'ACKED')); \
-             UPDATE workbench_batches SET state = 'RESOLVED', resolved_at = ?1, \
-               lease_expires_at = NULL, updated_at = ?1 \
-             WHERE parent_task_id = ?2 AND state IN ('DISPATCHED', 'ACKED') \
+               workbench_batches WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED')); \
+             UPDATE workbench_batches SET state = 'RESOLVED', resolved_at = $1, \
+               lease_expires_at = NULL, updated_at = $1 \
+             WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED') \
              RETURNING {BATCH_COLUMNS}; \
              COMMIT"
         );
@@ -495,9 +488,9 @@ impl InboxStore for SqliteStore {
             "SELECT e.task_id, e.id, e.status, e.exit_code FROM executions e \
              JOIN tasks t ON t.id = e.task_id \
              WHERE t.parent_task_id IS NOT NULL AND e.status IN ('COMPLETED', 'FAILED') \
-               AND e.ended_at >= ?1 \
+               AND e.ended_at >= $1 \
                AND NOT EXISTS (SELECT 1 FROM workbench_events w WHERE w.execution_id = e.id) \
-             ORDER BY e.ended_at, e.id LIMIT +?2",
+             ORDER BY e.ended_at, e.id LIMIT +$2",
         )
         .bind(ms(since))
         .bind(i64::from(limit))
@@ -559,7 +552,7 @@ impl InboxStore for SqliteStore {
         }
         sqlx::query(
             "INSERT INTO tasks (id, project_id, title, description, parent_task_id, status, unattended, \
-             agent_config, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, NULL, 'TODO', 0, ?5, ?6, ?6)",
+             agent_config, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL, 'TODO', 0, $5, $6, $6)",
         )
         .bind(&t.id)
         .bind(&project)

@@ -79,18 +79,18 @@ async fn resume_in(
     Ok((resumed, running))
 }
 
-/// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
-/// ?4 now, ?5 idempotency key or NULL), without the transaction around them: also run by
+/// The statements of `record_ask` (binds: $1 task, $2 ask id, $3 question,
+/// $4 now, $5 idempotency key or NULL), without the transaction around them: also run by
 /// `record_ask_with_choices` (`sqlite/choices.rs`).
 pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
-       WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
+       WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' AND id <> $2 \
        RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
      INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at, \
          idempotency_key) \
-       VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
-         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4, ?5) \
+       VALUES ($2, $1, (SELECT x.id FROM executions x WHERE x.task_id = $1 AND x.status = 'RUNNING' \
+         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', $3, $4, $5) \
        RETURNING 'asked' AS what, id, execution_id; \
-     UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
+     UPDATE executions SET status = 'PAUSED' WHERE task_id = $1 AND status = 'RUNNING' \
        RETURNING 'paused' AS what, id, NULL AS execution_id";
 
 /// What `RECORD_ASK` returned, as an [`AskRecorded`].
@@ -156,15 +156,15 @@ pub(super) async fn finish_answer(
     let question: String = answered.try_get("content")?;
     let sql = format!(
         "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-           WHERE task_id = ?1 AND status = 'PAUSED' \
+           WHERE task_id = $1 AND status = 'PAUSED' \
            RETURNING 'resumed' AS what, id, NULL AS node_id, \
              NULL AS lease_owner, NULL AS lease_expires_at; \
          SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
            NULL AS lease_expires_at FROM executions \
-           WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+           WHERE task_id = $1 AND status = 'RUNNING' LIMIT 1; \
          {}; \
          COMMIT",
-        super::deliveries::INSERT_REPLY_DELIVERY
+        crate::shared::deliveries::INSERT_REPLY_DELIVERY
     );
     sqlx::query(AssertSqlSafe(sql))
         .bind(task_id)
@@ -197,7 +197,7 @@ pub(super) fn answered_from(
             "resumed" => resumed.push(r.try_get("id").map_err(map)?),
             "delivery" => {
                 delivery = Some(
-                    super::deliveries::ReplyRow {
+                    crate::shared::deliveries::ReplyRow {
                         id: r.try_get("id").map_err(map)?,
                         task_id: message.task_id.clone(),
                         message_id: message.id.clone(),
@@ -310,8 +310,8 @@ impl MessageStore for SqliteStore {
         // and the commit. A reply that finds no OPEN ask writes nothing.
         let answer = format!(
             "BEGIN IMMEDIATE; \
-             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?2, replied_at = ?3 \
-             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = ?1 AND o.kind = 'ask' \
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = $2, replied_at = $3 \
+             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = $1 AND o.kind = 'ask' \
                AND o.state = 'OPEN' ORDER BY o.created_at DESC, o.id DESC LIMIT 1) \
              AND m.state = 'OPEN' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
@@ -477,13 +477,13 @@ impl MessageStore for SqliteStore {
         });
         if pattern.is_some() {
             sql.push_str(
-                " AND (t.title LIKE ?1s ESCAPE '\\' OR m.content LIKE ?1s ESCAPE '\\' \
-                 OR m.reply_text LIKE ?1s ESCAPE '\\')",
+                " AND (t.title LIKE $1s ESCAPE '\\' OR m.content LIKE $1s ESCAPE '\\' \
+                 OR m.reply_text LIKE $1s ESCAPE '\\')",
             );
         }
         sql.push_str(" ORDER BY m.created_at DESC, m.id DESC LIMIT +?");
         // Positional binds in the order the clauses were appended.
-        let sql = sql.replace("?1s", "?");
+        let sql = sql.replace("$1s", "?");
         let mut query = sqlx::query(AssertSqlSafe(sql));
         if let Some(task_id) = &q.task_id {
             query = query.bind(task_id);

@@ -13,18 +13,17 @@ mod checkpoint;
 mod choices;
 mod deliveries;
 mod inbox;
-mod inbox_rows;
 pub(crate) mod latency;
 mod messages;
 mod outbox;
 mod outbox_settle;
-mod rows;
 mod sessions;
 mod settings;
 mod stats;
 mod tasks;
 mod writer;
 
+use crate::shared::{inbox_rows, rows};
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 pub use checkpoint::CheckpointStats;

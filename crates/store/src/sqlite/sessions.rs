@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use harness_core::{sessions::SessionStore, store::StoreResult};
 
 use super::{SqliteStore, rows::ms};
-use crate::error::map;
+use crate::{error::map, shared::sessions};
 
 #[async_trait]
 impl SessionStore for SqliteStore {
@@ -16,65 +16,51 @@ impl SessionStore for SqliteStore {
         now: DateTime<Utc>,
         expires_at: DateTime<Utc>,
     ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO harness_sessions (id_hash, created_at, expires_at) VALUES (?, ?, ?)",
-        )
-        .bind(id_hash)
-        .bind(ms(now))
-        .bind(ms(expires_at))
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        sqlx::query(sessions::INSERT)
+            .bind(id_hash)
+            .bind(ms(now))
+            .bind(ms(expires_at))
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(())
     }
 
     async fn session_alive(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let found: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM harness_sessions \
-             WHERE id_hash = ? AND revoked_at IS NULL AND expires_at > ?",
-        )
-        .bind(id_hash)
-        .bind(ms(now))
-        .fetch_optional(&self.reader)
-        .await
-        .map_err(map)?;
+        let found: Option<String> = sqlx::query_scalar(sessions::ALIVE)
+            .bind(id_hash)
+            .bind(ms(now))
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)?;
         Ok(found.is_some())
     }
 
     async fn revoke_session(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE harness_sessions SET revoked_at = ? \
-             WHERE id_hash = ? AND revoked_at IS NULL",
-        )
-        .bind(ms(now))
-        .bind(id_hash)
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        let done = sqlx::query(sessions::REVOKE)
+            .bind(ms(now))
+            .bind(id_hash)
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected() > 0)
     }
 
     async fn revoke_all_sessions(&self, now: DateTime<Utc>) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "UPDATE harness_sessions SET revoked_at = ? \
-             WHERE revoked_at IS NULL AND expires_at > ?",
-        )
-        .bind(ms(now))
-        .bind(ms(now))
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        let done = sqlx::query(sessions::REVOKE_ALL)
+            .bind(ms(now))
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected())
     }
 
     async fn purge_sessions(&self, before: DateTime<Utc>) -> StoreResult<u64> {
-        let done =
-            sqlx::query("DELETE FROM harness_sessions WHERE expires_at <= ? OR revoked_at <= ?")
-                .bind(ms(before))
-                .bind(ms(before))
-                .execute(&self.writer)
-                .await
-                .map_err(map)?;
+        let done = sqlx::query(sessions::PURGE)
+            .bind(ms(before))
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected())
     }
 }
