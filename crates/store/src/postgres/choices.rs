@@ -18,12 +18,15 @@ use sqlx::{AssertSqlSafe, Row};
 use super::{
     PgStore,
     batch::{self, args},
-    messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
+    messages::finish_answer,
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::{
     error::map,
-    shared::choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+    shared::{
+        choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+        messages::{RECORD_ASK, answered_from, ask_recorded},
+    },
 };
 
 /// The `ask_choices` row of `message_id`, inside the caller's transaction

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     model::{Message, MessageQuery, MessageRow, MessageView},
-    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreError, StoreResult},
+    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreResult},
 };
 use sqlx::{AssertSqlSafe, Row};
 
@@ -15,7 +15,10 @@ use super::{
     batch::{self, args},
     rows::{self, MESSAGE_COLUMNS, MESSAGE_ROW_SELECT, ms},
 };
-use crate::error::map;
+use crate::{
+    error::map,
+    shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
+};
 
 impl PgStore {
     async fn message_by_id(&self, id: &str) -> StoreResult<Option<Message>> {
@@ -76,66 +79,6 @@ async fn resume_in(tx: &mut super::tx::TimedTx, task_id: &str) -> StoreResult<(V
     Ok((resumed, running))
 }
 
-/// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
-/// ?4 now, ?5 idempotency key or NULL), without the transaction around them: also run by
-/// `record_ask_with_choices` (`postgres/choices.rs`).
-pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
-       WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' AND id <> $2 \
-       RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
-     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at, \
-         idempotency_key) \
-       VALUES ($2, $1, (SELECT x.id FROM executions x WHERE x.task_id = $1 AND x.status = 'RUNNING' \
-         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', $3, $4, $5) \
-       RETURNING 'asked' AS what, id, execution_id; \
-     UPDATE executions SET status = 'PAUSED' WHERE task_id = $1 AND status = 'RUNNING' \
-       RETURNING 'paused' AS what, id, NULL AS execution_id";
-
-/// What `RECORD_ASK` returned, as an [`AskRecorded`].
-pub(super) fn ask_recorded(
-    ask: NewAsk,
-    returned: &[sqlx::postgres::PgRow],
-) -> StoreResult<AskRecorded> {
-    let now = ms(ask.now);
-    let mut cancelled = Vec::new();
-    let mut paused = Vec::new();
-    let mut execution_id: Option<String> = None;
-    let mut inserted = false;
-    for row in returned {
-        let what: String = row.try_get("what").map_err(map)?;
-        let id: String = row.try_get("id").map_err(map)?;
-        match what.as_str() {
-            "cancelled" => cancelled.push(id),
-            "paused" => paused.push(id),
-            "asked" => {
-                execution_id = row.try_get("execution_id").map_err(map)?;
-                inserted = true;
-            }
-            _ => {}
-        }
-    }
-    if !inserted {
-        return Err(StoreError::Backend("ask insert returned no row".into()));
-    }
-    Ok(AskRecorded {
-        message: Message {
-            id: ask.id,
-            task_id: ask.task_id,
-            execution_id,
-            kind: harness_core::model::MessageKind::Ask,
-            state: harness_core::model::MessageState::Open,
-            content: ask.question,
-            reply_text: None,
-            replied_at: None,
-            created_at: rows::time(now)?,
-        },
-        cancelled,
-        paused,
-    })
-}
-
-/// The lease of a hand-off: (owner, node, until in ms).
-pub(super) type HandoffBinds = (Option<String>, Option<String>, Option<i64>);
-
 /// The second half of an answer, after the conditional OPEN → ANSWERED
 /// returned `answered` (the ask's row): PAUSED → RUNNING, the reply's
 /// delivery row with `delivery_text` (the caller commits). Shared by a person's reply and
@@ -174,51 +117,6 @@ pub(super) async fn finish_answer(
         claim_until
     );
     batch::run(conn, &sql, &args).await
-}
-
-/// What an answer did, from the ask's row and `finish_answer`'s rows.
-/// `delivery_text`: the delivery's text when it is not the reply text.
-pub(super) fn answered_from(
-    row: &sqlx::postgres::PgRow,
-    rows_after: &[sqlx::postgres::PgRow],
-    delivery_text: Option<&str>,
-) -> StoreResult<Answered> {
-    let message = rows::message(row)?;
-    let mut resumed = Vec::new();
-    let mut running = false;
-    let mut delivery = None;
-    for r in rows_after {
-        let what: String = r.try_get("what").map_err(map)?;
-        match what.as_str() {
-            "resumed" => resumed.push(r.try_get("id").map_err(map)?),
-            "delivery" => {
-                delivery = Some(
-                    crate::shared::deliveries::ReplyRow {
-                        id: r.try_get("id").map_err(map)?,
-                        task_id: message.task_id.clone(),
-                        message_id: message.id.clone(),
-                        node_id: r.try_get("node_id").map_err(map)?,
-                        text: delivery_text
-                            .map(str::to_string)
-                            .or_else(|| message.reply_text.clone())
-                            .unwrap_or_default(),
-                        question: message.content.clone(),
-                        now: ms(message.replied_at.unwrap_or(message.created_at)),
-                        lease_owner: r.try_get("lease_owner").map_err(map)?,
-                        lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
-                    }
-                    .into_delivery()?,
-                );
-            }
-            _ => running = true,
-        }
-    }
-    Ok(Answered {
-        message,
-        resumed,
-        running,
-        delivery,
-    })
 }
 
 #[async_trait]

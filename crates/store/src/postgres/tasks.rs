@@ -1,6 +1,6 @@
-//! [`harness_core::store::TaskStore`] on PostgreSQL: the shared implementation
-//! (`crate::shared::tasks`), reads on `pool`.
+//! `TaskStore` on PostgreSQL: the shared implementation
+//! ([`crate::shared::tasks`]).
 
 use super::PgStore;
 
-crate::shared::tasks::task_store!(PgStore, pool);
+crate::shared::tasks::task_store!(PgStore, pool, pool);

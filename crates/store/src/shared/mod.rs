@@ -14,6 +14,7 @@
 pub(crate) mod choices;
 pub(crate) mod deliveries;
 pub(crate) mod inbox_rows;
+pub(crate) mod messages;
 pub(crate) mod outbox;
 pub(crate) mod rows;
 pub(crate) mod sessions;

@@ -17,12 +17,15 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
-    messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
+    messages::finish_answer,
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::{
     error::map,
-    shared::choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+    shared::{
+        choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+        messages::{RECORD_ASK, answered_from, ask_recorded},
+    },
 };
 
 /// The `ask_choices` row of `message_id`, inside the caller's transaction
@@ -114,8 +117,8 @@ impl ChoicesStore for SqliteStore {
              FROM ask_choices c INDEXED BY ask_choices_due \
              JOIN harness_messages m ON m.id = c.message_id \
              WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
-               AND c.answered_by IS NULL AND c.deadline_at <= ? AND m.state = 'OPEN' \
-             ORDER BY c.deadline_at LIMIT +?",
+               AND c.answered_by IS NULL AND c.deadline_at <= $1 AND m.state = 'OPEN' \
+             ORDER BY c.deadline_at LIMIT +$2",
         )
         .bind(ms(now))
         .bind(i64::from(limit))
@@ -253,11 +256,13 @@ impl ChoicesStore for SqliteStore {
                         sqlx::query("ROLLBACK").execute(&mut *conn).await?;
                         return Ok(None);
                     };
-                    sqlx::query("UPDATE ask_choices SET answered_options = ? WHERE message_id = ?")
-                        .bind(&picked)
-                        .bind(&message_id)
-                        .execute(&mut *conn)
-                        .await?;
+                    sqlx::query(
+                        "UPDATE ask_choices SET answered_options = $1 WHERE message_id = $2",
+                    )
+                    .bind(&picked)
+                    .bind(&message_id)
+                    .execute(&mut *conn)
+                    .await?;
                     let task_id: String = row.try_get("task_id")?;
                     let after =
                         finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
@@ -334,7 +339,7 @@ impl ChoicesStore for SqliteStore {
 
     async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
         sqlx::query_scalar(
-            "SELECT id FROM workbench_events WHERE dedup_key = ? \
+            "SELECT id FROM workbench_events WHERE dedup_key = $1 \
                AND state IN ('PENDING', 'PROCESSING')",
         )
         .bind(dedup_key)

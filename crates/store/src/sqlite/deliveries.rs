@@ -39,7 +39,7 @@ impl SqliteStore {
     }
 
     async fn read_one(&self, filter: &str, value: &str) -> StoreResult<Option<Delivery>> {
-        let sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE {filter} = ?");
+        let sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE {filter} = $1");
         sqlx::query(AssertSqlSafe(sql))
             .bind(value)
             .fetch_optional(&self.reader)
@@ -78,7 +78,7 @@ impl DeliveryStore for SqliteStore {
             Some(row) => (delivery(&row)?, true),
             None => {
                 let sql = format!(
-                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = ? AND dedup_key = ?"
+                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 AND dedup_key = $2"
                 );
                 let row = sqlx::query(AssertSqlSafe(sql))
                     .bind(&input.task_id)
@@ -346,8 +346,8 @@ impl DeliveryStore for SqliteStore {
 
     async fn task_deliveries(&self, task_id: &str, limit: u32) -> StoreResult<Vec<Delivery>> {
         let sql = format!(
-            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT +?"
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT +$2"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)

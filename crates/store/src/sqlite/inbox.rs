@@ -31,7 +31,7 @@ use crate::{
 impl InboxStore for SqliteStore {
     async fn add_workbench_event(&self, ev: NewEvent) -> StoreResult<(WorkbenchEvent, bool)> {
         let mut tx = self.write_tx().await?;
-        let by_key = format!("SELECT {EVENT_COLUMNS} FROM workbench_events WHERE dedup_key = ?");
+        let by_key = format!("SELECT {EVENT_COLUMNS} FROM workbench_events WHERE dedup_key = $1");
         if let Some(row) = sqlx::query(AssertSqlSafe(by_key))
             .bind(&ev.dedup_key)
             .fetch_optional(&mut *tx)
@@ -45,7 +45,7 @@ impl InboxStore for SqliteStore {
         let mut review_key = ev.execution_review_key.clone();
         if let Some(key) = &review_key {
             let sql = format!(
-                "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE execution_review_key = ?"
+                "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE execution_review_key = $1"
             );
             if let Some(row) = sqlx::query(AssertSqlSafe(sql))
                 .bind(key)
@@ -164,7 +164,7 @@ impl InboxStore for SqliteStore {
     ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>> {
         let mut tx = self.write_tx().await?;
         let held: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM workbench_events WHERE claim_token = ? AND state = 'PROCESSING'",
+            "SELECT COUNT(*) FROM workbench_events WHERE claim_token = $1 AND state = 'PROCESSING'",
         )
         .bind(&b.claim_token)
         .fetch_one(&mut *tx)
@@ -248,7 +248,7 @@ impl InboxStore for SqliteStore {
         let d = match drow {
             Some(row) => delivery(&row)?,
             None => {
-                let sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = ?");
+                let sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = $1");
                 let row = sqlx::query(AssertSqlSafe(sql))
                     .bind(&b.id)
                     .fetch_one(&mut *tx)
@@ -374,7 +374,7 @@ impl InboxStore for SqliteStore {
     async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>> {
         sqlx::query_scalar(
             "SELECT parent_task_id FROM workbench_events WHERE state = 'PENDING' \
-             GROUP BY parent_task_id ORDER BY MIN(created_at) LIMIT +?",
+             GROUP BY parent_task_id ORDER BY MIN(created_at) LIMIT +$1",
         )
         .bind(i64::from(limit))
         .fetch_all(&self.reader)
@@ -385,7 +385,7 @@ impl InboxStore for SqliteStore {
     async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool> {
         let n: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM workbench_batches b LEFT JOIN deliveries d ON d.id = b.id \
-             WHERE b.parent_task_id = ? AND b.state = 'CLAIMED' \
+             WHERE b.parent_task_id = $1 AND b.state = 'CLAIMED' \
                AND (d.state IS NULL OR d.state <> 'UNVERIFIED')",
         )
         .bind(parent_task_id)
@@ -512,7 +512,7 @@ impl InboxStore for SqliteStore {
     }
 
     async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>> {
-        sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = ?")
+        sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = $1")
             .bind(project_id)
             .fetch_optional(&self.reader)
             .await
@@ -521,7 +521,7 @@ impl InboxStore for SqliteStore {
 
     async fn is_workbench(&self, task_id: &str) -> StoreResult<bool> {
         let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = ?")
+            sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = $1")
                 .bind(task_id)
                 .fetch_one(&self.reader)
                 .await
@@ -541,7 +541,7 @@ impl InboxStore for SqliteStore {
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
         let mut tx = self.write_tx().await?;
         let existing: Option<String> =
-            sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = ?")
+            sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = $1")
                 .bind(&project)
                 .fetch_optional(&mut *tx)
                 .await
@@ -564,7 +564,7 @@ impl InboxStore for SqliteStore {
         .await
         .map_err(map)?;
         sqlx::query(
-            "INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES (?, ?, ?)",
+            "INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES ($1, $2, $3)",
         )
         .bind(&project)
         .bind(&t.id)
@@ -577,7 +577,7 @@ impl InboxStore for SqliteStore {
     }
 
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>> {
-        let sql = format!("SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE id = ?");
+        let sql = format!("SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE id = $1");
         sqlx::query(AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&self.reader)
@@ -594,8 +594,8 @@ impl InboxStore for SqliteStore {
         limit: u32,
     ) -> StoreResult<Vec<WorkbenchEvent>> {
         let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE parent_task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT +?"
+            "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE parent_task_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT +$2"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
@@ -614,8 +614,8 @@ impl InboxStore for SqliteStore {
         limit: u32,
     ) -> StoreResult<Vec<WorkbenchBatch>> {
         let sql = format!(
-            "SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE parent_task_id = ? \
-             ORDER BY created_at DESC, id DESC LIMIT +?"
+            "SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE parent_task_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT +$2"
         );
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
@@ -631,7 +631,7 @@ impl InboxStore for SqliteStore {
     async fn list_task_messages(&self, task_id: &str, limit: u32) -> StoreResult<Vec<TaskMessage>> {
         sqlx::query(
             "SELECT id, task_id, execution_id, role, content, metadata, created_at FROM task_messages \
-             WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT +?",
+             WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT +$2",
         )
         .bind(task_id)
         .bind(i64::from(limit))
@@ -645,7 +645,7 @@ impl InboxStore for SqliteStore {
 
     async fn child_task_ids(&self, parent_task_id: &str) -> StoreResult<Vec<String>> {
         sqlx::query_scalar(
-            "SELECT id FROM tasks WHERE parent_task_id = ? ORDER BY created_at, id LIMIT 500",
+            "SELECT id FROM tasks WHERE parent_task_id = $1 ORDER BY created_at, id LIMIT 500",
         )
         .bind(parent_task_id)
         .fetch_all(&self.reader)

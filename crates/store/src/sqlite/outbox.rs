@@ -277,7 +277,7 @@ impl OutboxStore for SqliteStore {
     ) -> StoreResult<Option<DeliveryMapping>> {
         let row = sqlx::query(
             "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
-               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = ?",
+               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = $1",
         )
         .bind(format!("{platform}:{pmid}"))
         .fetch_optional(&self.reader)

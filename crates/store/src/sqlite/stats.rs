@@ -69,8 +69,8 @@ impl StatsStore for SqliteStore {
              FROM harness_messages m \
              JOIN tasks t ON t.id = m.task_id \
              LEFT JOIN projects p ON p.id = t.project_id \
-             WHERE m.kind = 'ask' AND (m.created_at >= ? OR m.state = 'OPEN') \
-             ORDER BY m.created_at DESC LIMIT +?",
+             WHERE m.kind = 'ask' AND (m.created_at >= $1 OR m.state = 'OPEN') \
+             ORDER BY m.created_at DESC LIMIT +$2",
         )
         .bind(ms(since))
         .bind(limit.max(0))
@@ -126,13 +126,14 @@ impl StatsStore for SqliteStore {
 fn answer_histogram_sql(bounds: usize) -> String {
     let mut case = String::from("CASE");
     for i in 0..bounds {
-        case.push_str(&format!(" WHEN d <= ? THEN {i}"));
+        case.push_str(&format!(" WHEN d <= ${} THEN {i}", i + 1));
     }
     case.push_str(&format!(" ELSE {bounds} END"));
+    let since = bounds + 1;
     format!(
         "SELECT {case} AS bucket, COUNT(*), COALESCE(SUM(d), 0.0) FROM \
          (SELECT MAX(m.replied_at - m.created_at, 0) * 1.0 AS d FROM harness_messages m \
-          WHERE m.kind = 'ask' AND m.replied_at IS NOT NULL AND m.created_at >= ?) \
+          WHERE m.kind = 'ask' AND m.replied_at IS NOT NULL AND m.created_at >= ${since}) \
          GROUP BY bucket"
     )
 }

@@ -1,6 +1,6 @@
-//! [`harness_core::store::TaskStore`] on SQLite: the shared implementation
-//! (`crate::shared::tasks`), reads on `reader`.
+//! `TaskStore` on SQLite: the shared implementation
+//! ([`crate::shared::tasks`]).
 
 use super::SqliteStore;
 
-crate::shared::tasks::task_store!(SqliteStore, reader);
+crate::shared::tasks::task_store!(SqliteStore, reader, writer);
