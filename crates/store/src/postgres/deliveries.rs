@@ -15,6 +15,11 @@ use super::{
     PgStore,
     batch::{self, args},
 };
+use crate::shared::deliveries::TASK_DELIVERIES;
+use crate::shared::deliveries::{
+    ADVANCE_DELIVERY, COMPLETE_DELIVERY, INPUT_BY_KEY, INSERT_INPUT, MARK_DELIVERY_DELIVERED,
+    RELEASE_DELIVERY,
+};
 use crate::{
     error::map,
     shared::{
@@ -58,13 +63,7 @@ impl PgStore {
 impl DeliveryStore for PgStore {
     async fn enqueue_input(&self, input: NewInput) -> StoreResult<(Delivery, bool)> {
         let mut tx = self.write_tx().await?;
-        let sql = format!(
-            "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
-             attempts, next_attempt_at, created_at, updated_at, resume) \
-             VALUES ($1, $2, 'input', $3, $4, $5, $6, 'QUEUED', 0, $7, $7, $7, $8) \
-             ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
-             RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = INSERT_INPUT.to_string();
         let inserted = sqlx::query(AssertSqlSafe(sql))
             .bind(&input.id)
             .bind(&input.task_id)
@@ -80,9 +79,7 @@ impl DeliveryStore for PgStore {
         let out = match inserted {
             Some(row) => (delivery(&row)?, true),
             None => {
-                let sql = format!(
-                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 AND dedup_key = $2"
-                );
+                let sql = INPUT_BY_KEY.to_string();
                 let row = sqlx::query(AssertSqlSafe(sql))
                     .bind(&input.task_id)
                     .bind(&input.dedup_key)
@@ -186,11 +183,7 @@ impl DeliveryStore for PgStore {
         lease_until: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Delivery>> {
-        let sql = format!(
-            "UPDATE deliveries SET state = $1, lease_expires_at = $2, updated_at = $3 \
-             WHERE id = $4 AND lease_owner = $5 AND state IN {CLAIMABLE} \
-             RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = ADVANCE_DELIVERY.to_string();
         self.update_one(
             sql,
             vec![
@@ -210,12 +203,7 @@ impl DeliveryStore for PgStore {
         owner: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Delivery>> {
-        let sql = format!(
-            "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, last_error = NULL, updated_at = $1, done_at = $1 \
-             WHERE id = $2 AND lease_owner = $3 AND state = 'WRITING' \
-             RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = COMPLETE_DELIVERY.to_string();
         self.update_one(
             sql,
             vec![
@@ -263,11 +251,7 @@ impl DeliveryStore for PgStore {
     }
 
     async fn release_delivery(&self, id: &str, owner: &str) -> StoreResult<()> {
-        let sql = format!(
-            "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL \
-             WHERE id = $1 AND lease_owner = $2 AND state IN {CLAIMABLE} \
-             RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = RELEASE_DELIVERY.to_string();
         self.update_one(sql, vec![Bind::Text(id.into()), Bind::Text(owner.into())])
             .await
             .map(|_| ())
@@ -297,11 +281,7 @@ impl DeliveryStore for PgStore {
         id: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Delivery>> {
-        let sql = format!(
-            "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = $1, done_at = $1 \
-             WHERE id = $2 AND state = 'UNVERIFIED' RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = MARK_DELIVERY_DELIVERED.to_string();
         self.update_one(sql, vec![Bind::Int(ms(now)), Bind::Text(id.into())])
             .await
     }
@@ -337,10 +317,7 @@ impl DeliveryStore for PgStore {
     }
 
     async fn task_deliveries(&self, task_id: &str, limit: u32) -> StoreResult<Vec<Delivery>> {
-        let sql = format!(
-            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 \
-             ORDER BY created_at DESC, id DESC LIMIT $2"
-        );
+        let sql = TASK_DELIVERIES.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)
             .bind(i64::from(limit))

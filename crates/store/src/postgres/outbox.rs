@@ -17,26 +17,15 @@ use sqlx::{AssertSqlSafe, Row};
 use super::{
     PgStore,
     batch::{self, args},
-    rows::time,
 };
+use crate::shared::outbox::DELIVERY_MAPPING;
 use crate::{
     error::map,
     shared::{
         ms,
-        outbox::{COLUMNS, message_state, outbound, returning},
+        outbox::{ALLOWED, COLUMNS, delivery_mapping, message_state, outbound, returning},
     },
 };
-
-/// Whether a new row may be written (`?1` explicit key, `?2` implicit base,
-/// `?3` task): the task exists, and the explicit key is unused, or the
-/// newest row of the base is not in the current lifecycle (still waiting to
-/// be sent, an ask still OPEN, or a notify that may already have gone out).
-const ALLOWED: &str = "($3 IS NULL OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = $3)) AND CASE \
-     WHEN $1 IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM harness_outbound k WHERE k.dedup_key = $1) \
-     ELSE NOT EXISTS (SELECT 1 FROM harness_outbound n LEFT JOIN harness_messages nm ON nm.id = n.harness_message_id \
-       WHERE n.id = (SELECT b.id FROM harness_outbound b WHERE b.dedup_base = $2 \
-         ORDER BY b.created_at DESC, b.id DESC LIMIT 1) \
-       AND (nm.state IN ('PENDING_DELIVERY', 'OPEN') OR (n.state = 'SENT_UNVERIFIED' AND n.expect_reply = 0))) END";
 
 /// The enqueue batch (`?1` explicit key or NULL, `?2` implicit base or
 /// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
@@ -279,28 +268,11 @@ impl OutboxStore for PgStore {
         platform: &str,
         pmid: &str,
     ) -> StoreResult<Option<DeliveryMapping>> {
-        let row = sqlx::query(
-            "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
-               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = $1",
-        )
-        .bind(format!("{platform}:{pmid}"))
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(map)?;
-        row.map(|r| {
-            Ok(DeliveryMapping {
-                id: r.try_get("id").map_err(map)?,
-                harness_message_id: r.try_get("harness_message_id").map_err(map)?,
-                task_id: r.try_get("task_id").map_err(map)?,
-                outbound_id: r.try_get("outbound_id").map_err(map)?,
-                platform: r.try_get("platform").map_err(map)?,
-                chat_id: r.try_get("chat_id").map_err(map)?,
-                platform_message_id: r.try_get("platform_message_id").map_err(map)?,
-                scope: r.try_get("scope").map_err(map)?,
-                expect_reply: r.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
-                created_at: time(r.try_get("created_at").map_err(map)?)?,
-            })
-        })
-        .transpose()
+        let row = sqlx::query(DELIVERY_MAPPING)
+            .bind(format!("{platform}:{pmid}"))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map)?;
+        row.as_ref().map(delivery_mapping).transpose()
     }
 }

@@ -3,7 +3,7 @@
 
 use harness_core::{
     options::{AskOption, Choices, Urgency},
-    store::{StoreError, StoreResult},
+    store::{DueDefault, StoreError, StoreResult},
 };
 
 use super::{SqlRow, time};
@@ -22,6 +22,16 @@ pub(crate) const INSERT_CHOICES: &str = "INSERT INTO ask_choices (message_id, op
 /// The stored form of an ask's options.
 pub(crate) fn options_json(choices: &Choices) -> StoreResult<String> {
     serde_json::to_string(&choices.options).map_err(|e| StoreError::Backend(Box::new(e)))
+}
+
+/// An ask whose default is due (`due_defaults`).
+pub(crate) fn due_default<R: SqlRow>(r: &R) -> StoreResult<DueDefault> {
+    Ok(DueDefault {
+        message_id: r.col("message_id")?,
+        task_id: r.col("task_id")?,
+        default_label: r.col("default_label")?,
+        deadline_at: time(r.col("deadline_at")?)?,
+    })
 }
 
 pub(crate) fn choices<R: SqlRow>(row: &R) -> StoreResult<(String, Choices)> {
@@ -60,3 +70,19 @@ pub(crate) fn choices<R: SqlRow>(row: &R) -> StoreResult<(String, Choices)> {
         },
     ))
 }
+
+/// Run by `answer_with_options`.
+pub(crate) const ANSWER_WITH_OPTIONS: &str =
+    "UPDATE ask_choices SET answered_options = $1 WHERE message_id = $2";
+
+/// Run by `record_ask_for_parent`.
+pub(crate) const RECORD_ASK_FOR_PARENT: &str = "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
+                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
+                           created_at, updated_at) \
+                         VALUES ($1, $2, $3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = $4), \
+                           $5, $6, $7, NULL, $8, 'PENDING', 0, $9, $9) \
+                         ON CONFLICT (dedup_key) DO NOTHING";
+
+/// Run by `undelivered_event`.
+pub(crate) const UNDELIVERED_EVENT: &str = "SELECT id FROM workbench_events WHERE dedup_key = $1 \
+               AND state IN ('PENDING', 'PROCESSING')";

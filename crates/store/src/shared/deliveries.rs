@@ -1,5 +1,7 @@
 //! The `deliveries` row (migration 0004): its columns and decoder.
 
+use std::sync::LazyLock;
+
 use harness_core::{
     deliveries::{Delivery, DeliveryKind, DeliveryState},
     store::{StoreError, StoreResult},
@@ -112,3 +114,75 @@ pub(crate) const INSERT_REPLY_DELIVERY: &str = "INSERT INTO deliveries (id, task
        AND x.status IN ('RUNNING', 'PAUSED') ORDER BY x.created_at DESC, x.id DESC LIMIT 1) AS node_id) AS n \
      WHERE EXISTS (SELECT 1 FROM executions e WHERE e.task_id = $1) \
      RETURNING 'delivery' AS what, id, node_id, lease_owner, lease_expires_at";
+
+/// Run by `enqueue_input`.
+pub(crate) static INSERT_INPUT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
+             attempts, next_attempt_at, created_at, updated_at, resume) \
+             VALUES ($1, $2, 'input', $3, $4, $5, $6, 'QUEUED', 0, $7, $7, $7, $8) \
+             ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
+             RETURNING {DELIVERY_COLUMNS}",
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `enqueue_input`.
+pub(crate) static INPUT_BY_KEY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 AND dedup_key = $2",
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `advance_delivery`.
+pub(crate) static ADVANCE_DELIVERY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE deliveries SET state = $1, lease_expires_at = $2, updated_at = $3 \
+             WHERE id = $4 AND lease_owner = $5 AND state IN {CLAIMABLE} \
+             RETURNING {DELIVERY_COLUMNS}",
+        CLAIMABLE = super::deliveries::CLAIMABLE,
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `complete_delivery`.
+pub(crate) static COMPLETE_DELIVERY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
+               lease_expires_at = NULL, last_error = NULL, updated_at = $1, done_at = $1 \
+             WHERE id = $2 AND lease_owner = $3 AND state = 'WRITING' \
+             RETURNING {DELIVERY_COLUMNS}",
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `release_delivery`.
+pub(crate) static RELEASE_DELIVERY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL \
+             WHERE id = $1 AND lease_owner = $2 AND state IN {CLAIMABLE} \
+             RETURNING {DELIVERY_COLUMNS}",
+        CLAIMABLE = super::deliveries::CLAIMABLE,
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `mark_delivery_delivered`.
+pub(crate) static MARK_DELIVERY_DELIVERED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
+               lease_expires_at = NULL, updated_at = $1, done_at = $1 \
+             WHERE id = $2 AND state = 'UNVERIFIED' RETURNING {DELIVERY_COLUMNS}",
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});
+
+/// Run by `task_deliveries`.
+pub(crate) static TASK_DELIVERIES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE task_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT +$2",
+        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
+    )
+});

@@ -1,6 +1,8 @@
 //! What both backends share of asks and answers: the statements that
 //! record an ask, and the decoding of what recording and answering returned.
 
+use std::sync::LazyLock;
+
 use harness_core::{
     model::Message,
     store::{Answered, AskRecorded, NewAsk, StoreError, StoreResult},
@@ -109,3 +111,40 @@ pub(crate) fn answered_from<R: SqlRow>(
         delivery,
     })
 }
+
+/// Run by `message_by_id`.
+pub(crate) static MESSAGE_BY_ID: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {MESSAGE_COLUMNS} FROM harness_messages m WHERE m.id = $1",
+        MESSAGE_COLUMNS = super::rows::MESSAGE_COLUMNS
+    )
+});
+
+/// Run by `resume_in`.
+pub(crate) const RESUME_PAUSED: &str = "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
+         WHERE task_id = $1 AND status = 'PAUSED' RETURNING id";
+
+/// Run by `resume_in`.
+pub(crate) const ANY_RUNNING: &str =
+    "SELECT EXISTS (SELECT 1 FROM executions WHERE task_id = $1 AND status = 'RUNNING')";
+
+/// Run by `ask_by_key`.
+pub(crate) static ASK_BY_KEY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
+             WHERE m.task_id = $1 AND m.kind = 'ask' AND m.idempotency_key = $2",
+        MESSAGE_COLUMNS = super::rows::MESSAGE_COLUMNS
+    )
+});
+
+/// Run by `dismiss_message`.
+pub(crate) const DISMISS_MESSAGE: &str =
+    "SELECT EXISTS (SELECT 1 FROM harness_messages WHERE id = $1)";
+
+/// Run by `cancel_open_asks`.
+pub(crate) const CANCEL_OPEN_ASKS: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
+             WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' RETURNING id";
+
+/// Run by `expire_asks_before`.
+pub(crate) const EXPIRE_ASKS_BEFORE: &str = "UPDATE harness_messages SET state = 'EXPIRED' \
+             WHERE kind = 'ask' AND state = 'OPEN' AND created_at < $1 RETURNING id";

@@ -13,12 +13,14 @@
 
 pub(crate) mod choices;
 pub(crate) mod deliveries;
+pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod messages;
 pub(crate) mod outbox;
 pub(crate) mod rows;
 pub(crate) mod sessions;
 pub(crate) mod settings;
+pub(crate) mod stats;
 pub(crate) mod tasks;
 
 use chrono::{DateTime, Utc};
@@ -50,17 +52,25 @@ pub(crate) trait SqlRow: sqlx::Row {
     /// The value of `column`; a driver error (missing column, wrong type)
     /// becomes the core's storage error.
     fn col<T: Value>(&self, column: &str) -> StoreResult<T>;
+    /// The value of the `index`-th column (0-based).
+    fn at<T: Value>(&self, index: usize) -> StoreResult<T>;
 }
 
 impl SqlRow for SqliteRow {
     fn col<T: Value>(&self, column: &str) -> StoreResult<T> {
         sqlx::Row::try_get(self, column).map_err(map)
     }
+    fn at<T: Value>(&self, index: usize) -> StoreResult<T> {
+        sqlx::Row::try_get(self, index).map_err(map)
+    }
 }
 
 impl SqlRow for PgRow {
     fn col<T: Value>(&self, column: &str) -> StoreResult<T> {
         sqlx::Row::try_get(self, column).map_err(map)
+    }
+    fn at<T: Value>(&self, index: usize) -> StoreResult<T> {
+        sqlx::Row::try_get(self, index).map_err(map)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use harness_core::{
     model::MessageState,
-    outbox::{Outbound, OutboundState},
+    outbox::{DeliveryMapping, Outbound, OutboundState},
     store::{StoreError, StoreResult},
 };
 
@@ -17,6 +17,17 @@ pub(crate) const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, 
 pub(crate) fn returning() -> String {
     COLUMNS.replace("o.", "")
 }
+
+/// Whether a new row may be written (`$1` explicit key, `$2` implicit base,
+/// `$3` task): the task exists, and the explicit key is unused, or the
+/// newest row of the base is not in the current lifecycle (still waiting to
+/// be sent, an ask still OPEN, or a notify that may already have gone out).
+pub(crate) const ALLOWED: &str = "($3 IS NULL OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = $3)) AND CASE \
+     WHEN $1 IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM harness_outbound k WHERE k.dedup_key = $1) \
+     ELSE NOT EXISTS (SELECT 1 FROM harness_outbound n LEFT JOIN harness_messages nm ON nm.id = n.harness_message_id \
+       WHERE n.id = (SELECT b.id FROM harness_outbound b WHERE b.dedup_base = $2 \
+         ORDER BY b.created_at DESC, b.id DESC LIMIT 1) \
+       AND (nm.state IN ('PENDING_DELIVERY', 'OPEN') OR (n.state = 'SENT_UNVERIFIED' AND n.expect_reply = 0))) END";
 
 pub(crate) fn outbound<R: SqlRow>(row: &R) -> StoreResult<Outbound> {
     let state: String = row.col("state")?;
@@ -62,4 +73,23 @@ pub(crate) fn message_state(v: Option<String>) -> StoreResult<Option<MessageStat
         })
     })
     .transpose()
+}
+
+/// Run by `delivery_mapping`.
+pub(crate) const DELIVERY_MAPPING: &str = "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
+               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = $1";
+
+pub(crate) fn delivery_mapping<R: SqlRow>(r: &R) -> StoreResult<DeliveryMapping> {
+    Ok(DeliveryMapping {
+        id: r.col("id")?,
+        harness_message_id: r.col("harness_message_id")?,
+        task_id: r.col("task_id")?,
+        outbound_id: r.col("outbound_id")?,
+        platform: r.col("platform")?,
+        chat_id: r.col("chat_id")?,
+        platform_message_id: r.col("platform_message_id")?,
+        scope: r.col("scope")?,
+        expect_reply: r.col::<i64>("expect_reply")? != 0,
+        created_at: time(r.col("created_at")?)?,
+    })
 }

@@ -20,10 +20,13 @@ use super::{
     messages::finish_answer,
     rows::{MESSAGE_COLUMNS, ms, time},
 };
+use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
 use crate::{
     error::map,
     shared::{
-        choices::{CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, options_json},
+        choices::{
+            CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, due_default, options_json,
+        },
         messages::{RECORD_ASK, answered_from, ask_recorded},
     },
 };
@@ -125,16 +128,7 @@ impl ChoicesStore for SqliteStore {
         .fetch_all(&self.reader)
         .await
         .map_err(map)?;
-        rows.iter()
-            .map(|r| {
-                Ok(DueDefault {
-                    message_id: r.try_get("message_id").map_err(map)?,
-                    task_id: r.try_get("task_id").map_err(map)?,
-                    default_label: r.try_get("default_label").map_err(map)?,
-                    deadline_at: time(r.try_get("deadline_at").map_err(map)?)?,
-                })
-            })
-            .collect()
+        rows.iter().map(due_default).collect()
     }
 
     async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>> {
@@ -256,13 +250,11 @@ impl ChoicesStore for SqliteStore {
                         sqlx::query("ROLLBACK").execute(&mut *conn).await?;
                         return Ok(None);
                     };
-                    sqlx::query(
-                        "UPDATE ask_choices SET answered_options = $1 WHERE message_id = $2",
-                    )
-                    .bind(&picked)
-                    .bind(&message_id)
-                    .execute(&mut *conn)
-                    .await?;
+                    sqlx::query(ANSWER_WITH_OPTIONS)
+                        .bind(&picked)
+                        .bind(&message_id)
+                        .execute(&mut *conn)
+                        .await?;
                     let task_id: String = row.try_get("task_id")?;
                     let after =
                         finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)
@@ -295,38 +287,32 @@ impl ChoicesStore for SqliteStore {
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    let returned = sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
-                        .bind(&task_id)
-                        .bind(&id)
-                        .bind(question)
-                        .bind(now)
-                        .bind(key)
-                        .fetch_all(&mut *conn)
-                        .await?;
+                    let returned =
+                        sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
+                            .bind(&task_id)
+                            .bind(&id)
+                            .bind(question)
+                            .bind(now)
+                            .bind(key)
+                            .fetch_all(&mut *conn)
+                            .await?;
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
                     // The event names the ask's execution (the one it parked).
-                    let added = sqlx::query(
-                        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
-                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
-                           created_at, updated_at) \
-                         VALUES ($1, $2, $3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = $4), \
-                           $5, $6, $7, NULL, $8, 'PENDING', 0, $9, $9) \
-                         ON CONFLICT (dedup_key) DO NOTHING",
-                    )
-                    .bind(&event.id)
-                    .bind(&event.parent_task_id)
-                    .bind(&event.source_task_id)
-                    .bind(&id)
-                    .bind(event.kind.as_str())
-                    .bind(event.priority.as_str())
-                    .bind(&event.dedup_key)
-                    .bind(payload)
-                    .bind(ms(event.now))
-                    .execute(&mut *conn)
-                    .await?
-                    .rows_affected()
+                    let added = sqlx::query(RECORD_ASK_FOR_PARENT)
+                        .bind(&event.id)
+                        .bind(&event.parent_task_id)
+                        .bind(&event.source_task_id)
+                        .bind(&id)
+                        .bind(event.kind.as_str())
+                        .bind(event.priority.as_str())
+                        .bind(&event.dedup_key)
+                        .bind(payload)
+                        .bind(ms(event.now))
+                        .execute(&mut *conn)
+                        .await?
+                        .rows_affected()
                         > 0;
                     sqlx::query("COMMIT").execute(&mut *conn).await?;
                     Ok((returned, added))
@@ -338,13 +324,10 @@ impl ChoicesStore for SqliteStore {
     }
 
     async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
-        sqlx::query_scalar(
-            "SELECT id FROM workbench_events WHERE dedup_key = $1 \
-               AND state IN ('PENDING', 'PROCESSING')",
-        )
-        .bind(dedup_key)
-        .fetch_optional(&self.reader)
-        .await
-        .map_err(map)
+        sqlx::query_scalar(UNDELIVERED_EVENT)
+            .bind(dedup_key)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)
     }
 }

@@ -19,19 +19,28 @@ use super::{
     },
     rows::ms,
 };
+use crate::shared::inbox::{
+    ANY_UNBATCHED_CLAIM, CHILD_TASK_IDS, CLAIM_HELD, CLAIM_WORKBENCH_EVENTS, DELIVERY_BY_ID,
+    EVENT_BY_KEY, EVENT_BY_REVIEW_KEY, GET_WORKBENCH_BATCH, INSERT_EVENT, INSERT_PROJECT_WORKBENCH,
+    INSERT_WORKBENCH_TASK, IS_WORKBENCH, LINK_BATCH, PROJECT_WORKBENCH, RECORD_TURN_END,
+    RECOVER_UNBATCHED_CLAIMS, RELEASE_WORKBENCH_CLAIM, SETTLE_WORKBENCH_BATCHES,
+    TRANSITION_WORKBENCH_BATCH, UPSERT_BATCH, UPSERT_BATCH_DELIVERY, UPSERT_BATCH_MESSAGE,
+    WORKBENCH_BATCH_IN_FLIGHT,
+};
+use crate::shared::inbox::{
+    CHILD_EXECUTIONS_MISSING_EVENTS, LIST_TASK_MESSAGES, LIST_WORKBENCH_BATCHES,
+    LIST_WORKBENCH_EVENTS, WORKBENCH_PARENTS_PENDING,
+};
 use crate::{
     error::map,
-    shared::{
-        corrupt,
-        deliveries::{DELIVERY_COLUMNS, delivery},
-    },
+    shared::{corrupt, deliveries::delivery},
 };
 
 #[async_trait]
 impl InboxStore for SqliteStore {
     async fn add_workbench_event(&self, ev: NewEvent) -> StoreResult<(WorkbenchEvent, bool)> {
         let mut tx = self.write_tx().await?;
-        let by_key = format!("SELECT {EVENT_COLUMNS} FROM workbench_events WHERE dedup_key = $1");
+        let by_key = EVENT_BY_KEY.to_string();
         if let Some(row) = sqlx::query(AssertSqlSafe(by_key))
             .bind(&ev.dedup_key)
             .fetch_optional(&mut *tx)
@@ -44,9 +53,7 @@ impl InboxStore for SqliteStore {
         }
         let mut review_key = ev.execution_review_key.clone();
         if let Some(key) = &review_key {
-            let sql = format!(
-                "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE execution_review_key = $1"
-            );
+            let sql = EVENT_BY_REVIEW_KEY.to_string();
             if let Some(row) = sqlx::query(AssertSqlSafe(sql))
                 .bind(key)
                 .fetch_optional(&mut *tx)
@@ -63,12 +70,7 @@ impl InboxStore for SqliteStore {
                 review_key = None;
             }
         }
-        let sql = format!(
-            "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, kind, \
-               priority, dedup_key, execution_review_key, payload, state, attempts, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', 0, $10, $10) \
-             RETURNING {EVENT_COLUMNS}"
-        );
+        let sql = INSERT_EVENT.to_string();
         let row = sqlx::query(AssertSqlSafe(sql))
             .bind(&ev.id)
             .bind(&ev.parent_task_id)
@@ -94,15 +96,13 @@ impl InboxStore for SqliteStore {
         summary: Option<&str>,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE executions SET last_turn_at = $1, summary = COALESCE($2, summary) WHERE id = $3",
-        )
-        .bind(ms(now))
-        .bind(summary)
-        .bind(execution_id)
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        let done = sqlx::query(RECORD_TURN_END)
+            .bind(ms(now))
+            .bind(summary)
+            .bind(execution_id)
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -124,24 +124,12 @@ impl InboxStore for SqliteStore {
              RETURNING {EVENT_COLUMNS}"
         );
         let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1, \
-               last_error = 'superseded: a newer review of this execution, or the child is closed' \
-             WHERE parent_task_id = $2 AND state = 'PENDING' AND kind = 'CHILD_REVIEW_REQUIRED' AND ( \
-               source_task_id IN (SELECT id FROM tasks WHERE status IN ('DONE', 'CANCELLED')) \
-               OR (execution_id IS NOT NULL AND EXISTS (SELECT 1 FROM workbench_events n \
-                 WHERE n.parent_task_id = workbench_events.parent_task_id AND n.state = 'PENDING' \
-                 AND n.kind = 'CHILD_REVIEW_REQUIRED' \
-                 AND n.source_task_id = workbench_events.source_task_id \
-                 AND n.execution_id = workbench_events.execution_id \
-                 AND (n.created_at > workbench_events.created_at \
-                   OR (n.created_at = workbench_events.created_at AND n.id > workbench_events.id)))))",
-        )
-        .bind(ms(now))
-        .bind(parent_task_id)
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
+        sqlx::query(CLAIM_WORKBENCH_EVENTS)
+            .bind(ms(now))
+            .bind(parent_task_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
         let rows = sqlx::query(AssertSqlSafe(sql))
             .bind(claim_token)
             .bind(owner)
@@ -163,30 +151,18 @@ impl InboxStore for SqliteStore {
         b: NewBatch,
     ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>> {
         let mut tx = self.write_tx().await?;
-        let held: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM workbench_events WHERE claim_token = $1 AND state = 'PROCESSING'",
-        )
-        .bind(&b.claim_token)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(map)?;
+        let held: i64 = sqlx::query_scalar(CLAIM_HELD)
+            .bind(&b.claim_token)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(map)?;
         if usize::try_from(held).unwrap_or(0) != b.event_ids.len() {
             tx.rollback().await.map_err(map)?;
             return Ok(None);
         }
         let now = ms(b.now);
         let ids = serde_json::to_string(&b.event_ids).unwrap_or_else(|_| "[]".into());
-        let sql = format!(
-            "INSERT INTO workbench_batches (id, parent_task_id, execution_id, event_ids, prompt, state, \
-               lease_token, lease_expires_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, 'CLAIMED', $6, $7, $8, $8) \
-             ON CONFLICT (id) DO UPDATE SET state = 'CLAIMED', execution_id = excluded.execution_id, \
-               event_ids = excluded.event_ids, prompt = excluded.prompt, \
-               lease_token = excluded.lease_token, lease_expires_at = excluded.lease_expires_at, \
-               last_error = NULL, dispatched_at = NULL, acked_at = NULL, resolved_at = NULL, \
-               updated_at = excluded.updated_at \
-             RETURNING {BATCH_COLUMNS}"
-        );
+        let sql = UPSERT_BATCH.to_string();
         let brow = sqlx::query(AssertSqlSafe(sql))
             .bind(&b.id)
             .bind(&b.parent_task_id)
@@ -199,42 +175,26 @@ impl InboxStore for SqliteStore {
             .fetch_one(&mut *tx)
             .await
             .map_err(map)?;
-        sqlx::query(
-            "UPDATE workbench_events SET batch_id = $1, updated_at = $2 WHERE claim_token = $3",
-        )
-        .bind(&b.id)
-        .bind(now)
-        .bind(&b.claim_token)
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
-        sqlx::query(
-            "INSERT INTO task_messages (id, task_id, execution_id, role, content, metadata, created_at) \
-             VALUES ($1, $2, $3, 'SYSTEM', $4, $5, $6) \
-             ON CONFLICT (id) DO UPDATE SET content = excluded.content, \
-               execution_id = excluded.execution_id, metadata = excluded.metadata",
-        )
-        .bind(&b.id)
-        .bind(&b.parent_task_id)
-        .bind(&b.execution_id)
-        .bind(&b.prompt)
-        .bind(&b.metadata)
-        .bind(now)
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
+        sqlx::query(LINK_BATCH)
+            .bind(&b.id)
+            .bind(now)
+            .bind(&b.claim_token)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+        sqlx::query(UPSERT_BATCH_MESSAGE)
+            .bind(&b.id)
+            .bind(&b.parent_task_id)
+            .bind(&b.execution_id)
+            .bind(&b.prompt)
+            .bind(&b.metadata)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
         // The delivery: its id is the batch id; a FAILED earlier attempt of
         // the same batch is queued again (nothing of it was written).
-        let sql = format!(
-            "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
-               attempts, next_attempt_at, created_at, updated_at, resume) \
-             VALUES ($1, $2, 'input', $3, $4, 1, $5, 'QUEUED', 0, $6, $6, $6, 1) \
-             ON CONFLICT (id) DO UPDATE SET state = 'QUEUED', text = excluded.text, \
-               next_attempt_at = excluded.next_attempt_at, lease_owner = NULL, \
-               lease_expires_at = NULL, updated_at = excluded.updated_at \
-             WHERE deliveries.state = 'FAILED' \
-             RETURNING {DELIVERY_COLUMNS}"
-        );
+        let sql = UPSERT_BATCH_DELIVERY.to_string();
         let drow = sqlx::query(AssertSqlSafe(sql))
             .bind(&b.id)
             .bind(&b.parent_task_id)
@@ -248,7 +208,7 @@ impl InboxStore for SqliteStore {
         let d = match drow {
             Some(row) => delivery(&row)?,
             None => {
-                let sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = $1");
+                let sql = DELIVERY_BY_ID.to_string();
                 let row = sqlx::query(AssertSqlSafe(sql))
                     .bind(&b.id)
                     .fetch_one(&mut *tx)
@@ -268,18 +228,13 @@ impl InboxStore for SqliteStore {
         error: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
-               claimed_at = NULL, lease_expires_at = NULL, batch_id = NULL, last_error = $1, \
-               updated_at = $2 \
-             WHERE claim_token = $3 AND state = 'PROCESSING'",
-        )
-        .bind(error.chars().take(2000).collect::<String>())
-        .bind(ms(now))
-        .bind(claim_token)
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        let done = sqlx::query(RELEASE_WORKBENCH_CLAIM)
+            .bind(error.chars().take(2000).collect::<String>())
+            .bind(ms(now))
+            .bind(claim_token)
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected())
     }
 
@@ -289,30 +244,21 @@ impl InboxStore for SqliteStore {
         stale: Option<(&str, &str)>,
     ) -> StoreResult<u64> {
         // An idle server does not write: look first (reader pool).
-        let any: i64 = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM workbench_events WHERE state = 'PROCESSING' AND batch_id IS NULL)",
-        )
-        .fetch_one(&self.reader)
-        .await
-        .map_err(map)?;
+        let any: i64 = sqlx::query_scalar(ANY_UNBATCHED_CLAIM)
+            .fetch_one(&self.reader)
+            .await
+            .map_err(map)?;
         if any == 0 {
             return Ok(0);
         }
         let (prefix, current) = stale.unwrap_or(("", ""));
-        let done = sqlx::query(
-            "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
-               claimed_at = NULL, lease_expires_at = NULL, \
-               last_error = 'claim lease expired; returned to pending', updated_at = $1 \
-             WHERE state = 'PROCESSING' AND batch_id IS NULL AND (lease_expires_at IS NULL \
-               OR lease_expires_at < $1 \
-               OR ($2 <> '' AND substr(claim_owner, 1, length($2)) = $2 AND claim_owner <> $3))",
-        )
-        .bind(ms(now))
-        .bind(prefix)
-        .bind(current)
-        .execute(&self.writer)
-        .await
-        .map_err(map)?;
+        let done = sqlx::query(RECOVER_UNBATCHED_CLAIMS)
+            .bind(ms(now))
+            .bind(prefix)
+            .bind(current)
+            .execute(&self.writer)
+            .await
+            .map_err(map)?;
         Ok(done.rows_affected())
     }
 
@@ -320,12 +266,10 @@ impl InboxStore for SqliteStore {
         &self,
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<WorkbenchBatch>> {
-        let any: i64 = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM workbench_batches WHERE state = 'CLAIMED')",
-        )
-        .fetch_one(&self.reader)
-        .await
-        .map_err(map)?;
+        let any: i64 = sqlx::query_scalar(SETTLE_WORKBENCH_BATCHES)
+            .fetch_one(&self.reader)
+            .await
+            .map_err(map)?;
         if any == 0 {
             return Ok(Vec::new());
         }
@@ -372,26 +316,19 @@ impl InboxStore for SqliteStore {
     }
 
     async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>> {
-        sqlx::query_scalar(
-            "SELECT parent_task_id FROM workbench_events WHERE state = 'PENDING' \
-             GROUP BY parent_task_id ORDER BY MIN(created_at) LIMIT +$1",
-        )
-        .bind(i64::from(limit))
-        .fetch_all(&self.reader)
-        .await
-        .map_err(map)
+        sqlx::query_scalar(WORKBENCH_PARENTS_PENDING)
+            .bind(i64::from(limit))
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)
     }
 
     async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM workbench_batches b LEFT JOIN deliveries d ON d.id = b.id \
-             WHERE b.parent_task_id = $1 AND b.state = 'CLAIMED' \
-               AND (d.state IS NULL OR d.state <> 'UNVERIFIED')",
-        )
-        .bind(parent_task_id)
-        .fetch_one(&self.reader)
-        .await
-        .map_err(map)?;
+        let n: i64 = sqlx::query_scalar(WORKBENCH_BATCH_IN_FLIGHT)
+            .bind(parent_task_id)
+            .fetch_one(&self.reader)
+            .await
+            .map_err(map)?;
         Ok(n > 0)
     }
 
@@ -427,15 +364,12 @@ impl InboxStore for SqliteStore {
             .map_err(map)?;
         let out = row.as_ref().map(batch).transpose()?;
         if out.is_some() && to == BatchState::Resolved {
-            sqlx::query(
-                "UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1 \
-                 WHERE batch_id = $2 AND state IN ('PROCESSING', 'DELIVERED')",
-            )
-            .bind(ms(now))
-            .bind(batch_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(map)?;
+            sqlx::query(TRANSITION_WORKBENCH_BATCH)
+                .bind(ms(now))
+                .bind(batch_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map)?;
         }
         tx.commit().await.map_err(map)?;
         Ok(out)
@@ -484,19 +418,12 @@ impl InboxStore for SqliteStore {
             Option<i64>,
         )>,
     > {
-        let rows = sqlx::query(
-            "SELECT e.task_id, e.id, e.status, e.exit_code FROM executions e \
-             JOIN tasks t ON t.id = e.task_id \
-             WHERE t.parent_task_id IS NOT NULL AND e.status IN ('COMPLETED', 'FAILED') \
-               AND e.ended_at >= $1 \
-               AND NOT EXISTS (SELECT 1 FROM workbench_events w WHERE w.execution_id = e.id) \
-             ORDER BY e.ended_at, e.id LIMIT +$2",
-        )
-        .bind(ms(since))
-        .bind(i64::from(limit))
-        .fetch_all(&self.reader)
-        .await
-        .map_err(map)?;
+        let rows = sqlx::query(CHILD_EXECUTIONS_MISSING_EVENTS)
+            .bind(ms(since))
+            .bind(i64::from(limit))
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)?;
         rows.iter()
             .map(|r| {
                 let status: String = r.try_get("status").map_err(map)?;
@@ -512,7 +439,7 @@ impl InboxStore for SqliteStore {
     }
 
     async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>> {
-        sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = $1")
+        sqlx::query_scalar(PROJECT_WORKBENCH)
             .bind(project_id)
             .fetch_optional(&self.reader)
             .await
@@ -520,12 +447,11 @@ impl InboxStore for SqliteStore {
     }
 
     async fn is_workbench(&self, task_id: &str) -> StoreResult<bool> {
-        let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM project_workbenches WHERE task_id = $1")
-                .bind(task_id)
-                .fetch_one(&self.reader)
-                .await
-                .map_err(map)?;
+        let n: i64 = sqlx::query_scalar(IS_WORKBENCH)
+            .bind(task_id)
+            .fetch_one(&self.reader)
+            .await
+            .map_err(map)?;
         Ok(n > 0)
     }
 
@@ -540,44 +466,38 @@ impl InboxStore for SqliteStore {
         let agent =
             serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
         let mut tx = self.write_tx().await?;
-        let existing: Option<String> =
-            sqlx::query_scalar("SELECT task_id FROM project_workbenches WHERE project_id = $1")
-                .bind(&project)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(map)?;
+        let existing: Option<String> = sqlx::query_scalar(PROJECT_WORKBENCH)
+            .bind(&project)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map)?;
         if let Some(id) = existing {
             tx.commit().await.map_err(map)?;
             return Ok((id, false));
         }
-        sqlx::query(
-            "INSERT INTO tasks (id, project_id, title, description, parent_task_id, status, unattended, \
-             agent_config, created_at, updated_at) VALUES ($1, $2, $3, $4, NULL, 'TODO', 0, $5, $6, $6)",
-        )
-        .bind(&t.id)
-        .bind(&project)
-        .bind(&t.title)
-        .bind(&t.description)
-        .bind(&agent)
-        .bind(ms(t.now))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
-        sqlx::query(
-            "INSERT INTO project_workbenches (project_id, task_id, created_at) VALUES ($1, $2, $3)",
-        )
-        .bind(&project)
-        .bind(&t.id)
-        .bind(ms(t.now))
-        .execute(&mut *tx)
-        .await
-        .map_err(map)?;
+        sqlx::query(INSERT_WORKBENCH_TASK)
+            .bind(&t.id)
+            .bind(&project)
+            .bind(&t.title)
+            .bind(&t.description)
+            .bind(&agent)
+            .bind(ms(t.now))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
+        sqlx::query(INSERT_PROJECT_WORKBENCH)
+            .bind(&project)
+            .bind(&t.id)
+            .bind(ms(t.now))
+            .execute(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok((t.id, true))
     }
 
     async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>> {
-        let sql = format!("SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE id = $1");
+        let sql = GET_WORKBENCH_BATCH.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&self.reader)
@@ -593,10 +513,7 @@ impl InboxStore for SqliteStore {
         parent_task_id: &str,
         limit: u32,
     ) -> StoreResult<Vec<WorkbenchEvent>> {
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM workbench_events WHERE parent_task_id = $1 \
-             ORDER BY created_at DESC, id DESC LIMIT +$2"
-        );
+        let sql = LIST_WORKBENCH_EVENTS.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
             .bind(i64::from(limit))
@@ -613,10 +530,7 @@ impl InboxStore for SqliteStore {
         parent_task_id: &str,
         limit: u32,
     ) -> StoreResult<Vec<WorkbenchBatch>> {
-        let sql = format!(
-            "SELECT {BATCH_COLUMNS} FROM workbench_batches WHERE parent_task_id = $1 \
-             ORDER BY created_at DESC, id DESC LIMIT +$2"
-        );
+        let sql = LIST_WORKBENCH_BATCHES.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(parent_task_id)
             .bind(i64::from(limit))
@@ -629,27 +543,22 @@ impl InboxStore for SqliteStore {
     }
 
     async fn list_task_messages(&self, task_id: &str, limit: u32) -> StoreResult<Vec<TaskMessage>> {
-        sqlx::query(
-            "SELECT id, task_id, execution_id, role, content, metadata, created_at FROM task_messages \
-             WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT +$2",
-        )
-        .bind(task_id)
-        .bind(i64::from(limit))
-        .fetch_all(&self.reader)
-        .await
-        .map_err(map)?
-        .iter()
-        .map(task_message)
-        .collect()
+        sqlx::query(LIST_TASK_MESSAGES)
+            .bind(task_id)
+            .bind(i64::from(limit))
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)?
+            .iter()
+            .map(task_message)
+            .collect()
     }
 
     async fn child_task_ids(&self, parent_task_id: &str) -> StoreResult<Vec<String>> {
-        sqlx::query_scalar(
-            "SELECT id FROM tasks WHERE parent_task_id = $1 ORDER BY created_at, id LIMIT 500",
-        )
-        .bind(parent_task_id)
-        .fetch_all(&self.reader)
-        .await
-        .map_err(map)
+        sqlx::query_scalar(CHILD_TASK_IDS)
+            .bind(parent_task_id)
+            .fetch_all(&self.reader)
+            .await
+            .map_err(map)
     }
 }

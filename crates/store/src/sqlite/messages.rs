@@ -14,6 +14,10 @@ use super::{
     SqliteStore,
     rows::{self, MESSAGE_COLUMNS, MESSAGE_ROW_SELECT, ms},
 };
+use crate::shared::messages::{
+    ANY_RUNNING, ASK_BY_KEY, CANCEL_OPEN_ASKS, DISMISS_MESSAGE, EXPIRE_ASKS_BEFORE, MESSAGE_BY_ID,
+    RESUME_PAUSED,
+};
 use crate::{
     error::map,
     shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
@@ -21,7 +25,7 @@ use crate::{
 
 impl SqliteStore {
     async fn message_by_id(&self, id: &str) -> StoreResult<Option<Message>> {
-        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM harness_messages m WHERE m.id = $1");
+        let sql = MESSAGE_BY_ID.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&self.reader)
@@ -59,22 +63,17 @@ async fn resume_in(
     tx: &mut super::latency::TimedTx,
     task_id: &str,
 ) -> StoreResult<(Vec<String>, bool)> {
-    let resumed: Vec<String> = sqlx::query_scalar(
-        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-         WHERE task_id = $1 AND status = 'PAUSED' RETURNING id",
-    )
-    .bind(task_id)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(map)?;
-    let running = if resumed.is_empty() {
-        sqlx::query_scalar::<_, i64>(
-            "SELECT EXISTS (SELECT 1 FROM executions WHERE task_id = $1 AND status = 'RUNNING')",
-        )
+    let resumed: Vec<String> = sqlx::query_scalar(RESUME_PAUSED)
         .bind(task_id)
-        .fetch_one(&mut **tx)
+        .fetch_all(&mut **tx)
         .await
-        .map_err(map)?
+        .map_err(map)?;
+    let running = if resumed.is_empty() {
+        sqlx::query_scalar::<_, i64>(ANY_RUNNING)
+            .bind(task_id)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(map)?
             != 0
     } else {
         true
@@ -158,10 +157,7 @@ impl MessageStore for SqliteStore {
     }
 
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
-             WHERE m.task_id = $1 AND m.kind = 'ask' AND m.idempotency_key = $2"
-        );
+        let sql = ASK_BY_KEY.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)
             .bind(key)
@@ -304,13 +300,11 @@ impl MessageStore for SqliteStore {
         let outcome = match row {
             Some(row) => Dismissed::Deleted(rows::message(&row)?),
             None => {
-                let exists: i64 = sqlx::query_scalar(
-                    "SELECT EXISTS (SELECT 1 FROM harness_messages WHERE id = $1)",
-                )
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(map)?;
+                let exists: i64 = sqlx::query_scalar(DISMISS_MESSAGE)
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map)?;
                 if exists != 0 {
                     Dismissed::IsAsk
                 } else {
@@ -324,28 +318,22 @@ impl MessageStore for SqliteStore {
 
     async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'CANCELLED' \
-             WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' RETURNING id",
-        )
-        .bind(task_id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(CANCEL_OPEN_ASKS)
+            .bind(task_id)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }
 
     async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'EXPIRED' \
-             WHERE kind = 'ask' AND state = 'OPEN' AND created_at < $1 RETURNING id",
-        )
-        .bind(ms(cutoff))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(EXPIRE_ASKS_BEFORE)
+            .bind(ms(cutoff))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }
