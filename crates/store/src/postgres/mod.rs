@@ -28,7 +28,7 @@ mod stats;
 mod tasks;
 mod tx;
 
-use crate::shared::{inbox_rows, rows};
+use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{
@@ -41,6 +41,12 @@ use crate::{StoreOpenError, sqlite::latency::Latency};
 /// The key of the advisory lock every write transaction holds (the ASCII
 /// of "harness" read as a number: one key for the whole store).
 pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
+
+/// PostgreSQL's side of the statements written once (`crate::shared`).
+pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
+    skip_locked: " FOR UPDATE SKIP LOCKED",
+    index_hints: false,
+};
 
 #[derive(Debug, Clone)]
 pub struct PgOptions {

@@ -49,13 +49,6 @@ pub(crate) fn delivery<R: SqlRow>(row: &R) -> StoreResult<Delivery> {
     })
 }
 
-/// A value bound to a conditional update built at run time.
-pub(crate) enum Bind {
-    Text(String),
-    Int(i64),
-    OptInt(Option<i64>),
-}
-
 pub(crate) fn state_list(states: &[DeliveryState]) -> String {
     super::quoted_list(states.iter().map(|s| s.as_str()))
 }

@@ -13,8 +13,10 @@
 
 pub(crate) mod choices;
 pub(crate) mod deliveries;
+pub(crate) mod delivery_store;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
+pub(crate) mod inbox_sql;
 pub(crate) mod messages;
 pub(crate) mod outbox;
 pub(crate) mod rows;
@@ -72,6 +74,60 @@ impl SqlRow for PgRow {
     fn at<T: Value>(&self, index: usize) -> StoreResult<T> {
         sqlx::Row::try_get(self, index).map_err(map)
     }
+}
+
+/// A value bound to a statement whose arguments are built at run time
+/// (conditional updates, [`crate::sqlite`]'s and [`crate::postgres`]'s
+/// `run_batch`).
+pub(crate) enum Bind {
+    Text(String),
+    Int(i64),
+    OptInt(Option<i64>),
+}
+
+/// `query` with `binds` bound in order.
+pub(crate) fn bind_all<'q, DB: sqlx::Database>(
+    query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>,
+    binds: Vec<Bind>,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
+where
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    binds.into_iter().fold(query, |query, b| match b {
+        Bind::Text(v) => query.bind(v),
+        Bind::Int(v) => query.bind(v),
+        Bind::OptInt(v) => query.bind(v),
+    })
+}
+
+/// What differs between the dialects inside statements that are otherwise
+/// shared (`crate::sqlite::DIALECT`, `crate::postgres::DIALECT`).
+pub(crate) struct Dialect {
+    /// Follows the `LIMIT` of a claim's sub-select: `FOR UPDATE SKIP LOCKED`
+    /// on PostgreSQL (claimers on several connections), nothing on SQLite
+    /// (one writer).
+    pub(crate) skip_locked: &'static str,
+    /// Whether `INDEXED BY` planner hints apply (SQLite only).
+    pub(crate) index_hints: bool,
+}
+
+impl Dialect {
+    /// `INDEXED BY <index>` where the dialect has it, else nothing.
+    pub(crate) fn indexed_by(&self, index: &str) -> String {
+        if self.index_hints {
+            format!("INDEXED BY {index}")
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// `$first, $first+1, …` (`n` placeholders), for an `IN (…)` list.
+pub(crate) fn marks(first: usize, n: usize) -> String {
+    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
+    marks.join(", ")
 }
 
 /// Milliseconds since the epoch (both backends store times as BIGINT ms).

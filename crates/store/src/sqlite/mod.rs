@@ -23,7 +23,7 @@ mod stats;
 mod tasks;
 mod writer;
 
-use crate::shared::{inbox_rows, rows};
+use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 pub use checkpoint::CheckpointStats;
@@ -35,6 +35,12 @@ use sqlx::{
 };
 
 use crate::StoreOpenError;
+
+/// SQLite's side of the statements written once (`crate::shared`).
+pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
+    skip_locked: "",
+    index_hints: true,
+};
 
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
