@@ -5,7 +5,7 @@
 //! bare parameter defeats that: SQLite (3.47+) reads its value while
 //! planning, so binding it again expires the statement and the next step
 //! parses it again (a third of the outbox sender's CPU). Limits are written
-//! `LIMIT +?N`: the unary plus makes the limit an expression evaluated at
+//! `LIMIT +$N`: the unary plus makes the limit an expression evaluated at
 //! run time (`tests/sql_text.rs` keeps it that way).
 
 pub mod backup;
