@@ -136,12 +136,16 @@ enum Command {
         #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
-    /// Check the installation: data directory and secrets, the server, agent CLIs, the web
-    /// bundle, free disk. Exit code 0 only when all pass.
+    /// Check the installation: data directory and secrets, the database, the server, agent
+    /// CLIs, the web bundle, free disk. Exit code 0 only when all pass.
     Doctor {
         /// Data directory. Default: ~/.harness
         #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        /// Database URL (a postgres://… one is checked by connecting). Default:
+        /// sqlite://<data-dir>/harness.db
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
     },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
@@ -322,8 +326,14 @@ fn main() -> ExitCode {
             from,
             &to,
         ),
-        Command::Doctor { data_dir } => {
-            return cli_ops::doctor_cmd(&data_dir.unwrap_or_else(config::default_data_dir));
+        Command::Doctor {
+            data_dir,
+            database_url,
+        } => {
+            return cli_ops::doctor_cmd(
+                &data_dir.unwrap_or_else(config::default_data_dir),
+                database_url,
+            );
         }
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
