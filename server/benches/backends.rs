@@ -59,6 +59,9 @@ async fn measure(
 ) -> anyhow::Result<Figures> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let mut cfg = ServeConfig::new(listener.local_addr()?, dir.join("data"));
+    // The agents' launcher (isolation probe, sandbox): the harness binary,
+    // not this benchmark's own executable.
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
     cfg.database_url = database_url;
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();

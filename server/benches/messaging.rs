@@ -43,7 +43,10 @@ async fn run() -> anyhow::Result<()> {
     let mut raw_db = SqliteRaw::open(dir.path()).await?;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    // The agents' launcher (isolation probe, sandbox): the harness binary,
+    // not this benchmark's own executable.
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     let mut tasks = Vec::new();

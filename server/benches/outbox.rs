@@ -132,6 +132,9 @@ async fn raw_spawns(n: usize, concurrency: usize) -> anyhow::Result<Duration> {
 async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let mut cfg = ServeConfig::new(listener.local_addr()?, dir.to_path_buf());
+    // The agents' launcher (isolation probe, sandbox): the harness binary,
+    // not this benchmark's own executable.
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
     cfg.outbox_wait = Duration::ZERO;
     cfg.outbox.max_in_flight = 0;
     let running = launch(cfg, listener).await?;

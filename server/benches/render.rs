@@ -76,6 +76,9 @@ async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    // The agents' launcher (isolation probe, sandbox): the harness binary,
+    // not this benchmark's own executable.
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
     cfg.site_root = Some(dir.path().join("site"));
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();

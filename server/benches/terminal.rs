@@ -327,7 +327,10 @@ async fn run() -> anyhow::Result<()> {
     let (raw_bytes, raw_secs) = best;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    // The agents' launcher (isolation probe, sandbox): the harness binary,
+    // not this benchmark's own executable.
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
     let server = launch(cfg, listener).await?;
     let b = Bench {
         server,

@@ -59,6 +59,16 @@ impl AgentIsolation {
         data_dir: &Path,
         database_dir: Option<&Path>,
     ) -> Result<Self, String> {
+        if isolate::inside_probe() {
+            // A launcher that is not the harness binary ran this process as
+            // its probe: starting a server here would probe again, without
+            // end. Fail the start, whatever the mode; the probe then fails.
+            return Err(format!(
+                "this process was started as an isolation probe ({} is set) by a launcher \
+                 that is not the harness binary: not starting a server",
+                isolate::PROBE_ENV
+            ));
+        }
         if mode == IsolationMode::Off {
             return Ok(Self::none("switched off (HARNESS_AGENT_ISOLATION=off)"));
         }

@@ -280,3 +280,59 @@ async fn an_agent_cannot_start_inside_the_data_directory() {
     assert_eq!(err["field"], "agent.cwd", "{err}");
     s.shutdown().await;
 }
+
+/// A process started by the isolation probe never starts a server (which
+/// would probe again): with a launcher that is not the harness binary —
+/// a benchmark's own executable once was — the probes recursed without end,
+/// two thousand processes deep. Now the nested start fails at once, so the
+/// probe fails and the outer server carries on without isolation.
+#[test]
+fn a_server_started_by_the_isolation_probe_refuses_to_start() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .env(harness_pty::isolate::PROBE_ENV, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("a server started inside the probe is still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success(), "it served: {err}");
+    assert!(err.contains("isolation probe"), "{err}");
+    // The probe itself, through a launcher that would start a server (the
+    // harness binary's `serve` stands in for a benchmark's main): it ends
+    // with an error, it does not recurse.
+    let sh = data.path().join("launcher.sh");
+    std::fs::write(
+        &sh,
+        format!(
+            "#!/bin/sh\nexec {} serve --bind 127.0.0.1:0 --data-dir {}\n",
+            env!("CARGO_BIN_EXE_harness"),
+            data.path().join("nested").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&sh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(harness_pty::isolate::probe(&sh)));
+    let probed = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the probe through a serving launcher did not end in 60 s");
+    let err = probed.expect_err("a launcher that serves is not a probe");
+    assert!(err.contains("isolation probe"), "{err}");
+}

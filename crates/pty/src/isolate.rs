@@ -34,6 +34,12 @@ use std::{
 /// The launcher's subcommand of the `harness` binary.
 pub const SUBCOMMAND: &str = "agent-sandbox";
 
+/// Set in the probe's environment: a program that finds it in its own is
+/// a probe's child. A launcher that is not the harness binary (a test or
+/// benchmark's own executable) would otherwise start a server that probes
+/// again, and so on without end; [`probe`] refuses to run inside a probe.
+pub const PROBE_ENV: &str = "HARNESS_ISOLATION_PROBE";
+
 /// What an isolated agent cannot see, and the exceptions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Isolation {
@@ -162,11 +168,23 @@ pub fn probe_main() -> i32 {
     }
 }
 
+/// Whether this process was started by [`probe`] (see [`PROBE_ENV`]).
+pub fn inside_probe() -> bool {
+    std::env::var_os(PROBE_ENV).is_some()
+}
+
 /// Runs the probe through `launcher` (the harness binary) in a child process:
 /// `Ok` when agents are isolated, else the reason.
 pub fn probe(launcher: &Path) -> Result<(), String> {
+    if inside_probe() {
+        return Err(format!(
+            "started by an isolation probe: {PROBE_ENV} is set, so the probe's launcher is \
+             not the harness binary"
+        ));
+    }
     let out = std::process::Command::new(launcher)
         .args([SUBCOMMAND, "--probe"])
+        .env(PROBE_ENV, "1")
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", launcher.display()))?;
