@@ -313,6 +313,10 @@ impl Harness {
     ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
+        // An approval's ask (issue 31) is decided, never answered as text.
+        if let Some(outcome) = self.reply_to_approval(_by, &task_id, &text).await? {
+            return Ok(outcome);
+        }
         // Subscribed before the row exists, so no change of it is missed.
         let events = self.subscribe();
         let delivery_id = ids::new_id();
