@@ -4,6 +4,7 @@
 //! embedded default. All SQL of the product lives in this crate; a PostgreSQL
 //! backend is a second module implementing the same trait.
 
+mod approvals_sql;
 mod error;
 pub mod migrate_db;
 mod open;

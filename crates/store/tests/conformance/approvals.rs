@@ -1,0 +1,146 @@
+//! Approvals of risky tool calls (issue 31): the audit row, the one
+//! conditional decision that also answers its ask and resumes the task, the
+//! hook's park, and the one-time grant used by an atomic consume.
+
+use std::sync::Arc;
+
+use harness_core::{
+    ids,
+    model::{ExecutionStatus, MessageState},
+    store::{ApprovalDecision, ApprovalState, NewApproval, Store},
+};
+
+use super::{Backend, support::*};
+
+fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
+    NewApproval {
+        id: ids::new_id(),
+        task_id: task_id.into(),
+        execution_id: None,
+        request_id: request_id.into(),
+        tool: "Bash".into(),
+        input: r#"{"command":"git push --force"}"#.into(),
+        input_hash: hash.into(),
+        cwd: Some("/repo".into()),
+        rule: r#"{"source":"builtin","index":0}"#.into(),
+        now: now_ms(),
+    }
+}
+
+fn decision(approve: bool) -> ApprovalDecision {
+    ApprovalDecision {
+        approve,
+        by: "admin".into(),
+        via: "rest".into(),
+        reason: (!approve).then(|| "not on main".to_string()),
+        reply_text: if approve { "Approve" } else { "Deny" }.into(),
+        now: now_ms(),
+    }
+}
+
+/// A task with a running execution parked by an OPEN ask; (task, ask id).
+async fn parked_task(s: &dyn Store) -> (String, String) {
+    let task = new_task(s, "approvals").await;
+    new_execution(s, &task).await.unwrap();
+    let asked = s.record_ask(ask(&task, "Approve git push?", now_ms())).await.unwrap();
+    assert_eq!(execution_status(s, &task).await, Some(ExecutionStatus::Paused));
+    (task, asked.message.id)
+}
+
+pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s.insert_approval(new_approval(&task, &request, "h1")).await.unwrap();
+    assert_eq!(a.state, ApprovalState::Pending);
+    assert!(!a.parked && a.decided_at.is_none() && a.consumed_at.is_none());
+    assert_eq!(s.get_approval(&a.id).await.unwrap(), Some(a.clone()));
+    assert_eq!(s.approval_for_request(&request).await.unwrap(), Some(a.clone()));
+    assert_eq!(s.pending_approval_for_call(&task, "h1").await.unwrap(), Some(a.clone()));
+    assert!(s.pending_approval_for_call(&task, "other").await.unwrap().is_none());
+    // A request id is one approval.
+    assert!(s.insert_approval(new_approval(&task, &request, "h1")).await.is_err());
+    // Nothing decided yet: nothing to use.
+    assert!(s.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
+
+    // Two stores decide at once: exactly one wins.
+    let other = b.another().await;
+    let (yes, no) = (decision(true), decision(false));
+    let (x, y) = tokio::join!(
+        s.decide_approval(&a.id, &yes),
+        other.decide_approval(&a.id, &no)
+    );
+    let winners: Vec<_> = [x.unwrap(), y.unwrap()].into_iter().flatten().collect();
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let won = &winners[0];
+    assert_eq!(won.decided_by.as_deref(), Some("admin"));
+    assert_eq!(won.decided_via.as_deref(), Some("rest"));
+    assert!(won.decided_at.is_some());
+    // The ask is answered with the label and the task runs again, same txn.
+    let m = s.get_message(&request).await.unwrap().unwrap();
+    assert_eq!(m.state, MessageState::Answered);
+    assert_eq!(
+        m.reply_text.as_deref(),
+        Some(if won.state == ApprovalState::Approved { "Approve" } else { "Deny" })
+    );
+    assert_eq!(execution_status(s, &task).await, Some(ExecutionStatus::Running));
+    assert!(s.pending_approval_for_call(&task, "h1").await.unwrap().is_none());
+    // A later decision changes nothing.
+    assert!(s.decide_approval(&a.id, &decision(true)).await.unwrap().is_none());
+
+    // Used once, with what the agent did.
+    let used = s.consume_approval(&task, "h1", now_ms()).await.unwrap().unwrap();
+    assert_eq!(used.id, a.id);
+    assert!(used.consumed_at.is_some());
+    let expect = if won.state == ApprovalState::Approved { "ran" } else { "held" };
+    assert_eq!(used.outcome.as_deref(), Some(expect));
+    assert!(s.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
+    assert!(other.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
+
+    let listed = s.list_approvals(Some(&task), 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].consumed_at, used.consumed_at);
+    assert!(s.list_approvals(None, 500).await.unwrap().iter().any(|x| x.id == a.id));
+}
+
+pub async fn parking_is_conditional_and_a_parked_approval_survives_a_new_connection(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s.insert_approval(new_approval(&task, &request, "h2")).await.unwrap();
+    let parked = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
+    assert!(parked.parked);
+    assert_eq!(parked.state, ApprovalState::Pending);
+    assert_eq!(parked.outcome.as_deref(), Some("told-to-wait"));
+    // Another connection (a restarted server) still sees it pending.
+    let reopened = b.another().await;
+    let seen = reopened.get_approval(&a.id).await.unwrap().unwrap();
+    assert!(seen.parked && seen.state == ApprovalState::Pending);
+    let denied = reopened.decide_approval(&a.id, &decision(false)).await.unwrap().unwrap();
+    assert!(denied.parked, "the decision knows it must be typed in");
+    assert_eq!(denied.reason.as_deref(), Some("not on main"));
+    // Parking a decided approval changes nothing.
+    let after = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
+    assert_eq!(after.state, ApprovalState::Denied);
+    assert!(s.park_approval(&ids::new_id(), now_ms()).await.unwrap().is_none());
+}
+
+pub async fn racing_calls_use_one_grant_once(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s.insert_approval(new_approval(&task, &request, "h3")).await.unwrap();
+    s.decide_approval(&a.id, &decision(true)).await.unwrap().unwrap();
+    let mut stores: Vec<Arc<dyn Store>> = vec![b.store.clone()];
+    stores.push(b.another().await);
+    let mut joins = Vec::new();
+    for i in 0..8 {
+        let st = stores[i % 2].clone();
+        let task = task.clone();
+        joins.push(tokio::spawn(async move {
+            st.consume_approval(&task, "h3", now_ms()).await.unwrap()
+        }));
+    }
+    let mut used = 0;
+    for j in joins {
+        used += usize::from(j.await.unwrap().is_some());
+    }
+    assert_eq!(used, 1, "one approval, one run");
+}
