@@ -141,7 +141,7 @@ fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
             match offline.evaluate(tool, &input, cwd).action {
                 approvals::Action::Allow => HookResult::allow(),
                 _ => denied(&format!(
-                    "Harness: this call needs a person's approval, but the Harness server cannot                      be reached to ask for it ({err}). Do not run it and do not work around it:                      end your turn and report that the step is waiting for approval."
+                    "Harness: this call needs a person's approval, but the Harness server cannot be reached to ask for it ({err}). Do not run it and do not work around it: end your turn and report that the step is waiting for approval."
                 )),
             }
         }

@@ -89,10 +89,18 @@ async fn approvals_of(server: &common::Server, task: &str) -> Vec<Value> {
 async fn the_policy_is_read_and_edited_over_rest_with_field_errors() {
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(&dir.path().join("data")).await;
-    let (status, g) = server.admin("GET", "/api/settings/approval-policy", None).await;
+    let (status, g) = server
+        .admin("GET", "/api/settings/approval-policy", None)
+        .await;
     assert_eq!(status, StatusCode::OK, "{g}");
     assert_eq!(g["builtin"], true);
-    assert!(g["rules"].as_array().unwrap().iter().any(|r| r["pattern"] == "git push*"));
+    assert!(
+        g["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["pattern"] == "git push*")
+    );
     let (status, e) = server
         .admin("PUT", "/api/settings/approval-policy",
             Some(json!({"rules": [{"tool": "Bash", "action": "ask"}, {"tool": " ", "action": "deny"}]})))
@@ -101,21 +109,31 @@ async fn the_policy_is_read_and_edited_over_rest_with_field_errors() {
     assert_eq!(e["field"], "tool", "{e}");
     assert!(e["error"].as_str().unwrap().contains("rules[1]"), "{e}");
     let (status, e) = server
-        .admin("PUT", "/api/settings/approval-policy",
-            Some(json!({"rules": [{"tool": "Bash", "action": "maybe"}]})))
+        .admin(
+            "PUT",
+            "/api/settings/approval-policy",
+            Some(json!({"rules": [{"tool": "Bash", "action": "maybe"}]})),
+        )
         .await;
     assert!(status.is_client_error(), "{status} {e}");
     let mine = json!({"rules": [{"tool": "Bash", "pattern": "terraform apply*", "action": "ask"}]});
-    let (status, g) = server.admin("PUT", "/api/settings/approval-policy", Some(mine.clone())).await;
+    let (status, g) = server
+        .admin("PUT", "/api/settings/approval-policy", Some(mine.clone()))
+        .await;
     assert_eq!(status, StatusCode::OK, "{g}");
     assert_eq!(g["builtin"], false);
     assert_eq!(g["rules"], mine["rules"]);
-    let (_, g) = server.admin("DELETE", "/api/settings/approval-policy", None).await;
+    let (_, g) = server
+        .admin("DELETE", "/api/settings/approval-policy", None)
+        .await;
     assert_eq!(g["builtin"], true);
     // A project's own rules.
     let (status, p) = server
-        .admin("POST", "/api/projects",
-            Some(json!({"name": "p", "path": dir.path().display().to_string()})))
+        .admin(
+            "POST",
+            "/api/projects",
+            Some(json!({"name": "p", "path": dir.path().display().to_string()})),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{p}");
     let id = p["id"].as_str().unwrap();
@@ -123,9 +141,16 @@ async fn the_policy_is_read_and_edited_over_rest_with_field_errors() {
     let (status, got) = server.admin("GET", &path, None).await;
     assert_eq!((status, got), (StatusCode::OK, json!({"rules": []})));
     let (status, got) = server.admin("PUT", &path, Some(mine.clone())).await;
-    assert_eq!((status, got["rules"].clone()), (StatusCode::OK, mine["rules"].clone()));
+    assert_eq!(
+        (status, got["rules"].clone()),
+        (StatusCode::OK, mine["rules"].clone())
+    );
     let (status, _) = server
-        .admin("GET", "/api/projects/cnosuchprojectxxxxxxxxxxx/approval-policy", None)
+        .admin(
+            "GET",
+            "/api/projects/cnosuchprojectxxxxxxxxxxx/approval-policy",
+            None,
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     server.shutdown().await;
@@ -161,16 +186,30 @@ async fn a_held_call_is_approved_in_time_later_or_denied_and_each_decision_is_us
     assert!(pending["rule"].as_str().unwrap().contains("git push*"));
     // It is an ask with the options Approve / Deny, pending for a person.
     let (_, page) = server
-        .admin("GET", &format!("/api/harness/messages?view=pending&taskId={task}"), None)
+        .admin(
+            "GET",
+            &format!("/api/harness/messages?view=pending&taskId={task}"),
+            None,
+        )
         .await;
     let row = &page["rows"][0];
     assert_eq!(row["id"], pending["requestId"]);
     assert_eq!(row["options"][0]["label"], "Approve");
     assert_eq!(row["options"][1]["label"], "Deny");
-    assert!(row["content"].as_str().unwrap().contains("$ git push --force"), "{row}");
+    assert!(
+        row["content"]
+            .as_str()
+            .unwrap()
+            .contains("$ git push --force"),
+        "{row}"
+    );
     let id = pending["id"].as_str().unwrap().to_string();
     let (status, d) = server
-        .admin("POST", &format!("/api/approvals/{id}/decide"), Some(json!({"decision": "approve"})))
+        .admin(
+            "POST",
+            &format!("/api/approvals/{id}/decide"),
+            Some(json!({"decision": "approve"})),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{d}");
     assert_eq!(held.await.unwrap(), "", "approved in time: the call runs");
@@ -182,75 +221,140 @@ async fn a_held_call_is_approved_in_time_later_or_denied_and_each_decision_is_us
     assert!(a["consumedAt"].is_string() && a["decidedAt"].is_string());
     // A second decision: already decided.
     let (status, e) = server
-        .admin("POST", &format!("/api/approvals/{id}/decide"), Some(json!({"decision": "deny"})))
+        .admin(
+            "POST",
+            &format!("/api/approvals/{id}/decide"),
+            Some(json!({"decision": "deny"})),
+        )
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{e}");
-    assert!(e["error"].as_str().unwrap().contains("already decided"), "{e}");
+    assert!(
+        e["error"].as_str().unwrap().contains("already decided"),
+        "{e}"
+    );
     let (status, e) = server
-        .admin("POST", &format!("/api/approvals/{id}/decide"), Some(json!({"decision": "perhaps"})))
+        .admin(
+            "POST",
+            &format!("/api/approvals/{id}/decide"),
+            Some(json!({"decision": "perhaps"})),
+        )
         .await;
-    assert_eq!((status, e["field"].clone()), (StatusCode::BAD_REQUEST, json!("decision")));
+    assert_eq!(
+        (status, e["field"].clone()),
+        (StatusCode::BAD_REQUEST, json!("decision"))
+    );
 
     // 2. Not answered in time: denied with "end your turn"; the answer comes
     //    later through /reply ("1"), and the retried call passes once.
     let check = json!({"taskId": task, "tool": "Bash", "input": {"command": "rm -rf build"},
         "cwd": "/repo", "waitSeconds": 1});
-    let (status, v) = server.admin("POST", "/api/internal/approvals/check", Some(check.clone())).await;
+    let (status, v) = server
+        .admin("POST", "/api/internal/approvals/check", Some(check.clone()))
+        .await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["waiting"], true);
-    assert!(v["reason"].as_str().unwrap().contains("END YOUR TURN"), "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("END YOUR TURN"),
+        "{v}"
+    );
     // Retried while pending: the same approval, no second question.
-    let (_, again) = server.admin("POST", "/api/internal/approvals/check", Some(check.clone())).await;
+    let (_, again) = server
+        .admin("POST", "/api/internal/approvals/check", Some(check.clone()))
+        .await;
     assert_eq!(again["approvalId"], v["approvalId"]);
     let (status, r) = server
-        .admin("POST", "/api/internal/harness/reply", Some(json!({"taskId": task, "text": "1"})))
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": task, "text": "1"})),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{r}");
     assert_eq!(r["requestId"], v["requestId"]);
     let (status, r) = server
-        .admin("POST", "/api/internal/harness/reply", Some(json!({"taskId": task, "text": "Deny"})))
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": task, "text": "Deny"})),
+        )
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("already decided"), "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("already decided"),
+        "{r}"
+    );
     // The late decision is owed to the terminal, keyed to the approval.
-    let (_, deliveries) = server.admin("GET", &format!("/api/tasks/{task}/deliveries"), None).await;
+    let (_, deliveries) = server
+        .admin("GET", &format!("/api/tasks/{task}/deliveries"), None)
+        .await;
     let typed: Vec<&Value> = deliveries
         .as_array()
         .or_else(|| deliveries["deliveries"].as_array())
         .unwrap()
         .iter()
-        .filter(|d| d["text"].as_str().is_some_and(|t| t.contains("Approved by admin: Bash: rm -rf build")))
+        .filter(|d| {
+            d["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Approved by admin: Bash: rm -rf build"))
+        })
         .collect();
     assert_eq!(typed.len(), 1, "{deliveries}");
     let no_wait = json!({"taskId": task, "tool": "Bash", "input": {"command": "rm -rf build"}, "cwd": "/repo"});
-    let (_, v1) = server.admin("POST", "/api/internal/approvals/check", Some(no_wait.clone())).await;
+    let (_, v1) = server
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(no_wait.clone()),
+        )
+        .await;
     assert_eq!(v1["decision"], "allow", "{v1}");
     assert_eq!(v1["approvalId"], v["approvalId"]);
-    let (_, v2) = server.admin("POST", "/api/internal/approvals/check", Some(no_wait.clone())).await;
+    let (_, v2) = server
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(no_wait.clone()),
+        )
+        .await;
     assert_eq!(v2["decision"], "deny", "a grant is used once: {v2}");
     assert_ne!(v2["approvalId"], v["approvalId"], "a new approval");
 
     // 3. Denied with a reason: the next try is refused with it, once.
     let id2 = v2["approvalId"].as_str().unwrap();
     let (status, _) = server
-        .admin("POST", &format!("/api/approvals/{id2}/decide"),
-            Some(json!({"decision": "deny", "reason": "not on main"})))
+        .admin(
+            "POST",
+            &format!("/api/approvals/{id2}/decide"),
+            Some(json!({"decision": "deny", "reason": "not on main"})),
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
-    let (_, v3) = server.admin("POST", "/api/internal/approvals/check", Some(no_wait)).await;
+    let (_, v3) = server
+        .admin("POST", "/api/internal/approvals/check", Some(no_wait))
+        .await;
     assert_eq!(v3["decision"], "deny");
-    assert!(v3["reason"].as_str().unwrap().contains("because not on main"), "{v3}");
+    assert!(
+        v3["reason"]
+            .as_str()
+            .unwrap()
+            .contains("because not on main"),
+        "{v3}"
+    );
     let audit = approvals_of(&server, &task).await;
     assert_eq!(audit.len(), 3);
     let denied = audit.iter().find(|a| a["id"] == id2).unwrap();
-    assert_eq!((denied["state"].clone(), denied["outcome"].clone()), (json!("DENIED"), json!("held")));
+    assert_eq!(
+        (denied["state"].clone(), denied["outcome"].clone()),
+        (json!("DENIED"), json!("held"))
+    );
     assert_eq!(denied["reason"], "not on main");
     server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_server_fails_closed_only_for_ask() {
+async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_server_fails_closed_only_for_ask()
+ {
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(&dir.path().join("data")).await;
     let top = server.task("attended").await;
@@ -263,8 +367,11 @@ async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_serve
     assert!(approvals_of(&server, &top).await.is_empty());
     // The server's own answer for an attended top-level task: allow.
     let (_, v) = server
-        .admin("POST", "/api/internal/approvals/check",
-            Some(json!({"taskId": top, "tool": "Bash", "input": {"command": "git push"}})))
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(json!({"taskId": top, "tool": "Bash", "input": {"command": "git push"}})),
+        )
         .await;
     assert_eq!(v["decision"], "allow", "{v}");
     let down = vec![
@@ -275,6 +382,10 @@ async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_serve
     ];
     let r = reason(&hook(bash("git push --force"), down.clone()).await);
     assert!(r.contains("cannot be reached"), "{r}");
-    assert_eq!(hook(bash("ls -la"), down).await, "", "open for calls no rule asks about");
+    assert_eq!(
+        hook(bash("ls -la"), down).await,
+        "",
+        "open for calls no rule asks about"
+    );
     server.shutdown().await;
 }

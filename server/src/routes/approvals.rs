@@ -49,7 +49,9 @@ async fn put_global(
     _: Admin,
     JsonBody(policy): JsonBody<Policy>,
 ) -> ApiResult<Json<GlobalPolicy>> {
-    Ok(Json(s.harness.set_global_approval_policy(Some(policy)).await?))
+    Ok(Json(
+        s.harness.set_global_approval_policy(Some(policy)).await?,
+    ))
 }
 
 #[utoipa::path(delete, path = "/api/settings/approval-policy", tag = "approvals",
@@ -78,7 +80,9 @@ async fn put_project(
     Path(id): Path<String>,
     JsonBody(policy): JsonBody<Policy>,
 ) -> ApiResult<Json<Policy>> {
-    Ok(Json(s.harness.set_project_approval_policy(&id, policy).await?))
+    Ok(Json(
+        s.harness.set_project_approval_policy(&id, policy).await?,
+    ))
 }
 
 #[derive(utoipa::ToSchema, Deserialize)]
@@ -124,7 +128,9 @@ async fn list(
     QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<Approval>>> {
     Ok(Json(
-        s.harness.list_approvals(q.task_id.as_deref(), q.limit).await?,
+        s.harness
+            .list_approvals(q.task_id.as_deref(), q.limit)
+            .await?,
     ))
 }
 
@@ -179,5 +185,15 @@ async fn decide(
 
 /// These routes in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(global, put_global, reset_global, project, put_project, check, list, one, decide))]
+#[openapi(paths(
+    global,
+    put_global,
+    reset_global,
+    project,
+    put_project,
+    check,
+    list,
+    one,
+    decide
+))]
 pub(super) struct Api;

@@ -14,10 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harness_core::{
-
-    model::{AgentConfig, Provider},
-};
+use harness_core::model::{AgentConfig, Provider};
 use serde_json::json;
 
 /// How the agent is (re)started.
@@ -124,7 +121,12 @@ pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
     let mut out = Vec::new();
     // PreToolUse on every tool (the ladder's gate and the approval policy).
     for (event, matcher, hook, timeout) in [
-        ("PreToolUse", None::<&str>, "pre-tool", crate::hooks::PRE_TOOL_TIMEOUT_SECS),
+        (
+            "PreToolUse",
+            None::<&str>,
+            "pre-tool",
+            crate::hooks::PRE_TOOL_TIMEOUT_SECS,
+        ),
         ("Stop", None, "stop", 10),
         ("SessionStart", None, "session-start", 10),
     ] {
@@ -377,7 +379,10 @@ mod tests {
             settings["hooks"]["PreToolUse"][0].get("matcher").is_none(),
             "every tool: the ladder's gate and the approval policy"
         );
-        assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 60);
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"],
+            60
+        );
         assert_eq!(settings["skipDangerousModePermissionPrompt"], true);
         assert_eq!(
             settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],

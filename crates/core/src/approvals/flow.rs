@@ -141,11 +141,15 @@ pub fn parse_answer(text: &str) -> Option<(bool, Option<String>)> {
         .unwrap_or(lower.len());
     let (word, rest) = lower.split_at(word_end);
     let reason = t[word_end..]
-        .trim_start_matches(|c: char| c == '.' || c == ':' || c == ',' || c == '-' || c.is_whitespace())
+        .trim_start_matches(|c: char| {
+            c == '.' || c == ':' || c == ',' || c == '-' || c.is_whitespace()
+        })
         .trim();
     let reason = (!reason.is_empty()).then(|| reason.to_string());
     match word {
-        "1" | "approve" | "approved" | "yes" | "y" | "allow" if rest.trim_matches('.').trim().is_empty() => {
+        "1" | "approve" | "approved" | "yes" | "y" | "allow"
+            if rest.trim_matches('.').trim().is_empty() =>
+        {
             Some((true, None))
         }
         "2" | "deny" | "denied" | "no" | "n" | "reject" => Some((false, reason)),
@@ -170,7 +174,10 @@ impl Harness {
     ) -> CoreResult<CallVerdict> {
         let tool = call.tool.trim();
         if tool.is_empty() || tool.chars().count() > 200 {
-            return Err(CoreError::invalid("tool", "tool must be 1..=200 characters"));
+            return Err(CoreError::invalid(
+                "tool",
+                "tool must be 1..=200 characters",
+            ));
         }
         let view = self.get_task(task_id).await?;
         let task = &view.task;
@@ -186,7 +193,9 @@ impl Harness {
                     .map(|n| format!(" ({n})"))
                     .unwrap_or_default();
                 return Ok(CallVerdict::deny(
-                    format!("Harness: the approval policy denies {short}{note}. Do not run it; choose another way or end your turn."),
+                    format!(
+                        "Harness: the approval policy denies {short}{note}. Do not run it; choose another way or end your turn."
+                    ),
                     Some(Action::Deny),
                 ));
             }
@@ -209,8 +218,13 @@ impl Harness {
         {
             Some(a) => a,
             None => {
-                let question =
-                    text::question(tool, &call.input, call.cwd.as_deref(), &task.title, &matched);
+                let question = text::question(
+                    tool,
+                    &call.input,
+                    call.cwd.as_deref(),
+                    &task.title,
+                    &matched,
+                );
                 let choices = ChoicesInput {
                     options: Some(json!([
                         {"label": "Approve", "description": "run exactly this call, once"},
@@ -263,7 +277,10 @@ impl Harness {
         self.publish(HarnessEvent::TaskChanged {
             task_id: task_id.to_string(),
         });
-        let call = text::short(&a.tool, &serde_json::from_str(&a.input).unwrap_or(Value::Null));
+        let call = text::short(
+            &a.tool,
+            &serde_json::from_str(&a.input).unwrap_or(Value::Null),
+        );
         Ok(Some(match a.state {
             ApprovalState::Approved => CallVerdict::allow(Some(Action::Ask)).of(&a),
             _ => CallVerdict::deny(text::denied_reason(&a, &call), Some(Action::Ask)).of(&a),
@@ -303,7 +320,11 @@ impl Harness {
             }
             // Woken by any change (answers publish MessageChanged), else polled.
             let tick = Duration::from_millis(500);
-            let _ = tokio::time::timeout(tick.min(deadline - tokio::time::Instant::now()), events.recv()).await;
+            let _ = tokio::time::timeout(
+                tick.min(deadline - tokio::time::Instant::now()),
+                events.recv(),
+            )
+            .await;
         }
         // Stop waiting; a decision from now on is typed into the terminal.
         match self.store().park_approval(&approval.id, Utc::now()).await? {
@@ -355,11 +376,7 @@ impl Harness {
             reply_text: if approve { "Approve" } else { "Deny" }.to_string(),
             now: Utc::now(),
         };
-        let Some(decided) = self
-            .store()
-            .decide_approval(&current.id, &decision)
-            .await?
-        else {
+        let Some(decided) = self.store().decide_approval(&current.id, &decision).await? else {
             let now = self.approval(&current.id).await?;
             return Err(CoreError::Conflict(format!(
                 "already decided: {} by {} at {}",
@@ -464,8 +481,15 @@ mod tests {
             parse_answer("Deny: not on main"),
             Some((false, Some("not on main".into())))
         );
-        assert_eq!(parse_answer("no, use a branch"), Some((false, Some("use a branch".into()))));
-        assert_eq!(parse_answer("approve the other one"), None, "an approval is only a plain yes");
+        assert_eq!(
+            parse_answer("no, use a branch"),
+            Some((false, Some("use a branch".into())))
+        );
+        assert_eq!(
+            parse_answer("approve the other one"),
+            None,
+            "an approval is only a plain yes"
+        );
         assert_eq!(parse_answer("maybe"), None);
         assert_eq!(parse_answer("3"), None);
     }

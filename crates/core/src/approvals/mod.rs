@@ -10,8 +10,8 @@ mod text;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
 pub use crate::store::{Approval, ApprovalState};
+use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
 pub use flow::{CallDecision, CallVerdict, ToolCall};
 pub use policy::{Action, Effective, Policy, Rule};
 

@@ -107,7 +107,12 @@ pub fn default_rules() -> Vec<Rule> {
     use Action::Ask;
     let sh = SHELL_TOOL_GLOB;
     vec![
-        Rule::new(sh, "git push*", Ask, "publishes commits (a force push rewrites history)"),
+        Rule::new(
+            sh,
+            "git push*",
+            Ask,
+            "publishes commits (a force push rewrites history)",
+        ),
         Rule::new(sh, "git reset --hard*", Ask, "discards uncommitted work"),
         Rule::new(sh, "git clean -*f*", Ask, "deletes untracked files"),
         Rule::new(sh, "rm -rf *", Ask, "deletes a directory tree"),
@@ -116,7 +121,12 @@ pub fn default_rules() -> Vec<Rule> {
         Rule::new(sh, "*DROP DATABASE*", Ask, "drops a database"),
         Rule::new(sh, "*TRUNCATE TABLE*", Ask, "empties a database table"),
         Rule::new(FILE_TOOL_GLOB, "**/.env*", Ask, "secrets and environment"),
-        Rule::new(FILE_TOOL_GLOB, "**/.git/**", Ask, "the repository's own metadata"),
+        Rule::new(
+            FILE_TOOL_GLOB,
+            "**/.git/**",
+            Ask,
+            "the repository's own metadata",
+        ),
     ]
 }
 
@@ -157,7 +167,10 @@ pub fn validate(policy: &Policy) -> CoreResult<()> {
                 ));
             }
         }
-        if r.note.as_ref().is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS) {
+        if r.note
+            .as_ref()
+            .is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS)
+        {
             return Err(CoreError::invalid(
                 "note",
                 format!("rules[{i}]: note longer than {MAX_NOTE_CHARS} characters"),
@@ -274,7 +287,9 @@ pub fn command_of(input: &Value) -> String {
             let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
             // `bash -lc "<script>"`: the script is the command.
             match words.as_slice() {
-                [sh, flag, script] if sh.ends_with("sh") && flag.starts_with('-') && flag.ends_with('c') => {
+                [sh, flag, script]
+                    if sh.ends_with("sh") && flag.starts_with('-') && flag.ends_with('c') =>
+                {
                     (*script).to_string()
                 }
                 _ => words.join(" "),
@@ -355,19 +370,23 @@ fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 
 /// `path` relative to `cwd` when it lies inside it.
 fn relative(path: &str, cwd: Option<&str>) -> String {
-    let Some(cwd) = cwd.map(|c| c.trim_end_matches('/')).filter(|c| !c.is_empty()) else {
+    let Some(cwd) = cwd
+        .map(|c| c.trim_end_matches('/'))
+        .filter(|c| !c.is_empty())
+    else {
         return path.to_string();
     };
-    match path.strip_prefix(cwd).and_then(|rest| rest.strip_prefix('/')) {
+    match path
+        .strip_prefix(cwd)
+        .and_then(|rest| rest.strip_prefix('/'))
+    {
         Some(rest) if !rest.is_empty() => rest.to_string(),
         _ => path.to_string(),
     }
 }
 
 fn tool_matches(glob_alts: &str, tool: &str) -> bool {
-    glob_alts
-        .split('|')
-        .any(|alt| glob::text(alt.trim(), tool))
+    glob_alts.split('|').any(|alt| glob::text(alt.trim(), tool))
 }
 
 fn rule_matches(rule: &Rule, tool: &str, subjects: &Subjects) -> bool {

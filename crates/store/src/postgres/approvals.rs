@@ -20,7 +20,10 @@ fn sql(s: &str) -> AssertSqlSafe<String> {
 fn row(r: &PgRow) -> StoreResult<Approval> {
     let state: String = r.try_get("state").map_err(map)?;
     let opt_time = |c: &str| -> StoreResult<Option<DateTime<Utc>>> {
-        r.try_get::<Option<i64>, _>(c).map_err(map)?.map(time).transpose()
+        r.try_get::<Option<i64>, _>(c)
+            .map_err(map)?
+            .map(time)
+            .transpose()
     };
     Ok(Approval {
         id: r.try_get("id").map_err(map)?,

@@ -42,25 +42,54 @@ fn decision(approve: bool) -> ApprovalDecision {
 async fn parked_task(s: &dyn Store) -> (String, String) {
     let task = new_task(s, "approvals").await;
     new_execution(s, &task).await.unwrap();
-    let asked = s.record_ask(ask(&task, "Approve git push?", now_ms())).await.unwrap();
-    assert_eq!(execution_status(s, &task).await, Some(ExecutionStatus::Paused));
+    let asked = s
+        .record_ask(ask(&task, "Approve git push?", now_ms()))
+        .await
+        .unwrap();
+    assert_eq!(
+        execution_status(s, &task).await,
+        Some(ExecutionStatus::Paused)
+    );
     (task, asked.message.id)
 }
 
 pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: &Backend) {
     let s = b.store.as_ref();
     let (task, request) = parked_task(s).await;
-    let a = s.insert_approval(new_approval(&task, &request, "h1")).await.unwrap();
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h1"))
+        .await
+        .unwrap();
     assert_eq!(a.state, ApprovalState::Pending);
     assert!(!a.parked && a.decided_at.is_none() && a.consumed_at.is_none());
     assert_eq!(s.get_approval(&a.id).await.unwrap(), Some(a.clone()));
-    assert_eq!(s.approval_for_request(&request).await.unwrap(), Some(a.clone()));
-    assert_eq!(s.pending_approval_for_call(&task, "h1").await.unwrap(), Some(a.clone()));
-    assert!(s.pending_approval_for_call(&task, "other").await.unwrap().is_none());
+    assert_eq!(
+        s.approval_for_request(&request).await.unwrap(),
+        Some(a.clone())
+    );
+    assert_eq!(
+        s.pending_approval_for_call(&task, "h1").await.unwrap(),
+        Some(a.clone())
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "other")
+            .await
+            .unwrap()
+            .is_none()
+    );
     // A request id is one approval.
-    assert!(s.insert_approval(new_approval(&task, &request, "h1")).await.is_err());
+    assert!(
+        s.insert_approval(new_approval(&task, &request, "h1"))
+            .await
+            .is_err()
+    );
     // Nothing decided yet: nothing to use.
-    assert!(s.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     // Two stores decide at once: exactly one wins.
     let other = b.another().await;
@@ -80,32 +109,77 @@ pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: 
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(
         m.reply_text.as_deref(),
-        Some(if won.state == ApprovalState::Approved { "Approve" } else { "Deny" })
+        Some(if won.state == ApprovalState::Approved {
+            "Approve"
+        } else {
+            "Deny"
+        })
     );
-    assert_eq!(execution_status(s, &task).await, Some(ExecutionStatus::Running));
-    assert!(s.pending_approval_for_call(&task, "h1").await.unwrap().is_none());
+    assert_eq!(
+        execution_status(s, &task).await,
+        Some(ExecutionStatus::Running)
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "h1")
+            .await
+            .unwrap()
+            .is_none()
+    );
     // A later decision changes nothing.
-    assert!(s.decide_approval(&a.id, &decision(true)).await.unwrap().is_none());
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     // Used once, with what the agent did.
-    let used = s.consume_approval(&task, "h1", now_ms()).await.unwrap().unwrap();
+    let used = s
+        .consume_approval(&task, "h1", now_ms())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(used.id, a.id);
     assert!(used.consumed_at.is_some());
-    let expect = if won.state == ApprovalState::Approved { "ran" } else { "held" };
+    let expect = if won.state == ApprovalState::Approved {
+        "ran"
+    } else {
+        "held"
+    };
     assert_eq!(used.outcome.as_deref(), Some(expect));
-    assert!(s.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
-    assert!(other.consume_approval(&task, "h1", now_ms()).await.unwrap().is_none());
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        other
+            .consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     let listed = s.list_approvals(Some(&task), 10).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].consumed_at, used.consumed_at);
-    assert!(s.list_approvals(None, 500).await.unwrap().iter().any(|x| x.id == a.id));
+    assert!(
+        s.list_approvals(None, 500)
+            .await
+            .unwrap()
+            .iter()
+            .any(|x| x.id == a.id)
+    );
 }
 
 pub async fn parking_is_conditional_and_a_parked_approval_survives_a_new_connection(b: &Backend) {
     let s = b.store.as_ref();
     let (task, request) = parked_task(s).await;
-    let a = s.insert_approval(new_approval(&task, &request, "h2")).await.unwrap();
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h2"))
+        .await
+        .unwrap();
     let parked = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
     assert!(parked.parked);
     assert_eq!(parked.state, ApprovalState::Pending);
@@ -114,20 +188,35 @@ pub async fn parking_is_conditional_and_a_parked_approval_survives_a_new_connect
     let reopened = b.another().await;
     let seen = reopened.get_approval(&a.id).await.unwrap().unwrap();
     assert!(seen.parked && seen.state == ApprovalState::Pending);
-    let denied = reopened.decide_approval(&a.id, &decision(false)).await.unwrap().unwrap();
+    let denied = reopened
+        .decide_approval(&a.id, &decision(false))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(denied.parked, "the decision knows it must be typed in");
     assert_eq!(denied.reason.as_deref(), Some("not on main"));
     // Parking a decided approval changes nothing.
     let after = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
     assert_eq!(after.state, ApprovalState::Denied);
-    assert!(s.park_approval(&ids::new_id(), now_ms()).await.unwrap().is_none());
+    assert!(
+        s.park_approval(&ids::new_id(), now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 pub async fn racing_calls_use_one_grant_once(b: &Backend) {
     let s = b.store.as_ref();
     let (task, request) = parked_task(s).await;
-    let a = s.insert_approval(new_approval(&task, &request, "h3")).await.unwrap();
-    s.decide_approval(&a.id, &decision(true)).await.unwrap().unwrap();
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h3"))
+        .await
+        .unwrap();
+    s.decide_approval(&a.id, &decision(true))
+        .await
+        .unwrap()
+        .unwrap();
     let mut stores: Vec<Arc<dyn Store>> = vec![b.store.clone()];
     stores.push(b.another().await);
     let mut joins = Vec::new();
