@@ -300,10 +300,9 @@ impl Harness {
             let now_row = self.store().get_approval(&approval.id).await?;
             if let Some(a) = &now_row
                 && a.state != ApprovalState::Pending
+                && let Some(used) = self.use_decision(&a.task_id, hash).await?
             {
-                if let Some(used) = self.use_decision(&a.task_id, hash).await? {
-                    return Ok(used);
-                }
+                return Ok(used);
             }
             // The carrying ask was cancelled (task stopped, superseded…).
             if let Some(m) = self.store().get_message(&approval.request_id).await?
