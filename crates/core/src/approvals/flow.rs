@@ -234,25 +234,35 @@ impl Harness {
                     ..ChoicesInput::default()
                 };
                 // The ask path: a derived task's question also reaches its
-                // parent's inbox first (the escalation ladder).
-                let asked = self
-                    .ask_native(task_id, tool, Some(&question), &choices)
+                // parent's inbox first (the escalation ladder). The ask and
+                // its approval row are one transaction.
+                let prepared = self
+                    .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
-                let input = call.input.to_string();
-                let a = self
+                let Some(choices) = prepared.choices else {
+                    return Err(CoreError::Conflict(
+                        "an approval's options were not recorded".into(),
+                    ));
+                };
+                let new = NewApproval {
+                    id: ids::new_id(),
+                    task_id: task_id.to_string(),
+                    execution_id: execution_id.map(str::to_string),
+                    request_id: prepared.ask.id.clone(),
+                    tool: tool.to_string(),
+                    input: call.input.to_string(),
+                    input_hash: hash.clone(),
+                    cwd: call.cwd.clone(),
+                    rule: serde_json::to_string(&matched).unwrap_or_default(),
+                    now: Utc::now(),
+                };
+                let asked = self
                     .store()
-                    .insert_approval(NewApproval {
-                        id: ids::new_id(),
-                        task_id: task_id.to_string(),
-                        execution_id: execution_id.map(str::to_string),
-                        request_id: asked.request_id,
-                        tool: tool.to_string(),
-                        input,
-                        input_hash: hash.clone(),
-                        cwd: call.cwd.clone(),
-                        rule: serde_json::to_string(&matched).unwrap_or_default(),
-                        now: Utc::now(),
-                    })
+                    .record_approval_ask(prepared.ask, choices, prepared.event, new)
+                    .await
+                    .map_err(crate::messaging::task_missing)?;
+                let a = asked.approval;
+                self.native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
                     .await?;
                 tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");
                 self.publish(HarnessEvent::TaskChanged {

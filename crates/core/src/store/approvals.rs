@@ -5,7 +5,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::StoreResult;
+use super::{AskRecorded, NewAsk, StoreResult};
+use crate::{inbox::NewEvent, options::Choices};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,8 +98,28 @@ pub struct ApprovalDecision {
     pub now: DateTime<Utc>,
 }
 
+/// What [`ApprovalStore::record_approval_ask`] wrote.
+#[derive(Debug, Clone)]
+pub struct ApprovalAsked {
+    pub recorded: AskRecorded,
+    /// The parent's inbox event was added (`false`: none, or a duplicate).
+    pub event_added: bool,
+    pub approval: Approval,
+}
+
 #[async_trait]
 pub trait ApprovalStore: Send + Sync + 'static {
+    /// An approval's ask — exactly `record_ask_with_choices`, or with
+    /// `parent_event` `record_ask_for_parent` — and its PENDING approval row
+    /// (`approval.request_id` must be `ask.id`), in ONE transaction: no ask
+    /// without its approval, no approval without its ask.
+    async fn record_approval_ask(
+        &self,
+        ask: NewAsk,
+        choices: Choices,
+        parent_event: Option<NewEvent>,
+        approval: NewApproval,
+    ) -> StoreResult<ApprovalAsked>;
     async fn insert_approval(&self, a: NewApproval) -> StoreResult<Approval>;
     async fn get_approval(&self, id: &str) -> StoreResult<Option<Approval>>;
     async fn approval_for_request(&self, request_id: &str) -> StoreResult<Option<Approval>>;

@@ -34,7 +34,9 @@ mod settings;
 mod stats;
 mod tasks;
 
-pub use approvals::{Approval, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval};
+pub use approvals::{
+    Approval, ApprovalAsked, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval,
+};
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{
     Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,

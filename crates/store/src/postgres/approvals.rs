@@ -2,13 +2,21 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use harness_core::store::{
-    Approval, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval, StoreError, StoreResult,
+use harness_core::{
+    inbox::NewEvent,
+    options::Choices,
+    store::{
+        Approval, ApprovalAsked, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval,
+        NewAsk, StoreError, StoreResult,
+    },
 };
 use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
 
 use super::{
     PgStore,
+    batch::{self, args},
+    choices::{insert_choices, insert_parent_event, options_json},
+    messages::{RECORD_ASK, ask_recorded},
     rows::{ms, time},
 };
 use crate::{approvals_sql as q, error::map};
@@ -50,27 +58,82 @@ fn row(r: &PgRow) -> StoreResult<Approval> {
     })
 }
 
+/// The approval row, inside the caller's transaction.
+async fn insert_in(conn: &mut sqlx::PgConnection, a: &NewApproval) -> Result<PgRow, sqlx::Error> {
+    sqlx::query(sql(&q::insert()))
+        .bind(&a.id)
+        .bind(&a.task_id)
+        .bind(&a.execution_id)
+        .bind(&a.request_id)
+        .bind(&a.tool)
+        .bind(&a.input)
+        .bind(&a.input_hash)
+        .bind(&a.cwd)
+        .bind(&a.rule)
+        .bind(ms(a.now))
+        .fetch_one(&mut *conn)
+        .await
+}
+
 #[async_trait]
 impl ApprovalStore for PgStore {
     async fn insert_approval(&self, a: NewApproval) -> StoreResult<Approval> {
         let mut tx = self.write_tx().await?;
-        let r = sqlx::query(sql(&q::insert()))
-            .bind(&a.id)
-            .bind(&a.task_id)
-            .bind(&a.execution_id)
-            .bind(&a.request_id)
-            .bind(&a.tool)
-            .bind(&a.input)
-            .bind(&a.input_hash)
-            .bind(&a.cwd)
-            .bind(&a.rule)
-            .bind(ms(a.now))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(map)?;
+        let r = insert_in(&mut tx, &a).await.map_err(map)?;
         let out = row(&r)?;
         tx.commit().await.map_err(map)?;
         Ok(out)
+    }
+
+    async fn record_approval_ask(
+        &self,
+        ask: NewAsk,
+        choices: Choices,
+        event: Option<NewEvent>,
+        approval: NewApproval,
+    ) -> StoreResult<ApprovalAsked> {
+        if approval.request_id != ask.id {
+            return Err(StoreError::Backend(
+                "an approval's request id must be its ask's id".into(),
+            ));
+        }
+        let (task_id, id, question, now) = (
+            ask.task_id.clone(),
+            ask.id.clone(),
+            ask.question.clone(),
+            ms(ask.now),
+        );
+        let key = ask.idempotency_key.clone();
+        let payload = event
+            .as_ref()
+            .map(|e| e.payload.to_string())
+            .unwrap_or_default();
+        let options = options_json(&choices)?;
+        let returned = self
+            .batch_tx(move |conn| {
+                Box::pin(async move {
+                    let returned = batch::run(
+                        &mut *conn,
+                        RECORD_ASK,
+                        &args!(&task_id, &id, question, now, key),
+                    )
+                    .await?;
+                    insert_choices(conn, &id, &choices, &options).await?;
+                    let added = match &event {
+                        Some(event) => insert_parent_event(conn, event, &id, &payload).await?,
+                        None => false,
+                    };
+                    let approved = insert_in(conn, &approval).await?;
+                    Ok((returned, added, approved))
+                })
+            })
+            .await?;
+        let (returned, event_added, approved) = returned;
+        Ok(ApprovalAsked {
+            recorded: ask_recorded(ask, &returned)?,
+            event_added,
+            approval: row(&approved)?,
+        })
     }
 
     async fn get_approval(&self, id: &str) -> StoreResult<Option<Approval>> {

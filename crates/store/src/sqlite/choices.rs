@@ -93,6 +93,38 @@ fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
     ))
 }
 
+/// A derived task's ask as a HIGH event in its parent's inbox, inside the
+/// ask's transaction (`ask_id`: the ask just recorded; the event names its
+/// execution). `false`: an event under its dedup key already exists.
+pub(super) async fn insert_parent_event(
+    conn: &mut sqlx::SqliteConnection,
+    event: &NewEvent,
+    id: &str,
+    payload: &str,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
+           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
+           created_at, updated_at) \
+         VALUES (?1, ?2, ?3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = ?4), \
+           ?5, ?6, ?7, NULL, ?8, 'PENDING', 0, ?9, ?9) \
+         ON CONFLICT (dedup_key) DO NOTHING",
+    )
+    .bind(&event.id)
+    .bind(&event.parent_task_id)
+    .bind(&event.source_task_id)
+    .bind(id)
+    .bind(event.kind.as_str())
+    .bind(event.priority.as_str())
+    .bind(&event.dedup_key)
+    .bind(payload)
+    .bind(ms(event.now))
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        > 0)
+}
+
 #[async_trait]
 impl ChoicesStore for SqliteStore {
     async fn record_ask_with_choices(
@@ -337,39 +369,19 @@ impl ChoicesStore for SqliteStore {
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    let returned = sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
-                        .bind(&task_id)
-                        .bind(&id)
-                        .bind(question)
-                        .bind(now)
-                        .bind(key)
-                        .fetch_all(&mut *conn)
-                        .await?;
+                    let returned =
+                        sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
+                            .bind(&task_id)
+                            .bind(&id)
+                            .bind(question)
+                            .bind(now)
+                            .bind(key)
+                            .fetch_all(&mut *conn)
+                            .await?;
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
-                    // The event names the ask's execution (the one it parked).
-                    let added = sqlx::query(
-                        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
-                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
-                           created_at, updated_at) \
-                         VALUES (?1, ?2, ?3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = ?4), \
-                           ?5, ?6, ?7, NULL, ?8, 'PENDING', 0, ?9, ?9) \
-                         ON CONFLICT (dedup_key) DO NOTHING",
-                    )
-                    .bind(&event.id)
-                    .bind(&event.parent_task_id)
-                    .bind(&event.source_task_id)
-                    .bind(&id)
-                    .bind(event.kind.as_str())
-                    .bind(event.priority.as_str())
-                    .bind(&event.dedup_key)
-                    .bind(payload)
-                    .bind(ms(event.now))
-                    .execute(&mut *conn)
-                    .await?
-                    .rows_affected()
-                        > 0;
+                    let added = insert_parent_event(conn, &event, &id, &payload).await?;
                     sqlx::query("COMMIT").execute(&mut *conn).await?;
                     Ok((returned, added))
                 })

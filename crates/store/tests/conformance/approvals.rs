@@ -7,6 +7,7 @@ use std::sync::Arc;
 use harness_core::{
     ids,
     model::{ExecutionStatus, MessageState},
+    options::{AskOption, Choices, Urgency},
     store::{ApprovalDecision, ApprovalState, NewApproval, Store},
 };
 
@@ -232,4 +233,85 @@ pub async fn racing_calls_use_one_grant_once(b: &Backend) {
         used += usize::from(j.await.unwrap().is_some());
     }
     assert_eq!(used, 1, "one approval, one run");
+}
+
+fn approve_deny() -> Choices {
+    Choices {
+        options: ["Approve", "Deny"]
+            .into_iter()
+            .map(|l| AskOption {
+                label: l.into(),
+                description: None,
+            })
+            .collect(),
+        multi_select: false,
+        default: None,
+        deadline_at: None,
+        urgency: Urgency::High,
+        answered_by: None,
+        answered_options: None,
+    }
+}
+
+pub async fn an_approval_and_its_ask_are_recorded_in_one_transaction(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, earlier) = parked_task(s).await;
+    let first = s
+        .insert_approval(new_approval(&task, &earlier, "h4"))
+        .await
+        .unwrap();
+    // The approval row fails (its id is taken): the ask is not written
+    // either, and the task's earlier ask is untouched.
+    let ask1 = ask(&task, "Approve rm -rf?", now_ms());
+    let mut broken = new_approval(&task, &ask1.id, "h5");
+    broken.id = first.id.clone();
+    assert!(
+        s.record_approval_ask(ask1.clone(), approve_deny(), None, broken)
+            .await
+            .is_err()
+    );
+    assert!(s.get_message(&ask1.id).await.unwrap().is_none());
+    assert!(s.approval_for_request(&ask1.id).await.unwrap().is_none());
+    assert_eq!(
+        s.get_message(&earlier).await.unwrap().unwrap().state,
+        MessageState::Open
+    );
+    // Both written: the ask (with its options) and its PENDING approval.
+    let ask2 = ask(&task, "Approve rm -rf?", now_ms());
+    let asked = s
+        .record_approval_ask(
+            ask2.clone(),
+            approve_deny(),
+            None,
+            new_approval(&task, &ask2.id, "h5"),
+        )
+        .await
+        .unwrap();
+    assert!(!asked.event_added);
+    assert_eq!(asked.recorded.message.id, ask2.id);
+    assert_eq!(asked.recorded.cancelled, vec![earlier.clone()]);
+    assert_eq!(asked.approval.request_id, ask2.id);
+    assert_eq!(asked.approval.state, ApprovalState::Pending);
+    assert_eq!(
+        s.approval_for_request(&ask2.id).await.unwrap(),
+        Some(asked.approval.clone())
+    );
+    let m = s.get_message(&ask2.id).await.unwrap().unwrap();
+    assert_eq!(m.state, MessageState::Open);
+    let choices = s.choices_for(std::slice::from_ref(&ask2.id)).await.unwrap();
+    assert_eq!(choices.len(), 1);
+    assert_eq!(choices[0].1.options.len(), 2);
+    // A request id that is not the ask's is refused, nothing written.
+    let ask3 = ask(&task, "x", now_ms());
+    assert!(
+        s.record_approval_ask(
+            ask3.clone(),
+            approve_deny(),
+            None,
+            new_approval(&task, "other", "h6")
+        )
+        .await
+        .is_err()
+    );
+    assert!(s.get_message(&ask3.id).await.unwrap().is_none());
 }

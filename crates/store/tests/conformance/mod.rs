@@ -193,6 +193,7 @@ macro_rules! conformance_suite {
             a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once,
             parking_is_conditional_and_a_parked_approval_survives_a_new_connection,
             racing_calls_use_one_grant_once,
+            an_approval_and_its_ask_are_recorded_in_one_transaction,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
