@@ -57,6 +57,24 @@ pub(crate) const ANSWER_ASK: &str = "UPDATE harness_messages SET state = 'ANSWER
 pub(crate) const RESUME: &str = "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
     WHERE task_id = $1 AND status = 'PAUSED'";
 
+/// A parked approval's typed decision, keyed: owed once ($1 id, $2 task,
+/// $3 node, $4 text, $5 key, $6 now). Followed by [`typed_existing`] when
+/// the key was taken.
+pub(crate) fn typed(columns: &str) -> String {
+    format!(
+        "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
+         attempts, next_attempt_at, created_at, updated_at, resume) \
+         VALUES ($1, $2, 'input', $3, $4, 1, $5, 'QUEUED', 0, $6, $6, $6, 0) \
+         ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
+         RETURNING {columns}"
+    )
+}
+
+/// The delivery already under the key ($1 task, $2 key).
+pub(crate) fn typed_existing(columns: &str) -> String {
+    format!("SELECT {columns} FROM deliveries WHERE task_id = $1 AND dedup_key = $2")
+}
+
 pub(crate) const PARK: &str = "UPDATE approvals SET parked = 1, outcome = 'told-to-wait' \
     WHERE id = $1 AND state = 'PENDING'";
 

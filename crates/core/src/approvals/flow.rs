@@ -21,7 +21,7 @@ use crate::{
     messaging::{ReplyOutcome, ResumeMode},
     model::MessageState,
     options::ChoicesInput,
-    store::{Approval, ApprovalDecision, ApprovalState, NewApproval},
+    store::{Approval, ApprovalDecision, ApprovalState, NewApproval, NewInput},
 };
 
 /// The longest the server holds one check (the hook's own timeout is longer).
@@ -377,15 +377,42 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, 2000)?;
+        let by = person_name(by).to_string();
+        let now = Utc::now();
+        // What is typed into the terminal if the hook has stopped waiting
+        // (the store writes it only then, in the decision's transaction).
+        let mut prospective = current.clone();
+        prospective.state = if approve {
+            ApprovalState::Approved
+        } else {
+            ApprovalState::Denied
+        };
+        prospective.decided_by = Some(by.clone());
+        prospective.reason = reason.clone();
+        let call = text::short(
+            &current.tool,
+            &serde_json::from_str(&current.input).unwrap_or(Value::Null),
+        );
+        let typed = NewInput {
+            id: ids::new_id(),
+            task_id: current.task_id.clone(),
+            node_id: self.execution_node(&current.task_id).await?,
+            text: text::typed_decision(&prospective, &call),
+            submit: true,
+            dedup_key: format!("approval:{}", current.id),
+            resume: false,
+            now,
+        };
         let decision = ApprovalDecision {
             approve,
-            by: person_name(by).to_string(),
+            by,
             via: via.chars().take(32).collect(),
             reason,
             reply_text: if approve { "Approve" } else { "Deny" }.to_string(),
-            now: Utc::now(),
+            typed: Some(typed),
+            now,
         };
-        let Some(decided) = self.store().decide_approval(&current.id, &decision).await? else {
+        let Some(done) = self.store().decide_approval(&current.id, &decision).await? else {
             let now = self.approval(&current.id).await?;
             return Err(CoreError::Conflict(format!(
                 "already decided: {} by {} at {}",
@@ -394,6 +421,7 @@ impl Harness {
                 now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default()
             )));
         };
+        let decided = done.approval;
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
         self.publish(HarnessEvent::MessageChanged {
             id: decided.request_id.clone(),
@@ -402,25 +430,18 @@ impl Harness {
         self.publish(HarnessEvent::TaskChanged {
             task_id: decided.task_id.clone(),
         });
-        let mut delivery = None;
-        if decided.parked {
-            // The hook gave up: the agent ended its turn, waiting. The
-            // decision is typed into its terminal by the delivery queue
-            // (keyed, so it is owed exactly once).
-            let call = text::short(
-                &decided.tool,
-                &serde_json::from_str(&decided.input).unwrap_or(Value::Null),
-            );
-            let (row, _) = self
-                .enqueue_input(
-                    &decided.task_id,
-                    &text::typed_decision(&decided, &call),
-                    true,
-                    &format!("approval:{}", decided.id),
-                )
-                .await?;
-            delivery = Some(row);
-        }
+        // Parked: the hook gave up and the agent ended its turn, waiting;
+        // the decision's delivery (committed with it) types it in.
+        let delivery = match done.delivery {
+            Some((row, created)) => {
+                if created {
+                    self.delivery_changed(&row);
+                    self.wake_deliveries();
+                }
+                Some(row)
+            }
+            None => None,
+        };
         Ok((decided, delivery))
     }
 

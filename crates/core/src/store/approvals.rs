@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{AskRecorded, NewAsk, StoreResult};
+use super::{AskRecorded, Delivery, NewAsk, NewInput, StoreResult};
 use crate::{inbox::NewEvent, options::Choices};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -95,7 +95,21 @@ pub struct ApprovalDecision {
     pub reason: Option<String>,
     /// The ask's reply text (`Approve` / `Deny`).
     pub reply_text: String,
+    /// What is typed into the live terminal when the approval turns out to
+    /// be parked (the hook stopped waiting): this input delivery (keyed
+    /// `approval:<id>`: owed once) is written in the decision's
+    /// transaction. Ignored when the approval is not parked.
+    pub typed: Option<NewInput>,
     pub now: DateTime<Utc>,
+}
+
+/// What [`ApprovalStore::decide_approval`] wrote.
+#[derive(Debug, Clone)]
+pub struct ApprovalDecided {
+    pub approval: Approval,
+    /// The typed decision's delivery (parked approvals), `created`: this
+    /// decision inserted it (`false`: its key existed).
+    pub delivery: Option<(Delivery, bool)>,
 }
 
 /// What [`ApprovalStore::record_approval_ask`] wrote.
@@ -134,13 +148,14 @@ pub trait ApprovalStore: Send + Sync + 'static {
     -> StoreResult<Vec<Approval>>;
     /// PENDING → APPROVED/DENIED (only if still PENDING: one winner), and in
     /// the same transaction the carrying ask OPEN → ANSWERED with
-    /// `reply_text` and the task's PAUSED executions → RUNNING. `None` when
-    /// it was no longer PENDING (or does not exist).
+    /// `reply_text`, the task's PAUSED executions → RUNNING and, when the
+    /// approval is parked, the `typed` delivery. `None` when it was no
+    /// longer PENDING (or does not exist).
     async fn decide_approval(
         &self,
         id: &str,
         decision: &ApprovalDecision,
-    ) -> StoreResult<Option<Approval>>;
+    ) -> StoreResult<Option<ApprovalDecided>>;
     /// The hook stopped waiting: `parked` on a PENDING approval. Answers the
     /// row as it stands after the statement (`None`: no such row).
     async fn park_approval(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Approval>>;

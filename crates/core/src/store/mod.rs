@@ -35,7 +35,8 @@ mod stats;
 mod tasks;
 
 pub use approvals::{
-    Approval, ApprovalAsked, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval,
+    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState, ApprovalStore,
+    NewApproval,
 };
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{

@@ -6,8 +6,8 @@ use harness_core::{
     inbox::NewEvent,
     options::Choices,
     store::{
-        Approval, ApprovalAsked, ApprovalDecision, ApprovalState, ApprovalStore, NewApproval,
-        NewAsk, StoreError, StoreResult,
+        Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState, ApprovalStore,
+        NewApproval, NewAsk, StoreError, StoreResult,
     },
 };
 use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
@@ -16,6 +16,7 @@ use super::{
     PgStore,
     batch::{self, args},
     choices::{insert_choices, insert_parent_event, options_json},
+    deliveries::{DELIVERY_COLUMNS, delivery},
     messages::{RECORD_ASK, ask_recorded},
     rows::{ms, time},
 };
@@ -196,7 +197,7 @@ impl ApprovalStore for PgStore {
         &self,
         id: &str,
         d: &ApprovalDecision,
-    ) -> StoreResult<Option<Approval>> {
+    ) -> StoreResult<Option<ApprovalDecided>> {
         let mut tx = self.write_tx().await?;
         let state = if d.approve {
             ApprovalState::Approved
@@ -229,8 +230,38 @@ impl ApprovalStore for PgStore {
             .execute(&mut *tx)
             .await
             .map_err(map)?;
+        let delivery = match (&d.typed, decided.parked) {
+            (Some(input), true) => {
+                let inserted = sqlx::query(sql(&q::typed(DELIVERY_COLUMNS)))
+                    .bind(&input.id)
+                    .bind(&decided.task_id)
+                    .bind(&input.node_id)
+                    .bind(&input.text)
+                    .bind(&input.dedup_key)
+                    .bind(ms(input.now))
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                Some(match inserted {
+                    Some(r) => (delivery(&r)?, true),
+                    None => {
+                        let r = sqlx::query(sql(&q::typed_existing(DELIVERY_COLUMNS)))
+                            .bind(&decided.task_id)
+                            .bind(&input.dedup_key)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                        (delivery(&r)?, false)
+                    }
+                })
+            }
+            _ => None,
+        };
         tx.commit().await.map_err(map)?;
-        Ok(Some(decided))
+        Ok(Some(ApprovalDecided {
+            approval: decided,
+            delivery,
+        }))
     }
 
     async fn park_approval(&self, id: &str, _now: DateTime<Utc>) -> StoreResult<Option<Approval>> {

@@ -8,7 +8,7 @@ use harness_core::{
     ids,
     model::{ExecutionStatus, MessageState},
     options::{AskOption, Choices, Urgency},
-    store::{ApprovalDecision, ApprovalState, NewApproval, Store},
+    store::{ApprovalDecision, ApprovalState, DeliveryState, NewApproval, NewInput, Store},
 };
 
 use super::{Backend, support::*};
@@ -35,6 +35,7 @@ fn decision(approve: bool) -> ApprovalDecision {
         via: "rest".into(),
         reason: (!approve).then(|| "not on main".to_string()),
         reply_text: if approve { "Approve" } else { "Deny" }.into(),
+        typed: None,
         now: now_ms(),
     }
 }
@@ -99,7 +100,11 @@ pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: 
         s.decide_approval(&a.id, &yes),
         other.decide_approval(&a.id, &no)
     );
-    let winners: Vec<_> = [x.unwrap(), y.unwrap()].into_iter().flatten().collect();
+    let winners: Vec<_> = [x.unwrap(), y.unwrap()]
+        .into_iter()
+        .flatten()
+        .map(|d| d.approval)
+        .collect();
     assert_eq!(winners.len(), 1, "{winners:?}");
     let won = &winners[0];
     assert_eq!(won.decided_by.as_deref(), Some("admin"));
@@ -193,7 +198,8 @@ pub async fn parking_is_conditional_and_a_parked_approval_survives_a_new_connect
         .decide_approval(&a.id, &decision(false))
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .approval;
     assert!(denied.parked, "the decision knows it must be typed in");
     assert_eq!(denied.reason.as_deref(), Some("not on main"));
     // Parking a decided approval changes nothing.
@@ -314,4 +320,67 @@ pub async fn an_approval_and_its_ask_are_recorded_in_one_transaction(b: &Backend
         .is_err()
     );
     assert!(s.get_message(&ask3.id).await.unwrap().is_none());
+}
+
+fn typed(task: &str, approval_id: &str, text: &str) -> NewInput {
+    NewInput {
+        id: ids::new_id(),
+        task_id: task.into(),
+        node_id: None,
+        text: text.into(),
+        submit: true,
+        dedup_key: format!("approval:{approval_id}"),
+        resume: false,
+        now: now_ms(),
+    }
+}
+
+pub async fn a_late_decision_and_its_typed_message_are_one_transaction(b: &Backend) {
+    let s = b.store.as_ref();
+    // Not parked: the hook is still waiting, nothing is typed.
+    let (task, request) = parked_task(s).await;
+    let waiting = s
+        .insert_approval(new_approval(&task, &request, "h7"))
+        .await
+        .unwrap();
+    let mut d = decision(true);
+    d.typed = Some(typed(&task, &waiting.id, "Approved: run it now"));
+    let done = s.decide_approval(&waiting.id, &d).await.unwrap().unwrap();
+    assert!(done.delivery.is_none());
+    assert!(
+        s.task_deliveries(&task, 10).await.unwrap().is_empty(),
+        "a waiting hook gets the decision itself"
+    );
+
+    // Parked: the decision row and the typed delivery commit together.
+    let (task, request) = parked_task(s).await;
+    let parked = s
+        .insert_approval(new_approval(&task, &request, "h8"))
+        .await
+        .unwrap();
+    s.park_approval(&parked.id, now_ms()).await.unwrap();
+    let mut d = decision(false);
+    d.typed = Some(typed(&task, &parked.id, "Denied: because not on main"));
+    let done = s.decide_approval(&parked.id, &d).await.unwrap().unwrap();
+    let (row, created) = done.delivery.expect("the typed decision's delivery");
+    assert!(created);
+    assert_eq!(row.text, "Denied: because not on main");
+    assert_eq!(row.state, DeliveryState::Queued);
+    assert_eq!(
+        row.dedup_key.as_deref(),
+        Some(format!("approval:{}", parked.id).as_str())
+    );
+    let stored = s.task_deliveries(&task, 10).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].id, row.id);
+    // A second decision neither wins nor types anything.
+    let mut again = decision(true);
+    again.typed = Some(typed(&task, &parked.id, "Approved"));
+    assert!(
+        s.decide_approval(&parked.id, &again)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(s.task_deliveries(&task, 10).await.unwrap().len(), 1);
 }

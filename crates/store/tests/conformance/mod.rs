@@ -194,6 +194,7 @@ macro_rules! conformance_suite {
             parking_is_conditional_and_a_parked_approval_survives_a_new_connection,
             racing_calls_use_one_grant_once,
             an_approval_and_its_ask_are_recorded_in_one_transaction,
+            a_late_decision_and_its_typed_message_are_one_transaction,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
