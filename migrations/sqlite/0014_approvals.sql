@@ -13,7 +13,7 @@ CREATE TABLE approvals (
     input_hash   TEXT NOT NULL,
     cwd          TEXT,
     rule         TEXT NOT NULL,
-    state        TEXT NOT NULL CHECK (state IN ('PENDING', 'APPROVED', 'DENIED')),
+    state        TEXT NOT NULL CHECK (state IN ('PENDING', 'APPROVED', 'DENIED', 'CANCELLED', 'EXPIRED')),
     parked       INTEGER NOT NULL DEFAULT 0 CHECK (parked IN (0, 1)),
     decided_by   TEXT,
     decided_via  TEXT,
@@ -26,3 +26,14 @@ CREATE TABLE approvals (
 -- The hook's lookups: a pending approval of this call, a decision not used yet.
 CREATE INDEX approvals_call ON approvals (task_id, input_hash, state, created_at);
 CREATE INDEX approvals_created ON approvals (created_at DESC, id DESC);
+-- A PENDING approval ends with its ask: the ask cancelled (stop task, a
+-- newer ask, an outbox activation) or expired (TTL) ends the approval in
+-- the same statement's transaction, whichever code path changed the ask.
+CREATE TRIGGER approvals_end_with_ask AFTER UPDATE OF state ON harness_messages
+WHEN NEW.state IN ('CANCELLED', 'EXPIRED') AND OLD.state <> NEW.state
+BEGIN
+    UPDATE approvals SET state = NEW.state, decided_by = 'harness', decided_via = 'ask',
+        decided_at = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+        outcome = COALESCE(outcome, 'held')
+    WHERE request_id = NEW.id AND state = 'PENDING';
+END;

@@ -353,6 +353,63 @@ async fn a_held_call_is_approved_in_time_later_or_denied_and_each_decision_is_us
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_approval_replaced_by_a_newer_question_is_cancelled_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(&dir.path().join("data")).await;
+    let task = child_task(&server).await;
+    let check = |cmd: &str| {
+        json!({"taskId": task, "tool": "Bash", "input": {"command": cmd}, "cwd": "/repo",
+            "waitSeconds": 1})
+    };
+    let (_, first) = server
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(check("rm -rf build")),
+        )
+        .await;
+    assert_eq!(first["waiting"], true, "{first}");
+    // A newer question of the task (another held call) replaces the ask.
+    let (_, second) = server
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(check("git push --force")),
+        )
+        .await;
+    assert_eq!(second["waiting"], true, "{second}");
+    assert_ne!(second["approvalId"], first["approvalId"]);
+    let audit = approvals_of(&server, &task).await;
+    let old = audit
+        .iter()
+        .find(|a| a["id"] == first["approvalId"])
+        .unwrap();
+    assert_eq!(old["state"], "CANCELLED", "{old}");
+    assert_eq!(old["decidedBy"], "harness");
+    let id = first["approvalId"].as_str().unwrap();
+    let (status, e) = server
+        .admin(
+            "POST",
+            &format!("/api/approvals/{id}/decide"),
+            Some(json!({"decision": "approve"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("cancelled"), "{e}");
+    // Nothing was granted: the retried call asks again.
+    let (_, again) = server
+        .admin(
+            "POST",
+            "/api/internal/approvals/check",
+            Some(check("rm -rf build")),
+        )
+        .await;
+    assert_eq!(again["decision"], "deny", "{again}");
+    assert_ne!(again["approvalId"], first["approvalId"]);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_server_fails_closed_only_for_ask()
  {
     let dir = tempfile::tempdir().unwrap();

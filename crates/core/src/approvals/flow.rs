@@ -414,12 +414,20 @@ impl Harness {
         };
         let Some(done) = self.store().decide_approval(&current.id, &decision).await? else {
             let now = self.approval(&current.id).await?;
-            return Err(CoreError::Conflict(format!(
-                "already decided: {} by {} at {}",
-                now.state.as_str(),
-                now.decided_by.as_deref().unwrap_or("?"),
-                now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default()
-            )));
+            let at = now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+            return Err(CoreError::Conflict(match now.state {
+                ApprovalState::Cancelled | ApprovalState::Expired => format!(
+                    "cancelled: this approval's question was {} at {at} (task stopped, a newer \
+                     question, or its time ran out); the agent was told not to run the call, \
+                     nothing to decide",
+                    now.state.as_str().to_lowercase()
+                ),
+                _ => format!(
+                    "already decided: {} by {} at {at}",
+                    now.state.as_str(),
+                    now.decided_by.as_deref().unwrap_or("?"),
+                ),
+            }));
         };
         let decided = done.approval;
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");

@@ -16,6 +16,10 @@ pub enum ApprovalState {
     Pending,
     Approved,
     Denied,
+    /// Its ask was cancelled while pending (task stopped, a newer ask).
+    Cancelled,
+    /// Its ask expired while pending (the pending TTL).
+    Expired,
 }
 
 impl ApprovalState {
@@ -24,6 +28,8 @@ impl ApprovalState {
             Self::Pending => "PENDING",
             Self::Approved => "APPROVED",
             Self::Denied => "DENIED",
+            Self::Cancelled => "CANCELLED",
+            Self::Expired => "EXPIRED",
         }
     }
 
@@ -32,6 +38,8 @@ impl ApprovalState {
             "PENDING" => Some(Self::Pending),
             "APPROVED" => Some(Self::Approved),
             "DENIED" => Some(Self::Denied),
+            "CANCELLED" => Some(Self::Cancelled),
+            "EXPIRED" => Some(Self::Expired),
             _ => None,
         }
     }

@@ -384,3 +384,82 @@ pub async fn a_late_decision_and_its_typed_message_are_one_transaction(b: &Backe
     );
     assert_eq!(s.task_deliveries(&task, 10).await.unwrap().len(), 1);
 }
+
+pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
+    let s = b.store.as_ref();
+    // Cancelled with the task's OPEN asks (stop task).
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h9"))
+        .await
+        .unwrap();
+    assert_eq!(s.cancel_open_asks(&task).await.unwrap(), vec![request]);
+    let ended = s.get_approval(&a.id).await.unwrap().unwrap();
+    assert_eq!(ended.state, ApprovalState::Cancelled);
+    assert_eq!(ended.decided_by.as_deref(), Some("harness"));
+    assert!(ended.decided_at.is_some());
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.consume_approval(&task, "h9", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "h9")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Replaced by a newer ask of the task.
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h10"))
+        .await
+        .unwrap();
+    s.record_ask(ask(&task, "something else?", now_ms()))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Cancelled
+    );
+
+    // Expired with its ask (the pending TTL).
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h11"))
+        .await
+        .unwrap();
+    let expired = s
+        .expire_asks_before(now_ms() + chrono::Duration::seconds(60))
+        .await
+        .unwrap();
+    assert!(expired.contains(&request));
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Expired
+    );
+
+    // A decided approval is left as it was when its ask ends later.
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h12"))
+        .await
+        .unwrap();
+    s.decide_approval(&a.id, &decision(true))
+        .await
+        .unwrap()
+        .unwrap();
+    s.cancel_open_asks(&task).await.unwrap();
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Approved
+    );
+}

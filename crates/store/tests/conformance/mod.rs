@@ -195,6 +195,7 @@ macro_rules! conformance_suite {
             racing_calls_use_one_grant_once,
             an_approval_and_its_ask_are_recorded_in_one_transaction,
             a_late_decision_and_its_typed_message_are_one_transaction,
+            a_pending_approval_ends_with_its_ask,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
