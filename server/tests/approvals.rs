@@ -406,6 +406,24 @@ async fn a_pending_approval_replaced_by_a_newer_question_is_cancelled_and_says_s
         .await;
     assert_eq!(again["decision"], "deny", "{again}");
     assert_ne!(again["approvalId"], first["approvalId"]);
+    // Decided by a reply from chat: the gateway's sender is who decided.
+    let (status, r) = server
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": task, "text": "Deny: not today", "senderId": "ou_42"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    let audit = approvals_of(&server, &task).await;
+    let by_chat = audit
+        .iter()
+        .find(|a| a["id"] == again["approvalId"])
+        .unwrap();
+    assert_eq!(by_chat["state"], "DENIED", "{by_chat}");
+    assert_eq!(by_chat["decidedBy"], "gateway:ou_42");
+    assert_eq!(by_chat["decidedVia"], "chat");
+    assert_eq!(by_chat["reason"], "not today");
     server.shutdown().await;
 }
 

@@ -364,12 +364,15 @@ impl Harness {
         reason: Option<&str>,
         via: &str,
     ) -> CoreResult<Approval> {
-        Ok(self.decide(by, id, approve, reason, via).await?.0)
+        Ok(self.decide(by, None, id, approve, reason, via).await?.0)
     }
 
+    /// `sender`: the gateway's sender id of a reply from chat, recorded as
+    /// who decided (`gateway:<id>`) instead of the token's person.
     async fn decide(
         &self,
         by: &Person,
+        sender: Option<&str>,
         id: &str,
         approve: bool,
         reason: Option<&str>,
@@ -377,7 +380,10 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, 2000)?;
-        let by = person_name(by).to_string();
+        let by = match sender {
+            Some(sender) => format!("gateway:{sender}"),
+            None => person_name(by).to_string(),
+        };
         let now = Utc::now();
         // What is typed into the terminal if the hook has stopped waiting
         // (the store writes it only then, in the decision's transaction).
@@ -461,6 +467,7 @@ impl Harness {
         by: &Person,
         task_id: &str,
         text: &str,
+        sender: Option<&str>,
     ) -> CoreResult<Option<ReplyOutcome>> {
         let ask = match self.store().open_ask(task_id).await? {
             Some(open) => open,
@@ -479,7 +486,14 @@ impl Harness {
             ));
         };
         let (decided, delivery) = self
-            .decide(by, &approval.id, approve, reason.as_deref(), "reply")
+            .decide(
+                by,
+                sender,
+                &approval.id,
+                approve,
+                reason.as_deref(),
+                if sender.is_some() { "chat" } else { "reply" },
+            )
             .await?;
         let running = self.store().live_execution(task_id).await?.is_some();
         Ok(Some(ReplyOutcome {

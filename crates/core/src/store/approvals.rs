@@ -66,9 +66,10 @@ pub struct Approval {
     pub state: ApprovalState,
     /// The hook stopped waiting: the decision is typed into the terminal.
     pub parked: bool,
-    /// Who decided (`admin`, `browser`).
+    /// Who decided (`admin`, `browser`, `gateway:<sender id>` for a reply
+    /// from chat, `harness` when its ask was cancelled or expired).
     pub decided_by: Option<String>,
-    /// Where from (`rest`, `mcp`, `ui`, `chat`).
+    /// Where from (`rest`, `reply`, `chat`; `ask` when its ask ended).
     pub decided_via: Option<String>,
     pub decided_at: Option<DateTime<Utc>>,
     /// The person's reason (a denial's "because …").
