@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use harness_core::{ladder, native_question, unattended};
+use harness_core::{approvals, ladder, native_question, unattended};
 use serde_json::{Value, json};
 
 /// What the hook process prints and exits with.
@@ -86,7 +86,9 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
         .as_deref()
         .is_some_and(|dir| unattended::signal_file(dir, task_id).exists());
     match ladder::decide(tool, env.has_parent, unattended) {
-        ladder::Decision::Allow => HookResult::allow(),
+        // Attended, top-level terminals keep today's behaviour: no policy.
+        ladder::Decision::Allow if !env.has_parent && !unattended => HookResult::allow(),
+        ladder::Decision::Allow => approval_check(tool, &event, env),
         ladder::Decision::Deny(reason) => HookResult {
             // The native menu becomes a Harness question (issue 16); when it
             // cannot be recorded (server unreachable…) the plain deny stands.
@@ -102,6 +104,55 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
             stderr: String::new(),
             exit_code: 0,
         },
+    }
+}
+
+/// How long the hook holds a call for a person's decision; the hook timeout
+/// Harness writes into the per-spawn settings ([`PRE_TOOL_TIMEOUT_SECS`]) is
+/// longer, so the CLI never kills the hook first.
+pub const APPROVAL_WAIT_SECS: u64 = 45;
+/// The PreToolUse hook timeout in the per-spawn settings of both CLIs.
+pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
+
+/// The approval policy's check of one call (issue 31), by the server (the
+/// hook has no database). Server unreachable: the built-in rules decide
+/// here — a call they would ask about (or deny) is denied with the reason,
+/// anything else runs (fails closed for `ask`, open otherwise).
+fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
+    let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
+    let cwd = event.get("cwd").and_then(Value::as_str);
+    let body = json!({"taskId": env.task_id, "tool": tool, "input": input, "cwd": cwd,
+        "waitSeconds": APPROVAL_WAIT_SECS});
+    let timeout = Duration::from_secs(APPROVAL_WAIT_SECS + 10);
+    match post(env, "/api/internal/approvals/check", body, timeout) {
+        Ok(v) if v.get("decision").and_then(Value::as_str) == Some("deny") => {
+            let reason = v
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("Harness: the approval policy denies this call.");
+            denied(reason)
+        }
+        Ok(_) => HookResult::allow(),
+        Err(err) => {
+            let offline = approvals::Effective {
+                project: Vec::new(),
+                global: None,
+            };
+            match offline.evaluate(tool, &input, cwd).action {
+                approvals::Action::Allow => HookResult::allow(),
+                _ => denied(&format!(
+                    "Harness: this call needs a person's approval, but the Harness server cannot be reached to ask for it ({err}). Do not run it and do not work around it: end your turn and report that the step is waiting for approval."
+                )),
+            }
+        }
+    }
+}
+
+fn denied(reason: &str) -> HookResult {
+    HookResult {
+        stdout: deny(reason),
+        stderr: String::new(),
+        exit_code: 0,
     }
 }
 
@@ -136,6 +187,10 @@ fn record_native_question(tool: &str, event: &Value, env: &HookEnv) -> Result<St
 /// POST a JSON body to the Harness server with the agent's token; bounded
 /// by a short timeout. Failures are returned, never fatal for the hook.
 fn report(env: &HookEnv, path: &str, body: Value) -> Result<Value, String> {
+    post(env, path, body, Duration::from_secs(3))
+}
+
+fn post(env: &HookEnv, path: &str, body: Value, timeout: Duration) -> Result<Value, String> {
     let (Some(base), Some(token)) = (env.api_url.as_deref(), env.api_token.as_deref()) else {
         return Err("TOWER_API_URL / TOWER_API_TOKEN not set".into());
     };
@@ -146,7 +201,7 @@ fn report(env: &HookEnv, path: &str, body: Value) -> Result<Value, String> {
         .map_err(|e| e.to_string())?;
     runtime.block_on(async move {
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(3))
+            .timeout(timeout)
             .build()
             .map_err(|e| e.to_string())?;
         let resp = client

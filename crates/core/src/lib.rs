@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod analytics;
+pub mod approvals;
 pub mod auth;
 pub mod choice_reply;
 pub mod control;

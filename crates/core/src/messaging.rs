@@ -303,16 +303,38 @@ impl Harness {
     ///
     /// Only a person answers (`by`, from [`crate::auth::Identity::person`]):
     /// an agent's token cannot answer its own question.
-    #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn reply(
         &self,
-        _by: &crate::auth::Person,
+        by: &crate::auth::Person,
         task_id: &str,
         text: Option<&str>,
         allow_retry: bool,
     ) -> CoreResult<ReplyOutcome> {
+        self.reply_from(by, task_id, text, allow_retry, None).await
+    }
+
+    /// [`Self::reply`] relayed from chat: `sender_id` is the gateway's
+    /// verified sender (≤ 512 characters), recorded as who decided when the
+    /// reply decides an approval (issue 31).
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn reply_from(
+        &self,
+        by: &crate::auth::Person,
+        task_id: &str,
+        text: Option<&str>,
+        allow_retry: bool,
+        sender_id: Option<&str>,
+    ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
+        let sender_id = validate::optional_text("senderId", sender_id, 512)?;
+        // An approval's ask (issue 31) is decided, never answered as text.
+        if let Some(outcome) = self
+            .reply_to_approval(by, &task_id, &text, sender_id.as_deref())
+            .await?
+        {
+            return Ok(outcome);
+        }
         // Subscribed before the row exists, so no change of it is missed.
         let events = self.subscribe();
         let delivery_id = ids::new_id();

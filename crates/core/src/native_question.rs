@@ -164,25 +164,57 @@ impl crate::Harness {
         question: Option<&str>,
         choices: &crate::options::ChoicesInput,
     ) -> crate::CoreResult<crate::messaging::AskOutcome> {
-        use crate::{ids, inbox, store::NewAsk, validate};
         let view = self.get_task(task_id).await?;
-        let Some(parent_id) = view.task.parent_task_id.clone() else {
+        if view.task.parent_task_id.is_none() {
             return self.ask_with(task_id, question, choices).await;
+        }
+        let prepared = self
+            .prepare_native_ask(&view.task, tool_name, question, choices)
+            .await?;
+        let Some(event) = prepared.event else {
+            return Err(crate::CoreError::Conflict("the task has no parent".into()));
         };
+        let (recorded, added) = self
+            .store()
+            .record_ask_for_parent(prepared.ask, prepared.choices, event)
+            .await
+            .map_err(crate::messaging::task_missing)?;
+        self.native_asked(&view.task.id, prepared.parent, recorded, added)
+            .await
+    }
+
+    /// The validated ask of a native question of `task` (rate-checked), and
+    /// on a derived task its parent's inbox event (see [`Self::ask_native`]).
+    pub(crate) async fn prepare_native_ask(
+        &self,
+        task: &crate::model::Task,
+        tool_name: &str,
+        question: Option<&str>,
+        choices: &crate::options::ChoicesInput,
+    ) -> crate::CoreResult<PreparedAsk> {
+        use crate::{ids, inbox, store::NewAsk, validate};
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
         let tool: String = tool_name.trim().chars().take(64).collect();
         let now = chrono::Utc::now();
         let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
-        self.check_rate(&view.task.id, crate::rate_limit::RateAction::Ask)?;
+        self.check_rate(&task.id, crate::rate_limit::RateAction::Ask)?;
         let ask = NewAsk {
             id: ids::new_id(),
-            task_id: view.task.id.clone(),
+            task_id: task.id.clone(),
             question: question.clone(),
             now,
             idempotency_key: None,
         };
+        let Some(parent_id) = task.parent_task_id.clone() else {
+            return Ok(PreparedAsk {
+                ask,
+                choices,
+                event: None,
+                parent: None,
+            });
+        };
         let mut payload = json!({
-            "childTaskId": view.task.id, "childTitle": view.task.title,
+            "childTaskId": task.id, "childTitle": task.title,
             "question": question, "requestId": ask.id, "nativeTool": tool,
         });
         if let Some(c) = &choices
@@ -195,31 +227,51 @@ impl crate::Harness {
         }
         let event = inbox::NewEvent {
             id: ids::new_id(),
-            parent_task_id: parent_id,
-            source_task_id: view.task.id.clone(),
+            parent_task_id: parent_id.clone(),
+            source_task_id: task.id.clone(),
             // The store takes the ask's own execution.
             execution_id: None,
             kind: inbox::EventKind::ChildDecisionRequired,
             priority: inbox::Priority::High,
-            dedup_key: parent_event_key(&view.task.id, &ask.id),
+            dedup_key: parent_event_key(&task.id, &ask.id),
             execution_review_key: None,
             fallback: false,
             payload,
             now,
         };
-        let parent = event.parent_task_id.clone();
-        let (recorded, added) = self
-            .store()
-            .record_ask_for_parent(ask, choices, event)
-            .await
-            .map_err(crate::messaging::task_missing)?;
-        if added {
+        Ok(PreparedAsk {
+            ask,
+            choices,
+            event: Some(event),
+            parent: Some(parent_id),
+        })
+    }
+
+    /// After a native ask committed: the parent's event published, the ask
+    /// published as [`Self::asked`] does.
+    pub(crate) async fn native_asked(
+        &self,
+        task_id: &str,
+        parent: Option<String>,
+        recorded: crate::store::AskRecorded,
+        added: bool,
+    ) -> crate::CoreResult<crate::messaging::AskOutcome> {
+        if added && let Some(parent) = parent {
             tracing::info!(request_id = %recorded.message.id, parent_task_id = %parent,
-                tool = %tool, "native question of a derived task queued for its parent");
+                "native question of a derived task queued for its parent");
             self.publish(crate::events::HarnessEvent::TaskChanged { task_id: parent });
         }
-        self.asked(&view.task.id, recorded).await
+        self.asked(task_id, recorded).await
     }
+}
+
+/// A native question ready to record: the ask, its validated choices, and
+/// (derived task) the parent's inbox event.
+pub(crate) struct PreparedAsk {
+    pub ask: crate::store::NewAsk,
+    pub choices: Option<crate::options::Choices>,
+    pub event: Option<crate::inbox::NewEvent>,
+    pub parent: Option<String>,
 }
 
 #[cfg(test)]

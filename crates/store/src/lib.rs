@@ -6,6 +6,7 @@
 //! decoders, the SQL both dialects read, whole aggregates written once) is in
 //! `shared`.
 
+mod approvals_sql;
 mod error;
 pub mod migrate_db;
 mod open;

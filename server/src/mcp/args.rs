@@ -63,6 +63,10 @@ pub struct ReplyArgs {
     pub task_id: Option<String>,
     #[schemars(required, length(min = 1, max = validate::MAX_REPLY_CHARS))]
     pub text: Option<String>,
+    /// The gateway's verified sender of a reply from chat: recorded as who
+    /// decided when the reply decides an approval.
+    #[schemars(length(max = 512))]
+    pub sender_id: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -87,7 +87,13 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness
-            .reply(&person, &task_id, a.text.as_deref(), false)
+            .reply_from(
+                &person,
+                &task_id,
+                a.text.as_deref(),
+                false,
+                a.sender_id.as_deref(),
+            )
             .await
         {
             Ok(out) => Ok(Json(ReplyOut {

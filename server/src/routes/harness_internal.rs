@@ -93,6 +93,9 @@ struct ReplyBody {
     task_id: Option<String>,
     text: Option<String>,
     allow_retry: Option<bool>,
+    /// The gateway's verified sender of a reply from chat (≤ 512): who
+    /// decided, when the reply decides an approval.
+    sender_id: Option<String>,
 }
 
 #[utoipa::path(
@@ -116,11 +119,12 @@ async fn reply(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let out = s
         .harness
-        .reply(
+        .reply_from(
             &person,
             &task_id,
             body.text.as_deref(),
             body.allow_retry.unwrap_or(true),
+            body.sender_id.as_deref(),
         )
         .await?;
     Ok(Json(json!({

@@ -1,6 +1,7 @@
 //! REST routes, split by resource. Each handler: extract, call the core, shape JSON.
 
 mod analytics;
+mod approvals;
 mod deliveries;
 mod harness_internal;
 mod hooks_internal;
@@ -27,6 +28,7 @@ pub fn api() -> Router<AppState> {
         .merge(messages::routes())
         .merge(settings::routes())
         .merge(analytics::routes())
+        .merge(approvals::routes())
         .merge(inbox::routes())
         .merge(outbox::routes())
         .nest("/internal/harness", harness_internal::routes())
@@ -56,6 +58,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         messages::Api::openapi(),
         settings::Api::openapi(),
         analytics::Api::openapi(),
+        approvals::Api::openapi(),
         inbox::Api::openapi(),
         outbox::Api::openapi(),
         harness_internal::Api::openapi(),

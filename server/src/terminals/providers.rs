@@ -14,10 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harness_core::{
-    ladder,
-    model::{AgentConfig, Provider},
-};
+use harness_core::model::{AgentConfig, Provider};
 use serde_json::json;
 
 /// How the agent is (re)started.
@@ -85,7 +82,6 @@ fn hook_command(bin: &Path, event: &str) -> String {
 /// answers the one-time "Bypass Permissions mode" warning for this spawn only
 /// (without it a first-time user's agent waits at "No, exit").
 pub fn claude_settings(bin: &Path) -> serde_json::Value {
-    let gate = ladder::blocked_tools_matcher(true);
     let entry = |event: &str, matcher: Option<&str>, timeout: u32| {
         let mut e = json!({"hooks": [{"type": "command", "command": hook_command(bin, event), "timeout": timeout}]});
         if let Some(m) = matcher {
@@ -96,7 +92,10 @@ pub fn claude_settings(bin: &Path) -> serde_json::Value {
     json!({
         "skipDangerousModePermissionPrompt": true,
         "hooks": {
-            "PreToolUse": [entry("pre-tool", Some(&gate), 5)],
+            // Every tool: the ladder's gate (the blocked tools) and,
+            // on unattended or derived tasks, the approval policy (issue 31);
+            // the timeout covers the hook's wait for a person.
+            "PreToolUse": [entry("pre-tool", None, crate::hooks::PRE_TOOL_TIMEOUT_SECS)],
             "Stop": [entry("stop", None, 10)],
             "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
         },
@@ -114,24 +113,29 @@ pub fn claude_mcp_config(mcp_url: &str) -> serde_json::Value {
 }
 
 /// Codex hooks as `-c` config overrides (TOML values), so `~/.codex` is
-/// never edited: PreToolUse on the blocked tools (`harness_core::ladder`),
+/// never edited: PreToolUse on every tool (the ladder and the approval policy),
 /// Stop, SessionStart.
 pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
     // A JSON string literal is a valid TOML basic string.
     let cmd = |event: &str| json!(hook_command(bin, event)).to_string();
-    let gate = ladder::blocked_tools_matcher(false);
     let mut out = Vec::new();
-    for (event, matcher, hook) in [
-        ("PreToolUse", Some(gate.as_str()), "pre-tool"),
-        ("Stop", None, "stop"),
-        ("SessionStart", None, "session-start"),
+    // PreToolUse on every tool (the ladder's gate and the approval policy).
+    for (event, matcher, hook, timeout) in [
+        (
+            "PreToolUse",
+            None::<&str>,
+            "pre-tool",
+            crate::hooks::PRE_TOOL_TIMEOUT_SECS,
+        ),
+        ("Stop", None, "stop", 10),
+        ("SessionStart", None, "session-start", 10),
     ] {
         let matcher = matcher
             .map(|m| format!("matcher={},", json!(m)))
             .unwrap_or_default();
         out.push("-c".to_string());
         out.push(format!(
-            "hooks.{event}=[{{{matcher}hooks=[{{type=\"command\",command={},timeout=10}}]}}]",
+            "hooks.{event}=[{{{matcher}hooks=[{{type=\"command\",command={},timeout={timeout}}}]}}]",
             cmd(hook)
         ));
     }
@@ -371,9 +375,13 @@ mod tests {
             &std::fs::read_to_string(dir.path().join("claude-settings.json")).unwrap(),
         )
         .unwrap();
+        assert!(
+            settings["hooks"]["PreToolUse"][0].get("matcher").is_none(),
+            "every tool: the ladder's gate and the approval policy"
+        );
         assert_eq!(
-            settings["hooks"]["PreToolUse"][0]["matcher"],
-            "AskUserQuestion"
+            settings["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"],
+            60
         );
         assert_eq!(settings["skipDangerousModePermissionPrompt"], true);
         assert_eq!(
@@ -426,7 +434,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             pre,
-            r#"hooks.PreToolUse=[{matcher="request_user_input|request_user_input_async",hooks=[{type="command",command="'/h' hook pre-tool",timeout=10}]}]"#
+            r#"hooks.PreToolUse=[{hooks=[{type="command",command="'/h' hook pre-tool",timeout=60}]}]"#
         );
         assert_eq!(
             &build(StartMode::Resume {

@@ -24,6 +24,7 @@
 //! port, the services and the API all speak; it imports nothing from the
 //! services either. Nothing here imports a service module.
 
+mod approvals;
 mod choices;
 mod deliveries;
 mod inbox;
@@ -33,6 +34,10 @@ mod settings;
 mod stats;
 mod tasks;
 
+pub use approvals::{
+    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState, ApprovalStore,
+    NewApproval,
+};
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{
     Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
@@ -80,6 +85,7 @@ pub trait Store:
     + InboxStore
     + ChoicesStore
     + OutboxStore
+    + ApprovalStore
 {
 }
 
@@ -92,5 +98,6 @@ impl<T> Store for T where
         + InboxStore
         + ChoicesStore
         + OutboxStore
+        + ApprovalStore
 {
 }

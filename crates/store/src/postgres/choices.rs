@@ -53,6 +53,31 @@ pub(super) async fn insert_choices(
     Ok(())
 }
 
+/// A derived task's ask as a HIGH event in its parent's inbox, inside the
+/// ask's transaction (`ask_id`: the ask just recorded; the event names its
+/// execution). `false`: an event under its dedup key already exists.
+pub(super) async fn insert_parent_event(
+    conn: &mut sqlx::PgConnection,
+    event: &NewEvent,
+    id: &str,
+    payload: &str,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(RECORD_ASK_FOR_PARENT)
+        .bind(&event.id)
+        .bind(&event.parent_task_id)
+        .bind(&event.source_task_id)
+        .bind(id)
+        .bind(event.kind.as_str())
+        .bind(event.priority.as_str())
+        .bind(&event.dedup_key)
+        .bind(payload)
+        .bind(ms(event.now))
+        .execute(&mut *conn)
+        .await?
+        .rows_affected()
+        > 0)
+}
+
 #[async_trait]
 impl ChoicesStore for PgStore {
     async fn record_ask_with_choices(
@@ -288,21 +313,7 @@ impl ChoicesStore for PgStore {
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
-                    // The event names the ask's execution (the one it parked).
-                    let added = sqlx::query(RECORD_ASK_FOR_PARENT)
-                        .bind(&event.id)
-                        .bind(&event.parent_task_id)
-                        .bind(&event.source_task_id)
-                        .bind(&id)
-                        .bind(event.kind.as_str())
-                        .bind(event.priority.as_str())
-                        .bind(&event.dedup_key)
-                        .bind(payload)
-                        .bind(ms(event.now))
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected()
-                        > 0;
+                    let added = insert_parent_event(conn, &event, &id, &payload).await?;
                     Ok((returned, added))
                 })
             })

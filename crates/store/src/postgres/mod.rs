@@ -15,6 +15,7 @@
 //! name, taken before the migrations table is even created), on a
 //! connection of its own that is closed afterwards.
 
+mod approvals;
 mod batch;
 mod choices;
 mod deliveries;

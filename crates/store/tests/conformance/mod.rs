@@ -25,6 +25,7 @@ pub mod coverage;
 pub mod support;
 
 pub mod access;
+pub mod approvals;
 pub mod choice_answers;
 pub mod choices;
 pub mod deliveries;
@@ -187,6 +188,14 @@ macro_rules! conformance_suite {
             concurrent_inbox_claimers_take_each_event_once,
             racing_compare_and_set_has_one_winner_per_value,
             one_workbench_per_project_when_raced,
+        );
+        conformance_suite!(@area $factory; approvals:
+            a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once,
+            parking_is_conditional_and_a_parked_approval_survives_a_new_connection,
+            racing_calls_use_one_grant_once,
+            an_approval_and_its_ask_are_recorded_in_one_transaction,
+            a_late_decision_and_its_typed_message_are_one_transaction,
+            a_pending_approval_ends_with_its_ask,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

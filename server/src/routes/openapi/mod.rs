@@ -66,6 +66,7 @@ pub const RATE_LIMITED: [&str; 3] = [
         (name = "outbox", description = "Messages to people through gateways"),
         (name = "settings", description = "Notify targets, gateways, the system directive"),
         (name = "analytics", description = "How long agents wait for people"),
+        (name = "approvals", description = "Approvals of risky tool calls: policy, the hook's check, decisions, audit"),
         (name = "internal", description = "The agent and gateway API (admin or agent token)"),
         (name = "meta", description = "This document"),
     )

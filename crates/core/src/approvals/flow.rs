@@ -1,0 +1,560 @@
+//! The hook's check of one tool call and a person's decision (issue 31,
+//! points 2–4). An approval is an ask with the options `Approve` / `Deny`
+//! (contract.md §4), recorded through the ask path (so the parent-first
+//! ladder and the notification center apply), plus an `approvals` row: the
+//! audit record and the one-time grant for exactly that call (same tool,
+//! same input hash), used once by an atomic consume in the store.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{policy::Action, text};
+use crate::{
+    CoreError, CoreResult, Harness,
+    auth::{Person, PersonKind},
+    events::HarnessEvent,
+    ids,
+    messaging::{ReplyOutcome, ResumeMode},
+    model::MessageState,
+    options::ChoicesInput,
+    store::{Approval, ApprovalDecision, ApprovalState, NewApproval, NewInput},
+};
+
+/// The longest the server holds one check (the hook's own timeout is longer).
+pub const MAX_WAIT: Duration = Duration::from_secs(120);
+
+/// One tool call as the pre-tool hook saw it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub tool: String,
+    #[serde(default)]
+    pub input: Value,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallDecision {
+    Allow,
+    Deny,
+}
+
+/// The answer to the hook.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallVerdict {
+    pub decision: CallDecision,
+    /// Shown to the agent on a deny.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The rule's action (`allow`, `ask`, `deny`), `None`: no rule matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_action: Option<Action>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// True when the hook stopped waiting: the step waits for a person.
+    pub waiting: bool,
+}
+
+impl CallVerdict {
+    fn allow(rule_action: Option<Action>) -> Self {
+        Self {
+            decision: CallDecision::Allow,
+            reason: None,
+            rule_action,
+            approval_id: None,
+            request_id: None,
+            waiting: false,
+        }
+    }
+
+    fn deny(reason: String, rule_action: Option<Action>) -> Self {
+        Self {
+            decision: CallDecision::Deny,
+            reason: Some(reason),
+            ..Self::allow(rule_action)
+        }
+    }
+
+    fn of(mut self, a: &Approval) -> Self {
+        self.approval_id = Some(a.id.clone());
+        self.request_id = Some(a.request_id.clone());
+        self
+    }
+}
+
+/// `{"a":…}` with object keys sorted at every level (independent of how
+/// serde_json keeps maps), the text a grant's hash is taken over.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// What a grant is for: sha256 of the tool name and its canonical input.
+pub fn call_hash(tool: &str, input: &Value) -> String {
+    let mut h = Sha256::new();
+    h.update(tool.as_bytes());
+    h.update(b"\n");
+    h.update(canonical(input).as_bytes());
+    hex::encode(h.finalize())
+}
+
+fn person_name(by: &Person) -> &'static str {
+    match by.kind() {
+        PersonKind::Admin => "admin",
+        PersonKind::Browser => "browser",
+    }
+}
+
+/// `Approve` / `1` / `yes` → approve; `Deny` / `2` / `no` (optionally
+/// followed by a reason: `deny: not on main`) → deny with that reason.
+pub fn parse_answer(text: &str) -> Option<(bool, Option<String>)> {
+    let t = text.trim();
+    let lower = t.to_lowercase();
+    let word_end = lower
+        .find(|c: char| !c.is_alphanumeric())
+        .unwrap_or(lower.len());
+    let (word, rest) = lower.split_at(word_end);
+    let reason = t[word_end..]
+        .trim_start_matches(|c: char| {
+            c == '.' || c == ':' || c == ',' || c == '-' || c.is_whitespace()
+        })
+        .trim();
+    let reason = (!reason.is_empty()).then(|| reason.to_string());
+    match word {
+        "1" | "approve" | "approved" | "yes" | "y" | "allow"
+            if rest.trim_matches('.').trim().is_empty() =>
+        {
+            Some((true, None))
+        }
+        "2" | "deny" | "denied" | "no" | "n" | "reject" => Some((false, reason)),
+        _ => None,
+    }
+}
+
+impl Harness {
+    /// The pre-tool hook's check of one call of `task_id`'s agent (issue
+    /// 31). Policy `allow` → allow; `deny` → deny; `ask` on an attended,
+    /// top-level task → allow (today's behaviour); otherwise a decision not
+    /// used yet for exactly this call is used once, else an approval is
+    /// asked (or the pending one for this call reused) and waited for at
+    /// most `wait`; still undecided → deny, telling the agent to end its turn.
+    #[tracing::instrument(skip_all, fields(task_id, tool = %call.tool))]
+    pub async fn check_tool_call(
+        &self,
+        task_id: &str,
+        execution_id: Option<&str>,
+        call: &ToolCall,
+        wait: Duration,
+    ) -> CoreResult<CallVerdict> {
+        let tool = call.tool.trim();
+        if tool.is_empty() || tool.chars().count() > 200 {
+            return Err(CoreError::invalid(
+                "tool",
+                "tool must be 1..=200 characters",
+            ));
+        }
+        let view = self.get_task(task_id).await?;
+        let task = &view.task;
+        let effective = self.effective_policy(task.project_id.as_deref()).await?;
+        let verdict = effective.evaluate(tool, &call.input, call.cwd.as_deref());
+        let short = text::short(tool, &call.input);
+        let (action, matched) = match (verdict.action, verdict.matched) {
+            (Action::Allow, m) => return Ok(CallVerdict::allow(m.map(|_| Action::Allow))),
+            (Action::Deny, m) => {
+                let note = m
+                    .as_ref()
+                    .and_then(|m| m.rule.note.clone())
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                return Ok(CallVerdict::deny(
+                    format!(
+                        "Harness: the approval policy denies {short}{note}. Do not run it; choose another way or end your turn."
+                    ),
+                    Some(Action::Deny),
+                ));
+            }
+            (Action::Ask, Some(m)) => (Action::Ask, m),
+            (Action::Ask, None) => return Ok(CallVerdict::allow(None)),
+        };
+        if task.parent_task_id.is_none() && !task.unattended {
+            // Attended, top-level: the person watching decides as today.
+            return Ok(CallVerdict::allow(Some(action)));
+        }
+        let hash = call_hash(tool, &call.input);
+        if let Some(used) = self.use_decision(task_id, &hash).await? {
+            return Ok(used);
+        }
+        let events = self.subscribe();
+        let approval = match self
+            .store()
+            .pending_approval_for_call(task_id, &hash)
+            .await?
+        {
+            Some(a) => a,
+            None => {
+                let question = text::question(
+                    tool,
+                    &call.input,
+                    call.cwd.as_deref(),
+                    &task.title,
+                    &matched,
+                );
+                let choices = ChoicesInput {
+                    options: Some(json!([
+                        {"label": "Approve", "description": "run exactly this call, once"},
+                        {"label": "Deny", "description": "the agent must not run it"}
+                    ])),
+                    urgency: Some(json!("high")),
+                    ..ChoicesInput::default()
+                };
+                // The ask path: a derived task's question also reaches its
+                // parent's inbox first (the escalation ladder). The ask and
+                // its approval row are one transaction.
+                let prepared = self
+                    .prepare_native_ask(task, tool, Some(&question), &choices)
+                    .await?;
+                let Some(choices) = prepared.choices else {
+                    return Err(CoreError::Conflict(
+                        "an approval's options were not recorded".into(),
+                    ));
+                };
+                let new = NewApproval {
+                    id: ids::new_id(),
+                    task_id: task_id.to_string(),
+                    execution_id: execution_id.map(str::to_string),
+                    request_id: prepared.ask.id.clone(),
+                    tool: tool.to_string(),
+                    input: call.input.to_string(),
+                    input_hash: hash.clone(),
+                    cwd: call.cwd.clone(),
+                    rule: serde_json::to_string(&matched).unwrap_or_default(),
+                    now: Utc::now(),
+                };
+                let asked = self
+                    .store()
+                    .record_approval_ask(prepared.ask, choices, prepared.event, new)
+                    .await
+                    .map_err(crate::messaging::task_missing)?;
+                let a = asked.approval;
+                self.native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
+                    .await?;
+                tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");
+                self.publish(HarnessEvent::TaskChanged {
+                    task_id: task_id.to_string(),
+                });
+                a
+            }
+        };
+        self.wait_for_decision(approval, &hash, &short, wait.min(MAX_WAIT), events)
+            .await
+    }
+
+    /// A decision for exactly this call, used once.
+    async fn use_decision(&self, task_id: &str, hash: &str) -> CoreResult<Option<CallVerdict>> {
+        let Some(a) = self
+            .store()
+            .consume_approval(task_id, hash, Utc::now())
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: task_id.to_string(),
+        });
+        let call = text::short(
+            &a.tool,
+            &serde_json::from_str(&a.input).unwrap_or(Value::Null),
+        );
+        Ok(Some(match a.state {
+            ApprovalState::Approved => CallVerdict::allow(Some(Action::Ask)).of(&a),
+            _ => CallVerdict::deny(text::denied_reason(&a, &call), Some(Action::Ask)).of(&a),
+        }))
+    }
+
+    async fn wait_for_decision(
+        &self,
+        approval: Approval,
+        hash: &str,
+        short: &str,
+        wait: Duration,
+        mut events: tokio::sync::broadcast::Receiver<HarnessEvent>,
+    ) -> CoreResult<CallVerdict> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let now_row = self.store().get_approval(&approval.id).await?;
+            if let Some(a) = &now_row
+                && a.state != ApprovalState::Pending
+                && let Some(used) = self.use_decision(&a.task_id, hash).await?
+            {
+                return Ok(used);
+            }
+            // The carrying ask was cancelled (task stopped, superseded…).
+            if let Some(m) = self.store().get_message(&approval.request_id).await?
+                && !matches!(m.state, MessageState::Open | MessageState::Answered)
+            {
+                return Ok(CallVerdict::deny(
+                    format!("Harness: the approval request for {short} was cancelled ({:?}); do not run it. End your turn.", m.state),
+                    Some(Action::Ask),
+                )
+                .of(&approval));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            // Woken by any change (answers publish MessageChanged), else polled.
+            let tick = Duration::from_millis(500);
+            let _ = tokio::time::timeout(
+                tick.min(deadline - tokio::time::Instant::now()),
+                events.recv(),
+            )
+            .await;
+        }
+        // Stop waiting; a decision from now on is typed into the terminal.
+        match self.store().park_approval(&approval.id, Utc::now()).await? {
+            Some(a) if a.state != ApprovalState::Pending => {
+                if let Some(used) = self.use_decision(&a.task_id, hash).await? {
+                    return Ok(used);
+                }
+            }
+            _ => {}
+        }
+        let mut v = CallVerdict::deny(
+            text::waiting_reason(short, &approval.request_id),
+            Some(Action::Ask),
+        )
+        .of(&approval);
+        v.waiting = true;
+        Ok(v)
+    }
+
+    /// A person's decision on approval `id` (REST `POST
+    /// /api/approvals/{id}/decide`, and a reply to its ask). First decision
+    /// wins; a later one is a Conflict "already decided".
+    pub async fn decide_approval(
+        &self,
+        by: &Person,
+        id: &str,
+        approve: bool,
+        reason: Option<&str>,
+        via: &str,
+    ) -> CoreResult<Approval> {
+        Ok(self.decide(by, None, id, approve, reason, via).await?.0)
+    }
+
+    /// `sender`: the gateway's sender id of a reply from chat, recorded as
+    /// who decided (`gateway:<id>`) instead of the token's person.
+    async fn decide(
+        &self,
+        by: &Person,
+        sender: Option<&str>,
+        id: &str,
+        approve: bool,
+        reason: Option<&str>,
+        via: &str,
+    ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
+        let current = self.approval(id).await?;
+        let reason = crate::validate::optional_text("reason", reason, 2000)?;
+        let by = match sender {
+            Some(sender) => format!("gateway:{sender}"),
+            None => person_name(by).to_string(),
+        };
+        let now = Utc::now();
+        // What is typed into the terminal if the hook has stopped waiting
+        // (the store writes it only then, in the decision's transaction).
+        let mut prospective = current.clone();
+        prospective.state = if approve {
+            ApprovalState::Approved
+        } else {
+            ApprovalState::Denied
+        };
+        prospective.decided_by = Some(by.clone());
+        prospective.reason = reason.clone();
+        let call = text::short(
+            &current.tool,
+            &serde_json::from_str(&current.input).unwrap_or(Value::Null),
+        );
+        let typed = NewInput {
+            id: ids::new_id(),
+            task_id: current.task_id.clone(),
+            node_id: self.execution_node(&current.task_id).await?,
+            text: text::typed_decision(&prospective, &call),
+            submit: true,
+            dedup_key: format!("approval:{}", current.id),
+            resume: false,
+            now,
+        };
+        let decision = ApprovalDecision {
+            approve,
+            by,
+            via: via.chars().take(32).collect(),
+            reason,
+            reply_text: if approve { "Approve" } else { "Deny" }.to_string(),
+            typed: Some(typed),
+            now,
+        };
+        let Some(done) = self.store().decide_approval(&current.id, &decision).await? else {
+            let now = self.approval(&current.id).await?;
+            let at = now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+            return Err(CoreError::Conflict(match now.state {
+                ApprovalState::Cancelled | ApprovalState::Expired => format!(
+                    "cancelled: this approval's question was {} at {at} (task stopped, a newer \
+                     question, or its time ran out); the agent was told not to run the call, \
+                     nothing to decide",
+                    now.state.as_str().to_lowercase()
+                ),
+                _ => format!(
+                    "already decided: {} by {} at {at}",
+                    now.state.as_str(),
+                    now.decided_by.as_deref().unwrap_or("?"),
+                ),
+            }));
+        };
+        let decided = done.approval;
+        tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
+        self.publish(HarnessEvent::MessageChanged {
+            id: decided.request_id.clone(),
+            task_id: decided.task_id.clone(),
+        });
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: decided.task_id.clone(),
+        });
+        // Parked: the hook gave up and the agent ended its turn, waiting;
+        // the decision's delivery (committed with it) types it in.
+        let delivery = match done.delivery {
+            Some((row, created)) => {
+                if created {
+                    self.delivery_changed(&row);
+                    self.wake_deliveries();
+                }
+                Some(row)
+            }
+            None => None,
+        };
+        Ok((decided, delivery))
+    }
+
+    /// A reply to an approval's ask (REST `/reply`, MCP `reply_to_ask`, the
+    /// UI's answer): mapped to a decision. `None` when the task's OPEN (or
+    /// latest) ask is not an approval.
+    pub(crate) async fn reply_to_approval(
+        &self,
+        by: &Person,
+        task_id: &str,
+        text: &str,
+        sender: Option<&str>,
+    ) -> CoreResult<Option<ReplyOutcome>> {
+        let ask = match self.store().open_ask(task_id).await? {
+            Some(open) => open,
+            None => match self.store().latest_ask(task_id).await? {
+                Some(latest) => latest,
+                None => return Ok(None),
+            },
+        };
+        let Some(approval) = self.store().approval_for_request(&ask.id).await? else {
+            return Ok(None);
+        };
+        let Some((approve, reason)) = parse_answer(text) else {
+            return Err(CoreError::invalid(
+                "text",
+                "this question is an approval: answer Approve (1) or Deny (2), optionally \"Deny: <reason>\"",
+            ));
+        };
+        let (decided, delivery) = self
+            .decide(
+                by,
+                sender,
+                &approval.id,
+                approve,
+                reason.as_deref(),
+                if sender.is_some() { "chat" } else { "reply" },
+            )
+            .await?;
+        let running = self.store().live_execution(task_id).await?.is_some();
+        Ok(Some(ReplyOutcome {
+            task_id: task_id.to_string(),
+            request_id: decided.request_id,
+            mode: if running {
+                ResumeMode::Continued
+            } else {
+                ResumeMode::NotRunning
+            },
+            injected: false,
+            deduped: false,
+            resumed: Vec::new(),
+            delivery_id: delivery.as_ref().map(|d| d.id.clone()),
+            delivery: match &delivery {
+                Some(d) => crate::deliveries::status_word(d.state),
+                None => "none",
+            },
+            delivery_state: delivery.as_ref().map(|d| d.state),
+            delivery_error: None,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_map_to_decisions() {
+        for t in ["Approve", "approve", "1", "1.", " yes ", "APPROVED"] {
+            assert_eq!(parse_answer(t), Some((true, None)), "{t}");
+        }
+        assert_eq!(parse_answer("Deny"), Some((false, None)));
+        assert_eq!(parse_answer("2"), Some((false, None)));
+        assert_eq!(
+            parse_answer("Deny: not on main"),
+            Some((false, Some("not on main".into())))
+        );
+        assert_eq!(
+            parse_answer("no, use a branch"),
+            Some((false, Some("use a branch".into())))
+        );
+        assert_eq!(
+            parse_answer("approve the other one"),
+            None,
+            "an approval is only a plain yes"
+        );
+        assert_eq!(parse_answer("maybe"), None);
+        assert_eq!(parse_answer("3"), None);
+    }
+
+    #[test]
+    fn the_hash_is_canonical() {
+        let a = json!({"command": "git push", "description": "x", "n": {"b": 1, "a": [1, {"z": 0, "y": 1}]}});
+        let b = json!({"n": {"a": [1, {"y": 1, "z": 0}], "b": 1}, "description": "x", "command": "git push"});
+        assert_eq!(call_hash("Bash", &a), call_hash("Bash", &b));
+        assert_ne!(call_hash("Bash", &a), call_hash("shell", &a));
+        assert_ne!(
+            call_hash("Bash", &json!({"command": "git push"})),
+            call_hash("Bash", &json!({"command": "git push "}))
+        );
+    }
+}

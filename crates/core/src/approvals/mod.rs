@@ -1,0 +1,153 @@
+//! Approvals of risky tool calls (issue 31): the policy (`policy`), where
+//! it is stored (global default + per-project override, as settings), the
+//! hook's check and a person's decision (`flow`).
+
+pub mod flow;
+pub mod glob;
+pub mod policy;
+mod text;
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+pub use crate::store::{Approval, ApprovalState};
+use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
+pub use flow::{CallDecision, CallVerdict, ToolCall};
+pub use policy::{Action, Effective, Policy, Rule};
+
+/// The stored global policy (absent: the built-in default rules).
+pub const GLOBAL_POLICY_KEY: &str = "harness.approvalPolicy";
+
+/// The settings key of a project's override.
+pub fn project_policy_key(project_id: &str) -> String {
+    format!("{GLOBAL_POLICY_KEY}.project.{project_id}")
+}
+
+/// The global policy as the API shows it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalPolicy {
+    pub rules: Vec<Rule>,
+    /// True while no global policy is stored: `rules` are the built-in ones.
+    pub builtin: bool,
+}
+
+impl Harness {
+    async fn stored_policy(&self, key: &str) -> CoreResult<Option<Policy>> {
+        let Some(value) = self.store().get_setting(key).await? else {
+            return Ok(None);
+        };
+        match serde_json::from_value::<Policy>(value) {
+            Ok(p) => Ok(Some(p)),
+            Err(err) => {
+                // Fail towards asking: an unreadable stored policy is the
+                // built-in one, never "no rules".
+                tracing::warn!(%err, key, "stored approval policy is unreadable; using the built-in rules");
+                Ok(None)
+            }
+        }
+    }
+
+    async fn put_policy(&self, key: &str, policy: Option<&Policy>) -> CoreResult<()> {
+        let value = match policy {
+            Some(p) => {
+                policy::validate(p)?;
+                serde_json::to_value(p).map_err(|e| CoreError::invalid_body(e.to_string()))?
+            }
+            // A reset is stored as JSON null: read back as "nothing stored".
+            None => serde_json::Value::Null,
+        };
+        self.store().put_setting(key, &value, Utc::now()).await?;
+        self.publish(HarnessEvent::SettingChanged { key: key.into() });
+        Ok(())
+    }
+
+    /// The global policy: the stored one, else the built-in rules.
+    pub async fn global_approval_policy(&self) -> CoreResult<GlobalPolicy> {
+        Ok(match self.stored_policy(GLOBAL_POLICY_KEY).await? {
+            Some(p) => GlobalPolicy {
+                rules: p.rules,
+                builtin: false,
+            },
+            None => GlobalPolicy {
+                rules: policy::default_rules(),
+                builtin: true,
+            },
+        })
+    }
+
+    /// Replace the global policy; `None` restores the built-in rules.
+    pub async fn set_global_approval_policy(
+        &self,
+        policy: Option<Policy>,
+    ) -> CoreResult<GlobalPolicy> {
+        self.put_policy(GLOBAL_POLICY_KEY, policy.as_ref()).await?;
+        self.global_approval_policy().await
+    }
+
+    /// A project's own rules (tried before the global ones); empty when none.
+    pub async fn project_approval_policy(&self, project_id: &str) -> CoreResult<Policy> {
+        let project = self.project(project_id).await?;
+        Ok(self
+            .stored_policy(&project_policy_key(&project.id))
+            .await?
+            .unwrap_or_default())
+    }
+
+    pub async fn set_project_approval_policy(
+        &self,
+        project_id: &str,
+        policy: Policy,
+    ) -> CoreResult<Policy> {
+        let project = self.project(project_id).await?;
+        self.put_policy(&project_policy_key(&project.id), Some(&policy))
+            .await?;
+        self.project_approval_policy(&project.id).await
+    }
+
+    /// The policy in force for a task of `project_id`.
+    pub async fn effective_policy(&self, project_id: Option<&str>) -> CoreResult<Effective> {
+        let project = match project_id {
+            Some(id) => self
+                .stored_policy(&project_policy_key(id))
+                .await?
+                .map(|p| p.rules)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let global = self
+            .stored_policy(GLOBAL_POLICY_KEY)
+            .await?
+            .map(|p| p.rules);
+        Ok(Effective { project, global })
+    }
+
+    /// Approvals, newest first (`task_id` narrows to one task; ≤ 500).
+    pub async fn list_approvals(
+        &self,
+        task_id: Option<&str>,
+        limit: Option<u32>,
+    ) -> CoreResult<Vec<Approval>> {
+        let task_id = match task_id {
+            Some(t) => Some(validate::task_id(Some(t))?),
+            None => None,
+        };
+        let limit = limit.unwrap_or(100);
+        if !(1..=500).contains(&limit) {
+            return Err(CoreError::invalid("limit", "limit must be 1..=500"));
+        }
+        Ok(self
+            .store()
+            .list_approvals(task_id.as_deref(), limit)
+            .await?)
+    }
+
+    pub async fn approval(&self, id: &str) -> CoreResult<Approval> {
+        let id = validate::cuid("id", id.trim())?;
+        self.store()
+            .get_approval(&id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound("Approval not found".into()))
+    }
+}

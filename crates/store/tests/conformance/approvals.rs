@@ -1,0 +1,465 @@
+//! Approvals of risky tool calls (issue 31): the audit row, the one
+//! conditional decision that also answers its ask and resumes the task, the
+//! hook's park, and the one-time grant used by an atomic consume.
+
+use std::sync::Arc;
+
+use harness_core::{
+    ids,
+    model::{ExecutionStatus, MessageState},
+    options::{AskOption, Choices, Urgency},
+    store::{ApprovalDecision, ApprovalState, DeliveryState, NewApproval, NewInput, Store},
+};
+
+use super::{Backend, support::*};
+
+fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
+    NewApproval {
+        id: ids::new_id(),
+        task_id: task_id.into(),
+        execution_id: None,
+        request_id: request_id.into(),
+        tool: "Bash".into(),
+        input: r#"{"command":"git push --force"}"#.into(),
+        input_hash: hash.into(),
+        cwd: Some("/repo".into()),
+        rule: r#"{"source":"builtin","index":0}"#.into(),
+        now: now_ms(),
+    }
+}
+
+fn decision(approve: bool) -> ApprovalDecision {
+    ApprovalDecision {
+        approve,
+        by: "admin".into(),
+        via: "rest".into(),
+        reason: (!approve).then(|| "not on main".to_string()),
+        reply_text: if approve { "Approve" } else { "Deny" }.into(),
+        typed: None,
+        now: now_ms(),
+    }
+}
+
+/// A task with a running execution parked by an OPEN ask; (task, ask id).
+async fn parked_task(s: &dyn Store) -> (String, String) {
+    let task = new_task(s, "approvals").await;
+    new_execution(s, &task).await.unwrap();
+    let asked = s
+        .record_ask(ask(&task, "Approve git push?", now_ms()))
+        .await
+        .unwrap();
+    assert_eq!(
+        execution_status(s, &task).await,
+        Some(ExecutionStatus::Paused)
+    );
+    (task, asked.message.id)
+}
+
+pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h1"))
+        .await
+        .unwrap();
+    assert_eq!(a.state, ApprovalState::Pending);
+    assert!(!a.parked && a.decided_at.is_none() && a.consumed_at.is_none());
+    assert_eq!(s.get_approval(&a.id).await.unwrap(), Some(a.clone()));
+    assert_eq!(
+        s.approval_for_request(&request).await.unwrap(),
+        Some(a.clone())
+    );
+    assert_eq!(
+        s.pending_approval_for_call(&task, "h1").await.unwrap(),
+        Some(a.clone())
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "other")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A request id is one approval.
+    assert!(
+        s.insert_approval(new_approval(&task, &request, "h1"))
+            .await
+            .is_err()
+    );
+    // Nothing decided yet: nothing to use.
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Two stores decide at once: exactly one wins.
+    let other = b.another().await;
+    let (yes, no) = (decision(true), decision(false));
+    let (x, y) = tokio::join!(
+        s.decide_approval(&a.id, &yes),
+        other.decide_approval(&a.id, &no)
+    );
+    let winners: Vec<_> = [x.unwrap(), y.unwrap()]
+        .into_iter()
+        .flatten()
+        .map(|d| d.approval)
+        .collect();
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let won = &winners[0];
+    assert_eq!(won.decided_by.as_deref(), Some("admin"));
+    assert_eq!(won.decided_via.as_deref(), Some("rest"));
+    assert!(won.decided_at.is_some());
+    // The ask is answered with the label and the task runs again, same txn.
+    let m = s.get_message(&request).await.unwrap().unwrap();
+    assert_eq!(m.state, MessageState::Answered);
+    assert_eq!(
+        m.reply_text.as_deref(),
+        Some(if won.state == ApprovalState::Approved {
+            "Approve"
+        } else {
+            "Deny"
+        })
+    );
+    assert_eq!(
+        execution_status(s, &task).await,
+        Some(ExecutionStatus::Running)
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "h1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A later decision changes nothing.
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Used once, with what the agent did.
+    let used = s
+        .consume_approval(&task, "h1", now_ms())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(used.id, a.id);
+    assert!(used.consumed_at.is_some());
+    let expect = if won.state == ApprovalState::Approved {
+        "ran"
+    } else {
+        "held"
+    };
+    assert_eq!(used.outcome.as_deref(), Some(expect));
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        other
+            .consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let listed = s.list_approvals(Some(&task), 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].consumed_at, used.consumed_at);
+    assert!(
+        s.list_approvals(None, 500)
+            .await
+            .unwrap()
+            .iter()
+            .any(|x| x.id == a.id)
+    );
+}
+
+pub async fn parking_is_conditional_and_a_parked_approval_survives_a_new_connection(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h2"))
+        .await
+        .unwrap();
+    let parked = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
+    assert!(parked.parked);
+    assert_eq!(parked.state, ApprovalState::Pending);
+    assert_eq!(parked.outcome.as_deref(), Some("told-to-wait"));
+    // Another connection (a restarted server) still sees it pending.
+    let reopened = b.another().await;
+    let seen = reopened.get_approval(&a.id).await.unwrap().unwrap();
+    assert!(seen.parked && seen.state == ApprovalState::Pending);
+    let denied = reopened
+        .decide_approval(&a.id, &decision(false))
+        .await
+        .unwrap()
+        .unwrap()
+        .approval;
+    assert!(denied.parked, "the decision knows it must be typed in");
+    assert_eq!(denied.reason.as_deref(), Some("not on main"));
+    // Parking a decided approval changes nothing.
+    let after = s.park_approval(&a.id, now_ms()).await.unwrap().unwrap();
+    assert_eq!(after.state, ApprovalState::Denied);
+    assert!(
+        s.park_approval(&ids::new_id(), now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+pub async fn racing_calls_use_one_grant_once(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h3"))
+        .await
+        .unwrap();
+    s.decide_approval(&a.id, &decision(true))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut stores: Vec<Arc<dyn Store>> = vec![b.store.clone()];
+    stores.push(b.another().await);
+    let mut joins = Vec::new();
+    for i in 0..8 {
+        let st = stores[i % 2].clone();
+        let task = task.clone();
+        joins.push(tokio::spawn(async move {
+            st.consume_approval(&task, "h3", now_ms()).await.unwrap()
+        }));
+    }
+    let mut used = 0;
+    for j in joins {
+        used += usize::from(j.await.unwrap().is_some());
+    }
+    assert_eq!(used, 1, "one approval, one run");
+}
+
+fn approve_deny() -> Choices {
+    Choices {
+        options: ["Approve", "Deny"]
+            .into_iter()
+            .map(|l| AskOption {
+                label: l.into(),
+                description: None,
+            })
+            .collect(),
+        multi_select: false,
+        default: None,
+        deadline_at: None,
+        urgency: Urgency::High,
+        answered_by: None,
+        answered_options: None,
+    }
+}
+
+pub async fn an_approval_and_its_ask_are_recorded_in_one_transaction(b: &Backend) {
+    let s = b.store.as_ref();
+    let (task, earlier) = parked_task(s).await;
+    let first = s
+        .insert_approval(new_approval(&task, &earlier, "h4"))
+        .await
+        .unwrap();
+    // The approval row fails (its id is taken): the ask is not written
+    // either, and the task's earlier ask is untouched.
+    let ask1 = ask(&task, "Approve rm -rf?", now_ms());
+    let mut broken = new_approval(&task, &ask1.id, "h5");
+    broken.id = first.id.clone();
+    assert!(
+        s.record_approval_ask(ask1.clone(), approve_deny(), None, broken)
+            .await
+            .is_err()
+    );
+    assert!(s.get_message(&ask1.id).await.unwrap().is_none());
+    assert!(s.approval_for_request(&ask1.id).await.unwrap().is_none());
+    assert_eq!(
+        s.get_message(&earlier).await.unwrap().unwrap().state,
+        MessageState::Open
+    );
+    // Both written: the ask (with its options) and its PENDING approval.
+    let ask2 = ask(&task, "Approve rm -rf?", now_ms());
+    let asked = s
+        .record_approval_ask(
+            ask2.clone(),
+            approve_deny(),
+            None,
+            new_approval(&task, &ask2.id, "h5"),
+        )
+        .await
+        .unwrap();
+    assert!(!asked.event_added);
+    assert_eq!(asked.recorded.message.id, ask2.id);
+    assert_eq!(asked.recorded.cancelled, vec![earlier.clone()]);
+    assert_eq!(asked.approval.request_id, ask2.id);
+    assert_eq!(asked.approval.state, ApprovalState::Pending);
+    assert_eq!(
+        s.approval_for_request(&ask2.id).await.unwrap(),
+        Some(asked.approval.clone())
+    );
+    let m = s.get_message(&ask2.id).await.unwrap().unwrap();
+    assert_eq!(m.state, MessageState::Open);
+    let choices = s.choices_for(std::slice::from_ref(&ask2.id)).await.unwrap();
+    assert_eq!(choices.len(), 1);
+    assert_eq!(choices[0].1.options.len(), 2);
+    // A request id that is not the ask's is refused, nothing written.
+    let ask3 = ask(&task, "x", now_ms());
+    assert!(
+        s.record_approval_ask(
+            ask3.clone(),
+            approve_deny(),
+            None,
+            new_approval(&task, "other", "h6")
+        )
+        .await
+        .is_err()
+    );
+    assert!(s.get_message(&ask3.id).await.unwrap().is_none());
+}
+
+fn typed(task: &str, approval_id: &str, text: &str) -> NewInput {
+    NewInput {
+        id: ids::new_id(),
+        task_id: task.into(),
+        node_id: None,
+        text: text.into(),
+        submit: true,
+        dedup_key: format!("approval:{approval_id}"),
+        resume: false,
+        now: now_ms(),
+    }
+}
+
+pub async fn a_late_decision_and_its_typed_message_are_one_transaction(b: &Backend) {
+    let s = b.store.as_ref();
+    // Not parked: the hook is still waiting, nothing is typed.
+    let (task, request) = parked_task(s).await;
+    let waiting = s
+        .insert_approval(new_approval(&task, &request, "h7"))
+        .await
+        .unwrap();
+    let mut d = decision(true);
+    d.typed = Some(typed(&task, &waiting.id, "Approved: run it now"));
+    let done = s.decide_approval(&waiting.id, &d).await.unwrap().unwrap();
+    assert!(done.delivery.is_none());
+    assert!(
+        s.task_deliveries(&task, 10).await.unwrap().is_empty(),
+        "a waiting hook gets the decision itself"
+    );
+
+    // Parked: the decision row and the typed delivery commit together.
+    let (task, request) = parked_task(s).await;
+    let parked = s
+        .insert_approval(new_approval(&task, &request, "h8"))
+        .await
+        .unwrap();
+    s.park_approval(&parked.id, now_ms()).await.unwrap();
+    let mut d = decision(false);
+    d.typed = Some(typed(&task, &parked.id, "Denied: because not on main"));
+    let done = s.decide_approval(&parked.id, &d).await.unwrap().unwrap();
+    let (row, created) = done.delivery.expect("the typed decision's delivery");
+    assert!(created);
+    assert_eq!(row.text, "Denied: because not on main");
+    assert_eq!(row.state, DeliveryState::Queued);
+    assert_eq!(
+        row.dedup_key.as_deref(),
+        Some(format!("approval:{}", parked.id).as_str())
+    );
+    let stored = s.task_deliveries(&task, 10).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].id, row.id);
+    // A second decision neither wins nor types anything.
+    let mut again = decision(true);
+    again.typed = Some(typed(&task, &parked.id, "Approved"));
+    assert!(
+        s.decide_approval(&parked.id, &again)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(s.task_deliveries(&task, 10).await.unwrap().len(), 1);
+}
+
+pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
+    let s = b.store.as_ref();
+    // Cancelled with the task's OPEN asks (stop task).
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h9"))
+        .await
+        .unwrap();
+    assert_eq!(s.cancel_open_asks(&task).await.unwrap(), vec![request]);
+    let ended = s.get_approval(&a.id).await.unwrap().unwrap();
+    assert_eq!(ended.state, ApprovalState::Cancelled);
+    assert_eq!(ended.decided_by.as_deref(), Some("harness"));
+    assert!(ended.decided_at.is_some());
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.consume_approval(&task, "h9", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.pending_approval_for_call(&task, "h9")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Replaced by a newer ask of the task.
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h10"))
+        .await
+        .unwrap();
+    s.record_ask(ask(&task, "something else?", now_ms()))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Cancelled
+    );
+
+    // Expired with its ask (the pending TTL).
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h11"))
+        .await
+        .unwrap();
+    let expired = s
+        .expire_asks_before(now_ms() + chrono::Duration::seconds(60))
+        .await
+        .unwrap();
+    assert!(expired.contains(&request));
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Expired
+    );
+
+    // A decided approval is left as it was when its ask ends later.
+    let (task, request) = parked_task(s).await;
+    let a = s
+        .insert_approval(new_approval(&task, &request, "h12"))
+        .await
+        .unwrap();
+    s.decide_approval(&a.id, &decision(true))
+        .await
+        .unwrap()
+        .unwrap();
+    s.cancel_open_asks(&task).await.unwrap();
+    assert_eq!(
+        s.get_approval(&a.id).await.unwrap().unwrap().state,
+        ApprovalState::Approved
+    );
+}
