@@ -7,7 +7,9 @@
 //   scripts/build-site.sh && cargo build --locked --release -p server
 //   node end2end/bench/load.mjs [--bin target/release/harness] [--runs 5]
 //
-// It starts the binary itself (embedded assets; HARNESS_SITE_ROOT is unset)
+// It starts the binary itself (embedded assets; HARNESS_SITE_ROOT is unset,
+// unless --site <dir> names a built site to serve instead: the same
+// in-memory serving, without relinking the binary after a site build)
 // on a free port with a throw-away data directory. Prints PASS/FAIL against
 // the targets and the figures measured before the bundle was compressed,
 // hashed and optimised (issue 18).
@@ -31,6 +33,7 @@ const arg = (name, fallback) => {
 const target = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
 const bin = resolve(arg('--bin', join(target, 'release', 'harness')));
 const runs = Number(arg('--runs', '5'));
+const siteDir = arg('--site', null);
 // --breakdown: also print what the first load of each page transferred, by file.
 const breakdown = process.argv.includes('--breakdown');
 
@@ -69,6 +72,7 @@ async function startServer() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.HARNESS_SITE_ROOT;
+  if (siteDir) env.HARNESS_SITE_ROOT = resolve(siteDir);
   const child = spawn(bin, ['serve', '--bind', `127.0.0.1:${port}`, '--data-dir', join(data, 'data')], {
     cwd: data,
     env,
@@ -197,7 +201,7 @@ const browser = await chromium.launch({
 let failed = false;
 try {
   const taskId = await seed(server);
-  console.log(`page-load benchmark: ${bin}`);
+  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}`);
   console.log(`profile: ${VIEWPORT.width}x${VIEWPORT.height}, 9 Mbit/s, ${NETWORK.latency} ms, CPU ${CPU_SLOWDOWN}x slower, cold cache, median of ${runs}`);
   for (const [label, path] of [['/harness', '/harness'], ['task page', `/tasks/${taskId}`]]) {
     const samples = [];
