@@ -325,7 +325,9 @@ mod tests {
     #[test]
     fn plain_text_drops_the_markup() {
         assert_eq!(
-            plain("Deploy the **orders service** to `prod`?\nNow?\n\n- [yes](https://a.example)\n- *no*"),
+            plain(
+                "Deploy the **orders service** to `prod`?\nNow?\n\n- [yes](https://a.example)\n- *no*"
+            ),
             "Deploy the orders service to prod?\nNow?\n• yes\n• no"
         );
         assert_eq!(plain("2 * 3 = 6"), "2 * 3 = 6");

@@ -33,7 +33,11 @@ fn pack(work: &Path, site: &Path, js_marker: &str) -> [Vec<u8>; 3] {
     std::fs::create_dir_all(&staging).unwrap();
     std::fs::create_dir_all(&public).unwrap();
     let js = (0..40)
-        .map(|i| format!("export function hydrate_{i}(value) {{ /* {js_marker} */ return value + {i}; }}\n"))
+        .map(|i| {
+            format!(
+                "export function hydrate_{i}(value) {{ /* {js_marker} */ return value + {i}; }}\n"
+            )
+        })
         .collect::<String>();
     let mut wasm = b"\0asm\x01\0\0\0".to_vec();
     wasm.extend(std::iter::repeat_n(b"wasm code section ".as_slice(), 200).flatten());
