@@ -33,9 +33,10 @@ if ! command -v wasm-split-cli >/dev/null 2>&1 \
   cargo install --locked wasm_split_cli_support --version "$want_split" --features build-binary
 fi
 
-# Node runs the site packer (frontend/tools/pack.mjs) and wasm-opt (npm
-# binaryen >= 132, kept in frontend/tools/node_modules; Debian's binaryen 108
-# produces a module Chromium rejects).
+# Node runs the site packer (frontend/tools/pack.mjs), its JS minifier (npm
+# esbuild) and wasm-opt (npm binaryen >= 132, kept in
+# frontend/tools/node_modules; Debian's binaryen 108 produces a module
+# Chromium rejects).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   say "installing Debian's Node.js (site build tools)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -44,8 +45,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 want_opt="$(awk -F'"' '/"binaryen"/ { print $4 }' frontend/tools/package.json)"
 have_opt="$(frontend/tools/node_modules/.bin/wasm-opt --version 2>/dev/null | awk '{print $3}' || true)"
-if [ "$have_opt" != "${want_opt%%.*}" ]; then
-  say "installing wasm-opt (npm binaryen $want_opt) into frontend/tools"
+want_esbuild="$(awk -F'"' '/"esbuild"/ { print $4 }' frontend/tools/package.json)"
+have_esbuild="$(frontend/tools/node_modules/.bin/esbuild --version 2>/dev/null || true)"
+if [ "$have_opt" != "${want_opt%%.*}" ] || [ "$have_esbuild" != "$want_esbuild" ]; then
+  say "installing wasm-opt (npm binaryen $want_opt) and esbuild $want_esbuild (JS minifier) into frontend/tools"
   (cd frontend/tools && npm ci --no-audit --no-fund)
 fi
 

@@ -39,6 +39,7 @@ fn main() {
                  building the server, or set HARNESS_SITE_ROOT when running it"
             );
             "pub(super) const OUTPUT_NAME: Option<&str> = None;\n\
+             pub(super) const SPLIT_MANIFEST: Option<&str> = None;\n\
              pub(super) static FILES: &[Embedded] = &[];\n"
                 .to_string()
         }
@@ -55,6 +56,21 @@ fn embed(site: &Path) -> Result<String, String> {
     let name = site_dir::output_name(site).map_err(|e| format!("{}: {e}", site.display()))?;
     let files = site_dir::scan(site).map_err(|e| format!("{}: {e}", site.display()))?;
     let mut code = format!("pub(super) const OUTPUT_NAME: Option<&str> = Some({name:?});\n");
+    let manifest =
+        site_dir::split_manifest(site).map_err(|e| format!("{}: {e}", site.display()))?;
+    let _ = match manifest {
+        Some(_) => writeln!(
+            code,
+            "pub(super) const SPLIT_MANIFEST: Option<&str> = Some(include_str!({:?}));",
+            site.join(site_dir::SPLIT_MANIFEST_FILE)
+                .display()
+                .to_string()
+        ),
+        None => writeln!(
+            code,
+            "pub(super) const SPLIT_MANIFEST: Option<&str> = None;"
+        ),
+    };
     code.push_str("pub(super) static FILES: &[Embedded] = &[\n");
     let bytes = |path: &Option<PathBuf>| match path {
         Some(p) => format!("Some(include_bytes!({:?}))", p.display().to_string()),

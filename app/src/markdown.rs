@@ -217,6 +217,47 @@ pub fn inlines(text: &str) -> Vec<Inline> {
     out
 }
 
+/// `text` without its markup: what a short preview shows (the Inbox list),
+/// so `**orders service**` reads `orders service`. Lines and blocks stay on
+/// lines of their own; list items start with `• ` (or their number).
+pub fn plain(text: &str) -> String {
+    fn inline_text(items: &[Inline], out: &mut String) {
+        for item in items {
+            match item {
+                Inline::Text(t) | Inline::Code(t) | Inline::Strong(t) | Inline::Em(t) => {
+                    out.push_str(t)
+                }
+                Inline::Link { text, .. } => out.push_str(text),
+                Inline::Break => out.push('\n'),
+            }
+        }
+    }
+    let mut out = String::new();
+    for block in parse(text) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        match block {
+            Block::Para(i) | Block::Heading(i) => inline_text(&i, &mut out),
+            Block::Code(c) => out.push_str(&c),
+            Block::List { ordered, items } => {
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push('\n');
+                    }
+                    if ordered {
+                        out.push_str(&format!("{}. ", n + 1));
+                    } else {
+                        out.push_str("• ");
+                    }
+                    inline_text(item, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
 fn inline_view(inline: Inline) -> AnyView {
     match inline {
         Inline::Text(t) => t.into_any(),
@@ -279,6 +320,18 @@ mod tests {
         assert!(matches!(&b[2], Block::List { ordered: false, items } if items.len() == 2));
         assert!(matches!(&b[3], Block::Para(i) if i.contains(&Inline::Link {
             text: "https://x.example/a".into(), href: "https://x.example/a".into() })));
+    }
+
+    #[test]
+    fn plain_text_drops_the_markup() {
+        assert_eq!(
+            plain(
+                "Deploy the **orders service** to `prod`?\nNow?\n\n- [yes](https://a.example)\n- *no*"
+            ),
+            "Deploy the orders service to prod?\nNow?\n• yes\n• no"
+        );
+        assert_eq!(plain("2 * 3 = 6"), "2 * 3 = 6");
+        assert_eq!(plain("  \n"), "");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //   scripts/build-site.sh && cargo build --locked --release -p server
 //   node end2end/bench/load.mjs [--bin target/release/harness] [--runs 5]
 //
-// It starts the binary itself (embedded assets; HARNESS_SITE_ROOT is unset)
+// It starts the binary itself (embedded assets; HARNESS_SITE_ROOT is unset,
+// unless --site <dir> names a built site to serve instead: the same
+// in-memory serving, without relinking the binary after a site build)
 // on a free port with a throw-away data directory. Prints PASS/FAIL against
 // the targets and the figures measured before the bundle was compressed,
 // hashed and optimised (issue 18).
@@ -31,6 +33,9 @@ const arg = (name, fallback) => {
 const target = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
 const bin = resolve(arg('--bin', join(target, 'release', 'harness')));
 const runs = Number(arg('--runs', '5'));
+const siteDir = arg('--site', null);
+// --breakdown: also print what the first load of each page transferred, by file.
+const breakdown = process.argv.includes('--breakdown');
 
 // The profile (issue 18): a mid-range phone on 4G.
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
@@ -67,6 +72,7 @@ async function startServer() {
   const port = await freePort();
   const env = { ...process.env };
   delete env.HARNESS_SITE_ROOT;
+  if (siteDir) env.HARNESS_SITE_ROOT = resolve(siteDir);
   const child = spawn(bin, ['serve', '--bind', `127.0.0.1:${port}`, '--data-dir', join(data, 'data')], {
     cwd: data,
     env,
@@ -147,9 +153,16 @@ async function measure(browser, server, url) {
   await cdp.send('Network.emulateNetworkConditions', NETWORK);
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: CPU_SLOWDOWN });
   let bytes = 0;
-  cdp.on('Network.loadingFinished', (e) => (bytes += e.encodedDataLength));
+  const urls = new Map();
+  let files = [];
+  cdp.on('Network.requestWillBeSent', (e) => urls.set(e.requestId, e.request.url));
+  cdp.on('Network.loadingFinished', (e) => {
+    bytes += e.encodedDataLength;
+    files.push([new URL(urls.get(e.requestId) ?? 'http://x/?').pathname, e.encodedDataLength]);
+  });
   const visit = async () => {
     bytes = 0;
+    files = [];
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 60_000 });
     // Let late requests (server functions after hydration) finish.
@@ -157,14 +170,19 @@ async function measure(browser, server, url) {
     return page.evaluate(() => ({
       fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
       hydrated: window.__hydratedAt,
-      wasm: performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'))?.responseEnd ?? NaN,
+      // The last wasm file the page needed before it was interactive (the
+      // main module, and a lazy page's chunks; not the terminal, loaded after).
+      wasm: Math.max(...performance.getEntriesByType('resource')
+        .filter((r) => r.name.endsWith('.wasm') && r.responseEnd <= window.__hydratedAt)
+        .map((r) => r.responseEnd)),
     }));
   };
   const first = await visit();
   first.bytes = bytes;
+  first.files = files;
   const second = await visit();
   await context.close();
-  return { fcp: first.fcp, hydrated: first.hydrated, wasm: first.wasm, first: first.bytes, second: bytes, secondHydrated: second.hydrated };
+  return { fcp: first.fcp, hydrated: first.hydrated, wasm: first.wasm, first: first.bytes, files: first.files, second: bytes, secondHydrated: second.hydrated };
 }
 
 const median = (xs) => {
@@ -183,7 +201,7 @@ const browser = await chromium.launch({
 let failed = false;
 try {
   const taskId = await seed(server);
-  console.log(`page-load benchmark: ${bin}`);
+  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}`);
   console.log(`profile: ${VIEWPORT.width}x${VIEWPORT.height}, 9 Mbit/s, ${NETWORK.latency} ms, CPU ${CPU_SLOWDOWN}x slower, cold cache, median of ${runs}`);
   for (const [label, path] of [['/harness', '/harness'], ['task page', `/tasks/${taskId}`]]) {
     const samples = [];
@@ -202,8 +220,11 @@ try {
     console.log(`  hydrated                ${ms(m.hydrated).padStart(10)}   before ${ms(before.hydrated)}   target < ${TARGETS.hydratedMs} ms  ${verdict(checks[0])}`);
     console.log(`  first load transferred  ${kib(m.first).padStart(10)}   before ${kib(before.first)}   target <= ${kib(FIRST_LOAD_BYTES[label])}  ${verdict(checks[1])}`);
     console.log(`  second visit            ${kib(m.second).padStart(10)}   before ${kib(before.second)}   target < 20 KiB  ${verdict(checks[2])}   (hydrated ${ms(m.secondHydrated)})`);
-    console.log(`  wasm downloaded at ${ms(m.wasm)} (the rest to hydration: compile + hydrate at 4x CPU)`);
+    console.log(`  wasm downloaded at ${ms(m.wasm)} (the page's last wasm file; the rest to hydration: compile + hydrate at 4x CPU)`);
     console.log(`  runs: hydrated ${samples.map((s) => Math.round(s.hydrated)).join(', ')} ms`);
+    if (breakdown) {
+      for (const [path, n] of samples[0].files) console.log(`    ${kib(n).padStart(10)}  ${path}`);
+    }
   }
 } finally {
   await browser.close();

@@ -71,6 +71,22 @@ test('columns, SSR content and a live ask appearing without reload', async ({ pa
   expect(errors).toEqual([]);
 });
 
+test('the list shows a markdown question as text, the dialog renders it', async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const title = `Markdown ${uid()}`;
+  const taskId = await createTask(request, title);
+  await ask(request, taskId, 'Deploy the **orders service** to `prod`?\n\n- tests pass\n- [changelog](https://example.com/c)');
+  await openLive(page, `/harness?q=${encodeURIComponent(title)}`);
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  const preview = 'Deploy the orders service to prod?\n• tests pass\n• changelog';
+  await expect(row.locator('td.content .clamp')).toHaveAttribute('title', preview);
+  expect(await row.locator('td.content .clamp').textContent()).toBe(preview);
+  await row.locator('button.details').click();
+  await expect(page.locator('#detail-sent strong')).toHaveText('orders service');
+  await expect(page.locator('#detail-sent a')).toHaveAttribute('href', 'https://example.com/c');
+  expect(errors).toEqual([]);
+});
+
 test('inline reply marks the ask answered; the API agrees', async ({ page, request }) => {
   const errors = watchErrors(page);
   const taskId = await createTask(request, `Inline ${uid()}`);

@@ -79,6 +79,24 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
       expect(a.headers['content-encoding'], a.url).toBe('br');
       expect(a.headers['cache-control'], a.url).toBe('public, max-age=31536000, immutable');
     }
+    // Opened directly, a lazy page names its chunks in <link rel="preload">
+    // (the split manifest embedded with the site): they download with the
+    // main module instead of after it, and once (the loader takes the
+    // preloaded response). /harness preloads no page chunk.
+    const fresh = await browser.newContext();
+    await fresh.addCookies(await context.cookies());
+    const direct = await fresh.newPage();
+    const fetched: string[] = [];
+    direct.on('request', (r) => { if (r.url().endsWith('.wasm')) fetched.push(new URL(r.url()).pathname); });
+    await direct.goto(`${base}/settings`);
+    await expect(direct.locator('body')).toHaveAttribute('data-hydrated', 'true');
+    const preloaded = await direct.locator('link[rel="preload"][href$=".wasm"]')
+      .evaluateAll((links) => links.map((l) => l.getAttribute('href') ?? ''));
+    expect(preloaded.filter((h) => /_split_settings_route_view_\d+\.wasm$/.test(h))).toHaveLength(1);
+    for (const href of preloaded) expect(fetched.filter((f) => f === href), href).toHaveLength(1);
+    await direct.goto(`${base}/harness`);
+    expect(await direct.locator('link[rel="preload"][href*="_split_"]').count()).toBe(0);
+    await fresh.close();
     await context.close();
     expect(log).not.toContain('will not hydrate');
     expect(readdirSync(dir).sort()).toEqual(['data', 'harness']);

@@ -11,8 +11,11 @@
 // `…_chunk_<n>.wasm`), so a new build can never be mixed with a cached old
 // one (the server sends them as immutable). The references between them
 // (the main JS imports the loader, the loader imports the main JS and
-// fetches the chunks) are rewritten to the hashed names. Every compressible file gets a Brotli (.br) and a gzip (.gz)
-// copy next to it when that copy is smaller. The site is written to a fresh
+// fetches the chunks) are rewritten to the hashed names, then the JS is
+// minified (npm esbuild). `.split-manifest.json` (not served) lists the
+// chunks each lazy page loads, for the server's preload hints. Every
+// compressible file gets a Brotli (.br) and a gzip (.gz) copy next to it
+// when that copy is smaller. The site is written to a fresh
 // directory and swapped in at the end, so it never holds two builds' files.
 // `.output-name` (not served) tells the server the hashed name. Prints the
 // raw, Brotli and gzip size of every file. --fast: Brotli quality 5 instead
@@ -26,6 +29,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import zlib from 'node:zlib';
+import { transformSync } from 'esbuild';
 
 const argv = process.argv.slice(2);
 const budgetAt = argv.indexOf('--budget');
@@ -48,6 +52,9 @@ const PARTS = [
 ];
 // wasm-split-cli's output: the loader and the chunks, by their own names.
 const LOADER = '__wasm_split.js';
+// The split manifest (not served; the server reads it): lazy page -> the
+// hashed names (without `.wasm`) of the chunks it loads.
+const SPLIT_MANIFEST = '.split-manifest.json';
 const chunkFile = /^(split_[a-z0-9_]+|chunk_[0-9]+)\.wasm$/;
 const split = existsSync(join(staging, LOADER))
   ? [[LOADER, '_split.js', true]].concat(
@@ -94,12 +101,59 @@ function rewrite(part, from, to) {
   }
   part.bytes = Buffer.from(text.replace(re, (_, lead, quote) => `${lead}${quote}./${to}${quote}`));
 }
+// The chunks each lazy page needs (its own and the shared ones it waits
+// for), read from the loader as wasm-split wrote it: the server sends them as
+// `<link rel="preload">` with a page that opens on that route, so they load
+// in parallel with the main module instead of after it (issue 33).
+// wasm-split-cli computes this map but its binary does not write it.
+function splitManifest(loaderText, hashedStem) {
+  const fileOf = (body) => body.match(/"\.\/((?:split|chunk)_[A-Za-z0-9_]+)\.wasm"/)?.[1];
+  const chunks = new Map();
+  for (const m of loaderText.matchAll(/const (__chunk_[0-9]+) = makeLoad\(([\s\S]*?), \[\]\);/g)) {
+    chunks.set(m[1], fileOf(m[2]));
+  }
+  const manifest = {};
+  const loads = /export const __wasm_split_load_([A-Za-z0-9_]+) = wrapAsyncCb\(makeLoad\(([\s\S]*?), \[([^\]]*)\]\)\);/g;
+  for (const [, split, body, deps] of loaderText.matchAll(loads)) {
+    const files = deps
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean)
+      .map((d) => {
+        if (!chunks.has(d)) throw new Error(`pack: ${LOADER}: ${split} needs ${d}, which it does not define`);
+        return chunks.get(d);
+      });
+    files.push(fileOf(body));
+    manifest[split] = files.filter(Boolean).map(hashedStem);
+  }
+  if (!Object.keys(manifest).length) {
+    throw new Error(`pack: ${LOADER} defines no page loader (wasm-split output changed?)`);
+  }
+  return manifest;
+}
 if (split.length) {
   const byFile = new Map(parts.map((p) => [p.file, p]));
+  const stemOf = new Map(split.slice(1).map(([file, suffix]) => [file.replace(/\.wasm$/, ''), `${name}${suffix.replace(/\.wasm$/, '')}`]));
+  const manifest = splitManifest(byFile.get(LOADER).bytes.toString('utf8'), (stem) => {
+    if (!stemOf.has(stem)) throw new Error(`pack: ${LOADER} fetches ./${stem}.wasm, which wasm-split did not write`);
+    return stemOf.get(stem);
+  });
+  writeFileSync(join(next, SPLIT_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   const loader = byFile.get(LOADER);
   rewrite(byFile.get('harness.js'), LOADER, `${name}_split.js`);
   rewrite(loader, 'harness.js', `${name}.js`);
   for (const [file, suffix] of split.slice(1)) rewrite(loader, file, `${name}${suffix}`);
+}
+// The JS (wasm-bindgen's glue, the split loader) minified: whitespace,
+// comments and local names (exports, imports and property names stay, so
+// the wasm's imports and the modules' references to each other still match).
+// `/harness` loads the glue and the loader.
+// The stylesheet too (comments, whitespace, shorter colours and values).
+for (const part of parts.filter((p) => /\.(js|css)$/.test(p.file))) {
+  const options = part.file.endsWith('.css')
+    ? { loader: 'css', minify: true, legalComments: 'none' }
+    : { minify: true, format: 'esm', legalComments: 'none' };
+  part.bytes = Buffer.from(transformSync(part.bytes.toString('utf8'), options).code);
 }
 for (const { suffix, bytes } of parts) writeFileSync(join(next, 'pkg', `${name}${suffix}`), bytes);
 writeFileSync(join(next, '.output-name'), `${name}\n`);

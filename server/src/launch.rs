@@ -287,7 +287,7 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
             "/logout",
             axum::routing::get(crate::login::logout_page).post(crate::login::logout),
         )
-        .merge(web::router(state).layer(assets::compression()))
+        .merge(web::router(state, site).layer(assets::compression()))
         .merge(site.router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

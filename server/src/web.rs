@@ -11,10 +11,14 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use leptos::{config::LeptosOptions, prelude::provide_context};
+use leptos::{
+    WasmSplitManifest,
+    config::LeptosOptions,
+    prelude::{ArcStoredValue, provide_context},
+};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
-use crate::{error::error_body, state::AppState};
+use crate::{assets::Site, error::error_body, state::AppState};
 
 pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
     LeptosOptions::builder()
@@ -25,8 +29,24 @@ pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
         .build()
 }
 
+/// Leptos' preload hints for lazy pages: a page that opens on a lazy route
+/// gets `<link rel="preload">` for that route's chunks (the split names the
+/// server-side lazy view registers, looked up in the build's manifest), so
+/// they download with the main module instead of after it. Leptos itself
+/// reads the manifest from `site_root` on disk, which the one-file binary
+/// has not: it is handed over here from the served site.
+fn split_preloads(site: &Site, options: &LeptosOptions) -> Option<WasmSplitManifest> {
+    let manifest = site.split_manifest()?;
+    Some(WasmSplitManifest(ArcStoredValue::new((
+        format!("/{}", options.site_pkg_dir),
+        manifest.clone(),
+        // The loader, `modulepreload`ed with the chunks.
+        format!("{}_split.js", options.output_name),
+    ))))
+}
+
 /// The UI router: pages, server functions and static files.
-pub fn router(state: &AppState) -> Router<AppState> {
+pub fn router(state: &AppState, site: &Site) -> Router<AppState> {
     let harness = state.harness.clone();
     let fallback_harness = state.harness.clone();
     // The UI's task buttons reach the terminals through the core's port.
@@ -34,6 +54,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         std::sync::Arc::new(state.terminals.clone());
     let fallback_control = control.clone();
     let routes = generate_route_list(App);
+    let preloads = split_preloads(site, &state.leptos);
     let options = state.leptos.clone();
     let fallback_options = state.leptos.clone();
     Router::new()
@@ -43,6 +64,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
             move || {
                 provide_context(harness.clone());
                 provide_context(control.clone());
+                if let Some(preloads) = &preloads {
+                    provide_context(preloads.clone());
+                }
             },
             move || shell(options.clone()),
         )

@@ -32,10 +32,18 @@ fn pack(work: &Path, site: &Path, js_marker: &str) -> [Vec<u8>; 3] {
     let public = work.join("public");
     std::fs::create_dir_all(&staging).unwrap();
     std::fs::create_dir_all(&public).unwrap();
-    let js = format!("export function hydrate() {{ /* {js_marker} */ }}\n").repeat(40);
+    let js = (0..40)
+        .map(|i| {
+            format!(
+                "export function hydrate_{i}(value) {{ /* {js_marker} */ return value + {i}; }}\n"
+            )
+        })
+        .collect::<String>();
     let mut wasm = b"\0asm\x01\0\0\0".to_vec();
     wasm.extend(std::iter::repeat_n(b"wasm code section ".as_slice(), 200).flatten());
-    let css = "body { color: black; margin: 0 }\n".repeat(30);
+    let css = (0..30)
+        .map(|i| format!(".c{i} {{ color: black; margin: {i}px }}\n"))
+        .collect::<String>();
     std::fs::write(staging.join("harness.js"), &js).unwrap();
     std::fs::write(staging.join("harness_bg.wasm"), &wasm).unwrap();
     std::fs::write(staging.join("harness.css"), &css).unwrap();
@@ -136,14 +144,25 @@ async fn hashed_precompressed_assets_and_no_cache_html() {
     assert!(unzipped.contains(&format!("/pkg/{name}.js")));
 
     let pkg = site_dir.join("pkg");
+    // The JS and the CSS are minified (the comments and spaces go, the
+    // exports and rules stay); the wasm is served as built.
+    let js = std::fs::read_to_string(pkg.join(format!("{name}.js"))).unwrap();
+    assert!(js.len() < files[0].len() && !js.contains("/*"), "{js}");
+    assert!(js.contains("hydrate_39"), "{js}");
+    let css = std::fs::read_to_string(pkg.join(format!("{name}.css"))).unwrap();
+    assert!(css.len() < files[2].len() && css.contains(".c29{"), "{css}");
     for (file, raw, content_type) in [
         (
             format!("{name}.js"),
-            &files[0],
+            &js.into_bytes(),
             "text/javascript; charset=utf-8",
         ),
         (format!("{name}_bg.wasm"), &files[1], "application/wasm"),
-        (format!("{name}.css"), &files[2], "text/css; charset=utf-8"),
+        (
+            format!("{name}.css"),
+            &css.into_bytes(),
+            "text/css; charset=utf-8",
+        ),
     ] {
         let url = format!("/pkg/{file}");
         let read = |ext: &str| std::fs::read(pkg.join(format!("{file}{ext}"))).unwrap();

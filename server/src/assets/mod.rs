@@ -66,6 +66,24 @@ pub struct Site {
     output_name: Arc<str>,
     origin: Origin,
     files: Arc<HashMap<String, Asset>>,
+    /// Lazy page (its split name) → the chunks it loads (hashed names
+    /// without `.wasm`): preloaded with a page that opens on it.
+    split_manifest: Option<Arc<SplitManifest>>,
+}
+
+/// A lazy page's split name → the `/pkg/` files (without `.wasm`) it loads.
+pub type SplitManifest = HashMap<String, Vec<String>>;
+
+/// The build's split manifest; a malformed one is logged and ignored (the
+/// pages then load their chunks after the main module, as without it).
+fn parse_split_manifest(text: Option<&str>) -> Option<Arc<SplitManifest>> {
+    match serde_json::from_str::<SplitManifest>(text?) {
+        Ok(manifest) => Some(Arc::new(manifest)),
+        Err(err) => {
+            tracing::warn!(%err, "the site's split manifest is malformed; lazy pages are not preloaded");
+            None
+        }
+    }
 }
 
 impl Site {
@@ -112,6 +130,7 @@ impl Site {
             output_name: name.into(),
             origin: Origin::Embedded,
             files: Arc::new(files),
+            split_manifest: parse_split_manifest(embedded::SPLIT_MANIFEST),
         })
     }
 
@@ -129,10 +148,12 @@ impl Site {
             let asset = Asset::new(&file.url, raw, read(&file.br)?, read(&file.gz)?);
             files.insert(file.url, asset);
         }
+        let manifest = site_dir::split_manifest(dir)?;
         Ok(Site {
             output_name: name.into(),
             origin: Origin::Directory(dir.to_path_buf()),
             files: Arc::new(files),
+            split_manifest: parse_split_manifest(manifest.as_deref()),
         })
     }
 
@@ -141,6 +162,7 @@ impl Site {
             output_name: app::OUTPUT_NAME.into(),
             origin: Origin::Missing,
             files: Arc::new(HashMap::new()),
+            split_manifest: None,
         }
     }
 
@@ -148,6 +170,11 @@ impl Site {
     /// name (`/pkg/{name}.js`, `/pkg/{name}_bg.wasm`, `/pkg/{name}.css`).
     pub fn output_name(&self) -> &str {
         &self.output_name
+    }
+
+    /// The chunks each lazy page loads, when the build split the bundle.
+    pub fn split_manifest(&self) -> Option<&SplitManifest> {
+        self.split_manifest.as_deref()
     }
 
     pub fn origin(&self) -> &Origin {

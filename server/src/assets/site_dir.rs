@@ -11,6 +11,20 @@ use std::{
 /// The file naming the content-hashed bundle (`harness-<hash>`); not served.
 pub const OUTPUT_NAME_FILE: &str = ".output-name";
 
+/// The chunks each lazy page loads, as `frontend/tools/pack.mjs` wrote them
+/// (JSON: page's split name → hashed file names without `.wasm`); not served.
+/// Absent when the build did not split the bundle.
+pub const SPLIT_MANIFEST_FILE: &str = ".split-manifest.json";
+
+/// The split manifest's text, if the site has one.
+pub fn split_manifest(site: &Path) -> io::Result<Option<String>> {
+    match std::fs::read_to_string(site.join(SPLIT_MANIFEST_FILE)) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
 /// One file to serve and its precompressed copies.
 #[derive(Debug, Clone)]
 pub struct SiteFile {
