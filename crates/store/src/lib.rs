@@ -5,6 +5,7 @@
 //! backend is a second module implementing the same trait.
 
 mod error;
+mod gateway_sql;
 pub mod migrate_db;
 mod open;
 mod postgres;

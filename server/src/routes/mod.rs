@@ -2,6 +2,7 @@
 
 mod analytics;
 mod deliveries;
+mod gateway;
 mod harness_internal;
 mod hooks_internal;
 mod inbox;
@@ -29,6 +30,7 @@ pub fn api() -> Router<AppState> {
         .merge(analytics::routes())
         .merge(inbox::routes())
         .merge(outbox::routes())
+        .merge(gateway::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
@@ -58,6 +60,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         analytics::Api::openapi(),
         inbox::Api::openapi(),
         outbox::Api::openapi(),
+        gateway::Api::openapi(),
         harness_internal::Api::openapi(),
         hooks_internal::Api::openapi(),
     ]

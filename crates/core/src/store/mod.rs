@@ -3,7 +3,9 @@
 //! (asks, notifies, replies), [`ChoicesStore`] (structured questions),
 //! [`DeliveryStore`] (the durable delivery queue), [`OutboxStore`] (messages
 //! owed to a gateway), [`InboxStore`] (a parent's workbench events and
-//! batches), [`SettingsStore`] and [`StatsStore`]. Every method is one atomic
+//! batches), [`SettingsStore`], [`StatsStore`] and [`GatewayStore`] (the inbound side of
+//! the gateways: per-chat delivery mappings, signed requests' nonces,
+//! inbound platform messages). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -26,6 +28,7 @@
 
 mod choices;
 mod deliveries;
+mod gateway;
 mod inbox;
 mod messages;
 mod outbox;
@@ -36,6 +39,10 @@ mod tasks;
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{
     Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
+};
+pub use gateway::{
+    GatewayInbound, GatewayStore, InboundClaim, InboundFinish, InboundIntent, InboundState,
+    NewInbound,
 };
 pub use inbox::{
     BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,
@@ -80,6 +87,7 @@ pub trait Store:
     + InboxStore
     + ChoicesStore
     + OutboxStore
+    + GatewayStore
 {
 }
 
@@ -92,5 +100,6 @@ impl<T> Store for T where
         + InboxStore
         + ChoicesStore
         + OutboxStore
+        + GatewayStore
 {
 }

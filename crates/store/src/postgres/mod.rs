@@ -18,6 +18,7 @@
 mod batch;
 mod choices;
 mod deliveries;
+mod gateway;
 mod inbox;
 mod inbox_rows;
 mod messages;

@@ -12,6 +12,7 @@ pub mod backup;
 mod checkpoint;
 mod choices;
 mod deliveries;
+mod gateway;
 mod inbox;
 mod inbox_rows;
 pub(crate) mod latency;

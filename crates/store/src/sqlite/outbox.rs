@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     model::MessageState,
-    outbox::{DeliveryMapping, Outbound, OutboundState},
+    outbox::{Outbound, OutboundState},
     store::{
         Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
         StoreResult,
@@ -327,35 +327,5 @@ impl OutboxStore for SqliteStore {
                 .await
             }
         }
-    }
-
-    async fn delivery_mapping(
-        &self,
-        platform: &str,
-        pmid: &str,
-    ) -> StoreResult<Option<DeliveryMapping>> {
-        let row = sqlx::query(
-            "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
-               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = ?",
-        )
-        .bind(format!("{platform}:{pmid}"))
-        .fetch_optional(&self.reader)
-        .await
-        .map_err(map)?;
-        row.map(|r| {
-            Ok(DeliveryMapping {
-                id: r.try_get("id").map_err(map)?,
-                harness_message_id: r.try_get("harness_message_id").map_err(map)?,
-                task_id: r.try_get("task_id").map_err(map)?,
-                outbound_id: r.try_get("outbound_id").map_err(map)?,
-                platform: r.try_get("platform").map_err(map)?,
-                chat_id: r.try_get("chat_id").map_err(map)?,
-                platform_message_id: r.try_get("platform_message_id").map_err(map)?,
-                scope: r.try_get("scope").map_err(map)?,
-                expect_reply: r.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
-                created_at: time(r.try_get("created_at").map_err(map)?)?,
-            })
-        })
-        .transpose()
     }
 }

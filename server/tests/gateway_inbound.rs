@@ -1,0 +1,455 @@
+//! Gateway inbound over real HTTP (issue 28): signed requests (a replay
+//! refused after a restart too), the gateway token and its tool profile,
+//! `resolve_gateway_task_context` writing nothing, `continue_bound_task`
+//! once per platform message for the OWNER only, bad input → 400 naming the
+//! field with no row written.
+
+mod common;
+
+use std::path::Path;
+
+use chrono::{Duration, Utc};
+use harness_core::gateway::signing;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const PATH: &str = "/api/internal/harness/gateway-task";
+
+fn secret(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join("secrets").join(name))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn nonce() -> String {
+    let id = harness_core::ids::new_id();
+    // 36 characters of [0-9a-f-]: hex of the id's bytes, UUID-shaped.
+    let hex = hex::encode(id.as_bytes());
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// A request with the given signature headers (already computed).
+async fn send(
+    s: &common::Server,
+    method: &str,
+    path: &str,
+    headers: &[(&'static str, String); 4],
+    body: &str,
+) -> (StatusCode, Value) {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut req = s
+        .client
+        .request(method, s.url(path))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for (name, value) in headers {
+        req = req.header(*name, value);
+    }
+    common::decode(req.send().await.unwrap()).await
+}
+
+fn signed(key: &str, method: &str, path: &str, body: &str) -> [(&'static str, String); 4] {
+    signing::sign(
+        key.as_bytes(),
+        Utc::now(),
+        &nonce(),
+        method,
+        path,
+        body.as_bytes(),
+    )
+}
+
+/// Rows of every table of the SQLite database (the "writes nothing" check).
+async fn row_counts(dir: &Path) -> Vec<(String, i64)> {
+    let url = format!("sqlite://{}?mode=ro", dir.join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+         AND name <> 'gateway_nonces' ORDER BY name",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let mut out = Vec::new();
+    for table in tables {
+        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM \"{table}\""
+        )))
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        out.push((table, n));
+    }
+    pool.close().await;
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_requests_are_checked_and_a_replay_is_refused_after_a_restart_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let key = secret(dir.path(), "internal-api.key");
+    let t = s.task("signed").await;
+    let body =
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-100", "taskId": t})
+            .to_string();
+    let first = signed(&key, "POST", PATH, &body);
+    let (st, out) = send(&s, "POST", PATH, &first, &body).await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    assert_eq!(out["bound"], true, "{out}");
+    assert_eq!(out["bindingSource"], "explicit_task");
+
+    // The same request again: a replay.
+    let (st, out) = send(&s, "POST", PATH, &first, &body).await;
+    assert_eq!(
+        (st, out),
+        (
+            StatusCode::CONFLICT,
+            json!({"error": "Replayed internal request"})
+        )
+    );
+    // Another body under a signed hash; a bad signature; a stale timestamp;
+    // a malformed nonce; a signature for another path.
+    let other = signed(&key, "POST", PATH, &body);
+    let (st, out) = send(&s, "POST", PATH, &other, "{}").await;
+    assert_eq!(
+        (st, out),
+        (
+            StatusCode::UNAUTHORIZED,
+            json!({"error": "Invalid internal request body"})
+        )
+    );
+    let unauthorized = (
+        StatusCode::UNAUTHORIZED,
+        json!({"error": "Unauthorized internal request"}),
+    );
+    let wrong_key = signed("not the key", "POST", PATH, &body);
+    assert_eq!(
+        send(&s, "POST", PATH, &wrong_key, &body).await,
+        unauthorized
+    );
+    let stale = signing::sign(
+        key.as_bytes(),
+        Utc::now() - Duration::minutes(6),
+        &nonce(),
+        "POST",
+        PATH,
+        body.as_bytes(),
+    );
+    assert_eq!(send(&s, "POST", PATH, &stale, &body).await, unauthorized);
+    let mut malformed = signed(&key, "POST", PATH, &body);
+    malformed[1].1 = "not-a-nonce".into();
+    assert_eq!(
+        send(&s, "POST", PATH, &malformed, &body).await,
+        unauthorized
+    );
+    let elsewhere = signed(&key, "POST", "/api/internal/harness/gateway", &body);
+    assert_eq!(
+        send(&s, "POST", PATH, &elsewhere, &body).await,
+        unauthorized
+    );
+    // The outbox route takes signed requests too (here: a valid signature,
+    // the body's own validation answers).
+    let push = json!({"message": "hi", "scope": "work"}).to_string();
+    let outbound = "/api/internal/harness/outbound";
+    let (st, out) = send(
+        &s,
+        "POST",
+        outbound,
+        &signed(&key, "POST", outbound, &push),
+        &push,
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{out}");
+    assert_eq!(out["field"], "taskId", "{out}");
+
+    // No credential; an agent's token.
+    let (st, _) = s.call("POST", PATH, None, Some(json!({}))).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    let (_, agent) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (st, out) = s
+        .call("POST", PATH, Some(&agent), serde_json::from_str(&body).ok())
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN, "{out}");
+
+    // After a restart the first request is still a replay.
+    s.shutdown().await;
+    let s = common::start(dir.path()).await;
+    let (st, out) = send(&s, "POST", PATH, &first, &body).await;
+    assert_eq!(
+        (st, out),
+        (
+            StatusCode::CONFLICT,
+            json!({"error": "Replayed internal request"})
+        )
+    );
+    s.shutdown().await;
+}
+
+async fn rpc(s: &common::Server, token: &str, body: Value) -> Value {
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (st, out) = common::decode(resp).await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    out
+}
+
+async fn tool(s: &common::Server, token: &str, name: &str, args: Value) -> (bool, Value) {
+    let out = rpc(
+        s,
+        token,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": name, "arguments": args}}),
+    )
+    .await;
+    let text = out["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{out}"));
+    (
+        out["result"]["isError"].as_bool().unwrap_or(false),
+        serde_json::from_str(text).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let token = secret(dir.path(), "gateway.token");
+    let list = rpc(
+        &s,
+        &token,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let mut names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "continue_bound_task",
+            "relay_channel_reply",
+            "reply_to_ask",
+            "resolve_gateway_task_context"
+        ]
+    );
+    let t = s.task("profile").await;
+    let (is_error, out) = tool(
+        &s,
+        &token,
+        "ask_human",
+        json!({"taskId": t, "question": "q"}),
+    )
+    .await;
+    assert!(is_error, "{out}");
+    assert!(
+        out["error"].as_str().unwrap().contains("not available"),
+        "{out}"
+    );
+    // The same token on the REST route.
+    let (st, out) = s
+        .call(
+            "POST",
+            PATH,
+            Some(&token),
+            Some(json!({"gateway": "hermes", "platform": "telegram", "chatId": "1", "taskId": t})),
+        )
+        .await;
+    assert_eq!((st, &out["bound"]), (StatusCode::OK, &json!(true)), "{out}");
+    // Not an admin: the admin API is closed to it.
+    let (st, _) = s.call("GET", "/api/tasks", Some(&token), None).await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+
+    // Rotation: the old token stops working at once.
+    let (st, rotated) = s
+        .admin("POST", "/api/settings/gateway-token/rotate", None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{rotated}");
+    let new = rotated["token"].as_str().unwrap().to_string();
+    assert_ne!(new, token);
+    assert_eq!(secret(dir.path(), "gateway.token"), new);
+    let resp = s
+        .client
+        .post(s.url("/mcp"))
+        .header("Accept", "application/json, text/event-stream")
+        .bearer_auth(&token)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let list = rpc(
+        &s,
+        &new,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolving_writes_nothing_and_bad_input_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let token = secret(dir.path(), "gateway.token");
+    let t = s.task("resolve me").await;
+    let before = row_counts(dir.path()).await;
+    let upper = format!("see [[TOWER:TASK={}]]", t.to_uppercase());
+    for body in [
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-1", "quotedText": upper}),
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-1", "replyToMessageId": "404"}),
+    ] {
+        let (st, out) = s.call("POST", PATH, Some(&token), Some(body)).await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        if out["bound"] == true {
+            // The upper-case token is found (D11).
+            assert_eq!(out["bindingSource"], "quoted_task_token", "{out}");
+            assert_eq!(out["subjectTaskId"], t.as_str());
+            assert_eq!(out["hasOpenAsk"], false);
+            assert_eq!(out["taskTitle"], "resolve me");
+        } else {
+            assert_eq!(out["reason"], "not_found", "{out}");
+        }
+    }
+    let (is_error, out) = tool(
+        &s,
+        &token,
+        "resolve_gateway_task_context",
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-1", "taskId": t}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["bound"], true);
+
+    // Bad input: 400 naming the field, on the route and the tool alike.
+    let base = json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-1", "taskId": t});
+    let mut cases = Vec::new();
+    for (field, value) in [
+        ("gateway", json!("slack")),
+        ("gateway", Value::Null),
+        ("platform", json!("")),
+        ("chatId", Value::Null),
+        ("chatId", json!(42)),
+        ("taskId", json!("nope")),
+        ("quotedText", json!("x".repeat(16_001))),
+    ] {
+        let mut body = base.clone();
+        body[field] = value;
+        cases.push((field, body));
+    }
+    let mut none = base.clone();
+    none.as_object_mut().unwrap().remove("taskId");
+    cases.push(("replyToMessageId", none));
+    for (field, body) in cases {
+        let (st, out) = s.call("POST", PATH, Some(&token), Some(body.clone())).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST, "{field}: {out}");
+        assert!(
+            out["field"].as_str().is_some_and(|f| f.contains(field)),
+            "{field}: {out}"
+        );
+        let (is_error, out) = tool(&s, &token, "resolve_gateway_task_context", body).await;
+        assert!(is_error, "{field}: {out}");
+    }
+    let mut continuation = base.clone();
+    continuation["platformMessageId"] = json!("m1");
+    let (st, out) = s.call("PUT", PATH, Some(&token), Some(continuation)).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{out}");
+    assert_eq!(out["field"], "content", "{out}");
+    assert_eq!(row_counts(dir.path()).await, before, "nothing was written");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_is_the_owners_and_happens_once_per_platform_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let token = secret(dir.path(), "gateway.token");
+    let (st, out) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"Telegram": [" 42 "]}}}})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    assert_eq!(
+        out["openclaw"]["accessPolicy"]["ownerIds"]["telegram"],
+        json!(["42"])
+    );
+    let t = s.task("continue me").await;
+    let body = |sender: &str, pmid: &str| {
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-100",
+               "platformMessageId": pmid, "senderId": sender, "taskId": t,
+               "content": "continue from the failure"})
+    };
+    // Not the OWNER: refused, nothing written.
+    let before = row_counts(dir.path()).await;
+    let (st, out) = s
+        .call("PUT", PATH, Some(&token), Some(body("7", "m1")))
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN, "{out}");
+    assert_eq!(row_counts(dir.path()).await, before);
+
+    let (st, first) = s
+        .call("PUT", PATH, Some(&token), Some(body("telegram:42", "m1")))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{first}");
+    assert_eq!(first["mode"], "continued_task", "{first}");
+    assert_eq!(first["taskId"], t.as_str());
+    assert_eq!(first["deduped"], false);
+    let delivery = first["deliveryId"].as_str().unwrap().to_string();
+    // Again (and through the tool): the same result, nothing new.
+    let (_, again) = s
+        .call("PUT", PATH, Some(&token), Some(body("42", "m1")))
+        .await;
+    assert_eq!(again["mode"], "continued_task", "{again}");
+    assert_eq!(
+        (&again["deduped"], &again["noOp"]),
+        (&json!(true), &json!(true))
+    );
+    assert_eq!(again["deliveryId"], delivery.as_str());
+    let (is_error, via_tool) = tool(&s, &token, "continue_bound_task", body("42", "m1")).await;
+    assert!(!is_error, "{via_tool}");
+    assert_eq!(via_tool["deliveryId"], delivery.as_str());
+    let typed = s.running.harness.delivery(&delivery).await.unwrap();
+    assert!(
+        typed.text.contains("continue from the failure"),
+        "{typed:?}"
+    );
+    assert!(typed.text.contains(&format!("[[tower:task={t}]]")));
+
+    // A task with an OPEN question is refused (reply_to_ask answers it).
+    s.running
+        .harness
+        .ask(&t, Some("which branch?"))
+        .await
+        .unwrap();
+    let (_, out) = s
+        .call("PUT", PATH, Some(&token), Some(body("42", "m2")))
+        .await;
+    assert_eq!(out["mode"], "continue_open_ask", "{out}");
+    assert_eq!(out["noOp"], true);
+    s.shutdown().await;
+}
