@@ -145,8 +145,12 @@ pub fn rotate_gateway_token(root: &Path) -> anyhow::Result<String> {
 /// or the REST route takes effect without a restart).
 pub struct GatewayTokenFile {
     path: PathBuf,
-    cached: std::sync::Mutex<Option<((std::time::SystemTime, u64, u64), Option<String>)>>,
+    /// The file's stamp when it was read, and its token's hash.
+    cached: std::sync::Mutex<Option<(FileStamp, Option<String>)>>,
 }
+
+/// Modification time, size, inode.
+type FileStamp = (std::time::SystemTime, u64, u64);
 
 impl GatewayTokenFile {
     pub fn new(path: PathBuf) -> Self {

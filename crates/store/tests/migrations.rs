@@ -227,7 +227,11 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
         .unwrap();
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!(
-        (kept[0].id.as_str(), kept[0].gateway.as_str(), kept[0].task_id.as_deref()),
+        (
+            kept[0].id.as_str(),
+            kept[0].gateway.as_str(),
+            kept[0].task_id.as_deref()
+        ),
         ("telegram:77", "openclaw", Some("ct"))
     );
     assert_eq!(kept[0].chat_id, "-100111");

@@ -186,14 +186,16 @@ impl Harness {
         let mut expected: Option<String> = None;
         if deduped {
             let replay = json!({"deduped": true, "noOp": true});
-            match mode.as_deref() {
+            if matches!(
+                mode.as_deref(),
                 Some(
-                    "continued_task" | "continue_not_bound" | "continue_open_ask"
-                    | "continue_conflict",
-                ) => {
-                    return Ok(with(stored.unwrap_or(Value::Null), replay));
-                }
-                _ => {}
+                    "continued_task"
+                        | "continue_not_bound"
+                        | "continue_open_ask"
+                        | "continue_conflict"
+                )
+            ) {
+                return Ok(with(stored.unwrap_or(Value::Null), replay));
             }
             let routed_context = mode.as_deref() == Some("task_context");
             let retryable = mode.as_deref() == Some("continue_failed")

@@ -67,6 +67,7 @@ pub const RATE_LIMITED: [&str; 3] = [
         (name = "settings", description = "Notify targets, gateways, the system directive"),
         (name = "analytics", description = "How long agents wait for people"),
         (name = "internal", description = "The agent and gateway API (admin or agent token)"),
+        (name = "gateway", description = "What a person writes back from a chat (a signed request, the gateway token or the admin token)"),
         (name = "meta", description = "This document"),
     )
 )]
