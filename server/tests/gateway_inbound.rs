@@ -453,3 +453,126 @@ async fn a_continuation_is_the_owners_and_happens_once_per_platform_message() {
     assert_eq!(out["noOp"], true);
     s.shutdown().await;
 }
+
+async fn count(dir: &Path, sql: &str, bind: &str) -> i64 {
+    let url = format!("sqlite://{}?mode=ro", dir.join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
+        .bind(bind)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
+}
+
+/// The same platform message from 20 concurrent calls: one continuation,
+/// one inbound row, one delivery row; every other call is a no-op.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_repeats_of_one_message_continue_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = std::sync::Arc::new(common::start(dir.path()).await);
+    let token = secret(dir.path(), "gateway.token");
+    let (st, _) = s
+        .admin(
+            "PUT",
+            "/api/settings/gateways",
+            Some(json!({"hermes": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK);
+    let t = s.task("raced").await;
+    let body = json!({"gateway": "hermes", "platform": "telegram", "chatId": "9",
+        "platformMessageId": "m-race", "senderId": "42", "taskId": t, "content": "go on"});
+    let calls = (0..20).map(|_| {
+        let (s, token, body) = (s.clone(), token.clone(), body.clone());
+        tokio::spawn(async move { s.call("PUT", PATH, Some(&token), Some(body)).await })
+    });
+    let mut acted = 0;
+    let mut deliveries = std::collections::HashSet::new();
+    for call in calls {
+        let (st, out) = call.await.unwrap();
+        assert_eq!(st, StatusCode::OK, "{out}");
+        if out["noOp"] == false {
+            acted += 1;
+            assert_eq!(out["mode"], "continued_task", "{out}");
+        } else {
+            assert!(
+                out["mode"] == "continued_task" || out["mode"] == "continue_in_progress",
+                "{out}"
+            );
+        }
+        if let Some(id) = out["deliveryId"].as_str() {
+            deliveries.insert(id.to_string());
+        }
+    }
+    assert_eq!(acted, 1, "exactly one call acted");
+    assert_eq!(deliveries.len(), 1, "{deliveries:?}");
+    let rows = |sql: &'static str| count(dir.path(), sql, "m-race");
+    assert_eq!(
+        rows("SELECT count(*) FROM gateway_inbound WHERE platform_message_id = ?").await,
+        1
+    );
+    assert_eq!(
+        count(
+            dir.path(),
+            "SELECT count(*) FROM deliveries WHERE task_id = ?",
+            &t
+        )
+        .await,
+        1
+    );
+    if let Ok(s) = std::sync::Arc::try_unwrap(s) {
+        s.shutdown().await;
+    }
+}
+
+/// `relay_channel_reply` answers only an OPEN ask; an ordinary reply comes
+/// back as context and types nothing. `reply_to_ask` works with the
+/// gateway's credential (the OWNER it vouches for).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relay_answers_only_an_open_ask_and_the_gateway_replies_as_the_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let token = secret(dir.path(), "gateway.token");
+    let t = s.task("relayed").await;
+    let text = format!("looks good [[tower:task={t}]]");
+    let (is_error, out) = tool(&s, &token, "relay_channel_reply", json!({"text": text})).await;
+    assert!(!is_error, "{out}");
+    assert_eq!(
+        (&out["mode"], &out["resumed"], &out["continuationRequired"]),
+        (&json!("task_context"), &json!(false), &json!(true)),
+        "{out}"
+    );
+    let (_, out) = tool(
+        &s,
+        &token,
+        "relay_channel_reply",
+        json!({"text": "no token"}),
+    )
+    .await;
+    assert_eq!(out["no_task_token"], true, "{out}");
+    let (is_error, out) = tool(&s, &token, "relay_channel_reply", json!({"text": ""})).await;
+    assert!(is_error, "{out}");
+
+    // An OPEN ask: the relay answers it.
+    s.running.harness.ask(&t, Some("merge?")).await.unwrap();
+    let (is_error, out) = tool(&s, &token, "relay_channel_reply", json!({"text": text})).await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "ask_reply", "{out}");
+    assert!(!s.running.harness.pending(&t).await.unwrap().pending);
+
+    // reply_to_ask with the gateway token.
+    s.running.harness.ask(&t, Some("deploy?")).await.unwrap();
+    let (is_error, out) = tool(
+        &s,
+        &token,
+        "reply_to_ask",
+        json!({"taskId": t, "text": "yes"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["ok"], true, "{out}");
+    assert!(!s.running.harness.pending(&t).await.unwrap().pending);
+    s.shutdown().await;
+}

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use chrono::{Duration, Utc};
 use harness_core::{
-    Harness, ids,
+    Harness,
+    gateway::context::{BindingSource, TaskContextInput},
+    ids,
     outbox::{PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
     store::{InboundClaim, InboundFinish, InboundIntent, InboundState, NewInbound, Store},
@@ -121,6 +123,36 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
             .unwrap(),
         None
     );
+    // A reply to message 77 in B's chat that quotes A's token is B's: the
+    // reply binding of this chat comes first (§8.3).
+    let resolve = |chat: &str, quoted: Option<String>| TaskContextInput {
+        gateway: Some("openclaw".into()),
+        platform: Some("Telegram".into()),
+        chat_id: Some(chat.into()),
+        reply_to_message_id: Some("77".into()),
+        quoted_text: quoted,
+        task_id: None,
+    };
+    let quoting_a = Some(format!("Task ID: [[TOWER:TASK={}]]", first.to_uppercase()));
+    let ctx = h
+        .resolve_gateway_task_context(&resolve("-100222", quoting_a.clone()))
+        .await
+        .unwrap();
+    assert_eq!(ctx.subject_task_id.as_deref(), Some(second.as_str()));
+    assert_eq!(ctx.binding_source, Some(BindingSource::HarnessDelivery));
+    // From a third chat the mapping does not apply: the (upper-case) token does.
+    let ctx = h
+        .resolve_gateway_task_context(&resolve("-100333", quoting_a))
+        .await
+        .unwrap();
+    assert_eq!(ctx.subject_task_id.as_deref(), Some(first.as_str()));
+    assert_eq!(ctx.binding_source, Some(BindingSource::QuotedTaskToken));
+    let ctx = h
+        .resolve_gateway_task_context(&resolve("-100333", None))
+        .await
+        .unwrap();
+    assert!(!ctx.bound);
+    assert_eq!(ctx.reason.as_deref(), Some("not_found"));
 }
 
 /// A nonce is remembered until it expires — by another store on the same
