@@ -277,9 +277,22 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         )
         .await;
     assert_eq!((st, &out["bound"]), (StatusCode::OK, &json!(true)), "{out}");
-    // Not an admin: the admin API is closed to it.
+    // Not an admin: the admin API is closed to it; nor an agent.
     let (st, _) = s.call("GET", "/api/tasks", Some(&token), None).await;
     assert_eq!(st, StatusCode::FORBIDDEN);
+    for (path, body) in [
+        (
+            "/api/internal/harness/ask",
+            json!({"taskId": t, "question": "q"}),
+        ),
+        (
+            "/api/internal/harness/notify",
+            json!({"taskId": t, "message": "m"}),
+        ),
+    ] {
+        let (st, out) = s.call("POST", path, Some(&token), Some(body)).await;
+        assert_eq!(st, StatusCode::FORBIDDEN, "{path}: {out}");
+    }
 
     // Rotation: the old token stops working at once.
     let (st, rotated) = s

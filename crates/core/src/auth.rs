@@ -41,6 +41,17 @@ impl Identity {
         }
     }
 
+    /// [`Self::bind_task`] for what only agents (and the admin) do —
+    /// recording an ask or a notify: a gateway's credential is refused.
+    pub fn bind_agent_task(&self, requested: Option<&str>) -> CoreResult<String> {
+        if self.is_gateway() {
+            return Err(CoreError::Forbidden(
+                "a gateway credential cannot act as a task's agent".into(),
+            ));
+        }
+        self.bind_task(requested)
+    }
+
     /// The execution a call is about (the Stop hook's turn end): an agent
     /// reports only its own — naming another is refused; anybody else names
     /// one, or gets `None` (the caller then takes the task's live one).
@@ -51,6 +62,9 @@ impl Identity {
                 CoreError::Conflict("Execution does not belong to this agent".into()),
             ),
             (Self::Agent { execution_id, .. }, _) => Ok(Some(execution_id.clone())),
+            (Self::Gateway, _) => Err(CoreError::Forbidden(
+                "a gateway credential cannot report an agent's turn".into(),
+            )),
             (_, requested) => Ok(requested.map(str::to_string)),
         }
     }
@@ -209,6 +223,25 @@ mod tests {
         assert_eq!(Identity::Admin.bind_task(Some(&other)).unwrap(), other);
         assert!(Identity::Admin.bind_task(None).is_err());
         assert!(Identity::Admin.bind_task(Some("bad")).is_err());
+    }
+
+    #[test]
+    fn a_gateway_is_no_agent() {
+        assert!(matches!(
+            Identity::Gateway.bind_agent_task(Some(&ids::new_id())),
+            Err(CoreError::Forbidden(_))
+        ));
+        assert!(matches!(
+            Identity::Gateway.bind_execution(None),
+            Err(CoreError::Forbidden(_))
+        ));
+        assert!(matches!(
+            Identity::Gateway.person(),
+            Err(CoreError::Forbidden(_))
+        ));
+        let t = ids::new_id();
+        assert_eq!(Identity::Gateway.bind_task(Some(&t)).unwrap(), t);
+        assert_eq!(Identity::Admin.bind_agent_task(Some(&t)).unwrap(), t);
     }
 
     #[test]

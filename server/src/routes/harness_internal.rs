@@ -56,7 +56,7 @@ async fn ask(
     Caller(who): Caller,
     JsonBody(body): JsonBody<AskBody>,
 ) -> ApiResult<Json<Value>> {
-    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let task_id = who.bind_agent_task(body.task_id.as_deref())?;
     let native = body
         .native_tool
         .as_deref()
@@ -158,7 +158,7 @@ async fn notify(
     Caller(who): Caller,
     JsonBody(body): JsonBody<NotifyBody>,
 ) -> ApiResult<Json<Value>> {
-    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let task_id = who.bind_agent_task(body.task_id.as_deref())?;
     let message = s.harness.notify(&task_id, body.message.as_deref()).await?;
     Ok(Json(json!({ "ok": true, "messageId": message.id })))
 }
