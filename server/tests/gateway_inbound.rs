@@ -384,6 +384,10 @@ async fn resolving_writes_nothing_and_bad_input_names_the_field() {
         );
         let (is_error, out) = tool(&s, &token, "resolve_gateway_task_context", body).await;
         assert!(is_error, "{field}: {out}");
+        assert!(
+            out["error"].as_str().is_some_and(|e| e.contains(field)),
+            "the tool's error names {field}: {out}"
+        );
     }
     let mut continuation = base.clone();
     continuation["platformMessageId"] = json!("m1");
@@ -588,4 +592,29 @@ async fn relay_answers_only_an_open_ask_and_the_gateway_replies_as_the_owner() {
     assert_eq!(out["ok"], true, "{out}");
     assert!(!s.running.harness.pending(&t).await.unwrap().pending);
     s.shutdown().await;
+}
+
+/// `harness gateway-token` prints the token; `--rotate` replaces it.
+#[test]
+fn the_cli_prints_and_rotates_the_gateway_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+            .arg("gateway-token")
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let first = run(&[]);
+    assert!(first.starts_with("hxg_"), "{first}");
+    assert_eq!(run(&[]), first, "printing does not change it");
+    let rotated = run(&["--rotate"]);
+    assert!(rotated.starts_with("hxg_") && rotated != first);
+    assert_eq!(secret(&data, "gateway.token"), rotated);
+    assert_eq!(run(&[]), rotated);
 }
