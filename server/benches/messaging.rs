@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 
 use harness_core::tasks::CreateTask;
 use harness_server::{ServeConfig, launch};
-use harness_store::{SqliteOptions, SqliteStore};
 use serde_json::json;
+
+mod support;
+use support::{SqliteRaw, median, rate};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -25,54 +27,6 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     }
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]
-}
-
-fn rate(n: usize, elapsed: Duration) -> f64 {
-    n as f64 / elapsed.as_secs_f64()
-}
-
-/// The ceiling: one-row `BEGIN IMMEDIATE; INSERT; COMMIT` transactions on a
-/// store opened like Harness's (same pragmas, same disk, same driver).
-struct Raw {
-    store: SqliteStore,
-    payload: String,
-    next: i64,
-}
-
-impl Raw {
-    async fn open(dir: &std::path::Path) -> anyhow::Result<Self> {
-        let url = format!("sqlite://{}", dir.join("raw.db").display());
-        let store = SqliteStore::open(SqliteOptions::new(url)).await?;
-        sqlx::query("CREATE TABLE bench (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)")
-            .execute(store.writer_pool())
-            .await?;
-        Ok(Self {
-            store,
-            payload: "x".repeat(200),
-            next: 0,
-        })
-    }
-
-    async fn commits(&mut self, n: usize) -> anyhow::Result<f64> {
-        let pool = self.store.writer_pool();
-        let start = Instant::now();
-        for _ in 0..n {
-            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-            sqlx::query("INSERT INTO bench (id, payload) VALUES (?, ?)")
-                .bind(self.next)
-                .bind(&self.payload)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            self.next += 1;
-        }
-        Ok(rate(n, start.elapsed()))
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 async fn run() -> anyhow::Result<()> {
@@ -86,7 +40,7 @@ async fn run() -> anyhow::Result<()> {
         dir.path().display()
     );
 
-    let mut raw_db = Raw::open(dir.path()).await?;
+    let mut raw_db = SqliteRaw::open(dir.path()).await?;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));

@@ -75,11 +75,12 @@ pub fn migrate_db(data_dir: &Path, from: Option<String>, to: &str) -> anyhow::Re
 }
 
 /// `harness doctor`: exit 0 only when every check passes.
-pub fn doctor_cmd(data_dir: &Path) -> ExitCode {
+pub fn doctor_cmd(data_dir: &Path, database_url: Option<String>) -> ExitCode {
     let inputs = doctor::Inputs {
         data_dir: data_dir.to_path_buf(),
         site_root: harness_server::config::default_site_root(),
         min_free_bytes: 1024 * 1024 * 1024,
+        database_url,
     };
     let checks = doctor::run(&inputs);
     let mut failed = 0;

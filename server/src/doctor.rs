@@ -28,7 +28,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn pass(name: &'static str, detail: impl Into<String>) -> Self {
+    pub(crate) fn pass(name: &'static str, detail: impl Into<String>) -> Self {
         Self {
             name,
             outcome: Outcome::Pass,
@@ -36,7 +36,11 @@ impl Check {
             fix: None,
         }
     }
-    fn note(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn note(
+        name: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
         Self {
             name,
             outcome: Outcome::Note,
@@ -44,7 +48,11 @@ impl Check {
             fix: Some(fix.into()),
         }
     }
-    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn fail(
+        name: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
         Self {
             name,
             outcome: Outcome::Fail,
@@ -75,6 +83,9 @@ pub struct Inputs {
     pub site_root: Option<PathBuf>,
     /// Fail below this many free bytes on the data directory's file system.
     pub min_free_bytes: u64,
+    /// `--database-url` / `DATABASE_URL` when given (`None`: the SQLite
+    /// default, `<data-dir>/harness.db`).
+    pub database_url: Option<String>,
 }
 
 /// The agent CLIs Harness drives, and the oldest version known to work.
@@ -85,7 +96,14 @@ pub const AGENT_CLIS: &[(&str, &str, (u64, u64, u64))] = &[
 
 pub fn run(inputs: &Inputs) -> Vec<Check> {
     let mut checks = Vec::new();
-    checks.extend(data_dir(&inputs.data_dir));
+    let postgres = inputs
+        .database_url
+        .as_deref()
+        .filter(|url| harness_store::is_postgres(url));
+    checks.extend(data_dir(&inputs.data_dir, postgres.is_none()));
+    if let Some(url) = postgres {
+        checks.extend(crate::doctor_pg::checks(url));
+    }
     checks.push(server(&inputs.data_dir));
     checks.extend(agent_clis());
     checks.push(isolation());
@@ -130,7 +148,9 @@ fn mode(path: &Path) -> Option<u32> {
         .map(|m| m.permissions().mode() & 0o777)
 }
 
-fn data_dir(root: &Path) -> Vec<Check> {
+/// The data directory, its secrets and (`sqlite`: the database is the
+/// default SQLite file in it) `harness.db`, with their permissions.
+fn data_dir(root: &Path, sqlite: bool) -> Vec<Check> {
     let mut out = Vec::new();
     if !root.is_dir() {
         out.push(Check::fail(
@@ -141,12 +161,14 @@ fn data_dir(root: &Path) -> Vec<Check> {
         return out;
     }
     out.push(Check::pass("data directory", root.display().to_string()));
-    let expect: [(PathBuf, u32); 4] = [
+    let mut expect: Vec<(PathBuf, u32)> = vec![
         (root.join("secrets"), 0o700),
         (root.join("secrets/admin.token"), 0o600),
         (root.join("secrets/internal-api.key"), 0o600),
-        (root.join("harness.db"), 0o600),
     ];
+    if sqlite {
+        expect.push((root.join("harness.db"), 0o600));
+    }
     for (path, want) in expect {
         match mode(&path) {
             None => out.push(Check::fail(
@@ -515,13 +537,17 @@ mod tests {
             std::fs::write(root.join(f), "x").unwrap();
             std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
         }
-        assert!(data_dir(root).iter().all(|c| c.outcome == Outcome::Pass));
+        assert!(
+            data_dir(root, true)
+                .iter()
+                .all(|c| c.outcome == Outcome::Pass)
+        );
         std::fs::set_permissions(
             root.join("secrets/admin.token"),
             std::fs::Permissions::from_mode(0o644),
         )
         .unwrap();
-        let checks = data_dir(root);
+        let checks = data_dir(root, true);
         let bad: Vec<_> = checks
             .iter()
             .filter(|c| c.outcome == Outcome::Fail)

@@ -7,6 +7,7 @@ pub mod config;
 pub mod datalock;
 pub mod demo_agent;
 pub mod doctor;
+mod doctor_pg;
 pub mod error;
 pub mod extract;
 pub mod hook_stop;

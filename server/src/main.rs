@@ -136,12 +136,16 @@ enum Command {
         #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
-    /// Check the installation: data directory and secrets, the server, agent CLIs, the web
-    /// bundle, free disk. Exit code 0 only when all pass.
+    /// Check the installation: data directory and secrets, the database, the server, agent
+    /// CLIs, the web bundle, free disk. Exit code 0 only when all pass.
     Doctor {
         /// Data directory. Default: ~/.harness
         #[arg(long, env = "HARNESS_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        /// Database URL (a postgres://… one is checked by connecting). Default:
+        /// sqlite://<data-dir>/harness.db
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
     },
     /// Print the gateway's bearer token (secrets/gateway.token: OpenClaw / Hermes use it for
     /// /mcp and the gateway routes), or replace it with --rotate (the old one stops working at
@@ -333,8 +337,14 @@ fn main() -> ExitCode {
             from,
             &to,
         ),
-        Command::Doctor { data_dir } => {
-            return cli_ops::doctor_cmd(&data_dir.unwrap_or_else(config::default_data_dir));
+        Command::Doctor {
+            data_dir,
+            database_url,
+        } => {
+            return cli_ops::doctor_cmd(
+                &data_dir.unwrap_or_else(config::default_data_dir),
+                database_url,
+            );
         }
         Command::GatewayToken { data_dir, rotate } => {
             gateway_token(&data_dir.unwrap_or_else(config::default_data_dir), rotate)

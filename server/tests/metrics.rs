@@ -24,8 +24,20 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_outcomes_with_bounded_labels_behind_a_token() {
+    metrics_count_outcomes(None).await;
+}
+
+/// The same series, read from PostgreSQL (`StatsStore` on `PgStore`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_outcomes_with_bounded_labels_behind_a_token_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        metrics_count_outcomes(Some(&db.url)).await;
+    }
+}
+
+async fn metrics_count_outcomes(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
+    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
     let metrics_token = std::fs::read_to_string(dir.path().join("secrets/metrics.token")).unwrap();
     {
         use std::os::unix::fs::PermissionsExt;

@@ -15,14 +15,20 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A bound `LIMIT ?` is read by SQLite's planner, so each new value expires
-/// the cached statement and every execution parses it again; `LIMIT +?`
-/// is evaluated at run time instead (see `src/sqlite/mod.rs`).
+/// A bound `LIMIT ?` (or `LIMIT $1`) is read by SQLite's planner, so each
+/// new value expires the cached statement and every execution parses it
+/// again; `LIMIT +$1` is evaluated at run time instead (see
+/// `src/sqlite/mod.rs`). The SQL shared with PostgreSQL (`src/shared`) runs
+/// on SQLite too.
 #[test]
 fn no_bound_limit_is_planned() -> std::io::Result<()> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sqlite");
     let mut files = Vec::new();
     sources(&dir, &mut files)?;
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shared"),
+        &mut files,
+    )?;
     assert!(
         files.len() > 5,
         "the SQLite sources were not found in {dir:?}"
@@ -31,7 +37,10 @@ fn no_bound_limit_is_planned() -> std::io::Result<()> {
     for (path, text) in &files {
         for (n, line) in text.lines().enumerate() {
             let upper = line.to_ascii_uppercase();
-            if upper.contains("LIMIT ?") || upper.contains("OFFSET ?") {
+            if ["LIMIT ?", "OFFSET ?", "LIMIT $", "OFFSET $"]
+                .iter()
+                .any(|bound| upper.contains(bound))
+            {
                 bad.push(format!("{path}:{}: {}", n + 1, line.trim()));
             }
         }

@@ -1,7 +1,6 @@
 //! [`harness_core::store::GatewayStore`] on PostgreSQL: the shared
-//! statements of `gateway_sql.rs` as written.
+//! implementation ([`crate::shared::gateway`]).
 
 use super::PgStore;
-use crate::gateway_sql::{for_postgres, gateway_store};
 
-gateway_store!(PgStore, pool, for_postgres);
+crate::shared::gateway::gateway_store!(PgStore, pool);

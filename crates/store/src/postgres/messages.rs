@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     model::{Message, MessageQuery, MessageRow, MessageView},
-    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreError, StoreResult},
+    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreResult},
 };
 use sqlx::{AssertSqlSafe, Row};
 
@@ -15,11 +15,18 @@ use super::{
     batch::{self, args},
     rows::{self, MESSAGE_COLUMNS, MESSAGE_ROW_SELECT, ms},
 };
-use crate::error::map;
+use crate::shared::messages::{
+    ANY_RUNNING, ASK_BY_KEY, CANCEL_OPEN_ASKS, DISMISS_MESSAGE, EXPIRE_ASKS_BEFORE, MESSAGE_BY_ID,
+    RESUME_PAUSED,
+};
+use crate::{
+    error::map,
+    shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
+};
 
 impl PgStore {
     async fn message_by_id(&self, id: &str) -> StoreResult<Option<Message>> {
-        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM harness_messages m WHERE m.id = $1");
+        let sql = MESSAGE_BY_ID.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&self.pool)
@@ -54,87 +61,22 @@ impl PgStore {
 
 /// PAUSED → RUNNING inside `tx`; returns (resumed ids, whether any is running now).
 async fn resume_in(tx: &mut super::tx::TimedTx, task_id: &str) -> StoreResult<(Vec<String>, bool)> {
-    let resumed: Vec<String> = sqlx::query_scalar(
-        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-         WHERE task_id = $1 AND status = 'PAUSED' RETURNING id",
-    )
-    .bind(task_id)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(map)?;
-    let running = if resumed.is_empty() {
-        sqlx::query_scalar::<_, bool>(
-            "SELECT EXISTS (SELECT 1 FROM executions WHERE task_id = $1 AND status = 'RUNNING')",
-        )
+    let resumed: Vec<String> = sqlx::query_scalar(RESUME_PAUSED)
         .bind(task_id)
-        .fetch_one(&mut **tx)
+        .fetch_all(&mut **tx)
         .await
-        .map_err(map)?
+        .map_err(map)?;
+    let running = if resumed.is_empty() {
+        sqlx::query_scalar::<_, bool>(ANY_RUNNING)
+            .bind(task_id)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(map)?
     } else {
         true
     };
     Ok((resumed, running))
 }
-
-/// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
-/// ?4 now, ?5 idempotency key or NULL), without the transaction around them: also run by
-/// `record_ask_with_choices` (`postgres/choices.rs`).
-pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
-       WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' AND id <> $2 \
-       RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
-     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at, \
-         idempotency_key) \
-       VALUES ($2, $1, (SELECT x.id FROM executions x WHERE x.task_id = $1 AND x.status = 'RUNNING' \
-         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', $3, $4, $5) \
-       RETURNING 'asked' AS what, id, execution_id; \
-     UPDATE executions SET status = 'PAUSED' WHERE task_id = $1 AND status = 'RUNNING' \
-       RETURNING 'paused' AS what, id, NULL AS execution_id";
-
-/// What `RECORD_ASK` returned, as an [`AskRecorded`].
-pub(super) fn ask_recorded(
-    ask: NewAsk,
-    returned: &[sqlx::postgres::PgRow],
-) -> StoreResult<AskRecorded> {
-    let now = ms(ask.now);
-    let mut cancelled = Vec::new();
-    let mut paused = Vec::new();
-    let mut execution_id: Option<String> = None;
-    let mut inserted = false;
-    for row in returned {
-        let what: String = row.try_get("what").map_err(map)?;
-        let id: String = row.try_get("id").map_err(map)?;
-        match what.as_str() {
-            "cancelled" => cancelled.push(id),
-            "paused" => paused.push(id),
-            "asked" => {
-                execution_id = row.try_get("execution_id").map_err(map)?;
-                inserted = true;
-            }
-            _ => {}
-        }
-    }
-    if !inserted {
-        return Err(StoreError::Backend("ask insert returned no row".into()));
-    }
-    Ok(AskRecorded {
-        message: Message {
-            id: ask.id,
-            task_id: ask.task_id,
-            execution_id,
-            kind: harness_core::model::MessageKind::Ask,
-            state: harness_core::model::MessageState::Open,
-            content: ask.question,
-            reply_text: None,
-            replied_at: None,
-            created_at: rows::time(now)?,
-        },
-        cancelled,
-        paused,
-    })
-}
-
-/// The lease of a hand-off: (owner, node, until in ms).
-pub(super) type HandoffBinds = (Option<String>, Option<String>, Option<i64>);
 
 /// The second half of an answer, after the conditional OPEN → ANSWERED
 /// returned `answered` (the ask's row): PAUSED → RUNNING, the reply's
@@ -160,7 +102,7 @@ pub(super) async fn finish_answer(
            NULL AS lease_expires_at FROM executions \
            WHERE task_id = $1 AND status = 'RUNNING' LIMIT 1; \
          {}",
-        super::deliveries::INSERT_REPLY_DELIVERY
+        crate::shared::deliveries::INSERT_REPLY_DELIVERY
     );
     let args = args!(
         task_id,
@@ -174,51 +116,6 @@ pub(super) async fn finish_answer(
         claim_until
     );
     batch::run(conn, &sql, &args).await
-}
-
-/// What an answer did, from the ask's row and `finish_answer`'s rows.
-/// `delivery_text`: the delivery's text when it is not the reply text.
-pub(super) fn answered_from(
-    row: &sqlx::postgres::PgRow,
-    rows_after: &[sqlx::postgres::PgRow],
-    delivery_text: Option<&str>,
-) -> StoreResult<Answered> {
-    let message = rows::message(row)?;
-    let mut resumed = Vec::new();
-    let mut running = false;
-    let mut delivery = None;
-    for r in rows_after {
-        let what: String = r.try_get("what").map_err(map)?;
-        match what.as_str() {
-            "resumed" => resumed.push(r.try_get("id").map_err(map)?),
-            "delivery" => {
-                delivery = Some(
-                    super::deliveries::ReplyRow {
-                        id: r.try_get("id").map_err(map)?,
-                        task_id: message.task_id.clone(),
-                        message_id: message.id.clone(),
-                        node_id: r.try_get("node_id").map_err(map)?,
-                        text: delivery_text
-                            .map(str::to_string)
-                            .or_else(|| message.reply_text.clone())
-                            .unwrap_or_default(),
-                        question: message.content.clone(),
-                        now: ms(message.replied_at.unwrap_or(message.created_at)),
-                        lease_owner: r.try_get("lease_owner").map_err(map)?,
-                        lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
-                    }
-                    .into_delivery()?,
-                );
-            }
-            _ => running = true,
-        }
-    }
-    Ok(Answered {
-        message,
-        resumed,
-        running,
-        delivery,
-    })
 }
 
 #[async_trait]
@@ -248,10 +145,7 @@ impl MessageStore for PgStore {
     }
 
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
-             WHERE m.task_id = $1 AND m.kind = 'ask' AND m.idempotency_key = $2"
-        );
+        let sql = ASK_BY_KEY.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)
             .bind(key)
@@ -392,13 +286,11 @@ impl MessageStore for PgStore {
         let outcome = match row {
             Some(row) => Dismissed::Deleted(rows::message(&row)?),
             None => {
-                let exists: bool = sqlx::query_scalar(
-                    "SELECT EXISTS (SELECT 1 FROM harness_messages WHERE id = $1)",
-                )
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(map)?;
+                let exists: bool = sqlx::query_scalar(DISMISS_MESSAGE)
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map)?;
                 if exists {
                     Dismissed::IsAsk
                 } else {
@@ -412,28 +304,22 @@ impl MessageStore for PgStore {
 
     async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'CANCELLED' \
-             WHERE task_id = $1 AND kind = 'ask' AND state = 'OPEN' RETURNING id",
-        )
-        .bind(task_id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(CANCEL_OPEN_ASKS)
+            .bind(task_id)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }
 
     async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'EXPIRED' \
-             WHERE kind = 'ask' AND state = 'OPEN' AND created_at < $1 RETURNING id",
-        )
-        .bind(ms(cutoff))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(EXPIRE_ASKS_BEFORE)
+            .bind(ms(cutoff))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }

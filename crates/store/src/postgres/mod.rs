@@ -20,17 +20,17 @@ mod choices;
 mod deliveries;
 mod gateway;
 mod inbox;
-mod inbox_rows;
 mod messages;
 mod outbox;
 mod outbox_settle;
-mod rows;
+mod probe;
 mod sessions;
 mod settings;
 mod stats;
 mod tasks;
 mod tx;
 
+use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{
@@ -38,11 +38,19 @@ use sqlx::{
     postgres::{PgConnectOptions, PgConnection, PgPoolOptions},
 };
 
+pub use probe::{PgProbe, probe};
+
 use crate::{StoreOpenError, sqlite::latency::Latency};
 
 /// The key of the advisory lock every write transaction holds (the ASCII
 /// of "harness" read as a number: one key for the whole store).
 pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
+
+/// PostgreSQL's side of the statements written once (`crate::shared`).
+pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
+    skip_locked: " FOR UPDATE SKIP LOCKED",
+    index_hints: false,
+};
 
 #[derive(Debug, Clone)]
 pub struct PgOptions {
@@ -114,25 +122,45 @@ impl PgStore {
 }
 
 /// Whether `url` names a PostgreSQL database.
-pub(crate) fn is_postgres(url: &str) -> bool {
+pub fn is_postgres(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
     lower.starts_with("postgres:") || lower.starts_with("postgresql:")
 }
 
+/// The command that backs up the PostgreSQL database at `url` to `file`
+/// (credentials left out of the URL).
+pub fn pg_dump_command(url: &str, file: &std::path::Path) -> String {
+    format!(
+        "pg_dump --format=custom --no-owner --file '{}' '{}'",
+        file.display(),
+        crate::redact_url(url)
+    )
+}
+
+/// The command that restores `file` (a [`pg_dump_command`] archive) into
+/// the PostgreSQL database at `url` (credentials left out of the URL).
+pub fn pg_restore_command(url: &str, file: &std::path::Path) -> String {
+    format!(
+        "pg_restore --clean --if-exists --no-owner --dbname '{}' '{}'",
+        crate::redact_url(url),
+        file.display()
+    )
+}
+
 /// `harness backup` / `restore` copy a SQLite file; on PostgreSQL they
-/// answer the command to use instead (credentials left out of the URL).
+/// answer the command to use instead.
 pub(crate) fn use_pg_dump(url: &str, file: &std::path::Path, restore: bool) -> StoreOpenError {
-    let url = crate::redact_url(url);
-    let file = file.display();
     StoreOpenError::Backup(if restore {
         format!(
             "harness restore copies a SQLite file; this database is PostgreSQL. Restore a \
-             pg_dump archive with: pg_restore --clean --if-exists --no-owner --dbname '{url}' '{file}'"
+             pg_dump archive with: {}",
+            pg_restore_command(url, file)
         )
     } else {
         format!(
             "harness backup copies a SQLite file; this database is PostgreSQL. Back it up \
-             with: pg_dump --format=custom --no-owner --file '{file}' '{url}'"
+             with: {}",
+            pg_dump_command(url, file)
         )
     })
 }

@@ -6,96 +6,25 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
-    model::MessageState,
-    outbox::{Outbound, OutboundState},
+    outbox::Outbound,
     store::{
         Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
         StoreResult,
     },
 };
-use sqlx::{AssertSqlSafe, Row, postgres::PgRow};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     PgStore,
     batch::{self, args},
-    rows::time,
 };
-use crate::error::map;
-
-const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, o.harness_message_id, o.gateway, \
-     o.downstream, o.dest, o.requested_to, o.profile, o.scope, o.expect_reply, o.message, \
-     o.presentation, o.state, o.attempts, o.next_attempt_at, o.lease_owner, o.lease_expires_at, \
-     o.platform, o.platform_chat_id, o.platform_message_id, o.last_error, o.delivered_at, \
-     o.created_at, o.updated_at";
-
-pub(super) fn returning() -> String {
-    COLUMNS.replace("o.", "")
-}
-
-pub(super) fn ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
-    v.map(time).transpose()
-}
-
-pub(super) fn outbound(row: &PgRow) -> StoreResult<Outbound> {
-    let state: String = row.try_get("state").map_err(map)?;
-    let attempts: i64 = row.try_get("attempts").map_err(map)?;
-    Ok(Outbound {
-        id: row.try_get("id").map_err(map)?,
-        dedup_key: row.try_get("dedup_key").map_err(map)?,
-        task_id: row.try_get("task_id").map_err(map)?,
-        execution_id: row.try_get("execution_id").map_err(map)?,
-        message_id: row.try_get("harness_message_id").map_err(map)?,
-        gateway: row.try_get("gateway").map_err(map)?,
-        downstream: row.try_get("downstream").map_err(map)?,
-        dest: row.try_get("dest").map_err(map)?,
-        requested_to: row.try_get("requested_to").map_err(map)?,
-        profile: row.try_get("profile").map_err(map)?,
-        scope: row.try_get("scope").map_err(map)?,
-        expect_reply: row.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
-        message: row.try_get("message").map_err(map)?,
-        presentation: row.try_get("presentation").map_err(map)?,
-        state: OutboundState::parse(&state).ok_or(StoreError::Corrupt {
-            column: "harness_outbound.state",
-            value: state.clone(),
-        })?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        next_attempt_at: opt_time(row.try_get("next_attempt_at").map_err(map)?)?,
-        lease_owner: row.try_get("lease_owner").map_err(map)?,
-        lease_expires_at: opt_time(row.try_get("lease_expires_at").map_err(map)?)?,
-        platform: row.try_get("platform").map_err(map)?,
-        platform_chat_id: row.try_get("platform_chat_id").map_err(map)?,
-        platform_message_id: row.try_get("platform_message_id").map_err(map)?,
-        last_error: row.try_get("last_error").map_err(map)?,
-        delivered_at: opt_time(row.try_get("delivered_at").map_err(map)?)?,
-        created_at: time(row.try_get("created_at").map_err(map)?)?,
-        updated_at: time(row.try_get("updated_at").map_err(map)?)?,
-    })
-}
-
-fn message_state(v: Option<String>) -> StoreResult<Option<MessageState>> {
-    v.map(|s| {
-        MessageState::parse(&s).ok_or(StoreError::Corrupt {
-            column: "harness_messages.state",
-            value: s,
-        })
-    })
-    .transpose()
-}
-
-/// Whether a new row may be written (`?1` explicit key, `?2` implicit base,
-/// `?3` task): the task exists, and the explicit key is unused, or the
-/// newest row of the base is not in the current lifecycle (still waiting to
-/// be sent, an ask still OPEN, or a notify that may already have gone out).
-const ALLOWED: &str = "($3 IS NULL OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = $3)) AND CASE \
-     WHEN $1 IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM harness_outbound k WHERE k.dedup_key = $1) \
-     ELSE NOT EXISTS (SELECT 1 FROM harness_outbound n LEFT JOIN harness_messages nm ON nm.id = n.harness_message_id \
-       WHERE n.id = (SELECT b.id FROM harness_outbound b WHERE b.dedup_base = $2 \
-         ORDER BY b.created_at DESC, b.id DESC LIMIT 1) \
-       AND (nm.state IN ('PENDING_DELIVERY', 'OPEN') OR (n.state = 'SENT_UNVERIFIED' AND n.expect_reply = 0))) END";
+use crate::{
+    error::map,
+    shared::{
+        ms,
+        outbox::{ALLOWED, COLUMNS, message_state, outbound, returning},
+    },
+};
 
 /// The enqueue batch (`?1` explicit key or NULL, `?2` implicit base or
 /// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
@@ -148,7 +77,7 @@ impl PgStore {
         let options = n
             .choices
             .as_ref()
-            .map(super::choices::options_json)
+            .map(crate::shared::choices::options_json)
             .transpose()?;
         let multi_select = n.choices.as_ref().is_some_and(|c| c.multi_select);
         let default_label = n.choices.as_ref().and_then(|c| c.default.clone());

@@ -18,9 +18,14 @@ use sqlx::Row;
 use super::{
     PgStore,
     batch::{self, args},
-    outbox::{ms, outbound, returning},
 };
-use crate::error::map;
+use crate::{
+    error::map,
+    shared::{
+        ms,
+        outbox::{outbound, returning},
+    },
+};
 
 /// Finish the rows (parameters: see [`batch_sql`]).
 const SETTLE: &str = "\

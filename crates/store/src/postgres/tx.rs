@@ -5,10 +5,13 @@
 use std::{sync::Arc, time::Instant};
 
 use harness_core::store::{StoreError, StoreResult};
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::{
+    Arguments, PgConnection, Postgres, Transaction,
+    postgres::{PgArguments, PgRow},
+};
 
 use super::{PgStore, WRITE_LOCK};
-use crate::{error::map, sqlite::latency::Latency};
+use crate::{error::map, shared::Bind, sqlite::latency::Latency};
 
 /// The future of one batch inside a write transaction.
 pub(super) type BatchFuture<'c, T> =
@@ -62,6 +65,31 @@ impl PgStore {
         });
         job.await
             .map_err(|join| StoreError::Backend(Box::new(join)))?
+    }
+}
+
+impl PgStore {
+    /// The `;`-separated statements of `sql`, sharing `binds` (`$1` …), in
+    /// one [`Self::batch_tx`]; their rows in order (`batch::run`). SQLite
+    /// has the same method (`sqlite/writer.rs`), so the code around a batch
+    /// is written once (`crate::shared`).
+    pub(crate) async fn run_batch(&self, sql: &str, binds: Vec<Bind>) -> StoreResult<Vec<PgRow>> {
+        let sql = sql.to_owned();
+        self.batch_tx(move |conn| {
+            Box::pin(async move {
+                let mut args = PgArguments::default();
+                for b in binds {
+                    match b {
+                        Bind::Text(v) => args.add(v),
+                        Bind::Int(v) => args.add(v),
+                        Bind::OptInt(v) => args.add(v),
+                    }
+                    .map_err(sqlx::Error::Encode)?;
+                }
+                super::batch::run(conn, &sql, &args).await
+            })
+        })
+        .await
     }
 }
 

@@ -7,31 +7,29 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     inbox::NewEvent,
-    options::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency},
+    options::{ANSWERED_BY_DEFAULT, Choices},
     store::{
         Answered, AskRecorded, ChoicesStore, DeliveryClaim, DueDefault, NewAsk, StoreError,
         StoreResult,
     },
 };
-use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
-    messages::{RECORD_ASK, answered_from, ask_recorded, finish_answer},
+    messages::finish_answer,
     rows::{MESSAGE_COLUMNS, ms, time},
 };
-use crate::error::map;
-
-const CHOICE_COLUMNS: &str =
-    "message_id, options, multi_select, default_label, deadline_at, urgency, answered_by";
-/// What is read back: the stored columns and the option(s) that answered.
-const READ_COLUMNS: &str = "message_id, options, multi_select, default_label, deadline_at, \
-     urgency, answered_by, answered_options";
-
-/// The stored form of an ask's options.
-pub(super) fn options_json(choices: &Choices) -> StoreResult<String> {
-    serde_json::to_string(&choices.options).map_err(|e| StoreError::Backend(Box::new(e)))
-}
+use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
+use crate::{
+    error::map,
+    shared::{
+        choices::{
+            CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, due_default, options_json,
+        },
+        messages::{RECORD_ASK, answered_from, ask_recorded},
+    },
+};
 
 /// The `ask_choices` row of `message_id`, inside the caller's transaction
 /// (the outbox's enqueue, an ask that also reaches the parent's inbox);
@@ -42,55 +40,16 @@ pub(super) async fn insert_choices(
     choices: &Choices,
     options: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, NULL)"
-    )))
-    .bind(message_id)
-    .bind(options)
-    .bind(i64::from(choices.multi_select))
-    .bind(&choices.default)
-    .bind(choices.deadline_at.map(ms))
-    .bind(choices.urgency.as_str())
-    .execute(&mut *conn)
-    .await?;
+    sqlx::query(INSERT_CHOICES)
+        .bind(message_id)
+        .bind(options)
+        .bind(i64::from(choices.multi_select))
+        .bind(&choices.default)
+        .bind(choices.deadline_at.map(ms))
+        .bind(choices.urgency.as_str())
+        .execute(&mut *conn)
+        .await?;
     Ok(())
-}
-
-fn choices(row: &SqliteRow) -> StoreResult<(String, Choices)> {
-    let id: String = row.try_get("message_id").map_err(map)?;
-    let options: String = row.try_get("options").map_err(map)?;
-    let options: Vec<AskOption> =
-        serde_json::from_str(&options).map_err(|_| StoreError::Corrupt {
-            column: "ask_choices.options",
-            value: options.clone(),
-        })?;
-    let urgency: String = row.try_get("urgency").map_err(map)?;
-    let urgency = Urgency::parse(&urgency).ok_or(StoreError::Corrupt {
-        column: "ask_choices.urgency",
-        value: urgency.clone(),
-    })?;
-    let deadline: Option<i64> = row.try_get("deadline_at").map_err(map)?;
-    let answered: Option<String> = row.try_get("answered_options").map_err(map)?;
-    let answered_options = answered
-        .map(|text| {
-            serde_json::from_str::<Vec<usize>>(&text).map_err(|_| StoreError::Corrupt {
-                column: "ask_choices.answered_options",
-                value: text.clone(),
-            })
-        })
-        .transpose()?;
-    Ok((
-        id,
-        Choices {
-            options,
-            multi_select: row.try_get::<i64, _>("multi_select").map_err(map)? != 0,
-            default: row.try_get("default_label").map_err(map)?,
-            deadline_at: deadline.map(time).transpose()?,
-            urgency,
-            answered_by: row.try_get("answered_by").map_err(map)?,
-            answered_options,
-        },
-    ))
 }
 
 #[async_trait]
@@ -110,10 +69,10 @@ impl ChoicesStore for SqliteStore {
         );
         // The ask's own statements, then its choices, in one transaction.
         let key = ask.idempotency_key.clone();
-        // ?5 is RECORD_ASK's idempotency key; the choices follow it.
+        // $5 is RECORD_ASK's idempotency key; the choices follow it.
         let sql = format!(
             "BEGIN IMMEDIATE; {RECORD_ASK}; \
-             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES (?2, ?6, ?7, ?8, ?9, ?10, NULL) \
+             INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($2, $6, $7, $8, $9, $10, NULL) \
                RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id; \
              COMMIT"
         );
@@ -161,24 +120,15 @@ impl ChoicesStore for SqliteStore {
              FROM ask_choices c INDEXED BY ask_choices_due \
              JOIN harness_messages m ON m.id = c.message_id \
              WHERE c.default_label IS NOT NULL AND c.deadline_at IS NOT NULL \
-               AND c.answered_by IS NULL AND c.deadline_at <= ? AND m.state = 'OPEN' \
-             ORDER BY c.deadline_at LIMIT +?",
+               AND c.answered_by IS NULL AND c.deadline_at <= $1 AND m.state = 'OPEN' \
+             ORDER BY c.deadline_at LIMIT +$2",
         )
         .bind(ms(now))
         .bind(i64::from(limit))
         .fetch_all(&self.reader)
         .await
         .map_err(map)?;
-        rows.iter()
-            .map(|r| {
-                Ok(DueDefault {
-                    message_id: r.try_get("message_id").map_err(map)?,
-                    task_id: r.try_get("task_id").map_err(map)?,
-                    default_label: r.try_get("default_label").map_err(map)?,
-                    deadline_at: time(r.try_get("deadline_at").map_err(map)?)?,
-                })
-            })
-            .collect()
+        rows.iter().map(due_default).collect()
     }
 
     async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>> {
@@ -208,11 +158,11 @@ impl ChoicesStore for SqliteStore {
         let answer = format!(
             "BEGIN IMMEDIATE; \
              UPDATE harness_messages AS m SET state = 'ANSWERED', \
-               reply_text = (SELECT c.default_label FROM ask_choices c WHERE c.message_id = ?1), \
-               replied_at = ?2 \
-             WHERE m.id = ?1 AND m.kind = 'ask' AND m.state = 'OPEN' AND EXISTS ( \
-               SELECT 1 FROM ask_choices c WHERE c.message_id = ?1 AND c.default_label IS NOT NULL \
-                 AND c.deadline_at IS NOT NULL AND c.deadline_at <= ?2 AND c.answered_by IS NULL) \
+               reply_text = (SELECT c.default_label FROM ask_choices c WHERE c.message_id = $1), \
+               replied_at = $2 \
+             WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN' AND EXISTS ( \
+               SELECT 1 FROM ask_choices c WHERE c.message_id = $1 AND c.default_label IS NOT NULL \
+                 AND c.deadline_at IS NOT NULL AND c.deadline_at <= $2 AND c.answered_by IS NULL) \
              RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
@@ -222,7 +172,7 @@ impl ChoicesStore for SqliteStore {
                answered_options = (SELECT json_array(CAST(j.key AS INTEGER)) \
                  FROM json_each(ask_choices.options) j \
                  WHERE json_extract(j.value, '$.label') = ask_choices.default_label LIMIT 1) \
-             WHERE message_id = ?1"
+             WHERE message_id = $1"
         );
         let (message_id, text, now) = (message_id.to_owned(), delivery_text.to_owned(), ms(now));
         let delivery_id = delivery_id.to_owned();
@@ -275,8 +225,8 @@ impl ChoicesStore for SqliteStore {
         // won — the same second half as any reply.
         let answer = format!(
             "BEGIN IMMEDIATE; \
-             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?2, replied_at = ?3 \
-             WHERE m.id = ?1 AND m.kind = 'ask' AND m.state = 'OPEN' RETURNING {}",
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = $2, replied_at = $3 \
+             WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
         let picked = serde_json::to_string(picked).map_err(|e| StoreError::Backend(Box::new(e)))?;
@@ -300,7 +250,7 @@ impl ChoicesStore for SqliteStore {
                         sqlx::query("ROLLBACK").execute(&mut *conn).await?;
                         return Ok(None);
                     };
-                    sqlx::query("UPDATE ask_choices SET answered_options = ? WHERE message_id = ?")
+                    sqlx::query(ANSWER_WITH_OPTIONS)
                         .bind(&picked)
                         .bind(&message_id)
                         .execute(&mut *conn)
@@ -337,38 +287,32 @@ impl ChoicesStore for SqliteStore {
         let done = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    let returned = sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
-                        .bind(&task_id)
-                        .bind(&id)
-                        .bind(question)
-                        .bind(now)
-                        .bind(key)
-                        .fetch_all(&mut *conn)
-                        .await?;
+                    let returned =
+                        sqlx::query(AssertSqlSafe(format!("BEGIN IMMEDIATE; {RECORD_ASK}")))
+                            .bind(&task_id)
+                            .bind(&id)
+                            .bind(question)
+                            .bind(now)
+                            .bind(key)
+                            .fetch_all(&mut *conn)
+                            .await?;
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
                     // The event names the ask's execution (the one it parked).
-                    let added = sqlx::query(
-                        "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
-                           kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
-                           created_at, updated_at) \
-                         VALUES (?1, ?2, ?3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = ?4), \
-                           ?5, ?6, ?7, NULL, ?8, 'PENDING', 0, ?9, ?9) \
-                         ON CONFLICT (dedup_key) DO NOTHING",
-                    )
-                    .bind(&event.id)
-                    .bind(&event.parent_task_id)
-                    .bind(&event.source_task_id)
-                    .bind(&id)
-                    .bind(event.kind.as_str())
-                    .bind(event.priority.as_str())
-                    .bind(&event.dedup_key)
-                    .bind(payload)
-                    .bind(ms(event.now))
-                    .execute(&mut *conn)
-                    .await?
-                    .rows_affected()
+                    let added = sqlx::query(RECORD_ASK_FOR_PARENT)
+                        .bind(&event.id)
+                        .bind(&event.parent_task_id)
+                        .bind(&event.source_task_id)
+                        .bind(&id)
+                        .bind(event.kind.as_str())
+                        .bind(event.priority.as_str())
+                        .bind(&event.dedup_key)
+                        .bind(payload)
+                        .bind(ms(event.now))
+                        .execute(&mut *conn)
+                        .await?
+                        .rows_affected()
                         > 0;
                     sqlx::query("COMMIT").execute(&mut *conn).await?;
                     Ok((returned, added))
@@ -380,13 +324,10 @@ impl ChoicesStore for SqliteStore {
     }
 
     async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
-        sqlx::query_scalar(
-            "SELECT id FROM workbench_events WHERE dedup_key = ? \
-               AND state IN ('PENDING', 'PROCESSING')",
-        )
-        .bind(dedup_key)
-        .fetch_optional(&self.reader)
-        .await
-        .map_err(map)
+        sqlx::query_scalar(UNDELIVERED_EVENT)
+            .bind(dedup_key)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)
     }
 }

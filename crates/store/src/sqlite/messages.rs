@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
     model::{Message, MessageQuery, MessageRow, MessageView},
-    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreError, StoreResult},
+    store::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk, StoreResult},
 };
 use sqlx::{AssertSqlSafe, Row};
 
@@ -14,11 +14,18 @@ use super::{
     SqliteStore,
     rows::{self, MESSAGE_COLUMNS, MESSAGE_ROW_SELECT, ms},
 };
-use crate::error::map;
+use crate::shared::messages::{
+    ANY_RUNNING, ASK_BY_KEY, CANCEL_OPEN_ASKS, DISMISS_MESSAGE, EXPIRE_ASKS_BEFORE, MESSAGE_BY_ID,
+    RESUME_PAUSED,
+};
+use crate::{
+    error::map,
+    shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
+};
 
 impl SqliteStore {
     async fn message_by_id(&self, id: &str) -> StoreResult<Option<Message>> {
-        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM harness_messages m WHERE m.id = ?");
+        let sql = MESSAGE_BY_ID.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&self.reader)
@@ -37,7 +44,7 @@ impl SqliteStore {
         };
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
-             WHERE m.task_id = ? AND m.kind = 'ask' {filter} \
+             WHERE m.task_id = $1 AND m.kind = 'ask' {filter} \
              ORDER BY m.created_at DESC, m.id DESC LIMIT 1"
         );
         sqlx::query(AssertSqlSafe(sql))
@@ -56,88 +63,23 @@ async fn resume_in(
     tx: &mut super::latency::TimedTx,
     task_id: &str,
 ) -> StoreResult<(Vec<String>, bool)> {
-    let resumed: Vec<String> = sqlx::query_scalar(
-        "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-         WHERE task_id = ? AND status = 'PAUSED' RETURNING id",
-    )
-    .bind(task_id)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(map)?;
-    let running = if resumed.is_empty() {
-        sqlx::query_scalar::<_, i64>(
-            "SELECT EXISTS (SELECT 1 FROM executions WHERE task_id = ? AND status = 'RUNNING')",
-        )
+    let resumed: Vec<String> = sqlx::query_scalar(RESUME_PAUSED)
         .bind(task_id)
-        .fetch_one(&mut **tx)
+        .fetch_all(&mut **tx)
         .await
-        .map_err(map)?
+        .map_err(map)?;
+    let running = if resumed.is_empty() {
+        sqlx::query_scalar::<_, i64>(ANY_RUNNING)
+            .bind(task_id)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(map)?
             != 0
     } else {
         true
     };
     Ok((resumed, running))
 }
-
-/// The statements of `record_ask` (binds: ?1 task, ?2 ask id, ?3 question,
-/// ?4 now, ?5 idempotency key or NULL), without the transaction around them: also run by
-/// `record_ask_with_choices` (`sqlite/choices.rs`).
-pub(super) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCELLED' \
-       WHERE task_id = ?1 AND kind = 'ask' AND state = 'OPEN' AND id <> ?2 \
-       RETURNING 'cancelled' AS what, id, NULL AS execution_id; \
-     INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at, \
-         idempotency_key) \
-       VALUES (?2, ?1, (SELECT x.id FROM executions x WHERE x.task_id = ?1 AND x.status = 'RUNNING' \
-         ORDER BY x.created_at DESC, x.id DESC LIMIT 1), 'ask', 'OPEN', ?3, ?4, ?5) \
-       RETURNING 'asked' AS what, id, execution_id; \
-     UPDATE executions SET status = 'PAUSED' WHERE task_id = ?1 AND status = 'RUNNING' \
-       RETURNING 'paused' AS what, id, NULL AS execution_id";
-
-/// What `RECORD_ASK` returned, as an [`AskRecorded`].
-pub(super) fn ask_recorded(
-    ask: NewAsk,
-    returned: &[sqlx::sqlite::SqliteRow],
-) -> StoreResult<AskRecorded> {
-    let now = ms(ask.now);
-    let mut cancelled = Vec::new();
-    let mut paused = Vec::new();
-    let mut execution_id: Option<String> = None;
-    let mut inserted = false;
-    for row in returned {
-        let what: String = row.try_get("what").map_err(map)?;
-        let id: String = row.try_get("id").map_err(map)?;
-        match what.as_str() {
-            "cancelled" => cancelled.push(id),
-            "paused" => paused.push(id),
-            "asked" => {
-                execution_id = row.try_get("execution_id").map_err(map)?;
-                inserted = true;
-            }
-            _ => {}
-        }
-    }
-    if !inserted {
-        return Err(StoreError::Backend("ask insert returned no row".into()));
-    }
-    Ok(AskRecorded {
-        message: Message {
-            id: ask.id,
-            task_id: ask.task_id,
-            execution_id,
-            kind: harness_core::model::MessageKind::Ask,
-            state: harness_core::model::MessageState::Open,
-            content: ask.question,
-            reply_text: None,
-            replied_at: None,
-            created_at: rows::time(now)?,
-        },
-        cancelled,
-        paused,
-    })
-}
-
-/// The lease of a hand-off: (owner, node, until in ms).
-pub(super) type HandoffBinds = (Option<String>, Option<String>, Option<i64>);
 
 /// The second half of an answer, after the conditional OPEN → ANSWERED
 /// returned `answered` (the ask's row): PAUSED → RUNNING, the reply's
@@ -156,15 +98,15 @@ pub(super) async fn finish_answer(
     let question: String = answered.try_get("content")?;
     let sql = format!(
         "UPDATE executions SET status = 'RUNNING', ended_at = NULL \
-           WHERE task_id = ?1 AND status = 'PAUSED' \
+           WHERE task_id = $1 AND status = 'PAUSED' \
            RETURNING 'resumed' AS what, id, NULL AS node_id, \
              NULL AS lease_owner, NULL AS lease_expires_at; \
          SELECT 'running' AS what, id, NULL AS node_id, NULL AS lease_owner, \
            NULL AS lease_expires_at FROM executions \
-           WHERE task_id = ?1 AND status = 'RUNNING' LIMIT 1; \
+           WHERE task_id = $1 AND status = 'RUNNING' LIMIT 1; \
          {}; \
          COMMIT",
-        super::deliveries::INSERT_REPLY_DELIVERY
+        crate::shared::deliveries::INSERT_REPLY_DELIVERY
     );
     sqlx::query(AssertSqlSafe(sql))
         .bind(task_id)
@@ -178,51 +120,6 @@ pub(super) async fn finish_answer(
         .bind(claim_until)
         .fetch_all(&mut *conn)
         .await
-}
-
-/// What an answer did, from the ask's row and `finish_answer`'s rows.
-/// `delivery_text`: the delivery's text when it is not the reply text.
-pub(super) fn answered_from(
-    row: &sqlx::sqlite::SqliteRow,
-    rows_after: &[sqlx::sqlite::SqliteRow],
-    delivery_text: Option<&str>,
-) -> StoreResult<Answered> {
-    let message = rows::message(row)?;
-    let mut resumed = Vec::new();
-    let mut running = false;
-    let mut delivery = None;
-    for r in rows_after {
-        let what: String = r.try_get("what").map_err(map)?;
-        match what.as_str() {
-            "resumed" => resumed.push(r.try_get("id").map_err(map)?),
-            "delivery" => {
-                delivery = Some(
-                    super::deliveries::ReplyRow {
-                        id: r.try_get("id").map_err(map)?,
-                        task_id: message.task_id.clone(),
-                        message_id: message.id.clone(),
-                        node_id: r.try_get("node_id").map_err(map)?,
-                        text: delivery_text
-                            .map(str::to_string)
-                            .or_else(|| message.reply_text.clone())
-                            .unwrap_or_default(),
-                        question: message.content.clone(),
-                        now: ms(message.replied_at.unwrap_or(message.created_at)),
-                        lease_owner: r.try_get("lease_owner").map_err(map)?,
-                        lease_expires_at: r.try_get("lease_expires_at").map_err(map)?,
-                    }
-                    .into_delivery()?,
-                );
-            }
-            _ => running = true,
-        }
-    }
-    Ok(Answered {
-        message,
-        resumed,
-        running,
-        delivery,
-    })
 }
 
 #[async_trait]
@@ -260,10 +157,7 @@ impl MessageStore for SqliteStore {
     }
 
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {
-        let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM harness_messages m \
-             WHERE m.task_id = ? AND m.kind = 'ask' AND m.idempotency_key = ?"
-        );
+        let sql = ASK_BY_KEY.to_string();
         sqlx::query(AssertSqlSafe(sql))
             .bind(task_id)
             .bind(key)
@@ -279,8 +173,8 @@ impl MessageStore for SqliteStore {
         let mut tx = self.write_tx().await?;
         let sql = format!(
             "INSERT INTO harness_messages AS m (id, task_id, execution_id, kind, state, content, created_at) \
-             VALUES (?, ?, (SELECT x.id FROM executions x WHERE x.task_id = ? AND x.status = 'RUNNING' \
-             ORDER BY x.created_at DESC LIMIT 1), 'notify', 'CLOSED', ?, ?) RETURNING {}",
+             VALUES ($1, $2, (SELECT x.id FROM executions x WHERE x.task_id = $3 AND x.status = 'RUNNING' \
+             ORDER BY x.created_at DESC LIMIT 1), 'notify', 'CLOSED', $4, $5) RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
         let row = sqlx::query(AssertSqlSafe(sql))
@@ -310,8 +204,8 @@ impl MessageStore for SqliteStore {
         // and the commit. A reply that finds no OPEN ask writes nothing.
         let answer = format!(
             "BEGIN IMMEDIATE; \
-             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = ?2, replied_at = ?3 \
-             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = ?1 AND o.kind = 'ask' \
+             UPDATE harness_messages AS m SET state = 'ANSWERED', reply_text = $2, replied_at = $3 \
+             WHERE m.id = (SELECT o.id FROM harness_messages o WHERE o.task_id = $1 AND o.kind = 'ask' \
                AND o.state = 'OPEN' ORDER BY o.created_at DESC, o.id DESC LIMIT 1) \
              AND m.state = 'OPEN' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
@@ -378,7 +272,7 @@ impl MessageStore for SqliteStore {
     async fn ignore_ask(&self, id: &str) -> StoreResult<Option<Message>> {
         let mut tx = self.write_tx().await?;
         let sql = format!(
-            "UPDATE harness_messages AS m SET state = 'IGNORED' WHERE m.id = ? AND m.kind = 'ask' \
+            "UPDATE harness_messages AS m SET state = 'IGNORED' WHERE m.id = $1 AND m.kind = 'ask' \
              AND m.state = 'OPEN' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
@@ -395,7 +289,7 @@ impl MessageStore for SqliteStore {
     async fn dismiss_message(&self, id: &str) -> StoreResult<Dismissed> {
         let mut tx = self.write_tx().await?;
         let sql = format!(
-            "DELETE FROM harness_messages AS m WHERE m.id = ? AND m.kind <> 'ask' RETURNING {}",
+            "DELETE FROM harness_messages AS m WHERE m.id = $1 AND m.kind <> 'ask' RETURNING {}",
             MESSAGE_COLUMNS.replace("m.", "")
         );
         let row = sqlx::query(AssertSqlSafe(sql))
@@ -406,13 +300,11 @@ impl MessageStore for SqliteStore {
         let outcome = match row {
             Some(row) => Dismissed::Deleted(rows::message(&row)?),
             None => {
-                let exists: i64 = sqlx::query_scalar(
-                    "SELECT EXISTS (SELECT 1 FROM harness_messages WHERE id = ?)",
-                )
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(map)?;
+                let exists: i64 = sqlx::query_scalar(DISMISS_MESSAGE)
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map)?;
                 if exists != 0 {
                     Dismissed::IsAsk
                 } else {
@@ -426,28 +318,22 @@ impl MessageStore for SqliteStore {
 
     async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'CANCELLED' \
-             WHERE task_id = ? AND kind = 'ask' AND state = 'OPEN' RETURNING id",
-        )
-        .bind(task_id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(CANCEL_OPEN_ASKS)
+            .bind(task_id)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }
 
     async fn expire_asks_before(&self, cutoff: DateTime<Utc>) -> StoreResult<Vec<String>> {
         let mut tx = self.write_tx().await?;
-        let ids: Vec<String> = sqlx::query_scalar(
-            "UPDATE harness_messages SET state = 'EXPIRED' \
-             WHERE kind = 'ask' AND state = 'OPEN' AND created_at < ? RETURNING id",
-        )
-        .bind(ms(cutoff))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map)?;
+        let ids: Vec<String> = sqlx::query_scalar(EXPIRE_ASKS_BEFORE)
+            .bind(ms(cutoff))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(map)?;
         tx.commit().await.map_err(map)?;
         Ok(ids)
     }
@@ -477,13 +363,13 @@ impl MessageStore for SqliteStore {
         });
         if pattern.is_some() {
             sql.push_str(
-                " AND (t.title LIKE ?1s ESCAPE '\\' OR m.content LIKE ?1s ESCAPE '\\' \
-                 OR m.reply_text LIKE ?1s ESCAPE '\\')",
+                " AND (t.title LIKE $1s ESCAPE '\\' OR m.content LIKE $1s ESCAPE '\\' \
+                 OR m.reply_text LIKE $1s ESCAPE '\\')",
             );
         }
         sql.push_str(" ORDER BY m.created_at DESC, m.id DESC LIMIT +?");
         // Positional binds in the order the clauses were appended.
-        let sql = sql.replace("?1s", "?");
+        let sql = sql.replace("$1s", "?");
         let mut query = sqlx::query(AssertSqlSafe(sql));
         if let Some(task_id) = &q.task_id {
             query = query.bind(task_id);

@@ -5,7 +5,7 @@
 //! bare parameter defeats that: SQLite (3.47+) reads its value while
 //! planning, so binding it again expires the statement and the next step
 //! parses it again (a third of the outbox sender's CPU). Limits are written
-//! `LIMIT +?N`: the unary plus makes the limit an expression evaluated at
+//! `LIMIT +$N`: the unary plus makes the limit an expression evaluated at
 //! run time (`tests/sql_text.rs` keeps it that way).
 
 pub mod backup;
@@ -14,18 +14,17 @@ mod choices;
 mod deliveries;
 mod gateway;
 mod inbox;
-mod inbox_rows;
 pub(crate) mod latency;
 mod messages;
 mod outbox;
 mod outbox_settle;
-mod rows;
 mod sessions;
 mod settings;
 mod stats;
 mod tasks;
 mod writer;
 
+use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 pub use checkpoint::CheckpointStats;
@@ -37,6 +36,12 @@ use sqlx::{
 };
 
 use crate::StoreOpenError;
+
+/// SQLite's side of the statements written once (`crate::shared`).
+pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
+    skip_locked: "",
+    index_hints: true,
+};
 
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {

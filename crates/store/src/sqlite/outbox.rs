@@ -6,96 +6,26 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
-    model::MessageState,
-    outbox::{Outbound, OutboundState},
+    outbox::Outbound,
     store::{
         Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
         StoreResult,
     },
 };
-use sqlx::{AssertSqlSafe, Row, sqlite::SqliteRow};
+use sqlx::{AssertSqlSafe, Row};
 
-use super::{SqliteStore, rows::time};
-use crate::error::map;
+use super::SqliteStore;
+use crate::{
+    error::map,
+    shared::{
+        ms,
+        outbox::{ALLOWED, COLUMNS, message_state, outbound, returning},
+    },
+};
 
-const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, o.harness_message_id, o.gateway, \
-     o.downstream, o.dest, o.requested_to, o.profile, o.scope, o.expect_reply, o.message, \
-     o.presentation, o.state, o.attempts, o.next_attempt_at, o.lease_owner, o.lease_expires_at, \
-     o.platform, o.platform_chat_id, o.platform_message_id, o.last_error, o.delivered_at, \
-     o.created_at, o.updated_at";
-
-pub(super) fn returning() -> String {
-    COLUMNS.replace("o.", "")
-}
-
-pub(super) fn ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-fn opt_time(v: Option<i64>) -> StoreResult<Option<DateTime<Utc>>> {
-    v.map(time).transpose()
-}
-
-pub(super) fn outbound(row: &SqliteRow) -> StoreResult<Outbound> {
-    let state: String = row.try_get("state").map_err(map)?;
-    let attempts: i64 = row.try_get("attempts").map_err(map)?;
-    Ok(Outbound {
-        id: row.try_get("id").map_err(map)?,
-        dedup_key: row.try_get("dedup_key").map_err(map)?,
-        task_id: row.try_get("task_id").map_err(map)?,
-        execution_id: row.try_get("execution_id").map_err(map)?,
-        message_id: row.try_get("harness_message_id").map_err(map)?,
-        gateway: row.try_get("gateway").map_err(map)?,
-        downstream: row.try_get("downstream").map_err(map)?,
-        dest: row.try_get("dest").map_err(map)?,
-        requested_to: row.try_get("requested_to").map_err(map)?,
-        profile: row.try_get("profile").map_err(map)?,
-        scope: row.try_get("scope").map_err(map)?,
-        expect_reply: row.try_get::<i64, _>("expect_reply").map_err(map)? != 0,
-        message: row.try_get("message").map_err(map)?,
-        presentation: row.try_get("presentation").map_err(map)?,
-        state: OutboundState::parse(&state).ok_or(StoreError::Corrupt {
-            column: "harness_outbound.state",
-            value: state.clone(),
-        })?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        next_attempt_at: opt_time(row.try_get("next_attempt_at").map_err(map)?)?,
-        lease_owner: row.try_get("lease_owner").map_err(map)?,
-        lease_expires_at: opt_time(row.try_get("lease_expires_at").map_err(map)?)?,
-        platform: row.try_get("platform").map_err(map)?,
-        platform_chat_id: row.try_get("platform_chat_id").map_err(map)?,
-        platform_message_id: row.try_get("platform_message_id").map_err(map)?,
-        last_error: row.try_get("last_error").map_err(map)?,
-        delivered_at: opt_time(row.try_get("delivered_at").map_err(map)?)?,
-        created_at: time(row.try_get("created_at").map_err(map)?)?,
-        updated_at: time(row.try_get("updated_at").map_err(map)?)?,
-    })
-}
-
-fn message_state(v: Option<String>) -> StoreResult<Option<MessageState>> {
-    v.map(|s| {
-        MessageState::parse(&s).ok_or(StoreError::Corrupt {
-            column: "harness_messages.state",
-            value: s,
-        })
-    })
-    .transpose()
-}
-
-/// Whether a new row may be written (`?1` explicit key, `?2` implicit base,
-/// `?3` task): the task exists, and the explicit key is unused, or the
-/// newest row of the base is not in the current lifecycle (still waiting to
-/// be sent, an ask still OPEN, or a notify that may already have gone out).
-const ALLOWED: &str = "(?3 IS NULL OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = ?3)) AND CASE \
-     WHEN ?1 IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM harness_outbound k WHERE k.dedup_key = ?1) \
-     ELSE NOT EXISTS (SELECT 1 FROM harness_outbound n LEFT JOIN harness_messages nm ON nm.id = n.harness_message_id \
-       WHERE n.id = (SELECT b.id FROM harness_outbound b WHERE b.dedup_base = ?2 \
-         ORDER BY b.created_at DESC, b.id DESC LIMIT 1) \
-       AND (nm.state IN ('PENDING_DELIVERY', 'OPEN') OR (n.state = 'SENT_UNVERIFIED' AND n.expect_reply = 0))) END";
-
-/// The enqueue batch (`?1` explicit key or NULL, `?2` implicit base or
-/// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
-/// `?7` text, `?8` now, `?9`…`?15` the row's fields, `?16`…`?20` the ask's
+/// The enqueue batch (`$1` explicit key or NULL, `$2` implicit base or
+/// NULL, `$3` task, `$4` outbound id, `$5` message id, `$6` expect reply,
+/// `$7` text, `$8` now, `$9`…`$15` the row's fields, `$16`…`$20` the ask's
 /// choices: options JSON or NULL, multi-select, default, deadline, urgency —
 /// written with the message, issue 16). Every statement uses a
 /// prefix of the parameters (sqlx binds a statement's numbered parameters
@@ -107,31 +37,31 @@ static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "BEGIN IMMEDIATE; \
      INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
-     SELECT ?5, ?3, (SELECT x.id FROM executions x WHERE x.task_id = ?3 AND x.status = 'RUNNING' \
+     SELECT $5, $3, (SELECT x.id FROM executions x WHERE x.task_id = $3 AND x.status = 'RUNNING' \
          ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
-       CASE WHEN ?6 = 1 THEN 'ask' ELSE 'notify' END, 'PENDING_DELIVERY', ?7, ?8 \
-     WHERE ?5 IS NOT NULL AND ?3 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = ?4) \
+       CASE WHEN $6 = 1 THEN 'ask' ELSE 'notify' END, 'PENDING_DELIVERY', $7, $8 \
+     WHERE $5 IS NOT NULL AND $3 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = $4) \
        AND {ALLOWED}; \
      INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
        harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
        expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
-     SELECT ?4, COALESCE(?1, CASE WHEN c.n = 0 THEN ?2 ELSE ?2 || ':cycle:' || (c.n + 1) END), \
-       CASE WHEN ?1 IS NULL THEN ?2 END, ?3, \
-       (SELECT x.id FROM executions x WHERE x.task_id = ?3 AND x.status = 'RUNNING' \
+     SELECT $4, COALESCE($1, CASE WHEN c.n = 0 THEN $2 ELSE $2 || ':cycle:' || (c.n + 1) END), \
+       CASE WHEN $1 IS NULL THEN $2 END, $3, \
+       (SELECT x.id FROM executions x WHERE x.task_id = $3 AND x.status = 'RUNNING' \
          ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
-       CASE WHEN ?3 IS NOT NULL THEN ?5 END, ?9, ?10, ?11, ?12, ?13, ?14, ?6, ?7, ?15, 'PENDING', 0, ?8, ?8, ?8 \
-     FROM (SELECT COUNT(*) AS n FROM harness_outbound cc WHERE cc.dedup_base = ?2) c \
+       CASE WHEN $3 IS NOT NULL THEN $5 END, $9, $10, $11, $12, $13, $14, $6, $7, $15, 'PENDING', 0, $8, $8, $8 \
+     FROM (SELECT COUNT(*) AS n FROM harness_outbound cc WHERE cc.dedup_base = $2) c \
      WHERE {ALLOWED}; \
      INSERT INTO ask_choices (message_id, options, multi_select, default_label, deadline_at, urgency, answered_by) \
-     SELECT ?5, ?16, ?17, ?18, ?19, ?20, NULL \
-     WHERE ?16 IS NOT NULL AND ?5 IS NOT NULL \
-       AND EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = ?4 AND i.harness_message_id = ?5) \
-       AND typeof(?1) || typeof(?2) || typeof(?3) || typeof(?6) || typeof(?7) || typeof(?8) || typeof(?9) \
-         || typeof(?10) || typeof(?11) || typeof(?12) || typeof(?13) || typeof(?14) || typeof(?15) IS NOT NULL; \
-     SELECT {COLUMNS}, m.state AS message_state, o.id = ?4 AS inserted \
+     SELECT $5, $16, $17, $18, $19, $20, NULL \
+     WHERE $16 IS NOT NULL AND $5 IS NOT NULL \
+       AND EXISTS (SELECT 1 FROM harness_outbound i WHERE i.id = $4 AND i.harness_message_id = $5) \
+       AND typeof($1) || typeof($2) || typeof($3) || typeof($6) || typeof($7) || typeof($8) || typeof($9) \
+         || typeof($10) || typeof($11) || typeof($12) || typeof($13) || typeof($14) || typeof($15) IS NOT NULL; \
+     SELECT {COLUMNS}, m.state AS message_state, o.id = $4 AS inserted \
      FROM harness_outbound o LEFT JOIN harness_messages m ON m.id = o.harness_message_id \
-     WHERE (o.id = ?4 OR o.dedup_key = ?1 OR o.dedup_base = ?2) AND (?3 IS NULL OR o.task_id IS ?3) \
-     ORDER BY o.id = ?4 DESC, o.dedup_key IS ?1 DESC, o.created_at DESC, o.id DESC LIMIT 1; \
+     WHERE (o.id = $4 OR o.dedup_key = $1 OR o.dedup_base = $2) AND ($3 IS NULL OR o.task_id IS $3) \
+     ORDER BY o.id = $4 DESC, o.dedup_key IS $1 DESC, o.created_at DESC, o.id DESC LIMIT 1; \
      COMMIT"
     )
 });
@@ -148,7 +78,7 @@ impl SqliteStore {
         let options = n
             .choices
             .as_ref()
-            .map(super::choices::options_json)
+            .map(crate::shared::choices::options_json)
             .transpose()?;
         let multi_select = n.choices.as_ref().is_some_and(|c| c.multi_select);
         let default_label = n.choices.as_ref().and_then(|c| c.default.clone());
@@ -259,8 +189,8 @@ impl OutboxStore for SqliteStore {
 
     async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>> {
         self.read_outbound(
-            "o.state = 'SENDING' AND substr(o.lease_owner, 1, length(?1) + 1) = ?1 || ':' \
-             AND o.lease_owner <> ?2",
+            "o.state = 'SENDING' AND substr(o.lease_owner, 1, length($1) + 1) = $1 || ':' \
+             AND o.lease_owner <> $2",
             &[node, current],
             "ORDER BY o.created_at, o.id",
         )
@@ -269,8 +199,8 @@ impl OutboxStore for SqliteStore {
 
     async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>> {
         let sql = format!(
-            "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = ?1, updated_at = ?1 \
-             WHERE id = ?2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
+            "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, updated_at = $1 \
+             WHERE id = $2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
             returning()
         );
         self.update_outbound(sql, ms(now), id).await
@@ -282,8 +212,8 @@ impl OutboxStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<Outbound>> {
         let sql = format!(
-            "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = ?1, updated_at = ?1 \
-             WHERE id = ?2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
+            "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = $1, updated_at = $1 \
+             WHERE id = $2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
             returning()
         );
         self.update_outbound(sql, ms(now), id).await

@@ -2,9 +2,9 @@
 //! next due rows leased, in one `BEGIN IMMEDIATE` transaction sent as one
 //! batch (one round trip to the writer however many rows it carries).
 //!
-//! The settles travel as one JSON array (`?2`, read with `json_each`), so
+//! The settles travel as one JSON array (`$2`, read with `json_each`), so
 //! every statement is set-based. Only rows this batch finished as sent get
-//! its token in `settled_by` (`?1`); the activation statements act on those
+//! its token in `settled_by` (`$1`); the activation statements act on those
 //! rows alone.
 
 use harness_core::{
@@ -15,11 +15,14 @@ use harness_core::{
 use serde_json::json;
 use sqlx::{AssertSqlSafe, Row};
 
-use super::{
-    SqliteStore,
-    outbox::{ms, outbound, returning},
+use super::SqliteStore;
+use crate::{
+    error::map,
+    shared::{
+        ms,
+        outbox::{outbound, returning},
+    },
 };
-use crate::error::map;
 
 /// Finish the rows (parameters: see [`batch_sql`]).
 const SETTLE: &str = "\
@@ -29,15 +32,15 @@ const SETTLE: &str = "\
        platform_chat_id = CASE WHEN j.j_sent THEN COALESCE(j.j_chat, o.requested_to, o.dest, '') \
          ELSE o.platform_chat_id END, \
        platform_message_id = CASE WHEN j.j_sent THEN j.j_pmid ELSE o.platform_message_id END, \
-       delivered_at = CASE WHEN j.j_state = 'DELIVERED' THEN ?3 WHEN j.j_sent THEN NULL ELSE o.delivered_at END, \
-       last_error = j.j_error, updated_at = ?3, \
-       settled_by = CASE WHEN j.j_sent THEN ?1 ELSE o.settled_by END \
+       delivered_at = CASE WHEN j.j_state = 'DELIVERED' THEN $3 WHEN j.j_sent THEN NULL ELSE o.delivered_at END, \
+       last_error = j.j_error, updated_at = $3, \
+       settled_by = CASE WHEN j.j_sent THEN $1 ELSE o.settled_by END \
      FROM (SELECT value ->> 'id' AS j_id, value ->> 'state' AS j_state, value ->> 'next' AS j_next, \
          value ->> 'error' AS j_error, value ->> 'platform' AS j_platform, value ->> 'chat' AS j_chat, \
          value ->> 'pmid' AS j_pmid, value ->> 'state' IN ('DELIVERED', 'SENT_UNVERIFIED') AS j_sent \
-       FROM json_each(?2)) AS j \
-     WHERE o.id = j.j_id AND o.state = 'SENDING' AND o.lease_owner = ?4 \
-       AND (?5 IS NULL OR o.lease_expires_at < ?5) \
+       FROM json_each($2)) AS j \
+     WHERE o.id = j.j_id AND o.state = 'SENDING' AND o.lease_owner = $4 \
+       AND ($5 IS NULL OR o.lease_expires_at < $5) \
      RETURNING 'row' AS what, {ROW};";
 
 /// For the rows this batch sent: cancel the other OPEN asks of each task
@@ -47,60 +50,60 @@ const ACTIVATE: &str = "\
      UPDATE harness_messages SET state = 'CANCELLED' \
      WHERE kind = 'ask' AND state = 'OPEN' \
        AND task_id IN (SELECT o.task_id FROM harness_outbound o JOIN harness_messages p ON p.id = o.harness_message_id \
-         WHERE o.id IN {IDS} AND o.settled_by = ?1 AND o.expect_reply = 1 AND p.state = 'PENDING_DELIVERY') \
+         WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.expect_reply = 1 AND p.state = 'PENDING_DELIVERY') \
        AND id NOT IN (SELECT o.harness_message_id FROM harness_outbound o \
          WHERE o.id IN {IDS} AND o.harness_message_id IS NOT NULL) \
      RETURNING 'cancelled' AS what, id AS id, task_id AS extra; \
      UPDATE harness_messages SET state = CASE WHEN o.expect_reply = 1 THEN 'OPEN' ELSE 'CLOSED' END \
      FROM harness_outbound o \
-     WHERE o.id IN {IDS} AND o.settled_by = ?1 AND harness_messages.id = o.harness_message_id \
+     WHERE o.id IN {IDS} AND o.settled_by = $1 AND harness_messages.id = o.harness_message_id \
        AND harness_messages.state = 'PENDING_DELIVERY' \
      RETURNING 'message' AS what, id AS id, state AS extra; \
      UPDATE executions SET status = 'PAUSED' \
      WHERE status = 'RUNNING' AND task_id IN (SELECT o.task_id FROM harness_outbound o \
        JOIN harness_messages m ON m.id = o.harness_message_id \
-       WHERE o.id IN {IDS} AND o.settled_by = ?1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
+       WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
      RETURNING 'paused' AS what, id AS id, task_id AS extra; \
      INSERT INTO harness_delivery_map (id, gateway, harness_message_id, task_id, outbound_id, platform, \
        chat_id, platform_message_id, scope, expect_reply, created_at) \
      SELECT o.id, lower(o.gateway), o.harness_message_id, o.task_id, o.id, o.platform, \
-       COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, ?3 \
-     FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = ?1 AND o.platform_message_id IS NOT NULL \
+       COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, $3 \
+     FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.platform_message_id IS NOT NULL \
      ORDER BY o.id \
      ON CONFLICT (gateway, platform, chat_id, platform_message_id) DO UPDATE SET id = excluded.id, \
        harness_message_id = excluded.harness_message_id, task_id = excluded.task_id, \
        outbound_id = excluded.outbound_id, scope = excluded.scope, expect_reply = excluded.expect_reply;";
 
-/// Rows leased ahead and never started (`?8`, a JSON array of ids): back to
+/// Rows leased ahead and never started (`$8`, a JSON array of ids): back to
 /// the state they were claimed from, due now, the claim's attempt undone.
 const RELEASE: &str = "\
      UPDATE harness_outbound SET \
        state = COALESCE(claimed_from, CASE WHEN attempts > 1 THEN 'FAILED' ELSE 'PENDING' END), \
        attempts = max(attempts - 1, 0), claimed_from = NULL, lease_owner = NULL, \
-       lease_expires_at = NULL, next_attempt_at = ?3, updated_at = ?3 \
-     WHERE id IN (SELECT value FROM json_each(?8)) AND state = 'SENDING' AND lease_owner = ?4 \
-       AND (typeof(?1) || typeof(?2) || typeof(?5) || typeof(?6) || typeof(?7)) IS NOT NULL \
+       lease_expires_at = NULL, next_attempt_at = $3, updated_at = $3 \
+     WHERE id IN (SELECT value FROM json_each($8)) AND state = 'SENDING' AND lease_owner = $4 \
+       AND (typeof($1) || typeof($2) || typeof($5) || typeof($6) || typeof($7)) IS NOT NULL \
      RETURNING 'released' AS what, {ROW};";
 
-/// Lease up to `?7` due rows (the state each was claimed from is kept for
+/// Lease up to `$7` due rows (the state each was claimed from is kept for
 /// a release).
 const CLAIM: &str = "\
      UPDATE harness_outbound SET state = 'SENDING', claimed_from = state, attempts = attempts + 1, \
-       lease_owner = ?4, lease_expires_at = ?6, next_attempt_at = NULL, updated_at = ?3 \
-     WHERE ?7 > 0 AND id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
-       WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= ?3 \
-       ORDER BY c.next_attempt_at, c.id LIMIT +?7) \
-       AND (typeof(?1) || typeof(?2) || typeof(?5)) IS NOT NULL \
+       lease_owner = $4, lease_expires_at = $6, next_attempt_at = NULL, updated_at = $3 \
+     WHERE $7 > 0 AND id IN (SELECT c.id FROM harness_outbound c INDEXED BY harness_outbound_due \
+       WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= $3 \
+       ORDER BY c.next_attempt_at, c.id LIMIT +$7) \
+       AND (typeof($1) || typeof($2) || typeof($5)) IS NOT NULL \
      RETURNING 'claimed' AS what, {ROW};";
 
-const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each(?2))";
+const SETTLED_IDS: &str = "(SELECT value ->> 'id' FROM json_each($2))";
 
 /// The batch of a turn: `BEGIN IMMEDIATE; [SETTLE] [ACTIVATE] [RELEASE]
 /// [CLAIM] COMMIT`, without the statements that cannot match (nothing
 /// settled, nothing sent, nothing released, no free slot); each shape is
-/// built once, and sqlx caches its prepared statements. Parameters: `?1`
-/// token, `?2` settles JSON, `?3` now, `?4` owner, `?5` expired-before or
-/// NULL, `?6` lease until, `?7` limit, `?8` released ids JSON. sqlx binds
+/// built once, and sqlx caches its prepared statements. Parameters: `$1`
+/// token, `$2` settles JSON, `$3` now, `$4` owner, `$5` expired-before or
+/// NULL, `$6` lease until, `$7` limit, `$8` released ids JSON. sqlx binds
 /// a statement's numbered parameters only up to its first gap, so every
 /// statement uses a prefix of them (`typeof(…)` no-ops fill a gap).
 fn batch_sql(settles: bool, sent: bool, releases: bool, claims: bool) -> &'static str {

@@ -4,7 +4,12 @@
 use harness_core::store::{StoreError, StoreResult};
 
 use super::{SqliteStore, latency::TimedTx};
-use crate::error::map;
+use sqlx::AssertSqlSafe;
+
+use crate::{
+    error::map,
+    shared::{Bind, bind_all},
+};
 
 /// The future of one batch on the writer connection.
 pub(super) type BatchFuture<'c, T> =
@@ -56,5 +61,25 @@ impl SqliteStore {
         });
         job.await
             .map_err(|join| StoreError::Backend(Box::new(join)))?
+    }
+
+    /// The `;`-separated statements of `sql`, sharing `binds` (`$1` …), as
+    /// one [`Self::batch_tx`] (`BEGIN IMMEDIATE; sql; COMMIT`); their rows
+    /// in order. PostgreSQL has the same method (`postgres/tx.rs`), so the
+    /// code around a batch is written once (`crate::shared`).
+    pub(crate) async fn run_batch(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> StoreResult<Vec<sqlx::sqlite::SqliteRow>> {
+        let text = format!("BEGIN IMMEDIATE; {sql}; COMMIT");
+        self.batch_tx(move |conn| {
+            Box::pin(async move {
+                bind_all(sqlx::query(AssertSqlSafe(text)), binds)
+                    .fetch_all(conn)
+                    .await
+            })
+        })
+        .await
     }
 }

@@ -1,17 +1,14 @@
-//! The SQL of [`harness_core::store::GatewayStore`], written once for both
-//! backends: statements use PostgreSQL's `$N` parameters and SQLite runs
-//! them as `?N` ([`sqlite_text`], converted once per statement); rows are
-//! decoded by one function generic over `sqlx::Row`.
+//! [`harness_core::store::GatewayStore`] once for both backends (migration
+//! sqlite 0014 / postgres 0002): the statements, the row decoders and the
+//! `impl` expanded per backend ([`gateway_store`]).
 
 use std::sync::LazyLock;
 
-use chrono::{DateTime, Utc};
 use harness_core::store::{
-    DeliveryMapping, GatewayInbound, InboundIntent, InboundState, StoreError, StoreResult,
+    DeliveryMapping, GatewayInbound, InboundIntent, InboundState, StoreResult,
 };
-use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::error::map;
+use super::{SqlRow, enum_col, opt_time, time};
 
 /// Candidates of one platform message id, every chat (the core keeps its
 /// chat's); `''` is the gateway of rows mapped before it was recorded.
@@ -62,50 +59,12 @@ pub(crate) static FINISH_INBOUND: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// `$N` → `?N` (SQLite's numbered parameters), outside string literals.
-pub(crate) fn sqlite_text(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut in_literal = false;
-    for c in sql.chars() {
-        match c {
-            '\'' => in_literal = !in_literal,
-            '$' if !in_literal => {
-                out.push('?');
-                continue;
-            }
-            _ => {}
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The SQLite form of a statement, converted once per statement (the
-/// statements are the constants of this file: a bounded set).
-pub(crate) fn for_sqlite(sql: &'static str) -> &'static str {
-    static CONVERTED: LazyLock<
-        std::sync::Mutex<std::collections::HashMap<&'static str, &'static str>>,
-    > = LazyLock::new(Default::default);
-    let mut cache = CONVERTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    cache
-        .entry(sql)
-        .or_insert_with(|| Box::leak(sqlite_text(sql).into_boxed_str()))
-}
-
-/// PostgreSQL runs the text as written.
-pub(crate) fn for_postgres(sql: &'static str) -> &'static str {
-    sql
-}
-
 /// `impl GatewayStore` for a backend, written once: `$store` the backend
-/// type, `$reader` the pool reads use (a field), `$sql` its text function
-/// ([`for_sqlite`] / [`for_postgres`]). Writes use the backend's
+/// type, `$reader` the pool reads use (a field). Writes use the backend's
 /// `write_tx` (SQLite: `BEGIN IMMEDIATE` on the writer; PostgreSQL: the
 /// store's write lock).
 macro_rules! gateway_store {
-    ($store:ty, $reader:ident, $sql:path) => {
+    ($store:ty, $reader:ident) => {
         #[async_trait::async_trait]
         impl harness_core::store::GatewayStore for $store {
             async fn delivery_mappings(
@@ -114,7 +73,7 @@ macro_rules! gateway_store {
                 platform: &str,
                 platform_message_id: &str,
             ) -> harness_core::store::StoreResult<Vec<harness_core::store::DeliveryMapping>> {
-                let rows = sqlx::query($sql($crate::gateway_sql::DELIVERY_MAPPINGS))
+                let rows = sqlx::query($crate::shared::gateway::DELIVERY_MAPPINGS)
                     .bind(gateway)
                     .bind(platform)
                     .bind(platform_message_id)
@@ -122,7 +81,7 @@ macro_rules! gateway_store {
                     .await
                     .map_err($crate::error::map)?;
                 rows.iter()
-                    .map(|r| $crate::gateway_sql::delivery_mapping(r))
+                    .map(|r| $crate::shared::gateway::delivery_mapping(r))
                     .collect()
             }
 
@@ -132,14 +91,14 @@ macro_rules! gateway_store {
                 expires_at: chrono::DateTime<chrono::Utc>,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> harness_core::store::StoreResult<bool> {
-                use $crate::gateway_sql::ms;
+                use $crate::shared::ms;
                 let mut tx = self.write_tx().await?;
-                sqlx::query($sql($crate::gateway_sql::FORGET_EXPIRED_NONCES))
+                sqlx::query($crate::shared::gateway::FORGET_EXPIRED_NONCES)
                     .bind(ms(now))
                     .execute(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
-                let fresh = sqlx::query($sql($crate::gateway_sql::REMEMBER_NONCE))
+                let fresh = sqlx::query($crate::shared::gateway::REMEMBER_NONCE)
                     .bind(nonce)
                     .bind(ms(expires_at))
                     .execute(&mut *tx)
@@ -156,7 +115,7 @@ macro_rules! gateway_store {
                 new: harness_core::store::NewInbound,
             ) -> harness_core::store::StoreResult<(harness_core::store::GatewayInbound, bool)> {
                 let mut tx = self.write_tx().await?;
-                let created = sqlx::query($sql($crate::gateway_sql::INSERT_INBOUND))
+                let created = sqlx::query($crate::shared::gateway::INSERT_INBOUND)
                     .bind(&new.id)
                     .bind(&new.dedup_key)
                     .bind(&new.gateway)
@@ -169,18 +128,18 @@ macro_rules! gateway_store {
                     .bind(&new.reply_to_message_id)
                     .bind(new.intent.as_str())
                     .bind(&new.content)
-                    .bind($crate::gateway_sql::ms(new.now))
+                    .bind($crate::shared::ms(new.now))
                     .execute(&mut *tx)
                     .await
                     .map_err($crate::error::map)?
                     .rows_affected()
                     == 1;
-                let row = sqlx::query($sql($crate::gateway_sql::INBOUND_BY_KEY.as_str()))
+                let row = sqlx::query($crate::shared::gateway::INBOUND_BY_KEY.as_str())
                     .bind(&new.dedup_key)
                     .fetch_one(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
-                let row = $crate::gateway_sql::inbound(&row)?;
+                let row = $crate::shared::gateway::inbound(&row)?;
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok((row, created))
             }
@@ -189,21 +148,22 @@ macro_rules! gateway_store {
                 &self,
                 id: &str,
             ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayInbound>> {
-                let row = sqlx::query($sql($crate::gateway_sql::INBOUND_BY_ID.as_str()))
+                let row = sqlx::query($crate::shared::gateway::INBOUND_BY_ID.as_str())
                     .bind(id)
                     .fetch_optional(&self.$reader)
                     .await
                     .map_err($crate::error::map)?;
-                row.map(|r| $crate::gateway_sql::inbound(&r)).transpose()
+                row.map(|r| $crate::shared::gateway::inbound(&r))
+                    .transpose()
             }
 
             async fn claim_inbound(
                 &self,
                 claim: harness_core::store::InboundClaim,
             ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayInbound>> {
-                use $crate::gateway_sql::ms;
+                use $crate::shared::ms;
                 let mut tx = self.write_tx().await?;
-                let row = sqlx::query($sql($crate::gateway_sql::CLAIM_INBOUND.as_str()))
+                let row = sqlx::query($crate::shared::gateway::CLAIM_INBOUND.as_str())
                     .bind(&claim.id)
                     .bind(claim.seen_state.as_str())
                     .bind(&claim.seen_response)
@@ -213,7 +173,9 @@ macro_rules! gateway_store {
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
-                let row = row.map(|r| $crate::gateway_sql::inbound(&r)).transpose()?;
+                let row = row
+                    .map(|r| $crate::shared::gateway::inbound(&r))
+                    .transpose()?;
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok(row)
             }
@@ -223,16 +185,18 @@ macro_rules! gateway_store {
                 finish: harness_core::store::InboundFinish,
             ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayInbound>> {
                 let mut tx = self.write_tx().await?;
-                let row = sqlx::query($sql($crate::gateway_sql::FINISH_INBOUND.as_str()))
+                let row = sqlx::query($crate::shared::gateway::FINISH_INBOUND.as_str())
                     .bind(&finish.id)
                     .bind(finish.state.as_str())
                     .bind(&finish.response)
                     .bind(&finish.last_error)
-                    .bind($crate::gateway_sql::ms(finish.now))
+                    .bind($crate::shared::ms(finish.now))
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
-                let row = row.map(|r| $crate::gateway_sql::inbound(&r)).transpose()?;
+                let row = row
+                    .map(|r| $crate::shared::gateway::inbound(&r))
+                    .transpose()?;
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok(row)
             }
@@ -241,109 +205,42 @@ macro_rules! gateway_store {
 }
 pub(crate) use gateway_store;
 
-pub(crate) fn time(ms: i64) -> StoreResult<DateTime<Utc>> {
-    DateTime::from_timestamp_millis(ms).ok_or(StoreError::Corrupt {
-        column: "timestamp",
-        value: ms.to_string(),
-    })
-}
-
-pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-fn get<'r, R, T>(row: &'r R, column: &str) -> StoreResult<T>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    T: Decode<'r, R::Database> + Type<R::Database>,
-{
-    row.try_get(column).map_err(map)
-}
-
-fn parsed<'r, R, T>(
-    row: &'r R,
-    column: &'static str,
-    parse: fn(&str) -> Option<T>,
-) -> StoreResult<T>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    String: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let text: String = get(row, column)?;
-    parse(&text).ok_or(StoreError::Corrupt {
-        column,
-        value: text,
-    })
-}
-
-pub(crate) fn delivery_mapping<'r, R>(row: &'r R) -> StoreResult<DeliveryMapping>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    String: Decode<'r, R::Database> + Type<R::Database>,
-    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    i64: Decode<'r, R::Database> + Type<R::Database>,
-{
+pub(crate) fn delivery_mapping<R: SqlRow>(row: &R) -> StoreResult<DeliveryMapping> {
     Ok(DeliveryMapping {
-        id: get(row, "id")?,
-        gateway: get(row, "gateway")?,
-        harness_message_id: get(row, "harness_message_id")?,
-        task_id: get(row, "task_id")?,
-        outbound_id: get(row, "outbound_id")?,
-        platform: get(row, "platform")?,
-        chat_id: get(row, "chat_id")?,
-        platform_message_id: get(row, "platform_message_id")?,
-        scope: get(row, "scope")?,
-        expect_reply: get::<R, i64>(row, "expect_reply")? != 0,
-        created_at: time(get(row, "created_at")?)?,
+        id: row.col("id")?,
+        gateway: row.col("gateway")?,
+        harness_message_id: row.col("harness_message_id")?,
+        task_id: row.col("task_id")?,
+        outbound_id: row.col("outbound_id")?,
+        platform: row.col("platform")?,
+        chat_id: row.col("chat_id")?,
+        platform_message_id: row.col("platform_message_id")?,
+        scope: row.col("scope")?,
+        expect_reply: row.col::<i64>("expect_reply")? != 0,
+        created_at: time(row.col("created_at")?)?,
     })
 }
 
-pub(crate) fn inbound<'r, R>(row: &'r R) -> StoreResult<GatewayInbound>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    String: Decode<'r, R::Database> + Type<R::Database>,
-    Option<String>: Decode<'r, R::Database> + Type<R::Database>,
-    i64: Decode<'r, R::Database> + Type<R::Database>,
-    Option<i64>: Decode<'r, R::Database> + Type<R::Database>,
-{
+pub(crate) fn inbound<R: SqlRow>(row: &R) -> StoreResult<GatewayInbound> {
     Ok(GatewayInbound {
-        id: get(row, "id")?,
-        dedup_key: get(row, "dedup_key")?,
-        gateway: get(row, "gateway")?,
-        platform: get(row, "platform")?,
-        chat_id: get(row, "chat_id")?,
-        sender_id: get(row, "sender_id")?,
-        platform_message_id: get(row, "platform_message_id")?,
-        thread_id: get(row, "thread_id")?,
-        root_message_id: get(row, "root_message_id")?,
-        reply_to_message_id: get(row, "reply_to_message_id")?,
-        intent: parsed(row, "intent", InboundIntent::parse)?,
-        content: get(row, "content")?,
-        state: parsed(row, "state", InboundState::parse)?,
-        response: get(row, "response")?,
-        attempts: u32::try_from(get::<R, i64>(row, "attempts")?).unwrap_or(u32::MAX),
-        last_error: get(row, "last_error")?,
-        processed_at: get::<R, Option<i64>>(row, "processed_at")?
-            .map(time)
-            .transpose()?,
-        created_at: time(get(row, "created_at")?)?,
-        updated_at: time(get(row, "updated_at")?)?,
+        id: row.col("id")?,
+        dedup_key: row.col("dedup_key")?,
+        gateway: row.col("gateway")?,
+        platform: row.col("platform")?,
+        chat_id: row.col("chat_id")?,
+        sender_id: row.col("sender_id")?,
+        platform_message_id: row.col("platform_message_id")?,
+        thread_id: row.col("thread_id")?,
+        root_message_id: row.col("root_message_id")?,
+        reply_to_message_id: row.col("reply_to_message_id")?,
+        intent: enum_col(row, "intent", InboundIntent::parse)?,
+        content: row.col("content")?,
+        state: enum_col(row, "state", InboundState::parse)?,
+        response: row.col("response")?,
+        attempts: u32::try_from(row.col::<i64>("attempts")?).unwrap_or(u32::MAX),
+        last_error: row.col("last_error")?,
+        processed_at: opt_time(row.col("processed_at")?)?,
+        created_at: time(row.col("created_at")?)?,
+        updated_at: time(row.col("updated_at")?)?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameters_become_numbered_question_marks_outside_literals() {
-        assert_eq!(
-            sqlite_text("SELECT '$1' WHERE a = $1 AND b IN ($2, '')"),
-            "SELECT '$1' WHERE a = ?1 AND b IN (?2, '')"
-        );
-    }
 }

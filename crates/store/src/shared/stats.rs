@@ -1,0 +1,169 @@
+//! [`StatsStore`](harness_core::store::StatsStore) once for both backends:
+//! counts by state and ask timings (read pool), in SQL both dialects read.
+
+/// Run by `counts`.
+pub(crate) const MESSAGE_COUNTS: &str =
+    "SELECT kind, state, COUNT(*) FROM harness_messages GROUP BY kind, state ORDER BY kind, state";
+
+/// Run by `counts`.
+pub(crate) const EXECUTION_COUNTS: &str =
+    "SELECT status, COUNT(*) FROM executions GROUP BY status ORDER BY status";
+
+/// Run by `ask_timings`.
+pub(crate) const ASK_TIMINGS: &str = "SELECT m.created_at, m.replied_at, m.state, p.name \
+             FROM harness_messages m \
+             JOIN tasks t ON t.id = m.task_id \
+             LEFT JOIN projects p ON p.id = t.project_id \
+             WHERE m.kind = 'ask' AND (m.created_at >= $1 OR m.state = 'OPEN') \
+             ORDER BY m.created_at DESC LIMIT +$2";
+
+/// Deliveries by state: rows and attempts (a SUM is NUMERIC on PostgreSQL,
+/// hence the cast).
+pub(crate) const DELIVERY_COUNTS: &str = "SELECT state, COUNT(*), \
+     CAST(COALESCE(SUM(attempts), 0) AS BIGINT) FROM deliveries GROUP BY state ORDER BY state";
+
+/// Outbound rows by state: rows and attempts.
+pub(crate) const OUTBOUND_COUNTS: &str = "SELECT state, COUNT(*), \
+     CAST(COALESCE(SUM(attempts), 0) AS BIGINT) FROM harness_outbound GROUP BY state ORDER BY state";
+
+/// One row per non-empty bucket: `(bucket index, asks, waits summed in ms)`;
+/// the bounds (ms) are the first parameters, then `since`. Written in the
+/// SQL both dialects read (no `MAX(a, b)` / `GREATEST`, explicit casts).
+pub(crate) fn answer_histogram_sql(bounds: usize) -> String {
+    let mut case = String::from("CASE");
+    for i in 0..bounds {
+        case.push_str(&format!(" WHEN d <= ${} THEN {i}", i + 1));
+    }
+    case.push_str(&format!(" ELSE {bounds} END"));
+    let since = bounds + 1;
+    format!(
+        "SELECT CAST({case} AS BIGINT) AS bucket, COUNT(*), \
+           CAST(COALESCE(SUM(d), 0.0) AS DOUBLE PRECISION) FROM \
+         (SELECT CAST(CASE WHEN m.replied_at > m.created_at \
+             THEN m.replied_at - m.created_at ELSE 0 END AS DOUBLE PRECISION) AS d \
+           FROM harness_messages m \
+           WHERE m.kind = 'ask' AND m.replied_at IS NOT NULL AND m.created_at >= ${since}) AS w \
+         GROUP BY bucket"
+    )
+}
+
+/// `impl StatsStore for $store`, reading from `self.$read`, writing on
+/// `self.$write` (one-statement writes) or in `self.write_tx()`.
+macro_rules! stats_store {
+    ($store:ty, $read:ident, $write:ident) => {
+        const _: () = {
+            use chrono::{DateTime, Utc};
+            use harness_core::store::{
+                AnswerHistogram, AskTiming, StatsStore, StoreCounts, StoreResult,
+                TransactionLatency,
+            };
+            use sqlx::AssertSqlSafe;
+            use $crate::shared::rows::{ms, time};
+            use $crate::shared::stats::ASK_TIMINGS;
+            use $crate::shared::stats::{
+                DELIVERY_COUNTS, EXECUTION_COUNTS, MESSAGE_COUNTS, OUTBOUND_COUNTS,
+                answer_histogram_sql,
+            };
+            use $crate::{error::map, shared::SqlRow};
+
+            #[async_trait::async_trait]
+            impl StatsStore for $store {
+                fn transaction_latency(&self) -> TransactionLatency {
+                    self.latency.snapshot()
+                }
+
+                async fn counts(&self) -> StoreResult<StoreCounts> {
+                    let messages = sqlx::query(MESSAGE_COUNTS)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
+                        .collect::<StoreResult<_>>()?;
+                    let deliveries = sqlx::query(DELIVERY_COUNTS)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
+                        .collect::<StoreResult<_>>()?;
+                    let executions = sqlx::query(EXECUTION_COUNTS)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(|r| Ok((r.at(0)?, r.at(1)?)))
+                        .collect::<StoreResult<_>>()?;
+                    let outbound = sqlx::query(OUTBOUND_COUNTS)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
+                        .collect::<StoreResult<_>>()?;
+                    Ok(StoreCounts {
+                        messages,
+                        deliveries,
+                        executions,
+                        outbound,
+                    })
+                }
+
+                async fn ask_timings(
+                    &self,
+                    since: DateTime<Utc>,
+                    limit: i64,
+                ) -> StoreResult<Vec<AskTiming>> {
+                    let rows = sqlx::query(ASK_TIMINGS)
+                        .bind(ms(since))
+                        .bind(limit.max(0))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    rows.iter()
+                        .map(|r| {
+                            let replied: Option<i64> = r.at(1)?;
+                            Ok(AskTiming {
+                                created_at: time(r.at::<i64>(0)?)?,
+                                replied_at: replied.map(time).transpose()?,
+                                state: r.at(2)?,
+                                project: r.at(3)?,
+                            })
+                        })
+                        .collect()
+                }
+
+                async fn answer_histogram(
+                    &self,
+                    since: DateTime<Utc>,
+                    bounds: &[f64],
+                ) -> StoreResult<AnswerHistogram> {
+                    let sql = answer_histogram_sql(bounds.len());
+                    let mut query = sqlx::query(AssertSqlSafe(sql));
+                    for bound in bounds {
+                        query = query.bind(bound * 1000.0);
+                    }
+                    let rows = query
+                        .bind(ms(since))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    let mut out = AnswerHistogram {
+                        counts: vec![0; bounds.len() + 1],
+                        sum_seconds: 0.0,
+                    };
+                    for r in &rows {
+                        let bucket = usize::try_from(r.at::<i64>(0)?).unwrap_or(bounds.len());
+                        let n = u64::try_from(r.at::<i64>(1)?).unwrap_or(0);
+                        if let Some(slot) = out.counts.get_mut(bucket) {
+                            *slot += n;
+                        }
+                        out.sum_seconds += r.at::<f64>(2)? / 1000.0;
+                    }
+                    Ok(out)
+                }
+            }
+        };
+    };
+}
+pub(crate) use stats_store;

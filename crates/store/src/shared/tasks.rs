@@ -1,0 +1,328 @@
+//! [`TaskStore`](harness_core::store::TaskStore) once for both backends:
+//! workspaces, projects, tasks, executions, tokens. Each writing method is
+//! one write transaction (`write_tx`).
+
+/// `impl TaskStore for $store`, reading from `self.$read`, writing on
+/// `self.$write` (one-statement writes) or in `self.write_tx()`.
+macro_rules! task_store {
+    ($store:ty, $read:ident, $write:ident) => {
+        const _: () = {
+            use chrono::{DateTime, Utc};
+            use harness_core::{
+                model::{Execution, Project, TaskView},
+                store::{NewExecution, NewProject, NewTask, StoreError, StoreResult, TaskStore},
+            };
+            use sqlx::AssertSqlSafe;
+            use $crate::shared::rows::{self, PROJECT_SELECT, TASK_VIEW_SELECT, ms};
+            use $crate::error::map;
+
+            #[async_trait::async_trait]
+            impl TaskStore for $store {
+                async fn ensure_workspace(
+                    &self,
+                    id: &str,
+                    name: &str,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<String> {
+                    let mut tx = self.write_tx().await?;
+                    sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
+                        .bind(id)
+                        .bind(name)
+                        .bind(ms(now))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let id: String = sqlx::query_scalar("SELECT id FROM workspaces WHERE name = $1")
+                        .bind(name)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(id)
+                }
+
+                async fn create_project(&self, p: NewProject) -> StoreResult<Project> {
+                    let mut tx = self.write_tx().await?;
+                    sqlx::query("INSERT INTO projects (id, workspace_id, name, path, created_at) VALUES ($1, $2, $3, $4, $5)")
+                        .bind(&p.id)
+                        .bind(&p.workspace_id)
+                        .bind(&p.name)
+                        .bind(&p.path)
+                        .bind(ms(p.now))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(Project {
+                        id: p.id,
+                        name: p.name,
+                        path: p.path,
+                        workspace: p.workspace_name,
+                        workspace_id: p.workspace_id,
+                        created_at: rows::time(ms(p.now))?,
+                    })
+                }
+
+                async fn list_projects(&self) -> StoreResult<Vec<Project>> {
+                    let sql = format!("{PROJECT_SELECT} ORDER BY w.name, p.name");
+                    sqlx::query(AssertSqlSafe(sql))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(rows::project)
+                        .collect()
+                }
+
+                async fn get_project(&self, id: &str) -> StoreResult<Option<Project>> {
+                    let sql = format!("{PROJECT_SELECT} WHERE p.id = $1");
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(id)
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .as_ref()
+                        .map(rows::project)
+                        .transpose()
+                }
+
+                async fn update_project(
+                    &self,
+                    id: &str,
+                    name: &str,
+                    path: &str,
+                ) -> StoreResult<Option<Project>> {
+                    let mut tx = self.write_tx().await?;
+                    let changed = sqlx::query("UPDATE projects SET name = $1, path = $2 WHERE id = $3")
+                        .bind(name)
+                        .bind(path)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?
+                        .rows_affected();
+                    if changed == 0 {
+                        return Ok(None);
+                    }
+                    let sql = format!("{PROJECT_SELECT} WHERE p.id = $1");
+                    let row = sqlx::query(AssertSqlSafe(sql))
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    row.as_ref().map(rows::project).transpose()
+                }
+
+                async fn create_task(&self, t: NewTask) -> StoreResult<TaskView> {
+                    let agent =
+                        serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
+                    let mut tx = self.write_tx().await?;
+                    sqlx::query(
+                        "INSERT INTO tasks (id, project_id, title, description, parent_task_id, status, unattended, \
+                         agent_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'TODO', 0, $6, $7, $8)",
+                    )
+                    .bind(&t.id)
+                    .bind(&t.project_id)
+                    .bind(&t.title)
+                    .bind(&t.description)
+                    .bind(&t.parent_task_id)
+                    .bind(&agent)
+                    .bind(ms(t.now))
+                    .bind(ms(t.now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                    let sql = format!("{TASK_VIEW_SELECT} WHERE t.id = $1");
+                    let row = sqlx::query(AssertSqlSafe(sql))
+                        .bind(&t.id)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let view = rows::task_view(&row)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(view)
+                }
+
+                async fn get_task(&self, id: &str) -> StoreResult<Option<TaskView>> {
+                    let sql = format!("{TASK_VIEW_SELECT} WHERE t.id = $1");
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(id)
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .as_ref()
+                        .map(rows::task_view)
+                        .transpose()
+                }
+
+                async fn list_tasks(&self, limit: u32) -> StoreResult<Vec<TaskView>> {
+                    let sql = format!("{TASK_VIEW_SELECT} ORDER BY t.created_at DESC, t.id DESC LIMIT +$1");
+                    sqlx::query(AssertSqlSafe(sql))
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(rows::task_view)
+                        .collect()
+                }
+
+                async fn set_unattended(
+                    &self,
+                    task_id: &str,
+                    on: bool,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Option<TaskView>> {
+                    let mut tx = self.write_tx().await?;
+                    let updated =
+                        sqlx::query("UPDATE tasks SET unattended = $1, updated_at = $2 WHERE id = $3")
+                            .bind(i64::from(on))
+                            .bind(ms(now))
+                            .bind(task_id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(map)?
+                            .rows_affected();
+                    if updated == 0 {
+                        return Ok(None);
+                    }
+                    let sql = format!("{TASK_VIEW_SELECT} WHERE t.id = $1");
+                    let row = sqlx::query(AssertSqlSafe(sql))
+                        .bind(task_id)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let view = rows::task_view(&row)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(Some(view))
+                }
+
+                async fn unattended_task_ids(&self) -> StoreResult<Vec<String>> {
+                    sqlx::query_scalar("SELECT id FROM tasks WHERE unattended = 1 ORDER BY id")
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)
+                }
+
+                async fn set_session_id(
+                    &self,
+                    execution_id: &str,
+                    session_id: &str,
+                ) -> StoreResult<Option<String>> {
+                    let mut tx = self.write_tx().await?;
+                    sqlx::query("UPDATE executions SET session_id = $1 WHERE id = $2 AND session_id IS NULL")
+                        .bind(session_id)
+                        .bind(execution_id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let stored: Option<Option<String>> =
+                        sqlx::query_scalar("SELECT session_id FROM executions WHERE id = $1")
+                            .bind(execution_id)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(stored.flatten())
+                }
+
+                async fn finish_execution(
+                    &self,
+                    execution_id: &str,
+                    status: harness_core::model::ExecutionStatus,
+                    exit_code: Option<i64>,
+                    reason: &str,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<bool> {
+                    let mut tx = self.write_tx().await?;
+                    let n = sqlx::query(
+                        "UPDATE executions SET status = $1, exit_code = $2, end_reason = $3, ended_at = $4 \
+                         WHERE id = $5 AND status IN ('RUNNING', 'PAUSED')",
+                    )
+                    .bind(status.as_str())
+                    .bind(exit_code)
+                    .bind(reason)
+                    .bind(ms(now))
+                    .bind(execution_id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(map)?
+                    .rows_affected();
+                    tx.commit().await.map_err(map)?;
+                    Ok(n > 0)
+                }
+
+                async fn interrupt_live_executions(
+                    &self,
+                    node: &str,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<Vec<String>> {
+                    let mut tx = self.write_tx().await?;
+                    let ids: Vec<String> = sqlx::query_scalar(
+                        "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = $1 \
+                         WHERE status IN ('RUNNING', 'PAUSED') AND (node_id IS NULL OR node_id = $2) \
+                         RETURNING task_id",
+                    )
+                    .bind(ms(now))
+                    .bind(node)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(ids)
+                }
+
+                async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>> {
+                    sqlx::query(
+                        "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at, node_id FROM executions \
+                         WHERE task_id = $1 AND status IN ('RUNNING', 'PAUSED') ORDER BY created_at DESC, id DESC LIMIT 1",
+                    )
+                    .bind(task_id)
+                    .fetch_optional(&self.$read)
+                    .await
+                    .map_err(map)?
+                    .as_ref()
+                    .map(rows::execution)
+                    .transpose()
+                }
+
+                async fn create_execution(&self, e: NewExecution) -> StoreResult<Execution> {
+                    let mut tx = self.write_tx().await?;
+                    let row = sqlx::query(
+                        "INSERT INTO executions (id, task_id, status, token_hash, created_at, node_id) \
+                         VALUES ($1, $2, $3, $4, $5, $6) \
+                         RETURNING id, task_id, status, session_id, exit_code, created_at, ended_at, node_id",
+                    )
+                    .bind(&e.id)
+                    .bind(&e.task_id)
+                    .bind(e.status.as_str())
+                    .bind(&e.token_hash)
+                    .bind(ms(e.now))
+                    .bind(&e.node_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                    let execution = rows::execution(&row)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(execution)
+                }
+
+                async fn execution_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<Execution>> {
+                    sqlx::query(
+                        "SELECT id, task_id, status, session_id, exit_code, created_at, ended_at, node_id \
+                         FROM executions WHERE token_hash = $1",
+                    )
+                    .bind(token_hash)
+                    .fetch_optional(&self.$read)
+                    .await
+                    .map_err(map)?
+                    .as_ref()
+                    .map(rows::execution)
+                    .transpose()
+                }
+            }
+        };
+    };
+}
+pub(crate) use task_store;

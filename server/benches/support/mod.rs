@@ -1,0 +1,101 @@
+//! What the messaging benchmarks share: rates, medians, and the raw
+//! one-row commit loops that are their ceilings.
+
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use harness_store::{SqliteOptions, SqliteStore};
+
+pub fn rate(n: usize, elapsed: Duration) -> f64 {
+    n as f64 / elapsed.as_secs_f64()
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// The SQLite ceiling: one-row `BEGIN IMMEDIATE; INSERT; COMMIT`
+/// transactions on a store opened like Harness's (same pragmas, same disk,
+/// same driver).
+pub struct SqliteRaw {
+    pub store: SqliteStore,
+    payload: String,
+    next: i64,
+}
+
+impl SqliteRaw {
+    pub async fn open(dir: &std::path::Path) -> anyhow::Result<Self> {
+        let url = format!("sqlite://{}", dir.join("raw.db").display());
+        let store = SqliteStore::open(SqliteOptions::new(url)).await?;
+        sqlx::query("CREATE TABLE bench (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)")
+            .execute(store.writer_pool())
+            .await?;
+        Ok(Self {
+            store,
+            payload: "x".repeat(200),
+            next: 0,
+        })
+    }
+
+    pub async fn commits(&mut self, n: usize) -> anyhow::Result<f64> {
+        let pool = self.store.writer_pool();
+        let start = Instant::now();
+        for _ in 0..n {
+            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+            sqlx::query("INSERT INTO bench (id, payload) VALUES (?, ?)")
+                .bind(self.next)
+                .bind(&self.payload)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            self.next += 1;
+        }
+        Ok(rate(n, start.elapsed()))
+    }
+}
+
+/// The PostgreSQL ceiling: one-row `BEGIN; INSERT; COMMIT` transactions on
+/// one connection to the same server and database as the store.
+pub struct PgRaw {
+    pool: sqlx::PgPool,
+    payload: String,
+    next: i64,
+}
+
+impl PgRaw {
+    pub async fn open(url: &str) -> anyhow::Result<Self> {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await?;
+        sqlx::query("CREATE TABLE bench_raw (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)")
+            .execute(&pool)
+            .await?;
+        Ok(Self {
+            pool,
+            payload: "x".repeat(200),
+            next: 0,
+        })
+    }
+
+    pub async fn commits(&mut self, n: usize) -> anyhow::Result<f64> {
+        let start = Instant::now();
+        for _ in 0..n {
+            let mut tx = self.pool.begin().await?;
+            sqlx::query("INSERT INTO bench_raw (id, payload) VALUES ($1, $2)")
+                .bind(self.next)
+                .bind(&self.payload)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            self.next += 1;
+        }
+        Ok(rate(n, start.elapsed()))
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
