@@ -47,3 +47,36 @@ CREATE TABLE gateway_inbound (
 );
 CREATE INDEX gateway_inbound_message ON gateway_inbound(platform, chat_id, platform_message_id);
 CREATE INDEX gateway_inbound_sender ON gateway_inbound(sender_id, processed_at);
+
+-- 4. Gateway replies (the reference's GatewayDelivery, owed work on the
+--    engine): the acknowledgement of a queued continuation, a discussion
+--    answer, the result of work, each sent once through the gateway CLI as
+--    a native reply to its inbound message where the gateway can reply.
+--    The destination is copied from the inbound row when the reply is
+--    written. A crash mid-send is SENT_UNVERIFIED, never resent blindly.
+CREATE TABLE gateway_replies (
+    id                   TEXT PRIMARY KEY NOT NULL,
+    inbound_id           TEXT NOT NULL REFERENCES gateway_inbound(id),
+    kind                 TEXT NOT NULL
+        CHECK (kind IN ('QUEUED_ACK', 'DISCUSSION_REPLY', 'FINAL_RESULT')),
+    content              TEXT NOT NULL,
+    dedup_key            TEXT NOT NULL UNIQUE,
+    gateway              TEXT NOT NULL,
+    platform             TEXT NOT NULL,
+    chat_id              TEXT NOT NULL,
+    reply_to_message_id  TEXT NOT NULL,
+    thread_id            TEXT,
+    state                TEXT NOT NULL DEFAULT 'PENDING'
+        CHECK (state IN ('PENDING', 'SENDING', 'DELIVERED', 'SENT_UNVERIFIED', 'FAILED', 'DEAD')),
+    attempts             BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at      BIGINT,
+    lease_owner          TEXT,
+    lease_expires_at     BIGINT,
+    last_error           TEXT,
+    platform_message_id  TEXT,
+    delivered_at         BIGINT,
+    created_at           BIGINT NOT NULL,
+    updated_at           BIGINT NOT NULL
+);
+CREATE INDEX gateway_replies_due ON gateway_replies(next_attempt_at);
+CREATE INDEX gateway_replies_inbound ON gateway_replies(inbound_id, created_at);

@@ -188,6 +188,13 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     outbox
         .journal
         .get_or_insert_with(|| data.root.join("outbox-journal"));
+    // Replies to inbound gateway messages: the same CLIs and settings.
+    jobs.push(tokio::spawn(crate::workers::gateway_replies::run(
+        harness.clone(),
+        boot_owner.clone(),
+        outbox.clone(),
+        cancel.child_token(),
+    )));
     jobs.push(tokio::spawn(crate::workers::outbox::run(
         harness.clone(),
         boot_owner.clone(),

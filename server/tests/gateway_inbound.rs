@@ -484,7 +484,8 @@ async fn count(dir: &Path, sql: &str, bind: &str) -> i64 {
 }
 
 /// The same platform message from 20 concurrent calls: one continuation,
-/// one inbound row, one delivery row; every other call is a no-op.
+/// one inbound row, one delivery row, one acknowledgement; every other call
+/// is a no-op.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_repeats_of_one_message_continue_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -538,6 +539,15 @@ async fn concurrent_repeats_of_one_message_continue_once() {
         )
         .await,
         1
+    );
+    assert_eq!(
+        rows(
+            "SELECT count(*) FROM gateway_replies r JOIN gateway_inbound i ON i.id = r.inbound_id \
+             WHERE i.platform_message_id = ?"
+        )
+        .await,
+        1,
+        "one acknowledgement"
     );
     if let Ok(s) = std::sync::Arc::try_unwrap(s) {
         s.shutdown().await;

@@ -201,6 +201,7 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
     let pool = store.writer_pool();
     // Back to the schema before 0014, with a mapping written then.
     for sql in [
+        "DROP TABLE gateway_replies",
         "DROP TABLE gateway_inbound",
         "DROP TABLE gateway_nonces",
         "DROP TABLE harness_delivery_map",

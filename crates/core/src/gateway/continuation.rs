@@ -9,7 +9,9 @@
 //! (`continue_open_ask`: that is `reply_to_ask`'s). The instruction goes
 //! into the task's terminal through the delivery queue with the inbound id
 //! as the injection id (D5: typed at most once, even when a retry follows an
-//! uncertain answer); the row is PROCESSED once the delivery row exists.
+//! uncertain answer); the row is PROCESSED once the delivery row exists, and
+//! in that transaction the acknowledgement reply is written
+//! ([`super::replies`]).
 
 use chrono::{Duration, Utc};
 use serde::Deserialize;
@@ -257,6 +259,7 @@ impl Harness {
             response: response.to_string(),
             last_error: error,
             now: Utc::now(),
+            reply: None,
         };
         let (Some(task_id), Some(title)) = (&context.subject_task_id, &context.task_title) else {
             let out = json!({"mode": "continue_not_bound", "inboundId": claimed.id,
@@ -285,9 +288,12 @@ impl Harness {
                     "taskId": task_id, "deliveryId": delivery.id,
                     "delivery": delivery.state, "queued": true, "deduped": deduped,
                     "noOp": false});
-                self.store()
-                    .finish_inbound(finish(InboundState::Processed, &out, None))
-                    .await?;
+                // The acknowledgement is written with the PROCESSED state
+                // (one transaction): exactly one per queued continuation.
+                let mut done = finish(InboundState::Processed, &out, None);
+                done.reply = Some(super::replies::queued_ack(&claimed, title, done.now));
+                self.store().finish_inbound(done).await?;
+                self.wake(crate::work::Kind::GatewayReplies);
                 Ok(out)
             }
             Err(err) => {

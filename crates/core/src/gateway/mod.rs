@@ -9,13 +9,15 @@
 //! - [`context`]: `resolve_gateway_task_context` (§8.3, read-only);
 //! - [`relay`]: `relay_channel_reply` (§8.6, answers only an OPEN ask);
 //! - [`continuation`]: `continue_bound_task` (§8.4, OWNER, once per
-//!   platform message).
+//!   platform message);
+//! - [`replies`]: gateway replies, owed work on the engine (§2.6, §8.12).
 
 pub mod context;
 pub mod continuation;
 pub mod ids;
 pub mod owner;
 pub mod relay;
+pub mod replies;
 pub mod signing;
 
 use crate::{CoreResult, Harness, store::DeliveryMapping};

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{DeliveryMapping, StoreResult};
+use super::{DeliveryMapping, GatewayReply, NewReply, ReplyTurn, StoreResult};
 
 /// GatewayRequestKind (§2.5).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -129,6 +129,9 @@ pub struct InboundFinish {
     pub response: String,
     pub last_error: Option<String>,
     pub now: DateTime<Utc>,
+    /// A reply written in the same transaction (the acknowledgement of a
+    /// queued continuation); none when one with its dedup key exists.
+    pub reply: Option<NewReply>,
 }
 
 #[async_trait]
@@ -166,4 +169,27 @@ pub trait GatewayStore: Send + Sync + 'static {
     /// [`InboundFinish`] (whatever the row's state): the row, `None` when
     /// it does not exist.
     async fn finish_inbound(&self, finish: InboundFinish) -> StoreResult<Option<GatewayInbound>>;
+
+    /// Insert a reply unless one with its dedup key exists (its destination
+    /// copied from the inbound row); answer the row of that key and whether
+    /// this call created it. `None`: the inbound row does not exist.
+    async fn enqueue_reply(&self, new: NewReply) -> StoreResult<Option<(GatewayReply, bool)>>;
+
+    /// [`ReplyTurn`], in one transaction: the rows leased.
+    async fn settle_and_claim_replies(&self, turn: ReplyTurn) -> StoreResult<Vec<GatewayReply>>;
+
+    /// SENDING rows of an earlier boot (lease owner starting with
+    /// `node_prefix`, other than `owner`) or with a lease ended before
+    /// `now` become SENT_UNVERIFIED (they may have been sent); the count.
+    async fn recover_replies(
+        &self,
+        node_prefix: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<u64>;
+
+    /// The replies of one inbound row, oldest first.
+    async fn replies_for_inbound(&self, inbound_id: &str) -> StoreResult<Vec<GatewayReply>>;
+
+    async fn get_reply(&self, id: &str) -> StoreResult<Option<GatewayReply>>;
 }

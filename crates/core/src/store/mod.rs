@@ -29,6 +29,7 @@
 mod choices;
 mod deliveries;
 mod gateway;
+mod gateway_replies;
 mod inbox;
 mod messages;
 mod outbox;
@@ -44,6 +45,7 @@ pub use gateway::{
     GatewayInbound, GatewayStore, InboundClaim, InboundFinish, InboundIntent, InboundState,
     NewInbound,
 };
+pub use gateway_replies::{GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn};
 pub use inbox::{
     BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,
     TaskMessage, WorkbenchBatch, WorkbenchEvent,

@@ -197,8 +197,150 @@ macro_rules! gateway_store {
                 let row = row
                     .map(|r| $crate::shared::gateway::inbound(&r))
                     .transpose()?;
+                if let (Some(_), Some(reply)) = (&row, finish.reply) {
+                    sqlx::query($crate::shared::gateway_replies::INSERT)
+                        .bind(&reply.id)
+                        .bind(&reply.inbound_id)
+                        .bind(reply.kind.as_str())
+                        .bind(&reply.content)
+                        .bind(&reply.dedup_key)
+                        .bind($crate::shared::ms(reply.now))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                }
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok(row)
+            }
+
+            async fn enqueue_reply(
+                &self,
+                new: harness_core::store::NewReply,
+            ) -> harness_core::store::StoreResult<Option<(harness_core::store::GatewayReply, bool)>>
+            {
+                use $crate::shared::gateway_replies as sql;
+                let mut tx = self.write_tx().await?;
+                let created = sqlx::query(sql::INSERT)
+                    .bind(&new.id)
+                    .bind(&new.inbound_id)
+                    .bind(new.kind.as_str())
+                    .bind(&new.content)
+                    .bind(&new.dedup_key)
+                    .bind($crate::shared::ms(new.now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?
+                    .rows_affected()
+                    == 1;
+                let row = sqlx::query(sql::BY_KEY.as_str())
+                    .bind(&new.dedup_key)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                let row = row.map(|r| sql::reply(&r)).transpose()?;
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(row.map(|r| (r, created)))
+            }
+
+            async fn settle_and_claim_replies(
+                &self,
+                turn: harness_core::store::ReplyTurn,
+            ) -> harness_core::store::StoreResult<Vec<harness_core::store::GatewayReply>> {
+                use $crate::shared::{gateway_replies as sql, ms};
+                let now = ms(turn.now);
+                let mut tx = self.write_tx().await?;
+                for s in &turn.settles {
+                    sqlx::query(sql::SETTLE)
+                        .bind(&s.id)
+                        .bind(s.state.as_str())
+                        .bind(s.next_attempt_at.map(ms))
+                        .bind(&s.last_error)
+                        .bind(&s.platform_message_id)
+                        .bind(now)
+                        .bind(&turn.owner)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                }
+                for id in &turn.released {
+                    sqlx::query(sql::RELEASE)
+                        .bind(id)
+                        .bind(now)
+                        .bind(&turn.owner)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                }
+                sqlx::query(sql::EXPIRE)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                let rows = if turn.limit > 0 {
+                    sqlx::query(sql::CLAIM.as_str())
+                        .bind(&turn.owner)
+                        .bind(ms(turn.lease_until))
+                        .bind(now)
+                        .bind(i64::from(turn.limit))
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?
+                } else {
+                    Vec::new()
+                };
+                let mut claimed = rows
+                    .iter()
+                    .map(|r| sql::reply(r))
+                    .collect::<harness_core::store::StoreResult<Vec<_>>>()?;
+                tx.commit().await.map_err($crate::error::map)?;
+                claimed.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+                Ok(claimed)
+            }
+
+            async fn recover_replies(
+                &self,
+                node_prefix: &str,
+                owner: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> harness_core::store::StoreResult<u64> {
+                let mut tx = self.write_tx().await?;
+                let n = sqlx::query($crate::shared::gateway_replies::RECOVER)
+                    .bind(node_prefix)
+                    .bind(owner)
+                    .bind($crate::shared::ms(now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?
+                    .rows_affected();
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(n)
+            }
+
+            async fn replies_for_inbound(
+                &self,
+                inbound_id: &str,
+            ) -> harness_core::store::StoreResult<Vec<harness_core::store::GatewayReply>> {
+                let rows = sqlx::query($crate::shared::gateway_replies::OF_INBOUND.as_str())
+                    .bind(inbound_id)
+                    .fetch_all(&self.$reader)
+                    .await
+                    .map_err($crate::error::map)?;
+                rows.iter()
+                    .map(|r| $crate::shared::gateway_replies::reply(r))
+                    .collect()
+            }
+
+            async fn get_reply(
+                &self,
+                id: &str,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                let row = sqlx::query($crate::shared::gateway_replies::BY_ID.as_str())
+                    .bind(id)
+                    .fetch_optional(&self.$reader)
+                    .await
+                    .map_err($crate::error::map)?;
+                row.map(|r| $crate::shared::gateway_replies::reply(&r))
+                    .transpose()
             }
         }
     };

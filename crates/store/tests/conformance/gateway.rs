@@ -268,6 +268,7 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
             response: r#"{"mode":"continued_task"}"#.into(),
             last_error: None,
             now: now + Duration::seconds(3),
+            reply: None,
         })
         .await
         .unwrap()
@@ -283,6 +284,7 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
             response: "{}".into(),
             last_error: Some("x".into()),
             now,
+            reply: None,
         })
         .await
         .unwrap(),
