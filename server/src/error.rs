@@ -54,7 +54,7 @@ impl IntoResponse for ApiError {
         match self {
             Self::Core(err) => {
                 let status = status_of(&err);
-                if status.is_server_error() {
+                if status.is_server_error() && !matches!(err, CoreError::Unavailable(_)) {
                     tracing::error!(error = ?err, "request failed");
                     return (status, Json(error_body("internal error", None))).into_response();
                 }

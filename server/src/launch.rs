@@ -113,7 +113,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.outbox_wait = config.outbox_wait;
     core_config.outbox_max_attempts = config.outbox.max_attempts.max(1);
     core_config.rate_limits = config.rate_limits;
+    core_config.internal_api_key = Some(data.internal_key.clone());
     let harness = Harness::new(store.port(), core_config);
+    harness.attach_gateway_secret(Arc::new(crate::secrets::GatewayTokenFile::new(
+        data.gateway_token_path(),
+    )));
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
     harness
@@ -184,6 +188,13 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     outbox
         .journal
         .get_or_insert_with(|| data.root.join("outbox-journal"));
+    // Replies to inbound gateway messages: the same CLIs and settings.
+    jobs.push(tokio::spawn(crate::workers::gateway_replies::run(
+        harness.clone(),
+        boot_owner.clone(),
+        outbox.clone(),
+        cancel.child_token(),
+    )));
     jobs.push(tokio::spawn(crate::workers::outbox::run(
         harness.clone(),
         boot_owner.clone(),
@@ -223,6 +234,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         )),
         streams: crate::serve::StreamLimits::new(&config.limits),
         metrics: crate::metrics::Metrics::new(&data.metrics_token),
+        data_root: data.root.clone(),
     };
     let router = build_router(&state, &site, cancel.child_token());
     let server = tokio::spawn(crate::serve::serve(
@@ -270,6 +282,10 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
         .nest(
             "/api",
             routes::api()
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::signed::verify,
+                ))
                 .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
                 .layer(middleware::from_fn(crate::json_errors::json_errors))
                 .layer(assets::compression()),

@@ -24,6 +24,7 @@ pub mod routes;
 pub mod secrets;
 pub mod security;
 pub mod serve;
+pub mod signed;
 pub mod sse;
 pub mod state;
 pub mod supervised;

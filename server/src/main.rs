@@ -147,6 +147,17 @@ enum Command {
         #[arg(long, env = "DATABASE_URL")]
         database_url: Option<String>,
     },
+    /// Print the gateway's bearer token (secrets/gateway.token: OpenClaw / Hermes use it for
+    /// /mcp and the gateway routes), or replace it with --rotate (the old one stops working at
+    /// once, on a running server too).
+    GatewayToken {
+        /// Data directory. Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Replace the token with a new one and print it.
+        #[arg(long)]
+        rotate: bool,
+    },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
     DemoAgent,
@@ -335,6 +346,9 @@ fn main() -> ExitCode {
                 database_url,
             );
         }
+        Command::GatewayToken { data_dir, rotate } => {
+            gateway_token(&data_dir.unwrap_or_else(config::default_data_dir), rotate)
+        }
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }
@@ -346,6 +360,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn gateway_token(data_dir: &std::path::Path, rotate: bool) -> anyhow::Result<()> {
+    let token = if rotate {
+        harness_server::secrets::rotate_gateway_token(data_dir)?
+    } else {
+        let data = harness_server::secrets::DataDir::prepare(data_dir)?;
+        std::fs::read_to_string(data.gateway_token_path())
+            .context("cannot read the gateway token")?
+            .trim()
+            .to_string()
+    };
+    println!("{token}");
+    Ok(())
 }
 
 fn serve(cfg: ServeConfig, print_login_link: bool) -> anyhow::Result<()> {

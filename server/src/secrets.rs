@@ -1,5 +1,7 @@
 //! The data directory and its secrets (contract.md §1, decisions D12):
-//! `secrets/admin.token` and `secrets/internal-api.key`, created on first
+//! `secrets/admin.token`, `secrets/internal-api.key` (the key of signed
+//! gateway requests) and `secrets/gateway.token` (the gateway's bearer
+//! token for `/mcp` and the gateway routes; rotatable), created on first
 //! start with mode 0600 in a 0700 directory, never logged.
 
 use std::{
@@ -20,6 +22,13 @@ pub struct DataDir {
     pub signals: PathBuf,
     /// Read-only credential of `GET /metrics` (for a Prometheus server).
     pub metrics_token: String,
+}
+
+/// The gateway token's file name under `secrets/`.
+pub const GATEWAY_TOKEN_FILE: &str = "gateway.token";
+
+fn new_gateway_token() -> String {
+    harness_core::ids::new_token(harness_core::auth::GATEWAY_TOKEN_PREFIX)
 }
 
 fn ensure_private_dir(path: &Path) -> anyhow::Result<()> {
@@ -90,6 +99,7 @@ impl DataDir {
         let metrics_token = read_or_create(&secrets.join("metrics.token"), || {
             harness_core::ids::new_token("hxm_")
         })?;
+        read_or_create(&secrets.join(GATEWAY_TOKEN_FILE), new_gateway_token)?;
         Ok(Self {
             root: root.to_path_buf(),
             metrics_token,
@@ -97,6 +107,85 @@ impl DataDir {
             internal_key: key_text.into_bytes(),
             signals,
         })
+    }
+}
+
+impl DataDir {
+    pub fn gateway_token_path(&self) -> PathBuf {
+        self.root.join("secrets").join(GATEWAY_TOKEN_FILE)
+    }
+}
+
+/// Replace the gateway token of the data directory `root` with a new one
+/// (written to a 0600 temporary file, then renamed over the old one): the
+/// old token stops working at once, on a running server too
+/// ([`GatewayTokenFile`] re-reads the file when it changes).
+pub fn rotate_gateway_token(root: &Path) -> anyhow::Result<String> {
+    let secrets = root.join("secrets");
+    ensure_private_dir(&secrets)?;
+    let token = new_gateway_token();
+    let path = secrets.join(GATEWAY_TOKEN_FILE);
+    let tmp = secrets.join(format!(".{GATEWAY_TOKEN_FILE}.{}", std::process::id()));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("cannot create {}", tmp.display()))?;
+    file.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, &path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(token)
+}
+
+/// The gateway token as the core checks it: the file's SHA-256, re-read
+/// whenever its inode, modification time or size changes (a rotation by the CLI
+/// or the REST route takes effect without a restart).
+pub struct GatewayTokenFile {
+    path: PathBuf,
+    /// The file's stamp when it was read, and its token's hash.
+    cached: std::sync::Mutex<Option<(FileStamp, Option<String>)>>,
+}
+
+/// Modification time, size, inode.
+type FileStamp = (std::time::SystemTime, u64, u64);
+
+impl GatewayTokenFile {
+    pub fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            cached: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl harness_core::auth::GatewaySecret for GatewayTokenFile {
+    fn token_hash(&self) -> Option<String> {
+        let meta = fs::metadata(&self.path).ok()?;
+        // A rotation renames a new file over the old one: a new inode.
+        let stamp = (
+            meta.modified().ok()?,
+            meta.len(),
+            std::os::unix::fs::MetadataExt::ino(&meta),
+        );
+        let mut cached = self
+            .cached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seen, hash)) = cached.as_ref()
+            && *seen == stamp
+        {
+            return hash.clone();
+        }
+        let hash = fs::read_to_string(&self.path)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .map(|t| harness_core::ids::token_hash(&t));
+        *cached = Some((stamp, hash.clone()));
+        hash
     }
 }
 
@@ -132,5 +221,29 @@ mod tests {
         assert_eq!(mode(&root.join("secrets/internal-api.key")), 0o600);
         assert_eq!(mode(&root.join("secrets")), 0o700);
         assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&root.join("secrets/gateway.token")), 0o600);
+    }
+
+    #[test]
+    fn a_rotated_gateway_token_replaces_the_old_one_for_a_running_reader() {
+        use harness_core::auth::GatewaySecret;
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::prepare(&dir.path().join("data")).unwrap();
+        let path = data.gateway_token_path();
+        let reader = GatewayTokenFile::new(path.clone());
+        let old = fs::read_to_string(&path).unwrap().trim().to_string();
+        assert!(old.starts_with("hxg_"));
+        assert_eq!(
+            reader.token_hash(),
+            Some(harness_core::ids::token_hash(&old))
+        );
+        let new = rotate_gateway_token(&data.root).unwrap();
+        assert_ne!(new, old);
+        assert_eq!(
+            reader.token_hash(),
+            Some(harness_core::ids::token_hash(&new))
+        );
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 }

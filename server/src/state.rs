@@ -17,6 +17,8 @@ pub struct AppState {
     pub streams: crate::serve::StreamLimits,
     /// Request counters and the `/metrics` credential (`metrics.rs`).
     pub metrics: crate::metrics::Metrics,
+    /// The data directory (its `secrets/gateway.token` is rotated by REST).
+    pub data_root: std::path::PathBuf,
 }
 
 impl FromRef<AppState> for LeptosOptions {

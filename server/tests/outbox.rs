@@ -121,14 +121,28 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
         harness_core::model::ExecutionStatus::Paused
     );
     let pmid = out["platformMessageId"].as_str().unwrap();
-    let (_, map) = s
+    let map_of = |gateway: &str, chat: &str| {
+        format!(
+            "/api/internal/harness/delivery-map?gateway={gateway}&platform=telegram&chatId={chat}&messageId={pmid}"
+        )
+    };
+    let (_, map) = s.admin("GET", &map_of("hermes", "4242"), None).await;
+    assert_eq!(map["taskId"], t.as_str(), "{map}");
+    // The chat is part of the key: the same id from another chat (or
+    // gateway) is not this task's message.
+    let (st, other) = s.admin("GET", &map_of("hermes", "4243"), None).await;
+    assert_eq!((st, other), (StatusCode::OK, Value::Null));
+    let (_, other) = s.admin("GET", &map_of("openclaw", "4242"), None).await;
+    assert_eq!(other, Value::Null);
+    let (st, err) = s
         .admin(
             "GET",
-            &format!("/api/internal/harness/delivery-map?platform=telegram&messageId={pmid}"),
+            &format!("/api/internal/harness/delivery-map?gateway=hermes&platform=telegram&messageId={pmid}"),
             None,
         )
         .await;
-    assert_eq!(map["taskId"], t.as_str(), "{map}");
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["field"], "chatId", "{err}");
     assert_eq!(
         map["harnessMessageId"],
         pending.request_id.unwrap().as_str()

@@ -169,7 +169,9 @@ async fn assert_delivered_and_mapped(
         .admin(
             "GET",
             &format!(
-                "/api/internal/harness/delivery-map?platform={platform}&messageId={message_id}"
+                "/api/internal/harness/delivery-map?gateway={gateway}&platform={platform}&chatId={chat}&messageId={message_id}",
+                gateway = row["gateway"].as_str().unwrap(),
+                chat = row["platformChatId"].as_str().unwrap(),
             ),
             None,
         )

@@ -41,7 +41,9 @@ impl Harness {
                     Err(boundary_mismatch(own, task_id))
                 }
             }
-            Identity::Browser => Err(CoreError::Forbidden("not allowed".into())),
+            Identity::Browser | Identity::Gateway => {
+                Err(CoreError::Forbidden("not allowed".into()))
+            }
         }
     }
 

@@ -18,6 +18,11 @@ pub enum Identity {
     },
     /// The same-origin browser UI (server functions).
     Browser,
+    /// A chat gateway (OpenClaw, Hermes): a signed request
+    /// (`gateway::signing`) or the gateway bearer token. Sees the gateway
+    /// tool profile; a person only through the OWNER rules
+    /// (`gateway::owner`).
+    Gateway,
 }
 
 impl Identity {
@@ -36,6 +41,17 @@ impl Identity {
         }
     }
 
+    /// [`Self::bind_task`] for what only agents (and the admin) do —
+    /// recording an ask or a notify: a gateway's credential is refused.
+    pub fn bind_agent_task(&self, requested: Option<&str>) -> CoreResult<String> {
+        if self.is_gateway() {
+            return Err(CoreError::Forbidden(
+                "a gateway credential cannot act as a task's agent".into(),
+            ));
+        }
+        self.bind_task(requested)
+    }
+
     /// The execution a call is about (the Stop hook's turn end): an agent
     /// reports only its own — naming another is refused; anybody else names
     /// one, or gets `None` (the caller then takes the task's live one).
@@ -46,6 +62,9 @@ impl Identity {
                 CoreError::Conflict("Execution does not belong to this agent".into()),
             ),
             (Self::Agent { execution_id, .. }, _) => Ok(Some(execution_id.clone())),
+            (Self::Gateway, _) => Err(CoreError::Forbidden(
+                "a gateway credential cannot report an agent's turn".into(),
+            )),
             (_, requested) => Ok(requested.map(str::to_string)),
         }
     }
@@ -66,7 +85,14 @@ impl Identity {
                  the admin token or a gateway); the agent waits for their answer"
                     .into(),
             )),
+            Self::Gateway => Err(CoreError::Forbidden(
+                "a gateway answers for a person only as the platform OWNER (gateway::owner)".into(),
+            )),
         }
+    }
+
+    pub fn is_gateway(&self) -> bool {
+        matches!(self, Self::Gateway)
     }
 }
 
@@ -80,6 +106,8 @@ pub struct Person(PersonKind);
 pub enum PersonKind {
     Admin,
     Browser,
+    /// The platform OWNER, through a gateway (`gateway::owner`).
+    GatewayOwner,
 }
 
 impl Person {
@@ -91,7 +119,24 @@ impl Person {
     pub fn kind(&self) -> PersonKind {
         self.0
     }
+
+    /// The platform OWNER speaking through a gateway: made only by
+    /// `gateway::owner` once the OWNER rule holds.
+    pub(crate) fn gateway_owner() -> Self {
+        Self(PersonKind::GatewayOwner)
+    }
 }
+
+/// Where the gateway bearer token's hash comes from (the server: the file
+/// `secrets/gateway.token`, re-read when it changes, so a rotation takes
+/// effect without a restart).
+pub trait GatewaySecret: Send + Sync + 'static {
+    /// SHA-256 hex of the current gateway token; `None`: there is none.
+    fn token_hash(&self) -> Option<String>;
+}
+
+/// Prefix of gateway bearer tokens (only those are compared with it).
+pub const GATEWAY_TOKEN_PREFIX: &str = "hxg_";
 
 impl Harness {
     /// Resolve a bearer token to an identity. Agent tokens are valid while their
@@ -104,6 +149,14 @@ impl Harness {
         let hash = ids::token_hash(bearer);
         if ids::secure_eq(hash.as_bytes(), self.config().admin_token_hash.as_bytes()) {
             return Ok(Identity::Admin);
+        }
+        if bearer.starts_with(GATEWAY_TOKEN_PREFIX) {
+            return match self.gateway_secret().and_then(|s| s.token_hash()) {
+                Some(current) if ids::secure_eq(hash.as_bytes(), current.as_bytes()) => {
+                    Ok(Identity::Gateway)
+                }
+                _ => Err(CoreError::Unauthorized("invalid token".into())),
+            };
         }
         match self.store().execution_by_token_hash(&hash).await? {
             Some(exec)
@@ -170,6 +223,25 @@ mod tests {
         assert_eq!(Identity::Admin.bind_task(Some(&other)).unwrap(), other);
         assert!(Identity::Admin.bind_task(None).is_err());
         assert!(Identity::Admin.bind_task(Some("bad")).is_err());
+    }
+
+    #[test]
+    fn a_gateway_is_no_agent() {
+        assert!(matches!(
+            Identity::Gateway.bind_agent_task(Some(&ids::new_id())),
+            Err(CoreError::Forbidden(_))
+        ));
+        assert!(matches!(
+            Identity::Gateway.bind_execution(None),
+            Err(CoreError::Forbidden(_))
+        ));
+        assert!(matches!(
+            Identity::Gateway.person(),
+            Err(CoreError::Forbidden(_))
+        ));
+        let t = ids::new_id();
+        assert_eq!(Identity::Gateway.bind_task(Some(&t)).unwrap(), t);
+        assert_eq!(Identity::Admin.bind_agent_task(Some(&t)).unwrap(), t);
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub enum CoreError {
         message: String,
         retry_after_secs: u64,
     },
+    /// A facility the request needs is not set up (HTTP 503), e.g. request
+    /// signing without its key.
+    #[error("{0}")]
+    Unavailable(String),
     /// Storage failed; the text is for logs only, never shown to clients.
     #[error("storage error")]
     Store(#[source] StoreError),
@@ -77,6 +81,7 @@ impl CoreError {
             Self::NotFound(_) => 404,
             Self::Conflict(_) => 409,
             Self::RateLimited { .. } => 429,
+            Self::Unavailable(_) => 503,
             Self::Store(_) => 500,
         }
     }

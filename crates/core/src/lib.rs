@@ -15,6 +15,7 @@ pub mod deadline;
 pub mod deliveries;
 pub mod error;
 pub mod events;
+pub mod gateway;
 pub mod ids;
 pub mod inbox;
 mod inbox_lease;

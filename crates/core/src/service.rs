@@ -41,6 +41,9 @@ pub struct HarnessConfig {
     pub outbox_max_attempts: u32,
     /// How often one task may ask, notify and push (`rate_limit`).
     pub rate_limits: crate::rate_limit::RateLimits,
+    /// The key of signed gateway requests (`secrets/internal-api.key`);
+    /// `None`: signed requests are refused with 503.
+    pub internal_api_key: Option<Vec<u8>>,
 }
 
 impl HarnessConfig {
@@ -58,6 +61,7 @@ impl HarnessConfig {
             outbox_wait: Duration::ZERO,
             outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
             rate_limits: crate::rate_limit::RateLimits::default(),
+            internal_api_key: None,
         }
     }
 }
@@ -70,6 +74,7 @@ pub struct Harness {
 struct Inner {
     targets: TargetsCache,
     runtime: std::sync::OnceLock<Arc<dyn crate::runtime::AgentRuntime>>,
+    gateway_secret: std::sync::OnceLock<Arc<dyn crate::auth::GatewaySecret>>,
     store: Arc<dyn Store>,
     bus: Arc<dyn EventBus>,
     /// One wake-up per kind of owed work (`crate::work`).
@@ -145,6 +150,7 @@ impl Harness {
             inner: Arc::new(Inner {
                 targets,
                 runtime: std::sync::OnceLock::new(),
+                gateway_secret: std::sync::OnceLock::new(),
                 store,
                 bus,
                 wakers: crate::work::Wakers::default(),
@@ -173,6 +179,16 @@ impl Harness {
     /// recorded and resume the execution state only (`injected: false`).
     pub fn attach_runtime(&self, runtime: Arc<dyn crate::runtime::AgentRuntime>) -> bool {
         self.inner.runtime.set(runtime).is_ok()
+    }
+
+    /// Attach where the gateway token comes from (once, at start-up);
+    /// without one no bearer token is a gateway's.
+    pub fn attach_gateway_secret(&self, secret: Arc<dyn crate::auth::GatewaySecret>) -> bool {
+        self.inner.gateway_secret.set(secret).is_ok()
+    }
+
+    pub(crate) fn gateway_secret(&self) -> Option<&Arc<dyn crate::auth::GatewaySecret>> {
+        self.inner.gateway_secret.get()
     }
 
     pub(crate) fn runtime(&self) -> Option<&Arc<dyn crate::runtime::AgentRuntime>> {

@@ -84,6 +84,8 @@ pub enum Kind {
     Outbox,
     /// Workbench events batched into a parent's terminal.
     Inbox,
+    /// Replies to inbound gateway messages, sent through the gateway CLIs.
+    GatewayReplies,
 }
 
 /// One in-process wake-up per kind, owned by the core (no process-global
@@ -95,6 +97,7 @@ pub struct Wakers {
     deliveries: Arc<Notify>,
     outbox: Arc<Notify>,
     inbox: Arc<Notify>,
+    gateway_replies: Arc<Notify>,
 }
 
 impl Wakers {
@@ -103,6 +106,7 @@ impl Wakers {
             Kind::Deliveries => &self.deliveries,
             Kind::Outbox => &self.outbox,
             Kind::Inbox => &self.inbox,
+            Kind::GatewayReplies => &self.gateway_replies,
         }
     }
 }

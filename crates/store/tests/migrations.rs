@@ -187,3 +187,77 @@ async fn the_state_check_is_widened_in_place() {
     .unwrap();
     assert_eq!(n, 1);
 }
+
+/// Migration 0014 keys the delivery mapping per chat: rows mapped before
+/// keep their id and values and get the gateway of their outbound row ('' when
+/// it is gone); afterwards the same message id in another chat is a second
+/// row instead of replacing the first.
+#[tokio::test]
+async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
+    use harness_core::store::GatewayStore;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let pool = store.writer_pool();
+    // Back to the schema before 0014, with a mapping written then.
+    for sql in [
+        "DROP TABLE gateway_replies",
+        "DROP TABLE gateway_inbound",
+        "DROP TABLE gateway_nonces",
+        "DROP TABLE harness_delivery_map",
+        "CREATE TABLE harness_delivery_map (id TEXT PRIMARY KEY NOT NULL, harness_message_id TEXT, \
+         task_id TEXT, outbound_id TEXT, platform TEXT NOT NULL, chat_id TEXT NOT NULL DEFAULT '', \
+         platform_message_id TEXT NOT NULL, scope TEXT NOT NULL, \
+         expect_reply INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL)",
+        "INSERT INTO harness_outbound (id, dedup_key, gateway, scope, message, state, created_at, \
+         updated_at) VALUES ('o1', 'k1', 'openclaw', 'work', 'm', 'DELIVERED', 1, 1)",
+        "INSERT INTO harness_delivery_map VALUES ('telegram:77', NULL, 'ct', 'o1', 'telegram', \
+         '-100111', '77', 'work', 1, 1000)",
+        "INSERT INTO harness_delivery_map VALUES ('feishu:om_1', NULL, 'cu', 'gone', 'feishu', \
+         'oc_a', 'om_1', 'unattended', 0, 2000)",
+        "DELETE FROM _sqlx_migrations WHERE version = 14",
+    ] {
+        sqlx::query(sql).execute(pool).await.unwrap();
+    }
+    store.close().await;
+
+    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let kept = store
+        .delivery_mappings("openclaw", "telegram", "77")
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        (
+            kept[0].id.as_str(),
+            kept[0].gateway.as_str(),
+            kept[0].task_id.as_deref()
+        ),
+        ("telegram:77", "openclaw", Some("ct"))
+    );
+    assert_eq!(kept[0].chat_id, "-100111");
+    assert!(kept[0].expect_reply);
+    // Its outbound row is gone: no gateway, found through any gateway.
+    let orphan = store
+        .delivery_mappings("hermes", "feishu", "om_1")
+        .await
+        .unwrap();
+    assert_eq!(orphan.len(), 1);
+    assert_eq!(orphan[0].gateway, "");
+    // The same id in a second chat is a second row.
+    sqlx::query(
+        "INSERT INTO harness_delivery_map (id, gateway, task_id, platform, chat_id, \
+         platform_message_id, scope, created_at) \
+         VALUES ('o2', 'openclaw', 'cv', 'telegram', '-100222', '77', 'work', 3000)",
+    )
+    .execute(store.writer_pool())
+    .await
+    .unwrap();
+    let both = store
+        .delivery_mappings("openclaw", "telegram", "77")
+        .await
+        .unwrap();
+    assert_eq!(both.len(), 2);
+    assert_eq!(both[0].task_id.as_deref(), Some("cv"), "newest first");
+    store.close().await;
+}

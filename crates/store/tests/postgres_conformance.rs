@@ -155,3 +155,79 @@ async fn two_stores_opening_an_empty_database_migrate_once() {
     a.close().await;
     b.close().await;
 }
+
+/// Migration 0002 keys the delivery mapping per chat on a database that
+/// already holds mappings: they keep their id and values and get the
+/// gateway of their outbound row ('' when it is gone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
+    use harness_core::store::GatewayStore;
+    let Some(admin) = server_url() else {
+        eprintln!("skipped: no PostgreSQL");
+        return;
+    };
+    let (url, _guard) = fresh_database(&admin).await;
+    let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+    // Back to the schema of 0001, with mappings written then.
+    for sql in [
+        "DROP TABLE gateway_replies",
+        "DROP TABLE gateway_inbound",
+        "DROP TABLE gateway_nonces",
+        "DROP INDEX harness_delivery_map_message",
+        "ALTER TABLE harness_delivery_map DROP CONSTRAINT harness_delivery_map_pkey",
+        "ALTER TABLE harness_delivery_map DROP COLUMN gateway",
+        "ALTER TABLE harness_delivery_map ADD PRIMARY KEY (id)",
+        "INSERT INTO harness_outbound (id, dedup_key, gateway, scope, message, state, created_at, \
+         updated_at) VALUES ('o1', 'k1', 'openclaw', 'work', 'm', 'DELIVERED', 1, 1)",
+        "INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, \
+         chat_id, platform_message_id, scope, expect_reply, created_at) VALUES ('telegram:77', \
+         NULL, 'ct', 'o1', 'telegram', '-100111', '77', 'work', 1, 1000)",
+        "INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, \
+         chat_id, platform_message_id, scope, expect_reply, created_at) VALUES ('feishu:om_1', \
+         NULL, 'cu', 'gone', 'feishu', 'oc_a', 'om_1', 'unattended', 0, 2000)",
+        "DELETE FROM _sqlx_migrations WHERE version = 2",
+    ] {
+        sqlx::query(sql).execute(store.pool()).await.unwrap();
+    }
+    store.close().await;
+
+    let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+    let kept = store
+        .delivery_mappings("openclaw", "telegram", "77")
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        (
+            kept[0].id.as_str(),
+            kept[0].gateway.as_str(),
+            kept[0].task_id.as_deref()
+        ),
+        ("telegram:77", "openclaw", Some("ct"))
+    );
+    assert!(kept[0].expect_reply);
+    let orphan = store
+        .delivery_mappings("hermes", "feishu", "om_1")
+        .await
+        .unwrap();
+    assert_eq!(orphan.len(), 1);
+    assert_eq!(orphan[0].gateway, "");
+    sqlx::query(
+        "INSERT INTO harness_delivery_map (id, gateway, task_id, platform, chat_id, \
+         platform_message_id, scope, created_at) \
+         VALUES ('o2', 'openclaw', 'cv', 'telegram', '-100222', '77', 'work', 3000)",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        store
+            .delivery_mappings("openclaw", "telegram", "77")
+            .await
+            .unwrap()
+            .len(),
+        2,
+        "the same id in a second chat is a second row"
+    );
+    store.close().await;
+}

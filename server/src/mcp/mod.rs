@@ -10,6 +10,7 @@
 //! `isError: true` and a JSON `{error}` body, never a transport error.
 
 mod args;
+mod gateway_tools;
 mod outbox_tools;
 mod outputs;
 mod params;
@@ -59,11 +60,21 @@ const AGENT_TOOLS: &[&str] = &[
     "push_to_human",
 ];
 
+/// Tools a gateway credential may use: the reference's `gateway` profile
+/// (tower-messaging.md §4.1) as far as Harness has its tools.
+pub const GATEWAY_TOOLS: &[&str] = &[
+    "reply_to_ask",
+    "relay_channel_reply",
+    "resolve_gateway_task_context",
+    "continue_bound_task",
+];
+
 /// Whether `identity`'s profile includes the tool `name`.
 fn allowed(identity: &Identity, name: &str) -> bool {
     match identity {
         Identity::Admin => true,
         Identity::Agent { .. } => AGENT_TOOLS.contains(&name),
+        Identity::Gateway => GATEWAY_TOOLS.contains(&name),
         Identity::Browser => false,
     }
 }

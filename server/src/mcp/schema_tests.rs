@@ -5,7 +5,7 @@ use harness_core::{options, outbox, validate};
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
-use super::{AGENT_TOOLS, tools};
+use super::{AGENT_TOOLS, GATEWAY_TOOLS, tools};
 
 fn listed() -> Vec<Tool> {
     tools::router().list_all()
@@ -22,10 +22,10 @@ fn input(name: &str) -> Value {
 #[test]
 fn every_profile_name_is_a_tool_and_every_tool_has_an_object_output_schema() {
     let tools = listed();
-    for name in AGENT_TOOLS {
+    for name in AGENT_TOOLS.iter().chain(GATEWAY_TOOLS) {
         assert!(tools.iter().any(|t| t.name == *name), "{name}");
     }
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 15);
     for tool in &tools {
         let output = tool.output_schema.as_ref().map(|s| s["type"].clone());
         assert_eq!(output, Some(json!("object")), "{}", tool.name);
@@ -85,4 +85,41 @@ fn optional_arguments_are_omitted_not_null_and_only_the_needed_are_required() {
     assert!(goal["properties"].get("wakeAfterSeconds").is_none());
     let create = input("create_task");
     assert_eq!(create["properties"]["agent"]["type"], "object");
+}
+
+#[test]
+fn the_gateway_tools_have_the_references_parameters_and_the_core_limits() {
+    use harness_core::gateway::{context, continuation};
+    let resolve = input("resolve_gateway_task_context");
+    assert_eq!(
+        resolve["required"],
+        json!(["gateway", "platform", "chatId"])
+    );
+    assert_eq!(
+        resolve["properties"]["gateway"],
+        json!({"type": "string", "enum": ["hermes", "openclaw"]})
+    );
+    assert_eq!(
+        resolve["properties"]["quotedText"]["maxLength"],
+        context::MAX_QUOTED_CHARS
+    );
+    let cont = input("continue_bound_task");
+    let mut required: Vec<String> = serde_json::from_value(cont["required"].clone()).unwrap();
+    required.sort();
+    assert_eq!(
+        required,
+        [
+            "chatId",
+            "content",
+            "gateway",
+            "platform",
+            "platformMessageId"
+        ]
+    );
+    assert_eq!(
+        cont["properties"]["content"]["maxLength"],
+        continuation::MAX_CONTENT_CHARS
+    );
+    assert_eq!(cont["properties"]["senderId"]["type"], "string");
+    assert_eq!(input("relay_channel_reply")["required"], json!(["text"]));
 }

@@ -83,7 +83,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<ReplyArgs>,
     ) -> Result<Json<ReplyOut>, ToolError> {
-        let person = who.person()?;
+        let person = self.harness.gateway_person(&who, None).await?;
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness
@@ -195,5 +195,8 @@ impl HarnessMcp {
 
 /// Every tool, in one router (`HarnessMcp::call_tool` filters by identity).
 pub(super) fn router() -> ToolRouter<HarnessMcp> {
-    HarnessMcp::task_router() + HarnessMcp::outbox_router() + HarnessMcp::workbench_router()
+    HarnessMcp::task_router()
+        + HarnessMcp::outbox_router()
+        + HarnessMcp::workbench_router()
+        + HarnessMcp::gateway_router()
 }

@@ -56,7 +56,7 @@ async fn ask(
     Caller(who): Caller,
     JsonBody(body): JsonBody<AskBody>,
 ) -> ApiResult<Json<Value>> {
-    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let task_id = who.bind_agent_task(body.task_id.as_deref())?;
     let native = body
         .native_tool
         .as_deref()
@@ -112,7 +112,7 @@ async fn reply(
     Caller(who): Caller,
     JsonBody(body): JsonBody<ReplyBody>,
 ) -> ApiResult<Json<Value>> {
-    let person = who.person()?;
+    let person = s.harness.gateway_person(&who, None).await?;
     if body.text.is_none() {
         return Err(harness_core::CoreError::invalid("text", "text required").into());
     }
@@ -162,7 +162,7 @@ async fn notify(
     Caller(who): Caller,
     JsonBody(body): JsonBody<NotifyBody>,
 ) -> ApiResult<Json<Value>> {
-    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let task_id = who.bind_agent_task(body.task_id.as_deref())?;
     let message = s.harness.notify(&task_id, body.message.as_deref()).await?;
     Ok(Json(json!({ "ok": true, "messageId": message.id })))
 }

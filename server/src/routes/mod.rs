@@ -3,6 +3,7 @@
 mod analytics;
 mod approvals;
 mod deliveries;
+mod gateway;
 mod harness_internal;
 mod hooks_internal;
 mod inbox;
@@ -31,6 +32,7 @@ pub fn api() -> Router<AppState> {
         .merge(approvals::routes())
         .merge(inbox::routes())
         .merge(outbox::routes())
+        .merge(gateway::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
@@ -61,6 +63,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         approvals::Api::openapi(),
         inbox::Api::openapi(),
         outbox::Api::openapi(),
+        gateway::Api::openapi(),
         harness_internal::Api::openapi(),
         hooks_internal::Api::openapi(),
     ]

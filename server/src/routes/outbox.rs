@@ -266,16 +266,22 @@ async fn enqueue(
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct MappingQuery {
+    gateway: Option<String>,
     platform: Option<String>,
+    chat_id: Option<String>,
     message_id: Option<String>,
 }
 
+/// The mapping of a message Harness sent into one chat: a message id is
+/// unique only within its chat, so the chat is part of every lookup.
 #[utoipa::path(
     get,
     path = "/api/internal/harness/delivery-map",
     tag = "internal",
     params(
-        ("platform" = String, Query, description = "The platform (feishu, …)"),
+        ("gateway" = String, Query, description = "The gateway it went through (hermes, openclaw)"),
+        ("platform" = String, Query, description = "The platform (feishu, telegram, …)"),
+        ("chatId" = String, Query, description = "The chat the reply comes from"),
         ("messageId" = String, Query, description = "The platform's message id")
     ),
     responses(
@@ -287,13 +293,20 @@ async fn mapping(
     _: Admin,
     QueryParams(q): QueryParams<MappingQuery>,
 ) -> ApiResult<Json<Option<DeliveryMapping>>> {
-    let platform = q
-        .platform
-        .ok_or_else(|| harness_core::CoreError::invalid("platform", "platform required"))?;
-    let id = q
-        .message_id
-        .ok_or_else(|| harness_core::CoreError::invalid("messageId", "messageId required"))?;
-    Ok(Json(s.harness.delivery_mapping(&platform, &id).await?))
+    let required = |value: Option<String>, field: &'static str| {
+        value
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| harness_core::CoreError::invalid(field, format!("{field} required")))
+    };
+    let gateway = required(q.gateway, "gateway")?;
+    let platform = required(q.platform, "platform")?;
+    let chat_id = required(q.chat_id, "chatId")?;
+    let id = required(q.message_id, "messageId")?;
+    Ok(Json(
+        s.harness
+            .delivery_mapping(&gateway, &platform, &chat_id, &id)
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]

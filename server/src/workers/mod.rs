@@ -7,6 +7,7 @@
 pub mod deliveries;
 pub mod engine;
 pub mod gateway_cli;
+pub mod gateway_replies;
 pub mod inbox;
 pub mod outbox;
 pub mod spawn_journal;

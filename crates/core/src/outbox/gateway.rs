@@ -28,6 +28,20 @@ pub struct GatewaySettings {
     /// Extra environment for the CLI.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Who is the OWNER of inbound messages (tower-messaging.md §2.10,
+    /// §8.1; the rule: `crate::gateway::owner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_policy: Option<AccessPolicy>,
+}
+
+/// A gateway's access policy.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessPolicy {
+    /// Platform (`feishu`, `telegram` …) → the OWNER's sender ids there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub owner_ids: BTreeMap<String, Vec<String>>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -117,6 +131,10 @@ fn validate_one(field_prefix: &'static str, s: &mut GatewaySettings) -> CoreResu
             field_prefix,
             "displayName: at most 200 characters",
         ));
+    }
+    if let Some(policy) = s.access_policy.take() {
+        let owners = crate::gateway::owner::clean_owner_ids(field_prefix, policy.owner_ids)?;
+        s.access_policy = (!owners.is_empty()).then_some(AccessPolicy { owner_ids: owners });
     }
     if s.env.len() > 64 {
         return Err(CoreError::invalid(

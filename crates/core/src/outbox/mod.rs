@@ -546,20 +546,6 @@ impl Harness {
             .await?)
     }
 
-    /// The task a platform message belongs to (for replies to it).
-    pub async fn delivery_mapping(
-        &self,
-        platform: &str,
-        platform_message_id: &str,
-    ) -> CoreResult<Option<DeliveryMapping>> {
-        let platform = platform.trim().to_ascii_lowercase();
-        let pmid = platform_message_id.trim();
-        if platform.is_empty() || pmid.is_empty() {
-            return Ok(None);
-        }
-        Ok(self.store().delivery_mapping(&platform, pmid).await?)
-    }
-
     async fn outbound_not_in(&self, id: &str, expected: &str) -> CoreError {
         match self.store().get_outbound(id).await {
             Ok(Some(row)) => CoreError::Conflict(format!(

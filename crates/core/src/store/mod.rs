@@ -3,7 +3,9 @@
 //! (asks, notifies, replies), [`ChoicesStore`] (structured questions),
 //! [`DeliveryStore`] (the durable delivery queue), [`OutboxStore`] (messages
 //! owed to a gateway), [`InboxStore`] (a parent's workbench events and
-//! batches), [`SettingsStore`] and [`StatsStore`]. Every method is one atomic
+//! batches), [`SettingsStore`], [`StatsStore`] and [`GatewayStore`] (the inbound side of
+//! the gateways: per-chat delivery mappings, signed requests' nonces,
+//! inbound platform messages). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -27,6 +29,8 @@
 mod approvals;
 mod choices;
 mod deliveries;
+mod gateway;
+mod gateway_replies;
 mod inbox;
 mod messages;
 mod outbox;
@@ -42,6 +46,11 @@ pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefa
 pub use deliveries::{
     Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
 };
+pub use gateway::{
+    GatewayInbound, GatewayStore, InboundClaim, InboundFinish, InboundIntent, InboundState,
+    NewInbound,
+};
+pub use gateway_replies::{GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn};
 pub use inbox::{
     BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,
     TaskMessage, WorkbenchBatch, WorkbenchEvent,
@@ -86,6 +95,7 @@ pub trait Store:
     + ChoicesStore
     + OutboxStore
     + ApprovalStore
+    + GatewayStore
 {
 }
 
@@ -99,5 +109,6 @@ impl<T> Store for T where
         + ChoicesStore
         + OutboxStore
         + ApprovalStore
+        + GatewayStore
 {
 }

@@ -90,12 +90,19 @@ pub struct Outbound {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Platform message id → task (the reference's HarnessDelivery).
+/// Platform message id → task (the reference's HarnessDelivery), one per
+/// (gateway, platform, chat, platform message id): a message id is unique
+/// only within its chat (issue 28.2). Looked up through
+/// [`super::GatewayStore::delivery_mappings`].
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryMapping {
+    /// The outbound row's id (`<platform>:<id>` for rows mapped before
+    /// the mapping was per chat).
     pub id: String,
+    /// Lower-case; empty for rows mapped before it was recorded.
+    pub gateway: String,
     pub harness_message_id: Option<String>,
     pub task_id: Option<String>,
     pub outbound_id: Option<String>,
@@ -311,9 +318,4 @@ pub trait OutboxStore: Send + Sync + 'static {
     async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>>;
     /// Newest first; `task_id` filters; `before` = keyset (created_at ms, id).
     async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>>;
-    async fn delivery_mapping(
-        &self,
-        platform: &str,
-        platform_message_id: &str,
-    ) -> StoreResult<Option<DeliveryMapping>>;
 }

@@ -19,6 +19,7 @@ mod approvals;
 mod batch;
 mod choices;
 mod deliveries;
+mod gateway;
 mod inbox;
 mod messages;
 mod outbox;

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use harness_core::{
-    outbox::{DeliveryMapping, Outbound},
+    outbox::Outbound,
     store::{
         Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
         StoreResult,
@@ -18,12 +18,11 @@ use super::{
     PgStore,
     batch::{self, args},
 };
-use crate::shared::outbox::DELIVERY_MAPPING;
 use crate::{
     error::map,
     shared::{
         ms,
-        outbox::{ALLOWED, COLUMNS, delivery_mapping, message_state, outbound, returning},
+        outbox::{ALLOWED, COLUMNS, message_state, outbound, returning},
     },
 };
 
@@ -261,18 +260,5 @@ impl OutboxStore for PgStore {
                 .await
             }
         }
-    }
-
-    async fn delivery_mapping(
-        &self,
-        platform: &str,
-        pmid: &str,
-    ) -> StoreResult<Option<DeliveryMapping>> {
-        let row = sqlx::query(DELIVERY_MAPPING)
-            .bind(format!("{platform}:{pmid}"))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(map)?;
-        row.as_ref().map(delivery_mapping).transpose()
     }
 }

@@ -14,6 +14,8 @@
 pub(crate) mod choices;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_store;
+pub(crate) mod gateway;
+pub(crate) mod gateway_replies;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;

@@ -2,7 +2,7 @@
 
 use harness_core::{
     model::MessageState,
-    outbox::{DeliveryMapping, Outbound, OutboundState},
+    outbox::{Outbound, OutboundState},
     store::{StoreError, StoreResult},
 };
 
@@ -73,23 +73,4 @@ pub(crate) fn message_state(v: Option<String>) -> StoreResult<Option<MessageStat
         })
     })
     .transpose()
-}
-
-/// Run by `delivery_mapping`.
-pub(crate) const DELIVERY_MAPPING: &str = "SELECT id, harness_message_id, task_id, outbound_id, platform, chat_id, platform_message_id, \
-               scope, expect_reply, created_at FROM harness_delivery_map WHERE id = $1";
-
-pub(crate) fn delivery_mapping<R: SqlRow>(r: &R) -> StoreResult<DeliveryMapping> {
-    Ok(DeliveryMapping {
-        id: r.col("id")?,
-        harness_message_id: r.col("harness_message_id")?,
-        task_id: r.col("task_id")?,
-        outbound_id: r.col("outbound_id")?,
-        platform: r.col("platform")?,
-        chat_id: r.col("chat_id")?,
-        platform_message_id: r.col("platform_message_id")?,
-        scope: r.col("scope")?,
-        expect_reply: r.col::<i64>("expect_reply")? != 0,
-        created_at: time(r.col("created_at")?)?,
-    })
 }

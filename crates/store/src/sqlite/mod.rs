@@ -13,6 +13,7 @@ pub mod backup;
 mod checkpoint;
 mod choices;
 mod deliveries;
+mod gateway;
 mod inbox;
 pub(crate) mod latency;
 mod messages;

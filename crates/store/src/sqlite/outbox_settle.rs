@@ -64,15 +64,15 @@ const ACTIVATE: &str = "\
        JOIN harness_messages m ON m.id = o.harness_message_id \
        WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.expect_reply = 1 AND m.state = 'OPEN') \
      RETURNING 'paused' AS what, id AS id, task_id AS extra; \
-     INSERT INTO harness_delivery_map (id, harness_message_id, task_id, outbound_id, platform, chat_id, \
-       platform_message_id, scope, expect_reply, created_at) \
-     SELECT o.platform || ':' || o.platform_message_id, o.harness_message_id, o.task_id, o.id, o.platform, \
+     INSERT INTO harness_delivery_map (id, gateway, harness_message_id, task_id, outbound_id, platform, \
+       chat_id, platform_message_id, scope, expect_reply, created_at) \
+     SELECT o.id, lower(o.gateway), o.harness_message_id, o.task_id, o.id, o.platform, \
        COALESCE(o.platform_chat_id, ''), o.platform_message_id, o.scope, o.expect_reply, $3 \
      FROM harness_outbound o WHERE o.id IN {IDS} AND o.settled_by = $1 AND o.platform_message_id IS NOT NULL \
      ORDER BY o.id \
-     ON CONFLICT (id) DO UPDATE SET harness_message_id = excluded.harness_message_id, \
-       task_id = excluded.task_id, outbound_id = excluded.outbound_id, chat_id = excluded.chat_id, \
-       scope = excluded.scope, expect_reply = excluded.expect_reply;";
+     ON CONFLICT (gateway, platform, chat_id, platform_message_id) DO UPDATE SET id = excluded.id, \
+       harness_message_id = excluded.harness_message_id, task_id = excluded.task_id, \
+       outbound_id = excluded.outbound_id, scope = excluded.scope, expect_reply = excluded.expect_reply;";
 
 /// Rows leased ahead and never started (`$8`, a JSON array of ids): back to
 /// the state they were claimed from, due now, the claim's attempt undone.

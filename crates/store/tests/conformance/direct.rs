@@ -208,7 +208,13 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
     assert_eq!(done.settled.len(), 1);
     assert_eq!(done.settled[0].message_state, Some(MessageState::Open));
     assert_eq!(done.settled[0].paused, vec![exec.clone()]);
-    let mapping = s.delivery_mapping("feishu", "om_1").await.unwrap().unwrap();
+    let mappings = s
+        .delivery_mappings("hermes", "feishu", "om_1")
+        .await
+        .unwrap();
+    assert_eq!(mappings.len(), 1, "{mappings:?}");
+    let mapping = mappings[0].clone();
+    assert_eq!(mapping.gateway, "hermes");
     assert_eq!(mapping.task_id.as_deref(), Some(t.as_str()));
     assert_eq!(
         mapping.outbound_id.as_deref(),
@@ -217,10 +223,10 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
     assert_eq!(mapping.chat_id, "chat-1");
     assert!(mapping.expect_reply);
     assert!(
-        s.delivery_mapping("feishu", "om_2")
+        s.delivery_mappings("hermes", "feishu", "om_2")
             .await
             .unwrap()
-            .is_none()
+            .is_empty()
     );
     let ids_of = [
         ask_row.row.message_id.clone().unwrap(),

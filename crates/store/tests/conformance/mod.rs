@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `gateway`, `gateway_replies`, `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -30,6 +30,8 @@ pub mod choice_answers;
 pub mod choices;
 pub mod deliveries;
 pub mod direct;
+pub mod gateway;
+pub mod gateway_replies;
 pub mod inbox;
 pub mod inbox_direct;
 pub mod messages;
@@ -134,6 +136,16 @@ macro_rules! conformance_suite {
             two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping,
             a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_rest,
             rows_leased_ahead_and_never_started_are_released_not_marked_sent,
+        );
+        conformance_suite!(@area $factory; gateway:
+            a_message_id_reused_in_another_chat_does_not_take_over_the_mapping,
+            a_nonce_is_refused_until_it_expires_even_after_a_restart,
+            inbound_rows_are_one_per_message_and_claimed_by_compare_and_set,
+        );
+        conformance_suite!(@area $factory; gateway_replies:
+            a_reply_is_written_with_its_inbound_row_once_per_key,
+            a_reply_turn_settles_every_outcome_and_leases_due_rows,
+            interrupted_replies_become_unverified_never_resent,
         );
         conformance_suite!(@area $factory; inbox:
             one_review_per_execution_whoever_comes_first,

@@ -68,11 +68,12 @@ fn push(task_id: &str, message: &str, expect_reply: bool) -> PushInput {
     }
 }
 
+/// Delivered into the chat `oc_home`.
 fn delivered(id: &str) -> SendOutcome {
     SendOutcome::Delivered(Receipt {
         message_id: Some(id.into()),
         platform: None,
-        chat_id: None,
+        chat_id: Some("oc_home".into()),
     })
 }
 
@@ -170,12 +171,16 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
         (live.id.as_str(), live.status),
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
-    let map = h.delivery_mapping("FEISHU", "om_1").await.unwrap().unwrap();
+    let map = h
+        .delivery_mapping("Hermes", "FEISHU", "feishu:oc_home", "om_1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(map.task_id.as_deref(), Some(t.as_str()));
     assert_eq!(map.harness_message_id, out.message_id);
     assert!(map.expect_reply);
     assert!(
-        h.delivery_mapping("feishu", "om_2")
+        h.delivery_mapping("hermes", "feishu", "oc_home", "om_2")
             .await
             .unwrap()
             .is_none()

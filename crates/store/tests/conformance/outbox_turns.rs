@@ -62,11 +62,12 @@ async fn push(h: &Harness, task_id: &str, message: &str, expect_reply: bool) -> 
     .outbound_id
 }
 
+/// Delivered into the chat `oc_home`.
 fn delivered(id: &str) -> SendOutcome {
     SendOutcome::Delivered(Receipt {
         message_id: Some(id.into()),
         platform: None,
-        chat_id: None,
+        chat_id: Some("oc_home".into()),
     })
 }
 
@@ -162,7 +163,11 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
         (live.id.as_str(), live.status),
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
-    let map = h.delivery_mapping("feishu", "om_a").await.unwrap().unwrap();
+    let map = h
+        .delivery_mapping("hermes", "feishu", "oc_home", "om_a")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(map.task_id.as_deref(), Some(a.as_str()));
 
     // B: FAILED, due again after the backoff, its message still waiting.
@@ -264,7 +269,7 @@ pub async fn two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping(
         (&second, &u)
     };
     let map = h
-        .delivery_mapping("feishu", "om_same")
+        .delivery_mapping("hermes", "feishu", "oc_home", "om_same")
         .await
         .unwrap()
         .unwrap();
@@ -310,7 +315,7 @@ pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the
     assert_eq!(late.state, OutboundState::SentUnverified);
     assert!(late.platform_message_id.is_none());
     assert!(
-        h.delivery_mapping("feishu", "om_late")
+        h.delivery_mapping("hermes", "feishu", "oc_home", "om_late")
             .await
             .unwrap()
             .is_none()

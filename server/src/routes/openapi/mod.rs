@@ -68,6 +68,7 @@ pub const RATE_LIMITED: [&str; 3] = [
         (name = "analytics", description = "How long agents wait for people"),
         (name = "approvals", description = "Approvals of risky tool calls: policy, the hook's check, decisions, audit"),
         (name = "internal", description = "The agent and gateway API (admin or agent token)"),
+        (name = "gateway", description = "What a person writes back from a chat (a signed request, the gateway token or the admin token)"),
         (name = "meta", description = "This document"),
     )
 )]

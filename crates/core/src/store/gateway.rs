@@ -1,0 +1,195 @@
+//! The gateway-inbound aggregate (issue 28): the per-chat delivery mapping
+//! as replies look it up, the signed requests' nonces (remembered durably,
+//! so a replay is refused after a restart too), and the inbound rows of
+//! platform messages (the reference's GatewayInbound, tower-messaging.md
+//! §2.5 / §3.3). The rules are in [`crate::gateway`].
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{DeliveryMapping, GatewayReply, NewReply, ReplyTurn, StoreResult};
+
+/// GatewayRequestKind (§2.5).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum InboundIntent {
+    Direct,
+    Tower,
+    ProjectDiscussion,
+    ProjectWork,
+}
+
+/// GatewayMessageState (§2.5 / §3.3).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum InboundState {
+    Received,
+    Queued,
+    Processing,
+    Processed,
+    Failed,
+}
+
+macro_rules! text_enum {
+    ($ty:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+text_enum!(InboundIntent {
+    Direct = "DIRECT",
+    Tower = "TOWER",
+    ProjectDiscussion = "PROJECT_DISCUSSION",
+    ProjectWork = "PROJECT_WORK",
+});
+text_enum!(InboundState {
+    Received = "RECEIVED",
+    Queued = "QUEUED",
+    Processing = "PROCESSING",
+    Processed = "PROCESSED",
+    Failed = "FAILED",
+});
+
+/// One inbound platform message (the dedup envelope and its result).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayInbound {
+    pub id: String,
+    /// `gateway-inbound:<gateway>:<platform>:<chat>:<platformMessageId>`.
+    pub dedup_key: String,
+    pub gateway: String,
+    pub platform: String,
+    pub chat_id: String,
+    pub sender_id: Option<String>,
+    pub platform_message_id: String,
+    pub thread_id: Option<String>,
+    pub root_message_id: Option<String>,
+    pub reply_to_message_id: Option<String>,
+    pub intent: InboundIntent,
+    pub content: String,
+    pub state: InboundState,
+    /// The route's or the continuation's result (JSON): the replay cache.
+    pub response: Option<String>,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub processed_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    /// The claim clock (a PROCESSING row older than the lease is stale).
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A new inbound row (RECEIVED).
+#[derive(Debug, Clone)]
+pub struct NewInbound {
+    pub id: String,
+    pub dedup_key: String,
+    pub gateway: String,
+    pub platform: String,
+    pub chat_id: String,
+    pub sender_id: Option<String>,
+    pub platform_message_id: String,
+    pub thread_id: Option<String>,
+    pub root_message_id: Option<String>,
+    pub reply_to_message_id: Option<String>,
+    pub intent: InboundIntent,
+    pub content: String,
+    pub now: DateTime<Utc>,
+}
+
+/// A compare-and-set claim of an inbound row: it becomes PROCESSING with
+/// `response` (attempts + 1, no error, not processed) only while its
+/// state, response and `updated_at` are still what the caller read.
+#[derive(Debug, Clone)]
+pub struct InboundClaim {
+    pub id: String,
+    pub seen_state: InboundState,
+    pub seen_response: Option<String>,
+    pub seen_updated_at: DateTime<Utc>,
+    pub response: String,
+    pub now: DateTime<Utc>,
+}
+
+/// The end of processing an inbound row.
+#[derive(Debug, Clone)]
+pub struct InboundFinish {
+    pub id: String,
+    /// PROCESSED (sets `processed_at`) or FAILED.
+    pub state: InboundState,
+    pub response: String,
+    pub last_error: Option<String>,
+    pub now: DateTime<Utc>,
+    /// A reply written in the same transaction (the acknowledgement of a
+    /// queued continuation); none when one with its dedup key exists.
+    pub reply: Option<NewReply>,
+}
+
+#[async_trait]
+pub trait GatewayStore: Send + Sync + 'static {
+    /// The mappings of one platform message id sent through `gateway`
+    /// (and those recorded before the gateway was, gateway `''`), in every
+    /// chat — the caller keeps the one of its chat (the chat rule is the
+    /// core's, `gateway::ids::same_chat`). At most 50, newest first.
+    async fn delivery_mappings(
+        &self,
+        gateway: &str,
+        platform: &str,
+        platform_message_id: &str,
+    ) -> StoreResult<Vec<DeliveryMapping>>;
+
+    /// Remember a signed request's nonce until `expires_at`, first
+    /// forgetting every nonce that expired by `now`. `false`: the nonce was
+    /// already remembered (a replay).
+    async fn remember_nonce(
+        &self,
+        nonce: &str,
+        expires_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+
+    /// Insert the row unless one with its dedup key exists; answer the row
+    /// of that key and whether this call created it.
+    async fn create_inbound(&self, new: NewInbound) -> StoreResult<(GatewayInbound, bool)>;
+
+    async fn get_inbound(&self, id: &str) -> StoreResult<Option<GatewayInbound>>;
+
+    /// [`InboundClaim`]: the claimed row, or `None` when it changed.
+    async fn claim_inbound(&self, claim: InboundClaim) -> StoreResult<Option<GatewayInbound>>;
+
+    /// [`InboundFinish`] (whatever the row's state): the row, `None` when
+    /// it does not exist.
+    async fn finish_inbound(&self, finish: InboundFinish) -> StoreResult<Option<GatewayInbound>>;
+
+    /// Insert a reply unless one with its dedup key exists (its destination
+    /// copied from the inbound row); answer the row of that key and whether
+    /// this call created it. `None`: the inbound row does not exist.
+    async fn enqueue_reply(&self, new: NewReply) -> StoreResult<Option<(GatewayReply, bool)>>;
+
+    /// [`ReplyTurn`], in one transaction: the rows leased.
+    async fn settle_and_claim_replies(&self, turn: ReplyTurn) -> StoreResult<Vec<GatewayReply>>;
+
+    /// SENDING rows of an earlier boot (lease owner starting with
+    /// `node_prefix`, other than `owner`) or with a lease ended before
+    /// `now` become SENT_UNVERIFIED (they may have been sent); the count.
+    async fn recover_replies(
+        &self,
+        node_prefix: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<u64>;
+
+    /// The replies of one inbound row, oldest first.
+    async fn replies_for_inbound(&self, inbound_id: &str) -> StoreResult<Vec<GatewayReply>>;
+
+    async fn get_reply(&self, id: &str) -> StoreResult<Option<GatewayReply>>;
+}

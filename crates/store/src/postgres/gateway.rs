@@ -1,0 +1,6 @@
+//! [`harness_core::store::GatewayStore`] on PostgreSQL: the shared
+//! implementation ([`crate::shared::gateway`]).
+
+use super::PgStore;
+
+crate::shared::gateway::gateway_store!(PgStore, pool);

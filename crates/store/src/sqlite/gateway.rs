@@ -1,0 +1,6 @@
+//! [`harness_core::store::GatewayStore`] on SQLite: the shared
+//! implementation ([`crate::shared::gateway`]); reads on the read-only pool.
+
+use super::SqliteStore;
+
+crate::shared::gateway::gateway_store!(SqliteStore, reader);
