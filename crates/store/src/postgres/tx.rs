@@ -2,7 +2,10 @@
 //! ([`super::WRITE_LOCK`]) first, and is timed until it ends
 //! (`/metrics` `harness_store_transaction_seconds`, as on SQLite).
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{Arc, LazyLock},
+    time::Instant,
+};
 
 use harness_core::store::{StoreError, StoreResult};
 use sqlx::{
@@ -10,22 +13,23 @@ use sqlx::{
     postgres::{PgArguments, PgRow},
 };
 
-use super::PgStore;
+use super::{PgStore, WRITE_LOCK};
 use crate::{error::map, shared::Bind, sqlite::latency::Latency};
 
 /// The future of one batch inside a write transaction.
 pub(super) type BatchFuture<'c, T> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
 
-/// `BEGIN` and the write lock in one simple-query round trip (the key is
-/// [`WRITE_LOCK`], written out: a simple query has no parameters). A
-/// separate `SELECT pg_advisory_xact_lock($1)` cost one more round trip per
-/// write transaction, about a sixth of an ask's.
-const BEGIN_LOCKED: &str = "BEGIN; SELECT pg_advisory_xact_lock(29380541684216691)";
+/// `BEGIN` and the write lock in one simple-query round trip (the key
+/// [`WRITE_LOCK`] is written into the text: a simple query has no
+/// parameters). A separate `SELECT pg_advisory_xact_lock($1)` cost one more
+/// round trip per write transaction, about a sixth of an ask's.
+static BEGIN_LOCKED: LazyLock<String> =
+    LazyLock::new(|| format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"));
 
 /// A transaction on `pool` that holds the write lock.
 async fn begin_locked(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    pool.begin_with(BEGIN_LOCKED).await
+    pool.begin_with(BEGIN_LOCKED.as_str()).await
 }
 
 impl PgStore {
@@ -152,9 +156,9 @@ impl std::ops::DerefMut for TimedTx {
 mod tests {
     #[test]
     fn the_begin_statement_takes_the_store_lock() {
-        assert!(super::BEGIN_LOCKED.ends_with(&format!(
-            "pg_advisory_xact_lock({})",
-            super::super::WRITE_LOCK
-        )));
+        assert_eq!(
+            super::BEGIN_LOCKED.as_str(),
+            "BEGIN; SELECT pg_advisory_xact_lock(29380541684216691)"
+        );
     }
 }
