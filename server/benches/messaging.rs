@@ -43,7 +43,12 @@ async fn run() -> anyhow::Result<()> {
     let mut raw_db = SqliteRaw::open(dir.path()).await?;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
+    // A benchmark asks far faster than the per-task rate limit allows.
+    cfg.rate_limits.ask = harness_core::rate_limit::Rate {
+        burst: u32::MAX,
+        every: Duration::from_millis(1),
+    };
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     let mut tasks = Vec::new();
