@@ -47,6 +47,11 @@ async fn run() -> anyhow::Result<()> {
     // The agents' launcher (isolation probe, sandbox): the harness binary,
     // not this benchmark's own executable.
     cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    // A benchmark asks far faster than the per-task rate limit allows.
+    cfg.rate_limits.ask = harness_core::rate_limit::Rate {
+        burst: u32::MAX,
+        every: Duration::from_millis(1),
+    };
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     let mut tasks = Vec::new();

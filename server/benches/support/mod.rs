@@ -66,8 +66,10 @@ pub struct PgRaw {
 
 impl PgRaw {
     pub async fn open(url: &str) -> anyhow::Result<Self> {
+        // No ping before each use: the ceiling is BEGIN, INSERT, COMMIT only.
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .connect(url)
             .await?;
         sqlx::query("CREATE TABLE bench_raw (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)")
