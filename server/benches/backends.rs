@@ -21,7 +21,7 @@
 use std::time::Instant;
 
 use harness_core::{ids, tasks::CreateTask};
-use harness_server::{ServeConfig, launch};
+use harness_server::launch;
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 mod support;
@@ -58,16 +58,8 @@ async fn measure(
     n: usize,
 ) -> anyhow::Result<Figures> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.join("data"));
-    // The agents' launcher (isolation probe, sandbox): the harness binary,
-    // not this benchmark's own executable.
-    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    let mut cfg = support::serve_config(listener.local_addr()?, dir.join("data"));
     cfg.database_url = database_url;
-    // A benchmark asks far faster than the per-task rate limit allows.
-    cfg.rate_limits.ask = harness_core::rate_limit::Rate {
-        burst: u32::MAX,
-        every: std::time::Duration::from_millis(1),
-    };
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     let mut tasks = Vec::new();

@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use harness_core::tasks::CreateTask;
-use harness_server::{ServeConfig, launch};
+use harness_server::launch;
 use serde_json::json;
 
 mod support;
@@ -43,15 +43,7 @@ async fn run() -> anyhow::Result<()> {
     let mut raw_db = SqliteRaw::open(dir.path()).await?;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
-    // The agents' launcher (isolation probe, sandbox): the harness binary,
-    // not this benchmark's own executable.
-    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
-    // A benchmark asks far faster than the per-task rate limit allows.
-    cfg.rate_limits.ask = harness_core::rate_limit::Rate {
-        burst: u32::MAX,
-        every: Duration::from_millis(1),
-    };
+    let cfg = support::serve_config(listener.local_addr()?, dir.path().join("data"));
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();
     let mut tasks = Vec::new();

@@ -27,6 +27,8 @@
 //! `HARNESS_BENCH_PROFILE=1` runs one 6000-message drain instead, starting
 //! 8 s in (`perf record -D 8500 …` sees the sender alone).
 
+mod support;
+
 use std::{
     collections::{HashMap, HashSet},
     path::Path,
@@ -41,7 +43,7 @@ use harness_core::{
     tasks::CreateTask,
 };
 use harness_server::{
-    ServeConfig, launch,
+    launch,
     workers::outbox::{self as sender, OutboxConfig},
 };
 use serde_json::json;
@@ -131,10 +133,7 @@ async fn raw_spawns(n: usize, concurrency: usize) -> anyhow::Result<Duration> {
 /// starts a sender of its own, with the concurrency it measures.
 async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.to_path_buf());
-    // The agents' launcher (isolation probe, sandbox): the harness binary,
-    // not this benchmark's own executable.
-    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    let mut cfg = support::serve_config(listener.local_addr()?, dir.to_path_buf());
     cfg.outbox_wait = Duration::ZERO;
     cfg.outbox.max_in_flight = 0;
     let running = launch(cfg, listener).await?;

@@ -12,13 +12,15 @@
 //! sets the message count, default 100000; `HARNESS_BENCH_N` the samples per
 //! measurement, default 200).
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use harness_core::{
     model::{MessageQuery, MessageView},
     tasks::CreateTask,
 };
-use harness_server::{ServeConfig, launch};
+use harness_server::launch;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -75,10 +77,7 @@ async fn run() -> anyhow::Result<()> {
     let n = env_usize("HARNESS_BENCH_N", 200);
     let dir = tempfile::tempdir()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
-    // The agents' launcher (isolation probe, sandbox): the harness binary,
-    // not this benchmark's own executable.
-    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    let mut cfg = support::serve_config(listener.local_addr()?, dir.path().join("data"));
     cfg.site_root = Some(dir.path().join("site"));
     let server = launch(cfg, listener).await?;
     let h = server.harness.clone();

@@ -18,12 +18,14 @@
 //! sets the file size (default 64), `HARNESS_BENCH_REPLIES` the number of
 //! replies (default 100; each waits for the 400 ms idle boundary).
 
+mod support;
+
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 use futures_util::{SinkExt, StreamExt};
-use harness_server::{ServeConfig, launch};
+use harness_server::launch;
 use portable_pty::{CommandBuilder, PtySize};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -327,10 +329,7 @@ async fn run() -> anyhow::Result<()> {
     let (raw_bytes, raw_secs) = best;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mut cfg = ServeConfig::new(listener.local_addr()?, dir.path().join("data"));
-    // The agents' launcher (isolation probe, sandbox): the harness binary,
-    // not this benchmark's own executable.
-    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    let cfg = support::serve_config(listener.local_addr()?, dir.path().join("data"));
     let server = launch(cfg, listener).await?;
     let b = Bench {
         server,

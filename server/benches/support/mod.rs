@@ -1,11 +1,32 @@
-//! What the messaging benchmarks share: rates, medians, and the raw
-//! one-row commit loops that are their ceilings.
+//! What the benchmarks share: the server configuration they start with,
+//! rates, medians, and the raw one-row commit loops that are their ceilings.
 
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
 use harness_store::{SqliteOptions, SqliteStore};
+
+/// A server configuration for a benchmark: agents launched through the
+/// harness binary (the isolation probe and sandbox; a benchmark's own
+/// executable would start a server that probes again), and no per-task
+/// rate limits (a benchmark asks and pushes far faster than they allow —
+/// they are what a working agent never reaches).
+pub fn serve_config(
+    addr: std::net::SocketAddr,
+    data_dir: std::path::PathBuf,
+) -> harness_server::ServeConfig {
+    let mut cfg = harness_server::ServeConfig::new(addr, data_dir);
+    cfg.harness_bin = env!("CARGO_BIN_EXE_harness").into();
+    let unlimited = harness_core::rate_limit::Rate {
+        burst: u32::MAX,
+        every: Duration::from_millis(1),
+    };
+    cfg.rate_limits.ask = unlimited;
+    cfg.rate_limits.notify = unlimited;
+    cfg.rate_limits.push = unlimited;
+    cfg
+}
 
 pub fn rate(n: usize, elapsed: Duration) -> f64 {
     n as f64 / elapsed.as_secs_f64()
