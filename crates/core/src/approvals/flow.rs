@@ -128,6 +128,7 @@ fn person_name(by: &Person) -> &'static str {
     match by.kind() {
         PersonKind::Admin => "admin",
         PersonKind::Browser => "browser",
+        PersonKind::GatewayOwner => "gateway-owner",
     }
 }
 
