@@ -123,12 +123,15 @@ macro_rules! approval_store {
             use sqlx::{AssertSqlSafe, Row};
 
             use super::{
-                choices::{insert_choices, insert_parent_event, options_json},
-                deliveries::{DELIVERY_COLUMNS, delivery},
-                messages::ask_recorded,
+                choices::{insert_choices, insert_parent_event},
                 rows::{ms, time},
             };
             use $crate::error::map;
+            use $crate::shared::{
+                choices::options_json,
+                deliveries::{DELIVERY_COLUMNS, delivery},
+                messages::ask_recorded,
+            };
 
             fn sql(s: &str) -> AssertSqlSafe<String> {
                 AssertSqlSafe($sql(s))

@@ -7,8 +7,8 @@ use sqlx::{PgConnection, postgres::PgRow};
 use super::{
     PgStore,
     batch::{self, args},
-    messages::RECORD_ASK,
 };
+use crate::shared::messages::RECORD_ASK;
 
 /// Runs the ask's statements (the transaction is `batch_tx`'s).
 async fn begin_ask(

@@ -4,7 +4,8 @@
 
 use sqlx::{AssertSqlSafe, SqliteConnection, sqlite::SqliteRow};
 
-use super::{SqliteStore, messages::RECORD_ASK};
+use super::SqliteStore;
+use crate::shared::messages::RECORD_ASK;
 
 /// Opens the batch's transaction and runs the ask's statements.
 async fn begin_ask(
