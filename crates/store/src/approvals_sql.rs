@@ -1,8 +1,7 @@
 //! [`harness_core::store::ApprovalStore`] (issue 31) written once for both
-//! backends: the SQL with `$n` parameters (PostgreSQL runs it as is, SQLite
-//! with `?n`, [`sqlite`]) and the implementation ([`approval_store`],
-//! expanded per backend as `crate::shared`'s stores are on the store2
-//! branch). Both backends serialise writers (SQLite's one writer,
+//! backends: the SQL with `$n` parameters (both run it as is: sqlx-sqlite
+//! binds `$n` like `?n`) and the implementation ([`approval_store`],
+//! expanded per backend as `crate::shared`'s stores are). Both backends serialise writers (SQLite's one writer,
 //! PostgreSQL's store-wide advisory lock), so each conditional statement
 //! below has exactly one winner.
 
@@ -92,15 +91,10 @@ pub(crate) fn consume() -> String {
     )
 }
 
-/// The same statement for SQLite (`?n` parameters).
-pub(crate) fn sqlite(sql: &str) -> String {
-    sql.replace('$', "?")
-}
-
 /// `impl ApprovalStore for $store`, once for both backends: reads on
 /// `self.$read`, writes in `self.write_tx()` / `self.batch_tx(…)`; `$row`
-/// and `$conn` are the backend's row and connection, `$sql` turns the `$n`
-/// text above into the backend's. Expanded in the backend's `approvals`
+/// and `$conn` are the backend's row and connection; the `$n` text above
+/// runs as is on both (sqlx-sqlite binds `$n` like `?n`). Expanded in the backend's `approvals`
 /// module, next to the two things that differ per backend:
 /// `begin_ask(conn, task, ask id, question, now ms, key)` (opens the
 /// batch's transaction where the backend needs it and runs the ask's own
@@ -108,7 +102,7 @@ pub(crate) fn sqlite(sql: &str) -> String {
 /// backend's batch does not). The module's `super::{choices, deliveries,
 /// messages, rows}` provide the rest.
 macro_rules! approval_store {
-    ($store:ty, $read:ident, $row:ty, $conn:ty, $sql:path) => {
+    ($store:ty, $read:ident, $row:ty, $conn:ty) => {
         const _: () = {
             use async_trait::async_trait;
             use chrono::{DateTime, Utc};
@@ -134,7 +128,7 @@ macro_rules! approval_store {
             };
 
             fn sql(s: &str) -> AssertSqlSafe<String> {
-                AssertSqlSafe($sql(s))
+                AssertSqlSafe(s.to_owned())
             }
 
             fn row(r: &$row) -> StoreResult<Approval> {

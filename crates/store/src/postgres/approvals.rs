@@ -27,9 +27,4 @@ async fn end_batch(_conn: &mut PgConnection) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// The text is PostgreSQL's already.
-fn pg(sql: &str) -> String {
-    sql.to_string()
-}
-
-crate::approvals_sql::approval_store!(PgStore, pool, PgRow, PgConnection, pg);
+crate::approvals_sql::approval_store!(PgStore, pool, PgRow, PgConnection);

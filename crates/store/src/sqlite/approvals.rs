@@ -30,10 +30,4 @@ async fn end_batch(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
     sqlx::query("COMMIT").execute(conn).await.map(|_| ())
 }
 
-crate::approvals_sql::approval_store!(
-    SqliteStore,
-    reader,
-    SqliteRow,
-    SqliteConnection,
-    crate::approvals_sql::sqlite
-);
+crate::approvals_sql::approval_store!(SqliteStore, reader, SqliteRow, SqliteConnection);
