@@ -78,6 +78,8 @@ fn heading(kind: EventKind) -> &'static str {
         EventKind::ChildDecisionRequired => "DECISION REQUIRED",
         EventKind::ChildExecutionFailed => "EXECUTION FAILED",
         EventKind::ChildReviewRequired => "REVIEW REQUIRED",
+        EventKind::GatewayDiscussionRequest => "GATEWAY DISCUSSION",
+        EventKind::GatewayWorkRequest => "GATEWAY WORK REQUEST",
     }
 }
 
@@ -100,6 +102,12 @@ fn detail(e: &WorkbenchEvent) -> String {
             format!("Execution: {exec}; exit code: {code}")
         }
         EventKind::ChildReviewRequired => format!("Last reply: {}", reply_of(e)),
+        // A chat request routed to this Workbench: its instruction, whole.
+        EventKind::GatewayDiscussionRequest | EventKind::GatewayWorkRequest => {
+            field(&e.payload, "instruction")
+                .unwrap_or_default()
+                .to_string()
+        }
     }
 }
 
@@ -140,6 +148,13 @@ fn choices_of(payload: &Value) -> String {
     s
 }
 
+fn is_gateway(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::GatewayDiscussionRequest | EventKind::GatewayWorkRequest
+    )
+}
+
 /// The whole prompt of a batch (events already sorted HIGH first).
 pub fn batch_prompt(
     batch_id: &str,
@@ -149,6 +164,7 @@ pub fn batch_prompt(
 ) -> String {
     let body = match events {
         [one] if one.kind == EventKind::ChildReviewRequired => single_review(one),
+        [one] if is_gateway(one.kind) => detail(one),
         _ => {
             let mut s = format!(
                 "[Tower] {} durable sub-task events are ready for supervisor review.\nBatch: {batch_id}\n\n",

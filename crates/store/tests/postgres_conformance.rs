@@ -171,6 +171,7 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
     // Back to the schema of 0001, with mappings written then.
     for sql in [
         "DROP TABLE gateway_replies",
+        "DROP TABLE gateway_task_links",
         "DROP TABLE gateway_inbound",
         "DROP TABLE gateway_nonces",
         "DROP INDEX harness_delivery_map_message",

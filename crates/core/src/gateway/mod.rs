@@ -10,14 +10,24 @@
 //! - [`relay`]: `relay_channel_reply` (§8.6, answers only an OPEN ask);
 //! - [`continuation`]: `continue_bound_task` (§8.4, OWNER, once per
 //!   platform message);
-//! - [`replies`]: gateway replies, owed work on the engine (§2.6, §8.12).
+//! - [`replies`]: gateway replies, owed work on the engine (§2.6, §8.12);
+//! - [`route`]: `route_gateway_message` (§8.2, OWNER, once per platform
+//!   message), its input ([`route_input`]), the project it is about
+//!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
+//! - [`query`]: `route_gateway_query` (§8.7, NON_OWNER, read-only) and
+//!   channel access (§8.8).
 
 pub mod context;
 pub mod continuation;
 pub mod ids;
 pub mod owner;
+pub mod projects;
+pub mod query;
 pub mod relay;
 pub mod replies;
+pub mod route;
+pub mod route_input;
+pub mod sessions;
 pub mod signing;
 
 use crate::{CoreResult, Harness, store::DeliveryMapping};

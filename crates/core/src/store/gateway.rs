@@ -68,6 +68,8 @@ pub struct GatewayInbound {
     pub id: String,
     /// `gateway-inbound:<gateway>:<platform>:<chat>:<platformMessageId>`.
     pub dedup_key: String,
+    /// The session it was admitted to (discussion / work).
+    pub session_id: Option<String>,
     pub gateway: String,
     pub platform: String,
     pub chat_id: String,
@@ -79,6 +81,8 @@ pub struct GatewayInbound {
     pub intent: InboundIntent,
     pub content: String,
     pub state: InboundState,
+    /// The child task created for a work request.
+    pub created_task_id: Option<String>,
     /// The route's or the continuation's result (JSON): the replay cache.
     pub response: Option<String>,
     pub attempts: u32,

@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 pub enum ReplyKind {
     /// "Received, queued": a continuation was queued.
     QueuedAck,
+    /// The Workbench confirmed the task it created for a work request.
+    TaskCreated,
     /// The Workbench's answer to a discussion.
     DiscussionReply,
     /// The result of project work.
@@ -43,14 +45,20 @@ impl ReplyKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::QueuedAck => "QUEUED_ACK",
+            Self::TaskCreated => "TASK_CREATED",
             Self::DiscussionReply => "DISCUSSION_REPLY",
             Self::FinalResult => "FINAL_RESULT",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::QueuedAck, Self::DiscussionReply, Self::FinalResult]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            Self::QueuedAck,
+            Self::TaskCreated,
+            Self::DiscussionReply,
+            Self::FinalResult,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 

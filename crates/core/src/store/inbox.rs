@@ -24,6 +24,8 @@ text_enum!(EventKind {
     ChildReviewRequired = "CHILD_REVIEW_REQUIRED",
     ChildDecisionRequired = "CHILD_DECISION_REQUIRED",
     ChildExecutionFailed = "CHILD_EXECUTION_FAILED",
+    GatewayDiscussionRequest = "GATEWAY_DISCUSSION_REQUEST",
+    GatewayWorkRequest = "GATEWAY_WORK_REQUEST",
 });
 text_enum!(Priority { High = "HIGH", Normal = "NORMAL" });
 text_enum!(EventState {

@@ -31,6 +31,7 @@ mod choices;
 mod deliveries;
 mod gateway;
 mod gateway_replies;
+mod gateway_routes;
 mod inbox;
 mod messages;
 mod outbox;
@@ -51,6 +52,10 @@ pub use gateway::{
     NewInbound,
 };
 pub use gateway_replies::{GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn};
+pub use gateway_routes::{
+    Admission, AdmissionCounts, AdmissionLimits, GatewayRouteStore, GatewaySession, NewSession,
+    RouteCountQuery, RouteCounts, RouteRecord, RouteWrite, SessionLookup, SessionStatus,
+};
 pub use inbox::{
     BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,
     TaskMessage, WorkbenchBatch, WorkbenchEvent,
@@ -96,6 +101,7 @@ pub trait Store:
     + OutboxStore
     + ApprovalStore
     + GatewayStore
+    + GatewayRouteStore
 {
 }
 
@@ -110,5 +116,6 @@ impl<T> Store for T where
         + OutboxStore
         + ApprovalStore
         + GatewayStore
+        + GatewayRouteStore
 {
 }

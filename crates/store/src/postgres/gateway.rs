@@ -4,3 +4,4 @@
 use super::PgStore;
 
 crate::shared::gateway::gateway_store!(PgStore, pool);
+crate::shared::gateway_routes::gateway_route_store!(PgStore, pool);

@@ -22,7 +22,7 @@ pub(crate) const FORGET_EXPIRED_NONCES: &str = "DELETE FROM gateway_nonces WHERE
 pub(crate) const REMEMBER_NONCE: &str =
     "INSERT INTO gateway_nonces (nonce, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING";
 
-const INBOUND_COLUMNS: &str = "id, dedup_key, gateway, platform, chat_id, sender_id, \
+pub(crate) const INBOUND_COLUMNS: &str = "id, dedup_key, session_id, created_task_id, gateway, platform, chat_id, sender_id, \
      platform_message_id, thread_id, root_message_id, reply_to_message_id, intent, content, state, \
      response, attempts, last_error, processed_at, created_at, updated_at";
 
@@ -367,6 +367,8 @@ pub(crate) fn inbound<R: SqlRow>(row: &R) -> StoreResult<GatewayInbound> {
     Ok(GatewayInbound {
         id: row.col("id")?,
         dedup_key: row.col("dedup_key")?,
+        session_id: row.col("session_id")?,
+        created_task_id: row.col("created_task_id")?,
         gateway: row.col("gateway")?,
         platform: row.col("platform")?,
         chat_id: row.col("chat_id")?,

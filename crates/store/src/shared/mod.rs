@@ -16,6 +16,7 @@ pub(crate) mod deliveries;
 pub(crate) mod delivery_store;
 pub(crate) mod gateway;
 pub(crate) mod gateway_replies;
+pub(crate) mod gateway_routes;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;

@@ -4,3 +4,4 @@
 use super::SqliteStore;
 
 crate::shared::gateway::gateway_store!(SqliteStore, reader);
+crate::shared::gateway_routes::gateway_route_store!(SqliteStore, reader);

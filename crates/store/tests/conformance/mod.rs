@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `gateway`, `gateway_replies`, `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -32,6 +32,7 @@ pub mod deliveries;
 pub mod direct;
 pub mod gateway;
 pub mod gateway_replies;
+pub mod gateway_routes;
 pub mod inbox;
 pub mod inbox_direct;
 pub mod messages;
@@ -141,6 +142,10 @@ macro_rules! conformance_suite {
             a_message_id_reused_in_another_chat_does_not_take_over_the_mapping,
             a_nonce_is_refused_until_it_expires_even_after_a_restart,
             inbound_rows_are_one_per_message_and_claimed_by_compare_and_set,
+        );
+        conformance_suite!(@area $factory; gateway_routes:
+            a_routed_message_is_recorded_once_with_its_session_event_and_ack,
+            admission_limits_refuse_without_writing_and_threads_bind_their_session,
         );
         conformance_suite!(@area $factory; gateway_replies:
             a_reply_is_written_with_its_inbound_row_once_per_key,
