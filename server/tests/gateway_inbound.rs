@@ -251,7 +251,9 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
             "continue_bound_task",
             "relay_channel_reply",
             "reply_to_ask",
-            "resolve_gateway_task_context"
+            "resolve_gateway_task_context",
+            "route_gateway_message",
+            "route_gateway_query"
         ]
     );
     let t = s.task("profile").await;
@@ -318,7 +320,7 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6);
     s.shutdown().await;
 }
 

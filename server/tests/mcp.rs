@@ -83,8 +83,8 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    // The agent's 11, reply_to_ask and the gateway's three.
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 15);
+    // The agent's 11, reply_to_ask and the gateway's five.
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 17);
 
     let (status, call) = rpc(
         &s,

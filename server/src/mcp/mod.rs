@@ -14,6 +14,7 @@ mod gateway_tools;
 mod outbox_tools;
 mod outputs;
 mod params;
+mod route_tools;
 #[cfg(test)]
 mod schema_tests;
 mod tools;
@@ -67,6 +68,8 @@ pub const GATEWAY_TOOLS: &[&str] = &[
     "relay_channel_reply",
     "resolve_gateway_task_context",
     "continue_bound_task",
+    "route_gateway_message",
+    "route_gateway_query",
 ];
 
 /// Whether `identity`'s profile includes the tool `name`.

@@ -199,4 +199,5 @@ pub(super) fn router() -> ToolRouter<HarnessMcp> {
         + HarnessMcp::outbox_router()
         + HarnessMcp::workbench_router()
         + HarnessMcp::gateway_router()
+        + HarnessMcp::route_router()
 }

@@ -1,7 +1,8 @@
 //! The gateway's inbound routes (issue 28, tower-messaging.md §5.8) with
 //! the reference's paths and bodies: `POST /api/internal/harness/gateway-task`
 //! (`resolve_gateway_task_context`, read-only) and `PUT …/gateway-task`
-//! (`continue_bound_task`). Credentials: a signed request (`signed.rs`), the
+//! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, §5.7)
+//! and `POST …/gateway-query` (`route_gateway_query`, §5.9). Credentials: a signed request (`signed.rs`), the
 //! gateway token or the admin token; an agent's token is refused. Plus the
 //! gateway token's rotation for the admin.
 
@@ -16,6 +17,7 @@ use harness_core::{
     gateway::{
         context::{TaskContext, TaskContextInput},
         continuation::ContinueInput,
+        route_input::{QueryInput, RouteInput},
     },
 };
 use serde::Serialize;
@@ -33,6 +35,8 @@ pub fn routes() -> Router<AppState> {
             "/internal/harness/gateway-task",
             post(resolve).put(continue_task),
         )
+        .route("/internal/harness/gateway", post(route_message))
+        .route("/internal/harness/gateway-query", post(query))
         .route("/settings/gateway-token/rotate", post(rotate))
 }
 
@@ -95,6 +99,42 @@ async fn continue_task(
     Ok(Json(s.harness.continue_bound_task(&body).await?))
 }
 
+/// The OWNER's chat message, routed once per platform message (§8.2).
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/gateway",
+    tag = "gateway",
+    request_body = RouteInput,
+    responses(
+        (status = 200, description = "direct_not_supported, rate_limited, discussion_closed, task_context, tower_mcp, needs_project_selection, project_discussion or project_work; a repeat: in_progress or already_processed with deduped / noOp", body = super::openapi::BatchResponse)
+    )
+)]
+async fn route_message(
+    State(s): State<AppState>,
+    _: GatewayCaller,
+    JsonBody(body): JsonBody<RouteInput>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.harness.route_gateway_message(&body).await?))
+}
+
+/// A NON_OWNER's question about a project; writes nothing (§8.7).
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/gateway-query",
+    tag = "gateway",
+    request_body = QueryInput,
+    responses(
+        (status = 200, description = "project_query, needs_project_selection or channel_access_denied", body = super::openapi::BatchResponse)
+    )
+)]
+async fn query(
+    State(s): State<AppState>,
+    _: GatewayCaller,
+    JsonBody(body): JsonBody<QueryInput>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.harness.route_gateway_query(&body).await?))
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 struct Rotated {
     /// The new gateway token (the old one no longer works).
@@ -126,5 +166,5 @@ async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>>
 
 /// These routes in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(resolve, continue_task, rotate))]
+#[openapi(paths(resolve, continue_task, route_message, query, rotate))]
 pub(super) struct Api;

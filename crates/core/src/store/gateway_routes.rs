@@ -75,7 +75,8 @@ pub enum SessionLookup {
         chat_id: String,
         anchors: Vec<String>,
     },
-    /// Threadless sessions of this chat and sender active since `since`.
+    /// Threadless sessions of this chat and sender active since `since`
+    /// (a thread's session binds only its thread).
     ChatSender {
         gateway: String,
         platform: String,

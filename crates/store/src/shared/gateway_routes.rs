@@ -41,7 +41,8 @@ pub(crate) static SESSIONS_CHAT_SENDER: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {SESSION_COLUMNS} FROM gateway_sessions s \
          WHERE s.gateway = $1 AND s.platform = $2 AND s.chat_id = $3 AND s.sender_id = $4 \
-           AND s.last_activity_at >= $5 AND s.status = 'ACTIVE' {SESSION_ORDER}"
+           AND s.thread_id IS NULL AND s.last_activity_at >= $5 AND s.status = 'ACTIVE' \
+         {SESSION_ORDER}"
     )
 });
 
