@@ -34,7 +34,7 @@ cargo test --locked --workspace --exclude frontend --no-fail-fast
 step "server durability tests on PostgreSQL (kill/restart, deliveries, outbox, workbench, the 50-reply race)"
 pg_url="${HARNESS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 if [ -n "${HARNESS_TEST_POSTGRES_URL:-}" ] || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
-  HARNESS_TEST_POSTGRES_URL="$pg_url" cargo test --locked -p server --no-fail-fast --test durability --test kill --test deliveries --test outbox_kill --test workbench_kill --test migrate_db -- on_postgres
+  HARNESS_TEST_POSTGRES_URL="$pg_url" cargo test --locked -p server --no-fail-fast --test durability --test kill --test deliveries --test outbox_kill --test workbench_kill --test migrate_db --test gateway_routing_kill -- on_postgres
 else echo "test.sh: PostgreSQL NOT reachable: the server durability tests on PostgreSQL are SKIPPED"; fi
 step "end-to-end tests (Playwright, Chromium)"
 scripts/e2e.sh
