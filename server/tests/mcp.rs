@@ -66,6 +66,9 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         [
             "ack_workbench_batch",
             "ask_human",
+            "complete_gateway_discussion",
+            "complete_gateway_work",
+            "confirm_gateway_task_created",
             "create_task",
             "get_task",
             "heartbeat_workbench_batch",
@@ -83,8 +86,8 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    // The agent's 11, reply_to_ask and the gateway's five.
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 17);
+    // The agent's 14, reply_to_ask and the gateway's five.
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 20);
 
     let (status, call) = rpc(
         &s,

@@ -186,6 +186,7 @@ pub async fn create_task(
                 cwd: blank(cwd).map(|c| c.trim().to_string()),
                 ..Default::default()
             }),
+            gateway_inbound_id: None,
         })
         .await
         .map_err(ssr::to_sfn)?;

@@ -72,6 +72,9 @@ impl Harness {
         who: &Identity,
         mut input: CreateTask,
     ) -> CoreResult<TaskView> {
+        if let Some(inbound) = input.gateway_inbound_id.take() {
+            input.gateway_inbound_id = Some(self.check_gateway_link(who, &inbound).await?);
+        }
         if let Identity::Agent { task_id: own, .. } = who {
             match input.parent_task_id.as_deref().map(str::trim) {
                 None | Some("") => input.parent_task_id = Some(own.clone()),

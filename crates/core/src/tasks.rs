@@ -72,6 +72,11 @@ pub struct CreateTask {
     #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub parent_task_id: Option<String>,
     pub agent: Option<AgentInput>,
+    /// The gateway work request this task is created for (the bound
+    /// Workbench only): linked with the task in one transaction, so a
+    /// retry returns the same task.
+    #[serde(default)]
+    pub gateway_inbound_id: Option<String>,
 }
 
 const SOURCE_HEADING: &str = "## 来源";
@@ -265,24 +270,29 @@ impl Harness {
             )),
             None => description,
         };
-        let view = self
-            .store()
-            .create_task(NewTask {
-                id: ids::new_id(),
-                title: title.trim().to_string(),
-                description,
-                project_id,
-                parent_task_id: parent.map(|p| p.id),
-                agent,
-                now: Utc::now(),
-            })
-            .await
-            .map_err(|e| match e {
-                StoreError::MissingReference(_) => {
-                    CoreError::invalid("projectId", "project not found")
-                }
-                other => other.into(),
-            })?;
+        let new = NewTask {
+            id: ids::new_id(),
+            title: title.trim().to_string(),
+            description,
+            project_id,
+            parent_task_id: parent.map(|p| p.id),
+            agent,
+            now: Utc::now(),
+        };
+        if let Some(inbound) = input.gateway_inbound_id.as_deref() {
+            // Checked by `create_task_as` (the bound Workbench's own request).
+            let (id, created) = self.store().create_linked_task(new, inbound).await?;
+            if created {
+                self.publish(HarnessEvent::TaskChanged {
+                    task_id: id.clone(),
+                });
+            }
+            return self.get_task(&id).await;
+        }
+        let view = self.store().create_task(new).await.map_err(|e| match e {
+            StoreError::MissingReference(_) => CoreError::invalid("projectId", "project not found"),
+            other => other.into(),
+        })?;
         self.publish(HarnessEvent::TaskChanged {
             task_id: view.task.id.clone(),
         });

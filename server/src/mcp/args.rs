@@ -107,6 +107,9 @@ pub struct CreateTaskArgs {
     pub project_id: Option<String>,
     pub parent_task_id: Option<String>,
     pub agent: Option<AgentArgs>,
+    /// The gateway work request (inboundId) this task is created for: the
+    /// bound Workbench only; a retry returns the same task.
+    pub gateway_inbound_id: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -144,6 +147,7 @@ impl From<CreateTaskArgs> for CreateTask {
                 cwd: agent.cwd,
                 env: agent.env,
             }),
+            gateway_inbound_id: a.gateway_inbound_id,
         }
     }
 }

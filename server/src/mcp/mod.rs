@@ -10,6 +10,7 @@
 //! `isError: true` and a JSON `{error}` body, never a transport error.
 
 mod args;
+mod callback_tools;
 mod gateway_tools;
 mod outbox_tools;
 mod outputs;
@@ -59,6 +60,9 @@ const AGENT_TOOLS: &[&str] = &[
     "resolve_workbench_batch",
     "list_notify_targets",
     "push_to_human",
+    "confirm_gateway_task_created",
+    "complete_gateway_discussion",
+    "complete_gateway_work",
 ];
 
 /// Tools a gateway credential may use: the reference's `gateway` profile

@@ -200,4 +200,5 @@ pub(super) fn router() -> ToolRouter<HarnessMcp> {
         + HarnessMcp::workbench_router()
         + HarnessMcp::gateway_router()
         + HarnessMcp::route_router()
+        + HarnessMcp::callback_router()
 }

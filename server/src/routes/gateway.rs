@@ -18,6 +18,7 @@ use harness_core::{
         context::{TaskContext, TaskContextInput},
         continuation::ContinueInput,
         route_input::{QueryInput, RouteInput},
+        workbench_callbacks::{Callback, CallbackInput},
     },
 };
 use serde::Serialize;
@@ -35,7 +36,10 @@ pub fn routes() -> Router<AppState> {
             "/internal/harness/gateway-task",
             post(resolve).put(continue_task),
         )
-        .route("/internal/harness/gateway", post(route_message))
+        .route(
+            "/internal/harness/gateway",
+            post(route_message).put(callback),
+        )
         .route("/internal/harness/gateway-query", post(query))
         .route("/settings/gateway-token/rotate", post(rotate))
 }
@@ -117,6 +121,26 @@ async fn route_message(
     Ok(Json(s.harness.route_gateway_message(&body).await?))
 }
 
+/// The bound Workbench's callbacks (§5.7 PUT): `action` `task_created`,
+/// `discussion` or `final`; only the Workbench task's own credential.
+#[utoipa::path(
+    put,
+    path = "/api/internal/harness/gateway",
+    tag = "gateway",
+    request_body = CallbackInput,
+    responses(
+        (status = 200, description = "The reply written (deliveryId, kind, state, deduped)", body = super::openapi::BatchResponse)
+    )
+)]
+async fn callback(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<CallbackInput>,
+) -> ApiResult<Json<Value>> {
+    let action = Callback::parse(body.action.as_deref())?;
+    Ok(Json(s.harness.gateway_callback(&who, action, &body).await?))
+}
+
 /// A NON_OWNER's question about a project; writes nothing (§8.7).
 #[utoipa::path(
     post,
@@ -166,5 +190,5 @@ async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>>
 
 /// These routes in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(resolve, continue_task, route_message, query, rotate))]
+#[openapi(paths(resolve, continue_task, route_message, callback, query, rotate))]
 pub(super) struct Api;

@@ -15,7 +15,9 @@
 //!   message), its input ([`route_input`]), the project it is about
 //!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
 //! - [`query`]: `route_gateway_query` (§8.7, NON_OWNER, read-only) and
-//!   channel access (§8.8).
+//!   channel access (§8.8);
+//! - [`workbench_callbacks`]: the bound Workbench's `confirm_gateway_task_created`,
+//!   `complete_gateway_discussion`, `complete_gateway_work` (§8.9–§8.11).
 
 pub mod context;
 pub mod continuation;
@@ -29,6 +31,7 @@ pub mod route;
 pub mod route_input;
 pub mod sessions;
 pub mod signing;
+pub mod workbench_callbacks;
 
 use crate::{CoreResult, Harness, store::DeliveryMapping};
 

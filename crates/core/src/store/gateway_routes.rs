@@ -183,6 +183,24 @@ pub enum RouteRecord {
     Refused(AdmissionCounts),
 }
 
+/// A Workbench callback's writes, in one transaction (tower-messaging.md
+/// §8.9–§8.11): optionally the created task linked to the inbound row and
+/// adopted by the Workbench; the row's new state (and response); the
+/// request's Workbench event CONSUMED; the reply (unless one with its dedup
+/// key exists).
+#[derive(Debug, Clone)]
+pub struct RequestSettle {
+    pub inbound_id: String,
+    /// `(task, workbench)`: link the task, record it as the row's created
+    /// task, make it the Workbench's child when it has no parent.
+    pub link: Option<(String, String)>,
+    pub state: InboundState,
+    pub response: Option<String>,
+    pub consume_event: Option<String>,
+    pub reply: NewReply,
+    pub now: DateTime<Utc>,
+}
+
 #[async_trait]
 pub trait GatewayRouteStore: Send + Sync + 'static {
     /// The inbound row of a dedup key.
@@ -196,6 +214,28 @@ pub trait GatewayRouteStore: Send + Sync + 'static {
 
     /// [`RouteWrite`], one transaction.
     async fn record_route(&self, write: RouteWrite) -> StoreResult<RouteRecord>;
+
+    async fn get_session(&self, id: &str) -> StoreResult<Option<GatewaySession>>;
+
+    /// The task linked to an inbound row (created for its work request).
+    async fn linked_task(&self, inbound_id: &str) -> StoreResult<Option<String>>;
+
+    /// In one transaction: the task already linked to the inbound row
+    /// (`false`: nothing written), else `task` inserted and linked to the
+    /// row (`true`; the confirmation records it as the row's created task).
+    /// A retried create after a crash therefore never makes a second task.
+    async fn create_linked_task(
+        &self,
+        task: super::NewTask,
+        inbound_id: &str,
+    ) -> StoreResult<(String, bool)>;
+
+    /// [`RequestSettle`]: the reply row and whether this call wrote it;
+    /// `None` when the inbound row does not exist.
+    async fn settle_request(
+        &self,
+        settle: RequestSettle,
+    ) -> StoreResult<Option<(super::GatewayReply, bool)>>;
 
     /// Sessions, newest activity first.
     async fn list_sessions(&self, limit: u32) -> StoreResult<Vec<GatewaySession>>;

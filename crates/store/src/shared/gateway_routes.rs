@@ -129,6 +129,31 @@ pub(crate) const INSERT_EVENT: &str = "INSERT INTO workbench_events (id, parent_
      VALUES ($1, $2, $3, NULL, $4, $5, $6, NULL, $7, 'PENDING', 0, $8, $8) \
      ON CONFLICT (dedup_key) DO NOTHING";
 
+pub(crate) static SESSION_BY_ID: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {SESSION_COLUMNS} FROM gateway_sessions s WHERE s.id = $1"));
+
+pub(crate) const LINKED_TASK: &str = "SELECT task_id FROM gateway_task_links WHERE inbound_id = $1";
+
+pub(crate) const INSERT_LINK: &str = "INSERT INTO gateway_task_links (inbound_id, task_id, \
+     created_at) VALUES ($1, $2, $3) ON CONFLICT (inbound_id) DO NOTHING";
+
+/// `$1` inbound, `$2` task, `$3` now: a PROCESSED row stays PROCESSED.
+pub(crate) const SET_CREATED_TASK: &str = "UPDATE gateway_inbound SET created_task_id = $2, \
+     state = CASE WHEN state = 'PROCESSED' THEN state ELSE 'PROCESSING' END, last_error = NULL, \
+     updated_at = $3 WHERE id = $1";
+
+pub(crate) const ADOPT_CHILD: &str =
+    "UPDATE tasks SET parent_task_id = $2 WHERE id = $1 AND parent_task_id IS NULL";
+
+/// `$1` inbound, `$2` state, `$3` response (NULL: kept), `$4` now.
+pub(crate) const SETTLE_REQUEST: &str = "UPDATE gateway_inbound SET state = $2, \
+     response = COALESCE($3, response), \
+     processed_at = CASE WHEN $2 = 'PROCESSED' THEN $4 ELSE processed_at END, updated_at = $4 \
+     WHERE id = $1";
+
+pub(crate) const CONSUME_EVENT: &str = "UPDATE workbench_events SET state = 'CONSUMED', \
+     consumed_at = $2, updated_at = $2 WHERE dedup_key = $1 AND state <> 'CONSUMED'";
+
 /// `impl GatewayRouteStore` for a backend, written once (`$reader`: the
 /// pool reads use).
 macro_rules! gateway_route_store {
@@ -366,6 +391,146 @@ macro_rules! gateway_route_store {
                 let row = g::inbound(&row)?;
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok(RouteRecord::Recorded(row))
+            }
+
+            async fn get_session(
+                &self,
+                id: &str,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewaySession>> {
+                let row = sqlx::query($crate::shared::gateway_routes::SESSION_BY_ID.as_str())
+                    .bind(id)
+                    .fetch_optional(&self.$reader)
+                    .await
+                    .map_err($crate::error::map)?;
+                row.map(|r| $crate::shared::gateway_routes::session(&r))
+                    .transpose()
+            }
+
+            async fn linked_task(
+                &self,
+                inbound_id: &str,
+            ) -> harness_core::store::StoreResult<Option<String>> {
+                sqlx::query_scalar($crate::shared::gateway_routes::LINKED_TASK)
+                    .bind(inbound_id)
+                    .fetch_optional(&self.$reader)
+                    .await
+                    .map_err($crate::error::map)
+            }
+
+            async fn create_linked_task(
+                &self,
+                t: harness_core::store::NewTask,
+                inbound_id: &str,
+            ) -> harness_core::store::StoreResult<(String, bool)> {
+                use $crate::shared::{gateway_routes as sql, ms};
+                let agent = serde_json::to_string(&t.agent)
+                    .map_err(|e| harness_core::store::StoreError::Backend(Box::new(e)))?;
+                let mut tx = self.write_tx().await?;
+                let linked: Option<String> = sqlx::query_scalar(sql::LINKED_TASK)
+                    .bind(inbound_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                if let Some(task) = linked {
+                    tx.rollback().await.map_err($crate::error::map)?;
+                    return Ok((task, false));
+                }
+                sqlx::query($crate::shared::tasks::INSERT_TASK)
+                    .bind(&t.id)
+                    .bind(&t.project_id)
+                    .bind(&t.title)
+                    .bind(&t.description)
+                    .bind(&t.parent_task_id)
+                    .bind(&agent)
+                    .bind(ms(t.now))
+                    .bind(ms(t.now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                sqlx::query(sql::INSERT_LINK)
+                    .bind(inbound_id)
+                    .bind(&t.id)
+                    .bind(ms(t.now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok((t.id, true))
+            }
+
+            async fn settle_request(
+                &self,
+                s: harness_core::store::RequestSettle,
+            ) -> harness_core::store::StoreResult<Option<(harness_core::store::GatewayReply, bool)>>
+            {
+                use $crate::shared::{gateway_replies as replies, gateway_routes as sql, ms};
+                let now = ms(s.now);
+                let mut tx = self.write_tx().await?;
+                if let Some((task, workbench)) = &s.link {
+                    sqlx::query(sql::INSERT_LINK)
+                        .bind(&s.inbound_id)
+                        .bind(task)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                    sqlx::query(sql::SET_CREATED_TASK)
+                        .bind(&s.inbound_id)
+                        .bind(task)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                    sqlx::query(sql::ADOPT_CHILD)
+                        .bind(task)
+                        .bind(workbench)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                }
+                let found = sqlx::query(sql::SETTLE_REQUEST)
+                    .bind(&s.inbound_id)
+                    .bind(s.state.as_str())
+                    .bind(&s.response)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?
+                    .rows_affected()
+                    == 1;
+                if !found {
+                    tx.rollback().await.map_err($crate::error::map)?;
+                    return Ok(None);
+                }
+                if let Some(key) = &s.consume_event {
+                    sqlx::query(sql::CONSUME_EVENT)
+                        .bind(key)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err($crate::error::map)?;
+                }
+                let r = &s.reply;
+                let created = sqlx::query(replies::INSERT)
+                    .bind(&r.id)
+                    .bind(&r.inbound_id)
+                    .bind(r.kind.as_str())
+                    .bind(&r.content)
+                    .bind(&r.dedup_key)
+                    .bind(ms(r.now))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?
+                    .rows_affected()
+                    == 1;
+                let row = sqlx::query(replies::BY_KEY.as_str())
+                    .bind(&r.dedup_key)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                let reply = replies::reply(&row)?;
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(Some((reply, created)))
             }
 
             async fn list_sessions(

@@ -2,6 +2,12 @@
 //! workspaces, projects, tasks, executions, tokens. Each writing method is
 //! one write transaction (`write_tx`).
 
+/// `$1` id, `$2` project, `$3` title, `$4` description, `$5` parent, `$6`
+/// agent config (JSON), `$7` created, `$8` updated.
+pub(crate) const INSERT_TASK: &str = "INSERT INTO tasks (id, project_id, title, description, \
+     parent_task_id, status, unattended, agent_config, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, 'TODO', 0, $6, $7, $8)";
+
 /// `impl TaskStore for $store`, reading from `self.$read`, writing on
 /// `self.$write` (one-statement writes) or in `self.write_tx()`.
 macro_rules! task_store {
@@ -118,10 +124,7 @@ macro_rules! task_store {
                     let agent =
                         serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
                     let mut tx = self.write_tx().await?;
-                    sqlx::query(
-                        "INSERT INTO tasks (id, project_id, title, description, parent_task_id, status, unattended, \
-                         agent_config, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'TODO', 0, $6, $7, $8)",
-                    )
+                    sqlx::query($crate::shared::tasks::INSERT_TASK)
                     .bind(&t.id)
                     .bind(&t.project_id)
                     .bind(&t.title)

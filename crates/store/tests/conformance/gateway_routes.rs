@@ -10,8 +10,8 @@ use harness_core::{
     ids,
     store::{
         Admission, AdmissionLimits, EventKind, InboundIntent, InboundState, NewEvent, NewInbound,
-        NewProject, NewReply, NewSession, NewTask, Priority, ReplyKind, RouteCountQuery,
-        RouteRecord, RouteWrite, SessionLookup, SessionStatus, Store,
+        NewProject, NewReply, NewSession, NewTask, Priority, ReplyKind, RequestSettle,
+        RouteCountQuery, RouteRecord, RouteWrite, SessionLookup, SessionStatus, Store,
     },
 };
 use serde_json::json;
@@ -334,4 +334,94 @@ pub async fn admission_limits_refuse_without_writing_and_threads_bind_their_sess
         .await
         .unwrap();
     assert_eq!(by_reply.first().map(|x| x.id.clone()), row.session_id);
+}
+
+pub async fn a_created_task_is_linked_once_and_a_callback_settles_with_one_reply(b: &Backend) {
+    let s: Arc<dyn Store> = b.store.clone();
+    let (project, wb) = project_with_workbench(s.as_ref()).await;
+    let chat = format!("-{}", ids::new_id());
+    let i = inbound("w1", &chat, "42", None);
+    let a = admission(&i, &project, &wb, &format!("k-{}", ids::new_id()));
+    let RouteRecord::Recorded(row) = s.record_route(queued(i, a)).await.unwrap() else {
+        panic!("not recorded");
+    };
+    let session = s
+        .get_session(row.session_id.as_deref().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.workbench_task_id.as_deref(), Some(wb.as_str()));
+    assert!(s.get_session("nope").await.unwrap().is_none());
+    assert!(s.linked_task(&row.id).await.unwrap().is_none());
+    let task = |title: &str| NewTask {
+        id: ids::new_id(),
+        title: title.into(),
+        description: None,
+        project_id: Some(project.clone()),
+        parent_task_id: Some(wb.clone()),
+        agent: command_agent(),
+        now: now_ms(),
+    };
+    let (first, created) = s.create_linked_task(task("a"), &row.id).await.unwrap();
+    assert!(created);
+    let (again, created) = s.create_linked_task(task("b"), &row.id).await.unwrap();
+    assert_eq!((again.as_str(), created), (first.as_str(), false));
+    assert_eq!(s.linked_task(&row.id).await.unwrap(), Some(first.clone()));
+    assert_eq!(s.child_task_ids(&wb).await.unwrap(), vec![first.clone()]);
+
+    let settle = |kind: ReplyKind, state: InboundState, link: bool| RequestSettle {
+        inbound_id: row.id.clone(),
+        link: link.then(|| (first.clone(), wb.clone())),
+        state,
+        response: None,
+        consume_event: Some(format!("gateway-work:{}", row.id)),
+        reply: NewReply {
+            id: ids::new_id(),
+            inbound_id: row.id.clone(),
+            kind,
+            content: format!("{kind:?}"),
+            dedup_key: format!("gateway-reply:{}:{}", kind.as_str(), row.id),
+            now: now_ms(),
+        },
+        now: now_ms(),
+    };
+    let (reply, created) = s
+        .settle_request(settle(
+            ReplyKind::TaskCreated,
+            InboundState::Processing,
+            true,
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(created);
+    let (same, created) = s
+        .settle_request(settle(
+            ReplyKind::TaskCreated,
+            InboundState::Processing,
+            true,
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((same.id, created), (reply.id, false));
+    let now = s.get_inbound(&row.id).await.unwrap().unwrap();
+    assert_eq!(now.state, InboundState::Processing);
+    assert_eq!(now.created_task_id.as_deref(), Some(first.as_str()));
+    let events = s.list_workbench_events(&wb, 10).await.unwrap();
+    assert_eq!(events[0].state, harness_core::store::EventState::Consumed);
+    s.settle_request(settle(
+        ReplyKind::FinalResult,
+        InboundState::Processed,
+        false,
+    ))
+    .await
+    .unwrap()
+    .unwrap();
+    let done = s.get_inbound(&row.id).await.unwrap().unwrap();
+    assert!(done.processed_at.is_some());
+    assert_eq!(s.replies_for_inbound(&row.id).await.unwrap().len(), 3);
+    let mut missing = settle(ReplyKind::FinalResult, InboundState::Processed, false);
+    missing.inbound_id = ids::new_id();
+    assert!(s.settle_request(missing).await.unwrap().is_none());
 }
