@@ -219,6 +219,22 @@ mod tests {
     }
 
     #[test]
+    fn a_gateway_request_is_typed_with_its_instruction() {
+        let mut e = decision(json!({"childTitle": "shop gateway request",
+            "instruction": "[Gateway project work request]\nProject: shop"}));
+        e.kind = EventKind::GatewayWorkRequest;
+        let one = batch_prompt("cbatch", 1, "lease", std::slice::from_ref(&e));
+        assert!(
+            one.starts_with("[Gateway project work request]\nProject: shop\n\n"),
+            "{one}"
+        );
+        assert!(one.contains("ack_workbench_batch"), "{one}");
+        let two = batch_prompt("cbatch", 1, "lease", &[e.clone(), decision(json!({}))]);
+        assert!(two.contains("[GATEWAY WORK REQUEST]"), "{two}");
+        assert!(two.contains("Project: shop"), "{two}");
+    }
+
+    #[test]
     fn a_decision_lists_its_options_default_and_deadline() {
         let e = decision(json!({"childTitle": "db", "childTaskId": "cchild",
             "question": "Which DB?", "multiSelect": false, "default": "SQLite",
