@@ -297,6 +297,48 @@ async fn the_bound_workbench_links_confirms_and_completes_work_once() {
         )
         .await;
     assert_eq!(out["mode"], "already_processed", "{out}");
+
+    // What a person sees: the row by state, its result and its replies.
+    let (st, rows) = s
+        .admin("GET", "/api/gateway/inbound?state=processed", None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{rows}");
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == inbound.as_str())
+        .unwrap_or_else(|| panic!("{rows}"));
+    assert_eq!(row["result"]["mode"], "project_work", "{row}");
+    let kinds: Vec<&str> = row["replies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["QUEUED_ACK", "TASK_CREATED", "FINAL_RESULT"],
+        "{row}"
+    );
+    let (st, out) = s
+        .admin("GET", "/api/gateway/inbound?state=nope", None)
+        .await;
+    assert_eq!(
+        (st, &out["field"]),
+        (StatusCode::BAD_REQUEST, &json!("state"))
+    );
+    let (st, _) = s
+        .call("GET", "/api/gateway/inbound", Some(&x.gateway), None)
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    let (st, sessions) = s.admin("GET", "/api/gateway/sessions", None).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(
+        sessions[0]["workbenchTaskId"],
+        workbench.as_str(),
+        "{sessions}"
+    );
     x.s.shutdown().await;
 }
 

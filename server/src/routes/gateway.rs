@@ -10,7 +10,7 @@ use axum::{
     Json, Router,
     extract::{FromRequestParts, State},
     http::request::Parts,
-    routing::post,
+    routing::{get, post},
 };
 use harness_core::{
     CoreError,
@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::{
     error::{ApiError, ApiResult},
-    extract::{Admin, Caller, JsonBody},
+    extract::{Admin, Caller, JsonBody, QueryParams},
     state::AppState,
 };
 
@@ -41,6 +41,8 @@ pub fn routes() -> Router<AppState> {
             post(route_message).put(callback),
         )
         .route("/internal/harness/gateway-query", post(query))
+        .route("/gateway/inbound", get(list_inbound))
+        .route("/gateway/sessions", get(list_sessions))
         .route("/settings/gateway-token/rotate", post(rotate))
 }
 
@@ -159,6 +161,56 @@ async fn query(
     Ok(Json(s.harness.route_gateway_query(&body).await?))
 }
 
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// RECEIVED, QUEUED, PROCESSING, PROCESSED or FAILED (inbound only).
+    state: Option<String>,
+    /// At most this many rows (default 100, at most 500).
+    limit: Option<u32>,
+}
+
+/// Inbound gateway messages, newest first, with their routing result and
+/// their replies (admin).
+#[utoipa::path(
+    get,
+    path = "/api/gateway/inbound",
+    tag = "gateway",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "Inbound rows with result and replies", body = [harness_core::gateway::listing::InboundView])
+    )
+)]
+async fn list_inbound(
+    State(s): State<AppState>,
+    _: Admin,
+    QueryParams(q): QueryParams<ListQuery>,
+) -> ApiResult<Json<Vec<harness_core::gateway::listing::InboundView>>> {
+    Ok(Json(
+        s.harness
+            .gateway_inbound(q.state.as_deref(), q.limit)
+            .await?,
+    ))
+}
+
+/// Gateway sessions (chat thread or chat + sender → project), newest first (admin).
+#[utoipa::path(
+    get,
+    path = "/api/gateway/sessions",
+    tag = "gateway",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "Sessions", body = [harness_core::store::GatewaySession])
+    )
+)]
+async fn list_sessions(
+    State(s): State<AppState>,
+    _: Admin,
+    QueryParams(q): QueryParams<ListQuery>,
+) -> ApiResult<Json<Vec<harness_core::store::GatewaySession>>> {
+    Ok(Json(s.harness.gateway_sessions(q.limit).await?))
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 struct Rotated {
     /// The new gateway token (the old one no longer works).
@@ -190,5 +242,14 @@ async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>>
 
 /// These routes in the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(resolve, continue_task, route_message, callback, query, rotate))]
+#[openapi(paths(
+    resolve,
+    continue_task,
+    route_message,
+    callback,
+    query,
+    list_inbound,
+    list_sessions,
+    rotate
+))]
 pub(super) struct Api;

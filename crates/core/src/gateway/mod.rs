@@ -16,12 +16,14 @@
 //!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
 //! - [`query`]: `route_gateway_query` (§8.7, NON_OWNER, read-only) and
 //!   channel access (§8.8);
+//! - [`listing`]: the inbound rows with their replies, the sessions (reads);
 //! - [`workbench_callbacks`]: the bound Workbench's `confirm_gateway_task_created`,
 //!   `complete_gateway_discussion`, `complete_gateway_work` (§8.9–§8.11).
 
 pub mod context;
 pub mod continuation;
 pub mod ids;
+pub mod listing;
 pub mod owner;
 pub mod projects;
 pub mod query;
