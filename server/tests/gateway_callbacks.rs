@@ -246,6 +246,51 @@ async fn the_bound_workbench_links_confirms_and_completes_work_once() {
         .await,
         "CONSUMED"
     );
+    // A reply to the delivered confirmation, in this chat, names the task
+    // (the reference's gateway_delivery step); from another chat it does not.
+    let url = format!("sqlite://{}", dir.path().join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query(
+        "UPDATE gateway_replies SET state = 'DELIVERED', platform_message_id = 'pm-created' \
+         WHERE inbound_id = ? AND kind = 'TASK_CREATED'",
+    )
+    .bind(&inbound)
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let resolve = |chat: &str| {
+        json!({"gateway": "openclaw", "platform": "telegram", "chatId": chat,
+            "replyToMessageId": "pm-created"})
+    };
+    let (st, ctx) = s
+        .call(
+            "POST",
+            "/api/internal/harness/gateway-task",
+            Some(&x.gateway),
+            Some(resolve("telegram:-100")),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{ctx}");
+    assert_eq!(
+        (
+            &ctx["bindingSource"],
+            &ctx["subjectTaskId"],
+            &ctx["producerTaskId"]
+        ),
+        (&json!("gateway_delivery"), &json!(child), &json!(workbench)),
+        "{ctx}"
+    );
+    let (_, ctx) = s
+        .call(
+            "POST",
+            "/api/internal/harness/gateway-task",
+            Some(&x.gateway),
+            Some(resolve("-999")),
+        )
+        .await;
+    assert_eq!(ctx["bound"], false, "{ctx}");
+
     // Another task of the project cannot be confirmed for it.
     let (st, out) = s
         .call(

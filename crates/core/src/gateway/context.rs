@@ -5,8 +5,9 @@
 //! (`harness_delivery`) → an explicit `taskId` (`explicit_task`) → the
 //! token in the quoted text (`quoted_task_token`) → in the content
 //! (`content_task_token`). Tokens are found case-insensitively (D11). The
-//! reference's second step (a delivered gateway reply of a created task) is
-//! for the gateway replies, which do not exist yet.
+//! reference's second step: the reply-to message is a delivered gateway
+//! reply in this chat to a request whose task was created
+//! (`gateway_delivery`, the producer is the Workbench).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -127,6 +128,7 @@ impl TaskContextInput {
 #[serde(rename_all = "snake_case")]
 pub enum BindingSource {
     HarnessDelivery,
+    GatewayDelivery,
     ExplicitTask,
     QuotedTaskToken,
     ContentTaskToken,
@@ -228,6 +230,19 @@ impl Harness {
         {
             found = Some((task, BindingSource::HarnessDelivery));
         }
+        let mut producer: Option<String> = None;
+        if found.is_none()
+            && let Some(reply_to) = &lookup.reply_to_message_id
+            && let Some((_, task, workbench)) = self
+                .store()
+                .tasks_of_reply(&lookup.gateway, &lookup.platform, reply_to)
+                .await?
+                .into_iter()
+                .find(|(chat, _, _)| ids::same_chat(&lookup.platform, chat, &lookup.chat_id))
+        {
+            producer = workbench;
+            found = Some((task, BindingSource::GatewayDelivery));
+        }
         if found.is_none()
             && let Some(task) = &lookup.task_id
         {
@@ -273,6 +288,7 @@ impl Harness {
             subject_task_id: Some(task.id.clone()),
             producer_task_id: Some(match source {
                 BindingSource::HarnessDelivery => task.id.clone(),
+                BindingSource::GatewayDelivery => producer.unwrap_or_else(|| task.id.clone()),
                 _ => task
                     .parent_task_id
                     .clone()

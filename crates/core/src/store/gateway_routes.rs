@@ -217,6 +217,16 @@ pub trait GatewayRouteStore: Send + Sync + 'static {
 
     async fn get_session(&self, id: &str) -> StoreResult<Option<GatewaySession>>;
 
+    /// The tasks created for the inbound messages whose DELIVERED gateway
+    /// reply has this platform message id, in every chat (the caller keeps
+    /// its chat's): `(chat, created task, Workbench)`, newest first (≤ 20).
+    async fn tasks_of_reply(
+        &self,
+        gateway: &str,
+        platform: &str,
+        platform_message_id: &str,
+    ) -> StoreResult<Vec<(String, String, Option<String>)>>;
+
     /// The task linked to an inbound row (created for its work request).
     async fn linked_task(&self, inbound_id: &str) -> StoreResult<Option<String>>;
 

@@ -132,6 +132,15 @@ pub(crate) const INSERT_EVENT: &str = "INSERT INTO workbench_events (id, parent_
 pub(crate) static SESSION_BY_ID: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {SESSION_COLUMNS} FROM gateway_sessions s WHERE s.id = $1"));
 
+/// `$1` gateway, `$2` platform, `$3` the reply's platform message id.
+pub(crate) const TASKS_OF_REPLY: &str = "SELECT r.chat_id, i.created_task_id, \
+     s.workbench_task_id FROM gateway_replies r \
+     JOIN gateway_inbound i ON i.id = r.inbound_id \
+     LEFT JOIN gateway_sessions s ON s.id = i.session_id \
+     WHERE r.state = 'DELIVERED' AND r.platform_message_id = $3 AND r.gateway = $1 \
+       AND r.platform = $2 AND i.created_task_id IS NOT NULL \
+     ORDER BY r.delivered_at DESC, r.id DESC LIMIT 20";
+
 pub(crate) const LINKED_TASK: &str = "SELECT task_id FROM gateway_task_links WHERE inbound_id = $1";
 
 pub(crate) const INSERT_LINK: &str = "INSERT INTO gateway_task_links (inbound_id, task_id, \
@@ -404,6 +413,25 @@ macro_rules! gateway_route_store {
                     .map_err($crate::error::map)?;
                 row.map(|r| $crate::shared::gateway_routes::session(&r))
                     .transpose()
+            }
+
+            async fn tasks_of_reply(
+                &self,
+                gateway: &str,
+                platform: &str,
+                platform_message_id: &str,
+            ) -> harness_core::store::StoreResult<Vec<(String, String, Option<String>)>> {
+                use $crate::shared::SqlRow;
+                let rows = sqlx::query($crate::shared::gateway_routes::TASKS_OF_REPLY)
+                    .bind(gateway)
+                    .bind(platform)
+                    .bind(platform_message_id)
+                    .fetch_all(&self.$reader)
+                    .await
+                    .map_err($crate::error::map)?;
+                rows.iter()
+                    .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
+                    .collect()
             }
 
             async fn linked_task(

@@ -404,7 +404,7 @@ pub async fn a_created_task_is_linked_once_and_a_callback_settles_with_one_reply
         .await
         .unwrap()
         .unwrap();
-    assert_eq!((same.id, created), (reply.id, false));
+    assert_eq!((same.id.as_str(), created), (reply.id.as_str(), false));
     let now = s.get_inbound(&row.id).await.unwrap().unwrap();
     assert_eq!(now.state, InboundState::Processing);
     assert_eq!(now.created_task_id.as_deref(), Some(first.as_str()));
@@ -424,4 +424,41 @@ pub async fn a_created_task_is_linked_once_and_a_callback_settles_with_one_reply
     let mut missing = settle(ReplyKind::FinalResult, InboundState::Processed, false);
     missing.inbound_id = ids::new_id();
     assert!(s.settle_request(missing).await.unwrap().is_none());
+
+    // A reply to the delivered confirmation names the created task.
+    assert!(
+        s.tasks_of_reply("openclaw", "telegram", &format!("pm-{}", reply.id))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let owner = "node-a:boot-1";
+    let turn = |settles, limit| harness_core::store::ReplyTurn {
+        owner: owner.into(),
+        settles,
+        released: Vec::new(),
+        limit,
+        now: now_ms(),
+        lease_until: now_ms() + Duration::seconds(60),
+    };
+    let leased = s
+        .settle_and_claim_replies(turn(Vec::new(), 10))
+        .await
+        .unwrap();
+    let settles = leased
+        .iter()
+        .map(|r| harness_core::store::ReplySettle {
+            id: r.id.clone(),
+            state: harness_core::store::ReplyState::Delivered,
+            next_attempt_at: None,
+            last_error: None,
+            platform_message_id: Some(format!("pm-{}", r.id)),
+        })
+        .collect();
+    s.settle_and_claim_replies(turn(settles, 0)).await.unwrap();
+    let found = s
+        .tasks_of_reply("openclaw", "telegram", &format!("pm-{}", reply.id))
+        .await
+        .unwrap();
+    assert_eq!(found, vec![(chat.clone(), first.clone(), Some(wb.clone()))]);
 }
