@@ -566,3 +566,41 @@ async fn bad_input_names_the_field_and_writes_nothing() {
     assert_eq!(row_counts(dir.path()).await, before, "nothing was written");
     s.shutdown().await;
 }
+
+/// 30 messages a minute from one sender in one chat; the 31st is limited —
+/// counted on normalised ids, so another spelling of the chat or the
+/// platform does not escape it (D11).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sender_is_rate_limited_whatever_the_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    owner(&s).await;
+    let token = secret(dir.path(), "gateway.token");
+    for i in 0..30 {
+        let mut m = message(&format!("r{i}"), "TOWER", "status?");
+        m["chatId"] = json!(if i % 2 == 0 { "-500" } else { "telegram:-500" });
+        if i % 3 == 0 {
+            m["platform"] = json!("Telegram");
+        }
+        let (st, out) = s.call("POST", ROUTE, Some(&token), Some(m)).await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+        assert_eq!(out["mode"], "tower_mcp", "{i}: {out}");
+    }
+    let mut m = message("r30", "TOWER", "status?");
+    m["chatId"] = json!("TELEGRAM:-500");
+    let (_, out) = s.call("POST", ROUTE, Some(&token), Some(m.clone())).await;
+    assert_eq!(
+        (&out["mode"], &out["scope"], &out["retryAfterSeconds"]),
+        (&json!("rate_limited"), &json!("sender"), &json!(60)),
+        "{out}"
+    );
+    // Recorded (PROCESSED): its repeat is a no-op, not a second count.
+    let (_, again) = s.call("POST", ROUTE, Some(&token), Some(m)).await;
+    assert_eq!(again["mode"], "already_processed", "{again}");
+    // Another chat of the same sender is not limited.
+    let mut other = message("r31", "TOWER", "status?");
+    other["chatId"] = json!("-501");
+    let (_, out) = s.call("POST", ROUTE, Some(&token), Some(other)).await;
+    assert_eq!(out["mode"], "tower_mcp", "{out}");
+    s.shutdown().await;
+}
