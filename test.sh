@@ -9,7 +9,7 @@ start=$(date +%s)
 step() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(( $(date +%s) - start ))" "$*" >&2; }
 
 step "setup"
-# A full test build (wasm + ~50 test binaries) takes about 6 GB under target/.
+# A full test build (wasm, the site, the test binaries) takes about 9 GB under target/.
 free_gb=$(df -Pk . | awk 'NR==2 {print int($4 / 1048576)}')
 if [ "${free_gb:-0}" -lt 10 ]; then
   echo "warning: only ${free_gb} GB free on $(df -P . | awk 'NR==2 {print $6}'); the test build needs ~6 GB" >&2
@@ -31,10 +31,10 @@ cargo test --locked --workspace --exclude frontend --no-run
 step "Rust tests"
 (u="${HARNESS_TEST_POSTGRES_URL:-}"; if [ -n "$u" ] || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then echo "test.sh: PostgreSQL reachable ($([ -n "$u" ] && echo HARNESS_TEST_POSTGRES_URL || echo 127.0.0.1:5432)): the store conformance suite runs on it too"; else echo "test.sh: PostgreSQL NOT reachable: postgres_conformance cases are SKIPPED"; fi)
 cargo test --locked --workspace --exclude frontend --no-fail-fast
-step "server durability tests on PostgreSQL (kill/restart, deliveries, outbox, workbench, the 50-reply race)"
+step "server tests on PostgreSQL (every *_on_postgres case: kill/restart, deliveries, outbox, workbench, gateway replies, the 50-reply race, migrate-db, doctor, metrics)"
 pg_url="${HARNESS_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 if [ -n "${HARNESS_TEST_POSTGRES_URL:-}" ] || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
-  HARNESS_TEST_POSTGRES_URL="$pg_url" cargo test --locked -p server --no-fail-fast --test durability --test kill --test deliveries --test outbox_kill --test workbench_kill --test migrate_db --test gateway_routing_kill -- on_postgres
+  HARNESS_TEST_POSTGRES_URL="$pg_url" cargo test --locked --workspace --exclude frontend --no-fail-fast --test integration -- on_postgres
 else echo "test.sh: PostgreSQL NOT reachable: the server durability tests on PostgreSQL are SKIPPED"; fi
 step "end-to-end tests (Playwright, Chromium)"
 scripts/e2e.sh

@@ -4,7 +4,7 @@
 //! arguments; and `harness serve --no-login-link` does not print the link
 //! that carries the admin token. Real server, real PTY, real process.
 
-mod common;
+use crate::common;
 
 use std::{
     os::unix::fs::PermissionsExt,

@@ -3,7 +3,7 @@
 //! answer its question on any surface, and it cannot read Harness's data
 //! directory (secrets, database, other runs), not even through `/proc`.
 
-mod common;
+use crate::common;
 
 use std::{
     collections::BTreeMap,

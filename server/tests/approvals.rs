@@ -6,7 +6,7 @@
 //! with its reason, "already decided", the audit, and the hook failing
 //! closed for an `ask` rule (open otherwise) when the server is unreachable.
 
-mod common;
+use crate::common;
 
 use std::{
     io::Write,

@@ -2,7 +2,7 @@
 //! lost response gets the same question back, never a second one — over REST,
 //! over MCP, and under concurrent retries.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

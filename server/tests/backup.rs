@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 use reqwest::{Client, StatusCode};

@@ -3,7 +3,7 @@
 //! Inbox's banner then says the channel does not work (it used to vanish as
 //! soon as any channel existed).
 
-mod common;
+use crate::common;
 
 use std::{path::Path, time::Duration};
 

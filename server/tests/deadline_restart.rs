@@ -2,7 +2,7 @@
 //! applied by the next start's first sweep — once — and typed into the
 //! agent like any reply (issue 16).
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

@@ -5,7 +5,7 @@
 //! reason, retried with backoff, and a person can queue it again. Each
 //! also runs on PostgreSQL (`_on_postgres`, `common::pg`).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

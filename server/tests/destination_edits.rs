@@ -5,7 +5,7 @@
 //! the compare-and-set: 20 concurrent adds all stand, and so do adds made
 //! while sends cache OpenClaw directory hits into the same list.
 
-mod common;
+use crate::common;
 
 use std::{collections::BTreeSet, path::Path, time::Duration};
 

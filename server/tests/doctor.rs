@@ -1,7 +1,7 @@
 //! `harness doctor`'s gateway-CLI check against a running server: the
 //! configured notify targets' CLIs are read over REST and run.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

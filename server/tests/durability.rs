@@ -1,7 +1,7 @@
 //! Restart durability and the reply race over real HTTP, on SQLite and
 //! (the `_on_postgres` variants, `common::pg`) on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Random and hostile bodies to every endpoint: never a 5xx, never a panic,
 //! the server stays healthy, and nothing half-written appears.
 
-mod common;
+use crate::common;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use reqwest::StatusCode;

@@ -4,7 +4,7 @@
 //! the same task); each callback writes its reply once however often it is
 //! repeated; bad input names the field and writes nothing.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! once per platform message for the OWNER only, bad input → 400 naming the
 //! field with no row written.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

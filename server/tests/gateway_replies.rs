@@ -5,7 +5,7 @@
 //! happened (an error that printed a message id) is SENT_UNVERIFIED and
 //! never sent again.
 
-mod common;
+use crate::common;
 
 use std::{path::Path, time::Duration};
 

@@ -4,7 +4,7 @@
 //! again, while the next reply goes out (D7/D9, issue 28.5). On SQLite and
 //! on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

@@ -6,7 +6,7 @@
 //! their 7-day expiry; the query writes nothing; bad input → 400 naming the
 //! field on every route and tool, nothing written.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! enqueue cannot leave a message routed without its event, nor make a
 //! redelivery act twice (issue 28.9). On SQLite and on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

@@ -1,7 +1,7 @@
 //! The escalation-ladder hook and the unattended signal files, driving the
 //! real `harness` binary with hook JSON on stdin.
 
-mod common;
+use crate::common;
 
 use std::{
     io::Write,

@@ -8,7 +8,7 @@
 //! `HARNESS_KILL_ITERATIONS` (default 50) and `HARNESS_KILL_SEED` change the
 //! run; the default seed is fixed so CI is repeatable.
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

@@ -2,7 +2,7 @@
 //! `next` that is not one is a clean 400 page (never a redirect elsewhere,
 //! never a plain-text 500) — against a real server on a real socket.
 
-mod common;
+use crate::common;
 
 use common::no_redirects;
 use reqwest::StatusCode;

@@ -1,6 +1,6 @@
 //! MCP over real HTTP: initialize → tools/list → tools/call.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! `outputSchema`), call tools (the SDK validates `structuredContent`
 //! against it), and a refused call. Skipped without node or the SDK.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

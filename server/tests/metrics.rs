@@ -1,6 +1,6 @@
 //! `GET /metrics` (Prometheus text), `GET /api/analytics`, request ids.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use serde_json::json;

@@ -11,7 +11,7 @@
 //! row, workbench event and batch in every state). After the copy every
 //! table is compared with its source row by row, and each state is counted.
 
-mod common;
+use crate::common;
 
 use std::{
     process::Command,

@@ -5,7 +5,7 @@
 //! and tells the agent the question is on its way; with the server
 //! unreachable it fails open to the old deny (use ask_human).
 
-mod common;
+use crate::common;
 
 use std::{
     io::Write,

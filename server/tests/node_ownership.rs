@@ -3,7 +3,7 @@
 //! input sent to server B for an agent running on server A is A's row, and
 //! A types it — once.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! route the axum router really has (and no other), with the JSON error
 //! body on every operation.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 //! error with id, log noise, other exit codes, a hang killed with its
 //! process group, a missing binary, dedup, and the MCP tools.
 
-mod common;
+use crate::common;
 
 use std::{
     path::Path,

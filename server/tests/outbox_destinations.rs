@@ -5,7 +5,7 @@
 //! the next send runs no lookup; the Hermes channel directory file of the
 //! profile; the raw fallback; and the REST settings of the aliases.
 
-mod common;
+use crate::common;
 
 use std::{path::Path, time::Duration};
 

@@ -10,7 +10,7 @@
 //! (default 8) and `HARNESS_OUTBOX_KILL_SEED` change the run; the default seed
 //! is fixed so CI is repeatable.
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

@@ -6,7 +6,7 @@
 //! With its spawn journal the sender leases rows ahead of a free slot; a
 //! stop releases the rows it never started.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! `GET /api/projects/{id}/plan` (issue 6, point 9): a real server and a project directory
 //! whose task list was made by the real `harness` CLI (init, add, claim, fail).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

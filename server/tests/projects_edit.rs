@@ -5,7 +5,7 @@
 //! → IDLE at its turn end → a child's event pending → BUSY while the batch is
 //! processed → IDLE after the next turn end → STOPPED.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

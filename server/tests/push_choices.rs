@@ -6,7 +6,7 @@
 //! reply of `2.` records the option's label and which option it was; bad
 //! structured fields are refused naming the field, writing nothing.
 
-mod common;
+use crate::common;
 
 use std::{
     path::Path,

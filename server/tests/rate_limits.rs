@@ -3,7 +3,7 @@
 //! over REST (429 with `Retry-After` and a JSON body) and MCP (a tool error
 //! with the same text). Real server, real HTTP, real agent tokens.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

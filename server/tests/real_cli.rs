@@ -11,7 +11,7 @@
 //!
 //! Without the CLIs the tests print "skipped: …" and pass.
 
-mod common;
+use crate::common;
 
 use std::{
     collections::BTreeMap,

@@ -6,7 +6,7 @@
 //!
 //! Without the CLIs the tests print "skipped: …" and pass.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

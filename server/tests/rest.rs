@@ -1,6 +1,6 @@
 //! REST status codes and bodies over real HTTP.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Issue 12: response headers (framing), sessions on every bind, logout and
 //! revocation, login throttling — against a real server on a real socket.
 
-mod common;
+use crate::common;
 
 use common::no_redirects;
 use reqwest::StatusCode;

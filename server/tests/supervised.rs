@@ -3,7 +3,7 @@
 //! Harness task whose agent runs in a server PTY; `ask_human` parks it and a REST reply lets
 //! the run finish. Also: `--no-server`, a stale discovery file, an unreachable `--server`.
 
-mod common;
+use crate::common;
 
 use std::{path::Path, process::Output, time::Duration};
 

@@ -3,7 +3,7 @@
 //! the size the remaining viewers need comes back when a viewer leaves.
 //! Real server, real PTY, two real WebSocket clients.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

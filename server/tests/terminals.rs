@@ -2,7 +2,7 @@
 //! reply injected exactly once into the live terminal, resume after a
 //! restart, the escalation ladder end to end, and the terminal WebSocket.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

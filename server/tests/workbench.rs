@@ -6,7 +6,7 @@
 //! and delivered once; a child blocked on a decision gets the parent's
 //! answer typed — also after its terminal is gone (resumed first).
 
-mod common;
+use crate::common;
 
 use common::workbench::*;
 

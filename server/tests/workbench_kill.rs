@@ -6,7 +6,7 @@
 //! none lost, none doubled. `HARNESS_WB_KILL_ITERATIONS` (default 8) and
 //! `HARNESS_KILL_SEED` change the run.
 
-mod common;
+use crate::common;
 
 use common::process::ServerProcess as Life;
 

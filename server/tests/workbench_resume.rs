@@ -2,7 +2,7 @@
 //! dropped, never typed into nothing, the parent is not woken by its inbox)
 //! and are drained as one batch at the resumed parent's first turn end.
 
-mod common;
+use crate::common;
 
 use common::workbench::*;
 

@@ -1,0 +1,137 @@
+//! Every integration test of the server in ONE test binary: one link of the
+//! server and the UI instead of one per file (each linked binary is ~170 MB,
+//! so 45 of them were ~7 GB under `target/` and minutes of linking — CI ran
+//! out of disk). A file here is a module; run one with
+//! `cargo test -p server --test integration <file>::` (e.g. `kill::`).
+//!
+//! `server/Cargo.toml` sets `autotests = false`, so a new `tests/*.rs` file is
+//! compiled only once it is declared below — `every_test_file_is_declared`
+//! fails when one is not.
+
+#[path = "common/mod.rs"]
+mod common;
+
+#[path = "agent_argv.rs"]
+mod agent_argv;
+#[path = "agent_boundary.rs"]
+mod agent_boundary;
+#[path = "approvals.rs"]
+mod approvals;
+#[path = "ask_idempotency.rs"]
+mod ask_idempotency;
+#[path = "assets.rs"]
+mod assets;
+#[path = "backup.rs"]
+mod backup;
+#[path = "channel_health.rs"]
+mod channel_health;
+#[path = "deadline_restart.rs"]
+mod deadline_restart;
+#[path = "deliveries.rs"]
+mod deliveries;
+#[path = "destination_edits.rs"]
+mod destination_edits;
+#[path = "doctor.rs"]
+mod doctor;
+#[path = "durability.rs"]
+mod durability;
+#[path = "engine.rs"]
+mod engine;
+#[path = "fuzz.rs"]
+mod fuzz;
+#[path = "gateway_callbacks.rs"]
+mod gateway_callbacks;
+#[path = "gateway_inbound.rs"]
+mod gateway_inbound;
+#[path = "gateway_replies.rs"]
+mod gateway_replies;
+#[path = "gateway_replies_kill.rs"]
+mod gateway_replies_kill;
+#[path = "gateway_routing.rs"]
+mod gateway_routing;
+#[path = "gateway_routing_kill.rs"]
+mod gateway_routing_kill;
+#[path = "hooks.rs"]
+mod hooks;
+#[path = "kill.rs"]
+mod kill;
+#[path = "limits.rs"]
+mod limits;
+#[path = "login_redirect.rs"]
+mod login_redirect;
+#[path = "mcp.rs"]
+mod mcp;
+#[path = "mcp_sdk.rs"]
+mod mcp_sdk;
+#[path = "metrics.rs"]
+mod metrics;
+#[path = "migrate_db.rs"]
+mod migrate_db;
+#[path = "native_questions.rs"]
+mod native_questions;
+#[path = "node_ownership.rs"]
+mod node_ownership;
+#[path = "openapi.rs"]
+mod openapi;
+#[path = "outbox.rs"]
+mod outbox;
+#[path = "outbox_destinations.rs"]
+mod outbox_destinations;
+#[path = "outbox_kill.rs"]
+mod outbox_kill;
+#[path = "outbox_sender.rs"]
+mod outbox_sender;
+#[path = "plan_view.rs"]
+mod plan_view;
+#[path = "projects_edit.rs"]
+mod projects_edit;
+#[path = "push_choices.rs"]
+mod push_choices;
+#[path = "rate_limits.rs"]
+mod rate_limits;
+#[path = "real_cli.rs"]
+mod real_cli;
+#[path = "real_cli_first_run.rs"]
+mod real_cli_first_run;
+#[path = "real_gateways.rs"]
+mod real_gateways;
+#[path = "rest.rs"]
+mod rest;
+#[path = "security.rs"]
+mod security;
+#[path = "supervised.rs"]
+mod supervised;
+#[path = "terminal_sizing.rs"]
+mod terminal_sizing;
+#[path = "terminals.rs"]
+mod terminals;
+#[path = "workbench.rs"]
+mod workbench;
+#[path = "workbench_kill.rs"]
+mod workbench_kill;
+#[path = "workbench_resume.rs"]
+mod workbench_resume;
+
+/// A `tests/*.rs` file that is not declared above would never compile or run
+/// (`autotests = false`): this fails naming it.
+#[test]
+fn every_test_file_is_declared() {
+    let here = include_str!("integration.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(module) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if module != "integration"
+            && !here.contains(&format!("#[path = \"{name}\"]\nmod {module};"))
+        {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "declare these in server/tests/integration.rs: {missing:?}"
+    );
+}
