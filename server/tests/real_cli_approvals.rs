@@ -184,9 +184,13 @@ async fn approvals(s: &common::Server, task: &str) -> Vec<Value> {
 
 /// The newest approval of `task` for exactly `command`.
 async fn approval_of(s: &common::Server, task: &str, command: &str) -> Option<Value> {
+    // The input as the CLI's hook reported it (Claude Code: `command`;
+    // Codex: its own shape), holding the command verbatim.
     approvals(s, task).await.into_iter().find(|a| {
-        serde_json::from_str::<Value>(a["input"].as_str().unwrap_or("null"))
-            .is_ok_and(|i| i["command"] == command)
+        serde_json::from_str::<Value>(a["input"].as_str().unwrap_or("null")).is_ok_and(|i| {
+            i.to_string()
+                .contains(&Value::String(command.into()).to_string())
+        })
     })
 }
 
@@ -267,7 +271,10 @@ async fn drive(
     })
     .await;
     assert_eq!(a["state"], "PENDING", "{a}");
-    assert_eq!(a["tool"], shell, "{a}");
+    assert!(
+        harness_core::approvals::policy::SHELL_TOOLS.contains(&a["tool"].as_str().unwrap_or("")),
+        "a shell tool: {a}"
+    );
     assert!(a["rule"].as_str().unwrap().contains("git push*"), "{a}");
     let cwd = a["cwd"].as_str().unwrap_or_default().to_string();
     assert!(
@@ -495,6 +502,34 @@ async fn real_claude_code_force_push_is_held_approved_denied_and_typed_in_after_
                 "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
                 "ENABLE_TOOL_SEARCH": "false",
             })
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_codex_force_push_is_held_approved_denied_and_typed_in_after_a_restart() {
+    let Some(bin) = installed("codex") else {
+        return;
+    };
+    drive(
+        "codex",
+        &bin,
+        "exec_command",
+        |c| json!({"cmd": c}),
+        |w, base| {
+            let codex_home = w.home.join(".codex");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            let config = format!(
+                "model = \"standin-model\"\nmodel_provider = \"standin\"\n\
+                 [model_providers.standin]\nname = \"standin\"\nbase_url = \"{base}/v1\"\n\
+                 env_key = \"STANDIN_API_KEY\"\nwire_api = \"responses\"\n\
+                 supports_websockets = false\nrequires_openai_auth = false\n\
+                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                w.work.display()
+            );
+            std::fs::write(codex_home.join("config.toml"), config).unwrap();
+            json!({"HOME": w.home, "CODEX_HOME": codex_home, "STANDIN_API_KEY": "standin"})
         },
     )
     .await;
