@@ -103,7 +103,7 @@ test('an answer to an approval decided meanwhile says "already decided"', async 
   expect(errors.filter((e) => !e.includes('409'))).toEqual([]);
 });
 
-test('the task page: one tap on Deny decides the held call', async ({ page, request }) => {
+test('the task page: one tap on Deny decides the held call', async ({ page, request }, info) => {
   const errors = watchErrors(page);
   const title = `Task page approval ${uid()}`;
   const { taskId, approvalId } = await held(request, title, 'git reset --hard HEAD~3');
@@ -121,6 +121,7 @@ test('the task page: one tap on Deny decides the held call', async ({ page, requ
   await expect(line).toHaveAttribute('data-state', 'DENIED', { timeout: 10_000 });
   await expect(line).toContainText('git reset --hard HEAD~3');
   await expect(line).toContainText('browser via reply');
+  await page.locator('#task-approvals').screenshot({ path: info.outputPath('task-approvals.png') });
   // Known on the task page (see choices.spec.ts): a live answer disposes a value.
   const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';
   expect(errors.filter((e) => !known(e))).toEqual([]);
@@ -145,7 +146,7 @@ test('Settings: the global policy is edited as JSON; an error names the rule and
   await expect(status).toContainText('rules[1]');
   await expect(status).toHaveAttribute('data-field', 'tool');
   await expect(status).toHaveAttribute('role', 'alert');
-  await page.screenshot({ path: info.outputPath('policy-error.png'), fullPage: true });
+  await section.screenshot({ path: info.outputPath('policy-error.png') });
   let g = await api(request, 'GET', '/api/settings/approval-policy');
   expect(g.body.builtin).toBe(true);
   await rules.fill(JSON.stringify({ rules: [{ tool: 'Bash', pattern: 'terraform apply*', action: 'ask' }] }));
