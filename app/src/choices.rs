@@ -172,6 +172,16 @@ pub fn ChoicePicker(
             if let Some(h) = timer.try_get_value().flatten() {
                 h.clear();
                 if let Some(label) = armed.try_get_untracked().flatten() {
+                    // Redrawn (the row changed, e.g. an approval decided
+                    // elsewhere): through the page's action, so its result
+                    // line shows the answer — or "already decided".
+                    if action.version().try_get_untracked().is_some() {
+                        action.dispatch(ReplyAsk {
+                            task_id: task_id.clone(),
+                            text: label,
+                        });
+                        return;
+                    }
                     leptos::task::spawn_local(async move {
                         if let Err(e) = crate::api::reply_ask(task_id, label).await {
                             leptos::logging::warn!("answer not sent: {e}");

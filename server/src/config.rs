@@ -31,6 +31,8 @@ pub struct ServeConfig {
     pub agent_isolation: crate::isolation::IsolationMode,
     /// How often one task may ask, notify and push (the core's rule).
     pub rate_limits: harness_core::rate_limit::RateLimits,
+    /// The longest an approval check holds a tool call (issue 31).
+    pub approval_wait_max: Duration,
 }
 
 impl ServeConfig {
@@ -50,6 +52,7 @@ impl ServeConfig {
             outbox: crate::workers::outbox::OutboxConfig::default(),
             agent_isolation: crate::isolation::IsolationMode::default(),
             rate_limits: harness_core::rate_limit::RateLimits::default(),
+            approval_wait_max: harness_core::approvals::flow::MAX_WAIT,
         }
     }
 

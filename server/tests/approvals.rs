@@ -349,6 +349,45 @@ async fn a_held_call_is_approved_in_time_later_or_denied_and_each_decision_is_us
         (json!("DENIED"), json!("held"))
     );
     assert_eq!(denied["reason"], "not on main");
+
+    // The audit export: the same rows as CSV, or a 400 naming `format`.
+    let resp = server
+        .client
+        .get(server.url(&format!("/api/approvals?taskId={task}&format=csv")))
+        .bearer_auth(&server.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/csv; charset=utf-8");
+    assert!(
+        resp.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment")
+    );
+    let csv = resp.text().await.unwrap();
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 4, "a header and one line per approval: {csv}");
+    assert!(lines[0].starts_with("id,taskId,executionId,requestId,tool,input,cwd,rule,state"));
+    assert!(lines[1].starts_with(&format!("{id2},{task},")), "{csv}");
+    assert!(
+        lines[1].contains(",DENIED,true,admin,rest,")
+            && lines[1].contains(",not on main,")
+            && lines[1].contains(",held,"),
+        "{csv}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(r#""{""command"":""rm -rf build""}""#)),
+        "the exact call, quoted: {csv}"
+    );
+    let (status, e) = server.admin("GET", "/api/approvals?format=xml", None).await;
+    assert_eq!(
+        (status, e["field"].clone()),
+        (StatusCode::BAD_REQUEST, json!("format"))
+    );
     server.shutdown().await;
 }
 

@@ -3,6 +3,7 @@
 //! `harness_core::Harness` calls; the rules live in the core.
 
 pub mod analytics;
+pub mod approvals;
 pub mod choices;
 pub mod control;
 pub mod deliveries;
@@ -22,6 +23,7 @@ pub mod workbench_runtime;
 
 use serde::{Deserialize, Serialize};
 
+pub use approvals::*;
 pub use choices::*;
 pub use control::*;
 pub use deliveries::*;

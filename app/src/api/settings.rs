@@ -76,7 +76,7 @@ pub const FIELD_SEP: char = '\u{1f}';
 
 /// A validation error that names its field keeps the field in the text.
 #[cfg(feature = "ssr")]
-fn to_sfn_field(err: harness_core::CoreError) -> ServerFnError {
+pub(crate) fn to_sfn_field(err: harness_core::CoreError) -> ServerFnError {
     let field = err.field();
     match (field, ssr::to_sfn(err)) {
         (Some(f), ServerFnError::ServerError(m)) => {

@@ -497,6 +497,19 @@ pub const EN: &[(&str, &str)] = &[
     ("settings.env", "Environment (NAME=value per line)"),
     ("settings.save_gateway", "Save"),
     ("settings.saved", "Saved."),
+    ("approvals.heading", "Approvals"),
+    (
+        "approvals.help",
+        "Rules for the tool calls of unattended or derived agents, tried in order (first match wins): action allow, ask (a person approves) or deny; tool is a glob (Edit|Write), pattern a glob on the command or file path. A project's own rules (REST) go first.",
+    ),
+    (
+        "approvals.builtin",
+        "The built-in rules are in force (nothing stored).",
+    ),
+    ("approvals.stored", "Your stored rules are in force."),
+    ("approvals.rules", "Global rules (JSON)"),
+    ("approvals.reset", "Back to the built-in rules"),
+    ("approvals.audit", "Approvals"),
     ("settings.destinations", "Destinations"),
     (
         "settings.destinations_help",

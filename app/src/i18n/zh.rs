@@ -449,6 +449,19 @@ pub const ZH: &[(&str, &str)] = &[
     ("settings.env", "环境变量（每行 NAME=value）"),
     ("settings.save_gateway", "保存"),
     ("settings.saved", "已保存。"),
+    ("approvals.heading", "审批"),
+    (
+        "approvals.help",
+        "无人值守或派生代理的工具调用规则，按顺序匹配（首个匹配生效）：action 为 allow、ask（需人批准）或 deny；tool 是通配（Edit|Write），pattern 是命令或文件路径的通配。项目自己的规则（REST）优先。",
+    ),
+    (
+        "approvals.builtin",
+        "当前使用内置规则（未保存自定义规则）。",
+    ),
+    ("approvals.stored", "当前使用你保存的规则。"),
+    ("approvals.rules", "全局规则（JSON）"),
+    ("approvals.reset", "恢复内置规则"),
+    ("approvals.audit", "审批记录"),
     ("settings.destinations", "目的地别名"),
     (
         "settings.destinations_help",

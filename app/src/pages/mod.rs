@@ -6,5 +6,6 @@ pub mod project_form;
 pub mod project_workbench;
 pub mod projects;
 pub mod settings;
+pub mod settings_approvals;
 pub mod settings_destinations;
 pub mod tasks;

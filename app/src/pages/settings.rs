@@ -136,6 +136,7 @@ pub fn SettingsPage() -> impl IntoView {
             </ActionForm>
         </section>
         <super::settings_destinations::Destinations />
+        <super::settings_approvals::ApprovalPolicy />
         <Gateways />
     }
 }

@@ -44,6 +44,9 @@ pub struct HarnessConfig {
     /// The key of signed gateway requests (`secrets/internal-api.key`);
     /// `None`: signed requests are refused with 503.
     pub internal_api_key: Option<Vec<u8>>,
+    /// The longest one approval check holds a tool call for a person's
+    /// decision (issue 31; ≤ `approvals::flow::MAX_WAIT`). Tests lower it.
+    pub approval_wait_max: Duration,
 }
 
 impl HarnessConfig {
@@ -62,6 +65,7 @@ impl HarnessConfig {
             outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
             rate_limits: crate::rate_limit::RateLimits::default(),
             internal_api_key: None,
+            approval_wait_max: crate::approvals::flow::MAX_WAIT,
         }
     }
 }

@@ -59,13 +59,14 @@ pub(crate) const RESUME: &str = "UPDATE executions SET status = 'RUNNING', ended
     WHERE task_id = $1 AND status = 'PAUSED'";
 
 /// A parked approval's typed decision, keyed: owed once ($1 id, $2 task,
-/// $3 node, $4 text, $5 key, $6 now). Followed by [`typed_existing`] when
-/// the key was taken.
+/// $3 node, $4 text, $5 key, $6 now, $7 resume: the agent is restarted from
+/// its session to read it when its terminal is gone, e.g. after a server
+/// restart). Followed by [`typed_existing`] when the key was taken.
 pub(crate) fn typed(columns: &str) -> String {
     format!(
         "INSERT INTO deliveries (id, task_id, kind, node_id, text, submit, dedup_key, state, \
          attempts, next_attempt_at, created_at, updated_at, resume) \
-         VALUES ($1, $2, 'input', $3, $4, 1, $5, 'QUEUED', 0, $6, $6, $6, 0) \
+         VALUES ($1, $2, 'input', $3, $4, 1, $5, 'QUEUED', 0, $6, $6, $6, $7) \
          ON CONFLICT (task_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING \
          RETURNING {columns}"
     )
@@ -347,6 +348,7 @@ macro_rules! approval_store {
                                     .bind(&input.text)
                                     .bind(&input.dedup_key)
                                     .bind(ms(input.now))
+                                    .bind(i64::from(input.resume))
                                     .fetch_optional(&mut *tx)
                                     .await
                                     .map_err(map)?;

@@ -7,10 +7,12 @@ use std::time::Duration;
 use axum::{
     Json, Router,
     extract::{Path, State},
+    http::header,
+    response::{IntoResponse, Response},
     routing::{get, post},
 };
 use harness_core::approvals::{
-    Approval, CallVerdict, GlobalPolicy, Policy, ToolCall, flow::MAX_WAIT,
+    Approval, CallVerdict, GlobalPolicy, Policy, ToolCall, audit, flow::MAX_WAIT,
 };
 use serde::Deserialize;
 
@@ -118,20 +120,36 @@ async fn check(
 struct ListQuery {
     task_id: Option<String>,
     limit: Option<u32>,
+    /// `json` (default) or `csv` (a download, RFC 4180, one row per approval).
+    format: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/approvals", tag = "approvals", params(ListQuery),
-    responses((status = 200, description = "The audit: newest first", body = Vec<Approval>)))]
+    responses((status = 200, description = "The audit, newest first: JSON, or CSV (text/csv) with `format=csv`", body = Vec<Approval>)))]
 async fn list(
     State(s): State<AppState>,
     _: Admin,
     QueryParams(q): QueryParams<ListQuery>,
-) -> ApiResult<Json<Vec<Approval>>> {
-    Ok(Json(
-        s.harness
-            .list_approvals(q.task_id.as_deref(), q.limit)
-            .await?,
-    ))
+) -> ApiResult<Response> {
+    let format = audit::Format::parse(q.format.as_deref())?;
+    let rows = s
+        .harness
+        .list_approvals(q.task_id.as_deref(), q.limit)
+        .await?;
+    Ok(match format {
+        audit::Format::Json => Json(rows).into_response(),
+        audit::Format::Csv => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"harness-approvals.csv\"",
+                ),
+            ],
+            audit::csv(&rows),
+        )
+            .into_response(),
+    })
 }
 
 #[utoipa::path(get, path = "/api/approvals/{id}", tag = "approvals",

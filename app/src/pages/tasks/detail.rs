@@ -134,6 +134,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         // Suspend still awaits it (a wasm panic).
         <crate::delivery::TaskInputs task_id=id />
         <super::inbox::TaskInboxView task_id=id />
+        <super::approvals::TaskApprovals task_id=id />
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>

@@ -272,7 +272,8 @@ impl Harness {
                 a
             }
         };
-        self.wait_for_decision(approval, &hash, &short, wait.min(MAX_WAIT), events)
+        let wait = wait.min(MAX_WAIT).min(self.config().approval_wait_max);
+        self.wait_for_decision(approval, &hash, &short, wait, events)
             .await
     }
 
@@ -407,7 +408,9 @@ impl Harness {
             text: text::typed_decision(&prospective, &call),
             submit: true,
             dedup_key: format!("approval:{}", current.id),
-            resume: false,
+            // A terminal gone meanwhile (a server restart): the agent is
+            // resumed from its session and reads the decision.
+            resume: true,
             now,
         };
         let decision = ApprovalDecision {

@@ -2,6 +2,7 @@
 //! it is stored (global default + per-project override, as settings), the
 //! hook's check and a person's decision (`flow`).
 
+pub mod audit;
 pub mod flow;
 pub mod glob;
 pub mod policy;

@@ -330,7 +330,7 @@ fn typed(task: &str, approval_id: &str, text: &str) -> NewInput {
         text: text.into(),
         submit: true,
         dedup_key: format!("approval:{approval_id}"),
-        resume: false,
+        resume: true,
         now: now_ms(),
     }
 }
@@ -366,6 +366,8 @@ pub async fn a_late_decision_and_its_typed_message_are_one_transaction(b: &Backe
     assert!(created);
     assert_eq!(row.text, "Denied: because not on main");
     assert_eq!(row.state, DeliveryState::Queued);
+    // An agent gone meanwhile (a server restart) is resumed to read it.
+    assert!(row.resume, "{row:?}");
     assert_eq!(
         row.dedup_key.as_deref(),
         Some(format!("approval:{}", parked.id).as_str())

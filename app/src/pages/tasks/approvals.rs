@@ -1,0 +1,55 @@
+//! The task page's approvals (issue 31, point 5): every held call of the
+//! task — the exact call, its state, who decided via where and when, the
+//! reason, what the agent did next — newest first, live. The full audit
+//! (CSV or JSON) is `GET /api/approvals?taskId=…&format=csv`.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::task_approvals,
+    components::{Clamp, TimeCell, error_text},
+    i18n::use_locale,
+    live::use_live,
+};
+
+/// Beside (not inside) the task's detail, like the inbox: a live reload of
+/// the detail does not re-create it. Shown only when the task has approvals.
+#[component]
+pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let rows = Resource::new(
+        move || (task_id.get(), live.tick.get()),
+        |(id, _)| task_approvals(id),
+    );
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match rows.await {
+                    Ok(list) if list.is_empty() => ().into_any(),
+                    Ok(list) => view! {
+                        <section aria-labelledby="approvals-h" id="task-approvals">
+                            <h2 id="approvals-h">{l.t("approvals.audit")}</h2>
+                            <ul class="approvals">
+                                {list.into_iter().map(|a| view! {
+                                    <li data-approval-id=a.id data-state=a.state.clone()>
+                                        <span class="badge" data-status=a.state.to_lowercase()>{a.state.clone()}</span> " "
+                                        <code>{a.tool}</code> " "
+                                        <TimeCell ms=Some(a.created_ms) />
+                                        <Clamp text=Some(a.input) />
+                                        <div class="sub">
+                                            {a.decided} {a.reason.map(|r| format!(" · {r}"))}
+                                            {a.outcome.map(|o| format!(" · {o}"))}
+                                        </div>
+                                    </li>
+                                }).collect_view()}
+                            </ul>
+                        </section>
+                    }
+                    .into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}

@@ -1,0 +1,163 @@
+// Approvals of risky agent steps (issue 31, point 4) on a phone: the held
+// call is an ask with the options Approve / Deny showing the exact command,
+// the task and the working directory; one tap on /harness (or on the task
+// page) decides it — recorded as decided by the browser session — and a
+// second answer to a decided approval says "already decided".
+import { test, expect, Page, APIRequestContext } from '@playwright/test';
+import { api } from './api';
+
+const uid = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  return errors;
+}
+
+async function openLive(page: Page, url: string) {
+  await page.goto(url);
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('header.topnav')).toHaveAttribute('data-live', 'open');
+}
+
+/** A derived task (it has a parent, so a risky call asks) and its pending
+ * approval of `command`, as the pre-tool hook records it. */
+async function held(request: APIRequestContext, title: string, command: string) {
+  const parent = await api(request, 'POST', '/api/tasks', { title: `${title} parent`, agent: { provider: 'command', command: ['true'] } });
+  expect(parent.status).toBe(201);
+  const child = await api(request, 'POST', '/api/tasks', {
+    title, parentTaskId: parent.body.id, agent: { provider: 'command', command: ['true'] },
+  });
+  expect(child.status).toBe(201);
+  const taskId: string = child.body.id;
+  const v = await api(request, 'POST', '/api/internal/approvals/check', {
+    taskId, tool: 'Bash', input: { command }, cwd: '/srv/repo', waitSeconds: 0,
+  });
+  expect(v.status, JSON.stringify(v.body)).toBe(200);
+  expect(v.body.waiting).toBe(true);
+  return { taskId, approvalId: v.body.approvalId as string };
+}
+
+async function approval(request: APIRequestContext, id: string) {
+  const r = await api(request, 'GET', `/api/approvals/${id}`);
+  expect(r.status).toBe(200);
+  return r.body;
+}
+
+test('one tap on Approve in /harness decides the held call', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  const title = `Approve ${uid()}`;
+  const { taskId, approvalId } = await held(request, title, 'git push --force origin main');
+  await openLive(page, `/harness?view=pending&q=${encodeURIComponent(title)}`);
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  // The exact command, the task and the working directory are on the row.
+  await expect(row).toContainText('$ git push --force origin main');
+  await expect(row).toContainText(`Task: ${title}`);
+  await expect(row).toContainText('Working directory: /srv/repo');
+  const approve = row.locator('.choice[data-label="Approve"]');
+  const deny = row.locator('.choice[data-label="Deny"]');
+  await expect(approve).toBeVisible();
+  await expect(deny).toBeVisible();
+  // Big enough to tap, and its label readable (not white on white).
+  const box = await approve.boundingBox();
+  expect(box && box.height >= 36 && box.width >= 80, JSON.stringify(box)).toBeTruthy();
+  const [fg, bg] = await approve.evaluate((el) => {
+    const s = getComputedStyle(el);
+    return [s.color, s.backgroundColor];
+  });
+  expect(fg).not.toBe(bg);
+  await page.screenshot({ path: info.outputPath('approval-phone.png'), fullPage: true });
+  await approve.tap();
+  await expect(row.locator('.choice-armed')).toContainText('Approve');
+  await expect(row).toHaveCount(0, { timeout: 10_000 }); // left the pending view
+  await expect(page.locator('#reply-status')).toBeVisible();
+  const a = await approval(request, approvalId);
+  expect(a.state).toBe('APPROVED');
+  expect(a.decidedBy).toBe('browser');
+  expect(a.decidedVia).toBe('reply');
+  await page.screenshot({ path: info.outputPath('approval-phone-after.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('an answer to an approval decided meanwhile says "already decided"', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  const title = `Decided ${uid()}`;
+  const { taskId, approvalId } = await held(request, title, 'rm -rf build');
+  await openLive(page, `/harness?view=all&q=${encodeURIComponent(title)}`);
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  await row.locator('.choice[data-label="Deny"]').tap();
+  await expect(row.locator('.choice-armed')).toContainText('Deny');
+  // Someone else (a script with the admin token) decides during the undo window.
+  const d = await api(request, 'POST', `/api/approvals/${approvalId}/decide`, { decision: 'approve' });
+  expect(d.status).toBe(200);
+  const status = page.locator('#reply-status');
+  await expect(status).toContainText('already decided: APPROVED by admin', { timeout: 10_000 });
+  await expect(status).toHaveAttribute('role', 'alert');
+  await page.screenshot({ path: info.outputPath('approval-already-decided.png'), fullPage: true });
+  const a = await approval(request, approvalId);
+  expect(a.state).toBe('APPROVED');
+  expect(a.decidedBy).toBe('admin');
+  expect(errors.filter((e) => !e.includes('409'))).toEqual([]);
+});
+
+test('the task page: one tap on Deny decides the held call', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  const title = `Task page approval ${uid()}`;
+  const { taskId, approvalId } = await held(request, title, 'git reset --hard HEAD~3');
+  await openLive(page, `/tasks/${taskId}`);
+  const item = page.locator('#task-timeline li[data-status="pending"]');
+  await expect(item).toContainText('$ git reset --hard HEAD~3');
+  await expect(item).toContainText('Working directory: /srv/repo');
+  await item.locator('.choice[data-label="Deny"]').tap();
+  await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible({ timeout: 10_000 });
+  const a = await approval(request, approvalId);
+  expect(a.state).toBe('DENIED');
+  expect(a.decidedBy).toBe('browser');
+  // The task page's audit: the call, its state, who decided via where.
+  const line = page.locator(`#task-approvals li[data-approval-id="${approvalId}"]`);
+  await expect(line).toHaveAttribute('data-state', 'DENIED', { timeout: 10_000 });
+  await expect(line).toContainText('git reset --hard HEAD~3');
+  await expect(line).toContainText('browser via reply');
+  await page.locator('#task-approvals').screenshot({ path: info.outputPath('task-approvals.png') });
+  // Known on the task page (see choices.spec.ts): a live answer disposes a value.
+  const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';
+  expect(errors.filter((e) => !known(e))).toEqual([]);
+});
+
+// Last: it changes the global policy (and puts the built-in rules back).
+test('Settings: the global policy is edited as JSON; an error names the rule and its field', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  await openLive(page, '/settings');
+  const section = page.locator('#approvals');
+  await expect(section.locator('#policy-source')).toContainText('built-in');
+  const rules = section.locator('#policy-rules');
+  await expect(rules).toHaveValue(/git push\*/);
+  await section.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: info.outputPath('policy-editor.png'), fullPage: true });
+  await rules.fill(JSON.stringify({ rules: [
+    { tool: 'Bash', pattern: 'terraform apply*', action: 'ask' },
+    { tool: ' ', action: 'deny' },
+  ] }));
+  await section.getByRole('button', { name: 'Save', exact: true }).click();
+  const status = section.locator('#policy-status');
+  await expect(status).toContainText('rules[1]');
+  await expect(status).toHaveAttribute('data-field', 'tool');
+  await expect(status).toHaveAttribute('role', 'alert');
+  await section.screenshot({ path: info.outputPath('policy-error.png') });
+  let g = await api(request, 'GET', '/api/settings/approval-policy');
+  expect(g.body.builtin).toBe(true);
+  await rules.fill(JSON.stringify({ rules: [{ tool: 'Bash', pattern: 'terraform apply*', action: 'ask' }] }));
+  await section.getByRole('button', { name: 'Save', exact: true }).click();
+  await expect(section.locator('#policy-source')).toContainText('stored', { timeout: 10_000 });
+  g = await api(request, 'GET', '/api/settings/approval-policy');
+  expect(g.body.builtin).toBe(false);
+  expect(g.body.rules).toEqual([{ tool: 'Bash', pattern: 'terraform apply*', action: 'ask' }]);
+  await section.getByRole('button', { name: 'Back to the built-in rules' }).click();
+  await expect(section.locator('#policy-source')).toContainText('built-in', { timeout: 10_000 });
+  g = await api(request, 'GET', '/api/settings/approval-policy');
+  expect(g.body.builtin).toBe(true);
+  expect(errors.filter((e) => !e.includes('400 (Bad Request)'))).toEqual([]); // the refused save
+});
