@@ -115,10 +115,17 @@ fn every_test_file_is_declared() {
     let mut missing = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        let Some(module) = name.strip_suffix(".rs") else { continue };
-        if module != "integration" && !here.contains(&format!("#[path = \"{name}\"]\nmod {module};")) {
+        let Some(module) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if module != "integration"
+            && !here.contains(&format!("#[path = \"{name}\"]\nmod {module};"))
+        {
             missing.push(name);
         }
     }
-    assert!(missing.is_empty(), "declare these in server/tests/integration.rs: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "declare these in server/tests/integration.rs: {missing:?}"
+    );
 }
