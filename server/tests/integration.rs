@@ -89,6 +89,8 @@ mod real_cli;
 mod real_cli_first_run;
 #[path = "real_gateways.rs"]
 mod real_gateways;
+#[path = "reminders.rs"]
+mod reminders;
 #[path = "rest.rs"]
 mod rest;
 #[path = "security.rs"]

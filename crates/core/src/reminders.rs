@@ -168,8 +168,9 @@ impl Harness {
         Ok(schedule)
     }
 
-    /// One pass at `now`: drop reminders whose ask stopped waiting, then
-    /// write the due ones (each at most once). Returns how many were queued.
+    /// One pass judged at `now` (the wall clock in the server; tests pass
+    /// their own): drop reminders whose ask stopped waiting, then write the
+    /// due ones (each at most once). Returns how many were queued.
     pub async fn send_due_reminders(&self, now: DateTime<Utc>) -> CoreResult<usize> {
         for row in self.store().drop_stale_reminders(now).await? {
             tracing::info!(outbound_id = %row.id, "reminder dropped: its ask no longer waits");
@@ -218,7 +219,10 @@ fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>) -> NewRemin
             expect_reply: f.expect_reply,
             message: reminder_text(seq, waited_ms, &f.message),
             presentation: f.presentation.clone(),
-            now,
+            // Written on the wall clock, which the sender runs on: due at
+            // once even when the pass is judged at another `now` (a test
+            // clock, a pass that catches up).
+            now: Utc::now(),
             choices: None,
         },
     }
