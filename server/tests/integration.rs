@@ -91,10 +91,14 @@ mod push_choices;
 mod rate_limits;
 #[path = "real_cli.rs"]
 mod real_cli;
+#[path = "real_cli_approvals.rs"]
+mod real_cli_approvals;
 #[path = "real_cli_first_run.rs"]
 mod real_cli_first_run;
 #[path = "real_gateways.rs"]
 mod real_gateways;
+#[path = "reminders.rs"]
+mod reminders;
 #[path = "rest.rs"]
 mod rest;
 #[path = "security.rs"]

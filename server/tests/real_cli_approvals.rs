@@ -17,7 +17,7 @@
 //!
 //! Without the CLIs the tests print "skipped: …" and pass.
 
-mod common;
+use crate::common;
 
 use std::{
     path::{Path, PathBuf},

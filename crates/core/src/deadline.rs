@@ -9,7 +9,8 @@
 //! The loop applies overdue defaults at start-up (a server that was down
 //! past a deadline catches up), then sleeps until the next deadline, a
 //! change of a message (a new ask may have an earlier deadline), or at most
-//! [`MAX_SLEEP`]. Bounded (a pass takes at most [`BATCH`] asks at a time),
+//! [`MAX_SLEEP`]. Each pass also queues the due reminders of OPEN asks
+//! (`crate::reminders`). Bounded (a pass takes at most [`BATCH`] asks at a time),
 //! cancellable, restart-safe (its state is the `ask_choices` rows).
 
 use std::time::Duration;
@@ -90,6 +91,11 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
     loop {
         if let Err(err) = harness.apply_due_defaults().await {
             tracing::warn!(%err, "applying overdue defaults failed; retrying at the next pass");
+        }
+        // The other clock of an OPEN ask: its reminders (`crate::reminders`),
+        // due at minute granularity, so at most MAX_SLEEP late.
+        if let Err(err) = harness.send_due_reminders(Utc::now()).await {
+            tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");
         }
         let sleep = next_sleep(&harness).await;
         let woke = async {

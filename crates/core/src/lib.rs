@@ -28,6 +28,7 @@ pub mod options;
 pub mod outbox;
 pub mod project_check;
 pub mod rate_limit;
+pub mod reminders;
 pub mod runtime;
 pub mod service;
 pub mod sessions;

@@ -1,5 +1,5 @@
 use axum::{Json, Router, extract::State, routing::get};
-use harness_core::settings::NotifyTarget;
+use harness_core::{reminders::ReminderSchedule, settings::NotifyTarget};
 
 use crate::{
     error::ApiResult,
@@ -11,6 +11,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/settings/notify-targets", get(list).put(replace))
         .route("/settings/directive", get(directive).put(set_directive))
+        .route("/settings/reminders", get(reminders).put(set_reminders))
 }
 
 #[utoipa::path(
@@ -91,6 +92,23 @@ async fn set_directive(
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
+/// When an OPEN ask that reached a chat is sent again (issue 32).
+#[utoipa::path(get, path = "/api/settings/reminders", tag = "settings",
+    responses((status = 200, description = "Seconds after the ask, per urgency (the defaults until one is stored)", body = ReminderSchedule)))]
+async fn reminders(State(s): State<AppState>, _: Admin) -> ApiResult<Json<ReminderSchedule>> {
+    Ok(Json(s.harness.reminder_schedule().await?))
+}
+
+#[utoipa::path(put, path = "/api/settings/reminders", tag = "settings", request_body = ReminderSchedule,
+    responses((status = 200, description = "Stored; an invalid list is a 400 naming it", body = ReminderSchedule)))]
+async fn set_reminders(
+    State(s): State<AppState>,
+    _: Admin,
+    JsonBody(schedule): JsonBody<ReminderSchedule>,
+) -> ApiResult<Json<ReminderSchedule>> {
+    Ok(Json(s.harness.set_reminder_schedule(schedule).await?))
+}
+
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, replace, directive, set_directive))]
+#[openapi(paths(list, replace, directive, set_directive, reminders, set_reminders))]
 pub(super) struct Api;

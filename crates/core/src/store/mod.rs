@@ -3,7 +3,7 @@
 //! (asks, notifies, replies), [`ChoicesStore`] (structured questions),
 //! [`DeliveryStore`] (the durable delivery queue), [`OutboxStore`] (messages
 //! owed to a gateway), [`InboxStore`] (a parent's workbench events and
-//! batches), [`SettingsStore`], [`StatsStore`] and [`GatewayStore`] (the inbound side of
+//! batches), [`SettingsStore`], [`StatsStore`], [`ReminderStore`] (reminders of OPEN asks) and [`GatewayStore`] (the inbound side of
 //! the gateways: per-chat delivery mappings, signed requests' nonces,
 //! inbound platform messages). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
@@ -35,6 +35,7 @@ mod gateway_routes;
 mod inbox;
 mod messages;
 mod outbox;
+mod reminders;
 mod settings;
 mod stats;
 mod tasks;
@@ -66,6 +67,7 @@ pub use outbox::{
     Dedup, DeliveryMapping, Enqueued, NewOutbound, Outbound, OutboundState, OutboxStore, Settle,
     SettleBatch, Settled, SettledBatch,
 };
+pub use reminders::{NewReminder, Reminder, ReminderCandidate, ReminderStore};
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
@@ -103,6 +105,7 @@ pub trait Store:
     + ApprovalStore
     + GatewayStore
     + GatewayRouteStore
+    + ReminderStore
 {
 }
 
@@ -118,5 +121,6 @@ impl<T> Store for T where
         + ApprovalStore
         + GatewayStore
         + GatewayRouteStore
+        + ReminderStore
 {
 }

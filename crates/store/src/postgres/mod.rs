@@ -25,6 +25,7 @@ mod messages;
 mod outbox;
 mod outbox_settle;
 mod probe;
+mod reminders;
 mod sessions;
 mod settings;
 mod stats;

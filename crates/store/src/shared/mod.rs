@@ -22,6 +22,7 @@ pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
 pub(crate) mod messages;
 pub(crate) mod outbox;
+pub(crate) mod reminders;
 pub(crate) mod rows;
 pub(crate) mod sessions;
 pub(crate) mod settings;

@@ -19,6 +19,7 @@ pub(crate) mod latency;
 mod messages;
 mod outbox;
 mod outbox_settle;
+mod reminders;
 mod sessions;
 mod settings;
 mod stats;

@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -40,6 +40,7 @@ pub mod messaging;
 pub mod outbox;
 pub mod outbox_turns;
 pub mod races;
+pub mod reminders;
 pub mod settings;
 pub mod stats;
 pub mod tasks;
@@ -214,6 +215,11 @@ macro_rules! conformance_suite {
             an_approval_and_its_ask_are_recorded_in_one_transaction,
             a_late_decision_and_its_typed_message_are_one_transaction,
             a_pending_approval_ends_with_its_ask,
+        );
+        conformance_suite!(@area $factory; reminders:
+            a_reminder_is_written_once_and_only_while_its_ask_waits,
+            a_reminder_not_sent_when_its_ask_is_answered_is_dropped,
+            racing_writers_write_one_reminder_of_a_number,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

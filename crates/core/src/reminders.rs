@@ -1,0 +1,311 @@
+//! Reminders (issue 32 point 1): an OPEN ask that reached a person's chat is
+//! sent again, through the outbox, on a schedule that depends on its
+//! urgency (defaults: high after 10 min, 30 min and 2 h; normal after 1 h
+//! and 4 h; low never), editable as the setting `harness.reminders`.
+//!
+//! A reminder quotes the first message (the question, its options and the
+//! task token, so a reply to it answers the ask) behind one line saying how
+//! long the agent has waited. It goes to the same gateway and destination
+//! as the first message. Each reminder number is written at most once
+//! ([`crate::store::ReminderStore::record_reminder`]: the `ask_reminders`
+//! row and its outbound row in one transaction, only while the ask is OPEN);
+//! the outbox sends it with its own guarantees. A reminder not sent yet
+//! when the ask stops waiting (answered, cancelled, expired, defaulted) is
+//! dropped, never sent. After a long downtime only the latest due reminder
+//! goes out, not every missed one.
+//!
+//! The pass runs in the loop of the ask deadlines (`crate::deadline`, at
+//! most every 30 s); its state is the rows, so it is restart-safe.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    events::HarnessEvent,
+    ids,
+    store::{Dedup, NewOutbound, NewReminder, ReminderCandidate, Urgency},
+};
+
+pub const REMINDERS_KEY: &str = "harness.reminders";
+/// Asks looked at per pass.
+const BATCH: u32 = 200;
+/// At most this many reminders per urgency.
+pub const MAX_REMINDERS: usize = 10;
+/// The shortest and longest offset, in seconds.
+pub const MIN_OFFSET_SECS: u64 = 60;
+pub const MAX_OFFSET_SECS: u64 = 7 * 24 * 3600;
+
+/// Seconds after the ask at which each reminder is due, per urgency.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReminderSchedule {
+    pub high: Vec<u64>,
+    pub normal: Vec<u64>,
+    pub low: Vec<u64>,
+}
+
+impl Default for ReminderSchedule {
+    fn default() -> Self {
+        Self {
+            high: vec![600, 1800, 7200],
+            normal: vec![3600, 14_400],
+            low: Vec::new(),
+        }
+    }
+}
+
+impl ReminderSchedule {
+    pub fn offsets(&self, urgency: Urgency) -> &[u64] {
+        match urgency {
+            Urgency::High => &self.high,
+            Urgency::Normal => &self.normal,
+            Urgency::Low => &self.low,
+        }
+    }
+
+    /// Each list: at most [`MAX_REMINDERS`], strictly increasing, every
+    /// offset within [`MIN_OFFSET_SECS`]..=[`MAX_OFFSET_SECS`].
+    pub fn check(&self) -> CoreResult<()> {
+        for (field, list) in [
+            ("high", &self.high),
+            ("normal", &self.normal),
+            ("low", &self.low),
+        ] {
+            if list.len() > MAX_REMINDERS {
+                return Err(CoreError::invalid(
+                    field,
+                    format!("{field}: at most {MAX_REMINDERS} reminders"),
+                ));
+            }
+            for (i, &s) in list.iter().enumerate() {
+                if !(MIN_OFFSET_SECS..=MAX_OFFSET_SECS).contains(&s) {
+                    return Err(CoreError::invalid(
+                        field,
+                        format!(
+                            "{field}[{i}]: {s} s is outside {MIN_OFFSET_SECS}..={MAX_OFFSET_SECS} seconds after the ask"
+                        ),
+                    ));
+                }
+                if i > 0 && s <= list[i - 1] {
+                    return Err(CoreError::invalid(
+                        field,
+                        format!(
+                            "{field}[{i}]: offsets must increase ({s} s after {} s)",
+                            list[i - 1]
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The reminder due for an ask asked at `asked_at` that had `sent`
+/// reminders: the highest number whose offset has passed, if it is later
+/// than `sent` (a pass after a downtime sends the latest one only).
+pub fn due(offsets: &[u64], asked_at: DateTime<Utc>, now: DateTime<Utc>, sent: u32) -> Option<u32> {
+    let waited = (now - asked_at).num_seconds();
+    let passed = offsets
+        .iter()
+        .take_while(|&&s| i64::try_from(s).is_ok_and(|s| s <= waited))
+        .count();
+    let passed = u32::try_from(passed).ok()?;
+    (passed > sent).then_some(passed)
+}
+
+/// "2 h 5 min", "45 min", "30 s".
+pub fn waited_text(ms: i64) -> String {
+    let secs = ms.max(0) / 1000;
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs} s"),
+        (0, 0, m) => format!("{m} min"),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
+/// The reminder's text: one line, then the first message as it was sent
+/// (question, options, task token).
+pub fn reminder_text(seq: u32, waited_ms: i64, first_message: &str) -> String {
+    format!(
+        "Reminder {seq}: the agent has been waiting {} for your answer.\n\n{first_message}",
+        waited_text(waited_ms)
+    )
+}
+
+impl Harness {
+    /// The schedule (the defaults until one is stored; an unreadable stored
+    /// value counts as the defaults and is logged).
+    pub async fn reminder_schedule(&self) -> CoreResult<ReminderSchedule> {
+        Ok(match self.store().get_setting(REMINDERS_KEY).await? {
+            None => ReminderSchedule::default(),
+            Some(v) => serde_json::from_value(v).unwrap_or_else(|err| {
+                tracing::warn!(%err, "stored reminder schedule is unreadable; using the defaults");
+                ReminderSchedule::default()
+            }),
+        })
+    }
+
+    pub async fn set_reminder_schedule(
+        &self,
+        schedule: ReminderSchedule,
+    ) -> CoreResult<ReminderSchedule> {
+        schedule.check()?;
+        let value = serde_json::to_value(&schedule)
+            .map_err(|e| CoreError::invalid_body(format!("reminders: {e}")))?;
+        self.store()
+            .put_setting(REMINDERS_KEY, &value, Utc::now())
+            .await?;
+        self.publish(HarnessEvent::SettingChanged {
+            key: REMINDERS_KEY.into(),
+        });
+        Ok(schedule)
+    }
+
+    /// One pass judged at `now` (the wall clock in the server; tests pass
+    /// their own): drop reminders whose ask stopped waiting, then write the
+    /// due ones (each at most once). Returns how many were queued.
+    pub async fn send_due_reminders(&self, now: DateTime<Utc>) -> CoreResult<usize> {
+        for row in self.store().drop_stale_reminders(now).await? {
+            tracing::info!(outbound_id = %row.id, "reminder dropped: its ask no longer waits");
+            self.outbound_changed(&row);
+        }
+        let schedule = self.reminder_schedule().await?;
+        let mut queued = 0;
+        for c in self.store().reminder_candidates(BATCH).await? {
+            let Some(seq) = due(schedule.offsets(c.urgency), c.asked_at, now, c.sent) else {
+                continue;
+            };
+            let reminder = new_reminder(&c, seq, now);
+            if let Some(row) = self.store().record_reminder(reminder).await? {
+                tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
+                    outbound_id = %row.id, "reminder queued");
+                self.outbound_changed(&row);
+                queued += 1;
+            }
+        }
+        if queued > 0 {
+            self.wake_outbox();
+        }
+        Ok(queued)
+    }
+}
+
+fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>) -> NewReminder {
+    let waited_ms = (now - c.asked_at).num_milliseconds();
+    let f = &c.first;
+    NewReminder {
+        message_id: c.message_id.clone(),
+        seq,
+        waited_ms,
+        outbound: NewOutbound {
+            id: ids::new_id(),
+            // The ask's own row is the first one (one per message).
+            message_id: None,
+            task_id: Some(c.task_id.clone()),
+            dedup: Dedup::Explicit(format!("reminder:{}:{seq}", c.message_id)),
+            gateway: f.gateway.clone(),
+            downstream: f.downstream.clone(),
+            dest: f.dest.clone(),
+            requested_to: f.requested_to.clone(),
+            profile: f.profile.clone(),
+            scope: f.scope.clone(),
+            expect_reply: f.expect_reply,
+            message: reminder_text(seq, waited_ms, &f.message),
+            presentation: f.presentation.clone(),
+            // Written on the wall clock, which the sender runs on: due at
+            // once even when the pass is judged at another `now` (a test
+            // clock, a pass that catches up).
+            now: Utc::now(),
+            choices: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::*;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + secs, 0).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_schedule_per_urgency() {
+        let s = ReminderSchedule::default();
+        let high = s.offsets(Urgency::High);
+        assert_eq!(due(high, at(0), at(599), 0), None);
+        assert_eq!(due(high, at(0), at(600), 0), Some(1));
+        assert_eq!(due(high, at(0), at(1799), 1), None);
+        assert_eq!(due(high, at(0), at(1800), 1), Some(2));
+        assert_eq!(due(high, at(0), at(7200), 2), Some(3));
+        assert_eq!(
+            due(high, at(0), at(100_000), 3),
+            None,
+            "after the last, none"
+        );
+        let normal = s.offsets(Urgency::Normal);
+        assert_eq!(due(normal, at(0), at(1800), 0), None);
+        assert_eq!(due(normal, at(0), at(3600), 0), Some(1));
+        assert_eq!(due(normal, at(0), at(14_400), 1), Some(2));
+        assert_eq!(due(s.offsets(Urgency::Low), at(0), at(1_000_000), 0), None);
+    }
+
+    #[test]
+    fn after_a_downtime_only_the_latest_due_reminder() {
+        let s = ReminderSchedule::default();
+        assert_eq!(due(s.offsets(Urgency::High), at(0), at(8000), 0), Some(3));
+        assert_eq!(due(s.offsets(Urgency::High), at(0), at(8000), 3), None);
+    }
+
+    #[test]
+    fn a_schedule_is_checked_naming_the_field() {
+        let mut s = ReminderSchedule::default();
+        assert!(s.check().is_ok());
+        s.normal = vec![3600, 3600];
+        let err = s.check().unwrap_err();
+        assert!(
+            matches!(&err, CoreError::Invalid { field: Some("normal"), message } if message.contains("normal[1]")),
+            "{err:?}"
+        );
+        s.normal = vec![10];
+        assert!(matches!(
+            s.check(),
+            Err(CoreError::Invalid {
+                field: Some("normal"),
+                ..
+            })
+        ));
+        s.normal = Vec::new();
+        s.high = (1..=11).map(|i| i * 600).collect();
+        assert!(matches!(
+            s.check(),
+            Err(CoreError::Invalid {
+                field: Some("high"),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_text_says_how_long_and_quotes_the_question() {
+        let ms = Duration::minutes(125).num_milliseconds();
+        let text = reminder_text(2, ms, "Which DB?\n[[tower:task=abc]]");
+        assert!(
+            text.starts_with("Reminder 2: the agent has been waiting 2 h 5 min"),
+            "{text}"
+        );
+        assert!(text.ends_with("Which DB?\n[[tower:task=abc]]"));
+        assert_eq!(waited_text(45_000), "45 s");
+        assert_eq!(waited_text(3_600_000), "1 h");
+        assert_eq!(waited_text(90_000_000), "1 d 1 h");
+    }
+}

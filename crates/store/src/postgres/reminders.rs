@@ -1,0 +1,6 @@
+//! `ReminderStore` on PostgreSQL: the shared implementation
+//! ([`crate::shared::reminders`]).
+
+use super::PgStore;
+
+crate::shared::reminders::reminder_store!(PgStore, pool);

@@ -1,0 +1,200 @@
+//! [`ReminderStore`](harness_core::store::ReminderStore) once for both
+//! backends (migration sqlite 0024 / postgres 0012): the reminder row and
+//! its outbound row in one write transaction, only while the ask is OPEN.
+
+use harness_core::store::{Reminder, ReminderCandidate, StoreResult, Urgency};
+
+use super::{SqlRow, outbox::outbound, time};
+
+/// OPEN asks whose outbound row (one per message) was sent; `$1` limit.
+pub(crate) fn candidates_sql() -> String {
+    format!(
+        "SELECT {cols}, m.id AS ask_id, m.task_id AS ask_task_id, m.created_at AS asked_at, \
+           COALESCE(c.urgency, 'normal') AS ask_urgency, \
+           (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders_sent \
+         FROM harness_messages m \
+         JOIN harness_outbound o ON o.harness_message_id = m.id \
+         LEFT JOIN ask_choices c ON c.message_id = m.id \
+         WHERE m.kind = 'ask' AND m.state = 'OPEN' AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED') \
+         ORDER BY m.created_at, m.id LIMIT +$1",
+        cols = super::outbox::COLUMNS
+    )
+}
+
+/// The reminder row: `$1` ask, `$2` seq, `$3` outbound id, `$4` waited ms,
+/// `$5` now — only while the ask is OPEN and no reminder `seq` or later
+/// exists.
+pub(crate) const INSERT_REMINDER: &str = "INSERT INTO ask_reminders \
+     (message_id, seq, outbound_id, waited_ms, created_at) \
+     SELECT $1, $2, $3, $4, $5 \
+     WHERE EXISTS (SELECT 1 FROM harness_messages m WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN') \
+       AND NOT EXISTS (SELECT 1 FROM ask_reminders r WHERE r.message_id = $1 AND r.seq >= $2)";
+
+/// Its outbound row: `$1` id, `$2` dedup key, `$3` task, `$4` execution,
+/// `$5` gateway, `$6` downstream, `$7` dest, `$8` requested to, `$9`
+/// profile, `$10` scope, `$11` expect reply (0/1), `$12` text, `$13`
+/// presentation, `$14` now. No message of its own (an outbound row carries
+/// at most one, and the ask's is the first row's): its delivery mapping
+/// names the task, whose OPEN ask a reply to it answers.
+pub(crate) fn insert_outbound_sql() -> String {
+    format!(
+        "INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
+           harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
+           expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
+         VALUES ($1, $2, NULL, $3, $4, NULL, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'PENDING', 0, $14, $14, $14) \
+         RETURNING {}",
+        super::outbox::returning()
+    )
+}
+
+/// `$1` now: reminders not sent yet whose ask is no longer OPEN → DEAD.
+pub(crate) fn drop_stale_sql() -> String {
+    format!(
+        "UPDATE harness_outbound SET state = 'DEAD', \
+           last_error = 'not sent: the ask was no longer waiting for an answer', \
+           next_attempt_at = NULL, updated_at = $1 \
+         WHERE state IN ('PENDING', 'FAILED') AND id IN (SELECT r.outbound_id FROM ask_reminders r \
+           JOIN harness_messages m ON m.id = r.message_id WHERE m.state <> 'OPEN') \
+         RETURNING {}",
+        super::outbox::returning()
+    )
+}
+
+pub(crate) const REMINDER_COLUMNS: &str = "message_id, seq, outbound_id, waited_ms, created_at";
+
+pub(crate) fn candidate<R: SqlRow>(row: &R) -> StoreResult<ReminderCandidate> {
+    let urgency: String = row.col("ask_urgency")?;
+    let sent: i64 = row.col("reminders_sent")?;
+    Ok(ReminderCandidate {
+        message_id: row.col("ask_id")?,
+        task_id: row.col("ask_task_id")?,
+        asked_at: time(row.col("asked_at")?)?,
+        urgency: Urgency::parse(&urgency)
+            .ok_or_else(|| super::corrupt("ask_choices.urgency", &urgency))?,
+        sent: u32::try_from(sent).unwrap_or(u32::MAX),
+        first: outbound(row)?,
+    })
+}
+
+pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
+    let seq: i64 = row.col("seq")?;
+    Ok(Reminder {
+        message_id: row.col("message_id")?,
+        seq: u32::try_from(seq)
+            .map_err(|_| super::corrupt("ask_reminders.seq", &seq.to_string()))?,
+        outbound_id: row.col("outbound_id")?,
+        waited_ms: row.col("waited_ms")?,
+        created_at: time(row.col("created_at")?)?,
+    })
+}
+
+/// `impl ReminderStore for $store`, reading from `self.$read`, writing in
+/// `self.write_tx()`.
+macro_rules! reminder_store {
+    ($store:ty, $read:ident) => {
+        const _: () = {
+            use chrono::{DateTime, Utc};
+            use harness_core::store::{
+                NewReminder, Outbound, Reminder, ReminderCandidate, ReminderStore, StoreResult,
+            };
+            use sqlx::AssertSqlSafe;
+            use $crate::{
+                error::map,
+                shared::{marks, ms, outbox::outbound, reminders},
+            };
+
+            #[async_trait::async_trait]
+            impl ReminderStore for $store {
+                async fn reminder_candidates(&self, limit: u32) -> StoreResult<Vec<ReminderCandidate>> {
+                    sqlx::query(AssertSqlSafe(reminders::candidates_sql()))
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(reminders::candidate)
+                        .collect()
+                }
+
+                async fn record_reminder(&self, r: NewReminder) -> StoreResult<Option<Outbound>> {
+                    let o = &r.outbound;
+                    let now = ms(o.now);
+                    let mut tx = self.write_tx().await?;
+                    let written = sqlx::query(reminders::INSERT_REMINDER)
+                        .bind(&r.message_id)
+                        .bind(i64::from(r.seq))
+                        .bind(&o.id)
+                        .bind(r.waited_ms)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?
+                        .rows_affected();
+                    if written == 0 {
+                        return Ok(None);
+                    }
+                    let execution: Option<String> = sqlx::query_scalar(
+                        "SELECT execution_id FROM harness_messages WHERE id = $1",
+                    )
+                    .bind(&r.message_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(map)?;
+                    let row = sqlx::query(AssertSqlSafe(reminders::insert_outbound_sql()))
+                        .bind(&o.id)
+                        .bind(format!("reminder:{}:{}", r.message_id, r.seq))
+                        .bind(&o.task_id)
+                        .bind(execution)
+                        .bind(&o.gateway)
+                        .bind(&o.downstream)
+                        .bind(&o.dest)
+                        .bind(&o.requested_to)
+                        .bind(&o.profile)
+                        .bind(&o.scope)
+                        .bind(i64::from(o.expect_reply))
+                        .bind(&o.message)
+                        .bind(&o.presentation)
+                        .bind(now)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let row = outbound(&row)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(Some(row))
+                }
+
+                async fn drop_stale_reminders(&self, now: DateTime<Utc>) -> StoreResult<Vec<Outbound>> {
+                    let mut tx = self.write_tx().await?;
+                    let rows = sqlx::query(AssertSqlSafe(reminders::drop_stale_sql()))
+                        .bind(ms(now))
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let dropped = rows.iter().map(outbound).collect::<StoreResult<Vec<_>>>()?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(dropped)
+                }
+
+                async fn reminders_for(&self, message_ids: &[String]) -> StoreResult<Vec<Reminder>> {
+                    let mut out = Vec::new();
+                    for chunk in message_ids.chunks(500) {
+                        let sql = format!(
+                            "SELECT {} FROM ask_reminders WHERE message_id IN ({}) ORDER BY message_id, seq",
+                            reminders::REMINDER_COLUMNS,
+                            marks(1, chunk.len())
+                        );
+                        let mut query = sqlx::query(AssertSqlSafe(sql));
+                        for id in chunk {
+                            query = query.bind(id);
+                        }
+                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
+                            out.push(reminders::reminder(&row)?);
+                        }
+                    }
+                    Ok(out)
+                }
+            }
+        };
+    };
+}
+pub(crate) use reminder_store;
