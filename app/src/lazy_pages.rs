@@ -7,6 +7,8 @@
 //!
 //! A route's `data()` runs in the main module and `view()` in the chunk; these
 //! pages create their resources in their components, so `data()` is empty.
+//! Each `view()` first loads the lazy pages' texts (`i18n::load_page_texts`),
+//! which in the browser are not in the main module either.
 //! On the server the pages render as before (the split is browser-only).
 
 use leptos::prelude::*;
@@ -24,6 +26,7 @@ impl LazyRoute for HomeRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::home::HomePage /> }.into_any()
     }
 }
@@ -38,6 +41,7 @@ impl LazyRoute for TaskListRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::tasks::TaskListPage /> }.into_any()
     }
 }
@@ -52,6 +56,7 @@ impl LazyRoute for TaskDetailRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::tasks::TaskDetailPage /> }.into_any()
     }
 }
@@ -66,6 +71,7 @@ impl LazyRoute for ProjectListRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::projects::ProjectListPage /> }.into_any()
     }
 }
@@ -80,6 +86,7 @@ impl LazyRoute for PlanRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::projects::PlanPage /> }.into_any()
     }
 }
@@ -94,6 +101,7 @@ impl LazyRoute for SettingsRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::settings::SettingsPage /> }.into_any()
     }
 }
@@ -108,6 +116,7 @@ impl LazyRoute for AnalyticsRoute {
     }
 
     fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
         view! { <pages::analytics::AnalyticsPage /> }.into_any()
     }
 }

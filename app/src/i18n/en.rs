@@ -1,4 +1,9 @@
-//! The English texts, by key (`Locale::t`).
+//! The English texts, by key (`Locale::t`), in three tables: [`EN`]
+//! what the shell, `/harness` and the components they share show (in the
+//! browser's main module), [`EN_PAGES`] what only the lazy pages show
+//! (in the browser: in a chunk the lazy pages load, see
+//! `super::load_page_texts`), [`EN_SERVER`] what only the server renders
+//! (the login and logout pages; never in the browser's bundle).
 
 pub const EN: &[(&str, &str)] = &[
     ("nav.skip", "Skip to content"),
@@ -24,12 +29,6 @@ pub const EN: &[(&str, &str)] = &[
     ("notfound.tasks", "All tasks"),
     ("common.yes", "yes"),
     ("common.no", "no"),
-    (
-        "home.lead",
-        "Agents that work unattended, park when blocked, and resume the moment you answer.",
-    ),
-    ("home.pending", "Waiting for you: {n}"),
-    ("home.tasks", "Tasks: {n}"),
     ("harness.title", "Inbox"),
     (
         "harness.subtitle",
@@ -135,6 +134,69 @@ pub const EN: &[(&str, &str)] = &[
     ("time.minutes", "{n}m"),
     ("time.hours", "{n}h"),
     ("time.days", "{n}d"),
+    ("nav.projects", "Projects"),
+    ("nav.analytics", "Analytics"),
+    ("choices.default", "default"),
+    ("choices.sending", "Sending \u{201c}{label}\u{201d}\u{2026}"),
+    ("choices.undo", "Undo"),
+    ("choices.default_in", "default in {n}"),
+    ("choices.deadline_in", "answer within {n}"),
+    (
+        "choices.default_due",
+        "deadline passed: applying the default",
+    ),
+    ("choices.deadline_passed", "deadline passed"),
+    (
+        "choices.keys_hint",
+        "Keys 1–8 choose an option; you can also write an answer.",
+    ),
+    ("choices.label", "Options"),
+    ("choices.by_default", "default after deadline"),
+    ("choices.chosen", "chosen:"),
+    ("alerts.heading", "Alerts in this browser"),
+    ("alerts.enable", "Enable browser notifications"),
+    (
+        "alerts.granted",
+        "Notifications are on for new questions while this tab is in the background.",
+    ),
+    (
+        "alerts.denied",
+        "Notifications are blocked in this browser's site settings.",
+    ),
+    ("alerts.unsupported", "This browser has no notifications."),
+    ("alerts.off", "Notifications are off."),
+    ("alerts.sound", "Play a sound for new questions"),
+    ("alerts.title", "Harness: an agent needs you"),
+    ("alerts.body", "{n} question(s) waiting for your reply"),
+    ("nav.menu", "Menu"),
+    ("harness.from_children", "From child tasks"),
+    (
+        "harness.from_children_hint",
+        "Show only messages of tasks derived from a parent task",
+    ),
+    ("detail.open_task", "Open the task"),
+    ("detail.open_terminal", "its terminal"),
+    ("outbound.PENDING", "queued for the gateway"),
+    ("outbound.SENDING", "sending through the gateway"),
+    ("outbound.DELIVERED", "sent through the gateway"),
+    (
+        "outbound.SENT_UNVERIFIED",
+        "maybe sent (no confirmation from the gateway); not sent again",
+    ),
+    ("outbound.FAILED", "sending failed; retried automatically"),
+    ("outbound.DEAD", "sending gave up"),
+    ("outbound.attempts", "attempts: {n}"),
+    ("outbound.retry", "retry now"),
+    ("outbound.mark", "mark as delivered"),
+];
+
+pub const EN_PAGES: &[(&str, &str)] = &[
+    (
+        "home.lead",
+        "Agents that work unattended, park when blocked, and resume the moment you answer.",
+    ),
+    ("home.pending", "Waiting for you: {n}"),
+    ("home.tasks", "Tasks: {n}"),
     ("tasks.title", "Tasks"),
     ("tasks.new", "New task"),
     ("tasks.field.title", "Title"),
@@ -201,7 +263,6 @@ pub const EN: &[(&str, &str)] = &[
     ("settings.scope_work", "all work"),
     ("settings.save", "Add"),
     ("settings.remove", "Remove"),
-    ("nav.projects", "Projects"),
     ("projects.title", "Projects"),
     (
         "projects.subtitle",
@@ -261,7 +322,6 @@ pub const EN: &[(&str, &str)] = &[
         "The last 50 lines of harness-progress.txt, newest last; updated every 2 seconds.",
     ),
     ("plan.log_empty", "The progress log is empty."),
-    ("nav.analytics", "Analytics"),
     ("analytics.title", "How long agents wait for you"),
     (
         "analytics.lead",
@@ -285,23 +345,6 @@ pub const EN: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 h"),
     ("analytics.age.d1to7", "1–7 days"),
     ("analytics.age.gt7d", "over 7 days"),
-    ("choices.default", "default"),
-    ("choices.sending", "Sending \u{201c}{label}\u{201d}\u{2026}"),
-    ("choices.undo", "Undo"),
-    ("choices.default_in", "default in {n}"),
-    ("choices.deadline_in", "answer within {n}"),
-    (
-        "choices.default_due",
-        "deadline passed: applying the default",
-    ),
-    ("choices.deadline_passed", "deadline passed"),
-    (
-        "choices.keys_hint",
-        "Keys 1–8 choose an option; you can also write an answer.",
-    ),
-    ("choices.label", "Options"),
-    ("choices.by_default", "default after deadline"),
-    ("choices.chosen", "chosen:"),
     // issue 15: task control, form, home, alerts
     ("task.run.not_started", "not started"),
     ("task.run.running", "running"),
@@ -395,21 +438,6 @@ pub const EN: &[(&str, &str)] = &[
     ("home.copy", "Copy"),
     ("home.copied", "Copied"),
     ("home.copy_url", "Copy the MCP URL"),
-    ("alerts.heading", "Alerts in this browser"),
-    ("alerts.enable", "Enable browser notifications"),
-    (
-        "alerts.granted",
-        "Notifications are on for new questions while this tab is in the background.",
-    ),
-    (
-        "alerts.denied",
-        "Notifications are blocked in this browser's site settings.",
-    ),
-    ("alerts.unsupported", "This browser has no notifications."),
-    ("alerts.off", "Notifications are off."),
-    ("alerts.sound", "Play a sound for new questions"),
-    ("alerts.title", "Harness: an agent needs you"),
-    ("alerts.body", "{n} question(s) waiting for your reply"),
     ("task.replaced", "replaced by a newer question"),
     ("task.reply_label", "The agent waits for your reply"),
     ("task.reply_own", "Your answer"),
@@ -420,7 +448,6 @@ pub const EN: &[(&str, &str)] = &[
     ("projects.field.name", "Name"),
     ("projects.field.path", "Directory"),
     ("projects.field.workspace", "Workspace"),
-    ("nav.menu", "Menu"),
     ("projects.edit", "Edit"),
     ("projects.edit_named", "Edit {name}"),
     ("projects.edit_title", "Edit project {name}"),
@@ -454,11 +481,6 @@ pub const EN: &[(&str, &str)] = &[
         "workbench.reason.awaiting_dispatch",
         "Work is waiting to be typed in at its next turn end.",
     ),
-    ("harness.from_children", "From child tasks"),
-    (
-        "harness.from_children_hint",
-        "Show only messages of tasks derived from a parent task",
-    ),
     ("term.connecting", "connecting…"),
     ("term.connected", "connected"),
     ("term.reconnecting", "reconnecting…"),
@@ -466,20 +488,6 @@ pub const EN: &[(&str, &str)] = &[
     ("term.fullscreen", "Full screen"),
     ("term.exit_fullscreen", "Leave full screen"),
     ("term.leave_hint", "Shift+Esc leaves the terminal"),
-    ("detail.open_task", "Open the task"),
-    ("detail.open_terminal", "its terminal"),
-    ("outbound.PENDING", "queued for the gateway"),
-    ("outbound.SENDING", "sending through the gateway"),
-    ("outbound.DELIVERED", "sent through the gateway"),
-    (
-        "outbound.SENT_UNVERIFIED",
-        "maybe sent (no confirmation from the gateway); not sent again",
-    ),
-    ("outbound.FAILED", "sending failed; retried automatically"),
-    ("outbound.DEAD", "sending gave up"),
-    ("outbound.attempts", "attempts: {n}"),
-    ("outbound.retry", "retry now"),
-    ("outbound.mark", "mark as delivered"),
     ("settings.test", "send a test message"),
     ("settings.test_result", "Test message: {state}"),
     (
@@ -523,6 +531,9 @@ pub const EN: &[(&str, &str)] = &[
     ("settings.any", "any"),
     ("settings.alias_scope_work", "work messages"),
     ("settings.alias_scope_unattended", "unattended messages"),
+];
+
+pub const EN_SERVER: &[(&str, &str)] = &[
     ("login.title", "Log in"),
     (
         "login.help",

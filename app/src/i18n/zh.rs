@@ -1,4 +1,9 @@
-//! The Chinese texts, by key (`Locale::t`).
+//! The Chinese texts, by key (`Locale::t`), in three tables: [`ZH`]
+//! what the shell, `/harness` and the components they share show (in the
+//! browser's main module), [`ZH_PAGES`] what only the lazy pages show
+//! (in the browser: in a chunk the lazy pages load, see
+//! `super::load_page_texts`), [`ZH_SERVER`] what only the server renders
+//! (the login and logout pages; never in the browser's bundle).
 
 pub const ZH: &[(&str, &str)] = &[
     ("nav.skip", "跳到正文"),
@@ -24,12 +29,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("notfound.tasks", "全部任务"),
     ("common.yes", "是"),
     ("common.no", "否"),
-    (
-        "home.lead",
-        "让智能体无人值守地工作：受阻时停下等待，你一回答就立即继续。",
-    ),
-    ("home.pending", "等待你回复：{n}"),
-    ("home.tasks", "任务：{n}"),
     ("harness.title", "收件箱"),
     (
         "harness.subtitle",
@@ -123,6 +122,57 @@ pub const ZH: &[(&str, &str)] = &[
     ("time.minutes", "{n} 分钟前"),
     ("time.hours", "{n} 小时前"),
     ("time.days", "{n} 天前"),
+    ("nav.projects", "项目"),
+    ("nav.analytics", "统计"),
+    ("choices.default", "默认"),
+    ("choices.sending", "即将发送\u{201c}{label}\u{201d}\u{2026}"),
+    ("choices.undo", "撤销"),
+    ("choices.default_in", "{n} 后采用默认"),
+    ("choices.deadline_in", "请在 {n} 内回答"),
+    ("choices.default_due", "已过期限：正在采用默认"),
+    ("choices.deadline_passed", "已过期限"),
+    ("choices.keys_hint", "按 1–8 选择选项；也可以直接写回答。"),
+    ("choices.label", "选项"),
+    ("choices.by_default", "期限已过，采用默认"),
+    ("choices.chosen", "已选："),
+    ("alerts.heading", "本浏览器中的提醒"),
+    ("alerts.enable", "开启浏览器通知"),
+    ("alerts.granted", "此标签页在后台时，新问题会以通知提醒。"),
+    ("alerts.denied", "通知已在本浏览器的网站设置中被阻止。"),
+    ("alerts.unsupported", "此浏览器不支持通知。"),
+    ("alerts.off", "通知未开启。"),
+    ("alerts.sound", "新问题时播放提示音"),
+    ("alerts.title", "Harness：有智能体在等你"),
+    ("alerts.body", "{n} 个问题等待你回复"),
+    ("nav.menu", "菜单"),
+    ("harness.from_children", "来自子任务"),
+    (
+        "harness.from_children_hint",
+        "只显示由父任务派生的子任务的消息",
+    ),
+    ("detail.open_task", "打开任务"),
+    ("detail.open_terminal", "它的终端"),
+    ("outbound.PENDING", "等待网关发送"),
+    ("outbound.SENDING", "正在通过网关发送"),
+    ("outbound.DELIVERED", "已通过网关发送"),
+    (
+        "outbound.SENT_UNVERIFIED",
+        "可能已发送（网关未确认），不会重发",
+    ),
+    ("outbound.FAILED", "发送失败，将自动重试"),
+    ("outbound.DEAD", "已放弃发送"),
+    ("outbound.attempts", "尝试次数：{n}"),
+    ("outbound.retry", "立即重试"),
+    ("outbound.mark", "标记为已送达"),
+];
+
+pub const ZH_PAGES: &[(&str, &str)] = &[
+    (
+        "home.lead",
+        "让智能体无人值守地工作：受阻时停下等待，你一回答就立即继续。",
+    ),
+    ("home.pending", "等待你回复：{n}"),
+    ("home.tasks", "任务：{n}"),
     ("tasks.title", "任务"),
     ("tasks.new", "新建任务"),
     ("tasks.field.title", "标题"),
@@ -189,7 +239,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("settings.scope_work", "全部工作"),
     ("settings.save", "添加"),
     ("settings.remove", "删除"),
-    ("nav.projects", "项目"),
     ("projects.title", "项目"),
     (
         "projects.subtitle",
@@ -243,7 +292,6 @@ pub const ZH: &[(&str, &str)] = &[
         "harness-progress.txt 的最后 50 行，最新的在最后；每 2 秒更新。",
     ),
     ("plan.log_empty", "进度日志是空的。"),
-    ("nav.analytics", "统计"),
     ("analytics.title", "智能体等你多久"),
     (
         "analytics.lead",
@@ -267,17 +315,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 小时"),
     ("analytics.age.d1to7", "1–7 天"),
     ("analytics.age.gt7d", "超过 7 天"),
-    ("choices.default", "默认"),
-    ("choices.sending", "即将发送\u{201c}{label}\u{201d}\u{2026}"),
-    ("choices.undo", "撤销"),
-    ("choices.default_in", "{n} 后采用默认"),
-    ("choices.deadline_in", "请在 {n} 内回答"),
-    ("choices.default_due", "已过期限：正在采用默认"),
-    ("choices.deadline_passed", "已过期限"),
-    ("choices.keys_hint", "按 1–8 选择选项；也可以直接写回答。"),
-    ("choices.label", "选项"),
-    ("choices.by_default", "期限已过，采用默认"),
-    ("choices.chosen", "已选："),
     // issue 15: task control, form, home, alerts
     ("task.run.not_started", "未启动"),
     ("task.run.running", "运行中"),
@@ -359,15 +396,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("home.copy", "复制"),
     ("home.copied", "已复制"),
     ("home.copy_url", "复制 MCP 地址"),
-    ("alerts.heading", "本浏览器中的提醒"),
-    ("alerts.enable", "开启浏览器通知"),
-    ("alerts.granted", "此标签页在后台时，新问题会以通知提醒。"),
-    ("alerts.denied", "通知已在本浏览器的网站设置中被阻止。"),
-    ("alerts.unsupported", "此浏览器不支持通知。"),
-    ("alerts.off", "通知未开启。"),
-    ("alerts.sound", "新问题时播放提示音"),
-    ("alerts.title", "Harness：有智能体在等你"),
-    ("alerts.body", "{n} 个问题等待你回复"),
     ("task.replaced", "已被更新的问题取代"),
     ("task.reply_label", "智能体正在等你回复"),
     ("task.reply_own", "你的回答"),
@@ -378,7 +406,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("projects.field.name", "名称"),
     ("projects.field.path", "目录"),
     ("projects.field.workspace", "工作区"),
-    ("nav.menu", "菜单"),
     ("projects.edit", "编辑"),
     ("projects.edit_named", "编辑 {name}"),
     ("projects.edit_title", "编辑项目 {name}"),
@@ -406,11 +433,6 @@ pub const ZH: &[(&str, &str)] = &[
         "workbench.reason.awaiting_dispatch",
         "有工作等待在下一轮结束时输入。",
     ),
-    ("harness.from_children", "来自子任务"),
-    (
-        "harness.from_children_hint",
-        "只显示由父任务派生的子任务的消息",
-    ),
     ("term.connecting", "连接中…"),
     ("term.connected", "已连接"),
     ("term.reconnecting", "重新连接中…"),
@@ -418,20 +440,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("term.fullscreen", "全屏"),
     ("term.exit_fullscreen", "退出全屏"),
     ("term.leave_hint", "Shift+Esc 离开终端"),
-    ("detail.open_task", "打开任务"),
-    ("detail.open_terminal", "它的终端"),
-    ("outbound.PENDING", "等待网关发送"),
-    ("outbound.SENDING", "正在通过网关发送"),
-    ("outbound.DELIVERED", "已通过网关发送"),
-    (
-        "outbound.SENT_UNVERIFIED",
-        "可能已发送（网关未确认），不会重发",
-    ),
-    ("outbound.FAILED", "发送失败，将自动重试"),
-    ("outbound.DEAD", "已放弃发送"),
-    ("outbound.attempts", "尝试次数：{n}"),
-    ("outbound.retry", "立即重试"),
-    ("outbound.mark", "标记为已送达"),
     ("settings.test", "发送测试消息"),
     ("settings.test_result", "测试消息：{state}"),
     (
@@ -475,6 +483,9 @@ pub const ZH: &[(&str, &str)] = &[
     ("settings.any", "任意"),
     ("settings.alias_scope_work", "工作消息"),
     ("settings.alias_scope_unattended", "无人值守消息"),
+];
+
+pub const ZH_SERVER: &[(&str, &str)] = &[
     ("login.title", "登录"),
     (
         "login.help",

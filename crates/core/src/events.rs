@@ -29,12 +29,15 @@ pub enum HarnessEvent {
     /// A setting was written (caches of it are stale).
     #[serde(rename_all = "camelCase")]
     SettingChanged { key: String },
-    /// An outbound (gateway) message was queued or changed state.
+    /// An outbound (gateway) message was queued or changed state; `state`
+    /// is the row's state as that transaction committed it (a waiter needs
+    /// no read to know whether the attempt ended).
     #[serde(rename_all = "camelCase")]
     OutboundChanged {
         id: String,
         task_id: Option<String>,
         message_id: Option<String>,
+        state: crate::store::OutboundState,
     },
 }
 

@@ -177,6 +177,7 @@ impl Harness {
             id: row.id.clone(),
             task_id: row.task_id.clone(),
             message_id: row.message_id.clone(),
+            state: row.state,
         });
     }
 
@@ -386,7 +387,11 @@ impl Harness {
             let woke = tokio::time::timeout_at(deadline, async {
                 loop {
                     match events.recv().await {
-                        Ok(HarnessEvent::OutboundChanged { id: changed, .. }) if changed == id => {
+                        // A change that did not end an attempt (the claim)
+                        // needs no read: the event carries the state.
+                        Ok(HarnessEvent::OutboundChanged {
+                            id: changed, state, ..
+                        }) if changed == id && state.attempted() => {
                             return true;
                         }
                         Ok(_) => {}
