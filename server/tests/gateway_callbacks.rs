@@ -508,3 +508,26 @@ async fn a_discussion_is_answered_once_and_bad_input_names_the_field() {
     );
     x.s.shutdown().await;
 }
+
+/// Over REST (the admin's `POST /api/tasks`) a gateway link is refused
+/// with a 400 naming it, and no task is written: only the bound
+/// Workbench's own `create_task` links (schemathesis found a 500 here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gateway_link_over_rest_is_a_400_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let (_, before) = s.admin("GET", "/api/tasks", None).await;
+    for inbound in ["", "cmx6jpqab0004nm7n1kpru9p6", "not an id"] {
+        let (st, body) = s
+            .admin(
+                "POST",
+                "/api/tasks",
+                Some(json!({"title": "0", "gatewayInboundId": inbound})),
+            )
+            .await;
+        assert_eq!(st, StatusCode::BAD_REQUEST, "{inbound:?} → {body}");
+        assert_eq!(body["field"], "gatewayInboundId", "{body}");
+    }
+    let (_, after) = s.admin("GET", "/api/tasks", None).await;
+    assert_eq!(before, after, "no task written");
+}

@@ -85,7 +85,7 @@ impl Harness {
                 input.project_id = self.get_task(own).await?.task.project_id;
             }
         }
-        self.create_task(input).await
+        self.create_checked_task(input).await
     }
 
     /// Unattended mode needs a way to reach a human: turning it on fails

@@ -240,7 +240,23 @@ impl Harness {
 
     /// Create a task. A parent makes it a derived child (its description gets
     /// the `## 来源` marker naming the parent).
+    ///
+    /// A link to a gateway message (`gatewayInboundId`) is made only by the
+    /// bound Workbench's own request, which [`Self::create_task_as`] checks;
+    /// here it is refused (400 naming it) instead of written unchecked.
     pub async fn create_task(&self, input: CreateTask) -> CoreResult<TaskView> {
+        if input.gateway_inbound_id.is_some() {
+            return Err(CoreError::invalid(
+                "gatewayInboundId",
+                "only the project's Workbench links a task to a gateway message \
+                 (its own create_task over MCP)",
+            ));
+        }
+        self.create_checked_task(input).await
+    }
+
+    /// [`Self::create_task`] once the gateway link (if any) was checked.
+    pub(crate) async fn create_checked_task(&self, input: CreateTask) -> CoreResult<TaskView> {
         let title = validate::text("title", input.title.as_deref(), validate::MAX_TITLE_CHARS)?;
         let description = validate::optional_text(
             "description",
@@ -281,7 +297,16 @@ impl Harness {
         };
         if let Some(inbound) = input.gateway_inbound_id.as_deref() {
             // Checked by `create_task_as` (the bound Workbench's own request).
-            let (id, created) = self.store().create_linked_task(new, inbound).await?;
+            let (id, created) = self
+                .store()
+                .create_linked_task(new, inbound)
+                .await
+                .map_err(|e| match e {
+                    StoreError::MissingReference(_) => {
+                        CoreError::invalid("projectId", "project not found")
+                    }
+                    other => other.into(),
+                })?;
             if created {
                 self.publish(HarnessEvent::TaskChanged {
                     task_id: id.clone(),

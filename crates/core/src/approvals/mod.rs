@@ -36,7 +36,13 @@ pub struct GlobalPolicy {
 
 impl Harness {
     async fn stored_policy(&self, key: &str) -> CoreResult<Option<Policy>> {
-        let Some(value) = self.store().get_setting(key).await? else {
+        // JSON null is what "back to the built-in rules" stores.
+        let Some(value) = self
+            .store()
+            .get_setting(key)
+            .await?
+            .filter(|v| !v.is_null())
+        else {
             return Ok(None);
         };
         match serde_json::from_value::<Policy>(value) {
