@@ -8,7 +8,6 @@ use super::{
     PgStore,
     batch::{self, args},
 };
-use crate::shared::messages::RECORD_ASK;
 
 /// Runs the ask's statements (the transaction is `batch_tx`'s).
 async fn begin_ask(
@@ -19,7 +18,12 @@ async fn begin_ask(
     now: i64,
     key: Option<String>,
 ) -> Result<Vec<PgRow>, sqlx::Error> {
-    batch::run(conn, RECORD_ASK, &args!(task_id, id, question, now, key)).await
+    batch::run(
+        conn,
+        super::RECORD_ASK_CALL,
+        &args!(task_id, id, question, now, key),
+    )
+    .await
 }
 
 /// `batch_tx` commits.

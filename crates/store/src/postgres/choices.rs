@@ -28,7 +28,7 @@ use crate::{
         choices::{
             CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, due_default, options_json,
         },
-        messages::{RECORD_ASK, answered_from, ask_recorded},
+        messages::{answered_from, ask_recorded},
     },
 };
 
@@ -95,11 +95,12 @@ impl ChoicesStore for PgStore {
         );
         // The ask's own statements, then its choices, in one transaction.
         let key = ask.idempotency_key.clone();
-        // ?5 is RECORD_ASK's idempotency key; the choices follow it.
+        // $5 is the ask's idempotency key; the choices follow it.
         let sql = format!(
-            "{RECORD_ASK}; \
+            "{}; \
              INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($2, $6, $7, $8, $9, $10, NULL) \
-               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id"
+               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id",
+            super::RECORD_ASK_CALL
         );
         let returned = self
             .batch_tx(move |conn| {
@@ -306,7 +307,7 @@ impl ChoicesStore for PgStore {
                 Box::pin(async move {
                     let returned = batch::run(
                         &mut *conn,
-                        RECORD_ASK,
+                        super::RECORD_ASK_CALL,
                         &args!(&task_id, &id, question, now, key),
                     )
                     .await?;

@@ -21,7 +21,7 @@ use crate::shared::messages::{
 };
 use crate::{
     error::map,
-    shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
+    shared::messages::{HandoffBinds, answered_from, ask_recorded},
 };
 
 impl PgStore {
@@ -137,7 +137,7 @@ impl MessageStore for PgStore {
             .batch_tx(move |conn| {
                 Box::pin(async move {
                     let args = args!(task_id, id, question, now, key);
-                    batch::run(conn, RECORD_ASK, &args).await
+                    batch::run(conn, super::RECORD_ASK_CALL, &args).await
                 })
             })
             .await?;
