@@ -88,14 +88,19 @@ const EVENT_DEBOUNCE: Duration = Duration::from_millis(20);
 
 pub async fn run(harness: Harness, cancel: CancellationToken) {
     let mut events = harness.subscribe();
+    let mut reminded: Option<std::time::Instant> = None;
     loop {
         if let Err(err) = harness.apply_due_defaults().await {
             tracing::warn!(%err, "applying overdue defaults failed; retrying at the next pass");
         }
         // The other clock of an OPEN ask: its reminders (`crate::reminders`),
-        // due at minute granularity, so at most MAX_SLEEP late.
-        if let Err(err) = harness.send_due_reminders(Utc::now()).await {
-            tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");
+        // due at minute granularity: at most once per MAX_SLEEP, not on
+        // every message change that wakes this loop (a pass writes).
+        if reminded.is_none_or(|at| at.elapsed() >= MAX_SLEEP) {
+            reminded = Some(std::time::Instant::now());
+            if let Err(err) = harness.send_due_reminders(Utc::now()).await {
+                tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");
+            }
         }
         let sleep = next_sleep(&harness).await;
         let woke = async {
