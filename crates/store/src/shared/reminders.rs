@@ -30,7 +30,8 @@ pub(crate) const INSERT_REMINDER: &str = "INSERT INTO ask_reminders \
      WHERE EXISTS (SELECT 1 FROM harness_messages m WHERE m.id = $1 AND m.kind = 'ask' AND m.state = 'OPEN') \
        AND NOT EXISTS (SELECT 1 FROM ask_reminders r WHERE r.message_id = $1 AND r.seq >= $2)";
 
-/// Its outbound row: `$1` id, `$2` dedup key, `$3` task, `$4` execution,
+/// Its outbound row: `$1` id, `$2` dedup key, `$3` task, `$4` the ask (its
+/// execution is the row's),
 /// `$5` gateway, `$6` downstream, `$7` dest, `$8` requested to, `$9`
 /// profile, `$10` scope, `$11` expect reply (0/1), `$12` text, `$13`
 /// presentation, `$14` now. No message of its own (an outbound row carries
@@ -41,7 +42,8 @@ pub(crate) fn insert_outbound_sql() -> String {
         "INSERT INTO harness_outbound (id, dedup_key, dedup_base, task_id, execution_id, \
            harness_message_id, gateway, downstream, dest, requested_to, profile, scope, \
            expect_reply, message, presentation, state, attempts, next_attempt_at, created_at, updated_at) \
-         VALUES ($1, $2, NULL, $3, $4, NULL, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'PENDING', 0, $14, $14, $14) \
+         VALUES ($1, $2, NULL, $3, \
+           (SELECT m.execution_id FROM harness_messages m WHERE m.id = $4), NULL, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'PENDING', 0, $14, $14, $14) \
          RETURNING {}",
         super::outbox::returning()
     )
@@ -133,18 +135,11 @@ macro_rules! reminder_store {
                     if written == 0 {
                         return Ok(None);
                     }
-                    let execution: Option<String> = sqlx::query_scalar(
-                        "SELECT execution_id FROM harness_messages WHERE id = $1",
-                    )
-                    .bind(&r.message_id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(map)?;
                     let row = sqlx::query(AssertSqlSafe(reminders::insert_outbound_sql()))
                         .bind(&o.id)
                         .bind(format!("reminder:{}:{}", r.message_id, r.seq))
                         .bind(&o.task_id)
-                        .bind(execution)
+                        .bind(&r.message_id)
                         .bind(&o.gateway)
                         .bind(&o.downstream)
                         .bind(&o.dest)

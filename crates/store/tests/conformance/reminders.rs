@@ -121,6 +121,8 @@ pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend
         (None, Some(t.as_str()))
     );
     assert_eq!(row.dedup_key, format!("reminder:{ask}:1"));
+    assert!(row.execution_id.is_some(), "the ask's execution");
+    assert_eq!(row.execution_id, c.first.execution_id);
     assert_eq!(
         (row.gateway.as_str(), row.dest.as_deref()),
         ("openclaw", Some("-100"))
