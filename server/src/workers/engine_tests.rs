@@ -43,6 +43,8 @@ struct Table {
     order: HashMap<String, Vec<String>>,
     /// Turns that fail before the next succeeds.
     fail_turns: usize,
+    /// Turns to fail once a first row was recorded (while rows remain).
+    fail_after_recording: usize,
 }
 
 #[derive(Clone, Default)]
@@ -115,6 +117,9 @@ impl Queue for TestKind {
         let table = self.table.clone();
         async move {
             let mut t = table.lock().unwrap();
+            if t.fail_after_recording > 0 && !t.recorded.is_empty() {
+                t.fail_turns += std::mem::take(&mut t.fail_after_recording);
+            }
             if t.fail_turns > 0 {
                 t.fail_turns -= 1;
                 return Err(CoreError::Conflict("the database is away".into()));
@@ -241,19 +246,23 @@ async fn a_failed_turn_is_tried_again_without_recording_twice() {
     for i in 0..10 {
         kind.add(&format!("r{i}"), &format!("k{i}"));
     }
+    // Armed before the start: setting it after a first record raced a fast
+    // machine, where every row was recorded before the failures were set.
+    kind.lock().fail_after_recording = 3;
     let cancel = CancellationToken::new();
     let worker =
         tokio::spawn(Worker::new(kind.clone(), config(2, 0)).run(Arc::default(), cancel.clone()));
-    kind.wait_for("some recorded", |t| !t.recorded.is_empty())
-        .await;
-    kind.lock().fail_turns = 3;
     kind.wait_for("all recorded", |t| t.recorded.len() == 10)
         .await;
     cancel.cancel();
     worker.await.unwrap();
     let t = kind.lock();
     assert!(t.recorded.values().all(|&n| n == 1));
-    assert_eq!(t.fail_turns, 0, "the failures were exercised");
+    assert_eq!(
+        (t.fail_after_recording, t.fail_turns),
+        (0, 0),
+        "the failures were exercised"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
