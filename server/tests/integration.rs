@@ -15,6 +15,8 @@ mod common;
 mod agent_argv;
 #[path = "agent_boundary.rs"]
 mod agent_boundary;
+#[path = "agent_hangup.rs"]
+mod agent_hangup;
 #[path = "approvals.rs"]
 mod approvals;
 #[path = "ask_idempotency.rs"]

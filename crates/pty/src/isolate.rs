@@ -19,7 +19,13 @@
 //!    `no_new_privs`, forks the agent and reaps orphans;
 //! 4. the launcher itself ignores job-control and termination signals and
 //!    exits with the agent's status, so the PTY supervisor sees the agent's
-//!    exit, and SIGKILL of the process group ends everything.
+//!    exit, and SIGKILL of the process group ends everything;
+//! 5. a hangup of the terminal (the server is gone: its end of the PTY
+//!    closed) reaches only the launcher, the session leader: it passes the
+//!    SIGHUP on to the agent and, when the agent ignores it, kills the
+//!    namespace after a grace period — an agent nobody can see or type
+//!    into never runs on alone (and never beside the one a restarted
+//!    server resumes).
 //!
 //! When the kernel refuses (user namespaces disabled, or an AppArmor policy
 //! that forbids them) [`probe`] says why; the server then starts agents
@@ -30,6 +36,10 @@ use std::{
     os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
 };
+
+/// How long an agent may outlive its terminal's hangup before the launcher
+/// kills it: time for a CLI to save its session on SIGHUP.
+pub const HANGUP_GRACE_SECS: u32 = 5;
 
 /// The launcher's subcommand of the `harness` binary.
 pub const SUBCOMMAND: &str = "agent-sandbox";
@@ -220,6 +230,7 @@ mod linux {
     use std::{
         io,
         os::fd::{AsRawFd, FromRawFd, OwnedFd},
+        sync::atomic::{AtomicBool, Ordering},
     };
 
     fn os_err(what: &str) -> String {
@@ -404,13 +415,13 @@ mod linux {
         Ok(())
     }
 
-    /// Waits for `pid`; its exit code (128 + signal when it was killed).
-    fn wait_for(pid: libc::pid_t, reap_others: bool) -> i32 {
+    /// In PID 1: reaps every child until `pid` ends; its exit code (128 +
+    /// signal when it was killed).
+    fn reap_until(pid: libc::pid_t) -> i32 {
         loop {
             let mut status = 0;
-            let target = if reap_others { -1 } else { pid };
             // SAFETY: status is a valid out pointer.
-            let got = unsafe { libc::waitpid(target, &mut status, 0) };
+            let got = unsafe { libc::waitpid(-1, &mut status, 0) };
             if got < 0 {
                 if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                     continue;
@@ -546,14 +557,89 @@ mod linux {
                     } else {
                         // Signals from outside reach the agent directly (same
                         // process group); PID 1 only reaps.
-                        wait_for(agent, true)
+                        reap_until(agent)
                     }
                 }
             };
             std::process::exit(code);
         }
         ignore_signals();
-        Ok(wait_for(init, false))
+        watch_hangup();
+        Ok(wait_for_namespace(init))
+    }
+
+    /// Set by the launcher's SIGHUP handler: the terminal hung up.
+    static HUNG_UP: AtomicBool = AtomicBool::new(false);
+    /// Set by its SIGALRM handler: the agent's grace after the hangup is over.
+    static GRACE_OVER: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_hangup(_: libc::c_int) {
+        HUNG_UP.store(true, Ordering::SeqCst);
+    }
+
+    extern "C" fn on_alarm(_: libc::c_int) {
+        GRACE_OVER.store(true, Ordering::SeqCst);
+    }
+
+    /// SIGHUP and SIGALRM interrupt the launcher's wait (no `SA_RESTART`).
+    fn watch_hangup() {
+        for (sig, handler) in [
+            (libc::SIGHUP, on_hangup as extern "C" fn(libc::c_int)),
+            (libc::SIGALRM, on_alarm as extern "C" fn(libc::c_int)),
+        ] {
+            // SAFETY: a zeroed sigaction with an async-signal-safe handler
+            // (one atomic store) and an empty mask is valid.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = handler as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(sig, &action, std::ptr::null_mut());
+            }
+        }
+    }
+
+    /// The launcher's wait for PID 1 of the agent's namespace. The launcher
+    /// leads the terminal's session, so a hangup (the server went away: its
+    /// end of the PTY closed) reaches only the launcher. It passes the
+    /// SIGHUP on to the agent's process group and, if the agent outlives
+    /// [`HANGUP_GRACE_SECS`] (a CLI that ignores SIGHUP), kills the whole
+    /// namespace: an agent nobody can see or type into never runs on alone.
+    fn wait_for_namespace(init: libc::pid_t) -> i32 {
+        let mut forwarded = false;
+        loop {
+            let mut status = 0;
+            // SAFETY: status is a valid out pointer.
+            let got = unsafe { libc::waitpid(init, &mut status, 0) };
+            if got == init {
+                if libc::WIFEXITED(status) {
+                    return libc::WEXITSTATUS(status);
+                }
+                if libc::WIFSIGNALED(status) {
+                    return 128 + libc::WTERMSIG(status);
+                }
+                continue;
+            }
+            if got < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return 1;
+            }
+            if HUNG_UP.load(Ordering::SeqCst) && !forwarded {
+                forwarded = true;
+                // SAFETY: signalling our own process group (the agent's;
+                // the launcher's handler only sets the flag again) and
+                // arming an alarm have no memory effects.
+                unsafe {
+                    libc::killpg(libc::getpgrp(), libc::SIGHUP);
+                    libc::alarm(HANGUP_GRACE_SECS);
+                }
+            }
+            if GRACE_OVER.load(Ordering::SeqCst) {
+                // SAFETY: SIGKILL to PID 1 of the namespace ends every
+                // process in it; `init` is our own child, not yet reaped.
+                unsafe {
+                    libc::kill(init, libc::SIGKILL);
+                }
+            }
+        }
     }
 }
 
