@@ -6,7 +6,7 @@
 //! linked task the Workbench never confirmed, fails a request resolved
 //! without a link, and settles an expired continuation claim.
 
-use crate::common::{self, workbench::wait_input};
+use crate::common::{self, workbench::wait_for};
 
 use std::{path::Path, time::Duration};
 
@@ -26,7 +26,7 @@ fn gateway_token(dir: &Path) -> String {
 
 /// An OWNER (telegram 42), a project `shop` and its Workbench (the double
 /// agent; `cwd` overrides the project's directory).
-async fn setup(s: &common::Server, dir: &Path, log: &Path, cwd: Option<&Path>) -> String {
+async fn setup(s: &common::Server, log: &Path, cwd: Option<&Path>) -> String {
     let (st, out) = s
         .admin(
             "PUT",
@@ -35,7 +35,8 @@ async fn setup(s: &common::Server, dir: &Path, log: &Path, cwd: Option<&Path>) -
         )
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
-    let path = dir.join("shop");
+    // Outside the data directory (agents cannot see it).
+    let path = std::env::temp_dir().join(format!("harness-gw-{}", harness_core::ids::new_id()));
     std::fs::create_dir_all(&path).unwrap();
     let (st, project) = s
         .admin(
@@ -118,7 +119,7 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("wb-inputs.log");
     let s = common::start(dir.path()).await;
-    let wb = setup(&s, dir.path(), &log, None).await;
+    let wb = setup(&s, &log, None).await;
     let token = gateway_token(dir.path());
     // Nothing runs the Workbench before the request.
     assert!(
@@ -132,11 +133,12 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     let out = route(&s, &token, "m1", "PROJECT_WORK").await;
     assert_eq!(out["workbenchTaskId"], wb.as_str(), "{out}");
     // Started idle, and the batch with the request typed into it.
-    let got = wait_input(&log, "the gateway batch", "[Gateway project work request]").await;
-    assert!(
-        got.iter().any(|l| l.contains("please look at m1")),
-        "{got:#?}"
-    );
+    let screen = wait_for(&s, &wb, "the gateway batch", |t| {
+        t.contains("GOT INPUT: [Gateway project work request]")
+    })
+    .await;
+    assert!(screen.contains("please look at m1"), "{screen}");
+    assert!(screen.contains("[Tower durable batch:"), "{screen}");
     let execution = s.running.harness.live_execution(&wb).await.unwrap();
     assert!(execution.is_some(), "the Workbench runs");
     // The batch is typed into the terminal this start made: one execution.
@@ -155,7 +157,7 @@ async fn a_workbench_whose_directory_is_gone_is_not_started_and_the_request_says
     let log = dir.path().join("wb-inputs.log");
     let s = common::start(dir.path()).await;
     let gone = dir.path().join("gone");
-    let wb = setup(&s, dir.path(), &log, Some(&gone)).await;
+    let wb = setup(&s, &log, Some(&gone)).await;
     let token = gateway_token(dir.path());
     let out = route(&s, &token, "m1", "PROJECT_WORK").await;
     let id = out["inboundId"].as_str().unwrap();
@@ -193,7 +195,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
     // The Workbench cannot start here: only the recovery acts.
     let gone = dir.path().join("gone");
     let s = common::start(dir.path()).await;
-    let wb = setup(&s, dir.path(), &log, Some(&gone)).await;
+    let wb = setup(&s, &log, Some(&gone)).await;
     let token = gateway_token(dir.path());
     let out = route(&s, &token, "w1", "PROJECT_WORK").await;
     let inbound = out["inboundId"].as_str().unwrap().to_string();
@@ -278,7 +280,7 @@ async fn a_request_resolved_without_a_link_fails_and_a_waiting_one_stays_queued(
     let log = dir.path().join("wb-inputs.log");
     let gone = dir.path().join("gone");
     let s = common::start(dir.path()).await;
-    setup(&s, dir.path(), &log, Some(&gone)).await;
+    setup(&s, &log, Some(&gone)).await;
     let token = gateway_token(dir.path());
     let resolved = route(&s, &token, "w1", "PROJECT_WORK").await["inboundId"]
         .as_str()
