@@ -73,7 +73,7 @@ impl Harness {
     /// Whether the Workbench `task_id` should be started for the gateway
     /// requests waiting (PENDING) in its inbox (§8.2 step 14,
     /// `ensureWorkbench`): yes, unless it is no Workbench, nothing is
-    /// waiting, its agent runs on another node (that node's), or a person
+    /// waiting, it has a live execution (here or on another node), or a person
     /// stopped it after the oldest waiting request came in (it waits for a
     /// person's start, or a newer request). The caller checks its own
     /// terminals.
@@ -92,7 +92,10 @@ impl Harness {
         let Some(oldest) = oldest else {
             return Ok(false);
         };
-        if self.runs_on_another_node(task_id).await? {
+        // A live execution is somebody's agent (this node's terminal, or
+        // another node's): it gets the batch at its turn end. One without a
+        // terminal after a restart was ended at start-up.
+        if self.live_execution(task_id).await?.is_some() {
             return Ok(false);
         }
         let view = self.get_task(task_id).await?;
