@@ -120,3 +120,18 @@ impl LazyRoute for AnalyticsRoute {
         view! { <pages::analytics::AnalyticsPage /> }.into_any()
     }
 }
+
+/// `/gateway`: what the chat gateways bring in, their chats and credential.
+pub struct GatewayRoute;
+
+#[lazy_route]
+impl LazyRoute for GatewayRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
+        view! { <pages::gateway::GatewayPage /> }.into_any()
+    }
+}

@@ -29,8 +29,8 @@ use crate::{
     api::pending_count,
     i18n::use_locale,
     lazy_pages::{
-        AnalyticsRoute, HomeRoute, PlanRoute, ProjectListRoute, SettingsRoute, TaskDetailRoute,
-        TaskListRoute,
+        AnalyticsRoute, GatewayRoute, HomeRoute, PlanRoute, ProjectListRoute, SettingsRoute,
+        TaskDetailRoute, TaskListRoute,
     },
     live::provide_live,
 };
@@ -117,6 +117,7 @@ pub fn App() -> impl IntoView {
                     </A>
                     <A href="/tasks">{l.t("nav.tasks")}</A>
                     <A href="/projects">{l.t("nav.projects")}</A>
+                    <A href="/gateway">{l.t("nav.gateway")}</A>
                     <A href="/analytics">{l.t("nav.analytics")}</A>
                     <A href="/settings">{l.t("nav.settings")}</A>
                 </nav>
@@ -141,6 +142,7 @@ pub fn App() -> impl IntoView {
                     />
                     <Route path=StaticSegment("settings") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=StaticSegment("analytics") view={Lazy::<AnalyticsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=StaticSegment("gateway") view={Lazy::<GatewayRoute>::new()} ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -187,6 +187,22 @@ impl harness_core::auth::GatewaySecret for GatewayTokenFile {
         *cached = Some((stamp, hash.clone()));
         hash
     }
+
+    fn preview(&self) -> Option<String> {
+        let token = fs::read_to_string(&self.path).ok()?;
+        let token = token.trim();
+        (!token.is_empty()).then(|| harness_core::auth::mask_token(token))
+    }
+
+    /// The file is `<root>/secrets/gateway.token`.
+    fn rotate(&self) -> Result<String, String> {
+        let root = self
+            .path
+            .parent()
+            .and_then(Path::parent)
+            .ok_or_else(|| format!("{} has no data directory", self.path.display()))?;
+        rotate_gateway_token(root).map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// The database and its WAL/SHM files are readable by this user only (0600),

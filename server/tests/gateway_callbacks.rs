@@ -91,6 +91,18 @@ async fn setup(dir: &Path) -> Setup {
         )
         .await;
     assert_eq!(st, StatusCode::CREATED, "{out}");
+    // The Workbench's agent is the test (begin_execution): a directory that
+    // does not exist keeps Harness from starting one for the requests.
+    let pid = out["id"].as_str().unwrap();
+    let (st, wb) = s
+        .admin(
+            "POST",
+            &format!("/api/projects/{pid}/workbench"),
+            Some(json!({"agent": {"provider": "command", "command": ["true"],
+                "cwd": dir.join("no-such-dir")}})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{wb}");
     Setup {
         gateway: secret(dir, "gateway.token"),
         s,

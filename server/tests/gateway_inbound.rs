@@ -249,6 +249,7 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         names,
         [
             "continue_bound_task",
+            "manage_gateway_channel_access",
             "relay_channel_reply",
             "reply_to_ask",
             "resolve_gateway_task_context",
@@ -320,7 +321,7 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 7);
     s.shutdown().await;
 }
 

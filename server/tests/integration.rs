@@ -41,6 +41,8 @@ mod durability;
 mod engine;
 #[path = "fuzz.rs"]
 mod fuzz;
+#[path = "gateway_access.rs"]
+mod gateway_access;
 #[path = "gateway_callbacks.rs"]
 mod gateway_callbacks;
 #[path = "gateway_inbound.rs"]
@@ -53,6 +55,8 @@ mod gateway_replies_kill;
 mod gateway_routing;
 #[path = "gateway_routing_kill.rs"]
 mod gateway_routing_kill;
+#[path = "gateway_workbench_start.rs"]
+mod gateway_workbench_start;
 #[path = "hooks.rs"]
 mod hooks;
 #[path = "kill.rs"]

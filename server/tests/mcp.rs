@@ -87,7 +87,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     )
     .await;
     // The agent's 14, reply_to_ask and the gateway's five.
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 20);
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 21);
 
     let (status, call) = rpc(
         &s,

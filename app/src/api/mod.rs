@@ -8,6 +8,7 @@ pub mod choices;
 pub mod control;
 pub mod deliveries;
 pub mod demo;
+pub mod gateway;
 pub mod inbox;
 pub mod locale;
 pub mod messages;

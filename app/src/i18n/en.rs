@@ -136,6 +136,13 @@ pub const EN: &[(&str, &str)] = &[
     ("time.days", "{n}d"),
     ("nav.projects", "Projects"),
     ("nav.analytics", "Analytics"),
+    ("nav.gateway", "Gateway"),
+    ("harness.gw_title", "Messages from chat"),
+    (
+        "harness.gw_all",
+        "All chat messages, chats and the gateway credential →",
+    ),
+    ("harness.gw_replies", "{n} replies, {d} delivered"),
     ("choices.default", "default"),
     ("choices.sending", "Sending \u{201c}{label}\u{201d}\u{2026}"),
     ("choices.undo", "Undo"),
@@ -191,6 +198,61 @@ pub const EN: &[(&str, &str)] = &[
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[
+    ("gateway.title", "Chat gateway"),
+    (
+        "gateway.subtitle",
+        "What people write back through OpenClaw or Hermes: where each message went, what Harness answered, and which chats may ask about projects.",
+    ),
+    ("gateway.inbound", "Inbound messages"),
+    ("gateway.by_state", "Filter by state"),
+    ("gateway.all", "All"),
+    (
+        "gateway.inbound_empty",
+        "No message has come in through a gateway yet.",
+    ),
+    ("gateway.received", "Received"),
+    ("gateway.message", "Message"),
+    ("gateway.status", "State"),
+    ("gateway.result", "Routing result"),
+    ("gateway.replies", "Replies"),
+    ("gateway.task", "Task"),
+    ("gateway.sessions", "Conversations"),
+    ("gateway.chat", "Chat"),
+    ("gateway.sender", "Sender"),
+    ("gateway.project", "Project"),
+    ("gateway.last_activity", "Last activity"),
+    ("gateway.channels", "Chats and access"),
+    ("gateway.owners", "OWNER ids (Settings → Gateways):"),
+    ("gateway.access", "Access"),
+    ("gateway.scope", "Scope"),
+    (
+        "gateway.scope_invalid",
+        "names a project or workspace that is gone",
+    ),
+    ("gateway.updated", "Changed by"),
+    (
+        "gateway.channels_help",
+        "The OWNER changes a chat's access from the chat itself (manage_gateway_channel_access).",
+    ),
+    ("gateway.token", "Gateway credential"),
+    (
+        "gateway.token_help",
+        "The bearer token OpenClaw or Hermes uses for /mcp (secrets/gateway.token). Rotating it stops the old one at once.",
+    ),
+    ("gateway.token_none", "none"),
+    (
+        "gateway.sessions_empty",
+        "No conversation is bound to a project yet.",
+    ),
+    (
+        "gateway.channels_empty",
+        "No chat has access yet: only the OWNER can ask.",
+    ),
+    ("gateway.rotate", "Rotate"),
+    (
+        "gateway.token_new",
+        "New token (shown once; put it in the gateway's configuration):",
+    ),
     (
         "home.lead",
         "Agents that work unattended, park when blocked, and resume the moment you answer.",

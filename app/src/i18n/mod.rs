@@ -209,6 +209,7 @@ mod tests {
         "delivery",
         "demo",
         "detail",
+        "gateway",
         "harness",
         "home",
         "inbox",

@@ -1,4 +1,5 @@
 pub mod analytics;
+pub mod gateway;
 pub mod harness;
 pub mod home;
 pub mod project_edit;

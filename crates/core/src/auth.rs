@@ -133,6 +133,47 @@ impl Person {
 pub trait GatewaySecret: Send + Sync + 'static {
     /// SHA-256 hex of the current gateway token; `None`: there is none.
     fn token_hash(&self) -> Option<String>;
+    /// The current token masked for display (its prefix and last four
+    /// characters); `None`: there is none.
+    fn preview(&self) -> Option<String> {
+        None
+    }
+    /// Replace the token; the new one (the old one stops working at once).
+    fn rotate(&self) -> Result<String, String> {
+        Err("this gateway credential cannot be rotated here".into())
+    }
+}
+
+/// `hxg_…wxyz`: a token as the gateway page shows it.
+pub fn mask_token(token: &str) -> String {
+    let tail: String = token
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{GATEWAY_TOKEN_PREFIX}…{tail}")
+}
+
+impl Harness {
+    /// The gateway credential masked (the gateway page).
+    pub fn gateway_token_preview(&self) -> Option<String> {
+        self.gateway_secret().and_then(|s| s.preview())
+    }
+
+    /// Replace the gateway credential (REST `POST
+    /// /api/settings/gateway-token/rotate`, the gateway page): the new token.
+    pub fn rotate_gateway_token(&self) -> CoreResult<String> {
+        let secret = self
+            .gateway_secret()
+            .ok_or_else(|| CoreError::Unavailable("no gateway credential is configured".into()))?;
+        secret.rotate().map_err(|e| {
+            tracing::error!(error = %e, "cannot rotate the gateway token");
+            CoreError::Unavailable("cannot write the gateway token".into())
+        })
+    }
 }
 
 /// Prefix of gateway bearer tokens (only those are compared with it).

@@ -74,6 +74,7 @@ pub const GATEWAY_TOOLS: &[&str] = &[
     "continue_bound_task",
     "route_gateway_message",
     "route_gateway_query",
+    "manage_gateway_channel_access",
 ];
 
 /// Whether `identity`'s profile includes the tool `name`.

@@ -112,6 +112,38 @@ pub struct QueryArgs {
     question: Option<String>,
 }
 
+#[derive(JsonSchema)]
+#[schemars(inline, rename_all = "snake_case")]
+#[expect(dead_code, reason = "schema only: the core checks the action")]
+enum AccessAction {
+    Authorize,
+    BindWorkspace,
+    BindProjects,
+    Unbind,
+    Revoke,
+    Get,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = absent_not_null)]
+pub struct AccessArgs {
+    #[schemars(required, with = "Option<AccessAction>")]
+    action: Option<String>,
+    /// The inbound id of the OWNER's message in the chat concerned (from
+    /// route_gateway_message): never ask for chat or sender ids.
+    #[schemars(required, length(min = 1, max = 128))]
+    gateway_inbound_id: Option<String>,
+    /// bind_workspace: the workspace's id or name.
+    #[schemars(length(min = 1, max = 512))]
+    workspace: Option<String>,
+    /// bind_projects: project ids or names.
+    #[schemars(length(min = 1, max = 50))]
+    projects: Option<Vec<String>>,
+    #[schemars(length(min = 1, max = 160))]
+    chat_name: Option<String>,
+}
+
 fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
@@ -180,6 +212,30 @@ impl HarnessMcp {
         };
         Ok(Json(object(
             self.harness.route_gateway_query(&input).await?,
+        )))
+    }
+
+    #[tool(
+        description = "The OWNER manages which chat may ask about projects (route_gateway_query): \
+             authorize (every project), bind_workspace / bind_projects (only those), unbind \
+             (every project again), revoke, or get the record. The chat is the one of \
+             gatewayInboundId, the OWNER's routed message there; once per message (a repeat \
+             answers deduped). Several matches → ok: false, needsSelection with candidates."
+    )]
+    async fn manage_gateway_channel_access(
+        &self,
+        Caller(_who): Caller,
+        Parameters(a): Parameters<AccessArgs>,
+    ) -> Result<Json<Map<String, Value>>, ToolError> {
+        let input = harness_core::gateway::access::AccessInput {
+            action: a.action,
+            gateway_inbound_id: a.gateway_inbound_id,
+            workspace: a.workspace,
+            projects: a.projects,
+            chat_name: a.chat_name,
+        };
+        Ok(Json(object(
+            self.harness.manage_gateway_channel_access(&input).await?,
         )))
     }
 }

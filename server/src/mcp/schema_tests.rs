@@ -25,7 +25,7 @@ fn every_profile_name_is_a_tool_and_every_tool_has_an_object_output_schema() {
     for name in AGENT_TOOLS.iter().chain(GATEWAY_TOOLS) {
         assert!(tools.iter().any(|t| t.name == *name), "{name}");
     }
-    assert_eq!(tools.len(), 20);
+    assert_eq!(tools.len(), 21);
     for tool in &tools {
         let output = tool.output_schema.as_ref().map(|s| s["type"].clone());
         assert_eq!(output, Some(json!("object")), "{}", tool.name);

@@ -2,19 +2,21 @@
 //! the reference's paths and bodies: `POST /api/internal/harness/gateway-task`
 //! (`resolve_gateway_task_context`, read-only) and `PUT …/gateway-task`
 //! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, §5.7)
-//! and `POST …/gateway-query` (`route_gateway_query`, §5.9). Credentials: a signed request (`signed.rs`), the
+//! and `POST …/gateway-query` (`route_gateway_query`, §5.9), `POST …/gateway-access`
+//! (`manage_gateway_channel_access`, §5.10). Credentials: a signed request (`signed.rs`), the
 //! gateway token or the admin token; an agent's token is refused. Plus the
 //! gateway token's rotation for the admin.
 
 use axum::{
     Json, Router,
     extract::{FromRequestParts, State},
-    http::request::Parts,
+    http::{StatusCode, request::Parts},
     routing::{get, post},
 };
 use harness_core::{
     CoreError,
     gateway::{
+        access::AccessInput,
         context::{TaskContext, TaskContextInput},
         continuation::ContinueInput,
         route_input::{QueryInput, RouteInput},
@@ -41,6 +43,8 @@ pub fn routes() -> Router<AppState> {
             post(route_message).put(callback),
         )
         .route("/internal/harness/gateway-query", post(query))
+        .route("/internal/harness/gateway-access", post(access))
+        .route("/gateway/channels", get(list_channels))
         .route("/gateway/inbound", get(list_inbound))
         .route("/gateway/sessions", get(list_sessions))
         .route("/settings/gateway-token/rotate", post(rotate))
@@ -161,6 +165,46 @@ async fn query(
     Ok(Json(s.harness.route_gateway_query(&body).await?))
 }
 
+/// The OWNER's channel access change (§5.10): 200 when `ok`, 400 when
+/// `ok: false` (needs a selection); the chat is the inbound message's.
+#[utoipa::path(
+    post,
+    path = "/api/internal/harness/gateway-access",
+    tag = "gateway",
+    request_body = AccessInput,
+    responses(
+        (status = 200, description = "{ok, deduped, record, version, updatedAt}", body = super::openapi::BatchResponse),
+        (status = 400, description = "A field is invalid (named), or ok: false with needsSelection and candidates", body = super::openapi::BatchResponse)
+    )
+)]
+async fn access(
+    State(s): State<AppState>,
+    _: GatewayCaller,
+    JsonBody(body): JsonBody<AccessInput>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let out = s.harness.manage_gateway_channel_access(&body).await?;
+    let status = if out["ok"] == Value::Bool(true) {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    Ok((status, Json(out)))
+}
+
+/// Channels and their access (newest change first), with the OWNER ids
+/// per gateway (admin; the gateway page).
+#[utoipa::path(
+    get,
+    path = "/api/gateway/channels",
+    tag = "gateway",
+    responses(
+        (status = 200, description = "{channels: [record], version, owners: {openclaw, hermes}}", body = super::openapi::BatchResponse)
+    )
+)]
+async fn list_channels(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Value>> {
+    Ok(Json(s.harness.gateway_channels().await?))
+}
+
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListQuery {
@@ -227,16 +271,10 @@ struct Rotated {
     )
 )]
 async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>> {
-    let root = s.data_root.clone();
-    let token = tokio::task::spawn_blocking(move || crate::secrets::rotate_gateway_token(&root))
+    let harness = s.harness.clone();
+    let token = tokio::task::spawn_blocking(move || harness.rotate_gateway_token())
         .await
-        .map_err(|e| ApiError::bad_request(e.to_string()))?
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot rotate the gateway token");
-            ApiError::from(CoreError::Unavailable(
-                "cannot write the gateway token".into(),
-            ))
-        })?;
+        .map_err(|e| ApiError::bad_request(e.to_string()))??;
     Ok(Json(Rotated { token }))
 }
 
@@ -248,6 +286,8 @@ async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>>
     route_message,
     callback,
     query,
+    access,
+    list_channels,
     list_inbound,
     list_sessions,
     rotate

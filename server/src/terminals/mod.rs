@@ -7,6 +7,7 @@
 pub mod child_input;
 pub mod control;
 pub mod deliver;
+pub mod idle_start;
 pub mod prompts;
 pub mod providers;
 pub mod resume;

@@ -5,8 +5,15 @@
 //! Stop hook opens it, any submitted input closes it) and no batch of it is
 //! on its way. Woken in-process (`harness_core::work::Kind::Inbox`) by a new
 //! event and by the Stop hook's turn end; a short poll is the fallback. The rules live in `harness_core::inbox`.
+//! A Workbench with gateway requests waiting and no live terminal is started
+//! idle (`WorkbenchStarter`); the upkeep, at start-up and every 30 s, is the
+//! gateway requests' recovery (`harness_core::gateway::recovery`).
 
-use std::{future::Future, time::Duration};
+use std::{
+    collections::HashMap,
+    future::Future,
+    time::{Duration, Instant},
+};
 
 use harness_core::{
     CoreResult, Harness,
@@ -48,6 +55,100 @@ pub async fn on_exit(
 /// upkeep (`Harness::maintain_inbox`).
 struct InboxQueue {
     terminals: Terminals,
+    starter: WorkbenchStarter,
+}
+
+/// How often the upkeep recovers gateway requests (tower-messaging.md §8.13).
+const RECOVER_EVERY: Duration = Duration::from_secs(30);
+/// A Workbench whose start was tried is tried again after this.
+const START_RETRY: Duration = Duration::from_secs(30);
+
+/// Starts Workbenches for the gateway requests waiting for them (the rule
+/// is the core's, `Harness::workbench_start_wanted`): each at most once per
+/// [`START_RETRY`], beside the worker's loop; a start that fails notes its
+/// reason on the waiting requests (`Harness::workbench_start_failed`).
+#[derive(Clone)]
+struct WorkbenchStarter {
+    terminals: Terminals,
+    tried: std::sync::Arc<std::sync::Mutex<HashMap<String, Instant>>>,
+}
+
+impl WorkbenchStarter {
+    /// Start `task_id` if it has no live terminal, its start is wanted and
+    /// it was not tried within [`START_RETRY`].
+    async fn consider(&self, task_id: &str) -> CoreResult<()> {
+        if self.terminals.live(task_id).is_some() {
+            return Ok(());
+        }
+        {
+            let tried = self.tried.lock().unwrap_or_else(|p| p.into_inner());
+            if tried
+                .get(task_id)
+                .is_some_and(|at| at.elapsed() < START_RETRY)
+            {
+                return Ok(());
+            }
+        }
+        let h = self.terminals.harness();
+        if !h.workbench_start_wanted(task_id).await? {
+            return Ok(());
+        }
+        {
+            let mut tried = self.tried.lock().unwrap_or_else(|p| p.into_inner());
+            tried.retain(|_, at| at.elapsed() < START_RETRY);
+            if tried.contains_key(task_id) {
+                return Ok(());
+            }
+            tried.insert(task_id.to_string(), Instant::now());
+        }
+        let (terminals, task_id) = (self.terminals.clone(), task_id.to_string());
+        tokio::spawn(async move {
+            match terminals.start_idle(&task_id).await {
+                Ok(execution) => {
+                    tracing::info!(task_id, execution_id = %execution.id,
+                        "Workbench started for the gateway requests waiting for it");
+                }
+                // A start racing this one: its terminal serves the requests.
+                Err(harness_core::CoreError::Conflict(why))
+                    if terminals.live(&task_id).is_some() =>
+                {
+                    tracing::debug!(task_id, why, "the Workbench is already running");
+                }
+                Err(err) => {
+                    let reason = err.client_message();
+                    tracing::warn!(
+                        task_id,
+                        reason,
+                        "cannot start the Workbench for the gateway requests waiting for it"
+                    );
+                    if let Err(err) = terminals
+                        .harness()
+                        .workbench_start_failed(&task_id, &reason)
+                        .await
+                    {
+                        tracing::error!(error = ?err, task_id, "cannot note the Workbench's start failure");
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// The upkeep (§8.13): bring stuck gateway requests forward and start
+    /// the Workbenches still wanted.
+    async fn recover(&self) {
+        let h = self.terminals.harness();
+        match h.recover_gateway_inbound(chrono::Utc::now()).await {
+            Ok(recovery) => {
+                for wb in &recovery.workbenches {
+                    if let Err(err) = self.consider(wb).await {
+                        tracing::warn!(error = ?err, task_id = %wb, "cannot start the Workbench");
+                    }
+                }
+            }
+            Err(err) => tracing::error!(error = ?err, "cannot recover gateway requests"),
+        }
+    }
 }
 
 impl Queue for InboxQueue {
@@ -79,7 +180,7 @@ impl Queue for InboxQueue {
         _released: Vec<String>,
         limit: u32,
     ) -> impl Future<Output = CoreResult<Vec<String>>> + Send + 'static {
-        let terminals = self.terminals.clone();
+        let (terminals, starter) = (self.terminals.clone(), self.starter.clone());
         async move {
             let h = terminals.harness();
             h.maintain_inbox(false).await?;
@@ -92,7 +193,12 @@ impl Queue for InboxQueue {
                     break;
                 }
                 let Some(session) = terminals.live(&parent) else {
-                    continue; // events wait, PENDING, until the parent runs
+                    // Events wait, PENDING, until the parent runs; a
+                    // Workbench is started for its gateway requests.
+                    if let Err(err) = starter.consider(&parent).await {
+                        tracing::warn!(error = ?err, parent_task_id = %parent, "cannot decide on the Workbench's start");
+                    }
+                    continue;
                 };
                 if session.turn_complete() && !h.inbox_batch_in_flight(&parent).await? {
                     ready.push(parent);
@@ -122,6 +228,14 @@ impl Queue for InboxQueue {
             }
         }
     }
+
+    /// At start-up (the skeleton's first upkeep runs at once: the requests
+    /// a stop left waiting) and every [`RECOVER_EVERY`]: the gateway
+    /// requests' recovery.
+    fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
+        let starter = self.starter.clone();
+        async move { starter.recover().await }
+    }
 }
 
 /// Run until `cancel`: at start-up this node's earlier boots' claims go back
@@ -131,12 +245,17 @@ pub async fn run(terminals: Terminals, poll: Duration, cancel: CancellationToken
     if let Err(err) = harness.maintain_inbox(true).await {
         tracing::error!(error = ?err, "cannot recover workbench claims at start-up");
     }
+    let starter = WorkbenchStarter {
+        terminals: terminals.clone(),
+        tried: Default::default(),
+    };
     let config = engine::WorkerConfig {
         poll,
         max_in_flight: 4,
+        maintain_every: RECOVER_EVERY,
         ..engine::WorkerConfig::default()
     };
-    Worker::new(InboxQueue { terminals }, config)
+    Worker::new(InboxQueue { terminals, starter }, config)
         .run(harness.waker(Kind::Inbox), cancel)
         .await;
 }

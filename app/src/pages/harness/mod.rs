@@ -6,6 +6,7 @@
 //! functions). Hydration adds live updates, in-place paging and the dialog.
 
 mod dialog;
+mod gateway_inbound;
 mod shared;
 mod table;
 mod toolbar;
@@ -141,5 +142,6 @@ pub fn HarnessPage() -> impl IntoView {
                 }
             })}
         </Transition>
+        <gateway_inbound::RecentInbound />
     }
 }

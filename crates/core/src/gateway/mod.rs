@@ -2,6 +2,7 @@
 //! reaches the right task, acts at most once, and is refused without a
 //! gateway credential.
 //!
+//! - [`access`]: `manage_gateway_channel_access` and the channel list (§8.8);
 //! - [`ids`]: identity normalisation, the delivery mapping's chat rule,
 //!   inbound dedup keys (tower-messaging.md §2.11, §2.12, §8.3);
 //! - [`owner`]: OWNER vs NON_OWNER from the configured owner ids (§8.1);
@@ -16,10 +17,13 @@
 //!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
 //! - [`query`]: `route_gateway_query` (§8.7, NON_OWNER, read-only) and
 //!   channel access (§8.8);
+//! - [`recovery`]: the Workbench start a queued request wants, and the
+//!   recovery of rows left in an intermediate state (§8.13);
 //! - [`listing`]: the inbound rows with their replies, the sessions (reads);
 //! - [`workbench_callbacks`]: the bound Workbench's `confirm_gateway_task_created`,
 //!   `complete_gateway_discussion`, `complete_gateway_work` (§8.9–§8.11).
 
+pub mod access;
 pub mod context;
 pub mod continuation;
 pub mod ids;
@@ -27,6 +31,7 @@ pub mod listing;
 pub mod owner;
 pub mod projects;
 pub mod query;
+pub mod recovery;
 pub mod relay;
 pub mod replies;
 pub mod route;

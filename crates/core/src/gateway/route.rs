@@ -21,7 +21,7 @@ use super::{
     owner::{Role, Sender},
     projects::{self, Ask, Resolution, Scope},
     replies,
-    route_input::{Route, RouteInput, SessionAction, asks_for_new_work},
+    route_input::{RouteInput, SessionAction, asks_for_new_work},
     sessions::Conversation,
 };
 use crate::{
@@ -98,8 +98,89 @@ fn duplicate(row: &GatewayInbound) -> Value {
 }
 
 /// The Workbench event of an admitted request: its instruction (§8.2 step 13).
-fn instruction(route: &Route, inbound_id: &str, project: &Project, discussion: bool) -> String {
-    let c = &route.conv;
+/// What the Workbench is asked (the event's `instruction`), from the
+/// request's source chat, its thread and its words.
+pub(crate) struct RequestSource<'a> {
+    pub inbound_id: &'a str,
+    pub platform: &'a str,
+    pub chat_id: &'a str,
+    pub thread: Option<&'a str>,
+    pub content: &'a str,
+}
+
+impl<'a> RequestSource<'a> {
+    /// The source of a recorded row (recovery re-publishes its event).
+    pub(crate) fn of(row: &'a GatewayInbound) -> Self {
+        Self {
+            inbound_id: &row.id,
+            platform: &row.platform,
+            chat_id: &row.chat_id,
+            thread: row.thread_id.as_deref().or(row.root_message_id.as_deref()),
+            content: &row.content,
+        }
+    }
+}
+
+/// The Workbench event of an admitted request (dedup `gateway-discussion:<id>`
+/// / `gateway-work:<id>`); recovery re-publishes the same event.
+pub(crate) fn request_event(
+    src: &RequestSource<'_>,
+    project: &Project,
+    workbench_id: &str,
+    discussion: bool,
+    now: chrono::DateTime<Utc>,
+) -> NewEvent {
+    let id = src.inbound_id;
+    NewEvent {
+        id: core_ids::new_id(),
+        parent_task_id: workbench_id.to_string(),
+        source_task_id: workbench_id.to_string(),
+        execution_id: None,
+        kind: if discussion {
+            EventKind::GatewayDiscussionRequest
+        } else {
+            EventKind::GatewayWorkRequest
+        },
+        priority: Priority::Normal,
+        dedup_key: event_key(id, discussion),
+        execution_review_key: None,
+        fallback: false,
+        payload: json!({"childTaskId": workbench_id,
+            "childTitle": format!("{} gateway {}", project.name,
+                if discussion { "discussion" } else { "request" }),
+            "instruction": instruction(src, project, discussion),
+            "sourceReference": {"namespace": "gateway_inbound", "id": id}}),
+        now,
+    }
+}
+
+/// The dedup key of a request's Workbench event.
+pub(crate) fn event_key(inbound_id: &str, discussion: bool) -> String {
+    if discussion {
+        format!("gateway-discussion:{inbound_id}")
+    } else {
+        format!("gateway-work:{inbound_id}")
+    }
+}
+
+/// The acknowledgement of an admitted request (§8.2 step 15).
+pub(crate) fn ack_text(project: &Project, discussion: bool) -> String {
+    if discussion {
+        format!(
+            "Queued for the {} Workbench discussion. No task will be created without an \
+             explicit work request.",
+            project.name
+        )
+    } else {
+        format!(
+            "Queued for {} Workbench. No task has been created yet.",
+            project.name
+        )
+    }
+}
+
+fn instruction(src: &RequestSource<'_>, project: &Project, discussion: bool) -> String {
+    let inbound_id = src.inbound_id;
     let mut lines = vec![
         if discussion {
             "[Gateway project discussion]".to_string()
@@ -108,13 +189,13 @@ fn instruction(route: &Route, inbound_id: &str, project: &Project, discussion: b
         },
         format!("Project: {} ({})", project.name, project.id),
         format!("Inbound: {inbound_id}"),
-        format!("Source: {}:{}", c.platform, c.chat_id),
+        format!("Source: {}:{}", src.platform, src.chat_id),
     ];
-    if let Some(t) = c.thread_id.as_ref().or(c.root_message_id.as_ref()) {
+    if let Some(t) = src.thread {
         lines.push(format!("Thread: {t}"));
     }
     lines.push(String::new());
-    lines.push(route.content.clone());
+    lines.push(src.content.to_string());
     lines.push(String::new());
     if discussion {
         lines.push(format!(
@@ -259,28 +340,7 @@ impl Harness {
         } else {
             "project_work"
         };
-        let ack_text = if discussion {
-            format!(
-                "Queued for the {} Workbench discussion. No task will be created without an \
-                 explicit work request.",
-                project.name
-            )
-        } else {
-            format!(
-                "Queued for {} Workbench. No task has been created yet.",
-                project.name
-            )
-        };
-        let kind = if discussion {
-            EventKind::GatewayDiscussionRequest
-        } else {
-            EventKind::GatewayWorkRequest
-        };
-        let event_key = if discussion {
-            format!("gateway-discussion:{id}")
-        } else {
-            format!("gateway-work:{id}")
-        };
+        let ack_text = ack_text(&project, discussion);
         let out = json!({"mode": mode, "inboundId": id, "workbenchTaskId": workbench_id,
         "project": projects::candidate(&project), "resolution": resolution,
         "deduped": false, "queued": true, "acknowledgement": ack_text,
@@ -293,23 +353,19 @@ impl Harness {
         }});
         let admission = Admission {
             session: c.new_session(core_ids::new_id(), &project.id, &workbench_id),
-            event: NewEvent {
-                id: core_ids::new_id(),
-                parent_task_id: workbench_id.clone(),
-                source_task_id: workbench_id.clone(),
-                execution_id: None,
-                kind,
-                priority: Priority::Normal,
-                dedup_key: event_key,
-                execution_review_key: None,
-                fallback: false,
-                payload: json!({"childTaskId": workbench_id,
-                    "childTitle": format!("{} gateway {}", project.name,
-                        if discussion { "discussion" } else { "request" }),
-                    "instruction": instruction(&route, &id, &project, discussion),
-                    "sourceReference": {"namespace": "gateway_inbound", "id": id}}),
+            event: request_event(
+                &RequestSource {
+                    inbound_id: &id,
+                    platform: &c.platform,
+                    chat_id: &c.chat_id,
+                    thread: c.thread_id.as_deref().or(c.root_message_id.as_deref()),
+                    content: &route.content,
+                },
+                &project,
+                &workbench_id,
+                discussion,
                 now,
-            },
+            ),
             ack: NewReply {
                 id: core_ids::new_id(),
                 inbound_id: id.clone(),

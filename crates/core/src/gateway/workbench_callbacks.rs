@@ -124,27 +124,7 @@ impl Harness {
                 let task = self
                     .request_task(&inbound, &session, task_id.as_deref(), false)
                     .await?;
-                RequestSettle {
-                    inbound_id: inbound.id.clone(),
-                    link: Some((task.task.id.clone(), session_workbench(&session)?)),
-                    state: if inbound.state == InboundState::Processed {
-                        InboundState::Processed
-                    } else {
-                        InboundState::Processing
-                    },
-                    response: None,
-                    consume_event: Some(format!("gateway-work:{}", inbound.id)),
-                    reply: reply(
-                        ReplyKind::TaskCreated,
-                        format!(
-                            "Task created: {}\nStatus: {}\nHarness task id: {}",
-                            task.task.title,
-                            task.task.status.as_str(),
-                            token::build(&task.task.id)
-                        ),
-                    ),
-                    now,
-                }
+                task_created(&inbound, &session, &task, now)?
             }
             Callback::Discussion => {
                 let answer = response.unwrap_or_default();
@@ -193,6 +173,21 @@ impl Harness {
                 }
             }
         };
+        let (row, created) = self.settle_gateway_request(settle, &session).await?;
+        Ok(
+            json!({"ok": true, "inboundId": inbound.id, "deliveryId": row.id,
+            "kind": row.kind.as_str(), "state": row.state, "deduped": !created,
+            "taskId": task_id}),
+        )
+    }
+
+    /// [`RequestSettle`] in one transaction; the reply worker is woken
+    /// for a new reply. Also the recovery's confirmation (§8.13).
+    pub(crate) async fn settle_gateway_request(
+        &self,
+        settle: RequestSettle,
+        session: &GatewaySession,
+    ) -> CoreResult<(crate::store::GatewayReply, bool)> {
         let (row, created) = self
             .store()
             .settle_request(settle)
@@ -208,13 +203,9 @@ impl Harness {
             self.wake(Kind::GatewayReplies);
         }
         self.publish(crate::events::HarnessEvent::TaskChanged {
-            task_id: session_workbench(&session)?,
+            task_id: session_workbench(session)?,
         });
-        Ok(
-            json!({"ok": true, "inboundId": inbound.id, "deliveryId": row.id,
-            "kind": row.kind.as_str(), "state": row.state, "deduped": !created,
-            "taskId": task_id}),
-        )
+        Ok((row, created))
     }
 
     /// The request and its session, for the bound Workbench only.
@@ -302,7 +293,43 @@ impl Harness {
     }
 }
 
-fn session_workbench(session: &GatewaySession) -> CoreResult<String> {
+/// The confirmation of a created task (§8.9): linked, recorded as the
+/// row's created task (PROCESSING), adopted by the Workbench, the work
+/// event CONSUMED, the `TASK_CREATED` reply.
+pub(crate) fn task_created(
+    inbound: &GatewayInbound,
+    session: &GatewaySession,
+    task: &TaskView,
+    now: chrono::DateTime<Utc>,
+) -> CoreResult<RequestSettle> {
+    Ok(RequestSettle {
+        inbound_id: inbound.id.clone(),
+        link: Some((task.task.id.clone(), session_workbench(session)?)),
+        state: if inbound.state == InboundState::Processed {
+            InboundState::Processed
+        } else {
+            InboundState::Processing
+        },
+        response: None,
+        consume_event: Some(format!("gateway-work:{}", inbound.id)),
+        reply: NewReply {
+            id: core_ids::new_id(),
+            inbound_id: inbound.id.clone(),
+            kind: ReplyKind::TaskCreated,
+            content: format!(
+                "Task created: {}\nStatus: {}\nHarness task id: {}",
+                task.task.title,
+                task.task.status.as_str(),
+                token::build(&task.task.id)
+            ),
+            dedup_key: replies::dedup_key(ReplyKind::TaskCreated, &inbound.id),
+            now,
+        },
+        now,
+    })
+}
+
+pub(crate) fn session_workbench(session: &GatewaySession) -> CoreResult<String> {
     session
         .workbench_task_id
         .clone()

@@ -201,6 +201,22 @@ pub struct RequestSettle {
     pub now: DateTime<Utc>,
 }
 
+/// A recovery's step on an inbound row (tower-messaging.md §8.13):
+/// `state` (and `response`, `last_error`) written only while the row is
+/// still in `seen_state` — a Workbench callback that settled it meanwhile
+/// wins. `state == seen_state` notes only the error (the claim clock
+/// `updated_at` is kept).
+#[derive(Debug, Clone)]
+pub struct InboundMark {
+    pub id: String,
+    pub seen_state: InboundState,
+    pub state: InboundState,
+    /// `None`: kept.
+    pub response: Option<String>,
+    pub last_error: Option<String>,
+    pub now: DateTime<Utc>,
+}
+
 #[async_trait]
 pub trait GatewayRouteStore: Send + Sync + 'static {
     /// The inbound row of a dedup key.
@@ -246,6 +262,9 @@ pub trait GatewayRouteStore: Send + Sync + 'static {
         &self,
         settle: RequestSettle,
     ) -> StoreResult<Option<(super::GatewayReply, bool)>>;
+
+    /// [`InboundMark`]: whether the row was still in its seen state.
+    async fn mark_inbound(&self, mark: InboundMark) -> StoreResult<bool>;
 
     /// Sessions, newest activity first.
     async fn list_sessions(&self, limit: u32) -> StoreResult<Vec<GatewaySession>>;

@@ -54,9 +54,9 @@ pub use gateway::{
 };
 pub use gateway_replies::{GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn};
 pub use gateway_routes::{
-    Admission, AdmissionCounts, AdmissionLimits, GatewayRouteStore, GatewaySession, NewSession,
-    RequestSettle, RouteCountQuery, RouteCounts, RouteRecord, RouteWrite, SessionLookup,
-    SessionStatus,
+    Admission, AdmissionCounts, AdmissionLimits, GatewayRouteStore, GatewaySession, InboundMark,
+    NewSession, RequestSettle, RouteCountQuery, RouteCounts, RouteRecord, RouteWrite,
+    SessionLookup, SessionStatus,
 };
 pub use inbox::{
     BatchState, EventKind, EventState, InboxStore, MessageRole, NewBatch, NewEvent, Priority,

@@ -163,6 +163,15 @@ pub(crate) const SETTLE_REQUEST: &str = "UPDATE gateway_inbound SET state = $2, 
 pub(crate) const CONSUME_EVENT: &str = "UPDATE workbench_events SET state = 'CONSUMED', \
      consumed_at = $2, updated_at = $2 WHERE dedup_key = $1 AND state <> 'CONSUMED'";
 
+/// `$1` inbound, `$2` new state, `$3` response (NULL: kept), `$4` error,
+/// `$5` now, `$6` the state it must still be in; a note (same state) keeps
+/// the claim clock.
+pub(crate) const MARK_INBOUND: &str = "UPDATE gateway_inbound SET state = $2, \
+     response = COALESCE($3, response), last_error = $4, \
+     processed_at = CASE WHEN $2 = 'PROCESSED' THEN $5 ELSE processed_at END, \
+     updated_at = CASE WHEN $2 = $6 THEN updated_at ELSE $5 END \
+     WHERE id = $1 AND state = $6";
+
 /// `impl GatewayRouteStore` for a backend, written once (`$reader`: the
 /// pool reads use).
 macro_rules! gateway_route_store {
@@ -559,6 +568,26 @@ macro_rules! gateway_route_store {
                 let reply = replies::reply(&row)?;
                 tx.commit().await.map_err($crate::error::map)?;
                 Ok(Some((reply, created)))
+            }
+
+            async fn mark_inbound(
+                &self,
+                mark: harness_core::store::InboundMark,
+            ) -> harness_core::store::StoreResult<bool> {
+                let mut tx = self.write_tx().await?;
+                let done = sqlx::query($crate::shared::gateway_routes::MARK_INBOUND)
+                    .bind(&mark.id)
+                    .bind(mark.state.as_str())
+                    .bind(&mark.response)
+                    .bind(&mark.last_error)
+                    .bind($crate::shared::ms(mark.now))
+                    .bind(mark.seen_state.as_str())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?
+                    .rows_affected();
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(done == 1)
             }
 
             async fn list_sessions(

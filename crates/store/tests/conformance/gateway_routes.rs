@@ -9,8 +9,8 @@ use chrono::Duration;
 use harness_core::{
     ids,
     store::{
-        Admission, AdmissionLimits, EventKind, InboundIntent, InboundState, NewEvent, NewInbound,
-        NewProject, NewReply, NewSession, NewTask, Priority, ReplyKind, RequestSettle,
+        Admission, AdmissionLimits, EventKind, InboundIntent, InboundMark, InboundState, NewEvent,
+        NewInbound, NewProject, NewReply, NewSession, NewTask, Priority, ReplyKind, RequestSettle,
         RouteCountQuery, RouteRecord, RouteWrite, SessionLookup, SessionStatus, Store,
     },
 };
@@ -461,4 +461,79 @@ pub async fn a_created_task_is_linked_once_and_a_callback_settles_with_one_reply
         .await
         .unwrap();
     assert_eq!(found, vec![(chat.clone(), first.clone(), Some(wb.clone()))]);
+}
+
+pub async fn a_recovery_mark_applies_only_to_the_state_it_saw(b: &Backend) {
+    let s: Arc<dyn Store> = b.store.clone();
+    let (project, wb) = project_with_workbench(s.as_ref()).await;
+    let chat = format!("-{}", ids::new_id());
+    let i = inbound("r1", &chat, "42", None);
+    let a = admission(
+        &i,
+        &project,
+        &wb,
+        &format!("gateway-session:{}", ids::new_id()),
+    );
+    let RouteRecord::Recorded(row) = s.record_route(queued(i.clone(), a)).await.unwrap() else {
+        panic!("not recorded");
+    };
+    let later = row.updated_at + Duration::seconds(30);
+    // A note keeps the state, the response and the claim clock.
+    let mark = |seen, state, response: Option<&str>, error: &str| InboundMark {
+        id: row.id.clone(),
+        seen_state: seen,
+        state,
+        response: response.map(str::to_string),
+        last_error: Some(error.into()),
+        now: later,
+    };
+    assert!(
+        s.mark_inbound(mark(
+            InboundState::Queued,
+            InboundState::Queued,
+            None,
+            "no cwd"
+        ))
+        .await
+        .unwrap()
+    );
+    let noted = s.get_inbound(&row.id).await.unwrap().unwrap();
+    assert_eq!(noted.state, InboundState::Queued);
+    assert_eq!(noted.last_error.as_deref(), Some("no cwd"));
+    assert_eq!(noted.response, row.response);
+    assert_eq!(noted.updated_at, row.updated_at);
+    assert_eq!(noted.processed_at, None);
+    // Seen in another state: nothing is written.
+    assert!(
+        !s.mark_inbound(mark(
+            InboundState::Processing,
+            InboundState::Failed,
+            Some("{}"),
+            "x"
+        ))
+        .await
+        .unwrap()
+    );
+    assert_eq!(s.get_inbound(&row.id).await.unwrap().unwrap(), noted);
+    // A step: state, response, error and clock; PROCESSED sets processed_at.
+    assert!(
+        s.mark_inbound(mark(
+            InboundState::Queued,
+            InboundState::Processed,
+            Some(r#"{"mode":"recovered"}"#),
+            "done"
+        ))
+        .await
+        .unwrap()
+    );
+    let done = s.get_inbound(&row.id).await.unwrap().unwrap();
+    assert_eq!(done.state, InboundState::Processed);
+    assert_eq!(done.response.as_deref(), Some(r#"{"mode":"recovered"}"#));
+    assert_eq!(done.last_error.as_deref(), Some("done"));
+    assert_eq!(done.updated_at, later);
+    assert_eq!(done.processed_at, Some(later));
+    // An unknown row: false.
+    let mut gone = mark(InboundState::Queued, InboundState::Failed, None, "x");
+    gone.id = ids::new_id();
+    assert!(!s.mark_inbound(gone).await.unwrap());
 }

@@ -148,6 +148,7 @@ macro_rules! conformance_suite {
             a_routed_message_is_recorded_once_with_its_session_event_and_ack,
             admission_limits_refuse_without_writing_and_threads_bind_their_session,
             a_created_task_is_linked_once_and_a_callback_settles_with_one_reply,
+            a_recovery_mark_applies_only_to_the_state_it_saw,
         );
         conformance_suite!(@area $factory; gateway_replies:
             a_reply_is_written_with_its_inbound_row_once_per_key,

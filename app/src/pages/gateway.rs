@@ -1,0 +1,238 @@
+//! `/gateway` (issue 28.7): what the chat gateways (OpenClaw, Hermes) bring
+//! in — the inbound messages by state with their routing result and their
+//! replies (with each reply's state), the conversations (sessions) bound to
+//! projects, the chats and their access with the configured OWNERs, and the
+//! gateway credential (masked; rotating it shows the new one once).
+//! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::gateway::{GatewayData, InboundRow, gateway_page, rotate_gateway_token},
+    components::{TimeCell, error_text},
+    i18n::use_locale,
+    live::use_live,
+};
+
+const STATES: [&str; 5] = ["QUEUED", "PROCESSING", "PROCESSED", "FAILED", "RECEIVED"];
+
+#[component]
+pub fn GatewayPage() -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let state = RwSignal::new(None::<String>);
+    let data = Resource::new(
+        move || (live.tick.get(), state.get()),
+        |(_, s)| gateway_page(s),
+    );
+    let chips = move || {
+        let mut all = vec![(None, l.t("gateway.all").to_string())];
+        all.extend(
+            STATES
+                .iter()
+                .map(|s| (Some((*s).to_string()), (*s).to_string())),
+        );
+        all.into_iter()
+            .map(|(value, label)| {
+                let current = value.clone();
+                let pressed = move || state.get() == current;
+                view! {
+                    <button type="button" class="chip" aria-pressed=move || pressed().to_string()
+                        data-state=value.clone().unwrap_or_default()
+                        on:click=move |_| state.set(value.clone())>{label}</button>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <crate::alerts::PageTitle text=l.t("gateway.title") />
+        <header class="page-head">
+            <h1>{l.t("gateway.title")}</h1>
+            <p class="sub">{l.t("gateway.subtitle")}</p>
+        </header>
+        <section aria-labelledby="gw-inbound-h" id="gw-inbound">
+            <h2 id="gw-inbound-h">{l.t("gateway.inbound")}</h2>
+            <div class="chips" role="group" aria-label=l.t("gateway.by_state")>{chips}</div>
+            <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(d) => view! { <GatewayView d /> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn GatewayView(d: GatewayData) -> impl IntoView {
+    let l = use_locale();
+    let GatewayData {
+        owners,
+        channels,
+        sessions,
+        inbound,
+        token,
+    } = d;
+    let inbound_view = if inbound.is_empty() {
+        view! { <p class="empty" id="gw-inbound-empty">{l.t("gateway.inbound_empty")}</p> }
+            .into_any()
+    } else {
+        view! { <InboundTable rows=inbound /> }.into_any()
+    };
+    let no_sessions = sessions.is_empty();
+    let no_channels = channels.is_empty();
+    let session_rows = sessions
+        .into_iter()
+        .map(|s| {
+            view! {
+                <tr data-session-id=s.id.clone()>
+                    <td data-label=l.t("gateway.chat")>{format!("{} · {} · {}", s.gateway, s.platform, s.chat_id)}
+                        {s.thread.map(|t| view! { <br /><span class="sub">{format!("# {t}")}</span> })}</td>
+                    <td data-label=l.t("gateway.sender")>{s.sender.unwrap_or_default()}</td>
+                    <td data-label=l.t("gateway.project")>{match s.workbench_task_id {
+                        Some(wb) => view! { <a href=format!("/tasks/{wb}")>{s.project}</a> }.into_any(),
+                        None => view! { <span>{s.project}</span> }.into_any(),
+                    }}</td>
+                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", s.status.to_lowercase())>{s.status.clone()}</span></td>
+                    <td data-label=l.t("gateway.last_activity")><TimeCell ms=Some(s.last_activity_ms) /></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let channel_rows = channels
+        .into_iter()
+        .map(|c| {
+            let valid = c.scope_valid;
+            view! {
+                <tr data-chat-id=c.chat_id.clone() data-access=c.status.clone()>
+                    <td data-label=l.t("gateway.chat")>{format!("{} · {} · {}", c.gateway, c.platform, c.chat_id)}
+                        {c.chat_name.map(|n| view! { <br /><span class="sub">{n}</span> })}</td>
+                    <td data-label=l.t("gateway.access")><span class=format!("badge gw-{}", c.status.to_lowercase())>{c.status.clone()}</span></td>
+                    <td data-label=l.t("gateway.scope")>{c.scope}
+                        {(!valid).then(|| view! { " " <span class="error">{l.t("gateway.scope_invalid")}</span> })}</td>
+                    <td data-label=l.t("gateway.updated")>{c.updated_by.unwrap_or_default()}
+                        " " <span class="sub">{c.updated_at.unwrap_or_default()}</span></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let owner_items = owners
+        .into_iter()
+        .map(|o| view! { <li>{format!("{} · {}: {}", o.gateway, o.platform, o.ids.join(", "))}</li> })
+        .collect_view();
+    view! {
+        {inbound_view}
+        <h2 id="gw-sessions-h">{l.t("gateway.sessions")}</h2>
+        <div class="table-card">
+            <table class="cards-on-phone" id="gw-sessions" aria-labelledby="gw-sessions-h">
+                <thead><tr>
+                    <th scope="col">{l.t("gateway.chat")}</th>
+                    <th scope="col">{l.t("gateway.sender")}</th>
+                    <th scope="col">{l.t("gateway.project")}</th>
+                    <th scope="col">{l.t("gateway.status")}</th>
+                    <th scope="col">{l.t("gateway.last_activity")}</th>
+                </tr></thead>
+                <tbody>{session_rows}</tbody>
+            </table>
+        </div>
+        {no_sessions.then(|| view! { <p class="empty">{l.t("gateway.sessions_empty")}</p> })}
+        <h2 id="gw-channels-h">{l.t("gateway.channels")}</h2>
+        <p class="sub">{l.t("gateway.owners")}</p>
+        <ul id="gw-owners">{owner_items}</ul>
+        <div class="table-card">
+            <table class="cards-on-phone" id="gw-channels" aria-labelledby="gw-channels-h">
+                <thead><tr>
+                    <th scope="col">{l.t("gateway.chat")}</th>
+                    <th scope="col">{l.t("gateway.access")}</th>
+                    <th scope="col">{l.t("gateway.scope")}</th>
+                    <th scope="col">{l.t("gateway.updated")}</th>
+                </tr></thead>
+                <tbody>{channel_rows}</tbody>
+            </table>
+        </div>
+        {no_channels.then(|| view! { <p class="empty">{l.t("gateway.channels_empty")}</p> })}
+        <p class="sub">{l.t("gateway.channels_help")}</p>
+        <TokenCard token />
+    }
+}
+
+#[component]
+pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
+    let l = use_locale();
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            let replies = r
+                .replies
+                .into_iter()
+                .map(|p| {
+                    let (kind, state) = (p.kind, p.state);
+                    let badge = format!("badge gw-{}", state.to_lowercase());
+                    let (kind_attr, state_attr) = (kind.clone(), state.clone());
+                    view! {
+                        <li data-reply-kind=kind_attr data-reply-state=state_attr title=p.content>
+                            {kind} " " <span class=badge>{state}</span>
+                        </li>
+                    }
+                })
+                .collect_view();
+            let result = r.mode.clone().unwrap_or_default();
+            let target = match (r.task_id, r.project) {
+                (Some(t), _) => view! { <a href=format!("/tasks/{t}")>{l.t("gateway.task")}</a> }.into_any(),
+                (None, Some(p)) => view! { <span>{p}</span> }.into_any(),
+                (None, None) => view! { <span></span> }.into_any(),
+            };
+            view! {
+                <tr data-inbound-id=r.id.clone() data-state=r.state.clone()>
+                    <td data-label=l.t("gateway.received")><TimeCell ms=Some(r.created_ms) /></td>
+                    <td data-label=l.t("gateway.message")><span class="gw-content">{r.content}</span><br />
+                        <span class="sub">{format!("{} · {} · {} · {}", r.gateway, r.platform, r.chat_id, r.sender.unwrap_or_default())}</span></td>
+                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", r.state.to_lowercase())>{r.state.clone()}</span>
+                        <br /><span class="sub">{r.intent}</span></td>
+                    <td data-label=l.t("gateway.result")><code class="gw-mode">{result}</code> " " {target}
+                        {r.last_error.map(|e| view! { <br /><span class="error gw-error">{e}</span> })}</td>
+                    <td data-label=l.t("gateway.replies")><ul class="gw-replies">{replies}</ul></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-card">
+            <table class="cards-on-phone" id="gw-inbound-table">
+                <thead><tr>
+                    <th scope="col">{l.t("gateway.received")}</th>
+                    <th scope="col">{l.t("gateway.message")}</th>
+                    <th scope="col">{l.t("gateway.status")}</th>
+                    <th scope="col">{l.t("gateway.result")}</th>
+                    <th scope="col">{l.t("gateway.replies")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The gateway credential, masked; rotating it shows the new one once.
+#[component]
+fn TokenCard(token: Option<String>) -> impl IntoView {
+    let l = use_locale();
+    let rotate = Action::new(|_: &()| rotate_gateway_token());
+    let result = rotate.value();
+    view! {
+        <section class="card" id="gw-token" aria-labelledby="gw-token-h">
+            <h2 id="gw-token-h">{l.t("gateway.token")}</h2>
+            <p class="sub">{l.t("gateway.token_help")}</p>
+            <p><code id="gw-token-masked">{token.unwrap_or_else(|| l.t("gateway.token_none").to_string())}</code></p>
+            <button type="button" id="gw-rotate" disabled=move || rotate.pending().get()
+                on:click=move |_| { rotate.dispatch(()); }>{l.t("gateway.rotate")}</button>
+            {move || result.get().map(|r| match r {
+                Ok(t) => view! {
+                    <p role="status" id="gw-token-new">{l.t("gateway.token_new")} " " <code class="gw-new-token">{t}</code></p>
+                }.into_any(),
+                Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+            })}
+        </section>
+    }
+}

@@ -1,0 +1,84 @@
+// /gateway (issue 28.7): the inbound chat messages by state with their routing result and
+// replies, the conversations, the chats' access with the OWNER ids, and the gateway
+// credential (masked, rotatable); /harness shows the newest ones with a link. Desktop and
+// phone width, both languages.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, expect } from '@playwright/test';
+import { api } from './api';
+
+test('the gateway page shows inbound messages, conversations, chats and the credential', async ({ page, request }) => {
+  const before = await api(request, 'GET', '/api/settings/gateways');
+  expect(before.status).toBe(200);
+  const settings = { ...before.body, hermes: { ...(before.body?.hermes ?? {}), accessPolicy: { ownerIds: { telegram: ['4242'] } } } };
+  expect((await api(request, 'PUT', '/api/settings/gateways', settings)).status).toBe(200);
+  const name = `gw-shop-${Date.now()}`;
+  const project = await api(request, 'POST', '/api/projects', { name, path: mkdtempSync(join(tmpdir(), 'gw-')) });
+  expect(project.status).toBe(201);
+  // The project's Workbench: a command agent that only idles (started for the request).
+  const wb = await api(request, 'POST', `/api/projects/${project.body.id}/workbench`, {
+    agent: { provider: 'command', command: ['sleep', '120'] },
+  });
+  expect([200, 201]).toContain(wb.status);
+  const message = (pmid: string, intent: string, content: string) => ({
+    gateway: 'hermes', platform: 'telegram', chatId: '-100777', platformMessageId: `${pmid}-${Date.now()}`,
+    senderId: '4242', intent, project: name, content,
+  });
+  const work = await api(request, 'POST', '/api/internal/harness/gateway',
+    message('w', 'PROJECT_WORK', 'make the checkout page faster on phones'));
+  expect(work.status).toBe(200);
+  expect(work.body.mode).toBe('project_work');
+  const tower = await api(request, 'POST', '/api/internal/harness/gateway', message('t', 'TOWER', 'what is waiting?'));
+  expect(tower.body.mode).toBe('tower_mcp');
+  const access = await api(request, 'POST', '/api/internal/harness/gateway-access', {
+    action: 'bind_projects', gatewayInboundId: tower.body.inboundId, projects: [name], chatName: 'Shop team',
+  });
+  expect(access.status).toBe(200);
+
+  for (const size of [{ width: 1440, height: 900 }, { width: 390, height: 844 }]) {
+    await page.setViewportSize(size);
+    await page.goto('/gateway');
+    await expect(page.locator('h1')).toHaveText('Chat gateway');
+    const row = page.locator(`#gw-inbound-table tr[data-inbound-id="${work.body.inboundId}"]`);
+    await expect(row).toBeVisible();
+    await expect(row.locator('.gw-mode')).toHaveText('project_work');
+    await expect(row.locator('li[data-reply-kind="QUEUED_ACK"]')).toBeVisible();
+    await expect(page.locator('#gw-sessions tbody tr').first()).toContainText(name);
+    const chat = page.locator('#gw-channels tr[data-chat-id="-100777"]');
+    await expect(chat).toHaveAttribute('data-access', 'AUTHORIZED');
+    await expect(chat).toContainText('Shop team');
+    await expect(page.locator('#gw-owners')).toContainText('hermes · telegram: 4242');
+    await expect(page.locator('#gw-token-masked')).toHaveText(/^hxg_….{4}$/);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: test.info().outputPath(`gateway-${size.width}.png`), fullPage: true });
+  }
+  // Filtered by state: only the QUEUED work request.
+  await page.locator('button.chip[data-state="QUEUED"]').click();
+  await expect(page.locator('#gw-inbound-table tbody tr[data-state="PROCESSED"]')).toHaveCount(0);
+  await expect(page.locator(`tr[data-inbound-id="${work.body.inboundId}"]`)).toBeVisible();
+
+  // /harness: the newest messages from chat, with a link here.
+  await page.goto('/harness');
+  await expect(page.locator(`#harness-gateway li[data-inbound-id="${tower.body.inboundId}"]`)).toBeVisible();
+  await page.locator('#harness-gateway-link').click();
+  await expect(page).toHaveURL(/\/gateway$/);
+
+  // Chinese.
+  await page.context().addCookies([{ name: 'harness_lang', value: 'zh', url: page.url() }]);
+  await page.goto('/gateway');
+  await expect(page.locator('h1')).toHaveText('聊天网关');
+  await page.context().clearCookies({ name: 'harness_lang' });
+
+  // Rotating the credential shows the new one once; the masked one follows it.
+  await page.goto('/gateway');
+  await page.locator('#gw-rotate').click();
+  const fresh = (await page.locator('.gw-new-token').textContent()) ?? '';
+  expect(fresh).toMatch(/^hxg_/);
+  await page.goto('/gateway');
+  await expect(page.locator('#gw-token-masked')).toHaveText(`hxg_…${fresh.slice(-4)}`);
+
+  await api(request, 'POST', `/api/tasks/${wb.body.id}/stop`, {});
+  expect((await api(request, 'PUT', '/api/settings/gateways', before.body ?? {})).status).toBe(200);
+});
