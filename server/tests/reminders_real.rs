@@ -6,10 +6,7 @@
 //! reminder pass is judged at a test clock. Without the CLIs the test
 //! prints "skipped: …" and passes.
 
-use crate::{
-    common,
-    real_gateways::{OpenClawGateway, Platform, installed, put_ok, start},
-};
+use crate::real_gateways::{OpenClawGateway, Platform, installed, put_ok, start};
 
 use std::time::{Duration, Instant};
 

@@ -37,8 +37,9 @@ fn reach_line(l: Locale, r: ReachLine) -> impl IntoView {
     } else {
         format!(" ({})", r.platform)
     };
+    let label = r.label.clone();
     view! {
-        <li class="reach" data-label=r.label.clone()>
+        <li class="reach" data-label=label>
             <strong>{r.label}</strong>{platform}" · "<span class="sub">{wrote}</span>
             {warning}
             {error}

@@ -69,21 +69,37 @@ impl Harness {
     /// Whether the chat `row` went to can no longer be reached at `now`
     /// (its platform's window passed since its person last wrote).
     pub async fn chat_unreachable(&self, row: &Outbound, now: DateTime<Utc>) -> CoreResult<bool> {
-        let platform = row.platform.clone().or_else(|| clean(&row.downstream));
+        // The configured platform first (a receipt's may be another name).
+        let platform = clean(&row.downstream).or_else(|| row.platform.clone());
         if window_secs(platform.as_deref()).is_none() {
             return Ok(false);
         }
         let Some(platform) = platform else {
             return Ok(false);
         };
-        let Some(chat) = row.platform_chat_id.clone().or_else(|| clean(&row.dest)) else {
-            return Ok(false);
-        };
-        let activity = self
-            .store()
-            .chat_activity(&row.gateway, &platform, &chat, row.dest.as_deref())
-            .await?;
-        Ok(window_passed(Some(&platform), activity.last_wrote, now))
+        // The chat as the receipt named it and as configured, each without a
+        // `<platform>:` prefix (gateways write either form).
+        let mut chats: Vec<String> = Vec::new();
+        for c in [row.platform_chat_id.clone(), clean(&row.dest)]
+            .into_iter()
+            .flatten()
+        {
+            let bare = c
+                .strip_prefix(&format!("{platform}:"))
+                .map_or_else(|| c.clone(), str::to_string);
+            if !chats.contains(&bare) {
+                chats.push(bare);
+            }
+        }
+        let mut last_wrote = None;
+        for chat in &chats {
+            let activity = self
+                .store()
+                .chat_activity(&row.gateway, &platform, chat, row.dest.as_deref())
+                .await?;
+            last_wrote = last_wrote.max(activity.last_wrote);
+        }
+        Ok(window_passed(Some(&platform), last_wrote, now))
     }
 
     /// Every notify target with its reachability at `now`.
@@ -91,14 +107,12 @@ impl Harness {
         let mut out = Vec::new();
         for t in self.notify_targets().await? {
             let (platform, dest) = (clean(&t.downstream), clean(&t.dest));
+            let p = platform.as_deref().unwrap_or("");
+            let chat = dest.as_deref().unwrap_or("");
+            let chat = chat.strip_prefix(&format!("{p}:")).unwrap_or(chat);
             let activity = self
                 .store()
-                .chat_activity(
-                    t.gateway.trim(),
-                    platform.as_deref().unwrap_or(""),
-                    dest.as_deref().unwrap_or(""),
-                    dest.as_deref(),
-                )
+                .chat_activity(t.gateway.trim(), p, chat, dest.as_deref())
                 .await?;
             let window = window_secs(platform.as_deref());
             let passed = window_passed(platform.as_deref(), activity.last_wrote, now);
