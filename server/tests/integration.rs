@@ -39,6 +39,8 @@ mod doctor;
 mod durability;
 #[path = "engine.rs"]
 mod engine;
+#[path = "escalations.rs"]
+mod escalations;
 #[path = "fuzz.rs"]
 mod fuzz;
 #[path = "gateway_access.rs"]
@@ -105,6 +107,10 @@ mod real_cli_first_run;
 mod real_gateways;
 #[path = "reminders.rs"]
 mod reminders;
+#[path = "reminders_kill.rs"]
+mod reminders_kill;
+#[path = "reminders_real.rs"]
+mod reminders_real;
 #[path = "rest.rs"]
 mod rest;
 #[path = "security.rs"]

@@ -27,7 +27,7 @@ fn gateways_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/real-gateways")
 }
 
-fn installed(what: &str, rel: &str) -> Option<PathBuf> {
+pub(crate) fn installed(what: &str, rel: &str) -> Option<PathBuf> {
     let bin = gateways_dir().join(rel);
     if bin.exists() {
         Some(bin)
@@ -41,12 +41,12 @@ fn installed(what: &str, rel: &str) -> Option<PathBuf> {
 }
 
 /// The platform stand-in, killed on drop.
-struct Platform {
+pub(crate) struct Platform {
     child: Child,
     dir: PathBuf,
     record: PathBuf,
     port: String,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Platform {
@@ -75,7 +75,7 @@ impl Platform {
         (child, port)
     }
 
-    fn start(dir: &Path) -> Self {
+    pub(crate) fn start(dir: &Path) -> Self {
         let (child, port) = Self::spawn(dir, None);
         Self {
             child,
@@ -92,7 +92,7 @@ impl Platform {
         (self.child, _) = Self::spawn(&self.dir, Some(&self.port));
     }
 
-    fn seen(&self) -> Vec<Value> {
+    pub(crate) fn seen(&self) -> Vec<Value> {
         common::json_lines(&self.record)
     }
 
@@ -108,12 +108,12 @@ impl Drop for Platform {
     }
 }
 
-async fn start(dir: &Path) -> common::Server {
+pub(crate) async fn start(dir: &Path) -> common::Server {
     // The real CLIs take seconds: the push answers before they end.
     common::start_with(dir, |cfg| cfg.outbox_wait = Duration::from_millis(500)).await
 }
 
-async fn put_ok(s: &common::Server, path: &str, body: Value) {
+pub(crate) async fn put_ok(s: &common::Server, path: &str, body: Value) {
     let (st, out) = s.admin("PUT", path, Some(body)).await;
     assert_eq!(st, StatusCode::OK, "{path}: {out}");
 }
@@ -246,14 +246,20 @@ fn free_port() -> u16 {
 }
 
 /// A running `openclaw gateway run` (its own process group, killed on drop).
-struct OpenClawGateway {
+pub(crate) struct OpenClawGateway {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
 impl OpenClawGateway {
-    async fn start(openclaw: &Path, path: &str, dir: &Path, api_root: &str, token: &str) -> Self {
+    pub(crate) async fn start(
+        openclaw: &Path,
+        path: &str,
+        dir: &Path,
+        api_root: &str,
+        token: &str,
+    ) -> Self {
         use std::os::unix::process::CommandExt;
         let home = dir.join("openclaw-gateway-home");
         std::fs::create_dir_all(home.join(".openclaw")).unwrap();

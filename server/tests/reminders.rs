@@ -197,7 +197,8 @@ async fn the_schedule_is_a_setting_checked_naming_the_field() {
     assert_eq!(st, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"high": [600, 1800, 7200], "normal": [3600, 14400], "low": []})
+        json!({"high": [600, 1800, 7200], "normal": [3600, 14400], "low": [],
+            "escalateAfter": 1800, "escalateTo": {}, "quietHours": {}})
     );
     for (bad, field) in [
         (json!({"high": [600, 600], "normal": [], "low": []}), "high"),
@@ -227,6 +228,7 @@ async fn the_schedule_is_a_setting_checked_naming_the_field() {
     let (_, stored) = s.admin("GET", "/api/settings/reminders", None).await;
     assert_eq!(
         stored,
-        json!({"high": [300], "normal": [1800], "low": [86400]})
+        json!({"high": [300], "normal": [1800], "low": [86400],
+            "escalateAfter": 1800, "escalateTo": {}, "quietHours": {}})
     );
 }

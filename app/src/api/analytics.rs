@@ -28,6 +28,10 @@ pub struct AnalyticsData {
     pub parked_hours_7d: f64,
     pub questions_per_project: Vec<BarData>,
     pub unanswered_by_age: Vec<BarData>,
+    /// Answers of the last 7 d by the reminders they needed (`0`…`3+`,
+    /// `escalated`).
+    #[serde(default)]
+    pub reminders_per_answer: Vec<BarData>,
 }
 
 #[cfg(feature = "ssr")]
@@ -53,6 +57,7 @@ impl From<harness_core::analytics::Analytics> for AnalyticsData {
             parked_hours_7d: a.parked_hours_7d,
             questions_per_project: bars(a.questions_per_project),
             unanswered_by_age: bars(a.unanswered_by_age),
+            reminders_per_answer: bars(a.reminders_per_answer),
         }
     }
 }

@@ -98,8 +98,9 @@ pub async fn list_page(
         .map_err(ssr::to_sfn)?;
     let rows = page.rows.into_iter().map(ssr::row).collect();
     let rows = ssr::with_deliveries(&h, rows).await?;
+    let rows = super::choices::with_choices(&h, rows).await?;
     Ok(Page {
-        rows: super::choices::with_choices(&h, rows).await?,
+        rows: super::reminders::with_follow_ups(&h, rows).await?,
         next: page.next_cursor,
     })
 }
@@ -142,6 +143,7 @@ pub async fn list_window(
     }
     out.rows = ssr::with_deliveries(&h, out.rows).await?;
     out.rows = super::choices::with_choices(&h, out.rows).await?;
+    out.rows = super::reminders::with_follow_ups(&h, out.rows).await?;
     Ok(out)
 }
 

@@ -15,6 +15,7 @@ pub mod messages;
 pub mod outbound;
 pub mod plan;
 pub mod project_form;
+pub mod reminders;
 pub mod settings;
 // `create_task` takes the New-task form's nine fields as arguments; the
 // server-fn macro's client stub cannot carry an item-level allow.
@@ -35,6 +36,7 @@ pub use messages::*;
 pub use outbound::*;
 pub use plan::*;
 pub use project_form::*;
+pub use reminders::*;
 pub use settings::*;
 pub use tasks::*;
 pub use workbench_runtime::*;
@@ -68,6 +70,9 @@ pub struct Row {
     /// A pushed message: how it is getting to the human's chat (the outbox).
     #[serde(default)]
     pub outbound: Option<OutboundInfo>,
+    /// An OPEN ask: how long it waited, reminders, escalation (issue 32).
+    #[serde(default)]
+    pub follow_up: Option<reminders::FollowUpInfo>,
 }
 
 /// The badge a row shows.
@@ -187,6 +192,7 @@ pub(crate) mod ssr {
             delivery: None,
             choices: None,
             outbound: None,
+            follow_up: None,
         }
     }
 

@@ -195,6 +195,9 @@ pub const EN: &[(&str, &str)] = &[
     ("outbound.attempts", "attempts: {n}"),
     ("outbound.retry", "retry now"),
     ("outbound.mark", "mark as delivered"),
+    ("followup.waited", "waiting {t}"),
+    ("followup.reminders", "{n} reminder(s) sent"),
+    ("followup.escalated", "escalated to {who}"),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[
@@ -593,6 +596,25 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("settings.any", "any"),
     ("settings.alias_scope_work", "work messages"),
     ("settings.alias_scope_unattended", "unattended messages"),
+    (
+        "analytics.reminders",
+        "Answers of the last 7 days by reminders needed",
+    ),
+    ("analytics.reminders.none", "no reminder"),
+    ("analytics.reminders.n", "{n} reminder(s)"),
+    ("analytics.reminders.escalated", "escalated first"),
+    ("reminders.heading", "Reminders, escalation and quiet hours"),
+    (
+        "reminders.help",
+        "An unanswered question is sent again after these seconds per urgency; after the last reminder (escalateAfter seconds) it goes to the escalateTo targets of its scope. quietHours per target (label → start, end, timeZone) hold normal and low reminders back; high ones still go.",
+    ),
+    ("reminders.settings", "Setting (JSON)"),
+    ("reminders.reachability", "Reachability"),
+    ("reminders.last_wrote", "last wrote {t} ago"),
+    ("reminders.never_wrote", "nobody known to have written"),
+    ("reminders.failing", "sends failing ({n} attempts): {error}"),
+    ("reminders.gave_up", "gave up: {error}"),
+    ("reminders.no_targets", "No notify targets yet."),
 ];
 
 pub const EN_SERVER: &[(&str, &str)] = &[

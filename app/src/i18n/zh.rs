@@ -168,6 +168,9 @@ pub const ZH: &[(&str, &str)] = &[
     ("outbound.attempts", "尝试次数：{n}"),
     ("outbound.retry", "立即重试"),
     ("outbound.mark", "标记为已送达"),
+    ("followup.waited", "已等待 {t}"),
+    ("followup.reminders", "已提醒 {n} 次"),
+    ("followup.escalated", "已升级给 {who}"),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[
@@ -533,6 +536,22 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("settings.any", "任意"),
     ("settings.alias_scope_work", "工作消息"),
     ("settings.alias_scope_unattended", "无人值守消息"),
+    ("analytics.reminders", "近 7 天的回答所需的提醒次数"),
+    ("analytics.reminders.none", "无需提醒"),
+    ("analytics.reminders.n", "{n} 次提醒"),
+    ("analytics.reminders.escalated", "升级后才回答"),
+    ("reminders.heading", "提醒、升级与免打扰时段"),
+    (
+        "reminders.help",
+        "未回答的提问按紧急程度在这些秒数后再次发送；最后一次提醒之后（escalateAfter 秒）发给其范围的 escalateTo 目标。quietHours 按目标（标签 → start、end、timeZone）推迟普通和低紧急度的提醒；高紧急度仍会发送。",
+    ),
+    ("reminders.settings", "设置（JSON）"),
+    ("reminders.reachability", "可达性"),
+    ("reminders.last_wrote", "{t} 前最后发言"),
+    ("reminders.never_wrote", "尚无已知发言"),
+    ("reminders.failing", "发送失败（{n} 次尝试）：{error}"),
+    ("reminders.gave_up", "已放弃：{error}"),
+    ("reminders.no_targets", "尚无通知目标。"),
 ];
 
 pub const ZH_SERVER: &[(&str, &str)] = &[

@@ -122,6 +122,18 @@ fn AnalyticsView(a: AnalyticsData) -> impl IntoView {
             value: b.value,
         })
         .collect();
+    let reminded: Vec<BarData> = a
+        .reminders_per_answer
+        .into_iter()
+        .map(|b| BarData {
+            key: match b.key.as_str() {
+                "0" => l.t("analytics.reminders.none").to_string(),
+                "escalated" => l.t("analytics.reminders.escalated").to_string(),
+                n => l.t("analytics.reminders.n").replace("{n}", n),
+            },
+            value: b.value,
+        })
+        .collect();
     view! {
         <section class="stats" id="analytics-response">
             <div class="stat">
@@ -141,6 +153,7 @@ fn AnalyticsView(a: AnalyticsData) -> impl IntoView {
             view! { <BarChart id="chart-projects" title=l.t("analytics.per_project").to_string() bars=projects /> }.into_any()
         }}
         <BarChart id="chart-ages" title=l.t("analytics.unanswered").to_string() bars=ages />
+        <BarChart id="chart-reminders" title=l.t("analytics.reminders").to_string() bars=reminded />
     }
 }
 

@@ -137,6 +137,7 @@ pub fn SettingsPage() -> impl IntoView {
         </section>
         <super::settings_destinations::Destinations />
         <super::settings_approvals::ApprovalPolicy />
+        <super::settings_reminders::Reminders />
         <Gateways />
     }
 }

@@ -49,7 +49,15 @@ pub struct Analytics {
     pub questions_per_project: Vec<Bar>,
     /// Questions still open, by age.
     pub unanswered_by_age: Vec<Bar>,
+    /// Questions answered in the last 7 d, by the reminders they needed
+    /// first (`0`, `1`, `2`, `3+`), and `escalated`: those answered only
+    /// after an escalation (issue 32).
+    #[serde(default)]
+    pub reminders_per_answer: Vec<Bar>,
 }
+
+/// The keys of [`Analytics::reminders_per_answer`], in order.
+pub const REMINDER_BUCKETS: [&str; 5] = ["0", "1", "2", "3+", "escalated"];
 
 /// The age buckets of unanswered questions, in order, with their upper bound.
 pub const AGE_BUCKETS: [(&str, i64); 5] = [
@@ -132,6 +140,16 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
         .map(|(key, value)| Bar { key, value })
         .collect();
     questions_per_project.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.key.cmp(&b.key)));
+    let mut reminded = [0.0_f64; REMINDER_BUCKETS.len()];
+    for a in asks
+        .iter()
+        .filter(|a| a.created_at >= week && a.replied_at.is_some())
+    {
+        reminded[usize::try_from(a.reminders.min(3)).unwrap_or(3)] += 1.0;
+        if a.escalated {
+            reminded[4] += 1.0;
+        }
+    }
     Analytics {
         generated_at: now,
         response_24h: percentiles(answered(day)),
@@ -143,6 +161,14 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
             .iter()
             .zip(by_age)
             .map(|((key, _), value)| Bar {
+                key: (*key).to_string(),
+                value,
+            })
+            .collect(),
+        reminders_per_answer: REMINDER_BUCKETS
+            .iter()
+            .zip(reminded)
+            .map(|(key, value)| Bar {
                 key: (*key).to_string(),
                 value,
             })
@@ -201,7 +227,27 @@ mod tests {
             }
             .into(),
             project: project.map(Into::into),
+            reminders: 0,
+            escalated: false,
         }
+    }
+
+    #[test]
+    fn answers_are_counted_by_the_reminders_they_needed() {
+        let now = Utc::now();
+        let mut asks = vec![ask(now, 60, Some(5), None), ask(now, 60, None, None)];
+        for (n, escalated) in [(1, false), (2, false), (5, true)] {
+            let mut a = ask(now, 300, Some(200), None);
+            a.reminders = n;
+            a.escalated = escalated;
+            asks.push(a);
+        }
+        let bars: Vec<f64> = compute(&asks, now)
+            .reminders_per_answer
+            .iter()
+            .map(|b| b.value)
+            .collect();
+        assert_eq!(bars, vec![1.0, 1.0, 1.0, 1.0, 1.0]);
     }
 
     #[test]

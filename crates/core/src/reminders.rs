@@ -17,14 +17,17 @@
 //! The pass runs in the loop of the ask deadlines (`crate::deadline`, at
 //! most every 30 s); its state is the rows, so it is restart-safe.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult, Harness, escalation,
     events::HarnessEvent,
     ids,
-    store::{Dedup, NewOutbound, NewReminder, ReminderCandidate, Urgency},
+    quiet_hours::{self, QuietHours},
+    store::{Dedup, EscalationReason, NewOutbound, NewReminder, ReminderCandidate, Urgency},
 };
 
 pub const REMINDERS_KEY: &str = "harness.reminders";
@@ -44,6 +47,18 @@ pub struct ReminderSchedule {
     pub high: Vec<u64>,
     pub normal: Vec<u64>,
     pub low: Vec<u64>,
+    /// Seconds after the last reminder before the ask is escalated
+    /// (`crate::escalation`).
+    #[serde(default = "escalation::default_after")]
+    pub escalate_after: u64,
+    /// Per scope (`work` / `unattended`): the notify targets (labels or
+    /// ids) an unanswered ask is escalated to. None: no escalation.
+    #[serde(default)]
+    pub escalate_to: BTreeMap<String, Vec<String>>,
+    /// Per notify target (label or id): its quiet hours
+    /// (`crate::quiet_hours`).
+    #[serde(default)]
+    pub quiet_hours: BTreeMap<String, QuietHours>,
 }
 
 impl Default for ReminderSchedule {
@@ -52,6 +67,9 @@ impl Default for ReminderSchedule {
             high: vec![600, 1800, 7200],
             normal: vec![3600, 14_400],
             low: Vec::new(),
+            escalate_after: escalation::DEFAULT_AFTER_SECS,
+            escalate_to: BTreeMap::new(),
+            quiet_hours: BTreeMap::new(),
         }
     }
 }
@@ -99,7 +117,7 @@ impl ReminderSchedule {
                 }
             }
         }
-        Ok(())
+        escalation::check(self.escalate_after, &self.escalate_to, &self.quiet_hours)
     }
 }
 
@@ -157,6 +175,11 @@ impl Harness {
         schedule: ReminderSchedule,
     ) -> CoreResult<ReminderSchedule> {
         schedule.check()?;
+        escalation::check_names(
+            &self.notify_targets().await?,
+            &schedule.escalate_to,
+            &schedule.quiet_hours,
+        )?;
         let value = serde_json::to_value(&schedule)
             .map_err(|e| CoreError::invalid_body(format!("reminders: {e}")))?;
         self.store()
@@ -169,25 +192,64 @@ impl Harness {
     }
 
     /// One pass judged at `now` (the wall clock in the server; tests pass
-    /// their own): drop reminders whose ask stopped waiting, then write the
-    /// due ones (each at most once). Returns how many were queued.
+    /// their own): drop reminders and escalations whose ask stopped
+    /// waiting, then per waiting ask: escalate at once when its chat can no
+    /// longer be reached; else write the due reminder (each at most once;
+    /// normal and low ones wait out the target's quiet hours); else
+    /// escalate when `escalateAfter` has passed since the last reminder.
+    /// Returns how many rows were queued.
     pub async fn send_due_reminders(&self, now: DateTime<Utc>) -> CoreResult<usize> {
         for row in self.store().drop_stale_reminders(now).await? {
             tracing::info!(outbound_id = %row.id, "reminder dropped: its ask no longer waits");
             self.outbound_changed(&row);
         }
         let schedule = self.reminder_schedule().await?;
+        let targets = self.notify_targets().await?;
         let mut queued = 0;
         for c in self.store().reminder_candidates(BATCH).await? {
-            let Some(seq) = due(schedule.offsets(c.urgency), c.asked_at, now, c.sent) else {
+            if self.chat_unreachable(&c.first, now).await? {
+                if !c.escalated {
+                    queued += self
+                        .escalate(
+                            &c,
+                            EscalationReason::Unreachable,
+                            &schedule.escalate_to,
+                            &schedule.quiet_hours,
+                            &targets,
+                            now,
+                        )
+                        .await?;
+                }
+                // Reminders nobody would receive are not sent.
                 continue;
-            };
-            let reminder = new_reminder(&c, seq, now);
-            if let Some(row) = self.store().record_reminder(reminder).await? {
-                tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
-                    outbound_id = %row.id, "reminder queued");
-                self.outbound_changed(&row);
-                queued += 1;
+            }
+            let offsets = schedule.offsets(c.urgency);
+            if let Some(seq) = due(offsets, c.asked_at, now, c.sent) {
+                let target = quiet_hours::target_of(&targets, &c.first);
+                if quiet_hours::waits(&schedule.quiet_hours, target, c.urgency, now) {
+                    tracing::debug!(request_id = %c.message_id, seq, "reminder waits for the end of the quiet hours");
+                    continue;
+                }
+                let reminder = new_reminder(&c, seq, now);
+                if let Some(row) = self.store().record_reminder(reminder).await? {
+                    tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
+                        outbound_id = %row.id, "reminder queued");
+                    self.outbound_changed(&row);
+                    queued += 1;
+                }
+                continue;
+            }
+            if !c.escalated && escalation::due(offsets, &c, schedule.escalate_after, now) {
+                queued += self
+                    .escalate(
+                        &c,
+                        EscalationReason::Schedule,
+                        &schedule.escalate_to,
+                        &schedule.quiet_hours,
+                        &targets,
+                        now,
+                    )
+                    .await?;
             }
         }
         if queued > 0 {

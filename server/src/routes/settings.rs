@@ -12,6 +12,7 @@ pub fn routes() -> Router<AppState> {
         .route("/settings/notify-targets", get(list).put(replace))
         .route("/settings/directive", get(directive).put(set_directive))
         .route("/settings/reminders", get(reminders).put(set_reminders))
+        .route("/settings/reachability", get(reachability))
 }
 
 #[utoipa::path(
@@ -109,6 +110,25 @@ async fn set_reminders(
     Ok(Json(s.harness.set_reminder_schedule(schedule).await?))
 }
 
+/// Per notify target: when its person last wrote, the platform's delivery
+/// window and whether it passed, and the newest send failure (issue 32).
+#[utoipa::path(get, path = "/api/settings/reachability", tag = "settings",
+    responses((status = 200, description = "Each notify target's reachability", body = Vec<harness_core::reachability::TargetReachability>)))]
+async fn reachability(
+    State(s): State<AppState>,
+    _: Admin,
+) -> ApiResult<Json<Vec<harness_core::reachability::TargetReachability>>> {
+    Ok(Json(s.harness.reachability(chrono::Utc::now()).await?))
+}
+
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, replace, directive, set_directive, reminders, set_reminders))]
+#[openapi(paths(
+    list,
+    replace,
+    directive,
+    set_directive,
+    reminders,
+    set_reminders,
+    reachability
+))]
 pub(super) struct Api;

@@ -266,6 +266,12 @@ impl Queue for OutboxQueue {
         let (h, timeout) = (self.harness.clone(), self.cli_timeout);
         let (journal, cache) = (self.journal.clone(), self.settings.clone());
         async move {
+            // A reminder leased ahead while its ask was answered: not sent
+            // (before the journal line, so it never counts as started).
+            if let Some(why) = h.skip_before_send(&row).await {
+                tracing::info!(outbound_id = %row.id, "outbound skipped: {why}");
+                return Some(SendOutcome::Skipped(why));
+            }
             let settings = cache.lock().await.get(&h).await;
             Some(send_one(&h, &row, timeout, settings, journal.as_ref()).await)
         }

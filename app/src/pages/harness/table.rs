@@ -298,6 +298,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         .outbound
         .clone()
         .map(|info| view! { <crate::outbound::OutboundLine info /> }.into_any());
+    let follow_up = row.follow_up.clone().map(|f| follow_up_line(l, &f));
     // Type-erased: the table's view type is near the compiler's depth limit.
     view! {
         <tr
@@ -314,12 +315,50 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             <td class="time"><TimeCell ms=Some(row.sent_ms) /></td>
             <td class="reply">{reply_cell}</td>
             <td class="time"><TimeCell ms=row.replied_ms /></td>
-            <td><StatusBadge status text=badge_text /> {outbound}</td>
+            <td><StatusBadge status text=badge_text /> {outbound} {follow_up}</td>
             <td class="actions">
                 <button type="button" class="ghost details" on:click=open>{l.t("action.details")}</button>
                 {actions}
             </td>
         </tr>
+    }
+    .into_any()
+}
+
+/// "2 h 5 min", "45 min", "30 s" (the core's `waited_text`, in the browser).
+fn waited(ms: i64) -> String {
+    let secs = ms.max(0) / 1000;
+    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{secs} s"),
+        (0, 0, m) => format!("{m} min"),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
+/// An open ask's wait, reminders and escalation (issue 32).
+fn follow_up_line(l: crate::i18n::Locale, f: &crate::api::FollowUpInfo) -> AnyView {
+    let mut parts = vec![l.t("followup.waited").replace("{t}", &waited(f.waited_ms))];
+    if f.reminders > 0 {
+        parts.push(
+            l.t("followup.reminders")
+                .replace("{n}", &f.reminders.to_string()),
+        );
+    }
+    if !f.escalated_to.is_empty() {
+        parts.push(
+            l.t("followup.escalated")
+                .replace("{who}", &f.escalated_to.join(", ")),
+        );
+    }
+    let escalated = !f.escalated_to.is_empty();
+    view! {
+        <span class="followup sub" data-reminders=f.reminders.to_string() data-escalated=escalated.to_string()>
+            {parts.join(" · ")}
+        </span>
     }
     .into_any()
 }

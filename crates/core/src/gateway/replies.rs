@@ -57,6 +57,10 @@ impl From<SendOutcome> for ReplyOutcome {
                 outcome: Outcome::Retry(why),
                 platform_message_id: None,
             },
+            SendOutcome::Skipped(why) => Self {
+                outcome: Outcome::GaveUp(why),
+                platform_message_id: None,
+            },
         }
     }
 }

@@ -121,6 +121,10 @@ pub enum SendOutcome {
     Unverified(Receipt, String),
     /// Nothing was sent (spawn error, non-zero exit or timeout without an id).
     Failed(String),
+    /// Not attempted: the row is no longer owed (a reminder or escalation
+    /// whose ask was answered while it was leased ahead,
+    /// `Harness::skip_before_send`). The row ends DEAD with the reason.
+    Skipped(String),
 }
 
 fn tail(text: &str, max: usize) -> String {

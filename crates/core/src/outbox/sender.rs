@@ -45,6 +45,8 @@ impl Harness {
                 },
                 error,
             },
+            // Not owed any more: DEAD at once, never sent.
+            SendOutcome::Skipped(error) => Settle::Failed { error, next: None },
         }
     }
 

@@ -67,7 +67,10 @@ pub use outbox::{
     Dedup, DeliveryMapping, Enqueued, NewOutbound, Outbound, OutboundState, OutboxStore, Settle,
     SettleBatch, Settled, SettledBatch,
 };
-pub use reminders::{NewReminder, Reminder, ReminderCandidate, ReminderStore};
+pub use reminders::{
+    ChatActivity, Escalation, EscalationReason, NewEscalation, NewReminder, Reminder,
+    ReminderCandidate, ReminderStore, SendFailure,
+};
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};

@@ -20,6 +20,8 @@ pub struct ReminderCandidate {
     pub urgency: Urgency,
     /// The highest reminder number written for it (0: none yet).
     pub sent: u32,
+    /// Whether it was escalated already (`ask_escalations`).
+    pub escalated: bool,
     /// The outbound row that carried the ask (DELIVERED or
     /// SENT_UNVERIFIED): the reminder goes to the same place. A reminder's
     /// own row has no message (its mapping names the task).
@@ -48,6 +50,68 @@ pub struct Reminder {
     pub created_at: DateTime<Utc>,
 }
 
+/// Why an ask was escalated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EscalationReason {
+    /// After its last reminder (`escalateAfter`).
+    Schedule,
+    /// Its chat's delivery window had passed (reachability): at once.
+    Unreachable,
+}
+
+impl EscalationReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Schedule => "schedule",
+            Self::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// An escalation to write: one outbound row per target (`outbound.dedup` is
+/// ignored: the row's key is `escalation:<message id>:<seq>`, seq from 1 in
+/// this order), and the "answered" notice every chat reached gets.
+#[derive(Debug, Clone)]
+pub struct NewEscalation {
+    pub message_id: String,
+    pub reason: EscalationReason,
+    pub notice: String,
+    /// (target label, its row).
+    pub rows: Vec<(String, NewOutbound)>,
+}
+
+/// One escalation row that was written.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Escalation {
+    pub message_id: String,
+    pub seq: u32,
+    pub target: String,
+    pub outbound_id: String,
+    pub reason: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What the rows say about one chat (reachability, issue 32 point 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatActivity {
+    /// The newest gateway inbound message from the chat, or answer to an
+    /// ask that reached it.
+    pub last_wrote: Option<DateTime<Utc>>,
+    /// The newest failed (FAILED / DEAD) outbound row to the target since
+    /// its last delivery: (error, attempts, when, dead).
+    pub last_failure: Option<SendFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendFailure {
+    pub error: String,
+    pub attempts: u32,
+    pub at: DateTime<Utc>,
+    pub dead: bool,
+}
+
 /// The reminders aggregate.
 #[async_trait]
 pub trait ReminderStore: Send + Sync + 'static {
@@ -63,4 +127,24 @@ pub trait ReminderStore: Send + Sync + 'static {
     async fn drop_stale_reminders(&self, now: DateTime<Utc>) -> StoreResult<Vec<Outbound>>;
     /// The reminders of these asks, by ask and number.
     async fn reminders_for(&self, message_ids: &[String]) -> StoreResult<Vec<Reminder>>;
+    /// The escalation rows and their outbound rows, one transaction — only
+    /// if the ask is still OPEN and was never escalated. Empty: nothing was
+    /// written.
+    async fn record_escalation(&self, escalation: NewEscalation) -> StoreResult<Vec<Outbound>>;
+    /// The escalations of these asks, by ask and number.
+    async fn escalations_for(&self, message_ids: &[String]) -> StoreResult<Vec<Escalation>>;
+    /// Whether this outbound row is a reminder or an escalation whose ask
+    /// no longer waits (asked right before its send: a row leased ahead
+    /// when the ask was answered is then never sent).
+    async fn reminder_ask_closed(&self, outbound_id: &str) -> StoreResult<bool>;
+    /// When the person of `chat` on `gateway`/`platform` last wrote, and the
+    /// newest failure of a send to (`gateway`, `downstream`, `dest`) since
+    /// its last delivery.
+    async fn chat_activity(
+        &self,
+        gateway: &str,
+        platform: &str,
+        chat: &str,
+        dest: Option<&str>,
+    ) -> StoreResult<ChatActivity>;
 }

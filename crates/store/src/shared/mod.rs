@@ -14,6 +14,7 @@
 pub(crate) mod choices;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_store;
+pub(crate) mod escalations;
 pub(crate) mod gateway;
 pub(crate) mod gateway_replies;
 pub(crate) mod gateway_routes;

@@ -11,7 +11,8 @@ pub(crate) fn candidates_sql() -> String {
     format!(
         "SELECT {cols}, m.id AS ask_id, m.task_id AS ask_task_id, m.created_at AS asked_at, \
            COALESCE(c.urgency, 'normal') AS ask_urgency, \
-           (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders_sent \
+           (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders_sent, \
+           CAST(CASE WHEN EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = m.id) THEN 1 ELSE 0 END AS BIGINT) AS ask_escalated \
          FROM harness_messages m \
          JOIN harness_outbound o ON o.harness_message_id = m.id \
          LEFT JOIN ask_choices c ON c.message_id = m.id \
@@ -49,14 +50,17 @@ pub(crate) fn insert_outbound_sql() -> String {
     )
 }
 
-/// `$1` now: reminders not sent yet whose ask is no longer OPEN → DEAD.
+/// `$1` now: reminders and escalations not sent yet whose ask is no
+/// longer OPEN → DEAD.
 pub(crate) fn drop_stale_sql() -> String {
     format!(
         "UPDATE harness_outbound SET state = 'DEAD', \
            last_error = 'not sent: the ask was no longer waiting for an answer', \
            next_attempt_at = NULL, updated_at = $1 \
          WHERE state IN ('PENDING', 'FAILED') AND id IN (SELECT r.outbound_id FROM ask_reminders r \
-           JOIN harness_messages m ON m.id = r.message_id WHERE m.state <> 'OPEN') \
+           JOIN harness_messages m ON m.id = r.message_id WHERE m.state <> 'OPEN' \
+           UNION ALL SELECT e.outbound_id FROM ask_escalations e \
+           JOIN harness_messages m ON m.id = e.message_id WHERE m.state <> 'OPEN') \
          RETURNING {}",
         super::outbox::returning()
     )
@@ -67,6 +71,7 @@ pub(crate) const REMINDER_COLUMNS: &str = "message_id, seq, outbound_id, waited_
 pub(crate) fn candidate<R: SqlRow>(row: &R) -> StoreResult<ReminderCandidate> {
     let urgency: String = row.col("ask_urgency")?;
     let sent: i64 = row.col("reminders_sent")?;
+    let escalated: i64 = row.col("ask_escalated")?;
     Ok(ReminderCandidate {
         message_id: row.col("ask_id")?,
         task_id: row.col("ask_task_id")?,
@@ -74,6 +79,7 @@ pub(crate) fn candidate<R: SqlRow>(row: &R) -> StoreResult<ReminderCandidate> {
         urgency: Urgency::parse(&urgency)
             .ok_or_else(|| super::corrupt("ask_choices.urgency", &urgency))?,
         sent: u32::try_from(sent).unwrap_or(u32::MAX),
+        escalated: escalated != 0,
         first: outbound(row)?,
     })
 }
@@ -97,12 +103,13 @@ macro_rules! reminder_store {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::store::{
-                NewReminder, Outbound, Reminder, ReminderCandidate, ReminderStore, StoreResult,
+                ChatActivity, Escalation, NewEscalation, NewReminder, Outbound, Reminder,
+                ReminderCandidate, ReminderStore, StoreResult,
             };
             use sqlx::AssertSqlSafe;
             use $crate::{
                 error::map,
-                shared::{marks, ms, outbox::outbound, reminders},
+                shared::{escalations, marks, ms, outbox::outbound, reminders, time},
             };
 
             #[async_trait::async_trait]
@@ -187,6 +194,110 @@ macro_rules! reminder_store {
                         }
                     }
                     Ok(out)
+                }
+
+                async fn record_escalation(&self, e: NewEscalation) -> StoreResult<Vec<Outbound>> {
+                    let mut tx = self.write_tx().await?;
+                    let mut rows = Vec::new();
+                    for (i, (target, o)) in e.rows.iter().enumerate() {
+                        let seq = i64::try_from(i + 1).unwrap_or(i64::MAX);
+                        let now = ms(o.now);
+                        let written = sqlx::query(escalations::INSERT_ESCALATION)
+                            .bind(&e.message_id)
+                            .bind(seq)
+                            .bind(target)
+                            .bind(&o.id)
+                            .bind(e.reason.as_str())
+                            .bind(&e.notice)
+                            .bind(now)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(map)?
+                            .rows_affected();
+                        if written == 0 {
+                            // Escalated already (or the ask stopped waiting):
+                            // nothing of this escalation is written.
+                            return Ok(Vec::new());
+                        }
+                        let row = sqlx::query(AssertSqlSafe(reminders::insert_outbound_sql()))
+                            .bind(&o.id)
+                            .bind(format!("escalation:{}:{seq}", e.message_id))
+                            .bind(&o.task_id)
+                            .bind(&e.message_id)
+                            .bind(&o.gateway)
+                            .bind(&o.downstream)
+                            .bind(&o.dest)
+                            .bind(&o.requested_to)
+                            .bind(&o.profile)
+                            .bind(&o.scope)
+                            .bind(i64::from(o.expect_reply))
+                            .bind(&o.message)
+                            .bind(&o.presentation)
+                            .bind(now)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                        rows.push(outbound(&row)?);
+                    }
+                    tx.commit().await.map_err(map)?;
+                    Ok(rows)
+                }
+
+                async fn escalations_for(&self, message_ids: &[String]) -> StoreResult<Vec<Escalation>> {
+                    let mut out = Vec::new();
+                    for chunk in message_ids.chunks(500) {
+                        let sql = format!(
+                            "SELECT {} FROM ask_escalations WHERE message_id IN ({}) ORDER BY message_id, seq",
+                            escalations::ESCALATION_COLUMNS,
+                            marks(1, chunk.len())
+                        );
+                        let mut query = sqlx::query(AssertSqlSafe(sql));
+                        for id in chunk {
+                            query = query.bind(id);
+                        }
+                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
+                            out.push(escalations::escalation(&row)?);
+                        }
+                    }
+                    Ok(out)
+                }
+
+                async fn reminder_ask_closed(&self, outbound_id: &str) -> StoreResult<bool> {
+                    let row = sqlx::query(escalations::ASK_CLOSED)
+                        .bind(outbound_id)
+                        .fetch_one(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    let closed: i64 = $crate::shared::SqlRow::col(&row, "closed")?;
+                    Ok(closed != 0)
+                }
+
+                async fn chat_activity(
+                    &self,
+                    gateway: &str,
+                    platform: &str,
+                    chat: &str,
+                    dest: Option<&str>,
+                ) -> StoreResult<ChatActivity> {
+                    let row = sqlx::query(escalations::LAST_WROTE)
+                        .bind(gateway)
+                        .bind(platform)
+                        .bind(chat)
+                        .fetch_one(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    let last: Option<i64> = $crate::shared::SqlRow::col(&row, "last_wrote")?;
+                    let failure = sqlx::query(escalations::LAST_FAILURE)
+                        .bind(gateway)
+                        .bind(platform)
+                        .bind(dest.unwrap_or(""))
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    Ok(ChatActivity {
+                        last_wrote: last.map(time).transpose()?,
+                        last_failure: failure.as_ref().map(escalations::failure).transpose()?,
+                    })
                 }
             }
         };

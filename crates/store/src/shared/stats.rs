@@ -10,7 +10,9 @@ pub(crate) const EXECUTION_COUNTS: &str =
     "SELECT status, COUNT(*) FROM executions GROUP BY status ORDER BY status";
 
 /// Run by `ask_timings`.
-pub(crate) const ASK_TIMINGS: &str = "SELECT m.created_at, m.replied_at, m.state, p.name \
+pub(crate) const ASK_TIMINGS: &str = "SELECT m.created_at, m.replied_at, m.state, p.name, \
+               (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders, \
+               CAST(CASE WHEN EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = m.id) THEN 1 ELSE 0 END AS BIGINT) AS escalated \
              FROM harness_messages m \
              JOIN tasks t ON t.id = m.task_id \
              LEFT JOIN projects p ON p.id = t.project_id \
@@ -128,6 +130,8 @@ macro_rules! stats_store {
                                 replied_at: replied.map(time).transpose()?,
                                 state: r.at(2)?,
                                 project: r.at(3)?,
+                                reminders: u32::try_from(r.at::<i64>(4)?).unwrap_or(u32::MAX),
+                                escalated: r.at::<i64>(5)? != 0,
                             })
                         })
                         .collect()

@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -30,6 +30,7 @@ pub mod choice_answers;
 pub mod choices;
 pub mod deliveries;
 pub mod direct;
+pub mod escalations;
 pub mod gateway;
 pub mod gateway_replies;
 pub mod gateway_routes;
@@ -221,6 +222,12 @@ macro_rules! conformance_suite {
             a_reminder_is_written_once_and_only_while_its_ask_waits,
             a_reminder_not_sent_when_its_ask_is_answered_is_dropped,
             racing_writers_write_one_reminder_of_a_number,
+        );
+        conformance_suite!(@area $factory; escalations:
+            an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached,
+            an_ask_answered_without_escalation_writes_no_notice,
+            a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped,
+            chat_activity_is_the_last_inbound_and_the_newest_failure,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

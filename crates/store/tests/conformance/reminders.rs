@@ -19,10 +19,10 @@ use super::{
     support::{core_task, harness_on},
 };
 
-const OWNER: &str = "node-a:boot-1";
+pub(super) const OWNER: &str = "node-a:boot-1";
 
 /// A task whose ask went out to the chat and waits: (store, core, task, ask).
-async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, String) {
+pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, String) {
     let store = b.another().await;
     let h = harness_on(store.clone(), "node-a");
     h.set_notify_targets(vec![NotifyTarget {
@@ -69,13 +69,13 @@ async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, String) {
     (store, h, t, ask)
 }
 
-fn candidate_of(list: Vec<ReminderCandidate>, ask: &str) -> ReminderCandidate {
+pub(super) fn candidate_of(list: Vec<ReminderCandidate>, ask: &str) -> ReminderCandidate {
     list.into_iter()
         .find(|c| c.message_id == ask)
         .expect("the ask is a candidate")
 }
 
-fn reminder(c: &ReminderCandidate, seq: u32) -> NewReminder {
+pub(super) fn reminder(c: &ReminderCandidate, seq: u32) -> NewReminder {
     NewReminder {
         message_id: c.message_id.clone(),
         seq,
