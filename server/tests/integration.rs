@@ -17,6 +17,8 @@ mod agent_argv;
 mod agent_boundary;
 #[path = "approvals.rs"]
 mod approvals;
+#[path = "approvals_chat.rs"]
+mod approvals_chat;
 #[path = "ask_idempotency.rs"]
 mod ask_idempotency;
 #[path = "assets.rs"]
