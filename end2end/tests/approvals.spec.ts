@@ -4,6 +4,9 @@
 // page) decides it — recorded as decided by the browser session — and a
 // second answer to a decided approval says "already decided".
 import { test, expect, Page, APIRequestContext } from '@playwright/test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { api } from './api';
 
 const uid = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -159,5 +162,43 @@ test('Settings: the global policy is edited as JSON; an error names the rule and
   await expect(section.locator('#policy-source')).toContainText('built-in', { timeout: 10_000 });
   g = await api(request, 'GET', '/api/settings/approval-policy');
   expect(g.body.builtin).toBe(true);
+  expect(errors.filter((e) => !e.includes('400 (Bad Request)'))).toEqual([]); // the refused save
+});
+
+test('a project\'s own approval rules are edited on its edit form at phone width', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  const path = mkdtempSync(join(tmpdir(), 'harness-policy-'));
+  const name = `policy-${uid()}`;
+  const created = await api(request, 'POST', '/api/projects', { name, path });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const id: string = created.body.id;
+  await page.goto('/projects');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  await page.locator(`tr[data-project-id="${id}"]`).getByRole('button', { name: `Edit ${name}`, exact: true }).click();
+  const section = page.locator('#project-approvals');
+  await expect(section).toBeVisible();
+  const rules = page.locator('#project-policy-rules');
+  await expect(rules).toHaveValue(/"rules": \[\]/);
+  // A bad rule: refused naming the rule and its field, nothing stored.
+  await rules.fill(JSON.stringify({ rules: [{ tool: 'Bash', pattern: 'terraform apply*', action: 'ask' }, { tool: ' ', action: 'deny' }] }));
+  await page.locator('#project-policy-save').click();
+  const status = page.locator('#project-policy-status');
+  await expect(status).toContainText('rules[1]');
+  await expect(status).toHaveAttribute('data-field', 'tool');
+  expect((await api(request, 'GET', `/api/projects/${id}/approval-policy`)).body).toEqual({ rules: [] });
+  // A good one is stored and is what the project's tasks are held by.
+  const mine = { rules: [{ tool: 'Bash', pattern: 'terraform apply*', action: 'ask', note: 'changes production' }] };
+  await rules.fill(JSON.stringify(mine, null, 2));
+  await page.locator('#project-policy-save').click();
+  await expect(status).toContainText('Saved');
+  expect((await api(request, 'GET', `/api/projects/${id}/approval-policy`)).body).toEqual(mine);
+  await expect(rules).toHaveValue(/terraform apply\*/);
+  // Fits the phone: no sideways scroll, the textarea inside the viewport.
+  const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  expect(scroll).toBeLessThanOrEqual(inner);
+  const box = await rules.boundingBox();
+  expect(box && box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box)).toBeTruthy();
+  await section.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: info.outputPath('project-policy-phone.png'), fullPage: true });
   expect(errors.filter((e) => !e.includes('400 (Bad Request)'))).toEqual([]); // the refused save
 });

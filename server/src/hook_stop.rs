@@ -114,6 +114,7 @@ mod tests {
             api_url: None,
             api_token: None,
             execution_id: Some("cexec".into()),
+            approval_snapshot: None,
         }
     }
 

@@ -37,6 +37,9 @@ pub struct HookEnv {
     pub api_url: Option<String>,
     pub api_token: Option<String>,
     pub execution_id: Option<String>,
+    /// The approval policy written at spawn (issue 31): what decides when
+    /// the server cannot be reached.
+    pub approval_snapshot: Option<PathBuf>,
 }
 
 impl HookEnv {
@@ -49,6 +52,7 @@ impl HookEnv {
             api_url: var("TOWER_API_URL"),
             api_token: var("TOWER_API_TOKEN"),
             execution_id: var("TOWER_EXECUTION_ID"),
+            approval_snapshot: var(approvals::offline::SNAPSHOT_ENV).map(PathBuf::from),
         }
     }
 }
@@ -115,9 +119,10 @@ pub const APPROVAL_WAIT_SECS: u64 = 45;
 pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
 
 /// The approval policy's check of one call (issue 31), by the server (the
-/// hook has no database). Server unreachable: the built-in rules decide
-/// here — a call they would ask about (or deny) is denied with the reason,
-/// anything else runs (fails closed for `ask`, open otherwise).
+/// hook has no database). Server unreachable: the policy written at spawn
+/// (`TOWER_APPROVAL_SNAPSHOT`; without a readable one, the built-in rules)
+/// decides here — a `deny` rule denies, an `ask` rule fails closed with the
+/// reason, anything else runs (open).
 fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
     let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
     let cwd = event.get("cwd").and_then(Value::as_str);
@@ -134,16 +139,33 @@ fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
         }
         Ok(_) => HookResult::allow(),
         Err(err) => {
-            let offline = approvals::Effective {
-                project: Vec::new(),
-                global: None,
+            let (policy, from) = match offline_policy(env) {
+                Some(p) => (p, "as saved when this agent started"),
+                None => (
+                    approvals::Effective {
+                        project: Vec::new(),
+                        global: None,
+                    },
+                    "the built-in rules",
+                ),
             };
-            match offline.evaluate(tool, &input, cwd).action {
-                approvals::Action::Allow => HookResult::allow(),
-                _ => denied(&format!(
-                    "Harness: this call needs a person's approval, but the Harness server cannot be reached to ask for it ({err}). Do not run it and do not work around it: end your turn and report that the step is waiting for approval."
-                )),
+            match approvals::offline::decide(&policy, tool, &input, cwd, &err, from) {
+                None => HookResult::allow(),
+                Some(reason) => denied(&reason),
             }
+        }
+    }
+}
+
+/// The snapshot of this task's policy, if one was written and is readable.
+fn offline_policy(env: &HookEnv) -> Option<approvals::Effective> {
+    let path = env.approval_snapshot.as_deref()?;
+    let task_id = env.task_id.as_deref()?;
+    match std::fs::read_to_string(path) {
+        Ok(text) => approvals::offline::read_snapshot(&text, task_id),
+        Err(err) => {
+            tracing::debug!(%err, path = %path.display(), "no approval snapshot; the built-in rules decide");
+            None
         }
     }
 }

@@ -503,3 +503,125 @@ async fn attended_top_level_tasks_keep_todays_behaviour_and_an_unreachable_serve
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_the_hook_decides_by_the_policy_saved_at_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(&dir.path().join("data")).await;
+    let (status, p) = server
+        .admin(
+            "POST",
+            "/api/projects",
+            Some(json!({"name": "offline", "path": dir.path().display().to_string()})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{p}");
+    let project = p["id"].as_str().unwrap().to_string();
+    let own = json!({"rules": [
+        {"tool": "Bash", "pattern": "terraform apply*", "action": "deny", "note": "never from an agent"},
+        {"tool": "Bash", "pattern": "make deploy*", "action": "ask"}
+    ]});
+    let (status, body) = server
+        .admin(
+            "PUT",
+            &format!("/api/projects/{project}/approval-policy"),
+            Some(own),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The stored global policy replaces the built-in rules.
+    let (status, body) = server
+        .admin(
+            "PUT",
+            "/api/settings/approval-policy",
+            Some(
+                json!({"rules": [{"tool": "Bash", "pattern": "kubectl delete*", "action": "ask"}]}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let parent = server.task("offline parent").await;
+    let seen = dir.path().join("snapshot-path");
+    let script = format!(
+        "printf %s \"$TOWER_APPROVAL_SNAPSHOT\" > '{}'",
+        seen.display()
+    );
+    let (status, body) = server
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(
+                json!({"title": "offline child", "parentTaskId": parent, "projectId": project,
+                "agent": {"provider": "command", "command": ["sh", "-c", script]}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let child = body["id"].as_str().unwrap().to_string();
+    let (status, body) = server
+        .admin(
+            "POST",
+            &format!("/api/tasks/{child}/start"),
+            Some(json!({})),
+        )
+        .await;
+    assert!(
+        status.is_success() || status == StatusCode::CONFLICT,
+        "{status} {body}"
+    );
+    // The agent was told where its snapshot is, and it is there.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let path = loop {
+        if let Ok(p) = std::fs::read_to_string(&seen)
+            && !p.is_empty()
+        {
+            break std::path::PathBuf::from(p);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(path.ends_with("approval-policy.json"), "{}", path.display());
+    assert!(path.starts_with(dir.path().join("data").join("runs")));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(snap["taskId"], child.as_str());
+    assert_eq!(snap["projectId"], project.as_str());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    server.shutdown().await;
+
+    // The server is gone: the snapshot decides.
+    let down = |task: &str| {
+        vec![
+            ("TOWER_TASK_ID", task.to_string()),
+            ("TOWER_HAS_PARENT", "1".to_string()),
+            ("TOWER_API_URL", "http://127.0.0.1:9".to_string()),
+            ("TOWER_API_TOKEN", "x".to_string()),
+            ("TOWER_APPROVAL_SNAPSHOT", path.display().to_string()),
+        ]
+    };
+    let r = reason(&hook(bash("terraform apply -auto-approve"), down(&child)).await);
+    assert!(
+        r.contains("denies") && r.contains("never from an agent"),
+        "{r}"
+    );
+    assert!(!r.contains("cannot be reached"), "a deny rule denies: {r}");
+    for ask in ["make deploy prod", "kubectl delete ns prod"] {
+        let r = reason(&hook(bash(ask), down(&child)).await);
+        assert!(r.contains("cannot be reached"), "{ask}: {r}");
+    }
+    assert_eq!(
+        hook(bash("git push --force"), down(&child)).await,
+        "",
+        "the stored global policy has no git push rule"
+    );
+    assert_eq!(hook(bash("ls -la"), down(&child)).await, "");
+    // Another task's snapshot is not this task's: the built-in rules.
+    let r = reason(&hook(bash("git push --force"), down("cotherxxxxxxxxxxxxxxxxxxx")).await);
+    assert!(r.contains("cannot be reached"), "{r}");
+}

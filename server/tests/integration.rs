@@ -19,6 +19,8 @@ mod agent_boundary;
 mod agent_hangup;
 #[path = "approvals.rs"]
 mod approvals;
+#[path = "approvals_chat.rs"]
+mod approvals_chat;
 #[path = "ask_idempotency.rs"]
 mod ask_idempotency;
 #[path = "assets.rs"]

@@ -86,8 +86,47 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    // The agent's 14, reply_to_ask and the gateway's five.
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 21);
+    // The agent's 14, reply_to_ask, the gateway's six and the four
+    // approval tools (issue 31: the admin's only).
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 25);
+    let (_, call) = rpc(
+        &s,
+        Some(&s.admin.clone()),
+        json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+        "params": {"name": "get_approval_policy", "arguments": {}}}),
+    )
+    .await;
+    let (is_error, payload) = tool_payload(&call);
+    assert!(!is_error, "{payload}");
+    assert_eq!(payload["builtin"], true, "{payload}");
+    // An agent is never a person: it may not decide (nor read or change
+    // the policy), not even for its own task.
+    for (name, args) in [
+        (
+            "decide_approval",
+            json!({"id": "cxxxxxxxxxxxxxxxxxxxxxxxx", "decision": "approve"}),
+        ),
+        ("set_approval_policy", json!({"reset": true})),
+        ("list_approvals", json!({})),
+        ("get_approval_policy", json!({})),
+    ] {
+        let (_, call) = rpc(
+            &s,
+            Some(&token),
+            json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call",
+            "params": {"name": name, "arguments": args}}),
+        )
+        .await;
+        let (is_error, payload) = tool_payload(&call);
+        assert!(is_error, "{name}: {payload}");
+        assert!(
+            payload["error"]
+                .as_str()
+                .unwrap()
+                .contains("not available to this credential"),
+            "{name}: {payload}"
+        );
+    }
 
     let (status, call) = rpc(
         &s,

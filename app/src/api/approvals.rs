@@ -59,6 +59,43 @@ pub async fn reset_approval_policy() -> Result<(), ServerFnError> {
     Ok(())
 }
 
+/// A project's own rules as pretty JSON (`{"rules": […]}`, empty when it
+/// has none); `builtin` is always false here.
+#[server(prefix = "/sfn", endpoint = "project_approval_policy")]
+pub async fn project_approval_policy(project_id: String) -> Result<PolicyText, ServerFnError> {
+    let p = ssr::harness()?
+        .project_approval_policy(&project_id)
+        .await
+        .map_err(ssr::to_sfn)?;
+    let json = serde_json::to_string_pretty(&p).map_err(|e| ServerFnError::new(e.to_string()))?;
+    Ok(PolicyText {
+        json,
+        builtin: false,
+    })
+}
+
+/// Store `rules` (the JSON text) as the project's own rules (tried before
+/// the global ones); `{"rules": []}` removes them. Errors as
+/// [`save_approval_policy`]'s.
+#[server(prefix = "/sfn", endpoint = "save_project_approval_policy")]
+pub async fn save_project_approval_policy(
+    project_id: String,
+    rules: String,
+) -> Result<(), ServerFnError> {
+    use harness_core::CoreError;
+    let policy: harness_core::approvals::Policy = serde_json::from_str(&rules).map_err(|e| {
+        super::settings::to_sfn_field(CoreError::invalid(
+            "rules",
+            format!("not a policy ({{\"rules\": [{{\"tool\", \"pattern\", \"action\", \"note\"}}]}}): {e}"),
+        ))
+    })?;
+    ssr::harness()?
+        .set_project_approval_policy(&project_id, policy)
+        .await
+        .map_err(super::settings::to_sfn_field)?;
+    Ok(())
+}
+
 /// One approval of a task, as its page lists it (the audit).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalLine {

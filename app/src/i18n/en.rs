@@ -573,7 +573,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("approvals.heading", "Approvals"),
     (
         "approvals.help",
-        "Rules for the tool calls of unattended or derived agents, tried in order (first match wins): action allow, ask (a person approves) or deny; tool is a glob (Edit|Write), pattern a glob on the command or file path. A project's own rules (REST) go first.",
+        "Rules for the tool calls of unattended or derived agents, tried in order (first match wins): action allow, ask (a person approves) or deny; tool is a glob (Edit|Write), pattern a glob on the command or file path. A project's own rules (its Edit form on Projects, or REST) go first.",
     ),
     (
         "approvals.builtin",
@@ -583,6 +583,16 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("approvals.rules", "Global rules (JSON)"),
     ("approvals.reset", "Back to the built-in rules"),
     ("approvals.audit", "Approvals"),
+    (
+        "approvals.project_heading",
+        "Approval rules of this project",
+    ),
+    (
+        "approvals.project_help",
+        "Tried before the global rules (Settings → Approvals), first match wins: {\"tool\": \"Bash\", \"pattern\": \"terraform apply*\", \"action\": \"ask\"}. Empty rules: only the global ones apply.",
+    ),
+    ("approvals.project_rules", "Project rules (JSON)"),
+    ("approvals.project_save", "Save rules"),
     ("settings.destinations", "Destinations"),
     (
         "settings.destinations_help",

@@ -513,7 +513,7 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("approvals.heading", "审批"),
     (
         "approvals.help",
-        "无人值守或派生代理的工具调用规则，按顺序匹配（首个匹配生效）：action 为 allow、ask（需人批准）或 deny；tool 是通配（Edit|Write），pattern 是命令或文件路径的通配。项目自己的规则（REST）优先。",
+        "无人值守或派生代理的工具调用规则，按顺序匹配（首个匹配生效）：action 为 allow、ask（需人批准）或 deny；tool 是通配（Edit|Write），pattern 是命令或文件路径的通配。项目自己的规则（在“项目”的编辑表单或 REST 中）优先。",
     ),
     (
         "approvals.builtin",
@@ -523,6 +523,13 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("approvals.rules", "全局规则（JSON）"),
     ("approvals.reset", "恢复内置规则"),
     ("approvals.audit", "审批记录"),
+    ("approvals.project_heading", "此项目的审批规则"),
+    (
+        "approvals.project_help",
+        "先于全局规则（设置 → 审批）尝试，首个匹配生效：{\"tool\": \"Bash\", \"pattern\": \"terraform apply*\", \"action\": \"ask\"}。规则为空时只使用全局规则。",
+    ),
+    ("approvals.project_rules", "项目规则（JSON）"),
+    ("approvals.project_save", "保存规则"),
     ("settings.destinations", "目的地别名"),
     (
         "settings.destinations_help",

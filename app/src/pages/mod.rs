@@ -2,6 +2,7 @@ pub mod analytics;
 pub mod gateway;
 pub mod harness;
 pub mod home;
+pub mod project_approvals;
 pub mod project_edit;
 pub mod project_form;
 pub mod project_workbench;

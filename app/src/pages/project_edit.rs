@@ -96,6 +96,7 @@ pub fn EditProjectForm() -> impl IntoView {
         {move || editing.0.get().map(|p| {
             let name_err = move || field_error("name");
             let path_err = move || field_error("path");
+            let project_id = p.id.clone();
             view! {
                 <section class="card" id="edit-project" aria-labelledby="edit-project-h"
                     on:keydown=move |ev: leptos::ev::KeyboardEvent| {
@@ -142,6 +143,7 @@ pub fn EditProjectForm() -> impl IntoView {
                     {move || other_error().map(|e| view! {
                         <p class="error" role="alert" id="edit-project-error">{e}</p>
                     })}
+                    <super::project_approvals::ProjectApprovalPolicy project_id=project_id />
                 </section>
             }
         })}

@@ -80,6 +80,18 @@ pub(crate) fn typed_existing(columns: &str) -> String {
 pub(crate) const PARK: &str = "UPDATE approvals SET parked = 1, outcome = 'told-to-wait' \
     WHERE id = $1 AND state = 'PENDING'";
 
+/// A decided approval's push to chat that was not sent yet is dropped ($1
+/// key `approval:<id>`, $2 now): nobody needs to answer it any more.
+pub(crate) fn drop_push() -> String {
+    format!(
+        "UPDATE harness_outbound SET state = 'DEAD', \
+           last_error = 'not sent: the approval was decided first', \
+           next_attempt_at = NULL, updated_at = $2 \
+         WHERE dedup_key = $1 AND state IN ('PENDING', 'FAILED') RETURNING {}",
+        crate::shared::outbox::returning()
+    )
+}
+
 /// Use the oldest unused decision of a call once ($1 task, $2 hash, $3 at).
 pub(crate) fn consume() -> String {
     format!(
@@ -112,7 +124,8 @@ macro_rules! approval_store {
                 options::Choices,
                 store::{
                     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState,
-                    ApprovalStore, NewApproval, NewAsk, StoreError, StoreResult,
+                    ApprovalStore, NewApproval, NewAsk, Outbound, StoreError, StoreResult,
+                    approval_push_key,
                 },
             };
             use sqlx::{AssertSqlSafe, Row};
@@ -126,6 +139,7 @@ macro_rules! approval_store {
                 choices::options_json,
                 deliveries::{DELIVERY_COLUMNS, delivery},
                 messages::ask_recorded,
+                outbox::outbound,
             };
 
             fn sql(s: &str) -> AssertSqlSafe<String> {
@@ -182,6 +196,36 @@ macro_rules! approval_store {
                     .await
             }
 
+            /// The approval's push to chat (`approval.push`), inside the
+            /// caller's transaction: the reminder's outbound insert (no
+            /// message of its own; the execution is the ask's).
+            async fn push_in(
+                conn: &mut $conn,
+                a: &NewApproval,
+            ) -> Result<Option<$row>, sqlx::Error> {
+                let Some(o) = &a.push else {
+                    return Ok(None);
+                };
+                sqlx::query(sql(&$crate::shared::reminders::insert_outbound_sql()))
+                    .bind(&o.id)
+                    .bind(approval_push_key(&a.id))
+                    .bind(&o.task_id)
+                    .bind(&a.request_id)
+                    .bind(&o.gateway)
+                    .bind(&o.downstream)
+                    .bind(&o.dest)
+                    .bind(&o.requested_to)
+                    .bind(&o.profile)
+                    .bind(&o.scope)
+                    .bind(i64::from(o.expect_reply))
+                    .bind(&o.message)
+                    .bind(&o.presentation)
+                    .bind(ms(o.now))
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map(Some)
+            }
+
             #[async_trait]
             impl ApprovalStore for $store {
                 async fn insert_approval(&self, a: NewApproval) -> StoreResult<Approval> {
@@ -229,16 +273,18 @@ macro_rules! approval_store {
                                     None => false,
                                 };
                                 let approved = insert_in(conn, &approval).await?;
+                                let pushed = push_in(conn, &approval).await?;
                                 end_batch(conn).await?;
-                                Ok((returned, added, approved))
+                                Ok((returned, added, approved, pushed))
                             })
                         })
                         .await?;
-                    let (returned, event_added, approved) = returned;
+                    let (returned, event_added, approved, pushed) = returned;
                     Ok(ApprovalAsked {
                         recorded: ask_recorded(ask, &returned)?,
                         event_added,
                         approval: row(&approved)?,
+                        push: pushed.as_ref().map(outbound).transpose()?,
                     })
                 }
 
@@ -369,10 +415,19 @@ macro_rules! approval_store {
                         }
                         _ => None,
                     };
+                    let dropped = sqlx::query(sql(&$crate::approvals_sql::drop_push()))
+                        .bind(approval_push_key(&decided.id))
+                        .bind(ms(d.now))
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let dropped_push: Option<Outbound> =
+                        dropped.as_ref().map(outbound).transpose()?;
                     tx.commit().await.map_err(map)?;
                     Ok(Some(ApprovalDecided {
                         approval: decided,
                         delivery,
+                        dropped_push,
                     }))
                 }
 

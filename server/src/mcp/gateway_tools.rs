@@ -76,6 +76,10 @@ pub struct RelayArgs {
     /// The id of the Harness message being replied to.
     platform_message_id: Option<String>,
     quoted_text: Option<String>,
+    /// The verified sender of the reply: recorded as who decided when it
+    /// decides an approval.
+    #[schemars(length(max = 512))]
+    sender_id: Option<String>,
 }
 
 impl From<ContextArgs> for TaskContextInput {
@@ -163,6 +167,7 @@ impl HarnessMcp {
             chat_id: a.chat_id,
             platform_message_id: a.platform_message_id,
             quoted_text: a.quoted_text,
+            sender_id: a.sender_id,
         };
         Ok(Json(object(
             self.harness.relay_channel_reply(&person, &input).await?,

@@ -9,6 +9,7 @@
 //! profile ([`allowed`]). A tool failure is a tool result with
 //! `isError: true` and a JSON `{error}` body, never a transport error.
 
+mod approval_tools;
 mod args;
 mod callback_tools;
 mod gateway_tools;
@@ -81,8 +82,14 @@ pub const GATEWAY_TOOLS: &[&str] = &[
 fn allowed(identity: &Identity, name: &str) -> bool {
     match identity {
         Identity::Admin => true,
-        Identity::Agent { .. } => AGENT_TOOLS.contains(&name),
-        Identity::Gateway => GATEWAY_TOOLS.contains(&name),
+        // The approval tools never to an agent or a gateway (an agent is
+        // never a person), whatever the lists above say.
+        Identity::Agent { .. } => {
+            AGENT_TOOLS.contains(&name) && !approval_tools::APPROVAL_TOOLS.contains(&name)
+        }
+        Identity::Gateway => {
+            GATEWAY_TOOLS.contains(&name) && !approval_tools::APPROVAL_TOOLS.contains(&name)
+        }
         Identity::Browser => false,
     }
 }

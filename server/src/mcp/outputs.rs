@@ -65,6 +65,10 @@ pub struct ReplyOut {
     pub replied: Option<Replied>,
     #[serde(rename = "no_pending", skip_serializing_if = "std::ops::Not::not")]
     pub no_pending: bool,
+    /// The task's approval was decided before this answer (the first
+    /// answer wins): who decided it, and when. Tell the person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_decided: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -25,7 +25,15 @@ fn every_profile_name_is_a_tool_and_every_tool_has_an_object_output_schema() {
     for name in AGENT_TOOLS.iter().chain(GATEWAY_TOOLS) {
         assert!(tools.iter().any(|t| t.name == *name), "{name}");
     }
-    assert_eq!(tools.len(), 21);
+    assert_eq!(tools.len(), 25);
+    // The approval tools: the admin's only, never an agent's or a gateway's.
+    for name in super::approval_tools::APPROVAL_TOOLS {
+        assert!(tools.iter().any(|t| t.name == *name), "{name}");
+        assert!(
+            !AGENT_TOOLS.contains(name) && !GATEWAY_TOOLS.contains(name),
+            "{name}"
+        );
+    }
     for tool in &tools {
         let output = tool.output_schema.as_ref().map(|s| s["type"].clone());
         assert_eq!(output, Some(json!("object")), "{}", tool.name);

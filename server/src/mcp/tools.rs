@@ -4,7 +4,7 @@
 //! (`outputs.rs`) the `outputSchema`. Names and camelCase parameters are the
 //! reference's (contract.md §5); the rules are the core's.
 
-use harness_core::CoreError;
+use harness_core::{CoreError, approvals};
 use rmcp::{Json, handler::server::tool::ToolRouter, tool, tool_router};
 
 use super::{
@@ -107,11 +107,19 @@ impl HarnessMcp {
                     delivery: out.delivery,
                 }),
                 no_pending: false,
+                already_decided: None,
+            })),
+            Err(CoreError::Conflict(m)) if approvals::chat::is_settled(&m) => Ok(Json(ReplyOut {
+                task_id,
+                replied: None,
+                no_pending: false,
+                already_decided: Some(m),
             })),
             Err(CoreError::Conflict(_)) => Ok(Json(ReplyOut {
                 task_id,
                 replied: None,
                 no_pending: true,
+                already_decided: None,
             })),
             Err(e) => Err(e.into()),
         }
@@ -201,4 +209,5 @@ pub(super) fn router() -> ToolRouter<HarnessMcp> {
         + HarnessMcp::gateway_router()
         + HarnessMcp::route_router()
         + HarnessMcp::callback_router()
+        + HarnessMcp::approval_router()
 }

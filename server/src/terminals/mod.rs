@@ -166,6 +166,43 @@ impl Terminals {
         env
     }
 
+    /// The task's effective approval policy written into the run directory
+    /// (`approval-policy.json`, private); `None` when it cannot be (the
+    /// hook then falls back to the built-in rules offline).
+    async fn approval_snapshot(
+        &self,
+        view: &TaskView,
+        run_dir: &std::path::Path,
+    ) -> Option<PathBuf> {
+        use harness_core::approvals::offline;
+        let t = &view.task;
+        let policy = match self
+            .inner
+            .harness
+            .effective_policy(t.project_id.as_deref())
+            .await
+        {
+            Ok(p) => p,
+            Err(err) => {
+                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
+                return None;
+            }
+        };
+        let text = offline::snapshot_json(&t.id, t.project_id.as_deref(), &policy);
+        let written = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(run_dir)
+            .and_then(|()| providers::write_private(&run_dir.join(offline::SNAPSHOT_FILE), &text));
+        match written {
+            Ok(path) => Some(path),
+            Err(err) => {
+                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
+                None
+            }
+        }
+    }
+
     async fn working_dir(&self, view: &TaskView) -> CoreResult<PathBuf> {
         if let Some(cwd) = &view.task.agent.cwd {
             return Ok(PathBuf::from(cwd));
@@ -258,10 +295,22 @@ impl Terminals {
                 .create(&run_dir)?;
             Ok(iso.wrap(&self.inner.config.harness_bin, &argv))
         });
+        // What the hook decides by when it cannot reach the server (issue 31).
+        let snapshot = if argv.is_ok() {
+            self.approval_snapshot(&view, &run_dir).await
+        } else {
+            None
+        };
         let spawned = match argv {
             Ok(argv) => {
                 let mut spec = SpawnSpec::new(argv, cwd);
                 spec.env = self.environment(&view, &execution, &token);
+                if let Some(path) = snapshot {
+                    spec.env.insert(
+                        harness_core::approvals::offline::SNAPSHOT_ENV.into(),
+                        path.display().to_string(),
+                    );
+                }
                 PtySession::spawn(spec).await.map_err(|e| e.to_string())
             }
             Err(e) => Err(e.to_string()),

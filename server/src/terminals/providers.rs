@@ -149,7 +149,7 @@ fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<PathBuf
 
 /// Writes `text` to a new 0600 file (private before the first byte; an
 /// older file of that name is replaced, never written through).
-fn write_private(path: &Path, text: &str) -> std::io::Result<PathBuf> {
+pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::remove_file(path) {
         Ok(()) => {}

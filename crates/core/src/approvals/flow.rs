@@ -245,8 +245,11 @@ impl Harness {
                         "an approval's options were not recorded".into(),
                     ));
                 };
+                let approval_id = ids::new_id();
+                // Pushed to the person's chat in the same transaction.
+                let push = self.approval_push(task, &approval_id, &question).await?;
                 let new = NewApproval {
-                    id: ids::new_id(),
+                    id: approval_id,
                     task_id: task_id.to_string(),
                     execution_id: execution_id.map(str::to_string),
                     request_id: prepared.ask.id.clone(),
@@ -256,6 +259,7 @@ impl Harness {
                     cwd: call.cwd.clone(),
                     rule: serde_json::to_string(&matched).unwrap_or_default(),
                     now: Utc::now(),
+                    push,
                 };
                 let asked = self
                     .store()
@@ -263,6 +267,11 @@ impl Harness {
                     .await
                     .map_err(crate::messaging::task_missing)?;
                 let a = asked.approval;
+                if let Some(row) = &asked.push {
+                    tracing::info!(approval_id = %a.id, outbound_id = %row.id, "approval pushed to chat");
+                    self.outbound_changed(row);
+                    self.wake_outbox();
+                }
                 self.native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
                     .await?;
                 tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");
@@ -427,19 +436,25 @@ impl Harness {
             let at = now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default();
             return Err(CoreError::Conflict(match now.state {
                 ApprovalState::Cancelled | ApprovalState::Expired => format!(
-                    "cancelled: this approval's question was {} at {at} (task stopped, a newer \
+                    "{} this approval's question was {} at {at} (task stopped, a newer \
                      question, or its time ran out); the agent was told not to run the call, \
                      nothing to decide",
+                    super::chat::CANCELLED,
                     now.state.as_str().to_lowercase()
                 ),
                 _ => format!(
-                    "already decided: {} by {} at {at}",
+                    "{}: {} by {} at {at}",
+                    super::chat::ALREADY_DECIDED,
                     now.state.as_str(),
                     now.decided_by.as_deref().unwrap_or("?"),
                 ),
             }));
         };
         let decided = done.approval;
+        if let Some(row) = &done.dropped_push {
+            tracing::info!(approval_id = %decided.id, outbound_id = %row.id, "unsent approval push dropped");
+            self.outbound_changed(row);
+        }
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
         self.publish(HarnessEvent::MessageChanged {
             id: decided.request_id.clone(),
@@ -473,14 +488,7 @@ impl Harness {
         text: &str,
         sender: Option<&str>,
     ) -> CoreResult<Option<ReplyOutcome>> {
-        let ask = match self.store().open_ask(task_id).await? {
-            Some(open) => open,
-            None => match self.store().latest_ask(task_id).await? {
-                Some(latest) => latest,
-                None => return Ok(None),
-            },
-        };
-        let Some(approval) = self.store().approval_for_request(&ask.id).await? else {
+        let Some(approval) = self.approval_for_reply(task_id).await? else {
             return Ok(None);
         };
         let Some((approve, reason)) = parse_answer(text) else {

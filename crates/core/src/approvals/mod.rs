@@ -3,9 +3,12 @@
 //! hook's check and a person's decision (`flow`).
 
 pub mod audit;
+pub mod chat;
 pub mod flow;
 pub mod glob;
+pub mod offline;
 pub mod policy;
+pub mod push;
 mod text;
 
 use chrono::Utc;

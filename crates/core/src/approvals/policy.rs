@@ -210,7 +210,7 @@ pub struct Verdict {
 
 /// The policy in force for a task: the project's rules, then the global
 /// ones (`None`: the built-in defaults).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Effective {
     pub project: Vec<Rule>,
     pub global: Option<Vec<Rule>>,

@@ -25,6 +25,10 @@ pub struct RelayInput {
     pub chat_id: Option<String>,
     pub platform_message_id: Option<String>,
     pub quoted_text: Option<String>,
+    /// The gateway's verified sender: who decided, when the reply decides
+    /// an approval (issue 31).
+    #[serde(default)]
+    pub sender_id: Option<String>,
 }
 
 const INSTRUCTIONS: &str = "This is an ordinary reply to a task, not an answer to an open question: \
@@ -92,6 +96,16 @@ impl Harness {
         body.push("Continue only this task with the reply above.".into());
         body.push("Answer in the language the human wrote in.".into());
         if should_answer {
+            // An approval's push answered "approve" / "deny" (issue 31): the
+            // words themselves decide it, not the wrapped reply below.
+            let sender = text(input.sender_id.as_deref(), "senderId", 512)?;
+            if let Some(mut out) = self
+                .chat_approval_answer(person, &task_id, &reply, sender.as_deref())
+                .await?
+            {
+                out["delivery"] = serde_json::to_value(&delivery).unwrap_or(Value::Null);
+                return Ok(out);
+            }
             match self
                 .reply(person, &task_id, Some(&body.join("\n")), false)
                 .await

@@ -295,6 +295,21 @@ impl Harness {
             };
             let context = self.task_context(&lookup, Some(&route.content)).await?;
             if context.bound {
+                // A reply "approve" / "deny" to an approval's push (issue 31).
+                if let Some(task) = context.subject_task_id.as_deref()
+                    && let Some(mut out) = self
+                        .chat_approval_answer(
+                            &crate::auth::Person::gateway_owner(),
+                            task,
+                            &route.content,
+                            c.sender_id.as_deref(),
+                        )
+                        .await?
+                {
+                    out["inboundId"] = json!(id);
+                    out["deduped"] = json!(false);
+                    return self.record(processed(out, Vec::new())).await;
+                }
                 let out = json!({"mode": "task_context", "inboundId": id,
                     "taskId": context.subject_task_id, "project": context.project,
                     "resolution": "reply_binding", "deduped": false, "context": context,

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{AskRecorded, Delivery, NewAsk, NewInput, StoreResult};
+use super::{AskRecorded, Delivery, NewAsk, NewInput, NewOutbound, Outbound, StoreResult};
 use crate::{inbox::NewEvent, options::Choices};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -93,6 +93,17 @@ pub struct NewApproval {
     pub cwd: Option<String>,
     pub rule: String,
     pub now: DateTime<Utc>,
+    /// The push to the person's chat (issue 31 point 2): an outbound row
+    /// with the task and no message of its own (its delivery mapping names
+    /// the task, whose OPEN ask — this approval's — a reply answers),
+    /// written in the ask's transaction under the key `approval:<id>`
+    /// (`dedup` is ignored). `None`: no channel is configured.
+    pub push: Option<NewOutbound>,
+}
+
+/// The dedup key of an approval's push to chat.
+pub fn approval_push_key(approval_id: &str) -> String {
+    format!("approval:{approval_id}")
 }
 
 /// A person's decision.
@@ -119,6 +130,9 @@ pub struct ApprovalDecided {
     /// The typed decision's delivery (parked approvals), `created`: this
     /// decision inserted it (`false`: its key existed).
     pub delivery: Option<(Delivery, bool)>,
+    /// The approval's push to chat, dropped (DEAD) by this decision because
+    /// it was not sent yet (PENDING / FAILED).
+    pub dropped_push: Option<Outbound>,
 }
 
 /// What [`ApprovalStore::record_approval_ask`] wrote.
@@ -128,14 +142,17 @@ pub struct ApprovalAsked {
     /// The parent's inbox event was added (`false`: none, or a duplicate).
     pub event_added: bool,
     pub approval: Approval,
+    /// The push to chat written with it (PENDING).
+    pub push: Option<Outbound>,
 }
 
 #[async_trait]
 pub trait ApprovalStore: Send + Sync + 'static {
     /// An approval's ask — exactly `record_ask_with_choices`, or with
     /// `parent_event` `record_ask_for_parent` — and its PENDING approval row
-    /// (`approval.request_id` must be `ask.id`), in ONE transaction: no ask
-    /// without its approval, no approval without its ask.
+    /// (`approval.request_id` must be `ask.id`), and its push to chat
+    /// (`approval.push`), in ONE transaction: no ask without its approval,
+    /// no approval without its ask, no approval asked but not pushed.
     async fn record_approval_ask(
         &self,
         ask: NewAsk,
@@ -158,8 +175,9 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// PENDING → APPROVED/DENIED (only if still PENDING: one winner), and in
     /// the same transaction the carrying ask OPEN → ANSWERED with
     /// `reply_text`, the task's PAUSED executions → RUNNING and, when the
-    /// approval is parked, the `typed` delivery. `None` when it was no
-    /// longer PENDING (or does not exist).
+    /// approval is parked, the `typed` delivery; its push to chat, if not
+    /// sent yet (PENDING / FAILED), DEAD. `None` when it was no longer
+    /// PENDING (or does not exist).
     async fn decide_approval(
         &self,
         id: &str,

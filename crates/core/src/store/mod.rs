@@ -42,7 +42,7 @@ mod tasks;
 
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState, ApprovalStore,
-    NewApproval,
+    NewApproval, approval_push_key,
 };
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{

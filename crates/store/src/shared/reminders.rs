@@ -51,16 +51,20 @@ pub(crate) fn insert_outbound_sql() -> String {
 }
 
 /// `$1` now: reminders and escalations not sent yet whose ask is no
-/// longer OPEN → DEAD.
+/// longer OPEN → DEAD; so are approval pushes (`approval:<id>`, issue 31)
+/// whose approval is no longer PENDING (a decision drops its push itself;
+/// this catches one that was being sent then and failed, and one whose ask ended).
 pub(crate) fn drop_stale_sql() -> String {
     format!(
         "UPDATE harness_outbound SET state = 'DEAD', \
            last_error = 'not sent: the ask was no longer waiting for an answer', \
            next_attempt_at = NULL, updated_at = $1 \
-         WHERE state IN ('PENDING', 'FAILED') AND id IN (SELECT r.outbound_id FROM ask_reminders r \
+         WHERE state IN ('PENDING', 'FAILED') AND (id IN (SELECT r.outbound_id FROM ask_reminders r \
            JOIN harness_messages m ON m.id = r.message_id WHERE m.state <> 'OPEN' \
            UNION ALL SELECT e.outbound_id FROM ask_escalations e \
            JOIN harness_messages m ON m.id = e.message_id WHERE m.state <> 'OPEN') \
+           OR (dedup_key LIKE 'approval:%' AND EXISTS (SELECT 1 FROM approvals a \
+             WHERE a.id = substr(harness_outbound.dedup_key, 10) AND a.state <> 'PENDING'))) \
          RETURNING {}",
         super::outbox::returning()
     )

@@ -11,6 +11,8 @@ use harness_core::{
     store::{ApprovalDecision, ApprovalState, DeliveryState, NewApproval, NewInput, Store},
 };
 
+use chrono::Utc;
+
 use super::{Backend, support::*};
 
 fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
@@ -25,6 +27,7 @@ fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
         cwd: Some("/repo".into()),
         rule: r#"{"source":"builtin","index":0}"#.into(),
         now: now_ms(),
+        push: None,
     }
 }
 
@@ -463,5 +466,216 @@ pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
     assert_eq!(
         s.get_approval(&a.id).await.unwrap().unwrap().state,
         ApprovalState::Approved
+    );
+}
+
+const OWNER: &str = "node-a:boot-1";
+
+/// The core over another store with an unattended chat channel.
+async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
+    let store = b.another().await;
+    let h = harness_on(store.clone(), "node-a");
+    h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
+        id: None,
+        label: "phone".into(),
+        gateway: "openclaw".into(),
+        downstream: Some("telegram".into()),
+        dest: Some("-100".into()),
+        profile: None,
+        scope: "unattended".into(),
+        active: true,
+    }])
+    .await
+    .unwrap();
+    (store, h)
+}
+
+async fn held(
+    h: &harness_core::Harness,
+    task: &str,
+    cmd: &str,
+) -> harness_core::approvals::CallVerdict {
+    let call: harness_core::approvals::ToolCall = serde_json::from_value(
+        serde_json::json!({"tool": "Bash", "input": {"command": cmd}, "cwd": "/repo"}),
+    )
+    .unwrap();
+    h.check_tool_call(task, None, &call, std::time::Duration::ZERO)
+        .await
+        .unwrap()
+}
+
+pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_push_dies_with_the_decision(
+    b: &Backend,
+) {
+    use harness_core::{
+        auth::Person,
+        outbox::{OutboundState, Receipt, SendOutcome},
+    };
+    let (store, h) = with_channel(b).await;
+    let parent = core_task(&h, "parent", None).await;
+    let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
+    let exec = h.begin_execution(&child).await.unwrap().0;
+    let v = held(&h, &child, "git push --force origin main").await;
+    assert!(v.waiting, "{v:?}");
+    let id = v.approval_id.clone().unwrap();
+    let rows = store.list_outbound(Some(&child), 10).await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let push = &rows[0];
+    assert_eq!(push.dedup_key, format!("approval:{id}"));
+    assert_eq!(push.state, OutboundState::Pending);
+    assert_eq!(push.message_id, None, "no message of its own");
+    assert_eq!(push.execution_id.as_deref(), Some(exec.id.as_str()));
+    assert!(push.expect_reply);
+    assert_eq!(
+        (push.gateway.as_str(), push.scope.as_str()),
+        ("openclaw", "unattended")
+    );
+    for part in [
+        "$ git push --force origin main",
+        "Task: Deploy the fix",
+        "Working directory: /repo",
+        "\"approve\" (or 1)",
+        "\"deny\" (or 2)",
+    ] {
+        assert!(push.message.contains(part), "{part} in {}", push.message);
+    }
+    assert!(
+        push.message.ends_with(&format!("[[tower:task={child}]]")),
+        "{}",
+        push.message
+    );
+    // The same call asked again reuses the pending approval: no second push.
+    let again = held(&h, &child, "git push --force origin main").await;
+    assert_eq!(again.approval_id.as_deref(), Some(id.as_str()));
+    assert_eq!(
+        store.list_outbound(Some(&child), 10).await.unwrap().len(),
+        1
+    );
+
+    // Decided before it was sent: the push is dropped, never sent.
+    h.decide_approval(&Person::admin(), &id, false, None, "rest")
+        .await
+        .unwrap();
+    let dead = store.get_outbound(&push.id).await.unwrap().unwrap();
+    assert_eq!(dead.state, OutboundState::Dead);
+    assert!(dead.last_error.unwrap().contains("decided"));
+    let now = Utc::now();
+    assert!(
+        store
+            .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.id != push.id)
+    );
+
+    // Sent first: the decision leaves the sent row as it is.
+    let v = held(&h, &child, "rm -rf build").await;
+    let id = v.approval_id.unwrap();
+    let now = Utc::now();
+    let claimed = store
+        .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    let mine = claimed
+        .iter()
+        .find(|r| r.dedup_key == format!("approval:{id}"))
+        .expect("the push is due at once");
+    let receipt = SendOutcome::Delivered(Receipt {
+        message_id: Some("m-approval".into()),
+        platform: None,
+        chat_id: Some("-100".into()),
+    });
+    h.finish_send(mine, OWNER, receipt).await.unwrap();
+    // Its mapping names the task, so a reply to it answers the approval.
+    let map = h
+        .delivery_mapping("openclaw", "telegram", "-100", "m-approval")
+        .await
+        .unwrap()
+        .expect("mapped");
+    assert_eq!(map.task_id.as_deref(), Some(child.as_str()));
+    assert!(map.expect_reply);
+    let asked = store
+        .approval_for_request(&v.request_id.unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        asked.state,
+        ApprovalState::Pending,
+        "sending did not touch the approval's ask"
+    );
+    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_outbound(&mine.id).await.unwrap().unwrap().state,
+        OutboundState::Delivered
+    );
+
+    // Its ask ended (task stopped) before it went out: the stale pass drops it.
+    let v = held(&h, &child, "git clean -fdx").await;
+    let key = format!("approval:{}", v.approval_id.unwrap());
+    assert_eq!(store.cancel_open_asks(&child).await.unwrap().len(), 1);
+    let dropped = store.drop_stale_reminders(Utc::now()).await.unwrap();
+    let row = dropped
+        .iter()
+        .find(|r| r.dedup_key == key)
+        .expect("dropped");
+    assert_eq!(row.state, OutboundState::Dead);
+}
+
+pub async fn an_approval_without_a_channel_is_not_pushed_and_a_failed_ask_writes_no_push(
+    b: &Backend,
+) {
+    let s = b.store.as_ref();
+    let (task, earlier) = parked_task(s).await;
+    let first = s
+        .insert_approval(new_approval(&task, &earlier, "p1"))
+        .await
+        .unwrap();
+    let ask1 = ask(&task, "Approve?", now_ms());
+    let mut broken = new_approval(&task, &ask1.id, "p2");
+    broken.id = first.id.clone();
+    broken.push = Some(harness_core::store::NewOutbound {
+        id: ids::new_id(),
+        message_id: None,
+        task_id: Some(task.clone()),
+        dedup: harness_core::store::Dedup::Explicit(String::new()),
+        gateway: "openclaw".into(),
+        downstream: None,
+        dest: None,
+        requested_to: None,
+        profile: None,
+        scope: "unattended".into(),
+        expect_reply: true,
+        message: "Approve?".into(),
+        presentation: None,
+        now: now_ms(),
+        choices: None,
+    });
+    assert!(
+        s.record_approval_ask(ask1, approve_deny(), None, broken)
+            .await
+            .is_err()
+    );
+    assert!(
+        s.list_outbound(Some(&task), 10).await.unwrap().is_empty(),
+        "rolled back together"
+    );
+
+    // No channel configured: asked in Harness only.
+    let store = b.another().await;
+    let core = harness_on(store.clone(), "node-a");
+    let parent = core_task(&core, "p", None).await;
+    let child = core_task(&core, "c", Some(&parent)).await;
+    let v = held(&core, &child, "git push --force").await;
+    assert!(v.approval_id.is_some());
+    assert!(
+        store
+            .list_outbound(Some(&child), 10)
+            .await
+            .unwrap()
+            .is_empty()
     );
 }

@@ -217,6 +217,8 @@ macro_rules! conformance_suite {
             an_approval_and_its_ask_are_recorded_in_one_transaction,
             a_late_decision_and_its_typed_message_are_one_transaction,
             a_pending_approval_ends_with_its_ask,
+            an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_push_dies_with_the_decision,
+            an_approval_without_a_channel_is_not_pushed_and_a_failed_ask_writes_no_push,
         );
         conformance_suite!(@area $factory; reminders:
             a_reminder_is_written_once_and_only_while_its_ask_waits,
