@@ -1,4 +1,4 @@
-//! Gateway inbound as the `/gateway` page and `/harness` show it (issue
+//! Gateway inbound as the `/gateway` page shows it (issue
 //! 28.7): the channels with their owners and access, the sessions, the
 //! inbound messages with their routing result and their replies, and the
 //! gateway credential (masked, rotatable). Thin adapters over
@@ -124,9 +124,6 @@ fn scope_text(c: &serde_json::Value) -> String {
     }
 }
 
-/// Inbound rows `/harness` shows (the newest).
-pub const RECENT_INBOUND: u32 = 5;
-
 #[cfg(feature = "ssr")]
 async fn inbound_rows(
     h: &harness_core::Harness,
@@ -237,13 +234,6 @@ pub async fn gateway_page(state: Option<String>) -> Result<GatewayData, ServerFn
         inbound: inbound_rows(&h, state, 100).await?,
         token: h.gateway_token_preview(),
     })
-}
-
-/// The newest inbound messages (`/harness`).
-#[server(prefix = "/sfn", endpoint = "recent_inbound")]
-pub async fn recent_inbound() -> Result<Vec<InboundRow>, ServerFnError> {
-    let h = ssr::harness()?;
-    inbound_rows(&h, None, RECENT_INBOUND).await
 }
 
 /// Replace the gateway credential: the new token, shown once.

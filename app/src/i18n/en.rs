@@ -137,12 +137,10 @@ pub const EN: &[(&str, &str)] = &[
     ("nav.projects", "Projects"),
     ("nav.analytics", "Analytics"),
     ("nav.gateway", "Gateway"),
-    ("harness.gw_title", "Messages from chat"),
     (
         "harness.gw_all",
-        "All chat messages, chats and the gateway credential →",
+        "Messages from chat (OpenClaw, Hermes): where each went and what was answered →",
     ),
-    ("harness.gw_replies", "{n} replies, {d} delivered"),
     ("choices.default", "default"),
     ("choices.sending", "Sending \u{201c}{label}\u{201d}\u{2026}"),
     ("choices.undo", "Undo"),

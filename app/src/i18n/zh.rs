@@ -125,9 +125,10 @@ pub const ZH: &[(&str, &str)] = &[
     ("nav.projects", "项目"),
     ("nav.analytics", "统计"),
     ("nav.gateway", "网关"),
-    ("harness.gw_title", "来自聊天的消息"),
-    ("harness.gw_all", "全部聊天消息、群聊与网关凭据 →"),
-    ("harness.gw_replies", "{n} 条回复，{d} 条已送达"),
+    (
+        "harness.gw_all",
+        "来自聊天的消息（OpenClaw、Hermes）：每条去了哪里、回复了什么 →",
+    ),
     ("choices.default", "默认"),
     ("choices.sending", "即将发送\u{201c}{label}\u{201d}\u{2026}"),
     ("choices.undo", "撤销"),

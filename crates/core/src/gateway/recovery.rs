@@ -23,6 +23,7 @@
 //!   PROCESSED with its acknowledgement; not queued → FAILED
 //!   (`continue_failed`: the gateway's retry of the message claims it
 //!   again).
+//!
 //! Every step is a compare-and-set on the row's state
 //! ([`crate::store::InboundMark`]): a callback that settles it meanwhile wins.
 
