@@ -273,6 +273,7 @@ mod tests {
         "pages/project",
         "pages/home.rs",
         "pages/analytics.rs",
+        "pages/gateway.rs",
         "terminal.rs",
         "api/demo.rs",
     ];
