@@ -122,7 +122,7 @@ for (const [name, viewport] of VIEWPORTS) {
       await hydrated(page, '/projects');
       const row = page.locator(`tr[data-project-id="${p.id}"]`);
       await row.getByRole('button', { name: `Edit ${p.name}`, exact: true }).click();
-      const form = page.locator('#edit-project');
+      const form = page.locator('#edit-project-form');
       await expect(form).toBeVisible();
       await expect(page.locator('#edit-project-name')).toBeFocused();
       await expect(page.locator('#edit-project-path')).toHaveValue(p.path);
