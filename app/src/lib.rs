@@ -15,6 +15,7 @@ mod lazy_pages;
 pub mod live;
 pub mod markdown;
 pub mod outbound;
+pub mod page_preloads;
 pub mod pages;
 pub mod terminal;
 
@@ -68,6 +69,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.ico" />
                 <link rel="stylesheet" id="leptos" href=stylesheet />
                 <HydrationScripts options />
+                <page_preloads::PreloadLinks nonce=nonce.clone() />
                 <script nonce=nonce inner_html=terminal_loader></script>
                 <MetaTags />
             </head>

@@ -3,6 +3,7 @@
 
 use std::{net::SocketAddr, path::Path};
 
+use app::page_preloads::PagePreloads;
 use app::{App, OUTPUT_NAME, shell};
 use axum::{
     Router,
@@ -11,11 +12,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use leptos::{
-    WasmSplitManifest,
-    config::LeptosOptions,
-    prelude::{ArcStoredValue, provide_context},
-};
+use leptos::{config::LeptosOptions, prelude::provide_context};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
 use crate::{assets::Site, error::error_body, state::AppState};
@@ -29,20 +26,28 @@ pub fn leptos_options(site_root: &Path, addr: SocketAddr) -> LeptosOptions {
         .build()
 }
 
-/// Leptos' preload hints for lazy pages: a page that opens on a lazy route
-/// gets `<link rel="preload">` for that route's chunks (the split names the
-/// server-side lazy view registers, looked up in the build's manifest), so
-/// they download with the main module instead of after it. Leptos itself
-/// reads the manifest from `site_root` on disk, which the one-file binary
-/// has not: it is handed over here from the served site.
-fn split_preloads(site: &Site, options: &LeptosOptions) -> Option<WasmSplitManifest> {
+/// The preload hints for lazy pages: a page that opens on a lazy route
+/// gets `<link rel="preload">` for that route's chunks (looked up in the
+/// build's split manifest), so they download with the main module instead
+/// of after it. The shell renders them (`app::page_preloads`, which says
+/// why not Leptos' own `WasmSplitManifest`); the manifest comes from the
+/// served site, which the one-file binary embeds.
+fn split_preloads(site: &Site, options: &LeptosOptions) -> Option<PagePreloads> {
     let manifest = site.split_manifest()?;
-    Some(WasmSplitManifest(ArcStoredValue::new((
-        format!("/{}", options.site_pkg_dir),
-        manifest.clone(),
+    let preloads = PagePreloads {
+        pkg_root: format!("/{}", options.site_pkg_dir),
+        manifest: std::sync::Arc::new(manifest.clone()),
         // The loader, `modulepreload`ed with the chunks.
-        format!("{}_split.js", options.output_name),
-    ))))
+        loader: format!("{}_split.js", options.output_name),
+    };
+    let unmapped = preloads.unmapped();
+    if !unmapped.is_empty() {
+        tracing::warn!(
+            ?unmapped,
+            "lazy pages without a path in app::page_preloads::LAZY_PAGES; they are not preloaded"
+        );
+    }
+    Some(preloads)
 }
 
 /// The UI router: pages, server functions and static files.
