@@ -10,7 +10,7 @@
 use crate::common;
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     time::{Duration, Instant},
 };
 
@@ -47,7 +47,7 @@ async fn configure(s: &common::Server, record: &Path, control: &Path) {
 }
 
 /// The texts the double posted, once `n` of them are there.
-async fn posted(record: &Path, n: usize) -> Vec<(String, String)> {
+pub(crate) async fn posted(record: &Path, n: usize) -> Vec<(String, String)> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let posts: Vec<(String, String)> = common::json_lines(record)
@@ -71,7 +71,7 @@ async fn posted(record: &Path, n: usize) -> Vec<(String, String)> {
     }
 }
 
-async fn mapped(s: &common::Server, pmid: &str) {
+pub(crate) async fn mapped(s: &common::Server, pmid: &str) {
     let deadline = Instant::now() + Duration::from_secs(15);
     let path = format!(
         "/api/internal/harness/delivery-map?gateway=hermes&platform=telegram&chatId=4242&messageId={pmid}"
@@ -86,7 +86,12 @@ async fn mapped(s: &common::Server, pmid: &str) {
     }
 }
 
-async fn tool(s: &common::Server, token: &str, name: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn tool(
+    s: &common::Server,
+    token: &str,
+    name: &str,
+    args: Value,
+) -> (bool, Value) {
     let resp = s
         .client
         .post(s.url("/mcp"))
@@ -109,7 +114,7 @@ async fn tool(s: &common::Server, token: &str, name: &str, args: Value) -> (bool
 }
 
 /// A held call of `task` (the hook stops waiting at once): its approval id.
-async fn held(s: &common::Server, task: &str, cmd: &str) -> String {
+pub(crate) async fn held(s: &common::Server, task: &str, cmd: &str) -> String {
     let (st, v) = s
         .admin(
             "POST",
@@ -129,21 +134,31 @@ async fn held(s: &common::Server, task: &str, cmd: &str) -> String {
     v["approvalId"].as_str().unwrap().to_string()
 }
 
-async fn approval(s: &common::Server, id: &str) -> Value {
+pub(crate) async fn approval(s: &common::Server, id: &str) -> Value {
     let (st, a) = s.admin("GET", &format!("/api/approvals/{id}"), None).await;
     assert_eq!(st, StatusCode::OK, "{a}");
     a
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_approval_is_pushed_to_chat_and_the_first_chat_answer_decides_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = common::start(dir.path()).await;
-    let record = dir.path().join("sent.jsonl");
-    let control = dir.path().join("double-mode");
+/// A server whose unattended channel is the double (sending while
+/// `control` says "ok"), and a derived task "Release 2.0" whose risky
+/// calls are held.
+pub(crate) struct Chat {
+    pub s: common::Server,
+    pub record: PathBuf,
+    pub control: PathBuf,
+    /// The gateway's token (its MCP tools).
+    pub gw: String,
+    pub task: String,
+}
+
+pub(crate) async fn chat_task(dir: &Path) -> Chat {
+    let s = common::start(dir).await;
+    let record = dir.join("sent.jsonl");
+    let control = dir.join("double-mode");
     std::fs::write(&control, "ok\n").unwrap();
     configure(&s, &record, &control).await;
-    let gw = token(dir.path());
+    let gw = token(dir);
     let parent = s.task("approvals parent").await;
     let (st, body) = s
         .admin(
@@ -155,6 +170,25 @@ async fn an_approval_is_pushed_to_chat_and_the_first_chat_answer_decides_it() {
         .await;
     assert_eq!(st, StatusCode::CREATED, "{body}");
     let task = body["id"].as_str().unwrap().to_string();
+    Chat {
+        s,
+        record,
+        control,
+        gw,
+        task,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_approval_is_pushed_to_chat_and_the_first_chat_answer_decides_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Chat {
+        s,
+        record,
+        control,
+        gw,
+        task,
+    } = chat_task(dir.path()).await;
 
     // Pushed once, with everything the person needs to decide.
     let first = held(&s, &task, "git push --force origin main").await;

@@ -17,6 +17,8 @@ mod agent_argv;
 mod agent_boundary;
 #[path = "agent_hangup.rs"]
 mod agent_hangup;
+#[path = "approval_reminders.rs"]
+mod approval_reminders;
 #[path = "approvals.rs"]
 mod approvals;
 #[path = "approvals_chat.rs"]

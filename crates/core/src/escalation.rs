@@ -267,20 +267,27 @@ impl Harness {
         Ok(written.len())
     }
 
-    /// Asked by the outbox right before a send: a reminder or escalation
-    /// whose ask no longer waits (answered while the row was leased ahead)
-    /// is not sent. `Some(reason)`: skip it (the row ends DEAD).
+    /// Asked by the outbox right before a send: a row that asks a question
+    /// no longer waiting — a reminder or escalation whose ask was answered
+    /// (or cancelled, expired) while the row was leased ahead, an approval's
+    /// push whose approval was decided (or ended) meanwhile — is not sent.
+    /// `Some(reason)`: skip it (the row ends DEAD).
     pub async fn skip_before_send(&self, row: &crate::store::Outbound) -> Option<String> {
-        if !(row.dedup_key.starts_with("reminder:") || row.dedup_key.starts_with("escalation:")) {
+        let key = row.dedup_key.as_str();
+        let approval = key.starts_with("approval:");
+        if !(approval || key.starts_with("reminder:") || key.starts_with("escalation:")) {
             return None;
         }
-        match self.store().reminder_ask_closed(&row.id).await {
+        match self.store().question_closed(&row.id).await {
+            Ok(true) if approval => {
+                Some("not sent: the approval was no longer waiting for a decision".into())
+            }
             Ok(true) => Some("not sent: the ask was no longer waiting for an answer".into()),
             Ok(false) => None,
             Err(err) => {
                 // Unknown: send (the row is owed; a stale reminder is the
                 // smaller harm than a lost one).
-                tracing::warn!(outbound_id = %row.id, error = ?err, "cannot check the reminder's ask; sending");
+                tracing::warn!(outbound_id = %row.id, error = ?err, "cannot check the question of the row; sending");
                 None
             }
         }

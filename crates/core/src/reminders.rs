@@ -14,6 +14,12 @@
 //! dropped, never sent. After a long downtime only the latest due reminder
 //! goes out, not every missed one.
 //!
+//! A PENDING approval whose push (`approval:<id>`) reached the chat is a
+//! candidate too: its ask is recorded as `high`, so it follows the high
+//! schedule, and its reminder says an approval is still waiting and quotes
+//! the push (`crate::approvals::push::reminder_text`) with the same task
+//! token, so a reply "approve" to it decides the approval.
+//!
 //! The pass runs in the loop of the ask deadlines (`crate::deadline`, at
 //! most every 30 s); its state is the rows, so it is restart-safe.
 
@@ -279,7 +285,10 @@ fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>) -> NewRemin
             profile: f.profile.clone(),
             scope: f.scope.clone(),
             expect_reply: f.expect_reply,
-            message: reminder_text(seq, waited_ms, &f.message),
+            message: match &c.approval_id {
+                Some(_) => crate::approvals::push::reminder_text(seq, waited_ms, &f.message),
+                None => reminder_text(seq, waited_ms, &f.message),
+            },
             presentation: f.presentation.clone(),
             // Written on the wall clock, which the sender runs on: due at
             // once even when the pass is judged at another `now` (a test

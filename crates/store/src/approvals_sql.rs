@@ -80,14 +80,18 @@ pub(crate) fn typed_existing(columns: &str) -> String {
 pub(crate) const PARK: &str = "UPDATE approvals SET parked = 1, outcome = 'told-to-wait' \
     WHERE id = $1 AND state = 'PENDING'";
 
-/// A decided approval's push to chat that was not sent yet is dropped ($1
-/// key `approval:<id>`, $2 now): nobody needs to answer it any more.
+/// A decided approval's push to chat and its ask's reminders and
+/// escalations not sent yet are dropped ($1 key `approval:<id>`, $2 now,
+/// $3 the ask): nobody needs to answer them any more.
 pub(crate) fn drop_push() -> String {
     format!(
         "UPDATE harness_outbound SET state = 'DEAD', \
            last_error = 'not sent: the approval was decided first', \
            next_attempt_at = NULL, updated_at = $2 \
-         WHERE dedup_key = $1 AND state IN ('PENDING', 'FAILED') RETURNING {}",
+         WHERE state IN ('PENDING', 'FAILED') AND (dedup_key = $1 \
+           OR id IN (SELECT r.outbound_id FROM ask_reminders r WHERE r.message_id = $3 \
+             UNION ALL SELECT e.outbound_id FROM ask_escalations e WHERE e.message_id = $3)) \
+         RETURNING {}",
         crate::shared::outbox::returning()
     )
 }
@@ -206,24 +210,14 @@ macro_rules! approval_store {
                 let Some(o) = &a.push else {
                     return Ok(None);
                 };
-                sqlx::query(sql(&$crate::shared::reminders::insert_outbound_sql()))
-                    .bind(&o.id)
-                    .bind(approval_push_key(&a.id))
-                    .bind(&o.task_id)
-                    .bind(&a.request_id)
-                    .bind(&o.gateway)
-                    .bind(&o.downstream)
-                    .bind(&o.dest)
-                    .bind(&o.requested_to)
-                    .bind(&o.profile)
-                    .bind(&o.scope)
-                    .bind(i64::from(o.expect_reply))
-                    .bind(&o.message)
-                    .bind(&o.presentation)
-                    .bind(ms(o.now))
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map(Some)
+                $crate::shared::reminders::insert_outbound(
+                    o,
+                    approval_push_key(&a.id),
+                    &a.request_id,
+                )
+                .fetch_one(&mut *conn)
+                .await
+                .map(Some)
             }
 
             #[async_trait]
@@ -418,16 +412,18 @@ macro_rules! approval_store {
                     let dropped = sqlx::query(sql(&$crate::approvals_sql::drop_push()))
                         .bind(approval_push_key(&decided.id))
                         .bind(ms(d.now))
-                        .fetch_optional(&mut *tx)
+                        .bind(&decided.request_id)
+                        .fetch_all(&mut *tx)
                         .await
-                        .map_err(map)?;
-                    let dropped_push: Option<Outbound> =
-                        dropped.as_ref().map(outbound).transpose()?;
+                        .map_err(map)?
+                        .iter()
+                        .map(outbound)
+                        .collect::<StoreResult<Vec<Outbound>>>()?;
                     tx.commit().await.map_err(map)?;
                     Ok(Some(ApprovalDecided {
                         approval: decided,
                         delivery,
-                        dropped_push,
+                        dropped,
                     }))
                 }
 

@@ -26,7 +26,9 @@ struct SessionBody {
 
 /// SessionStart: `{taskId?, sessionId}` → the session id is stored on the
 /// caller's execution (agent token) or the task's live execution (admin);
-/// the first write wins (`skipped: true` afterwards).
+/// the first write wins (`skipped: true` afterwards). The report also tells
+/// the terminals that the agent has started (a delivery to a restarted
+/// Claude Code waits for it).
 #[utoipa::path(
     post,
     path = "/api/internal/hooks/session",
@@ -46,6 +48,9 @@ async fn session(
         Identity::Agent { execution_id, .. } => Some(execution_id.as_str()),
         _ => None,
     };
+    // The agent runs its start-up hooks: a restarted one reads keys now
+    // (`terminals::ready`), whatever the session id's write finds.
+    s.terminals.session_started(&task_id, execution);
     let out = s
         .harness
         .record_session(&task_id, execution, body.session_id.as_deref())

@@ -2,7 +2,8 @@
 //! `crate::workers::deliveries`): type it into the task's live terminal at an
 //! input boundary, or — for a reply whose terminal is gone — start the agent
 //! again with its provider's resume mode and type the reply prefixed with
-//! the question (decisions D3, D5, D6). Every step is committed on the row
+//! the question (decisions D3, D5, D6), once the restarted agent accepts
+//! input (`super::ready`). Every step is committed on the row
 //! first (WAITING_BOUNDARY, RESUMING, WRITING); WRITING is committed before
 //! the bytes go out, so a crash mid-write leaves an UNVERIFIED row, never a
 //! second write.
@@ -69,20 +70,26 @@ impl Terminals {
                 Err(err) => return Some(Outcome::Retry(err)),
             }
             let mode = self.resume_mode(&view, &latest).await;
-            match self.start(&row.task_id, mode).await {
-                Ok(_) => {}
+            let started = match self.start(&row.task_id, mode).await {
+                Ok(execution) => execution,
                 Err(CoreError::Conflict(_)) => continue,
                 Err(err) => {
                     return Some(Outcome::Retry(format!("cannot restart the agent: {err}")));
                 }
-            }
+            };
             let Some(session) = self.live(&row.task_id) else {
                 return Some(Outcome::Retry(
                     "the restarted agent exited immediately".into(),
                 ));
             };
-            // The restarted agent draws its screen first (see `resume`).
-            super::resume::wait_until_drawn(&session).await;
+            // Typed only once the restarted agent reads keys (`ready`).
+            self.wait_until_ready(
+                &row.task_id,
+                &started.id,
+                view.task.agent.provider,
+                &session,
+            )
+            .await;
             let text = if row.kind == DeliveryKind::Reply {
                 let question = row.question.as_deref().unwrap_or_default();
                 format!("{PREFIX_OPEN}{question}]\n{}", row.text)

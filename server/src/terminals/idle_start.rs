@@ -37,8 +37,11 @@ impl Terminals {
             ));
         };
         let (this, task_id) = (self.clone(), task_id.to_string());
+        let (execution_id, provider) = (execution.id.clone(), view.task.agent.provider);
         tokio::spawn(async move {
-            super::resume::wait_until_drawn(&session).await;
+            // Reading keys (`ready`), not only drawn: the batch is typed next.
+            this.wait_until_ready(&task_id, &execution_id, provider, &session)
+                .await;
             let quiet = this.inner.config.idle_quiet;
             let _ = session.wait_for_idle(quiet, QUIET_MAX).await;
             // Still the terminal this start made, and nothing typed since.

@@ -10,6 +10,7 @@ pub mod deliver;
 pub mod idle_start;
 pub mod prompts;
 pub mod providers;
+pub mod ready;
 pub mod resume;
 pub mod ws;
 
@@ -82,6 +83,8 @@ struct Inner {
     config: TerminalConfig,
     /// Serialises starts so a task never gets two agents.
     start_lock: tokio::sync::Mutex<()>,
+    /// SessionStart reports (`ready`): when a restarted agent accepts input.
+    starts: ready::SessionStarts,
 }
 
 /// Result of typing into a terminal.
@@ -109,6 +112,7 @@ impl Terminals {
                 harness,
                 config,
                 start_lock: tokio::sync::Mutex::new(()),
+                starts: ready::SessionStarts::default(),
             }),
         }
     }

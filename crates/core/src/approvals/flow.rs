@@ -451,8 +451,9 @@ impl Harness {
             }));
         };
         let decided = done.approval;
-        if let Some(row) = &done.dropped_push {
-            tracing::info!(approval_id = %decided.id, outbound_id = %row.id, "unsent approval push dropped");
+        for row in &done.dropped {
+            tracing::info!(approval_id = %decided.id, outbound_id = %row.id,
+                dedup_key = %row.dedup_key, "unsent approval push or reminder dropped");
             self.outbound_changed(row);
         }
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");

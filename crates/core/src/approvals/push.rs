@@ -6,6 +6,14 @@
 //! no message of its own, so its delivery mapping names the task and a
 //! reply to it answers the task's OPEN ask (this approval). A push not sent
 //! yet when the approval is decided is dropped (DEAD) by the decision.
+//!
+//! A push that reached the chat is reminded like an ask (`crate::reminders`,
+//! issue 32): on the `high` schedule — an approval holds an agent's step,
+//! so its ask is recorded as high (10 min, 30 min, 2 h by default; high
+//! reminders also go during quiet hours) — with [`reminder_text`], until
+//! it is decided, cancelled or expired. The decision drops the push and
+//! the reminders not sent yet in its own transaction; a row leased ahead
+//! is skipped right before its send (`Harness::skip_before_send`).
 
 use chrono::Utc;
 
@@ -26,6 +34,17 @@ pub const HOW_TO_ANSWER: &str = "Reply \"approve\" (or 1) to allow exactly this 
 /// added by [`compose_body`].
 pub fn push_text(question: &str) -> String {
     format!("[Approval needed] {}\n\n{HOW_TO_ANSWER}", question.trim())
+}
+
+/// A reminder of an approval still waiting (`crate::reminders`): one line,
+/// then its push as it was sent — the exact call, how to answer, the same
+/// task token — so a reply "approve" / "deny" to the reminder decides it.
+pub fn reminder_text(seq: u32, waited_ms: i64, push_message: &str) -> String {
+    format!(
+        "Reminder {seq}: an approval is still waiting — the agent has been held {} for your \
+         decision.\n\n{push_message}",
+        crate::reminders::waited_text(waited_ms)
+    )
 }
 
 /// The channel for a task's approvals: its own scope's active target
@@ -112,6 +131,24 @@ mod tests {
             body.ends_with("Task ID: [[tower:task=cabcdefghijklmnopqrstu]]"),
             "{body}"
         );
+    }
+
+    #[test]
+    fn a_reminder_says_an_approval_waits_and_quotes_the_push() {
+        let push = compose_body(
+            Some("Deploy"),
+            &push_text("Approve this Bash call?\n\n$ git push --force"),
+            "cabcdefghijklmnopqrstu",
+        );
+        let r = reminder_text(2, 30 * 60 * 1000, &push);
+        assert!(
+            r.starts_with(
+                "Reminder 2: an approval is still waiting — the agent has been held 30 min"
+            ),
+            "{r}"
+        );
+        assert!(r.contains("$ git push --force") && r.contains("\"approve\" (or 1)"));
+        assert!(r.ends_with("[[tower:task=cabcdefghijklmnopqrstu]]"), "{r}");
     }
 
     #[test]

@@ -130,9 +130,10 @@ pub struct ApprovalDecided {
     /// The typed decision's delivery (parked approvals), `created`: this
     /// decision inserted it (`false`: its key existed).
     pub delivery: Option<(Delivery, bool)>,
-    /// The approval's push to chat, dropped (DEAD) by this decision because
-    /// it was not sent yet (PENDING / FAILED).
-    pub dropped_push: Option<Outbound>,
+    /// The approval's push to chat and the reminders and escalations of its
+    /// ask, dropped (DEAD) by this decision because they were not sent yet
+    /// (PENDING / FAILED).
+    pub dropped: Vec<Outbound>,
 }
 
 /// What [`ApprovalStore::record_approval_ask`] wrote.
@@ -175,8 +176,9 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// PENDING → APPROVED/DENIED (only if still PENDING: one winner), and in
     /// the same transaction the carrying ask OPEN → ANSWERED with
     /// `reply_text`, the task's PAUSED executions → RUNNING and, when the
-    /// approval is parked, the `typed` delivery; its push to chat, if not
-    /// sent yet (PENDING / FAILED), DEAD. `None` when it was no longer
+    /// approval is parked, the `typed` delivery; its push to chat and its
+    /// ask's reminders and escalations, if not sent yet (PENDING / FAILED),
+    /// DEAD. `None` when it was no longer
     /// PENDING (or does not exist).
     async fn decide_approval(
         &self,

@@ -11,10 +11,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{NewOutbound, Outbound, StoreResult, Urgency};
 
-/// An OPEN ask whose outbound row reached the chat.
+/// An OPEN ask whose outbound row reached the chat — or the ask of a
+/// PENDING approval whose push (`approval:<id>`) reached it.
 #[derive(Debug, Clone)]
 pub struct ReminderCandidate {
     pub message_id: String,
+    /// The approval the ask carries (its push is [`Self::first`]); `None`
+    /// for a plain ask.
+    pub approval_id: Option<String>,
     pub task_id: String,
     pub asked_at: DateTime<Utc>,
     pub urgency: Urgency,
@@ -22,8 +26,8 @@ pub struct ReminderCandidate {
     pub sent: u32,
     /// Whether it was escalated already (`ask_escalations`).
     pub escalated: bool,
-    /// The outbound row that carried the ask (DELIVERED or
-    /// SENT_UNVERIFIED): the reminder goes to the same place. A reminder's
+    /// The outbound row that carried the ask, or the approval's push
+    /// (DELIVERED or SENT_UNVERIFIED): the reminder goes to the same place. A reminder's
     /// own row has no message (its mapping names the task).
     pub first: Outbound,
 }
@@ -115,8 +119,9 @@ pub struct SendFailure {
 /// The reminders aggregate.
 #[async_trait]
 pub trait ReminderStore: Send + Sync + 'static {
-    /// OPEN asks whose first outbound row was sent, oldest first, each with
-    /// the number of its last reminder.
+    /// OPEN asks whose first outbound row was sent, and the asks of PENDING
+    /// approvals whose push was sent, oldest first, each with the number of
+    /// its last reminder.
     async fn reminder_candidates(&self, limit: u32) -> StoreResult<Vec<ReminderCandidate>>;
     /// The reminder row and its outbound row, one transaction — only if the
     /// ask is still OPEN and no reminder numbered `seq` or later exists.
@@ -133,10 +138,12 @@ pub trait ReminderStore: Send + Sync + 'static {
     async fn record_escalation(&self, escalation: NewEscalation) -> StoreResult<Vec<Outbound>>;
     /// The escalations of these asks, by ask and number.
     async fn escalations_for(&self, message_ids: &[String]) -> StoreResult<Vec<Escalation>>;
-    /// Whether this outbound row is a reminder or an escalation whose ask
-    /// no longer waits (asked right before its send: a row leased ahead
-    /// when the ask was answered is then never sent).
-    async fn reminder_ask_closed(&self, outbound_id: &str) -> StoreResult<bool>;
+    /// Whether this outbound row asks a question that no longer waits: a
+    /// reminder or an escalation whose ask left OPEN, or an approval's push
+    /// (`approval:<id>`) whose approval is no longer PENDING. Asked right
+    /// before the send: a row leased ahead when the question closed is
+    /// then never sent. Any other row: false.
+    async fn question_closed(&self, outbound_id: &str) -> StoreResult<bool>;
     /// When the person of `chat` on `gateway`/`platform` last wrote, and the
     /// newest failure of a send to (`gateway`, `downstream`, `dest`) since
     /// its last delivery.

@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::reminders::reminder_store!(PgStore, pool);
+crate::shared::reminders::reminder_store!(PgStore, pool, sqlx::postgres::PgRow);

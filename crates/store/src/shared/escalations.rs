@@ -22,13 +22,16 @@ pub(crate) const INSERT_ESCALATION: &str = "INSERT INTO ask_escalations \
 pub(crate) const ESCALATION_COLUMNS: &str =
     "message_id, seq, target, outbound_id, reason, created_at";
 
-/// `$1` outbound id: 1 when it is a reminder or escalation of an ask that
-/// no longer waits.
-pub(crate) const ASK_CLOSED: &str = "SELECT CAST(CASE WHEN \
+/// `$1` outbound id: 1 when it asks a question that no longer waits — a
+/// reminder or escalation of an ask that left OPEN, or an approval's push
+/// (`approval:<id>`) whose approval is no longer PENDING.
+pub(crate) const QUESTION_CLOSED: &str = "SELECT CAST(CASE WHEN \
        EXISTS (SELECT 1 FROM ask_reminders r JOIN harness_messages m ON m.id = r.message_id \
                WHERE r.outbound_id = $1 AND m.state <> 'OPEN') \
     OR EXISTS (SELECT 1 FROM ask_escalations e JOIN harness_messages m ON m.id = e.message_id \
                WHERE e.outbound_id = $1 AND m.state <> 'OPEN') \
+    OR EXISTS (SELECT 1 FROM harness_outbound o JOIN approvals a ON o.dedup_key = 'approval:' || a.id \
+               WHERE o.id = $1 AND a.state <> 'PENDING') \
     THEN 1 ELSE 0 END AS BIGINT) AS closed";
 
 /// `$1` gateway, `$2` platform, `$3` chat: when its person last wrote

@@ -2,23 +2,47 @@
 //! backends (migration sqlite 0024 / postgres 0012): the reminder row and
 //! its outbound row in one write transaction, only while the ask is OPEN.
 
-use harness_core::store::{Reminder, ReminderCandidate, StoreResult, Urgency};
+use harness_core::store::{NewOutbound, Reminder, ReminderCandidate, StoreResult, Urgency};
 
 use super::{SqlRow, outbox::outbound, time};
 
-/// OPEN asks whose outbound row (one per message) was sent; `$1` limit.
+/// The columns of a candidate after the outbound row's: the ask, when it
+/// was asked, its urgency (`$urgency` when it has none), its reminders so
+/// far and whether it was escalated.
+fn candidate_columns(urgency: &str) -> String {
+    format!(
+        "m.id AS ask_id, m.task_id AS ask_task_id, m.created_at AS asked_at, \
+         COALESCE(c.urgency, '{urgency}') AS ask_urgency, \
+         (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders_sent, \
+         CAST(CASE WHEN EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = m.id) THEN 1 ELSE 0 END AS BIGINT) AS ask_escalated"
+    )
+}
+
+/// `$1` limit: OPEN asks whose outbound row (one per message) was sent,
+/// and the asks of PENDING approvals whose push (`approval:<id>`, no
+/// message of its own) was sent — an approval without a recorded urgency
+/// is `high` (the core records every approval's ask as high) — oldest
+/// first.
 pub(crate) fn candidates_sql() -> String {
     format!(
-        "SELECT {cols}, m.id AS ask_id, m.task_id AS ask_task_id, m.created_at AS asked_at, \
-           COALESCE(c.urgency, 'normal') AS ask_urgency, \
-           (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders_sent, \
-           CAST(CASE WHEN EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = m.id) THEN 1 ELSE 0 END AS BIGINT) AS ask_escalated \
-         FROM harness_messages m \
-         JOIN harness_outbound o ON o.harness_message_id = m.id \
-         LEFT JOIN ask_choices c ON c.message_id = m.id \
-         WHERE m.kind = 'ask' AND m.state = 'OPEN' AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED') \
-         ORDER BY m.created_at, m.id LIMIT +$1",
-        cols = super::outbox::COLUMNS
+        "SELECT * FROM ( \
+           SELECT {cols}, CAST(NULL AS TEXT) AS approval_id, {plain} \
+           FROM harness_messages m \
+           JOIN harness_outbound o ON o.harness_message_id = m.id \
+           LEFT JOIN ask_choices c ON c.message_id = m.id \
+           WHERE m.kind = 'ask' AND m.state = 'OPEN' AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED') \
+         UNION ALL \
+           SELECT {cols}, a.id AS approval_id, {approval} \
+           FROM approvals a \
+           JOIN harness_messages m ON m.id = a.request_id \
+           JOIN harness_outbound o ON o.dedup_key = 'approval:' || a.id \
+           LEFT JOIN ask_choices c ON c.message_id = m.id \
+           WHERE a.state = 'PENDING' AND m.kind = 'ask' AND m.state = 'OPEN' \
+             AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED') \
+         ) x ORDER BY asked_at, ask_id LIMIT +$1",
+        cols = super::outbox::COLUMNS,
+        plain = candidate_columns("normal"),
+        approval = candidate_columns("high"),
     )
 }
 
@@ -50,6 +74,37 @@ pub(crate) fn insert_outbound_sql() -> String {
     )
 }
 
+/// The statement of [`insert_outbound_sql`] with `o` bound: its dedup key
+/// `key` (`o.dedup` is ignored) and the ask `message_id` whose execution
+/// the row takes. One binding for every writer of such a row: a reminder,
+/// an escalation, an approval's push.
+pub(crate) fn insert_outbound<'q, DB: sqlx::Database>(
+    o: &NewOutbound,
+    key: String,
+    message_id: &str,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
+where
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    sqlx::query(sqlx::AssertSqlSafe(insert_outbound_sql()))
+        .bind(o.id.clone())
+        .bind(key)
+        .bind(o.task_id.clone())
+        .bind(message_id.to_string())
+        .bind(o.gateway.clone())
+        .bind(o.downstream.clone())
+        .bind(o.dest.clone())
+        .bind(o.requested_to.clone())
+        .bind(o.profile.clone())
+        .bind(o.scope.clone())
+        .bind(i64::from(o.expect_reply))
+        .bind(o.message.clone())
+        .bind(o.presentation.clone())
+        .bind(super::ms(o.now))
+}
+
 /// `$1` now: reminders and escalations not sent yet whose ask is no
 /// longer OPEN → DEAD; so are approval pushes (`approval:<id>`, issue 31)
 /// whose approval is no longer PENDING (a decision drops its push itself;
@@ -78,6 +133,7 @@ pub(crate) fn candidate<R: SqlRow>(row: &R) -> StoreResult<ReminderCandidate> {
     let escalated: i64 = row.col("ask_escalated")?;
     Ok(ReminderCandidate {
         message_id: row.col("ask_id")?,
+        approval_id: row.col("approval_id")?,
         task_id: row.col("ask_task_id")?,
         asked_at: time(row.col("asked_at")?)?,
         urgency: Urgency::parse(&urgency)
@@ -100,10 +156,10 @@ pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
     })
 }
 
-/// `impl ReminderStore for $store`, reading from `self.$read`, writing in
-/// `self.write_tx()`.
+/// `impl ReminderStore for $store`, reading from `self.$read` (rows of
+/// type `$row`), writing in `self.write_tx()`.
 macro_rules! reminder_store {
-    ($store:ty, $read:ident) => {
+    ($store:ty, $read:ident, $row:ty) => {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::store::{
@@ -115,6 +171,34 @@ macro_rules! reminder_store {
                 error::map,
                 shared::{escalations, marks, ms, outbox::outbound, reminders, time},
             };
+
+            impl $store {
+                /// The rows of `table` (`columns`) of these asks, by ask and
+                /// number (in chunks of 500 ids).
+                async fn rows_of_asks<T>(
+                    &self,
+                    table: &str,
+                    columns: &str,
+                    message_ids: &[String],
+                    decode: fn(&$row) -> StoreResult<T>,
+                ) -> StoreResult<Vec<T>> {
+                    let mut out = Vec::new();
+                    for chunk in message_ids.chunks(500) {
+                        let sql = format!(
+                            "SELECT {columns} FROM {table} WHERE message_id IN ({}) ORDER BY message_id, seq",
+                            marks(1, chunk.len())
+                        );
+                        let mut query = sqlx::query(AssertSqlSafe(sql));
+                        for id in chunk {
+                            query = query.bind(id);
+                        }
+                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
+                            out.push(decode(&row)?);
+                        }
+                    }
+                    Ok(out)
+                }
+            }
 
             #[async_trait::async_trait]
             impl ReminderStore for $store {
@@ -146,22 +230,12 @@ macro_rules! reminder_store {
                     if written == 0 {
                         return Ok(None);
                     }
-                    let row = sqlx::query(AssertSqlSafe(reminders::insert_outbound_sql()))
-                        .bind(&o.id)
-                        .bind(format!("reminder:{}:{}", r.message_id, r.seq))
-                        .bind(&o.task_id)
-                        .bind(&r.message_id)
-                        .bind(&o.gateway)
-                        .bind(&o.downstream)
-                        .bind(&o.dest)
-                        .bind(&o.requested_to)
-                        .bind(&o.profile)
-                        .bind(&o.scope)
-                        .bind(i64::from(o.expect_reply))
-                        .bind(&o.message)
-                        .bind(&o.presentation)
-                        .bind(now)
-                        .fetch_one(&mut *tx)
+                    let row = reminders::insert_outbound(
+                        o,
+                        format!("reminder:{}:{}", r.message_id, r.seq),
+                        &r.message_id,
+                    )
+                    .fetch_one(&mut *tx)
                         .await
                         .map_err(map)?;
                     let row = outbound(&row)?;
@@ -182,22 +256,8 @@ macro_rules! reminder_store {
                 }
 
                 async fn reminders_for(&self, message_ids: &[String]) -> StoreResult<Vec<Reminder>> {
-                    let mut out = Vec::new();
-                    for chunk in message_ids.chunks(500) {
-                        let sql = format!(
-                            "SELECT {} FROM ask_reminders WHERE message_id IN ({}) ORDER BY message_id, seq",
-                            reminders::REMINDER_COLUMNS,
-                            marks(1, chunk.len())
-                        );
-                        let mut query = sqlx::query(AssertSqlSafe(sql));
-                        for id in chunk {
-                            query = query.bind(id);
-                        }
-                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
-                            out.push(reminders::reminder(&row)?);
-                        }
-                    }
-                    Ok(out)
+                    self.rows_of_asks("ask_reminders", reminders::REMINDER_COLUMNS, message_ids, reminders::reminder)
+                        .await
                 }
 
                 async fn record_escalation(&self, e: NewEscalation) -> StoreResult<Vec<Outbound>> {
@@ -223,22 +283,12 @@ macro_rules! reminder_store {
                             // nothing of this escalation is written.
                             return Ok(Vec::new());
                         }
-                        let row = sqlx::query(AssertSqlSafe(reminders::insert_outbound_sql()))
-                            .bind(&o.id)
-                            .bind(format!("escalation:{}:{seq}", e.message_id))
-                            .bind(&o.task_id)
-                            .bind(&e.message_id)
-                            .bind(&o.gateway)
-                            .bind(&o.downstream)
-                            .bind(&o.dest)
-                            .bind(&o.requested_to)
-                            .bind(&o.profile)
-                            .bind(&o.scope)
-                            .bind(i64::from(o.expect_reply))
-                            .bind(&o.message)
-                            .bind(&o.presentation)
-                            .bind(now)
-                            .fetch_one(&mut *tx)
+                        let row = reminders::insert_outbound(
+                            o,
+                            format!("escalation:{}:{seq}", e.message_id),
+                            &e.message_id,
+                        )
+                        .fetch_one(&mut *tx)
                             .await
                             .map_err(map)?;
                         rows.push(outbound(&row)?);
@@ -248,26 +298,12 @@ macro_rules! reminder_store {
                 }
 
                 async fn escalations_for(&self, message_ids: &[String]) -> StoreResult<Vec<Escalation>> {
-                    let mut out = Vec::new();
-                    for chunk in message_ids.chunks(500) {
-                        let sql = format!(
-                            "SELECT {} FROM ask_escalations WHERE message_id IN ({}) ORDER BY message_id, seq",
-                            escalations::ESCALATION_COLUMNS,
-                            marks(1, chunk.len())
-                        );
-                        let mut query = sqlx::query(AssertSqlSafe(sql));
-                        for id in chunk {
-                            query = query.bind(id);
-                        }
-                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
-                            out.push(escalations::escalation(&row)?);
-                        }
-                    }
-                    Ok(out)
+                    self.rows_of_asks("ask_escalations", escalations::ESCALATION_COLUMNS, message_ids, escalations::escalation)
+                        .await
                 }
 
-                async fn reminder_ask_closed(&self, outbound_id: &str) -> StoreResult<bool> {
-                    let row = sqlx::query(escalations::ASK_CLOSED)
+                async fn question_closed(&self, outbound_id: &str) -> StoreResult<bool> {
+                    let row = sqlx::query(escalations::QUESTION_CLOSED)
                         .bind(outbound_id)
                         .fetch_one(&self.$read)
                         .await

@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::reminders::reminder_store!(SqliteStore, reader);
+crate::shared::reminders::reminder_store!(SqliteStore, reader, sqlx::sqlite::SqliteRow);

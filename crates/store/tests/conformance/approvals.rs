@@ -472,7 +472,7 @@ pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
 const OWNER: &str = "node-a:boot-1";
 
 /// The core over another store with an unattended chat channel.
-async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
+pub(super) async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
     let store = b.another().await;
     let h = harness_on(store.clone(), "node-a");
     h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
@@ -490,7 +490,7 @@ async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
     (store, h)
 }
 
-async fn held(
+pub(super) async fn held(
     h: &harness_core::Harness,
     task: &str,
     cmd: &str,

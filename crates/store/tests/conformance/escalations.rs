@@ -214,16 +214,16 @@ pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b:
         .unwrap();
     assert_eq!(leased.len(), 1);
     assert_eq!(leased[0].state, OutboundState::Sending);
-    assert!(!store.reminder_ask_closed(&row.id).await.unwrap());
-    assert!(!store.reminder_ask_closed(&c.first.id).await.unwrap());
+    assert!(!store.question_closed(&row.id).await.unwrap());
+    assert!(!store.question_closed(&c.first.id).await.unwrap());
     store
         .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
         .await
         .unwrap()
         .unwrap();
-    assert!(store.reminder_ask_closed(&row.id).await.unwrap());
+    assert!(store.question_closed(&row.id).await.unwrap());
     assert!(
-        !store.reminder_ask_closed(&c.first.id).await.unwrap(),
+        !store.question_closed(&c.first.id).await.unwrap(),
         "the ask's own row is no reminder"
     );
     // Leased, so the drop leaves it; the sender's check skips it: DEAD.

@@ -11,7 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
-//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
+//! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
@@ -25,6 +25,7 @@ pub mod coverage;
 pub mod support;
 
 pub mod access;
+pub mod approval_reminders;
 pub mod approvals;
 pub mod choice_answers;
 pub mod choices;
@@ -230,6 +231,10 @@ macro_rules! conformance_suite {
             an_ask_answered_without_escalation_writes_no_notice,
             a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped,
             chat_activity_is_the_last_inbound_and_the_newest_failure,
+        );
+        conformance_suite!(@area $factory; approval_reminders:
+            a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_decided,
+            a_push_or_reminder_leased_before_the_approval_closed_is_skipped,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
