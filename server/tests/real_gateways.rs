@@ -119,7 +119,12 @@ pub(crate) async fn put_ok(s: &common::Server, path: &str, body: Value) {
 }
 
 /// Poll the outbound row until `done` holds, at most `secs` seconds.
-pub(crate) async fn wait_row(s: &common::Server, id: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn wait_row(
+    s: &common::Server,
+    id: &str,
+    secs: u64,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         let (_, row) = s.admin("GET", &format!("/api/outbound/{id}"), None).await;
