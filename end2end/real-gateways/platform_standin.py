@@ -4,10 +4,17 @@ server/tests/real_gateways.rs: the Telegram Bot API (what OpenClaw's Telegram
 channel calls, through its `apiRoot` setting) and an ntfy server (what
 `hermes send --to ntfy:<topic>` posts to, through `NTFY_SERVER_URL`).
 
-It only records and answers: every request (but Telegram's getUpdates long
+It records and answers: every request (but Telegram's getUpdates long
 polls) is appended as one JSON line to the record file, a sent message gets a
 fresh id, and a Telegram send to the chat -100999 fails with Telegram's
 "chat not found".
+
+A test makes a person write to the bot with `POST /_standin/telegram/updates`
+and a Telegram Update without its `update_id` as the body (for example
+`{"message": {"message_id": 7, "chat": {...}, "from": {...}, "text": "…",
+"reply_to_message": {...}}}`): the stand-in numbers it and the gateway's
+next `getUpdates` (from its `offset`) gets it, once the gateway confirms it
+by asking from a higher offset it is gone. The answer is `{"update_id": n}`.
 
     platform_standin.py <record.jsonl> <port file> [port]
 
@@ -28,6 +35,11 @@ RECORD = sys.argv[1]
 PORT_FILE = sys.argv[2]
 LOCK = threading.Lock()
 NEXT_ID = [4240]
+# Queued incoming Telegram updates (update_id ascending), and a wake-up for
+# the long polls waiting on them.
+UPDATES = []
+NEXT_UPDATE = [1000]
+ARRIVED = threading.Condition(LOCK)
 # Sends to this Telegram chat fail as Telegram does for a chat the bot is not in.
 FAIL_CHAT = "-100999"
 BOT = {"id": 123456, "is_bot": True, "first_name": "Harness test bot",
@@ -88,7 +100,9 @@ class Handler(BaseHTTPRequestHandler):
     def handle_any(self):
         path, params = self.params()
         parts = path.strip("/").split("/")
-        if len(parts) == 2 and parts[0].startswith("bot"):
+        if path == "/_standin/telegram/updates" and self.command == "POST":
+            self.inject(params)
+        elif len(parts) == 2 and parts[0].startswith("bot"):
             self.telegram(parts[1], params)
         elif len(parts) == 1 and parts[0] and self.command == "POST":
             self.ntfy(parts[0], params)
@@ -96,11 +110,31 @@ class Handler(BaseHTTPRequestHandler):
             record({"platform": "unknown", "method": self.command, "path": path})
             self.answer(404, {"ok": False, "description": "Not Found"})
 
+    def inject(self, update):
+        with ARRIVED:
+            NEXT_UPDATE[0] += 1
+            update = dict(update, update_id=NEXT_UPDATE[0])
+            UPDATES.append(update)
+            ARRIVED.notify_all()
+        record({"platform": "telegram", "method": "_incoming", "update": update})
+        self.answer(200, {"update_id": update["update_id"]})
+
+    def updates(self, params):
+        """Telegram's getUpdates: the queued updates from `offset` on (a
+        higher offset confirms and drops the ones before it), waiting up to
+        the poll's timeout (at most 1 s, so a stop is quick) for one."""
+        offset = int(params.get("offset") or 0)
+        deadline = time.time() + min(float(params.get("timeout") or 0), 1.0)
+        with ARRIVED:
+            UPDATES[:] = [u for u in UPDATES if u["update_id"] >= offset]
+            while not UPDATES and time.time() < deadline:
+                ARRIVED.wait(max(deadline - time.time(), 0))
+            due = list(UPDATES)
+        self.answer(200, {"ok": True, "result": due})
+
     def telegram(self, method, params):
         if method == "getUpdates":
-            # A long poll with nothing new (bounded, so a stop is quick).
-            time.sleep(min(float(params.get("timeout") or 0), 1.0))
-            self.answer(200, {"ok": True, "result": []})
+            self.updates(params)
             return
         entry = {"platform": "telegram", "method": method, "params": params}
         chat_id = params.get("chat_id")

@@ -85,6 +85,8 @@ mod native_questions;
 mod node_ownership;
 #[path = "openapi.rs"]
 mod openapi;
+#[path = "openclaw_inbound_real.rs"]
+mod openclaw_inbound_real;
 #[path = "outbox.rs"]
 mod outbox;
 #[path = "outbox_destinations.rs"]

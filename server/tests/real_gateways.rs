@@ -119,7 +119,12 @@ pub(crate) async fn put_ok(s: &common::Server, path: &str, body: Value) {
 }
 
 /// Poll the outbound row until `done` holds, at most `secs` seconds.
-async fn wait_row(s: &common::Server, id: &str, secs: u64, done: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn wait_row(
+    s: &common::Server,
+    id: &str,
+    secs: u64,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         let (_, row) = s.admin("GET", &format!("/api/outbound/{id}"), None).await;
@@ -132,7 +137,7 @@ async fn wait_row(s: &common::Server, id: &str, secs: u64, done: impl Fn(&Value)
 }
 
 /// Push a question as the task's running agent; its outbound id.
-async fn ask(s: &common::Server, token: &str, message: &str, scope: &str) -> String {
+pub(crate) async fn ask(s: &common::Server, token: &str, message: &str, scope: &str) -> String {
     let (st, out) = s
         .call(
             "POST",
@@ -249,7 +254,19 @@ fn free_port() -> u16 {
 pub(crate) struct OpenClawGateway {
     child: Child,
     pub(crate) port: u16,
-    log: PathBuf,
+    pub(crate) log: PathBuf,
+}
+
+/// `extra` merged into `base`, objects key by key.
+fn merge(base: &mut Value, extra: Value) {
+    match (base, extra) {
+        (Value::Object(b), Value::Object(e)) => {
+            for (k, v) in e {
+                merge(b.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (b, e) => *b = e,
+    }
 }
 
 impl OpenClawGateway {
@@ -260,6 +277,18 @@ impl OpenClawGateway {
         api_root: &str,
         token: &str,
     ) -> Self {
+        Self::start_with(openclaw, path, dir, api_root, token, json!({})).await
+    }
+
+    /// [`start`](Self::start) with `extra` merged into its configuration.
+    pub(crate) async fn start_with(
+        openclaw: &Path,
+        path: &str,
+        dir: &Path,
+        api_root: &str,
+        token: &str,
+        extra: Value,
+    ) -> Self {
         use std::os::unix::process::CommandExt;
         let home = dir.join("openclaw-gateway-home");
         std::fs::create_dir_all(home.join(".openclaw")).unwrap();
@@ -267,7 +296,7 @@ impl OpenClawGateway {
         let log = dir.join("openclaw-gateway.log");
         // JSON is JSON5. `mode: local` lets it start unconfigured otherwise;
         // `apiRoot` is the Bot API root without `/bot<token>`.
-        let config = json!({
+        let mut config = json!({
             "gateway": {"mode": "local", "port": port, "bind": "loopback",
                         "auth": {"mode": "token", "token": token}},
             "logging": {"file": dir.join("openclaw.log")},
@@ -275,6 +304,7 @@ impl OpenClawGateway {
             "agents": {"defaults": {"heartbeat": {"every": "0m"}}},
             "channels": {"telegram": {"enabled": true, "botToken": "123456:TEST", "apiRoot": api_root}},
         });
+        merge(&mut config, extra);
         std::fs::write(home.join(".openclaw/openclaw.json"), config.to_string()).unwrap();
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(openclaw)

@@ -10,7 +10,8 @@
 //! A request is part of the main conversation when it offers the
 //! `ask_human` tool or a CLI's native question tool (`AskUserQuestion`,
 //! `request_user_input`); any other request (titles, summaries, probes)
-//! gets a short fixed text.
+//! gets a short fixed text. A gateway's agent (OpenClaw) offers neither:
+//! [`StandIn::start_marked`] names the tools that mark its conversation.
 
 mod anthropic;
 mod openai;
@@ -78,6 +79,8 @@ struct Shared {
     script: Mutex<VecDeque<Turn>>,
     served: Mutex<usize>,
     log: Mutex<Vec<Recorded>>,
+    /// Further tool names that mark the main conversation.
+    markers: Vec<String>,
 }
 
 /// A running stand-in (both APIs on one port).
@@ -94,8 +97,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl StandIn {
     /// Serve `turns` on a free loopback port.
     pub async fn start(turns: Vec<Turn>) -> std::io::Result<Self> {
+        Self::start_marked(turns, &[]).await
+    }
+
+    /// Serve `turns`; a request offering one of `markers` (exact names) is
+    /// part of the main conversation too.
+    pub async fn start_marked(turns: Vec<Turn>, markers: &[&str]) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             script: Mutex::new(turns.into()),
+            markers: markers.iter().map(|m| m.to_string()).collect(),
             ..Default::default()
         });
         let app = Router::new()
@@ -138,6 +148,12 @@ impl StandIn {
             .collect()
     }
 
+    /// Append turns to the script (a test that learns their input later,
+    /// such as a task id, after the agent has started).
+    pub fn push(&self, turns: impl IntoIterator<Item = Turn>) {
+        lock(&self.shared.script).extend(turns);
+    }
+
     /// How many scripted turns were served.
     pub fn turns_served(&self) -> usize {
         *lock(&self.shared.served)
@@ -162,6 +178,7 @@ impl Shared {
             t == MAIN_TOOL
                 || t.ends_with(&format!("__{MAIN_TOOL}"))
                 || NATIVE_TOOLS.contains(&t.as_str())
+                || self.markers.contains(t)
         });
         let (answer, turn) = if main {
             let next = lock(&self.script).pop_front();
