@@ -4,14 +4,11 @@
 //! projects, the chats and their access with the configured OWNERs, and the
 //! gateway credential (masked; rotating it shows the new one once).
 //! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.
-//!
-//! `/harness` shows the latest inbound messages too ([`harness_inbound`]):
-//! a lazy function, so that list's code is not in the main module either.
 
 use leptos::prelude::*;
 
 use crate::{
-    api::gateway::{GatewayData, InboundRow, gateway_page, recent_inbound, rotate_gateway_token},
+    api::gateway::{GatewayData, InboundRow, gateway_page, rotate_gateway_token},
     components::{TimeCell, error_text},
     i18n::use_locale,
     live::use_live,
@@ -64,44 +61,6 @@ pub fn GatewayPage() -> impl IntoView {
                     }
                 })}
             </Transition>
-        </section>
-    }
-}
-
-/// How many inbound messages `/harness` lists.
-const ON_HARNESS: u32 = 10;
-
-/// `/harness`'s list of what people wrote back from chat: the latest inbound
-/// messages with their routing result and their replies, live. Its code is
-/// loaded on demand (the main module's size budget has no room for it).
-#[leptos::lazy]
-pub fn harness_inbound() -> AnyView {
-    crate::i18n::load_page_texts();
-    view! { <HarnessInbound /> }.into_any()
-}
-
-#[component]
-fn HarnessInbound() -> impl IntoView {
-    let l = use_locale();
-    let live = use_live();
-    let data = Resource::new(move || live.tick.get(), |_| recent_inbound(ON_HARNESS));
-    view! {
-        <section id="harness-inbound" aria-labelledby="harness-inbound-h">
-            <h2 id="harness-inbound-h">{l.t("gateway.inbound")}</h2>
-            <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Ok(rows) if rows.is_empty() => view! {
-                            <p class="empty" id="harness-inbound-empty">{l.t("gateway.inbound_empty")}</p>
-                        }.into_any(),
-                        Ok(rows) => view! { <InboundTable rows /> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                    }
-                })}
-            </Transition>
-            <p class="sub" id="harness-gateway">
-                <a href="/gateway" id="harness-gateway-link">{l.t("harness.gw_all")}</a>
-            </p>
         </section>
     }
 }

@@ -132,20 +132,19 @@ pub fn HarnessPage() -> impl IntoView {
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
                 let (view, q, cursor, children, result) = page.await;
-                // Then what people wrote back from chat: its code is a chunk
-                // of its own (the main module's size budget has no room for
-                // it), awaited in this boundary (a boundary of its own costs
-                // the main module more).
-                let inbound = crate::pages::gateway::harness_inbound().await;
-                let list = match result {
+                match result {
                     Ok(Page { rows, next }) => view! {
                         <table::HarnessTable rows next view q start=cursor children />
                     }
                     .into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                };
-                (list, inbound).into_any()
+                }
             })}
         </Transition>
+        // What people wrote back from chat is on the Gateway page (its own
+        // chunk: the main module's size budget has no room for its table).
+        <p class="sub" id="harness-gateway">
+            <a href="/gateway" id="harness-gateway-link">{l.t("harness.gw_all")}</a>
+        </p>
     }
 }
