@@ -200,6 +200,14 @@ fn probe_script(data: &Path, other_run: &Path, report: &Path) -> String {
     script.push_str(
         "if touch \"$TOWER_SIGNAL_DIR/x\" 2>/dev/null; then echo signal_dir_write=yes; else echo signal_dir_write=no; fi; ",
     );
+    // The approval policy the hook falls back on when the server is down
+    // (issue 31): the agent's hook reads it; the agent must not rewrite it.
+    script.push_str(
+        "if cat \"$TOWER_APPROVAL_SNAPSHOT\" >/dev/null 2>&1; then echo snapshot=read; else echo snapshot=denied; fi; ",
+    );
+    script.push_str(
+        "if printf '{}' 2>/dev/null > \"$TOWER_APPROVAL_SNAPSHOT\"; then echo snapshot_write=yes; else echo snapshot_write=no; fi; ",
+    );
     script.push_str(&format!(
         "echo done; }} > '{0}.tmp'; mv '{0}.tmp' '{0}'; exec sleep 60",
         report.display()
@@ -244,6 +252,10 @@ async fn an_isolated_agent_cannot_read_the_data_directory() {
     assert_eq!(seen["signal_dir"], "read", "{seen:?}");
     assert_eq!(seen["signal_dir_write"], "no", "{seen:?}");
     assert_eq!(seen["own_run_dir"], "read", "{seen:?}");
+    // Its offline approval policy: readable by its hook, not rewritable
+    // (an agent that could would let its own `ask` step through offline).
+    assert_eq!(seen["snapshot"], "read", "{seen:?}");
+    assert_eq!(seen["snapshot_write"], "no", "{seen:?}");
 }
 
 /// The check above can fail: without isolation the same agent reads the
@@ -254,6 +266,7 @@ async fn without_isolation_the_same_agent_reads_the_secrets() {
     assert_eq!(seen["secret_via_signal_dir"], "read", "{seen:?}");
     assert_eq!(seen["other_run"], "read", "{seen:?}");
     assert_eq!(seen["signal_dir_write"], "yes", "{seen:?}");
+    assert_eq!(seen["snapshot_write"], "yes", "{seen:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

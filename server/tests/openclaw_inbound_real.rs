@@ -33,7 +33,10 @@ const PERSON: &str = "555";
 const ACK: &str = "Harness has your answer.";
 
 fn chat_of(r: &Value) -> String {
-    r["params"]["chat_id"].to_string().trim_matches('"').to_string()
+    r["params"]["chat_id"]
+        .to_string()
+        .trim_matches('"')
+        .to_string()
 }
 
 /// The messages the bot sent to the person's chat (text, message id).
@@ -54,7 +57,8 @@ fn sent_to_person(platform: &Platform) -> Vec<(String, Value)> {
 
 /// The skill directory the gateway's agent loads, copied from the repository.
 fn install_skill(workspace: &Path) {
-    let skill = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/gateway-skill/harness/SKILL.md");
+    let skill =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/gateway-skill/harness/SKILL.md");
     let to = workspace.join("skills/harness");
     std::fs::create_dir_all(&to).unwrap();
     std::fs::copy(skill, to.join("SKILL.md")).unwrap();
@@ -195,7 +199,11 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_openclaw_agent_once()
         assert!(
             Instant::now() < deadline,
             "no acknowledgement in the chat; model requests: {:?}\nplatform: {:?}\ngateway log:\n{}",
-            model.requests().iter().map(|r| (&r.path, r.main, r.turn)).collect::<Vec<_>>(),
+            model
+                .requests()
+                .iter()
+                .map(|r| (&r.path, r.main, r.turn))
+                .collect::<Vec<_>>(),
             platform.seen(),
             std::fs::read_to_string(&gateway.log).unwrap_or_default()
         );
