@@ -29,6 +29,25 @@ scripts/build-site.sh
 step "building the tests and the harness binary"
 cargo test --locked --workspace --exclude frontend --no-run
 step "Rust tests"
+# The tests with the real Claude Code / Codex / OpenClaw / Hermes / MCP SDK
+# skip (and pass) when a registry install was skipped: each notes here whether
+# it ran, printed at the end (HARNESS_REQUIRE_REAL_CLIS=1 fails them instead).
+export HARNESS_REAL_CLI_REPORT="${HARNESS_REAL_CLI_REPORT:-$(mktemp)}"
+real_cli_report() {
+  local r="$HARNESS_REAL_CLI_REPORT"
+  [ -s "$r" ] || { echo "test.sh: no test with a real CLI reported (not reached)" >&2; return 0; }
+  echo "test.sh: tests with the real CLIs / gateways / MCP SDK:" >&2
+  sort -u "$r" | sed 's/^/  /' >&2
+  local ran skipped
+  ran=$(sort -u "$r" | grep -c '^ran ' || true)
+  skipped=$(sort -u "$r" | grep -c '^skipped ' || true)
+  if [ "$skipped" -gt 0 ]; then
+    echo "test.sh: real CLIs: $ran ran, $skipped SKIPPED (not installed; HARNESS_REQUIRE_REAL_CLIS=1 makes a skip fail)" >&2
+  else
+    echo "test.sh: real CLIs: all $ran ran" >&2
+  fi
+}
+trap real_cli_report EXIT
 (u="${HARNESS_TEST_POSTGRES_URL:-}"; if [ -n "$u" ] || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then echo "test.sh: PostgreSQL reachable ($([ -n "$u" ] && echo HARNESS_TEST_POSTGRES_URL || echo 127.0.0.1:5432)): the store conformance suite runs on it too"; else echo "test.sh: PostgreSQL NOT reachable: postgres_conformance cases are SKIPPED"; fi)
 cargo test --locked --workspace --exclude frontend --no-fail-fast
 step "server tests on PostgreSQL (every *_on_postgres case: kill/restart, deliveries, outbox, workbench, gateway replies, the 50-reply race, migrate-db, doctor, metrics)"

@@ -13,11 +13,12 @@ use serde_json::Value;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_client_works_against_mcp() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/mcp-sdk");
-    if !dir
-        .join("node_modules/@modelcontextprotocol/sdk/package.json")
-        .exists()
+    if common::real_cli::real_tool(
+        "the MCP TypeScript SDK",
+        dir.join("node_modules/@modelcontextprotocol/sdk/package.json"),
+    )
+    .is_none()
     {
-        eprintln!("skipped: the MCP TypeScript SDK is not installed (run scripts/setup.sh test)");
         return;
     }
     let data = tempfile::tempdir().unwrap();

@@ -28,16 +28,7 @@ fn gateways_dir() -> PathBuf {
 }
 
 pub(crate) fn installed(what: &str, rel: &str) -> Option<PathBuf> {
-    let bin = gateways_dir().join(rel);
-    if bin.exists() {
-        Some(bin)
-    } else {
-        eprintln!(
-            "skipped: {what} not installed (run scripts/setup.sh test) — expected at {}",
-            bin.display()
-        );
-        None
-    }
+    crate::common::real_cli::real_tool(what, gateways_dir().join(rel))
 }
 
 /// The platform stand-in, killed on drop.

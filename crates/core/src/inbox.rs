@@ -30,7 +30,7 @@ use crate::{
     validate,
 };
 
-pub use crate::inbox_lease::BatchAction;
+pub use crate::inbox_lease::{BatchAction, BatchTransition};
 
 /// Most events in one batch (`WORKBENCH_MAX_BATCH_SIZE`).
 pub const MAX_BATCH: u32 = 50;

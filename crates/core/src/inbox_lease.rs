@@ -5,7 +5,7 @@
 //! gone (resumed first, decision D4).
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::{
     CoreError, CoreResult, Harness,
@@ -25,7 +25,7 @@ impl Harness {
         batch_id: &str,
         lease_token: &str,
         action: BatchAction,
-    ) -> CoreResult<Value> {
+    ) -> CoreResult<BatchTransition> {
         let batch_id = validate::cuid("batchId", batch_id.trim())?;
         let lease_token = lease_token.trim();
         if lease_token.is_empty() || lease_token.chars().count() > validate::MAX_BATCH_ARG_CHARS {
@@ -49,9 +49,13 @@ impl Harness {
         }
         let count = batch.event_ids.len();
         if batch.state == BatchState::Resolved && action != BatchAction::Heartbeat {
-            return Ok(
-                json!({"batchId": batch_id, "state": "RESOLVED", "noOp": true, "eventCount": count}),
-            );
+            return Ok(BatchTransition {
+                batch_id,
+                state: BatchState::Resolved.as_str().to_string(),
+                no_op: true,
+                event_count: count,
+                lease_expires_at: None,
+            });
         }
         let now = Utc::now();
         if batch.lease_token.as_deref() != Some(lease_token.trim()) {
@@ -84,10 +88,13 @@ impl Harness {
                 self.publish(HarnessEvent::TaskChanged {
                     task_id: b.parent_task_id.clone(),
                 });
-                Ok(
-                    json!({"batchId": b.id, "state": b.state.as_str(), "noOp": no_op,
-                    "eventCount": count, "leaseExpiresAt": b.lease_expires_at}),
-                )
+                Ok(BatchTransition {
+                    state: b.state.as_str().to_string(),
+                    batch_id: b.id,
+                    no_op,
+                    event_count: count,
+                    lease_expires_at: Some(b.lease_expires_at),
+                })
             }
             None => Err(CoreError::Conflict(format!(
                 "Workbench batch {batch_id} is {}, not {}",
@@ -141,4 +148,27 @@ pub enum BatchAction {
     Ack,
     Heartbeat,
     Resolve,
+}
+
+/// A batch after an agent's transition (`batch_transition`): the MCP
+/// tools' and the internal route's answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchTransition {
+    pub batch_id: String,
+    /// `DISPATCHED`, `ACKED` or `RESOLVED`.
+    pub state: String,
+    /// The transition had already happened (a repeated ack, a resolved
+    /// batch): nothing changed.
+    pub no_op: bool,
+    /// Events in the batch.
+    pub event_count: usize,
+    /// The processing lease's end after the transition (`null` once
+    /// resolved); left out when an already resolved batch is acted on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Option<String>>"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, nullable))]
+    pub lease_expires_at: Option<Option<DateTime<Utc>>>,
 }

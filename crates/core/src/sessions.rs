@@ -1,34 +1,15 @@
 //! Browser sessions: the admin token is exchanged once (at `/login`) for a
 //! random session id kept in a cookie. Only the id's hash is stored; a
 //! session expires, and can be revoked alone (logout) or all at once ("log
-//! out everywhere"). The [`SessionStore`] port is implemented in
+//! out everywhere"). The [`SessionStore`] port (`crate::store`) is implemented in
 //! `harness-store`; the HTTP side (cookie, throttling) is the server's.
 
 use std::{sync::Arc, time::Duration};
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::{CoreResult, ids, store::StoreResult};
-
-/// Storage of sessions (one atomic statement per method).
-#[async_trait]
-pub trait SessionStore: Send + Sync {
-    async fn insert_session(
-        &self,
-        id_hash: &str,
-        now: DateTime<Utc>,
-        expires_at: DateTime<Utc>,
-    ) -> StoreResult<()>;
-    /// True when the session exists, is not revoked and expires after `now`.
-    async fn session_alive(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<bool>;
-    /// Revokes one session; false when there was no live one.
-    async fn revoke_session(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<bool>;
-    /// Revokes every live session; returns how many.
-    async fn revoke_all_sessions(&self, now: DateTime<Utc>) -> StoreResult<u64>;
-    /// Deletes sessions that expired or were revoked before `before`.
-    async fn purge_sessions(&self, before: DateTime<Utc>) -> StoreResult<u64>;
-}
+pub use crate::store::SessionStore;
+use crate::{CoreResult, ids};
 
 /// The session rules: who may open one, how long it lives.
 #[derive(Clone)]

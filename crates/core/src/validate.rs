@@ -66,6 +66,8 @@ pub fn cuid(field: &'static str, value: &str) -> CoreResult<String> {
 /// (agents' formatting is preserved); blank means missing.
 /// Longest idempotency key accepted.
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+/// A gateway's verified sender id (`senderId` of a reply from chat).
+pub const MAX_SENDER_ID_CHARS: usize = 512;
 
 /// An optional caller idempotency key (`idempotencyKey`): trimmed, blank is
 /// none, at most [`MAX_IDEMPOTENCY_KEY_CHARS`], no control characters.

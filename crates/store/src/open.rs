@@ -36,9 +36,8 @@ impl AnyStore {
         }
     }
 
-    /// The browser-session port (kept apart from the core's `Store`: only
-    /// the login layer uses it).
-    pub fn sessions(&self) -> Arc<dyn harness_core::sessions::SessionStore> {
+    /// The browser-session port alone (only the login layer uses it).
+    pub fn sessions(&self) -> Arc<dyn harness_core::store::SessionStore> {
         match self {
             Self::Sqlite(s) => Arc::new(s.clone()),
             Self::Postgres(s) => Arc::new(s.clone()),

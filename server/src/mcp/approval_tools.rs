@@ -4,7 +4,11 @@
 //! approve its own step) nor a gateway (which answers an approval by
 //! replying to its push). Thin adapters over `harness_core::approvals`.
 
-use harness_core::{CoreError, approvals::Policy, auth::Identity};
+use harness_core::{
+    CoreError,
+    approvals::{self, Policy},
+    auth::Identity,
+};
 use rmcp::{Json, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -60,7 +64,7 @@ pub struct SetPolicyArgs {
 #[schemars(transform = absent_not_null)]
 pub struct ListArgs {
     task_id: Option<String>,
-    #[schemars(range(min = 1, max = 500))]
+    #[schemars(range(min = 1, max = approvals::MAX_LIST_LIMIT))]
     limit: Option<u32>,
 }
 
@@ -73,7 +77,7 @@ pub struct DecideArgs {
     id: Option<String>,
     #[schemars(required, with = "Option<DecisionWord>")]
     decision: Option<String>,
-    #[schemars(length(max = 2000))]
+    #[schemars(length(max = approvals::MAX_REASON_CHARS))]
     reason: Option<String>,
 }
 

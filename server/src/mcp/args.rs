@@ -65,7 +65,7 @@ pub struct ReplyArgs {
     pub text: Option<String>,
     /// The gateway's verified sender of a reply from chat: recorded as who
     /// decided when the reply decides an approval.
-    #[schemars(length(max = 512))]
+    #[schemars(length(max = validate::MAX_SENDER_ID_CHARS))]
     pub sender_id: Option<String>,
 }
 

@@ -20,9 +20,9 @@ use super::{
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = absent_not_null)]
 pub struct TaskCreatedArgs {
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = cb::MAX_ID_CHARS))]
     inbound_id: Option<String>,
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = cb::MAX_ID_CHARS))]
     task_id: Option<String>,
 }
 
@@ -30,7 +30,7 @@ pub struct TaskCreatedArgs {
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = absent_not_null)]
 pub struct DiscussionArgs {
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = cb::MAX_ID_CHARS))]
     inbound_id: Option<String>,
     /// The answer the person gets in the chat.
     #[schemars(required, length(min = 1, max = cb::MAX_RESPONSE_CHARS))]
@@ -41,9 +41,9 @@ pub struct DiscussionArgs {
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = absent_not_null)]
 pub struct WorkArgs {
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = cb::MAX_ID_CHARS))]
     inbound_id: Option<String>,
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = cb::MAX_ID_CHARS))]
     task_id: Option<String>,
     #[schemars(length(min = 1, max = cb::MAX_SUMMARY_CHARS))]
     result_summary: Option<String>,

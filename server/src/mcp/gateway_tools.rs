@@ -68,17 +68,22 @@ pub struct ContinueArgs {
 pub struct RelayArgs {
     #[schemars(required, length(min = 1, max = harness_core::validate::MAX_REPLY_CHARS))]
     text: Option<String>,
+    #[schemars(length(max = context::MAX_TASK_ID_CHARS))]
     task_id: Option<String>,
     #[schemars(with = "Option<GatewayName>")]
     gateway: Option<String>,
+    #[schemars(length(max = context::MAX_PLATFORM_CHARS))]
     platform: Option<String>,
+    #[schemars(length(max = context::MAX_ID_CHARS))]
     chat_id: Option<String>,
     /// The id of the Harness message being replied to.
+    #[schemars(length(max = context::MAX_ID_CHARS))]
     platform_message_id: Option<String>,
+    #[schemars(length(max = context::MAX_QUOTED_CHARS))]
     quoted_text: Option<String>,
     /// The verified sender of the reply: recorded as who decided when it
     /// decides an approval.
-    #[schemars(length(max = 512))]
+    #[schemars(length(max = harness_core::validate::MAX_SENDER_ID_CHARS))]
     sender_id: Option<String>,
 }
 

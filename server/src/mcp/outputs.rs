@@ -97,7 +97,7 @@ described_by!(TargetsOut(TargetsAnswer), TargetsShape);
 described_by!(PushOut(PushOutcome), PushShape);
 
 /// A Workbench batch transition's answer (`Harness::batch_transition`).
-pub type BatchOut = Map<String, Value>;
+pub use harness_core::inbox::BatchTransition as BatchOut;
 
 // The shapes: schema only, never built. A field the result may omit is
 // marked `skip_serializing_if` (an output schema describes what is written).

@@ -4,7 +4,7 @@
 //! over `harness_core::gateway::{route, query}`.
 
 use harness_core::gateway::{
-    context,
+    access, context,
     route_input::{self, QueryInput, RouteInput},
 };
 use rmcp::{Json, tool, tool_router};
@@ -132,15 +132,15 @@ pub struct AccessArgs {
     action: Option<String>,
     /// The inbound id of the OWNER's message in the chat concerned (from
     /// route_gateway_message): never ask for chat or sender ids.
-    #[schemars(required, length(min = 1, max = 128))]
+    #[schemars(required, length(min = 1, max = access::MAX_ID_CHARS))]
     gateway_inbound_id: Option<String>,
     /// bind_workspace: the workspace's id or name.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(length(min = 1, max = access::MAX_QUERY_CHARS))]
     workspace: Option<String>,
     /// bind_projects: project ids or names.
-    #[schemars(length(min = 1, max = 50))]
+    #[schemars(length(min = 1, max = access::MAX_PROJECTS))]
     projects: Option<Vec<String>>,
-    #[schemars(length(min = 1, max = 160))]
+    #[schemars(length(min = 1, max = access::MAX_CHAT_NAME_CHARS))]
     chat_name: Option<String>,
 }
 

@@ -131,3 +131,78 @@ fn the_gateway_tools_have_the_references_parameters_and_the_core_limits() {
     assert_eq!(cont["properties"]["senderId"]["type"], "string");
     assert_eq!(input("relay_channel_reply")["required"], json!(["text"]));
 }
+
+/// Every limit (`maxLength`, `maxItems`, `maximum`) in every tool's input
+/// schema, as `tool path.to.field keyword` → value.
+fn schema_limits() -> std::collections::BTreeMap<String, Value> {
+    fn walk(at: &str, schema: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+        match schema {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match key.as_str() {
+                        "maxLength" | "maxItems" | "maximum" => {
+                            out.insert(format!("{at} {key}"), value.clone());
+                        }
+                        "properties" | "$defs" | "definitions" => {
+                            if let Value::Object(fields) = value {
+                                for (name, field) in fields {
+                                    walk(&format!("{at}.{name}"), field, out);
+                                }
+                            }
+                        }
+                        "items" => walk(&format!("{at}[]"), value, out),
+                        _ => walk(at, value, out),
+                    }
+                }
+            }
+            Value::Array(list) => list.iter().for_each(|v| walk(at, v, out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for tool in listed() {
+        walk(
+            &tool.name,
+            &Value::Object(tool.input_schema.as_ref().clone()),
+            &mut out,
+        );
+    }
+    out
+}
+
+/// Point 3 of issue 27: no limit in a schema is a literal copy — each one
+/// is listed here with the core constant the validation uses, and a limit
+/// added without an entry fails.
+#[test]
+fn every_schema_limit_is_a_core_constant() {
+    use harness_core::{
+        approvals,
+        gateway::{access, context, continuation, route_input, workbench_callbacks as cb},
+    };
+    let expected: Vec<(&str, usize)> = vec![
+        ("ask_human.question maxLength", validate::MAX_QUESTION_CHARS),
+    ];
+    let _ = (
+        approvals::MAX_LIST_LIMIT,
+        access::MAX_ID_CHARS,
+        context::MAX_ID_CHARS,
+        continuation::MAX_CONTENT_CHARS,
+        route_input::MAX_CONTENT_CHARS,
+        cb::MAX_ID_CHARS,
+        options::MAX_OPTIONS,
+        outbox::MAX_PUSH_CHARS,
+    );
+    let found = schema_limits();
+    let expected: std::collections::BTreeMap<String, Value> = expected
+        .into_iter()
+        .map(|(at, limit)| (at.to_string(), json!(limit)))
+        .collect();
+    let unlisted: Vec<_> = found
+        .iter()
+        .filter(|(at, _)| !expected.contains_key(*at))
+        .collect();
+    assert!(unlisted.is_empty(), "limits without a core constant here: {unlisted:#?}");
+    for (at, limit) in &expected {
+        assert_eq!(found.get(at), Some(limit), "{at}");
+    }
+}

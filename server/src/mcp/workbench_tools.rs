@@ -7,7 +7,6 @@ use harness_core::{auth::Identity, inbox::BatchAction, validate::MAX_BATCH_ARG_C
 use rmcp::{Json, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{
     HarnessMcp,
@@ -74,13 +73,10 @@ impl HarnessMcp {
         let Identity::Agent { task_id, .. } = who else {
             return Err(format!("{tool} must run inside the bound Workbench terminal").into());
         };
-        match self
-            .harness
-            .batch_transition(task_id, &a.batch_id, &a.lease_token, action)
-            .await?
-        {
-            Value::Object(answer) => Ok(Json(answer)),
-            other => Err(format!("unexpected batch answer: {other}").into()),
-        }
+        Ok(Json(
+            self.harness
+                .batch_transition(task_id, &a.batch_id, &a.lease_token, action)
+                .await?,
+        ))
     }
 }

@@ -181,14 +181,14 @@ pub(crate) fn action(name: &str) -> Result<BatchAction, harness_core::CoreError>
     tag = "internal",
     request_body = BatchBody,
     responses(
-        (status = 200, description = "The batch after the transition", body = super::openapi::BatchResponse)
+        (status = 200, description = "The batch after the transition", body = harness_core::inbox::BatchTransition)
     )
 )]
 async fn batch(
     State(s): State<AppState>,
     Caller(who): Caller,
     JsonBody(body): JsonBody<BatchBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<harness_core::inbox::BatchTransition>> {
     let parent = who.bind_task(body.parent_task_id.as_deref())?;
     let act = action(&body.action)?;
     Ok(Json(

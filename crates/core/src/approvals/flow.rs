@@ -390,7 +390,7 @@ impl Harness {
         via: &str,
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
-        let reason = crate::validate::optional_text("reason", reason, 2000)?;
+        let reason = crate::validate::optional_text("reason", reason, super::MAX_REASON_CHARS)?;
         let by = match sender {
             Some(sender) => format!("gateway:{sender}"),
             None => person_name(by).to_string(),

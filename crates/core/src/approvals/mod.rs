@@ -21,6 +21,10 @@ pub use policy::{Action, Effective, Policy, Rule};
 
 /// The stored global policy (absent: the built-in default rules).
 pub const GLOBAL_POLICY_KEY: &str = "harness.approvalPolicy";
+/// Most approvals one listing returns (`limit`).
+pub const MAX_LIST_LIMIT: u32 = 500;
+/// Longest reason of a decision.
+pub const MAX_REASON_CHARS: usize = 2000;
 
 /// The settings key of a project's override.
 pub fn project_policy_key(project_id: &str) -> String {
@@ -144,8 +148,11 @@ impl Harness {
             None => None,
         };
         let limit = limit.unwrap_or(100);
-        if !(1..=500).contains(&limit) {
-            return Err(CoreError::invalid("limit", "limit must be 1..=500"));
+        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+            return Err(CoreError::invalid(
+                "limit",
+                format!("limit must be 1..={MAX_LIST_LIMIT}"),
+            ));
         }
         Ok(self
             .store()

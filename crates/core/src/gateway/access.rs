@@ -23,10 +23,13 @@ use super::{
 };
 use crate::{CoreError, CoreResult, Harness, model::Project, validate};
 
-const MAX_ID_CHARS: usize = 128;
-const MAX_QUERY_CHARS: usize = 512;
-const MAX_CHAT_NAME_CHARS: usize = 160;
-const MAX_PROJECTS: usize = 50;
+/// The inbound id's limit (`gatewayInboundId`).
+pub const MAX_ID_CHARS: usize = 128;
+/// A workspace's or a project's id or name.
+pub const MAX_QUERY_CHARS: usize = 512;
+pub const MAX_CHAT_NAME_CHARS: usize = 160;
+/// Projects bound to one chat at once.
+pub const MAX_PROJECTS: usize = 50;
 /// Compare-and-set attempts before "changed concurrently".
 const CAS_ATTEMPTS: usize = 12;
 /// Receipts kept (the newest): a repeat older than these acts again.

@@ -8,7 +8,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{context::text, ids};
+use super::{
+    context::{MAX_ID_CHARS, MAX_PLATFORM_CHARS, MAX_QUOTED_CHARS, MAX_TASK_ID_CHARS, text},
+    ids,
+};
 use crate::{
     CoreError, CoreResult, Harness, auth::Person, outbox::token, store::DeliveryMapping, validate,
 };
@@ -44,16 +47,16 @@ impl Harness {
         input: &RelayInput,
     ) -> CoreResult<Value> {
         let reply = validate::text("text", input.text.as_deref(), validate::MAX_REPLY_CHARS)?;
-        let platform = text(input.platform.as_deref(), "platform", 64)?.map(|p| ids::normalize(&p));
-        let chat = text(input.chat_id.as_deref(), "chatId", 512)?;
+        let platform = text(input.platform.as_deref(), "platform", MAX_PLATFORM_CHARS)?.map(|p| ids::normalize(&p));
+        let chat = text(input.chat_id.as_deref(), "chatId", MAX_ID_CHARS)?;
         let pmid = text(
             input.platform_message_id.as_deref(),
             "platformMessageId",
-            512,
+            MAX_ID_CHARS,
         )?;
-        let quoted = text(input.quoted_text.as_deref(), "quotedText", 16_000)?;
-        let explicit = text(input.task_id.as_deref(), "taskId", 128)?;
-        let gateways: Vec<String> = match text(input.gateway.as_deref(), "gateway", 64)? {
+        let quoted = text(input.quoted_text.as_deref(), "quotedText", MAX_QUOTED_CHARS)?;
+        let explicit = text(input.task_id.as_deref(), "taskId", MAX_TASK_ID_CHARS)?;
+        let gateways: Vec<String> = match text(input.gateway.as_deref(), "gateway", MAX_PLATFORM_CHARS)? {
             Some(g) => vec![super::context::gateway_name(Some(&g))?],
             None => vec!["openclaw".into(), "hermes".into()],
         };
@@ -98,7 +101,7 @@ impl Harness {
         if should_answer {
             // An approval's push answered "approve" / "deny" (issue 31): the
             // words themselves decide it, not the wrapped reply below.
-            let sender = text(input.sender_id.as_deref(), "senderId", 512)?;
+            let sender = text(input.sender_id.as_deref(), "senderId", validate::MAX_SENDER_ID_CHARS)?;
             if let Some(mut out) = self
                 .chat_approval_answer(person, &task_id, &reply, sender.as_deref())
                 .await?

@@ -29,7 +29,8 @@ use crate::{
 
 pub const MAX_RESPONSE_CHARS: usize = 16_000;
 pub const MAX_SUMMARY_CHARS: usize = 8_000;
-const MAX_ID_CHARS: usize = 128;
+/// An inbound id's and a task id's limit.
+pub const MAX_ID_CHARS: usize = 128;
 
 /// The three callbacks' input (REST `PUT /gateway` with `action`; MCP).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{AskRecorded, Delivery, NewAsk, NewInput, NewOutbound, Outbound, StoreResult};
-use crate::{inbox::NewEvent, options::Choices};
+use super::{
+    AskRecorded, Choices, Delivery, NewAsk, NewEvent, NewInput, NewOutbound, Outbound, StoreResult,
+};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,9 +3,11 @@
 //! (asks, notifies, replies), [`ChoicesStore`] (structured questions),
 //! [`DeliveryStore`] (the durable delivery queue), [`OutboxStore`] (messages
 //! owed to a gateway), [`InboxStore`] (a parent's workbench events and
-//! batches), [`SettingsStore`], [`StatsStore`], [`ReminderStore`] (reminders of OPEN asks) and [`GatewayStore`] (the inbound side of
-//! the gateways: per-chat delivery mappings, signed requests' nonces,
-//! inbound platform messages). Every method is one atomic
+//! batches), [`SettingsStore`], [`StatsStore`], [`ReminderStore`] (reminders of OPEN asks), [`ApprovalStore`] (held tool
+//! calls), [`GatewayStore`] (the inbound side of the gateways: per-chat
+//! delivery mappings, signed requests' nonces, inbound platform messages),
+//! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
+//! [`SessionStore`] (browser sessions). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -36,6 +38,7 @@ mod inbox;
 mod messages;
 mod outbox;
 mod reminders;
+mod sessions;
 mod settings;
 mod stats;
 mod tasks;
@@ -71,6 +74,7 @@ pub use reminders::{
     ChatActivity, Escalation, EscalationReason, NewEscalation, NewReminder, Reminder,
     ReminderCandidate, ReminderStore, SendFailure,
 };
+pub use sessions::SessionStore;
 pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
@@ -109,6 +113,7 @@ pub trait Store:
     + GatewayStore
     + GatewayRouteStore
     + ReminderStore
+    + SessionStore
 {
 }
 
@@ -125,5 +130,6 @@ impl<T> Store for T where
         + GatewayStore
         + GatewayRouteStore
         + ReminderStore
+        + SessionStore
 {
 }

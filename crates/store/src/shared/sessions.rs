@@ -24,7 +24,7 @@ macro_rules! session_store {
     ($store:ty, $read:ident, $write:ident) => {
         const _: () = {
             use chrono::{DateTime, Utc};
-            use harness_core::{sessions::SessionStore, store::StoreResult};
+            use harness_core::store::{SessionStore, StoreResult};
             use $crate::shared::rows::ms;
             use $crate::{error::map, shared::sessions};
 

@@ -10,7 +10,7 @@
 //! own backend instance here.
 //!
 //! One file per area, each listed in `conformance_suite!`:
-//! `tasks`, `messages`, `settings`, `deliveries`, `outbox`, `outbox_turns`,
+//! `tasks`, `messages`, `settings`, `sessions`, `deliveries`, `outbox`, `outbox_turns`,
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
@@ -43,6 +43,7 @@ pub mod outbox;
 pub mod outbox_turns;
 pub mod races;
 pub mod reminders;
+pub mod sessions;
 pub mod settings;
 pub mod stats;
 pub mod tasks;
@@ -114,6 +115,10 @@ macro_rules! conformance_suite {
         );
         conformance_suite!(@area $factory; settings:
             settings_round_trip,
+        );
+        conformance_suite!(@area $factory; sessions:
+            a_session_lives_until_it_expires_or_is_revoked,
+            revoke_all_ends_every_live_session_and_purge_deletes_dead_rows,
         );
         conformance_suite!(@area $factory; deliveries:
             the_reply_row_is_written_by_the_answering_transaction,

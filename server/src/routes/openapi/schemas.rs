@@ -153,10 +153,12 @@ pub struct DirectiveResponse {
     pub directive: String,
 }
 
+/// A JSON object answer (the gateway routes'; once the Workbench batch's,
+/// now typed as `harness_core::inbox::BatchTransition`).
+#[derive(Serialize, ToSchema)]
+pub struct BatchResponse(pub serde_json::Map<String, serde_json::Value>);
+
 /// A project's task list and progress log (`harness_plan::view::PlanView`).
 #[derive(Serialize, ToSchema)]
 pub struct PlanViewBody(pub serde_json::Map<String, serde_json::Value>);
 
-/// A Workbench batch after the transition.
-#[derive(Serialize, ToSchema)]
-pub struct BatchResponse(pub serde_json::Map<String, serde_json::Value>);
