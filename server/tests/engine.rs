@@ -1,20 +1,19 @@
 //! The owed-work engine's rules (issue 27.1) on the real SQLite store,
-//! through the core's transitions — what every runner's outcome turns into:
-//! retry with the backoff 2, 4 … 256 s up to the cap, given up, unverified,
-//! released, recovered after a crash, retried and marked by a person. The
-//! skeleton's scheduling is tested next to it (`workers/engine_tests.rs`),
-//! the runners in their own suites.
+//! through the core's transitions — what every runner's outcome turns into —
+//! run over every kind a runner attempts (`common::work_kinds`: the
+//! deliveries, the outbox, the gateway replies): retry with the backoff
+//! 2, 4 … 256 s up to the cap, given up, unverified, released, recovered
+//! after a crash, retried and marked by a person. The skeleton's scheduling
+//! is tested next to it (`workers/engine_tests.rs`), the runners in their
+//! own suites.
 
 use std::time::Duration;
 
 use chrono::Utc;
-use harness_core::{
-    CoreError, Harness, HarnessConfig,
-    deliveries::{Delivery, DeliveryState, MAX_ATTEMPTS},
-    tasks::CreateTask,
-    work::{Lease, Outcome, backoff},
-};
+use harness_core::{CoreError, Harness, HarnessConfig, work::Outcome, work::backoff};
 use harness_store::AnyStore;
+
+use crate::common::work_kinds::{KINDS, Phase, WorkKind, lease};
 
 async fn harness(dir: &std::path::Path) -> Harness {
     let url = format!("sqlite://{}", dir.join("engine.db").display());
@@ -22,217 +21,251 @@ async fn harness(dir: &std::path::Path) -> Harness {
     Harness::new(store.port(), HarnessConfig::new("x".repeat(64)))
 }
 
-async fn queued_input(h: &Harness, key: &str) -> Delivery {
-    let task = h
-        .create_task(CreateTask {
-            title: Some(format!("engine {key}")),
-            ..CreateTask::default()
-        })
-        .await
-        .unwrap();
-    let (row, created) = h
-        .enqueue_input(&task.task.id, "hello", true, key)
-        .await
-        .unwrap();
-    assert!(created);
-    assert_eq!(row.state, DeliveryState::Queued);
-    row
-}
-
-fn lease(owner: &str, ttl: Duration) -> Lease {
-    Lease {
-        owner: owner.into(),
-        ttl,
+/// `case` once per kind, each on a fresh database.
+async fn for_every_kind<F, Fut>(case: F)
+where
+    F: Fn(WorkKind, Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        case(kind, harness(dir.path()).await).await;
     }
-}
-
-async fn claim_one(h: &Harness, lease: &Lease, id: &str) -> Delivery {
-    let rows = h.claim_deliveries(lease, 100).await.unwrap();
-    rows.into_iter()
-        .find(|r| r.id == id)
-        .unwrap_or_else(|| panic!("{id} was not claimable"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = harness(dir.path()).await;
-    let row = queued_input(&h, "retry").await;
-    let a = lease("node:a", Duration::from_secs(60));
-    for attempt in 1..=MAX_ATTEMPTS {
-        let claimed = claim_one(&h, &a, &row.id).await;
-        assert_eq!(claimed.attempts, attempt - 1);
-        let before = Utc::now();
-        let settled = h
-            .settle_delivery(&claimed, &a, &Outcome::Retry("nobody home".into()))
-            .await
-            .unwrap()
-            .expect("our lease");
-        assert_eq!(settled.state, DeliveryState::Failed);
-        assert_eq!(settled.attempts, attempt);
-        assert_eq!(settled.lease_owner, None);
-        assert_eq!(settled.last_error.as_deref(), Some("nobody home"));
-        if attempt < MAX_ATTEMPTS {
-            let next = settled.next_attempt_at.expect("due again");
-            let wait = (next - before).num_milliseconds();
-            let want = i64::try_from(backoff(attempt).as_millis()).unwrap();
-            assert!(
-                (want - 50..=want + 1000).contains(&wait),
-                "attempt {attempt}: due after {wait} ms, want {want}"
-            );
-            // Not due yet: a claim now does not take it.
-            assert!(
-                h.claim_deliveries(&a, 100)
-                    .await
-                    .unwrap()
-                    .iter()
-                    .all(|r| r.id != row.id)
-            );
-            // A person's retry makes it due now (attempts are kept).
-            let again = h.retry_delivery(&row.id).await.unwrap();
-            assert_eq!(again.state, DeliveryState::Queued);
-            assert_eq!(again.attempts, attempt);
-        } else {
-            assert_eq!(settled.next_attempt_at, None, "given up at the cap");
+    for_every_kind(|kind, h| async move {
+        let work = kind.queue(&h, "retry").await;
+        let a = lease("a:1", Duration::from_secs(60));
+        let cap = kind.cap(&h);
+        assert_eq!(cap, 20, "{kind:?}");
+        let mut due = None;
+        for attempt in 1..=cap {
+            let rows = match due {
+                None => kind.claim(&h, &a).await,
+                Some(at) => kind.claim_at(&h, &a, at).await,
+            };
+            let row = work.claimed(&rows);
+            let before = Utc::now();
+            work.settle(&h, &row, &a, Outcome::Retry("nobody home".into()))
+                .await;
+            let v = work.view(&h).await;
+            assert_eq!(v.attempts, attempt, "{kind:?}");
+            assert_eq!(v.lease_owner, None, "{kind:?}");
+            assert_eq!(v.last_error.as_deref(), Some("nobody home"), "{kind:?}");
+            if attempt < cap {
+                assert_eq!(v.phase, Phase::Failed, "{kind:?} attempt {attempt}");
+                let next = v.next_attempt_at.expect("due again");
+                let wait = (next - before).num_milliseconds();
+                let want = i64::try_from(backoff(attempt).as_millis()).unwrap();
+                assert!(
+                    (want - 50..=want + 1000).contains(&wait),
+                    "{kind:?} attempt {attempt}: due after {wait} ms, want {want}"
+                );
+                // Not due yet: a claim now does not take it.
+                assert!(work.find(&kind.claim(&h, &a).await).is_none(), "{kind:?}");
+                due = Some(next);
+            } else {
+                assert_eq!(v.phase, Phase::GivenUp, "{kind:?}: given up at the cap");
+            }
         }
-    }
-    assert_eq!(backoff(8).as_secs(), 256);
-    // Given up: no worker takes it again.
-    assert!(h.claim_deliveries(&a, 100).await.unwrap().is_empty());
+        assert_eq!(backoff(8).as_secs(), 256);
+        // Given up: no worker takes it again, however late.
+        let later = Utc::now() + chrono::Duration::days(1);
+        assert!(kind.claim_at(&h, &a, later).await.is_empty(), "{kind:?}");
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = harness(dir.path()).await;
-    let row = queued_input(&h, "crash").await;
-    let a = lease("node:a", Duration::from_millis(300));
-    let claimed = claim_one(&h, &a, &row.id).await;
-    // The step is committed before the side effect…
-    assert!(
-        h.advance_delivery(&claimed, &a, DeliveryState::Writing)
-            .await
-            .unwrap()
-    );
-    assert_eq!(
-        h.delivery(&row.id).await.unwrap().state,
-        DeliveryState::Writing
-    );
-    // …and the process dies before the outcome. Its lease runs out; the next
-    // claim (any worker) finds the row in flight and does not take it.
-    let b = lease("node:b", Duration::from_secs(60));
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let claimed_by_b = h.claim_deliveries(&b, 100).await.unwrap();
-        assert!(
-            claimed_by_b.iter().all(|r| r.id != row.id),
-            "a row that may have been written was handed out again"
-        );
-        if h.delivery(&row.id).await.unwrap().state == DeliveryState::Unverified {
-            break;
+    for_every_kind(|kind, h| async move {
+        let work = kind.queue(&h, "crash").await;
+        let a = lease("a:1", Duration::from_millis(300));
+        let row = work.claimed(&kind.claim(&h, &a).await);
+        // The step is committed before the side effect…
+        assert!(work.start(&h, &row, &a).await, "{kind:?}");
+        assert_eq!(work.view(&h).await.phase, Phase::InFlight, "{kind:?}");
+        // …and the process dies before the outcome. Its lease runs out; the
+        // next turn of any worker (upkeep, claim) finds the row in flight
+        // and never hands it out again.
+        let b = lease("b:1", Duration::from_secs(60));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let taken = kind.recover_and_claim(&h, &b).await;
+            assert!(
+                work.find(&taken).is_none(),
+                "{kind:?}: a row that may have been done was handed out again"
+            );
+            if work.view(&h).await.phase == Phase::Unverified {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{kind:?}: never recovered"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert!(std::time::Instant::now() < deadline, "never recovered");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // The dead worker's late outcome changes nothing (its lease is gone).
-    let late = h
-        .settle_delivery(&claimed, &a, &Outcome::Done)
-        .await
-        .unwrap();
-    assert!(late.is_none());
-    let now = h.delivery(&row.id).await.unwrap();
-    assert_eq!(now.state, DeliveryState::Unverified);
-    assert!(now.last_error.is_some());
-    assert!(h.claim_deliveries(&b, 100).await.unwrap().is_empty());
-    // A person decides: it arrived.
-    let marked = h.mark_delivered(&row.id).await.unwrap();
-    assert_eq!(marked.state, DeliveryState::Delivered);
-    assert!(matches!(
-        h.retry_delivery(&row.id).await,
-        Err(CoreError::Conflict(_))
-    ));
+        let recovered = work.view(&h).await;
+        assert!(recovered.last_error.is_some(), "{kind:?}");
+        // The dead worker's late outcome changes nothing (its lease is gone).
+        work.settle(&h, &row, &a, Outcome::Done).await;
+        assert_eq!(work.view(&h).await, recovered, "{kind:?}: late outcome");
+        let taken = kind.recover_and_claim(&h, &b).await;
+        assert!(work.find(&taken).is_none(), "{kind:?}");
+        // A person decides: it arrived.
+        if let Some(marked) = work.mark_delivered(&h).await {
+            assert_eq!(marked.unwrap().phase, Phase::Done, "{kind:?}");
+            assert!(
+                matches!(work.retry(&h).await, Some(Err(CoreError::Conflict(_)))),
+                "{kind:?}: a delivered row is not retried"
+            );
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outcomes_map_to_states_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let h = harness(dir.path()).await;
-    let a = lease("node:a", Duration::from_secs(60));
+    for_every_kind(|kind, h| async move {
+        let a = lease("a:1", Duration::from_secs(60));
+        let b = lease("b:1", Duration::from_secs(60));
 
-    // Done: only from the committed write step.
-    let done = queued_input(&h, "done").await;
-    let c = claim_one(&h, &a, &done.id).await;
-    assert!(
-        h.advance_delivery(&c, &a, DeliveryState::Writing)
-            .await
-            .unwrap()
-    );
-    let d = h.settle_delivery(&c, &a, &Outcome::Done).await.unwrap();
-    assert_eq!(d.map(|d| d.state), Some(DeliveryState::Delivered));
-    // Recording it again (a retried turn) changes nothing.
-    assert!(
-        h.settle_delivery(&c, &a, &Outcome::Done)
-            .await
-            .unwrap()
-            .is_none()
-    );
+        // Done, after the committed step; recording it again (a retried
+        // turn) changes nothing.
+        let done = kind.queue(&h, "done").await;
+        let row = done.claimed(&kind.claim(&h, &a).await);
+        assert!(done.start(&h, &row, &a).await);
+        done.settle(&h, &row, &a, Outcome::Done).await;
+        let v = done.view(&h).await;
+        assert_eq!(
+            (v.phase, v.lease_owner.as_deref()),
+            (Phase::Done, None),
+            "{kind:?}"
+        );
+        done.settle(&h, &row, &a, Outcome::Done).await;
+        assert_eq!(done.view(&h).await, v, "{kind:?}: settled twice");
 
-    // GaveUp: FAILED, never due again, a person may retry.
-    let gave = queued_input(&h, "gave-up").await;
-    let c = claim_one(&h, &a, &gave.id).await;
-    let g = h
-        .settle_delivery(&c, &a, &Outcome::GaveUp("stopped".into()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!((g.state, g.next_attempt_at), (DeliveryState::Failed, None));
+        // GaveUp: never due again.
+        let gave = kind.queue(&h, "gave-up").await;
+        let row = gave.claimed(&kind.claim(&h, &a).await);
+        gave.settle(&h, &row, &a, Outcome::GaveUp("stopped".into()))
+            .await;
+        let v = gave.view(&h).await;
+        assert_eq!(
+            (v.phase, v.next_attempt_at),
+            (Phase::GivenUp, None),
+            "{kind:?}"
+        );
+        assert_eq!(v.last_error.as_deref(), Some("stopped"), "{kind:?}");
 
-    // Unverified: never written again automatically.
-    let unsure = queued_input(&h, "unsure").await;
-    let c = claim_one(&h, &a, &unsure.id).await;
-    assert!(
-        h.advance_delivery(&c, &a, DeliveryState::Writing)
-            .await
-            .unwrap()
-    );
-    let u = h
-        .settle_delivery(&c, &a, &Outcome::Unverified("write failed".into()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(u.state, DeliveryState::Unverified);
+        // Unverified: never done again automatically.
+        let unsure = kind.queue(&h, "unsure").await;
+        let row = unsure.claimed(&kind.claim(&h, &a).await);
+        assert!(unsure.start(&h, &row, &a).await);
+        unsure
+            .settle(&h, &row, &a, Outcome::Unverified("no receipt".into()))
+            .await;
+        assert_eq!(unsure.view(&h).await.phase, Phase::Unverified, "{kind:?}");
 
-    // Released untouched: due again at once, attempts unchanged.
-    let back = queued_input(&h, "released").await;
-    let c = claim_one(&h, &a, &back.id).await;
-    let again = h
-        .settle_and_claim_deliveries(&a, Vec::new(), vec![c.id.clone()], 0)
-        .await
-        .unwrap();
-    assert!(again.is_empty());
-    let r = h.delivery(&back.id).await.unwrap();
-    assert_eq!((r.lease_owner.as_deref(), r.attempts), (None, 0));
-    let b = lease("node:b", Duration::from_secs(60));
-    assert_eq!(claim_one(&h, &b, &back.id).await.attempts, 0);
+        let later = Utc::now() + chrono::Duration::days(1);
+        let taken = kind.claim_at(&h, &b, later).await;
+        for closed in [&done, &gave, &unsure] {
+            assert!(closed.find(&taken).is_none(), "{kind:?} {}", closed.id);
+        }
+    })
+    .await;
+}
 
-    // A row leased to one worker is not claimable by another.
-    let held = queued_input(&h, "held").await;
-    claim_one(&h, &a, &held.id).await;
-    assert!(
-        h.claim_deliveries(&b, 100)
-            .await
-            .unwrap()
-            .iter()
-            .all(|r| r.id != held.id)
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_row_is_due_at_once_with_its_attempts_unchanged() {
+    for_every_kind(|kind, h| async move {
+        let a = lease("a:1", Duration::from_secs(60));
+        let b = lease("b:1", Duration::from_secs(60));
+        let back = kind.queue(&h, "released").await;
+        let before = back.view(&h).await;
+        let first = back.claimed(&kind.claim(&h, &a).await);
+        // A row leased to one worker is not claimable by another.
+        assert!(back.find(&kind.claim(&h, &b).await).is_none(), "{kind:?}");
+        let first_claim = back.view(&h).await;
+        back.release(&h, &a).await;
+        let v = back.view(&h).await;
+        assert_eq!(v.phase, Phase::Due, "{kind:?}");
+        assert_eq!(v.lease_owner, None, "{kind:?}");
+        assert_eq!(
+            v.attempts, before.attempts,
+            "{kind:?}: the attempt is not counted"
+        );
+        // Due at once, for any worker, as if never claimed.
+        let again = back.claimed(&kind.claim(&h, &b).await);
+        assert_eq!(again.id(), first.id());
+        let second_claim = back.view(&h).await;
+        assert_eq!(second_claim.attempts, first_claim.attempts, "{kind:?}");
+        assert_eq!(second_claim.lease_owner.as_deref(), Some("b:1"), "{kind:?}");
+    })
+    .await;
+}
 
-    // Only the gave-up and unverified rows are closed out of order.
-    assert!(matches!(
-        h.mark_delivered(&gave.id).await,
-        Err(CoreError::Conflict(_))
-    ));
-    assert_eq!(
-        h.retry_delivery(&unsure.id).await.unwrap().state,
-        DeliveryState::Queued
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified() {
+    for_every_kind(|kind, h| async move {
+        let a = lease("a:1", Duration::from_secs(60));
+        let gave = kind.queue(&h, "gave-up").await;
+        let row = gave.claimed(&kind.claim(&h, &a).await);
+        gave.settle(&h, &row, &a, Outcome::GaveUp("stopped".into()))
+            .await;
+        let unsure = kind.queue(&h, "unsure").await;
+        let row = unsure.claimed(&kind.claim(&h, &a).await);
+        assert!(unsure.start(&h, &row, &a).await);
+        unsure
+            .settle(&h, &row, &a, Outcome::Unverified("no receipt".into()))
+            .await;
+        let attempts = gave.view(&h).await.attempts;
+        let Some(retried) = gave.retry(&h).await else {
+            // TODO(issue 27): the gateway replies have no person's actions yet.
+            assert_eq!(kind, WorkKind::GatewayReplies);
+            return;
+        };
+        // Retried: due now, its attempts kept, claimable again.
+        let retried = retried.unwrap();
+        assert_eq!(
+            (retried.phase, retried.attempts),
+            (Phase::Due, attempts),
+            "{kind:?}"
+        );
+        gave.claimed(&kind.claim(&h, &a).await);
+        // Only an unverified row is marked delivered.
+        assert!(
+            matches!(
+                gave.mark_delivered(&h).await,
+                Some(Err(CoreError::Conflict(_)))
+            ),
+            "{kind:?}"
+        );
+        let marked = unsure.mark_delivered(&h).await.unwrap().unwrap();
+        assert_eq!(marked.phase, Phase::Done, "{kind:?}");
+        assert!(
+            matches!(
+                unsure.mark_delivered(&h).await,
+                Some(Err(CoreError::Conflict(_)))
+            ),
+            "{kind:?}: marked twice"
+        );
+        // "Deliver again" of a terminal's unverified input (a person saw it
+        // did not arrive); an unverified gateway send is only marked (D7: the
+        // platform may have it).
+        let again = kind.queue(&h, "again").await;
+        let row = again.claimed(&kind.claim(&h, &a).await);
+        assert!(again.start(&h, &row, &a).await);
+        again
+            .settle(&h, &row, &a, Outcome::Unverified("no receipt".into()))
+            .await;
+        let retried = again.retry(&h).await.unwrap();
+        match kind {
+            WorkKind::Deliveries => assert_eq!(retried.unwrap().phase, Phase::Due),
+            _ => assert!(matches!(retried, Err(CoreError::Conflict(_))), "{kind:?}"),
+        }
+    })
+    .await;
 }

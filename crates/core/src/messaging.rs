@@ -327,7 +327,8 @@ impl Harness {
     ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
-        let sender_id = validate::optional_text("senderId", sender_id, validate::MAX_SENDER_ID_CHARS)?;
+        let sender_id =
+            validate::optional_text("senderId", sender_id, validate::MAX_SENDER_ID_CHARS)?;
         // An approval's ask (issue 31) is decided, never answered as text.
         if let Some(outcome) = self
             .reply_to_approval(by, &task_id, &text, sender_id.as_deref())

@@ -6,7 +6,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 pub use crate::store::SessionStore;
 use crate::{CoreResult, ids};

@@ -179,30 +179,205 @@ fn every_schema_limit_is_a_core_constant() {
         approvals,
         gateway::{access, context, continuation, route_input, workbench_callbacks as cb},
     };
-    let expected: Vec<(&str, usize)> = vec![
-        ("ask_human.question maxLength", validate::MAX_QUESTION_CHARS),
+    let batch = validate::MAX_BATCH_ARG_CHARS;
+    let id = context::MAX_ID_CHARS;
+    let mut expected: Vec<(String, usize)> = Vec::new();
+    let mut add = |tool: &str, limits: &[(&str, usize)]| {
+        for (at, limit) in limits {
+            expected.push((format!("{tool}.{at}"), *limit));
+        }
+    };
+    for tool in [
+        "ack_workbench_batch",
+        "heartbeat_workbench_batch",
+        "resolve_workbench_batch",
+    ] {
+        add(
+            tool,
+            &[
+                ("batchId maxLength", batch),
+                ("leaseToken maxLength", batch),
+            ],
+        );
+    }
+    let choices = [
+        ("options maxItems", options::MAX_OPTIONS),
+        ("options[].label maxLength", options::MAX_LABEL_CHARS),
+        (
+            "options[].description maxLength",
+            options::MAX_OPTION_DESCRIPTION_CHARS,
+        ),
     ];
-    let _ = (
-        approvals::MAX_LIST_LIMIT,
-        access::MAX_ID_CHARS,
-        context::MAX_ID_CHARS,
-        continuation::MAX_CONTENT_CHARS,
-        route_input::MAX_CONTENT_CHARS,
-        cb::MAX_ID_CHARS,
-        options::MAX_OPTIONS,
-        outbox::MAX_PUSH_CHARS,
+    add("ask_human", &choices);
+    add(
+        "ask_human",
+        &[
+            ("question maxLength", validate::MAX_QUESTION_CHARS),
+            (
+                "idempotencyKey maxLength",
+                validate::MAX_IDEMPOTENCY_KEY_CHARS,
+            ),
+        ],
+    );
+    add("push_to_human", &choices);
+    add(
+        "push_to_human",
+        &[
+            ("message maxLength", outbox::MAX_PUSH_CHARS),
+            ("to maxLength", outbox::MAX_TO_CHARS),
+            ("dedupKey maxLength", outbox::MAX_DEDUP_KEY_CHARS),
+        ],
+    );
+    add(
+        "notify_human",
+        &[("message maxLength", validate::MAX_NOTIFY_CHARS)],
+    );
+    add(
+        "reply_to_ask",
+        &[
+            ("text maxLength", validate::MAX_REPLY_CHARS),
+            ("senderId maxLength", validate::MAX_SENDER_ID_CHARS),
+        ],
+    );
+    add(
+        "send_task_terminal_input",
+        &[
+            ("text maxLength", validate::MAX_TERMINAL_INPUT_CHARS),
+            ("idempotencyKey maxLength", validate::MAX_INPUT_KEY_CHARS),
+        ],
+    );
+    add(
+        "create_task",
+        &[("title maxLength", validate::MAX_TITLE_CHARS)],
+    );
+    add(
+        "list_approvals",
+        &[("limit maximum", approvals::MAX_LIST_LIMIT as usize)],
+    );
+    add(
+        "decide_approval",
+        &[("reason maxLength", approvals::MAX_REASON_CHARS)],
+    );
+    add(
+        "confirm_gateway_task_created",
+        &[
+            ("inboundId maxLength", cb::MAX_ID_CHARS),
+            ("taskId maxLength", cb::MAX_ID_CHARS),
+        ],
+    );
+    add(
+        "complete_gateway_discussion",
+        &[
+            ("inboundId maxLength", cb::MAX_ID_CHARS),
+            ("response maxLength", cb::MAX_RESPONSE_CHARS),
+        ],
+    );
+    add(
+        "complete_gateway_work",
+        &[
+            ("inboundId maxLength", cb::MAX_ID_CHARS),
+            ("taskId maxLength", cb::MAX_ID_CHARS),
+            ("resultSummary maxLength", cb::MAX_SUMMARY_CHARS),
+        ],
+    );
+    let where_from = [
+        ("platform maxLength", context::MAX_PLATFORM_CHARS),
+        ("chatId maxLength", id),
+        ("quotedText maxLength", context::MAX_QUOTED_CHARS),
+        ("taskId maxLength", context::MAX_TASK_ID_CHARS),
+    ];
+    add("resolve_gateway_task_context", &where_from);
+    add(
+        "resolve_gateway_task_context",
+        &[("replyToMessageId maxLength", id)],
+    );
+    add("continue_bound_task", &where_from);
+    add(
+        "continue_bound_task",
+        &[
+            ("replyToMessageId maxLength", id),
+            ("platformMessageId maxLength", id),
+            ("senderId maxLength", id),
+            ("content maxLength", continuation::MAX_CONTENT_CHARS),
+        ],
+    );
+    add("relay_channel_reply", &where_from);
+    add(
+        "relay_channel_reply",
+        &[
+            ("platformMessageId maxLength", id),
+            ("text maxLength", validate::MAX_REPLY_CHARS),
+            ("senderId maxLength", validate::MAX_SENDER_ID_CHARS),
+        ],
+    );
+    add("route_gateway_message", &where_from);
+    add(
+        "route_gateway_message",
+        &[
+            ("platformMessageId maxLength", id),
+            ("senderId maxLength", id),
+            ("chatName maxLength", route_input::MAX_CHAT_NAME_CHARS),
+            ("threadId maxLength", id),
+            ("rootMessageId maxLength", id),
+            ("replyToMessageId maxLength", id),
+            ("project maxLength", id),
+            ("content maxLength", route_input::MAX_CONTENT_CHARS),
+        ],
+    );
+    add(
+        "route_gateway_query",
+        &[
+            ("platform maxLength", context::MAX_PLATFORM_CHARS),
+            ("chatId maxLength", id),
+            ("senderId maxLength", id),
+            ("project maxLength", id),
+            ("question maxLength", route_input::MAX_QUESTION_CHARS),
+        ],
+    );
+    add(
+        "manage_gateway_channel_access",
+        &[
+            ("gatewayInboundId maxLength", access::MAX_ID_CHARS),
+            ("workspace maxLength", access::MAX_QUERY_CHARS),
+            ("projects maxItems", access::MAX_PROJECTS),
+            ("chatName maxLength", access::MAX_CHAT_NAME_CHARS),
+        ],
     );
     let found = schema_limits();
     let expected: std::collections::BTreeMap<String, Value> = expected
         .into_iter()
-        .map(|(at, limit)| (at.to_string(), json!(limit)))
+        .map(|(at, limit)| (at, json!(limit)))
         .collect();
     let unlisted: Vec<_> = found
         .iter()
         .filter(|(at, _)| !expected.contains_key(*at))
         .collect();
-    assert!(unlisted.is_empty(), "limits without a core constant here: {unlisted:#?}");
+    assert!(
+        unlisted.is_empty(),
+        "limits without a core constant here: {unlisted:#?}"
+    );
     for (at, limit) in &expected {
         assert_eq!(found.get(at), Some(limit), "{at}");
+    }
+}
+
+#[test]
+fn the_batch_tools_have_a_typed_output_schema() {
+    for name in [
+        "ack_workbench_batch",
+        "heartbeat_workbench_batch",
+        "resolve_workbench_batch",
+    ] {
+        let tool = listed().into_iter().find(|t| t.name == name).unwrap();
+        let out = Value::Object(tool.output_schema.unwrap().as_ref().clone());
+        let mut required: Vec<String> = serde_json::from_value(out["required"].clone()).unwrap();
+        required.sort();
+        assert_eq!(
+            required,
+            ["batchId", "eventCount", "noOp", "state"],
+            "{name}"
+        );
+        assert!(out["properties"].get("leaseExpiresAt").is_some(), "{name}");
+        assert_eq!(out["properties"]["noOp"]["type"], "boolean", "{name}");
     }
 }

@@ -47,7 +47,8 @@ impl Harness {
         input: &RelayInput,
     ) -> CoreResult<Value> {
         let reply = validate::text("text", input.text.as_deref(), validate::MAX_REPLY_CHARS)?;
-        let platform = text(input.platform.as_deref(), "platform", MAX_PLATFORM_CHARS)?.map(|p| ids::normalize(&p));
+        let platform = text(input.platform.as_deref(), "platform", MAX_PLATFORM_CHARS)?
+            .map(|p| ids::normalize(&p));
         let chat = text(input.chat_id.as_deref(), "chatId", MAX_ID_CHARS)?;
         let pmid = text(
             input.platform_message_id.as_deref(),
@@ -56,10 +57,11 @@ impl Harness {
         )?;
         let quoted = text(input.quoted_text.as_deref(), "quotedText", MAX_QUOTED_CHARS)?;
         let explicit = text(input.task_id.as_deref(), "taskId", MAX_TASK_ID_CHARS)?;
-        let gateways: Vec<String> = match text(input.gateway.as_deref(), "gateway", MAX_PLATFORM_CHARS)? {
-            Some(g) => vec![super::context::gateway_name(Some(&g))?],
-            None => vec!["openclaw".into(), "hermes".into()],
-        };
+        let gateways: Vec<String> =
+            match text(input.gateway.as_deref(), "gateway", MAX_PLATFORM_CHARS)? {
+                Some(g) => vec![super::context::gateway_name(Some(&g))?],
+                None => vec!["openclaw".into(), "hermes".into()],
+            };
         let mut delivery: Option<DeliveryMapping> = None;
         if let (Some(platform), Some(chat), Some(pmid)) = (&platform, &chat, &pmid) {
             for gateway in &gateways {
@@ -101,7 +103,11 @@ impl Harness {
         if should_answer {
             // An approval's push answered "approve" / "deny" (issue 31): the
             // words themselves decide it, not the wrapped reply below.
-            let sender = text(input.sender_id.as_deref(), "senderId", validate::MAX_SENDER_ID_CHARS)?;
+            let sender = text(
+                input.sender_id.as_deref(),
+                "senderId",
+                validate::MAX_SENDER_ID_CHARS,
+            )?;
             if let Some(mut out) = self
                 .chat_approval_answer(person, &task_id, &reply, sender.as_deref())
                 .await?

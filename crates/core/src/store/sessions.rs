@@ -24,4 +24,3 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Deletes sessions that expired or were revoked before `before`.
     async fn purge_sessions(&self, before: DateTime<Utc>) -> StoreResult<u64>;
 }
-

@@ -21,7 +21,11 @@ pub async fn a_session_lives_until_it_expires_or_is_revoked(b: &Backend) {
     assert!(s.session_alive(&one, t0).await.unwrap());
     // Expiry: alive strictly before it, dead at and after it.
     let end = t0 + Duration::hours(1);
-    assert!(s.session_alive(&one, end - Duration::seconds(1)).await.unwrap());
+    assert!(
+        s.session_alive(&one, end - Duration::seconds(1))
+            .await
+            .unwrap()
+    );
     assert!(!s.session_alive(&one, end).await.unwrap());
     // Revoking one leaves the other alive; a second revoke finds nothing.
     assert!(s.revoke_session(&one, t0).await.unwrap());

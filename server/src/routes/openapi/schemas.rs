@@ -161,4 +161,3 @@ pub struct BatchResponse(pub serde_json::Map<String, serde_json::Value>);
 /// A project's task list and progress log (`harness_plan::view::PlanView`).
 #[derive(Serialize, ToSchema)]
 pub struct PlanViewBody(pub serde_json::Map<String, serde_json::Value>);
-

@@ -1,0 +1,497 @@
+//! The kinds of owed work seen alike (issue 27.1), so one engine case runs
+//! over every kind (`server/tests/engine.rs`): each kind's own core calls
+//! behind one small vocabulary — queue a row, claim, commit the in-flight
+//! step, settle with an [`Outcome`], release, recover expired leases, a
+//! person's retry and mark-delivered — and its states read as a [`Phase`].
+//!
+//! The Workbench batches are not here: they are leased to the parent's
+//! agent (ack / heartbeat / resolve), not attempted by a runner, so no
+//! outcome, backoff or unverified state applies to them.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use harness_core::{
+    CoreResult, Harness,
+    deliveries::{Delivery, DeliveryState},
+    gateway::replies::{REPLY_POLICY, ReplyOutcome},
+    ids,
+    outbox::{Outbound, OutboundState, PushInput, Receipt, SendOutcome},
+    settings::NotifyTarget,
+    store::{GatewayReply, InboundIntent, NewInbound, ReplyKind, ReplyState},
+    tasks::CreateTask,
+    work::{Lease, Outcome},
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkKind {
+    Deliveries,
+    Outbox,
+    GatewayReplies,
+}
+
+/// Every kind a runner attempts.
+pub const KINDS: [WorkKind; 3] = [
+    WorkKind::Deliveries,
+    WorkKind::Outbox,
+    WorkKind::GatewayReplies,
+];
+
+/// A row's state in the engine's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting to be claimed (leased or not).
+    Due,
+    /// Its step is committed: the side effect may be under way.
+    InFlight,
+    Done,
+    /// A clean failure, due again at `next_attempt_at`.
+    Failed,
+    /// Never due again automatically (the cap, or given up).
+    GivenUp,
+    /// It may have happened: a person decides.
+    Unverified,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub phase: Phase,
+    pub attempts: u32,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub lease_owner: Option<String>,
+}
+
+/// A row of some kind, as claimed.
+#[derive(Debug, Clone)]
+pub enum Row {
+    D(Delivery),
+    O(Outbound),
+    R(GatewayReply),
+}
+
+impl Row {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::D(r) => &r.id,
+            Self::O(r) => &r.id,
+            Self::R(r) => &r.id,
+        }
+    }
+}
+
+/// A queued row: its kind and id (a reply is read through its inbound row).
+#[derive(Debug, Clone)]
+pub struct Work {
+    pub kind: WorkKind,
+    pub id: String,
+    inbound_id: Option<String>,
+}
+
+pub fn lease(owner: &str, ttl: Duration) -> Lease {
+    Lease {
+        owner: owner.into(),
+        ttl,
+    }
+}
+
+fn chrono_ttl(lease: &Lease) -> chrono::Duration {
+    chrono::Duration::from_std(lease.ttl).unwrap_or(chrono::Duration::seconds(60))
+}
+
+fn receipt() -> Receipt {
+    Receipt {
+        message_id: Some("pm-1".into()),
+        platform: None,
+        chat_id: Some("oc_home".into()),
+    }
+}
+
+impl WorkKind {
+    /// The kind's attempt cap.
+    pub fn cap(self, h: &Harness) -> u32 {
+        match self {
+            Self::Deliveries => harness_core::deliveries::MAX_ATTEMPTS,
+            Self::Outbox => h.config().outbox_max_attempts,
+            Self::GatewayReplies => REPLY_POLICY.max_attempts,
+        }
+    }
+
+    /// Queue a fresh row (`key` makes it unique).
+    pub async fn queue(self, h: &Harness, key: &str) -> Work {
+        let task = || async move {
+            h.create_task(CreateTask {
+                title: Some(format!("engine {key}")),
+                ..CreateTask::default()
+            })
+            .await
+            .unwrap()
+            .task
+            .id
+        };
+        match self {
+            Self::Deliveries => {
+                let (row, created) = h
+                    .enqueue_input(&task().await, "hello", true, key)
+                    .await
+                    .unwrap();
+                assert!(created);
+                Work {
+                    kind: self,
+                    id: row.id,
+                    inbound_id: None,
+                }
+            }
+            Self::Outbox => {
+                h.set_notify_targets(vec![NotifyTarget {
+                    id: None,
+                    label: "home".into(),
+                    gateway: "hermes".into(),
+                    downstream: Some("feishu".into()),
+                    dest: None,
+                    profile: None,
+                    scope: "unattended".into(),
+                    active: true,
+                }])
+                .await
+                .unwrap();
+                let out = h
+                    .push_to_human(PushInput {
+                        task_id: Some(task().await),
+                        message: Some(format!("hello {key}")),
+                        scope: Some("unattended".into()),
+                        expect_reply: Some(false),
+                        dedup_key: Some(key.into()),
+                        ..PushInput::default()
+                    })
+                    .await
+                    .unwrap();
+                Work {
+                    kind: self,
+                    id: out.outbound_id,
+                    inbound_id: None,
+                }
+            }
+            Self::GatewayReplies => {
+                let (inbound, _) = h
+                    .store()
+                    .create_inbound(NewInbound {
+                        id: ids::new_id(),
+                        dedup_key: format!("gateway-inbound:openclaw:telegram:-100:{key}"),
+                        gateway: "openclaw".into(),
+                        platform: "telegram".into(),
+                        chat_id: "-100".into(),
+                        sender_id: Some("42".into()),
+                        platform_message_id: key.into(),
+                        thread_id: None,
+                        root_message_id: None,
+                        reply_to_message_id: None,
+                        intent: InboundIntent::ProjectWork,
+                        content: "continue".into(),
+                        now: Utc::now(),
+                    })
+                    .await
+                    .unwrap();
+                let (row, created) = h
+                    .enqueue_gateway_reply(&inbound.id, ReplyKind::QueuedAck, "queued")
+                    .await
+                    .unwrap();
+                assert!(created);
+                Work {
+                    kind: self,
+                    id: row.id,
+                    inbound_id: Some(inbound.id),
+                }
+            }
+        }
+    }
+
+    /// The core's claim of due rows for `lease` (what the kind's worker
+    /// calls each turn); for the deliveries also the recovery of rows
+    /// found in flight with an expired lease.
+    pub async fn claim(self, h: &Harness, lease: &Lease) -> Vec<Row> {
+        match self {
+            Self::Deliveries => h
+                .claim_deliveries(lease, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::D)
+                .collect(),
+            Self::Outbox => h
+                .settle_and_claim(&lease.owner, Vec::new(), Vec::new(), chrono_ttl(lease), 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::O)
+                .collect(),
+            Self::GatewayReplies => h
+                .settle_and_claim_replies(
+                    &lease.owner,
+                    Vec::new(),
+                    Vec::new(),
+                    chrono_ttl(lease),
+                    100,
+                )
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::R)
+                .collect(),
+        }
+    }
+
+    /// The store's claim as of `at` (a time after a backoff), for `lease`.
+    pub async fn claim_at(self, h: &Harness, lease: &Lease, at: DateTime<Utc>) -> Vec<Row> {
+        let until = lease.until(at);
+        match self {
+            Self::Deliveries => h
+                .store()
+                .claim_deliveries(&lease.owner, &h.config().node_id, at, until, 100)
+                .await
+                .unwrap()
+                .rows
+                .into_iter()
+                .map(Row::D)
+                .collect(),
+            Self::Outbox => h
+                .store()
+                .claim_outbound(&lease.owner, at, until, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::O)
+                .collect(),
+            Self::GatewayReplies => h
+                .store()
+                .settle_and_claim_replies(harness_core::store::ReplyTurn {
+                    owner: lease.owner.clone(),
+                    settles: Vec::new(),
+                    released: Vec::new(),
+                    lease_until: until,
+                    now: at,
+                    limit: 100,
+                })
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::R)
+                .collect(),
+        }
+    }
+
+    /// The upkeep's recovery of rows whose lease ended mid-attempt, then a
+    /// claim for `lease` (a worker's next turn).
+    pub async fn recover_and_claim(self, h: &Harness, lease: &Lease) -> Vec<Row> {
+        match self {
+            // The claim itself recovers.
+            Self::Deliveries => {}
+            Self::Outbox => {
+                h.recover_expired_outbound().await.unwrap();
+            }
+            Self::GatewayReplies => {
+                h.recover_gateway_replies(&lease.owner).await.unwrap();
+            }
+        }
+        self.claim(h, lease).await
+    }
+}
+
+/// The outbox's answer for an outcome (what the gateway CLI's receipt says).
+fn send_outcome(outcome: &Outcome) -> SendOutcome {
+    match outcome {
+        Outcome::Done => SendOutcome::Delivered(receipt()),
+        Outcome::Retry(e) => SendOutcome::Failed(e.clone()),
+        Outcome::GaveUp(e) => SendOutcome::Skipped(e.clone()),
+        Outcome::Unverified(e) => SendOutcome::Unverified(receipt(), e.clone()),
+    }
+}
+
+impl Work {
+    pub fn find<'a>(&self, rows: &'a [Row]) -> Option<&'a Row> {
+        rows.iter().find(|r| r.id() == self.id)
+    }
+
+    /// The row as the kind's worker claimed it (panics when it was not).
+    pub fn claimed(&self, rows: &[Row]) -> Row {
+        self.find(rows)
+            .cloned()
+            .unwrap_or_else(|| panic!("{:?} {} was not claimed", self.kind, self.id))
+    }
+
+    pub async fn view(&self, h: &Harness) -> View {
+        match self.kind {
+            WorkKind::Deliveries => delivery_view(&h.delivery(&self.id).await.unwrap()),
+            WorkKind::Outbox => outbound_view(&h.outbound(&self.id).await.unwrap()),
+            WorkKind::GatewayReplies => {
+                let inbound = self.inbound_id.as_deref().unwrap_or_default();
+                let rows = h.gateway_replies(inbound).await.unwrap();
+                let row = rows.iter().find(|r| r.id == self.id).expect("the reply");
+                reply_view(row)
+            }
+        }
+    }
+
+    /// Commit the attempt's in-flight step before its side effect. The
+    /// gateway kinds commit SENDING at the claim (a leased row counts as
+    /// started), so for them the claim was the step. `false`: lease lost.
+    pub async fn start(&self, h: &Harness, row: &Row, lease: &Lease) -> bool {
+        match row {
+            Row::D(d) => h
+                .advance_delivery(d, lease, DeliveryState::Writing)
+                .await
+                .unwrap(),
+            Row::O(_) | Row::R(_) => self.view(h).await.phase == Phase::InFlight,
+        }
+    }
+
+    /// Commit how the attempt at `row` (claimed under `lease`) ended.
+    pub async fn settle(&self, h: &Harness, row: &Row, lease: &Lease, outcome: Outcome) {
+        match row {
+            Row::D(d) => {
+                h.settle_delivery(d, lease, &outcome).await.unwrap();
+            }
+            Row::O(o) => {
+                h.finish_send(o, &lease.owner, send_outcome(&outcome))
+                    .await
+                    .unwrap();
+            }
+            Row::R(r) => {
+                let receipt = matches!(outcome, Outcome::Done | Outcome::Unverified(_))
+                    .then(|| "pm-1".to_string());
+                h.settle_and_claim_replies(
+                    &lease.owner,
+                    vec![(
+                        r.clone(),
+                        ReplyOutcome {
+                            outcome,
+                            platform_message_id: receipt,
+                        },
+                    )],
+                    Vec::new(),
+                    chrono_ttl(lease),
+                    0,
+                )
+                .await
+                .unwrap();
+            }
+        }
+    }
+
+    /// Give the leased row back untouched (the worker stops before the attempt).
+    pub async fn release(&self, h: &Harness, lease: &Lease) {
+        let ids = vec![self.id.clone()];
+        match self.kind {
+            WorkKind::Deliveries => {
+                h.settle_and_claim_deliveries(lease, Vec::new(), ids, 0)
+                    .await
+                    .unwrap();
+            }
+            WorkKind::Outbox => {
+                h.settle_and_claim(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
+                    .await
+                    .unwrap();
+            }
+            WorkKind::GatewayReplies => {
+                h.settle_and_claim_replies(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    /// A person's "try again". `None`: the kind has no such action.
+    pub async fn retry(&self, h: &Harness) -> Option<CoreResult<View>> {
+        match self.kind {
+            WorkKind::Deliveries => {
+                Some(h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)))
+            }
+            WorkKind::Outbox => Some(h.retry_outbound(&self.id).await.map(|r| outbound_view(&r))),
+            WorkKind::GatewayReplies => None,
+        }
+    }
+
+    /// A person's "mark as delivered". `None`: the kind has no such action.
+    pub async fn mark_delivered(&self, h: &Harness) -> Option<CoreResult<View>> {
+        match self.kind {
+            WorkKind::Deliveries => {
+                Some(h.mark_delivered(&self.id).await.map(|r| delivery_view(&r)))
+            }
+            WorkKind::Outbox => Some(
+                h.mark_outbound_delivered(&self.id)
+                    .await
+                    .map(|r| outbound_view(&r)),
+            ),
+            WorkKind::GatewayReplies => None,
+        }
+    }
+}
+
+fn failed(next: Option<DateTime<Utc>>) -> Phase {
+    if next.is_some() {
+        Phase::Failed
+    } else {
+        Phase::GivenUp
+    }
+}
+
+fn delivery_view(r: &Delivery) -> View {
+    let phase = match r.state {
+        DeliveryState::Queued => Phase::Due,
+        DeliveryState::WaitingBoundary | DeliveryState::Resuming | DeliveryState::Writing => {
+            Phase::InFlight
+        }
+        DeliveryState::Delivered => Phase::Done,
+        DeliveryState::Failed => failed(r.next_attempt_at),
+        DeliveryState::Unverified => Phase::Unverified,
+    };
+    View {
+        phase,
+        attempts: r.attempts,
+        next_attempt_at: (phase == Phase::Failed)
+            .then_some(r.next_attempt_at)
+            .flatten(),
+        last_error: r.last_error.clone(),
+        lease_owner: r.lease_owner.clone(),
+    }
+}
+
+fn outbound_view(r: &Outbound) -> View {
+    let phase = match r.state {
+        OutboundState::Pending => Phase::Due,
+        OutboundState::Sending => Phase::InFlight,
+        OutboundState::Delivered => Phase::Done,
+        OutboundState::SentUnverified => Phase::Unverified,
+        OutboundState::Failed => failed(r.next_attempt_at),
+        OutboundState::Dead => Phase::GivenUp,
+    };
+    View {
+        phase,
+        attempts: r.attempts,
+        next_attempt_at: (phase == Phase::Failed)
+            .then_some(r.next_attempt_at)
+            .flatten(),
+        last_error: r.last_error.clone(),
+        lease_owner: r.lease_owner.clone(),
+    }
+}
+
+fn reply_view(r: &GatewayReply) -> View {
+    let phase = match r.state {
+        ReplyState::Pending => Phase::Due,
+        ReplyState::Sending => Phase::InFlight,
+        ReplyState::Delivered => Phase::Done,
+        ReplyState::SentUnverified => Phase::Unverified,
+        ReplyState::Failed => failed(r.next_attempt_at),
+        ReplyState::Dead => Phase::GivenUp,
+    };
+    View {
+        phase,
+        attempts: r.attempts,
+        next_attempt_at: (phase == Phase::Failed)
+            .then_some(r.next_attempt_at)
+            .flatten(),
+        last_error: r.last_error.clone(),
+        lease_owner: r.lease_owner.clone(),
+    }
+}
