@@ -400,29 +400,30 @@ impl Work {
         }
     }
 
-    /// A person's "try again". `None`: the kind has no such action.
-    pub async fn retry(&self, h: &Harness) -> Option<CoreResult<View>> {
+    /// A person's "try again" (FAILED or DEAD; a delivery also UNVERIFIED).
+    pub async fn retry(&self, h: &Harness) -> CoreResult<View> {
         match self.kind {
-            WorkKind::Deliveries => {
-                Some(h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)))
-            }
-            WorkKind::Outbox => Some(h.retry_outbound(&self.id).await.map(|r| outbound_view(&r))),
-            WorkKind::GatewayReplies => None,
+            WorkKind::Deliveries => h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)),
+            WorkKind::Outbox => h.retry_outbound(&self.id).await.map(|r| outbound_view(&r)),
+            WorkKind::GatewayReplies => h
+                .retry_gateway_reply(&self.id)
+                .await
+                .map(|r| reply_view(&r)),
         }
     }
 
-    /// A person's "mark as delivered". `None`: the kind has no such action.
-    pub async fn mark_delivered(&self, h: &Harness) -> Option<CoreResult<View>> {
+    /// A person's "mark as delivered" (UNVERIFIED only).
+    pub async fn mark_delivered(&self, h: &Harness) -> CoreResult<View> {
         match self.kind {
-            WorkKind::Deliveries => {
-                Some(h.mark_delivered(&self.id).await.map(|r| delivery_view(&r)))
-            }
-            WorkKind::Outbox => Some(
-                h.mark_outbound_delivered(&self.id)
-                    .await
-                    .map(|r| outbound_view(&r)),
-            ),
-            WorkKind::GatewayReplies => None,
+            WorkKind::Deliveries => h.mark_delivered(&self.id).await.map(|r| delivery_view(&r)),
+            WorkKind::Outbox => h
+                .mark_outbound_delivered(&self.id)
+                .await
+                .map(|r| outbound_view(&r)),
+            WorkKind::GatewayReplies => h
+                .mark_gateway_reply_delivered(&self.id)
+                .await
+                .map(|r| reply_view(&r)),
         }
     }
 }

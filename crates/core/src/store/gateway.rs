@@ -196,4 +196,16 @@ pub trait GatewayStore: Send + Sync + 'static {
     async fn replies_for_inbound(&self, inbound_id: &str) -> StoreResult<Vec<GatewayReply>>;
 
     async fn get_reply(&self, id: &str) -> StoreResult<Option<GatewayReply>>;
+
+    /// A person's "retry now" (D7/D9): a FAILED or DEAD reply becomes
+    /// PENDING, due at `now`, its attempts kept. `None`: not in those states.
+    async fn retry_reply(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<GatewayReply>>;
+
+    /// A person's "mark as delivered": a SENT_UNVERIFIED reply becomes
+    /// DELIVERED. `None`: not in that state.
+    async fn mark_reply_delivered(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<GatewayReply>>;
 }

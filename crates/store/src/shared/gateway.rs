@@ -342,6 +342,51 @@ macro_rules! gateway_store {
                 row.map(|r| $crate::shared::gateway_replies::reply(&r))
                     .transpose()
             }
+
+            async fn retry_reply(
+                &self,
+                id: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                self.person_reply_action($crate::shared::gateway_replies::RETRY.as_str(), id, now)
+                    .await
+            }
+
+            async fn mark_reply_delivered(
+                &self,
+                id: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                self.person_reply_action(
+                    $crate::shared::gateway_replies::MARK_DELIVERED.as_str(),
+                    id,
+                    now,
+                )
+                .await
+            }
+        }
+
+        impl $store {
+            /// One conditional update of a reply by a person (`$1` id, `$2` now).
+            async fn person_reply_action(
+                &self,
+                sql: &'static str,
+                id: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query(sql)
+                    .bind(id)
+                    .bind($crate::shared::ms(now))
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                let row = row
+                    .map(|r| $crate::shared::gateway_replies::reply(&r))
+                    .transpose()?;
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(row)
+            }
         }
     };
 }

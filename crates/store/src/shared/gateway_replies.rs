@@ -49,6 +49,22 @@ pub(crate) const RELEASE: &str = "UPDATE gateway_replies SET \
      lease_expires_at = NULL, next_attempt_at = $2, updated_at = $2 \
      WHERE id = $1 AND state = 'SENDING' AND lease_owner = $3";
 
+/// `$1` id, `$2` now: a person's "retry now" of a FAILED or DEAD reply.
+pub(crate) static RETRY: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE gateway_replies SET state = 'PENDING', next_attempt_at = $2, updated_at = $2 \
+         WHERE id = $1 AND state IN ('FAILED', 'DEAD') RETURNING {COLUMNS}"
+    )
+});
+
+/// `$1` id, `$2` now: a person's "mark as delivered" of a SENT_UNVERIFIED reply.
+pub(crate) static MARK_DELIVERED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE gateway_replies SET state = 'DELIVERED', delivered_at = $2, updated_at = $2 \
+         WHERE id = $1 AND state = 'SENT_UNVERIFIED' RETURNING {COLUMNS}"
+    )
+});
+
 /// `$1` now: a SENDING row whose lease ended may have been sent.
 pub(crate) const EXPIRE: &str = "UPDATE gateway_replies SET state = 'SENT_UNVERIFIED', \
      last_error = 'the send was interrupted (the reply may have been sent)', \

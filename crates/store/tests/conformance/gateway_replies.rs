@@ -295,3 +295,97 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
         0
     );
 }
+
+/// A person's actions (D7, D9): a DEAD (or FAILED) reply is due again now
+/// with its attempts kept; a SENT_UNVERIFIED one is marked DELIVERED; a
+/// reply in any other state, or none, is left alone.
+pub async fn a_person_retries_a_dead_reply_and_marks_an_unverified_one(b: &Backend) {
+    let s = b.store.clone();
+    let now = super::support::now_ms();
+    let id = inbound(s.as_ref(), "601", now).await;
+    let (dead, _) = s
+        .enqueue_reply(new_reply(&id, ReplyKind::QueuedAck, now))
+        .await
+        .unwrap()
+        .unwrap();
+    let (unsure, _) = s
+        .enqueue_reply(new_reply(&id, ReplyKind::FinalResult, now))
+        .await
+        .unwrap()
+        .unwrap();
+    // Pending: neither action applies.
+    assert!(s.retry_reply(&dead.id, now).await.unwrap().is_none());
+    assert!(
+        s.mark_reply_delivered(&unsure.id, now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let claimed = s
+        .settle_and_claim_replies(turn(OWNER, now, 10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+    let mut settle = turn(OWNER, now, 0);
+    settle.settles = vec![
+        ReplySettle {
+            id: dead.id.clone(),
+            state: ReplyState::Dead,
+            next_attempt_at: None,
+            last_error: Some("refused".into()),
+            platform_message_id: None,
+        },
+        ReplySettle {
+            id: unsure.id.clone(),
+            state: ReplyState::SentUnverified,
+            next_attempt_at: None,
+            last_error: Some("no receipt".into()),
+            platform_message_id: None,
+        },
+    ];
+    s.settle_and_claim_replies(settle).await.unwrap();
+    // The wrong action for each state changes nothing.
+    assert!(
+        s.mark_reply_delivered(&dead.id, now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(s.retry_reply(&unsure.id, now).await.unwrap().is_none());
+    assert!(s.retry_reply(&ids::new_id(), now).await.unwrap().is_none());
+    let later = now + Duration::seconds(5);
+    let retried = s.retry_reply(&dead.id, later).await.unwrap().unwrap();
+    assert_eq!(retried.state, ReplyState::Pending);
+    assert_eq!(retried.attempts, 1, "attempts kept");
+    assert_eq!(retried.next_attempt_at, Some(later));
+    assert_eq!(retried.lease_owner, None);
+    // Due again: the next turn leases it.
+    let again = s
+        .settle_and_claim_replies(turn(OWNER, later, 10))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        [dead.id.as_str()]
+    );
+    let marked = s
+        .mark_reply_delivered(&unsure.id, later)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(marked.state, ReplyState::Delivered);
+    assert_eq!(marked.delivered_at, Some(later));
+    assert!(
+        s.mark_reply_delivered(&unsure.id, later)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(s.retry_reply(&unsure.id, later).await.unwrap().is_none());
+    // Read back on another connection.
+    let other = b.another().await;
+    assert_eq!(
+        other.get_reply(&unsure.id).await.unwrap().unwrap().state,
+        ReplyState::Delivered
+    );
+}
