@@ -176,5 +176,48 @@ async fn a_queued_continuation_is_acknowledged_once_as_a_native_reply() {
         reply_of(dir.path(), "m3").await.unwrap().0,
         "SENT_UNVERIFIED"
     );
+    // A person decides (D9 follows D7): an unverified reply is not sent
+    // again but can be marked delivered; an unknown one is a 404.
+    let id = reply_id(dir.path(), "m3").await;
+    let (st, out) = s
+        .admin("POST", &format!("/api/gateway/replies/{id}/retry"), None)
+        .await;
+    assert_eq!(st, StatusCode::CONFLICT, "{out}");
+    let (st, out) = s
+        .admin(
+            "POST",
+            &format!("/api/gateway/replies/{id}/mark-delivered"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (st, &out["state"]),
+        (StatusCode::OK, &json!("DELIVERED")),
+        "{out}"
+    );
+    assert_eq!(sends_of(&record, "m3").len(), 1);
+    let (st, _) = s
+        .admin(
+            "POST",
+            "/api/gateway/replies/cnotarealreplyid000000000/retry",
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
     s.shutdown().await;
+}
+
+async fn reply_id(dir: &Path, pmid: &str) -> String {
+    let url = format!("sqlite://{}?mode=ro", dir.join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let (id,): (String,) = sqlx::query_as(
+        "SELECT r.id FROM gateway_replies r JOIN gateway_inbound i ON i.id = r.inbound_id \
+         WHERE i.platform_message_id = ?1",
+    )
+    .bind(pmid)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    id
 }
