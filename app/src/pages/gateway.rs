@@ -1,6 +1,7 @@
 //! `/gateway` (issue 28.7): what the chat gateways (OpenClaw, Hermes) bring
 //! in — the inbound messages by state with their routing result and their
-//! replies (with each reply's state), the conversations (sessions) bound to
+//! replies (with each reply's state and last error, and "retry now" /
+//! "mark as delivered" where a person decides, D7/D9), the conversations (sessions) bound to
 //! projects, the chats and their access with the configured OWNERs, and the
 //! gateway credential (masked; rotating it shows the new one once).
 //! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.
@@ -8,7 +9,10 @@
 use leptos::prelude::*;
 
 use crate::{
-    api::gateway::{GatewayData, InboundRow, gateway_page, rotate_gateway_token},
+    api::gateway::{
+        GatewayData, InboundRow, MarkGatewayReplyDelivered, ReplyRow, RetryGatewayReply,
+        gateway_page, rotate_gateway_token,
+    },
     components::{TimeCell, error_text},
     i18n::use_locale,
     live::use_live,
@@ -167,16 +171,7 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
             let replies = r
                 .replies
                 .into_iter()
-                .map(|p| {
-                    let (kind, state) = (p.kind, p.state);
-                    let badge = format!("badge gw-{}", state.to_lowercase());
-                    let (kind_attr, state_attr) = (kind.clone(), state.clone());
-                    view! {
-                        <li data-reply-kind=kind_attr data-reply-state=state_attr title=p.content>
-                            {kind} " " <span class=badge>{state}</span>
-                        </li>
-                    }
-                })
+                .map(|p| view! { <ReplyItem p /> })
                 .collect_view();
             let result = r.mode.clone().unwrap_or_default();
             let target = match (r.task_id, r.project) {
@@ -211,6 +206,69 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
         </div>
+    }
+}
+
+/// One reply: its kind, state and last error; "retry now" for FAILED,
+/// DEAD and SENT_UNVERIFIED, "mark as delivered" for SENT_UNVERIFIED. After
+/// an action the new state is shown until the page reloads.
+#[component]
+fn ReplyItem(p: ReplyRow) -> impl IntoView {
+    let l = use_locale();
+    let retry = ServerAction::<RetryGatewayReply>::new();
+    let mark = ServerAction::<MarkGatewayReplyDelivered>::new();
+    let initial = p.state.clone();
+    let state = move || {
+        let done = retry
+            .value()
+            .get()
+            .and_then(Result::ok)
+            .or_else(|| mark.value().get().and_then(Result::ok));
+        done.unwrap_or_else(|| initial.clone())
+    };
+    let can_retry = matches!(p.state.as_str(), "FAILED" | "DEAD" | "SENT_UNVERIFIED");
+    let can_mark = p.state == "SENT_UNVERIFIED";
+    let (id1, id2) = (p.id.clone(), p.id.clone());
+    let acted = move || retry.value().get().is_some() || mark.value().get().is_some();
+    let actions = move || {
+        (!acted()).then(|| {
+            view! {
+                {can_retry.then(|| view! {
+                    <ActionForm action=retry attr:class="inline">
+                        <input type="hidden" name="id" value=id1.clone() />
+                        <button type="submit" class="ghost gw-reply-retry">{l.t("outbound.retry")}</button>
+                    </ActionForm>
+                })}
+                {can_mark.then(|| view! {
+                    <ActionForm action=mark attr:class="inline">
+                        <input type="hidden" name="id" value=id2.clone() />
+                        <button type="submit" class="ghost gw-reply-mark">{l.t("outbound.mark")}</button>
+                    </ActionForm>
+                })}
+            }
+        })
+    };
+    let failed = move || {
+        retry
+            .value()
+            .get()
+            .and_then(Result::err)
+            .or_else(|| mark.value().get().and_then(Result::err))
+            .map(|e| view! { <span class="error" role="alert">{error_text(&e)}</span> })
+    };
+    let last_error = p.last_error.clone().map(|e| {
+        let mut shown: String = e.chars().take(200).collect();
+        if shown.len() < e.len() {
+            shown.push('…');
+        }
+        view! { <br /><span class="error gw-reply-error sub" title=e>{shown}</span> }
+    });
+    view! {
+        <li data-reply-id=p.id.clone() data-reply-kind=p.kind.clone()
+            data-reply-state=move || state() title=p.content.clone()>
+            {p.kind.clone()} " " <span class=move || format!("badge gw-{}", state().to_lowercase())>{state}</span>
+            {last_error} " " {actions} {failed}
+        </li>
     }
 }
 

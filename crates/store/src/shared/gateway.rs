@@ -342,6 +342,35 @@ macro_rules! gateway_store {
                 row.map(|r| $crate::shared::gateway_replies::reply(&r))
                     .transpose()
             }
+
+            async fn decide_reply(
+                &self,
+                id: &str,
+                from: &[harness_core::store::ReplyState],
+                to: harness_core::store::ReplyState,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                let Some(first) = from.first() else {
+                    return Ok(None);
+                };
+                let state = |i: usize| from.get(i).unwrap_or(first).as_str();
+                let mut tx = self.write_tx().await?;
+                let row = sqlx::query($crate::shared::gateway_replies::DECIDE.as_str())
+                    .bind(id)
+                    .bind(to.as_str())
+                    .bind($crate::shared::ms(now))
+                    .bind(state(0))
+                    .bind(state(1))
+                    .bind(state(2))
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err($crate::error::map)?;
+                let row = row
+                    .map(|r| $crate::shared::gateway_replies::reply(&r))
+                    .transpose()?;
+                tx.commit().await.map_err($crate::error::map)?;
+                Ok(row)
+            }
         }
     };
 }

@@ -149,6 +149,7 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; gateway_routes:
             a_routed_message_is_recorded_once_with_its_session_event_and_ack,
             admission_limits_refuse_without_writing_and_threads_bind_their_session,
+            a_reply_binds_the_session_of_its_own_chat_only,
             a_created_task_is_linked_once_and_a_callback_settles_with_one_reply,
             a_recovery_mark_applies_only_to_the_state_it_saw,
         );
