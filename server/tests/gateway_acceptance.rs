@@ -368,7 +368,11 @@ async fn the_recovery_recreates_a_lost_workbench_event() {
             "SELECT count(*) FROM workbench_events WHERE dedup_key LIKE '%:{id}' AND kind = ?"
         );
         assert_eq!(exec(dir.path(), &sql, kind).await, 1, "{kind} of {id}");
-        assert_eq!(exec(dir.path(), &of(id), "").await, 1, "only that event for {id}");
+        assert_eq!(
+            exec(dir.path(), &of(id), "").await,
+            1,
+            "only that event for {id}"
+        );
     }
     s.shutdown().await;
 }

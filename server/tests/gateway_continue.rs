@@ -24,25 +24,40 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     let token = secret(dir.path(), "gateway.token");
     let t = s.task("continue me").await;
     let routed = |pmid: &str, content: &str| {
-        with(
-            message(pmid, "PROJECT_WORK", content),
-            json!({"taskId": t}),
-        )
+        with(message(pmid, "PROJECT_WORK", content), json!({"taskId": t}))
     };
     // #30: routed as task_context, then continued with the same content.
     let (st, out) = s
         .call("POST", ROUTE, Some(&token), Some(routed("m1", "go on")))
         .await;
-    assert_eq!((st, &out["mode"]), (StatusCode::OK, &json!("task_context")), "{out}");
+    assert_eq!(
+        (st, &out["mode"]),
+        (StatusCode::OK, &json!("task_context")),
+        "{out}"
+    );
     let inbound = out["inboundId"].as_str().unwrap().to_string();
     let rows = "SELECT count(*) FROM gateway_inbound WHERE ? <> ''";
     let before = exec(dir.path(), rows, "x").await;
-    let (is_error, up) = tool(&s, &token, "continue_bound_task", continuation(&t, "m1", "go on")).await;
+    let (is_error, up) = tool(
+        &s,
+        &token,
+        "continue_bound_task",
+        continuation(&t, "m1", "go on"),
+    )
+    .await;
     assert!(!is_error, "{up}");
     assert_eq!(up["mode"], "continued_task", "{up}");
-    assert_eq!(up["inboundId"], inbound.as_str(), "the routed row is upgraded");
+    assert_eq!(
+        up["inboundId"],
+        inbound.as_str(),
+        "the routed row is upgraded"
+    );
     assert_eq!((&up["deduped"], &up["noOp"]), (&json!(true), &json!(false)));
-    assert_eq!(exec(dir.path(), rows, "x").await, before, "no second inbound row");
+    assert_eq!(
+        exec(dir.path(), rows, "x").await,
+        before,
+        "no second inbound row"
+    );
     // The injection id is the inbound id.
     let delivery = s
         .running
@@ -51,12 +66,24 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
         .await
         .unwrap();
     assert_eq!(delivery.dedup_key.as_deref(), Some(inbound.as_str()));
-    assert!(delivery.text.contains(&format!("Inbound: {inbound}")), "{}", delivery.text);
+    assert!(
+        delivery.text.contains(&format!("Inbound: {inbound}")),
+        "{}",
+        delivery.text
+    );
     // Its repeat: the same result, nothing new.
     let (_, again) = s
-        .call("PUT", TASK, Some(&token), Some(continuation(&t, "m1", "go on")))
+        .call(
+            "PUT",
+            TASK,
+            Some(&token),
+            Some(continuation(&t, "m1", "go on")),
+        )
         .await;
-    assert_eq!((&again["mode"], &again["noOp"]), (&json!("continued_task"), &json!(true)));
+    assert_eq!(
+        (&again["mode"], &again["noOp"]),
+        (&json!("continued_task"), &json!(true))
+    );
     assert_eq!(again["deliveryId"], up["deliveryId"]);
 
     // #29: routed as task_context, continued with other content → conflict.
@@ -65,7 +92,12 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
         .await;
     assert_eq!(out["mode"], "task_context", "{out}");
     let (_, conflict) = s
-        .call("PUT", TASK, Some(&token), Some(continuation(&t, "m2", "something else")))
+        .call(
+            "PUT",
+            TASK,
+            Some(&token),
+            Some(continuation(&t, "m2", "something else")),
+        )
         .await;
     assert_eq!(
         (&conflict["mode"], &conflict["deduped"], &conflict["noOp"]),
@@ -93,7 +125,12 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     .await;
     assert_eq!(n, 1);
     let (_, retried) = s
-        .call("PUT", TASK, Some(&token), Some(continuation(&t, "m3", "retry me")))
+        .call(
+            "PUT",
+            TASK,
+            Some(&token),
+            Some(continuation(&t, "m3", "retry me")),
+        )
         .await;
     assert_eq!(
         (&retried["mode"], &retried["deduped"], &retried["noOp"]),
@@ -102,9 +139,17 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     );
     assert_eq!(retried["inboundId"], failed.as_str());
     let (_, third) = s
-        .call("PUT", TASK, Some(&token), Some(continuation(&t, "m3", "retry me")))
+        .call(
+            "PUT",
+            TASK,
+            Some(&token),
+            Some(continuation(&t, "m3", "retry me")),
+        )
         .await;
-    assert_eq!((&third["mode"], &third["noOp"]), (&json!("continued_task"), &json!(true)));
+    assert_eq!(
+        (&third["mode"], &third["noOp"]),
+        (&json!("continued_task"), &json!(true))
+    );
     assert_eq!(exec(dir.path(), deliveries, &t).await, 2);
     let typed = s
         .running
@@ -142,26 +187,45 @@ async fn the_gateway_completes_an_inbound_row_itself() {
     let state = "SELECT count(*) FROM gateway_inbound WHERE id = ? AND state = 'QUEUED'";
     assert_eq!(exec(dir.path(), state, &id).await, 1);
     let agent_task = s.task("agent").await;
-    let (_exec, agent) = s.running.harness.begin_execution(&agent_task).await.unwrap();
+    let (_exec, agent) = s
+        .running
+        .harness
+        .begin_execution(&agent_task)
+        .await
+        .unwrap();
     let before = row_counts(dir.path()).await;
     for (body, field) in [
         (json!({"response": {"a": 1}}), "inboundId"),
         (json!({"inboundId": "nope", "response": 1}), "inboundId"),
-        (json!({"inboundId": "cmissing000000000000000", "response": 1}), "inboundId"),
-        (json!({"inboundId": id, "response": "x".repeat(64_001)}), "response"),
+        (
+            json!({"inboundId": "cmissing000000000000000", "response": 1}),
+            "inboundId",
+        ),
+        (
+            json!({"inboundId": id, "response": "x".repeat(64_001)}),
+            "response",
+        ),
     ] {
         let (st, out) = s.call("PATCH", ROUTE, Some(&token), Some(body)).await;
         assert_eq!(st, StatusCode::BAD_REQUEST, "{field}: {out}");
         assert_eq!(out["field"], field, "{out}");
     }
     let (st, out) = s
-        .call("PATCH", ROUTE, Some(&token), Some(json!({"inboundId": id, "extra": 1})))
+        .call(
+            "PATCH",
+            ROUTE,
+            Some(&token),
+            Some(json!({"inboundId": id, "extra": 1})),
+        )
         .await;
     assert_eq!(st, StatusCode::BAD_REQUEST, "an unknown field: {out}");
     let (st, out) = s
         .call("PATCH", ROUTE, Some(&agent), Some(json!({"inboundId": id})))
         .await;
-    assert!(matches!(st, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED), "{st} {out}");
+    assert!(
+        matches!(st, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED),
+        "{st} {out}"
+    );
     assert_eq!(exec(dir.path(), state, &id).await, 1, "still QUEUED");
     assert_eq!(row_counts(dir.path()).await, before, "nothing was written");
 
@@ -174,8 +238,13 @@ async fn the_gateway_completes_an_inbound_row_itself() {
         )
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
-    assert_eq!((&out["ok"], &out["state"]), (&json!(true), &json!("PROCESSED")));
-    let (_, rows) = s.admin("GET", "/api/gateway/inbound?state=PROCESSED", None).await;
+    assert_eq!(
+        (&out["ok"], &out["state"]),
+        (&json!(true), &json!("PROCESSED"))
+    );
+    let (_, rows) = s
+        .admin("GET", "/api/gateway/inbound?state=PROCESSED", None)
+        .await;
     let row = rows
         .as_array()
         .unwrap()
@@ -183,7 +252,10 @@ async fn the_gateway_completes_an_inbound_row_itself() {
         .find(|r| r["id"] == id.as_str())
         .unwrap_or_else(|| panic!("{rows}"));
     assert_eq!(row["result"]["mode"], "answered_by_gateway", "{row}");
-    assert!(row["processedAt"].is_string() || row["processedAt"].is_number(), "{row}");
+    assert!(
+        row["processedAt"].is_string() || row["processedAt"].is_number(),
+        "{row}"
+    );
     // The repeat (or a second result) overwrites; still 200.
     let (st, _) = s
         .call("PATCH", ROUTE, Some(&token), Some(json!({"inboundId": id})))
@@ -240,7 +312,10 @@ async fn bad_continuation_reply_and_relay_input_names_the_field() {
     ] {
         let (is_error, out) = tool(&s, &token, "reply_to_ask", args).await;
         assert!(is_error, "reply_to_ask {field}: {out}");
-        assert!(out.to_string().contains(field), "reply_to_ask names {field}: {out}");
+        assert!(
+            out.to_string().contains(field),
+            "reply_to_ask names {field}: {out}"
+        );
     }
     let text = format!("yes [[tower:task={t}]]");
     for (field, value) in [
@@ -257,9 +332,15 @@ async fn bad_continuation_reply_and_relay_input_names_the_field() {
         args[field] = value;
         let (is_error, out) = tool(&s, &token, "relay_channel_reply", args).await;
         assert!(is_error, "relay_channel_reply {field}: {out}");
-        assert!(out.to_string().contains(field), "relay names {field}: {out}");
+        assert!(
+            out.to_string().contains(field),
+            "relay names {field}: {out}"
+        );
     }
-    assert!(s.running.harness.pending(&t).await.unwrap().pending, "the ask is still OPEN");
+    assert!(
+        s.running.harness.pending(&t).await.unwrap().pending,
+        "the ask is still OPEN"
+    );
     assert_eq!(row_counts(dir.path()).await, before, "nothing was written");
     s.shutdown().await;
 }

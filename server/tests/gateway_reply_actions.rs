@@ -78,7 +78,10 @@ async fn a_person_retries_or_marks_a_gateway_reply() {
     }
     let u1 = wait_state(&s, "u1", "SENT_UNVERIFIED").await;
     let u2 = wait_state(&s, "u2", "SENT_UNVERIFIED").await;
-    assert!(u1["lastError"].is_string(), "the listing shows the error: {u1}");
+    assert!(
+        u1["lastError"].is_string(),
+        "the listing shows the error: {u1}"
+    );
     assert_eq!(sends(&record), 2);
     let path = |id: &Value, action: &str| {
         format!("/api/gateway/replies/{}/{action}", id.as_str().unwrap())
@@ -86,29 +89,55 @@ async fn a_person_retries_or_marks_a_gateway_reply() {
 
     // Only the admin / UI credential decides; bad ids are named.
     let (st, _) = s
-        .call("POST", &path(&u1["id"], "mark-delivered"), Some(&token), None)
+        .call(
+            "POST",
+            &path(&u1["id"], "mark-delivered"),
+            Some(&token),
+            None,
+        )
         .await;
-    assert!(matches!(st, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED), "{st}");
-    let (st, out) = s.admin("POST", "/api/gateway/replies/nope/retry", None).await;
+    assert!(
+        matches!(st, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED),
+        "{st}"
+    );
+    let (st, out) = s
+        .admin("POST", "/api/gateway/replies/nope/retry", None)
+        .await;
     assert_eq!(st, StatusCode::BAD_REQUEST, "{out}");
     assert_eq!(out["field"], "replyId", "{out}");
     let (st, _) = s
-        .admin("POST", "/api/gateway/replies/cmissing000000000000000/retry", None)
+        .admin(
+            "POST",
+            "/api/gateway/replies/cmissing000000000000000/retry",
+            None,
+        )
         .await;
     assert_eq!(st, StatusCode::NOT_FOUND);
 
     // Marked delivered: DELIVERED, nothing sent; a retry of it is refused.
     std::fs::write(&control, "ok\n").unwrap();
-    let (st, out) = s.admin("POST", &path(&u1["id"], "mark-delivered"), None).await;
-    assert_eq!((st, &out["state"]), (StatusCode::OK, &json!("DELIVERED")), "{out}");
+    let (st, out) = s
+        .admin("POST", &path(&u1["id"], "mark-delivered"), None)
+        .await;
+    assert_eq!(
+        (st, &out["state"]),
+        (StatusCode::OK, &json!("DELIVERED")),
+        "{out}"
+    );
     let (st, out) = s.admin("POST", &path(&u1["id"], "retry"), None).await;
     assert_eq!(st, StatusCode::CONFLICT, "{out}");
     // Sent again on request: one more send, DELIVERED.
     let (st, out) = s.admin("POST", &path(&u2["id"], "retry"), None).await;
-    assert_eq!((st, &out["state"]), (StatusCode::OK, &json!("PENDING")), "{out}");
+    assert_eq!(
+        (st, &out["state"]),
+        (StatusCode::OK, &json!("PENDING")),
+        "{out}"
+    );
     wait_state(&s, "u2", "DELIVERED").await;
     assert_eq!(sends(&record), 3, "u2 once more, u1 never");
-    let (st, out) = s.admin("POST", &path(&u2["id"], "mark-delivered"), None).await;
+    let (st, out) = s
+        .admin("POST", &path(&u2["id"], "mark-delivered"), None)
+        .await;
     assert_eq!(st, StatusCode::CONFLICT, "only SENT_UNVERIFIED: {out}");
 
     // A DEAD reply (given up) is retried on request.

@@ -78,7 +78,10 @@ async fn a_hermes_stand_in_follows_the_skill_over_mcp() {
         &s,
         &token,
         "route_gateway_message",
-        with(fields.clone(), json!({"intent": "PROJECT_WORK", "content": text})),
+        with(
+            fields.clone(),
+            json!({"intent": "PROJECT_WORK", "content": text}),
+        ),
     )
     .await;
     assert!(!is_error, "{routed}");
@@ -133,16 +136,15 @@ async fn a_hermes_stand_in_follows_the_skill_over_mcp() {
     )
     .await;
     assert!(is_error, "{out}");
-    // The OWNER authorises the chat; the member's question is answered.
+    // The OWNER authorises the chat (a message of its own, then the
+    // channel tool with its inbound id); the member's question is answered.
     let (is_error, routed) = tool(
         &s,
         &token,
         "route_gateway_message",
-        with(
-            fields.clone(),
-            json!({"platformMessageId": "303", "intent": "TOWER",
-                   "content": "let this chat ask about projects"}),
-        ),
+        json!({"gateway": "hermes", "platform": "telegram", "chatId": "-4001",
+               "platformMessageId": "303", "senderId": "8001", "intent": "TOWER",
+               "content": "let this chat ask about projects"}),
     )
     .await;
     assert!(!is_error, "{routed}");

@@ -218,30 +218,31 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
     let retry = ServerAction::<RetryGatewayReply>::new();
     let mark = ServerAction::<MarkGatewayReplyDelivered>::new();
     let initial = p.state.clone();
-    let state = move || {
+    let state = Signal::derive(move || {
         let done = retry
             .value()
             .get()
             .and_then(Result::ok)
             .or_else(|| mark.value().get().and_then(Result::ok));
         done.unwrap_or_else(|| initial.clone())
-    };
+    });
     let can_retry = matches!(p.state.as_str(), "FAILED" | "DEAD" | "SENT_UNVERIFIED");
     let can_mark = p.state == "SENT_UNVERIFIED";
-    let (id1, id2) = (p.id.clone(), p.id.clone());
+    let id = p.id.clone();
     let acted = move || retry.value().get().is_some() || mark.value().get().is_some();
     let actions = move || {
+        let (id1, id2) = (id.clone(), id.clone());
         (!acted()).then(|| {
             view! {
                 {can_retry.then(|| view! {
                     <ActionForm action=retry attr:class="inline">
-                        <input type="hidden" name="id" value=id1.clone() />
+                        <input type="hidden" name="id" value=id1 />
                         <button type="submit" class="ghost gw-reply-retry">{l.t("outbound.retry")}</button>
                     </ActionForm>
                 })}
                 {can_mark.then(|| view! {
                     <ActionForm action=mark attr:class="inline">
-                        <input type="hidden" name="id" value=id2.clone() />
+                        <input type="hidden" name="id" value=id2 />
                         <button type="submit" class="ghost gw-reply-mark">{l.t("outbound.mark")}</button>
                     </ActionForm>
                 })}
@@ -265,8 +266,8 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
     });
     view! {
         <li data-reply-id=p.id.clone() data-reply-kind=p.kind.clone()
-            data-reply-state=move || state() title=p.content.clone()>
-            {p.kind.clone()} " " <span class=move || format!("badge gw-{}", state().to_lowercase())>{state}</span>
+            data-reply-state=move || state.get() title=p.content.clone()>
+            {p.kind.clone()} " " <span class=move || format!("badge gw-{}", state.get().to_lowercase())>{move || state.get()}</span>
             {last_error} " " {actions} {failed}
         </li>
     }

@@ -50,7 +50,10 @@ pub fn routes() -> Router<AppState> {
         .route("/gateway/inbound", get(list_inbound))
         .route("/gateway/sessions", get(list_sessions))
         .route("/gateway/replies/{id}/retry", post(retry_reply))
-        .route("/gateway/replies/{id}/mark-delivered", post(mark_reply_delivered))
+        .route(
+            "/gateway/replies/{id}/mark-delivered",
+            post(mark_reply_delivered),
+        )
         .route("/settings/gateway-token/rotate", post(rotate))
 }
 

@@ -37,7 +37,9 @@ impl Harness {
                 self.wake(Kind::GatewayReplies);
                 Ok(row)
             }
-            None => Err(self.reply_not_in(&id, "FAILED, DEAD or SENT_UNVERIFIED").await),
+            None => Err(self
+                .reply_not_in(&id, "FAILED, DEAD or SENT_UNVERIFIED")
+                .await),
         }
     }
 
@@ -46,12 +48,7 @@ impl Harness {
         let id = validate::cuid("replyId", id.trim())?;
         match self
             .store()
-            .decide_reply(
-                &id,
-                &MARK_DELIVERED_FROM,
-                ReplyState::Delivered,
-                Utc::now(),
-            )
+            .decide_reply(&id, &MARK_DELIVERED_FROM, ReplyState::Delivered, Utc::now())
             .await?
         {
             Some(row) => Ok(row),

@@ -295,3 +295,77 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
         0
     );
 }
+
+/// A person's decision (D7): a row in one of the given states moves (to
+/// PENDING, due now, or DELIVERED); a row in another state, or an unknown
+/// id, is left alone and answers `None`.
+pub async fn a_persons_decision_moves_only_a_row_in_the_given_states(b: &Backend) {
+    let s = b.store.clone();
+    let now = super::support::now_ms();
+    let first = inbound(s.as_ref(), "801", now).await;
+    s.enqueue_reply(new_reply(&first, ReplyKind::QueuedAck, now))
+        .await
+        .unwrap();
+    let claimed = s
+        .settle_and_claim_replies(turn(OWNER, now, 1))
+        .await
+        .unwrap();
+    let id = claimed[0].id.clone();
+    s.recover_replies("node-a:", "node-a:boot-2", now)
+        .await
+        .unwrap();
+    let unverified = [ReplyState::SentUnverified];
+    let failed = [ReplyState::Failed, ReplyState::Dead];
+    let later = now + Duration::seconds(3);
+    assert!(
+        s.decide_reply(&id, &failed, ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none(),
+        "SENT_UNVERIFIED is not FAILED / DEAD"
+    );
+    assert!(
+        s.decide_reply("nope", &unverified, ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.decide_reply(&id, &[], ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let retried = s
+        .decide_reply(&id, &unverified, ReplyState::Pending, later)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(retried.state, ReplyState::Pending);
+    assert_eq!(retried.next_attempt_at, Some(later));
+    assert_eq!(retried.lease_owner, None);
+    // Due now: the next turn leases it again.
+    let again = s
+        .settle_and_claim_replies(turn(OWNER, later, 10))
+        .await
+        .unwrap();
+    assert!(again.iter().any(|r| r.id == id));
+    s.recover_replies("node-a:", "node-a:boot-3", later)
+        .await
+        .unwrap();
+    let marked = s
+        .decide_reply(&id, &unverified, ReplyState::Delivered, later)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(marked.state, ReplyState::Delivered);
+    assert_eq!(marked.delivered_at, Some(later));
+    assert_eq!(marked.next_attempt_at, None);
+    assert!(
+        s.decide_reply(&id, &unverified, ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none(),
+        "DELIVERED stays"
+    );
+}

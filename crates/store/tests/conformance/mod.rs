@@ -157,6 +157,7 @@ macro_rules! conformance_suite {
             a_reply_is_written_with_its_inbound_row_once_per_key,
             a_reply_turn_settles_every_outcome_and_leases_due_rows,
             interrupted_replies_become_unverified_never_resent,
+            a_persons_decision_moves_only_a_row_in_the_given_states,
         );
         conformance_suite!(@area $factory; inbox:
             one_review_per_execution_whoever_comes_first,
