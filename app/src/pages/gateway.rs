@@ -10,8 +10,8 @@ use leptos::prelude::*;
 
 use crate::{
     api::gateway::{
-        GatewayData, InboundRow, MarkGatewayReplyDelivered, ReplyRow, RetryGatewayReply,
-        gateway_page, rotate_gateway_token,
+        GatewayData, InboundRow, ReplyRow, gateway_page, mark_gateway_reply_delivered,
+        retry_gateway_reply, rotate_gateway_token,
     },
     components::{TimeCell, error_text},
     i18n::use_locale,
@@ -171,7 +171,7 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
             let replies = r
                 .replies
                 .into_iter()
-                .map(|p| view! { <ReplyItem p /> })
+                .map(|p| view! { <ReplyItem p /> }.into_any())
                 .collect_view();
             let result = r.mode.clone().unwrap_or_default();
             let target = match (r.task_id, r.project) {
@@ -215,46 +215,49 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
 #[component]
 fn ReplyItem(p: ReplyRow) -> impl IntoView {
     let l = use_locale();
-    let retry = ServerAction::<RetryGatewayReply>::new();
-    let mark = ServerAction::<MarkGatewayReplyDelivered>::new();
+    // `true`: retry now; `false`: mark as delivered.
+    let decide = Action::new(|(id, retry): &(String, bool)| {
+        let (id, retry) = (id.clone(), *retry);
+        async move {
+            if retry {
+                retry_gateway_reply(id).await
+            } else {
+                mark_gateway_reply_delivered(id).await
+            }
+        }
+    });
     let initial = p.state.clone();
     let state = Signal::derive(move || {
-        let done = retry
+        decide
             .value()
             .get()
             .and_then(Result::ok)
-            .or_else(|| mark.value().get().and_then(Result::ok));
-        done.unwrap_or_else(|| initial.clone())
+            .unwrap_or_else(|| initial.clone())
     });
     let can_retry = matches!(p.state.as_str(), "FAILED" | "DEAD" | "SENT_UNVERIFIED");
     let can_mark = p.state == "SENT_UNVERIFIED";
     let id = p.id.clone();
-    let acted = move || retry.value().get().is_some() || mark.value().get().is_some();
     let actions = move || {
         let (id1, id2) = (id.clone(), id.clone());
-        (!acted()).then(|| {
+        decide.value().get().is_none().then(move || {
             view! {
                 {can_retry.then(|| view! {
-                    <ActionForm action=retry attr:class="inline">
-                        <input type="hidden" name="id" value=id1 />
-                        <button type="submit" class="ghost gw-reply-retry">{l.t("outbound.retry")}</button>
-                    </ActionForm>
+                    <button type="button" class="ghost gw-reply-retry" disabled=move || decide.pending().get()
+                        on:click=move |_| { decide.dispatch((id1.clone(), true)); }>{l.t("outbound.retry")}</button>
                 })}
                 {can_mark.then(|| view! {
-                    <ActionForm action=mark attr:class="inline">
-                        <input type="hidden" name="id" value=id2 />
-                        <button type="submit" class="ghost gw-reply-mark">{l.t("outbound.mark")}</button>
-                    </ActionForm>
+                    <button type="button" class="ghost gw-reply-mark" disabled=move || decide.pending().get()
+                        on:click=move |_| { decide.dispatch((id2.clone(), false)); }>{l.t("outbound.mark")}</button>
                 })}
             }
+            .into_any()
         })
     };
     let failed = move || {
-        retry
+        decide
             .value()
             .get()
             .and_then(Result::err)
-            .or_else(|| mark.value().get().and_then(Result::err))
             .map(|e| view! { <span class="error" role="alert">{error_text(&e)}</span> })
     };
     let last_error = p.last_error.clone().map(|e| {
@@ -271,6 +274,7 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
             {last_error} " " {actions} {failed}
         </li>
     }
+    .into_any()
 }
 
 /// The gateway credential, masked; rotating it shows the new one once.
