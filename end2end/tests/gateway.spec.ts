@@ -2,16 +2,22 @@
 // replies, the conversations, the chats' access with the OWNER ids, and the gateway
 // credential (masked, rotatable); /harness links to it. Desktop and
 // phone width, both languages.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, expect } from '@playwright/test';
 import { api } from './api';
 
+// The gateway CLI double (scripts/e2e.sh): the acknowledgement "may have been sent".
+const DOUBLE = process.env.HARNESS_GATEWAY_DOUBLE ?? '';
+
 test('the gateway page shows inbound messages, conversations, chats and the credential', async ({ page, request }) => {
   const before = await api(request, 'GET', '/api/settings/gateways');
   expect(before.status).toBe(200);
-  const settings = { ...before.body, hermes: { ...(before.body?.hermes ?? {}), accessPolicy: { ownerIds: { telegram: ['4242'] } } } };
+  const control = join(mkdtempSync(join(tmpdir(), 'gw-double-')), 'mode');
+  writeFileSync(control, 'error-id\n');
+  const cli = DOUBLE ? { cliPath: DOUBLE, env: { GATEWAY_DOUBLE_CONTROL: control } } : {};
+  const settings = { ...before.body, hermes: { ...(before.body?.hermes ?? {}), ...cli, accessPolicy: { ownerIds: { telegram: ['4242'] } } } };
   expect((await api(request, 'PUT', '/api/settings/gateways', settings)).status).toBe(200);
   const name = `gw-shop-${Date.now()}`;
   const project = await api(request, 'POST', '/api/projects', { name, path: mkdtempSync(join(tmpdir(), 'gw-')) });
@@ -54,6 +60,22 @@ test('the gateway page shows inbound messages, conversations, chats and the cred
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: test.info().outputPath(`gateway-${size.width}.png`), fullPage: true });
   }
+  // The acknowledgement that may have been sent: its error, and "mark as delivered" (D7).
+  if (DOUBLE) {
+    const ack = page.locator(`tr[data-inbound-id="${work.body.inboundId}"] li[data-reply-kind="QUEUED_ACK"]`);
+    await expect(async () => {
+      await page.goto('/gateway');
+      await expect(ack).toHaveAttribute('data-reply-state', 'SENT_UNVERIFIED', { timeout: 1_000 });
+    }).toPass({ timeout: 20_000 });
+    await expect(ack.locator('.gw-reply-error')).toBeVisible();
+    await expect(ack.locator('.gw-reply-retry')).toBeVisible();
+    await ack.locator('.gw-reply-mark').click();
+    await expect(ack).toHaveAttribute('data-reply-state', 'DELIVERED');
+    await page.goto('/gateway');
+    await expect(page.locator(`tr[data-inbound-id="${work.body.inboundId}"] li[data-reply-kind="QUEUED_ACK"]`))
+      .toHaveAttribute('data-reply-state', 'DELIVERED');
+  }
+
   // Filtered by state: only the QUEUED work request.
   await page.locator('button.chip[data-state="QUEUED"]').click();
   await expect(page.locator('#gw-inbound-table tbody tr[data-state="PROCESSED"]')).toHaveCount(0);

@@ -240,9 +240,10 @@ async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified() {
             matches!(unsure.mark_delivered(&h).await, Err(CoreError::Conflict(_))),
             "{kind:?}: marked twice"
         );
-        // "Deliver again" of a terminal's unverified input (a person saw it
-        // did not arrive); an unverified gateway send is only marked (D7: the
-        // platform may have it).
+        // "Deliver again" of a terminal's unverified input or gateway reply
+        // (a person saw it did not arrive and accepts a possible duplicate);
+        // an unverified outbound push is only marked (D7: the platform may
+        // have it).
         let again = kind.queue(&h, "again").await;
         let row = again.claimed(&kind.claim(&h, &a).await);
         assert!(again.start(&h, &row, &a).await);
@@ -251,7 +252,9 @@ async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified() {
             .await;
         let retried = again.retry(&h).await;
         match kind {
-            WorkKind::Deliveries => assert_eq!(retried.unwrap().phase, Phase::Due),
+            WorkKind::Deliveries | WorkKind::GatewayReplies => {
+                assert_eq!(retried.unwrap().phase, Phase::Due)
+            }
             _ => assert!(matches!(retried, Err(CoreError::Conflict(_))), "{kind:?}"),
         }
     })

@@ -47,22 +47,30 @@ mod engine;
 mod escalations;
 #[path = "fuzz.rs"]
 mod fuzz;
+#[path = "gateway_acceptance.rs"]
+mod gateway_acceptance;
 #[path = "gateway_access.rs"]
 mod gateway_access;
 #[path = "gateway_callbacks.rs"]
 mod gateway_callbacks;
+#[path = "gateway_continue.rs"]
+mod gateway_continue;
 #[path = "gateway_inbound.rs"]
 mod gateway_inbound;
 #[path = "gateway_replies.rs"]
 mod gateway_replies;
 #[path = "gateway_replies_kill.rs"]
 mod gateway_replies_kill;
+#[path = "gateway_reply_actions.rs"]
+mod gateway_reply_actions;
 #[path = "gateway_routing.rs"]
 mod gateway_routing;
 #[path = "gateway_routing_kill.rs"]
 mod gateway_routing_kill;
 #[path = "gateway_workbench_start.rs"]
 mod gateway_workbench_start;
+#[path = "hermes_skill_standin.rs"]
+mod hermes_skill_standin;
 #[path = "hooks.rs"]
 mod hooks;
 #[path = "kill.rs"]

@@ -51,11 +51,13 @@ pub struct SessionRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplyRow {
+    pub id: String,
     /// `QUEUED_ACK`, `TASK_CREATED`, `DISCUSSION_REPLY`, `FINAL_RESULT`.
     pub kind: String,
     /// `PENDING`, `SENDING`, `DELIVERED`, `FAILED`, `SENT_UNVERIFIED`, `DEAD`.
     pub state: String,
     pub content: String,
+    pub last_error: Option<String>,
 }
 
 /// An inbound message with its routing result and its replies.
@@ -156,9 +158,11 @@ async fn inbound_rows(
                     .replies
                     .into_iter()
                     .map(|r| ReplyRow {
+                        id: r.id,
                         kind: r.kind.as_str().to_string(),
                         state: r.state.as_str().to_string(),
                         content: r.content,
+                        last_error: r.last_error,
                     })
                     .collect(),
             }
@@ -244,4 +248,23 @@ pub async fn rotate_gateway_token() -> Result<String, ServerFnError> {
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))?
         .map_err(ssr::to_sfn)
+}
+
+/// "Retry now" for a FAILED, DEAD or SENT_UNVERIFIED reply: its new state.
+#[server(prefix = "/sfn", endpoint = "retry_gateway_reply")]
+pub async fn retry_gateway_reply(id: String) -> Result<String, ServerFnError> {
+    let h = ssr::harness()?;
+    let row = h.retry_gateway_reply(&id).await.map_err(ssr::to_sfn)?;
+    Ok(row.state.as_str().to_string())
+}
+
+/// "Mark as delivered" for a SENT_UNVERIFIED reply: its new state.
+#[server(prefix = "/sfn", endpoint = "mark_gateway_reply_delivered")]
+pub async fn mark_gateway_reply_delivered(id: String) -> Result<String, ServerFnError> {
+    let h = ssr::harness()?;
+    let row = h
+        .mark_gateway_reply_delivered(&id)
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(row.state.as_str().to_string())
 }

@@ -1,6 +1,7 @@
 //! `/gateway` (issue 28.7): what the chat gateways (OpenClaw, Hermes) bring
 //! in — the inbound messages by state with their routing result and their
-//! replies (with each reply's state), the conversations (sessions) bound to
+//! replies (with each reply's state and last error, and "retry now" /
+//! "mark as delivered" where a person decides, D7/D9), the conversations (sessions) bound to
 //! projects, the chats and their access with the configured OWNERs, and the
 //! gateway credential (masked; rotating it shows the new one once).
 //! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.
@@ -8,7 +9,10 @@
 use leptos::prelude::*;
 
 use crate::{
-    api::gateway::{GatewayData, InboundRow, gateway_page, rotate_gateway_token},
+    api::gateway::{
+        GatewayData, InboundRow, ReplyRow, gateway_page, mark_gateway_reply_delivered,
+        retry_gateway_reply, rotate_gateway_token,
+    },
     components::{TimeCell, error_text},
     i18n::use_locale,
     live::use_live,
@@ -167,16 +171,7 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
             let replies = r
                 .replies
                 .into_iter()
-                .map(|p| {
-                    let (kind, state) = (p.kind, p.state);
-                    let badge = format!("badge gw-{}", state.to_lowercase());
-                    let (kind_attr, state_attr) = (kind.clone(), state.clone());
-                    view! {
-                        <li data-reply-kind=kind_attr data-reply-state=state_attr title=p.content>
-                            {kind} " " <span class=badge>{state}</span>
-                        </li>
-                    }
-                })
+                .map(|p| view! { <ReplyItem p /> }.into_any())
                 .collect_view();
             let result = r.mode.clone().unwrap_or_default();
             let target = match (r.task_id, r.project) {
@@ -212,6 +207,74 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
             </table>
         </div>
     }
+}
+
+/// One reply: its kind, state and last error; "retry now" for FAILED,
+/// DEAD and SENT_UNVERIFIED, "mark as delivered" for SENT_UNVERIFIED. After
+/// an action the new state is shown until the page reloads.
+#[component]
+fn ReplyItem(p: ReplyRow) -> impl IntoView {
+    let l = use_locale();
+    // `true`: retry now; `false`: mark as delivered.
+    let decide = Action::new(|(id, retry): &(String, bool)| {
+        let (id, retry) = (id.clone(), *retry);
+        async move {
+            if retry {
+                retry_gateway_reply(id).await
+            } else {
+                mark_gateway_reply_delivered(id).await
+            }
+        }
+    });
+    let initial = p.state.clone();
+    let state = Signal::derive(move || {
+        decide
+            .value()
+            .get()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| initial.clone())
+    });
+    let can_retry = matches!(p.state.as_str(), "FAILED" | "DEAD" | "SENT_UNVERIFIED");
+    let can_mark = p.state == "SENT_UNVERIFIED";
+    let id = p.id.clone();
+    let actions = move || {
+        let (id1, id2) = (id.clone(), id.clone());
+        decide.value().get().is_none().then(move || {
+            view! {
+                {can_retry.then(|| view! {
+                    <button type="button" class="ghost gw-reply-retry" disabled=move || decide.pending().get()
+                        on:click=move |_| { decide.dispatch((id1.clone(), true)); }>{l.t("outbound.retry")}</button>
+                })}
+                {can_mark.then(|| view! {
+                    <button type="button" class="ghost gw-reply-mark" disabled=move || decide.pending().get()
+                        on:click=move |_| { decide.dispatch((id2.clone(), false)); }>{l.t("outbound.mark")}</button>
+                })}
+            }
+            .into_any()
+        })
+    };
+    let failed = move || {
+        decide
+            .value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| view! { <span class="error" role="alert">{error_text(&e)}</span> })
+    };
+    let last_error = p.last_error.clone().map(|e| {
+        let mut shown: String = e.chars().take(200).collect();
+        if shown.len() < e.len() {
+            shown.push('…');
+        }
+        view! { <br /><span class="error gw-reply-error sub" title=e>{shown}</span> }
+    });
+    view! {
+        <li data-reply-id=p.id.clone() data-reply-kind=p.kind.clone()
+            data-reply-state=move || state.get() title=p.content.clone()>
+            {p.kind.clone()} " " <span class=move || format!("badge gw-{}", state.get().to_lowercase())>{move || state.get()}</span>
+            {last_error} " " {actions} {failed}
+        </li>
+    }
+    .into_any()
 }
 
 /// The gateway credential, masked; rotating it shows the new one once.

@@ -1,7 +1,8 @@
 //! The gateway's inbound routes (issue 28, tower-messaging.md §5.8) with
 //! the reference's paths and bodies: `POST /api/internal/harness/gateway-task`
 //! (`resolve_gateway_task_context`, read-only) and `PUT …/gateway-task`
-//! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, §5.7)
+//! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, §5.7),
+//! `PATCH …/gateway` (`completeGatewayInbound`)
 //! and `POST …/gateway-query` (`route_gateway_query`, §5.9), `POST …/gateway-access`
 //! (`manage_gateway_channel_access`, §5.10). Credentials: a signed request (`signed.rs`), the
 //! gateway token or the admin token; an agent's token is refused. Plus the
@@ -9,7 +10,7 @@
 
 use axum::{
     Json, Router,
-    extract::{FromRequestParts, State},
+    extract::{FromRequestParts, Path, State},
     http::{StatusCode, request::Parts},
     routing::{get, post},
 };
@@ -17,6 +18,7 @@ use harness_core::{
     CoreError,
     gateway::{
         access::AccessInput,
+        completion::CompletionInput,
         context::{TaskContext, TaskContextInput},
         continuation::ContinueInput,
         route_input::{QueryInput, RouteInput},
@@ -40,13 +42,18 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/internal/harness/gateway",
-            post(route_message).put(callback),
+            post(route_message).patch(complete).put(callback),
         )
         .route("/internal/harness/gateway-query", post(query))
         .route("/internal/harness/gateway-access", post(access))
         .route("/gateway/channels", get(list_channels))
         .route("/gateway/inbound", get(list_inbound))
         .route("/gateway/sessions", get(list_sessions))
+        .route("/gateway/replies/{id}/retry", post(retry_reply))
+        .route(
+            "/gateway/replies/{id}/mark-delivered",
+            post(mark_reply_delivered),
+        )
         .route("/settings/gateway-token/rotate", post(rotate))
 }
 
@@ -125,6 +132,26 @@ async fn route_message(
     JsonBody(body): JsonBody<RouteInput>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(s.harness.route_gateway_message(&body).await?))
+}
+
+/// The gateway closes an inbound row with a result of its own (§5.7
+/// PATCH, `completeGatewayInbound`): PROCESSED, whatever its state.
+#[utoipa::path(
+    patch,
+    path = "/api/internal/harness/gateway",
+    tag = "gateway",
+    request_body = CompletionInput,
+    responses(
+        (status = 200, description = "{ok: true, inboundId, state: PROCESSED}", body = super::openapi::BatchResponse),
+        (status = 400, description = "inboundId missing, malformed or unknown; an unknown field", body = super::openapi::BatchResponse)
+    )
+)]
+async fn complete(
+    State(s): State<AppState>,
+    _: GatewayCaller,
+    JsonBody(body): JsonBody<CompletionInput>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.harness.complete_gateway_inbound(&body).await?))
 }
 
 /// The bound Workbench's callbacks (§5.7 PUT): `action` `task_created`,
@@ -255,6 +282,51 @@ async fn list_sessions(
     Ok(Json(s.harness.gateway_sessions(q.limit).await?))
 }
 
+/// FAILED, DEAD or SENT_UNVERIFIED → PENDING, due now ("retry now"; a
+/// person's decision, D7/D9).
+#[utoipa::path(
+    post,
+    path = "/api/gateway/replies/{id}/retry",
+    tag = "gateway",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Due again now", body = harness_core::store::GatewayReply),
+        (status = 404, description = "No such reply"),
+        (status = 409, description = "The reply is in another state")
+    )
+)]
+async fn retry_reply(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<harness_core::store::GatewayReply>> {
+    Ok(Json(s.harness.retry_gateway_reply(&id).await?))
+}
+
+/// SENT_UNVERIFIED → DELIVERED ("mark as delivered").
+#[utoipa::path(
+    post,
+    path = "/api/gateway/replies/{id}/mark-delivered",
+    tag = "gateway",
+    params(
+        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
+    ),
+    responses(
+        (status = 200, description = "Marked as delivered", body = harness_core::store::GatewayReply),
+        (status = 404, description = "No such reply"),
+        (status = 409, description = "The reply is in another state")
+    )
+)]
+async fn mark_reply_delivered(
+    State(s): State<AppState>,
+    _: Admin,
+    Path(id): Path<String>,
+) -> ApiResult<Json<harness_core::store::GatewayReply>> {
+    Ok(Json(s.harness.mark_gateway_reply_delivered(&id).await?))
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 struct Rotated {
     /// The new gateway token (the old one no longer works).
@@ -284,12 +356,15 @@ async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>>
     resolve,
     continue_task,
     route_message,
+    complete,
     callback,
     query,
     access,
     list_channels,
     list_inbound,
     list_sessions,
+    retry_reply,
+    mark_reply_delivered,
     rotate
 ))]
 pub(super) struct Api;

@@ -31,11 +31,6 @@ pub fn routes() -> Router<AppState> {
         .route("/outbound/{id}", get(show))
         .route("/outbound/{id}/retry", post(retry))
         .route("/outbound/{id}/mark-delivered", post(mark_delivered))
-        .route("/gateway/replies/{id}/retry", post(retry_reply))
-        .route(
-            "/gateway/replies/{id}/mark-delivered",
-            post(mark_reply_delivered),
-        )
         .route("/settings/gateways", get(gateways).put(set_gateways))
         .route("/settings/notify-targets/add", post(add_target))
         .route(
@@ -427,46 +422,6 @@ async fn mark_delivered(
     Ok(Json(s.harness.mark_outbound_delivered(&id).await?))
 }
 
-/// A gateway reply (D9 follows D7): FAILED or DEAD → PENDING, due now.
-#[utoipa::path(
-    post,
-    path = "/api/gateway/replies/{id}/retry",
-    tag = "outbox",
-    params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
-    ),
-    responses(
-        (status = 200, description = "Due again now", body = harness_core::store::GatewayReply)
-    )
-)]
-async fn retry_reply(
-    State(s): State<AppState>,
-    _: Admin,
-    Path(id): Path<String>,
-) -> ApiResult<Json<harness_core::store::GatewayReply>> {
-    Ok(Json(s.harness.retry_gateway_reply(&id).await?))
-}
-
-/// A gateway reply: SENT_UNVERIFIED → DELIVERED ("mark as delivered").
-#[utoipa::path(
-    post,
-    path = "/api/gateway/replies/{id}/mark-delivered",
-    tag = "outbox",
-    params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
-    ),
-    responses(
-        (status = 200, description = "Marked as delivered", body = harness_core::store::GatewayReply)
-    )
-)]
-async fn mark_reply_delivered(
-    State(s): State<AppState>,
-    _: Admin,
-    Path(id): Path<String>,
-) -> ApiResult<Json<harness_core::store::GatewayReply>> {
-    Ok(Json(s.harness.mark_gateway_reply_delivered(&id).await?))
-}
-
 #[utoipa::path(
     get,
     path = "/api/settings/gateways",
@@ -511,8 +466,6 @@ async fn set_gateways(
     show,
     retry,
     mark_delivered,
-    retry_reply,
-    mark_reply_delivered,
     gateways,
     set_gateways,
     destinations,

@@ -1,6 +1,7 @@
 //! A real server on a free port with a temp data dir, in-process.
 #![allow(dead_code)]
 
+pub mod gateway;
 pub mod outbox;
 pub mod pg;
 pub mod process;

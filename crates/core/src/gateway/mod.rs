@@ -11,7 +11,9 @@
 //! - [`relay`]: `relay_channel_reply` (§8.6, answers only an OPEN ask);
 //! - [`continuation`]: `continue_bound_task` (§8.4, OWNER, once per
 //!   platform message);
+//! - [`completion`]: the gateway's own `PATCH /gateway` (§5.7: any → PROCESSED);
 //! - [`replies`]: gateway replies, owed work on the engine (§2.6, §8.12);
+//! - [`reply_actions`]: a person's retry / mark-delivered of a reply (D7);
 //! - [`route`]: `route_gateway_message` (§8.2, OWNER, once per platform
 //!   message), its input ([`route_input`]), the project it is about
 //!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
@@ -24,6 +26,7 @@
 //!   `complete_gateway_discussion`, `complete_gateway_work` (§8.9–§8.11).
 
 pub mod access;
+pub mod completion;
 pub mod context;
 pub mod continuation;
 pub mod ids;
@@ -34,6 +37,7 @@ pub mod query;
 pub mod recovery;
 pub mod relay;
 pub mod replies;
+pub mod reply_actions;
 pub mod route;
 pub mod route_input;
 pub mod sessions;

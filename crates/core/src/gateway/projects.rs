@@ -98,6 +98,7 @@ impl Harness {
                 let lookup = SessionLookup::ReplyTo {
                     gateway: conv.gateway.clone(),
                     platform: conv.platform.clone(),
+                    chat_id: conv.chat_id.clone(),
                     platform_message_id: reply_to.clone(),
                 };
                 if let Some(found) = self.session_project(lookup, ask.scope).await? {

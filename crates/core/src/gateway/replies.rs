@@ -233,40 +233,6 @@ impl Harness {
             .await?)
     }
 
-    /// A person's "retry now" (D7/D9): a FAILED or DEAD reply is due again
-    /// now, its attempts kept (admin).
-    pub async fn retry_gateway_reply(&self, id: &str) -> CoreResult<GatewayReply> {
-        let id = crate::validate::cuid("replyId", id.trim())?;
-        match self.store().retry_reply(&id, Utc::now()).await? {
-            Some(row) => {
-                tracing::info!(reply_id = %row.id, "gateway reply queued again by a person");
-                self.wake(Kind::GatewayReplies);
-                Ok(row)
-            }
-            None => Err(self.reply_not_in(&id, "FAILED or DEAD").await),
-        }
-    }
-
-    /// A person's "mark as delivered": a SENT_UNVERIFIED reply arrived (admin).
-    pub async fn mark_gateway_reply_delivered(&self, id: &str) -> CoreResult<GatewayReply> {
-        let id = crate::validate::cuid("replyId", id.trim())?;
-        match self.store().mark_reply_delivered(&id, Utc::now()).await? {
-            Some(row) => Ok(row),
-            None => Err(self.reply_not_in(&id, "SENT_UNVERIFIED").await),
-        }
-    }
-
-    async fn reply_not_in(&self, id: &str, expected: &str) -> CoreError {
-        match self.store().get_reply(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Gateway reply is {} (expected {expected})",
-                row.state.as_str()
-            )),
-            Ok(None) => CoreError::NotFound("Gateway reply not found".into()),
-            Err(err) => err.into(),
-        }
-    }
-
     /// The replies to one inbound message, oldest first.
     pub async fn gateway_replies(&self, inbound_id: &str) -> CoreResult<Vec<GatewayReply>> {
         Ok(self.store().replies_for_inbound(inbound_id).await?)

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{DeliveryMapping, GatewayReply, NewReply, ReplyTurn, StoreResult};
+use super::{DeliveryMapping, GatewayReply, NewReply, ReplyState, ReplyTurn, StoreResult};
 
 /// GatewayRequestKind (§2.5).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -197,15 +197,14 @@ pub trait GatewayStore: Send + Sync + 'static {
 
     async fn get_reply(&self, id: &str) -> StoreResult<Option<GatewayReply>>;
 
-    /// A person's "retry now" (D7/D9): a FAILED or DEAD reply becomes
-    /// PENDING, due at `now`, its attempts kept. `None`: not in those states.
-    async fn retry_reply(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<GatewayReply>>;
-
-    /// A person's "mark as delivered": a SENT_UNVERIFIED reply becomes
-    /// DELIVERED. `None`: not in that state.
-    async fn mark_reply_delivered(
+    /// A person's decision on a reply (the core says which states allow
+    /// it): a row in one of `from` → `to` (PENDING: due `now`; DELIVERED:
+    /// delivered `now`), lease cleared. `None`: no such row in those states.
+    async fn decide_reply(
         &self,
         id: &str,
+        from: &[ReplyState],
+        to: ReplyState,
         now: DateTime<Utc>,
     ) -> StoreResult<Option<GatewayReply>>;
 }

@@ -61,11 +61,13 @@ pub struct GatewaySession {
 /// Which sessions a lookup wants (ACTIVE ones, newest activity first).
 #[derive(Debug, Clone)]
 pub enum SessionLookup {
-    /// The session whose inbound message got the newest DELIVERED gateway
-    /// reply with this platform message id (any chat of the platform).
+    /// The session of this chat whose inbound message got the newest
+    /// DELIVERED gateway reply with this platform message id (message ids
+    /// are unique only within a chat: another chat's session never binds).
     ReplyTo {
         gateway: String,
         platform: String,
+        chat_id: String,
         platform_message_id: String,
     },
     /// Sessions of this chat whose thread or root message is an anchor.

@@ -343,41 +343,25 @@ macro_rules! gateway_store {
                     .transpose()
             }
 
-            async fn retry_reply(
+            async fn decide_reply(
                 &self,
                 id: &str,
+                from: &[harness_core::store::ReplyState],
+                to: harness_core::store::ReplyState,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
-                self.person_reply_action($crate::shared::gateway_replies::RETRY.as_str(), id, now)
-                    .await
-            }
-
-            async fn mark_reply_delivered(
-                &self,
-                id: &str,
-                now: chrono::DateTime<chrono::Utc>,
-            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
-                self.person_reply_action(
-                    $crate::shared::gateway_replies::MARK_DELIVERED.as_str(),
-                    id,
-                    now,
-                )
-                .await
-            }
-        }
-
-        impl $store {
-            /// One conditional update of a reply by a person (`$1` id, `$2` now).
-            async fn person_reply_action(
-                &self,
-                sql: &'static str,
-                id: &str,
-                now: chrono::DateTime<chrono::Utc>,
-            ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayReply>> {
+                let Some(first) = from.first() else {
+                    return Ok(None);
+                };
+                let state = |i: usize| from.get(i).unwrap_or(first).as_str();
                 let mut tx = self.write_tx().await?;
-                let row = sqlx::query(sql)
+                let row = sqlx::query($crate::shared::gateway_replies::DECIDE.as_str())
                     .bind(id)
+                    .bind(to.as_str())
                     .bind($crate::shared::ms(now))
+                    .bind(state(0))
+                    .bind(state(1))
+                    .bind(state(2))
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;

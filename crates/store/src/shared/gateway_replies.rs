@@ -49,22 +49,6 @@ pub(crate) const RELEASE: &str = "UPDATE gateway_replies SET \
      lease_expires_at = NULL, next_attempt_at = $2, updated_at = $2 \
      WHERE id = $1 AND state = 'SENDING' AND lease_owner = $3";
 
-/// `$1` id, `$2` now: a person's "retry now" of a FAILED or DEAD reply.
-pub(crate) static RETRY: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "UPDATE gateway_replies SET state = 'PENDING', next_attempt_at = $2, updated_at = $2 \
-         WHERE id = $1 AND state IN ('FAILED', 'DEAD') RETURNING {COLUMNS}"
-    )
-});
-
-/// `$1` id, `$2` now: a person's "mark as delivered" of a SENT_UNVERIFIED reply.
-pub(crate) static MARK_DELIVERED: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "UPDATE gateway_replies SET state = 'DELIVERED', delivered_at = $2, updated_at = $2 \
-         WHERE id = $1 AND state = 'SENT_UNVERIFIED' RETURNING {COLUMNS}"
-    )
-});
-
 /// `$1` now: a SENDING row whose lease ended may have been sent.
 pub(crate) const EXPIRE: &str = "UPDATE gateway_replies SET state = 'SENT_UNVERIFIED', \
      last_error = 'the send was interrupted (the reply may have been sent)', \
@@ -77,6 +61,18 @@ pub(crate) const RECOVER: &str = "UPDATE gateway_replies SET state = 'SENT_UNVER
      lease_owner = NULL, lease_expires_at = NULL, updated_at = $3 \
      WHERE state = 'SENDING' AND ((substr(lease_owner, 1, length($1)) = $1 AND lease_owner <> $2) \
        OR lease_expires_at < $3)";
+
+/// A person's decision: `$1` id, `$2` the new state, `$3` now, `$4`–`$6`
+/// the states it may come from (padded by repeating one).
+pub(crate) static DECIDE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE gateway_replies SET state = $2, \
+           next_attempt_at = CASE WHEN $2 = 'PENDING' THEN $3 ELSE NULL END, \
+           delivered_at = CASE WHEN $2 = 'DELIVERED' THEN $3 ELSE delivered_at END, \
+           lease_owner = NULL, lease_expires_at = NULL, updated_at = $3 \
+         WHERE id = $1 AND state IN ($4, $5, $6) RETURNING {COLUMNS}"
+    )
+});
 
 /// `$1` owner, `$2` lease until, `$3` now, `$4` limit.
 pub(crate) static CLAIM: LazyLock<String> = LazyLock::new(|| {

@@ -15,14 +15,15 @@ pub(crate) const SESSION_COLUMNS: &str = "s.id, s.binding_key, s.gateway, s.plat
 
 const SESSION_ORDER: &str = "ORDER BY s.last_activity_at DESC, s.id DESC LIMIT 20";
 
-/// `$1` gateway, `$2` platform, `$3` the reply's platform message id.
+/// `$1` gateway, `$2` platform, `$3` the reply's platform message id,
+/// `$4` the chat (the session's, normalised by the core like the reply's).
 pub(crate) static SESSIONS_OF_REPLY: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {SESSION_COLUMNS} FROM gateway_replies r \
          JOIN gateway_inbound i ON i.id = r.inbound_id \
          JOIN gateway_sessions s ON s.id = i.session_id \
          WHERE r.state = 'DELIVERED' AND r.platform_message_id = $3 AND r.gateway = $1 \
-           AND r.platform = $2 AND s.status = 'ACTIVE' \
+           AND r.platform = $2 AND s.chat_id = $4 AND s.status = 'ACTIVE' \
          ORDER BY r.delivered_at DESC, s.id DESC LIMIT 20"
     )
 });
@@ -132,7 +133,8 @@ pub(crate) const INSERT_EVENT: &str = "INSERT INTO workbench_events (id, parent_
 pub(crate) static SESSION_BY_ID: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {SESSION_COLUMNS} FROM gateway_sessions s WHERE s.id = $1"));
 
-/// `$1` gateway, `$2` platform, `$3` the reply's platform message id.
+/// `$1` gateway, `$2` platform, `$3` the reply's platform message id,
+/// `$4` the chat (the session's, normalised by the core like the reply's).
 pub(crate) const TASKS_OF_REPLY: &str = "SELECT r.chat_id, i.created_task_id, \
      s.workbench_task_id FROM gateway_replies r \
      JOIN gateway_inbound i ON i.id = r.inbound_id \
@@ -224,12 +226,14 @@ macro_rules! gateway_route_store {
                     L::ReplyTo {
                         gateway,
                         platform,
+                        chat_id,
                         platform_message_id,
                     } => {
                         sqlx::query(sql::SESSIONS_OF_REPLY.as_str())
                             .bind(gateway)
                             .bind(platform)
                             .bind(platform_message_id)
+                            .bind(chat_id)
                             .fetch_all(&self.$reader)
                             .await
                     }

@@ -296,96 +296,76 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
     );
 }
 
-/// A person's actions (D7, D9): a DEAD (or FAILED) reply is due again now
-/// with its attempts kept; a SENT_UNVERIFIED one is marked DELIVERED; a
-/// reply in any other state, or none, is left alone.
-pub async fn a_person_retries_a_dead_reply_and_marks_an_unverified_one(b: &Backend) {
+/// A person's decision (D7): a row in one of the given states moves (to
+/// PENDING, due now, or DELIVERED); a row in another state, or an unknown
+/// id, is left alone and answers `None`.
+pub async fn a_persons_decision_moves_only_a_row_in_the_given_states(b: &Backend) {
     let s = b.store.clone();
     let now = super::support::now_ms();
-    let id = inbound(s.as_ref(), "601", now).await;
-    let (dead, _) = s
-        .enqueue_reply(new_reply(&id, ReplyKind::QueuedAck, now))
+    let first = inbound(s.as_ref(), "801", now).await;
+    s.enqueue_reply(new_reply(&first, ReplyKind::QueuedAck, now))
         .await
-        .unwrap()
         .unwrap();
-    let (unsure, _) = s
-        .enqueue_reply(new_reply(&id, ReplyKind::FinalResult, now))
-        .await
-        .unwrap()
-        .unwrap();
-    // Pending: neither action applies.
-    assert!(s.retry_reply(&dead.id, now).await.unwrap().is_none());
-    assert!(
-        s.mark_reply_delivered(&unsure.id, now)
-            .await
-            .unwrap()
-            .is_none()
-    );
     let claimed = s
-        .settle_and_claim_replies(turn(OWNER, now, 10))
+        .settle_and_claim_replies(turn(OWNER, now, 1))
         .await
         .unwrap();
-    assert_eq!(claimed.len(), 2);
-    let mut settle = turn(OWNER, now, 0);
-    settle.settles = vec![
-        ReplySettle {
-            id: dead.id.clone(),
-            state: ReplyState::Dead,
-            next_attempt_at: None,
-            last_error: Some("refused".into()),
-            platform_message_id: None,
-        },
-        ReplySettle {
-            id: unsure.id.clone(),
-            state: ReplyState::SentUnverified,
-            next_attempt_at: None,
-            last_error: Some("no receipt".into()),
-            platform_message_id: None,
-        },
-    ];
-    s.settle_and_claim_replies(settle).await.unwrap();
-    // The wrong action for each state changes nothing.
+    let id = claimed[0].id.clone();
+    s.recover_replies("node-a:", "node-a:boot-2", now)
+        .await
+        .unwrap();
+    let unverified = [ReplyState::SentUnverified];
+    let failed = [ReplyState::Failed, ReplyState::Dead];
+    let later = now + Duration::seconds(3);
     assert!(
-        s.mark_reply_delivered(&dead.id, now)
+        s.decide_reply(&id, &failed, ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none(),
+        "SENT_UNVERIFIED is not FAILED / DEAD"
+    );
+    assert!(
+        s.decide_reply("nope", &unverified, ReplyState::Pending, later)
             .await
             .unwrap()
             .is_none()
     );
-    assert!(s.retry_reply(&unsure.id, now).await.unwrap().is_none());
-    assert!(s.retry_reply(&ids::new_id(), now).await.unwrap().is_none());
-    let later = now + Duration::seconds(5);
-    let retried = s.retry_reply(&dead.id, later).await.unwrap().unwrap();
+    assert!(
+        s.decide_reply(&id, &[], ReplyState::Pending, later)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let retried = s
+        .decide_reply(&id, &unverified, ReplyState::Pending, later)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(retried.state, ReplyState::Pending);
-    assert_eq!(retried.attempts, 1, "attempts kept");
     assert_eq!(retried.next_attempt_at, Some(later));
     assert_eq!(retried.lease_owner, None);
-    // Due again: the next turn leases it.
+    // Due now: the next turn leases it again.
     let again = s
         .settle_and_claim_replies(turn(OWNER, later, 10))
         .await
         .unwrap();
-    assert_eq!(
-        again.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
-        [dead.id.as_str()]
-    );
+    assert!(again.iter().any(|r| r.id == id));
+    s.recover_replies("node-a:", "node-a:boot-3", later)
+        .await
+        .unwrap();
     let marked = s
-        .mark_reply_delivered(&unsure.id, later)
+        .decide_reply(&id, &unverified, ReplyState::Delivered, later)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(marked.state, ReplyState::Delivered);
     assert_eq!(marked.delivered_at, Some(later));
+    assert_eq!(marked.next_attempt_at, None);
     assert!(
-        s.mark_reply_delivered(&unsure.id, later)
+        s.decide_reply(&id, &unverified, ReplyState::Pending, later)
             .await
             .unwrap()
-            .is_none()
-    );
-    assert!(s.retry_reply(&unsure.id, later).await.unwrap().is_none());
-    // Read back on another connection.
-    let other = b.another().await;
-    assert_eq!(
-        other.get_reply(&unsure.id).await.unwrap().unwrap().state,
-        ReplyState::Delivered
+            .is_none(),
+        "DELIVERED stays"
     );
 }

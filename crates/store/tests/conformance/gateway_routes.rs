@@ -294,15 +294,24 @@ pub async fn admission_limits_refuse_without_writing_and_threads_bind_their_sess
     assert_eq!(thread.len(), 1);
     assert_eq!(Some(thread[0].id.clone()), row.session_id);
     assert_eq!(thread[0].project_id, project);
-    // A reply to a delivered gateway reply finds its session (any chat).
-    let reply = s.replies_for_inbound(&row.id).await.unwrap().remove(0);
-    let owner = "node-a:boot-1";
+    // A reply to a delivered gateway reply finds its session (in its chat).
+    let pm = format!("pm-{}", ids::new_id());
+    deliver_ack(s.as_ref(), &row.id, &pm).await;
+    let by_reply = s.find_sessions(reply_to(&chat, &pm)).await.unwrap();
+    assert_eq!(by_reply.first().map(|x| x.id.clone()), row.session_id);
+}
+
+/// Deliver the acknowledgement of inbound row `inbound_id` with platform
+/// message id `pm`.
+async fn deliver_ack(s: &dyn Store, inbound_id: &str, pm: &str) {
+    let reply = s.replies_for_inbound(inbound_id).await.unwrap().remove(0);
+    let owner = format!("node-a:boot-{}", ids::new_id());
     let leased = s
         .settle_and_claim_replies(harness_core::store::ReplyTurn {
-            owner: owner.into(),
+            owner: owner.clone(),
             settles: Vec::new(),
             released: Vec::new(),
-            limit: 10,
+            limit: 1000,
             now: now_ms(),
             lease_until: now_ms() + Duration::seconds(60),
         })
@@ -310,13 +319,13 @@ pub async fn admission_limits_refuse_without_writing_and_threads_bind_their_sess
         .unwrap();
     assert!(leased.iter().any(|r| r.id == reply.id));
     s.settle_and_claim_replies(harness_core::store::ReplyTurn {
-        owner: owner.into(),
+        owner,
         settles: vec![harness_core::store::ReplySettle {
             id: reply.id.clone(),
             state: harness_core::store::ReplyState::Delivered,
             next_attempt_at: None,
             last_error: None,
-            platform_message_id: Some(format!("pm-{}", reply.id)),
+            platform_message_id: Some(pm.into()),
         }],
         released: Vec::new(),
         limit: 0,
@@ -325,15 +334,52 @@ pub async fn admission_limits_refuse_without_writing_and_threads_bind_their_sess
     })
     .await
     .unwrap();
-    let by_reply = s
-        .find_sessions(SessionLookup::ReplyTo {
-            gateway: "openclaw".into(),
-            platform: "telegram".into(),
-            platform_message_id: format!("pm-{}", reply.id),
-        })
-        .await
-        .unwrap();
-    assert_eq!(by_reply.first().map(|x| x.id.clone()), row.session_id);
+}
+
+fn reply_to(chat: &str, pm: &str) -> SessionLookup {
+    SessionLookup::ReplyTo {
+        gateway: "openclaw".into(),
+        platform: "telegram".into(),
+        chat_id: chat.into(),
+        platform_message_id: pm.into(),
+    }
+}
+
+/// Telegram message ids are unique only within a chat: a reply in chat B
+/// to message id N never binds the session of chat A whose delivered reply
+/// also had id N (issue 28 point 2).
+pub async fn a_reply_binds_the_session_of_its_own_chat_only(b: &Backend) {
+    let s: Arc<dyn Store> = b.store.clone();
+    let (project_a, wb_a) = project_with_workbench(s.as_ref()).await;
+    let (project_b, wb_b) = project_with_workbench(s.as_ref()).await;
+    let pm = format!("pm-{}", ids::new_id());
+    let mut sessions = Vec::new();
+    for (project, wb) in [(&project_a, &wb_a), (&project_b, &wb_b)] {
+        let chat = format!("-{}", ids::new_id());
+        let i = inbound("7", &chat, "42", None);
+        let a = admission(&i, project, wb, &format!("k-{}", ids::new_id()));
+        let RouteRecord::Recorded(row) = s.record_route(queued(i, a)).await.unwrap() else {
+            panic!("not recorded");
+        };
+        deliver_ack(s.as_ref(), &row.id, &pm).await;
+        sessions.push((chat, row.session_id.clone().unwrap()));
+    }
+    // The second chat's delivery is the newest; chat A still finds its own.
+    for (chat, session) in &sessions {
+        let found = s.find_sessions(reply_to(chat, &pm)).await.unwrap();
+        assert_eq!(
+            found.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
+            [session.as_str()],
+            "chat {chat}"
+        );
+    }
+    let elsewhere = format!("-{}", ids::new_id());
+    assert!(
+        s.find_sessions(reply_to(&elsewhere, &pm))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 pub async fn a_created_task_is_linked_once_and_a_callback_settles_with_one_reply(b: &Backend) {

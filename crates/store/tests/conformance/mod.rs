@@ -154,6 +154,7 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; gateway_routes:
             a_routed_message_is_recorded_once_with_its_session_event_and_ack,
             admission_limits_refuse_without_writing_and_threads_bind_their_session,
+            a_reply_binds_the_session_of_its_own_chat_only,
             a_created_task_is_linked_once_and_a_callback_settles_with_one_reply,
             a_recovery_mark_applies_only_to_the_state_it_saw,
         );
@@ -161,7 +162,7 @@ macro_rules! conformance_suite {
             a_reply_is_written_with_its_inbound_row_once_per_key,
             a_reply_turn_settles_every_outcome_and_leases_due_rows,
             interrupted_replies_become_unverified_never_resent,
-            a_person_retries_a_dead_reply_and_marks_an_unverified_one,
+            a_persons_decision_moves_only_a_row_in_the_given_states,
         );
         conformance_suite!(@area $factory; inbox:
             one_review_per_execution_whoever_comes_first,
