@@ -341,6 +341,31 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         0,
         "no reminder to a chat that cannot receive it"
     );
+    // `/harness` says so: unreachable, escalated to boss…
+    let ask_id = esc[0].message_id.clone();
+    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    let f = f.get(&ask_id).expect("its follow-up");
+    assert_eq!(
+        (
+            f.unreachable,
+            f.no_escalation_target,
+            f.escalated_to.clone()
+        ),
+        (true, false, vec!["boss".to_string()]),
+        "{f:?}"
+    );
+    // …and, once no target is left to escalate to, that nobody is told.
+    put(
+        &s,
+        "/api/settings/reminders",
+        json!({"high": [600], "normal": [3600], "low": []}),
+    )
+    .await;
+    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    assert!(
+        f[&ask_id].unreachable && f[&ask_id].no_escalation_target,
+        "{f:?}"
+    );
 
     // A send to the target that keeps failing shows with its last error.
     std::fs::write(&control, "fail").unwrap();

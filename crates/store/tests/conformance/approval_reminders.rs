@@ -289,7 +289,9 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         .iter()
         .find(|r| r.id == rows[0].id)
         .expect("the escalation is due");
-    h.finish_send(esc, OWNER, delivered("pm-esc")).await.unwrap();
+    h.finish_send(esc, OWNER, delivered("pm-esc"))
+        .await
+        .unwrap();
     let follow = h.follow_ups(std::slice::from_ref(&ask)).await.unwrap();
     assert_eq!(
         follow.get(&ask).map(|f| f.reminders),

@@ -51,7 +51,11 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
         .unwrap();
     let ask = out.message_id.unwrap();
     assert!(
-        store.reminder_candidates(None, 10).await.unwrap().is_empty(),
+        store
+            .reminder_candidates(None, 10)
+            .await
+            .unwrap()
+            .is_empty(),
         "an ask not sent yet has no reminder"
     );
     let now = Utc::now();
@@ -354,7 +358,10 @@ pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &B
         .await
         .unwrap();
     assert_eq!(queued, 1, "the new ask is reminded, not starved");
-    let written = store.reminders_for(std::slice::from_ref(&new)).await.unwrap();
+    let written = store
+        .reminders_for(std::slice::from_ref(&new))
+        .await
+        .unwrap();
     assert_eq!(written.len(), 1);
     assert_eq!(written[0].seq, 1);
 }
