@@ -413,13 +413,18 @@ async fn reach(s: &common::Server, label: &str) -> Value {
         .unwrap_or_else(|| panic!("{label} in {list}"))
 }
 
-/// The platform message id of the `i`-th send, once the chat `chat`'s
-/// delivery mapping of it is written.
-async fn mapped_send(s: &common::Server, record: &Path, i: usize, chat: &str) -> String {
-    let pmid = common::json_lines(record)[i]["messageId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+/// The platform message id of the send to `chat` whose text starts with
+/// `text`, once its delivery mapping is written.
+async fn mapped_send(s: &common::Server, record: &Path, text: &str, chat: &str) -> String {
+    let pmid = common::json_lines(record)
+        .iter()
+        .find(|r| {
+            r["sent"] == true
+                && r["target"] == format!("telegram:{chat}")
+                && r["text"].as_str().is_some_and(|t| t.starts_with(text))
+        })
+        .and_then(|r| r["messageId"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no send {text:?} to {chat}"));
     let path = format!(
         "/api/internal/harness/delivery-map?gateway=hermes&platform=telegram&chatId={chat}&messageId={pmid}"
     );
@@ -429,7 +434,7 @@ async fn mapped_send(s: &common::Server, record: &Path, i: usize, chat: &str) ->
         if !map.is_null() {
             return pmid;
         }
-        assert!(Instant::now() < deadline, "send {i} was never mapped");
+        assert!(Instant::now() < deadline, "{text:?} was never mapped");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -468,12 +473,13 @@ async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_w
     let h = &s.running.harness;
     let (t, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
     assert_eq!(h.send_due_reminders(asked + mins(61)).await.unwrap(), 1);
+    sends(&record, 2).await;
     assert_eq!(h.send_due_reminders(asked + mins(91)).await.unwrap(), 1);
     let all = sends(&record, 3).await;
-    assert_eq!(all[2].0, "telegram:777", "escalated");
+    assert_eq!(all[2].0, "telegram:777", "escalated: {all:?}");
 
     // The boss replies in their chat to the escalation: that answers it.
-    let pmid = mapped_send(&s, &record, 2, "777").await;
+    let pmid = mapped_send(&s, &record, "Escalated to you", "777").await;
     let (is_error, out) = tool(
         &s,
         &gw,
@@ -501,7 +507,7 @@ async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_w
     assert_eq!(told, vec!["telegram:4242", "telegram:777"]);
     for (_, text) in &all[3..] {
         assert!(
-            text.starts_with("Answered — no reply needed any more: \"Postgres or SQLite?\""),
+            text.starts_with("Answered — no reply needed any more: \"Nightly build\""),
             "{text}"
         );
     }
@@ -522,7 +528,7 @@ async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_w
     );
     // …an answer in the chat does.
     let (t3, _) = ask(&s, "Release", "Release now?", "normal").await;
-    let pmid = mapped_send(&s, &record, 6, "4242").await;
+    let pmid = mapped_send(&s, &record, "Release", "4242").await;
     let (is_error, out) = tool(
         &s,
         &gw,

@@ -34,7 +34,8 @@ pub(crate) const QUESTION_CLOSED: &str = "SELECT CAST(CASE WHEN \
                WHERE o.id = $1 AND a.state <> 'PENDING') \
     THEN 1 ELSE 0 END AS BIGINT) AS closed";
 
-/// `$1` gateway, `$2` platform, `$3` chat: when its person last wrote
+/// `$1` gateway, `$2` platform, `$3` chat (bare: a row may name it as
+/// `<platform>:<chat>`, as gateways write either form): when its person last wrote
 /// (an inbound message, or an answer through the gateway to an ask whose
 /// first row — its own, or its approval's push — reached the chat, and
 /// that was never escalated: an escalated ask may have been answered from
@@ -48,7 +49,8 @@ pub(crate) const LAST_WROTE: &str = "SELECT MAX(t) AS last_wrote FROM ( \
          JOIN harness_outbound o ON o.harness_message_id = g.message_id \
            OR o.dedup_key IN (SELECT 'approval:' || a.id FROM approvals a WHERE a.request_id = g.message_id) \
          WHERE o.gateway = $1 AND COALESCE(o.platform, o.downstream) = $2 \
-           AND COALESCE(o.platform_chat_id, o.dest) = $3 \
+           AND (o.platform_chat_id = $3 OR o.dest = $3 \
+             OR o.platform_chat_id = $2 || ':' || $3 OR o.dest = $2 || ':' || $3) \
            AND NOT EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = g.message_id) \
      ) x";
 
