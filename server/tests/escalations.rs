@@ -10,6 +10,8 @@ use std::{
 };
 
 use chrono::{DateTime, Timelike, Utc};
+
+use crate::approvals_chat::tool;
 use harness_core::store::{InboundIntent, NewInbound};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -168,8 +170,9 @@ async fn after_the_last_reminder_the_ask_is_escalated_once_and_its_answer_tells_
     for m in [92, 200, 600] {
         assert_eq!(h.send_due_reminders(asked + mins(m)).await.unwrap(), 0);
     }
-    let asks = h.store().reminder_candidates(10).await.unwrap();
-    assert!(asks.iter().all(|c| c.escalated), "marked escalated");
+    let asks = h.store().reminder_candidates(None, 10).await.unwrap();
+    assert_eq!(asks.len(), 1, "the ask still waits: {asks:?}");
+    assert!(asks[0].escalated, "marked escalated");
 
     // The first answer wins; every chat reached is told, once.
     reply(&s, &t, "SQLite").await;
@@ -203,10 +206,12 @@ async fn normal_reminders_wait_out_the_quiet_hours_and_high_ones_still_go() {
 
     let (normal, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
     let (high, _) = ask(&s, "Hotfix", "Roll back?", "high").await;
-    // Quiet from the hour of the ask for 3 hours (UTC), in the target's zone.
-    let start = asked.hour();
-    let quiet = json!({"phone": {"start": format!("{start:02}:00"),
-        "end": format!("{:02}:00", (start + 3) % 24), "timeZone": "UTC"}});
+    // Quiet from the minute of the ask for 3 hours, in the target's zone
+    // (India: UTC+05:30 all year, so the window is not on a UTC hour).
+    let local = asked + chrono::Duration::minutes(330);
+    let (hh, mm) = (local.hour(), local.minute());
+    let quiet = json!({"phone": {"start": format!("{hh:02}:{mm:02}"),
+        "end": format!("{:02}:{mm:02}", (hh + 3) % 24), "timeZone": "Asia/Kolkata"}});
     let stored = put(
         &s,
         "/api/settings/reminders",
@@ -230,8 +235,7 @@ async fn normal_reminders_wait_out_the_quiet_hours_and_high_ones_still_go() {
     reply(&s, &high, "yes").await;
     assert_eq!(h.send_due_reminders(asked + mins(62)).await.unwrap(), 0);
 
-    let end =
-        asked.with_minute(0).and_then(|t| t.with_second(0)).unwrap() + chrono::Duration::hours(3);
+    let end = asked.with_second(0).unwrap() + chrono::Duration::hours(3);
     assert_eq!(h.send_due_reminders(end - mins(1)).await.unwrap(), 0);
     assert_eq!(h.send_due_reminders(end + mins(1)).await.unwrap(), 1);
     let all = sends(&record, 4).await;
@@ -318,7 +322,7 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         .store()
         .escalations_for(
             &h.store()
-                .reminder_candidates(10)
+                .reminder_candidates(None, 10)
                 .await
                 .unwrap()
                 .iter()
@@ -336,6 +340,31 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         h.send_due_reminders(asked + mins(61)).await.unwrap(),
         0,
         "no reminder to a chat that cannot receive it"
+    );
+    // `/harness` says so: unreachable, escalated to boss…
+    let ask_id = esc[0].message_id.clone();
+    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    let f = f.get(&ask_id).expect("its follow-up");
+    assert_eq!(
+        (
+            f.unreachable,
+            f.no_escalation_target,
+            f.escalated_to.clone()
+        ),
+        (true, false, vec!["boss".to_string()]),
+        "{f:?}"
+    );
+    // …and, once no target is left to escalate to, that nobody is told.
+    put(
+        &s,
+        "/api/settings/reminders",
+        json!({"high": [600], "normal": [3600], "low": []}),
+    )
+    .await;
+    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    assert!(
+        f[&ask_id].unreachable && f[&ask_id].no_escalation_target,
+        "{f:?}"
     );
 
     // A send to the target that keeps failing shows with its last error.
@@ -359,7 +388,10 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
                 list[0]["failedAttempts"].as_u64().is_some_and(|n| n >= 1),
                 "{list}"
             );
-            assert!(!err.is_empty());
+            assert!(
+                err.contains("send failed"),
+                "the double's own failure, not a deliberate drop: {list}"
+            );
             break;
         }
         assert!(
@@ -369,4 +401,150 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     reply(&s, &t, "SQLite").await;
+}
+
+/// The reachability line of the target `label`.
+async fn reach(s: &common::Server, label: &str) -> Value {
+    let (st, list) = s.admin("GET", "/api/settings/reachability", None).await;
+    assert_eq!(st, StatusCode::OK, "{list}");
+    list.as_array()
+        .and_then(|l| l.iter().find(|r| r["label"] == label))
+        .cloned()
+        .unwrap_or_else(|| panic!("{label} in {list}"))
+}
+
+/// The platform message id of the send to `chat` whose text starts with
+/// `text`, once its delivery mapping is written.
+async fn mapped_send(s: &common::Server, record: &Path, text: &str, chat: &str) -> String {
+    let pmid = common::json_lines(record)
+        .iter()
+        .find(|r| {
+            r["sent"] == true
+                && r["target"] == format!("telegram:{chat}")
+                && r["text"].as_str().is_some_and(|t| t.starts_with(text))
+        })
+        .and_then(|r| r["messageId"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no send {text:?} to {chat}"));
+    let path = format!(
+        "/api/internal/harness/delivery-map?gateway=hermes&platform=telegram&chatId={chat}&messageId={pmid}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, map) = s.admin("GET", &path, None).await;
+        if !map.is_null() {
+            return pmid;
+        }
+        assert!(Instant::now() < deadline, "{text:?} was never mapped");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let (record, control) = (dir.path().join("sent.jsonl"), dir.path().join("mode"));
+    configure(&s, &record, &control, json!([
+        {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"},
+        {"label": "boss", "gateway": "hermes", "downstream": "telegram", "dest": "777", "scope": "unattended", "active": false}
+    ]))
+    .await;
+    // The chats' OWNER writes as sender 42.
+    let settings = json!({"cliPath": DOUBLE, "env": {
+        "GATEWAY_DOUBLE_RECORD": record, "GATEWAY_DOUBLE_CONTROL": control},
+        "accessPolicy": {"ownerIds": {"telegram": ["42"]}}});
+    put(
+        &s,
+        "/api/settings/gateways",
+        json!({"hermes": settings, "openclaw": settings}),
+    )
+    .await;
+    put(
+        &s,
+        "/api/settings/reminders",
+        json!({"high": [600], "normal": [3600], "low": [],
+        "escalateAfter": 1800, "escalateTo": {"unattended": ["boss"]}}),
+    )
+    .await;
+    let gw = std::fs::read_to_string(dir.path().join("secrets").join("gateway.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let h = &s.running.harness;
+    let (t, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
+    assert_eq!(h.send_due_reminders(asked + mins(61)).await.unwrap(), 1);
+    sends(&record, 2).await;
+    assert_eq!(h.send_due_reminders(asked + mins(91)).await.unwrap(), 1);
+    let all = sends(&record, 3).await;
+    assert_eq!(all[2].0, "telegram:777", "escalated: {all:?}");
+
+    // The boss replies in their chat to the escalation: that answers it.
+    let pmid = mapped_send(&s, &record, "Escalated to you", "777").await;
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "relay_channel_reply",
+        json!({"text": "SQLite", "gateway": "hermes", "platform": "telegram",
+            "chatId": "777", "platformMessageId": pmid, "senderId": "42"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "ask_reply", "{out}");
+    assert_eq!(out["taskId"], t.as_str(), "{out}");
+    // A later answer from the first chat's person loses.
+    let (st, body) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "Postgres"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CONFLICT, "the first answer won: {body}");
+    // Everyone reached is told, once each.
+    let all = sends(&record, 5).await;
+    let mut told: Vec<&str> = all[3..].iter().map(|(to, _)| to.as_str()).collect();
+    told.sort_unstable();
+    assert_eq!(told, vec!["telegram:4242", "telegram:777"]);
+    for (_, text) in &all[3..] {
+        assert!(
+            text.starts_with("Answered — no reply needed any more: \"Nightly build\""),
+            "{text}"
+        );
+    }
+    assert_eq!(h.send_due_reminders(asked + mins(700)).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sends(&record, 5).await.len(), 5, "nothing more");
+    // Which chat answered an escalated ask is not known: the first chat's
+    // person is not taken to have written.
+    assert_eq!(reach(&s, "phone").await["lastWrote"], Value::Null);
+
+    // An answer on the web says nothing about the chat…
+    let (t2, _) = ask(&s, "Deploy", "Deploy now?", "normal").await;
+    reply(&s, &t2, "yes").await;
+    assert_eq!(
+        reach(&s, "phone").await["lastWrote"],
+        Value::Null,
+        "answered on the web: the chat did not write"
+    );
+    // …an answer in the chat does.
+    let (t3, _) = ask(&s, "Release", "Release now?", "normal").await;
+    let pmid = mapped_send(&s, &record, "Release", "4242").await;
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "relay_channel_reply",
+        json!({"text": "yes", "gateway": "hermes", "platform": "telegram",
+            "chatId": "4242", "platformMessageId": pmid, "senderId": "42"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(
+        (out["mode"].as_str(), out["taskId"].as_str()),
+        (Some("ask_reply"), Some(t3.as_str())),
+        "{out}"
+    );
+    assert!(
+        reach(&s, "phone").await["lastWrote"].is_string(),
+        "answered in the chat: it wrote"
+    );
 }

@@ -121,7 +121,12 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
     let asked = Utc::now();
     sent(&record, 1).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while store.reminder_candidates(10).await.unwrap().is_empty() {
+    while store
+        .reminder_candidates(None, 10)
+        .await
+        .unwrap()
+        .is_empty()
+    {
         assert!(
             Instant::now() < deadline,
             "the ask was never settled as sent"

@@ -17,6 +17,12 @@ pub struct FollowUpInfo {
     pub reminders: u32,
     /// Labels of the targets it was escalated to.
     pub escalated_to: Vec<String>,
+    /// Its chat's delivery window has passed.
+    #[serde(default)]
+    pub unreachable: bool,
+    /// Unreachable with no escalation target: it waits, nobody told.
+    #[serde(default)]
+    pub no_escalation_target: bool,
 }
 
 /// Attach the follow-up of every OPEN ask (two queries).
@@ -41,6 +47,8 @@ pub(crate) async fn with_follow_ups(
             waited_ms: (now - row.sent_ms).max(0),
             reminders: f.reminders,
             escalated_to: f.escalated_to,
+            unreachable: f.unreachable,
+            no_escalation_target: f.no_escalation_target,
         });
     }
     Ok(rows)

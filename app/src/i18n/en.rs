@@ -196,6 +196,14 @@ pub const EN: &[(&str, &str)] = &[
     ("followup.waited", "waiting {t}"),
     ("followup.reminders", "{n} reminder(s) sent"),
     ("followup.escalated", "escalated to {who}"),
+    (
+        "followup.unreachable",
+        "chat unreachable (delivery window passed)",
+    ),
+    (
+        "followup.unreachable_alone",
+        "chat unreachable, no escalation target: nobody is told",
+    ),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[

@@ -172,6 +172,11 @@ pub const ZH: &[(&str, &str)] = &[
     ("followup.waited", "已等待 {t}"),
     ("followup.reminders", "已提醒 {n} 次"),
     ("followup.escalated", "已升级给 {who}"),
+    ("followup.unreachable", "聊天已无法送达（送达时限已过）"),
+    (
+        "followup.unreachable_alone",
+        "聊天已无法送达，且无升级对象：无人知晓",
+    ),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[

@@ -49,9 +49,9 @@ pub struct Analytics {
     pub questions_per_project: Vec<Bar>,
     /// Questions still open, by age.
     pub unanswered_by_age: Vec<Bar>,
-    /// Questions answered in the last 7 d, by the reminders they needed
-    /// first (`0`, `1`, `2`, `3+`), and `escalated`: those answered only
-    /// after an escalation (issue 32).
+    /// Questions answered in the last 7 d, by the reminders that reached
+    /// the chat first (`0`, `1`, `2`, `3+`), and `escalated`: those answered
+    /// only after an escalation, counted there alone (issue 32).
     #[serde(default)]
     pub reminders_per_answer: Vec<Bar>,
 }
@@ -145,10 +145,14 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
         .iter()
         .filter(|a| a.created_at >= week && a.replied_at.is_some())
     {
-        reminded[usize::try_from(a.reminders.min(3)).unwrap_or(3)] += 1.0;
-        if a.escalated {
-            reminded[4] += 1.0;
-        }
+        // An escalated answer counts once, as escalated, whatever the
+        // reminders before it.
+        let bucket = if a.escalated {
+            4
+        } else {
+            usize::try_from(a.reminders.min(3)).unwrap_or(3)
+        };
+        reminded[bucket] += 1.0;
     }
     Analytics {
         generated_at: now,
@@ -236,7 +240,7 @@ mod tests {
     fn answers_are_counted_by_the_reminders_they_needed() {
         let now = Utc::now();
         let mut asks = vec![ask(now, 60, Some(5), None), ask(now, 60, None, None)];
-        for (n, escalated) in [(1, false), (2, false), (5, true)] {
+        for (n, escalated) in [(1, false), (2, false), (4, false), (5, true), (0, true)] {
             let mut a = ask(now, 300, Some(200), None);
             a.reminders = n;
             a.escalated = escalated;
@@ -247,7 +251,11 @@ mod tests {
             .iter()
             .map(|b| b.value)
             .collect();
-        assert_eq!(bars, vec![1.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(
+            bars,
+            vec![1.0, 1.0, 1.0, 1.0, 2.0],
+            "an escalated answer is in `escalated` only, not in a reminder bucket too"
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ use crate::{
     quiet_hours::{self, QuietHours},
     reminders::{MAX_OFFSET_SECS, MIN_OFFSET_SECS, waited_text},
     settings::NotifyTarget,
-    store::{Dedup, EscalationReason, NewEscalation, NewOutbound, ReminderCandidate},
+    store::{
+        Dedup, EscalationReason, NewEscalation, NewOutbound, OutboundState, ReminderCandidate,
+    },
 };
 
 /// The default wait after the last reminder.
@@ -148,16 +150,23 @@ pub fn answered_notice(first_message: &str) -> String {
 }
 
 /// What was done for an ask that waits (the `/harness` page): reminders
-/// sent and to whom it was escalated.
+/// sent (that reached the chat) and to whom it was escalated.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FollowUp {
     pub reminders: u32,
     pub escalated_to: Vec<String>,
+    /// Its chat's delivery window has passed (`crate::reachability`):
+    /// reminders are not sent there.
+    pub unreachable: bool,
+    /// Its scope names no escalation target: unreachable and not
+    /// escalated, it waits with nobody told.
+    pub no_escalation_target: bool,
 }
 
 impl Harness {
-    /// The reminders and escalations of these asks (two queries), by ask.
+    /// The reminders and escalations of these asks, by ask, and whether
+    /// the chat each one went to can no longer be reached (now).
     pub async fn follow_ups(&self, ask_ids: &[String]) -> CoreResult<BTreeMap<String, FollowUp>> {
         let mut out: BTreeMap<String, FollowUp> = BTreeMap::new();
         if ask_ids.is_empty() {
@@ -165,13 +174,36 @@ impl Harness {
         }
         for r in self.store().reminders_for(ask_ids).await? {
             let f = out.entry(r.message_id).or_default();
-            f.reminders = f.reminders.max(r.seq);
+            // Those that reached the chat: after a downtime only the
+            // latest due one goes out, and a dropped one never did.
+            f.reminders += u32::from(r.sent);
         }
         for e in self.store().escalations_for(ask_ids).await? {
             out.entry(e.message_id)
                 .or_default()
                 .escalated_to
                 .push(e.target);
+        }
+        let schedule = self.reminder_schedule().await?;
+        let now = Utc::now();
+        for chunk in ask_ids.chunks(500) {
+            for row in self.store().outbound_for_messages(chunk).await? {
+                let Some(ask) = row.message_id.clone() else {
+                    continue;
+                };
+                let sent = matches!(
+                    row.state,
+                    OutboundState::Delivered | OutboundState::SentUnverified
+                );
+                if sent && self.chat_unreachable(&row, now).await? {
+                    let f = out.entry(ask).or_default();
+                    f.unreachable = true;
+                    f.no_escalation_target = schedule
+                        .escalate_to
+                        .get(&row.scope)
+                        .is_none_or(Vec::is_empty);
+                }
+            }
         }
         Ok(out)
     }

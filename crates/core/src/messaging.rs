@@ -325,6 +325,31 @@ impl Harness {
         allow_retry: bool,
         sender_id: Option<&str>,
     ) -> CoreResult<ReplyOutcome> {
+        let out = self
+            .answer_reply(by, task_id, text, allow_retry, sender_id)
+            .await?;
+        if by.kind() == crate::auth::PersonKind::GatewayOwner && !out.deduped {
+            // The person wrote in the chat (issue 32 point 4: reachability);
+            // an answer on the web says nothing about the chat.
+            if let Err(err) = self
+                .store()
+                .record_gateway_answer(&out.request_id, Utc::now())
+                .await
+            {
+                tracing::warn!(request_id = %out.request_id, error = ?err, "cannot note the answer from chat");
+            }
+        }
+        Ok(out)
+    }
+
+    async fn answer_reply(
+        &self,
+        by: &crate::auth::Person,
+        task_id: &str,
+        text: Option<&str>,
+        allow_retry: bool,
+        sender_id: Option<&str>,
+    ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
         let sender_id =

@@ -37,7 +37,7 @@ use crate::{
 };
 
 pub const REMINDERS_KEY: &str = "harness.reminders";
-/// Asks looked at per pass.
+/// Asks read per page (a pass reads every page).
 const BATCH: u32 = 200;
 /// At most this many reminders per urgency.
 pub const MAX_REMINDERS: usize = 10;
@@ -212,54 +212,87 @@ impl Harness {
         let schedule = self.reminder_schedule().await?;
         let targets = self.notify_targets().await?;
         let mut queued = 0;
-        for c in self.store().reminder_candidates(BATCH).await? {
-            if self.chat_unreachable(&c.first, now).await? {
-                if !c.escalated {
-                    queued += self
-                        .escalate(
-                            &c,
-                            EscalationReason::Unreachable,
-                            &schedule.escalate_to,
-                            &schedule.quiet_hours,
-                            &targets,
-                            now,
-                        )
-                        .await?;
-                }
-                // Reminders nobody would receive are not sent.
-                continue;
+        // Every page, oldest first: asks with nothing left to do (low ones,
+        // those reminded and escalated) never hide newer ones.
+        let mut after: Option<ReminderCandidate> = None;
+        loop {
+            let page = self
+                .store()
+                .reminder_candidates(after.as_ref(), BATCH)
+                .await?;
+            let full = page.len() >= BATCH as usize;
+            for c in &page {
+                queued += self.follow_up(c, &schedule, &targets, now).await?;
             }
-            let offsets = schedule.offsets(c.urgency);
-            if let Some(seq) = due(offsets, c.asked_at, now, c.sent) {
-                let target = quiet_hours::target_of(&targets, &c.first);
-                if quiet_hours::waits(&schedule.quiet_hours, target, c.urgency, now) {
-                    tracing::debug!(request_id = %c.message_id, seq, "reminder waits for the end of the quiet hours");
-                    continue;
-                }
-                let reminder = new_reminder(&c, seq, now);
-                if let Some(row) = self.store().record_reminder(reminder).await? {
-                    tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
-                        outbound_id = %row.id, "reminder queued");
-                    self.outbound_changed(&row);
-                    queued += 1;
-                }
-                continue;
-            }
-            if !c.escalated && escalation::due(offsets, &c, schedule.escalate_after, now) {
-                queued += self
-                    .escalate(
-                        &c,
-                        EscalationReason::Schedule,
-                        &schedule.escalate_to,
-                        &schedule.quiet_hours,
-                        &targets,
-                        now,
-                    )
-                    .await?;
+            after = page.into_iter().last();
+            if !full || after.is_none() {
+                break;
             }
         }
         if queued > 0 {
             self.wake_outbox();
+        }
+        Ok(queued)
+    }
+
+    /// The pass for one waiting ask: how many rows it queued.
+    async fn follow_up(
+        &self,
+        c: &ReminderCandidate,
+        schedule: &ReminderSchedule,
+        targets: &[crate::settings::NotifyTarget],
+        now: DateTime<Utc>,
+    ) -> CoreResult<usize> {
+        let offsets = schedule.offsets(c.urgency);
+        let due_seq = due(offsets, c.asked_at, now, c.sent);
+        let can_escalate = !c.escalated && schedule.escalate_to.contains_key(&c.first.scope);
+        if due_seq.is_none() && !can_escalate {
+            // Nothing to send, whether its chat is reachable or not.
+            return Ok(0);
+        }
+        let mut queued = 0;
+        if self.chat_unreachable(&c.first, now).await? {
+            if !c.escalated {
+                queued += self
+                    .escalate(
+                        c,
+                        EscalationReason::Unreachable,
+                        &schedule.escalate_to,
+                        &schedule.quiet_hours,
+                        targets,
+                        now,
+                    )
+                    .await?;
+            }
+            // Reminders nobody would receive are not sent.
+            return Ok(queued);
+        }
+        if let Some(seq) = due_seq {
+            let target = quiet_hours::target_of(targets, &c.first);
+            if quiet_hours::waits(&schedule.quiet_hours, target, c.urgency, now) {
+                tracing::debug!(request_id = %c.message_id, seq, "reminder waits for the end of the quiet hours");
+                return Ok(0);
+            }
+            let reminder = new_reminder(c, seq, now);
+            if let Some(row) = self.store().record_reminder(reminder).await? {
+                tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
+                    outbound_id = %row.id, "reminder queued");
+                self.outbound_changed(&row);
+                queued += 1;
+            }
+            return Ok(queued);
+        }
+        if !c.escalated && escalation::due(offsets, c, schedule.escalate_after, now) {
+            queued += self
+                .escalate(
+                    c,
+                    EscalationReason::Schedule,
+                    &schedule.escalate_to,
+                    &schedule.quiet_hours,
+                    targets,
+                    now,
+                )
+                .await?;
         }
         Ok(queued)
     }

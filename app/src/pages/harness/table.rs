@@ -355,6 +355,18 @@ fn follow_up_line(l: crate::i18n::Locale, f: &crate::api::FollowUpInfo) -> AnyVi
         );
     }
     let escalated = !f.escalated_to.is_empty();
+    // The chat's delivery window passed (issue 32 point 4): plain text,
+    // the main module stays small.
+    if f.unreachable {
+        parts.push(
+            l.t(if f.no_escalation_target && !escalated {
+                "followup.unreachable_alone"
+            } else {
+                "followup.unreachable"
+            })
+            .to_string(),
+        );
+    }
     view! {
         <span class="followup sub" data-reminders=f.reminders.to_string() data-escalated=escalated.to_string()>
             {parts.join(" · ")}

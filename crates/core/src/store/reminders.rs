@@ -52,6 +52,10 @@ pub struct Reminder {
     pub outbound_id: String,
     pub waited_ms: i64,
     pub created_at: DateTime<Utc>,
+    /// Whether its outbound row reached the chat (DELIVERED or
+    /// SENT_UNVERIFIED): a reminder dropped or still owed was not sent.
+    #[serde(default)]
+    pub sent: bool,
 }
 
 /// Why an ask was escalated.
@@ -120,9 +124,15 @@ pub struct SendFailure {
 #[async_trait]
 pub trait ReminderStore: Send + Sync + 'static {
     /// OPEN asks whose first outbound row was sent, and the asks of PENDING
-    /// approvals whose push was sent, oldest first, each with the number of
-    /// its last reminder.
-    async fn reminder_candidates(&self, limit: u32) -> StoreResult<Vec<ReminderCandidate>>;
+    /// approvals whose push was sent, oldest first (by asked at, then ask
+    /// id), each with the number of its last reminder — at most `limit` of
+    /// them, those after `after` (keyset paging: a pass reads every page,
+    /// so the oldest asks never hide the newer ones).
+    async fn reminder_candidates(
+        &self,
+        after: Option<&ReminderCandidate>,
+        limit: u32,
+    ) -> StoreResult<Vec<ReminderCandidate>>;
     /// The reminder row and its outbound row, one transaction — only if the
     /// ask is still OPEN and no reminder numbered `seq` or later exists.
     /// `None`: nothing was written.
@@ -144,6 +154,9 @@ pub trait ReminderStore: Send + Sync + 'static {
     /// before the send: a row leased ahead when the question closed is
     /// then never sent. Any other row: false.
     async fn question_closed(&self, outbound_id: &str) -> StoreResult<bool>;
+    /// The ask `message_id` was answered through a gateway at `at` (its
+    /// person wrote in the chat); once per ask, a repeat changes nothing.
+    async fn record_gateway_answer(&self, message_id: &str, at: DateTime<Utc>) -> StoreResult<()>;
     /// When the person of `chat` on `gateway`/`platform` last wrote, and the
     /// newest failure of a send to (`gateway`, `downstream`, `dest`) since
     /// its last delivery.

@@ -34,24 +34,40 @@ pub(crate) const QUESTION_CLOSED: &str = "SELECT CAST(CASE WHEN \
                WHERE o.id = $1 AND a.state <> 'PENDING') \
     THEN 1 ELSE 0 END AS BIGINT) AS closed";
 
-/// `$1` gateway, `$2` platform, `$3` chat: when its person last wrote
-/// (an inbound message, or an answer to an ask that reached the chat).
+/// `$1` gateway, `$2` platform, `$3` chat (bare: a row may name it as
+/// `<platform>:<chat>`, as gateways write either form): when its person last wrote
+/// (an inbound message, or an answer through the gateway to an ask whose
+/// first row — its own, or its approval's push — reached the chat, and
+/// that was never escalated: an escalated ask may have been answered from
+/// another chat). An answer on the web is none: the chat's window did not
+/// move.
 pub(crate) const LAST_WROTE: &str = "SELECT MAX(t) AS last_wrote FROM ( \
        SELECT MAX(i.created_at) AS t FROM gateway_inbound i \
          WHERE i.gateway = $1 AND i.platform = $2 AND i.chat_id = $3 \
        UNION ALL \
-       SELECT MAX(m.replied_at) AS t FROM harness_messages m \
-         JOIN harness_outbound o ON o.harness_message_id = m.id \
+       SELECT MAX(g.answered_at) AS t FROM ask_gateway_answers g \
+         JOIN harness_outbound o ON o.harness_message_id = g.message_id \
+           OR o.dedup_key IN (SELECT 'approval:' || a.id FROM approvals a WHERE a.request_id = g.message_id) \
          WHERE o.gateway = $1 AND COALESCE(o.platform, o.downstream) = $2 \
-           AND COALESCE(o.platform_chat_id, o.dest) = $3 AND m.state = 'ANSWERED' \
+           AND (o.platform_chat_id = $3 OR o.dest = $3 \
+             OR o.platform_chat_id = $2 || ':' || $3 OR o.dest = $2 || ':' || $3) \
+           AND NOT EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = g.message_id) \
      ) x";
 
+/// `$1` ask, `$2` when: answered through a gateway (once).
+pub(crate) const RECORD_GATEWAY_ANSWER: &str = "INSERT INTO ask_gateway_answers (message_id, answered_at) \
+     SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM harness_messages m WHERE m.id = $1) \
+     ON CONFLICT DO NOTHING";
+
 /// `$1` gateway, `$2` downstream (`''`: none), `$3` dest (`''`: none): the
-/// newest failed row to that target since its last delivery.
+/// newest failed row to that target since its last delivery. A row dropped
+/// on purpose (`not sent: …`: its question closed before it went out) never
+/// tried to send, so it is no failure.
 pub(crate) const LAST_FAILURE: &str = "SELECT o.last_error, o.attempts, o.updated_at, o.state \
      FROM harness_outbound o \
      WHERE o.gateway = $1 AND COALESCE(o.downstream, '') = $2 AND COALESCE(o.dest, '') = $3 \
        AND o.state IN ('FAILED', 'DEAD') AND o.last_error IS NOT NULL \
+       AND o.last_error NOT LIKE 'not sent:%' \
        AND o.updated_at > COALESCE((SELECT MAX(d.delivered_at) FROM harness_outbound d \
            WHERE d.gateway = $1 AND COALESCE(d.downstream, '') = $2 AND COALESCE(d.dest, '') = $3 \
              AND d.state IN ('DELIVERED', 'SENT_UNVERIFIED')), 0) \

@@ -18,11 +18,11 @@ fn candidate_columns(urgency: &str) -> String {
     )
 }
 
-/// `$1` limit: OPEN asks whose outbound row (one per message) was sent,
+/// `$1` limit, after (`$2` asked at ms, `$3` ask id): OPEN asks whose outbound row (one per message) was sent,
 /// and the asks of PENDING approvals whose push (`approval:<id>`, no
 /// message of its own) was sent — an approval without a recorded urgency
 /// is `high` (the core records every approval's ask as high) — oldest
-/// first.
+/// first, keyset-paged.
 pub(crate) fn candidates_sql() -> String {
     format!(
         "SELECT * FROM ( \
@@ -39,7 +39,8 @@ pub(crate) fn candidates_sql() -> String {
            LEFT JOIN ask_choices c ON c.message_id = m.id \
            WHERE a.state = 'PENDING' AND m.kind = 'ask' AND m.state = 'OPEN' \
              AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED') \
-         ) x ORDER BY asked_at, ask_id LIMIT +$1",
+         ) x WHERE asked_at > $2 OR (asked_at = $2 AND ask_id > $3) \
+         ORDER BY asked_at, ask_id LIMIT +$1",
         cols = super::outbox::COLUMNS,
         plain = candidate_columns("normal"),
         approval = candidate_columns("high"),
@@ -125,7 +126,10 @@ pub(crate) fn drop_stale_sql() -> String {
     )
 }
 
-pub(crate) const REMINDER_COLUMNS: &str = "message_id, seq, outbound_id, waited_ms, created_at";
+/// A reminder and whether its outbound row reached the chat.
+pub(crate) const REMINDER_COLUMNS: &str = "message_id, seq, outbound_id, waited_ms, created_at, \
+     CAST(CASE WHEN EXISTS (SELECT 1 FROM harness_outbound o WHERE o.id = ask_reminders.outbound_id \
+       AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED')) THEN 1 ELSE 0 END AS BIGINT) AS sent";
 
 pub(crate) fn candidate<R: SqlRow>(row: &R) -> StoreResult<ReminderCandidate> {
     let urgency: String = row.col("ask_urgency")?;
@@ -153,6 +157,7 @@ pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
         outbound_id: row.col("outbound_id")?,
         waited_ms: row.col("waited_ms")?,
         created_at: time(row.col("created_at")?)?,
+        sent: row.col::<i64>("sent")? != 0,
     })
 }
 
@@ -202,9 +207,18 @@ macro_rules! reminder_store {
 
             #[async_trait::async_trait]
             impl ReminderStore for $store {
-                async fn reminder_candidates(&self, limit: u32) -> StoreResult<Vec<ReminderCandidate>> {
+                async fn reminder_candidates(
+                    &self,
+                    after: Option<&ReminderCandidate>,
+                    limit: u32,
+                ) -> StoreResult<Vec<ReminderCandidate>> {
+                    let (at, id) = after.map_or((i64::MIN, String::new()), |c| {
+                        (ms(c.asked_at), c.message_id.clone())
+                    });
                     sqlx::query(AssertSqlSafe(reminders::candidates_sql()))
                         .bind(i64::from(limit))
+                        .bind(at)
+                        .bind(id)
                         .fetch_all(&self.$read)
                         .await
                         .map_err(map)?
@@ -310,6 +324,18 @@ macro_rules! reminder_store {
                         .map_err(map)?;
                     let closed: i64 = $crate::shared::SqlRow::col(&row, "closed")?;
                     Ok(closed != 0)
+                }
+
+                async fn record_gateway_answer(&self, message_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+                    let mut tx = self.write_tx().await?;
+                    sqlx::query(escalations::RECORD_GATEWAY_ANSWER)
+                        .bind(message_id)
+                        .bind(ms(at))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    tx.commit().await.map_err(map)?;
+                    Ok(())
                 }
 
                 async fn chat_activity(

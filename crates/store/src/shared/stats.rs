@@ -9,9 +9,10 @@ pub(crate) const MESSAGE_COUNTS: &str =
 pub(crate) const EXECUTION_COUNTS: &str =
     "SELECT status, COUNT(*) FROM executions GROUP BY status ORDER BY status";
 
-/// Run by `ask_timings`.
+/// Run by `ask_timings`: `reminders` counts those that reached the chat.
 pub(crate) const ASK_TIMINGS: &str = "SELECT m.created_at, m.replied_at, m.state, p.name, \
-               (SELECT COALESCE(MAX(r.seq), 0) FROM ask_reminders r WHERE r.message_id = m.id) AS reminders, \
+               (SELECT COUNT(*) FROM ask_reminders r JOIN harness_outbound o ON o.id = r.outbound_id \
+                  WHERE r.message_id = m.id AND o.state IN ('DELIVERED', 'SENT_UNVERIFIED')) AS reminders, \
                CAST(CASE WHEN EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = m.id) THEN 1 ELSE 0 END AS BIGINT) AS escalated \
              FROM harness_messages m \
              JOIN tasks t ON t.id = m.task_id \

@@ -52,7 +52,7 @@ async fn send(store: &dyn Store, h: &harness_core::Harness, key: &str) -> Outbou
 
 async fn is_candidate(store: &dyn Store, ask: &str) -> bool {
     store
-        .reminder_candidates(10)
+        .reminder_candidates(None, 10)
         .await
         .unwrap()
         .iter()
@@ -74,7 +74,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
     let push = send(store.as_ref(), &h, &key).await;
     assert_eq!(push.state, OutboundState::Delivered);
 
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert_eq!(c.approval_id.as_deref(), Some(id.as_str()));
     assert_eq!((c.task_id.as_str(), c.sent), (child.as_str(), 0));
     assert_eq!(c.urgency, Urgency::High, "approvals are urgent");
@@ -128,7 +128,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
     let first = send(store.as_ref(), &h, &first.dedup_key).await;
 
     // Reminder 2 written, not sent yet; then the decision.
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert_eq!(c.sent, 1);
     let second = store
         .record_reminder(reminder(&c, 2))
@@ -218,7 +218,7 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     let v = held(&h, &child, "rm -rf build").await;
     let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
     let push = send(store.as_ref(), &h, &format!("approval:{id}")).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     let row = store
         .record_reminder(reminder(&c, 1))
         .await
@@ -251,4 +251,73 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
         .await
         .unwrap();
     assert!(!store.question_closed(&plain.outbound_id).await.unwrap());
+}
+
+pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_escalation(
+    b: &Backend,
+) {
+    let (store, h) = with_channel(b).await;
+    let parent = core_task(&h, "parent", None).await;
+    let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
+    h.begin_execution(&child).await.unwrap();
+    let v = held(&h, &child, "git push --force origin main").await;
+    let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
+    send(store.as_ref(), &h, &format!("approval:{id}")).await;
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
+    // Reminder 1 reached the chat; reminder 2 was written, never sent.
+    let r1 = store
+        .record_reminder(reminder(&c, 1))
+        .await
+        .unwrap()
+        .unwrap();
+    send(store.as_ref(), &h, &r1.dedup_key).await;
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
+    store
+        .record_reminder(reminder(&c, 2))
+        .await
+        .unwrap()
+        .unwrap();
+    let rows = store
+        .record_escalation(super::escalations::escalation_to(&c, &["-200"]))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    // Lease both due rows; the escalation reaches its chat, reminder 2 is
+    // left leased (not sent).
+    let leased = lease(store.as_ref()).await;
+    let esc = leased
+        .iter()
+        .find(|r| r.id == rows[0].id)
+        .expect("the escalation is due");
+    h.finish_send(esc, OWNER, delivered("pm-esc"))
+        .await
+        .unwrap();
+    let follow = h.follow_ups(std::slice::from_ref(&ask)).await.unwrap();
+    assert_eq!(
+        follow.get(&ask).map(|f| f.reminders),
+        Some(1),
+        "reminders that reached the chat, not the highest number written"
+    );
+
+    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+        .await
+        .unwrap();
+    let later = Utc::now() + Duration::seconds(300);
+    let mut notices: Vec<(String, String)> = store
+        .claim_outbound(OWNER, later, later + Duration::seconds(60), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.dedup_key.starts_with("answered:"))
+        .map(|n| (n.dedup_key, n.dest.unwrap_or_default()))
+        .collect();
+    notices.sort();
+    assert_eq!(
+        notices,
+        vec![
+            (format!("answered:{ask}:0"), "-100".to_string()),
+            (format!("answered:{ask}:1"), "-200".to_string()),
+        ],
+        "the chat of the approval's push is told too"
+    );
 }

@@ -20,7 +20,7 @@ use super::{
     reminders::{OWNER, candidate_of, reminder, sent_ask},
 };
 
-fn escalation_to(c: &ReminderCandidate, dests: &[&str]) -> NewEscalation {
+pub(super) fn escalation_to(c: &ReminderCandidate, dests: &[&str]) -> NewEscalation {
     NewEscalation {
         message_id: c.message_id.clone(),
         reason: EscalationReason::Schedule,
@@ -67,7 +67,7 @@ fn delivered(id: &str, chat: &str) -> SendOutcome {
 
 pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached(b: &Backend) {
     let (store, h, t, ask) = sent_ask(b).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert!(!c.escalated);
     let rows = store
         .record_escalation(escalation_to(&c, &["-200", "-300"]))
@@ -94,7 +94,7 @@ pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached
             .unwrap()
             .is_empty()
     );
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert!(c.escalated);
     let listed = store
         .escalations_for(std::slice::from_ref(&ask))
@@ -187,7 +187,7 @@ pub async fn an_ask_answered_without_escalation_writes_no_notice(b: &Backend) {
         .await
         .unwrap()
         .unwrap();
-    let c = store.reminder_candidates(10).await.unwrap();
+    let c = store.reminder_candidates(None, 10).await.unwrap();
     assert!(c.iter().all(|c| c.message_id != ask));
     let later = Utc::now() + Duration::seconds(5);
     assert!(
@@ -201,7 +201,7 @@ pub async fn an_ask_answered_without_escalation_writes_no_notice(b: &Backend) {
 
 pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b: &Backend) {
     let (store, h, t, ask) = sent_ask(b).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     let row = store
         .record_reminder(reminder(&c, 1))
         .await
@@ -249,7 +249,7 @@ pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b:
 }
 
 pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backend) {
-    let (store, h, _t, _ask) = sent_ask(b).await;
+    let (store, h, t, ask) = sent_ask(b).await;
     let none = store
         .chat_activity("openclaw", "telegram", "-999", Some("-999"))
         .await
@@ -319,5 +319,64 @@ pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backen
     assert_eq!(
         (f.error.as_str(), f.attempts, f.dead),
         ("chat not found", 1, false)
+    );
+
+    // A reminder dropped later because its ask was answered first never
+    // tried to send: it is no failure, the real one still shows.
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
+    let dropped = store
+        .record_reminder(reminder(&c, 1))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let gone = store
+        .drop_stale_reminders(Utc::now() + Duration::seconds(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        gone.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        vec![dropped.id.as_str()]
+    );
+    let still = store
+        .chat_activity("openclaw", "telegram", "-100", Some("-100"))
+        .await
+        .unwrap();
+    assert_eq!(
+        still.last_failure.map(|f| f.error),
+        Some("chat not found".to_string()),
+        "a deliberate drop is no failure"
+    );
+
+    // The answer above was not given in the chat: the chat did not write.
+    assert_eq!(
+        still.last_wrote.map(|t| t.timestamp_millis()),
+        Some(at.timestamp_millis()),
+        "an answer on the web leaves the chat's window as it was"
+    );
+    // Through the gateway it did (once: a repeat changes nothing).
+    let answered = Utc::now() - Duration::minutes(5);
+    store.record_gateway_answer(&ask, answered).await.unwrap();
+    store.record_gateway_answer(&ask, Utc::now()).await.unwrap();
+    let wrote = store
+        .chat_activity("openclaw", "telegram", "-100", Some("-100"))
+        .await
+        .unwrap();
+    assert_eq!(
+        wrote.last_wrote.map(|t| t.timestamp_millis()),
+        Some(answered.timestamp_millis())
+    );
+    assert_eq!(
+        store
+            .chat_activity("openclaw", "telegram", "-999", Some("-999"))
+            .await
+            .unwrap()
+            .last_wrote,
+        None,
+        "another chat did not"
     );
 }

@@ -232,6 +232,7 @@ macro_rules! conformance_suite {
             a_reminder_is_written_once_and_only_while_its_ask_waits,
             a_reminder_not_sent_when_its_ask_is_answered_is_dropped,
             racing_writers_write_one_reminder_of_a_number,
+            a_pass_reaches_every_waiting_ask_however_many_older_ones_wait,
         );
         conformance_suite!(@area $factory; escalations:
             an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached,
@@ -242,6 +243,7 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; approval_reminders:
             a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_decided,
             a_push_or_reminder_leased_before_the_approval_closed_is_skipped,
+            an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_escalation,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

@@ -51,7 +51,11 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
         .unwrap();
     let ask = out.message_id.unwrap();
     assert!(
-        store.reminder_candidates(10).await.unwrap().is_empty(),
+        store
+            .reminder_candidates(None, 10)
+            .await
+            .unwrap()
+            .is_empty(),
         "an ask not sent yet has no reminder"
     );
     let now = Utc::now();
@@ -102,7 +106,7 @@ pub(super) fn reminder(c: &ReminderCandidate, seq: u32) -> NewReminder {
 
 pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend) {
     let (store, _h, t, ask) = sent_ask(b).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert_eq!(
         (c.task_id.as_str(), c.sent, c.urgency),
         (t.as_str(), 0, Urgency::Normal)
@@ -149,11 +153,11 @@ pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend
             .unwrap()
             .is_none()
     );
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     assert_eq!(c.sent, 1);
     assert_eq!(
         c.first.id,
-        candidate_of(other.reminder_candidates(10).await.unwrap(), &ask)
+        candidate_of(other.reminder_candidates(None, 10).await.unwrap(), &ask)
             .first
             .id
     );
@@ -183,7 +187,7 @@ pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend
         .unwrap();
     assert!(
         store
-            .reminder_candidates(10)
+            .reminder_candidates(None, 10)
             .await
             .unwrap()
             .iter()
@@ -201,7 +205,7 @@ pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend
 
 pub async fn a_reminder_not_sent_when_its_ask_is_answered_is_dropped(b: &Backend) {
     let (store, _h, t, ask) = sent_ask(b).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     let row = store
         .record_reminder(reminder(&c, 1))
         .await
@@ -246,7 +250,7 @@ pub async fn a_reminder_not_sent_when_its_ask_is_answered_is_dropped(b: &Backend
 
 pub async fn racing_writers_write_one_reminder_of_a_number(b: &Backend) {
     let (store, _h, _t, ask) = sent_ask(b).await;
-    let c = candidate_of(store.reminder_candidates(10).await.unwrap(), &ask);
+    let c = candidate_of(store.reminder_candidates(None, 10).await.unwrap(), &ask);
     let mut stores = vec![store];
     for _ in 0..3 {
         stores.push(b.another().await);
@@ -268,4 +272,96 @@ pub async fn racing_writers_write_one_reminder_of_a_number(b: &Backend) {
     }
     assert_eq!(won, 1, "one reminder 1, whoever wrote it");
     assert_eq!(stores[0].reminders_for(&[ask]).await.unwrap().len(), 1);
+}
+
+/// An ask of a new task, pushed (not sent yet): its message id.
+async fn push_ask(h: &Harness, title: &str, urgency: &str) -> String {
+    let t = core_task(h, title, None).await;
+    h.begin_execution(&t).await.unwrap();
+    h.push_to_human(PushInput {
+        task_id: Some(t),
+        message: Some(format!("{title}?")),
+        scope: Some("unattended".into()),
+        expect_reply: Some(true),
+        choices: harness_core::options::ChoicesInput {
+            urgency: Some(serde_json::json!(urgency)),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .message_id
+    .unwrap()
+}
+
+pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &Backend) {
+    let (store, h, t, first) = sent_ask(b).await;
+    // 250 older asks with nothing left to do (low: no reminder), more than
+    // a page, then a new normal one.
+    let mut old = Vec::new();
+    for i in 0..250 {
+        old.push(push_ask(&h, &format!("Old {i}"), "low").await);
+    }
+    let new = push_ask(&h, "New", "normal").await;
+    let now = Utc::now();
+    let mut n = 0;
+    loop {
+        let claimed = store
+            .claim_outbound(OWNER, now, now + Duration::seconds(600), 100)
+            .await
+            .unwrap();
+        if claimed.is_empty() {
+            break;
+        }
+        for row in &claimed {
+            n += 1;
+            let receipt = SendOutcome::Delivered(Receipt {
+                message_id: Some(format!("m-{n}")),
+                platform: None,
+                chat_id: Some("-100".into()),
+            });
+            h.finish_send(row, OWNER, receipt).await.unwrap();
+        }
+    }
+    assert_eq!(n, 251);
+    // Paged by (asked at, id): every candidate once, oldest first.
+    let mut seen = Vec::new();
+    let mut after: Option<ReminderCandidate> = None;
+    loop {
+        let page = store
+            .reminder_candidates(after.as_ref(), 100)
+            .await
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        seen.extend(page.iter().map(|c| c.message_id.clone()));
+        after = page.into_iter().last();
+    }
+    let mut all = old.clone();
+    all.extend([first.clone(), new.clone()]);
+    all.sort();
+    let mut sorted = seen.clone();
+    sorted.sort();
+    assert_eq!(sorted, all, "each waiting ask once, over the pages");
+    assert_eq!(seen.first(), Some(&first), "oldest first");
+
+    // The first ask answered; the pass an hour later reminds the new one.
+    h.store()
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let queued = h
+        .send_due_reminders(Utc::now() + Duration::minutes(61))
+        .await
+        .unwrap();
+    assert_eq!(queued, 1, "the new ask is reminded, not starved");
+    let written = store
+        .reminders_for(std::slice::from_ref(&new))
+        .await
+        .unwrap();
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].seq, 1);
 }
