@@ -326,3 +326,109 @@ async fn an_approval_is_pushed_to_chat_and_the_first_chat_answer_decides_it() {
     );
     s.shutdown().await;
 }
+
+/// Approval A replaced by B (a newer held call): an answer aimed at A —
+/// a reply to A's push, a tap on A's row, a reply naming A's ask — is
+/// refused as cancelled and never approves B; B's own push decides B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Chat {
+        s,
+        record,
+        gw,
+        task,
+        ..
+    } = chat_task(dir.path()).await;
+    let a = held(&s, &task, "git push --force origin main").await;
+    let (_, pmid_a) = posted(&record, 1).await[0].clone();
+    mapped(&s, &pmid_a).await;
+    let b = held(&s, &task, "rm -rf /srv/repo").await;
+    assert_eq!(approval(&s, &a).await["state"], "CANCELLED");
+    let (_, pmid_b) = posted(&record, 2).await[1].clone();
+    mapped(&s, &pmid_b).await;
+
+    // "approve" relayed as a reply to A's push.
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "relay_channel_reply",
+        json!({"text": "approve", "gateway": "hermes", "platform": "telegram",
+            "chatId": "4242", "platformMessageId": pmid_a, "senderId": "42"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "approval_already_decided", "{out}");
+    assert!(
+        out["error"].as_str().unwrap().starts_with("cancelled"),
+        "{out}"
+    );
+    // Routed as a reply to A's push.
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "route_gateway_message",
+        json!({"gateway": "hermes", "platform": "telegram", "chatId": "4242",
+            "platformMessageId": "in-a", "senderId": "42", "replyToMessageId": pmid_a,
+            "intent": "PROJECT_WORK", "content": "yes"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "approval_already_decided", "{out}");
+    // A tap on A's row in the UI, and a REST reply naming A's ask.
+    let ask_a = approval(&s, &a).await["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = s
+        .client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", s.base.clone())
+        .bearer_auth(&s.admin)
+        .form(&[
+            ("task_id", task.as_str()),
+            ("text", "Approve"),
+            ("request_id", ask_a.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CONFLICT);
+    let (st, e) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": task, "text": "Approve", "requestId": ask_a})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CONFLICT, "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("cancelled"), "{e}");
+    assert_eq!(approval(&s, &b).await["state"], "PENDING", "B untouched");
+
+    // B's own row, tapped in the UI: decided, recorded as from the UI.
+    let ask_b = approval(&s, &b).await["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = s
+        .client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", s.base.clone())
+        .bearer_auth(&s.admin)
+        .form(&[
+            ("task_id", task.as_str()),
+            ("text", "Deny"),
+            ("request_id", ask_b.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let decided = approval(&s, &b).await;
+    assert_eq!(
+        (&decided["state"], &decided["decidedVia"]),
+        (&json!("DENIED"), &json!("ui")),
+        "{decided}"
+    );
+    s.shutdown().await;
+}

@@ -147,20 +147,31 @@ pub async fn list_window(
     Ok(out)
 }
 
-/// Answer a task's open question; the task resumes.
+/// Answer a task's open question; the task resumes. `request_id`: the
+/// question's row (an answer to an approval replaced meanwhile is refused,
+/// never given to the newer one).
 #[server(prefix = "/sfn", endpoint = "reply_ask")]
-pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, ServerFnError> {
+pub async fn reply_ask(
+    task_id: String,
+    text: String,
+    request_id: Option<String>,
+) -> Result<ReplyResult, ServerFnError> {
     let h = ssr::harness()?;
     // `2`, `2.` or a label answers with that option (issue 16): mapped by
     // the core's reply, as for REST and MCP.
     let out = h
-        .reply(
+        .reply_aimed(
             &harness_core::auth::Identity::Browser
                 .person()
                 .map_err(ssr::to_sfn)?,
             &task_id,
             Some(&text),
             true,
+            None,
+            harness_core::messaging::Aim {
+                request_id: request_id.as_deref(),
+                via: Some("ui"),
+            },
         )
         .await
         .map_err(ssr::to_sfn)?;

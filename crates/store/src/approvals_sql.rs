@@ -96,6 +96,20 @@ pub(crate) fn drop_push() -> String {
     )
 }
 
+/// Decisions of the task never used that went stale ($1 task, $2 at): the
+/// task asked something newer since (an ask created after the decision,
+/// other than the approval's own), or the execution that asked ended after
+/// the decision (not by a restart's interruption: that agent is resumed
+/// and reads the decision). Closed as used, outcome `unused`, so a grant
+/// never outlives the turn it was for.
+pub(crate) const EXPIRE_UNUSED: &str = "UPDATE approvals SET consumed_at = $2, outcome = 'unused' \
+    WHERE task_id = $1 AND state IN ('APPROVED', 'DENIED') AND consumed_at IS NULL AND ( \
+      EXISTS (SELECT 1 FROM harness_messages m WHERE m.task_id = $1 AND m.kind = 'ask' \
+        AND m.id <> approvals.request_id AND m.created_at > approvals.decided_at) \
+      OR EXISTS (SELECT 1 FROM executions e WHERE e.id = approvals.execution_id \
+        AND e.ended_at IS NOT NULL AND e.ended_at >= approvals.decided_at \
+        AND COALESCE(e.end_reason, '') <> 'interrupted'))";
+
 /// Use the oldest unused decision of a call once ($1 task, $2 hash, $3 at).
 pub(crate) fn consume() -> String {
     format!(
@@ -454,6 +468,12 @@ macro_rules! approval_store {
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Approval>> {
                     let mut tx = self.write_tx().await?;
+                    sqlx::query(sql($crate::approvals_sql::EXPIRE_UNUSED))
+                        .bind(task_id)
+                        .bind(ms(now))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
                     let r = sqlx::query(sql(&$crate::approvals_sql::consume()))
                         .bind(task_id)
                         .bind(input_hash)

@@ -100,7 +100,13 @@ impl Harness {
             // words themselves decide it, not the wrapped reply below.
             let sender = text(input.sender_id.as_deref(), "senderId", 512)?;
             if let Some(mut out) = self
-                .chat_approval_answer(person, &task_id, &reply, sender.as_deref())
+                .chat_approval_answer(
+                    person,
+                    &task_id,
+                    &reply,
+                    sender.as_deref(),
+                    delivery.as_ref(),
+                )
                 .await?
             {
                 out["delivery"] = serde_json::to_value(&delivery).unwrap_or(Value::Null);

@@ -191,7 +191,10 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// Use a decision once: the task's oldest decided, unused approval of
     /// this exact call gets `consumed_at` and its outcome (`ran` when
     /// approved, `held` when denied), atomically (two racing calls: one
-    /// gets it).
+    /// gets it). First, in the same transaction, the task's unused
+    /// decisions that went stale are closed (outcome `unused`): the task
+    /// asked something newer since the decision, or the execution that
+    /// asked ended after it (a restart's interruption excepted).
     async fn consume_approval(
         &self,
         task_id: &str,

@@ -679,3 +679,101 @@ pub async fn an_approval_without_a_channel_is_not_pushed_and_a_failed_ask_writes
             .is_empty()
     );
 }
+
+/// A decided approval (`task`'s ask `request`, asked by `execution`).
+async fn decided(s: &dyn Store, task: &str, request: &str, execution: &str, hash: &str) -> String {
+    let mut new = new_approval(task, request, hash);
+    new.execution_id = Some(execution.into());
+    let a = s.insert_approval(new).await.unwrap();
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    a.id
+}
+
+/// An ask of `task` recorded now; its id.
+async fn asked(s: &dyn Store, task: &str) -> String {
+    s.record_ask(ask(task, "Approve git push?", now_ms()))
+        .await
+        .unwrap()
+        .message
+        .id
+}
+
+pub async fn an_unused_grant_expires_with_a_newer_ask_or_the_end_of_its_execution(b: &Backend) {
+    let s = b.store.as_ref();
+    let pause = || tokio::time::sleep(std::time::Duration::from_millis(5));
+    // 1. The task asks something new after the decision: the grant is gone.
+    let task = new_task(s, "stale grants").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h1").await;
+    pause().await;
+    asked(s, &task).await;
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let gone = s.get_approval(&a).await.unwrap().unwrap();
+    assert!(gone.consumed_at.is_some());
+    assert_eq!(gone.outcome.as_deref(), Some("unused"));
+
+    // 2. Its execution was interrupted by a restart: the resumed agent may
+    //    still use it.
+    let task = new_task(s, "interrupted").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h2").await;
+    pause().await;
+    assert!(
+        s.finish_execution(
+            &exec,
+            ExecutionStatus::Failed,
+            None,
+            "interrupted",
+            now_ms()
+        )
+        .await
+        .unwrap()
+    );
+    let used = s
+        .consume_approval(&task, "h2", now_ms())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (used.id.as_str(), used.outcome.as_deref()),
+        (a.as_str(), Some("ran"))
+    );
+
+    // 3. Its execution ended otherwise after the decision: gone.
+    let task = new_task(s, "ended").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h3").await;
+    pause().await;
+    assert!(
+        s.finish_execution(
+            &exec,
+            ExecutionStatus::Completed,
+            Some(0),
+            "exited",
+            now_ms()
+        )
+        .await
+        .unwrap()
+    );
+    assert!(
+        s.consume_approval(&task, "h3", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let gone = s.get_approval(&a).await.unwrap().unwrap();
+    assert_eq!(gone.outcome.as_deref(), Some("unused"));
+}
