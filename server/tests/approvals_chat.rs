@@ -405,16 +405,18 @@ async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
     assert!(e["error"].as_str().unwrap().starts_with("cancelled"), "{e}");
     assert_eq!(approval(&s, &b).await["state"], "PENDING", "B untouched");
 
-    // B's own row, tapped in the UI: decided, recorded as from the UI.
+    // B's own row, tapped in a browser session: decided, recorded as from
+    // the UI by that session (a hash prefix, never the session id).
     let ask_b = approval(&s, &b).await["requestId"]
         .as_str()
         .unwrap()
         .to_string();
+    let cookie = s.session().await;
     let resp = s
         .client
         .post(s.url("/sfn/reply_ask"))
         .header("Origin", s.base.clone())
-        .bearer_auth(&s.admin)
+        .header("Cookie", cookie.clone())
         .form(&[
             ("task_id", task.as_str()),
             ("text", "Deny"),
@@ -430,5 +432,9 @@ async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
         (&json!("DENIED"), &json!("ui")),
         "{decided}"
     );
+    let by = decided["decidedBy"].as_str().unwrap();
+    let secret = cookie.split_once('=').unwrap().1;
+    assert!(by.starts_with("browser:session:"), "{by}");
+    assert!(!by.contains(secret), "{by}");
     s.shutdown().await;
 }

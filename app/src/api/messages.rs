@@ -157,6 +157,14 @@ pub async fn reply_ask(
     request_id: Option<String>,
 ) -> Result<ReplyResult, ServerFnError> {
     let h = ssr::harness()?;
+    // Who answered, for the approval audit: the session (a hash prefix of
+    // its id, never the id), or nothing for a script's bearer token.
+    let headers: Option<http::HeaderMap> = leptos_axum::extract().await.ok();
+    let session = headers
+        .as_ref()
+        .and_then(|h| h.get(http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(harness_core::sessions::ui_session_label);
     // `2`, `2.` or a label answers with that option (issue 16): mapped by
     // the core's reply, as for REST and MCP.
     let out = h
@@ -171,6 +179,7 @@ pub async fn reply_ask(
             harness_core::messaging::Aim {
                 request_id: request_id.as_deref(),
                 via: Some("ui"),
+                who: session.as_deref(),
             },
         )
         .await

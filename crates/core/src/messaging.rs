@@ -151,6 +151,10 @@ pub struct Aim<'a> {
     /// Where the answer came from, as the audit records it (`ui`, `chat`);
     /// `None`: `chat` with a sender, else `reply`.
     pub via: Option<&'static str>,
+    /// Who, beyond the person's kind: a UI session's label
+    /// ([`crate::sessions::ui_session_label`]), recorded as
+    /// `browser:session:<12 hex>`.
+    pub who: Option<&'a str>,
 }
 
 impl Harness {
@@ -370,7 +374,7 @@ impl Harness {
                 sender_id.as_deref(),
                 Aim {
                     request_id: request_id.as_deref(),
-                    via: aim.via,
+                    ..aim
                 },
             )
             .await?

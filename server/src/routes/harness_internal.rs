@@ -131,7 +131,7 @@ async fn reply(
             body.sender_id.as_deref(),
             harness_core::messaging::Aim {
                 request_id: body.request_id.as_deref(),
-                via: None,
+                ..Default::default()
             },
         )
         .await?;

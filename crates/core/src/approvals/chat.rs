@@ -117,7 +117,7 @@ impl Harness {
         }
         let aim = Aim {
             request_id: aimed.as_deref(),
-            via: None,
+            ..Aim::default()
         };
         match self
             .reply_aimed(person, task_id, Some(text), false, sender, aim)

@@ -151,6 +151,17 @@ fn person_name(by: &Person) -> &'static str {
     }
 }
 
+/// Who decided, as the audit records it, when more is known than the
+/// token's person: the gateway's sender of a reply from chat
+/// (`gateway:<id>`), a UI session (`browser:session:<12 hex>`).
+fn decider(by: &Person, sender: Option<&str>, who: Option<&str>) -> Option<String> {
+    match (sender, who) {
+        (Some(sender), _) => Some(format!("gateway:{sender}")),
+        (None, Some(who)) => Some(format!("{}:{who}", person_name(by))),
+        (None, None) => None,
+    }
+}
+
 /// `Approve` / `1` / `yes` → approve; `Deny` / `2` / `no` (optionally
 /// followed by a reason: `deny: not on main`) → deny with that reason.
 pub fn parse_answer(text: &str) -> Option<(bool, Option<String>)> {
@@ -399,12 +410,12 @@ impl Harness {
         Ok(self.decide(by, None, id, approve, reason, via).await?.0)
     }
 
-    /// `sender`: the gateway's sender id of a reply from chat, recorded as
-    /// who decided (`gateway:<id>`) instead of the token's person.
+    /// `named`: who decided when more is known than the token's person
+    /// (see [`decider`]).
     async fn decide(
         &self,
         by: &Person,
-        sender: Option<&str>,
+        named: Option<String>,
         id: &str,
         approve: bool,
         reason: Option<&str>,
@@ -412,10 +423,7 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, 2000)?;
-        let by = match sender {
-            Some(sender) => format!("gateway:{sender}"),
-            None => person_name(by).to_string(),
-        };
+        let by = named.unwrap_or_else(|| person_name(by).to_string());
         let now = Utc::now();
         // What is typed into the terminal if the hook has stopped waiting
         // (the store writes it only then, in the decision's transaction).
@@ -524,7 +532,7 @@ impl Harness {
         let (decided, delivery) = self
             .decide(
                 by,
-                sender,
+                decider(by, sender, aim.who),
                 &approval.id,
                 approve,
                 reason.as_deref(),
