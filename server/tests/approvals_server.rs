@@ -140,3 +140,70 @@ async fn the_admin_decides_over_mcp_and_the_first_decision_wins() {
     assert_eq!(retry["decision"], "allow", "{retry}");
     server.shutdown().await;
 }
+
+/// The audit export pages (`before`) and is bounded by time (`since`,
+/// `until`); a bad value is a 400 naming its field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_export_pages_and_names_a_bad_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(&dir.path().join("data")).await;
+    let task = child_task(&server).await;
+    for cmd in ["git push a", "git push b", "git push c"] {
+        let (_, v) = server
+            .admin(
+                "POST",
+                "/api/internal/approvals/check",
+                Some(
+                    json!({"taskId": task, "tool": "Bash", "input": {"command": cmd},
+                    "waitSeconds": 0}),
+                ),
+            )
+            .await;
+        assert_eq!(v["waiting"], true, "{v}");
+    }
+    let (status, first) = server
+        .admin(
+            "GET",
+            &format!("/api/approvals?taskId={task}&limit=2"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(first.as_array().unwrap().len(), 2);
+    let last = first[1]["id"].as_str().unwrap();
+    let (_, next) = server
+        .admin(
+            "GET",
+            &format!("/api/approvals?taskId={task}&limit=2&before={last}"),
+            None,
+        )
+        .await;
+    assert_eq!(next.as_array().unwrap().len(), 1, "{next}");
+    assert_ne!(next[0]["id"], first[0]["id"]);
+    assert_ne!(next[0]["id"], first[1]["id"]);
+    let (_, none) = server
+        .admin("GET", "/api/approvals?since=2999-01-01T00:00:00Z", None)
+        .await;
+    assert_eq!(none, json!([]));
+    let (_, all) = server
+        .admin("GET", "/api/approvals?until=2999-01-01T00:00:00Z", None)
+        .await;
+    assert_eq!(all.as_array().unwrap().len(), 3, "{all}");
+    for (query, field) in [
+        ("since=yesterday", "since"),
+        ("until=2026-13-01", "until"),
+        ("before=cnotanapprovalnotanapprov", "before"),
+        ("before=x", "before"),
+        (
+            "since=2026-12-02T00:00:00Z&until=2026-12-01T00:00:00Z",
+            "until",
+        ),
+    ] {
+        let (status, e) = server
+            .admin("GET", &format!("/api/approvals?{query}"), None)
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {e}");
+        assert_eq!(e["field"], field, "{query}: {e}");
+    }
+    server.shutdown().await;
+}

@@ -32,13 +32,17 @@ pub(crate) fn pending_for_call() -> String {
     )
 }
 
-pub(crate) fn list_all() -> String {
-    format!("SELECT {COLS} FROM approvals ORDER BY created_at DESC, id DESC LIMIT $1")
-}
-
-pub(crate) fn list_task() -> String {
+/// The audit page ($1 task, $2 since ms, $3 until ms, $4 before id, $5
+/// limit; NULL = no filter). The cursor is a keyset on (created_at, id):
+/// an unknown id matches nothing (the core checks it exists first).
+pub(crate) fn list() -> String {
     format!(
-        "SELECT {COLS} FROM approvals WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+        "SELECT {COLS} FROM approvals a WHERE (CAST($1 AS TEXT) IS NULL OR a.task_id = $1) \
+         AND (CAST($2 AS BIGINT) IS NULL OR a.created_at >= $2) \
+         AND (CAST($3 AS BIGINT) IS NULL OR a.created_at < $3) \
+         AND (CAST($4 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM approvals c WHERE c.id = $4 \
+           AND (a.created_at < c.created_at OR (a.created_at = c.created_at AND a.id < c.id)))) \
+         ORDER BY a.created_at DESC, a.id DESC LIMIT $5"
     )
 }
 
@@ -141,9 +145,9 @@ macro_rules! approval_store {
                 inbox::NewEvent,
                 options::Choices,
                 store::{
-                    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState,
-                    ApprovalStore, NewApproval, NewAsk, Outbound, StoreError, StoreResult,
-                    approval_push_key,
+                    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery,
+                    ApprovalState, ApprovalStore, NewApproval, NewAsk, Outbound, StoreError,
+                    StoreResult, approval_push_key,
                 },
             };
             use sqlx::{AssertSqlSafe, Row};
@@ -331,27 +335,16 @@ macro_rules! approval_store {
                     r.as_ref().map(row).transpose()
                 }
 
-                async fn list_approvals(
-                    &self,
-                    task_id: Option<&str>,
-                    limit: u32,
-                ) -> StoreResult<Vec<Approval>> {
-                    let rows = match task_id {
-                        Some(t) => {
-                            sqlx::query(sql(&$crate::approvals_sql::list_task()))
-                                .bind(t)
-                                .bind(i64::from(limit))
-                                .fetch_all(&self.$read)
-                                .await
-                        }
-                        None => {
-                            sqlx::query(sql(&$crate::approvals_sql::list_all()))
-                                .bind(i64::from(limit))
-                                .fetch_all(&self.$read)
-                                .await
-                        }
-                    }
-                    .map_err(map)?;
+                async fn list_approvals(&self, q: &ApprovalQuery) -> StoreResult<Vec<Approval>> {
+                    let rows = sqlx::query(sql(&$crate::approvals_sql::list()))
+                        .bind(q.task_id.as_deref())
+                        .bind(q.since.map(ms))
+                        .bind(q.until.map(ms))
+                        .bind(q.before.as_deref())
+                        .bind(i64::from(q.limit))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
                     rows.iter().map(row).collect()
                 }
 

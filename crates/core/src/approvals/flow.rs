@@ -269,9 +269,14 @@ impl Harness {
                 // The ask path: a derived task's question also reaches its
                 // parent's inbox first (the escalation ladder). The ask and
                 // its approval row are one transaction.
-                let prepared = self
+                let mut prepared = self
                     .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
+                // The parent's prompt says it is an approval: not the
+                // parent's to approve (crate::inbox_prompt).
+                if let Some(event) = prepared.event.as_mut() {
+                    event.payload["approval"] = json!(true);
+                }
                 let Some(choices) = prepared.choices else {
                     return Err(CoreError::Conflict(
                         "an approval's options were not recorded".into(),

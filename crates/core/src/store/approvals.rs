@@ -101,6 +101,21 @@ pub struct NewApproval {
     pub push: Option<NewOutbound>,
 }
 
+/// Which approvals to list (the audit export, issue 31 point 5), newest
+/// first: every filter optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalQuery {
+    pub task_id: Option<String>,
+    /// Created at or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Created before.
+    pub until: Option<DateTime<Utc>>,
+    /// The keyset cursor: only rows older than this approval (its
+    /// created_at, then id) — the last id of the previous page.
+    pub before: Option<String>,
+    pub limit: u32,
+}
+
 /// The dedup key of an approval's push to chat.
 pub fn approval_push_key(approval_id: &str) -> String {
     format!("approval:{approval_id}")
@@ -170,9 +185,8 @@ pub trait ApprovalStore: Send + Sync + 'static {
         task_id: &str,
         input_hash: &str,
     ) -> StoreResult<Option<Approval>>;
-    /// Newest first; `task_id` narrows to one task.
-    async fn list_approvals(&self, task_id: Option<&str>, limit: u32)
-    -> StoreResult<Vec<Approval>>;
+    /// Newest first (created_at, id), narrowed by `q`.
+    async fn list_approvals(&self, q: &ApprovalQuery) -> StoreResult<Vec<Approval>>;
     /// PENDING → APPROVED/DENIED (only if still PENDING: one winner), and in
     /// the same transaction the carrying ask OPEN → ANSWERED with
     /// `reply_text`, the task's PAUSED executions → RUNNING and, when the

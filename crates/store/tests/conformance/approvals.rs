@@ -170,11 +170,16 @@ pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: 
             .is_none()
     );
 
-    let listed = s.list_approvals(Some(&task), 10).await.unwrap();
+    let q = |task_id: Option<String>, limit| harness_core::store::ApprovalQuery {
+        task_id,
+        limit,
+        ..Default::default()
+    };
+    let listed = s.list_approvals(&q(Some(task.clone()), 10)).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].consumed_at, used.consumed_at);
     assert!(
-        s.list_approvals(None, 500)
+        s.list_approvals(&q(None, 500))
             .await
             .unwrap()
             .iter()
@@ -776,4 +781,48 @@ pub async fn an_unused_grant_expires_with_a_newer_ask_or_the_end_of_its_executio
     );
     let gone = s.get_approval(&a).await.unwrap().unwrap();
     assert_eq!(gone.outcome.as_deref(), Some("unused"));
+}
+
+pub async fn the_audit_pages_with_a_cursor_and_a_time_window(b: &Backend) {
+    let s = b.store.as_ref();
+    let task = new_task(s, "audit pages").await;
+    let t0 = now_ms();
+    let mut made = Vec::new();
+    // Four approvals: two in the same millisecond (the cursor breaks ties by id).
+    for offset in [0, 1000, 2000, 2000] {
+        let mut a = new_approval(&task, &ids::new_id(), "h");
+        a.now = t0 + chrono::Duration::milliseconds(offset);
+        made.push(s.insert_approval(a).await.unwrap());
+    }
+    let q = |before: Option<String>| harness_core::store::ApprovalQuery {
+        task_id: Some(task.clone()),
+        before,
+        limit: 2,
+        ..Default::default()
+    };
+    let mut seen = Vec::new();
+    let mut before = None;
+    loop {
+        let page = s.list_approvals(&q(before.clone())).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        before = page.last().map(|a| a.id.clone());
+        seen.extend(page);
+    }
+    assert_eq!(seen.len(), 4, "every row once: {seen:?}");
+    let mut sorted = seen.clone();
+    sorted.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+    assert_eq!(seen, sorted, "newest first");
+    let window = s
+        .list_approvals(&harness_core::store::ApprovalQuery {
+            since: Some(t0 + chrono::Duration::milliseconds(500)),
+            until: Some(t0 + chrono::Duration::milliseconds(2000)),
+            limit: 500,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let window: Vec<_> = window.into_iter().map(|a| a.id).collect();
+    assert_eq!(window, vec![made[1].id.clone()]);
 }
