@@ -153,7 +153,13 @@ pub(crate) struct Chat {
 }
 
 pub(crate) async fn chat_task(dir: &Path) -> Chat {
-    let s = common::start(dir).await;
+    // The parent's step off: the push goes out at once.
+    chat_task_with(dir, Duration::ZERO).await
+}
+
+/// [`chat_task`] with the parent's step before the person's push.
+pub(crate) async fn chat_task_with(dir: &Path, step: Duration) -> Chat {
+    let s = common::start_with(dir, |c| c.approval_parent_step = step).await;
     let record = dir.join("sent.jsonl");
     let control = dir.join("double-mode");
     std::fs::write(&control, "ok\n").unwrap();
@@ -436,5 +442,63 @@ async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
     let secret = cookie.split_once('=').unwrap().1;
     assert!(by.starts_with("browser:session:"), "{by}");
     assert!(!by.contains(secret), "{by}");
+    s.shutdown().await;
+}
+
+/// A derived task asks its parent first (issue 31 point 2): the parent's
+/// inbox has the approval at once, the person's chat only after the
+/// ladder's step — and a decision within the step never pushes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_derived_tasks_approval_reaches_the_parent_first_and_the_chat_after_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = Duration::from_secs(3);
+    let Chat {
+        s, record, task, ..
+    } = chat_task_with(dir.path(), step).await;
+    let asked_at = Instant::now();
+    let first = held(&s, &task, "git push --force origin main").await;
+    // The parent's inbox event exists at once.
+    let (_, view) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
+    let parent = view["parentTaskId"].as_str().unwrap().to_string();
+    let (st, inbox) = s
+        .admin("GET", &format!("/api/tasks/{parent}/inbox"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{inbox}");
+    assert!(
+        inbox.to_string().contains("git push --force origin main"),
+        "{inbox}"
+    );
+    assert!(inbox.to_string().contains("\"approval\":true"), "{inbox}");
+    // Nothing pushed before the step.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let sent = || {
+        common::json_lines(&record)
+            .iter()
+            .filter(|r| r["sent"] == true)
+            .count()
+    };
+    assert_eq!(sent(), 0, "pushed before the parent's step");
+    // After it: pushed.
+    let posts = posted(&record, 1).await;
+    assert!(asked_at.elapsed() >= step, "{:?}", asked_at.elapsed());
+    assert!(posts[0].0.contains("$ git push --force origin main"));
+    // Decided within the step: never pushed.
+    let second = held(&s, &task, "rm -rf /srv/repo/build").await;
+    let (st, d) = s
+        .admin(
+            "POST",
+            &format!("/api/approvals/{second}/decide"),
+            Some(json!({"decision": "deny"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{d}");
+    tokio::time::sleep(step + Duration::from_secs(2)).await;
+    assert!(
+        common::json_lines(&record)
+            .iter()
+            .all(|r| !r.to_string().contains("rm -rf /srv/repo/build")),
+        "never sent"
+    );
+    let _ = first;
     s.shutdown().await;
 }

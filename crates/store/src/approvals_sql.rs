@@ -114,6 +114,15 @@ pub(crate) const EXPIRE_UNUSED: &str = "UPDATE approvals SET consumed_at = $2, o
         AND e.ended_at IS NOT NULL AND e.ended_at >= approvals.decided_at \
         AND COALESCE(e.end_reason, '') <> 'interrupted'))";
 
+/// A derived task's approval push, due later ($1 id, $2 due ms): the
+/// parent is asked first (the escalation ladder's step).
+pub(crate) fn defer_push() -> String {
+    format!(
+        "UPDATE harness_outbound SET next_attempt_at = $2 WHERE id = $1 RETURNING {}",
+        crate::shared::outbox::returning()
+    )
+}
+
 /// Use the oldest unused decision of a call once ($1 task, $2 hash, $3 at).
 pub(crate) fn consume() -> String {
     format!(
@@ -228,14 +237,23 @@ macro_rules! approval_store {
                 let Some(o) = &a.push else {
                     return Ok(None);
                 };
-                $crate::shared::reminders::insert_outbound(
+                let row = $crate::shared::reminders::insert_outbound(
                     o,
                     approval_push_key(&a.id),
                     &a.request_id,
                 )
                 .fetch_one(&mut *conn)
-                .await
-                .map(Some)
+                .await?;
+                let Some(due) = a.push_not_before else {
+                    return Ok(Some(row));
+                };
+                // A derived task's: due after the parent's step.
+                sqlx::query(sql(&$crate::approvals_sql::defer_push()))
+                    .bind(&o.id)
+                    .bind(ms(due))
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map(Some)
             }
 
             #[async_trait]

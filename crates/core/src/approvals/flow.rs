@@ -26,6 +26,9 @@ use crate::{
 
 /// The longest the server holds one check (the hook's own timeout is longer).
 pub const MAX_WAIT: Duration = Duration::from_secs(120);
+/// How long a derived task's approval waits for its parent before the
+/// person's chat is pushed (`HarnessConfig::approval_parent_step`).
+pub const PARENT_STEP: Duration = Duration::from_secs(300);
 
 /// One tool call as the pre-tool hook saw it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -296,6 +299,15 @@ impl Harness {
                     cwd: call.cwd.clone(),
                     rule: serde_json::to_string(&matched).unwrap_or_default(),
                     now: Utc::now(),
+                    // A derived task asks its parent first: the person's
+                    // chat only after the ladder's step (the parent cannot
+                    // approve; the person decides on /harness meanwhile).
+                    push_not_before: task.parent_task_id.as_ref().and_then(|_| {
+                        chrono::Duration::from_std(self.config().approval_parent_step)
+                            .ok()
+                            .filter(|d| !d.is_zero())
+                            .map(|d| Utc::now() + d)
+                    }),
                     push,
                 };
                 let asked = self

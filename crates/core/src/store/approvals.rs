@@ -93,6 +93,10 @@ pub struct NewApproval {
     pub cwd: Option<String>,
     pub rule: String,
     pub now: DateTime<Utc>,
+    /// When the push may go out (its `next_attempt_at`): a derived task's
+    /// approval reaches its parent first and the person only after the
+    /// ladder's step (`HarnessConfig::approval_parent_step`); `None`: now.
+    pub push_not_before: Option<DateTime<Utc>>,
     /// The push to the person's chat (issue 31 point 2): an outbound row
     /// with the task and no message of its own (its delivery mapping names
     /// the task, whose OPEN ask — this approval's — a reply answers),

@@ -27,6 +27,7 @@ fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
         cwd: Some("/repo".into()),
         rule: r#"{"source":"builtin","index":0}"#.into(),
         now: now_ms(),
+        push_not_before: None,
         push: None,
     }
 }
@@ -476,10 +477,22 @@ pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
 
 const OWNER: &str = "node-a:boot-1";
 
-/// The core over another store with an unattended chat channel.
+/// The core over another store with an unattended chat channel; a
+/// derived task's push goes out at once (no parent's step).
 pub(super) async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
+    with_channel_step(b, std::time::Duration::ZERO).await
+}
+
+/// [`with_channel`] with the parent's step before a derived task's push.
+pub(super) async fn with_channel_step(
+    b: &Backend,
+    step: std::time::Duration,
+) -> (Arc<dyn Store>, harness_core::Harness) {
     let store = b.another().await;
-    let h = harness_on(store.clone(), "node-a");
+    let mut config = harness_core::HarnessConfig::new(ids::token_hash(ADMIN));
+    config.node_id = "node-a".into();
+    config.approval_parent_step = step;
+    let h = harness_core::Harness::new(store.clone(), config);
     h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
         id: None,
         label: "phone".into(),
@@ -516,7 +529,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
         auth::Person,
         outbox::{OutboundState, Receipt, SendOutcome},
     };
-    let (store, h) = with_channel(b).await;
+    let (store, h) = with_channel_step(b, harness_core::approvals::flow::PARENT_STEP).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
     let exec = h.begin_execution(&child).await.unwrap().0;
@@ -574,18 +587,31 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
             .all(|r| r.id != push.id)
     );
 
-    // Sent first: the decision leaves the sent row as it is.
+    // Sent first: the decision leaves the sent row as it is. A derived
+    // task's push is due only after its parent's step (the ladder).
     let v = held(&h, &child, "rm -rf build").await;
     let id = v.approval_id.unwrap();
     let now = Utc::now();
+    assert!(
+        store
+            .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.dedup_key != format!("approval:{id}")),
+        "not due before the parent's step"
+    );
+    let later = now
+        + chrono::Duration::from_std(harness_core::approvals::flow::PARENT_STEP).unwrap()
+        + chrono::Duration::seconds(1);
     let claimed = store
-        .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+        .claim_outbound(OWNER, later, later + chrono::Duration::seconds(60), 10)
         .await
         .unwrap();
     let mine = claimed
         .iter()
         .find(|r| r.dedup_key == format!("approval:{id}"))
-        .expect("the push is due at once");
+        .expect("the push is due after the step");
     let receipt = SendOutcome::Delivered(Receipt {
         message_id: Some("m-approval".into()),
         platform: None,
