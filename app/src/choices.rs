@@ -107,6 +107,8 @@ fn option_title(l: Locale, c: &ChoiceInfo, label: &str) -> String {
 #[component]
 pub fn ChoicePicker(
     task_id: String,
+    /// The ask's id: the answer is for this question only.
+    request_id: String,
     choices: ChoiceInfo,
     action: ServerAction<ReplyAsk>,
     #[prop(optional)] keys: bool,
@@ -115,6 +117,7 @@ pub fn ChoicePicker(
     let c = StoredValue::new(choices.clone());
     let checked = RwSignal::new(Vec::<String>::new());
     let task = StoredValue::new(task_id.clone());
+    let ask = StoredValue::new(request_id);
     let send = move |text: String| {
         if text.trim().is_empty() || action.pending().get_untracked() {
             return;
@@ -122,6 +125,7 @@ pub fn ChoicePicker(
         action.dispatch(ReplyAsk {
             task_id: task.get_value(),
             text,
+            request_id: Some(ask.get_value()),
         });
     };
     // A one-tap answer waits UNDO_MS with an "Undo" before it is sent
@@ -179,11 +183,13 @@ pub fn ChoicePicker(
                         action.dispatch(ReplyAsk {
                             task_id: task_id.clone(),
                             text: label,
+                            request_id: Some(ask.get_value()),
                         });
                         return;
                     }
+                    let ask = ask.get_value();
                     leptos::task::spawn_local(async move {
-                        if let Err(e) = crate::api::reply_ask(task_id, label).await {
+                        if let Err(e) = crate::api::reply_ask(task_id, label, Some(ask)).await {
                             leptos::logging::warn!("answer not sent: {e}");
                         }
                     });
@@ -261,11 +267,13 @@ pub fn ChoicePicker(
                 .into_any()
             } else {
                 let hidden_task = task_id.clone();
+                let hidden_ask = ask.get_value();
                 let value = label.clone();
                 let tapped = label.clone();
                 view! {
                     <ActionForm action attr:class="choice-form">
                         <input type="hidden" name="task_id" value=hidden_task />
+                        <input type="hidden" name="request_id" value=hidden_ask />
                         <input type="hidden" name="text" value=value />
                         <button
                             type="submit"

@@ -79,8 +79,9 @@ test('one tap on Approve in /harness decides the held call', async ({ page, requ
   await expect(page.locator('#reply-status')).toBeVisible();
   const a = await approval(request, approvalId);
   expect(a.state).toBe('APPROVED');
-  expect(a.decidedBy).toBe('browser');
-  expect(a.decidedVia).toBe('reply');
+  // Who: the UI session (a prefix of its stored hash, never its id); where: the UI.
+  expect(a.decidedBy).toMatch(/^browser:session:[0-9a-f]{12}$/);
+  expect(a.decidedVia).toBe('ui');
   await page.screenshot({ path: info.outputPath('approval-phone-after.png'), fullPage: true });
   expect(errors).toEqual([]);
 });
@@ -113,17 +114,25 @@ test('the task page: one tap on Deny decides the held call', async ({ page, requ
   await openLive(page, `/tasks/${taskId}`);
   const item = page.locator('#task-timeline li[data-status="pending"]');
   await expect(item).toContainText('$ git reset --hard HEAD~3');
+  // While it waits, the task says it waits for an approval; the audit line
+  // names the rule that matched and the working directory.
+  await expect(page.locator('#task-approvals [data-waiting-approval]')).toHaveText('waiting for approval');
+  const pending = page.locator(`#task-approvals li[data-approval-id="${approvalId}"] [data-rule]`);
+  await expect(pending).toContainText('"git reset --hard*" → ask (builtin #1)');
+  await expect(pending).toContainText('/srv/repo');
   await expect(item).toContainText('Working directory: /srv/repo');
   await item.locator('.choice[data-label="Deny"]').tap();
   await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible({ timeout: 10_000 });
   const a = await approval(request, approvalId);
   expect(a.state).toBe('DENIED');
-  expect(a.decidedBy).toBe('browser');
+  expect(a.decidedBy).toMatch(/^browser:session:[0-9a-f]{12}$/);
+  expect(a.decidedVia).toBe('ui');
   // The task page's audit: the call, its state, who decided via where.
   const line = page.locator(`#task-approvals li[data-approval-id="${approvalId}"]`);
   await expect(line).toHaveAttribute('data-state', 'DENIED', { timeout: 10_000 });
   await expect(line).toContainText('git reset --hard HEAD~3');
-  await expect(line).toContainText('browser via reply');
+  await expect(line).toContainText(`${a.decidedBy} via ui`);
+  await expect(page.locator('#task-approvals [data-waiting-approval]')).toHaveCount(0);
   await page.locator('#task-approvals').screenshot({ path: info.outputPath('task-approvals.png') });
   // Known on the task page (see choices.spec.ts): a live answer disposes a value.
   const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';

@@ -33,6 +33,9 @@ pub struct ServeConfig {
     pub rate_limits: harness_core::rate_limit::RateLimits,
     /// The longest an approval check holds a tool call (issue 31).
     pub approval_wait_max: Duration,
+    /// How long a derived task's approval waits for its parent before
+    /// the person's chat is pushed (issue 31).
+    pub approval_parent_step: Duration,
 }
 
 impl ServeConfig {
@@ -53,6 +56,7 @@ impl ServeConfig {
             agent_isolation: crate::isolation::IsolationMode::default(),
             rate_limits: harness_core::rate_limit::RateLimits::default(),
             approval_wait_max: harness_core::approvals::flow::MAX_WAIT,
+            approval_parent_step: harness_core::approvals::flow::PARENT_STEP,
         }
     }
 

@@ -90,9 +90,10 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
         .as_deref()
         .is_some_and(|dir| unattended::signal_file(dir, task_id).exists());
     match ladder::decide(tool, env.has_parent, unattended) {
-        // Attended, top-level terminals keep today's behaviour: no policy.
-        ladder::Decision::Allow if !env.has_parent && !unattended => HookResult::allow(),
-        ladder::Decision::Allow => approval_check(tool, &event, env),
+        // The server decides whether the task is attended (its database,
+        // not the signal file, which an agent could delete); the file and
+        // `TOWER_HAS_PARENT` decide only when it cannot be reached.
+        ladder::Decision::Allow => approval_check(tool, &event, env, unattended),
         ladder::Decision::Deny(reason) => HookResult {
             // The native menu becomes a Harness question (issue 16); when it
             // cannot be recorded (server unreachable…) the plain deny stands.
@@ -119,11 +120,13 @@ pub const APPROVAL_WAIT_SECS: u64 = 45;
 pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
 
 /// The approval policy's check of one call (issue 31), by the server (the
-/// hook has no database). Server unreachable: the policy written at spawn
-/// (`TOWER_APPROVAL_SNAPSHOT`; without a readable one, the built-in rules)
-/// decides here — a `deny` rule denies, an `ask` rule fails closed with the
-/// reason, anything else runs (open).
-fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
+/// hook has no database) whenever it can be reached: it alone knows whether
+/// the task is attended. Server unreachable: an attended (no signal file),
+/// top-level terminal runs the call as today; otherwise the policy written
+/// at spawn (`TOWER_APPROVAL_SNAPSHOT`; without a readable one, the
+/// built-in rules) decides here — a `deny` rule denies, an `ask` rule fails
+/// closed with the reason, anything else runs (open).
+fn approval_check(tool: &str, event: &Value, env: &HookEnv, unattended: bool) -> HookResult {
     let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
     let cwd = event.get("cwd").and_then(Value::as_str);
     let body = json!({"taskId": env.task_id, "tool": tool, "input": input, "cwd": cwd,
@@ -138,6 +141,8 @@ fn approval_check(tool: &str, event: &Value, env: &HookEnv) -> HookResult {
             denied(reason)
         }
         Ok(_) => HookResult::allow(),
+        // Offline, attended and top-level: today's behaviour.
+        Err(_) if !env.has_parent && !unattended => HookResult::allow(),
         Err(err) => {
             let (policy, from) = match offline_policy(env) {
                 Some(p) => (p, "as saved when this agent started"),

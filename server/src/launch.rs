@@ -114,6 +114,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.outbox_max_attempts = config.outbox.max_attempts.max(1);
     core_config.rate_limits = config.rate_limits;
     core_config.approval_wait_max = config.approval_wait_max;
+    core_config.approval_parent_step = config.approval_parent_step;
     core_config.internal_api_key = Some(data.internal_key.clone());
     let harness = Harness::new(store.port(), core_config);
     harness.attach_gateway_secret(Arc::new(crate::secrets::GatewayTokenFile::new(

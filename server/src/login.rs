@@ -38,7 +38,7 @@ use crate::{
     state::AppState,
 };
 
-pub const COOKIE: &str = "harness_session";
+pub const COOKIE: &str = harness_core::sessions::COOKIE;
 
 /// Failed logins allowed per client address per [`THROTTLE_WINDOW`].
 pub const MAX_FAILURES: u32 = 5;

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_harness");
 
 /// Runs the real hook; answers its stdout (empty = allow).
-async fn hook(payload: Value, env: Vec<(&'static str, String)>) -> String {
+pub(crate) async fn hook(payload: Value, env: Vec<(&'static str, String)>) -> String {
     tokio::task::spawn_blocking(move || {
         let mut cmd = Command::new(BIN);
         cmd.args(["hook", "pre-tool"])
@@ -49,12 +49,12 @@ async fn hook(payload: Value, env: Vec<(&'static str, String)>) -> String {
     .unwrap()
 }
 
-fn bash(cmd: &str) -> Value {
+pub(crate) fn bash(cmd: &str) -> Value {
     json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": cmd},
         "cwd": "/repo"})
 }
 
-fn reason(stdout: &str) -> String {
+pub(crate) fn reason(stdout: &str) -> String {
     let v: Value = serde_json::from_str(stdout).unwrap_or_else(|_| panic!("not JSON: {stdout:?}"));
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
     v["hookSpecificOutput"]["permissionDecisionReason"]
@@ -63,7 +63,7 @@ fn reason(stdout: &str) -> String {
         .to_string()
 }
 
-async fn child_task(server: &common::Server) -> String {
+pub(crate) async fn child_task(server: &common::Server) -> String {
     let parent = server.task("approvals parent").await;
     let (status, body) = server
         .admin(
@@ -77,7 +77,7 @@ async fn child_task(server: &common::Server) -> String {
     body["id"].as_str().unwrap().to_string()
 }
 
-async fn approvals_of(server: &common::Server, task: &str) -> Vec<Value> {
+pub(crate) async fn approvals_of(server: &common::Server, task: &str) -> Vec<Value> {
     let (status, body) = server
         .admin("GET", &format!("/api/approvals?taskId={task}"), None)
         .await;

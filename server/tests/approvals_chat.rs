@@ -153,7 +153,13 @@ pub(crate) struct Chat {
 }
 
 pub(crate) async fn chat_task(dir: &Path) -> Chat {
-    let s = common::start(dir).await;
+    // The parent's step off: the push goes out at once.
+    chat_task_with(dir, Duration::ZERO).await
+}
+
+/// [`chat_task`] with the parent's step before the person's push.
+pub(crate) async fn chat_task_with(dir: &Path, step: Duration) -> Chat {
+    let s = common::start_with(dir, |c| c.approval_parent_step = step).await;
     let record = dir.join("sent.jsonl");
     let control = dir.join("double-mode");
     std::fs::write(&control, "ok\n").unwrap();
@@ -324,5 +330,175 @@ async fn an_approval_is_pushed_to_chat_and_the_first_chat_answer_decides_it() {
             .all(|r| !r.to_string().contains("git reset --hard")),
         "never sent"
     );
+    s.shutdown().await;
+}
+
+/// Approval A replaced by B (a newer held call): an answer aimed at A —
+/// a reply to A's push, a tap on A's row, a reply naming A's ask — is
+/// refused as cancelled and never approves B; B's own push decides B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Chat {
+        s,
+        record,
+        gw,
+        task,
+        ..
+    } = chat_task(dir.path()).await;
+    let a = held(&s, &task, "git push --force origin main").await;
+    let (_, pmid_a) = posted(&record, 1).await[0].clone();
+    mapped(&s, &pmid_a).await;
+    let b = held(&s, &task, "rm -rf /srv/repo").await;
+    assert_eq!(approval(&s, &a).await["state"], "CANCELLED");
+    let (_, pmid_b) = posted(&record, 2).await[1].clone();
+    mapped(&s, &pmid_b).await;
+
+    // "approve" relayed as a reply to A's push.
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "relay_channel_reply",
+        json!({"text": "approve", "gateway": "hermes", "platform": "telegram",
+            "chatId": "4242", "platformMessageId": pmid_a, "senderId": "42"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "approval_already_decided", "{out}");
+    assert!(
+        out["error"].as_str().unwrap().starts_with("cancelled"),
+        "{out}"
+    );
+    // Routed as a reply to A's push.
+    let (is_error, out) = tool(
+        &s,
+        &gw,
+        "route_gateway_message",
+        json!({"gateway": "hermes", "platform": "telegram", "chatId": "4242",
+            "platformMessageId": "in-a", "senderId": "42", "replyToMessageId": pmid_a,
+            "intent": "PROJECT_WORK", "content": "yes"}),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert_eq!(out["mode"], "approval_already_decided", "{out}");
+    // A tap on A's row in the UI, and a REST reply naming A's ask.
+    let ask_a = approval(&s, &a).await["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = s
+        .client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", s.base.clone())
+        .bearer_auth(&s.admin)
+        .form(&[
+            ("task_id", task.as_str()),
+            ("text", "Approve"),
+            ("request_id", ask_a.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CONFLICT);
+    let (st, e) = s
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": task, "text": "Approve", "requestId": ask_a})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CONFLICT, "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("cancelled"), "{e}");
+    assert_eq!(approval(&s, &b).await["state"], "PENDING", "B untouched");
+
+    // B's own row, tapped in a browser session: decided, recorded as from
+    // the UI by that session (a hash prefix, never the session id).
+    let ask_b = approval(&s, &b).await["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cookie = s.session().await;
+    let resp = s
+        .client
+        .post(s.url("/sfn/reply_ask"))
+        .header("Origin", s.base.clone())
+        .header("Cookie", cookie.clone())
+        .form(&[
+            ("task_id", task.as_str()),
+            ("text", "Deny"),
+            ("request_id", ask_b.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let decided = approval(&s, &b).await;
+    assert_eq!(
+        (&decided["state"], &decided["decidedVia"]),
+        (&json!("DENIED"), &json!("ui")),
+        "{decided}"
+    );
+    let by = decided["decidedBy"].as_str().unwrap();
+    let secret = cookie.split_once('=').unwrap().1;
+    assert!(by.starts_with("browser:session:"), "{by}");
+    assert!(!by.contains(secret), "{by}");
+    s.shutdown().await;
+}
+
+/// A derived task asks its parent first (issue 31 point 2): the parent's
+/// inbox has the approval at once, the person's chat only after the
+/// ladder's step — and a decision within the step never pushes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_derived_tasks_approval_reaches_the_parent_first_and_the_chat_after_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = Duration::from_secs(3);
+    let Chat {
+        s, record, task, ..
+    } = chat_task_with(dir.path(), step).await;
+    let asked_at = Instant::now();
+    let first = held(&s, &task, "git push --force origin main").await;
+    // The parent's inbox event exists at once.
+    let (_, view) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
+    let parent = view["parentTaskId"].as_str().unwrap().to_string();
+    let (st, inbox) = s
+        .admin("GET", &format!("/api/tasks/{parent}/inbox"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{inbox}");
+    assert!(
+        inbox.to_string().contains("git push --force origin main"),
+        "{inbox}"
+    );
+    assert!(inbox.to_string().contains("\"approval\":true"), "{inbox}");
+    // Nothing pushed before the step.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let sent = || {
+        common::json_lines(&record)
+            .iter()
+            .filter(|r| r["sent"] == true)
+            .count()
+    };
+    assert_eq!(sent(), 0, "pushed before the parent's step");
+    // After it: pushed.
+    let posts = posted(&record, 1).await;
+    assert!(asked_at.elapsed() >= step, "{:?}", asked_at.elapsed());
+    assert!(posts[0].0.contains("$ git push --force origin main"));
+    // Decided within the step: never pushed.
+    let second = held(&s, &task, "rm -rf /srv/repo/build").await;
+    let (st, d) = s
+        .admin(
+            "POST",
+            &format!("/api/approvals/{second}/decide"),
+            Some(json!({"decision": "deny"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{d}");
+    tokio::time::sleep(step + Duration::from_secs(2)).await;
+    assert!(
+        common::json_lines(&record)
+            .iter()
+            .all(|r| !r.to_string().contains("rm -rf /srv/repo/build")),
+        "never sent"
+    );
+    let _ = first;
     s.shutdown().await;
 }

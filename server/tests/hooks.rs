@@ -276,8 +276,34 @@ async fn set_goal_mode_fails_closed_without_a_channel() {
             .join(format!("unattended-{t}"))
             .exists()
     );
+    // Off only by a person (issue 31): the agent's token is refused and
+    // the task stays unattended, its signal file in place.
     let (_, resp) = common::decode(post(call(false)).await.unwrap()).await;
-    assert_eq!(resp["result"]["isError"], false);
+    assert_eq!(resp["result"]["isError"], true, "{resp}");
+    assert!(resp.to_string().contains("only a person may"), "{resp}");
+    assert!(
+        s.running
+            .harness
+            .get_task(&t)
+            .await
+            .unwrap()
+            .task
+            .unattended
+    );
+    assert!(
+        s.running
+            .signal_dir
+            .join(format!("unattended-{t}"))
+            .exists()
+    );
+    let (status, _) = s
+        .admin(
+            "PUT",
+            &format!("/api/tasks/{t}/unattended"),
+            Some(json!({"on": false})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "the admin token may");
     assert!(
         !s.running
             .signal_dir

@@ -23,6 +23,8 @@ mod approval_reminders;
 mod approvals;
 #[path = "approvals_chat.rs"]
 mod approvals_chat;
+#[path = "approvals_server.rs"]
+mod approvals_server;
 #[path = "ask_idempotency.rs"]
 mod ask_idempotency;
 #[path = "assets.rs"]

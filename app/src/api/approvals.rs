@@ -103,6 +103,9 @@ pub struct ApprovalLine {
     pub tool: String,
     pub input: String,
     pub state: String,
+    /// The rule that matched: `tool "pattern" → action (source #index)`.
+    pub rule: String,
+    pub cwd: Option<String>,
     /// `who via where at when`, or empty while pending.
     pub decided: String,
     pub reason: Option<String>,
@@ -127,6 +130,8 @@ pub async fn task_approvals(task_id: String) -> Result<Vec<ApprovalLine>, Server
                 ),
                 _ => String::new(),
             },
+            rule: rule_text(&a.rule),
+            cwd: a.cwd,
             id: a.id,
             tool: a.tool,
             input: a.input,
@@ -136,4 +141,26 @@ pub async fn task_approvals(task_id: String) -> Result<Vec<ApprovalLine>, Server
             created_ms: a.created_at.timestamp_millis(),
         })
         .collect())
+}
+
+/// The matched rule (stored as `policy::Matched` JSON) in one line.
+#[cfg(feature = "ssr")]
+fn rule_text(json: &str) -> String {
+    match serde_json::from_str::<harness_core::approvals::policy::Matched>(json) {
+        Ok(m) => format!(
+            "{} {}→ {} ({} #{})",
+            m.rule.tool,
+            m.rule
+                .pattern
+                .map(|p| format!("\"{p}\" "))
+                .unwrap_or_default(),
+            m.rule.action.as_str(),
+            serde_json::to_value(m.source)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            m.index
+        ),
+        Err(_) => json.to_string(),
+    }
 }

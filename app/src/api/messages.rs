@@ -147,20 +147,40 @@ pub async fn list_window(
     Ok(out)
 }
 
-/// Answer a task's open question; the task resumes.
+/// Answer a task's open question; the task resumes. `request_id`: the
+/// question's row (an answer to an approval replaced meanwhile is refused,
+/// never given to the newer one).
 #[server(prefix = "/sfn", endpoint = "reply_ask")]
-pub async fn reply_ask(task_id: String, text: String) -> Result<ReplyResult, ServerFnError> {
+pub async fn reply_ask(
+    task_id: String,
+    text: String,
+    request_id: Option<String>,
+) -> Result<ReplyResult, ServerFnError> {
     let h = ssr::harness()?;
+    // Who answered, for the approval audit: the session (a hash prefix of
+    // its id, never the id), or nothing for a script's bearer token.
+    let headers: Option<http::HeaderMap> = leptos_axum::extract().await.ok();
+    let session = headers
+        .as_ref()
+        .and_then(|h| h.get(http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(harness_core::sessions::ui_session_label);
     // `2`, `2.` or a label answers with that option (issue 16): mapped by
     // the core's reply, as for REST and MCP.
     let out = h
-        .reply(
+        .reply_aimed(
             &harness_core::auth::Identity::Browser
                 .person()
                 .map_err(ssr::to_sfn)?,
             &task_id,
             Some(&text),
             true,
+            None,
+            harness_core::messaging::Aim {
+                request_id: request_id.as_deref(),
+                via: Some("ui"),
+                who: session.as_deref(),
+            },
         )
         .await
         .map_err(ssr::to_sfn)?;

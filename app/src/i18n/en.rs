@@ -589,6 +589,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("approvals.rules", "Global rules (JSON)"),
     ("approvals.reset", "Back to the built-in rules"),
     ("approvals.audit", "Approvals"),
+    ("approvals.waiting", "waiting for approval"),
     (
         "approvals.project_heading",
         "Approval rules of this project",

@@ -529,6 +529,7 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("approvals.rules", "全局规则（JSON）"),
     ("approvals.reset", "恢复内置规则"),
     ("approvals.audit", "审批记录"),
+    ("approvals.waiting", "等待审批"),
     ("approvals.project_heading", "此项目的审批规则"),
     (
         "approvals.project_help",

@@ -85,6 +85,10 @@ fn heading(kind: EventKind) -> &'static str {
 
 fn detail(e: &WorkbenchEvent) -> String {
     match e.kind {
+        EventKind::ChildDecisionRequired if is_approval(&e.payload) => format!(
+            "Approval of a risky step (the child's call is held): {}\n{APPROVAL_RULE}",
+            field(&e.payload, "question").map(clip).unwrap_or_default()
+        ),
         EventKind::ChildDecisionRequired => {
             let q = field(&e.payload, "question")
                 .filter(|q| !q.trim().is_empty())
@@ -110,6 +114,19 @@ fn detail(e: &WorkbenchEvent) -> String {
         }
     }
 }
+
+/// A child's held tool call (issue 31): an approval, never the parent's
+/// to grant.
+fn is_approval(payload: &Value) -> bool {
+    payload.get("approval").and_then(Value::as_bool) == Some(true)
+}
+
+/// What a parent may do with a child's approval: an agent never approves.
+pub const APPROVAL_RULE: &str = "You cannot approve it: an agent never approves; only a person \
+may (they are asked on /harness and in chat, and their decision is typed into the child). If the \
+step must not run, tell the child so with send_task_terminal_input (\"Do not run it: <why>; do \
+<this> instead\"); otherwise leave it to the person (tell the child to wait if it asks). Do not \
+send \"Approve\" down: it decides nothing.";
 
 /// A decision's options (issue 16), numbered, with its default and
 /// deadline; empty when the question has none.
@@ -256,5 +273,17 @@ mod tests {
         );
         assert!(plain.contains("Question: Why?\n"), "{plain}");
         assert!(!plain.contains("Options"), "{plain}");
+    }
+
+    #[test]
+    fn a_childs_approval_is_not_the_parents_to_grant() {
+        let e = decision(json!({"childTaskId": "c1", "childTitle": "Release",
+            "question": "Approve this Bash call?\n\n$ git push --force", "approval": true,
+            "options": [{"label": "Approve"}, {"label": "Deny"}]}));
+        let p = batch_prompt("b1", 1, "lease", &[e]);
+        assert!(p.contains("Approval of a risky step"), "{p}");
+        assert!(p.contains("$ git push --force"), "{p}");
+        assert!(p.contains("an agent never approves"), "{p}");
+        assert!(!p.contains("1. Approve"), "no options to pick: {p}");
     }
 }

@@ -142,6 +142,21 @@ pub(crate) fn task_missing(err: StoreError) -> CoreError {
     }
 }
 
+/// Which question a reply is for and where it came from (issue 31): an
+/// answer aimed at an approval decides exactly that one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Aim<'a> {
+    /// The ask the person answered (a UI row's id, a chat push's ask).
+    pub request_id: Option<&'a str>,
+    /// Where the answer came from, as the audit records it (`ui`, `chat`);
+    /// `None`: `chat` with a sender, else `reply`.
+    pub via: Option<&'static str>,
+    /// Who, beyond the person's kind: a UI session's label
+    /// ([`crate::sessions::ui_session_label`]), recorded as
+    /// `browser:session:<12 hex>`.
+    pub who: Option<&'a str>,
+}
+
 impl Harness {
     /// Whether no notify target is configured (the reference's
     /// `noChannelConfigured`: targets missing or empty).
@@ -316,7 +331,6 @@ impl Harness {
     /// [`Self::reply`] relayed from chat: `sender_id` is the gateway's
     /// verified sender (≤ 512 characters), recorded as who decided when the
     /// reply decides an approval (issue 31).
-    #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn reply_from(
         &self,
         by: &crate::auth::Person,
@@ -325,8 +339,27 @@ impl Harness {
         allow_retry: bool,
         sender_id: Option<&str>,
     ) -> CoreResult<ReplyOutcome> {
+        self.reply_aimed(by, task_id, text, allow_retry, sender_id, Aim::default())
+            .await
+    }
+
+    /// [`Self::reply_from`] aimed at one ask (`aim.request_id`: the question
+    /// the person saw — a UI row, a chat push): an answer aimed at an
+    /// approval decides exactly that approval, or is refused ("cancelled"
+    /// / "already decided") when it is no longer pending — never another
+    /// approval that replaced it (issue 31).
+    #[tracing::instrument(skip_all, fields(task_id))]
+    pub async fn reply_aimed(
+        &self,
+        by: &crate::auth::Person,
+        task_id: &str,
+        text: Option<&str>,
+        allow_retry: bool,
+        sender_id: Option<&str>,
+        aim: Aim<'_>,
+    ) -> CoreResult<ReplyOutcome> {
         let out = self
-            .answer_reply(by, task_id, text, allow_retry, sender_id)
+            .answer_reply(by, task_id, text, allow_retry, sender_id, aim)
             .await?;
         if by.kind() == crate::auth::PersonKind::GatewayOwner && !out.deduped {
             // The person wrote in the chat (issue 32 point 4: reachability);
@@ -349,14 +382,28 @@ impl Harness {
         text: Option<&str>,
         allow_retry: bool,
         sender_id: Option<&str>,
+        aim: Aim<'_>,
     ) -> CoreResult<ReplyOutcome> {
         let text = validate::text("text", text, validate::MAX_REPLY_CHARS)?;
         let task_id = validate::task_id(Some(task_id))?;
         let sender_id =
             validate::optional_text("senderId", sender_id, validate::MAX_SENDER_ID_CHARS)?;
+        let request_id = match aim.request_id.map(str::trim).filter(|r| !r.is_empty()) {
+            Some(r) => Some(validate::cuid("requestId", r)?),
+            None => None,
+        };
         // An approval's ask (issue 31) is decided, never answered as text.
         if let Some(outcome) = self
-            .reply_to_approval(by, &task_id, &text, sender_id.as_deref())
+            .reply_to_approval(
+                by,
+                &task_id,
+                &text,
+                sender_id.as_deref(),
+                Aim {
+                    request_id: request_id.as_deref(),
+                    ..aim
+                },
+            )
             .await?
         {
             return Ok(outcome);

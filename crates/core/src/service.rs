@@ -47,6 +47,10 @@ pub struct HarnessConfig {
     /// The longest one approval check holds a tool call for a person's
     /// decision (issue 31; ≤ `approvals::flow::MAX_WAIT`). Tests lower it.
     pub approval_wait_max: Duration,
+    /// How long a derived task's approval waits for its parent before it
+    /// is pushed to the person's chat (issue 31 point 2: the parent first,
+    /// as on the escalation ladder). Tests lower it.
+    pub approval_parent_step: Duration,
 }
 
 impl HarnessConfig {
@@ -66,6 +70,7 @@ impl HarnessConfig {
             rate_limits: crate::rate_limit::RateLimits::default(),
             internal_api_key: None,
             approval_wait_max: crate::approvals::flow::MAX_WAIT,
+            approval_parent_step: crate::approvals::flow::PARENT_STEP,
         }
     }
 }

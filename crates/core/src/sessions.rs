@@ -11,6 +11,24 @@ use chrono::Utc;
 pub use crate::store::SessionStore;
 use crate::{CoreResult, ids};
 
+/// The session cookie's name.
+pub const COOKIE: &str = "harness_session";
+
+/// Who a UI request is, as the approval audit records it (issue 31):
+/// `session:<12 hex>` — the start of the stored hash of the session id
+/// from the `Cookie` header, never the id (the secret). `None`: no session
+/// cookie (a script with the admin bearer token).
+pub fn ui_session_label(cookie_header: &str) -> Option<String> {
+    let id = cookie_header
+        .split(';')
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.trim())
+        .filter(|v| !v.is_empty())?;
+    let hash = ids::token_hash(id);
+    Some(format!("session:{}", hash.get(..12).unwrap_or(&hash)))
+}
+
 /// The session rules: who may open one, how long it lives.
 #[derive(Clone)]
 pub struct Sessions {
@@ -84,5 +102,22 @@ impl Sessions {
     /// Ends every session (every browser must log in again).
     pub async fn logout_everywhere(&self) -> CoreResult<u64> {
         Ok(self.store.revoke_all_sessions(Utc::now()).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ui_session_is_named_by_its_hash_never_its_id() {
+        let label = ui_session_label("a=1; harness_session=secret-id; b=2").unwrap_or_default();
+        assert_eq!(
+            label,
+            format!("session:{}", &ids::token_hash("secret-id")[..12])
+        );
+        assert!(!label.contains("secret"));
+        assert_eq!(ui_session_label("a=1"), None);
+        assert_eq!(ui_session_label("harness_session="), None);
     }
 }

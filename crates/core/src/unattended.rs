@@ -71,6 +71,12 @@ pub fn reconcile_signals(dir: &Path, on_ids: &[String]) -> io::Result<(usize, us
     Ok((on_ids.len(), removed))
 }
 
+/// The refusal of an agent's token turning unattended mode off.
+pub const AGENT_CANNOT_TURN_OFF: &str = "an agent's token cannot turn unattended mode off: \
+    only a person may (the web UI or the admin token), because it would stop its risky steps \
+    from being held for approval. Keep working unattended; ask with ask_human if a person \
+    should watch this terminal";
+
 impl Harness {
     /// Turn unattended mode on or off: the database first, then the signal
     /// file. If the file cannot be written the change stands (the database is
@@ -101,6 +107,22 @@ impl Harness {
             )));
         }
         Ok(view)
+    }
+
+    /// [`Self::set_unattended`] for a caller: an agent's token may turn its
+    /// own task's unattended mode on, never off — off makes a top-level task
+    /// attended, and an attended task's risky steps are not held for a
+    /// person (issue 31): only a person (the web UI, the admin token) may.
+    pub async fn set_unattended_as(
+        &self,
+        who: &crate::auth::Identity,
+        task_id: &str,
+        on: bool,
+    ) -> CoreResult<TaskView> {
+        if !on && matches!(who, crate::auth::Identity::Agent { .. }) {
+            return Err(CoreError::Forbidden(AGENT_CANNOT_TURN_OFF.into()));
+        }
+        self.set_unattended(task_id, on).await
     }
 
     /// Rewrite the signal directory from the database (at server start).

@@ -32,13 +32,17 @@ pub(crate) fn pending_for_call() -> String {
     )
 }
 
-pub(crate) fn list_all() -> String {
-    format!("SELECT {COLS} FROM approvals ORDER BY created_at DESC, id DESC LIMIT $1")
-}
-
-pub(crate) fn list_task() -> String {
+/// The audit page ($1 task, $2 since ms, $3 until ms, $4 before id, $5
+/// limit; NULL = no filter). The cursor is a keyset on (created_at, id):
+/// an unknown id matches nothing (the core checks it exists first).
+pub(crate) fn list() -> String {
     format!(
-        "SELECT {COLS} FROM approvals WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+        "SELECT {COLS} FROM approvals a WHERE (CAST($1 AS TEXT) IS NULL OR a.task_id = $1) \
+         AND (CAST($2 AS BIGINT) IS NULL OR a.created_at >= $2) \
+         AND (CAST($3 AS BIGINT) IS NULL OR a.created_at < $3) \
+         AND (CAST($4 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM approvals c WHERE c.id = $4 \
+           AND (a.created_at < c.created_at OR (a.created_at = c.created_at AND a.id < c.id)))) \
+         ORDER BY a.created_at DESC, a.id DESC LIMIT $5"
     )
 }
 
@@ -96,6 +100,29 @@ pub(crate) fn drop_push() -> String {
     )
 }
 
+/// Decisions of the task never used that went stale ($1 task, $2 at): the
+/// task asked something newer since (an ask created after the decision,
+/// other than the approval's own), or the execution that asked ended after
+/// the decision (not by a restart's interruption: that agent is resumed
+/// and reads the decision). Closed as used, outcome `unused`, so a grant
+/// never outlives the turn it was for.
+pub(crate) const EXPIRE_UNUSED: &str = "UPDATE approvals SET consumed_at = $2, outcome = 'unused' \
+    WHERE task_id = $1 AND state IN ('APPROVED', 'DENIED') AND consumed_at IS NULL AND ( \
+      EXISTS (SELECT 1 FROM harness_messages m WHERE m.task_id = $1 AND m.kind = 'ask' \
+        AND m.id <> approvals.request_id AND m.created_at > approvals.decided_at) \
+      OR EXISTS (SELECT 1 FROM executions e WHERE e.id = approvals.execution_id \
+        AND e.ended_at IS NOT NULL AND e.ended_at >= approvals.decided_at \
+        AND COALESCE(e.end_reason, '') <> 'interrupted'))";
+
+/// A derived task's approval push, due later ($1 id, $2 due ms): the
+/// parent is asked first (the escalation ladder's step).
+pub(crate) fn defer_push() -> String {
+    format!(
+        "UPDATE harness_outbound SET next_attempt_at = $2 WHERE id = $1 RETURNING {}",
+        crate::shared::outbox::returning()
+    )
+}
+
 /// Use the oldest unused decision of a call once ($1 task, $2 hash, $3 at).
 pub(crate) fn consume() -> String {
     format!(
@@ -127,9 +154,9 @@ macro_rules! approval_store {
                 inbox::NewEvent,
                 options::Choices,
                 store::{
-                    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState,
-                    ApprovalStore, NewApproval, NewAsk, Outbound, StoreError, StoreResult,
-                    approval_push_key,
+                    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery,
+                    ApprovalState, ApprovalStore, NewApproval, NewAsk, Outbound, StoreError,
+                    StoreResult, approval_push_key,
                 },
             };
             use sqlx::{AssertSqlSafe, Row};
@@ -210,14 +237,23 @@ macro_rules! approval_store {
                 let Some(o) = &a.push else {
                     return Ok(None);
                 };
-                $crate::shared::reminders::insert_outbound(
+                let row = $crate::shared::reminders::insert_outbound(
                     o,
                     approval_push_key(&a.id),
                     &a.request_id,
                 )
                 .fetch_one(&mut *conn)
-                .await
-                .map(Some)
+                .await?;
+                let Some(due) = a.push_not_before else {
+                    return Ok(Some(row));
+                };
+                // A derived task's: due after the parent's step.
+                sqlx::query(sql(&$crate::approvals_sql::defer_push()))
+                    .bind(&o.id)
+                    .bind(ms(due))
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map(Some)
             }
 
             #[async_trait]
@@ -317,27 +353,16 @@ macro_rules! approval_store {
                     r.as_ref().map(row).transpose()
                 }
 
-                async fn list_approvals(
-                    &self,
-                    task_id: Option<&str>,
-                    limit: u32,
-                ) -> StoreResult<Vec<Approval>> {
-                    let rows = match task_id {
-                        Some(t) => {
-                            sqlx::query(sql(&$crate::approvals_sql::list_task()))
-                                .bind(t)
-                                .bind(i64::from(limit))
-                                .fetch_all(&self.$read)
-                                .await
-                        }
-                        None => {
-                            sqlx::query(sql(&$crate::approvals_sql::list_all()))
-                                .bind(i64::from(limit))
-                                .fetch_all(&self.$read)
-                                .await
-                        }
-                    }
-                    .map_err(map)?;
+                async fn list_approvals(&self, q: &ApprovalQuery) -> StoreResult<Vec<Approval>> {
+                    let rows = sqlx::query(sql(&$crate::approvals_sql::list()))
+                        .bind(q.task_id.as_deref())
+                        .bind(q.since.map(ms))
+                        .bind(q.until.map(ms))
+                        .bind(q.before.as_deref())
+                        .bind(i64::from(q.limit))
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
                     rows.iter().map(row).collect()
                 }
 
@@ -454,6 +479,12 @@ macro_rules! approval_store {
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Approval>> {
                     let mut tx = self.write_tx().await?;
+                    sqlx::query(sql($crate::approvals_sql::EXPIRE_UNUSED))
+                        .bind(task_id)
+                        .bind(ms(now))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
                     let r = sqlx::query(sql(&$crate::approvals_sql::consume()))
                         .bind(task_id)
                         .bind(input_hash)

@@ -154,7 +154,8 @@ impl HarnessMcp {
     #[tool(
         description = "Turn unattended (goal) mode on or off for a task. On: no human watches the terminal, \
              native question menus are blocked and questions go to ask_human / push_to_human. \
-             Turning it on needs an active unattended notify channel (hermes or openclaw)."
+             Turning it on needs an active unattended notify channel (hermes or openclaw). \
+             Only a person may turn it off: an agent's token is refused."
     )]
     async fn set_goal_mode(
         &self,
@@ -167,7 +168,8 @@ impl HarnessMcp {
             return Err("scheduled wake-ups are not supported by this Harness version".into());
         }
         // Turning it on needs an active unattended channel: checked by the core.
-        let view = self.harness.set_unattended(&task_id, on).await?;
+        // Off only by a person: an agent's token is refused (core rule).
+        let view = self.harness.set_unattended_as(&who, &task_id, on).await?;
         Ok(Json(GoalOut {
             ok: true,
             task_id,

@@ -12,7 +12,7 @@ use axum::{
     routing::{get, post},
 };
 use harness_core::approvals::{
-    Approval, CallVerdict, GlobalPolicy, Policy, ToolCall, audit, flow::MAX_WAIT,
+    Approval, AuditFilter, CallVerdict, GlobalPolicy, Policy, ToolCall, audit, flow::MAX_WAIT,
 };
 use serde::Deserialize;
 
@@ -119,13 +119,22 @@ async fn check(
 #[serde(rename_all = "camelCase")]
 struct ListQuery {
     task_id: Option<String>,
+    /// At most this many rows (1..=500, default 100).
     limit: Option<u32>,
+    /// Only approvals created at or after this time (RFC 3339).
+    since: Option<String>,
+    /// Only approvals created before this time (RFC 3339).
+    until: Option<String>,
+    /// The next page: the id of the last approval of the previous page
+    /// (rows older than it, newest first).
+    before: Option<String>,
     /// `json` (default) or `csv` (a download, RFC 4180, one row per approval).
     format: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/approvals", tag = "approvals", params(ListQuery),
-    responses((status = 200, description = "The audit, newest first: JSON, or CSV (text/csv) with `format=csv`", body = Vec<Approval>)))]
+    responses((status = 200, description = "The audit, newest first: JSON, or CSV (text/csv) with `format=csv`; page on with `before` = the last id, or bound it with `since` / `until`", body = Vec<Approval>),
+        (status = 400, description = "A bad `limit`, `since`, `until` or `before`, named in `field`")))]
 async fn list(
     State(s): State<AppState>,
     _: Admin,
@@ -134,7 +143,13 @@ async fn list(
     let format = audit::Format::parse(q.format.as_deref())?;
     let rows = s
         .harness
-        .list_approvals(q.task_id.as_deref(), q.limit)
+        .audit_approvals(AuditFilter {
+            task_id: q.task_id.as_deref(),
+            since: q.since.as_deref(),
+            until: q.until.as_deref(),
+            before: q.before.as_deref(),
+            limit: q.limit,
+        })
         .await?;
     Ok(match format {
         audit::Format::Json => Json(rows).into_response(),

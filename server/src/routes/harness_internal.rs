@@ -96,6 +96,10 @@ struct ReplyBody {
     /// The gateway's verified sender of a reply from chat (≤ 512): who
     /// decided, when the reply decides an approval.
     sender_id: Option<String>,
+    /// The ask this answer is for (the question the person saw): an answer
+    /// aimed at an approval decides exactly that one, or is refused (409
+    /// "cancelled" / "already decided") when it is no longer pending.
+    request_id: Option<String>,
 }
 
 #[utoipa::path(
@@ -119,12 +123,16 @@ async fn reply(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let out = s
         .harness
-        .reply_from(
+        .reply_aimed(
             &person,
             &task_id,
             body.text.as_deref(),
             body.allow_retry.unwrap_or(true),
             body.sender_id.as_deref(),
+            harness_core::messaging::Aim {
+                request_id: body.request_id.as_deref(),
+                ..Default::default()
+            },
         )
         .await?;
     Ok(Json(json!({

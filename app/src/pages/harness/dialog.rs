@@ -145,6 +145,7 @@ fn ReplyBox(row: Row, shared: Shared) -> impl IntoView {
     let text = RwSignal::new(shared.draft(&id));
     let send = {
         let task_id = task_id.clone();
+        let ask_id = id.clone();
         move || {
             let body = text.get_untracked();
             if body.trim().is_empty() || shared.reply.pending().get_untracked() {
@@ -153,13 +154,14 @@ fn ReplyBox(row: Row, shared: Shared) -> impl IntoView {
             shared.reply.dispatch(ReplyAsk {
                 task_id: task_id.clone(),
                 text: body.trim().to_string(),
+                request_id: Some(ask_id.clone()),
             });
         }
     };
     let send_key = send.clone();
     let msg_id = id.clone();
     let picker = row.choices.clone().map(|choices| {
-        view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply keys=true /> }.into_any()
+        view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() request_id=row.id.clone() choices action=shared.reply keys=true /> }.into_any()
     });
     view! {
         {picker}

@@ -244,7 +244,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
         let draft = shared.draft(&msg_id);
         let hidden_task = row.task_id.clone();
         let picker = row.choices.clone().map(|choices| {
-            view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=shared.reply /> }.into_any()
+            view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() request_id=row.id.clone() choices action=shared.reply /> }.into_any()
         });
         view! {
             {picker}

@@ -1,6 +1,8 @@
 //! The task page's approvals (issue 31, point 5): every held call of the
 //! task — the exact call, its state, who decided via where and when, the
-//! reason, what the agent did next — newest first, live. The full audit
+//! reason, what the agent did next, the rule that matched and the working
+//! directory — newest first, live; "waiting for approval" while one is
+//! pending. The full audit
 //! (CSV or JSON) is `GET /api/approvals?taskId=…&format=csv`.
 
 use leptos::prelude::*;
@@ -27,9 +29,15 @@ pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
             {move || Suspend::new(async move {
                 match rows.await {
                     Ok(list) if list.is_empty() => ().into_any(),
-                    Ok(list) => view! {
+                    Ok(list) => {
+                        let waiting = list.iter().any(|a| a.state == "PENDING");
+                        view! {
                         <section aria-labelledby="approvals-h" id="task-approvals">
-                            <h2 id="approvals-h">{l.t("approvals.audit")}</h2>
+                            <h2 id="approvals-h">{l.t("approvals.audit")} " "
+                                {waiting.then(|| view! {
+                                    <span class="badge pending" data-waiting-approval="true">{l.t("approvals.waiting")}</span>
+                                })}
+                            </h2>
                             <ul class="approvals">
                                 {list.into_iter().map(|a| view! {
                                     <li data-approval-id=a.id data-state=a.state.clone()>
@@ -37,6 +45,9 @@ pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
                                         <code>{a.tool}</code> " "
                                         <TimeCell ms=Some(a.created_ms) />
                                         <Clamp text=Some(a.input) />
+                                        <div class="sub" data-rule="true">
+                                            {a.rule} {a.cwd.map(|c| format!(" · {c}"))}
+                                        </div>
                                         <div class="sub">
                                             {a.decided} {a.reason.map(|r| format!(" · {r}"))}
                                             {a.outcome.map(|o| format!(" · {o}"))}
@@ -46,7 +57,8 @@ pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
                             </ul>
                         </section>
                     }
-                    .into_any(),
+                    .into_any()
+                    }
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
             })}

@@ -300,7 +300,7 @@ fn TimelineItem(
                 view! { <Clamp text=Some(row.content.clone()) /> }.into_any()
             }}
             {(status == crate::api::Status::Pending).then(|| row.choices.clone()).flatten().map(|choices| {
-                view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=answer /> }.into_any()
+                view! { <crate::choices::ChoicePicker task_id=row.task_id.clone() request_id=row.id.clone() choices action=answer /> }.into_any()
             })}
             <crate::choices::AnsweredByDefault choices=row.choices.clone() />
             {row.reply.map(|r| view! {

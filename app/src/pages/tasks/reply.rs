@@ -58,6 +58,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
             reply.dispatch(ReplyAsk {
                 task_id: task.get_value(),
                 text: t,
+                request_id: None,
             });
         }
     };
@@ -73,7 +74,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
                         .and_then(|p| p.rows.into_iter().find(|r| r.is_ask() && r.state == "OPEN"));
                     row.map(|row| {
                         let picker = row.choices.clone().map(|choices| view! {
-                            <crate::choices::ChoicePicker task_id=row.task_id.clone() choices action=reply />
+                            <crate::choices::ChoicePicker task_id=row.task_id.clone() request_id=row.id.clone() choices action=reply />
                         });
                         view! {
                             <div class="full question" id="task-reply-question">

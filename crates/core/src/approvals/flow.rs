@@ -18,7 +18,7 @@ use crate::{
     auth::{Person, PersonKind},
     events::HarnessEvent,
     ids,
-    messaging::{ReplyOutcome, ResumeMode},
+    messaging::{Aim, ReplyOutcome, ResumeMode},
     model::MessageState,
     options::ChoicesInput,
     store::{Approval, ApprovalDecision, ApprovalState, NewApproval, NewInput},
@@ -26,6 +26,9 @@ use crate::{
 
 /// The longest the server holds one check (the hook's own timeout is longer).
 pub const MAX_WAIT: Duration = Duration::from_secs(120);
+/// How long a derived task's approval waits for its parent before the
+/// person's chat is pushed (`HarnessConfig::approval_parent_step`).
+pub const PARENT_STEP: Duration = Duration::from_secs(300);
 
 /// One tool call as the pre-tool hook saw it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -115,12 +118,31 @@ fn canonical(v: &Value) -> String {
     }
 }
 
-/// What a grant is for: sha256 of the tool name and its canonical input.
+/// What a grant is for: sha256 of the tool name and what the call does —
+/// a shell tool's command (and its `workdir`, when the input names one),
+/// a file tool's input without its `description`, any other tool's whole
+/// canonical input. A retry that only rewords Claude Code's Bash
+/// `description` (or changes its timeout) is the same call.
 pub fn call_hash(tool: &str, input: &Value) -> String {
+    let subject = if super::policy::SHELL_TOOLS.contains(&tool) {
+        let workdir = ["workdir", "cwd"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .unwrap_or_default();
+        canonical(&json!({"command": super::policy::command_of(input), "workdir": workdir}))
+    } else if super::policy::FILE_TOOLS.contains(&tool) {
+        let mut input = input.clone();
+        if let Some(map) = input.as_object_mut() {
+            map.remove("description");
+        }
+        canonical(&input)
+    } else {
+        canonical(input)
+    };
     let mut h = Sha256::new();
     h.update(tool.as_bytes());
     h.update(b"\n");
-    h.update(canonical(input).as_bytes());
+    h.update(subject.as_bytes());
     hex::encode(h.finalize())
 }
 
@@ -129,6 +151,17 @@ fn person_name(by: &Person) -> &'static str {
         PersonKind::Admin => "admin",
         PersonKind::Browser => "browser",
         PersonKind::GatewayOwner => "gateway-owner",
+    }
+}
+
+/// Who decided, as the audit records it, when more is known than the
+/// token's person: the gateway's sender of a reply from chat
+/// (`gateway:<id>`), a UI session (`browser:session:<12 hex>`).
+fn decider(by: &Person, sender: Option<&str>, who: Option<&str>) -> Option<String> {
+    match (sender, who) {
+        (Some(sender), _) => Some(format!("gateway:{sender}")),
+        (None, Some(who)) => Some(format!("{}:{who}", person_name(by))),
+        (None, None) => None,
     }
 }
 
@@ -160,8 +193,8 @@ pub fn parse_answer(text: &str) -> Option<(bool, Option<String>)> {
 
 impl Harness {
     /// The pre-tool hook's check of one call of `task_id`'s agent (issue
-    /// 31). Policy `allow` → allow; `deny` → deny; `ask` on an attended,
-    /// top-level task → allow (today's behaviour); otherwise a decision not
+    /// 31). An attended, top-level task → allow (today's behaviour);
+    /// policy `allow` → allow; `deny` → deny; `ask`: a decision not
     /// used yet for exactly this call is used once, else an approval is
     /// asked (or the pending one for this call reused) and waited for at
     /// most `wait`; still undecided → deny, telling the agent to end its turn.
@@ -182,10 +215,16 @@ impl Harness {
         }
         let view = self.get_task(task_id).await?;
         let task = &view.task;
+        if task.parent_task_id.is_none() && !task.unattended {
+            // Attended, top-level: the person watching decides as today.
+            // The database says so, never the agent's signal file (which an
+            // agent without isolation could delete).
+            return Ok(CallVerdict::allow(None));
+        }
         let effective = self.effective_policy(task.project_id.as_deref()).await?;
         let verdict = effective.evaluate(tool, &call.input, call.cwd.as_deref());
         let short = text::short(tool, &call.input);
-        let (action, matched) = match (verdict.action, verdict.matched) {
+        let matched = match (verdict.action, verdict.matched) {
             (Action::Allow, m) => return Ok(CallVerdict::allow(m.map(|_| Action::Allow))),
             (Action::Deny, m) => {
                 let note = m
@@ -200,13 +239,9 @@ impl Harness {
                     Some(Action::Deny),
                 ));
             }
-            (Action::Ask, Some(m)) => (Action::Ask, m),
+            (Action::Ask, Some(m)) => m,
             (Action::Ask, None) => return Ok(CallVerdict::allow(None)),
         };
-        if task.parent_task_id.is_none() && !task.unattended {
-            // Attended, top-level: the person watching decides as today.
-            return Ok(CallVerdict::allow(Some(action)));
-        }
         let hash = call_hash(tool, &call.input);
         if let Some(used) = self.use_decision(task_id, &hash).await? {
             return Ok(used);
@@ -237,9 +272,14 @@ impl Harness {
                 // The ask path: a derived task's question also reaches its
                 // parent's inbox first (the escalation ladder). The ask and
                 // its approval row are one transaction.
-                let prepared = self
+                let mut prepared = self
                     .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
+                // The parent's prompt says it is an approval: not the
+                // parent's to approve (crate::inbox_prompt).
+                if let Some(event) = prepared.event.as_mut() {
+                    event.payload["approval"] = json!(true);
+                }
                 let Some(choices) = prepared.choices else {
                     return Err(CoreError::Conflict(
                         "an approval's options were not recorded".into(),
@@ -259,6 +299,15 @@ impl Harness {
                     cwd: call.cwd.clone(),
                     rule: serde_json::to_string(&matched).unwrap_or_default(),
                     now: Utc::now(),
+                    // A derived task asks its parent first: the person's
+                    // chat only after the ladder's step (the parent cannot
+                    // approve; the person decides on /harness meanwhile).
+                    push_not_before: task.parent_task_id.as_ref().and_then(|_| {
+                        chrono::Duration::from_std(self.config().approval_parent_step)
+                            .ok()
+                            .filter(|d| !d.is_zero())
+                            .map(|d| Utc::now() + d)
+                    }),
                     push,
                 };
                 let asked = self
@@ -378,12 +427,12 @@ impl Harness {
         Ok(self.decide(by, None, id, approve, reason, via).await?.0)
     }
 
-    /// `sender`: the gateway's sender id of a reply from chat, recorded as
-    /// who decided (`gateway:<id>`) instead of the token's person.
+    /// `named`: who decided when more is known than the token's person
+    /// (see [`decider`]).
     async fn decide(
         &self,
         by: &Person,
-        sender: Option<&str>,
+        named: Option<String>,
         id: &str,
         approve: bool,
         reason: Option<&str>,
@@ -391,10 +440,7 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, super::MAX_REASON_CHARS)?;
-        let by = match sender {
-            Some(sender) => format!("gateway:{sender}"),
-            None => person_name(by).to_string(),
-        };
+        let by = named.unwrap_or_else(|| person_name(by).to_string());
         let now = Utc::now();
         // What is typed into the terminal if the hook has stopped waiting
         // (the store writes it only then, in the decision's transaction).
@@ -480,16 +526,18 @@ impl Harness {
     }
 
     /// A reply to an approval's ask (REST `/reply`, MCP `reply_to_ask`, the
-    /// UI's answer): mapped to a decision. `None` when the task's OPEN (or
-    /// latest) ask is not an approval.
+    /// UI's answer): mapped to a decision. `aim.request_id`: the ask the
+    /// person answered (see [`Self::aimed_approval`]). `None` when the reply is not
+    /// about an approval.
     pub(crate) async fn reply_to_approval(
         &self,
         by: &Person,
         task_id: &str,
         text: &str,
         sender: Option<&str>,
+        aim: Aim<'_>,
     ) -> CoreResult<Option<ReplyOutcome>> {
-        let Some(approval) = self.approval_for_reply(task_id).await? else {
+        let Some(approval) = self.aimed_approval(task_id, aim.request_id).await? else {
             return Ok(None);
         };
         let Some((approve, reason)) = parse_answer(text) else {
@@ -501,11 +549,15 @@ impl Harness {
         let (decided, delivery) = self
             .decide(
                 by,
-                sender,
+                decider(by, sender, aim.who),
                 &approval.id,
                 approve,
                 reason.as_deref(),
-                if sender.is_some() { "chat" } else { "reply" },
+                match (aim.via, sender) {
+                    (Some(via), _) => via,
+                    (None, Some(_)) => "chat",
+                    (None, None) => "reply",
+                },
             )
             .await?;
         let running = self.store().live_execution(task_id).await?.is_some();
@@ -568,6 +620,49 @@ mod tests {
         assert_ne!(
             call_hash("Bash", &json!({"command": "git push"})),
             call_hash("Bash", &json!({"command": "git push "}))
+        );
+        let n = json!({"n": {"b": 1, "a": [1, {"z": 0, "y": 1}]}});
+        let m = json!({"n": {"a": [1, {"y": 1, "z": 0}], "b": 1}});
+        assert_eq!(call_hash("mcp__x__y", &n), call_hash("mcp__x__y", &m));
+    }
+
+    #[test]
+    fn a_shell_grant_is_for_the_command_not_its_description() {
+        let first = json!({"command": "git push --force", "description": "Push the branch"});
+        let retry = json!({"command": "git push --force", "description": "Force-push again",
+            "timeout": 60000});
+        assert_eq!(call_hash("Bash", &first), call_hash("Bash", &retry));
+        assert_ne!(
+            call_hash("Bash", &first),
+            call_hash("Bash", &json!({"command": "git push --force origin main"}))
+        );
+        // Codex: the argv, and where it runs.
+        let codex = |dir: &str| json!({"command": ["bash", "-lc", "rm -rf build"], "workdir": dir, "timeout_ms": 1});
+        assert_eq!(
+            call_hash("shell", &codex("/a")),
+            call_hash("shell", &{
+                let mut c = codex("/a");
+                c["timeout_ms"] = json!(9);
+                c
+            })
+        );
+        assert_ne!(
+            call_hash("shell", &codex("/a")),
+            call_hash("shell", &codex("/b"))
+        );
+        // File tools: the path and the content, nothing else.
+        let edit = |d: &str, new: &str| json!({"file_path": "/r/.env", "old_string": "A=1", "new_string": new, "description": d});
+        assert_eq!(
+            call_hash("Edit", &edit("x", "A=2")),
+            call_hash("Edit", &edit("y", "A=2"))
+        );
+        assert_ne!(
+            call_hash("Edit", &edit("x", "A=2")),
+            call_hash("Edit", &edit("x", "A=3"))
+        );
+        assert_ne!(
+            call_hash("Write", &json!({"file_path": "/r/a", "content": "x"})),
+            call_hash("Write", &json!({"file_path": "/r/b", "content": "x"}))
         );
     }
 }

@@ -31,6 +31,30 @@ pub fn project_policy_key(project_id: &str) -> String {
     format!("{GLOBAL_POLICY_KEY}.project.{project_id}")
 }
 
+/// The audit export's filters as given (see [`Harness::audit_approvals`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditFilter<'a> {
+    pub task_id: Option<&'a str>,
+    pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
+    pub before: Option<&'a str>,
+    pub limit: Option<u32>,
+}
+
+fn time_param(field: &'static str, v: Option<&str>) -> CoreResult<Option<chrono::DateTime<Utc>>> {
+    match v.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(t) => chrono::DateTime::parse_from_rfc3339(t)
+            .map(|d| Some(d.with_timezone(&Utc)))
+            .map_err(|_| {
+                CoreError::invalid(
+                    field,
+                    format!("{field} must be an RFC 3339 time, e.g. 2026-12-04T05:00:00Z"),
+                )
+            }),
+    }
+}
+
 /// The global policy as the API shows it.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,20 +167,59 @@ impl Harness {
         task_id: Option<&str>,
         limit: Option<u32>,
     ) -> CoreResult<Vec<Approval>> {
-        let task_id = match task_id {
+        self.audit_approvals(AuditFilter {
+            task_id,
+            limit,
+            ..AuditFilter::default()
+        })
+        .await
+    }
+
+    /// The audit export (`GET /api/approvals`): newest first, ≤ 500 a page;
+    /// `since` / `until` (RFC 3339) bound the creation time, `before` (an
+    /// approval id: the last row of the previous page) pages on. Bad values
+    /// are 400s naming the field.
+    pub async fn audit_approvals(&self, f: AuditFilter<'_>) -> CoreResult<Vec<Approval>> {
+        let task_id = match f.task_id {
             Some(t) => Some(validate::task_id(Some(t))?),
             None => None,
         };
-        let limit = limit.unwrap_or(100);
+        let limit = f.limit.unwrap_or(100);
         if !(1..=MAX_LIST_LIMIT).contains(&limit) {
             return Err(CoreError::invalid(
                 "limit",
                 format!("limit must be 1..={MAX_LIST_LIMIT}"),
             ));
         }
+        let since = time_param("since", f.since)?;
+        let until = time_param("until", f.until)?;
+        if let (Some(s), Some(u)) = (since, until)
+            && s >= u
+        {
+            return Err(CoreError::invalid("until", "until must be after since"));
+        }
+        let before = match f.before.map(str::trim).filter(|b| !b.is_empty()) {
+            Some(b) => {
+                let id = validate::cuid("before", b)?;
+                if self.store().get_approval(&id).await?.is_none() {
+                    return Err(CoreError::invalid(
+                        "before",
+                        "before must be the id of an approval (the last row of the previous page)",
+                    ));
+                }
+                Some(id)
+            }
+            None => None,
+        };
         Ok(self
             .store()
-            .list_approvals(task_id.as_deref(), limit)
+            .list_approvals(&crate::store::ApprovalQuery {
+                task_id,
+                since,
+                until,
+                before,
+                limit,
+            })
             .await?)
     }
 

@@ -14,8 +14,11 @@
 //! What a rule's `pattern` is matched against (the call's *subjects*):
 //! * shell tools (`Bash`; Codex `shell`, `exec_command`, `local_shell`):
 //!   the command, and each part of it split at `&&`, `||`, `;`, `|` and
-//!   newlines (so `cd x && git push` matches `git push*`), trimmed, with the
-//!   text glob, ignoring ASCII case (`*drop table*` = `*DROP TABLE*`);
+//!   newlines (so `cd x && git push` matches `git push*`), trimmed, and each
+//!   part also as it runs ([`normalized`]: `sudo`, `env`, `VAR=value`,
+//!   `command` dropped, `git -C d push` → `git push`, `rm -r -f` →
+//!   `rm -rf`), with the text glob, ignoring ASCII case (`*drop table*` =
+//!   `*DROP TABLE*`);
 //! * file tools (`Edit`, `Write`, `MultiEdit`, `NotebookEdit`; Codex
 //!   `apply_patch`): every file path, relative to the task's working
 //!   directory when it lies inside it, with the path glob; a pattern that
@@ -325,8 +328,116 @@ fn command_parts(command: &str) -> Vec<String> {
     }
     out.push(part.trim().to_string());
     out.retain(|p| !p.is_empty());
-    out.dedup();
+    // Each part also as it runs: `sudo rm -r -f x` is matched as `rm -rf x`.
+    let normal: Vec<String> = out.iter().skip(1).map(|p| normalized(p)).collect();
+    out.extend(normal);
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
     out
+}
+
+/// Options of `sudo` / `doas` / `env` that take a value as the next word.
+const WRAPPER_VALUE_OPTS: [&str; 12] = [
+    "-u", "-g", "-U", "-C", "-p", "-h", "-r", "-t", "-D", "-R", "-S", "-P",
+];
+/// `git` options before its subcommand that take a value as the next word.
+const GIT_VALUE_OPTS: [&str; 5] = ["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+/// A command part as it runs, for matching (issue 31): leading `sudo`,
+/// `doas`, `env` (and their options), `VAR=value` assignments, `command`,
+/// `exec`, `nohup`, `time` dropped; `git`'s global options before the
+/// subcommand dropped (`git -C d push` → `git push`); an `rm` that removes
+/// recursively and forcibly written as `rm -rf` (`-Rf`, `-r -f`,
+/// `--recursive --force`, `-rfv`). Words are split on whitespace (quotes
+/// are not parsed: a rule errs towards asking).
+pub fn normalized(part: &str) -> String {
+    let words: Vec<&str> = part.split_whitespace().collect();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        match *w {
+            "sudo" | "doas" | "env" => {
+                i += 1;
+                while let Some(opt) = words.get(i) {
+                    if WRAPPER_VALUE_OPTS.contains(opt) {
+                        i += 2;
+                    } else if opt.starts_with('-') || is_assignment(opt) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            "command" | "exec" | "nohup" | "time" => i += 1,
+            w if is_assignment(w) => i += 1,
+            _ => break,
+        }
+    }
+    let rest = words.get(i..).unwrap_or_default();
+    match rest.first() {
+        Some(&"git") => {
+            let mut j = 1;
+            while let Some(opt) = rest.get(j) {
+                if GIT_VALUE_OPTS.contains(opt) {
+                    j += 2;
+                } else if opt.starts_with('-') {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            let tail = rest.get(j..).unwrap_or_default();
+            std::iter::once("git")
+                .chain(tail.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Some(&"rm") => rm_normalized(&rest[1..]),
+        _ => rest.join(" "),
+    }
+}
+
+fn rm_normalized(args: &[&str]) -> String {
+    let (mut recursive, mut force) = (false, false);
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for a in args {
+        if options_done || !a.starts_with('-') || *a == "-" {
+            operands.push(*a);
+        } else if *a == "--" {
+            options_done = true;
+        } else if let Some(long) = a.strip_prefix("--") {
+            recursive |= long == "recursive";
+            force |= long == "force";
+        } else {
+            recursive |= a.contains('r') || a.contains('R');
+            force |= a.contains('f');
+        }
+    }
+    let flags = match (recursive, force) {
+        (true, true) => Some("-rf"),
+        (true, false) => Some("-r"),
+        (false, true) => Some("-f"),
+        (false, false) => None,
+    };
+    std::iter::once("rm")
+        .chain(flags)
+        .chain(operands)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The file paths of a file tool's input: `file_path`, `notebook_path`,

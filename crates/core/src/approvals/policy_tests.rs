@@ -211,6 +211,53 @@ fn mcp_tools_by_name_and_input() {
 }
 
 #[test]
+fn wrappers_assignments_and_flag_spellings_do_not_slip_past_the_defaults() {
+    let p = eff(vec![], None);
+    for cmd in [
+        "sudo rm -rf x",
+        "sudo -u root rm -rf /srv",
+        "FOO=1 git push --force",
+        "env -i HOME=/x git push",
+        "command git push",
+        "git -C d push",
+        "git -c user.name=x --no-pager push origin",
+        "rm -Rf x",
+        "rm -r -f x",
+        "rm -fR x",
+        "rm --recursive --force x",
+        "rm -rfv build",
+        "cd a && sudo FOO=1 rm -r -f b",
+        "nohup git push &",
+    ] {
+        assert_eq!(
+            p.evaluate("Bash", &bash(cmd), None).action,
+            Action::Ask,
+            "{cmd}"
+        );
+    }
+    for cmd in [
+        "sudo ls",
+        "env FOO=1 cargo test",
+        "git -C d status",
+        "rm -r x",
+        "rm -f x",
+    ] {
+        assert_eq!(
+            p.evaluate("Bash", &bash(cmd), None).action,
+            Action::Allow,
+            "{cmd}"
+        );
+    }
+    assert_eq!(
+        normalized("sudo -u root env A=1 B=2 git -C /r push -f"),
+        "git push -f"
+    );
+    assert_eq!(normalized("rm -v -R --force -- -x y"), "rm -rf -x y");
+    assert_eq!(normalized("ls -la"), "ls -la");
+    assert_eq!(normalized("A=1"), "");
+}
+
+#[test]
 fn command_parts_split_on_shell_operators() {
     assert_eq!(
         command_parts("cd a && git push || echo no; rm -rf x | tee y\nls"),

@@ -3,8 +3,10 @@
 //! answer — and the outbound row, through the configured notify target,
 //! with the task token. The row is written in the approval ask's own
 //! transaction (`NewApproval::push`), under the key `approval:<id>`; it has
-//! no message of its own, so its delivery mapping names the task and a
-//! reply to it answers the task's OPEN ask (this approval). A push not sent
+//! no message of its own, so its delivery mapping names the task; a reply
+//! to it decides exactly this approval (the row's key names it,
+//! `Harness::aimed_ask_of`) — "cancelled" when a newer question replaced
+//! it, never the approval that replaced it. A push not sent
 //! yet when the approval is decided is dropped (DEAD) by the decision.
 //!
 //! A push that reached the chat is reminded like an ask (`crate::reminders`,

@@ -109,7 +109,13 @@ impl Harness {
                 validate::MAX_SENDER_ID_CHARS,
             )?;
             if let Some(mut out) = self
-                .chat_approval_answer(person, &task_id, &reply, sender.as_deref())
+                .chat_approval_answer(
+                    person,
+                    &task_id,
+                    &reply,
+                    sender.as_deref(),
+                    delivery.as_ref(),
+                )
                 .await?
             {
                 out["delivery"] = serde_json::to_value(&delivery).unwrap_or(Value::Null);

@@ -295,7 +295,15 @@ impl Harness {
             };
             let context = self.task_context(&lookup, Some(&route.content)).await?;
             if context.bound {
-                // A reply "approve" / "deny" to an approval's push (issue 31).
+                // A reply "approve" / "deny" to an approval's push (issue 31):
+                // it decides the approval that push asked, never another.
+                let mapping = match c.reply_to_message_id.as_deref() {
+                    Some(pmid) => {
+                        self.delivery_mapping(&c.gateway, &c.platform, &c.chat_id, pmid)
+                            .await?
+                    }
+                    None => None,
+                };
                 if let Some(task) = context.subject_task_id.as_deref()
                     && let Some(mut out) = self
                         .chat_approval_answer(
@@ -303,6 +311,7 @@ impl Harness {
                             task,
                             &route.content,
                             c.sender_id.as_deref(),
+                            mapping.as_ref(),
                         )
                         .await?
                 {

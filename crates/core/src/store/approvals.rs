@@ -94,12 +94,31 @@ pub struct NewApproval {
     pub cwd: Option<String>,
     pub rule: String,
     pub now: DateTime<Utc>,
+    /// When the push may go out (its `next_attempt_at`): a derived task's
+    /// approval reaches its parent first and the person only after the
+    /// ladder's step (`HarnessConfig::approval_parent_step`); `None`: now.
+    pub push_not_before: Option<DateTime<Utc>>,
     /// The push to the person's chat (issue 31 point 2): an outbound row
     /// with the task and no message of its own (its delivery mapping names
     /// the task, whose OPEN ask — this approval's — a reply answers),
     /// written in the ask's transaction under the key `approval:<id>`
     /// (`dedup` is ignored). `None`: no channel is configured.
     pub push: Option<NewOutbound>,
+}
+
+/// Which approvals to list (the audit export, issue 31 point 5), newest
+/// first: every filter optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalQuery {
+    pub task_id: Option<String>,
+    /// Created at or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Created before.
+    pub until: Option<DateTime<Utc>>,
+    /// The keyset cursor: only rows older than this approval (its
+    /// created_at, then id) — the last id of the previous page.
+    pub before: Option<String>,
+    pub limit: u32,
 }
 
 /// The dedup key of an approval's push to chat.
@@ -171,9 +190,8 @@ pub trait ApprovalStore: Send + Sync + 'static {
         task_id: &str,
         input_hash: &str,
     ) -> StoreResult<Option<Approval>>;
-    /// Newest first; `task_id` narrows to one task.
-    async fn list_approvals(&self, task_id: Option<&str>, limit: u32)
-    -> StoreResult<Vec<Approval>>;
+    /// Newest first (created_at, id), narrowed by `q`.
+    async fn list_approvals(&self, q: &ApprovalQuery) -> StoreResult<Vec<Approval>>;
     /// PENDING → APPROVED/DENIED (only if still PENDING: one winner), and in
     /// the same transaction the carrying ask OPEN → ANSWERED with
     /// `reply_text`, the task's PAUSED executions → RUNNING and, when the
@@ -192,7 +210,10 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// Use a decision once: the task's oldest decided, unused approval of
     /// this exact call gets `consumed_at` and its outcome (`ran` when
     /// approved, `held` when denied), atomically (two racing calls: one
-    /// gets it).
+    /// gets it). First, in the same transaction, the task's unused
+    /// decisions that went stale are closed (outcome `unused`): the task
+    /// asked something newer since the decision, or the execution that
+    /// asked ended after it (a restart's interruption excepted).
     async fn consume_approval(
         &self,
         task_id: &str,

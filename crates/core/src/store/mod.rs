@@ -44,8 +44,8 @@ mod stats;
 mod tasks;
 
 pub use approvals::{
-    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalState, ApprovalStore,
-    NewApproval, approval_push_key,
+    Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
+    ApprovalStore, NewApproval, approval_push_key,
 };
 pub use choices::{ANSWERED_BY_DEFAULT, AskOption, Choices, ChoicesStore, DueDefault, Urgency};
 pub use deliveries::{

@@ -27,6 +27,7 @@ fn new_approval(task_id: &str, request_id: &str, hash: &str) -> NewApproval {
         cwd: Some("/repo".into()),
         rule: r#"{"source":"builtin","index":0}"#.into(),
         now: now_ms(),
+        push_not_before: None,
         push: None,
     }
 }
@@ -170,11 +171,16 @@ pub async fn a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once(b: 
             .is_none()
     );
 
-    let listed = s.list_approvals(Some(&task), 10).await.unwrap();
+    let q = |task_id: Option<String>, limit| harness_core::store::ApprovalQuery {
+        task_id,
+        limit,
+        ..Default::default()
+    };
+    let listed = s.list_approvals(&q(Some(task.clone()), 10)).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].consumed_at, used.consumed_at);
     assert!(
-        s.list_approvals(None, 500)
+        s.list_approvals(&q(None, 500))
             .await
             .unwrap()
             .iter()
@@ -471,10 +477,22 @@ pub async fn a_pending_approval_ends_with_its_ask(b: &Backend) {
 
 const OWNER: &str = "node-a:boot-1";
 
-/// The core over another store with an unattended chat channel.
+/// The core over another store with an unattended chat channel; a
+/// derived task's push goes out at once (no parent's step).
 pub(super) async fn with_channel(b: &Backend) -> (Arc<dyn Store>, harness_core::Harness) {
+    with_channel_step(b, std::time::Duration::ZERO).await
+}
+
+/// [`with_channel`] with the parent's step before a derived task's push.
+pub(super) async fn with_channel_step(
+    b: &Backend,
+    step: std::time::Duration,
+) -> (Arc<dyn Store>, harness_core::Harness) {
     let store = b.another().await;
-    let h = harness_on(store.clone(), "node-a");
+    let mut config = harness_core::HarnessConfig::new(ids::token_hash(ADMIN));
+    config.node_id = "node-a".into();
+    config.approval_parent_step = step;
+    let h = harness_core::Harness::new(store.clone(), config);
     h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
         id: None,
         label: "phone".into(),
@@ -511,7 +529,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
         auth::Person,
         outbox::{OutboundState, Receipt, SendOutcome},
     };
-    let (store, h) = with_channel(b).await;
+    let (store, h) = with_channel_step(b, harness_core::approvals::flow::PARENT_STEP).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
     let exec = h.begin_execution(&child).await.unwrap().0;
@@ -569,18 +587,31 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
             .all(|r| r.id != push.id)
     );
 
-    // Sent first: the decision leaves the sent row as it is.
+    // Sent first: the decision leaves the sent row as it is. A derived
+    // task's push is due only after its parent's step (the ladder).
     let v = held(&h, &child, "rm -rf build").await;
     let id = v.approval_id.unwrap();
     let now = Utc::now();
+    assert!(
+        store
+            .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.dedup_key != format!("approval:{id}")),
+        "not due before the parent's step"
+    );
+    let later = now
+        + chrono::Duration::from_std(harness_core::approvals::flow::PARENT_STEP).unwrap()
+        + chrono::Duration::seconds(1);
     let claimed = store
-        .claim_outbound(OWNER, now, now + chrono::Duration::seconds(60), 10)
+        .claim_outbound(OWNER, later, later + chrono::Duration::seconds(60), 10)
         .await
         .unwrap();
     let mine = claimed
         .iter()
         .find(|r| r.dedup_key == format!("approval:{id}"))
-        .expect("the push is due at once");
+        .expect("the push is due after the step");
     let receipt = SendOutcome::Delivered(Receipt {
         message_id: Some("m-approval".into()),
         platform: None,
@@ -678,4 +709,146 @@ pub async fn an_approval_without_a_channel_is_not_pushed_and_a_failed_ask_writes
             .unwrap()
             .is_empty()
     );
+}
+
+/// A decided approval (`task`'s ask `request`, asked by `execution`).
+async fn decided(s: &dyn Store, task: &str, request: &str, execution: &str, hash: &str) -> String {
+    let mut new = new_approval(task, request, hash);
+    new.execution_id = Some(execution.into());
+    let a = s.insert_approval(new).await.unwrap();
+    assert!(
+        s.decide_approval(&a.id, &decision(true))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    a.id
+}
+
+/// An ask of `task` recorded now; its id.
+async fn asked(s: &dyn Store, task: &str) -> String {
+    s.record_ask(ask(task, "Approve git push?", now_ms()))
+        .await
+        .unwrap()
+        .message
+        .id
+}
+
+pub async fn an_unused_grant_expires_with_a_newer_ask_or_the_end_of_its_execution(b: &Backend) {
+    let s = b.store.as_ref();
+    let pause = || tokio::time::sleep(std::time::Duration::from_millis(5));
+    // 1. The task asks something new after the decision: the grant is gone.
+    let task = new_task(s, "stale grants").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h1").await;
+    pause().await;
+    asked(s, &task).await;
+    assert!(
+        s.consume_approval(&task, "h1", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let gone = s.get_approval(&a).await.unwrap().unwrap();
+    assert!(gone.consumed_at.is_some());
+    assert_eq!(gone.outcome.as_deref(), Some("unused"));
+
+    // 2. Its execution was interrupted by a restart: the resumed agent may
+    //    still use it.
+    let task = new_task(s, "interrupted").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h2").await;
+    pause().await;
+    assert!(
+        s.finish_execution(
+            &exec,
+            ExecutionStatus::Failed,
+            None,
+            "interrupted",
+            now_ms()
+        )
+        .await
+        .unwrap()
+    );
+    let used = s
+        .consume_approval(&task, "h2", now_ms())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (used.id.as_str(), used.outcome.as_deref()),
+        (a.as_str(), Some("ran"))
+    );
+
+    // 3. Its execution ended otherwise after the decision: gone.
+    let task = new_task(s, "ended").await;
+    let exec = new_execution(s, &task).await.unwrap();
+    let request = asked(s, &task).await;
+    let a = decided(s, &task, &request, &exec, "h3").await;
+    pause().await;
+    assert!(
+        s.finish_execution(
+            &exec,
+            ExecutionStatus::Completed,
+            Some(0),
+            "exited",
+            now_ms()
+        )
+        .await
+        .unwrap()
+    );
+    assert!(
+        s.consume_approval(&task, "h3", now_ms())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let gone = s.get_approval(&a).await.unwrap().unwrap();
+    assert_eq!(gone.outcome.as_deref(), Some("unused"));
+}
+
+pub async fn the_audit_pages_with_a_cursor_and_a_time_window(b: &Backend) {
+    let s = b.store.as_ref();
+    let task = new_task(s, "audit pages").await;
+    let t0 = now_ms();
+    let mut made = Vec::new();
+    // Four approvals: two in the same millisecond (the cursor breaks ties by id).
+    for offset in [0, 1000, 2000, 2000] {
+        let mut a = new_approval(&task, &ids::new_id(), "h");
+        a.now = t0 + chrono::Duration::milliseconds(offset);
+        made.push(s.insert_approval(a).await.unwrap());
+    }
+    let q = |before: Option<String>| harness_core::store::ApprovalQuery {
+        task_id: Some(task.clone()),
+        before,
+        limit: 2,
+        ..Default::default()
+    };
+    let mut seen = Vec::new();
+    let mut before = None;
+    loop {
+        let page = s.list_approvals(&q(before.clone())).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        before = page.last().map(|a| a.id.clone());
+        seen.extend(page);
+    }
+    assert_eq!(seen.len(), 4, "every row once: {seen:?}");
+    let mut sorted = seen.clone();
+    sorted.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+    assert_eq!(seen, sorted, "newest first");
+    let window = s
+        .list_approvals(&harness_core::store::ApprovalQuery {
+            since: Some(t0 + chrono::Duration::milliseconds(500)),
+            until: Some(t0 + chrono::Duration::milliseconds(2000)),
+            limit: 500,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let window: Vec<_> = window.into_iter().map(|a| a.id).collect();
+    assert_eq!(window, vec![made[1].id.clone()]);
 }

@@ -227,6 +227,8 @@ macro_rules! conformance_suite {
             a_pending_approval_ends_with_its_ask,
             an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_push_dies_with_the_decision,
             an_approval_without_a_channel_is_not_pushed_and_a_failed_ask_writes_no_push,
+            an_unused_grant_expires_with_a_newer_ask_or_the_end_of_its_execution,
+            the_audit_pages_with_a_cursor_and_a_time_window,
         );
         conformance_suite!(@area $factory; reminders:
             a_reminder_is_written_once_and_only_while_its_ask_waits,
