@@ -15,7 +15,11 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   fullyParallel: false,
   workers: 1,
-  retries: 0,
+  // One retry in CI only, and the list reporter names a test that needed it
+  // ("flaky"): a known, unresolved flake — the desktop "edit a project" case
+  // saw six wasm `unreachable` page errors once in a full ./test.sh run
+  // (2026-12-04; 0 of 29 runs alone or under CPU load). Locally a flake fails.
+  retries: process.env.CI ? 1 : 0,
   reporter: [['list']],
   outputDir: 'test-results',
   use: {
