@@ -13,122 +13,18 @@ use std::path::Path;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const ROUTE: &str = "/api/internal/harness/gateway";
-const QUERY: &str = "/api/internal/harness/gateway-query";
+use crate::common::gateway::{
+    QUERY, ROUTE, message, pool, project, row_counts, secret, tool, with,
+};
 
-fn secret(dir: &Path, name: &str) -> String {
-    std::fs::read_to_string(dir.join("secrets").join(name))
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
+/// OWNER 42 of OpenClaw on Telegram.
 async fn owner(s: &common::Server) {
-    let (st, out) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    common::gateway::owners(s, "openclaw", &["42"]).await;
 }
 
-async fn project(s: &common::Server, dir: &Path, name: &str) -> String {
-    let path = dir.join(name);
-    std::fs::create_dir_all(&path).unwrap();
-    let (st, out) = s
-        .admin(
-            "POST",
-            "/api/projects",
-            Some(json!({"name": name, "path": path})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::CREATED, "{out}");
-    out["id"].as_str().unwrap().to_string()
-}
-
-fn message(pmid: &str, intent: &str, content: &str) -> Value {
-    json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-100",
-        "platformMessageId": pmid, "senderId": "42", "intent": intent, "content": content})
-}
-
-fn with(mut v: Value, extra: Value) -> Value {
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    v
-}
-
-async fn rpc(s: &common::Server, token: &str, body: Value) -> Value {
-    let resp = s
-        .client
-        .post(s.url("/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    resp.json().await.unwrap()
-}
-
-async fn tool(s: &common::Server, token: &str, name: &str, args: Value) -> (bool, Value) {
-    let out = rpc(
-        s,
-        token,
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-               "params": {"name": name, "arguments": args}}),
-    )
-    .await;
-    let text = out["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{out}"));
-    (
-        out["result"]["isError"].as_bool().unwrap_or(false),
-        serde_json::from_str(text).unwrap(),
-    )
-}
-
-async fn pool(dir: &Path) -> sqlx::SqlitePool {
-    let url = format!("sqlite://{}", dir.join("harness.db").display());
-    sqlx::SqlitePool::connect(&url).await.unwrap()
-}
-
+/// A `SELECT count(*)` with one text bind.
 async fn count(dir: &Path, sql: &str, bind: &str) -> i64 {
-    let pool = pool(dir).await;
-    let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
-        .bind(bind)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    n
-}
-
-/// Rows of every table (the "writes nothing" check).
-async fn row_counts(dir: &Path) -> Vec<(String, i64)> {
-    let pool = pool(dir).await;
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-         AND name <> 'gateway_nonces' ORDER BY name",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    let mut out = Vec::new();
-    for table in tables {
-        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM \"{table}\""
-        )))
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-        out.push((table, n));
-    }
-    pool.close().await;
-    out
+    common::gateway::exec(dir, sql, bind).await
 }
 
 /// The same platform message delivered 100 times at once: one inbound
