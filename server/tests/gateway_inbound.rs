@@ -4,7 +4,7 @@
 //! once per platform message for the OWNER only, bad input → 400 naming the
 //! field with no row written.
 
-use crate::common;
+use crate::common::{self, gateway::row_counts};
 
 use std::path::Path;
 
@@ -65,31 +65,6 @@ fn signed(key: &str, method: &str, path: &str, body: &str) -> [(&'static str, St
         path,
         body.as_bytes(),
     )
-}
-
-/// Rows of every table of the SQLite database (the "writes nothing" check).
-async fn row_counts(dir: &Path) -> Vec<(String, i64)> {
-    let url = format!("sqlite://{}?mode=ro", dir.join("harness.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-         AND name <> 'gateway_nonces' ORDER BY name",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    let mut out = Vec::new();
-    for table in tables {
-        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM \"{table}\""
-        )))
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-        out.push((table, n));
-    }
-    pool.close().await;
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
