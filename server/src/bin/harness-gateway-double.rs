@@ -16,6 +16,12 @@
 //! benchmark's raw spawn rate).
 //!
 //! It also answers `openclaw directory groups list` (see [`directory`]).
+//!
+//! With `$GATEWAY_DOUBLE_TELEGRAM_API` (a Telegram Bot API root, e.g. the
+//! platform stand-in of `end2end/real-gateways`), an `ok` send to
+//! `telegram:<chat>` is posted there as the real CLI posts it
+//! (`sendMessage`), and the message id the platform gives is the one
+//! answered (see [`post_to_telegram`]).
 
 use std::{
     io::Write,
@@ -156,6 +162,31 @@ fn directory(args: &[String]) -> bool {
     true
 }
 
+/// `POST <api>/bot<token>/sendMessage {chat_id, text}` when
+/// `$GATEWAY_DOUBLE_TELEGRAM_API` is set and the target is `telegram:<chat>`:
+/// `Some(Ok(message id))`, `Some(Err(why))` when the platform refused or
+/// could not be reached, `None` when there is nothing to post to.
+fn post_to_telegram(target: Option<&str>, text: &str) -> Option<Result<String, String>> {
+    let api = std::env::var("GATEWAY_DOUBLE_TELEGRAM_API").ok()?;
+    let chat = target?.strip_prefix("telegram:")?;
+    let token = std::env::var("TELEGRAM_BOT_TOKEN").unwrap_or_else(|_| "123456:DOUBLE".into());
+    let url = format!("{}/bot{token}/sendMessage", api.trim_end_matches('/'));
+    let sent = reqwest::blocking::Client::new()
+        .post(url)
+        .timeout(Duration::from_secs(10))
+        .json(&serde_json::json!({"chat_id": chat, "text": text}))
+        .send()
+        .and_then(|r| r.json::<serde_json::Value>());
+    Some(match sent {
+        Ok(v) if v["ok"] == true => v["result"]["message_id"]
+            .as_i64()
+            .map(|id| id.to_string())
+            .ok_or_else(|| format!("no message id in {v}")),
+        Ok(v) => Err(v["description"].as_str().unwrap_or("refused").to_string()),
+        Err(e) => Err(e.to_string()),
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if directory(&args) {
@@ -177,7 +208,7 @@ fn main() {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let id = format!("om_{}_{nanos}", std::process::id());
+    let mut id = format!("om_{}_{nanos}", std::process::id());
     let base = serde_json::json!({
         "gateway": call.gateway, "argv": args, "profile": call.profile, "channel": call.channel,
         "target": call.target, "text": text, "json": call.json, "mode": mode,
@@ -222,6 +253,18 @@ fn main() {
         "ok" | "slow" | "noise" => {
             if m == "slow" {
                 std::thread::sleep(Duration::from_millis(arg.parse().unwrap_or(100)));
+            }
+            match post_to_telegram(call.target.as_deref(), &text) {
+                Some(Ok(platform_id)) => id = platform_id,
+                Some(Err(why)) => {
+                    record(with(serde_json::json!({"sent": false, "error": why})));
+                    println!(
+                        "{}",
+                        serde_json::json!({"error": format!("Telegram send failed: {why}")})
+                    );
+                    std::process::exit(1);
+                }
+                None => {}
             }
             record(with(serde_json::json!({"sent": true, "messageId": id})));
             if m == "noise" {
