@@ -219,13 +219,15 @@ async fn wait_for(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
-    let Some(hermes) = installed("Hermes Agent", "hermes/.venv/bin/hermes") else {
+    // The `mcp` extra's console script, beside `hermes`: a venv installed
+    // before the extras has `hermes` alone.
+    let Some(mcp) = installed(
+        "Hermes Agent with its messaging and mcp extras",
+        "hermes/.venv/bin/mcp",
+    ) else {
         return;
     };
-    // The `mcp` extra's console script: a venv from before the extras.
-    if installed("Hermes Agent's mcp extra", "hermes/.venv/bin/mcp").is_none() {
-        return;
-    }
+    let hermes = mcp.with_file_name("hermes");
     let dir = tempfile::tempdir().unwrap();
     let platform = Platform::start(dir.path());
     let s = crate::real_gateways::start(dir.path()).await;

@@ -1,14 +1,19 @@
-//! A stand-in for the Hermes gateway's agent (issue 28 point 8): the real
-//! Hermes Agent 0.19.0 installed here cannot run its inbound side (see
-//! `docs/gateways.md`, "Hermes"), so this test plays it — gateway
-//! `hermes`, the gateway token on the real `/mcp` endpoint — and follows
+//! The Harness skill's steps beyond answering a question, with gateway
+//! `hermes` and the gateway token on the real `/mcp` endpoint (issue 28
+//! point 8). The real Hermes gateway answering a question (`reply_to_ask`
+//! from a Telegram reply) is `hermes_inbound_real.rs`; this test plays the
+//! agent for what that one does not drive, following
 //! `docs/gateway-skill/harness/SKILL.md` step by step:
 //!
 //! 1. the OWNER replies to Harness's message of a task with nothing
 //!    waiting: `reply_to_ask` → `no_pending`, so an ordinary message;
 //! 2. `route_gateway_message` → `task_context`; the person asked to
-//!    continue, so `continue_bound_task` with the same fields → typed once;
-//! 3. another member of the chat asks about a project: `route_gateway_query`.
+//!    continue, so `continue_bound_task` with the same fields → typed once
+//!    (and not again when the message is delivered twice);
+//! 3. another member of the chat asks about a project:
+//!    `route_gateway_query` → `channel_access_denied`, their
+//!    `route_gateway_message` refused, then answered once the OWNER
+//!    authorises the chat.
 
 use crate::common::{self, gateway::*};
 
