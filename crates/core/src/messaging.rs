@@ -358,21 +358,8 @@ impl Harness {
         sender_id: Option<&str>,
         aim: Aim<'_>,
     ) -> CoreResult<ReplyOutcome> {
-        let out = self
-            .answer_reply(by, task_id, text, allow_retry, sender_id, aim)
-            .await?;
-        if by.kind() == crate::auth::PersonKind::GatewayOwner && !out.deduped {
-            // The person wrote in the chat (issue 32 point 4: reachability);
-            // an answer on the web says nothing about the chat.
-            if let Err(err) = self
-                .store()
-                .record_gateway_answer(&out.request_id, Utc::now())
-                .await
-            {
-                tracing::warn!(request_id = %out.request_id, error = ?err, "cannot note the answer from chat");
-            }
-        }
-        Ok(out)
+        self.answer_reply(by, task_id, text, allow_retry, sender_id, aim)
+            .await
     }
 
     async fn answer_reply(
@@ -413,6 +400,10 @@ impl Harness {
         let delivery_id = ids::new_id();
         let now = Utc::now();
         let claim = self.handoff_claim(now);
+        // The person wrote in the chat (issue 32 point 4: reachability),
+        // recorded with the answer; an answer on the web says nothing about
+        // the chat.
+        let from_chat = by.kind() == crate::auth::PersonKind::GatewayOwner;
         // `2`, `2.` or a label answers a structured question with that option.
         let answered = match self.map_open_reply(&task_id, &text).await? {
             Some(m) => {
@@ -424,12 +415,20 @@ impl Harness {
                         &delivery_id,
                         claim.as_ref(),
                         now,
+                        from_chat,
                     )
                     .await?
             }
             None => {
                 self.store()
-                    .answer_open_ask(&task_id, &text, &delivery_id, claim.as_ref(), now)
+                    .answer_open_ask(
+                        &task_id,
+                        &text,
+                        &delivery_id,
+                        claim.as_ref(),
+                        now,
+                        from_chat,
+                    )
                     .await?
             }
         };

@@ -398,6 +398,15 @@ macro_rules! approval_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(map)?;
+                    if d.from_chat {
+                        // Answered through a gateway, with the decision.
+                        sqlx::query($crate::shared::escalations::RECORD_GATEWAY_ANSWER)
+                            .bind(&decided.request_id)
+                            .bind(ms(d.now))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                    }
                     sqlx::query(sql($crate::approvals_sql::RESUME))
                         .bind(&decided.task_id)
                         .execute(&mut *tx)

@@ -440,6 +440,8 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, super::MAX_REASON_CHARS)?;
+        // Decided by the person writing in the chat (issue 32 point 4).
+        let from_chat = by.kind() == PersonKind::GatewayOwner;
         let by = named.unwrap_or_else(|| person_name(by).to_string());
         let now = Utc::now();
         // What is typed into the terminal if the hook has stopped waiting
@@ -476,6 +478,7 @@ impl Harness {
             reply_text: if approve { "Approve" } else { "Deny" }.to_string(),
             typed: Some(typed),
             now,
+            from_chat,
         };
         let Some(done) = self.store().decide_approval(&current.id, &decision).await? else {
             let now = self.approval(&current.id).await?;

@@ -141,6 +141,10 @@ pub struct ApprovalDecision {
     /// transaction. Ignored when the approval is not parked.
     pub typed: Option<NewInput>,
     pub now: DateTime<Utc>,
+    /// Decided by the person writing in the chat (through a gateway): the
+    /// approval's ask is recorded as answered through a gateway at `now`,
+    /// in the decision's transaction (issue 32 point 4).
+    pub from_chat: bool,
 }
 
 /// What [`ApprovalStore::decide_approval`] wrote.

@@ -107,7 +107,9 @@ pub trait ChoicesStore: Send + Sync + 'static {
     /// Answer the ask `message_id` — only if it is still OPEN — with the
     /// option(s) `picked` (0-based; `text` is their label(s)), recorded with
     /// its choices; otherwise exactly a person's reply (PAUSED → RUNNING and
-    /// the reply's delivery row, one transaction). `None`: no longer OPEN.
+    /// the reply's delivery row, and with `from_chat` the record that it was
+    /// answered through a gateway, as in `answer_open_ask`: one
+    /// transaction). `None`: no longer OPEN.
     #[allow(clippy::too_many_arguments)]
     async fn answer_with_options(
         &self,
@@ -117,6 +119,7 @@ pub trait ChoicesStore: Send + Sync + 'static {
         delivery_id: &str,
         claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
+        from_chat: bool,
     ) -> StoreResult<Option<Answered>>;
     /// `record_ask` (with its choices, if any) and `event` in the parent's
     /// inbox, in one transaction; the event's execution is the ask's. An

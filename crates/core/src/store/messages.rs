@@ -67,6 +67,9 @@ pub trait MessageStore: Send + Sync + 'static {
     ///
     /// With `claim`, the new row is leased at once to that worker when the
     /// worker's node may do it (the hand-off that saves the worker a claim).
+    /// With `from_chat` (its person wrote the answer in the chat, through a
+    /// gateway), the ask is recorded as answered through a gateway at `now`
+    /// (issue 32 point 4) in the same transaction: recorded ⇔ answered.
     async fn answer_open_ask(
         &self,
         task_id: &str,
@@ -74,6 +77,7 @@ pub trait MessageStore: Send + Sync + 'static {
         delivery_id: &str,
         claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
+        from_chat: bool,
     ) -> StoreResult<Option<Answered>>;
     /// PAUSED → RUNNING for the task's executions; returns (resumed ids, any running).
     async fn resume_executions(&self, task_id: &str) -> StoreResult<(Vec<String>, bool)>;

@@ -154,9 +154,6 @@ pub trait ReminderStore: Send + Sync + 'static {
     /// before the send: a row leased ahead when the question closed is
     /// then never sent. Any other row: false.
     async fn question_closed(&self, outbound_id: &str) -> StoreResult<bool>;
-    /// The ask `message_id` was answered through a gateway at `at` (its
-    /// person wrote in the chat); once per ask, a repeat changes nothing.
-    async fn record_gateway_answer(&self, message_id: &str, at: DateTime<Utc>) -> StoreResult<()>;
     /// When the person of `chat` on `gateway`/`platform` last wrote, and the
     /// newest failure of a send to (`gateway`, `downstream`, `dest`) since
     /// its last delivery.

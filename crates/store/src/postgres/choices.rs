@@ -18,7 +18,7 @@ use sqlx::{AssertSqlSafe, Row};
 use super::{
     PgStore,
     batch::{self, args},
-    messages::finish_answer,
+    messages::{finish_answer, record_from_chat},
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
@@ -242,6 +242,7 @@ impl ChoicesStore for PgStore {
         delivery_id: &str,
         claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
+        from_chat: bool,
     ) -> StoreResult<Option<Answered>> {
         // The conditional OPEN → ANSWERED of this very ask (the options
         // were read from it), the option(s) recorded, then — only if it
@@ -273,6 +274,7 @@ impl ChoicesStore for PgStore {
                         .bind(&message_id)
                         .execute(&mut *conn)
                         .await?;
+                    record_from_chat(conn, &row, now, from_chat).await?;
                     let task_id: String = row.try_get("task_id")?;
                     let after =
                         finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)

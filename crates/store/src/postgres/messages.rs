@@ -78,6 +78,27 @@ async fn resume_in(tx: &mut super::tx::TimedTx, task_id: &str) -> StoreResult<(V
     Ok((resumed, running))
 }
 
+/// With `from_chat`: the ask answered in `answered` (its row) was
+/// answered through a gateway at `now` (once per ask), in the answer's
+/// transaction (before [`finish_answer`]).
+pub(super) async fn record_from_chat(
+    conn: &mut sqlx::PgConnection,
+    answered: &sqlx::postgres::PgRow,
+    now: i64,
+    from_chat: bool,
+) -> Result<(), sqlx::Error> {
+    if !from_chat {
+        return Ok(());
+    }
+    let ask_id: String = answered.try_get("id")?;
+    sqlx::query(crate::shared::escalations::RECORD_GATEWAY_ANSWER)
+        .bind(ask_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// The second half of an answer, after the conditional OPEN → ANSWERED
 /// returned `answered` (the ask's row): PAUSED → RUNNING, the reply's
 /// delivery row with `delivery_text` (the caller commits). Shared by a person's reply and
@@ -186,6 +207,7 @@ impl MessageStore for PgStore {
         delivery_id: &str,
         claim: Option<&harness_core::store::DeliveryClaim>,
         now: DateTime<Utc>,
+        from_chat: bool,
     ) -> StoreResult<Option<Answered>> {
         // Two round trips in one transaction (see `batch_tx`): the
         // conditional OPEN → ANSWERED, then — only if it won — the resume
@@ -214,6 +236,7 @@ impl MessageStore for PgStore {
                     let Some(row) = answered.into_iter().next() else {
                         return Ok(None);
                     };
+                    record_from_chat(conn, &row, now, from_chat).await?;
                     // The reply's delivery row is part of the same
                     // transaction (issue 10): answered ⇔ owed to the agent.
                     let resumed = finish_answer(

@@ -54,7 +54,8 @@ pub(crate) const LAST_WROTE: &str = "SELECT MAX(t) AS last_wrote FROM ( \
            AND NOT EXISTS (SELECT 1 FROM ask_escalations e WHERE e.message_id = g.message_id) \
      ) x";
 
-/// `$1` ask, `$2` when: answered through a gateway (once).
+/// `$1` ask, `$2` when: answered through a gateway (once), in the
+/// transaction of the answer or the approval's decision.
 pub(crate) const RECORD_GATEWAY_ANSWER: &str = "INSERT INTO ask_gateway_answers (message_id, answered_at) \
      SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM harness_messages m WHERE m.id = $1) \
      ON CONFLICT DO NOTHING";

@@ -326,18 +326,6 @@ macro_rules! reminder_store {
                     Ok(closed != 0)
                 }
 
-                async fn record_gateway_answer(&self, message_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-                    let mut tx = self.write_tx().await?;
-                    sqlx::query(escalations::RECORD_GATEWAY_ANSWER)
-                        .bind(message_id)
-                        .bind(ms(at))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    tx.commit().await.map_err(map)?;
-                    Ok(())
-                }
-
                 async fn chat_activity(
                     &self,
                     gateway: &str,

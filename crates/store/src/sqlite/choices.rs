@@ -17,7 +17,7 @@ use sqlx::{AssertSqlSafe, Row};
 
 use super::{
     SqliteStore,
-    messages::finish_answer,
+    messages::{finish_answer, record_from_chat},
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
@@ -244,6 +244,7 @@ impl ChoicesStore for SqliteStore {
         delivery_id: &str,
         claim: Option<&DeliveryClaim>,
         now: DateTime<Utc>,
+        from_chat: bool,
     ) -> StoreResult<Option<Answered>> {
         // The conditional OPEN → ANSWERED of this very ask (the options
         // were read from it), the option(s) recorded, then — only if it
@@ -280,6 +281,7 @@ impl ChoicesStore for SqliteStore {
                         .bind(&message_id)
                         .execute(&mut *conn)
                         .await?;
+                    record_from_chat(conn, &row, now, from_chat).await?;
                     let task_id: String = row.try_get("task_id")?;
                     let after =
                         finish_answer(conn, &row, &task_id, &delivery_id, &text, now, handoff)

@@ -41,6 +41,7 @@ fn decision(approve: bool) -> ApprovalDecision {
         reply_text: if approve { "Approve" } else { "Deny" }.into(),
         typed: None,
         now: now_ms(),
+        from_chat: false,
     }
 }
 

@@ -355,7 +355,7 @@ pub async fn conditional_answers_of_choices_and_the_ask_for_a_parent(b: &Backend
     );
     // A person picks two options.
     let answered = s
-        .answer_with_options(&id, "C, A", &[2, 0], &ids::new_id(), None, at)
+        .answer_with_options(&id, "C, A", &[2, 0], &ids::new_id(), None, at, false)
         .await
         .unwrap()
         .unwrap();
@@ -372,7 +372,7 @@ pub async fn conditional_answers_of_choices_and_the_ask_for_a_parent(b: &Backend
             .is_none()
     );
     assert!(
-        s.answer_with_options(&id, "A", &[0], &ids::new_id(), None, due)
+        s.answer_with_options(&id, "A", &[0], &ids::new_id(), None, due, false)
             .await
             .unwrap()
             .is_none()

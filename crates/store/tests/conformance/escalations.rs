@@ -126,7 +126,7 @@ pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached
 
     // Answered from anywhere: the notices are written with the answer.
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -165,7 +165,7 @@ pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached
     // A second answer (none: the ask is not OPEN) writes nothing more.
     assert!(
         store
-            .answer_open_ask(&t, "Postgres", &ids::new_id(), None, Utc::now())
+            .answer_open_ask(&t, "Postgres", &ids::new_id(), None, Utc::now(), false)
             .await
             .unwrap()
             .is_none()
@@ -183,7 +183,7 @@ pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached
 pub async fn an_ask_answered_without_escalation_writes_no_notice(b: &Backend) {
     let (store, _h, t, ask) = sent_ask(b).await;
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -217,7 +217,7 @@ pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b:
     assert!(!store.question_closed(&row.id).await.unwrap());
     assert!(!store.question_closed(&c.first.id).await.unwrap());
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -330,7 +330,7 @@ pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backen
         .unwrap()
         .unwrap();
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -352,31 +352,80 @@ pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backen
         "a deliberate drop is no failure"
     );
 
-    // The answer above was not given in the chat: the chat did not write.
+    // The answer above was not given in the chat: the chat did not write
+    // (an answer from the chat: `an_answer_from_the_chat_is_recorded_with_it`).
     assert_eq!(
         still.last_wrote.map(|t| t.timestamp_millis()),
         Some(at.timestamp_millis()),
         "an answer on the web leaves the chat's window as it was"
     );
-    // Through the gateway it did (once: a repeat changes nothing).
-    let answered = Utc::now() - Duration::minutes(5);
-    store.record_gateway_answer(&ask, answered).await.unwrap();
-    store.record_gateway_answer(&ask, Utc::now()).await.unwrap();
-    let wrote = store
+}
+
+/// An answer written in the chat (through a gateway) is recorded as such in
+/// the answer's own transaction: the chat wrote at the winning answer's
+/// time, and an answer that finds nothing OPEN records nothing.
+pub async fn an_answer_from_the_chat_is_recorded_with_it(b: &Backend) {
+    let (store, _h, t, _ask) = sent_ask(b).await;
+    let base = Utc::now() - Duration::hours(3);
+    // Eight answers from the chat at once, each at its own time: one wins.
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let (store, t, barrier) = (store.clone(), t.clone(), barrier.clone());
+            tokio::spawn(async move {
+                let at = base + Duration::minutes(i);
+                barrier.wait().await;
+                let won = store
+                    .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), None, at, true)
+                    .await
+                    .unwrap();
+                won.map(|_| at)
+            })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for r in racers {
+        won.extend(r.await.unwrap());
+    }
+    assert_eq!(won.len(), 1, "one answer wins");
+    // The chat wrote when the winner answered — not when a loser tried
+    // (a later time, had it been recorded, would be the newest).
+    let activity = |chat: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .chat_activity("openclaw", "telegram", chat, Some(chat))
+                .await
+                .unwrap()
+                .last_wrote
+                .map(|t| t.timestamp_millis())
+        }
+    };
+    assert_eq!(activity("-100").await, Some(won[0].timestamp_millis()));
+    assert_eq!(activity("-999").await, None, "another chat did not write");
+    // Nothing OPEN any more: a further answer from the chat records nothing.
+    let late = store
+        .answer_open_ask(&t, "again", &ids::new_id(), None, Utc::now(), true)
+        .await
+        .unwrap();
+    assert!(late.is_none());
+    assert_eq!(activity("-100").await, Some(won[0].timestamp_millis()));
+
+    // Another ask to the same chat, answered on the web (now, later than
+    // the winner): no record, the chat's last word stays the winner's.
+    let (store, _h, t, _ask) = sent_ask(b).await;
+    store
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
+        .await
+        .unwrap()
+        .unwrap();
+    let web = store
         .chat_activity("openclaw", "telegram", "-100", Some("-100"))
         .await
         .unwrap();
     assert_eq!(
-        wrote.last_wrote.map(|t| t.timestamp_millis()),
-        Some(answered.timestamp_millis())
-    );
-    assert_eq!(
-        store
-            .chat_activity("openclaw", "telegram", "-999", Some("-999"))
-            .await
-            .unwrap()
-            .last_wrote,
-        None,
-        "another chat did not"
+        web.last_wrote.map(|t| t.timestamp_millis()),
+        Some(won[0].timestamp_millis()),
+        "an answer on the web is not the chat's"
     );
 }

@@ -77,7 +77,7 @@ pub async fn answer_is_conditional(b: &Backend) {
     let s = b.store.as_ref();
     let t = new_task(s, "t").await;
     assert!(
-        s.answer_open_ask(&t, "nobody asked", &ids::new_id(), None, now())
+        s.answer_open_ask(&t, "nobody asked", &ids::new_id(), None, now(), false)
             .await
             .unwrap()
             .is_none()
@@ -92,7 +92,7 @@ pub async fn answer_is_conditional(b: &Backend) {
         until: now() + Duration::seconds(60),
     };
     let answered = s
-        .answer_open_ask(&t, "yes", &delivery_id, Some(&claim), now())
+        .answer_open_ask(&t, "yes", &delivery_id, Some(&claim), now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -131,7 +131,7 @@ pub async fn answer_is_conditional(b: &Backend) {
         Some(ExecutionStatus::Running)
     );
     assert!(
-        s.answer_open_ask(&t, "again", &ids::new_id(), None, now())
+        s.answer_open_ask(&t, "again", &ids::new_id(), None, now(), false)
             .await
             .unwrap()
             .is_none(),
@@ -161,7 +161,7 @@ pub async fn concurrent_answers_have_one_winner(b: &Backend) {
         racers.push(tokio::spawn(async move {
             barrier.wait().await;
             store
-                .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), None, now())
+                .answer_open_ask(&t, &format!("r{i}"), &ids::new_id(), None, now(), false)
                 .await
         }));
     }

@@ -241,6 +241,7 @@ macro_rules! conformance_suite {
             an_ask_answered_without_escalation_writes_no_notice,
             a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped,
             chat_activity_is_the_last_inbound_and_the_newest_failure,
+            an_answer_from_the_chat_is_recorded_with_it,
         );
         conformance_suite!(@area $factory; approval_reminders:
             a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_decided,

@@ -181,7 +181,7 @@ pub async fn a_reminder_is_written_once_and_only_while_its_ask_waits(b: &Backend
 
     // Answered: no candidate, no reminder.
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -220,7 +220,7 @@ pub async fn a_reminder_not_sent_when_its_ask_is_answered_is_dropped(b: &Backend
         "its ask still waits"
     );
     store
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();
@@ -349,7 +349,7 @@ pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &B
 
     // The first ask answered; the pass an hour later reminds the new one.
     h.store()
-        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now())
+        .answer_open_ask(&t, "SQLite", &ids::new_id(), None, Utc::now(), false)
         .await
         .unwrap()
         .unwrap();

@@ -25,6 +25,7 @@ async fn answered(s: &dyn Store, age: Duration, wait_ms: i64) -> String {
             &ids::new_id(),
             None,
             asked_at + Duration::milliseconds(wait_ms),
+            false,
         )
         .await
         .unwrap()
