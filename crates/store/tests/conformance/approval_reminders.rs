@@ -10,7 +10,7 @@ use chrono::{Duration, Utc};
 use harness_core::{
     auth::Person,
     outbox::{OutboundState, Receipt, SendOutcome},
-    store::{ApprovalState, Outbound, Store, Urgency},
+    store::{ApprovalDecision, ApprovalState, Outbound, Store, Urgency},
 };
 
 use super::{
@@ -320,4 +320,43 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         ],
         "the chat of the approval's push is told too"
     );
+}
+
+/// An approval decided by the person in the chat is recorded as answered
+/// through a gateway in the decision's own transaction: the chat of its
+/// push wrote at the decision's time.
+pub async fn an_approval_decided_in_the_chat_is_recorded_with_it(b: &Backend) {
+    let (store, h) = with_channel(b).await;
+    let parent = core_task(&h, "parent", None).await;
+    let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
+    h.begin_execution(&child).await.unwrap();
+    let v = held(&h, &child, "git push --force origin main").await;
+    let id = v.approval_id.unwrap();
+    send(store.as_ref(), &h, &format!("approval:{id}")).await;
+    let wrote = || async {
+        store
+            .chat_activity("openclaw", "telegram", "-100", Some("-100"))
+            .await
+            .unwrap()
+            .last_wrote
+            .map(|t| t.timestamp_millis())
+    };
+    assert_eq!(wrote().await, None, "nobody wrote yet");
+    let at = Utc::now() + Duration::seconds(5);
+    let decision = ApprovalDecision {
+        approve: true,
+        by: "owner".into(),
+        via: "chat".into(),
+        reason: None,
+        reply_text: "Approve".into(),
+        typed: None,
+        now: at,
+        from_chat: true,
+    };
+    let decided = store.decide_approval(&id, &decision).await.unwrap();
+    assert_eq!(
+        decided.map(|d| d.approval.state),
+        Some(ApprovalState::Approved)
+    );
+    assert_eq!(wrote().await, Some(at.timestamp_millis()));
 }

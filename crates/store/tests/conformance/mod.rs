@@ -247,6 +247,7 @@ macro_rules! conformance_suite {
             a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_decided,
             a_push_or_reminder_leased_before_the_approval_closed_is_skipped,
             an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_escalation,
+            an_approval_decided_in_the_chat_is_recorded_with_it,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
