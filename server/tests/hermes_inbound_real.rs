@@ -433,6 +433,12 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
         1,
         "typed once"
     );
+    // Hermes missed no package: it neither installed one nor was refused.
+    let logs = gateway.logs();
+    assert!(
+        !logs.contains("Lazy-installing") && !logs.contains("lazy installs disabled"),
+        "{logs}"
+    );
     s.shutdown().await;
     drop(gateway);
 }
