@@ -86,7 +86,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let addr = listener
         .local_addr()
         .context("listener has no local address")?;
-    let data = DataDir::prepare(&config.data_dir)?;
+    let data = DataDir::prepare_with(&config.data_dir, &config.secrets)?;
     let lock = crate::datalock::DataLock::acquire(&data.root)?;
     // The backend is chosen by the URL's scheme (sqlite:// today).
     let store = AnyStore::open(&config.database_url())
@@ -116,10 +116,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.approval_wait_max = config.approval_wait_max;
     core_config.approval_parent_step = config.approval_parent_step;
     core_config.internal_api_key = Some(data.internal_key.clone());
-    let harness = Harness::new(store.port(), core_config);
-    harness.attach_gateway_secret(Arc::new(crate::secrets::GatewayTokenFile::new(
-        data.gateway_token_path(),
-    )));
+    core_config.node_key = Some(data.node_key.clone());
+    let cancel = CancellationToken::new();
+    // PostgreSQL: every node's events reach this one (LISTEN/NOTIFY).
+    let (bus, bus_job) = store.event_bus(cancel.child_token()).await;
+    let harness = Harness::with_bus(store.port(), bus, core_config);
+    harness.attach_gateway_secret(data.gateway_secret());
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
     harness
@@ -142,11 +144,16 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::warn!(delivery_id = %row.id, state = row.state.as_str(), "delivery released at start-up");
     }
 
-    let cancel = CancellationToken::new();
     let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(
         harness.clone(),
         cancel.child_token(),
     ))];
+    jobs.extend(bus_job);
+    // Other nodes' wakes and setting changes (`harness_core::cluster`).
+    jobs.push(tokio::spawn(harness_core::cluster::run(
+        harness.clone(),
+        cancel.child_token(),
+    )));
     // Defaults of structured questions whose deadline passed (also those
     // overdue while the server was down: its first pass runs now).
     jobs.push(tokio::spawn(harness_core::deadline::run(
@@ -157,6 +164,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
     terminal_config.harness_bin = config.harness_bin.clone();
+    terminal_config.nodes = crate::node_call::NodeClient::new(data.node_key.clone());
     let database_dir = config
         .database_url()
         .strip_prefix("sqlite://")
@@ -297,6 +305,8 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
             "/ws/terminal/{task_id}",
             axum::routing::get(crate::terminals::ws::handler),
         )
+        // Other nodes' calls (signed with the node key, `node_call.rs`).
+        .merge(crate::node_call::routes::router(state))
         .route(
             "/login",
             axum::routing::get(crate::login::page).post(crate::login::submit),

@@ -61,6 +61,12 @@ enum Command {
         /// still opens or prints it.
         #[arg(long, env = "HARNESS_NO_LOGIN_LINK")]
         no_login_link: bool,
+        /// Directory of the secret files (admin.token, internal-api.key, gateway.token,
+        /// metrics.token, node.key) instead of <data-dir>/secrets: one directory every node of
+        /// a cluster shares. HARNESS_ADMIN_TOKEN, HARNESS_INTERNAL_API_KEY, HARNESS_GATEWAY_TOKEN,
+        /// HARNESS_METRICS_TOKEN and HARNESS_NODE_KEY give a value directly (winning over its file).
+        #[arg(long, env = "HARNESS_SECRETS_DIR")]
+        secrets_dir: Option<PathBuf>,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -157,6 +163,9 @@ enum Command {
         /// Replace the token with a new one and print it.
         #[arg(long)]
         rotate: bool,
+        /// The shared secrets directory of a cluster (see `serve --help`).
+        #[arg(long, env = "HARNESS_SECRETS_DIR")]
+        secrets_dir: Option<PathBuf>,
     },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
@@ -294,8 +303,11 @@ fn main() -> ExitCode {
             delivery_wait_ms,
             agent_isolation,
             no_login_link,
+            secrets_dir,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
+            cfg.secrets = harness_server::secrets::SecretSources::from_env();
+            cfg.secrets.dir = secrets_dir;
             cfg.database_url = database_url;
             cfg.allowed_hosts = allowed_host;
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
@@ -346,9 +358,15 @@ fn main() -> ExitCode {
                 database_url,
             );
         }
-        Command::GatewayToken { data_dir, rotate } => {
-            gateway_token(&data_dir.unwrap_or_else(config::default_data_dir), rotate)
-        }
+        Command::GatewayToken {
+            data_dir,
+            rotate,
+            secrets_dir,
+        } => gateway_token(
+            &data_dir.unwrap_or_else(config::default_data_dir),
+            secrets_dir,
+            rotate,
+        ),
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }
@@ -362,15 +380,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn gateway_token(data_dir: &std::path::Path, rotate: bool) -> anyhow::Result<()> {
+fn gateway_token(
+    data_dir: &std::path::Path,
+    secrets_dir: Option<PathBuf>,
+    rotate: bool,
+) -> anyhow::Result<()> {
+    let mut sources = harness_server::secrets::SecretSources::from_env();
+    sources.dir = secrets_dir;
+    let data = harness_server::secrets::DataDir::prepare_with(data_dir, &sources)?;
     let token = if rotate {
-        harness_server::secrets::rotate_gateway_token(data_dir)?
+        anyhow::ensure!(
+            sources.gateway_token.is_none(),
+            "the gateway token is set by {}: change it there (on every node)",
+            harness_server::secrets::GATEWAY_TOKEN_ENV
+        );
+        harness_server::secrets::rotate_gateway_token(&data.secrets)?
     } else {
-        let data = harness_server::secrets::DataDir::prepare(data_dir)?;
-        std::fs::read_to_string(data.gateway_token_path())
-            .context("cannot read the gateway token")?
-            .trim()
-            .to_string()
+        data.gateway_token()?
     };
     println!("{token}");
     Ok(())
@@ -436,9 +462,19 @@ fn open(data_dir: &std::path::Path, print: bool) -> anyhow::Result<()> {
     let base = harness_server::supervised::discovery::read(data_dir)
         .map(|d| d.url)
         .context("no running server found (start one with `harness serve`)")?;
-    let token_file = data_dir.join("secrets").join("admin.token");
-    let token = std::fs::read_to_string(&token_file)
-        .with_context(|| format!("cannot read {}", token_file.display()))?;
+    // The admin token as the server has it (a cluster's variable or shared directory first).
+    let sources = harness_server::secrets::SecretSources::from_env();
+    let token = match sources.admin_token {
+        Some(token) => token,
+        None => {
+            let token_file = sources
+                .dir
+                .unwrap_or_else(|| data_dir.join("secrets"))
+                .join("admin.token");
+            std::fs::read_to_string(&token_file)
+                .with_context(|| format!("cannot read {}", token_file.display()))?
+        }
+    };
     let url = login_url(base.trim_end_matches('/'), token.trim());
     if print {
         println!("{url}");

@@ -33,6 +33,8 @@ mod assets;
 mod backup;
 #[path = "channel_health.rs"]
 mod channel_health;
+#[path = "cluster_events.rs"]
+mod cluster_events;
 #[path = "deadline_restart.rs"]
 mod deadline_restart;
 #[path = "deliveries.rs"]
@@ -91,6 +93,8 @@ mod metrics;
 mod migrate_db;
 #[path = "native_questions.rs"]
 mod native_questions;
+#[path = "node_calls.rs"]
+mod node_calls;
 #[path = "node_ownership.rs"]
 mod node_ownership;
 #[path = "openapi.rs"]

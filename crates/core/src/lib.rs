@@ -10,6 +10,7 @@ pub mod analytics;
 pub mod approvals;
 pub mod auth;
 pub mod choice_reply;
+pub mod cluster;
 pub mod control;
 pub mod deadline;
 pub mod deliveries;

@@ -98,6 +98,12 @@ impl Harness {
         self.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
         });
+        // The other nodes mirror it too: the agent may run on one of them
+        // (`crate::cluster`); a node that missed it reconciles on `Resync`.
+        self.publish(HarnessEvent::UnattendedChanged {
+            task_id: task_id.clone(),
+            on,
+        });
         if let Some(dir) = &self.config().signal_dir
             && let Err(err) = write_signal(dir, &task_id, on)
         {

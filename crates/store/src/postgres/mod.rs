@@ -17,6 +17,7 @@
 
 mod approvals;
 mod batch;
+pub mod bus;
 mod choices;
 mod deliveries;
 mod gateway;
