@@ -36,6 +36,8 @@ pub struct ServeConfig {
     /// How long a derived task's approval waits for its parent before
     /// the person's chat is pushed (issue 31).
     pub approval_parent_step: Duration,
+    /// The delivery worker (its poll is the fallback of its wake-ups).
+    pub deliveries: crate::workers::deliveries::WorkerConfig,
     /// Secrets shared by the nodes of a cluster: a directory or variables
     /// (`secrets.rs`); default: `<data_dir>/secrets` only.
     pub secrets: crate::secrets::SecretSources,
@@ -60,6 +62,7 @@ impl ServeConfig {
             rate_limits: harness_core::rate_limit::RateLimits::default(),
             approval_wait_max: harness_core::approvals::flow::MAX_WAIT,
             approval_parent_step: harness_core::approvals::flow::PARENT_STEP,
+            deliveries: crate::workers::deliveries::WorkerConfig::default(),
             secrets: crate::secrets::SecretSources::default(),
         }
     }

@@ -214,7 +214,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     jobs.push(tokio::spawn(crate::workers::deliveries::run(
         terminals.clone(),
         boot_owner,
-        crate::workers::deliveries::WorkerConfig::default(),
+        config.deliveries.clone(),
         cancel.child_token(),
     )));
     jobs.push(tokio::spawn(crate::workers::inbox::run(

@@ -193,3 +193,67 @@ async fn a_lost_listen_connection_comes_back_and_subscribers_reload_on_postgres(
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A reply or keyed input received by node B for an agent on node A is A's
+/// row; A's delivery worker is woken by B's NOTIFY (its poll set to a
+/// minute here, so only the wake can make it in time) and types it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn work_queued_on_one_node_wakes_the_owners_worker_on_postgres() {
+    let Some(db) = common::pg::fresh().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let a = common::start_with(&dir.path().join("a"), |cfg| {
+        cfg.database_url = Some(db.url.clone());
+        cfg.deliveries.poll = Duration::from_secs(60);
+    })
+    .await;
+    let b = common::start_on(&dir.path().join("b"), Some(db.url.clone())).await;
+    let transcript = work.join("typed.txt");
+    let script = format!(
+        "while IFS= read -r line; do printf '%s\\n' \"$line\" >> '{}'; done",
+        transcript.display()
+    );
+    let (status, task) = a
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "on node A", "agent": {
+                "provider": "command", "command": ["sh", "-c", script], "cwd": work}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let t = task["id"].as_str().unwrap().to_string();
+    let (status, body) = a
+        .admin("POST", &format!("/api/tasks/{t}/start"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Let A's worker go idle on its (long) poll first.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    let (status, sent) = b
+        .admin(
+            "POST",
+            &format!("/api/tasks/{t}/input"),
+            Some(json!({"text": "woken from B", "submit": true, "idempotencyKey": "w1"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    let deadline = started + Duration::from_secs(10);
+    loop {
+        let typed = std::fs::read_to_string(&transcript).unwrap_or_default();
+        if typed.contains("woken from B") {
+            assert_eq!(typed.matches("woken from B").count(), 1, "{typed}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "A's worker was not woken (its poll is 60 s): {typed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    b.shutdown().await;
+    a.shutdown().await;
+}
