@@ -35,6 +35,8 @@ mod backup;
 mod channel_health;
 #[path = "cluster_events.rs"]
 mod cluster_events;
+#[path = "cluster_routing.rs"]
+mod cluster_routing;
 #[path = "deadline_restart.rs"]
 mod deadline_restart;
 #[path = "deliveries.rs"]

@@ -42,6 +42,10 @@ pub struct TaskRow {
     pub cwd: Option<String>,
     #[serde(default)]
     pub project_id: Option<String>,
+    /// The node that runs (ran) the latest execution's agent (a cluster:
+    /// its id, and its URL on the task page).
+    #[serde(default)]
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +87,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         unattended: v.task.unattended,
         open_ask: v.open_ask,
         execution_id: v.execution.as_ref().map(|e| e.id.clone()),
+        node: v.execution.as_ref().and_then(|e| e.node_id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
     }
