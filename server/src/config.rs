@@ -41,6 +41,14 @@ pub struct ServeConfig {
     /// Secrets shared by the nodes of a cluster: a directory or variables
     /// (`secrets.rs`); default: `<data_dir>/secrets` only.
     pub secrets: crate::secrets::SecretSources,
+    /// This node's own reachable base URL (`--node-url`), written in its
+    /// row of the node registry so other nodes can reach it (issue 30).
+    pub node_url: Option<String>,
+    /// How often this node writes its heartbeat.
+    pub node_heartbeat: Duration,
+    /// A node without a heartbeat for this long is dead (by the database's
+    /// clock); survivors then recover what it left.
+    pub node_dead_after: Duration,
 }
 
 impl ServeConfig {
@@ -64,6 +72,9 @@ impl ServeConfig {
             approval_parent_step: harness_core::approvals::flow::PARENT_STEP,
             deliveries: crate::workers::deliveries::WorkerConfig::default(),
             secrets: crate::secrets::SecretSources::default(),
+            node_url: None,
+            node_heartbeat: harness_core::nodes::DEFAULT_HEARTBEAT,
+            node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
         }
     }
 
@@ -78,6 +89,40 @@ pub fn database_url(data_dir: &std::path::Path, explicit: Option<String>) -> Str
     explicit.unwrap_or_else(|| format!("sqlite://{}", data_dir.join("harness.db").display()))
 }
 
+/// A node's own base URL (`--node-url`, `HARNESS_NODE_URL`): an absolute
+/// `http` or `https` URL with a host and no credentials, query or fragment;
+/// answered without a trailing `/`.
+pub fn parse_node_url(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let url = reqwest::Url::parse(value)
+        .map_err(|err| format!("--node-url {value:?} is not a URL ({err})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "--node-url {value:?}: expected an http:// or https:// URL"
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("--node-url {value:?}: the URL has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("--node-url: the URL must not carry credentials".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "--node-url {value:?}: the URL must not have a query or fragment"
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+/// A duration in whole seconds of at least one (`--node-heartbeat-secs` …).
+pub fn parse_positive_secs(value: &str) -> Result<u64, String> {
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs >= 1 => Ok(secs),
+        _ => Err(format!("{value:?}: expected a whole number of seconds ≥ 1")),
+    }
+}
+
 /// `$HARNESS_SITE_ROOT`: serve the web assets from this built site directory
 /// (e.g. `target/site` after `scripts/build-site.sh`) instead of the ones
 /// embedded in the binary.
@@ -85,6 +130,34 @@ pub fn default_site_root() -> Option<PathBuf> {
     std::env::var_os("HARNESS_SITE_ROOT")
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_node_url;
+
+    #[test]
+    fn node_urls() {
+        assert_eq!(
+            parse_node_url(" https://h1.example:7700/ ").unwrap(),
+            "https://h1.example:7700"
+        );
+        assert_eq!(
+            parse_node_url("http://10.0.0.2:7700/harness").unwrap(),
+            "http://10.0.0.2:7700/harness"
+        );
+        for bad in [
+            "",
+            "h1:7700",
+            "ftp://h1",
+            "http://u:p@h1",
+            "http://h1/?a=1",
+            "http://h1/#x",
+        ] {
+            let err = parse_node_url(bad).unwrap_err();
+            assert!(err.contains("node-url"), "{bad}: {err}");
+        }
+    }
 }
 
 /// The default data directory: `$HOME/.harness`.

@@ -5,7 +5,7 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use axum::{Router, middleware};
-use harness_core::{Harness, HarnessConfig, ids};
+use harness_core::{Harness, HarnessConfig, ids, nodes::NodeIdentity};
 use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
@@ -86,6 +86,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let addr = listener
         .local_addr()
         .context("listener has no local address")?;
+    anyhow::ensure!(
+        config.node_dead_after >= config.node_heartbeat.saturating_mul(2),
+        "the node dead-after ({:?}) must be at least twice the heartbeat interval ({:?})",
+        config.node_dead_after,
+        config.node_heartbeat
+    );
     let data = DataDir::prepare_with(&config.data_dir, &config.secrets)?;
     let lock = crate::datalock::DataLock::acquire(&data.root)?;
     // The backend is chosen by the URL's scheme (sqlite:// today).
@@ -96,7 +102,8 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 "cannot open the database {}",
                 redact_url(&config.database_url())
             )
-        })?;
+        })?
+        .with_node_dead_after(config.node_dead_after);
     if let Some(path) = config.database_url().strip_prefix("sqlite://") {
         crate::secrets::restrict_database_files(std::path::Path::new(path));
     }
@@ -121,6 +128,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // PostgreSQL: every node's events reach this one (LISTEN/NOTIFY).
     let (bus, bus_job) = store.event_bus(cancel.child_token()).await;
     let harness = Harness::with_bus(store.port(), bus, core_config);
+    // This node's row in the registry, written before it serves (issue 30).
+    let me = NodeIdentity::from_owner(&boot_owner, config.node_url.clone())
+        .context("the lease owner is not <node>:<boot>")?;
+    harness_core::nodes::first_heartbeat(&harness, &me)
+        .await
+        .context("cannot write this node's heartbeat")?;
     harness.attach_gateway_secret(data.gateway_secret());
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
@@ -152,6 +165,19 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // Other nodes' wakes and setting changes (`harness_core::cluster`).
     jobs.push(tokio::spawn(harness_core::cluster::run(
         harness.clone(),
+        cancel.child_token(),
+    )));
+    jobs.push(tokio::spawn(harness_core::nodes::run_heartbeat(
+        harness.clone(),
+        me,
+        config.node_heartbeat,
+        cancel.child_token(),
+    )));
+    // What a dead node left is recovered by the survivors (every node runs
+    // the pass; the database decides each row once).
+    jobs.push(tokio::spawn(harness_core::nodes::run_recovery(
+        harness.clone(),
+        config.node_heartbeat,
         cancel.child_token(),
     )));
     // Defaults of structured questions whose deadline passed (also those
@@ -194,10 +220,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     harness.attach_runtime(Arc::new(terminals.clone()));
     // The outbox worker (gateway sends): recovers this node's sends caught
     // by the last stop, then claims due rows.
-    let mut outbox = config.outbox.clone();
-    outbox
-        .journal
-        .get_or_insert_with(|| data.root.join("outbox-journal"));
+    let outbox = config.outbox.clone();
     // Replies to inbound gateway messages: the same CLIs and settings.
     jobs.push(tokio::spawn(crate::workers::gateway_replies::run(
         harness.clone(),

@@ -67,6 +67,19 @@ enum Command {
         /// HARNESS_METRICS_TOKEN and HARNESS_NODE_KEY give a value directly (winning over its file).
         #[arg(long, env = "HARNESS_SECRETS_DIR")]
         secrets_dir: Option<PathBuf>,
+        /// This node's own base URL, reachable by the other nodes of a
+        /// cluster (several nodes on one PostgreSQL), e.g. http://10.0.0.2:7700.
+        #[arg(long, env = "HARNESS_NODE_URL", value_parser = config::parse_node_url)]
+        node_url: Option<String>,
+        /// How often this node writes its heartbeat, in seconds.
+        #[arg(long, env = "HARNESS_NODE_HEARTBEAT_SECS", default_value_t = 5,
+              value_parser = config::parse_positive_secs)]
+        node_heartbeat_secs: u64,
+        /// A node without a heartbeat for this many seconds is dead: the
+        /// others recover its work. At least twice the heartbeat.
+        #[arg(long, env = "HARNESS_NODE_DEAD_AFTER_SECS", default_value_t = 30,
+              value_parser = config::parse_positive_secs)]
+        node_dead_after_secs: u64,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -304,6 +317,9 @@ fn main() -> ExitCode {
             agent_isolation,
             no_login_link,
             secrets_dir,
+            node_url,
+            node_heartbeat_secs,
+            node_dead_after_secs,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
             cfg.secrets = harness_server::secrets::SecretSources::from_env();
@@ -312,6 +328,9 @@ fn main() -> ExitCode {
             cfg.allowed_hosts = allowed_host;
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
             cfg.agent_isolation = agent_isolation;
+            cfg.node_url = node_url;
+            cfg.node_heartbeat = std::time::Duration::from_secs(node_heartbeat_secs);
+            cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
             serve(cfg, !no_login_link)

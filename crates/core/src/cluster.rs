@@ -148,9 +148,10 @@ impl Harness {
         })
     }
 
-    /// A node's registry row: whether it heart-beats, its URL.
-    async fn registry_row(&self, _node_id: &str) -> CoreResult<Option<(bool, Option<String>)>> {
-        Ok(None) // PRE-MERGE STUB
+    /// A node's registry row: whether it heart-beats (the database's
+    /// clock), its URL.
+    async fn registry_row(&self, node_id: &str) -> CoreResult<Option<(bool, Option<String>)>> {
+        Ok(self.node(node_id).await?.map(|n| (n.alive, n.url)))
     }
 
     /// A live execution of a node that stopped heart-beating: FAILED

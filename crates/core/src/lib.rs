@@ -26,6 +26,7 @@ pub mod ladder;
 pub mod messaging;
 pub mod model;
 pub mod native_question;
+pub mod nodes;
 pub mod options;
 pub mod outbox;
 pub mod project_check;

@@ -28,6 +28,15 @@ impl AnyStore {
         }
     }
 
+    /// Judge nodes dead after `dead_after` without a heartbeat (default
+    /// [`harness_core::nodes::DEFAULT_DEAD_AFTER`]).
+    pub fn with_node_dead_after(self, dead_after: std::time::Duration) -> Self {
+        match self {
+            Self::Sqlite(s) => Self::Sqlite(s.with_node_dead_after(dead_after)),
+            Self::Postgres(s) => Self::Postgres(s.with_node_dead_after(dead_after)),
+        }
+    }
+
     /// The port the core holds.
     pub fn port(&self) -> Arc<dyn Store> {
         match self {

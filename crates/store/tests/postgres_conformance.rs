@@ -108,11 +108,17 @@ async fn postgres() -> Option<Backend> {
         return None;
     };
     let (url, guard) = fresh_database(&admin).await;
-    let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+    let store = PgStore::open(PgOptions::new(&url))
+        .await
+        .unwrap()
+        .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
     let connect: Connect = Arc::new(move || {
         let url = url.clone();
         Box::pin(async move {
-            let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+            let store = PgStore::open(PgOptions::new(&url))
+                .await
+                .unwrap()
+                .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
             Arc::new(store) as Arc<dyn Store>
         })
     });

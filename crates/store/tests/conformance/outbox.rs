@@ -10,7 +10,7 @@ use chrono::{Duration, Utc};
 use harness_core::{
     CoreError, Harness, HarnessConfig, ids,
     model::{ExecutionStatus, MessageKind, MessageState},
-    outbox::{NoJournal, OutboundState, PushInput, Receipt, SendOutcome},
+    outbox::{OutboundState, PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
     store::Store,
     tasks::CreateTask,
@@ -397,6 +397,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         .await
         .unwrap();
     assert_eq!(rows.len(), 1);
+    // Its CLI was spawned (the evidence is committed first).
+    assert!(h.mark_outbound_started(&rows[0], OWNER).await.unwrap());
     assert_eq!(h.recover_expired_outbound().await.unwrap(), 1);
     let row = h.outbound(&rows[0].id).await.unwrap();
     assert_eq!(row.state, OutboundState::SentUnverified);
@@ -412,33 +414,52 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
             .is_none()
     );
 
+    // An expired lease whose send never started: released, due again.
+    h.push_to_human(push(&t, "unsent", false)).await.unwrap();
+    let now = Utc::now();
+    let unsent = h
+        .store()
+        .claim_outbound(OWNER, now, now - Duration::milliseconds(1), 10)
+        .await
+        .unwrap();
+    assert_eq!(unsent.len(), 1);
+    assert_eq!(h.recover_expired_outbound().await.unwrap(), 0);
+    let back = h.outbound(&unsent[0].id).await.unwrap();
+    assert_eq!(
+        (back.state, back.attempts, back.lease_owner),
+        (OutboundState::Pending, 0, None)
+    );
+    let resent = claim_one(&h, Utc::now()).await;
+    assert_eq!(resent.id, unsent[0].id);
+    h.finish_send(&resent, OWNER, delivered("om_unsent"))
+        .await
+        .unwrap()
+        .unwrap();
+
     h.push_to_human(push(&t, "two", false)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
+    assert!(h.mark_outbound_started(&row, OWNER).await.unwrap());
     assert_eq!(
         h.recover_expired_outbound().await.unwrap(),
         0,
         "lease still valid"
     );
     assert_eq!(
-        h.recover_boot_outbound(OWNER, &NoJournal).await.unwrap(),
+        h.recover_boot_outbound(OWNER).await.unwrap(),
         (0, 0),
         "our own boot"
     );
     // Another node never touches it.
     let (_s3, hb) = harness(b, "node-b").await;
     assert_eq!(
-        hb.recover_boot_outbound("node-b:boot-1", &NoJournal)
-            .await
-            .unwrap(),
+        hb.recover_boot_outbound("node-b:boot-1").await.unwrap(),
         (0, 0),
         "another node's rows"
     );
     // This node restarted with a new boot:
     let (_s2, h2) = harness(b, "node-a").await;
     assert_eq!(
-        h2.recover_boot_outbound("node-a:boot-2", &NoJournal)
-            .await
-            .unwrap(),
+        h2.recover_boot_outbound("node-a:boot-2").await.unwrap(),
         (1, 0)
     );
     assert_eq!(
