@@ -35,15 +35,6 @@ fn lines(path: &Path) -> usize {
         .count()
 }
 
-/// A node on `database` with the cluster's shared secrets directory.
-pub async fn node(dir: &Path, name: &str, database: &str, shared: &Path) -> common::Server {
-    common::start_with(&dir.join(name), |cfg| {
-        cfg.database_url = Some(database.to_string());
-        cfg.secrets.dir = Some(shared.to_path_buf());
-    })
-    .await
-}
-
 async fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + within;
     while !done() {
@@ -61,8 +52,8 @@ async fn two_nodes_racing_a_start_give_one_agent_on_postgres() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let shared = dir.path().join("cluster-secrets");
-    let a = node(dir.path(), "a", &db.url, &shared).await;
-    let b = node(dir.path(), "b", &db.url, &shared).await;
+    let a = reachable_node(dir.path(), "a", &db.url, &shared).await;
+    let b = reachable_node(dir.path(), "b", &db.url, &shared).await;
     for round in 0..6 {
         let name = format!("race{round}");
         let (status, task) = a

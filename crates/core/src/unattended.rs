@@ -37,7 +37,13 @@ pub fn write_signal(dir: &Path, task_id: &str, on: bool) -> io::Result<()> {
         };
     }
     ensure_dir(dir)?;
-    let tmp = dir.join(format!(".{SIGNAL_PREFIX}{task_id}.{}", std::process::id()));
+    // A name of this write's own: two writers of one process (the request
+    // and the cluster relay, `crate::cluster`) never rename each other's file.
+    let tmp = dir.join(format!(
+        ".{SIGNAL_PREFIX}{task_id}.{}.{}",
+        std::process::id(),
+        crate::ids::new_id()
+    ));
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create(true)
