@@ -345,3 +345,106 @@ async fn a_browser_on_node_c_types_into_an_agent_on_node_a_on_postgres() {
     c.shutdown().await;
     a.shutdown().await;
 }
+
+/// A free loopback port (bound, then released for a child to bind).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The same with three real `harness serve` processes sharing one secrets
+/// directory (`HARNESS_SECRETS_DIR`), each with its `--node-url`: a browser
+/// on node C types into the agent (a real PTY) of node A, and a start sent
+/// to node B for that task spawns no second agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_postgres() {
+    use common::process::ServerProcess;
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
+    let Some(db) = common::pg::fresh().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let shared = dir.path().join("cluster-secrets");
+    let mut nodes = Vec::new();
+    for name in ["a", "b", "c"] {
+        let port = free_port();
+        let node = ServerProcess::start_with(&dir.path().join(name), |cmd| {
+            cmd.args(["--bind", &format!("127.0.0.1:{port}")])
+                .args(["--node-url", &format!("http://127.0.0.1:{port}")])
+                .args(["--database-url", &db.url])
+                .env("HARNESS_SECRETS_DIR", &shared);
+        })
+        .await;
+        nodes.push(node);
+    }
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    assert_eq!(a.admin, c.admin, "one admin token from the shared directory");
+    let (status, task) = a
+        .call(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "on process A", "agent": recording_agent(&work, "proc")})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let t = task["id"].as_str().unwrap().to_string();
+    let (status, body) = a.call("POST", &format!("/api/tasks/{t}/start"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let starts = work.join("proc.starts");
+    wait_until("A's agent", Duration::from_secs(10), || lines(&starts) == 1).await;
+
+    // B: a start of the task live on A is A's to refuse.
+    let (status, body) = b.call("POST", &format!("/api/tasks/{t}/start"), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+
+    // C: a browser (session cookie + Origin of C) on the terminal socket.
+    let login = common::no_redirects()
+        .get(format!("{}/login?token={}", c.base, c.admin))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::SEE_OTHER);
+    let cookie = login.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let ws_url = format!("{}/ws/terminal/{t}", c.base.replacen("http", "ws", 1));
+    let mut req = ws_url.into_client_request().unwrap();
+    req.headers_mut().insert("cookie", cookie.parse().unwrap());
+    req.headers_mut().insert("origin", c.base.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first, Message::Text(_)), "A's size frame: {first:?}");
+    ws.send(Message::Text(
+        json!({"type": "submit", "data": "typed in a browser on C"})
+            .to_string()
+            .into(),
+    ))
+    .await
+    .unwrap();
+    let typed = work.join("proc.typed");
+    wait_until("C's browser input in A's agent", Duration::from_secs(10), || {
+        std::fs::read_to_string(&typed)
+            .unwrap_or_default()
+            .contains("typed in a browser on C")
+    })
+    .await;
+    let _ = ws.close(None).await;
+    assert_eq!(lines(&starts), 1, "one agent in the cluster");
+    for node in nodes {
+        node.stop();
+    }
+}
