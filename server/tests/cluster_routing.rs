@@ -154,6 +154,22 @@ async fn terminal_actions_on_another_node_are_done_by_the_agents_node_on_postgre
     let starts = work.join("fwd.starts");
     wait_until("A's agent", Duration::from_secs(10), || lines(&starts) == 1).await;
 
+    // B's task page says which node runs the agent (A's id and URL).
+    let page = b
+        .client
+        .get(b.url(&format!("/tasks/{t}")))
+        .header("cookie", b.session().await)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let node_a = a.running.harness.config().node_id.clone();
+    assert!(
+        page.contains("id=\"task-node\"") && page.contains(&format!("{node_a} ({})", a.base)),
+        "the node on the task page: {page}"
+    );
     // Start on B: A answers (its agent runs), no second agent.
     let (status, body) = b
         .admin("POST", &format!("/api/tasks/{t}/start"), None)

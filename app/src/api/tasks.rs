@@ -117,7 +117,15 @@ pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
-    let task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    // Which node runs the agent, with the URL it registered (a cluster).
+    if let Some(node) = task.node.take() {
+        let url = h.node(&node).await.ok().flatten().and_then(|n| n.url);
+        task.node = Some(match url {
+            Some(url) => format!("{node} ({url})"),
+            None => node,
+        });
+    }
     let parent = match &task.parent_id {
         Some(pid) => h.get_task(pid).await.ok().map(task_row),
         None => None,
