@@ -33,6 +33,8 @@ mod assets;
 mod backup;
 #[path = "channel_health.rs"]
 mod channel_health;
+#[path = "cluster.rs"]
+mod cluster;
 #[path = "deadline_restart.rs"]
 mod deadline_restart;
 #[path = "deliveries.rs"]
