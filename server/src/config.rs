@@ -132,6 +132,14 @@ pub fn default_site_root() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The default data directory: `$HOME/.harness`.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join(".harness")
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_node_url;
@@ -158,12 +166,4 @@ mod tests {
             assert!(err.contains("node-url"), "{bad}: {err}");
         }
     }
-}
-
-/// The default data directory: `$HOME/.harness`.
-pub fn default_data_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join(".harness")
 }

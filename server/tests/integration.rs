@@ -33,6 +33,8 @@ mod assets;
 mod backup;
 #[path = "channel_health.rs"]
 mod channel_health;
+#[path = "cluster.rs"]
+mod cluster;
 #[path = "cluster_events.rs"]
 mod cluster_events;
 #[path = "cluster_routing.rs"]

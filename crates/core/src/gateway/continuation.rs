@@ -246,7 +246,7 @@ impl Harness {
                 seen_response: row.response.clone(),
                 seen_updated_at: row.updated_at,
                 response: in_progress.to_string(),
-                now: Utc::now(),
+                now,
             })
             .await?;
         let Some(claimed) = claimed else {

@@ -162,7 +162,9 @@ impl PgStore {
 
     /// A lease step the caller timed at `now` with a lease until `until`:
     /// leases are judged by the database's now and end that now + the same
-    /// ttl; `now` itself stays for due times and stamps.
+    /// ttl. Due times and stamps use the later of the two clocks: a node
+    /// whose clock is behind still sees due rows as due, and one whose clock
+    /// is ahead may do a row early (a backoff is not a safety rule; a lease is).
     pub(crate) async fn lease_clock(
         &self,
         now: chrono::DateTime<chrono::Utc>,
@@ -173,7 +175,7 @@ impl PgStore {
             .timestamp_millis()
             .saturating_sub(now.timestamp_millis());
         Ok(crate::shared::LeaseClock {
-            now: now.timestamp_millis(),
+            now: now.timestamp_millis().max(db),
             lease_now: db,
             until: db.saturating_add(ttl),
         })

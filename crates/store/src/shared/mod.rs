@@ -133,10 +133,11 @@ impl Dialect {
     }
 }
 
-/// The times of one lease step (ms): `now` is the caller's (due times,
-/// stamps); `lease_now` judges leases and `until` ends the new ones — the
-/// database's clock on PostgreSQL (several nodes), the caller's on SQLite
-/// (one process: the same clock). See `PgStore::lease_clock`.
+/// The times of one lease step (ms): `now` for due times and stamps (the
+/// caller's, or the database's when that is later); `lease_now` judges
+/// leases and `until` ends the new ones — the database's clock on
+/// PostgreSQL (several nodes), the caller's on SQLite (one process: the
+/// same clock). See `PgStore::lease_clock`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LeaseClock {
     pub(crate) now: i64,
