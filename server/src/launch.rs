@@ -28,6 +28,9 @@ pub struct Running {
     pub addr: SocketAddr,
     pub signal_dir: std::path::PathBuf,
     pub admin_token: String,
+    /// Where the admin token comes from (its file, or the variable), for
+    /// the start-up banner: never the token itself.
+    pub admin_token_source: String,
     pub harness: Harness,
     pub data_dir: std::path::PathBuf,
     cancel: CancellationToken,
@@ -284,6 +287,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         addr,
         signal_dir: data.signals.clone(),
         admin_token: data.admin_token,
+        admin_token_source: if config.secrets.admin_token.is_some() {
+            format!("${}", crate::secrets::ADMIN_TOKEN_ENV)
+        } else {
+            data.secrets.join("admin.token").display().to_string()
+        },
         harness,
         data_dir: data.root,
         cancel,

@@ -438,11 +438,7 @@ fn serve(cfg: ServeConfig, print_login_link: bool) -> anyhow::Result<()> {
         );
         println!(
             "Admin token (for scripts and agents you connect yourself): {}",
-            running
-                .data_dir
-                .join("secrets")
-                .join("admin.token")
-                .display()
+            running.admin_token_source
         );
         // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
         if print_login_link {

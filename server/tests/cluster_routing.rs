@@ -400,7 +400,10 @@ async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_pos
         nodes.push(node);
     }
     let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
-    assert_eq!(a.admin, c.admin, "one admin token from the shared directory");
+    assert_eq!(
+        a.admin, c.admin,
+        "one admin token from the shared directory"
+    );
     let (status, task) = a
         .call(
             "POST",
@@ -443,7 +446,10 @@ async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_pos
         .unwrap()
         .unwrap()
         .unwrap();
-    assert!(matches!(first, Message::Text(_)), "A's size frame: {first:?}");
+    assert!(
+        matches!(first, Message::Text(_)),
+        "A's size frame: {first:?}"
+    );
     ws.send(Message::Text(
         json!({"type": "submit", "data": "typed in a browser on C"})
             .to_string()
@@ -452,11 +458,15 @@ async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_pos
     .await
     .unwrap();
     let typed = work.join("proc.typed");
-    wait_until("C's browser input in A's agent", Duration::from_secs(10), || {
-        std::fs::read_to_string(&typed)
-            .unwrap_or_default()
-            .contains("typed in a browser on C")
-    })
+    wait_until(
+        "C's browser input in A's agent",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(&typed)
+                .unwrap_or_default()
+                .contains("typed in a browser on C")
+        },
+    )
     .await;
     let _ = ws.close(None).await;
     assert_eq!(lines(&starts), 1, "one agent in the cluster");
