@@ -474,3 +474,70 @@ async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_pos
         node.stop();
     }
 }
+
+/// A start sent to node B for a task whose agent ran on node A, killed
+/// (SIGKILL: no clean-up) and no longer heart-beating: A's execution is
+/// interrupted (as A's restart would mark it) and B starts the agent — one
+/// live execution, B's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_start_for_an_agent_of_a_dead_node_runs_here_on_postgres() {
+    use common::process::ServerProcess;
+    let Some(db) = common::pg::fresh().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let shared = dir.path().join("cluster-secrets");
+    let start = |name: &'static str| {
+        let (data, url, shared) = (dir.path().join(name), db.url.clone(), shared.clone());
+        async move {
+            let port = free_port();
+            ServerProcess::start_with(&data, |cmd| {
+                cmd.args(["--bind", &format!("127.0.0.1:{port}")])
+                    .args(["--node-url", &format!("http://127.0.0.1:{port}")])
+                    .args(["--database-url", &url])
+                    .args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "3"])
+                    .env("HARNESS_SECRETS_DIR", &shared);
+            })
+            .await
+        }
+    };
+    let a = start("a").await;
+    let b = start("b").await;
+    let (status, task) = a
+        .call(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "A dies", "agent": recording_agent(&work, "dead")})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{task}");
+    let t = task["id"].as_str().unwrap().to_string();
+    let (status, first) = a.call("POST", &format!("/api/tasks/{t}/start"), None).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let starts = work.join("dead.starts");
+    wait_until("A's agent", Duration::from_secs(10), || lines(&starts) == 1).await;
+    a.kill();
+    // While A is within its dead-after, B leaves its agent alone; after it,
+    // B starts one.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let second = loop {
+        let (status, body) = b.call("POST", &format!("/api/tasks/{t}/start"), None).await;
+        if status == StatusCode::OK {
+            break body;
+        }
+        assert!(
+            status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::CONFLICT,
+            "{status} {body}"
+        );
+        assert!(Instant::now() < deadline, "B never took over: {body}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert_ne!(second["executionId"], first["executionId"]);
+    wait_until("B's agent", Duration::from_secs(10), || lines(&starts) == 2).await;
+    let (_, view) = b.call("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(view["execution"]["id"], second["executionId"], "{view}");
+    assert_eq!(view["execution"]["status"], "RUNNING", "{view}");
+    b.stop();
+}
