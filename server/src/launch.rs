@@ -208,8 +208,16 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         config.harness_bin.clone(),
         data.root.clone(),
     );
+    // A cluster's shared secrets directory is hidden from agents too.
+    let secrets_dir = std::fs::canonicalize(&data.secrets).ok();
     terminal_config.isolation = tokio::task::spawn_blocking(move || {
-        crate::isolation::AgentIsolation::decide(mode, &launcher, &root, database_dir.as_deref())
+        crate::isolation::AgentIsolation::decide(
+            mode,
+            &launcher,
+            &root,
+            database_dir.as_deref(),
+            secrets_dir.as_deref(),
+        )
     })
     .await
     .context("the isolation probe did not finish")?

@@ -478,18 +478,7 @@ fn open(data_dir: &std::path::Path, print: bool) -> anyhow::Result<()> {
         .map(|d| d.url)
         .context("no running server found (start one with `harness serve`)")?;
     // The admin token as the server has it (a cluster's variable or shared directory first).
-    let sources = harness_server::secrets::SecretSources::from_env();
-    let token = match sources.admin_token {
-        Some(token) => token,
-        None => {
-            let token_file = sources
-                .dir
-                .unwrap_or_else(|| data_dir.join("secrets"))
-                .join("admin.token");
-            std::fs::read_to_string(&token_file)
-                .with_context(|| format!("cannot read {}", token_file.display()))?
-        }
-    };
+    let token = harness_server::secrets::SecretSources::from_env().admin_token_for(data_dir)?;
     let url = login_url(base.trim_end_matches('/'), token.trim());
     if print {
         println!("{url}");

@@ -117,6 +117,26 @@ impl SecretSources {
     }
 }
 
+impl SecretSources {
+    /// The secrets directory of the data directory `root`.
+    pub fn dir_for(&self, root: &Path) -> PathBuf {
+        self.dir.clone().unwrap_or_else(|| root.join("secrets"))
+    }
+
+    /// The admin token as the server of `root` has it (for `harness open`,
+    /// `harness doctor`): the variable, else its file.
+    pub fn admin_token_for(&self, root: &Path) -> anyhow::Result<String> {
+        if let Some(token) = &self.admin_token {
+            return Ok(token.clone());
+        }
+        let path = self.dir_for(root).join("admin.token");
+        Ok(fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .trim()
+            .to_string())
+    }
+}
+
 /// A secret: the given value, else its file (read, or created by `make`).
 fn secret(
     given: Option<&String>,
