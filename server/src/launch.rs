@@ -269,7 +269,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let state = AppState {
         harness: harness.clone(),
         leptos,
-        origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
+        origin: OriginPolicy::for_bind(addr, &with_node_host(&config)),
         terminals: terminals.clone(),
         login: crate::login::Login::new(harness_core::sessions::Sessions::new(
             store.sessions(),
@@ -393,6 +393,21 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
         path = %req.uri().path(),
         request_id = %id,
     )
+}
+
+/// The accepted extra hosts: the configured ones and this node's own URL's
+/// (the other nodes of a cluster call it by that name).
+fn with_node_host(config: &ServeConfig) -> Vec<String> {
+    let mut hosts = config.allowed_hosts.clone();
+    if let Some(url) = &config.node_url
+        && let Some((_, rest)) = url.split_once("://")
+    {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if !authority.is_empty() {
+            hosts.push(authority.to_string());
+        }
+    }
+    hosts
 }
 
 /// The URL agents use to reach this server: loopback when bound to all interfaces.

@@ -115,3 +115,33 @@ async fn only_a_call_signed_with_the_node_key_passes() {
     b.shutdown().await;
     a.shutdown().await;
 }
+
+/// A node called by the name in its `--node-url` accepts that `Host` (the
+/// other nodes use it); any other name is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_accepts_the_host_of_its_own_node_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("cluster-secrets");
+    let a = common::start_with(&dir.path().join("a"), |cfg| {
+        cfg.secrets.dir = Some(shared.clone());
+        cfg.node_url = Some(format!("http://node-a.example:{}", cfg.bind.port()));
+    })
+    .await;
+    let key = std::fs::read_to_string(shared.join("node.key")).unwrap();
+    let task = a.task("by name").await;
+    let path = format!("/internal/node/tasks/{task}/screen");
+    let port = a.running.addr.port();
+    let resp = signed(&a, key.trim().as_bytes(), &path)
+        .header("host", format!("node-a.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND, "through to the route");
+    let resp = signed(&a, key.trim().as_bytes(), &path)
+        .header("host", format!("node-b.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    a.shutdown().await;
+}
