@@ -5,8 +5,8 @@
 //!   CLI process;
 //! - **through the outbox** (the target, ≥ 0.8 of raw): `per` rows queued,
 //!   then the real sender (`workers::outbox::run`) started with the same
-//!   concurrency `c` and its spawn journal (rows leased ahead, as the server
-//!   runs it); the time until the change event of every row's settle came
+//!   concurrency `c` (rows leased ahead, each send's started mark committed
+//!   just before its spawn, as the server runs it); the time until the change event of every row's settle came
 //!   (claim → CLI → DELIVERED with its activation, committed). The rows are
 //!   then read back to check them, after the clock stopped;
 //! - **with producers** (information): 8 callers `push_to_human` while the
@@ -149,13 +149,11 @@ struct Sender {
 }
 
 impl Sender {
-    /// With the spawn journal in `journal` (as the server runs it: rows
-    /// leased ahead of a free slot).
-    fn start(h: &Harness, concurrency: usize, name: &str, journal: &Path) -> Self {
+    /// As the server runs it: rows leased ahead of a free slot.
+    fn start(h: &Harness, concurrency: usize, name: &str) -> Self {
         let cancel = CancellationToken::new();
         let config = OutboxConfig {
             max_in_flight: concurrency,
-            journal: Some(journal.to_path_buf()),
             ..OutboxConfig::default()
         };
         let owner = format!("{}:{name}", h.config().node_id);
@@ -281,7 +279,6 @@ struct Throughput {
 
 async fn throughput(
     h: &Harness,
-    journal: &Path,
     task: &str,
     concurrency: usize,
     per: usize,
@@ -299,12 +296,7 @@ async fn throughput(
         let (cpu, sqlite_cpu) = (own_cpu(), sqlite_threads_cpu());
         let writes: u64 = h.transaction_latency().counts.iter().sum();
         let started = Instant::now();
-        let s = Sender::start(
-            h,
-            concurrency,
-            &format!("bench-{concurrency}-{round}"),
-            journal,
-        );
+        let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-{round}"));
         let ended = wait_attempted(h, &mut events, &ids).await?;
         let outbox = per as f64 / (ended - started).as_secs_f64();
         let outbox_cpu = (own_cpu() - cpu) / per as u32;
@@ -329,12 +321,7 @@ async fn throughput(
 
     // The same sender while 8 producers enqueue.
     let mut events = h.subscribe();
-    let s = Sender::start(
-        h,
-        concurrency,
-        &format!("bench-{concurrency}-producers"),
-        journal,
-    );
+    let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-producers"));
     let started = Instant::now();
     let ids = enqueue(h, task, per, &format!("c{concurrency} producers")).await?;
     let ended = wait_attempted(h, &mut events, &ids).await?;
@@ -359,12 +346,7 @@ async fn latency(
 ) -> anyhow::Result<Vec<Duration>> {
     let record = dir.join("latency.jsonl");
     set_mode(h, "ok", Some(&record)).await?;
-    let s = Sender::start(
-        h,
-        OutboxConfig::default().max_in_flight,
-        "bench-latency",
-        &dir.join("journal"),
-    );
+    let s = Sender::start(h, OutboxConfig::default().max_in_flight, "bench-latency");
     let mut lat = Vec::with_capacity(samples);
     for i in 0..samples {
         let before = SystemTime::now().duration_since(UNIX_EPOCH)?;
@@ -399,7 +381,7 @@ async fn latency(
 /// `$HARNESS_BENCH_PROFILE`: only one long drain, for a profiler — 6000
 /// rows queued, a pause (start the profiler's window then), then the sender
 /// at the configured concurrency, timed.
-async fn profile_drain(h: &Harness, task: &str, journal: &Path, c: usize) -> anyhow::Result<()> {
+async fn profile_drain(h: &Harness, task: &str, c: usize) -> anyhow::Result<()> {
     let queued = Instant::now();
     let ids = enqueue(h, task, 6000, "profile").await?;
     tokio::time::sleep(Duration::from_secs(8).saturating_sub(queued.elapsed())).await;
@@ -409,7 +391,7 @@ async fn profile_drain(h: &Harness, task: &str, journal: &Path, c: usize) -> any
     );
     let mut events = h.subscribe();
     let started = Instant::now();
-    let s = Sender::start(h, c, "profile", journal);
+    let s = Sender::start(h, c, "profile");
     let ended = wait_attempted(h, &mut events, &ids).await?;
     s.stop().await?;
     let took = ended - started;
@@ -444,14 +426,13 @@ async fn run() -> anyhow::Result<()> {
     raw_spawns(20, configured).await?;
     let warm = enqueue(&h, &task, 20, "warm-up").await?;
     let mut events = h.subscribe();
-    let journal = dir.path().join("journal");
-    let s = Sender::start(&h, configured, "bench-warm-up", &journal);
+    let s = Sender::start(&h, configured, "bench-warm-up");
     wait_attempted(&h, &mut events, &warm).await?;
     attempted(&h, &warm).await?;
     s.stop().await?;
 
     if std::env::var_os("HARNESS_BENCH_PROFILE").is_some() {
-        return profile_drain(&h, &task, &journal, configured).await;
+        return profile_drain(&h, &task, configured).await;
     }
     let rounds = 5;
     let per = (n / rounds).max(50);
@@ -461,7 +442,7 @@ async fn run() -> anyhow::Result<()> {
     }
     let mut results = Vec::new();
     for c in levels {
-        results.push(throughput(&h, &journal, &task, c, per, rounds).await?);
+        results.push(throughput(&h, &task, c, per, rounds).await?);
     }
     let lat = latency(&h, &task, dir.path(), (n / 3).max(50)).await?;
     running.shutdown().await?;

@@ -36,6 +36,19 @@ pub struct ServeConfig {
     /// How long a derived task's approval waits for its parent before
     /// the person's chat is pushed (issue 31).
     pub approval_parent_step: Duration,
+    /// The delivery worker (its poll is the fallback of its wake-ups).
+    pub deliveries: crate::workers::deliveries::WorkerConfig,
+    /// Secrets shared by the nodes of a cluster: a directory or variables
+    /// (`secrets.rs`); default: `<data_dir>/secrets` only.
+    pub secrets: crate::secrets::SecretSources,
+    /// This node's own reachable base URL (`--node-url`), written in its
+    /// row of the node registry so other nodes can reach it (issue 30).
+    pub node_url: Option<String>,
+    /// How often this node writes its heartbeat.
+    pub node_heartbeat: Duration,
+    /// A node without a heartbeat for this long is dead (by the database's
+    /// clock); survivors then recover what it left.
+    pub node_dead_after: Duration,
 }
 
 impl ServeConfig {
@@ -57,6 +70,11 @@ impl ServeConfig {
             rate_limits: harness_core::rate_limit::RateLimits::default(),
             approval_wait_max: harness_core::approvals::flow::MAX_WAIT,
             approval_parent_step: harness_core::approvals::flow::PARENT_STEP,
+            deliveries: crate::workers::deliveries::WorkerConfig::default(),
+            secrets: crate::secrets::SecretSources::default(),
+            node_url: None,
+            node_heartbeat: harness_core::nodes::DEFAULT_HEARTBEAT,
+            node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
         }
     }
 
@@ -69,6 +87,40 @@ impl ServeConfig {
 /// (the one default, used by `serve`, `backup` and `restore`).
 pub fn database_url(data_dir: &std::path::Path, explicit: Option<String>) -> String {
     explicit.unwrap_or_else(|| format!("sqlite://{}", data_dir.join("harness.db").display()))
+}
+
+/// A node's own base URL (`--node-url`, `HARNESS_NODE_URL`): an absolute
+/// `http` or `https` URL with a host and no credentials, query or fragment;
+/// answered without a trailing `/`.
+pub fn parse_node_url(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let url = reqwest::Url::parse(value)
+        .map_err(|err| format!("--node-url {value:?} is not a URL ({err})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "--node-url {value:?}: expected an http:// or https:// URL"
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("--node-url {value:?}: the URL has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("--node-url: the URL must not carry credentials".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "--node-url {value:?}: the URL must not have a query or fragment"
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+/// A duration in whole seconds of at least one (`--node-heartbeat-secs` …).
+pub fn parse_positive_secs(value: &str) -> Result<u64, String> {
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs >= 1 => Ok(secs),
+        _ => Err(format!("{value:?}: expected a whole number of seconds ≥ 1")),
+    }
 }
 
 /// `$HARNESS_SITE_ROOT`: serve the web assets from this built site directory
@@ -86,4 +138,32 @@ pub fn default_data_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."))
         .join(".harness")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_node_url;
+
+    #[test]
+    fn node_urls() {
+        assert_eq!(
+            parse_node_url(" https://h1.example:7700/ ").unwrap(),
+            "https://h1.example:7700"
+        );
+        assert_eq!(
+            parse_node_url("http://10.0.0.2:7700/harness").unwrap(),
+            "http://10.0.0.2:7700/harness"
+        );
+        for bad in [
+            "",
+            "h1:7700",
+            "ftp://h1",
+            "http://u:p@h1",
+            "http://h1/?a=1",
+            "http://h1/#x",
+        ] {
+            let err = parse_node_url(bad).unwrap_err();
+            assert!(err.contains("node-url"), "{bad}: {err}");
+        }
+    }
 }

@@ -161,11 +161,16 @@ fn data_dir(root: &Path, sqlite: bool) -> Vec<Check> {
         return out;
     }
     out.push(Check::pass("data directory", root.display().to_string()));
-    let mut expect: Vec<(PathBuf, u32)> = vec![
-        (root.join("secrets"), 0o700),
-        (root.join("secrets/admin.token"), 0o600),
-        (root.join("secrets/internal-api.key"), 0o600),
-    ];
+    // A cluster's shared secrets directory or variables (`secrets.rs`).
+    let sources = crate::secrets::SecretSources::from_env();
+    let secrets = sources.dir_for(root);
+    let mut expect: Vec<(PathBuf, u32)> = vec![(secrets.clone(), 0o700)];
+    if sources.admin_token.is_none() {
+        expect.push((secrets.join("admin.token"), 0o600));
+    }
+    if sources.internal_api_key.is_none() {
+        expect.push((secrets.join("internal-api.key"), 0o600));
+    }
     if sqlite {
         expect.push((root.join("harness.db"), 0o600));
     }
@@ -327,8 +332,9 @@ fn gateway_clis(root: &Path) -> Vec<Check> {
         )];
     };
     let read = || -> Result<(Vec<NotifyTarget>, GatewayConfig), String> {
-        let token = std::fs::read_to_string(root.join("secrets/admin.token"))
-            .map_err(|e| format!("cannot read the admin token: {e}"))?;
+        let token = crate::secrets::SecretSources::from_env()
+            .admin_token_for(root)
+            .map_err(|e| format!("cannot read the admin token: {e:#}"))?;
         let client = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()

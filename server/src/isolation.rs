@@ -51,13 +51,15 @@ impl AgentIsolation {
     }
 
     /// Decide for `mode`: probe through `launcher` (the harness binary) and
-    /// hide `data_dir` and, when it lies elsewhere, the SQLite database's
-    /// directory. `required` without a working probe is an error.
+    /// hide `data_dir` and, when they lie elsewhere, the SQLite database's
+    /// directory and the secrets directory (a cluster's shared one).
+    /// `required` without a working probe is an error.
     pub fn decide(
         mode: IsolationMode,
         launcher: &Path,
         data_dir: &Path,
         database_dir: Option<&Path>,
+        secrets_dir: Option<&Path>,
     ) -> Result<Self, String> {
         if isolate::inside_probe() {
             // A launcher that is not the harness binary ran this process as
@@ -75,11 +77,10 @@ impl AgentIsolation {
         match isolate::probe(launcher) {
             Ok(()) => {
                 let mut hide = vec![data_dir.to_path_buf()];
-                if let Some(db) = database_dir
-                    && !db.starts_with(data_dir)
-                    && db.parent().is_some()
-                {
-                    hide.push(db.to_path_buf());
+                for dir in [database_dir, secrets_dir].into_iter().flatten() {
+                    if !dir.starts_with(data_dir) && dir.parent().is_some() {
+                        hide.push(dir.to_path_buf());
+                    }
                 }
                 Ok(Self {
                     hide: Some(hide),

@@ -5,7 +5,7 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use axum::{Router, middleware};
-use harness_core::{Harness, HarnessConfig, ids};
+use harness_core::{Harness, HarnessConfig, ids, nodes::NodeIdentity};
 use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,9 @@ pub struct Running {
     pub addr: SocketAddr,
     pub signal_dir: std::path::PathBuf,
     pub admin_token: String,
+    /// Where the admin token comes from (its file, or the variable), for
+    /// the start-up banner: never the token itself.
+    pub admin_token_source: String,
     pub harness: Harness,
     pub data_dir: std::path::PathBuf,
     cancel: CancellationToken,
@@ -86,7 +89,13 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let addr = listener
         .local_addr()
         .context("listener has no local address")?;
-    let data = DataDir::prepare(&config.data_dir)?;
+    anyhow::ensure!(
+        config.node_dead_after >= config.node_heartbeat.saturating_mul(2),
+        "the node dead-after ({:?}) must be at least twice the heartbeat interval ({:?})",
+        config.node_dead_after,
+        config.node_heartbeat
+    );
+    let data = DataDir::prepare_with(&config.data_dir, &config.secrets)?;
     let lock = crate::datalock::DataLock::acquire(&data.root)?;
     // The backend is chosen by the URL's scheme (sqlite:// today).
     let store = AnyStore::open(&config.database_url())
@@ -96,7 +105,8 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 "cannot open the database {}",
                 redact_url(&config.database_url())
             )
-        })?;
+        })?
+        .with_node_dead_after(config.node_dead_after);
     if let Some(path) = config.database_url().strip_prefix("sqlite://") {
         crate::secrets::restrict_database_files(std::path::Path::new(path));
     }
@@ -116,10 +126,18 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     core_config.approval_wait_max = config.approval_wait_max;
     core_config.approval_parent_step = config.approval_parent_step;
     core_config.internal_api_key = Some(data.internal_key.clone());
-    let harness = Harness::new(store.port(), core_config);
-    harness.attach_gateway_secret(Arc::new(crate::secrets::GatewayTokenFile::new(
-        data.gateway_token_path(),
-    )));
+    core_config.node_key = Some(data.node_key.clone());
+    let cancel = CancellationToken::new();
+    // PostgreSQL: every node's events reach this one (LISTEN/NOTIFY).
+    let (bus, bus_job) = store.event_bus(cancel.child_token()).await;
+    let harness = Harness::with_bus(store.port(), bus, core_config);
+    // This node's row in the registry, written before it serves (issue 30).
+    let me = NodeIdentity::from_owner(&boot_owner, config.node_url.clone())
+        .context("the lease owner is not <node>:<boot>")?;
+    harness_core::nodes::first_heartbeat(&harness, &me)
+        .await
+        .context("cannot write this node's heartbeat")?;
+    harness.attach_gateway_secret(data.gateway_secret());
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.
     harness
@@ -142,11 +160,29 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::warn!(delivery_id = %row.id, state = row.state.as_str(), "delivery released at start-up");
     }
 
-    let cancel = CancellationToken::new();
     let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(
         harness.clone(),
         cancel.child_token(),
     ))];
+    jobs.extend(bus_job);
+    // Other nodes' wakes and setting changes (`harness_core::cluster`).
+    jobs.push(tokio::spawn(harness_core::cluster::run(
+        harness.clone(),
+        cancel.child_token(),
+    )));
+    jobs.push(tokio::spawn(harness_core::nodes::run_heartbeat(
+        harness.clone(),
+        me,
+        config.node_heartbeat,
+        cancel.child_token(),
+    )));
+    // What a dead node left is recovered by the survivors (every node runs
+    // the pass; the database decides each row once).
+    jobs.push(tokio::spawn(harness_core::nodes::run_recovery(
+        harness.clone(),
+        config.node_heartbeat,
+        cancel.child_token(),
+    )));
     // Defaults of structured questions whose deadline passed (also those
     // overdue while the server was down: its first pass runs now).
     jobs.push(tokio::spawn(harness_core::deadline::run(
@@ -157,6 +193,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
     terminal_config.harness_bin = config.harness_bin.clone();
+    terminal_config.nodes = crate::node_call::NodeClient::new(data.node_key.clone());
     let database_dir = config
         .database_url()
         .strip_prefix("sqlite://")
@@ -171,8 +208,16 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         config.harness_bin.clone(),
         data.root.clone(),
     );
+    // A cluster's shared secrets directory is hidden from agents too.
+    let secrets_dir = std::fs::canonicalize(&data.secrets).ok();
     terminal_config.isolation = tokio::task::spawn_blocking(move || {
-        crate::isolation::AgentIsolation::decide(mode, &launcher, &root, database_dir.as_deref())
+        crate::isolation::AgentIsolation::decide(
+            mode,
+            &launcher,
+            &root,
+            database_dir.as_deref(),
+            secrets_dir.as_deref(),
+        )
     })
     .await
     .context("the isolation probe did not finish")?
@@ -186,10 +231,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     harness.attach_runtime(Arc::new(terminals.clone()));
     // The outbox worker (gateway sends): recovers this node's sends caught
     // by the last stop, then claims due rows.
-    let mut outbox = config.outbox.clone();
-    outbox
-        .journal
-        .get_or_insert_with(|| data.root.join("outbox-journal"));
+    let outbox = config.outbox.clone();
     // Replies to inbound gateway messages: the same CLIs and settings.
     jobs.push(tokio::spawn(crate::workers::gateway_replies::run(
         harness.clone(),
@@ -206,7 +248,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     jobs.push(tokio::spawn(crate::workers::deliveries::run(
         terminals.clone(),
         boot_owner,
-        crate::workers::deliveries::WorkerConfig::default(),
+        config.deliveries.clone(),
         cancel.child_token(),
     )));
     jobs.push(tokio::spawn(crate::workers::inbox::run(
@@ -227,7 +269,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let state = AppState {
         harness: harness.clone(),
         leptos,
-        origin: OriginPolicy::for_bind(addr, &config.allowed_hosts),
+        origin: OriginPolicy::for_bind(addr, &with_node_host(&config)),
         terminals: terminals.clone(),
         login: crate::login::Login::new(harness_core::sessions::Sessions::new(
             store.sessions(),
@@ -253,6 +295,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         addr,
         signal_dir: data.signals.clone(),
         admin_token: data.admin_token,
+        admin_token_source: if config.secrets.admin_token.is_some() {
+            format!("${}", crate::secrets::ADMIN_TOKEN_ENV)
+        } else {
+            data.secrets.join("admin.token").display().to_string()
+        },
         harness,
         data_dir: data.root,
         cancel,
@@ -297,6 +344,8 @@ pub fn build_router(state: &AppState, site: &assets::Site, cancel: CancellationT
             "/ws/terminal/{task_id}",
             axum::routing::get(crate::terminals::ws::handler),
         )
+        // Other nodes' calls (signed with the node key, `node_call.rs`).
+        .merge(crate::node_call::routes::router(state))
         .route(
             "/login",
             axum::routing::get(crate::login::page).post(crate::login::submit),
@@ -344,6 +393,21 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
         path = %req.uri().path(),
         request_id = %id,
     )
+}
+
+/// The accepted extra hosts: the configured ones and this node's own URL's
+/// (the other nodes of a cluster call it by that name).
+fn with_node_host(config: &ServeConfig) -> Vec<String> {
+    let mut hosts = config.allowed_hosts.clone();
+    if let Some(url) = &config.node_url
+        && let Some((_, rest)) = url.split_once("://")
+    {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if !authority.is_empty() {
+            hosts.push(authority.to_string());
+        }
+    }
+    hosts
 }
 
 /// The URL agents use to reach this server: loopback when bound to all interfaces.

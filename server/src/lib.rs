@@ -20,6 +20,7 @@ mod login_page;
 pub mod mcp;
 pub mod metrics;
 pub mod node;
+pub mod node_call;
 pub mod routes;
 pub mod secrets;
 pub mod security;

@@ -102,6 +102,8 @@ fn exempt(path: &str) -> bool {
         || path == "/favicon.ico"
         || path.starts_with("/pkg/")
         || path.starts_with("/api/")
+        // Node-to-node calls: their own credential (`node_call::verify`).
+        || path.starts_with(crate::node_call::PREFIX)
         || path == "/mcp"
         || path.starts_with("/mcp/")
 }

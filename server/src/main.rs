@@ -61,6 +61,25 @@ enum Command {
         /// still opens or prints it.
         #[arg(long, env = "HARNESS_NO_LOGIN_LINK")]
         no_login_link: bool,
+        /// Directory of the secret files (admin.token, internal-api.key, gateway.token,
+        /// metrics.token, node.key) instead of <data-dir>/secrets: one directory every node of
+        /// a cluster shares. HARNESS_ADMIN_TOKEN, HARNESS_INTERNAL_API_KEY, HARNESS_GATEWAY_TOKEN,
+        /// HARNESS_METRICS_TOKEN and HARNESS_NODE_KEY give a value directly (winning over its file).
+        #[arg(long, env = "HARNESS_SECRETS_DIR")]
+        secrets_dir: Option<PathBuf>,
+        /// This node's own base URL, reachable by the other nodes of a
+        /// cluster (several nodes on one PostgreSQL), e.g. http://10.0.0.2:7700.
+        #[arg(long, env = "HARNESS_NODE_URL", value_parser = config::parse_node_url)]
+        node_url: Option<String>,
+        /// How often this node writes its heartbeat, in seconds.
+        #[arg(long, env = "HARNESS_NODE_HEARTBEAT_SECS", default_value_t = 5,
+              value_parser = config::parse_positive_secs)]
+        node_heartbeat_secs: u64,
+        /// A node without a heartbeat for this many seconds is dead: the
+        /// others recover its work. At least twice the heartbeat.
+        #[arg(long, env = "HARNESS_NODE_DEAD_AFTER_SECS", default_value_t = 30,
+              value_parser = config::parse_positive_secs)]
+        node_dead_after_secs: u64,
     },
     /// Open the web UI in a browser, logged in (the login link of the running server).
     Open {
@@ -157,6 +176,9 @@ enum Command {
         /// Replace the token with a new one and print it.
         #[arg(long)]
         rotate: bool,
+        /// The shared secrets directory of a cluster (see `serve --help`).
+        #[arg(long, env = "HARNESS_SECRETS_DIR")]
+        secrets_dir: Option<PathBuf>,
     },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
@@ -294,12 +316,21 @@ fn main() -> ExitCode {
             delivery_wait_ms,
             agent_isolation,
             no_login_link,
+            secrets_dir,
+            node_url,
+            node_heartbeat_secs,
+            node_dead_after_secs,
         } => {
             let mut cfg = ServeConfig::new(bind, data_dir.unwrap_or_else(config::default_data_dir));
+            cfg.secrets = harness_server::secrets::SecretSources::from_env();
+            cfg.secrets.dir = secrets_dir;
             cfg.database_url = database_url;
             cfg.allowed_hosts = allowed_host;
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
             cfg.agent_isolation = agent_isolation;
+            cfg.node_url = node_url;
+            cfg.node_heartbeat = std::time::Duration::from_secs(node_heartbeat_secs);
+            cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
             serve(cfg, !no_login_link)
@@ -346,9 +377,15 @@ fn main() -> ExitCode {
                 database_url,
             );
         }
-        Command::GatewayToken { data_dir, rotate } => {
-            gateway_token(&data_dir.unwrap_or_else(config::default_data_dir), rotate)
-        }
+        Command::GatewayToken {
+            data_dir,
+            rotate,
+            secrets_dir,
+        } => gateway_token(
+            &data_dir.unwrap_or_else(config::default_data_dir),
+            secrets_dir,
+            rotate,
+        ),
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }
@@ -362,15 +399,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn gateway_token(data_dir: &std::path::Path, rotate: bool) -> anyhow::Result<()> {
+fn gateway_token(
+    data_dir: &std::path::Path,
+    secrets_dir: Option<PathBuf>,
+    rotate: bool,
+) -> anyhow::Result<()> {
+    let mut sources = harness_server::secrets::SecretSources::from_env();
+    sources.dir = secrets_dir;
+    let data = harness_server::secrets::DataDir::prepare_with(data_dir, &sources)?;
     let token = if rotate {
-        harness_server::secrets::rotate_gateway_token(data_dir)?
+        anyhow::ensure!(
+            sources.gateway_token.is_none(),
+            "the gateway token is set by {}: change it there (on every node)",
+            harness_server::secrets::GATEWAY_TOKEN_ENV
+        );
+        harness_server::secrets::rotate_gateway_token(&data.secrets)?
     } else {
-        let data = harness_server::secrets::DataDir::prepare(data_dir)?;
-        std::fs::read_to_string(data.gateway_token_path())
-            .context("cannot read the gateway token")?
-            .trim()
-            .to_string()
+        data.gateway_token()?
     };
     println!("{token}");
     Ok(())
@@ -393,11 +438,7 @@ fn serve(cfg: ServeConfig, print_login_link: bool) -> anyhow::Result<()> {
         );
         println!(
             "Admin token (for scripts and agents you connect yourself): {}",
-            running
-                .data_dir
-                .join("secrets")
-                .join("admin.token")
-                .display()
+            running.admin_token_source
         );
         // Like Jupyter: the one link that logs this browser in (`harness open` opens it).
         if print_login_link {
@@ -436,9 +477,8 @@ fn open(data_dir: &std::path::Path, print: bool) -> anyhow::Result<()> {
     let base = harness_server::supervised::discovery::read(data_dir)
         .map(|d| d.url)
         .context("no running server found (start one with `harness serve`)")?;
-    let token_file = data_dir.join("secrets").join("admin.token");
-    let token = std::fs::read_to_string(&token_file)
-        .with_context(|| format!("cannot read {}", token_file.display()))?;
+    // The admin token as the server has it (a cluster's variable or shared directory first).
+    let token = harness_server::secrets::SecretSources::from_env().admin_token_for(data_dir)?;
     let url = login_url(base.trim_end_matches('/'), token.trim());
     if print {
         println!("{url}");

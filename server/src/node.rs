@@ -10,11 +10,7 @@ use anyhow::Context;
 const FILE: &str = "node-id";
 
 fn valid(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    harness_core::validate::is_node_id(id)
 }
 
 /// Read the node id, creating it (a CUID) on first start.

@@ -4,8 +4,10 @@
 //! `GET /events/harness` (a session, and the Host/Origin policy of every route)
 //! streams one `change` event per core event (`data:` = the event as JSON),
 //! a comment every 15 s as a heartbeat, and a `reload` event when this
-//! client fell behind the bounded bus (`RecvError::Lagged`) — the page then
-//! reloads instead of showing a stale state. The stream ends on shutdown.
+//! client fell behind the bounded bus (`RecvError::Lagged`) or the bus lost
+//! the other nodes' events for a while (`HarnessEvent::Resync`) — the page
+//! then reloads instead of showing a stale state. Other nodes' events come
+//! through the same bus (PostgreSQL LISTEN/NOTIFY). The stream ends on shutdown.
 
 use std::time::Duration;
 
@@ -105,6 +107,13 @@ async fn pump(
             () = cancel.cancelled() => break,
             _ = heartbeat.tick() => ": heartbeat\n\n".to_string(),
             received = events.recv() => match received {
+                // Another node's wake-up is no change to show.
+                Ok(HarnessEvent::WorkQueued { .. }) => continue,
+                // Other nodes' events were missed: as after a lag.
+                Ok(HarnessEvent::Resync) => {
+                    let _ = out.write_all(b"event: reload\ndata: {}\n\n").await;
+                    break;
+                }
                 Ok(event) => frame(&event),
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "event stream lagged; asking the client to reload");

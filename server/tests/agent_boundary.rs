@@ -349,3 +349,39 @@ fn a_server_started_by_the_isolation_probe_refuses_to_start() {
     let err = probed.expect_err("a launcher that serves is not a probe");
     assert!(err.contains("isolation probe"), "{err}");
 }
+
+/// A cluster's shared secrets directory (`--secrets-dir`, outside the data
+/// directory) is hidden from isolated agents like the data directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_agent_cannot_read_a_shared_secrets_directory() {
+    if let Err(reason) = harness_pty::isolate::probe(Path::new(env!("CARGO_BIN_EXE_harness"))) {
+        panic!("agents cannot be isolated on this machine: {reason}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (data, work, shared) = (
+        dir.path().join("data"),
+        dir.path().join("work"),
+        dir.path().join("cluster-secrets"),
+    );
+    std::fs::create_dir_all(&work).unwrap();
+    let s = common::start_with(&data, |cfg| cfg.secrets.dir = Some(shared.clone())).await;
+    let shared = std::fs::canonicalize(&shared).unwrap();
+    let report = work.join("report.txt");
+    let mut script = String::from("{ ");
+    for name in ["admin.token", "node.key", "internal-api.key"] {
+        script.push_str(&format!(
+            "if cat '{}' >/dev/null 2>&1; then echo {name}=read; else echo {name}=denied; fi; ",
+            shared.join(name).display()
+        ));
+    }
+    script.push_str(&format!(
+        "echo done; }} > '{0}.tmp'; mv '{0}.tmp' '{0}'; exec sleep 60",
+        report.display()
+    ));
+    start_agent(&s, &work, &script).await;
+    let seen = env_of(&wait_report(&report).await);
+    s.shutdown().await;
+    for name in ["admin.token", "node.key", "internal-api.key"] {
+        assert_eq!(seen[name], "denied", "{name}: {seen:?}");
+    }
+}

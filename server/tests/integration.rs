@@ -33,6 +33,12 @@ mod assets;
 mod backup;
 #[path = "channel_health.rs"]
 mod channel_health;
+#[path = "cluster.rs"]
+mod cluster;
+#[path = "cluster_events.rs"]
+mod cluster_events;
+#[path = "cluster_routing.rs"]
+mod cluster_routing;
 #[path = "deadline_restart.rs"]
 mod deadline_restart;
 #[path = "deliveries.rs"]
@@ -93,6 +99,8 @@ mod metrics;
 mod migrate_db;
 #[path = "native_questions.rs"]
 mod native_questions;
+#[path = "node_calls.rs"]
+mod node_calls;
 #[path = "node_ownership.rs"]
 mod node_ownership;
 #[path = "openapi.rs"]

@@ -3,8 +3,9 @@
 //! the same data directory, and account for every message from the double's
 //! record and the database: each one DELIVERED exactly once, or
 //! SENT_UNVERIFIED (caught mid-send: never resent) backed by at most one real
-//! send, and without a send at most once per kill (the spawn journal); none
-//! lost; no message left PENDING_DELIVERY without a due retry.
+//! send, and without a send at most once per kill (the started mark in the
+//! database); none lost; no message left PENDING_DELIVERY without a due
+//! retry.
 //!
 //! `HARNESS_OUTBOX_KILL_MESSAGES` (default 200), `HARNESS_OUTBOX_KILL_LIVES`
 //! (default 8) and `HARNESS_OUTBOX_KILL_SEED` change the run; the default seed
@@ -301,9 +302,9 @@ async fn sigkill_while_sending(db: Option<&str>) {
         }
     }
     // Rows leased ahead of a free slot and never started are released at the
-    // restart (the spawn journal has no line for them), not marked sent: a
-    // row unverified without a send can only be one killed between its
-    // journal line and its spawn — at most one per kill.
+    // restart (no started mark in the database), not marked sent: a row
+    // unverified without a send can only be one killed between its started
+    // mark's commit and its spawn — at most one per kill.
     let not_sent = tally.get("unverified (not sent)").copied().unwrap_or(0);
     assert!(
         not_sent <= kills as usize,

@@ -1,7 +1,7 @@
 //! No duplicate reminder across a SIGKILL at its send (issue 32 point 6):
 //! the real `harness serve` process sends a reminder through the gateway
 //! CLI double, is SIGKILLed while the CLI runs, and restarts on the same
-//! data directory. The reminder is SENT_UNVERIFIED (its spawn journal shows
+//! data directory. The reminder is SENT_UNVERIFIED (its started mark shows
 //! the start: never resent), the passes after the restart write no second
 //! reminder 1, and the next reminder on the schedule still goes, once.
 //! The reminder pass runs in this test process, on the same database, at a
@@ -71,13 +71,14 @@ async fn state_of(store: &dyn Store, id: &str, want: OutboundState) {
     }
 }
 
-/// Whether a spawn-journal line names `id` (written just before the spawn).
-fn journaled(data: &Path, id: &str) -> bool {
-    std::fs::read_dir(data.join("outbox-journal"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(id)))
+/// Whether `id`'s current attempt is marked started (committed just
+/// before the spawn).
+async fn started(store: &dyn harness_core::store::Store, id: &str) -> bool {
+    store
+        .get_outbound(id)
+        .await
+        .unwrap()
+        .is_some_and(|row| row.attempt_started())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -150,7 +151,7 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
         .outbound_id
         .clone();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !journaled(&data, &reminder) {
+    while !started(store.as_ref(), &reminder).await {
         assert!(
             Instant::now() < deadline,
             "the reminder's send never started"

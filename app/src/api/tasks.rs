@@ -42,6 +42,10 @@ pub struct TaskRow {
     pub cwd: Option<String>,
     #[serde(default)]
     pub project_id: Option<String>,
+    /// The node that runs (ran) the latest execution's agent (a cluster:
+    /// its id, and its URL on the task page).
+    #[serde(default)]
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +87,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         unattended: v.task.unattended,
         open_ask: v.open_ask,
         execution_id: v.execution.as_ref().map(|e| e.id.clone()),
+        node: v.execution.as_ref().and_then(|e| e.node_id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
     }
@@ -112,7 +117,15 @@ pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
-    let task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    // Which node runs the agent, with the URL it registered (a cluster).
+    if let Some(node) = task.node.take() {
+        let url = h.node(&node).await.ok().flatten().and_then(|n| n.url);
+        task.node = Some(match url {
+            Some(url) => format!("{node} ({url})"),
+            None => node,
+        });
+    }
     let parent = match &task.parent_id {
         Some(pid) => h.get_task(pid).await.ok().map(task_row),
         None => None,

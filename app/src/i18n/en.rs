@@ -438,6 +438,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
         "task.control.prompt_hint",
         "optional, for Start and Restart",
     ),
+    ("tasks.node", "Node"),
     ("tasks.field.cwd", "Working directory"),
     (
         "tasks.field.cwd_hint",

@@ -1,8 +1,9 @@
 //! Change events, published after the transaction that caused them commits,
-//! and the bus that carries them ([`EventBus`], a port: in-process today; a
-//! multi-process deployment plugs in a bus that also relays other
-//! processes' events, e.g. PostgreSQL LISTEN/NOTIFY). The live notification
-//! center (SSE), the terminal layer and the core's own caches subscribe.
+//! and the bus that carries them ([`EventBus`], a port: in-process on SQLite;
+//! on PostgreSQL the store's LISTEN/NOTIFY bus also relays the events of the
+//! other nodes, `harness_store::PgEventBus`). The live notification center
+//! (SSE), the terminal layer and the core's own caches subscribe; what a
+//! node does with the other nodes' events is `crate::cluster`.
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -39,6 +40,19 @@ pub enum HarnessEvent {
         message_id: Option<String>,
         state: crate::store::OutboundState,
     },
+    /// A task's unattended mode was switched: every node mirrors it into
+    /// its signal file (the agent's node among them: its hook reads it).
+    #[serde(rename_all = "camelCase")]
+    UnattendedChanged { task_id: String, on: bool },
+    /// Another node queued work of `kind` (its worker here should look:
+    /// the row may be this node's). Published by [`EventBus::wake_others`]
+    /// only, never delivered to the node that sent it; not shown to browsers.
+    #[serde(rename_all = "camelCase")]
+    WorkQueued { kind: crate::work::Kind },
+    /// Events of other nodes may have been missed (the bus's connection to
+    /// them was lost and is back): every cache and every shown state should
+    /// be reloaded, as after `RecvError::Lagged`.
+    Resync,
 }
 
 /// A subscription: every event published after it was taken. A subscriber
@@ -51,6 +65,9 @@ pub type EventStream = broadcast::Receiver<HarnessEvent>;
 pub trait EventBus: Send + Sync + 'static {
     fn publish(&self, event: HarnessEvent);
     fn subscribe(&self) -> EventStream;
+    /// Tell the other processes on this bus that work of `kind` was queued
+    /// (they receive [`HarnessEvent::WorkQueued`]). In-process: nobody else.
+    fn wake_others(&self, _kind: crate::work::Kind) {}
 }
 
 /// The in-process bus: a bounded broadcast channel.

@@ -44,6 +44,9 @@ pub struct HarnessConfig {
     /// The key of signed gateway requests (`secrets/internal-api.key`);
     /// `None`: signed requests are refused with 503.
     pub internal_api_key: Option<Vec<u8>>,
+    /// The key of node-to-node calls (`secrets/node.key`, the same on every
+    /// node of a cluster, never a gateway's); `None`: they are refused (503).
+    pub node_key: Option<Vec<u8>>,
     /// The longest one approval check holds a tool call for a person's
     /// decision (issue 31; ≤ `approvals::flow::MAX_WAIT`). Tests lower it.
     pub approval_wait_max: Duration,
@@ -69,6 +72,7 @@ impl HarnessConfig {
             outbox_max_attempts: crate::deliveries::MAX_ATTEMPTS,
             rate_limits: crate::rate_limit::RateLimits::default(),
             internal_api_key: None,
+            node_key: None,
             approval_wait_max: crate::approvals::flow::MAX_WAIT,
             approval_parent_step: crate::approvals::flow::PARENT_STEP,
         }
@@ -121,6 +125,7 @@ impl TargetsCache {
                     Ok(HarnessEvent::SettingChanged { key }) if key == NOTIFY_TARGETS_KEY => {
                         stale = true;
                     }
+                    Ok(HarnessEvent::Resync) => stale = true,
                     Ok(_) => {}
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Lagged(_)) => stale = true,
@@ -240,12 +245,25 @@ impl Harness {
         self.inner.bus.subscribe()
     }
 
-    /// Changes of any setting published by this process so far (another
-    /// process's writes are seen only through the store).
+    /// Changes of any setting seen by this process so far: its own (bumped
+    /// as they are published) and the other nodes' (bumped when their event
+    /// arrives, `crate::cluster`).
     pub fn settings_generation(&self) -> u64 {
         self.inner
             .settings_generation
             .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A setting changed elsewhere (or changes may have been missed).
+    pub(crate) fn bump_settings_generation(&self) {
+        self.inner
+            .settings_generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// The other nodes' workers of `kind` should look for work.
+    pub(crate) fn wake_others(&self, kind: crate::work::Kind) {
+        self.inner.bus.wake_others(kind);
     }
 
     pub(crate) fn publish(&self, event: HarnessEvent) {

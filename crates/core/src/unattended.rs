@@ -37,7 +37,13 @@ pub fn write_signal(dir: &Path, task_id: &str, on: bool) -> io::Result<()> {
         };
     }
     ensure_dir(dir)?;
-    let tmp = dir.join(format!(".{SIGNAL_PREFIX}{task_id}.{}", std::process::id()));
+    // A name of this write's own: two writers of one process (the request
+    // and the cluster relay, `crate::cluster`) never rename each other's file.
+    let tmp = dir.join(format!(
+        ".{SIGNAL_PREFIX}{task_id}.{}.{}",
+        std::process::id(),
+        crate::ids::new_id()
+    ));
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -97,6 +103,12 @@ impl Harness {
             .ok_or_else(|| CoreError::NotFound("Task not found".into()))?;
         self.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
+        });
+        // The other nodes mirror it too: the agent may run on one of them
+        // (`crate::cluster`); a node that missed it reconciles on `Resync`.
+        self.publish(HarnessEvent::UnattendedChanged {
+            task_id: task_id.clone(),
+            on,
         });
         if let Some(dir) = &self.config().signal_dir
             && let Err(err) = write_signal(dir, &task_id, on)

@@ -62,6 +62,29 @@ pub fn cuid(field: &'static str, value: &str) -> CoreResult<String> {
     }
 }
 
+/// Whether `id` is a node id (`<data-dir>/node-id`): 1–64 ASCII letters,
+/// digits, `-` or `_`.
+pub fn is_node_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A node id in `field`.
+pub fn node_id(field: &'static str, value: &str) -> CoreResult<String> {
+    let value = value.trim();
+    if is_node_id(value) {
+        Ok(value.to_string())
+    } else {
+        Err(CoreError::invalid(
+            field,
+            format!("Invalid {field}: 1-64 letters, digits, '-' or '_'"),
+        ))
+    }
+}
+
 /// A required, non-blank text of at most `max` characters. Returns it unchanged
 /// (agents' formatting is preserved); blank means missing.
 /// Longest idempotency key accepted.

@@ -76,7 +76,8 @@ impl Lease {
 }
 
 /// The kinds of owed work, each with its own worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Kind {
     /// Replies and keyed input typed into terminals.
     Deliveries,
@@ -111,9 +112,26 @@ impl Wakers {
     }
 }
 
+impl Kind {
+    pub const ALL: [Kind; 4] = [
+        Kind::Deliveries,
+        Kind::Outbox,
+        Kind::Inbox,
+        Kind::GatewayReplies,
+    ];
+}
+
 impl crate::Harness {
-    /// Something of `kind` may be due: wake its worker.
+    /// Something of `kind` may be due: wake its worker, here and on the
+    /// other nodes sharing the bus (a row may be another node's work; they
+    /// also poll).
     pub fn wake(&self, kind: Kind) {
+        self.wake_here(kind);
+        self.wake_others(kind);
+    }
+
+    /// Wake this process's worker of `kind` only.
+    pub fn wake_here(&self, kind: Kind) {
         self.wakers().get(kind).notify_one();
     }
 

@@ -17,7 +17,7 @@ mod sqlite;
 pub use error::StoreOpenError;
 pub use open::{AnyStore, redact_url};
 pub use postgres::{
-    PgOptions, PgProbe, PgStore, is_postgres, pg_dump_command, pg_restore_command,
+    PgOptions, PgProbe, PgStore, bus::PgEventBus, is_postgres, pg_dump_command, pg_restore_command,
     probe as probe_postgres,
 };
 pub use sqlite::{CheckpointStats, SqliteOptions, SqliteStore, backup};

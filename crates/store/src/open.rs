@@ -28,11 +28,49 @@ impl AnyStore {
         }
     }
 
+    /// Judge nodes dead after `dead_after` without a heartbeat (default
+    /// [`harness_core::nodes::DEFAULT_DEAD_AFTER`]).
+    pub fn with_node_dead_after(self, dead_after: std::time::Duration) -> Self {
+        match self {
+            Self::Sqlite(s) => Self::Sqlite(s.with_node_dead_after(dead_after)),
+            Self::Postgres(s) => Self::Postgres(s.with_node_dead_after(dead_after)),
+        }
+    }
+
     /// The port the core holds.
     pub fn port(&self) -> Arc<dyn Store> {
         match self {
             Self::Sqlite(s) => Arc::new(s.clone()),
             Self::Postgres(s) => Arc::new(s.clone()),
+        }
+    }
+
+    /// The event bus of a server on this store, and its job (ends when
+    /// `cancel` fires): PostgreSQL relays every node's events through
+    /// LISTEN/NOTIFY (waiting up to 5 s for the LISTEN connection, so a node
+    /// that starts serving hears the others); SQLite has one process, an
+    /// in-process bus.
+    pub async fn event_bus(
+        &self,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> (
+        Arc<dyn harness_core::EventBus>,
+        Option<tokio::task::JoinHandle<()>>,
+    ) {
+        match self {
+            Self::Sqlite(_) => (
+                Arc::new(harness_core::events::InProcessBus::default()),
+                None,
+            ),
+            Self::Postgres(s) => {
+                let (bus, job) = crate::postgres::bus::PgEventBus::start(s.pool().clone(), cancel);
+                if !bus.listening(std::time::Duration::from_secs(5)).await {
+                    tracing::warn!(
+                        "not listening for the other nodes' events yet; retrying in the background"
+                    );
+                }
+                (bus, Some(job))
+            }
         }
     }
 

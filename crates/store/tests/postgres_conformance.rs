@@ -108,11 +108,17 @@ async fn postgres() -> Option<Backend> {
         return None;
     };
     let (url, guard) = fresh_database(&admin).await;
-    let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+    let store = PgStore::open(PgOptions::new(&url))
+        .await
+        .unwrap()
+        .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
     let connect: Connect = Arc::new(move || {
         let url = url.clone();
         Box::pin(async move {
-            let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+            let store = PgStore::open(PgOptions::new(&url))
+                .await
+                .unwrap()
+                .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
             Arc::new(store) as Arc<dyn Store>
         })
     });
@@ -231,4 +237,127 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
         "the same id in a second chat is a second row"
     );
     store.close().await;
+}
+
+/// Leases are judged by PostgreSQL's clock, not the caller's (issue 30): a
+/// node whose clock runs an hour ahead cannot steal a live lease or find it
+/// expired, and a node whose clock runs an hour behind still holds its lease
+/// for its whole length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
+    use chrono::{Duration, Utc};
+    use conformance::support::{harness_on, new_task};
+    use harness_core::{deliveries::NewInput, outbox::PushInput, settings::NotifyTarget};
+    let Some(b) = postgres().await else {
+        return;
+    };
+    let (a, skewed) = (b.another().await, b.another().await);
+    let t = new_task(a.as_ref(), "leases").await;
+    let input = |key: &str| NewInput {
+        id: ids::new_id(),
+        task_id: t.clone(),
+        node_id: None,
+        text: key.into(),
+        submit: true,
+        dedup_key: key.into(),
+        resume: false,
+        now: Utc::now(),
+    };
+    a.enqueue_input(input("d1")).await.unwrap();
+    let h = harness_on(a.clone(), "node-a");
+    h.set_notify_targets(vec![NotifyTarget {
+        id: None,
+        label: "chat".into(),
+        gateway: "openclaw".into(),
+        downstream: Some("telegram".into()),
+        dest: Some("-100".into()),
+        profile: None,
+        scope: "work".into(),
+        active: true,
+    }])
+    .await
+    .unwrap();
+    h.push_to_human(PushInput {
+        task_id: Some(t.clone()),
+        message: Some("hello".into()),
+        scope: Some("work".into()),
+        expect_reply: Some(false),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Node A leases both for 60 s (its clock is right).
+    let now = Utc::now();
+    let lease = now + Duration::seconds(60);
+    let d = a
+        .claim_deliveries("node-a:1", "node-a", now, lease, 10)
+        .await
+        .unwrap();
+    assert_eq!(d.rows.len(), 1);
+    let o = a.claim_outbound("node-a:1", now, lease, 10).await.unwrap();
+    assert_eq!(o.len(), 1);
+    // A node an hour ahead: the leases are live by the database's clock.
+    let ahead = Utc::now() + Duration::hours(1);
+    let stolen = skewed
+        .claim_deliveries(
+            "node-b:1",
+            "node-a",
+            ahead,
+            ahead + Duration::seconds(60),
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(stolen.rows.is_empty() && stolen.unverified.is_empty());
+    assert!(skewed.expired_sending(ahead, 10).await.unwrap().is_empty());
+    let turn = skewed
+        .claim_outbound("node-b:1", ahead, ahead + Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    assert!(turn.is_empty(), "a live lease is not stolen: {turn:?}");
+    assert_eq!(
+        a.get_delivery(&d.rows[0].id)
+            .await
+            .unwrap()
+            .unwrap()
+            .lease_owner
+            .as_deref(),
+        Some("node-a:1")
+    );
+    // A node an hour behind takes a 60 s lease: it ends 60 s after the
+    // database's now, not an hour ago, and the row is due for it (due times
+    // use the later clock).
+    let d2 = a.enqueue_input(input("d2")).await.unwrap().0;
+    let behind = Utc::now() - Duration::hours(1);
+    let late = skewed
+        .claim_deliveries(
+            "node-c:1",
+            "node-a",
+            behind,
+            behind + Duration::seconds(60),
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        late.rows.iter().map(|r| &r.id).collect::<Vec<_>>(),
+        vec![&d2.id]
+    );
+    let db_now = skewed.db_now().await.unwrap();
+    let end = late.rows[0].lease_expires_at.unwrap();
+    assert!(
+        end > db_now + Duration::seconds(50),
+        "its lease ends {end}, the database's now is {db_now}"
+    );
+    let again = a
+        .claim_deliveries(
+            "node-a:2",
+            "node-a",
+            Utc::now(),
+            Utc::now() + Duration::seconds(60),
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(again.rows.is_empty(), "every lease is live: {again:?}");
 }

@@ -14,11 +14,17 @@ use harness_store::{SqliteOptions, SqliteStore};
 async fn sqlite() -> Backend {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("conformance.db").display());
-    let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+    let store = SqliteStore::open(SqliteOptions::new(&url))
+        .await
+        .unwrap()
+        .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
     let connect: Connect = Arc::new(move || {
         let url = url.clone();
         Box::pin(async move {
-            let store = SqliteStore::open(SqliteOptions::new(&url)).await.unwrap();
+            let store = SqliteStore::open(SqliteOptions::new(&url))
+                .await
+                .unwrap()
+                .with_node_dead_after(conformance::nodes::NODE_DEAD_AFTER);
             Arc::new(store) as Arc<dyn Store>
         })
     });

@@ -239,7 +239,7 @@ async fn screen(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let screen = s.terminals.screen(&id)?;
+    let screen = s.terminals.screen(&id).await?;
     Ok(Json(
         json!({"cols": screen.cols, "rows": screen.rows, "text": screen.text}),
     ))

@@ -7,6 +7,7 @@
 pub mod child_input;
 pub mod control;
 pub mod deliver;
+mod forward;
 pub mod idle_start;
 pub mod prompts;
 pub mod providers;
@@ -47,6 +48,8 @@ pub struct TerminalConfig {
     pub codex_hook_trust: providers::CodexHookTrust,
     /// What agents cannot see (`crate::isolation`).
     pub isolation: crate::isolation::AgentIsolation,
+    /// Calls to the other nodes of a cluster (signed with the node key).
+    pub nodes: crate::node_call::NodeClient,
 }
 
 impl TerminalConfig {
@@ -68,6 +71,7 @@ impl TerminalConfig {
                 providers::CodexHookTrust::Bypass
             }),
             isolation: crate::isolation::AgentIsolation::none("not configured"),
+            nodes: crate::node_call::NodeClient::new(Vec::new()),
         }
     }
 }
@@ -81,7 +85,8 @@ struct Inner {
     harness: Harness,
     registry: PtyRegistry,
     config: TerminalConfig,
-    /// Serialises starts so a task never gets two agents.
+    /// Serialises this process's starts (across nodes the database's one
+    /// live execution per task decides: a losing start is a 409).
     start_lock: tokio::sync::Mutex<()>,
     /// SessionStart reports (`ready`): when a restarted agent accepts input.
     starts: ready::SessionStarts,
@@ -119,6 +124,11 @@ impl Terminals {
 
     pub fn harness(&self) -> &Harness {
         &self.inner.harness
+    }
+
+    /// The client of node-to-node calls.
+    pub fn node_client(&self) -> &crate::node_call::NodeClient {
+        &self.inner.config.nodes
     }
 
     /// The live (not exited) session of a task.
@@ -226,10 +236,26 @@ impl Terminals {
     /// Start the task's agent in a new PTY. Runs in its own task: a caller
     /// that goes away (a dropped request) cannot stop it between creating
     /// the execution and registering its terminal.
+    /// When the task's agent runs on another live node, that node starts
+    /// it (forwarded: it answers 409 while its agent runs).
     pub async fn start(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
+        self.spawn_start(task_id, mode, true).await
+    }
+
+    /// [`Self::start`] asked by another node: here or not at all.
+    pub async fn start_here(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
+        self.spawn_start(task_id, mode, false).await
+    }
+
+    async fn spawn_start(
+        &self,
+        task_id: &str,
+        mode: StartMode,
+        forward: bool,
+    ) -> CoreResult<Execution> {
         let this = self.clone();
         let task_id = task_id.to_owned();
-        tokio::spawn(async move { this.start_now(&task_id, mode).await })
+        tokio::spawn(async move { this.start_now(&task_id, mode, forward).await })
             .await
             .map_err(|join| {
                 CoreError::Conflict(format!("the agent start was interrupted: {join}"))
@@ -237,25 +263,47 @@ impl Terminals {
     }
 
     #[tracing::instrument(skip_all, fields(task_id))]
-    async fn start_now(&self, task_id: &str, mode: StartMode) -> CoreResult<Execution> {
+    async fn start_now(
+        &self,
+        task_id: &str,
+        mode: StartMode,
+        forward: bool,
+    ) -> CoreResult<Execution> {
         let h = &self.inner.harness;
         let view = h.get_task(task_id).await?;
-        let _guard = self.inner.start_lock.lock().await;
+        let guard = self.inner.start_lock.lock().await;
         if self.live(&view.task.id).is_some() {
             return Err(CoreError::Conflict(
                 "the task's agent is already running".into(),
             ));
         }
-        // A live execution without a terminal (e.g. its process was lost) is superseded.
-        if let Some(old) = h.live_execution(&view.task.id).await? {
-            h.finish_execution(
-                &view.task.id,
-                &old.id,
-                ExecutionStatus::Stopped,
-                None,
-                "superseded",
-            )
-            .await?;
+        match h.placement(&view.task.id).await? {
+            harness_core::cluster::Placement::Free => {}
+            // A live execution of this node without a terminal (e.g. its
+            // process was lost) is superseded.
+            harness_core::cluster::Placement::Here(old) => {
+                h.finish_execution(
+                    &view.task.id,
+                    &old.id,
+                    ExecutionStatus::Stopped,
+                    None,
+                    "superseded",
+                )
+                .await?;
+            }
+            harness_core::cluster::Placement::Node { url, .. } if forward => {
+                drop(guard);
+                return self.forward_start(&url, &view.task.id, &mode).await;
+            }
+            harness_core::cluster::Placement::Node { node_id, .. } => {
+                return Err(CoreError::Conflict(format!(
+                    "the task's agent runs on node {node_id}, not on this one"
+                )));
+            }
+            _ => {
+                // A dead node's execution is interrupted; an unreachable one refused.
+                self.elsewhere(&view.task.id).await?;
+            }
         }
         let cwd = self.working_dir(&view).await?;
         if !cwd.is_dir() {
@@ -379,7 +427,20 @@ impl Terminals {
     /// Stop the task's agent: the execution becomes STOPPED, the process group
     /// is terminated. Its terminal stays, exited, like a failed run's: the
     /// last output is what a person wants to see after Stop (issue 26).
+    /// An agent on another live node is stopped by that node (forwarded).
     pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
+        let view = self.inner.harness.get_task(task_id).await?;
+        if self.live(&view.task.id).is_none()
+            && let forward::Elsewhere::Forward(url) = self.elsewhere(&view.task.id).await?
+        {
+            return self.forward_stop(&url, &view.task.id).await;
+        }
+        self.stop_here(&view.task.id).await
+    }
+
+    /// [`Self::stop`] here: the execution STOPPED, open asks cancelled, the
+    /// terminal here (if any) terminated.
+    pub async fn stop_here(&self, task_id: &str) -> CoreResult<bool> {
         let h = &self.inner.harness;
         let view = h.get_task(task_id).await?;
         if let Some(exec) = h.live_execution(&view.task.id).await? {
@@ -428,6 +489,13 @@ impl Terminals {
         let elsewhere = key.is_some()
             && self.live(&task_id).is_none()
             && h.runs_on_another_node(&task_id).await?;
+        // Unkeyed input for an agent on another live node: typed by it.
+        if key.is_none()
+            && self.session(&task_id).is_none()
+            && let forward::Elsewhere::Forward(url) = self.elsewhere(&task_id).await?
+        {
+            return self.forward_input(&url, &task_id, text, submit).await;
+        }
         let session = match self.session(&task_id) {
             _ if elsewhere => None,
             Some(session) if session.has_exited() => {
@@ -459,6 +527,35 @@ impl Terminals {
         let Some(session) = session else {
             return Err(CoreError::NotFound("No active session".into()));
         };
+        self.type_into(&session, &task_id, text, submit).await
+    }
+
+    /// Unkeyed input from another node (its agent's terminal is here).
+    pub async fn type_here(
+        &self,
+        task_id: &str,
+        text: &str,
+        submit: bool,
+    ) -> CoreResult<InputResult> {
+        let task_id = harness_core::validate::task_id(Some(task_id))?;
+        harness_core::validate::terminal_input(text, None)?;
+        match self.session(&task_id) {
+            Some(session) if !session.has_exited() => {
+                self.type_into(&session, &task_id, text, submit).await
+            }
+            Some(_) => Err(CoreError::Conflict("Session has exited".into())),
+            None => Err(CoreError::NotFound("No active session".into())),
+        }
+    }
+
+    async fn type_into(
+        &self,
+        session: &Arc<PtySession>,
+        task_id: &str,
+        text: &str,
+        submit: bool,
+    ) -> CoreResult<InputResult> {
+        let task_id = task_id.to_string();
         let opts = InjectOptions {
             submit,
             settle: self.inner.config.settle,
@@ -477,7 +574,19 @@ impl Terminals {
         })
     }
 
-    pub fn screen(&self, task_id: &str) -> CoreResult<ScreenText> {
+    /// The screen of the task's terminal, here or on its agent's node.
+    pub async fn screen(&self, task_id: &str) -> CoreResult<ScreenText> {
+        let task_id = harness_core::validate::task_id(Some(task_id))?;
+        if self.session(&task_id).is_none()
+            && let forward::Elsewhere::Forward(url) = self.elsewhere(&task_id).await?
+        {
+            return self.forward_screen(&url, &task_id).await;
+        }
+        self.screen_here(&task_id)
+    }
+
+    /// The screen of the terminal in this process.
+    pub fn screen_here(&self, task_id: &str) -> CoreResult<ScreenText> {
         let task_id = harness_core::validate::task_id(Some(task_id))?;
         self.session(&task_id)
             .map(|s| s.screen_text())

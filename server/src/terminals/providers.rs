@@ -17,8 +17,13 @@ use std::path::{Path, PathBuf};
 use harness_core::model::{AgentConfig, Provider};
 use serde_json::json;
 
-/// How the agent is (re)started.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the agent is (re)started (also as a node-to-node call carries it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum StartMode {
     /// A fresh session, optionally with an initial prompt.
     Fresh { prompt: Option<String> },

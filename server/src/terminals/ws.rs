@@ -10,6 +10,9 @@
 //! and then cut over to a fresh snapshot (`lagged`). Close code 4000 + exit
 //! code when the process exits.
 //!
+//! Another node's agent: the socket is proxied to that node (`node_call`),
+//! byte for byte after the upgrade, so everything above holds end to end.
+//!
 //! Size: each viewer's `resize` is a vote; the PTY takes the widest viewer's
 //! (`harness_pty::SizeVote`) and every viewer gets `{"type":"size",…}` first
 //! and on every change, so a phone never rewraps a desktop's terminal.
@@ -18,7 +21,7 @@ use std::sync::Arc;
 
 use axum::{
     extract::{
-        Path, State, WebSocketUpgrade,
+        FromRequestParts, Path, State, WebSocketUpgrade,
         ws::{CloseFrame, Message, WebSocket},
     },
     http::StatusCode,
@@ -42,22 +45,59 @@ enum ClientFrame {
     Ack { bytes: u64 },
 }
 
+/// `GET /ws/terminal/{taskId}` (a browser): the terminal here, or — when
+/// the task's agent runs on another live node — that node's terminal,
+/// proxied over a node-to-node call (`node_call::ws_proxy`).
 pub async fn handler(
+    State(state): State<AppState>,
+    Path(task_id): Path<String>,
+    req: axum::extract::Request,
+) -> Response {
+    if !harness_core::ids::is_cuid(&task_id) {
+        return bad_task_id();
+    }
+    if state.terminals.session(&task_id).is_none() {
+        match state.terminals.placement(&task_id).await {
+            Ok(harness_core::cluster::Placement::Node { url, .. }) => {
+                return crate::node_call::ws_proxy::proxy(&state, &url, &task_id, req).await;
+            }
+            Ok(_) => {}
+            Err(err) => return crate::error::ApiError::from(err).into_response(),
+        }
+    }
+    let (mut parts, _) = req.into_parts();
+    match WebSocketUpgrade::from_request_parts(&mut parts, &state).await {
+        Ok(ws) => serve_local(&state, &task_id, ws),
+        Err(rejection) => rejection.into_response(),
+    }
+}
+
+/// `GET /internal/node/ws/terminal/{taskId}` (another node, verified by
+/// `node_call::verify`): this node's terminal only.
+pub async fn local_handler(
     State(state): State<AppState>,
     Path(task_id): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Response {
     if !harness_core::ids::is_cuid(&task_id) {
-        return (
-            StatusCode::BAD_REQUEST,
-            axum::Json(error_body(
-                "Invalid taskId format — expected CUID",
-                Some("taskId"),
-            )),
-        )
-            .into_response();
+        return bad_task_id();
     }
-    let Some(session) = state.terminals.session(&task_id) else {
+    serve_local(&state, &task_id, ws)
+}
+
+fn bad_task_id() -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(error_body(
+            "Invalid taskId format — expected CUID",
+            Some("taskId"),
+        )),
+    )
+        .into_response()
+}
+
+fn serve_local(state: &AppState, task_id: &str, ws: WebSocketUpgrade) -> Response {
+    let Some(session) = state.terminals.session(task_id) else {
         return (
             StatusCode::NOT_FOUND,
             axum::Json(error_body("No active terminal session for this task", None)),

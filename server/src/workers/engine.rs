@@ -72,10 +72,6 @@ pub trait Queue: Send + Sync + 'static {
         limit: u32,
     ) -> impl Future<Output = CoreResult<Vec<Self::Row>>> + Send + 'static;
 
-    /// The attempts of a turn that committed (the outbox forgets their
-    /// spawn-journal lines only now).
-    fn committed(&self, _done: &[(Self::Row, Self::Outcome)]) {}
-
     /// One attempt. `None`: the lease was lost, there is nothing to record.
     fn attempt(
         &self,
@@ -423,7 +419,6 @@ impl<Q: Queue> Worker<Q> {
         match end.result {
             Ok(claimed) => {
                 self.failures = 0;
-                self.queue_impl.committed(&end.done);
                 if end.limit > 0 {
                     self.due = claimed.len() == end.limit;
                 }
@@ -491,8 +486,8 @@ impl<Q: Queue> Worker<Q> {
         if !self.done.is_empty() || !self.released.is_empty() {
             let done = std::mem::take(&mut self.done);
             let released = std::mem::take(&mut self.released);
-            match self.queue_impl.turn(done.clone(), released, 0).await {
-                Ok(_) => self.queue_impl.committed(&done),
+            match self.queue_impl.turn(done, released, 0).await {
+                Ok(_) => {}
                 // Released rows come back at the next start of this node.
                 Err(err) => {
                     tracing::error!(kind = ?Q::KIND, error = ?err, "cannot record the last attempts")

@@ -56,7 +56,8 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
-/// Run `bin args…` with `env` added to this process's environment.
+/// Run `bin args…` with `env` added to this process's environment (less
+/// the variables that carry this server's secrets).
 pub async fn run(
     bin: &str,
     args: &[String],
@@ -64,6 +65,9 @@ pub async fn run(
     timeout: Duration,
 ) -> CliRun {
     let mut cmd = tokio::process::Command::new(bin);
+    for name in crate::secrets::SECRET_ENV_VARS {
+        cmd.env_remove(name);
+    }
     cmd.args(args)
         .envs(env)
         .stdin(Stdio::null())

@@ -138,7 +138,15 @@ impl WorkbenchStarter {
     /// the Workbenches still wanted.
     async fn recover(&self) {
         let h = self.terminals.harness();
-        match h.recover_gateway_inbound(chrono::Utc::now()).await {
+        // Claims' ages by the database's clock (`Harness::db_now`).
+        let now = match h.db_now().await {
+            Ok(now) => now,
+            Err(err) => {
+                tracing::warn!(error = ?err, "cannot read the database's clock; upkeep skipped");
+                return;
+            }
+        };
+        match h.recover_gateway_inbound(now).await {
             Ok(recovery) => {
                 for wb in &recovery.workbenches {
                     if let Err(err) = self.consider(wb).await {

@@ -10,4 +10,3 @@ pub mod gateway_cli;
 pub mod gateway_replies;
 pub mod inbox;
 pub mod outbox;
-pub mod spawn_journal;

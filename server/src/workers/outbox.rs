@@ -3,17 +3,18 @@
 //! the outcome (`Harness::settle_and_claim`: DELIVERED / SENT_UNVERIFIED with the
 //! activation, or FAILED with backoff / DEAD, batched with the next lease). Woken in-process
 //! on enqueue; polls as the fallback; recovers SENDING rows of an earlier
-//! boot of this node at start (with its spawn journal, `spawn_journal.rs`)
-//! and expired leases periodically. Any node may send any row (no PTY is
+//! boot of this node at start and expired leases periodically, by the
+//! "really started" evidence each send commits just before its spawn
+//! (`started_attempt`, in the database so any node can read it). Any node may send any row (no PTY is
 //! involved). The loop itself — turns, rows leased ahead of a free slot,
 //! the stop — is the worker skeleton (`engine.rs`); this module has its
 //! configuration, the start-up recovery and one send (`send_one`).
 
-use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use harness_core::{
     CoreResult, Harness,
-    outbox::{self, NoJournal, Outbound, RunEnd, SendOutcome, destination, gateway},
+    outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
     work::Kind,
 };
 use tokio_util::sync::CancellationToken;
@@ -21,14 +22,9 @@ use tokio_util::sync::CancellationToken;
 use super::{
     engine::{self, Queue, Worker},
     gateway_cli,
-    spawn_journal::{Journals, ROTATE_AFTER, SpawnJournal},
 };
 
-/// The journal, shared by the sends (each writes its line just before its
-/// spawn) and the turns (which drop the lines of recorded sends).
-type Journal = Arc<std::sync::Mutex<SpawnJournal>>;
-
-/// Rows leased ahead of a free slot, per slot (with a spawn journal).
+/// Rows leased ahead of a free slot, per slot.
 const LEASE_AHEAD: usize = 3;
 /// A queued row starts only if its lease outlasts a whole CLI run by this.
 const LEASE_SLACK: Duration = Duration::from_secs(10);
@@ -52,13 +48,6 @@ pub struct OutboxConfig {
     pub drain: Duration,
     /// Failed attempts before a row is DEAD (D7, default 20).
     pub max_attempts: u32,
-    /// The spawn journal's directory (`<data dir>/outbox-journal` in the
-    /// server): with one, rows are leased ahead of a free slot; without,
-    /// only for a free slot.
-    pub journal: Option<PathBuf>,
-    /// Lines per spawn-journal segment before it is rotated (default
-    /// [`ROTATE_AFTER`]; tests rotate at every start to reach the seams).
-    pub journal_rotate_after: usize,
 }
 
 /// Gateway processes at once unless configured.
@@ -82,8 +71,6 @@ impl Default for OutboxConfig {
             recover_every: Duration::from_secs(10),
             drain: Duration::from_secs(3),
             max_attempts: harness_core::deliveries::MAX_ATTEMPTS,
-            journal: None,
-            journal_rotate_after: ROTATE_AFTER,
         }
     }
 }
@@ -158,13 +145,13 @@ impl SettingsCache {
     }
 }
 
-/// Run the gateway CLI for one leased row: how the attempt ended.
+/// Run the gateway CLI for one row leased to `owner`: how the attempt ended.
 async fn send_one(
     harness: &Harness,
     row: &Outbound,
+    owner: &str,
     timeout: Duration,
     settings: harness_core::CoreResult<Arc<SendSettings>>,
-    journal: Option<&Journal>,
 ) -> SendOutcome {
     let all = match settings {
         Err(err) => {
@@ -183,16 +170,22 @@ async fn send_one(
         Err(why) => return SendOutcome::Failed(why),
         Ok(args) => args,
     };
-    if let Some(journal) = journal {
-        let started = journal
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .started(&row.id, row.attempts);
-        if let Err(err) = started {
-            // Not spawned: the attempt fails (counted, backoff), so a journal
+    // The evidence first, committed: a crash after it leaves the row
+    // SENT_UNVERIFIED (it may have been sent), a crash before it leaves a
+    // row that is released and sent again — by any node.
+    match harness.mark_outbound_started(row, owner).await {
+        Ok(true) => {}
+        Ok(false) => {
+            // The lease is gone (recovered by another node): not spawned; the
+            // outcome is ignored by the settle (not SENDING under this lease).
+            tracing::warn!(outbound_id = %row.id, "lease lost before the send started; not sent");
+            return SendOutcome::Failed("the lease ended before the send started".into());
+        }
+        Err(err) => {
+            // Not spawned: the attempt fails (counted, backoff), so evidence
             // that cannot be written never hides a real send.
-            tracing::error!(error = %err, "cannot write the spawn journal; the attempt counts as failed");
-            return SendOutcome::Failed(format!("cannot record the start of the send: {err}"));
+            tracing::error!(error = ?err, "cannot record the start of the send; the attempt counts as failed");
+            return SendOutcome::Failed("cannot record the start of the send".into());
         }
     }
     let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
@@ -210,7 +203,6 @@ struct OutboxQueue {
     owner: String,
     lease: chrono::Duration,
     cli_timeout: Duration,
-    journal: Option<Journal>,
     /// Settings read once and shared by the sends (see [`SettingsCache`]).
     settings: Arc<tokio::sync::Mutex<SettingsCache>>,
 }
@@ -249,31 +241,18 @@ impl Queue for OutboxQueue {
         }
     }
 
-    /// Only now may a send's journal line go at the next rotation: until its
-    /// settle committed, a crash leaves the row SENDING and recovery must
-    /// still find the line (else it would release a row that may have been
-    /// sent).
-    fn committed(&self, done: &[(Outbound, SendOutcome)]) {
-        if let Some(journal) = &self.journal {
-            let mut journal = journal.lock().unwrap_or_else(|p| p.into_inner());
-            for (row, _) in done {
-                journal.finished(&row.id);
-            }
-        }
-    }
-
     fn attempt(&self, row: Outbound) -> impl Future<Output = Option<SendOutcome>> + Send + 'static {
         let (h, timeout) = (self.harness.clone(), self.cli_timeout);
-        let (journal, cache) = (self.journal.clone(), self.settings.clone());
+        let (owner, cache) = (self.owner.clone(), self.settings.clone());
         async move {
             // A reminder leased ahead while its ask was answered: not sent
-            // (before the journal line, so it never counts as started).
+            // (before the started mark, so it never counts as started).
             if let Some(why) = h.skip_before_send(&row).await {
                 tracing::info!(outbound_id = %row.id, "outbound skipped: {why}");
                 return Some(SendOutcome::Skipped(why));
             }
             let settings = cache.lock().await.get(&h).await;
-            Some(send_one(&h, &row, timeout, settings, journal.as_ref()).await)
+            Some(send_one(&h, &row, &owner, timeout, settings).await)
         }
     }
 
@@ -295,14 +274,11 @@ impl Queue for OutboxQueue {
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
 /// At start, SENDING rows of an earlier boot of this node are recovered
-/// (with their spawn journals: started → SENT_UNVERIFIED, never started →
-/// due again); then the skeleton sends. With a spawn journal rows are
-/// leased [`LEASE_AHEAD`] per slot ahead of a free slot — a queued row's CLI
-/// is spawned only after its line is in the journal (written by the send
-/// just before the spawn: what crash recovery reads) and only while its
-/// lease still covers a whole CLI run; otherwise, and at a stop, it is
-/// released. Without a journal a lease is taken only for a free slot (a
-/// leased row then counts as started after a crash).
+/// (started → SENT_UNVERIFIED, never started → due again); then the skeleton
+/// sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
+/// queued row's CLI is spawned only after its started mark is committed
+/// (`send_one`) and only while its lease still covers a whole CLI run;
+/// otherwise, and at a stop, it is released.
 pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: CancellationToken) {
     if config.max_in_flight == 0 {
         // A process that does not send (benchmarks start their own sender):
@@ -311,15 +287,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         cancel.cancelled().await;
         return;
     }
-    let journals = config
-        .journal
-        .as_ref()
-        .map(|dir| Journals { dir: dir.clone() });
-    let recovered = match &journals {
-        Some(j) => harness.recover_boot_outbound(&owner, j).await,
-        None => harness.recover_boot_outbound(&owner, &NoJournal).await,
-    };
-    match recovered {
+    match harness.recover_boot_outbound(&owner).await {
         Ok((unverified, released)) => {
             if unverified > 0 {
                 tracing::warn!(
@@ -333,29 +301,16 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
                     "outbound messages leased but never started by the last run: due again"
                 );
             }
-            if let Some(j) = &journals {
-                j.remove_others(&owner);
-            }
         }
         Err(err) => {
             tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
         }
     }
-    let journal = config
-        .journal
-        .as_ref()
-        .and_then(|dir| match SpawnJournal::open(dir, &owner, config.journal_rotate_after) {
-            Ok(j) => Some(Arc::new(std::sync::Mutex::new(j))),
-            Err(err) => {
-                tracing::error!(dir = %dir.display(), error = %err, "cannot open the outbox spawn journal; rows are leased only for a free slot");
-                None
-            }
-        });
-    tracing::info!(%owner, lease_ahead = journal.is_some(), "outbox worker starting");
+    tracing::info!(%owner, "outbox worker starting");
     let skeleton = engine::WorkerConfig {
         poll: config.poll,
         max_in_flight: config.max_in_flight,
-        ahead_per_slot: if journal.is_some() { LEASE_AHEAD } else { 0 },
+        ahead_per_slot: LEASE_AHEAD,
         // A queued row starts only if its lease outlasts a whole CLI run
         // with a slack (a lease configured shorter than that needs half of
         // itself left, so a row leased for a free slot always starts).
@@ -370,7 +325,6 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         harness: harness.clone(),
         owner,
         cli_timeout: config.cli_timeout,
-        journal,
         settings: Arc::default(),
     };
     Worker::new(queue, skeleton)

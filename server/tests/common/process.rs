@@ -49,13 +49,23 @@ impl ServerProcess {
             .open(data.join("server.log"))
             .unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-        cmd.args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        cmd.args(["serve", "--data-dir"])
             .arg(data)
             .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
         configure(&mut cmd);
+        // A free port unless `configure` chose one (a node that names its URL).
+        if !cmd.get_args().any(|a| a == "--bind") {
+            cmd.args(["--bind", "127.0.0.1:0"]);
+        }
+        // The admin token: a cluster's shared secrets directory, when given.
+        let secrets = cmd
+            .get_envs()
+            .find(|(k, _)| *k == "HARNESS_SECRETS_DIR")
+            .and_then(|(_, v)| v)
+            .map_or_else(|| data.join("secrets"), std::path::PathBuf::from);
         let child = cmd.spawn().unwrap();
         // The discovery file names this process once it listens.
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -69,7 +79,7 @@ impl ServerProcess {
             assert!(Instant::now() < deadline, "the server never came up");
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
-        let admin = std::fs::read_to_string(data.join("secrets/admin.token"))
+        let admin = std::fs::read_to_string(secrets.join("admin.token"))
             .unwrap()
             .trim()
             .to_string();

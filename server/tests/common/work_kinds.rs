@@ -332,16 +332,20 @@ impl Work {
         }
     }
 
-    /// Commit the attempt's in-flight step before its side effect. The
-    /// gateway kinds commit SENDING at the claim (a leased row counts as
-    /// started), so for them the claim was the step. `false`: lease lost.
+    /// Commit the attempt's in-flight step before its side effect: a
+    /// delivery's WRITING, an outbound row's started mark; gateway replies
+    /// commit SENDING at the claim (a leased reply counts as started), so
+    /// for them the claim was the step. `false`: lease lost.
     pub async fn start(&self, h: &Harness, row: &Row, lease: &Lease) -> bool {
         match row {
             Row::D(d) => h
                 .advance_delivery(d, lease, DeliveryState::Writing)
                 .await
                 .unwrap(),
-            Row::O(_) | Row::R(_) => self.view(h).await.phase == Phase::InFlight,
+            // The outbox's step is its started mark (committed just before
+            // the CLI is spawned).
+            Row::O(o) => h.mark_outbound_started(o, &lease.owner).await.unwrap(),
+            Row::R(_) => self.view(h).await.phase == Phase::InFlight,
         }
     }
 

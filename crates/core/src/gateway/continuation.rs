@@ -157,7 +157,9 @@ impl Harness {
                 "Only the configured platform OWNER may continue a task".into(),
             ));
         }
-        let now = Utc::now();
+        // The claim clock is the database's: every node judges a claim's
+        // age by the same clock (issue 30).
+        let now = self.db_now().await?;
         let (row, created) = self
             .store()
             .create_inbound(NewInbound {
@@ -244,7 +246,7 @@ impl Harness {
                 seen_response: row.response.clone(),
                 seen_updated_at: row.updated_at,
                 response: in_progress.to_string(),
-                now: Utc::now(),
+                now,
             })
             .await?;
         let Some(claimed) = claimed else {

@@ -29,10 +29,7 @@ pub mod target_edits;
 pub mod targets;
 pub mod token;
 
-use std::{
-    collections::{BTreeMap, HashMap, HashSet},
-    time::Duration,
-};
+use std::{collections::BTreeMap, time::Duration};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -408,57 +405,67 @@ impl Harness {
     }
 
     /// SENDING rows whose lease expired (their sender died or hung past
-    /// the lease): SENT_UNVERIFIED, activated. Returns how many.
+    /// the lease), by the started evidence ([`Self::recover_sending`]).
+    /// Returns how many became SENT_UNVERIFIED.
     pub async fn recover_expired_outbound(&self) -> CoreResult<usize> {
         let now = Utc::now();
         let rows = self.store().expired_sending(now, 25).await?;
-        let mut n = 0;
-        for row in rows {
-            let owner = row.lease_owner.clone().unwrap_or_default();
-            if self
-                .settle(&row, &owner, Some(now), unverified_after_crash(), now)
-                .await?
-                .is_some()
-            {
-                n += 1;
-            }
-        }
-        Ok(n)
+        Ok(self.recover_sending(rows, Some(now)).await?.0)
     }
 
     /// Start-up: SENDING rows of an earlier boot of this node (it died
-    /// mid-send), at once, without waiting for their lease. A row whose
-    /// attempt the owner's spawn journal shows started — or whose owner kept
-    /// no journal — becomes SENT_UNVERIFIED (it may have been sent); a row
-    /// the journal shows never started (leased ahead of a free slot) is
-    /// released: due again, the attempt not counted. Answers how many became
-    /// SENT_UNVERIFIED and how many were released.
-    pub async fn recover_boot_outbound(
-        &self,
-        current_owner: &str,
-        journal: &dyn StartedAttempts,
-    ) -> CoreResult<(usize, usize)> {
+    /// mid-send), at once, without waiting for their lease
+    /// ([`Self::recover_sending`]).
+    pub async fn recover_boot_outbound(&self, current_owner: &str) -> CoreResult<(usize, usize)> {
         let node = self.config().node_id.clone();
+        self.recover_node_outbound(&node, current_owner).await
+    }
+
+    /// SENDING rows leased by `node` under any owner but `current_owner`
+    /// (its earlier boots; a dead node's rows with `current_owner` empty).
+    pub async fn recover_node_outbound(
+        &self,
+        node: &str,
+        current_owner: &str,
+    ) -> CoreResult<(usize, usize)> {
         let rows = self
             .store()
-            .earlier_boot_sending(&node, current_owner)
+            .earlier_boot_sending(node, current_owner)
             .await?;
-        let mut journals: HashMap<String, Option<HashSet<(String, u32)>>> = HashMap::new();
+        self.recover_sending(rows, None).await
+    }
+
+    /// The rule for SENDING rows whose sender is gone, by the evidence in
+    /// the database (`started_attempt`, committed just before the CLI is
+    /// spawned): a row whose current attempt started becomes SENT_UNVERIFIED
+    /// (it may have been sent; never repeated automatically); a row leased
+    /// and never started is released — due again, the attempt not counted.
+    /// Both steps are conditional in the database (still SENDING under the
+    /// same lease; a release never touches a started attempt), so several
+    /// nodes may run this at once: one wins each row. `expired_before`: only
+    /// rows whose lease ended before it. Answers how many became
+    /// SENT_UNVERIFIED and how many were released.
+    pub async fn recover_sending(
+        &self,
+        rows: Vec<Outbound>,
+        expired_before: Option<chrono::DateTime<Utc>>,
+    ) -> CoreResult<(usize, usize)> {
         let mut unstarted: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut unverified = 0;
         for row in rows {
             let owner = row.lease_owner.clone().unwrap_or_default();
-            let started = journals
-                .entry(owner.clone())
-                .or_insert_with(|| journal.started(&owner));
-            if let Some(started) = started
-                && !started.contains(&(row.id.clone(), row.attempts))
-            {
+            if !row.attempt_started() {
                 unstarted.entry(owner).or_default().push(row.id);
                 continue;
             }
             if self
-                .settle(&row, &owner, None, unverified_after_crash(), Utc::now())
+                .settle(
+                    &row,
+                    &owner,
+                    expired_before,
+                    unverified_after_crash(),
+                    Utc::now(),
+                )
                 .await?
                 .is_some()
             {
@@ -489,6 +496,15 @@ impl Harness {
             self.wake_outbox();
         }
         Ok((unverified, released))
+    }
+
+    /// Commit the evidence that `owner` is about to spawn the CLI of `row`'s
+    /// current attempt. False: the lease is gone — the send must not start.
+    pub async fn mark_outbound_started(&self, row: &Outbound, owner: &str) -> CoreResult<bool> {
+        Ok(self
+            .store()
+            .mark_outbound_started(&row.id, owner, row.attempts)
+            .await?)
     }
 
     /// "Retry now" for a FAILED or DEAD row (admin).
@@ -560,23 +576,6 @@ impl Harness {
             Ok(None) => CoreError::NotFound("Outbound message not found".into()),
             Err(err) => err.into(),
         }
-    }
-}
-
-/// Which leased attempts a sender really started (its spawn journal, kept by
-/// the process that runs the CLIs).
-pub trait StartedAttempts: Send + Sync {
-    /// The `(outbound id, attempt)` pairs `owner` started; `None` when
-    /// `owner` kept no journal (then every leased row counts as started).
-    fn started(&self, owner: &str) -> Option<HashSet<(String, u32)>>;
-}
-
-/// No journal: every leased row counts as started (SENT_UNVERIFIED after a crash).
-pub struct NoJournal;
-
-impl StartedAttempts for NoJournal {
-    fn started(&self, _owner: &str) -> Option<HashSet<(String, u32)>> {
-        None
     }
 }
 

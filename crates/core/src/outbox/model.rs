@@ -7,6 +7,12 @@ use chrono::Utc;
 pub use crate::store::{DeliveryMapping, Outbound, OutboundState};
 
 impl Outbound {
+    /// Whether the current attempt's CLI was (or may have been) spawned
+    /// (its started mark is committed).
+    pub fn attempt_started(&self) -> bool {
+        self.started_attempt == Some(self.attempts)
+    }
+
     /// An empty row (for checks that need only a few fields).
     pub(crate) fn blank() -> Self {
         let now = Utc::now();
@@ -37,6 +43,7 @@ impl Outbound {
             delivered_at: None,
             created_at: now,
             updated_at: now,
+            started_attempt: None,
         }
     }
 }
@@ -77,6 +84,7 @@ impl Outbound {
             delivered_at: None,
             created_at: now,
             updated_at: now,
+            started_attempt: None,
         }
     }
 }

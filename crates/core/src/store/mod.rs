@@ -7,7 +7,8 @@
 //! calls), [`GatewayStore`] (the inbound side of the gateways: per-chat
 //! delivery mappings, signed requests' nonces, inbound platform messages),
 //! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
-//! [`SessionStore`] (browser sessions). Every method is one atomic
+//! [`SessionStore`] (browser sessions) and [`NodeStore`] (the nodes of a
+//! cluster). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -36,6 +37,7 @@ mod gateway_replies;
 mod gateway_routes;
 mod inbox;
 mod messages;
+mod nodes;
 mod outbox;
 mod reminders;
 mod sessions;
@@ -66,6 +68,7 @@ pub use inbox::{
     TaskMessage, WorkbenchBatch, WorkbenchEvent,
 };
 pub use messages::{Answered, AskRecorded, Dismissed, MessageStore, NewAsk};
+pub use nodes::{NodeRow, NodeStore};
 pub use outbox::{
     Dedup, DeliveryMapping, Enqueued, NewOutbound, Outbound, OutboundState, OutboxStore, Settle,
     SettleBatch, Settled, SettledBatch,
@@ -114,6 +117,7 @@ pub trait Store:
     + GatewayRouteStore
     + ReminderStore
     + SessionStore
+    + NodeStore
 {
 }
 
@@ -131,5 +135,6 @@ impl<T> Store for T where
         + GatewayRouteStore
         + ReminderStore
         + SessionStore
+        + NodeStore
 {
 }

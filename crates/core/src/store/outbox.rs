@@ -88,6 +88,11 @@ pub struct Outbound {
     pub delivered_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The attempt whose CLI a sender really spawned (committed just before
+    /// the spawn). A SENDING row whose sender died may have been sent only
+    /// when this equals `attempts`; otherwise it is released, due again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_attempt: Option<u32>,
 }
 
 /// Platform message id → task (the reference's HarnessDelivery), one per
@@ -295,6 +300,12 @@ pub trait OutboxStore: Send + Sync + 'static {
             .await?;
         Ok(done.settled.into_iter().next())
     }
+
+    /// Record that `owner` is about to spawn the CLI of `attempt` (the
+    /// evidence recovery reads). False: the row is not SENDING under that
+    /// lease at that attempt any more — the send must not start.
+    async fn mark_outbound_started(&self, id: &str, owner: &str, attempt: u32)
+    -> StoreResult<bool>;
 
     /// SENDING rows whose lease expired before `now` (oldest first).
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>>;

@@ -3,5 +3,5 @@
 
 use super::PgStore;
 
-crate::shared::gateway::gateway_store!(PgStore, pool);
+crate::shared::gateway::gateway_store!(PgStore, pool, super::DIALECT);
 crate::shared::gateway_routes::gateway_route_store!(PgStore, pool);

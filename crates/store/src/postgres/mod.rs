@@ -17,11 +17,13 @@
 
 mod approvals;
 mod batch;
+pub mod bus;
 mod choices;
 mod deliveries;
 mod gateway;
 mod inbox;
 mod messages;
+mod nodes;
 mod outbox;
 mod outbox_settle;
 mod probe;
@@ -52,12 +54,17 @@ use crate::{StoreOpenError, sqlite::latency::Latency};
 pub(crate) const RECORD_ASK_CALL: &str =
     "SELECT what, id, execution_id FROM harness_record_ask($1, $2, $3, $4, $5)";
 
+/// PostgreSQL's clock (not the transaction's start: `clock_timestamp()`),
+/// in ms since the epoch.
+pub(crate) const DB_NOW_MS: &str = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
+
 pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
 
 /// PostgreSQL's side of the statements written once (`crate::shared`).
 pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
     skip_locked: " FOR UPDATE SKIP LOCKED",
     index_hints: false,
+    now_ms: DB_NOW_MS,
 };
 
 #[derive(Debug, Clone)]
@@ -80,6 +87,8 @@ impl PgOptions {
 pub struct PgStore {
     pool: PgPool,
     latency: Arc<Latency>,
+    /// A node whose heartbeat is older than this is dead (`NodeStore`).
+    node_dead_after: Duration,
 }
 
 impl PgStore {
@@ -115,7 +124,14 @@ impl PgStore {
         Ok(Self {
             pool,
             latency: Arc::default(),
+            node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
         })
+    }
+
+    /// Judge nodes dead after `dead_after` without a heartbeat.
+    pub fn with_node_dead_after(mut self, dead_after: Duration) -> Self {
+        self.node_dead_after = dead_after;
+        self
     }
 
     /// The pool, for diagnostics and benchmarks in this workspace.
@@ -126,6 +142,43 @@ impl PgStore {
     /// Close the pool, waiting for in-flight statements.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+impl PgStore {
+    /// The database's clock now (ms): leases are taken and judged by it, so
+    /// a node whose own clock is skewed can neither steal a live lease nor
+    /// hold one past its time (issue 30).
+    /// (The caller's `now` is not used: see [`Self::lease_clock`].)
+    pub(crate) async fn lease_now(
+        &self,
+        _now: chrono::DateTime<chrono::Utc>,
+    ) -> harness_core::store::StoreResult<i64> {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {DB_NOW_MS}")))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(crate::error::map)
+    }
+
+    /// A lease step the caller timed at `now` with a lease until `until`:
+    /// leases are judged by the database's now and end that now + the same
+    /// ttl. Due times and stamps use the later of the two clocks: a node
+    /// whose clock is behind still sees due rows as due, and one whose clock
+    /// is ahead may do a row early (a backoff is not a safety rule; a lease is).
+    pub(crate) async fn lease_clock(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> harness_core::store::StoreResult<crate::shared::LeaseClock> {
+        let db = self.lease_now(now).await?;
+        let ttl = until
+            .timestamp_millis()
+            .saturating_sub(now.timestamp_millis());
+        Ok(crate::shared::LeaseClock {
+            now: now.timestamp_millis().max(db),
+            lease_now: db,
+            until: db.saturating_add(ttl),
+        })
     }
 }
 

@@ -180,8 +180,25 @@ impl OutboxStore for PgStore {
         self.settle_and_claim(batch).await
     }
 
+    async fn mark_outbound_started(
+        &self,
+        id: &str,
+        owner: &str,
+        attempt: u32,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(crate::shared::outbox::MARK_STARTED)
+            .bind(id)
+            .bind(owner)
+            .bind(i64::from(attempt))
+            .execute(&self.pool)
+            .await
+            .map_err(map)?;
+        Ok(done.rows_affected() > 0)
+    }
+
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
-        let (now, limit) = (ms(now).to_string(), limit.to_string());
+        // The database's clock judges the lease, not the caller's `now`.
+        let (now, limit) = (self.lease_now(now).await?.to_string(), limit.to_string());
         self.read_outbound(
             "o.state = 'SENDING' AND o.lease_expires_at < CAST($1 AS BIGINT)",
             &[now.as_str(), limit.as_str()],

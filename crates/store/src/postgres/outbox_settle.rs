@@ -83,14 +83,15 @@ const ACTIVATE: &str = "\
        outbound_id = excluded.outbound_id, scope = excluded.scope, expect_reply = excluded.expect_reply;";
 
 /// Rows leased ahead and never started (`?8`, a JSON array of ids): back to
-/// the state they were claimed from, due now, the claim's attempt undone.
+/// the state they were claimed from, due now, the claim's attempt undone —
+/// never a row whose attempt was marked started (the database decides).
 const RELEASE: &str = "\
      UPDATE harness_outbound SET \
        state = COALESCE(claimed_from, CASE WHEN attempts > 1 THEN 'FAILED' ELSE 'PENDING' END), \
        attempts = GREATEST(attempts - 1, 0), claimed_from = NULL, lease_owner = NULL, \
        lease_expires_at = NULL, next_attempt_at = $3, updated_at = $3 \
      WHERE id IN (SELECT jsonb_array_elements_text($8::jsonb)) AND state = 'SENDING' \
-       AND lease_owner = $4 \
+       AND lease_owner = $4 AND (started_attempt IS NULL OR started_attempt <> attempts) \
      RETURNING 'released' AS what, {ROW};";
 
 /// Lease up to `?7` due rows (the state each was claimed from is kept for
@@ -193,8 +194,15 @@ impl PgStore {
             !batch.released.is_empty(),
             batch.limit > 0,
         );
-        let (owner, now) = (batch.owner.clone(), ms(batch.now));
-        let (expired, until) = (batch.expired_before.map(ms), ms(batch.lease_until));
+        // Leases on the database's clock: the caller's lease times keep only
+        // their distances from its `now` (`lease_clock`); due times are the
+        // caller's.
+        let clock = self.lease_clock(batch.now, batch.lease_until).await?;
+        let (now, until) = (clock.now, clock.until);
+        let expired = batch
+            .expired_before
+            .map(|e| clock.lease_now.saturating_add(ms(e).saturating_sub(now)));
+        let owner = batch.owner.clone();
         let limit = i64::from(batch.limit);
         let rows = self
             .batch_tx(move |conn| {

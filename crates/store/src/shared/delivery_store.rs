@@ -106,22 +106,30 @@ macro_rules! delivery_store {
                          UPDATE deliveries SET state = 'UNVERIFIED', next_attempt_at = NULL, lease_owner = NULL, \
                            lease_expires_at = NULL, updated_at = $3, \
                            last_error = 'the process died while writing; the text may or may not have arrived' \
-                         WHERE state = 'WRITING' AND lease_expires_at < $3 \
+                         WHERE state = 'WRITING' AND lease_expires_at < $6 \
                          RETURNING 'unverified' AS what, {DELIVERY_COLUMNS}; \
                          UPDATE deliveries SET lease_owner = $1, lease_expires_at = $2, updated_at = $3 \
                          WHERE id IN (SELECT d.id FROM deliveries d WHERE d.next_attempt_at <= $3 \
                            AND d.state IN {CLAIMABLE} \
-                           AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $3) \
+                           AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $6) \
                            AND (d.node_id IS NULL OR d.node_id = $4) \
                            ORDER BY d.next_attempt_at, d.id LIMIT +$5{SKIP_LOCKED}) \
                          RETURNING 'claimed' AS what, {DELIVERY_COLUMNS}"
                     );
                     let (owner, node) = (owner.to_owned(), node.to_owned());
-                    let (now, until) = (ms(now), ms(lease_until));
+                    // Leases by `$6` (`lease_clock`), due times by `$3`.
+                    let clock = self.lease_clock(now, lease_until).await?;
                     let rows = self
                         .run_batch(
                             &sql,
-                            vec![Bind::Text(owner), Bind::Int(until), Bind::Int(now), Bind::Text(node), Bind::Int(i64::from(limit))],
+                            vec![
+                                Bind::Text(owner),
+                                Bind::Int(clock.until),
+                                Bind::Int(clock.now),
+                                Bind::Text(node),
+                                Bind::Int(i64::from(limit)),
+                                Bind::Int(clock.lease_now),
+                            ],
                         )
                         .await?;
                     let mut claimed = Claimed::default();
@@ -179,12 +187,14 @@ macro_rules! delivery_store {
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Delivery>> {
                     let sql = ADVANCE_DELIVERY.to_string();
+                    let clock = self.lease_clock(now, lease_until).await?;
+                    let (now, lease_until) = (clock.now, clock.until);
                     self.update_one(
                         sql,
                         vec![
                             Bind::Text(state.as_str().into()),
-                            Bind::Int(ms(lease_until)),
-                            Bind::Int(ms(now)),
+                            Bind::Int(lease_until),
+                            Bind::Int(now),
                             Bind::Text(id.into()),
                             Bind::Text(owner.into()),
                         ],

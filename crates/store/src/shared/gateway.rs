@@ -64,7 +64,7 @@ pub(crate) static FINISH_INBOUND: LazyLock<String> = LazyLock::new(|| {
 /// `write_tx` (SQLite: `BEGIN IMMEDIATE` on the writer; PostgreSQL: the
 /// store's write lock).
 macro_rules! gateway_store {
-    ($store:ty, $reader:ident) => {
+    ($store:ty, $reader:ident, $dialect:expr) => {
         #[async_trait::async_trait]
         impl harness_core::store::GatewayStore for $store {
             async fn delivery_mappings(
@@ -247,7 +247,9 @@ macro_rules! gateway_store {
                 turn: harness_core::store::ReplyTurn,
             ) -> harness_core::store::StoreResult<Vec<harness_core::store::GatewayReply>> {
                 use $crate::shared::{gateway_replies as sql, ms};
-                let now = ms(turn.now);
+                // Leases on the database's clock (`lease_clock`).
+                let clock = self.lease_clock(turn.now, turn.lease_until).await?;
+                let (now, lease_until) = (clock.now, clock.until);
                 let mut tx = self.write_tx().await?;
                 for s in &turn.settles {
                     sqlx::query(sql::SETTLE)
@@ -272,14 +274,14 @@ macro_rules! gateway_store {
                         .map_err($crate::error::map)?;
                 }
                 sqlx::query(sql::EXPIRE)
-                    .bind(now)
+                    .bind(clock.lease_now)
                     .execute(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
                 let rows = if turn.limit > 0 {
-                    sqlx::query(sql::CLAIM.as_str())
+                    sqlx::query(sqlx::AssertSqlSafe(sql::claim($dialect.skip_locked)))
                         .bind(&turn.owner)
-                        .bind(ms(turn.lease_until))
+                        .bind(lease_until)
                         .bind(now)
                         .bind(i64::from(turn.limit))
                         .fetch_all(&mut *tx)
@@ -303,11 +305,12 @@ macro_rules! gateway_store {
                 owner: &str,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> harness_core::store::StoreResult<u64> {
+                let now = self.lease_now(now).await?;
                 let mut tx = self.write_tx().await?;
                 let n = sqlx::query($crate::shared::gateway_replies::RECOVER)
                     .bind(node_prefix)
                     .bind(owner)
-                    .bind($crate::shared::ms(now))
+                    .bind(now)
                     .execute(&mut *tx)
                     .await
                     .map_err($crate::error::map)?

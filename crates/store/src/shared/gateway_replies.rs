@@ -74,16 +74,17 @@ pub(crate) static DECIDE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// `$1` owner, `$2` lease until, `$3` now, `$4` limit.
-pub(crate) static CLAIM: LazyLock<String> = LazyLock::new(|| {
+/// `$1` owner, `$2` lease until, `$3` now, `$4` limit; `skip_locked` from
+/// the dialect (`FOR UPDATE SKIP LOCKED` on PostgreSQL).
+pub(crate) fn claim(skip_locked: &str) -> String {
     format!(
         "UPDATE gateway_replies SET state = 'SENDING', attempts = attempts + 1, lease_owner = $1, \
          lease_expires_at = $2, next_attempt_at = NULL, last_error = NULL, updated_at = $3 \
          WHERE id IN (SELECT c.id FROM gateway_replies c WHERE c.state IN ('PENDING', 'FAILED') \
-           AND c.next_attempt_at <= $3 ORDER BY c.next_attempt_at, c.id LIMIT +$4) \
+           AND c.next_attempt_at <= $3 ORDER BY c.next_attempt_at, c.id LIMIT +$4{skip_locked}) \
          RETURNING {COLUMNS}"
     )
-});
+}
 
 pub(crate) fn reply<R: SqlRow>(row: &R) -> StoreResult<GatewayReply> {
     Ok(GatewayReply {

@@ -128,9 +128,11 @@ macro_rules! inbox_store {
                            AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT +$6{SKIP_LOCKED}) \
                          RETURNING {EVENT_COLUMNS}"
                     );
+                    let clock = self.lease_clock(now, lease_until).await?;
+                    let (now, lease_until) = (clock.now, clock.until);
                     let mut tx = self.write_tx().await?;
                     sqlx::query(CLAIM_WORKBENCH_EVENTS)
-                        .bind(ms(now))
+                        .bind(now)
                         .bind(parent_task_id)
                         .execute(&mut *tx)
                         .await
@@ -138,8 +140,8 @@ macro_rules! inbox_store {
                     let rows = sqlx::query(AssertSqlSafe(sql))
                         .bind(claim_token)
                         .bind(owner)
-                        .bind(ms(now))
-                        .bind(ms(lease_until))
+                        .bind(now)
+                        .bind(lease_until)
                         .bind(parent_task_id)
                         .bind(i64::from(limit))
                         .fetch_all(&mut *tx)
@@ -155,6 +157,8 @@ macro_rules! inbox_store {
                     &self,
                     b: NewBatch,
                 ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>> {
+                    let clock = self.lease_clock(b.now, b.lease_until).await?;
+                    let (now, lease_until) = (clock.now, clock.until);
                     let mut tx = self.write_tx().await?;
                     let held: i64 = sqlx::query_scalar(CLAIM_HELD)
                         .bind(&b.claim_token)
@@ -165,7 +169,6 @@ macro_rules! inbox_store {
                         tx.rollback().await.map_err(map)?;
                         return Ok(None);
                     }
-                    let now = ms(b.now);
                     let ids = serde_json::to_string(&b.event_ids).unwrap_or_else(|_| "[]".into());
                     let sql = UPSERT_BATCH.to_string();
                     let brow = sqlx::query(AssertSqlSafe(sql))
@@ -175,7 +178,7 @@ macro_rules! inbox_store {
                         .bind(&ids)
                         .bind(&b.prompt)
                         .bind(&b.lease_token)
-                        .bind(ms(b.lease_until))
+                        .bind(lease_until)
                         .bind(now)
                         .fetch_one(&mut *tx)
                         .await
@@ -257,8 +260,9 @@ macro_rules! inbox_store {
                         return Ok(0);
                     }
                     let (prefix, current) = stale.unwrap_or(("", ""));
+                    let now = self.lease_now(now).await?;
                     let done = sqlx::query(RECOVER_UNBATCHED_CLAIMS)
-                        .bind(ms(now))
+                        .bind(now)
                         .bind(prefix)
                         .bind(current)
                         .execute(&self.$write)
@@ -278,8 +282,10 @@ macro_rules! inbox_store {
                     if !any {
                         return Ok(Vec::new());
                     }
-                    let now = ms(now);
-                    let ack_until = now + harness_core::inbox::ACK_LEASE.as_millis() as i64;
+                    let ack = chrono::Duration::from_std(harness_core::inbox::ACK_LEASE)
+                        .unwrap_or_else(|_| chrono::Duration::seconds(60));
+                    let clock = self.lease_clock(now, now + ack).await?;
+                    let (now, ack_until) = (clock.lease_now, clock.until);
                     let sql = format!(
                         "\
                          UPDATE workbench_events SET state = 'DELIVERED', lease_expires_at = NULL, updated_at = $1 \
@@ -348,11 +354,13 @@ macro_rules! inbox_store {
                          RETURNING {BATCH_COLUMNS}",
                         batch_state_list(from)
                     );
+                    let clock = self.lease_clock(now, lease_until.unwrap_or(now)).await?;
+                    let (db_now, lease_until) = (clock.lease_now, lease_until.map(|_| clock.until));
                     let mut tx = self.write_tx().await?;
                     let row = sqlx::query(AssertSqlSafe(sql))
-                        .bind(ms(now))
+                        .bind(db_now)
                         .bind(to.as_str())
-                        .bind(lease_until.map(ms))
+                        .bind(lease_until)
                         .bind(batch_id)
                         .bind(lease_token)
                         .fetch_optional(&mut *tx)
@@ -361,7 +369,7 @@ macro_rules! inbox_store {
                     let out = row.as_ref().map(batch).transpose()?;
                     if out.is_some() && to == BatchState::Resolved {
                         sqlx::query(TRANSITION_WORKBENCH_BATCH)
-                            .bind(ms(now))
+                            .bind(db_now)
                             .bind(batch_id)
                             .execute(&mut *tx)
                             .await

@@ -22,6 +22,7 @@ pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
 pub(crate) mod messages;
+pub(crate) mod nodes;
 pub(crate) mod outbox;
 pub(crate) mod reminders;
 pub(crate) mod rows;
@@ -116,6 +117,9 @@ pub(crate) struct Dialect {
     pub(crate) skip_locked: &'static str,
     /// Whether `INDEXED BY` planner hints apply (SQLite only).
     pub(crate) index_hints: bool,
+    /// The database's clock now, in ms since the epoch (an SQL expression):
+    /// node liveness and, on PostgreSQL, leases are judged by it.
+    pub(crate) now_ms: &'static str,
 }
 
 impl Dialect {
@@ -127,6 +131,18 @@ impl Dialect {
             String::new()
         }
     }
+}
+
+/// The times of one lease step (ms): `now` for due times and stamps (the
+/// caller's, or the database's when that is later); `lease_now` judges
+/// leases and `until` ends the new ones — the database's clock on
+/// PostgreSQL (several nodes), the caller's on SQLite (one process: the
+/// same clock). See `PgStore::lease_clock`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeaseClock {
+    pub(crate) now: i64,
+    pub(crate) lease_now: i64,
+    pub(crate) until: i64,
 }
 
 /// `$first, $first+1, …` (`n` placeholders), for an `IN (…)` list.

@@ -12,7 +12,13 @@ pub(crate) const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, 
      o.downstream, o.dest, o.requested_to, o.profile, o.scope, o.expect_reply, o.message, \
      o.presentation, o.state, o.attempts, o.next_attempt_at, o.lease_owner, o.lease_expires_at, \
      o.platform, o.platform_chat_id, o.platform_message_id, o.last_error, o.delivered_at, \
-     o.created_at, o.updated_at";
+     o.created_at, o.updated_at, o.started_attempt";
+
+/// The "really started" evidence, committed just before a sender spawns the
+/// CLI (`$1` id, `$2` lease owner, `$3` the attempt): only for the row
+/// still SENDING under that lease at that attempt.
+pub(crate) const MARK_STARTED: &str = "UPDATE harness_outbound SET started_attempt = attempts \
+     WHERE id = $1 AND state = 'SENDING' AND lease_owner = $2 AND attempts = $3";
 
 pub(crate) fn returning() -> String {
     COLUMNS.replace("o.", "")
@@ -62,6 +68,9 @@ pub(crate) fn outbound<R: SqlRow>(row: &R) -> StoreResult<Outbound> {
         delivered_at: opt_time(row.col("delivered_at")?)?,
         created_at: time(row.col("created_at")?)?,
         updated_at: time(row.col("updated_at")?)?,
+        started_attempt: row
+            .col::<Option<i64>>("started_attempt")?
+            .and_then(|a| u32::try_from(a).ok()),
     })
 }
 

@@ -3,5 +3,5 @@
 
 use super::SqliteStore;
 
-crate::shared::gateway::gateway_store!(SqliteStore, reader);
+crate::shared::gateway::gateway_store!(SqliteStore, reader, super::DIALECT);
 crate::shared::gateway_routes::gateway_route_store!(SqliteStore, reader);

@@ -17,6 +17,7 @@ mod gateway;
 mod inbox;
 pub(crate) mod latency;
 mod messages;
+mod nodes;
 mod outbox;
 mod outbox_settle;
 mod reminders;
@@ -43,6 +44,7 @@ use crate::StoreOpenError;
 pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
     skip_locked: "",
     index_hints: true,
+    now_ms: "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
 };
 
 #[derive(Debug, Clone)]
@@ -70,6 +72,8 @@ pub struct SqliteStore {
     checkpointer: Arc<Checkpointer>,
     /// Write-transaction latency (`latency.rs`), shared by every handle.
     latency: Arc<latency::Latency>,
+    /// A node whose heartbeat is older than this is dead (`NodeStore`).
+    node_dead_after: Duration,
     /// Held by every handle; the checkpointer ends once all are dropped.
     _alive: Arc<()>,
 }
@@ -121,7 +125,37 @@ impl SqliteStore {
             reader,
             checkpointer,
             latency: Arc::default(),
+            node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
             _alive: alive,
+        })
+    }
+
+    /// Judge nodes dead after `dead_after` without a heartbeat.
+    pub fn with_node_dead_after(mut self, dead_after: Duration) -> Self {
+        self.node_dead_after = dead_after;
+        self
+    }
+
+    /// The clock leases are taken and judged by: one process writes an
+    /// SQLite database, so its clock is the database's — the caller's `now`
+    /// (PostgreSQL reads the database's, `PgStore::lease_clock`).
+    pub(crate) async fn lease_now(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> harness_core::store::StoreResult<i64> {
+        Ok(now.timestamp_millis())
+    }
+
+    /// A lease step timed at `now` with a lease until `until`, unchanged.
+    pub(crate) async fn lease_clock(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> harness_core::store::StoreResult<crate::shared::LeaseClock> {
+        Ok(crate::shared::LeaseClock {
+            now: now.timestamp_millis(),
+            lease_now: now.timestamp_millis(),
+            until: until.timestamp_millis(),
         })
     }
 

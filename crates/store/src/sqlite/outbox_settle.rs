@@ -82,6 +82,7 @@ const RELEASE: &str = "\
        attempts = max(attempts - 1, 0), claimed_from = NULL, lease_owner = NULL, \
        lease_expires_at = NULL, next_attempt_at = $3, updated_at = $3 \
      WHERE id IN (SELECT value FROM json_each($8)) AND state = 'SENDING' AND lease_owner = $4 \
+       AND (started_attempt IS NULL OR started_attempt <> attempts) \
        AND (typeof($1) || typeof($2) || typeof($5) || typeof($6) || typeof($7)) IS NOT NULL \
      RETURNING 'released' AS what, {ROW};";
 

@@ -14,7 +14,10 @@ use harness_core::{
     tasks::CreateTask,
 };
 
-use super::{Backend, support::harness_on};
+use super::{
+    Backend,
+    support::{LEASE, harness_on, past_lease},
+};
 
 struct Node {
     store: Arc<dyn Store>,
@@ -171,8 +174,10 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
         .enqueue_input(input(&t, "y", Some("node-b")))
         .await
         .unwrap();
+    // Leases are judged by the database's clock (on PostgreSQL it is not
+    // the caller's): a short one, then its real end is waited for.
     let now = Utc::now();
-    let lease = now + Duration::seconds(30);
+    let lease = now + LEASE;
     let c = a
         .store
         .claim_deliveries("node-a:1", "node-a", now, lease, 10)
@@ -188,7 +193,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
         .unwrap();
     assert!(c2.rows.is_empty());
     // … and after it, another owner does; the old owner's steps then fail.
-    let later = lease + Duration::seconds(1);
+    let later = past_lease().await;
     let c3 = a
         .store
         .claim_deliveries(
@@ -239,7 +244,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     let t = task(&a.harness).await;
     let (row, _) = a.store.enqueue_input(input(&t, "w", None)).await.unwrap();
     let now = Utc::now();
-    let until = now + Duration::seconds(10);
+    let until = now + LEASE;
     a.store
         .claim_deliveries("node-a:1", "node-a", now, until, 1)
         .await
@@ -257,7 +262,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
         .unwrap();
     assert!(c.rows.is_empty() && c.unverified.is_empty());
     // Lease expired (the process died mid-write): UNVERIFIED, not claimed.
-    let later = until + Duration::seconds(1);
+    let later = past_lease().await;
     let c = a
         .store
         .claim_deliveries("node-a:2", "node-a", later, later, 5)

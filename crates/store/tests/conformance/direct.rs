@@ -35,7 +35,7 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
         .await
         .unwrap();
     assert!(created);
-    let until = at + Duration::seconds(60);
+    let until = at + LEASE;
     let c = s.claim_deliveries("n:1", "n", at, until, 5).await.unwrap();
     assert_eq!(c.rows.len(), 1);
     // Released untouched: due again at once for anybody.
@@ -49,7 +49,7 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
         .await
         .unwrap()
         .unwrap();
-    let later = until + Duration::seconds(1);
+    let later = past_lease().await;
     let c = s
         .claim_deliveries("n:3", "n", later, later, 5)
         .await
@@ -73,21 +73,15 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
     );
     // Through once more, mid-write and lost again, then marked delivered.
     let c = s
-        .claim_deliveries("n:4", "n", later, later + Duration::seconds(5), 5)
+        .claim_deliveries("n:4", "n", later, later + LEASE, 5)
         .await
         .unwrap();
     assert_eq!(c.rows.len(), 1);
-    s.advance_delivery(
-        &row.id,
-        "n:4",
-        DeliveryState::Writing,
-        later + Duration::seconds(5),
-        later,
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let much_later = later + Duration::seconds(10);
+    s.advance_delivery(&row.id, "n:4", DeliveryState::Writing, later + LEASE, later)
+        .await
+        .unwrap()
+        .unwrap();
+    let much_later = past_lease().await;
     s.claim_deliveries("n:5", "n", much_later, much_later, 5)
         .await
         .unwrap();
@@ -175,7 +169,7 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
             expired_before: None,
             settles: Vec::new(),
             now: at,
-            lease_until: at + Duration::seconds(30),
+            lease_until: at + LEASE,
             limit: 10,
             released: Vec::new(),
         })
@@ -235,15 +229,13 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
     let by_message = s.outbound_for_messages(&ids_of).await.unwrap();
     assert_eq!(by_message.len(), 2);
     // The notify's lease runs out: found by both recovery reads.
-    let expired = s
-        .expired_sending(at + Duration::seconds(31), 10)
-        .await
-        .unwrap();
+    assert!(s.expired_sending(at, 10).await.unwrap().is_empty());
+    let later = past_lease().await;
+    let expired = s.expired_sending(later, 10).await.unwrap();
     assert_eq!(
         expired.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
         vec![note.row.id.clone()]
     );
-    assert!(s.expired_sending(at, 10).await.unwrap().is_empty());
     let earlier = s.earlier_boot_sending("node-a", "node-a:2").await.unwrap();
     assert_eq!(earlier.len(), 1);
     assert!(
@@ -264,7 +256,7 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
         .settle_outbound(
             &note.row.id,
             "node-a:1",
-            Some(at + Duration::seconds(31)),
+            Some(later),
             Settle::Sent {
                 state: OutboundState::SentUnverified,
                 platform: None,
@@ -272,7 +264,7 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
                 platform_message_id: None,
                 note: Some("lease expired".into()),
             },
-            at + Duration::seconds(31),
+            later,
         )
         .await
         .unwrap()

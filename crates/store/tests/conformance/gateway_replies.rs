@@ -162,7 +162,14 @@ pub async fn a_reply_turn_settles_every_outcome_and_leases_due_rows(b: &Backend)
     for r in &claimed {
         assert_eq!((r.state, r.attempts), (ReplyState::Sending, 1));
         assert_eq!(r.lease_owner.as_deref(), Some(OWNER));
-        assert_eq!(r.lease_expires_at, Some(now + Duration::seconds(120)));
+        // The lease's length is the caller's; its end is on the database's
+        // clock (PostgreSQL's may differ from this process's by the round
+        // trip).
+        let end = r.lease_expires_at.unwrap();
+        let drift = (end - (now + Duration::seconds(120)))
+            .num_milliseconds()
+            .abs();
+        assert!(drift < 5_000, "{end} vs {now}");
     }
     assert!(
         s.settle_and_claim_replies(turn(OWNER, now, 10))
@@ -272,12 +279,13 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
     s.enqueue_reply(new_reply(&second, ReplyKind::QueuedAck, now))
         .await
         .unwrap();
+    let now = super::support::now_ms();
     let mut short = turn("node-b:boot-1", now, 1);
-    short.lease_until = now + Duration::seconds(1);
+    short.lease_until = now + super::support::LEASE;
     let leased = s.settle_and_claim_replies(short).await.unwrap();
     assert_eq!(leased.len(), 1);
-    // Another worker's turn after the lease ended.
-    let later = now + Duration::seconds(5);
+    // Another worker's turn after the lease ended (by the database's clock).
+    let later = super::support::past_lease().await;
     assert!(
         s.settle_and_claim_replies(turn(OWNER, later, 10))
             .await

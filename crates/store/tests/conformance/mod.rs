@@ -10,7 +10,7 @@
 //! own backend instance here.
 //!
 //! One file per area, each listed in `conformance_suite!`:
-//! `tasks`, `messages`, `settings`, `sessions`, `deliveries`, `outbox`, `outbox_turns`,
+//! `tasks`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `races` (several connections racing on a multi-threaded runtime).
 //!
@@ -39,6 +39,7 @@ pub mod inbox;
 pub mod inbox_direct;
 pub mod messages;
 pub mod messaging;
+pub mod nodes;
 pub mod outbox;
 pub mod outbox_turns;
 pub mod races;
@@ -119,6 +120,11 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; sessions:
             a_session_lives_until_it_expires_or_is_revoked,
             revoke_all_ends_every_live_session_and_purge_deletes_dead_rows,
+        );
+        conformance_suite!(@area $factory; nodes:
+            a_heartbeat_is_an_upsert_timed_by_the_database,
+            a_silent_node_is_dead_and_its_boot_is_recovered_once,
+            a_dead_nodes_work_is_recovered_once_by_racing_survivors,
         );
         conformance_suite!(@area $factory; deliveries:
             the_reply_row_is_written_by_the_answering_transaction,

@@ -322,21 +322,6 @@ pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the
     );
 }
 
-/// A spawn journal for the test: what each owner started.
-struct Started(Vec<(&'static str, String, u32)>);
-
-impl harness_core::outbox::StartedAttempts for Started {
-    fn started(&self, owner: &str) -> Option<std::collections::HashSet<(String, u32)>> {
-        let rows: std::collections::HashSet<(String, u32)> = self
-            .0
-            .iter()
-            .filter(|(o, _, _)| *o == owner)
-            .map(|(_, id, attempt)| (id.clone(), *attempt))
-            .collect();
-        (!rows.is_empty()).then_some(rows)
-    }
-}
-
 pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b: &Backend) {
     let (_store, h) = harness(b).await;
     let t = task(&h, "A").await;
@@ -345,8 +330,27 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     let retried = push(&h, &t, "failed once, then leased", false).await;
     let leased = claim(&h, 3).await;
     assert_eq!(leased.len(), 3);
-    // `retried` failed its first attempt and is due again: leased a second time.
-    let first = leased.iter().find(|r| r.id == retried).unwrap().clone();
+    // The started evidence: only the lease holder, only at the current attempt.
+    let row = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
+    assert!(
+        h.mark_outbound_started(&row(&started), OWNER)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !h.mark_outbound_started(&row(&fresh), "node-b:boot-1")
+            .await
+            .unwrap()
+    );
+    let mut wrong = row(&fresh);
+    wrong.attempts = 2;
+    assert!(!h.mark_outbound_started(&wrong, OWNER).await.unwrap());
+    assert!(h.outbound(&started).await.unwrap().attempt_started());
+    assert!(!h.outbound(&fresh).await.unwrap().attempt_started());
+    // `retried` started and failed its first attempt and is due again:
+    // leased a second time, never started.
+    let first = row(&retried);
+    assert!(h.mark_outbound_started(&first, OWNER).await.unwrap());
     h.store()
         .settle_outbound(
             &retried,
@@ -369,7 +373,23 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     );
     assert_eq!(first.attempts, 1);
 
-    // A release by another owner, or of a row not leased, does nothing.
+    // A release by another owner, or of a row not leased, or of a row whose
+    // attempt started, does nothing (the database decides).
+    let kept = h
+        .settle_and_claim(
+            OWNER,
+            Vec::new(),
+            vec![started.clone()],
+            Duration::seconds(120),
+            0,
+        )
+        .await
+        .unwrap();
+    assert!(kept.is_empty());
+    assert_eq!(
+        h.outbound(&started).await.unwrap().state,
+        OutboundState::Sending
+    );
     let other = h
         .settle_and_claim(
             "node-b:boot-1",
@@ -386,15 +406,8 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
         OutboundState::Sending
     );
 
-    // The node restarts: its journal shows only `started` (attempt 1) began.
-    let journal = Started(vec![
-        (OWNER, started.clone(), 1),
-        (OWNER, retried.clone(), 1),
-    ]);
-    let (unverified, released) = h
-        .recover_boot_outbound("node-a:boot-2", &journal)
-        .await
-        .unwrap();
+    // The node restarts: the database shows only `started` (attempt 1) began.
+    let (unverified, released) = h.recover_boot_outbound("node-a:boot-2").await.unwrap();
     assert_eq!((unverified, released), (1, 2));
     let row = h.outbound(&started).await.unwrap();
     assert_eq!(
@@ -411,7 +424,7 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     assert_eq!(row.attempts, 0, "the lease's attempt is not counted");
     assert!(row.lease_owner.is_none() && row.lease_expires_at.is_none());
     assert!(row.next_attempt_at.is_some_and(|at| at <= Utc::now()));
-    // Attempt 2 of `retried` was never started (the journal has attempt 1).
+    // Attempt 2 of `retried` was never started (the mark is attempt 1's).
     let row = h.outbound(&retried).await.unwrap();
     assert_eq!(
         row.state,

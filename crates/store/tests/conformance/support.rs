@@ -22,6 +22,18 @@ pub fn now_ms() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap()
 }
 
+/// A lease short enough for a case to wait for its end: leases are judged
+/// by the database's clock (PostgreSQL's, not the caller's), so a case
+/// cannot pass a later `now` to end one.
+pub const LEASE: chrono::Duration = chrono::Duration::milliseconds(800);
+
+/// Waits until a lease of [`LEASE`] taken before the call has ended on
+/// every clock; answers the caller's now then.
+pub async fn past_lease() -> DateTime<Utc> {
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    now_ms()
+}
+
 /// The core over `store`, as the server builds it, on node `node`.
 pub fn harness_on(store: Arc<dyn Store>, node: &str) -> Harness {
     let mut config = HarnessConfig::new(ids::token_hash(ADMIN));

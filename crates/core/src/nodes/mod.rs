@@ -1,0 +1,133 @@
+//! The nodes of a cluster (issue 30): several `harness serve` processes on
+//! one database. Each node heart-beats its row in `harness_nodes` (the
+//! database's clock decides who is alive, never a node's own); a node whose
+//! heartbeat is older than the dead-after is dead, and a survivor recovers
+//! what it left ([`recovery`]).
+
+mod recovery;
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::{CoreResult, Harness, error::CoreError, store::NodeRow};
+
+pub use recovery::{NodeRecovery, run_recovery};
+
+/// How often a node writes its heartbeat.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+/// A node whose heartbeat is older than this (by the database's clock) is dead.
+pub const DEFAULT_DEAD_AFTER: Duration = Duration::from_secs(30);
+/// The longest one heartbeat write may take before it is retried.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What one node says about itself in each heartbeat.
+#[derive(Debug, Clone)]
+pub struct NodeIdentity {
+    /// The node id (`HarnessConfig::node_id`).
+    pub id: String,
+    /// This process's boot id (the part after `:` of its lease owner).
+    pub boot: String,
+    /// Its own reachable base URL (`--node-url`).
+    pub url: Option<String>,
+}
+
+impl NodeIdentity {
+    /// From a lease owner `<node id>:<boot id>` (`HarnessConfig::delivery_owner`).
+    pub fn from_owner(owner: &str, url: Option<String>) -> Option<Self> {
+        let (id, boot) = owner.split_once(':')?;
+        Some(Self {
+            id: id.to_string(),
+            boot: boot.to_string(),
+            url,
+        })
+    }
+}
+
+impl Harness {
+    /// Write this node's heartbeat (the database's now).
+    pub async fn node_heartbeat(&self, me: &NodeIdentity) -> CoreResult<()> {
+        Ok(self
+            .store()
+            .node_heartbeat(&me.id, &me.boot, me.url.as_deref())
+            .await?)
+    }
+
+    /// Every node of the cluster, with whether the database deems it alive.
+    pub async fn nodes(&self) -> CoreResult<Vec<NodeRow>> {
+        Ok(self.store().list_nodes().await?)
+    }
+
+    pub async fn node(&self, id: &str) -> CoreResult<Option<NodeRow>> {
+        Ok(self.store().get_node(id).await?)
+    }
+
+    /// Mark a node draining (it takes no new work) or not.
+    pub async fn set_node_draining(&self, id: &str, draining: bool) -> CoreResult<()> {
+        let id = crate::validate::node_id("nodeId", id)?;
+        if self.store().set_node_draining(&id, draining).await? {
+            tracing::info!(node_id = %id, draining, "node draining changed");
+            Ok(())
+        } else {
+            Err(CoreError::NotFound(format!("Node {id} not found")))
+        }
+    }
+
+    /// The database's clock: what leases and claims are judged by, the
+    /// same on every node of a cluster (on SQLite, this machine's).
+    pub async fn db_now(&self) -> CoreResult<chrono::DateTime<chrono::Utc>> {
+        Ok(self.store().db_now().await?)
+    }
+
+    /// Whether this node is being drained (it then takes no new work).
+    pub async fn draining(&self) -> CoreResult<bool> {
+        Ok(self
+            .node(&self.config().node_id)
+            .await?
+            .is_some_and(|n| n.draining))
+    }
+}
+
+/// The heartbeat worker: one write now (the caller awaits the first before
+/// serving, see [`first_heartbeat`]), then one every `interval`. Bounded
+/// (one write at a time, each with a timeout), cancellable, restart-safe
+/// (the row is an upsert).
+pub async fn run_heartbeat(
+    harness: Harness,
+    me: NodeIdentity,
+    interval: Duration,
+    cancel: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = tokio::time::sleep(interval) => {}
+        }
+        match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(&me)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => tracing::warn!(%err, "node heartbeat failed; retrying"),
+            Err(_) => tracing::warn!("node heartbeat timed out; retrying"),
+        }
+    }
+    tracing::debug!("node heartbeat stopped");
+}
+
+/// The first heartbeat, written before the node serves.
+pub async fn first_heartbeat(harness: &Harness, me: &NodeIdentity) -> CoreResult<()> {
+    match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(me)).await {
+        Ok(result) => result,
+        Err(_) => Err(CoreError::Unavailable(
+            "the first node heartbeat timed out".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn identity_from_the_lease_owner() {
+        let me = super::NodeIdentity::from_owner("n1:b2", None).unwrap();
+        assert_eq!((me.id.as_str(), me.boot.as_str()), ("n1", "b2"));
+        assert!(super::NodeIdentity::from_owner("nocolon", None).is_none());
+    }
+}

@@ -1,0 +1,153 @@
+//! What a dead node left (issue 30 point 4): a node whose heartbeat is older
+//! than the dead-after, by the database's clock. Every survivor runs
+//! [`run_recovery`]; each step is a conditional write the database decides
+//! (still RUNNING, still leased by the dead node, not started …), so
+//! several survivors at once recover each row once. The steps are the same
+//! rules a node applies to its own earlier boot at start-up:
+//!
+//! * its RUNNING / PAUSED executions → FAILED, reason `interrupted` (their
+//!   OPEN asks stay answerable; a reply resumes the agent on any node, as
+//!   for any task without a live execution);
+//! * its deliveries: caught mid-write → UNVERIFIED (never typed twice), the
+//!   others released and no longer bound to it;
+//! * its outbound sends: the current attempt marked started →
+//!   SENT_UNVERIFIED, leased but never started → due again (sent by a
+//!   survivor);
+//! * its gateway replies in flight → SENT_UNVERIFIED; its workbench claims
+//!   → PENDING.
+//!
+//! Then the node's boot is recorded as recovered; its row stays (dead). A
+//! node that comes back with a new boot continues normally.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio_util::sync::CancellationToken;
+
+use crate::{CoreResult, Harness, events::HarnessEvent, store::NodeRow};
+
+/// What one dead node's recovery did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeRecovery {
+    pub node_id: String,
+    pub boot: String,
+    /// Tasks whose execution was interrupted.
+    pub interrupted: Vec<String>,
+    /// Deliveries caught mid-write (UNVERIFIED) and released.
+    pub deliveries: usize,
+    /// Deliveries no longer bound to the node.
+    pub unbound: u64,
+    /// Outbound rows SENT_UNVERIFIED (started) and released (never started).
+    pub outbound_unverified: usize,
+    pub outbound_released: usize,
+    /// Gateway replies in flight → SENT_UNVERIFIED.
+    pub replies: u64,
+    /// Workbench claims back to PENDING.
+    pub workbench_claims: u64,
+    /// Whether this survivor recorded the recovery (another may have).
+    pub recorded: bool,
+}
+
+impl Harness {
+    /// One pass: recover every dead node whose current boot was not
+    /// recovered yet (never this node itself).
+    pub async fn recover_dead_nodes(&self) -> CoreResult<Vec<NodeRecovery>> {
+        let me = self.config().node_id.clone();
+        let mut out = Vec::new();
+        for node in self.store().nodes_to_recover().await? {
+            if node.id == me {
+                continue;
+            }
+            out.push(self.recover_dead_node(&node).await?);
+        }
+        Ok(out)
+    }
+
+    async fn recover_dead_node(&self, node: &NodeRow) -> CoreResult<NodeRecovery> {
+        let mut done = NodeRecovery {
+            node_id: node.id.clone(),
+            boot: node.boot.clone(),
+            ..NodeRecovery::default()
+        };
+        // Still dead with the same boot? A node that restarted recovers its
+        // own earlier boot at start-up (and its new leases are not ours).
+        match self.store().get_node(&node.id).await? {
+            Some(now) if !now.alive && now.boot == node.boot => {}
+            _ => return Ok(done),
+        }
+        let prefix = format!("{}:", node.id);
+        let now = Utc::now();
+        let deliveries = self
+            .store()
+            .recover_node_deliveries(&node.id, "", now)
+            .await?;
+        for row in &deliveries {
+            self.delivery_changed(row);
+        }
+        done.deliveries = deliveries.len();
+        let (interrupted, unbound) = self.store().release_dead_node(&node.id, now).await?;
+        for task_id in &interrupted {
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: task_id.clone(),
+            });
+        }
+        done.interrupted = interrupted;
+        done.unbound = unbound;
+        if unbound > 0 || !deliveries.is_empty() {
+            self.wake_deliveries();
+        }
+        (done.outbound_unverified, done.outbound_released) =
+            self.recover_node_outbound(&node.id, "").await?;
+        done.replies = self.store().recover_replies(&prefix, "", now).await?;
+        if done.replies > 0 {
+            self.wake(crate::work::Kind::GatewayReplies);
+        }
+        done.workbench_claims = self
+            .store()
+            .recover_workbench_claims(now, Some((&prefix, "")))
+            .await?;
+        if done.workbench_claims > 0 {
+            self.wake(crate::work::Kind::Inbox);
+        }
+        done.recorded = self
+            .store()
+            .mark_node_recovered(&node.id, &node.boot)
+            .await?;
+        tracing::warn!(
+            node_id = %node.id,
+            boot = %node.boot,
+            interrupted = done.interrupted.len(),
+            deliveries = done.deliveries,
+            unbound = done.unbound,
+            outbound_unverified = done.outbound_unverified,
+            outbound_released = done.outbound_released,
+            replies = done.replies,
+            workbench_claims = done.workbench_claims,
+            recorded = done.recorded,
+            "recovered the work of a dead node"
+        );
+        Ok(done)
+    }
+}
+
+/// The recovery worker (one per node): a pass every `every` (a fraction of
+/// the dead-after), each bounded by a timeout. Cancellable; restart-safe
+/// (the rows say what is left; a pass that failed half-way is repeated,
+/// each step idempotent).
+pub async fn run_recovery(harness: Harness, every: Duration, cancel: CancellationToken) {
+    // The first pass only after one interval: a node that just started has
+    // not seen the others heart-beat yet.
+    let timeout = every.max(Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = tokio::time::sleep(every) => {}
+        }
+        match tokio::time::timeout(timeout, harness.recover_dead_nodes()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::warn!(error = ?err, "dead-node recovery failed; retrying"),
+            Err(_) => tracing::warn!("dead-node recovery timed out; retrying"),
+        }
+    }
+    tracing::debug!("dead-node recovery stopped");
+}

@@ -1,0 +1,203 @@
+//! The node registry (`harness_nodes`, PostgreSQL 0020 / SQLite 0031) once
+//! for both backends. Every time is the database's clock
+//! ([`Dialect::now_ms`](crate::shared::Dialect)); a node is alive while its
+//! heartbeat is newer than the database's now − the store's dead-after.
+
+use harness_core::store::{NodeRow, StoreResult};
+
+use super::{SqlRow, time};
+
+pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, draining";
+
+/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again.
+pub(crate) fn heartbeat(now: &str) -> String {
+    format!(
+        "INSERT INTO harness_nodes (id, boot, url, started_at, heartbeat_at, draining) \
+         VALUES ($1, $2, $3, {now}, {now}, 0) \
+         ON CONFLICT (id) DO UPDATE SET \
+           started_at = CASE WHEN harness_nodes.boot = excluded.boot \
+             THEN harness_nodes.started_at ELSE excluded.started_at END, \
+           draining = CASE WHEN harness_nodes.boot = excluded.boot \
+             THEN harness_nodes.draining ELSE 0 END, \
+           boot = excluded.boot, url = excluded.url, heartbeat_at = excluded.heartbeat_at"
+    )
+}
+
+/// The nodes matching `filter` (`$1` is the dead-after in ms; further
+/// parameters from `$2`), each with `alive` by the database's clock.
+pub(crate) fn select(now: &str, filter: &str) -> String {
+    format!(
+        "SELECT {NODE_COLUMNS}, CASE WHEN heartbeat_at > {now} - $1 THEN CAST(1 AS BIGINT) ELSE CAST(0 AS BIGINT) END AS alive \
+         FROM harness_nodes WHERE {filter} ORDER BY id"
+    )
+}
+
+/// `$1` dead-after (ms), `$2` id, `$3` boot.
+pub(crate) fn mark_recovered(now: &str) -> String {
+    format!(
+        "UPDATE harness_nodes SET recovered_boot = boot \
+         WHERE id = $2 AND boot = $3 AND heartbeat_at <= {now} - $1 \
+           AND (recovered_boot IS NULL OR recovered_boot <> boot)"
+    )
+}
+
+/// `$1` now, `$2` node id: its live executions end, interrupted.
+pub(crate) const INTERRUPT: &str = "UPDATE executions SET status = 'FAILED', \
+     end_reason = 'interrupted', ended_at = $1 \
+     WHERE status IN ('RUNNING', 'PAUSED') AND node_id = $2 RETURNING task_id";
+
+/// `$1` now, `$2` node id: its unleased deliveries of tasks with no live
+/// execution on it are free for any node.
+pub(crate) fn unbind() -> String {
+    format!(
+        "UPDATE deliveries SET node_id = NULL, updated_at = $1 \
+         WHERE node_id = $2 AND lease_owner IS NULL AND state IN {} \
+           AND NOT EXISTS (SELECT 1 FROM executions x WHERE x.task_id = deliveries.task_id \
+             AND x.node_id = $2 AND x.status IN ('RUNNING', 'PAUSED'))",
+        super::deliveries::CLAIMABLE
+    )
+}
+
+/// `$1` draining (0/1), `$2` id.
+pub(crate) const SET_DRAINING: &str = "UPDATE harness_nodes SET draining = $1 WHERE id = $2";
+
+pub(crate) fn node<R: SqlRow>(row: &R) -> StoreResult<NodeRow> {
+    Ok(NodeRow {
+        id: row.col("id")?,
+        boot: row.col("boot")?,
+        url: row.col("url")?,
+        started_at: time(row.col("started_at")?)?,
+        heartbeat_at: time(row.col("heartbeat_at")?)?,
+        alive: row.col::<i64>("alive")? != 0,
+        draining: row.col::<i64>("draining")? != 0,
+    })
+}
+
+/// `impl NodeStore for $store`, reading from `self.$read`, writing on
+/// `self.$write`; the dead-after is `self.node_dead_after`.
+macro_rules! node_store {
+    ($store:ty, $read:ident, $write:ident, $dialect:expr) => {
+        const _: () = {
+            const DIALECT: $crate::shared::Dialect = $dialect;
+            use chrono::{DateTime, Utc};
+            use harness_core::store::{NodeRow, NodeStore, StoreResult};
+            use sqlx::AssertSqlSafe;
+            use $crate::{
+                error::map,
+                shared::{nodes, time},
+            };
+
+            impl $store {
+                fn dead_after_ms(&self) -> i64 {
+                    i64::try_from(self.node_dead_after.as_millis()).unwrap_or(i64::MAX / 4)
+                }
+            }
+
+            #[async_trait::async_trait]
+            impl NodeStore for $store {
+                async fn node_heartbeat(
+                    &self,
+                    id: &str,
+                    boot: &str,
+                    url: Option<&str>,
+                ) -> StoreResult<()> {
+                    sqlx::query(AssertSqlSafe(nodes::heartbeat(DIALECT.now_ms)))
+                        .bind(id)
+                        .bind(boot)
+                        .bind(url)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(())
+                }
+
+                async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>> {
+                    let rows = sqlx::query(AssertSqlSafe(nodes::select(DIALECT.now_ms, "1 = 1")))
+                        .bind(self.dead_after_ms())
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    rows.iter().map(nodes::node).collect()
+                }
+
+                async fn get_node(&self, id: &str) -> StoreResult<Option<NodeRow>> {
+                    let row = sqlx::query(AssertSqlSafe(nodes::select(DIALECT.now_ms, "id = $2")))
+                        .bind(self.dead_after_ms())
+                        .bind(id)
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    row.as_ref().map(nodes::node).transpose()
+                }
+
+                async fn set_node_draining(&self, id: &str, draining: bool) -> StoreResult<bool> {
+                    let done = sqlx::query(nodes::SET_DRAINING)
+                        .bind(i64::from(draining))
+                        .bind(id)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(done.rows_affected() > 0)
+                }
+
+                async fn nodes_to_recover(&self) -> StoreResult<Vec<NodeRow>> {
+                    let filter = format!(
+                        "heartbeat_at <= {} - $1 AND (recovered_boot IS NULL OR recovered_boot <> boot)",
+                        DIALECT.now_ms
+                    );
+                    let rows = sqlx::query(AssertSqlSafe(nodes::select(DIALECT.now_ms, &filter)))
+                        .bind(self.dead_after_ms())
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    rows.iter().map(nodes::node).collect()
+                }
+
+                async fn mark_node_recovered(&self, id: &str, boot: &str) -> StoreResult<bool> {
+                    let done = sqlx::query(AssertSqlSafe(nodes::mark_recovered(DIALECT.now_ms)))
+                        .bind(self.dead_after_ms())
+                        .bind(id)
+                        .bind(boot)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(done.rows_affected() > 0)
+                }
+
+                async fn release_dead_node(
+                    &self,
+                    id: &str,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<(Vec<String>, u64)> {
+                    let now = $crate::shared::ms(now);
+                    let mut tx = self.write_tx().await?;
+                    let tasks: Vec<String> = sqlx::query_scalar(nodes::INTERRUPT)
+                        .bind(now)
+                        .bind(id)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                    let unbound = sqlx::query(AssertSqlSafe(nodes::unbind()))
+                        .bind(now)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?
+                        .rows_affected();
+                    tx.commit().await.map_err(map)?;
+                    Ok((tasks, unbound))
+                }
+
+                async fn db_now(&self) -> StoreResult<DateTime<Utc>> {
+                    let sql = format!("SELECT {}", DIALECT.now_ms);
+                    let now: i64 = sqlx::query_scalar(AssertSqlSafe(sql))
+                        .fetch_one(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    time(now)
+                }
+            }
+        };
+    };
+}
+pub(crate) use node_store;

@@ -1,0 +1,269 @@
+//! The node registry (issue 30): heartbeats are upserts timed by the
+//! database's clock; a node is alive until its heartbeat is older than the
+//! store's dead-after ([`NODE_DEAD_AFTER`], set by the backends' factories);
+//! a dead node's boot is recovered once; a new boot starts its row again.
+
+use std::time::Duration;
+
+use harness_core::ids;
+
+use super::{Backend, support::*};
+
+/// The dead-after the factories open their stores with.
+pub const NODE_DEAD_AFTER: Duration = Duration::from_millis(1500);
+
+pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
+    let s = b.store.as_ref();
+    let (id, boot) = (ids::new_id(), ids::new_id());
+    assert!(s.get_node(&id).await.unwrap().is_none());
+    let before = s.db_now().await.unwrap();
+    s.node_heartbeat(&id, &boot, Some("http://10.0.0.2:7700"))
+        .await
+        .unwrap();
+    let row = s.get_node(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            row.boot.as_str(),
+            row.url.as_deref(),
+            row.alive,
+            row.draining
+        ),
+        (boot.as_str(), Some("http://10.0.0.2:7700"), true, false)
+    );
+    assert_eq!(row.started_at, row.heartbeat_at);
+    assert!(row.heartbeat_at >= before, "{row:?} vs {before}");
+    // Later heartbeats of the same boot move heartbeat_at only.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    s.node_heartbeat(&id, &boot, None).await.unwrap();
+    let again = s.get_node(&id).await.unwrap().unwrap();
+    assert_eq!(again.started_at, row.started_at);
+    assert!(again.heartbeat_at > row.heartbeat_at);
+    assert_eq!(again.url, None, "the url is the latest heartbeat's");
+    // Draining is kept across heartbeats of one boot, reset by a new boot.
+    assert!(s.set_node_draining(&id, true).await.unwrap());
+    assert!(!s.set_node_draining(&ids::new_id(), true).await.unwrap());
+    s.node_heartbeat(&id, &boot, None).await.unwrap();
+    assert!(s.get_node(&id).await.unwrap().unwrap().draining);
+    let reboot = ids::new_id();
+    s.node_heartbeat(&id, &reboot, None).await.unwrap();
+    let fresh = s.get_node(&id).await.unwrap().unwrap();
+    assert_eq!(fresh.boot, reboot);
+    assert!(!fresh.draining);
+    assert!(fresh.started_at > row.started_at);
+    // Another connection sees the same rows.
+    let other = b.another().await;
+    let listed = other.list_nodes().await.unwrap();
+    assert!(listed.iter().any(|n| n.id == id && n.boot == reboot));
+    // The database's clock is close to this machine's (one host).
+    let drift = (other.db_now().await.unwrap() - now()).num_seconds().abs();
+    assert!(drift < 5, "{drift}");
+}
+
+pub async fn a_silent_node_is_dead_and_its_boot_is_recovered_once(b: &Backend) {
+    let s = b.store.as_ref();
+    let (quiet, busy, boot) = (ids::new_id(), ids::new_id(), ids::new_id());
+    s.node_heartbeat(&quiet, &boot, None).await.unwrap();
+    s.node_heartbeat(&busy, &boot, None).await.unwrap();
+    assert!(
+        !s.nodes_to_recover()
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| n.id == quiet)
+    );
+    assert!(
+        !s.mark_node_recovered(&quiet, &boot).await.unwrap(),
+        "alive"
+    );
+    // `busy` keeps heart-beating; `quiet` falls silent past the dead-after.
+    let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
+    loop {
+        s.node_heartbeat(&busy, &boot, None).await.unwrap();
+        let row = s.get_node(&quiet).await.unwrap().unwrap();
+        if !row.alive {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never judged dead");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(s.get_node(&busy).await.unwrap().unwrap().alive);
+    let due = s.nodes_to_recover().await.unwrap();
+    assert!(due.iter().any(|n| n.id == quiet && !n.alive));
+    assert!(!due.iter().any(|n| n.id == busy));
+    // Two survivors record the recovery at once: one wins.
+    let other = b.another().await;
+    let (x, y) = tokio::join!(
+        s.mark_node_recovered(&quiet, &boot),
+        other.mark_node_recovered(&quiet, &boot)
+    );
+    assert!(x.unwrap() ^ y.unwrap(), "exactly one survivor recovers it");
+    assert!(
+        !s.nodes_to_recover()
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| n.id == quiet)
+    );
+    // The row stays (shown dead); a stale boot is never recorded.
+    let row = s.get_node(&quiet).await.unwrap().unwrap();
+    assert!(!row.alive);
+    assert!(!s.mark_node_recovered(&quiet, "other-boot").await.unwrap());
+    // It comes back with a new boot: alive, and its next death is recovered again.
+    let reboot = ids::new_id();
+    s.node_heartbeat(&quiet, &reboot, None).await.unwrap();
+    assert!(s.get_node(&quiet).await.unwrap().unwrap().alive);
+    assert!(!s.mark_node_recovered(&quiet, &reboot).await.unwrap());
+}
+
+/// A dead node's work, recovered by two survivors at once: its live
+/// execution is interrupted (its OPEN ask stays answerable), its delivery
+/// caught mid-write is UNVERIFIED and its queued one free for any node, its
+/// started send SENT_UNVERIFIED and its never-started send due again — each
+/// once; the recovery is recorded once, the row stays (dead).
+pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend) {
+    use harness_core::{
+        deliveries::{DeliveryState, NewInput},
+        model::ExecutionStatus,
+        outbox::{OutboundState, PushInput},
+        settings::NotifyTarget,
+    };
+    let (dead, owner) = ("node-x", "node-x:boot-1");
+    let store = b.another().await;
+    let a = harness_on(store.clone(), dead);
+    store.node_heartbeat(dead, "boot-1", None).await.unwrap();
+    let t = a
+        .create_task(harness_core::tasks::CreateTask {
+            title: Some("on the dead node".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id;
+    a.begin_execution(&t).await.unwrap();
+    a.ask(&t, Some("Still there?")).await.unwrap();
+    // Two deliveries for its terminal: one caught mid-write, one queued.
+    let input = |key: &str| NewInput {
+        id: ids::new_id(),
+        task_id: t.clone(),
+        node_id: Some(dead.into()),
+        text: format!("text {key}"),
+        submit: true,
+        dedup_key: key.into(),
+        resume: false,
+        now: now(),
+    };
+    let (writing, _) = store.enqueue_input(input("w")).await.unwrap();
+    let (queued, _) = store.enqueue_input(input("q")).await.unwrap();
+    let at = now();
+    let claimed = store
+        .claim_deliveries(owner, dead, at, at + chrono::Duration::seconds(60), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.rows.len(), 2);
+    store
+        .advance_delivery(
+            &writing.id,
+            owner,
+            DeliveryState::Writing,
+            at + chrono::Duration::seconds(60),
+            at,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    store.release_delivery(&queued.id, owner).await.unwrap();
+    // Two sends leased by it: one started, one leased ahead and never started.
+    a.set_notify_targets(vec![NotifyTarget {
+        id: None,
+        label: "chat".into(),
+        gateway: "openclaw".into(),
+        downstream: Some("telegram".into()),
+        dest: Some("-100".into()),
+        profile: None,
+        scope: "work".into(),
+        active: true,
+    }])
+    .await
+    .unwrap();
+    for text in ["started", "never started"] {
+        a.push_to_human(PushInput {
+            task_id: Some(t.clone()),
+            message: Some(text.into()),
+            scope: Some("work".into()),
+            expect_reply: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let at = now();
+    let sends = store
+        .claim_outbound(owner, at, at + chrono::Duration::seconds(120), 10)
+        .await
+        .unwrap();
+    assert_eq!(sends.len(), 2);
+    let started = sends.iter().find(|r| !r.message.contains("never")).unwrap();
+    let unstarted = sends.iter().find(|r| r.message.contains("never")).unwrap();
+    assert!(a.mark_outbound_started(started, owner).await.unwrap());
+
+    // Two survivors heart-beat; the node falls silent.
+    let (y, z) = (b.another().await, b.another().await);
+    let (hy, hz) = (
+        harness_on(y.clone(), "node-y"),
+        harness_on(z.clone(), "node-z"),
+    );
+    let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
+    loop {
+        y.node_heartbeat("node-y", "b", None).await.unwrap();
+        z.node_heartbeat("node-z", "b", None).await.unwrap();
+        if !y.get_node(dead).await.unwrap().unwrap().alive {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never judged dead");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (ry, rz) = tokio::join!(hy.recover_dead_nodes(), hz.recover_dead_nodes());
+    let all: Vec<_> = ry.unwrap().into_iter().chain(rz.unwrap()).collect();
+    assert!(all.iter().all(|r| r.node_id == dead), "{all:?}");
+    assert_eq!(all.iter().filter(|r| r.recorded).count(), 1, "{all:?}");
+    let interrupted: Vec<&String> = all.iter().flat_map(|r| &r.interrupted).collect();
+    assert_eq!(interrupted, vec![&t], "interrupted once");
+    let sum = |f: fn(&harness_core::nodes::NodeRecovery) -> u64| all.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|r| r.deliveries as u64), 1, "{all:?}");
+    assert_eq!(sum(|r| r.unbound), 1, "{all:?}");
+    assert_eq!(sum(|r| r.outbound_unverified as u64), 1, "{all:?}");
+    assert_eq!(sum(|r| r.outbound_released as u64), 1, "{all:?}");
+
+    // The rows.
+    let view = y.get_task(&t).await.unwrap().unwrap();
+    let execution = view.execution.unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Failed);
+    assert!(hy.pending(&t).await.unwrap().pending, "the ask stays OPEN");
+    let w = y.get_delivery(&writing.id).await.unwrap().unwrap();
+    assert_eq!(w.state, DeliveryState::Unverified);
+    let q = y.get_delivery(&queued.id).await.unwrap().unwrap();
+    assert_eq!(
+        (q.state, q.node_id, q.lease_owner),
+        (DeliveryState::Queued, None, None)
+    );
+    let s = hy.outbound(&started.id).await.unwrap();
+    assert_eq!(s.state, OutboundState::SentUnverified);
+    let u = hy.outbound(&unstarted.id).await.unwrap();
+    assert_eq!(
+        (u.state, u.attempts, u.lease_owner),
+        (OutboundState::Pending, 0, None)
+    );
+    // Recorded: the row stays, dead; nothing left to recover.
+    let row = y.get_node(dead).await.unwrap().unwrap();
+    assert!(!row.alive);
+    assert!(hy.recover_dead_nodes().await.unwrap().is_empty());
+    // Its release is idempotent: nothing of it is left.
+    assert_eq!(
+        z.release_dead_node(dead, now()).await.unwrap(),
+        (Vec::new(), 0)
+    );
+    // It comes back with a new boot and continues.
+    store.node_heartbeat(dead, "boot-2", None).await.unwrap();
+    assert!(y.get_node(dead).await.unwrap().unwrap().alive);
+}
