@@ -72,6 +72,7 @@ pub const VIEWS: [&str; 3] = ["pending", "answered", "all"];
 #[component]
 pub fn HarnessPage() -> impl IntoView {
     let l = use_locale();
+    let live = crate::live::use_live();
     let query = use_query_map();
     let filter = Memo::new(move |_| {
         query.with(|m| Filter {
@@ -141,8 +142,12 @@ pub fn HarnessPage() -> impl IntoView {
                 }
             })}
         </Transition>
-        // What people wrote back from chat is on the Gateway page (its own
-        // chunk: the main module's size budget has no room for its table).
+        // What people wrote back from chat (issue 28.7): the latest inbound
+        // messages, a lazy function (pages/gateway.rs, its own chunk)
+        // mounted once the page is hydrated (`live.local`): not part of the
+        // server-rendered page, so its resource and its chunk never take
+        // part in hydration. All of them on the Gateway page.
+        {move || live.local.get().then(|| Suspend::new(crate::pages::gateway::harness_inbound()))}
         <p class="sub" id="harness-gateway">
             <a href="/gateway" id="harness-gateway-link">{l.t("harness.gw_all")}</a>
         </p>
