@@ -42,6 +42,10 @@ pub struct TaskRow {
     pub cwd: Option<String>,
     #[serde(default)]
     pub project_id: Option<String>,
+    /// What the task waits for is an approval (a held tool call, issue 31),
+    /// not an answer; set by `task_detail` only.
+    #[serde(default)]
+    pub waiting_approval: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +89,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution_id: v.execution.as_ref().map(|e| e.id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
+        waiting_approval: false,
     }
 }
 
@@ -112,7 +117,16 @@ pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
-    let task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    if task.open_ask {
+        // The open question is a held call's approval: the header says so.
+        task.waiting_approval = h
+            .list_approvals(Some(&task.id), Some(50))
+            .await
+            .map_err(ssr::to_sfn)?
+            .iter()
+            .any(|a| a.state == harness_core::store::ApprovalState::Pending);
+    }
     let parent = match &task.parent_id {
         Some(pid) => h.get_task(pid).await.ok().map(task_row),
         None => None,
