@@ -93,6 +93,8 @@ test('the gateway page shows inbound messages, conversations, chats and the cred
       await page.setViewportSize(size);
       await page.goto('/harness');
       await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+      // The list loads when its place comes near the screen (below the questions).
+      await page.locator('#harness-gateway-link').scrollIntoViewIfNeeded();
       const row = page.locator(`#harness-inbound tr[data-inbound-id="${work.body.inboundId}"]`);
       await expect(row).toBeVisible();
       await expect(row.locator('.gw-mode')).toHaveText('project_work');

@@ -22,17 +22,27 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
         rows.with(|rs| rs.iter().find(|r| r.id == id).cloned())
     });
 
-    // Whether the body's chunk is here: fetched once the page is hydrated
-    // (effects run only in the browser), so "Details" / "Handle" show it at
-    // once; tapped before that, the dialog fills in when it arrives.
+    // Whether the body's chunk is here: fetched when the person reaches for
+    // the table (a pointer down or the focus in it, `Shared::reach`) or a
+    // dialog opens — not on every load of `/harness` (its bytes would count
+    // against the first load's budget). Opened before it arrived, the
+    // dialog fills in when it does.
     let body_loaded = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        leptos::task::spawn_local(async move {
-            __preload_dialog_body().await;
-            let _ = body_loaded.try_set(true);
+    {
+        let fetching = StoredValue::new(false);
+        Effect::new(move |_| {
+            let wanted = shared.intent.get() || shared.selected.with(Option::is_some);
+            if !wanted || fetching.get_value() {
+                return;
+            }
+            fetching.set_value(true);
+            leptos::task::spawn_local(async move {
+                __preload_dialog_body().await;
+                let _ = body_loaded.try_set(true);
+            });
         });
-    });
+    }
 
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
