@@ -18,7 +18,10 @@ export default defineConfig({
   // One retry in CI only, and the list reporter names a test that needed it
   // ("flaky"): a known, unresolved flake — the desktop "edit a project" case
   // saw six wasm `unreachable` page errors once in a full ./test.sh run
-  // (2026-12-04; 0 of 29 runs alone or under CPU load). Locally a flake fails.
+  // (2026-12-04; 0 of 29 runs alone or under CPU load). Its suspect (every row's Workbench cell
+  // awaited a resource in a Suspend inside the list each live change rebuilds) is gone and
+  // projects.spec.ts has regression cases with delayed reads; the retry stays until full runs
+  // show the flake gone. Locally a flake fails.
   retries: process.env.CI ? 1 : 0,
   reporter: [['list']],
   outputDir: 'test-results',

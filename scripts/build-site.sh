@@ -42,6 +42,9 @@ mkdir "$STAGE/split"
 wasm-split-cli --target web --out-name harness "$WASM/frontend.wasm" "$STAGE/split"
 mv "$STAGE/split"/__wasm_split.js "$STAGE/split"/split_*.wasm "$STAGE"
 mv "$STAGE/split"/chunk_*.wasm "$STAGE" 2>/dev/null || true # only when pages share code
+# The split main module with its names, for `node frontend/tools/wasm-top.mjs
+# <target>/site-build/main-named.wasm` (what the main module is made of).
+cp "$STAGE/split/harness.wasm" "$STAGE/main-named.wasm"
 # --keep-lld-exports: the chunks import the main module's functions by those names.
 bindgen() { # <input wasm> <out name> [flags]
   local input="$1" name="$2"

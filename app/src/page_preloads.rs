@@ -39,6 +39,11 @@ pub const LAZY_PAGES: &[(&[&str], &str)] = &[
     (&["gateway"], "__gateway_route_view_"),
 ];
 
+/// Lazy functions that are parts of a page, not pages: fetched once the page
+/// is hydrated (`/harness`' dialog body and inbound list), never preloaded
+/// (they would compete with the main module for the first paint's bytes).
+pub const LAZY_PARTS: &[&str] = &["dialog_body_", "harness_inbound_"];
+
 /// The split-name prefix of the lazy page `path` opens, if it is one.
 pub fn page_of(path: &str) -> Option<&'static str> {
     let path = path.split(['?', '#']).next().unwrap_or_default();
@@ -78,6 +83,7 @@ impl PagePreloads {
             .manifest
             .keys()
             .filter(|k| !LAZY_PAGES.iter().any(|(_, prefix)| k.starts_with(prefix)))
+            .filter(|k| !LAZY_PARTS.iter().any(|prefix| k.starts_with(prefix)))
             .cloned()
             .collect();
         out.sort();
@@ -152,6 +158,10 @@ mod tests {
             (
                 "__brand_new_route_view_7".to_string(),
                 vec!["h_chunk_2".to_string()],
+            ),
+            (
+                "dialog_body_10339176857337961351".to_string(),
+                vec!["h_chunk_3".to_string()],
             ),
         ]);
         let p = PagePreloads {

@@ -117,6 +117,9 @@ test('the task page: one tap on Deny decides the held call', async ({ page, requ
   // While it waits, the task says it waits for an approval; the audit line
   // names the rule that matched and the working directory.
   await expect(page.locator('#task-approvals [data-waiting-approval]')).toHaveText('waiting for approval');
+  // The header too (issue 31: it said "waiting for you").
+  await expect(page.locator('.page-head [data-run-state]')).toHaveText('waiting for approval');
+  await expect(page.locator('.page-head [data-run-state]')).toHaveAttribute('data-waiting-approval', 'true');
   const pending = page.locator(`#task-approvals li[data-approval-id="${approvalId}"] [data-rule]`);
   await expect(pending).toContainText('"git reset --hard*" → ask (builtin #1)');
   await expect(pending).toContainText('/srv/repo');

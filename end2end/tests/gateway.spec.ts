@@ -1,7 +1,7 @@
 // /gateway (issue 28.7): the inbound chat messages by state with their routing result and
 // replies, the conversations, the chats' access with the OWNER ids, and the gateway
-// credential (masked, rotatable); /harness links to it. Desktop and
-// phone width, both languages.
+// credential (masked, rotatable); /harness lists the latest of those messages and links to
+// it. Desktop and phone width, both languages.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,9 @@ import { api } from './api';
 const DOUBLE = process.env.HARNESS_GATEWAY_DOUBLE ?? '';
 
 test('the gateway page shows inbound messages, conversations, chats and the credential', async ({ page, request }) => {
+  // No wasm panic anywhere (the first /harness list broke hydration: `unreachable`).
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
   const before = await api(request, 'GET', '/api/settings/gateways');
   expect(before.status).toBe(200);
   const control = join(mkdtempSync(join(tmpdir(), 'gw-double-')), 'mode');
@@ -81,10 +84,40 @@ test('the gateway page shows inbound messages, conversations, chats and the cred
   await expect(page.locator('#gw-inbound-table tbody tr[data-state="PROCESSED"]')).toHaveCount(0);
   await expect(page.locator(`tr[data-inbound-id="${work.body.inboundId}"]`)).toBeVisible();
 
-  // /harness: a link here.
-  await page.goto('/harness');
+  // /harness: the latest inbound messages with their routing result and replies (a lazy
+  // chunk mounted after hydration: the main module stays in its budget), light and dark,
+  // phone and desktop; a link here.
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const size of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(size);
+      await page.goto('/harness');
+      await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+      // The list loads when its place comes near the screen (below the questions).
+      await page.locator('#harness-gateway-link').scrollIntoViewIfNeeded();
+      const row = page.locator(`#harness-inbound tr[data-inbound-id="${work.body.inboundId}"]`);
+      await expect(row).toBeVisible();
+      await expect(row.locator('.gw-mode')).toHaveText('project_work');
+      await expect(row.locator('.gw-content')).toHaveText('make the checkout page faster on phones');
+      await expect(row.locator('li[data-reply-kind="QUEUED_ACK"]')).toBeVisible();
+      await expect(page.locator(`#harness-inbound tr[data-inbound-id="${tower.body.inboundId}"] .gw-mode`))
+        .toHaveText('tower_mcp');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.locator('#harness-inbound').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: test.info().outputPath(`harness-inbound-${scheme}-${size.width}.png`), fullPage: true });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  // Live: a message routed now (queued for the Workbench: a change event) shows up without a reload.
+  const later = await api(request, 'POST', '/api/internal/harness/gateway',
+    message('l', 'PROJECT_DISCUSSION', 'how fast is checkout now?'));
+  expect(later.status).toBe(200);
+  expect(later.body.mode).toBe('project_discussion');
+  await expect(page.locator(`#harness-inbound tr[data-inbound-id="${later.body.inboundId}"]`)).toBeVisible();
   await page.locator('#harness-gateway-link').click();
   await expect(page).toHaveURL(/\/gateway$/);
+  expect(errors).toEqual([]);
 
   // Chinese.
   await page.context().addCookies([{ name: 'harness_lang', value: 'zh', url: page.url() }]);

@@ -76,7 +76,13 @@ test('the list shows a markdown question as text, the dialog renders it', async 
   const title = `Markdown ${uid()}`;
   const taskId = await createTask(request, title);
   await ask(request, taskId, 'Deploy the **orders service** to `prod`?\n\n- tests pass\n- [changelog](https://example.com/c)');
+  // The dialog body's code (its own wasm chunk, issue 33) is fetched when the person
+  // reaches for the table, not with the page.
+  const wasm: string[] = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(new URL(r.url()).pathname); });
   await openLive(page, `/harness?q=${encodeURIComponent(title)}`);
+  await page.waitForTimeout(300);
+  expect(wasm.filter((w) => w.includes('_split_dialog_body_'))).toEqual([]);
   const row = page.locator(`tr[data-task-id="${taskId}"]`);
   const preview = 'Deploy the orders service to prod?\n• tests pass\n• changelog';
   await expect(row.locator('td.content .clamp')).toHaveAttribute('title', preview);
@@ -84,6 +90,7 @@ test('the list shows a markdown question as text, the dialog renders it', async 
   await row.locator('button.details').click();
   await expect(page.locator('#detail-sent strong')).toHaveText('orders service');
   await expect(page.locator('#detail-sent a')).toHaveAttribute('href', 'https://example.com/c');
+  expect(wasm.filter((w) => w.includes('_split_dialog_body_'))).toHaveLength(1);
   expect(errors).toEqual([]);
 });
 

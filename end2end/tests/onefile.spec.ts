@@ -67,16 +67,21 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
     expect(errors).toEqual([]);
 
     // JS, wasm, CSS and the split loader: hashed names, Brotli, immutable.
-    // /harness is in the main module: no page chunk is fetched for it.
+    // /harness is in the main module: no page chunk is fetched for it. Its inbound list (a
+    // lazy part, issue 28.7) loads its own chunks once hydrated when its place is on screen,
+    // as here (an empty page): those come from the embedded site too.
     const kind = (a: { url: string }) => new URL(a.url).pathname.replace(/^\/pkg\/harness-[0-9a-f]{16}/, '');
-    expect(assets.map(kind).sort()).toEqual(['.css', '.js', '_bg.wasm', '_split.js']);
+    const part = (k: string) => k.startsWith('_chunk_') || k.startsWith('_split_harness_inbound_');
+    expect(assets.map(kind).filter((k) => !part(k)).sort()).toEqual(['.css', '.js', '_bg.wasm', '_split.js']);
     // A lazy page (issue 33): its chunk comes from the embedded site too.
     await page.locator('nav a[href="/settings"]').click();
     await expect(page.locator('main h1').first()).toBeVisible();
     await expect.poll(() => assets.map(kind).some((k) => k.startsWith('_split_settings_route_view_'))).toBe(true);
     for (const a of assets) {
       expect(a.status, a.url).toBe(200);
-      expect(a.headers['content-encoding'], a.url).toBe('br');
+      // pack.mjs compresses files over 256 bytes (some shared chunks are smaller).
+      const tiny = !a.headers['content-encoding'] && Number(a.headers['content-length']) <= 256;
+      expect(tiny || a.headers['content-encoding'] === 'br', `${a.url} ${JSON.stringify(a.headers)}`).toBe(true);
       expect(a.headers['cache-control'], a.url).toBe('public, max-age=31536000, immutable');
     }
     // Opened directly, a lazy page names its chunks in <link rel="preload">

@@ -162,6 +162,76 @@ for (const [name, viewport] of VIEWPORTS) {
       expect(errors).toEqual([]);
     });
 
+    // The flake of 2026-12-04 (six wasm `unreachable` page errors once in "edit a project"):
+    // the edit form closes (saved, cancelled) while its approval rules are still loading.
+    test('edit form closed while its approval rules load: no wasm panic', async ({ page, request }) => {
+      const errors = watchErrors(page);
+      const p = await newProject(request, 'slowrules');
+      let release: () => void = () => {};
+      const held = new Promise<void>((ok) => { release = ok; });
+      await page.route('**/sfn/project_approval_policy*', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await hydrated(page, '/projects');
+      const row = page.locator(`tr[data-project-id="${p.id}"]`);
+      // Cancelled while loading, then the answer arrives.
+      await row.getByRole('button', { name: `Edit ${p.name}`, exact: true }).click();
+      await expect(page.locator('#edit-project-form')).toBeVisible();
+      await page.locator('#edit-project-cancel').click();
+      await expect(page.locator('#edit-project-form')).toHaveCount(0);
+      release();
+      await page.waitForTimeout(500);
+      // Saved while loading (a second request held again), then the answer arrives.
+      let release2: () => void = () => {};
+      const held2 = new Promise<void>((ok) => { release2 = ok; });
+      await page.unroute('**/sfn/project_approval_policy*');
+      await page.route('**/sfn/project_approval_policy*', async (route) => {
+        await held2;
+        await route.continue();
+      });
+      await row.getByRole('button', { name: `Edit ${p.name}`, exact: true }).click();
+      const form = page.locator('#edit-project-form');
+      await expect(form).toBeVisible();
+      await page.fill('#edit-project-name', `${p.name}-x`);
+      await form.locator('button[type=submit]').click();
+      await expect(page.locator('#project-edit-status')).toContainText(`${p.name}-x`);
+      await expect(form).toHaveCount(0);
+      release2();
+      await page.waitForTimeout(500);
+      // And once more: opened, answer arrives, saved.
+      await page.unroute('**/sfn/project_approval_policy*');
+      await row.getByRole('button', { name: `Edit ${p.name}-x`, exact: true }).click();
+      await expect(page.locator('#project-policy-form')).toBeVisible();
+      await page.fill('#edit-project-name', `${p.name}-y`);
+      await form.locator('button[type=submit]').click();
+      await expect(page.locator('#project-edit-status')).toContainText(`${p.name}-y`);
+      await page.waitForTimeout(500);
+      expect(errors).toEqual([]);
+    });
+
+    // The same flake's other suspect: every row's Workbench cell reads its runtime state in a
+    // resource of its own, inside the list that a live change rebuilds.
+    test('the list rebuilt while every row Workbench state loads: no wasm panic', async ({ page, request }) => {
+      const errors = watchErrors(page);
+      for (let i = 0; i < 6; i++) await newProject(request, 'wbslow');
+      // Both reads answer late and out of order.
+      for (const path of ['**/sfn/workbench_runtime*', '**/sfn/projects']) {
+        await page.route(path, async (route) => {
+          await new Promise((ok) => setTimeout(ok, Math.random() * 500));
+          await route.continue().catch(() => {});
+        });
+      }
+      await hydrated(page, '/projects');
+      // Live changes (a project added over the API) while the cells load, several times.
+      for (let i = 0; i < 12; i++) {
+        await newProject(request, 'wbtick');
+        await page.waitForTimeout(Math.random() * 300);
+      }
+      await page.waitForTimeout(1500);
+      expect(errors).toEqual([]);
+    });
+
     test('the project page shows the Workbench runtime state', async ({ page, request }) => {
       const p = await newProject(request, 'wbrt');
       const made = await api(request, 'POST', `/api/projects/${p.id}/workbench`, {

@@ -78,7 +78,30 @@ if (names.size === 0) {
 
 // Legacy Rust mangling (`_ZN3foo3bar17h<hash>E`) to `foo::bar`.
 const ESCAPES = { SP: '@', BP: '*', RF: '&', LT: '<', GT: '>', LP: '(', RP: ')', C: ',' };
+// v0 mangling (`_RNv…Cs<hash>_4core3num…`, the standard library's symbols):
+// the crate (its first crate root) and the function's own name (the last
+// identifier whose length prefix fits), `crate::…::name` — enough to sum by
+// crate and to recognise the function; generic arguments are not decoded.
+const demangleV0 = (name) => {
+  const root = /Cs[0-9A-Za-z]*_([1-9][0-9]*)/.exec(name);
+  if (!root) return name;
+  const len = Number(root[1]);
+  const at = root.index + root[0].length;
+  const crate = name.slice(at, at + len);
+  let last = '';
+  const re = /([1-9][0-9]*)_?([A-Za-z_][A-Za-z0-9_]*)/g;
+  re.lastIndex = at + len;
+  for (let m; (m = re.exec(name)); ) {
+    const n = Number(m[1]);
+    if (m[2].length >= n) {
+      last = m[2].slice(0, n);
+      re.lastIndex = m.index + m[1].length + (m[0].length - m[1].length - m[2].length) + n;
+    }
+  }
+  return last && last !== crate ? `${crate}::…::${last}` : crate;
+};
 const demangle = (name) => {
+  if (name.startsWith('_R')) return demangleV0(name);
   if (!name.startsWith('_ZN')) return name;
   const parts = [];
   let i = 3;

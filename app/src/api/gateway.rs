@@ -240,6 +240,14 @@ pub async fn gateway_page(state: Option<String>) -> Result<GatewayData, ServerFn
     })
 }
 
+/// The latest inbound messages with their routing result and replies
+/// (`/harness`'s list, at most `limit`, 1–50).
+#[server(prefix = "/sfn", endpoint = "recent_inbound")]
+pub async fn recent_inbound(limit: u32) -> Result<Vec<InboundRow>, ServerFnError> {
+    let h = ssr::harness()?;
+    inbound_rows(&h, None, limit.clamp(1, 50)).await
+}
+
 /// Replace the gateway credential: the new token, shown once.
 #[server(prefix = "/sfn", endpoint = "rotate_gateway_token")]
 pub async fn rotate_gateway_token() -> Result<String, ServerFnError> {

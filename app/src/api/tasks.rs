@@ -46,6 +46,10 @@ pub struct TaskRow {
     /// its id, and its URL on the task page).
     #[serde(default)]
     pub node: Option<String>,
+    /// What the task waits for is an approval (a held tool call, issue 31),
+    /// not an answer; set by `task_detail` only.
+    #[serde(default)]
+    pub waiting_approval: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +94,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         node: v.execution.as_ref().and_then(|e| e.node_id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
+        waiting_approval: false,
     }
 }
 
@@ -125,6 +130,15 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
             Some(url) => format!("{node} ({url})"),
             None => node,
         });
+    }
+    if task.open_ask {
+        // The open question is a held call's approval: the header says so.
+        task.waiting_approval = h
+            .list_approvals(Some(&task.id), Some(50))
+            .await
+            .map_err(ssr::to_sfn)?
+            .iter()
+            .any(|a| a.state == harness_core::store::ApprovalState::Pending);
     }
     let parent = match &task.parent_id {
         Some(pid) => h.get_task(pid).await.ok().map(task_row),

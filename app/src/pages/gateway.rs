@@ -5,13 +5,16 @@
 //! projects, the chats and their access with the configured OWNERs, and the
 //! gateway credential (masked; rotating it shows the new one once).
 //! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.
+//!
+//! `/harness` shows the latest inbound messages too ([`harness_inbound`]):
+//! a lazy function, so that list's code is not in the main module either.
 
 use leptos::prelude::*;
 
 use crate::{
     api::gateway::{
         GatewayData, InboundRow, ReplyRow, gateway_page, mark_gateway_reply_delivered,
-        retry_gateway_reply, rotate_gateway_token,
+        recent_inbound, retry_gateway_reply, rotate_gateway_token,
     },
     components::{TimeCell, error_text},
     i18n::use_locale,
@@ -61,6 +64,42 @@ pub fn GatewayPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match data.await {
                         Ok(d) => view! { <GatewayView d /> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+/// How many inbound messages `/harness` lists.
+const ON_HARNESS: u32 = 10;
+
+/// `/harness`'s list of what people wrote back from chat: the latest inbound
+/// messages with their routing result and their replies, live. Its code is
+/// loaded on demand; `/harness` mounts it once hydrated (not server-rendered:
+/// its resource is created after hydration, so it never takes part in it).
+#[leptos::lazy]
+pub fn harness_inbound() -> AnyView {
+    crate::i18n::load_page_texts();
+    view! { <HarnessInbound /> }.into_any()
+}
+
+#[component]
+fn HarnessInbound() -> impl IntoView {
+    let l = use_locale();
+    let live = use_live();
+    let data = Resource::new(move || live.tick.get(), |_| recent_inbound(ON_HARNESS));
+    view! {
+        <section id="harness-inbound" aria-labelledby="harness-inbound-h">
+            <h2 id="harness-inbound-h">{l.t("gateway.inbound")}</h2>
+            <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(rows) if rows.is_empty() => view! {
+                            <p class="empty" id="harness-inbound-empty">{l.t("gateway.inbound_empty")}</p>
+                        }.into_any(),
+                        Ok(rows) => view! { <InboundTable rows /> }.into_any(),
                         Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     }
                 })}

@@ -26,44 +26,60 @@ pub fn WorkbenchCell(project_id: String) -> impl IntoView {
     ) {
         on_cleanup(move || handle.clear());
     }
+    // One read: the Workbench (if any) with its runtime state. Read in the
+    // browser into a signal, not a resource awaited in a `Suspend`: this cell
+    // is inside the project list, which every live change rebuilds, and a
+    // row's `Suspend` still waiting for its read when its row was disposed is
+    // the suspect of the six wasm `unreachable` errors seen once in "edit a
+    // project" (2026-12-04). A late answer for a disposed row is dropped
+    // (`try_set`), an older answer never replaces a newer one (`asked`).
+    let current = RwSignal::new(None::<Result<Option<crate::api::RuntimeInfo>, ServerFnError>>);
+    let asked = StoredValue::new(0u64);
     let id = project_id.clone();
-    // One read: the Workbench (if any) with its runtime state.
-    let current = Resource::new(
-        move || (id.clone(), live.tick.get(), poll.get()),
-        |(id, _, _)| workbench_runtime(id),
-    );
+    Effect::new(move |_| {
+        live.tick.track();
+        poll.track();
+        let Some(n) = asked.try_update_value(|n| {
+            *n += 1;
+            *n
+        }) else {
+            return;
+        };
+        let id = id.clone();
+        leptos::task::spawn_local(async move {
+            let read = workbench_runtime(id).await;
+            if asked.try_get_value() == Some(n) {
+                let _ = current.try_set(Some(read));
+            }
+        });
+    });
     let create = Action::new(move |id: &String| ensure_workbench(id.clone()));
     let created = create.value();
-    view! {
-        <Transition fallback=|| ()>
-            {move || {
-                let pid = project_id.clone();
-                Suspend::new(async move {
-                    let made = created.get().and_then(Result::ok);
-                    match (current.await, made) {
-                        (Ok(Some(r)), _) => view! {
-                            <a href=format!("/tasks/{}", r.task_id) class="workbench-link"
-                                data-workbench-task=r.task_id.clone()>{r.title.clone()}</a>
-                            <WorkbenchRuntime r />
-                        }
-                        .into_any(),
-                        (Ok(None), Some(w)) => view! {
-                            <a href=format!("/tasks/{}", w.task_id) class="workbench-link"
-                                data-workbench-task=w.task_id.clone()>{w.title}</a>
-                        }
-                        .into_any(),
-                        (Ok(None), None) => view! {
-                            <button type="button" class="workbench-create"
-                                on:click=move |_| { create.dispatch(pid.clone()); }>
-                                {l.t("workbench.create")}
-                            </button>
-                        }
-                        .into_any(),
-                        (Err(e), _) => view! { <span class="error">{error_text(&e)}</span> }.into_any(),
-                    }
-                })
-            }}
-        </Transition>
+    move || {
+        let pid = project_id.clone();
+        let made = created.get().and_then(Result::ok);
+        match (current.get(), made) {
+            (None, _) => ().into_any(),
+            (Some(Ok(Some(r))), _) => view! {
+                <a href=format!("/tasks/{}", r.task_id) class="workbench-link"
+                    data-workbench-task=r.task_id.clone()>{r.title.clone()}</a>
+                <WorkbenchRuntime r />
+            }
+            .into_any(),
+            (Some(Ok(None)), Some(w)) => view! {
+                <a href=format!("/tasks/{}", w.task_id) class="workbench-link"
+                    data-workbench-task=w.task_id.clone()>{w.title}</a>
+            }
+            .into_any(),
+            (Some(Ok(None)), None) => view! {
+                <button type="button" class="workbench-create"
+                    on:click=move |_| { create.dispatch(pid.clone()); }>
+                    {l.t("workbench.create")}
+                </button>
+            }
+            .into_any(),
+            (Some(Err(e)), _) => view! { <span class="error">{error_text(&e)}</span> }.into_any(),
+        }
     }
 }
 

@@ -22,19 +22,34 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
         rows.with(|rs| rs.iter().find(|r| r.id == id).cloned())
     });
 
+    // Whether the body's chunk is here: fetched when the person reaches for
+    // the table (a pointer down or the focus in it, `Shared::reach`) or a
+    // dialog opens — not on every load of `/harness` (its bytes would count
+    // against the first load's budget). Opened before it arrived, the
+    // dialog fills in when it does.
+    let body_loaded = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    {
+        let fetching = StoredValue::new(false);
+        Effect::new(move |_| {
+            let wanted = shared.intent.get() || shared.selected.with(Option::is_some);
+            if !wanted || fetching.get_value() {
+                return;
+            }
+            fetching.set_value(true);
+            leptos::task::spawn_local(async move {
+                __preload_dialog_body().await;
+                let _ = body_loaded.try_set(true);
+            });
+        });
+    }
+
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         let open = current.with(Option::is_some);
         let Some(d) = dialog.get() else { return };
         if open && !d.open() {
             let _ = d.show_modal();
-            if shared.focus_reply.get_untracked() {
-                // The first option when the ask has options (keys 1–8), else the reply box.
-                focus_in(
-                    &d,
-                    ".choices button.choice, .choices input[type=checkbox], textarea",
-                );
-            }
         } else if !open && d.open() {
             d.close();
         }
@@ -50,7 +65,14 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
             on:close=move |_| shared.selected.set(None)
             on:keydown=trap_tab
         >
-            {move || current.get().map(|row| view! { <DialogBody row shared /> })}
+            // The body's code is a chunk of its own (loaded right after
+            // hydration, `body_loaded`): the main module stays small.
+            {move || {
+                if !body_loaded.get() {
+                    return None;
+                }
+                current.get().and_then(|row| ready_now(dialog_body(row, shared)))
+            }}
             <footer>
                 <NoticeLine notice=shared.notice id="dialog-status" />
                 <button type="button" class="ghost" on:click=close>{l.t("action.close")}</button>
@@ -59,9 +81,42 @@ pub fn DetailDialog(rows: RwSignal<Vec<Row>>) -> impl IntoView {
     }
 }
 
+/// The dialog's content for one row: a lazy function, so its code (the
+/// Markdown renderer, the reply box) is not in the main module.
+#[leptos::lazy]
+fn dialog_body(row: Row, shared: Shared) -> AnyView {
+    view! { <DialogBody row shared /> }.into_any()
+}
+
+/// The output of a future that is ready at its first poll (a lazy function
+/// whose chunk is loaded), else `None`.
+fn ready_now<T>(future: impl std::future::Future<Output = T>) -> Option<T> {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(value) => Some(value),
+        std::task::Poll::Pending => None,
+    }
+}
+
 #[component]
 fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
     let l = use_locale();
+    // "Handle": the first option when the ask has options (keys 1–8), else
+    // the reply box (after the dialog opened: `focus_in` waits a frame).
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if shared.focus_reply.get_untracked()
+            && let Some(d) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("detail-dialog"))
+        {
+            focus_in(
+                d,
+                ".choices button.choice, .choices input[type=checkbox], textarea",
+            );
+        }
+    });
     let live = use_live();
     let status = row.status();
     let badge_text = row.badge_key();
@@ -254,9 +309,8 @@ fn trap_tab(ev: leptos::ev::KeyboardEvent) {
 }
 
 #[cfg(feature = "hydrate")]
-fn focus_in(dialog: &web_sys::HtmlDialogElement, selector: &'static str) {
+fn focus_in(dialog: web_sys::Element, selector: &'static str) {
     use wasm_bindgen::JsCast;
-    let dialog: web_sys::Element = dialog.clone().unchecked_into();
     request_animation_frame(move || {
         if let Some(el) = dialog
             .query_selector(selector)

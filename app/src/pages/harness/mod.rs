@@ -72,6 +72,7 @@ pub const VIEWS: [&str; 3] = ["pending", "answered", "all"];
 #[component]
 pub fn HarnessPage() -> impl IntoView {
     let l = use_locale();
+    let live = crate::live::use_live();
     let query = use_query_map();
     let filter = Memo::new(move |_| {
         query.with(|m| Filter {
@@ -94,6 +95,16 @@ pub fn HarnessPage() -> impl IntoView {
     );
     let channel = Resource::new(|| (), |_| channel_state());
     let shared = Shared::provide();
+    let inbound_slot = NodeRef::<leptos::html::Div>::new();
+    let inbound_near = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(slot) = inbound_slot.get() {
+            when_near_view(slot.into(), move || {
+                let _ = inbound_near.try_set(true);
+            });
+        }
+    });
 
     view! {
         <crate::alerts::PageTitle text=l.t("nav.harness") />
@@ -141,10 +152,57 @@ pub fn HarnessPage() -> impl IntoView {
                 }
             })}
         </Transition>
-        // What people wrote back from chat is on the Gateway page (its own
-        // chunk: the main module's size budget has no room for its table).
+        // What people wrote back from chat (issue 28.7): the latest inbound
+        // messages, a lazy function (pages/gateway.rs, its own chunk)
+        // mounted once the page is hydrated (`live.local`) and its place is
+        // near the screen (below the questions on a phone: its chunks are
+        // not part of the first load then): not part of the server-rendered
+        // page, so its resource and its chunk never take part in hydration.
+        // All of them on the Gateway page.
+        <div id="harness-inbound-slot" node_ref=inbound_slot>
+            {move || (live.local.get() && inbound_near.get())
+                .then(|| Suspend::new(crate::pages::gateway::harness_inbound()))}
+        </div>
         <p class="sub" id="harness-gateway">
             <a href="/gateway" id="harness-gateway-link">{l.t("harness.gw_all")}</a>
         </p>
+    }
+}
+
+/// Calls `done` once, when `el` comes within 300 px of the viewport
+/// (an `IntersectionObserver`; at once where there is none).
+#[cfg(feature = "hydrate")]
+fn when_near_view(el: web_sys::Element, done: impl FnOnce() + 'static) {
+    use wasm_bindgen::{JsCast, closure::Closure};
+    let done = std::rc::Rc::new(std::cell::Cell::new(Some(done)));
+    let once = done.clone();
+    let seen = Closure::<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>::new(
+        move |entries: js_sys::Array, observer: web_sys::IntersectionObserver| {
+            let near = entries.iter().any(|e| {
+                e.unchecked_into::<web_sys::IntersectionObserverEntry>()
+                    .is_intersecting()
+            });
+            if near {
+                observer.disconnect();
+                if let Some(done) = once.take() {
+                    done();
+                }
+            }
+        },
+    );
+    let options = web_sys::IntersectionObserverInit::new();
+    options.set_root_margin("300px");
+    match web_sys::IntersectionObserver::new_with_options(seen.as_ref().unchecked_ref(), &options) {
+        Ok(observer) => {
+            observer.observe(&el);
+            // Lives until it fired (then it only disconnects again).
+            seen.forget();
+        }
+        Err(_) => {
+            drop(seen);
+            if let Some(done) = done.take() {
+                done();
+            }
+        }
     }
 }

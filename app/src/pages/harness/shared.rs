@@ -22,6 +22,9 @@ pub struct Shared {
     pub focus_reply: RwSignal<bool>,
     /// Moves after every finished action: the table reloads.
     pub changed: RwSignal<u64>,
+    /// The person reached for the table (a pointer down or the focus in
+    /// it): the dialog body's chunk is fetched then, not on every load.
+    pub intent: RwSignal<bool>,
     pub reply: ServerAction<ReplyAsk>,
     pub ignore: ServerAction<IgnoreAsk>,
     pub dismiss: ServerAction<DismissMessage>,
@@ -60,6 +63,7 @@ impl Shared {
             selected: RwSignal::new(None),
             focus_reply: RwSignal::new(false),
             changed: RwSignal::new(0),
+            intent: RwSignal::new(false),
             reply: ServerAction::new(),
             ignore: ServerAction::new(),
             dismiss: ServerAction::new(),
@@ -111,6 +115,13 @@ impl Shared {
             }
         });
         shared
+    }
+
+    /// Note that the person reached for the table (once).
+    pub fn reach(&self) {
+        if !self.intent.get_untracked() {
+            self.intent.set(true);
+        }
     }
 
     pub fn open(&self, id: &str, focus_reply: bool) {

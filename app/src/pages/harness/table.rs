@@ -122,7 +122,7 @@ pub fn HarnessTable(
     let (view_name, search) = (view.clone(), q.clone());
 
     view! {
-        <div class="table-card">
+        <div class="table-card" on:pointerdown=move |_| shared.reach() on:focusin=move |_| shared.reach()>
             <table class="harness" aria-label=l.t("harness.title")>
                 <thead>
                     <tr>

@@ -1,8 +1,7 @@
 //! View chips and the search box. Both are plain links / a GET form, so they
 //! work without JavaScript; the router turns them into in-page navigation.
 
-use leptos::prelude::*;
-use leptos_router::components::Form;
+use leptos::{html, prelude::*};
 
 use super::{Filter, VIEWS};
 use crate::i18n::use_locale;
@@ -29,6 +28,20 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
     // The "from child tasks" filter (issue 14): a link that toggles `?from=children`.
     let children_href = move || filter.with(|f| Filter::href(&f.view, &f.q, None, !f.children));
     let children_on = move || filter.with(|f| f.children);
+    // The search: a plain GET form (works without JavaScript); once
+    // hydrated, an in-page navigation to the same URL. Not the router's
+    // `<Form>`: its generic form handling cost the main module ~10 KiB.
+    let q_input = NodeRef::<html::Input>::new();
+    let navigate = leptos_router::hooks::use_navigate();
+    let search = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let q = q_input
+            .get_untracked()
+            .map(|i| i.value().trim().to_string())
+            .unwrap_or_default();
+        let url = filter.with_untracked(|f| Filter::href(&f.view, &q, None, f.children));
+        navigate(&url, Default::default());
+    };
     view! {
         <div class="toolbar">
             <nav class="chips" aria-label=l.t("harness.views")>{chips}</nav>
@@ -39,7 +52,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
                 <span class="chip-check" aria-hidden="true">{move || if children_on() { "✓ " } else { "" }}</span>
                 {l.t("harness.from_children")}
             </a>
-            <Form method="GET" action="/harness" attr:class="search" attr:role="search">
+            <form method="GET" action="/harness" class="search" role="search" on:submit=search>
                 <input type="hidden" name="view" value=move || filter.with(|f| f.view.clone()) />
                 {move || children_on().then(|| view! {
                     <input type="hidden" name="from" value=super::FROM_CHILDREN />
@@ -47,6 +60,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
                 <label class="visually-hidden" for="harness-q">{l.t("harness.search_label")}</label>
                 <input
                     id="harness-q"
+                    node_ref=q_input
                     type="search"
                     name="q"
                     maxlength="200"
@@ -54,7 +68,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
                     value=move || filter.with(|f| f.q.clone())
                 />
                 <button type="submit">{l.t("harness.search")}</button>
-            </Form>
+            </form>
         </div>
     }
 }

@@ -39,11 +39,26 @@ pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
     )
 }
 
+/// `approval`: what the task waits for is an approval ("waiting for
+/// approval" instead of "waiting for you").
 #[component]
-pub fn RunBadge(state: String, exit_code: Option<i64>) -> impl IntoView {
+pub fn RunBadge(
+    state: String,
+    exit_code: Option<i64>,
+    #[prop(optional)] approval: bool,
+) -> impl IntoView {
     let l = use_locale();
-    let text = run_label(l, &state, exit_code);
-    view! { <span class=format!("badge run-{state}") data-run-state=state>{text}</span> }.into_any()
+    let approval = approval && state == "waiting";
+    let text = if approval {
+        l.t("approvals.waiting").to_string()
+    } else {
+        run_label(l, &state, exit_code)
+    };
+    view! {
+        <span class=format!("badge run-{state}") data-run-state=state
+            data-waiting-approval=approval.then_some("true")>{text}</span>
+    }
+    .into_any()
 }
 
 fn action_label(action: &str) -> &'static str {

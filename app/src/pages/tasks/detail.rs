@@ -85,7 +85,8 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                             <header class="page-head">
                                 <h1 id="task-title">{t.title.clone()}</h1>
                                 <p class="sub">
-                                    <RunBadge state=t.run_state.clone() exit_code=t.exit_code />
+                                    <RunBadge state=t.run_state.clone() exit_code=t.exit_code
+                                        approval=t.waiting_approval />
                                 </p>
                             </header>
                             <TaskControls task=t.clone() full=true />
