@@ -247,12 +247,7 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
 async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
     use chrono::{Duration, Utc};
     use conformance::support::{harness_on, new_task};
-    use harness_core::{
-        deliveries::NewInput,
-        outbox::PushInput,
-        settings::NotifyTarget,
-        store::{DeliveryStore, OutboxStore},
-    };
+    use harness_core::{deliveries::NewInput, outbox::PushInput, settings::NotifyTarget};
     let Some(b) = postgres().await else {
         return;
     };
