@@ -20,12 +20,11 @@
 
 use std::time::Instant;
 
-use harness_core::{ids, tasks::CreateTask};
+use harness_core::tasks::CreateTask;
 use harness_server::launch;
-use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 mod support;
-use support::{PgRaw, SqliteRaw, median, rate};
+use support::{PgRaw, SqliteRaw, drop_database, fresh_database, median, rate};
 
 /// One backend's figures.
 struct Figures {
@@ -106,34 +105,6 @@ async fn measure(
         core: median(cores),
         ratios,
     })
-}
-
-/// A fresh database on the PostgreSQL server of `admin` (its URL).
-async fn fresh_database(admin: &str) -> anyhow::Result<(String, String)> {
-    let name = format!("harness_bench_{}", ids::new_id());
-    let mut conn = PgConnection::connect(admin).await?;
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
-        .execute(&mut conn)
-        .await?;
-    conn.close().await?;
-    let base = admin.split('?').next().unwrap_or(admin);
-    let host_end = base
-        .find("://")
-        .map(|i| i + 3)
-        .and_then(|start| base[start..].find('/').map(|i| start + i))
-        .unwrap_or(base.len());
-    Ok((format!("{}/{name}", &base[..host_end]), name))
-}
-
-async fn drop_database(admin: &str, name: &str) -> anyhow::Result<()> {
-    let mut conn = PgConnection::connect(admin).await?;
-    sqlx::query(AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
-    )))
-    .execute(&mut conn)
-    .await?;
-    conn.close().await?;
-    Ok(())
 }
 
 fn row(backend: &str, f: &Figures) {

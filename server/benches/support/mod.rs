@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use sqlx::Connection;
+
 use harness_store::{SqliteOptions, SqliteStore};
 
 /// A server configuration for a benchmark: agents launched through the
@@ -121,4 +123,32 @@ impl PgRaw {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// A fresh database on the PostgreSQL server of `admin` (its URL).
+pub async fn fresh_database(admin: &str) -> anyhow::Result<(String, String)> {
+    let name = format!("harness_bench_{}", harness_core::ids::new_id());
+    let mut conn = sqlx::PgConnection::connect(admin).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+        .execute(&mut conn)
+        .await?;
+    conn.close().await?;
+    let base = admin.split('?').next().unwrap_or(admin);
+    let host_end = base
+        .find("://")
+        .map(|i| i + 3)
+        .and_then(|start| base[start..].find('/').map(|i| start + i))
+        .unwrap_or(base.len());
+    Ok((format!("{}/{name}", &base[..host_end]), name))
+}
+
+pub async fn drop_database(admin: &str, name: &str) -> anyhow::Result<()> {
+    let mut conn = sqlx::PgConnection::connect(admin).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+    )))
+    .execute(&mut conn)
+    .await?;
+    conn.close().await?;
+    Ok(())
 }
