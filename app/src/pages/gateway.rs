@@ -28,6 +28,9 @@ pub fn GatewayPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
     let state = RwSignal::new(None::<String>);
+    // Owned by the page, not by the card the live data re-renders on every
+    // change: the new token stays shown when an event arrives after it.
+    provide_context(TokenRotation(Action::new(|_: &()| rotate_gateway_token())));
     let data = Resource::new(
         move || (live.tick.get(), state.get()),
         |(_, s)| gateway_page(s),
@@ -316,11 +319,17 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
     .into_any()
 }
 
+/// The page's "rotate the gateway credential" action (see [`GatewayPage`]).
+#[derive(Clone, Copy)]
+struct TokenRotation(Action<(), Result<String, ServerFnError>>);
+
 /// The gateway credential, masked; rotating it shows the new one once.
 #[component]
 fn TokenCard(token: Option<String>) -> impl IntoView {
     let l = use_locale();
-    let rotate = Action::new(|_: &()| rotate_gateway_token());
+    let rotate = use_context::<TokenRotation>()
+        .map(|r| r.0)
+        .unwrap_or_else(|| Action::new(|_: &()| rotate_gateway_token()));
     let result = rotate.value();
     view! {
         <section class="card" id="gw-token" aria-labelledby="gw-token-h">
