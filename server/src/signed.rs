@@ -7,8 +7,9 @@
 //! and message. Without those headers the route's bearer credential applies.
 
 use axum::{
-    body::{Body, to_bytes},
+    body::{Body, Bytes, to_bytes},
     extract::{OriginalUri, Request, State},
+    http::{Uri, request::Parts},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -20,10 +21,6 @@ use crate::{error::ApiError, extract::MAX_BODY_BYTES, state::AppState};
 pub fn signed_path(path: &str) -> bool {
     path.strip_prefix("/api/internal/harness/")
         .is_some_and(|rest| rest.starts_with("gateway") || rest == "outbound")
-}
-
-fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
-    req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// Middleware on `/api`.
@@ -46,34 +43,70 @@ pub async fn verify(State(state): State<AppState>, req: Request, next: Next) -> 
     if !claims {
         return next.run(req).await;
     }
-    let (parts, body) = req.into_parts();
-    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
+    let buffered = match Buffered::read(req, &uri).await {
         Ok(b) => b,
-        Err(_) => {
-            return ApiError::PayloadTooLarge(format!("body larger than {MAX_BODY_BYTES} bytes"))
-                .into_response();
-        }
+        Err(response) => return response,
     };
-    let req = Request::from_parts(parts, Body::empty());
-    let path_and_query = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
-    let method = req.method().as_str().to_ascii_uppercase();
-    let signed = SignedRequest {
-        timestamp: header(&req, signing::TIMESTAMP),
-        nonce: header(&req, signing::NONCE),
-        body_sha256: header(&req, signing::BODY_SHA256),
-        signature: header(&req, signing::SIGNATURE),
-        method: &method,
-        path_and_query,
-        body: &bytes,
-    };
-    match state.harness.accept_signed(&signed).await {
+    match state.harness.accept_signed(&buffered.signed()).await {
         Ok(identity) => {
-            let (mut parts, _) = req.into_parts();
-            parts.extensions.insert(identity);
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+            let mut req = buffered.into_request();
+            req.extensions_mut().insert(identity);
+            next.run(req).await
         }
         Err(err) => ApiError::from(err).into_response(),
+    }
+}
+
+/// A request whose body is read (bounded by [`MAX_BODY_BYTES`]) so that its
+/// signature can be checked before the handler sees it: the gateway's signed
+/// routes and the node-to-node calls (`node_call::verify`) share it.
+pub(crate) struct Buffered {
+    parts: Parts,
+    body: Bytes,
+    method: String,
+    path_and_query: String,
+}
+
+impl Buffered {
+    /// Read the body; `uri` is the path the signature covers. Too large a
+    /// body is a 413.
+    pub(crate) async fn read(req: Request, uri: &Uri) -> Result<Self, Response> {
+        let (parts, body) = req.into_parts();
+        let body = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
+            ApiError::PayloadTooLarge(format!("body larger than {MAX_BODY_BYTES} bytes"))
+                .into_response()
+        })?;
+        Ok(Self {
+            method: parts.method.as_str().to_ascii_uppercase(),
+            path_and_query: uri
+                .path_and_query()
+                .map_or(uri.path(), |p| p.as_str())
+                .to_string(),
+            parts,
+            body,
+        })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.parts.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// What the signature rule judges.
+    pub(crate) fn signed(&self) -> SignedRequest<'_> {
+        SignedRequest {
+            timestamp: self.header(signing::TIMESTAMP),
+            nonce: self.header(signing::NONCE),
+            body_sha256: self.header(signing::BODY_SHA256),
+            signature: self.header(signing::SIGNATURE),
+            method: &self.method,
+            path_and_query: &self.path_and_query,
+            body: &self.body,
+        }
+    }
+
+    /// The request again, with its body, for the handler.
+    pub(crate) fn into_request(self) -> Request {
+        Request::from_parts(self.parts, Body::from(self.body))
     }
 }
 

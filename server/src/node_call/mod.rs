@@ -22,19 +22,15 @@ pub mod ws_proxy;
 use std::{sync::Arc, time::Duration};
 
 use axum::{
-    body::{Body, to_bytes},
     extract::{Request, State},
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use harness_core::{
-    CoreError, CoreResult,
-    gateway::signing::{self, SignedRequest},
-};
+use harness_core::{CoreError, CoreResult, gateway::signing};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 
-use crate::{error::ApiError, extract::MAX_BODY_BYTES, state::AppState};
+use crate::{error::ApiError, signed::Buffered, state::AppState};
 
 /// Where the owner's side of node calls is mounted.
 pub const PREFIX: &str = "/internal/node/";
@@ -195,39 +191,15 @@ fn uuid_like() -> String {
     )
 }
 
-fn header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
-    req.headers().get(name).and_then(|v| v.to_str().ok())
-}
-
 /// Middleware on [`PREFIX`]: only a call signed with the node key passes.
 pub async fn verify(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let (parts, body) = req.into_parts();
-    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => {
-            return ApiError::PayloadTooLarge(format!("body larger than {MAX_BODY_BYTES} bytes"))
-                .into_response();
-        }
-    };
-    let req = Request::from_parts(parts, Body::empty());
     let uri = req.uri().clone();
-    let path_and_query = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
-    let method = req.method().as_str().to_ascii_uppercase();
-    let signed = SignedRequest {
-        timestamp: header(&req, signing::TIMESTAMP),
-        nonce: header(&req, signing::NONCE),
-        body_sha256: header(&req, signing::BODY_SHA256),
-        signature: header(&req, signing::SIGNATURE),
-        method: &method,
-        path_and_query,
-        body: &bytes,
+    let buffered = match Buffered::read(req, &uri).await {
+        Ok(b) => b,
+        Err(response) => return response,
     };
-    match state.harness.accept_node_call(&signed).await {
-        Ok(()) => {
-            let (parts, _) = req.into_parts();
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
-        }
+    match state.harness.accept_node_call(&buffered.signed()).await {
+        Ok(()) => next.run(buffered.into_request()).await,
         Err(err) => ApiError::from(err).into_response(),
     }
 }
