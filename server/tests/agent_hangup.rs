@@ -7,6 +7,7 @@
 //! agent a restarted server resumes. The launcher passes the hangup on and,
 //! after a grace period, kills the agent's namespace.
 
+use crate::common::wait_until;
 use std::{
     path::Path,
     time::{Duration, Instant},
@@ -51,14 +52,6 @@ fn ignores_sighup(pid: u32) -> bool {
                 .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
         })
         .is_some_and(|mask| mask & 1 != 0)
-}
-
-async fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

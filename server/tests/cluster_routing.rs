@@ -6,6 +6,7 @@
 //! `HARNESS_TEST_POSTGRES_URL`.
 
 use crate::common;
+use crate::common::wait_until;
 
 use std::{
     path::Path,
@@ -28,19 +29,37 @@ fn recording_agent(work: &Path, name: &str) -> Value {
     json!({"provider": "command", "command": ["sh", "-c", script], "cwd": work})
 }
 
+/// Submit `text` from a browser's terminal socket and wait until the agent
+/// (on whichever node) recorded it in `typed`.
+async fn type_in_browser<S>(ws: &mut S, typed: &Path, text: &str)
+where
+    S: futures_util::Sink<tokio_tungstenite::tungstenite::Message> + Unpin,
+    S::Error: std::fmt::Debug,
+{
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    ws.send(Message::Text(
+        json!({"type": "submit", "data": text}).to_string().into(),
+    ))
+    .await
+    .unwrap();
+    wait_until(
+        "the browser's input in the agent",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(typed)
+                .unwrap_or_default()
+                .contains(text)
+        },
+    )
+    .await;
+}
+
 fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
         .count()
-}
-
-async fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -315,24 +334,7 @@ async fn a_browser_on_node_c_types_into_an_agent_on_node_a_on_postgres() {
         matches!(snapshot, Message::Binary(_)),
         "then A's snapshot: {snapshot:?}"
     );
-    ws.send(Message::Text(
-        json!({"type": "submit", "data": "hello from C"})
-            .to_string()
-            .into(),
-    ))
-    .await
-    .unwrap();
-    let typed = work.join("ws.typed");
-    wait_until(
-        "the browser's input in A's agent",
-        Duration::from_secs(10),
-        || {
-            std::fs::read_to_string(&typed)
-                .unwrap_or_default()
-                .contains("hello from C")
-        },
-    )
-    .await;
+    type_in_browser(&mut ws, &work.join("ws.typed"), "hello from C").await;
     ws.send(Message::Text(
         json!({"type": "resize", "rows": 31, "cols": 101})
             .to_string()
@@ -378,7 +380,7 @@ fn free_port() -> u16 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_postgres() {
     use common::process::ServerProcess;
-    use futures_util::{SinkExt, StreamExt};
+    use futures_util::StreamExt;
     use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
     let Some(db) = common::pg::fresh().await else {
         return;
@@ -450,24 +452,7 @@ async fn three_processes_a_browser_on_c_types_into_a_and_b_starts_nothing_on_pos
         matches!(first, Message::Text(_)),
         "A's size frame: {first:?}"
     );
-    ws.send(Message::Text(
-        json!({"type": "submit", "data": "typed in a browser on C"})
-            .to_string()
-            .into(),
-    ))
-    .await
-    .unwrap();
-    let typed = work.join("proc.typed");
-    wait_until(
-        "C's browser input in A's agent",
-        Duration::from_secs(10),
-        || {
-            std::fs::read_to_string(&typed)
-                .unwrap_or_default()
-                .contains("typed in a browser on C")
-        },
-    )
-    .await;
+    type_in_browser(&mut ws, &work.join("proc.typed"), "typed in a browser on C").await;
     let _ = ws.close(None).await;
     assert_eq!(lines(&starts), 1, "one agent in the cluster");
     for node in nodes {

@@ -175,3 +175,16 @@ pub fn json_lines(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// Poll `done` (every 20 ms) until it holds; fail the test naming `what`
+/// after `within`.
+pub async fn wait_until(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what} ({within:?})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
