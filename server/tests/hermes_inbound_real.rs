@@ -126,22 +126,7 @@ impl HermesGateway {
 
 impl Drop for HermesGateway {
     fn drop(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: killpg has no memory-safety preconditions; the group
-            // is the gateway's own (process_group(0)).
-            unsafe {
-                libc::killpg(pid, libc::SIGTERM);
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::common::process::stop_group(&mut self.child);
     }
 }
 

@@ -122,3 +122,25 @@ impl ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// Stop a child started in its own process group (`process_group(0)`, a
+/// gateway with its helpers): SIGTERM to the group, up to 10 s to exit,
+/// then SIGKILL to the child. For `Drop`: never panics.
+pub fn stop_group(child: &mut std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: killpg has no memory-safety preconditions; the group is
+        // the child's own (process_group(0)).
+        unsafe {
+            libc::killpg(pid, libc::SIGTERM);
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

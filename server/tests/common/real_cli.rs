@@ -52,7 +52,9 @@ fn note(result: &str, what: &str) {
         .append(true)
         .open(file)
     {
-        let _ = writeln!(f, "{result} {test} ({what})");
+        // One write(2) per line: tests running at once append whole lines
+        // (`writeln!` on a File writes piece by piece and interleaved them).
+        let _ = f.write_all(format!("{result} {test} ({what})\n").as_bytes());
     }
 }
 
