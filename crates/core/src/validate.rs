@@ -72,19 +72,6 @@ pub fn is_node_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// A node id in `field`.
-pub fn node_id(field: &'static str, value: &str) -> CoreResult<String> {
-    let value = value.trim();
-    if is_node_id(value) {
-        Ok(value.to_string())
-    } else {
-        Err(CoreError::invalid(
-            field,
-            format!("Invalid {field}: 1-64 letters, digits, '-' or '_'"),
-        ))
-    }
-}
-
 /// A required, non-blank text of at most `max` characters. Returns it unchanged
 /// (agents' formatting is preserved); blank means missing.
 /// Longest idempotency key accepted.

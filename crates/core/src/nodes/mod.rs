@@ -62,29 +62,10 @@ impl Harness {
         Ok(self.store().get_node(id).await?)
     }
 
-    /// Mark a node draining (it takes no new work) or not.
-    pub async fn set_node_draining(&self, id: &str, draining: bool) -> CoreResult<()> {
-        let id = crate::validate::node_id("nodeId", id)?;
-        if self.store().set_node_draining(&id, draining).await? {
-            tracing::info!(node_id = %id, draining, "node draining changed");
-            Ok(())
-        } else {
-            Err(CoreError::NotFound(format!("Node {id} not found")))
-        }
-    }
-
     /// The database's clock: what leases and claims are judged by, the
     /// same on every node of a cluster (on SQLite, this machine's).
     pub async fn db_now(&self) -> CoreResult<chrono::DateTime<chrono::Utc>> {
         Ok(self.store().db_now().await?)
-    }
-
-    /// Whether this node is being drained (it then takes no new work).
-    pub async fn draining(&self) -> CoreResult<bool> {
-        Ok(self
-            .node(&self.config().node_id)
-            .await?
-            .is_some_and(|n| n.draining))
     }
 }
 

@@ -37,6 +37,8 @@ pub trait NodeStore: Send + Sync + 'static {
     async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>>;
     async fn get_node(&self, id: &str) -> StoreResult<Option<NodeRow>>;
     /// Mark a node draining (or not); false when there is no such node.
+    /// Only recorded: no worker reads the flag yet (a drain command is
+    /// issue 30's open point; maintenance is SIGTERM, see README).
     async fn set_node_draining(&self, id: &str, draining: bool) -> StoreResult<bool>;
     /// Dead nodes whose current boot's leftovers no survivor recovered yet.
     async fn nodes_to_recover(&self) -> StoreResult<Vec<NodeRow>>;
