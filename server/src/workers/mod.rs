@@ -10,3 +10,4 @@ pub mod gateway_cli;
 pub mod gateway_replies;
 pub mod inbox;
 pub mod outbox;
+mod start_marks;

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     engine::{self, Queue, Worker},
     gateway_cli,
+    start_marks::{Marked, StartMarks},
 };
 
 /// Rows leased ahead of a free slot, per slot.
@@ -145,11 +146,12 @@ impl SettingsCache {
     }
 }
 
-/// Run the gateway CLI for one row leased to `owner`: how the attempt ended.
+/// Run the gateway CLI for one row leased to this sender (its started mark
+/// committed through `marks` first): how the attempt ended.
 async fn send_one(
     harness: &Harness,
     row: &Outbound,
-    owner: &str,
+    marks: &StartMarks,
     timeout: Duration,
     settings: harness_core::CoreResult<Arc<SendSettings>>,
 ) -> SendOutcome {
@@ -172,19 +174,20 @@ async fn send_one(
     };
     // The evidence first, committed: a crash after it leaves the row
     // SENT_UNVERIFIED (it may have been sent), a crash before it leaves a
-    // row that is released and sent again — by any node.
-    match harness.mark_outbound_started(row, owner).await {
-        Ok(true) => {}
-        Ok(false) => {
+    // row that is released and sent again — by any node. Marks of sends
+    // starting together share one commit (`start_marks`).
+    match marks.mark(row).await {
+        Marked::Started => {}
+        Marked::LeaseGone => {
             // The lease is gone (recovered by another node): not spawned; the
             // outcome is ignored by the settle (not SENDING under this lease).
             tracing::warn!(outbound_id = %row.id, "lease lost before the send started; not sent");
             return SendOutcome::Failed("the lease ended before the send started".into());
         }
-        Err(err) => {
+        Marked::Failed(err) => {
             // Not spawned: the attempt fails (counted, backoff), so evidence
             // that cannot be written never hides a real send.
-            tracing::error!(error = ?err, "cannot record the start of the send; the attempt counts as failed");
+            tracing::error!(error = %err, "cannot record the start of the send; the attempt counts as failed");
             return SendOutcome::Failed("cannot record the start of the send".into());
         }
     }
@@ -205,6 +208,8 @@ struct OutboxQueue {
     cli_timeout: Duration,
     /// Settings read once and shared by the sends (see [`SettingsCache`]).
     settings: Arc<tokio::sync::Mutex<SettingsCache>>,
+    /// The started marks' group commit.
+    marks: StartMarks,
 }
 
 impl Queue for OutboxQueue {
@@ -243,7 +248,7 @@ impl Queue for OutboxQueue {
 
     fn attempt(&self, row: Outbound) -> impl Future<Output = Option<SendOutcome>> + Send + 'static {
         let (h, timeout) = (self.harness.clone(), self.cli_timeout);
-        let (owner, cache) = (self.owner.clone(), self.settings.clone());
+        let (marks, cache) = (self.marks.clone(), self.settings.clone());
         async move {
             // A reminder leased ahead while its ask was answered: not sent
             // (before the started mark, so it never counts as started).
@@ -252,7 +257,7 @@ impl Queue for OutboxQueue {
                 return Some(SendOutcome::Skipped(why));
             }
             let settings = cache.lock().await.get(&h).await;
-            Some(send_one(&h, &row, &owner, timeout, settings).await)
+            Some(send_one(&h, &row, &marks, timeout, settings).await)
         }
     }
 
@@ -323,6 +328,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         lease: chrono::Duration::from_std(config.lease)
             .unwrap_or_else(|_| chrono::Duration::seconds(120)),
         harness: harness.clone(),
+        marks: StartMarks::spawn(harness.clone(), owner.clone()),
         owner,
         cli_timeout: config.cli_timeout,
         settings: Arc::default(),

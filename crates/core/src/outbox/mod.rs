@@ -501,10 +501,20 @@ impl Harness {
     /// Commit the evidence that `owner` is about to spawn the CLI of `row`'s
     /// current attempt. False: the lease is gone — the send must not start.
     pub async fn mark_outbound_started(&self, row: &Outbound, owner: &str) -> CoreResult<bool> {
-        Ok(self
-            .store()
-            .mark_outbound_started(&row.id, owner, row.attempts)
-            .await?)
+        let marked = self
+            .mark_outbound_started_many(owner, &[(row.id.clone(), row.attempts)])
+            .await?;
+        Ok(marked.contains(&row.id))
+    }
+
+    /// [`Self::mark_outbound_started`] for several sends in one commit
+    /// (`(id, attempt)`): the ids marked; a row left out must not start.
+    pub async fn mark_outbound_started_many(
+        &self,
+        owner: &str,
+        marks: &[(String, u32)],
+    ) -> CoreResult<Vec<String>> {
+        Ok(self.store().mark_outbound_started(owner, marks).await?)
     }
 
     /// "Retry now" for a FAILED or DEAD row (admin).

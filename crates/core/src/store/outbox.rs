@@ -301,11 +301,15 @@ pub trait OutboxStore: Send + Sync + 'static {
         Ok(done.settled.into_iter().next())
     }
 
-    /// Record that `owner` is about to spawn the CLI of `attempt` (the
-    /// evidence recovery reads). False: the row is not SENDING under that
-    /// lease at that attempt any more — the send must not start.
-    async fn mark_outbound_started(&self, id: &str, owner: &str, attempt: u32)
-    -> StoreResult<bool>;
+    /// Record that `owner` is about to spawn the CLI of each row's attempt
+    /// (`(id, attempt)`; the evidence recovery reads), in one commit. The
+    /// ids marked: a row left out is not SENDING under that lease at that
+    /// attempt any more — its send must not start.
+    async fn mark_outbound_started(
+        &self,
+        owner: &str,
+        marks: &[(String, u32)],
+    ) -> StoreResult<Vec<String>>;
 
     /// SENDING rows whose lease expired before `now` (oldest first).
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>>;

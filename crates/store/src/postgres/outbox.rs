@@ -182,18 +182,17 @@ impl OutboxStore for PgStore {
 
     async fn mark_outbound_started(
         &self,
-        id: &str,
         owner: &str,
-        attempt: u32,
-    ) -> StoreResult<bool> {
-        let done = sqlx::query(crate::shared::outbox::MARK_STARTED)
-            .bind(id)
-            .bind(owner)
-            .bind(i64::from(attempt))
-            .execute(&self.pool)
-            .await
-            .map_err(map)?;
-        Ok(done.rows_affected() > 0)
+        marks: &[(String, u32)],
+    ) -> StoreResult<Vec<String>> {
+        if marks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sql, binds) = crate::shared::outbox::mark_started(owner, marks);
+        let rows = self.run_batch(&sql, binds).await?;
+        rows.iter()
+            .map(|row| row.try_get::<String, _>("id").map_err(map))
+            .collect()
     }
 
     async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {

@@ -6,7 +6,7 @@ use harness_core::{
     store::{StoreError, StoreResult},
 };
 
-use super::{SqlRow, opt_time, time};
+use super::{Bind, SqlRow, opt_time, time};
 
 pub(crate) const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, o.harness_message_id, o.gateway, \
      o.downstream, o.dest, o.requested_to, o.profile, o.scope, o.expect_reply, o.message, \
@@ -15,10 +15,30 @@ pub(crate) const COLUMNS: &str = "o.id, o.dedup_key, o.task_id, o.execution_id, 
      o.created_at, o.updated_at, o.started_attempt";
 
 /// The "really started" evidence, committed just before a sender spawns the
-/// CLI (`$1` id, `$2` lease owner, `$3` the attempt): only for the row
-/// still SENDING under that lease at that attempt.
-pub(crate) const MARK_STARTED: &str = "UPDATE harness_outbound SET started_attempt = attempts \
-     WHERE id = $1 AND state = 'SENDING' AND lease_owner = $2 AND attempts = $3";
+/// CLI, for several sends in one statement (a group commit): each row only
+/// while still SENDING under `owner`'s lease at its attempt. `$1` owner,
+/// then each row's id and attempt. Answers the statement and its binds;
+/// its rows are the ids marked.
+pub(crate) fn mark_started(owner: &str, marks: &[(String, u32)]) -> (String, Vec<Bind>) {
+    let mut binds = vec![Bind::Text(owner.to_string())];
+    let mut rows = Vec::with_capacity(marks.len());
+    for (id, attempt) in marks {
+        let n = binds.len();
+        rows.push(format!("(id = ${} AND attempts = ${})", n + 1, n + 2));
+        binds.push(Bind::Text(id.clone()));
+        binds.push(Bind::Int(i64::from(*attempt)));
+    }
+    let rows = if rows.is_empty() {
+        "0 = 1".to_string()
+    } else {
+        rows.join(" OR ")
+    };
+    let sql = format!(
+        "UPDATE harness_outbound SET started_attempt = attempts \
+         WHERE state = 'SENDING' AND lease_owner = $1 AND ({rows}) RETURNING id"
+    );
+    (sql, binds)
+}
 
 pub(crate) fn returning() -> String {
     COLUMNS.replace("o.", "")

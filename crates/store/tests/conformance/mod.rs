@@ -125,6 +125,7 @@ macro_rules! conformance_suite {
             a_heartbeat_is_an_upsert_timed_by_the_database,
             a_silent_node_is_dead_and_its_boot_is_recovered_once,
             a_dead_nodes_work_is_recovered_once_by_racing_survivors,
+            a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept,
         );
         conformance_suite!(@area $factory; deliveries:
             the_reply_row_is_written_by_the_answering_transaction,
@@ -151,6 +152,7 @@ macro_rules! conformance_suite {
             two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping,
             a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the_rest,
             rows_leased_ahead_and_never_started_are_released_not_marked_sent,
+            started_marks_of_several_sends_commit_together_each_by_its_own_lease,
         );
         conformance_suite!(@area $factory; gateway:
             a_message_id_reused_in_another_chat_does_not_take_over_the_mapping,
