@@ -38,6 +38,9 @@ pub struct Running {
     jobs: Vec<JoinHandle<()>>,
     store: AnyStore,
     pub terminals: Terminals,
+    /// Cancelled when the cluster declared this boot dead (its heartbeat
+    /// was refused): the server stops and [`Running::shutdown`] errs.
+    fenced: CancellationToken,
     /// One server per data directory (released when this is dropped).
     _lock: crate::datalock::DataLock,
 }
@@ -73,7 +76,14 @@ impl Running {
         {
             tracing::warn!("database connections still in use at shutdown; closing anyway");
         }
-        served.context("server error")
+        served.context("server error")?;
+        anyhow::ensure!(
+            !self.fenced.is_cancelled(),
+            "this node was declared dead by the cluster (its heartbeat stalled past \
+             --node-dead-after) and its work was taken over by the other nodes; it stopped \
+             (its agents with it) so that nothing runs twice — start it again to rejoin"
+        );
+        Ok(())
     }
 
     /// The token that stops the server (cancel it to begin shutdown).
@@ -170,12 +180,25 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         harness.clone(),
         cancel.child_token(),
     )));
+    // A boot the cluster declared dead (fenced) stops the whole node: see
+    // `run_heartbeat`; `shutdown` then answers an error (a non-zero exit).
+    let fenced = CancellationToken::new();
     jobs.push(tokio::spawn(harness_core::nodes::run_heartbeat(
         harness.clone(),
         me,
         config.node_heartbeat,
         cancel.child_token(),
+        fenced.clone(),
     )));
+    jobs.push(tokio::spawn({
+        let (fenced, cancel) = (fenced.clone(), cancel.clone());
+        async move {
+            tokio::select! {
+                () = fenced.cancelled() => cancel.cancel(),
+                () = cancel.cancelled() => {}
+            }
+        }
+    }));
     // What a dead node left is recovered by the survivors (every node runs
     // the pass; the database decides each row once).
     jobs.push(tokio::spawn(harness_core::nodes::run_recovery(
@@ -307,6 +330,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         jobs,
         store,
         terminals,
+        fenced,
         _lock: lock,
     })
 }

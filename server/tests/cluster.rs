@@ -24,7 +24,7 @@ const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
 /// A node on `db`: heart-beat every second, dead after two; the gateway
 /// double behind both gateways, recording to `record` in `mode`.
-async fn node(data: &Path, db: &str, record: &Path, mode: &str) -> Life {
+pub(crate) async fn node(data: &Path, db: &str, record: &Path, mode: &str) -> Life {
     let mut life = Life::start_with(data, |cmd| {
         common::process::on_database(cmd, Some(db));
         cmd.args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "2"])
@@ -45,7 +45,7 @@ async fn node(data: &Path, db: &str, record: &Path, mode: &str) -> Life {
 }
 
 /// The same secrets on every node: `from`'s `secrets/` copied into `to`.
-fn share_secrets(from: &Path, to: &Path) {
+pub(crate) fn share_secrets(from: &Path, to: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let dir = to.join("secrets");
     std::fs::create_dir_all(&dir).unwrap();
@@ -58,14 +58,14 @@ fn share_secrets(from: &Path, to: &Path) {
     }
 }
 
-fn node_id(data: &Path) -> String {
+pub(crate) fn node_id(data: &Path) -> String {
     std::fs::read_to_string(data.join("node-id"))
         .unwrap()
         .trim()
         .to_string()
 }
 
-async fn pool(db: &str) -> sqlx::PgPool {
+pub(crate) async fn pool(db: &str) -> sqlx::PgPool {
     sqlx::PgPool::connect(db).await.unwrap()
 }
 

@@ -37,6 +37,8 @@ mod channel_health;
 mod cluster;
 #[path = "cluster_events.rs"]
 mod cluster_events;
+#[path = "cluster_fence.rs"]
+mod cluster_fence;
 #[path = "cluster_routing.rs"]
 mod cluster_routing;
 #[path = "deadline_restart.rs"]

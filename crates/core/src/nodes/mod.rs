@@ -45,8 +45,10 @@ impl NodeIdentity {
 }
 
 impl Harness {
-    /// Write this node's heartbeat (the database's now).
-    pub async fn node_heartbeat(&self, me: &NodeIdentity) -> CoreResult<()> {
+    /// Write this node's heartbeat (the database's now). False: this boot
+    /// was declared dead and fenced by the survivors (its heartbeat stalled
+    /// past the dead-after); its work was taken over and it must stop.
+    pub async fn node_heartbeat(&self, me: &NodeIdentity) -> CoreResult<bool> {
         Ok(self
             .store()
             .node_heartbeat(&me.id, &me.boot, me.url.as_deref())
@@ -69,15 +71,24 @@ impl Harness {
     }
 }
 
-/// The heartbeat worker: one write now (the caller awaits the first before
-/// serving, see [`first_heartbeat`]), then one every `interval`. Bounded
-/// (one write at a time, each with a timeout), cancellable, restart-safe
-/// (the row is an upsert).
+/// The heartbeat worker: one write every `interval` (the caller awaits the
+/// first before serving, see [`first_heartbeat`]). Bounded (one write at a
+/// time, each with a timeout), cancellable, restart-safe (the row is an
+/// upsert).
+///
+/// A heartbeat the database refuses means the survivors declared this boot
+/// dead (it stalled past the dead-after: a paused VM, a frozen process, a
+/// lost network) and took its work over — its runs are interrupted in the
+/// database and its leases recovered. The node must not go on as if
+/// nothing happened (its agents would run beside their replacements): the
+/// worker cancels `fenced` and stops; the server then shuts down (its
+/// agents killed) and exits with an error, and a new boot starts clean.
 pub async fn run_heartbeat(
     harness: Harness,
     me: NodeIdentity,
     interval: Duration,
     cancel: CancellationToken,
+    fenced: CancellationToken,
 ) {
     loop {
         tokio::select! {
@@ -85,7 +96,16 @@ pub async fn run_heartbeat(
             () = tokio::time::sleep(interval) => {}
         }
         match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(&me)).await {
-            Ok(Ok(())) => {}
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => {
+                tracing::error!(
+                    node_id = %me.id,
+                    boot = %me.boot,
+                    "this node was declared dead by the cluster (its heartbeat stalled past the dead-after) and its work was taken over; stopping so that nothing runs twice"
+                );
+                fenced.cancel();
+                break;
+            }
             Ok(Err(err)) => tracing::warn!(%err, "node heartbeat failed; retrying"),
             Err(_) => tracing::warn!("node heartbeat timed out; retrying"),
         }
@@ -93,10 +113,16 @@ pub async fn run_heartbeat(
     tracing::debug!("node heartbeat stopped");
 }
 
-/// The first heartbeat, written before the node serves.
+/// The first heartbeat, written before the node serves (a new boot is
+/// never fenced).
 pub async fn first_heartbeat(harness: &Harness, me: &NodeIdentity) -> CoreResult<()> {
     match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(me)).await {
-        Ok(result) => result,
+        Ok(Ok(true)) => Ok(()),
+        Ok(Ok(false)) => Err(CoreError::Conflict(format!(
+            "boot {} of node {} was already declared dead",
+            me.boot, me.id
+        ))),
+        Ok(Err(err)) => Err(err),
         Err(_) => Err(CoreError::Unavailable(
             "the first node heartbeat timed out".into(),
         )),

@@ -16,8 +16,10 @@
 //! * its gateway replies in flight → SENT_UNVERIFIED; its workbench claims
 //!   → PENDING.
 //!
-//! Then the node's boot is recorded as recovered; its row stays (dead). A
-//! node that comes back with a new boot continues normally.
+//! First the dead boot is fenced (its heartbeat refused from then on: a node
+//! that only stalled stops when it wakes, see `run_heartbeat`); then the
+//! steps; then the node's boot is recorded as recovered; its row stays
+//! (dead). A node that comes back with a new boot continues normally.
 
 use std::time::Duration;
 
@@ -69,11 +71,13 @@ impl Harness {
             boot: node.boot.clone(),
             ..NodeRecovery::default()
         };
-        // Still dead with the same boot? A node that restarted recovers its
-        // own earlier boot at start-up (and its new leases are not ours).
-        match self.store().get_node(&node.id).await? {
-            Some(now) if !now.alive && now.boot == node.boot => {}
-            _ => return Ok(done),
+        // Fence the boot first, while it is still the node's and still dead:
+        // from then on its heartbeat is refused, so a node that only stalled
+        // learns it was declared dead and stops (never runs beside the work
+        // taken over here). A node that heart-beat or restarted first is
+        // left alone (a restart recovers its own earlier boot at start-up).
+        if !self.store().fence_node(&node.id, &node.boot).await? {
+            return Ok(done);
         }
         let prefix = format!("{}:", node.id);
         let now = Utc::now();
@@ -85,7 +89,10 @@ impl Harness {
             self.delivery_changed(row);
         }
         done.deliveries = deliveries.len();
-        let (interrupted, unbound) = self.store().release_dead_node(&node.id, now).await?;
+        let (interrupted, unbound) = self
+            .store()
+            .release_dead_node(&node.id, &node.boot, now)
+            .await?;
         for task_id in &interrupted {
             self.publish(HarnessEvent::TaskChanged {
                 task_id: task_id.clone(),

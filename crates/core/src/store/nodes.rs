@@ -31,8 +31,15 @@ pub struct NodeRow {
 pub trait NodeStore: Send + Sync + 'static {
     /// Upsert this node's row; `heartbeat_at` = the database's now. A new
     /// `boot` (the node restarted) starts the row again: `started_at` = now,
-    /// not draining.
-    async fn node_heartbeat(&self, id: &str, boot: &str, url: Option<&str>) -> StoreResult<()>;
+    /// not draining. False: nothing written, because the survivors fenced
+    /// this boot ([`Self::fence_node`]) — the node was declared dead.
+    async fn node_heartbeat(&self, id: &str, boot: &str, url: Option<&str>) -> StoreResult<bool>;
+    /// Fence `boot` of node `id` before its work is recovered: only while
+    /// it is still the node's boot and still dead by the database's clock;
+    /// from then on that boot's heartbeat writes nothing. The fence and a
+    /// heartbeat of the row serialize: whichever commits first decides.
+    /// True when the boot is fenced (by this call or an earlier one).
+    async fn fence_node(&self, id: &str, boot: &str) -> StoreResult<bool>;
     /// Every node, by id.
     async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>>;
     async fn get_node(&self, id: &str) -> StoreResult<Option<NodeRow>>;
@@ -48,6 +55,7 @@ pub trait NodeStore: Send + Sync + 'static {
     async fn mark_node_recovered(&self, id: &str, boot: &str) -> StoreResult<bool>;
     /// A dead node's work that only it could do, in one transaction: its
     /// live (RUNNING / PAUSED) executions → FAILED, reason `interrupted`
+    /// (only while `boot`, fenced, is still the node's boot)
     /// (their OPEN asks stay answerable), and its unleased deliveries are no
     /// longer bound to it (a task without a live execution may be resumed
     /// by any node). Answers the tasks whose execution was interrupted and
@@ -55,6 +63,7 @@ pub trait NodeStore: Send + Sync + 'static {
     async fn release_dead_node(
         &self,
         id: &str,
+        boot: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<(Vec<String>, u64)>;
     /// The database's clock now.

@@ -9,7 +9,8 @@ use super::{SqlRow, time};
 
 pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, draining";
 
-/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again.
+/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again; a boot
+/// the survivors fenced ([`fence`]) writes nothing (0 rows).
 pub(crate) fn heartbeat(now: &str) -> String {
     format!(
         "INSERT INTO harness_nodes (id, boot, url, started_at, heartbeat_at, draining) \
@@ -19,7 +20,18 @@ pub(crate) fn heartbeat(now: &str) -> String {
              THEN harness_nodes.started_at ELSE excluded.started_at END, \
            draining = CASE WHEN harness_nodes.boot = excluded.boot \
              THEN harness_nodes.draining ELSE 0 END, \
-           boot = excluded.boot, url = excluded.url, heartbeat_at = excluded.heartbeat_at"
+           boot = excluded.boot, url = excluded.url, heartbeat_at = excluded.heartbeat_at \
+         WHERE harness_nodes.fenced_boot IS NULL OR harness_nodes.fenced_boot <> excluded.boot"
+    )
+}
+
+/// `$1` dead-after (ms), `$2` id, `$3` boot: the boot is fenced while it is
+/// still the node's boot and still dead (a heartbeat that won the row first
+/// leaves it alive; one that comes after is refused).
+pub(crate) fn fence(now: &str) -> String {
+    format!(
+        "UPDATE harness_nodes SET fenced_boot = boot \
+         WHERE id = $2 AND boot = $3 AND heartbeat_at <= {now} - $1"
     )
 }
 
@@ -41,10 +53,16 @@ pub(crate) fn mark_recovered(now: &str) -> String {
     )
 }
 
-/// `$1` now, `$2` node id: its live executions end, interrupted.
+/// `$1` now, `$2` node id, `$3` its fenced boot: its live executions end,
+/// interrupted — only while that boot is still the node's (a node that
+/// restarted meanwhile interrupts its own earlier runs at start-up, and its
+/// new runs are not the dead boot's).
 pub(crate) const INTERRUPT: &str = "UPDATE executions SET status = 'FAILED', \
      end_reason = 'interrupted', ended_at = $1 \
-     WHERE status IN ('RUNNING', 'PAUSED') AND node_id = $2 RETURNING task_id";
+     WHERE status IN ('RUNNING', 'PAUSED') AND node_id = $2 \
+       AND EXISTS (SELECT 1 FROM harness_nodes n WHERE n.id = $2 AND n.boot = $3 \
+         AND n.fenced_boot = $3) \
+     RETURNING task_id";
 
 /// `$1` now, `$2` node id: its unleased deliveries of tasks with no live
 /// execution on it are free for any node.
@@ -100,15 +118,26 @@ macro_rules! node_store {
                     id: &str,
                     boot: &str,
                     url: Option<&str>,
-                ) -> StoreResult<()> {
-                    sqlx::query(AssertSqlSafe(nodes::heartbeat(DIALECT.now_ms)))
+                ) -> StoreResult<bool> {
+                    let done = sqlx::query(AssertSqlSafe(nodes::heartbeat(DIALECT.now_ms)))
                         .bind(id)
                         .bind(boot)
                         .bind(url)
                         .execute(&self.$write)
                         .await
                         .map_err(map)?;
-                    Ok(())
+                    Ok(done.rows_affected() > 0)
+                }
+
+                async fn fence_node(&self, id: &str, boot: &str) -> StoreResult<bool> {
+                    let done = sqlx::query(AssertSqlSafe(nodes::fence(DIALECT.now_ms)))
+                        .bind(self.dead_after_ms())
+                        .bind(id)
+                        .bind(boot)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(done.rows_affected() > 0)
                 }
 
                 async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>> {
@@ -167,6 +196,7 @@ macro_rules! node_store {
                 async fn release_dead_node(
                     &self,
                     id: &str,
+                    boot: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<(Vec<String>, u64)> {
                     let now = $crate::shared::ms(now);
@@ -174,6 +204,7 @@ macro_rules! node_store {
                     let tasks: Vec<String> = sqlx::query_scalar(nodes::INTERRUPT)
                         .bind(now)
                         .bind(id)
+                        .bind(boot)
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(map)?;

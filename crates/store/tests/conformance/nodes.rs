@@ -260,10 +260,69 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     assert!(hy.recover_dead_nodes().await.unwrap().is_empty());
     // Its release is idempotent: nothing of it is left.
     assert_eq!(
-        z.release_dead_node(dead, now()).await.unwrap(),
+        z.release_dead_node(dead, "boot-1", now()).await.unwrap(),
         (Vec::new(), 0)
     );
+    // The dead boot was fenced: if it only stalled, its next heartbeat is
+    // refused (it must stop), and it stays dead.
+    assert!(!store.node_heartbeat(dead, "boot-1", None).await.unwrap());
+    assert!(!y.get_node(dead).await.unwrap().unwrap().alive);
     // It comes back with a new boot and continues.
-    store.node_heartbeat(dead, "boot-2", None).await.unwrap();
+    assert!(store.node_heartbeat(dead, "boot-2", None).await.unwrap());
     assert!(y.get_node(dead).await.unwrap().unwrap().alive);
+}
+
+/// A boot is fenced only while it is the node's and dead; a fenced boot's
+/// heartbeat writes nothing; a run of the node's next boot is never
+/// interrupted by a survivor still recovering the fenced one.
+pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend) {
+    use harness_core::model::ExecutionStatus;
+    let s = b.store.clone();
+    let node = ids::new_id();
+    assert!(s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    // Alive: no fence.
+    assert!(!s.fence_node(&node, "boot-1").await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    // Dead: fenced (twice is still true: several survivors may fence it).
+    let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
+    while s.get_node(&node).await.unwrap().unwrap().alive {
+        assert!(std::time::Instant::now() < deadline, "never judged dead");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!s.fence_node(&node, "another-boot").await.unwrap());
+    assert!(s.fence_node(&node, "boot-1").await.unwrap());
+    assert!(b.another().await.fence_node(&node, "boot-1").await.unwrap());
+    // The fenced boot's heartbeat is refused, from any connection.
+    assert!(!s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    assert!(
+        !b.another()
+            .await
+            .node_heartbeat(&node, "boot-1", None)
+            .await
+            .unwrap()
+    );
+    assert!(!s.get_node(&node).await.unwrap().unwrap().alive);
+    // The node restarts (boot-2) and runs an agent before the survivor's
+    // release of boot-1 commits: that run is not boot-1's.
+    assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
+    let h = harness_on(s.clone(), &node);
+    let t = h
+        .create_task(harness_core::tasks::CreateTask {
+            title: Some("on the new boot".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id;
+    h.begin_execution(&t).await.unwrap();
+    assert_eq!(
+        s.release_dead_node(&node, "boot-1", now()).await.unwrap().0,
+        Vec::<String>::new()
+    );
+    let view = s.get_task(&t).await.unwrap().unwrap();
+    assert_eq!(view.execution.unwrap().status, ExecutionStatus::Running);
+    // A heartbeat that wins the row first keeps the boot alive: no fence.
+    assert!(!s.fence_node(&node, "boot-2").await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
 }
