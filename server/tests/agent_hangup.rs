@@ -20,25 +20,7 @@ use crate::common::process::ServerProcess;
 
 /// Host pids of processes whose command line holds `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(pid);
-        }
-    }
-    found
+    crate::common::process::pids_with("cmdline", marker)
 }
 
 /// Whether `pid` ignores SIGHUP (bit 0 of `SigIgn` in its status).

@@ -15,26 +15,7 @@ use crate::common;
 
 /// Processes of this user whose environment holds `mark` (the agent).
 fn processes_with(mark: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        // Zombies keep no environment; a process of another user is unreadable.
-        if let Ok(env) = std::fs::read(entry.path().join("environ"))
-            && env.split(|b| *b == 0).any(|kv| kv == mark.as_bytes())
-        {
-            out.push(pid);
-        }
-    }
-    out
+    common::process::pids_with("environ", mark)
 }
 
 fn signal(pid: u32, sig: &str) {

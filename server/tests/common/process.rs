@@ -144,3 +144,28 @@ pub fn stop_group(child: &mut std::process::Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Host pids of this user's processes whose `/proc/<pid>/<file>`
+/// (`cmdline`, `environ`) holds `marker` (zombies and other users'
+/// processes are unreadable and left out).
+pub fn pids_with(file: &str, marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Ok(text) = std::fs::read(entry.path().join(file))
+            && String::from_utf8_lossy(&text).contains(marker)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
