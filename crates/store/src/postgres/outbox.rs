@@ -188,8 +188,12 @@ impl OutboxStore for PgStore {
         if marks.is_empty() {
             return Ok(Vec::new());
         }
+        // one statement (its own transaction); not under the store's write lock: the statement is conditional on each row's lease by itself, and the marks of several nodes must not queue on one lock.
         let (sql, binds) = crate::shared::outbox::mark_started(owner, marks);
-        let rows = self.run_batch(&sql, binds).await?;
+        let rows = crate::shared::bind_all(sqlx::query(AssertSqlSafe(sql)), binds)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map)?;
         rows.iter()
             .map(|row| row.try_get::<String, _>("id").map_err(map))
             .collect()

@@ -185,8 +185,12 @@ impl OutboxStore for SqliteStore {
         if marks.is_empty() {
             return Ok(Vec::new());
         }
+        // on the writer connection, one statement (its own transaction).
         let (sql, binds) = crate::shared::outbox::mark_started(owner, marks);
-        let rows = self.run_batch(&sql, binds).await?;
+        let rows = crate::shared::bind_all(sqlx::query(AssertSqlSafe(sql)), binds)
+            .fetch_all(&self.writer)
+            .await
+            .map_err(map)?;
         rows.iter()
             .map(|row| row.try_get::<String, _>("id").map_err(map))
             .collect()
