@@ -1,5 +1,8 @@
 //! `<link rel="preload">` for the chunks of the lazy page a request opens
-//! (issue 33): they download with the main module instead of after it.
+//! (issue 33): they download with the main module instead of after it. The
+//! site build packs a page's chunks into one file (`…_pack_<page>.wasm`,
+//! frontend/tools/pack.mjs) and the manifest names that pack, so a page
+//! preloads one file; the split loader cuts the chunks out of it.
 //!
 //! Leptos can emit these itself (`WasmSplitManifest` + the `#[lazy]`
 //! function registering its name on the server), but that registration
@@ -59,7 +62,8 @@ pub fn page_of(path: &str) -> Option<&'static str> {
 }
 
 impl PagePreloads {
-    /// The chunk files (`<pkg_root>/<name>.wasm`) of the page at `path`.
+    /// The files the manifest names for the page at `path` (its pack):
+    /// `<pkg_root>/<name>.wasm`.
     pub fn chunks_for(&self, path: &str) -> Vec<String> {
         let Some(prefix) = page_of(path) else {
             return Vec::new();

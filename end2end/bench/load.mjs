@@ -36,6 +36,10 @@ const runs = Number(arg('--runs', '5'));
 const siteDir = arg('--site', null);
 // --breakdown: also print what the first load of each page transferred, by file.
 const breakdown = process.argv.includes('--breakdown');
+// --timeline: also print, for each run, when each file was requested and
+// arrived, when each wasm module was compiled and instantiated, and
+// hydration (what a page's time to interactive is made of).
+const timeline = process.argv.includes('--timeline');
 
 // The profile (issue 18): a mid-range phone on 4G.
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
@@ -133,6 +137,33 @@ async function seed(server) {
 async function measure(browser, server, url) {
   const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
   await context.addInitScript(() => {
+    // Compile / instantiate marks of every wasm module (main, chunks, terminal).
+    const marks = (window.__wasmMarks = []);
+    const long = (window.__longTasks = []);
+    try {
+      new PerformanceObserver((l) => long.push(...l.getEntries())).observe({ type: 'longtask', buffered: true });
+    } catch {}
+    const wrap = (name) => {
+      const orig = WebAssembly[name];
+      WebAssembly[name] = function (...args) {
+        const start = performance.now();
+        const size = args[0]?.byteLength;
+        const done = (r) => (marks.push({ what: name, size, start, end: performance.now() }), r);
+        return orig.apply(this, args).then(done);
+      };
+    };
+    for (const name of ['instantiate', 'instantiateStreaming', 'compile', 'compileStreaming']) wrap(name);
+    for (const name of ['Module', 'Instance']) {
+      const Orig = WebAssembly[name];
+      WebAssembly[name] = new Proxy(Orig, {
+        construct(target, args) {
+          const start = performance.now();
+          const r = Reflect.construct(target, args);
+          marks.push({ what: `new ${name}`, size: args[0]?.byteLength, start, end: performance.now() });
+          return r;
+        },
+      });
+    }
     new MutationObserver((_, observer) => {
       if (document.body?.hasAttribute('data-hydrated')) {
         window.__hydratedAt = performance.now();
@@ -175,9 +206,23 @@ async function measure(browser, server, url) {
       wasm: Math.max(...performance.getEntriesByType('resource')
         .filter((r) => r.name.endsWith('.wasm') && r.responseEnd <= window.__hydratedAt)
         .map((r) => r.responseEnd)),
+      timeline: [
+        ...performance.getEntriesByType('navigation').map((r) => ({ name: 'document', start: r.startTime, first: r.responseStart, end: r.responseEnd, size: r.transferSize, dcl: r.domContentLoadedEventEnd })),
+        ...performance.getEntriesByType('resource').map((r) => ({ name: new URL(r.name).pathname, start: r.startTime, first: r.responseStart, end: r.responseEnd, size: r.transferSize })),
+        ...window.__wasmMarks.map((m) => ({ name: `${m.what}${m.size ? ` (${m.size} B)` : ''}`, start: m.start, end: m.end })),
+        ...window.__longTasks.map((t) => ({ name: 'long task', start: t.startTime, end: t.startTime + t.duration })),
+        { name: 'hydrated', start: window.__hydratedAt, end: window.__hydratedAt },
+      ].sort((a, b) => a.start - b.start),
     }));
   };
   const first = await visit();
+  if (timeline) {
+    console.log(`  timeline of ${url} (ms since navigation; start → first byte → end):`);
+    for (const e of first.timeline) {
+      const t = (x) => (x === undefined ? '' : `${Math.round(x)}`.padStart(5));
+      console.log(`    ${t(e.start)} ${e.first !== undefined ? `→${t(e.first)}` : '       '} →${t(e.end)}  ${e.name.replace(/harness-[0-9a-f]{16}/, 'harness-…')}${e.size ? `  ${kib(e.size)}` : ''}`);
+    }
+  }
   first.bytes = bytes;
   first.files = files;
   const second = await visit();

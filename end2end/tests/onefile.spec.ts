@@ -84,10 +84,11 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
       expect(tiny || a.headers['content-encoding'] === 'br', `${a.url} ${JSON.stringify(a.headers)}`).toBe(true);
       expect(a.headers['cache-control'], a.url).toBe('public, max-age=31536000, immutable');
     }
-    // Opened directly, a lazy page names its chunks in <link rel="preload">
-    // (the split manifest embedded with the site): they download with the
-    // main module instead of after it, and once (the loader takes the
-    // preloaded response). /harness preloads no page chunk. The links are
+    // Opened directly, a lazy page names the pack of its chunks (one file,
+    // pack.mjs) in <link rel="preload"> (the split manifest embedded with the
+    // site): it downloads with the main module instead of after it, and once
+    // (the loader takes the preloaded response and cuts the chunks out of it:
+    // none is fetched on its own). /harness preloads nothing. The links are
     // read from the HTML as served: after hydration leptos_meta may drop
     // head tags it did not render itself, so the live DOM is not the record.
     const fresh = await browser.newContext();
@@ -103,13 +104,14 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
     const served = await direct.goto(`${base}/settings`);
     const preloaded = preloads(await served!.text());
     await expect(direct.locator('body')).toHaveAttribute('data-hydrated', 'true');
-    expect(preloaded.filter((h) => /_split_settings_route_view_\d+\.wasm$/.test(h))).toHaveLength(1);
+    expect(preloaded.filter((h) => /_pack_settings_route_view\.wasm$/.test(h))).toHaveLength(1);
     for (const href of preloaded) {
       await expect.poll(() => fetched.filter((f) => f === href).length, { message: href }).toBeGreaterThan(0);
       expect(fetched.filter((f) => f === href), href).toHaveLength(1);
     }
+    expect(fetched.filter((f) => /_(split|chunk)_/.test(f))).toEqual([]);
     const harness = await direct.goto(`${base}/harness`);
-    expect(preloads(await harness!.text()).filter((h) => h.includes('_split_'))).toEqual([]);
+    expect(preloads(await harness!.text()).filter((h) => /_(split|pack|chunk)_/.test(h))).toEqual([]);
     await fresh.close();
     await context.close();
     expect(log).not.toContain('will not hydrate');

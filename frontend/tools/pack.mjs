@@ -12,8 +12,11 @@
 // one (the server sends them as immutable). The references between them
 // (the main JS imports the loader, the loader imports the main JS and
 // fetches the chunks) are rewritten to the hashed names, then the JS is
-// minified (npm esbuild). `.split-manifest.json` (not served) lists the
-// chunks each lazy page loads, for the server's preload hints. Every
+// minified (npm esbuild). `…_pack_<page>.wasm` is, per lazy page, the chunks
+// it loads back to back (one request when the page is opened directly; the
+// loader cuts them out), and `.split-manifest.json` (not served) names that
+// pack for each page (a lazy part's chunks for a part), for the server's
+// preload hints. Every
 // compressible file gets a Brotli (.br) and a gzip (.gz) copy next to it
 // when that copy is smaller. The site is written to a fresh
 // directory and swapped in at the end, so it never holds two builds' files.
@@ -131,6 +134,74 @@ function splitManifest(loaderText, hashedStem) {
   }
   return manifest;
 }
+// One file per lazy page (issue 33): a page opened directly needs its own
+// chunk and up to ~30 shared ones before it can hydrate, and over HTTP/1.1
+// (six connections, a phone's round trip each) their requests queued behind
+// each other. `…_pack_<page>.wasm` is those chunks back to back; the manifest
+// names it instead of them (so the shell preloads one file), and the loader
+// takes a chunk out of a pack this document preloaded, else fetches the chunk
+// itself as before (a page reached by client-side navigation, a part loaded
+// on demand, a failed pack). Lazy parts (not `_route_view_`) get no pack:
+// they are never preloaded.
+function packPages(manifest, loader, chunkBytes) {
+  // A chunk is named by its number (chunk_<n>), a page's own file by its
+  // name (split_<page>_<n>): the index is in the loader every page loads.
+  const keyOf = (stem) => {
+    const m = /^[^_]+_(?:chunk_([0-9]+)|(split_[a-z0-9_]+))$/.exec(stem);
+    if (!m) throw new Error(`pack: unexpected chunk name ${stem}`);
+    return m[1] !== undefined ? Number(m[1]) : m[2];
+  };
+  const packs = {};
+  const sizes = {};
+  for (const [page, stems] of Object.entries(manifest)) {
+    if (!/_route_view_/.test(page)) continue;
+    const suffix = `_pack_${page.replace(/^_+/, '').replace(/_[0-9]+$/, '')}.wasm`;
+    const bytes = stems.map((stem) => {
+      const b = chunkBytes.get(`${stem}.wasm`);
+      if (!b) throw new Error(`pack: ${page} needs ${stem}.wasm, which is not staged`);
+      sizes[keyOf(stem)] = b.length;
+      return b;
+    });
+    packs[`./${name}${suffix}`] = stems.map(keyOf);
+    parts.push({ file: `${name}${suffix}`, suffix, bytes: Buffer.concat(bytes) });
+    manifest[page] = [`${name}${suffix.replace(/\.wasm$/, '')}`];
+  }
+  const text = loader.bytes.toString('utf8');
+  const fetches = /fetch\(new URL\((["'])(\.\/[^"']+\.wasm)\1, import\.meta\.url\)\)/g;
+  if (!fetches.test(text)) throw new Error(`pack: ${LOADER} fetches no chunk with new URL(…) (wasm-split output changed?)`);
+  const runtime = `
+const PACKS = ${JSON.stringify(packs)};
+const SIZES = ${JSON.stringify(sizes)};
+// The packs this page preloaded (read before hydration may touch the head).
+const PRELOADED = new Set(typeof document === "undefined" ? [] :
+  [...document.querySelectorAll('link[rel="preload"]')].map((l) => l.href));
+const packLoads = new Map();
+function fetchChunk(file) {
+  const m = /^\\.\\/[^_]+_(?:chunk_([0-9]+)|(split_[a-z0-9_]+))\\.wasm$/.exec(file);
+  const key = m && (m[1] !== undefined ? Number(m[1]) : m[2]);
+  for (const [pack, keys] of Object.entries(PACKS)) {
+    const at = keys.indexOf(key);
+    const url = new URL(pack, import.meta.url);
+    if (at < 0 || !PRELOADED.has(url.href)) continue;
+    let whole = packLoads.get(pack);
+    if (!whole) {
+      whole = fetch(url).then((r) => {
+        if (!r.ok) throw new Error(\`\${url}: HTTP \${r.status}\`);
+        return r.arrayBuffer();
+      });
+      packLoads.set(pack, whole);
+    }
+    const offset = keys.slice(0, at).reduce((sum, k) => sum + SIZES[k], 0);
+    return whole.then(
+      (b) => new Response(new Uint8Array(b, offset, SIZES[key]), { headers: { "content-type": "application/wasm" } }),
+      () => fetch(new URL(file, import.meta.url)),
+    );
+  }
+  return fetch(new URL(file, import.meta.url));
+}
+`;
+  loader.bytes = Buffer.from(runtime + text.replace(fetches, (_, q, file) => `fetchChunk(${q}${file}${q})`));
+}
 if (split.length) {
   const byFile = new Map(parts.map((p) => [p.file, p]));
   const stemOf = new Map(split.slice(1).map(([file, suffix]) => [file.replace(/\.wasm$/, ''), `${name}${suffix.replace(/\.wasm$/, '')}`]));
@@ -138,11 +209,12 @@ if (split.length) {
     if (!stemOf.has(stem)) throw new Error(`pack: ${LOADER} fetches ./${stem}.wasm, which wasm-split did not write`);
     return stemOf.get(stem);
   });
-  writeFileSync(join(next, SPLIT_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   const loader = byFile.get(LOADER);
   rewrite(byFile.get('harness.js'), LOADER, `${name}_split.js`);
   rewrite(loader, 'harness.js', `${name}.js`);
   for (const [file, suffix] of split.slice(1)) rewrite(loader, file, `${name}${suffix}`);
+  packPages(manifest, loader, new Map(split.slice(1).map(([file, suffix]) => [`${name}${suffix}`, byFile.get(file).bytes])));
+  writeFileSync(join(next, SPLIT_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
 }
 // The JS (wasm-bindgen's glue, the split loader) minified: whitespace,
 // comments and local names (exports, imports and property names stay, so
