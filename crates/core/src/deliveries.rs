@@ -164,6 +164,9 @@ impl Harness {
             .claim_deliveries(
                 &lease.owner,
                 &self.config().node_id,
+                // A draining node does only its own agents' rows: one
+                // bound to no node may need an agent started (`crate::drain`).
+                !self.draining(),
                 now,
                 lease.until(now),
                 limit,

@@ -305,6 +305,11 @@ impl Terminals {
                 self.elsewhere(&view.task.id).await?;
             }
         }
+        // A draining node starts no agent: another node does (issue 30).
+        if h.draining() {
+            drop(guard);
+            return self.start_elsewhere(&view.task.id, &mode, forward).await;
+        }
         let cwd = self.working_dir(&view).await?;
         if !cwd.is_dir() {
             return Err(CoreError::invalid(

@@ -85,7 +85,8 @@ pub async fn run_heartbeat(
             () = tokio::time::sleep(interval) => {}
         }
         match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(&me)).await {
-            Ok(Ok(())) => {}
+            // The drain flag's fallback when its event was missed.
+            Ok(Ok(())) => harness.follow_drain().await,
             Ok(Err(err)) => tracing::warn!(%err, "node heartbeat failed; retrying"),
             Err(_) => tracing::warn!("node heartbeat timed out; retrying"),
         }

@@ -138,7 +138,7 @@ pub async fn concurrent_claimers_on_two_connections_lease_each_row_once(b: &Back
             loop {
                 let now = Utc::now();
                 let claimed = store
-                    .claim_deliveries(&owner, "node-a", now, now + Duration::seconds(60), 3)
+                    .claim_deliveries(&owner, "node-a", true, now, now + Duration::seconds(60), 3)
                     .await
                     .unwrap();
                 if claimed.rows.is_empty() {
@@ -180,7 +180,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
     let lease = now + LEASE;
     let c = a
         .store
-        .claim_deliveries("node-a:1", "node-a", now, lease, 10)
+        .claim_deliveries("node-a:1", "node-a", true, now, lease, 10)
         .await
         .unwrap();
     let ids: Vec<_> = c.rows.iter().map(|r| r.id.clone()).collect();
@@ -199,6 +199,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
         .claim_deliveries(
             "node-a:2",
             "node-a",
+            true,
             later,
             later + Duration::seconds(30),
             10,
@@ -246,7 +247,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     let now = Utc::now();
     let until = now + LEASE;
     a.store
-        .claim_deliveries("node-a:1", "node-a", now, until, 1)
+        .claim_deliveries("node-a:1", "node-a", true, now, until, 1)
         .await
         .unwrap();
     a.store
