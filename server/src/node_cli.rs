@@ -40,9 +40,7 @@ impl Api {
                 )?,
         };
         let mut sources = harness_server::secrets::SecretSources::from_env();
-        if target.secrets_dir.is_some() {
-            sources.dir.clone_from(&target.secrets_dir);
-        }
+        sources.dir.clone_from(&target.secrets_dir);
         let token = sources.admin_token_for(&target.data_dir)?;
         let client = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(30))

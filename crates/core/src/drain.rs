@@ -188,11 +188,20 @@ impl Harness {
     /// at once. The answer's note says when no other node takes the work.
     pub async fn set_node_draining(&self, id: &str, draining: bool) -> CoreResult<DrainAnswer> {
         let id = node_id(id)?;
-        if !self.store().set_node_draining(id, draining).await? {
+        let me = id == self.config().node_id;
+        // This node stops taking work before its answer says it did.
+        if me && draining {
+            self.note_draining(true);
+        }
+        let written = self.store().set_node_draining(id, draining).await;
+        if me && !matches!(written, Ok(true)) {
+            self.follow_drain().await;
+        }
+        if !written? {
             return Err(CoreError::NotFound(format!("no node {id} in the registry")));
         }
         tracing::info!(node_id = id, draining, "node drain flag set");
-        if id == self.config().node_id {
+        if me {
             self.note_draining(draining);
         }
         self.publish(HarnessEvent::NodeChanged {

@@ -31,6 +31,10 @@ pub fn routes() -> Router<AppState> {
 #[serde(rename_all = "camelCase")]
 struct NodeList {
     this_node: String,
+    /// Whether the answering node acts as draining now (it follows the
+    /// registry at once through the event bus, at the latest at its next
+    /// heartbeat).
+    this_node_draining: bool,
     nodes: Vec<NodeView>,
 }
 
@@ -44,6 +48,7 @@ struct NodeList {
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<NodeList>> {
     Ok(Json(NodeList {
         this_node: s.harness.config().node_id.clone(),
+        this_node_draining: s.harness.draining(),
         nodes: s.harness.node_views().await?,
     }))
 }
