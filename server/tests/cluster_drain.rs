@@ -397,6 +397,18 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
         out["note"].as_str().unwrap().contains("no other live node"),
         "{out}"
     );
+    // The task page says the agent's node is draining.
+    let page = s
+        .client
+        .get(s.url(&format!("/tasks/{t}")))
+        .header("cookie", s.session().await)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("id=\"task-node-draining\""), "{page}");
     let other = s.task("refused").await;
     let (st, body) = s
         .admin("POST", &format!("/api/tasks/{other}/start"), None)
@@ -417,6 +429,20 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
     assert!(out.get("note").is_none());
+    let page = s
+        .client
+        .get(s.url(&format!("/tasks/{t}")))
+        .header("cookie", s.session().await)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("id=\"task-node\"") && !page.contains("task-node-draining"),
+        "{page}"
+    );
     let (st, body) = s
         .admin("POST", &format!("/api/tasks/{other}/start"), None)
         .await;

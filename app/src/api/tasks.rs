@@ -46,6 +46,9 @@ pub struct TaskRow {
     /// its id, and its URL on the task page).
     #[serde(default)]
     pub node: Option<String>,
+    /// That node is draining (`harness node drain`): it takes no new work.
+    #[serde(default)]
+    pub node_draining: bool,
     /// What the task waits for is an approval (a held tool call, issue 31),
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
@@ -95,6 +98,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
+        node_draining: false,
     }
 }
 
@@ -125,7 +129,9 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
     // Which node runs the agent, with the URL it registered (a cluster).
     if let Some(node) = task.node.take() {
-        let url = h.node(&node).await.ok().flatten().and_then(|n| n.url);
+        let row = h.node(&node).await.ok().flatten();
+        task.node_draining = row.as_ref().is_some_and(|n| n.draining);
+        let url = row.and_then(|n| n.url);
         task.node = Some(match url {
             Some(url) => format!("{node} ({url})"),
             None => node,

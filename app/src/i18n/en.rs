@@ -439,6 +439,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
         "optional, for Start and Restart",
     ),
     ("tasks.node", "Node"),
+    ("tasks.node_draining", "(draining: takes no new work)"),
     ("tasks.field.cwd", "Working directory"),
     (
         "tasks.field.cwd_hint",
