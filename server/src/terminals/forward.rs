@@ -65,18 +65,12 @@ impl Terminals {
 
     /// A start this draining node would have done: on another live,
     /// non-draining node with a URL (`Harness::drain_target`), else a 409.
-    /// A start another node asked of this one is refused, never passed on.
     pub(super) async fn start_elsewhere(
         &self,
         task_id: &str,
         mode: &StartMode,
-        forward: bool,
     ) -> CoreResult<Execution> {
-        let h = self.harness();
-        if !forward {
-            h.refuse_start_while_draining()?;
-        }
-        let target = h.drain_target().await?;
+        let target = self.harness().drain_target().await?;
         let url = target.url.unwrap_or_default();
         tracing::info!(task_id, node_id = %target.id, "this node is draining: start passed on");
         self.forward_start(&url, task_id, mode).await
