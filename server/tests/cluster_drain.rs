@@ -147,6 +147,32 @@ async fn a_drained_node_hands_its_work_to_the_others_and_keeps_its_agent_on_post
     })
     .await;
 
+    // B ran an agent that ended (it exits at once the first time, then
+    // records what it is typed).
+    let first = work.join("asks.first");
+    let script = format!(
+        "test -f '{0}' || {{ touch '{0}'; exit 0; }}; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{1}'; done",
+        first.display(),
+        work.join("asks.typed").display()
+    );
+    let (st, t) = a
+        .call(
+            "POST",
+            "/api/tasks",
+            Some(json!({"title": "asks", "agent": {"provider": "command", "command": ["sh", "-c", script], "cwd": work}})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{t}");
+    let asks = t["id"].as_str().unwrap().to_string();
+    let (st, body) = b
+        .call("POST", &format!("/api/tasks/{asks}/start"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    wait_until("the first run ended", Duration::from_secs(10), || {
+        first.exists()
+    })
+    .await;
+
     // Drained from A (the CLI, waiting): B follows through the bus.
     let mut drain = node_cli(d, &a.base, &["drain", &idb, "--wait", "--timeout", "120"])
         .spawn()
@@ -196,6 +222,44 @@ async fn a_drained_node_hands_its_work_to_the_others_and_keeps_its_agent_on_post
         !sent_texts(&d.join("sent-b.jsonl")).contains("queued on B"),
         "the drained node sent nothing"
     );
+
+    // A reply answered on B that must start that agent again: on A.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, view) = a.call("GET", &format!("/api/tasks/{asks}"), None).await;
+        if view["execution"]["status"] == "COMPLETED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never exited: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (st, out) = a
+        .call(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": asks, "question": "Which file?"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    let (st, out) = b
+        .call(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": asks, "text": "answer from B"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    wait_until(
+        "the reply typed into the agent started again",
+        Duration::from_secs(30),
+        || {
+            std::fs::read_to_string(work.join("asks.typed"))
+                .unwrap_or_default()
+                .contains("answer from B")
+        },
+    )
+    .await;
+    assert_eq!(runs_on(&pool, &asks).await.as_deref(), Some(ida.as_str()));
 
     // B's agent keeps running and is still typed into: a person on A, and
     // a keyed input (B's delivery row, typed by B's worker).
