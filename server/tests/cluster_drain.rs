@@ -472,7 +472,7 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
         .text()
         .await
         .unwrap();
-    assert!(page.contains("id=\"task-node-draining\""), "{page}");
+    assert!(page.contains("(draining: takes no new work)"), "{page}");
     let other = s.task("refused").await;
     let (st, body) = s
         .admin("POST", &format!("/api/tasks/{other}/start"), None)
@@ -504,7 +504,7 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
         .await
         .unwrap();
     assert!(
-        page.contains("id=\"task-node\"") && !page.contains("task-node-draining"),
+        page.contains("id=\"task-node\"") && !page.contains("(draining"),
         "{page}"
     );
     let (st, body) = s

@@ -46,9 +46,6 @@ pub struct TaskRow {
     /// its id, and its URL on the task page).
     #[serde(default)]
     pub node: Option<String>,
-    /// That node is draining (`harness node drain`): it takes no new work.
-    #[serde(default)]
-    pub node_draining: bool,
     /// What the task waits for is an approval (a held tool call, issue 31),
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
@@ -98,7 +95,6 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
-        node_draining: false,
     }
 }
 
@@ -130,11 +126,20 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     // Which node runs the agent, with the URL it registered (a cluster).
     if let Some(node) = task.node.take() {
         let row = h.node(&node).await.ok().flatten();
-        task.node_draining = row.as_ref().is_some_and(|n| n.draining);
+        // Said in the text itself (no code in the page's bundle).
+        let draining = row.as_ref().is_some_and(|n| n.draining);
         let url = row.and_then(|n| n.url);
-        task.node = Some(match url {
+        let node = match url {
             Some(url) => format!("{node} ({url})"),
             None => node,
+        };
+        task.node = Some(if draining {
+            format!(
+                "{node} {}",
+                crate::i18n::Locale::detect().t("tasks.node_draining")
+            )
+        } else {
+            node
         });
     }
     if task.open_ask {

@@ -204,11 +204,7 @@ fn TaskFacts(d: crate::api::TaskInfo) -> impl IntoView {
                 <dt>{l.t("tasks.execution")}</dt>
                 <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
                 {t.node.clone().map(|n| view! {
-                    <dt>{l.t("tasks.node")}</dt><dd id="task-node"><code>{n}</code>
-                        {t.node_draining.then(|| view! {
-                            " " <span class="sub" id="task-node-draining">{l.t("tasks.node_draining")}</span>
-                        })}
-                    </dd>
+                    <dt>{l.t("tasks.node")}</dt><dd id="task-node"><code>{n}</code></dd>
                 })}
                 <dt>{l.t("tasks.unattended")}</dt>
                 <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>
