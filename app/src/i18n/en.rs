@@ -204,6 +204,7 @@ pub const EN: &[(&str, &str)] = &[
         "followup.unreachable_alone",
         "chat unreachable, no escalation target: nobody is told",
     ),
+    ("tasks.node_draining", "(draining: takes no new work)"),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[
@@ -439,7 +440,6 @@ pub const EN_PAGES: &[(&str, &str)] = &[
         "optional, for Start and Restart",
     ),
     ("tasks.node", "Node"),
-    ("tasks.node_draining", "(draining: takes no new work)"),
     ("tasks.field.cwd", "Working directory"),
     (
         "tasks.field.cwd_hint",

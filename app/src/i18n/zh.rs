@@ -177,6 +177,7 @@ pub const ZH: &[(&str, &str)] = &[
         "followup.unreachable_alone",
         "聊天已无法送达，且无升级对象：无人知晓",
     ),
+    ("tasks.node_draining", "（排空中：不再接新工作）"),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[
@@ -394,7 +395,6 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("task.control.prompt", "首个提示"),
     ("task.control.prompt_hint", "可选，用于启动和重启"),
     ("tasks.node", "节点"),
-    ("tasks.node_draining", "（排空中：不再接新工作）"),
     ("tasks.field.cwd", "工作目录"),
     (
         "tasks.field.cwd_hint",
