@@ -147,6 +147,9 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     harness_core::nodes::first_heartbeat(&harness, &me)
         .await
         .context("cannot write this node's heartbeat")?;
+    // A drained node restarted stays drained (`harness_core::drain`): known
+    // before any worker claims.
+    harness.follow_drain().await;
     harness.attach_gateway_secret(data.gateway_secret());
     // Agents of the previous process died with it: their executions are
     // marked interrupted; OPEN asks stay answerable and tasks restartable.

@@ -9,6 +9,7 @@ use tracing_subscriber::EnvFilter;
 
 mod cli_ops;
 mod logging;
+mod node_cli;
 
 #[derive(Parser)]
 #[command(
@@ -180,6 +181,24 @@ enum Command {
         #[arg(long, env = "HARNESS_SECRETS_DIR")]
         secrets_dir: Option<PathBuf>,
     },
+    /// The nodes of a cluster: list them, drain one before its machine's
+    /// maintenance (it takes no new work; its agents keep running), undrain it.
+    ///
+    /// Example: harness node drain --wait --timeout 3600 && systemctl stop harness
+    Node {
+        #[command(subcommand)]
+        action: NodeAction,
+        /// Data directory (finds the running server and its admin token). Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+        /// The shared secrets directory of a cluster (see `serve --help`).
+        #[arg(long, env = "HARNESS_SECRETS_DIR", global = true)]
+        secrets_dir: Option<PathBuf>,
+        /// The server to ask (any node of the cluster), e.g. http://10.0.0.2:7700.
+        /// Default: the one running on this data directory.
+        #[arg(long, env = "HARNESS_SERVER_URL", global = true)]
+        server: Option<String>,
+    },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
     DemoAgent,
@@ -188,6 +207,33 @@ enum Command {
         /// The hook event: pre-tool, session-start, stop, subagent-stop,
         /// teammate-idle, self-reflect.
         event: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum NodeAction {
+    /// Every node: live, draining or dead, its URL, how many agents it runs.
+    List {
+        /// Print the API's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the node taking new work (kept across its restarts until undrained):
+    /// queued work goes to the other nodes, new agents start on another node.
+    Drain {
+        /// The node id. Default: the node of the server asked.
+        node_id: Option<String>,
+        /// Return once no agent runs on the node any more (prints progress).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds (exit code 1).
+        #[arg(long, requires = "wait")]
+        timeout: Option<u64>,
+    },
+    /// Let the node take work again.
+    Undrain {
+        /// The node id. Default: the node of the server asked.
+        node_id: Option<String>,
     },
 }
 
@@ -386,6 +432,35 @@ fn main() -> ExitCode {
             secrets_dir,
             rotate,
         ),
+        Command::Node {
+            action,
+            data_dir,
+            secrets_dir,
+            server,
+        } => {
+            let target = node_cli::Target {
+                data_dir: data_dir.unwrap_or_else(config::default_data_dir),
+                secrets_dir,
+                server,
+            };
+            match action {
+                NodeAction::List { json } => node_cli::list(&target, json),
+                NodeAction::Drain {
+                    node_id,
+                    wait,
+                    timeout,
+                } => node_cli::set(
+                    &target,
+                    node_id,
+                    true,
+                    wait,
+                    timeout.map(std::time::Duration::from_secs),
+                ),
+                NodeAction::Undrain { node_id } => {
+                    node_cli::set(&target, node_id, false, false, None)
+                }
+            }
+        }
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }

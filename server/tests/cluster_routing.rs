@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 /// An agent that records each start in `starts` and then echoes what it is
 /// typed into `typed`.
-fn recording_agent(work: &Path, name: &str) -> Value {
+pub fn recording_agent(work: &Path, name: &str) -> Value {
     let starts = work.join(format!("{name}.starts"));
     let typed = work.join(format!("{name}.typed"));
     let script = format!(
@@ -55,7 +55,7 @@ where
     .await;
 }
 
-fn lines(path: &Path) -> usize {
+pub fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -365,7 +365,7 @@ async fn a_browser_on_node_c_types_into_an_agent_on_node_a_on_postgres() {
 }
 
 /// A free loopback port (bound, then released for a child to bind).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

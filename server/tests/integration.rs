@@ -35,6 +35,8 @@ mod backup;
 mod channel_health;
 #[path = "cluster.rs"]
 mod cluster;
+#[path = "cluster_drain.rs"]
+mod cluster_drain;
 #[path = "cluster_events.rs"]
 mod cluster_events;
 #[path = "cluster_fence.rs"]

@@ -125,10 +125,21 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
     // Which node runs the agent, with the URL it registered (a cluster).
     if let Some(node) = task.node.take() {
-        let url = h.node(&node).await.ok().flatten().and_then(|n| n.url);
-        task.node = Some(match url {
+        let row = h.node(&node).await.ok().flatten();
+        // Said in the text itself (no code in the page's bundle).
+        let draining = row.as_ref().is_some_and(|n| n.draining);
+        let url = row.and_then(|n| n.url);
+        let node = match url {
             Some(url) => format!("{node} ({url})"),
             None => node,
+        };
+        task.node = Some(if draining {
+            format!(
+                "{node} {}",
+                crate::i18n::Locale::detect().t("tasks.node_draining")
+            )
+        } else {
+            node
         });
     }
     if task.open_ask {

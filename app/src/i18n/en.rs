@@ -204,6 +204,7 @@ pub const EN: &[(&str, &str)] = &[
         "followup.unreachable_alone",
         "chat unreachable, no escalation target: nobody is told",
     ),
+    ("tasks.node_draining", "(draining: takes no new work)"),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[

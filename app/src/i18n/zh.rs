@@ -177,6 +177,7 @@ pub const ZH: &[(&str, &str)] = &[
         "followup.unreachable_alone",
         "聊天已无法送达，且无升级对象：无人知晓",
     ),
+    ("tasks.node_draining", "（排空中：不再接新工作）"),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[

@@ -13,6 +13,8 @@
 //!   [`Harness::settings_generation`], so caches keyed by it reload.
 //! * [`HarnessEvent::UnattendedChanged`]: the task's signal file here follows
 //!   (the hook of an agent on this node reads it here).
+//! * [`HarnessEvent::NodeChanged`] naming this node: it starts or stops
+//!   draining now (`crate::drain`; its heartbeat re-reads the flag too).
 //! * [`HarnessEvent::Resync`] or a lagged subscription (events were lost):
 //!   all of the above at once — generation moved, every worker woken, the
 //!   signal directory reconciled from the database.
@@ -35,6 +37,11 @@ pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
     match event {
         Some(HarnessEvent::WorkQueued { kind }) => harness.wake_here(*kind),
         Some(HarnessEvent::SettingChanged { .. }) => harness.bump_settings_generation(),
+        Some(HarnessEvent::NodeChanged { node_id, draining }) => {
+            if *node_id == harness.config().node_id {
+                harness.note_draining(*draining);
+            }
+        }
         Some(HarnessEvent::UnattendedChanged { task_id, on }) => {
             if let Some(dir) = &harness.config().signal_dir
                 && let Err(err) = crate::unattended::write_signal(dir, task_id, *on)

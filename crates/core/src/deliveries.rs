@@ -164,6 +164,9 @@ impl Harness {
             .claim_deliveries(
                 &lease.owner,
                 &self.config().node_id,
+                // A draining node does only its own agents' rows: one
+                // bound to no node may need an agent started (`crate::drain`).
+                !self.draining(),
                 now,
                 lease.until(now),
                 limit,
@@ -223,7 +226,12 @@ impl Harness {
 
     /// The lease a new reply row is written with, when this process runs a
     /// delivery worker (`HarnessConfig::delivery_owner`).
+    /// None on a draining node: a reply to a stopped agent is another
+    /// node's to resume (its own agents' rows are claimed by its worker).
     pub(crate) fn handoff_claim(&self, now: DateTime<Utc>) -> Option<DeliveryClaim> {
+        if self.draining() {
+            return None;
+        }
         let owner = self.config().delivery_owner.clone()?;
         let until = now.checked_add_signed(chrono::Duration::from_std(HANDOFF_LEASE).ok()?)?;
         Some(DeliveryClaim {

@@ -49,6 +49,10 @@ pub enum HarnessEvent {
     /// only, never delivered to the node that sent it; not shown to browsers.
     #[serde(rename_all = "camelCase")]
     WorkQueued { kind: crate::work::Kind },
+    /// A node was drained or undrained (`crate::drain`): that node follows
+    /// at once (its heartbeat re-reads the flag as the fallback).
+    #[serde(rename_all = "camelCase")]
+    NodeChanged { node_id: String, draining: bool },
     /// Events of other nodes may have been missed (the bus's connection to
     /// them was lost and is back): every cache and every shown state should
     /// be reloaded, as after `RecvError::Lagged`.

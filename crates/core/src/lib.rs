@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod control;
 pub mod deadline;
 pub mod deliveries;
+pub mod drain;
 pub mod error;
 pub mod escalation;
 pub mod events;

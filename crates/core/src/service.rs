@@ -98,6 +98,8 @@ struct Inner {
     /// settings compares it instead of listening to every event.
     settings_generation: std::sync::atomic::AtomicU64,
     rate_limiter: crate::rate_limit::RateLimiter,
+    /// This node is draining (`crate::drain`): its copy of the registry's flag.
+    draining: std::sync::atomic::AtomicBool,
     config: HarnessConfig,
 }
 
@@ -171,6 +173,7 @@ impl Harness {
                 handed_off: Mutex::new(Vec::new()),
                 settings_generation: std::sync::atomic::AtomicU64::new(0),
                 rate_limiter: crate::rate_limit::RateLimiter::default(),
+                draining: std::sync::atomic::AtomicBool::new(false),
                 config,
             }),
         }
@@ -229,6 +232,10 @@ impl Harness {
     /// leased to it).
     pub fn take_handed_off(&self) -> Vec<crate::deliveries::Delivery> {
         std::mem::take(&mut *lock(&self.inner.handed_off))
+    }
+
+    pub(crate) fn draining_flag(&self) -> &std::sync::atomic::AtomicBool {
+        &self.inner.draining
     }
 
     pub(crate) fn rate_limiter(&self) -> &crate::rate_limit::RateLimiter {

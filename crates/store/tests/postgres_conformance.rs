@@ -290,7 +290,7 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
     let now = Utc::now();
     let lease = now + Duration::seconds(60);
     let d = a
-        .claim_deliveries("node-a:1", "node-a", now, lease, 10)
+        .claim_deliveries("node-a:1", "node-a", true, now, lease, 10)
         .await
         .unwrap();
     assert_eq!(d.rows.len(), 1);
@@ -302,6 +302,7 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         .claim_deliveries(
             "node-b:1",
             "node-a",
+            true,
             ahead,
             ahead + Duration::seconds(60),
             10,
@@ -333,6 +334,7 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         .claim_deliveries(
             "node-c:1",
             "node-a",
+            true,
             behind,
             behind + Duration::seconds(60),
             10,
@@ -353,6 +355,7 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         .claim_deliveries(
             "node-a:2",
             "node-a",
+            true,
             Utc::now(),
             Utc::now() + Duration::seconds(60),
             10,

@@ -8,6 +8,7 @@ mod harness_internal;
 mod hooks_internal;
 mod inbox;
 mod messages;
+mod nodes;
 mod openapi;
 mod outbox;
 mod plan;
@@ -33,6 +34,7 @@ pub fn api() -> Router<AppState> {
         .merge(inbox::routes())
         .merge(outbox::routes())
         .merge(gateway::routes())
+        .merge(nodes::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
@@ -64,6 +66,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         inbox::Api::openapi(),
         outbox::Api::openapi(),
         gateway::Api::openapi(),
+        nodes::Api::openapi(),
         harness_internal::Api::openapi(),
         hooks_internal::Api::openapi(),
     ]

@@ -64,6 +64,13 @@ impl Terminals {
                 Ok(latest) => latest.clone(),
                 Err(outcome) => return Some(outcome),
             };
+            // A draining node starts no agent (a resume): the row goes to another node
+            // (unbound at its next heartbeat, `Harness::follow_drain`).
+            if h.draining() {
+                return Some(Outcome::Retry(
+                    "this node is draining: another node starts the agent".into(),
+                ));
+            }
             match self.advance(row, lease, DeliveryState::Resuming).await {
                 Ok(true) => {}
                 Ok(false) => return None,

@@ -63,6 +63,19 @@ impl Terminals {
             .await
     }
 
+    /// A start this draining node would have done: on another live,
+    /// non-draining node with a URL (`Harness::drain_target`), else a 409.
+    pub(super) async fn start_elsewhere(
+        &self,
+        task_id: &str,
+        mode: &StartMode,
+    ) -> CoreResult<Execution> {
+        let target = self.harness().drain_target().await?;
+        let url = target.url.unwrap_or_default();
+        tracing::info!(task_id, node_id = %target.id, "this node is draining: start passed on");
+        self.forward_start(&url, task_id, mode).await
+    }
+
     pub(super) async fn forward_stop(&self, url: &str, task_id: &str) -> CoreResult<bool> {
         let answer: serde_json::Value = self
             .node_client()

@@ -277,6 +277,10 @@ impl Terminals {
                 "the task's agent is already running".into(),
             ));
         }
+        // A start another node asked of a draining one: refused, never passed on.
+        if !forward {
+            h.refuse_start_while_draining()?;
+        }
         match h.placement(&view.task.id).await? {
             harness_core::cluster::Placement::Free => {}
             // A live execution of this node without a terminal (e.g. its
@@ -304,6 +308,11 @@ impl Terminals {
                 // A dead node's execution is interrupted; an unreachable one refused.
                 self.elsewhere(&view.task.id).await?;
             }
+        }
+        // A draining node starts no agent: another node does (issue 30).
+        if h.draining() {
+            drop(guard);
+            return self.start_elsewhere(&view.task.id, &mode).await;
         }
         let cwd = self.working_dir(&view).await?;
         if !cwd.is_dir() {

@@ -78,6 +78,14 @@ pub trait Queue: Send + Sync + 'static {
         row: Self::Row,
     ) -> impl Future<Output = Option<Self::Outcome>> + Send + 'static;
 
+    /// Whether this worker leases new rows now. False on a draining node
+    /// for work any node can do (`harness_core::drain`): nothing is leased
+    /// and rows leased ahead go back, while attempts in flight end and are
+    /// recorded as usual.
+    fn takes_new_work(&self) -> bool {
+        true
+    }
+
     /// Periodic upkeep (expired leases), every `maintain_every`.
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         std::future::ready(())
@@ -367,7 +375,15 @@ impl<Q: Queue> Worker<Q> {
             return None;
         }
         self.retry_at = None;
-        self.release_short_leases();
+        if self.queue_impl.takes_new_work() {
+            self.release_short_leases();
+        } else {
+            for row in std::mem::take(&mut self.queue) {
+                self.held.remove(Q::id(&row));
+                self.released.push(Q::id(&row).to_owned());
+            }
+            self.due = false;
+        }
         let leased = self.running.len() + self.queue.len();
         let capacity = self.config.max_in_flight + self.ahead;
         // Refill once the queue is down to a quarter of what is leased

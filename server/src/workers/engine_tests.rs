@@ -57,6 +57,8 @@ struct TestKind {
     /// Attempts wait for this before they end (when set).
     gate: Option<CancellationToken>,
     work: Duration,
+    /// The node is draining: no new rows (`Queue::takes_new_work`).
+    paused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TestKind {
@@ -106,6 +108,9 @@ impl Queue for TestKind {
     }
     fn span(row: &Row) -> tracing::Span {
         tracing::info_span!("test", id = %row.id)
+    }
+    fn takes_new_work(&self) -> bool {
+        !self.paused.load(Ordering::SeqCst)
     }
 
     fn turn(
@@ -338,4 +343,47 @@ async fn a_queued_row_whose_lease_ran_short_is_released_not_started() {
     );
     assert_eq!(w.released, ["short"]);
     assert!(w.held.is_empty());
+}
+
+/// A draining node's worker (issue 30): it leases nothing and gives back
+/// the rows it leased ahead; undrained and woken, it does them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_that_takes_no_new_work_leases_nothing_and_gives_back_its_queue() {
+    let kind = TestKind::default();
+    kind.paused.store(true, Ordering::SeqCst);
+    kind.add("ahead", "k1");
+    kind.add("due", "k2");
+    // "ahead" was leased ahead by an earlier turn: it goes back untouched.
+    let row = {
+        let mut t = kind.lock();
+        t.rows[0].1 = State::Leased;
+        t.rows[0].0.until = Utc::now() + chrono::Duration::seconds(60);
+        t.rows[0].0.clone()
+    };
+    let mut w = Worker::new(kind.clone(), config(2, 1));
+    w.held.insert(row.id.clone());
+    w.queue.push_back(row);
+    let turn = w.next_turn().expect("a turn that gives the row back");
+    let end = turn.await;
+    assert_eq!(end.released, ["ahead"]);
+    assert_eq!(end.limit, 0, "nothing leased");
+    assert!(w.queue.is_empty() && w.held.is_empty());
+    assert_eq!(kind.states()["ahead"], State::Queued);
+    // Running: polls lease nothing while it drains.
+    let wake = Arc::new(Notify::new());
+    let cancel = CancellationToken::new();
+    let worker =
+        tokio::spawn(Worker::new(kind.clone(), config(2, 1)).run(wake.clone(), cancel.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        kind.lock().attempts.is_empty(),
+        "a draining worker started work"
+    );
+    assert!(kind.states().values().all(|s| *s == State::Queued));
+    kind.paused.store(false, Ordering::SeqCst);
+    wake.notify_one();
+    kind.wait_for("both done once undrained", |t| t.recorded.len() == 2)
+        .await;
+    cancel.cancel();
+    worker.await.unwrap();
 }

@@ -71,6 +71,11 @@ impl Queue for ReplyQueue {
         &row.id
     }
 
+    /// Any node can send it: a draining node leaves it to the others.
+    fn takes_new_work(&self) -> bool {
+        !self.harness.draining()
+    }
+
     fn lease_until(row: &GatewayReply) -> Option<chrono::DateTime<chrono::Utc>> {
         Some(
             row.lease_expires_at

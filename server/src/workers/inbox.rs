@@ -77,7 +77,8 @@ impl WorkbenchStarter {
     /// Start `task_id` if it has no live terminal, its start is wanted and
     /// it was not tried within [`START_RETRY`].
     async fn consider(&self, task_id: &str) -> CoreResult<()> {
-        if self.terminals.live(task_id).is_some() {
+        // A draining node starts no agent: a live node's worker does it.
+        if self.terminals.live(task_id).is_some() || self.terminals.harness().draining() {
             return Ok(());
         }
         {
@@ -138,6 +139,10 @@ impl WorkbenchStarter {
     /// the Workbenches still wanted.
     async fn recover(&self) {
         let h = self.terminals.harness();
+        // Any node recovers them: a draining node leaves it to the others.
+        if h.draining() {
+            return;
+        }
         // Claims' ages by the database's clock (`Harness::db_now`).
         let now = match h.db_now().await {
             Ok(now) => now,

@@ -221,6 +221,11 @@ impl Queue for OutboxQueue {
         &row.id
     }
 
+    /// Any node can send it: a draining node leaves it to the others.
+    fn takes_new_work(&self) -> bool {
+        !self.harness.draining()
+    }
+
     fn lease_until(row: &Outbound) -> Option<chrono::DateTime<chrono::Utc>> {
         // A row without a lease end cannot be known to be covered.
         Some(

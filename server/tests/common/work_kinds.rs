@@ -247,7 +247,7 @@ impl WorkKind {
         match self {
             Self::Deliveries => h
                 .store()
-                .claim_deliveries(&lease.owner, &h.config().node_id, at, until, 100)
+                .claim_deliveries(&lease.owner, &h.config().node_id, true, at, until, 100)
                 .await
                 .unwrap()
                 .rows

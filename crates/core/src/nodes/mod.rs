@@ -96,7 +96,8 @@ pub async fn run_heartbeat(
             () = tokio::time::sleep(interval) => {}
         }
         match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(&me)).await {
-            Ok(Ok(true)) => {}
+            // The drain flag's fallback when its event was missed.
+            Ok(Ok(true)) => harness.follow_drain().await,
             Ok(Ok(false)) => {
                 tracing::error!(
                     node_id = %me.id,

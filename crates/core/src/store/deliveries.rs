@@ -144,12 +144,14 @@ pub trait DeliveryStore: Send + Sync + 'static {
     /// In one transaction: rows WRITING with an expired lease → UNVERIFIED;
     /// then lease up to `limit` due rows (QUEUED / WAITING_BOUNDARY /
     /// RESUMING / FAILED, `next_attempt_at <= now`, lease free or expired,
-    /// `node_id` NULL or `node`) to `owner` until `lease_until`. PostgreSQL:
-    /// the same with `FOR UPDATE SKIP LOCKED` in the sub-select.
+    /// `node_id` `node`, or NULL when `unbound`) to `owner` until
+    /// `lease_until`. PostgreSQL: the same with `FOR UPDATE SKIP LOCKED` in
+    /// the sub-select.
     async fn claim_deliveries(
         &self,
         owner: &str,
         node: &str,
+        unbound: bool,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: u32,

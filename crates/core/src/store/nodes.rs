@@ -22,7 +22,7 @@ pub struct NodeRow {
     pub heartbeat_at: DateTime<Utc>,
     /// Whether its heartbeat is newer than the database's now − dead-after.
     pub alive: bool,
-    /// Whether it is being drained (takes no new work).
+    /// Whether it is being drained: it takes no new work (`crate::drain`).
     pub draining: bool,
 }
 
@@ -30,9 +30,10 @@ pub struct NodeRow {
 #[async_trait]
 pub trait NodeStore: Send + Sync + 'static {
     /// Upsert this node's row; `heartbeat_at` = the database's now. A new
-    /// `boot` (the node restarted) starts the row again: `started_at` = now,
-    /// not draining. False: nothing written, because the survivors fenced
-    /// this boot ([`Self::fence_node`]) — the node was declared dead.
+    /// `boot` (the node restarted) starts the row again (`started_at` = now)
+    /// but keeps `draining`: a drained node stays drained until undrained.
+    /// False: nothing written, because the survivors fenced this boot
+    /// ([`Self::fence_node`]) — the node was declared dead.
     async fn node_heartbeat(&self, id: &str, boot: &str, url: Option<&str>) -> StoreResult<bool>;
     /// Fence `boot` of node `id` before its work is recovered: only while
     /// it is still the node's boot and still dead by the database's clock;
@@ -44,9 +45,16 @@ pub trait NodeStore: Send + Sync + 'static {
     async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>>;
     async fn get_node(&self, id: &str) -> StoreResult<Option<NodeRow>>;
     /// Mark a node draining (or not); false when there is no such node.
-    /// Only recorded: no worker reads the flag yet (a drain command is
-    /// issue 30's open point; maintenance is SIGTERM, see README).
+    /// What a draining node stops doing is `crate::drain`'s.
     async fn set_node_draining(&self, id: &str, draining: bool) -> StoreResult<bool>;
+    /// The node's live (RUNNING / PAUSED) executions: `(task id, execution
+    /// id)`, oldest first.
+    async fn node_live_runs(&self, id: &str) -> StoreResult<Vec<(String, String)>>;
+    /// The node's unleased deliveries of tasks without a live execution on
+    /// it are no longer bound to it (any node may do them: a draining node
+    /// leaves the agents it would have to start again to the others).
+    /// Answers how many were unbound.
+    async fn unbind_node_deliveries(&self, id: &str, now: DateTime<Utc>) -> StoreResult<u64>;
     /// Dead nodes whose current boot's leftovers no survivor recovered yet.
     async fn nodes_to_recover(&self) -> StoreResult<Vec<NodeRow>>;
     /// Record that `boot` of node `id` was recovered. False when the node

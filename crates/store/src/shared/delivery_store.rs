@@ -97,6 +97,7 @@ macro_rules! delivery_store {
                     &self,
                     owner: &str,
                     node: &str,
+                    unbound: bool,
                     now: DateTime<Utc>,
                     lease_until: DateTime<Utc>,
                     limit: u32,
@@ -112,7 +113,7 @@ macro_rules! delivery_store {
                          WHERE id IN (SELECT d.id FROM deliveries d WHERE d.next_attempt_at <= $3 \
                            AND d.state IN {CLAIMABLE} \
                            AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $6) \
-                           AND (d.node_id IS NULL OR d.node_id = $4) \
+                           AND (d.node_id = $4 OR (d.node_id IS NULL AND $7 = 1)) \
                            ORDER BY d.next_attempt_at, d.id LIMIT +$5{SKIP_LOCKED}) \
                          RETURNING 'claimed' AS what, {DELIVERY_COLUMNS}"
                     );
@@ -129,6 +130,7 @@ macro_rules! delivery_store {
                                 Bind::Text(node),
                                 Bind::Int(i64::from(limit)),
                                 Bind::Int(clock.lease_now),
+                                Bind::Int(i64::from(unbound)),
                             ],
                         )
                         .await?;

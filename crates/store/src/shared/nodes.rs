@@ -9,8 +9,10 @@ use super::{SqlRow, time};
 
 pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, draining";
 
-/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again; a boot
-/// the survivors fenced ([`fence`]) writes nothing (0 rows).
+/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again, except
+/// `draining`: a drained node restarted (its machine rebooted) stays
+/// drained until a person undrains it. A boot the survivors fenced
+/// ([`fence`]) writes nothing (0 rows).
 pub(crate) fn heartbeat(now: &str) -> String {
     format!(
         "INSERT INTO harness_nodes (id, boot, url, started_at, heartbeat_at, draining) \
@@ -18,8 +20,6 @@ pub(crate) fn heartbeat(now: &str) -> String {
          ON CONFLICT (id) DO UPDATE SET \
            started_at = CASE WHEN harness_nodes.boot = excluded.boot \
              THEN harness_nodes.started_at ELSE excluded.started_at END, \
-           draining = CASE WHEN harness_nodes.boot = excluded.boot \
-             THEN harness_nodes.draining ELSE 0 END, \
            boot = excluded.boot, url = excluded.url, heartbeat_at = excluded.heartbeat_at \
          WHERE harness_nodes.fenced_boot IS NULL OR harness_nodes.fenced_boot <> excluded.boot"
     )
@@ -75,6 +75,10 @@ pub(crate) fn unbind() -> String {
         super::deliveries::CLAIMABLE
     )
 }
+
+/// `$1` node id: its live executions (the agents it runs), oldest first.
+pub(crate) const LIVE_RUNS: &str = "SELECT task_id, id FROM executions \
+     WHERE node_id = $1 AND status IN ('RUNNING', 'PAUSED') ORDER BY created_at, id";
 
 /// `$1` draining (0/1), `$2` id.
 pub(crate) const SET_DRAINING: &str = "UPDATE harness_nodes SET draining = $1 WHERE id = $2";
@@ -167,6 +171,29 @@ macro_rules! node_store {
                         .await
                         .map_err(map)?;
                     Ok(done.rows_affected() > 0)
+                }
+
+                async fn node_live_runs(&self, id: &str) -> StoreResult<Vec<(String, String)>> {
+                    let rows: Vec<(String, String)> = sqlx::query_as(nodes::LIVE_RUNS)
+                        .bind(id)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    Ok(rows)
+                }
+
+                async fn unbind_node_deliveries(
+                    &self,
+                    id: &str,
+                    now: DateTime<Utc>,
+                ) -> StoreResult<u64> {
+                    let done = sqlx::query(AssertSqlSafe(nodes::unbind()))
+                        .bind($crate::shared::ms(now))
+                        .bind(id)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(done.rows_affected())
                 }
 
                 async fn nodes_to_recover(&self) -> StoreResult<Vec<NodeRow>> {

@@ -138,7 +138,7 @@ pub async fn concurrent_claimers_on_two_connections_lease_each_row_once(b: &Back
             loop {
                 let now = Utc::now();
                 let claimed = store
-                    .claim_deliveries(&owner, "node-a", now, now + Duration::seconds(60), 3)
+                    .claim_deliveries(&owner, "node-a", true, now, now + Duration::seconds(60), 3)
                     .await
                     .unwrap();
                 if claimed.rows.is_empty() {
@@ -180,7 +180,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
     let lease = now + LEASE;
     let c = a
         .store
-        .claim_deliveries("node-a:1", "node-a", now, lease, 10)
+        .claim_deliveries("node-a:1", "node-a", true, now, lease, 10)
         .await
         .unwrap();
     let ids: Vec<_> = c.rows.iter().map(|r| r.id.clone()).collect();
@@ -188,7 +188,14 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
     // Held: nobody else gets it before the lease expires …
     let c2 = a
         .store
-        .claim_deliveries("node-a:2", "node-a", now, now + Duration::seconds(30), 10)
+        .claim_deliveries(
+            "node-a:2",
+            "node-a",
+            true,
+            now,
+            now + Duration::seconds(30),
+            10,
+        )
         .await
         .unwrap();
     assert!(c2.rows.is_empty());
@@ -199,6 +206,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
         .claim_deliveries(
             "node-a:2",
             "node-a",
+            true,
             later,
             later + Duration::seconds(30),
             10,
@@ -228,7 +236,7 @@ pub async fn leases_expire_steps_need_the_lease_and_other_nodes_rows_are_left_al
     // node-b sees its own row.
     let cb = a
         .store
-        .claim_deliveries("node-b:1", "node-b", now, lease, 10)
+        .claim_deliveries("node-b:1", "node-b", true, now, lease, 10)
         .await
         .unwrap();
     assert_eq!(
@@ -246,7 +254,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     let now = Utc::now();
     let until = now + LEASE;
     a.store
-        .claim_deliveries("node-a:1", "node-a", now, until, 1)
+        .claim_deliveries("node-a:1", "node-a", true, now, until, 1)
         .await
         .unwrap();
     a.store
@@ -257,7 +265,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     // Still in its lease: left alone.
     let c = a
         .store
-        .claim_deliveries("node-a:2", "node-a", now, until, 5)
+        .claim_deliveries("node-a:2", "node-a", true, now, until, 5)
         .await
         .unwrap();
     assert!(c.rows.is_empty() && c.unverified.is_empty());
@@ -265,7 +273,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     let later = past_lease().await;
     let c = a
         .store
-        .claim_deliveries("node-a:2", "node-a", later, later, 5)
+        .claim_deliveries("node-a:2", "node-a", true, later, later, 5)
         .await
         .unwrap();
     assert!(c.rows.is_empty());
@@ -275,7 +283,7 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
     let far = later + Duration::days(1);
     let c = a
         .store
-        .claim_deliveries("node-a:3", "node-a", far, far, 5)
+        .claim_deliveries("node-a:3", "node-a", true, far, far, 5)
         .await
         .unwrap();
     assert!(
@@ -305,7 +313,7 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
     for attempt in 1..=3u32 {
         let c = a
             .store
-            .claim_deliveries("o:1", "node-a", now, now + Duration::seconds(60), 5)
+            .claim_deliveries("o:1", "node-a", true, now, now + Duration::seconds(60), 5)
             .await
             .unwrap();
         assert_eq!(c.rows.len(), 1, "due at attempt {attempt}");
@@ -335,7 +343,7 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
         let early = failed.next_attempt_at.unwrap() - Duration::milliseconds(1);
         let c = a
             .store
-            .claim_deliveries("o:1", "node-a", early, early, 5)
+            .claim_deliveries("o:1", "node-a", true, early, early, 5)
             .await
             .unwrap();
         assert!(c.rows.is_empty());
@@ -344,7 +352,7 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
     // Gave up: FAILED without a next attempt is never due; a person may retry.
     let c = a
         .store
-        .claim_deliveries("o:1", "node-a", now, now + Duration::seconds(60), 5)
+        .claim_deliveries("o:1", "node-a", true, now, now + Duration::seconds(60), 5)
         .await
         .unwrap();
     let gave_up = a
@@ -357,7 +365,7 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
     let far = now + Duration::days(30);
     assert!(
         a.store
-            .claim_deliveries("o:1", "node-a", far, far, 5)
+            .claim_deliveries("o:1", "node-a", true, far, far, 5)
             .await
             .unwrap()
             .rows
@@ -389,11 +397,11 @@ pub async fn start_up_releases_only_this_nodes_earlier_leases(b: &Backend) {
     let now = Utc::now();
     let until = now + Duration::seconds(600);
     a.store
-        .claim_deliveries("node-a:old", "node-a", now, until, 5)
+        .claim_deliveries("node-a:old", "node-a", true, now, until, 5)
         .await
         .unwrap();
     a.store
-        .claim_deliveries("node-b:1", "node-b", now, until, 5)
+        .claim_deliveries("node-b:1", "node-b", true, now, until, 5)
         .await
         .unwrap();
     a.store
@@ -438,7 +446,7 @@ pub async fn start_up_releases_only_this_nodes_earlier_leases(b: &Backend) {
     );
     let c = a
         .store
-        .claim_deliveries("node-a:new", "node-a", now, until, 5)
+        .claim_deliveries("node-a:new", "node-a", true, now, until, 5)
         .await
         .unwrap();
     let ids: Vec<_> = c.rows.iter().map(|r| r.id.clone()).collect();

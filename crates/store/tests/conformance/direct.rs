@@ -36,13 +36,19 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
         .unwrap();
     assert!(created);
     let until = at + LEASE;
-    let c = s.claim_deliveries("n:1", "n", at, until, 5).await.unwrap();
+    let c = s
+        .claim_deliveries("n:1", "n", true, at, until, 5)
+        .await
+        .unwrap();
     assert_eq!(c.rows.len(), 1);
     // Released untouched: due again at once for anybody.
     s.release_delivery(&row.id, "n:1").await.unwrap();
     let back = s.get_delivery(&row.id).await.unwrap().unwrap();
     assert_eq!(back.lease_owner, None);
-    let c = s.claim_deliveries("n:2", "n", at, until, 5).await.unwrap();
+    let c = s
+        .claim_deliveries("n:2", "n", true, at, until, 5)
+        .await
+        .unwrap();
     assert_eq!(c.rows.len(), 1, "claimable again after the release");
     // Mid-write, then lost: UNVERIFIED; only a person moves it on.
     s.advance_delivery(&row.id, "n:2", DeliveryState::Writing, until, at)
@@ -51,7 +57,7 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
         .unwrap();
     let later = past_lease().await;
     let c = s
-        .claim_deliveries("n:3", "n", later, later, 5)
+        .claim_deliveries("n:3", "n", true, later, later, 5)
         .await
         .unwrap();
     assert_eq!(c.unverified.len(), 1);
@@ -73,7 +79,7 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
     );
     // Through once more, mid-write and lost again, then marked delivered.
     let c = s
-        .claim_deliveries("n:4", "n", later, later + LEASE, 5)
+        .claim_deliveries("n:4", "n", true, later, later + LEASE, 5)
         .await
         .unwrap();
     assert_eq!(c.rows.len(), 1);
@@ -82,7 +88,7 @@ pub async fn manual_delivery_actions_release_requeue_and_mark(b: &Backend) {
         .unwrap()
         .unwrap();
     let much_later = past_lease().await;
-    s.claim_deliveries("n:5", "n", much_later, much_later, 5)
+    s.claim_deliveries("n:5", "n", true, much_later, much_later, 5)
         .await
         .unwrap();
     let marked = s

@@ -209,6 +209,7 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
         .claim_deliveries(
             "node-a:boot-1",
             "node-a",
+            true,
             now,
             now + Duration::seconds(60),
             10,
@@ -288,6 +289,7 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
         .claim_deliveries(
             "node-a:boot-1",
             "node-a",
+            true,
             now,
             now + Duration::seconds(60),
             10,

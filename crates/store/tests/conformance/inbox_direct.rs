@@ -174,7 +174,7 @@ pub async fn the_inbox_transitions_one_by_one(b: &Backend) {
     // Its delivery is typed: the batch is DISPATCHED, its events DELIVERED.
     let now = Utc::now();
     let rows = store
-        .claim_deliveries(OWNER, "node-a", now, now + Duration::seconds(60), 10)
+        .claim_deliveries(OWNER, "node-a", true, now, now + Duration::seconds(60), 10)
         .await
         .unwrap();
     assert!(rows.rows.iter().any(|r| r.id == stored.id));

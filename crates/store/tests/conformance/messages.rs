@@ -107,7 +107,7 @@ pub async fn answer_is_conditional(b: &Backend) {
     assert_eq!(row.lease_owner.as_deref(), Some(claim.owner.as_str()));
     // Leased: nobody else claims it while the lease runs.
     let other = s
-        .claim_deliveries("node-a:other", NODE, now(), now(), 10)
+        .claim_deliveries("node-a:other", NODE, true, now(), now(), 10)
         .await
         .unwrap();
     assert!(other.rows.is_empty(), "handed off, not claimable");

@@ -39,7 +39,8 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
     assert_eq!(again.started_at, row.started_at);
     assert!(again.heartbeat_at > row.heartbeat_at);
     assert_eq!(again.url, None, "the url is the latest heartbeat's");
-    // Draining is kept across heartbeats of one boot, reset by a new boot.
+    // Draining is kept across heartbeats and across a new boot (a drained
+    // node restarted stays drained until undrained).
     assert!(s.set_node_draining(&id, true).await.unwrap());
     assert!(!s.set_node_draining(&ids::new_id(), true).await.unwrap());
     s.node_heartbeat(&id, &boot, None).await.unwrap();
@@ -48,8 +49,10 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
     s.node_heartbeat(&id, &reboot, None).await.unwrap();
     let fresh = s.get_node(&id).await.unwrap().unwrap();
     assert_eq!(fresh.boot, reboot);
-    assert!(!fresh.draining);
+    assert!(fresh.draining, "a restart keeps the drain");
     assert!(fresh.started_at > row.started_at);
+    assert!(s.set_node_draining(&id, false).await.unwrap());
+    assert!(!s.get_node(&id).await.unwrap().unwrap().draining);
     // Another connection sees the same rows.
     let other = b.another().await;
     let listed = other.list_nodes().await.unwrap();
@@ -157,7 +160,14 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     let (queued, _) = store.enqueue_input(input("q")).await.unwrap();
     let at = now();
     let claimed = store
-        .claim_deliveries(owner, dead, at, at + chrono::Duration::seconds(60), 10)
+        .claim_deliveries(
+            owner,
+            dead,
+            true,
+            at,
+            at + chrono::Duration::seconds(60),
+            10,
+        )
         .await
         .unwrap();
     assert_eq!(claimed.rows.len(), 2);
@@ -325,4 +335,97 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     // A heartbeat that wins the row first keeps the boot alive: no fence.
     assert!(!s.fence_node(&node, "boot-2").await.unwrap());
     assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
+}
+
+/// A draining node (issue 30): its live runs are listed; it claims only the
+/// deliveries bound to it; those of tasks without a live run on it are
+/// unbound for the other nodes (never a row it holds, never its agents').
+pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliveries(b: &Backend) {
+    use harness_core::deliveries::NewInput;
+    let node = format!("node-{}", ids::new_id());
+    let owner = format!("{node}:boot");
+    let store = b.another().await;
+    let h = harness_on(store.clone(), &node);
+    store.node_heartbeat(&node, "boot", None).await.unwrap();
+    let running = core_task(&h, "runs here", None).await;
+    let (execution, _) = h.begin_execution(&running).await.unwrap();
+    let stopped = core_task(&h, "no agent", None).await;
+    assert_eq!(
+        store.node_live_runs(&node).await.unwrap(),
+        vec![(running.clone(), execution.id.clone())]
+    );
+    assert!(
+        store
+            .node_live_runs("no-such-node")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let input = |task: &str, bound: Option<&str>, key: &str| NewInput {
+        id: ids::new_id(),
+        task_id: task.to_string(),
+        node_id: bound.map(str::to_string),
+        text: format!("text {key}"),
+        submit: true,
+        dedup_key: key.into(),
+        resume: false,
+        now: now(),
+    };
+    let (mine, _) = store
+        .enqueue_input(input(&running, Some(&node), "mine"))
+        .await
+        .unwrap();
+    let (anyones, _) = store
+        .enqueue_input(input(&stopped, None, "anyone"))
+        .await
+        .unwrap();
+    let (left, _) = store
+        .enqueue_input(input(&stopped, Some(&node), "left"))
+        .await
+        .unwrap();
+    // Draining: only the rows bound to it, never an unbound one.
+    let at = now();
+    let claimed = store
+        .claim_deliveries(
+            &owner,
+            &node,
+            false,
+            at,
+            at + chrono::Duration::seconds(60),
+            10,
+        )
+        .await
+        .unwrap();
+    let mut ids: Vec<_> = claimed.rows.iter().map(|r| r.id.clone()).collect();
+    ids.sort();
+    let mut want = vec![mine.id.clone(), left.id.clone()];
+    want.sort();
+    assert_eq!(ids, want);
+    // Held rows are never unbound; released, the one of a task without a
+    // live run here is, the running agent's stays.
+    assert_eq!(store.unbind_node_deliveries(&node, now()).await.unwrap(), 0);
+    for id in [&mine.id, &left.id] {
+        store.release_delivery(id, &owner).await.unwrap();
+    }
+    assert_eq!(store.unbind_node_deliveries(&node, now()).await.unwrap(), 1);
+    let at = now();
+    let other = store
+        .claim_deliveries(
+            "node-o:1",
+            "node-o",
+            true,
+            at,
+            at + chrono::Duration::seconds(60),
+            10,
+        )
+        .await
+        .unwrap();
+    let mut ids: Vec<_> = other.rows.iter().map(|r| r.id.clone()).collect();
+    ids.sort();
+    let mut want = vec![anyones.id.clone(), left.id.clone()];
+    want.sort();
+    assert_eq!(
+        ids, want,
+        "another node takes the unbound rows, not the agent's"
+    );
 }

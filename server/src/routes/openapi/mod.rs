@@ -69,6 +69,7 @@ pub const RATE_LIMITED: [&str; 3] = [
         (name = "approvals", description = "Approvals of risky tool calls: policy, the hook's check, decisions, audit"),
         (name = "internal", description = "The agent and gateway API (admin or agent token)"),
         (name = "gateway", description = "What a person writes back from a chat (a signed request, the gateway token or the admin token)"),
+        (name = "nodes", description = "The nodes of a cluster and their drain (admin)"),
         (name = "meta", description = "This document"),
     )
 )]
