@@ -113,6 +113,19 @@ macro_rules! node_store {
                 fn dead_after_ms(&self) -> i64 {
                     i64::try_from(self.node_dead_after.as_millis()).unwrap_or(i64::MAX / 4)
                 }
+
+                /// A conditional write about a dead node's boot (`$1` the
+                /// dead-after, `$2` id, `$3` boot): whether it wrote a row.
+                async fn on_dead_boot(&self, sql: String, id: &str, boot: &str) -> StoreResult<bool> {
+                    let done = sqlx::query(AssertSqlSafe(sql))
+                        .bind(self.dead_after_ms())
+                        .bind(id)
+                        .bind(boot)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(done.rows_affected() > 0)
+                }
             }
 
             #[async_trait::async_trait]
@@ -134,14 +147,7 @@ macro_rules! node_store {
                 }
 
                 async fn fence_node(&self, id: &str, boot: &str) -> StoreResult<bool> {
-                    let done = sqlx::query(AssertSqlSafe(nodes::fence(DIALECT.now_ms)))
-                        .bind(self.dead_after_ms())
-                        .bind(id)
-                        .bind(boot)
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected() > 0)
+                    self.on_dead_boot(nodes::fence(DIALECT.now_ms), id, boot).await
                 }
 
                 async fn list_nodes(&self) -> StoreResult<Vec<NodeRow>> {
@@ -210,14 +216,7 @@ macro_rules! node_store {
                 }
 
                 async fn mark_node_recovered(&self, id: &str, boot: &str) -> StoreResult<bool> {
-                    let done = sqlx::query(AssertSqlSafe(nodes::mark_recovered(DIALECT.now_ms)))
-                        .bind(self.dead_after_ms())
-                        .bind(id)
-                        .bind(boot)
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected() > 0)
+                    self.on_dead_boot(nodes::mark_recovered(DIALECT.now_ms), id, boot).await
                 }
 
                 async fn release_dead_node(
