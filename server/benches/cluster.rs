@@ -17,7 +17,8 @@
 //!
 //! Targets: one node's asks ≥ 0.5 × raw; adding nodes does not lower the
 //! total (≥ 0.9 × one node's, the noise of this 2-core machine). Medians of
-//! 3 rounds. `HARNESS_BENCH_N` asks per round (default 1500), a third as
+//! 3 rounds. Each round also prints the CPU time per ask of this process
+//! (the nodes) and of the local PostgreSQL server's processes. `HARNESS_BENCH_N` asks per round (default 1500), a third as
 //! many outbox messages. The server is `HARNESS_TEST_POSTGRES_URL`, else
 //! `postgres://postgres@127.0.0.1:5432/postgres`.
 //! Run: `cargo bench -p server --bench cluster`.
@@ -33,7 +34,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 mod support;
-use support::{PgRaw, drop_database, fresh_database, median, rate};
+use support::{PgRaw, drop_database, fresh_database, median, own_cpu, postgres_cpu, rate};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 const NODES: usize = 3;
@@ -225,6 +226,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
         let (mut raws, mut askss, mut outs) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             raws.push(raw.commits(n).await?);
+            let (cpu, pg_cpu) = (own_cpu(), postgres_cpu());
             let started = Instant::now();
             let mut set = tokio::task::JoinSet::new();
             for i in 0..k {
@@ -235,12 +237,19 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
                 done??;
             }
             askss.push(rate(n, started.elapsed()));
+            let per_ask = |d: Duration| d.as_micros() / n as u128;
+            let harness_us = per_ask(own_cpu().saturating_sub(cpu));
+            let pg_us = match (pg_cpu, postgres_cpu()) {
+                (Some(before), Some(after)) => format!("{}", per_ask(after.saturating_sub(before))),
+                _ => "n/a".into(),
+            };
             let tag = format!("k{k}r{round}");
             queue(&first, &push_task, m, &tag).await?;
             let nodes: Vec<&Harness> = servers[..k].iter().map(|s| &s.harness).collect();
             outs.push(drain(&nodes, &pool, m, &tag).await?);
             println!(
-                "  {k} node(s), round {round}: raw {:.0}/s, asks {:.0}/s, outbox {:.0}/s",
+                "  {k} node(s), round {round}: raw {:.0}/s, asks {:.0}/s (CPU per ask: nodes \
+                 {harness_us} µs, PostgreSQL {pg_us} µs), outbox {:.0}/s",
                 raws[round], askss[round], outs[round]
             );
         }

@@ -28,6 +28,7 @@
 //! 8 s in (`perf record -D 8500 …` sees the sender alone).
 
 mod support;
+use support::own_cpu;
 
 use std::{
     collections::HashSet,
@@ -45,19 +46,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
-/// CPU time of this process (its own threads, not the gateway processes).
-fn own_cpu() -> Duration {
-    // SAFETY: getrusage writes only into the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return Duration::ZERO;
-    }
-    let t = |v: libc::timeval| {
-        Duration::from_secs(v.tv_sec.max(0) as u64) + Duration::from_micros(v.tv_usec.max(0) as u64)
-    };
-    t(u.ru_utime) + t(u.ru_stime)
-}
 
 /// Run time of this process's SQLite connection threads (sqlx runs each
 /// connection on a thread of its own), from `/proc/self/task/*/schedstat`.

@@ -137,3 +137,71 @@ async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
     assert_eq!(rows.as_array().map(Vec::len), Some(1));
     life.kill();
 }
+
+/// A running server: a message change makes the sweeper read the next
+/// deadline again, so an ask whose deadline became the nearest is answered
+/// on time, not at the sweeper's next periodic pass (30 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_change_wakes_the_sweeper_for_a_nearer_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let life = Life::start(&data).await;
+    let mut tasks = Vec::new();
+    for title in ["asks with a default", "notifies"] {
+        let (status, task) = life
+            .call("POST", "/api/tasks", Some(json!({"title": title})))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{task}");
+        tasks.push(task["id"].as_str().unwrap().to_string());
+    }
+    let (status, asked) = life
+        .call(
+            "POST",
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": tasks[0], "question": "Retry or skip?",
+                "options": [{"label": "Retry"}, {"label": "Skip"}],
+                "default": "Skip", "deadline": 600})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{asked}");
+    let ask_id = asked["requestId"].as_str().unwrap().to_string();
+    // The sweeper has read the 600 s deadline (it sleeps its 30 s at most);
+    // the deadline is moved to 1 s from now behind its back.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let url = format!("sqlite://{}", data.join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let soon = chrono::Utc::now().timestamp_millis() + 1_000;
+    let n = sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
+        .bind(soon)
+        .bind(&ask_id)
+        .execute(&pool)
+        .await
+        .unwrap()
+        .rows_affected();
+    assert_eq!(n, 1);
+    pool.close().await;
+    // Another task's message changes: the sweeper looks again.
+    let (status, body) = life
+        .call(
+            "POST",
+            "/api/internal/harness/notify",
+            Some(json!({"taskId": tasks[1], "message": "FYI"})),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let row = ask_row(&life, &tasks[0]).await;
+        if row["state"] == "ANSWERED" {
+            break row;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "default not applied on time: {row}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(row["answeredBy"], "default_after_deadline");
+    life.kill();
+}

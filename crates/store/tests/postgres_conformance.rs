@@ -364,3 +364,48 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         .unwrap();
     assert!(again.rows.is_empty(), "every lease is live: {again:?}");
 }
+
+/// The pool pings only connections idle for a while (`PING_IDLE_AFTER`,
+/// 1 s): connections the server cut while they were idle are replaced, so
+/// the next call after a database restart or a proxy's idle timeout works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_cut_while_idle_are_replaced_before_use() {
+    use harness_core::store::TaskStore;
+    let Some(admin) = server_url() else {
+        eprintln!("skipped: no PostgreSQL");
+        return;
+    };
+    let (url, _guard) = fresh_database(&admin).await;
+    let store = PgStore::open(PgOptions::new(&url)).await.unwrap();
+    // Several pooled connections, all idle afterwards.
+    let reads = tokio::join!(
+        store.get_task("nosuch"),
+        store.get_task("nosuch"),
+        store.get_task("nosuch"),
+        store.get_task("nosuch")
+    );
+    for read in [reads.0, reads.1, reads.2, reads.3] {
+        assert!(read.unwrap().is_none());
+    }
+    let mut admin_conn = PgConnection::connect(&url).await.unwrap();
+    let own_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut admin_conn)
+        .await
+        .unwrap();
+    let cut: Vec<(bool,)> = sqlx::query_as(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> $1",
+    )
+    .bind(own_pid)
+    .fetch_all(&mut admin_conn)
+    .await
+    .unwrap();
+    assert!(!cut.is_empty(), "the store's connections were cut");
+    // Past the idle threshold, every call works on a fresh connection.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    for _ in 0..8 {
+        assert!(store.get_task("nosuch").await.unwrap().is_none());
+    }
+    admin_conn.close().await.unwrap();
+    store.close().await;
+}

@@ -39,6 +39,54 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// CPU time of this process (its own threads, not its child processes).
+pub fn own_cpu() -> Duration {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let t = |v: libc::timeval| {
+        Duration::from_secs(v.tv_sec.max(0) as u64) + Duration::from_micros(v.tv_usec.max(0) as u64)
+    };
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// CPU time of every process named `postgres` on this machine (the local
+/// server and its backends), from `/proc/*/stat`; `None` when there is
+/// none (a server elsewhere). Backends that end between two readings take
+/// their time with them: read it around a stretch of work on pooled,
+/// long-lived connections.
+pub fn postgres_cpu() -> Option<Duration> {
+    // SAFETY: sysconf only reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = u64::try_from(ticks).ok().filter(|t| *t > 0)?;
+    let mut total = 0u64;
+    let mut seen = false;
+    for entry in std::fs::read_dir("/proc").ok()?.filter_map(Result::ok) {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid … field 14 utime, 15 stime (1-based).
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if !head.ends_with("(postgres") {
+            continue;
+        }
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let num = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        total += num(11) + num(12);
+        seen = true;
+    }
+    seen.then(|| Duration::from_micros(total * 1_000_000 / ticks))
+}
+
 /// The SQLite ceiling: one-row `BEGIN IMMEDIATE; INSERT; COMMIT`
 /// transactions on a store opened like Harness's (same pragmas, same disk,
 /// same driver).
