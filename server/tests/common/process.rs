@@ -123,6 +123,17 @@ impl ServerProcess {
     }
 }
 
+/// A test that panics before it stops its servers does not leave them
+/// running (they would load the machine for every later test).
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// Stop a child started in its own process group (`process_group(0)`, a
 /// gateway with its helpers): SIGTERM to the group, up to 10 s to exit,
 /// then SIGKILL to the child. For `Drop`: never panics.
