@@ -219,8 +219,7 @@ fn row_keys(ev: leptos::ev::KeyboardEvent) {
         };
         let sibling = match ev.key().as_str() {
             "ArrowDown" => row.next_element_sibling().or_else(|| {
-                group(web_sys::Element::next_element_sibling)
-                    .and_then(|b| b.first_element_child())
+                group(web_sys::Element::next_element_sibling).and_then(|b| b.first_element_child())
             }),
             "ArrowUp" => row.previous_element_sibling().or_else(|| {
                 group(web_sys::Element::previous_element_sibling)
