@@ -68,7 +68,16 @@ mod browser {
     }
 
     pub fn first_hydration() -> bool {
-        WAITING.with_borrow(Option::is_some)
+        WAITING.with_borrow(Option::is_some) && !eager()
+    }
+
+    /// `window.harnessEagerHydration = true`, set before the page's scripts
+    /// run (`load.mjs --eager`), hydrates every section with the page, as
+    /// before there were deferred sections: the benchmark's A/B on one build.
+    fn eager() -> bool {
+        web_sys::window()
+            .and_then(|w| js_sys::Reflect::get(&w, &"harnessEagerHydration".into()).ok())
+            .is_some_and(|v| v.is_truthy())
     }
 
     /// Constructs `view` now and hydrates it into the element `slot` gives

@@ -41,6 +41,9 @@ const breakdown = process.argv.includes('--breakdown');
 // arrived, when each wasm module was compiled and instantiated, and
 // hydration (what a page's time to interactive is made of).
 const timeline = process.argv.includes('--timeline');
+// --eager: hydrate the deferred sections with the page (app/src/deferred.rs),
+// as before they were deferred: an A/B of that change on one build.
+const eager = process.argv.includes('--eager');
 
 // The profile (issue 18): a mid-range phone on 4G.
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
@@ -137,6 +140,7 @@ async function seed(server) {
 
 async function measure(browser, server, url) {
   const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+  if (eager) await context.addInitScript(() => { window.harnessEagerHydration = true; });
   await context.addInitScript(() => {
     // Compile / instantiate marks of every wasm module (main, chunks, terminal).
     const marks = (window.__wasmMarks = []);
@@ -254,7 +258,7 @@ const browser = await chromium.launch({
 let failed = false;
 try {
   const taskId = await seed(server);
-  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}`);
+  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}${eager ? ', deferred sections hydrated eagerly (--eager)' : ''}`);
   console.log(`profile: ${VIEWPORT.width}x${VIEWPORT.height}, 9 Mbit/s, ${NETWORK.latency} ms, CPU ${CPU_SLOWDOWN}x slower, cold cache, median of ${runs}`);
   for (const [label, path] of [['/harness', '/harness'], ['task page', `/tasks/${taskId}`]]) {
     const samples = [];
