@@ -144,18 +144,8 @@ pub fn HarnessTable(
                         <th scope="col">{l.t("col.actions")}</th>
                     </tr>
                 </thead>
-                <tbody>
-                    <For each=move || rows.with(|r| r[..r.len().min(FIRST_ROWS)].to_vec())
-                        key=Row::version let:row>
-                        <HarnessRow row shared />
-                    </For>
-                </tbody>
-                <DeferredRows>
-                    <For each=move || rows.with(|r| r.get(FIRST_ROWS..).map(<[Row]>::to_vec).unwrap_or_default())
-                        key=Row::version let:row>
-                        <HarnessRow row shared />
-                    </For>
-                </DeferredRows>
+                <tbody>{row_list(rows, shared, 0, FIRST_ROWS)}</tbody>
+                <DeferredRows>{row_list(rows, shared, FIRST_ROWS, usize::MAX)}</DeferredRows>
             </table>
             <Show when=move || count() == 0>
                 {empty_state(&view_name, &search)}
@@ -178,6 +168,17 @@ pub fn HarnessTable(
             }}
         </div>
         <DetailDialog rows />
+    }
+}
+
+/// The rows `from..to` of the list, keyed. One function for both `<tbody>`s,
+/// so the main module carries one `For` of rows, not two.
+fn row_list(rows: RwSignal<Vec<Row>>, shared: Shared, from: usize, to: usize) -> impl IntoView {
+    let each = move || rows.with(|r| r[from.min(r.len())..to.min(r.len())].to_vec());
+    view! {
+        <For each key=Row::version let:row>
+            <HarnessRow row shared />
+        </For>
     }
 }
 
