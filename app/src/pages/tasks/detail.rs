@@ -106,15 +106,15 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         // terminal): on a phone the first screen is not all metadata. They
         // and the sections below them, down to the timeline, are hydrated
         // after the page is interactive (`Deferred`, issue 33): the page's
-        // time to interactive is mostly hydration on a phone's CPU. One
-        // wrapper, not one per section: each wrapper's content is a
-        // type-erased view, i.e. more code in the page's chunk.
+        // time to interactive is mostly hydration on a phone's CPU.
         <Deferred>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     detail.await.ok().map(|d| view! { <TaskFacts d /> })
                 })}
             </Transition>
+        </Deferred>
+        <Deferred>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     detail.await.ok().map(|d| {
@@ -137,13 +137,13 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                     })
                 })}
             </Transition>
-            // Outside the detail's Transition: that subtree is rebuilt on every live
-            // tick, which would dispose this component's resource while its
-            // Suspend still awaits it (a wasm panic).
-            <crate::delivery::TaskInputs task_id=id />
-            <super::inbox::TaskInboxView task_id=id />
-            <super::approvals::TaskApprovals task_id=id />
         </Deferred>
+        // Outside the detail's Transition: that subtree is rebuilt on every live
+        // tick, which would dispose this component's resource while its
+        // Suspend still awaits it (a wasm panic).
+        <Deferred><crate::delivery::TaskInputs task_id=id /></Deferred>
+        <Deferred><super::inbox::TaskInboxView task_id=id /></Deferred>
+        <Deferred><super::approvals::TaskApprovals task_id=id /></Deferred>
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>
