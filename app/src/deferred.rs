@@ -12,9 +12,11 @@
 //! section's data and change what its DOM must match).
 //!
 //! A section rendered later by client-side navigation is built at once, as
-//! any view. Nothing answer-critical belongs in one: until its turn comes,
-//! its links work (the router's listener is on the document) and its forms
-//! are plain forms.
+//! any view. Until its turn comes (a few hundred ms on a slow phone), its
+//! links work (the router's listener is on the document) and its
+//! `ActionForm`s — the answer controls of `/harness`' rows below the first
+//! screen — are plain form posts; other handlers wait. What a person needs
+//! at first sight is never deferred.
 
 use leptos::prelude::*;
 
