@@ -8,6 +8,7 @@ pub mod choices;
 pub mod components;
 #[cfg(feature = "ssr")]
 pub mod csp;
+pub mod deferred;
 pub mod delivery;
 pub mod field_errors;
 pub mod i18n;

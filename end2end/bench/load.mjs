@@ -1,7 +1,8 @@
 // Page-load budget of the web UI as a phone on 4G meets it: headless Chromium,
 // 390×844, 9 Mbit/s with 85 ms latency, CPU slowed 4×, cold cache, median of
 // RUNS (5). For `/harness` and a task page with a live terminal: time to the
-// first contentful paint, time to hydration (`body[data-hydrated]`), bytes
+// first contentful paint, time to hydration (`body[data-hydrated]`: the page
+// is interactive; then `data-hydrated-all`: its deferred sections too), bytes
 // transferred on the first load and on a second visit (warm cache).
 //
 //   scripts/build-site.sh && cargo build --locked --release -p server
@@ -40,6 +41,9 @@ const breakdown = process.argv.includes('--breakdown');
 // arrived, when each wasm module was compiled and instantiated, and
 // hydration (what a page's time to interactive is made of).
 const timeline = process.argv.includes('--timeline');
+// --eager: hydrate the deferred sections with the page (app/src/deferred.rs),
+// as before they were deferred: an A/B of that change on one build.
+const eager = process.argv.includes('--eager');
 
 // The profile (issue 18): a mid-range phone on 4G.
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
@@ -136,6 +140,7 @@ async function seed(server) {
 
 async function measure(browser, server, url) {
   const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+  if (eager) await context.addInitScript(() => { window.harnessEagerHydration = true; });
   await context.addInitScript(() => {
     // Compile / instantiate marks of every wasm module (main, chunks, terminal).
     const marks = (window.__wasmMarks = []);
@@ -164,12 +169,17 @@ async function measure(browser, server, url) {
         },
       });
     }
+    // `data-hydrated`: the page is interactive; `data-hydrated-all`: its
+    // deferred sections (app/src/deferred.rs) are hydrated too.
     new MutationObserver((_, observer) => {
-      if (document.body?.hasAttribute('data-hydrated')) {
+      if (window.__hydratedAt === undefined && document.body?.hasAttribute('data-hydrated')) {
         window.__hydratedAt = performance.now();
+      }
+      if (document.body?.hasAttribute('data-hydrated-all')) {
+        window.__hydratedAllAt = performance.now();
         observer.disconnect();
       }
-    }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-hydrated'] });
+    }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-hydrated', 'data-hydrated-all'] });
   });
   const page = await context.newPage();
   // The UI needs a session on every bind: log in outside the browser and
@@ -195,12 +205,13 @@ async function measure(browser, server, url) {
     bytes = 0;
     files = [];
     await page.goto(url, { waitUntil: 'load' });
-    await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 60_000 });
+    await page.waitForFunction(() => window.__hydratedAllAt !== undefined, null, { timeout: 60_000 });
     // Let late requests (server functions after hydration) finish.
     await page.waitForLoadState('networkidle').catch(() => {});
     return page.evaluate(() => ({
       fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
       hydrated: window.__hydratedAt,
+      hydratedAll: window.__hydratedAllAt,
       // The last wasm file the page needed before it was interactive (the
       // main module, and a lazy page's chunks; not the terminal, loaded after).
       wasm: Math.max(...performance.getEntriesByType('resource')
@@ -212,6 +223,7 @@ async function measure(browser, server, url) {
         ...window.__wasmMarks.map((m) => ({ name: `${m.what}${m.size ? ` (${m.size} B)` : ''}`, start: m.start, end: m.end })),
         ...window.__longTasks.map((t) => ({ name: 'long task', start: t.startTime, end: t.startTime + t.duration })),
         { name: 'hydrated', start: window.__hydratedAt, end: window.__hydratedAt },
+        { name: 'deferred sections hydrated', start: window.__hydratedAllAt, end: window.__hydratedAllAt },
       ].sort((a, b) => a.start - b.start),
     }));
   };
@@ -227,7 +239,7 @@ async function measure(browser, server, url) {
   first.files = files;
   const second = await visit();
   await context.close();
-  return { fcp: first.fcp, hydrated: first.hydrated, wasm: first.wasm, first: first.bytes, files: first.files, second: bytes, secondHydrated: second.hydrated };
+  return { fcp: first.fcp, hydrated: first.hydrated, hydratedAll: first.hydratedAll, wasm: first.wasm, first: first.bytes, files: first.files, second: bytes, secondHydrated: second.hydrated };
 }
 
 const median = (xs) => {
@@ -246,12 +258,12 @@ const browser = await chromium.launch({
 let failed = false;
 try {
   const taskId = await seed(server);
-  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}`);
+  console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}${eager ? ', deferred sections hydrated eagerly (--eager)' : ''}`);
   console.log(`profile: ${VIEWPORT.width}x${VIEWPORT.height}, 9 Mbit/s, ${NETWORK.latency} ms, CPU ${CPU_SLOWDOWN}x slower, cold cache, median of ${runs}`);
   for (const [label, path] of [['/harness', '/harness'], ['task page', `/tasks/${taskId}`]]) {
     const samples = [];
     for (let i = 0; i < runs; i++) samples.push(await measure(browser, server, `${server.base}${path}`));
-    const m = Object.fromEntries(['fcp', 'hydrated', 'wasm', 'first', 'second', 'secondHydrated'].map((k) => [k, median(samples.map((s) => s[k]))]));
+    const m = Object.fromEntries(['fcp', 'hydrated', 'hydratedAll', 'wasm', 'first', 'second', 'secondHydrated'].map((k) => [k, median(samples.map((s) => s[k]))]));
     const before = BEFORE[label];
     const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
     const checks = [
@@ -265,8 +277,9 @@ try {
     console.log(`  hydrated                ${ms(m.hydrated).padStart(10)}   before ${ms(before.hydrated)}   target < ${TARGETS.hydratedMs} ms  ${verdict(checks[0])}`);
     console.log(`  first load transferred  ${kib(m.first).padStart(10)}   before ${kib(before.first)}   target <= ${kib(FIRST_LOAD_BYTES[label])}  ${verdict(checks[1])}`);
     console.log(`  second visit            ${kib(m.second).padStart(10)}   before ${kib(before.second)}   target < 20 KiB  ${verdict(checks[2])}   (hydrated ${ms(m.secondHydrated)})`);
+    console.log(`  deferred sections       ${ms(m.hydratedAll).padStart(10)}   (hydrated after the page is interactive)`);
     console.log(`  wasm downloaded at ${ms(m.wasm)} (the page's last wasm file; the rest to hydration: compile + hydrate at 4x CPU)`);
-    console.log(`  runs: hydrated ${samples.map((s) => Math.round(s.hydrated)).join(', ')} ms`);
+    console.log(`  runs: hydrated ${samples.map((s) => Math.round(s.hydrated)).join(', ')} ms; deferred sections ${samples.map((s) => Math.round(s.hydratedAll)).join(', ')} ms`);
     if (breakdown) {
       for (const [path, n] of samples[0].files) console.log(`    ${kib(n).padStart(10)}  ${path}`);
     }

@@ -14,7 +14,9 @@ test('a task derives a sub-task and shows its child\'s turn end in its inbox', a
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`/tasks/${parentId}`);
-  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  // The derive form is in a deferred section (app/src/deferred.rs): hydrated
+  // after the page is interactive, before `data-hydrated-all`.
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated-all', 'true');
   await expect(page.locator('#task-inbox')).toContainText('No events from child tasks.');
 
   await page.locator('#derive-title').fill('Chase the sub-goal');

@@ -20,11 +20,15 @@ pub fn hydrate() {
         let mounted = leptos::mount::hydrate_from_async(body.clone(), app::App).await;
         // The app lives as long as the page.
         mounted.forget();
-        // Live updates only now: a tick during hydration would change the
-        // DOM being hydrated.
-        app::live::start_after_hydration();
         // Marker for end-to-end tests and the load benchmark: hydration
-        // (including the page's lazy chunk) finished without panicking.
+        // (including the page's lazy chunk) finished without panicking; the
+        // page is interactive.
         let _ = body.set_attribute("data-hydrated", "true");
+        // Then the sections below the fold (app/src/deferred.rs), each in a
+        // task of its own, and live updates only after them: a tick while
+        // a section waits would change the DOM it is to hydrate.
+        app::deferred::hydrate_deferred().await;
+        app::live::start_after_hydration();
+        let _ = body.set_attribute("data-hydrated-all", "true");
     });
 }

@@ -8,9 +8,16 @@ use super::{Filter, Shared, dialog::DetailDialog};
 use crate::{
     api::{PAGE_SIZE, Row, Status, list_page, list_window},
     components::{Clamp, Notice, StatusBadge, TimeCell, error_text},
+    deferred::DeferredRows,
     i18n::use_locale,
     live::use_live,
 };
+
+/// Rows hydrated with the page; the rest are hydrated right after it
+/// (`DeferredRows`, issue 33): a phone's first screen shows two or three,
+/// a desktop's about eight, and each row is a good part of `/harness`'
+/// hydration.
+const FIRST_ROWS: usize = 8;
 
 #[component]
 pub fn HarnessTable(
@@ -123,7 +130,7 @@ pub fn HarnessTable(
 
     view! {
         <div class="table-card" on:pointerdown=move |_| shared.reach() on:focusin=move |_| shared.reach()>
-            <table class="harness" aria-label=l.t("harness.title")>
+            <table class="harness" aria-label=l.t("harness.title") on:keydown=row_keys>
                 <thead>
                     <tr>
                         <th scope="col">{l.t("col.workspace")}</th>
@@ -137,11 +144,8 @@ pub fn HarnessTable(
                         <th scope="col">{l.t("col.actions")}</th>
                     </tr>
                 </thead>
-                <tbody on:keydown=row_keys>
-                    <For each=move || rows.get() key=Row::version let:row>
-                        <HarnessRow row shared />
-                    </For>
-                </tbody>
+                <tbody>{row_list(rows, shared, 0, FIRST_ROWS)}</tbody>
+                <DeferredRows>{row_list(rows, shared, FIRST_ROWS, usize::MAX)}</DeferredRows>
             </table>
             <Show when=move || count() == 0>
                 {empty_state(&view_name, &search)}
@@ -164,6 +168,17 @@ pub fn HarnessTable(
             }}
         </div>
         <DetailDialog rows />
+    }
+}
+
+/// The rows `from..to` of the list, keyed. One function for both `<tbody>`s,
+/// so the main module carries one `For` of rows, not two.
+fn row_list(rows: RwSignal<Vec<Row>>, shared: Shared, from: usize, to: usize) -> impl IntoView {
+    let each = move || rows.with(|r| r[from.min(r.len())..to.min(r.len())].to_vec());
+    view! {
+        <For each key=Row::version let:row>
+            <HarnessRow row shared />
+        </For>
     }
 }
 
@@ -197,9 +212,20 @@ fn row_keys(ev: leptos::ev::KeyboardEvent) {
         if row.tag_name() != "TR" {
             return;
         }
+        // The rows are in two `<tbody>`s (`FIRST_ROWS`): across them too.
+        let group = |step: fn(&web_sys::Element) -> Option<web_sys::Element>| {
+            row.parent_element()
+                .and_then(|b| step(&b))
+                .filter(|b| b.tag_name() == "TBODY")
+        };
         let sibling = match ev.key().as_str() {
-            "ArrowDown" => row.next_element_sibling(),
-            "ArrowUp" => row.previous_element_sibling(),
+            "ArrowDown" => row.next_element_sibling().or_else(|| {
+                group(web_sys::Element::next_element_sibling).and_then(|b| b.first_element_child())
+            }),
+            "ArrowUp" => row.previous_element_sibling().or_else(|| {
+                group(web_sys::Element::previous_element_sibling)
+                    .and_then(|b| b.last_element_child())
+            }),
             "Enter" | " " => {
                 ev.prevent_default();
                 if let Some(b) = row

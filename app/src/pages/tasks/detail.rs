@@ -8,6 +8,7 @@ use super::control::{RunBadge, TaskControls, run_label};
 use crate::{
     api::{Row, list_window, task_detail, task_exists},
     components::{Clamp, Missing, NotFound, StatusBadge, TimeCell, error_text},
+    deferred::Deferred,
     i18n::use_locale,
     live::use_live,
 };
@@ -102,40 +103,47 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         // reply being typed.
         <TerminalArea id detail />
         // The task's facts come after what needs you (the question, the
-        // terminal): on a phone the first screen is not all metadata.
-        <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
-                detail.await.ok().map(|d| view! { <TaskFacts d /> })
-            })}
-        </Transition>
-        <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
-                detail.await.ok().map(|d| {
-                    let children = d
-                        .children
-                        .into_iter()
-                        .map(|c| view! {
-                            <li data-task-id=c.id.clone()>
-                                <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
-                                <RunBadge state=c.run_state exit_code=c.exit_code />
-                            </li>
-                        })
-                        .collect_view();
-                    view! {
-                        <section aria-labelledby="children-h">
-                            <h2 id="children-h">{l.t("tasks.children")}</h2>
-                            <ul class="children" id="task-children">{children}</ul>
-                        </section>
-                    }
-                })
-            })}
-        </Transition>
+        // terminal): on a phone the first screen is not all metadata. They
+        // and the sections below them, down to the timeline, are hydrated
+        // after the page is interactive (`Deferred`, issue 33): the page's
+        // time to interactive is mostly hydration on a phone's CPU.
+        <Deferred>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    detail.await.ok().map(|d| view! { <TaskFacts d /> })
+                })}
+            </Transition>
+        </Deferred>
+        <Deferred>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    detail.await.ok().map(|d| {
+                        let children = d
+                            .children
+                            .into_iter()
+                            .map(|c| view! {
+                                <li data-task-id=c.id.clone()>
+                                    <a href=format!("/tasks/{}", c.id)>{c.title}</a> " "
+                                    <RunBadge state=c.run_state exit_code=c.exit_code />
+                                </li>
+                            })
+                            .collect_view();
+                        view! {
+                            <section aria-labelledby="children-h">
+                                <h2 id="children-h">{l.t("tasks.children")}</h2>
+                                <ul class="children" id="task-children">{children}</ul>
+                            </section>
+                        }
+                    })
+                })}
+            </Transition>
+        </Deferred>
         // Outside the detail's Transition: that subtree is rebuilt on every live
         // tick, which would dispose this component's resource while its
         // Suspend still awaits it (a wasm panic).
-        <crate::delivery::TaskInputs task_id=id />
-        <super::inbox::TaskInboxView task_id=id />
-        <super::approvals::TaskApprovals task_id=id />
+        <Deferred><crate::delivery::TaskInputs task_id=id /></Deferred>
+        <Deferred><super::inbox::TaskInboxView task_id=id /></Deferred>
+        <Deferred><super::approvals::TaskApprovals task_id=id /></Deferred>
         <section aria-labelledby="timeline-h">
             <h2 id="timeline-h">{l.t("tasks.timeline")}</h2>
             <Transition fallback=|| ()>
