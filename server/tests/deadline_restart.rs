@@ -23,6 +23,23 @@ async fn ask_row(life: &Life, task: &str) -> Value {
     page["rows"][0].clone()
 }
 
+/// Set the deadline of ask `ask_id` to `from_now_ms` from now, in the
+/// server's database under `data` (behind the server's back).
+async fn move_deadline(data: &std::path::Path, ask_id: &str, from_now_ms: i64) {
+    let url = format!("sqlite://{}", data.join("harness.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let at = chrono::Utc::now().timestamp_millis() + from_now_ms;
+    let n = sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
+        .bind(at)
+        .bind(ask_id)
+        .execute(&pool)
+        .await
+        .unwrap()
+        .rows_affected();
+    assert_eq!(n, 1);
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -66,20 +83,7 @@ async fn overdue_default_is_applied_once_after_sigkill_and_restart() {
     life.kill();
 
     // While the server is down, the deadline passes.
-    let url = format!("sqlite://{}", data.join("harness.db").display());
-    {
-        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-        let past = chrono::Utc::now().timestamp_millis() - 5_000;
-        let n = sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
-            .bind(past)
-            .bind(&ask_id)
-            .execute(&pool)
-            .await
-            .unwrap()
-            .rows_affected();
-        assert_eq!(n, 1);
-        pool.close().await;
-    }
+    move_deadline(&data, &ask_id, -5_000).await;
 
     let life = Life::start(&data).await;
     // The start-up pass, not the periodic one (30 s), applies it.
@@ -169,18 +173,7 @@ async fn a_message_change_wakes_the_sweeper_for_a_nearer_deadline() {
     // The sweeper has read the 600 s deadline (it sleeps its 30 s at most);
     // the deadline is moved to 1 s from now behind its back.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let url = format!("sqlite://{}", data.join("harness.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let soon = chrono::Utc::now().timestamp_millis() + 1_000;
-    let n = sqlx::query("UPDATE ask_choices SET deadline_at = ? WHERE message_id = ?")
-        .bind(soon)
-        .bind(&ask_id)
-        .execute(&pool)
-        .await
-        .unwrap()
-        .rows_affected();
-    assert_eq!(n, 1);
-    pool.close().await;
+    move_deadline(&data, &ask_id, 1_000).await;
     // Another task's message changes: the sweeper looks again.
     let (status, body) = life
         .call(
