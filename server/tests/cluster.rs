@@ -22,12 +22,14 @@ use serde_json::{Value, json};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
-/// A node on `db`: heart-beat every second, dead after two; the gateway
-/// double behind both gateways, recording to `record` in `mode`.
+/// A node on `db`: heart-beat every second, dead after five (a loaded CI
+/// machine stalls a node for seconds: a tighter dead-after fences a
+/// survivor, see `cluster_fence`); the gateway double behind both
+/// gateways, recording to `record` in `mode`.
 pub(crate) async fn node(data: &Path, db: &str, record: &Path, mode: &str) -> Life {
     let mut life = Life::start_with(data, |cmd| {
         common::process::on_database(cmd, Some(db));
-        cmd.args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "2"])
+        cmd.args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "5"])
             .env("HARNESS_LOG", "warn,harness_core::nodes=info")
             .env("HARNESS_NODE_URL", "http://127.0.0.1:9/")
             .env("HARNESS_HERMES_BIN", DOUBLE)
@@ -312,31 +314,59 @@ fn api(life: &Life) -> Api {
 }
 
 /// A push of outbound message `i` (idempotent by its key).
-async fn push(life: &Api, tasks: &[String], i: usize) -> bool {
+async fn push(life: &Api, tasks: &[String], i: usize) -> Result<(), String> {
     let body = json!({"taskId": tasks[i % tasks.len()], "message": format!("message {}", marker(i)),
         "scope": "work", "dedupKey": format!("k{i}")});
-    life.client
+    let sent = life
+        .client
         .post(format!("{}/api/internal/harness/outbound", life.base))
         .bearer_auth(&life.admin)
         .json(&body)
         .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
+        .await;
+    outcome(sent).await
+}
+
+/// What a call to a node came to: `Err` names the status and body, or
+/// the transport error (a killed node, a timeout).
+async fn outcome(sent: reqwest::Result<reqwest::Response>) -> Result<(), String> {
+    match sent {
+        Ok(r) if r.status().is_success() => Ok(()),
+        Ok(r) => Err(format!(
+            "{}: {}",
+            r.status(),
+            r.text().await.unwrap_or_default()
+        )),
+        Err(e) => Err(format!("{e:?}")),
+    }
+}
+
+/// The last lines of a node's log (`<data>/server.log`), for a failure.
+fn log_tail(data: &Path) -> String {
+    let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    let from = lines.len().saturating_sub(12);
+    format!(
+        "{} log, last lines:\n{}",
+        data.display(),
+        lines[from..].join("\n")
+    )
 }
 
 /// Inbound message `i`: a continuation of one of `tasks` from the chat
 /// (idempotent by its platform message id); answered with a queued ack.
-async fn inbound(life: &Api, token: &str, tasks: &[String], i: usize) -> bool {
+async fn inbound(life: &Api, token: &str, tasks: &[String], i: usize) -> Result<(), String> {
     let body = json!({"gateway": "openclaw", "platform": "telegram", "chatId": "-100777",
         "platformMessageId": pmid(i), "senderId": "42", "taskId": tasks[i % tasks.len()],
         "content": format!("go on {i}")});
-    life.client
+    let sent = life
+        .client
         .put(format!("{}/api/internal/harness/gateway-task", life.base))
         .bearer_auth(token)
         .json(&body)
         .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
+        .await;
+    outcome(sent).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -437,7 +467,7 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
     let (mut out_ok, mut in_ok) = (HashSet::new(), HashSet::new());
     while let Some(done) = set.join_next().await {
         let (kind, i, ok) = done.unwrap();
-        if ok {
+        if ok.is_ok() {
             if kind == "out" {
                 out_ok.insert(i);
             } else {
@@ -449,13 +479,14 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
     // (idempotent: the same key, the same platform message id).
     for i in 0..total {
         if !out_ok.contains(&i) {
-            assert!(push(&api(&a), &pushes, i).await, "push {i} on a survivor");
+            if let Err(e) = push(&api(&a), &pushes, i).await {
+                panic!("push {i} on a survivor: {e}\n{}", log_tail(&datas[0]));
+            }
         }
         if !in_ok.contains(&i) {
-            assert!(
-                inbound(&api(&c), &token, &chats, i).await,
-                "inbound {i} on a survivor"
-            );
+            if let Err(e) = inbound(&api(&c), &token, &chats, i).await {
+                panic!("inbound {i} on a survivor: {e}\n{}", log_tail(&datas[2]));
+            }
         }
     }
 
@@ -493,7 +524,7 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
             .unwrap();
             for i in 0..total {
                 if !done.contains(&pmid(i)) {
-                    inbound(&api(&c), &token, &chats, i).await;
+                    let _ = inbound(&api(&c), &token, &chats, i).await;
                 }
             }
             resent = Instant::now();
@@ -507,7 +538,14 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
             .fetch_all(&p)
             .await
             .unwrap();
-            panic!("not settled: {open} open, {rows} rows: {states:?}");
+            let errors: Vec<(String, String, i64)> = sqlx::query_as(
+                "SELECT state, coalesce(last_error, ''), count(*) FROM gateway_inbound \
+                 WHERE state <> 'PROCESSED' GROUP BY 1, 2",
+            )
+            .fetch_all(&p)
+            .await
+            .unwrap();
+            panic!("not settled: {open} open, {rows} rows: {states:?}; inbound left: {errors:?}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

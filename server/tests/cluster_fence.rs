@@ -62,7 +62,7 @@ async fn a_node_that_stalls_past_the_dead_after_is_fenced_and_stops_with_its_age
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    // A stalls (heartbeat every 1 s, dead after 2 s): B declares it dead,
+    // A stalls (heartbeat every 1 s, dead after 5 s): B declares it dead,
     // fences its boot and interrupts its run.
     signal(a.child.id(), "-STOP");
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -365,9 +365,9 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
     assert!(again.rows.is_empty(), "every lease is live: {again:?}");
 }
 
-/// The pool pings only connections idle for a while (`PING_IDLE_AFTER`,
-/// 1 s): connections the server cut while they were idle are replaced, so
-/// the next call after a database restart or a proxy's idle timeout works.
+/// Connections the server cut while they were idle are replaced before
+/// use (the pool pings a connection before handing it out), so the next
+/// call after a database restart or a proxy's idle timeout works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_cut_while_idle_are_replaced_before_use() {
     use harness_core::store::TaskStore;
@@ -407,5 +407,37 @@ async fn connections_cut_while_idle_are_replaced_before_use() {
         assert!(store.get_task("nosuch").await.unwrap().is_none());
     }
     admin_conn.close().await.unwrap();
+    store.close().await;
+}
+
+/// A node's heartbeat does not wait for a pooled connection: with every
+/// one of them held (a burst of requests), it still commits at once — a
+/// busy node is never declared dead and fenced for being busy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_is_written_while_every_pooled_connection_is_busy() {
+    use harness_core::store::NodeStore;
+    let Some(admin) = server_url() else {
+        eprintln!("skipped: no PostgreSQL");
+        return;
+    };
+    let (url, _guard) = fresh_database(&admin).await;
+    let mut options = PgOptions::new(&url);
+    options.max_connections = 2;
+    let store = PgStore::open(options).await.unwrap();
+    assert!(store.node_heartbeat("n1", "boot-1", None).await.unwrap());
+    let held = (
+        store.pool().acquire().await.unwrap(),
+        store.pool().acquire().await.unwrap(),
+    );
+    let beat = tokio::time::timeout(
+        Duration::from_secs(5),
+        store.node_heartbeat("n1", "boot-1", None),
+    )
+    .await;
+    assert!(
+        matches!(beat, Ok(Ok(true))),
+        "the heartbeat waited for the busy pool: {beat:?}"
+    );
+    drop(held);
     store.close().await;
 }

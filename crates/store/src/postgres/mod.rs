@@ -86,6 +86,11 @@ impl PgOptions {
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
+    /// The heartbeat's own connection (`NodeStore::node_heartbeat`): a
+    /// burst of requests that keeps every pooled connection busy must not
+    /// hold the heartbeat back past the dead-after, or the cluster would
+    /// declare a busy node dead and fence it.
+    beat: PgPool,
     latency: Arc<Latency>,
     /// A node whose heartbeat is older than this is dead (`NodeStore`).
     node_dead_after: Duration,
@@ -118,11 +123,18 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(2))
             .acquire_timeout(Duration::from_secs(30))
+            .connect_with(connect.clone())
+            .await
+            .map_err(StoreOpenError::Connect)?;
+        let beat = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
             .connect_with(connect)
             .await
             .map_err(StoreOpenError::Connect)?;
         Ok(Self {
             pool,
+            beat,
             latency: Arc::default(),
             node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
         })
@@ -141,6 +153,7 @@ impl PgStore {
 
     /// Close the pool, waiting for in-flight statements.
     pub async fn close(&self) {
+        self.beat.close().await;
         self.pool.close().await;
     }
 }

@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::nodes::node_store!(PgStore, pool, pool, super::DIALECT);
+crate::shared::nodes::node_store!(PgStore, pool, pool, beat, super::DIALECT);

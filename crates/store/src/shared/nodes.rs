@@ -96,9 +96,11 @@ pub(crate) fn node<R: SqlRow>(row: &R) -> StoreResult<NodeRow> {
 }
 
 /// `impl NodeStore for $store`, reading from `self.$read`, writing on
-/// `self.$write`; the dead-after is `self.node_dead_after`.
+/// `self.$write`, the heartbeat on `self.$beat` (PostgreSQL: a connection
+/// of its own, so a busy pool cannot delay it past the dead-after); the
+/// dead-after is `self.node_dead_after`.
 macro_rules! node_store {
-    ($store:ty, $read:ident, $write:ident, $dialect:expr) => {
+    ($store:ty, $read:ident, $write:ident, $beat:ident, $dialect:expr) => {
         const _: () = {
             const DIALECT: $crate::shared::Dialect = $dialect;
             use chrono::{DateTime, Utc};
@@ -140,7 +142,7 @@ macro_rules! node_store {
                         .bind(id)
                         .bind(boot)
                         .bind(url)
-                        .execute(&self.$write)
+                        .execute(&self.$beat)
                         .await
                         .map_err(map)?;
                     Ok(done.rows_affected() > 0)

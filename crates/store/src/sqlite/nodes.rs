@@ -4,4 +4,4 @@
 
 use super::SqliteStore;
 
-crate::shared::nodes::node_store!(SqliteStore, reader, writer, super::DIALECT);
+crate::shared::nodes::node_store!(SqliteStore, reader, writer, writer, super::DIALECT);
