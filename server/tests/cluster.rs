@@ -478,15 +478,15 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
     // What the dead node did not acknowledge is sent again to a survivor
     // (idempotent: the same key, the same platform message id).
     for i in 0..total {
-        if !out_ok.contains(&i) {
-            if let Err(e) = push(&api(&a), &pushes, i).await {
-                panic!("push {i} on a survivor: {e}\n{}", log_tail(&datas[0]));
-            }
+        if !out_ok.contains(&i)
+            && let Err(e) = push(&api(&a), &pushes, i).await
+        {
+            panic!("push {i} on a survivor: {e}\n{}", log_tail(&datas[0]));
         }
-        if !in_ok.contains(&i) {
-            if let Err(e) = inbound(&api(&c), &token, &chats, i).await {
-                panic!("inbound {i} on a survivor: {e}\n{}", log_tail(&datas[2]));
-            }
+        if !in_ok.contains(&i)
+            && let Err(e) = inbound(&api(&c), &token, &chats, i).await
+        {
+            panic!("inbound {i} on a survivor: {e}\n{}", log_tail(&datas[2]));
         }
     }
 
