@@ -257,6 +257,10 @@ impl TerminalModel {
             restore = true;
         }
         if restore {
+            // `cursor_state_formatted` assumes default attributes (it may
+            // redraw the last column's cell to get a pending wrap back); the
+            // receiving terminal has the saved or the last cell's ones.
+            out.extend_from_slice(b"\x1b[m");
             out.extend_from_slice(screen.cursor_state_formatted().as_bytes());
             out.extend_from_slice(screen.attributes_formatted().as_bytes());
         }

@@ -131,3 +131,15 @@ proptest! {
         prop_assert!(!is_query(b"\x1b[m"));
     }
 }
+
+/// Found by `snapshot_round_trips_and_continues` (CI, 2026-12-04): the cursor
+/// saved by 1049 with bold attributes, then a pending wrap in the last
+/// column of a row the reverse index cleared. The snapshot redrew that
+/// cell with the saved attributes instead of its own.
+#[test]
+fn snapshot_of_a_pending_wrap_after_a_saved_cursor_keeps_the_cells_attributes() {
+    let bytes = b"\x1b[1;80H\x1b[?1049h\x1b[30;1m\x1b[?1049h\x1b[?1049lA\x1bM";
+    let a = common::fed(bytes);
+    let b = from_snapshot(&a);
+    assert_eq!(visible_state(&a), visible_state(&b));
+}
