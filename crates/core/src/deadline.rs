@@ -7,11 +7,13 @@
 //! race on the same conditional OPEN → ANSWERED: exactly one wins.
 //!
 //! The loop applies overdue defaults at start-up (a server that was down
-//! past a deadline catches up), then sleeps until the next deadline, a
-//! change of a message (a new ask may have an earlier deadline), or at most
-//! [`MAX_SLEEP`]. Each pass also queues the due reminders of OPEN asks
-//! (`crate::reminders`). Bounded (a pass takes at most [`BATCH`] asks at a time),
-//! cancellable, restart-safe (its state is the `ask_choices` rows).
+//! past a deadline catches up), then sleeps until the next deadline or at
+//! most [`MAX_SLEEP`]; a change of a message (a new ask may have an earlier
+//! deadline) makes it read the next deadline again (once per burst of
+//! changes, not once per change: every node hears every node's changes).
+//! Each pass also queues the due reminders of OPEN asks (`crate::reminders`).
+//! Bounded (a pass takes at most [`BATCH`] asks at a time), cancellable,
+//! restart-safe (its state is the `ask_choices` rows).
 
 use std::time::Duration;
 
@@ -83,13 +85,32 @@ async fn next_sleep(harness: &Harness) -> Duration {
     }
 }
 
-/// How long a change event waits for the rest of its burst before the pass.
-const EVENT_DEBOUNCE: Duration = Duration::from_millis(20);
+/// How long a change event waits for the rest of its burst before the next
+/// deadline is read again (a burst of asks, or a busy outbox that publishes
+/// several changes per message, costs one read, not one per event).
+const EVENT_DEBOUNCE: Duration = Duration::from_millis(100);
+/// The shortest wait after a pass (a due ask that cannot be answered, e.g.
+/// a failing store, is retried at this pace, not in a busy loop).
+const MIN_PASS_GAP: Duration = Duration::from_millis(200);
+
+/// Whether the bus woke the loop (`false`: the bus is gone).
+async fn message_changed(events: &mut crate::events::EventStream) -> bool {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(HarnessEvent::MessageChanged { .. }) | Err(RecvError::Lagged(_)) => return true,
+            Ok(_) => {}
+            Err(RecvError::Closed) => return false,
+        }
+    }
+}
 
 pub async fn run(harness: Harness, cancel: CancellationToken) {
     let mut events = harness.subscribe();
     let mut reminded: Option<std::time::Instant> = None;
-    loop {
+    let mut bus_open = true;
+    'pass: loop {
+        let passed = tokio::time::Instant::now();
         if let Err(err) = harness.apply_due_defaults().await {
             tracing::warn!(%err, "applying overdue defaults failed; retrying at the next pass");
         }
@@ -103,36 +124,37 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
                 tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");
             }
         }
-        let sleep = next_sleep(&harness).await;
-        let woke = async {
-            loop {
-                match events.recv().await {
-                    Ok(HarnessEvent::MessageChanged { .. })
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
-                    Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+        // Wait for the next deadline. A message change (a new ask may have
+        // an earlier deadline) only reads the next deadline again; the pass
+        // runs when one is due or MAX_SLEEP has passed.
+        loop {
+            let sleep = next_sleep(&harness).await;
+            // A stream of changes never pushes the pass past MAX_SLEEP.
+            let until = (tokio::time::Instant::now() + sleep)
+                .min(passed + MAX_SLEEP)
+                .max(passed + MIN_PASS_GAP);
+            let woke = async {
+                if bus_open {
+                    message_changed(&mut events).await
+                } else {
+                    std::future::pending().await
                 }
-            }
-        };
-        tokio::select! {
-            () = cancel.cancelled() => break,
-            () = tokio::time::sleep(sleep) => {}
-            open = woke => {
-                if open {
-                    // A burst of changes (a busy outbox publishes several per
-                    // message) makes one pass, not one pass per event.
+            };
+            tokio::select! {
+                () = cancel.cancelled() => break 'pass,
+                () = tokio::time::sleep_until(until) => continue 'pass,
+                open = woke => {
+                    if !open {
+                        // No bus any more: the timer alone.
+                        bus_open = false;
+                        continue;
+                    }
                     tokio::select! {
-                        () = cancel.cancelled() => break,
+                        () = cancel.cancelled() => break 'pass,
                         () = tokio::time::sleep(EVENT_DEBOUNCE) => {}
                     }
                     use tokio::sync::broadcast::error::TryRecvError;
                     while matches!(events.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
-                } else {
-                    // No bus any more: fall back to the timer alone.
-                    tokio::select! {
-                        () = cancel.cancelled() => break,
-                        () = tokio::time::sleep(sleep) => {}
-                    }
                 }
             }
         }

@@ -365,9 +365,9 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
     assert!(again.rows.is_empty(), "every lease is live: {again:?}");
 }
 
-/// Connections the server cut while they were idle are replaced before
-/// use (the pool pings a connection before handing it out), so the next
-/// call after a database restart or a proxy's idle timeout works.
+/// The pool pings only connections idle for a while (`PING_IDLE_AFTER`,
+/// 1 s): connections the server cut while they were idle are replaced, so
+/// the next call after a database restart or a proxy's idle timeout works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_cut_while_idle_are_replaced_before_use() {
     use harness_core::store::TaskStore;

@@ -4,8 +4,9 @@
 //! * publish: the event goes to this process's subscribers at once (the
 //!   in-process broadcast) and, through a bounded queue, to one sender task
 //!   that sends what queued up in one statement (`pg_notify` over an array:
-//!   one round trip per batch; PostgreSQL drops repeated payloads of one
-//!   transaction). A full queue drops the hint (counted in the log): the
+//!   one round trip per batch; repeated payloads sent once). Under a stream
+//!   of events, statements are at least `MIN_GAP` (5 ms) apart; a lone
+//!   event goes at once. A full queue drops the hint (counted in the log): the
 //!   database is the truth, the other nodes poll.
 //! * the payload is `{"o": <origin>, "e": <event>}` (ids only, far below
 //!   NOTIFY's 8000 bytes; a longer one is not sent). `origin` is this
@@ -38,6 +39,10 @@ const MAX_PAYLOAD: usize = 7900;
 const QUEUE: usize = 4096;
 /// Hints sent in one statement at most.
 const BATCH: usize = 256;
+/// While hints keep coming, one NOTIFY statement per this gap at most (each
+/// statement is a transaction on the server and wakes every node's
+/// listener). A lone hint is not delayed.
+const MIN_GAP: Duration = Duration::from_millis(5);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
@@ -135,9 +140,12 @@ impl EventBus for PgEventBus {
     }
 }
 
-/// Send the queued hints, a batch per statement, until `cancel`.
+/// Send the queued hints, a batch per statement, until `cancel`. A hint
+/// after a quiet spell goes at once; while hints keep coming, statements are
+/// at least [`MIN_GAP`] apart and each carries what queued meanwhile.
 async fn send_loop(pool: PgPool, mut queue: mpsc::Receiver<String>, cancel: CancellationToken) {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut last_sent: Option<tokio::time::Instant> = None;
     loop {
         batch.clear();
         let got = tokio::select! {
@@ -147,6 +155,24 @@ async fn send_loop(pool: PgPool, mut queue: mpsc::Receiver<String>, cancel: Canc
         if got == 0 {
             break;
         }
+        if let Some(at) = last_sent
+            && at.elapsed() < MIN_GAP
+        {
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                () = tokio::time::sleep_until(at + MIN_GAP) => {}
+            }
+            while batch.len() < BATCH {
+                match queue.try_recv() {
+                    Ok(more) => batch.push(more),
+                    Err(_) => break,
+                }
+            }
+        }
+        // PostgreSQL would drop the repeats of one transaction; not sent.
+        let mut seen = std::collections::HashSet::with_capacity(batch.len());
+        batch.retain(|p| seen.insert(p.clone()));
+        last_sent = Some(tokio::time::Instant::now());
         let sent = sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
             .bind(CHANNEL)
             .bind(&batch)

@@ -144,24 +144,22 @@ impl MessageStore for PgStore {
     async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded> {
         // Supersede the task's other OPEN asks (first: at most one OPEN ask
         // per task is a unique index), insert the ask bound to its newest
-        // RUNNING execution, park its RUNNING executions — one
-        // transaction sent to the writer as one batch (see `batch_tx`). Every
-        // statement answers rows of the same shape.
-        let task_id = ask.task_id.clone();
-        let id = ask.id.clone();
-        let question = ask.question.clone();
-        let now = ms(ask.now);
+        // RUNNING execution, park its RUNNING executions: one call of
+        // `harness_record_ask`, which takes the write lock itself (migration
+        // 0022), as one statement in its own transaction — one round trip.
         // The key is a column of the insert: a second ask with the key of an
         // existing one breaks the unique index and rolls the whole ask back.
-        let key = ask.idempotency_key.clone();
-        let returned = self
-            .batch_tx(move |conn| {
-                Box::pin(async move {
-                    let args = args!(task_id, id, question, now, key);
-                    batch::run(conn, super::RECORD_ASK_CALL, &args).await
-                })
-            })
-            .await?;
+        let args = (|| {
+            Ok::<_, sqlx::Error>(args!(
+                ask.task_id.clone(),
+                ask.id.clone(),
+                ask.question.clone(),
+                ms(ask.now),
+                ask.idempotency_key.clone()
+            ))
+        })()
+        .map_err(map)?;
+        let returned = self.locked_call(super::RECORD_ASK_CALL, args).await?;
         ask_recorded(ask, &returned)
     }
 

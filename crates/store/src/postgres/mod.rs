@@ -60,6 +60,10 @@ pub(crate) const DB_NOW_MS: &str = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) *
 
 pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
 
+/// A pooled connection idle this long is pinged before it is handed out
+/// (see [`PgStore::open`]); a busier one is used as it is.
+pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
+
 /// PostgreSQL's side of the statements written once (`crate::shared`).
 pub(crate) const DIALECT: crate::shared::Dialect = crate::shared::Dialect {
     skip_locked: " FOR UPDATE SKIP LOCKED",
@@ -123,6 +127,20 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(2))
             .acquire_timeout(Duration::from_secs(30))
+            // sqlx's default pings every connection it hands out: one more
+            // round trip per statement or transaction (about a tenth of an
+            // ask's CPU on both sides). Only a connection idle for a while
+            // is pinged (a server restart or a proxy's timeout cuts idle
+            // ones); a broken one is closed and another is taken.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_IDLE_AFTER {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(connect.clone())
             .await
             .map_err(StoreOpenError::Connect)?;

@@ -73,6 +73,25 @@ impl PgStore {
 }
 
 impl PgStore {
+    /// One statement that takes the write lock itself (a function of the
+    /// schema that starts with `pg_advisory_xact_lock` of [`WRITE_LOCK`]),
+    /// run in its own transaction: one round trip, all or nothing (a caller
+    /// that goes away cannot stop a single statement half-way). Timed like
+    /// a write transaction.
+    pub(crate) async fn locked_call(
+        &self,
+        sql: &'static str,
+        args: PgArguments,
+    ) -> StoreResult<Vec<PgRow>> {
+        let started = Instant::now();
+        let rows = sqlx::query_with(sql, args)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map);
+        self.latency.record(started.elapsed());
+        rows
+    }
+
     /// The `;`-separated statements of `sql`, sharing `binds` (`$1` …), in
     /// one [`Self::batch_tx`]; their rows in order (`batch::run`). SQLite
     /// has the same method (`sqlite/writer.rs`), so the code around a batch
