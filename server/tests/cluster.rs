@@ -22,14 +22,18 @@ use serde_json::{Value, json};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
-/// A node on `db`: heart-beat every second, dead after five (a loaded CI
-/// machine stalls a node for seconds: a tighter dead-after fences a
-/// survivor, see `cluster_fence`); the gateway double behind both
+/// The cluster tests' nodes heart-beat every second and are dead after
+/// this many: a loaded CI machine stalls a node for seconds, and a tighter
+/// dead-after fences a survivor (see `cluster_fence`).
+pub(crate) const HEARTBEAT_ARGS: [&str; 4] =
+    ["--node-heartbeat-secs", "1", "--node-dead-after-secs", "5"];
+
+/// A node on `db` ([`HEARTBEAT_ARGS`]); the gateway double behind both
 /// gateways, recording to `record` in `mode`.
 pub(crate) async fn node(data: &Path, db: &str, record: &Path, mode: &str) -> Life {
     let mut life = Life::start_with(data, |cmd| {
         common::process::on_database(cmd, Some(db));
-        cmd.args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "5"])
+        cmd.args(HEARTBEAT_ARGS)
             .env("HARNESS_LOG", "warn,harness_core::nodes=info")
             .env("HARNESS_NODE_URL", "http://127.0.0.1:9/")
             .env("HARNESS_HERMES_BIN", DOUBLE)

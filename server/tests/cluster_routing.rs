@@ -482,7 +482,7 @@ async fn a_start_for_an_agent_of_a_dead_node_runs_here_on_postgres() {
                 cmd.args(["--bind", &format!("127.0.0.1:{port}")])
                     .args(["--node-url", &format!("http://127.0.0.1:{port}")])
                     .args(["--database-url", &url])
-                    .args(["--node-heartbeat-secs", "1", "--node-dead-after-secs", "5"])
+                    .args(super::cluster::HEARTBEAT_ARGS)
                     .env("HARNESS_SECRETS_DIR", &shared);
             })
             .await
