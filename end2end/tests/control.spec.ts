@@ -93,6 +93,24 @@ test.describe('desktop', () => {
     await expect(badge).toHaveText('stopped', { timeout: 10_000 });
   });
 
+  test('a start prompt being typed survives a live update of the page', async ({ page, request }) => {
+    const id = await createFromForm(page, `Prompt ${Date.now()}`, 'echo "started with: $1"; exec sleep 120');
+    await hydrated(page, `/tasks/${id}`);
+    const field = page.locator('#start-prompt');
+    await field.fill('kept words');
+    // A change of the task ticks the page's live stream: the task is
+    // fetched again and its header and controls are built again (the badge
+    // says so); the prompt being typed stays.
+    const ask = await api(request, 'POST', '/api/internal/harness/ask', { taskId: id, question: 'Which branch?' });
+    expect(ask.status).toBeLessThan(300);
+    await expect(page.locator('.page-head [data-run-state]')).toHaveText('waiting for you', { timeout: 10_000 });
+    await expect(field).toHaveValue('kept words');
+    await page.locator('.task-controls.full [data-action=start]').click();
+    await expect(page.locator('#terminal .ht-term')).toContainText('started with: kept words', { timeout: 10_000 });
+    await expect(field).toHaveValue('');
+    await api(request, 'POST', `/api/tasks/${id}/stop`);
+  });
+
   test('row actions on /tasks start and stop a task; the unattended switch explains a refusal', async ({ page, request }) => {
     const title = `Row ${Date.now()}`;
     const created = await api(request, 'POST', '/api/tasks', {

@@ -17,9 +17,17 @@ use crate::{
 #[derive(Debug, Clone, Copy)]
 pub struct ControlNotices(RwSignal<Option<(String, String)>>);
 
+/// The task page's first-prompt text, kept above the re-rendered task views
+/// like [`ControlNotices`]: the controls are rebuilt on every live tick (the
+/// event stream's first tick comes right after hydration), and a prompt
+/// owned by them was wiped while being typed — Start then sent none.
+#[derive(Debug, Clone, Copy)]
+struct StartPrompt(RwSignal<String>);
+
 /// Call once per page that shows [`TaskControls`].
 pub fn provide_control_notices() {
     provide_context(ControlNotices(RwSignal::new(None)));
+    provide_context(StartPrompt(RwSignal::new(String::new())));
 }
 
 /// The translated run status ("running", "waiting for you", "failed (exit 2)", …).
@@ -89,7 +97,11 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     let unattended = ServerAction::<SetTaskUnattended>::new();
     let notices =
         use_context::<ControlNotices>().unwrap_or_else(|| ControlNotices(RwSignal::new(None)));
-    let prompt = RwSignal::new(String::new());
+    // Only the full controls have the field; a row's own signal stays empty.
+    let prompt = full
+        .then(use_context::<StartPrompt>)
+        .flatten()
+        .map_or_else(|| RwSignal::new(String::new()), |p| p.0);
     let checked = RwSignal::new(task.unattended);
     let task_id = task.id.clone();
     // After an action: reload what the page shows (the change event does
@@ -102,9 +114,17 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
         Err(e) => notices.0.set(Some((id, error_text(&e)))),
     };
     let (id1, id2) = (task_id.clone(), task_id.clone());
+    // The prompt a start took: the field is cleared when it is sent, and
+    // given back when the start fails (unless something new was typed).
+    let sent = StoredValue::new(None::<String>);
     Effect::new(move |_| {
         if let Some(r) = control.value().get() {
-            prompt.set(String::new());
+            if r.is_err()
+                && let Some(p) = sent.get_value()
+                && prompt.get_untracked().is_empty()
+            {
+                prompt.set(p);
+            }
             on_result(id1.clone(), r);
         }
     });
@@ -158,11 +178,15 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
                     disabled=move || is_blocked || busy()
                     on:click=move |_| {
                         let p = prompt.get_untracked();
+                        let sends = !p.trim().is_empty() && (act == "start" || act == "restart");
+                        if sends {
+                            prompt.set(String::new());
+                            sent.set_value(Some(p.clone()));
+                        }
                         control.dispatch(ControlTask {
                             id: id.clone(),
                             action: act.clone(),
-                            prompt: (!p.trim().is_empty() && (act == "start" || act == "restart"))
-                                .then_some(p),
+                            prompt: sends.then_some(p),
                         });
                     }
                 >
