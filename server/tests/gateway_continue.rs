@@ -161,6 +161,112 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     s.shutdown().await;
 }
 
+/// A routed message for `t`, then claimed as if `by` were continuing it now.
+async fn claimed(
+    s: &common::Server,
+    dir: &std::path::Path,
+    token: &str,
+    t: &str,
+    pmid: &str,
+    by: &str,
+) -> String {
+    let body = with(message(pmid, "PROJECT_WORK", "go on"), json!({"taskId": t}));
+    let (_, out) = s.call("POST", ROUTE, Some(token), Some(body)).await;
+    let id = out["inboundId"].as_str().unwrap().to_string();
+    let claim = json!({"mode": "continue_in_progress", "inboundId": id, "taskId": t,
+        "claimedBy": by});
+    let sql = format!(
+        "UPDATE gateway_inbound SET state = 'PROCESSING', response = '{claim}' WHERE id = ?"
+    );
+    assert_eq!(exec(dir, &sql, &id).await, 1);
+    id
+}
+
+/// The gateway's retry of `pmid` as a continuation of `t`.
+async fn retried(s: &common::Server, token: &str, t: &str, pmid: &str) -> Value {
+    let (is_error, out) = tool(
+        s,
+        token,
+        "continue_bound_task",
+        continuation(t, pmid, "go on"),
+    )
+    .await;
+    assert!(!is_error, "{out}");
+    assert!(
+        out.get("claimedBy").is_none(),
+        "the claimant is not shown: {out}"
+    );
+    out
+}
+
+/// A continuation's claim names the process holding it: a retry takes it
+/// over at once when that process is gone (its node restarted, or is dead
+/// by the database's clock), and waits while it lives (issue 30: a dead
+/// node's claim no longer blocks the message for the 60 s lease).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_process_is_gone_is_taken_over_at_once_and_a_live_ones_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = common::start(dir.path()).await;
+    owners(&s, "openclaw", &["42"]).await;
+    let token = secret(dir.path(), "gateway.token");
+    let t = s.task("claimed").await;
+    // Two other nodes: one dead (no heartbeat since 1970), one alive.
+    let db = pool(dir.path()).await;
+    // The peer's heartbeat: an hour ahead, so it stays alive for the test.
+    let ahead = chrono::Utc::now().timestamp_millis() + 3_600_000;
+    sqlx::query(
+        "INSERT INTO harness_nodes (id, boot, started_at, heartbeat_at) \
+         VALUES ('gone', 'b1', 0, 0), ('peer', 'b2', ?1, ?1)",
+    )
+    .bind(ahead)
+    .execute(&db)
+    .await
+    .unwrap();
+    let me: String = sqlx::query_scalar(
+        "SELECT id || ':' || boot FROM harness_nodes WHERE id NOT IN ('gone', 'peer')",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    db.close().await;
+    let dead = claimed(&s, dir.path(), &token, &t, "m1", "gone:b1").await;
+    let live = claimed(&s, dir.path(), &token, &t, "m2", "peer:b2").await;
+    let mine = claimed(&s, dir.path(), &token, &t, "m3", &me).await;
+    let out = retried(&s, &token, &t, "m1").await;
+    assert_eq!(
+        (&out["mode"], &out["inboundId"], &out["noOp"]),
+        (&json!("continued_task"), &json!(dead), &json!(false)),
+        "a dead node's claim is taken over: {out}"
+    );
+    for (pmid, id) in [("m2", &live), ("m3", &mine)] {
+        let out = retried(&s, &token, &t, pmid).await;
+        assert_eq!(
+            (&out["mode"], &out["inboundId"], &out["noOp"]),
+            (&json!("continue_in_progress"), &json!(id), &json!(true)),
+            "a live process's claim is waited for: {out}"
+        );
+    }
+    // This process dies mid-continuation: after the restart (a new boot)
+    // its claim is taken over at once; the live peer's still is not.
+    s.shutdown().await;
+    s = common::start(dir.path()).await;
+    let out = retried(&s, &token, &t, "m3").await;
+    assert_eq!(
+        (&out["mode"], &out["inboundId"], &out["noOp"]),
+        (&json!("continued_task"), &json!(mine), &json!(false)),
+        "the earlier boot's claim is taken over: {out}"
+    );
+    let out = retried(&s, &token, &t, "m2").await;
+    assert_eq!(out["mode"], "continue_in_progress", "{out}");
+    let deliveries = "SELECT count(*) FROM deliveries WHERE task_id = ?";
+    assert_eq!(
+        exec(dir.path(), deliveries, &t).await,
+        2,
+        "m1 and m3, once each"
+    );
+    s.shutdown().await;
+}
+
 /// `PATCH /api/internal/harness/gateway`: the gateway closes a row itself
 /// (any state → PROCESSED with its response); bad input → 400 naming the
 /// field, nothing changed; an agent's credential → 403.

@@ -13,7 +13,7 @@
 //! in that transaction the acknowledgement reply is written
 //! ([`super::replies`]).
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -35,6 +35,10 @@ pub const MAX_CONTENT_CHARS: usize = 10_000;
 pub fn claim_lease() -> Duration {
     Duration::seconds(60)
 }
+
+/// The key of an in-progress claim's stored result that names the process
+/// holding it (`<node id>:<boot id>`, the lease owner).
+const CLAIMED_BY: &str = "claimedBy";
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -110,6 +114,14 @@ fn mode_of(value: &Option<Value>) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A stored result as the caller sees it (without the claimant's name).
+fn public(mut value: Value) -> Value {
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove(CLAIMED_BY);
+    }
+    value
+}
+
 fn with(mut value: Value, extra: Value) -> Value {
     if let (Some(obj), Some(more)) = (value.as_object_mut(), extra.as_object()) {
         for (k, v) in more {
@@ -142,6 +154,41 @@ fn prompt(row: &GatewayInbound, title: &str, task_id: &str) -> String {
 }
 
 impl Harness {
+    /// Whether a continuation's PROCESSING claim may be taken over (by the
+    /// gateway's retry of the message, or by the recovery pass): its lease
+    /// ended, or the process that claimed it is gone — its node restarted
+    /// (another boot) or the cluster deems it dead (its heartbeat is older
+    /// than the dead-after, by the database's clock). A claim only lives as
+    /// long as the call that made it, so nobody waits out the lease for a
+    /// dead one. Taking over twice is harmless: the input's delivery is keyed
+    /// by the inbound id and its acknowledgement's key is unique.
+    pub(crate) async fn continuation_claim_lapsed(
+        &self,
+        row: &GatewayInbound,
+        stored: Option<&Value>,
+        now: DateTime<Utc>,
+    ) -> CoreResult<bool> {
+        if now - row.updated_at >= claim_lease() {
+            return Ok(true);
+        }
+        let Some(owner) = stored
+            .and_then(|v| v.get(CLAIMED_BY))
+            .and_then(Value::as_str)
+        else {
+            return Ok(false);
+        };
+        if self.config().delivery_owner.as_deref() == Some(owner) {
+            return Ok(false);
+        }
+        let Some((node, boot)) = owner.split_once(':') else {
+            return Ok(false);
+        };
+        Ok(match self.store().get_node(node).await? {
+            Some(n) => n.boot != boot || !n.alive,
+            None => false,
+        })
+    }
+
     /// §8.4: refused (403, nothing written) unless the sender is the OWNER.
     pub async fn continue_bound_task(&self, input: &ContinueInput) -> CoreResult<Value> {
         let c = input.check()?;
@@ -186,7 +233,11 @@ impl Harness {
         let deduped = !created;
         let stored = cached(&row);
         let mode = mode_of(&stored);
-        let stale = now - row.updated_at >= claim_lease();
+        let in_flight = mode.as_deref() == Some("continue_in_progress") || stored.is_none();
+        let stale = in_flight
+            && self
+                .continuation_claim_lapsed(&row, stored.as_ref(), now)
+                .await?;
         let mut expected: Option<String> = None;
         if deduped {
             let replay = json!({"deduped": true, "noOp": true});
@@ -199,7 +250,7 @@ impl Harness {
                         | "continue_conflict"
                 )
             ) {
-                return Ok(with(stored.unwrap_or(Value::Null), replay));
+                return Ok(with(public(stored.unwrap_or(Value::Null)), replay));
             }
             let routed_context = mode.as_deref() == Some("task_context");
             let retryable = mode.as_deref() == Some("continue_failed")
@@ -238,6 +289,12 @@ impl Harness {
         }
         let in_progress = json!({"mode": "continue_in_progress", "inboundId": row.id,
             "taskId": context.subject_task_id});
+        // Stored with the claimant, so a retry need not wait out the lease
+        // when this process dies before it finishes.
+        let claim = with(
+            in_progress.clone(),
+            json!({ CLAIMED_BY: self.config().delivery_owner }),
+        );
         let claimed = self
             .store()
             .claim_inbound(InboundClaim {
@@ -245,7 +302,7 @@ impl Harness {
                 seen_state: row.state,
                 seen_response: row.response.clone(),
                 seen_updated_at: row.updated_at,
-                response: in_progress.to_string(),
+                response: claim.to_string(),
                 now,
             })
             .await?;
@@ -253,7 +310,7 @@ impl Harness {
             // Another call took the row: its result, or it is still at it.
             let current = self.store().get_inbound(&row.id).await?;
             let value = current.as_ref().and_then(cached).unwrap_or(in_progress);
-            return Ok(with(value, json!({"deduped": true, "noOp": true})));
+            return Ok(with(public(value), json!({"deduped": true, "noOp": true})));
         };
         let finish = |state: InboundState, response: &Value, error: Option<String>| InboundFinish {
             id: claimed.id.clone(),

@@ -18,7 +18,8 @@
 //! - a request still waiting (its event PENDING) → its event and
 //!   acknowledgement re-published (deduplicated: normally nothing is
 //!   written) and its Workbench asked for;
-//! - a `continue_bound_task` claim whose lease (60 s) ended: its input
+//! - a `continue_bound_task` claim whose lease (60 s) ended, or whose
+//!   claiming process is gone (its node restarted or is dead): its input
 //!   was queued (a delivery row keyed by the inbound id exists) →
 //!   PROCESSED with its acknowledgement; not queued → FAILED
 //!   (`continue_failed`: the gateway's retry of the message claims it
@@ -27,7 +28,7 @@
 //! Every step is a compare-and-set on the row's state
 //! ([`crate::store::InboundMark`]): a callback that settles it meanwhile wins.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::{
@@ -47,8 +48,6 @@ use crate::{
 
 /// Rows one pass looks at (§8.13).
 pub const RECOVERY_LIMIT: u32 = 100;
-/// The inbound claim lease (§9).
-pub const CLAIM_LEASE_SECS: i64 = 60;
 
 /// What one recovery pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -331,15 +330,17 @@ impl Harness {
         row: &GatewayInbound,
         now: DateTime<Utc>,
     ) -> CoreResult<Step> {
-        if row.state != InboundState::Processing
-            || now - row.updated_at < Duration::seconds(CLAIM_LEASE_SECS)
-        {
-            return Ok(Step::Nothing);
-        }
         let stored: Option<Value> = row
             .response
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok());
+        if row.state != InboundState::Processing
+            || !self
+                .continuation_claim_lapsed(row, stored.as_ref(), now)
+                .await?
+        {
+            return Ok(Step::Nothing);
+        }
         let task_id = stored
             .as_ref()
             .and_then(|v| v.get("taskId"))
@@ -355,8 +356,9 @@ impl Harness {
             None => None,
         };
         let (Some(task_id), Some(delivery)) = (task_id.clone(), queued) else {
-            let why = "the continuation's claim expired before its input was queued; the \
-                       gateway's retry of the message continues it";
+            let why = "the continuation's claim lapsed (its lease ended or its node is gone) \
+                       before its input was queued; the gateway's retry of the message \
+                       continues it";
             return self
                 .fail(
                     row,
