@@ -66,3 +66,22 @@ test('replying inline resumes a parked agent: the API shows the execution RUNNIN
   await expect.poll(async () => (await api(request, 'GET', `/api/tasks/${taskId}/screen`)).body.text).toContain('Yes, go ahead');
   await api(request, 'POST', `/api/tasks/${taskId}/stop`);
 });
+
+// A lazy page opened directly takes its chunks from its preloaded pack, and
+// the loader compiles them as soon as the pack is in (frontend/tools/pack.mjs).
+// When the pack cannot be had, each chunk is fetched on its own instead.
+test('a lazy page whose pack fails still hydrates, from its chunk files', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.route(/_pack_[a-z_]+\.wasm$/, (route) => route.abort());
+  const chunks: string[] = [];
+  page.on('request', (r) => { if (/_(split|chunk)_[a-z0-9_]+\.wasm$/.test(r.url())) chunks.push(r.url()); });
+  await page.goto('/settings');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  expect(chunks.filter((c) => /_split_settings_route_view_/.test(c))).toHaveLength(1);
+  // Hydrated, not only rendered: a client-side link works.
+  await page.locator('#main-nav a[href="/tasks"]').click();
+  await expect(page).toHaveURL(/\/tasks$/);
+  await expect(page.locator('h1')).toBeVisible();
+  expect(errors).toEqual([]);
+});
