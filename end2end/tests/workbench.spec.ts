@@ -1,5 +1,5 @@
 import { test, expect } from '@playwright/test';
-import { api } from './api';
+import { api, createTask } from './api';
 
 // Issue 14: "derive a sub-task" on the task page, the children list, and the
 // parent's inbox following a child's turn end live.
@@ -72,4 +72,35 @@ test('a project\'s resident Workbench is created on demand from the project list
   expect(wb.status).toBe(200);
   await expect(link).toHaveAttribute('href', `/tasks/${wb.body.id}`);
   expect(errors).toEqual([]);
+});
+
+// The project list's rows are keyed by their project: projects added before
+// a row (a live change each) leave its DOM and its Workbench cell alone, so a
+// click on it is never a click on the row that moved into its place.
+test('a project row keeps its element and its Create button while projects are added before it', async ({ page, request }) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const project = async (name: string) => {
+    const made = await api(request, 'POST', '/api/projects', { name, path: mkdtempSync(join(tmpdir(), 'harness-keyed-')) });
+    expect(made.status).toBe(201);
+    return made.body.id as string;
+  };
+  const id = await project(`zz-keyed-${Date.now()}`);
+  await page.goto('/projects');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  const row = page.locator(`tr[data-project-id="${id}"]`);
+  await expect(row.locator('.workbench-create')).toBeVisible();
+  await row.locator('.workbench-create').evaluate((e) => e.setAttribute('data-marked', ''));
+  for (let i = 0; i < 3; i++) {
+    const before = await project(`aa-keyed-${Date.now()}-${i}`);
+    // Adding a project is no live event; a task is: the list is read again.
+    await createTask(request, `Tick ${Date.now()}`);
+    await expect(page.locator(`tr[data-project-id="${before}"]`)).toHaveCount(1, { timeout: 10_000 });
+  }
+  await expect(row.locator('.workbench-create[data-marked]')).toHaveCount(1);
+  await row.locator('.workbench-create').click();
+  await expect(row.locator('.workbench-link')).toHaveText('Workbench', { timeout: 10_000 });
+  const wb = await api(request, 'GET', `/api/projects/${id}/workbench`);
+  expect(wb.status).toBe(200);
 });

@@ -12,7 +12,7 @@ use super::ssr;
 /// Progress-log lines the page shows.
 pub const PLAN_LOG_LINES: usize = 50;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ProjectRow {
     pub id: String,
     pub name: String,

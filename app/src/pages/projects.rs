@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::{PlanData, PlanTaskRow, list_projects, project_plan},
+    api::{PlanData, PlanTaskRow, ProjectRow, list_projects, project_plan},
     components::{TimeCell, error_text},
     i18n::{Locale, use_locale},
     live::use_live,
@@ -23,7 +23,45 @@ pub const PLAN_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 pub fn ProjectListPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
-    let projects = Resource::new(move || live.tick.get(), |_| list_projects());
+    // The first read renders the page (on the server, and again for the
+    // hydration); later reads, one per live tick, only update `rows`. Rows
+    // are keyed by their project: a row keeps its DOM and its Workbench
+    // cell while the list changes around it. Rebuilt on every tick, by
+    // position, a click could land on the button of the row that had just
+    // moved into that place (projects added before it).
+    let first = Resource::new(|| (), |_| list_projects());
+    let rows = RwSignal::new(Vec::<ProjectRow>::new());
+    let asked = StoredValue::new(0u64);
+    let shown = StoredValue::new(0u64);
+    Effect::new(move |previous: Option<()>| {
+        live.tick.track();
+        if previous.is_none() {
+            return;
+        }
+        let Some(n) = asked.try_update_value(|n| {
+            *n += 1;
+            *n
+        }) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let Ok(list) = list_projects().await else {
+                return;
+            };
+            // An older answer never replaces a newer one.
+            let newer = shown.try_update_value(|shown| {
+                let newer = n > *shown;
+                if newer {
+                    *shown = n;
+                }
+                newer
+            });
+            if newer == Some(true) {
+                rows.try_set(list);
+            }
+        });
+    });
+    let empty = Memo::new(move |_| rows.with(Vec::is_empty));
     super::project_edit::Editing::provide();
     view! {
         <crate::alerts::PageTitle text=l.t("projects.title") />
@@ -36,48 +74,61 @@ pub fn ProjectListPage() -> impl IntoView {
         <super::project_edit::EditProjectForm />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
-                match projects.await {
-                    Ok(list) if list.is_empty() => {
-                        view! { <p class="empty" id="projects-empty">{l.t("projects.empty")}</p> }.into_any()
-                    }
+                match first.await {
                     Ok(list) => {
-                        let rows = list
-                            .into_iter()
-                            .map(|p| {
-                                let row = p.clone();
-                                view! {
-                                <tr data-project-id=p.id.clone()>
-                                    <td data-label=l.t("projects.name")><a href=format!("/projects/{}/plan", p.id)>{p.name}</a></td>
-                                    <td data-label=l.t("projects.path")><code class="project-path">{p.path}</code></td>
-                                    <td data-label=l.t("col.workspace")>{p.workspace}</td>
-                                    <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a>
-                                        " " <super::project_edit::EditProjectButton project=row /></td>
-                                    <td data-label=l.t("workbench.col")><super::project_workbench::WorkbenchCell project_id=p.id.clone() /></td>
-                                </tr>
-                            }})
-                            .collect_view();
-                        view! {
-                            <div class="table-card">
-                                <table class="projects cards-on-phone">
-                                    <thead>
-                                        <tr>
-                                            <th scope="col">{l.t("projects.name")}</th>
-                                            <th scope="col">{l.t("projects.path")}</th>
-                                            <th scope="col">{l.t("col.workspace")}</th>
-                                            <th scope="col"><span class="visually-hidden">{l.t("projects.plan")}</span></th>
-                                            <th scope="col">{l.t("workbench.col")}</th>
-                                        </tr>
-                                    </thead>
-                                    <tbody>{rows}</tbody>
-                                </table>
-                            </div>
-                        }
+                        rows.set(list);
+                        (move || if empty.get() {
+                            view! { <p class="empty" id="projects-empty">{l.t("projects.empty")}</p> }.into_any()
+                        } else {
+                            project_table(rows).into_any()
+                        })
                         .into_any()
                     }
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
             })}
         </Transition>
+    }
+}
+
+/// The projects' table, a row per project (keyed: see `ProjectListPage`).
+fn project_table(rows: RwSignal<Vec<ProjectRow>>) -> impl IntoView {
+    let l = use_locale();
+    view! {
+        <div class="table-card">
+            <table class="projects cards-on-phone">
+                <thead>
+                    <tr>
+                        <th scope="col">{l.t("projects.name")}</th>
+                        <th scope="col">{l.t("projects.path")}</th>
+                        <th scope="col">{l.t("col.workspace")}</th>
+                        <th scope="col"><span class="visually-hidden">{l.t("projects.plan")}</span></th>
+                        <th scope="col">{l.t("workbench.col")}</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <For each=move || rows.get() key=|p| p.clone() let:p>
+                        <ProjectTableRow p />
+                    </For>
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn ProjectTableRow(p: ProjectRow) -> impl IntoView {
+    let l = use_locale();
+    let row = p.clone();
+    view! {
+        <tr data-project-id=p.id.clone()>
+            <td data-label=l.t("projects.name")><a href=format!("/projects/{}/plan", p.id)>{p.name}</a></td>
+            <td data-label=l.t("projects.path")><code class="project-path">{p.path}</code></td>
+            <td data-label=l.t("col.workspace")>{p.workspace}</td>
+            <td><a href=format!("/projects/{}/plan", p.id) class="plan-link">{l.t("projects.plan")}</a>
+                " " <super::project_edit::EditProjectButton project=row /></td>
+            <td data-label=l.t("workbench.col")><super::project_workbench::WorkbenchCell project_id=p.id.clone() /></td>
+        </tr>
     }
 }
 
