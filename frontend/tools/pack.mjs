@@ -175,7 +175,6 @@ const SIZES = ${JSON.stringify(sizes)};
 // The packs this page preloaded (read before hydration may touch the head).
 const PRELOADED = new Set(typeof document === "undefined" ? [] :
   [...document.querySelectorAll('link[rel="preload"]')].map((l) => l.href));
-const packLoads = new Map();
 const keyOf = (file) => {
   const m = /^\\.\\/[^_]+_(?:chunk_([0-9]+)|(split_[a-z0-9_]+))\\.wasm$/.exec(file);
   return m && (m[1] !== undefined ? Number(m[1]) : m[2]);
@@ -192,7 +191,6 @@ for (const [pack, keys] of Object.entries(PACKS)) {
     if (!r.ok) throw new Error(\`\${url}: HTTP \${r.status}\`);
     return r.arrayBuffer();
   });
-  packLoads.set(pack, whole);
   let offset = 0;
   for (const key of keys) {
     const [at, size] = [offset, SIZES[key]];
