@@ -42,9 +42,13 @@ mkdir "$STAGE/split"
 wasm-split-cli --target web --out-name harness "$WASM/frontend.wasm" "$STAGE/split"
 mv "$STAGE/split"/__wasm_split.js "$STAGE/split"/split_*.wasm "$STAGE"
 mv "$STAGE/split"/chunk_*.wasm "$STAGE" 2>/dev/null || true # only when pages share code
-# The split main module with its names, for `node frontend/tools/wasm-top.mjs
-# <target>/site-build/main-named.wasm` (what the main module is made of).
+# The split modules with their names, for `node frontend/tools/wasm-top.mjs
+# <target>/site-build/main-named.wasm` (what the main module is made of) and
+# <target>/site-build/named/<split or chunk>.wasm (what a lazy page's code is).
 cp "$STAGE/split/harness.wasm" "$STAGE/main-named.wasm"
+rm -rf "$STAGE/named" && mkdir "$STAGE/named"
+cp "$STAGE"/split_*.wasm "$STAGE/named/"
+cp "$STAGE"/chunk_*.wasm "$STAGE/named/" 2>/dev/null || true
 # --keep-lld-exports: the chunks import the main module's functions by those names.
 bindgen() { # <input wasm> <out name> [flags]
   local input="$1" name="$2"

@@ -85,3 +85,36 @@ test('a lazy page whose pack fails still hydrates, from its chunk files', async 
   await expect(page.locator('h1')).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+// The pack is the page's chunks merged into one module (merge-pack.mjs): a
+// page opened directly fetches no chunk file of its own, and the chunks it
+// shares with the next page are not fetched again when the person moves on.
+test('a lazy page opened directly runs from its pack alone; the next page fetches only what it lacks', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const wasm: string[] = [];
+  let loaderUrl: string | undefined;
+  page.on('request', (r) => {
+    if (/\.wasm$/.test(r.url())) wasm.push(r.url().replace(/^.*\/harness-[0-9a-f]+/, ''));
+    if (/_split\.js$/.test(r.url())) loaderUrl = r.url();
+  });
+  await page.goto('/settings');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  expect(wasm.filter((f) => /_(split|chunk)_/.test(f))).toEqual([]);
+  expect(wasm.filter((f) => /_pack_/.test(f))).toEqual(['_pack_settings_route_view.wasm']);
+  // Hydrated from the merged module: a client-side link works, and the page
+  // it opens loads its own chunk but none the settings pack already gave.
+  await page.locator('#main-nav a[href="/tasks"]').click();
+  await expect(page).toHaveURL(/\/tasks$/);
+  await expect(page.locator('h1')).toBeVisible();
+  const after = wasm.filter((f) => /_(split|chunk)_/.test(f));
+  expect(after.filter((f) => /_split_task_list_route_view_/.test(f))).toHaveLength(1);
+  // The chunks in the settings pack, from the loader's PACKS index.
+  const loader = await (await page.request.get(loaderUrl!)).text();
+  const inPack = /_pack_settings_route_view\.wasm"\s*:\s*\[([^\]]*)\]/.exec(loader)?.[1].split(',').map((k) => k.trim()) ?? [];
+  expect(inPack.length).toBeGreaterThan(10);
+  const refetched = after.filter((f) => inPack.includes(/_chunk_([0-9]+)\.wasm$/.exec(f)?.[1] ?? '-'));
+  expect(refetched).toEqual([]);
+  expect(after.filter((f) => /_chunk_/.test(f)).length).toBeLessThan(inPack.length);
+  expect(errors).toEqual([]);
+});

@@ -13,8 +13,8 @@
 // (the main JS imports the loader, the loader imports the main JS and
 // fetches the chunks) are rewritten to the hashed names, then the JS is
 // minified (npm esbuild). `…_pack_<page>.wasm` is, per lazy page, the chunks
-// it loads back to back (one request when the page is opened directly; the
-// loader cuts them out), and `.split-manifest.json` (not served) names that
+// it loads merged into one module (merge-pack.mjs: one request and one
+// instantiation when the page is opened directly), and `.split-manifest.json` (not served) names that
 // pack for each page (a lazy part's chunks for a part), for the server's
 // preload hints. Every
 // compressible file gets a Brotli (.br) and a gzip (.gz) copy next to it
@@ -33,6 +33,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, r
 import { dirname, join, relative } from 'node:path';
 import zlib from 'node:zlib';
 import { transformSync } from 'esbuild';
+import { mergeChunks, PACK_IMPORTS } from './merge-pack.mjs';
 
 const argv = process.argv.slice(2);
 const budgetAt = argv.indexOf('--budget');
@@ -135,12 +136,12 @@ function splitManifest(loaderText, hashedStem) {
   return manifest;
 }
 // One file per lazy page (issue 33): a page opened directly needs its own
-// chunk and up to ~30 shared ones before it can hydrate, and over HTTP/1.1
+// chunk and up to ~70 shared ones before it can hydrate, and over HTTP/1.1
 // (six connections, a phone's round trip each) their requests queued behind
-// each other. `…_pack_<page>.wasm` is those chunks back to back; the manifest
-// names it instead of them (so the shell preloads one file), and the loader
-// takes a chunk out of a pack this document preloaded, else fetches the chunk
-// itself as before (a page reached by client-side navigation, a part loaded
+// each other. `…_pack_<page>.wasm` is those chunks merged into one module; the
+// manifest names it instead of them (so the shell preloads one file), and the
+// loader instantiates a pack this document preloaded for the first of its
+// chunks the page asks for, else fetches the chunk itself as before (a page reached by client-side navigation, a part loaded
 // on demand, a failed pack). Lazy parts (not `_route_view_`) get no pack:
 // they are never preloaded.
 function packPages(manifest, loader, chunkBytes) {
@@ -152,18 +153,16 @@ function packPages(manifest, loader, chunkBytes) {
     return m[1] !== undefined ? Number(m[1]) : m[2];
   };
   const packs = {};
-  const sizes = {};
   for (const [page, stems] of Object.entries(manifest)) {
     if (!/_route_view_/.test(page)) continue;
     const suffix = `_pack_${page.replace(/^_+/, '').replace(/_[0-9]+$/, '')}.wasm`;
-    const bytes = stems.map((stem) => {
-      const b = chunkBytes.get(`${stem}.wasm`);
-      if (!b) throw new Error(`pack: ${page} needs ${stem}.wasm, which is not staged`);
-      sizes[keyOf(stem)] = b.length;
-      return b;
+    const chunks = stems.map((stem) => {
+      const bytes = chunkBytes.get(`${stem}.wasm`);
+      if (!bytes) throw new Error(`pack: ${page} needs ${stem}.wasm, which is not staged`);
+      return { name: `${stem}.wasm`, bytes };
     });
     packs[`./${name}${suffix}`] = stems.map(keyOf);
-    parts.push({ file: `${name}${suffix}`, suffix, bytes: Buffer.concat(bytes) });
+    parts.push({ file: `${name}${suffix}`, suffix, bytes: mergeChunks(chunks) });
     manifest[page] = [`${name}${suffix.replace(/\.wasm$/, '')}`];
   }
   const text = loader.bytes.toString('utf8');
@@ -171,7 +170,6 @@ function packPages(manifest, loader, chunkBytes) {
   if (!fetches.test(text)) throw new Error(`pack: ${LOADER} fetches no chunk with new URL(…) (wasm-split output changed?)`);
   const runtime = `
 const PACKS = ${JSON.stringify(packs)};
-const SIZES = ${JSON.stringify(sizes)};
 // The packs this page preloaded (read before hydration may touch the head).
 const PRELOADED = new Set(typeof document === "undefined" ? [] :
   [...document.querySelectorAll('link[rel="preload"]')].map((l) => l.href));
@@ -179,39 +177,43 @@ const keyOf = (file) => {
   const m = /^\\.\\/[^_]+_(?:chunk_([0-9]+)|(split_[a-z0-9_]+))\\.wasm$/.exec(file);
   return m && (m[1] !== undefined ? Number(m[1]) : m[2]);
 };
-// A preloaded pack's chunks are compiled as soon as it is in, while the main
-// module still downloads and starts: when the page asks for them only their
-// instantiation is left (issue 33: compiling them on demand, one after the
-// other, was ~90 ms of a phone's time to interactive on the task page).
-const compiled = new Map();
+// A preloaded pack is the page's chunks merged into one module
+// (merge-pack.mjs): compiled while it downloads, and instantiated once, when
+// the page asks for its first chunk; every chunk of it then resolves to that
+// one instance (issue 33: one instantiation per chunk, 74 on the task page,
+// were most of a phone's time between the last byte and the page hydrated).
+const packed = new Map();
 for (const [pack, keys] of Object.entries(PACKS)) {
   const url = new URL(pack, import.meta.url);
   if (!PRELOADED.has(url.href)) continue;
-  const whole = fetch(url).then((r) => {
-    if (!r.ok) throw new Error(\`\${url}: HTTP \${r.status}\`);
-    return r.arrayBuffer();
-  });
-  let offset = 0;
-  for (const key of keys) {
-    const [at, size] = [offset, SIZES[key]];
-    offset += size;
-    if (compiled.has(key)) continue;
-    const module = whole.then((b) => WebAssembly.compile(new Uint8Array(b, at, size)));
-    module.catch(() => {});
-    compiled.set(key, module);
-  }
+  const module = WebAssembly.compileStreaming(fetch(url));
+  module.catch(() => {});
+  let instance;
+  const entry = {
+    module,
+    instantiate: (imports) => (instance ??= module.then((m) =>
+      WebAssembly.instantiate(m, { ${PACK_IMPORTS}: imports.__wasm_split }))),
+  };
+  for (const key of keys) if (!packed.has(key)) packed.set(key, entry);
 }
-// What a chunk is instantiated from: its compiled module, else its file
-// (a page reached by client-side navigation, a part loaded on demand, a
-// failed pack).
+// What a chunk is instantiated from: its page's pack, else its file (a page
+// reached by client-side navigation, a part loaded on demand, a failed pack).
 function fetchChunk(file) {
-  const module = compiled.get(keyOf(file));
-  if (module) return module.catch(() => fetch(new URL(file, import.meta.url)));
-  return fetch(new URL(file, import.meta.url));
+  const pack = packed.get(keyOf(file));
+  const own = () => fetch(new URL(file, import.meta.url));
+  if (pack) return pack.module.then(() => ({ pack, own }), own);
+  return own();
 }
 async function instantiateChunk(source, imports) {
   const s = await source;
-  if (s instanceof WebAssembly.Module) return { module: s, instance: await WebAssembly.instantiate(s, imports) };
+  if (s.pack) {
+    try {
+      return await s.pack.instantiate(imports);
+    } catch (e) {
+      console.error(e);
+      return WebAssembly.instantiateStreaming(s.own(), imports);
+    }
+  }
   return WebAssembly.instantiateStreaming(s, imports);
 }
 `;
