@@ -35,6 +35,8 @@ mod backup;
 mod channel_health;
 #[path = "cluster.rs"]
 mod cluster;
+#[path = "cluster_continue.rs"]
+mod cluster_continue;
 #[path = "cluster_drain.rs"]
 mod cluster_drain;
 #[path = "cluster_events.rs"]
