@@ -1,6 +1,7 @@
 // Page-load budget of the web UI as a phone on 4G meets it: headless Chromium,
 // 390×844, 9 Mbit/s with 85 ms latency, CPU slowed 4×, cold cache, median of
-// RUNS (5). For `/harness` and a task page with a live terminal: time to the
+// RUNS (5). For `/harness`, a task page with a live terminal, and a task page
+// with a live terminal, its history and an open question: time to the
 // first contentful paint, time to hydration (`body[data-hydrated]`: the page
 // is interactive; then `data-hydrated-all`: its deferred sections too), bytes
 // transferred on the first load and on a second visit (warm cache).
@@ -54,7 +55,7 @@ const VIEWPORT = { width: 390, height: 844 };
 // keeps issue 18's 800 KiB (it also fetches the terminal module, after
 // hydration).
 const TARGETS = { hydratedMs: 1000, secondVisitBytes: 20 * 1024 };
-const FIRST_LOAD_BYTES = { '/harness': 400 * 1024, 'task page': 800 * 1024 };
+const FIRST_LOAD_BYTES = { '/harness': 400 * 1024, 'task page': 800 * 1024, 'task page, open question': 800 * 1024 };
 // Before this change (uncompressed 4.4 MB wasm, no Cache-Control): this
 // script against the debug build of main at 3a94071 and its site, on the
 // 2-core machine while other builds ran (the issue measured the release
@@ -63,6 +64,9 @@ const BEFORE = {
   '/harness': { fcp: 848, hydrated: 5411, first: 4389.8 * 1024, second: 13.8 * 1024 },
   'task page': { fcp: 796, hydrated: 5832, first: 4380.1 * 1024, second: 3.7 * 1024 },
 };
+// The task page with an open question and its history (added 2026-12-05):
+// measured first on the build of that day, which is its "before".
+BEFORE['task page, open question'] = null;
 
 async function freePort() {
   return new Promise((ok, fail) => {
@@ -135,7 +139,30 @@ async function seed(server) {
     agent: { provider: 'command', command: ['bash', '--norc', '--noprofile'], cwd: '/tmp', env: { PS1: 'bench$ ' } },
   });
   await api(server, 'POST', `/api/tasks/${live.id}/start`, {});
-  return live.id;
+  // The page a person opens on "your agent needs a decision": a live agent
+  // with its history (progress notes, earlier questions each replaced by the
+  // next) and an open question with options, on the first screen.
+  const asking = await api(server, 'POST', '/api/tasks', {
+    title: 'Agent waiting for a decision',
+    agent: { provider: 'command', command: ['bash', '--norc', '--noprofile'], cwd: '/tmp', env: { PS1: 'agent$ ' } },
+  });
+  await api(server, 'POST', `/api/tasks/${asking.id}/start`, {});
+  for (let i = 0; i < 12; i++) {
+    await api(server, 'POST', '/api/internal/harness/notify', {
+      taskId: asking.id,
+      message: `Step ${i} done: ran the migrations on the staging copy; 3 tables changed, 2 indexes rebuilt.`,
+    });
+    await api(server, 'POST', '/api/internal/harness/ask', {
+      taskId: asking.id,
+      question: `Question ${i}: keep the old column \`legacy_id\` for the **reporting** job, or drop it now?`,
+    });
+  }
+  await api(server, 'POST', '/api/internal/harness/ask', {
+    taskId: asking.id,
+    question: 'Which database should the **release** use?\n\n- the tests pass on both\n- Postgres needs a server',
+    options: [{ label: 'Postgres', description: 'a server to run' }, { label: 'SQLite' }, { label: 'Ask me tomorrow' }],
+  });
+  return [live.id, asking.id];
 }
 
 async function measure(browser, server, url) {
@@ -257,10 +284,11 @@ const browser = await chromium.launch({
 });
 let failed = false;
 try {
-  const taskId = await seed(server);
+  const [taskId, askingId] = await seed(server);
   console.log(`page-load benchmark: ${bin}${siteDir ? ` serving ${siteDir}` : ' (embedded site)'}${eager ? ', deferred sections hydrated eagerly (--eager)' : ''}`);
   console.log(`profile: ${VIEWPORT.width}x${VIEWPORT.height}, 9 Mbit/s, ${NETWORK.latency} ms, CPU ${CPU_SLOWDOWN}x slower, cold cache, median of ${runs}`);
-  for (const [label, path] of [['/harness', '/harness'], ['task page', `/tasks/${taskId}`]]) {
+  const pages = [['/harness', '/harness'], ['task page', `/tasks/${taskId}`], ['task page, open question', `/tasks/${askingId}`]];
+  for (const [label, path] of pages) {
     const samples = [];
     for (let i = 0; i < runs; i++) samples.push(await measure(browser, server, `${server.base}${path}`));
     const m = Object.fromEntries(['fcp', 'hydrated', 'hydratedAll', 'wasm', 'first', 'second', 'secondHydrated'].map((k) => [k, median(samples.map((s) => s[k]))]));
@@ -273,10 +301,11 @@ try {
     ];
     failed ||= checks.includes(false);
     console.log(`\n${label} (${path})`);
-    console.log(`  first contentful paint  ${ms(m.fcp).padStart(10)}   before ${ms(before.fcp)}`);
-    console.log(`  hydrated                ${ms(m.hydrated).padStart(10)}   before ${ms(before.hydrated)}   target < ${TARGETS.hydratedMs} ms  ${verdict(checks[0])}`);
-    console.log(`  first load transferred  ${kib(m.first).padStart(10)}   before ${kib(before.first)}   target <= ${kib(FIRST_LOAD_BYTES[label])}  ${verdict(checks[1])}`);
-    console.log(`  second visit            ${kib(m.second).padStart(10)}   before ${kib(before.second)}   target < 20 KiB  ${verdict(checks[2])}   (hydrated ${ms(m.secondHydrated)})`);
+    const was = (k, f) => (before ? `   before ${f(before[k])}` : '');
+    console.log(`  first contentful paint  ${ms(m.fcp).padStart(10)}${was('fcp', ms)}`);
+    console.log(`  hydrated                ${ms(m.hydrated).padStart(10)}${was('hydrated', ms)}   target < ${TARGETS.hydratedMs} ms  ${verdict(checks[0])}`);
+    console.log(`  first load transferred  ${kib(m.first).padStart(10)}${was('first', kib)}   target <= ${kib(FIRST_LOAD_BYTES[label])}  ${verdict(checks[1])}`);
+    console.log(`  second visit            ${kib(m.second).padStart(10)}${was('second', kib)}   target < 20 KiB  ${verdict(checks[2])}   (hydrated ${ms(m.secondHydrated)})`);
     console.log(`  deferred sections       ${ms(m.hydratedAll).padStart(10)}   (hydrated after the page is interactive)`);
     console.log(`  wasm downloaded at ${ms(m.wasm)} (the page's last wasm file; the rest to hydration: compile + hydrate at 4x CPU)`);
     console.log(`  runs: hydrated ${samples.map((s) => Math.round(s.hydrated)).join(', ')} ms; deferred sections ${samples.map((s) => Math.round(s.hydratedAll)).join(', ')} ms`);

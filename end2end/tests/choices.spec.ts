@@ -153,3 +153,28 @@ test.describe('without JavaScript (an answer tapped before hydration)', () => {
     expect(m.replyText).toBe('Postgres');
   });
 });
+
+// The task page hydrates its newest timeline rows with the page and the older
+// ones after it (issue 33, app/src/pages/tasks/detail.rs): an open question
+// below the newest six still shows its options and answers with one click.
+test('task page: an open question among the older timeline rows answers with one click', async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const taskId = await createTask(request, `Long history ${uid()}`);
+  await askWith(request, taskId, DB);
+  for (let i = 0; i < 7; i++) {
+    await api(request, 'POST', '/api/internal/harness/notify', { taskId, message: `progress ${i}` });
+  }
+  await openLive(page, `/tasks/${taskId}`);
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated-all', 'true');
+  await expect(page.locator('#task-timeline li')).toHaveCount(8);
+  // The newest first; the question is the eighth, in the part hydrated after the page.
+  await expect(page.locator('#task-timeline li').first()).toContainText('progress 6');
+  const item = page.locator('#task-timeline .deferred li[data-status="pending"]');
+  await expect(item.locator('.choice.default')).toHaveAttribute('data-label', 'SQLite');
+  await item.locator('.choice[data-label="Postgres"]').click();
+  await expect(page.locator('#task-timeline li[data-status="answered"]')).toBeVisible({ timeout: 10_000 });
+  const rows = (await api(request, 'GET', `/api/harness/messages?view=all&taskId=${taskId}`)).body.rows;
+  expect(rows.find((r: { kind: string }) => r.kind === 'ask').replyText).toBe('Postgres');
+  const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';
+  expect(errors.filter((e) => !known(e))).toEqual([]);
+});

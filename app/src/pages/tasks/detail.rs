@@ -15,6 +15,8 @@ use crate::{
 
 /// Timeline rows shown on the task page (the notification center has all).
 const TIMELINE_ROWS: u32 = 200;
+/// Timeline rows hydrated with the page; the rest after it (`Deferred`).
+const TIMELINE_FIRST: usize = 6;
 
 #[component]
 pub fn TaskDetailPage() -> impl IntoView {
@@ -152,20 +154,29 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                         Ok(page) if page.rows.is_empty() => {
                             view! { <p class="empty">{l.t("tasks.no_messages")}</p> }.into_any()
                         }
-                        Ok(page) => view! {
-                            <ol class="timeline" id="task-timeline">
-                                {
-                                    // Newest first: a cancelled ask with a newer ask was replaced by it.
-                                    let mut newer_ask = false;
-                                    page.rows.into_iter().map(|row| {
-                                        let replaced = row.is_ask() && row.state == "CANCELLED" && newer_ask;
-                                        newer_ask |= row.is_ask();
-                                        view! { <TimelineItem row answer replaced /> }
-                                    }).collect_view()
-                                }
-                            </ol>
+                        Ok(page) => {
+                            // Newest first: a cancelled ask with a newer ask was replaced by it.
+                            let mut newer_ask = false;
+                            let mut items: Vec<_> = page.rows.into_iter().map(|row| {
+                                let replaced = row.is_ask() && row.state == "CANCELLED" && newer_ask;
+                                newer_ask |= row.is_ask();
+                                view! { <TimelineItem row answer replaced /> }
+                            }).collect();
+                            // The newest first; the older ones (up to 200) are
+                            // hydrated after the page is interactive (issue 33: a
+                            // long history was hydration a phone waited for).
+                            // Their answer controls work as plain forms meanwhile.
+                            let older = items.split_off(items.len().min(TIMELINE_FIRST));
+                            view! {
+                                <div class="timeline-lists" id="task-timeline">
+                                    <ol class="timeline">{items}</ol>
+                                    {(!older.is_empty()).then(|| view! {
+                                        <Deferred><ol class="timeline">{older}</ol></Deferred>
+                                    })}
+                                </div>
+                            }
+                            .into_any()
                         }
-                        .into_any(),
                         Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     }
                 })}
