@@ -12,11 +12,13 @@ pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, 
 /// `$1` id, `$2` boot, `$3` url. A new boot starts the row again, except
 /// `draining`: a drained node restarted (its machine rebooted) stays
 /// drained until a person undrains it. A boot the survivors fenced
-/// ([`fence`]) writes nothing (0 rows).
+/// ([`fence`]) writes nothing (0 rows). The clock is read once: a new row's
+/// `started_at` is its `heartbeat_at` (PostgreSQL's `clock_timestamp()`
+/// read twice differed by a millisecond now and then).
 pub(crate) fn heartbeat(now: &str) -> String {
     format!(
         "INSERT INTO harness_nodes (id, boot, url, started_at, heartbeat_at, draining) \
-         VALUES ($1, $2, $3, {now}, {now}, 0) \
+         SELECT $1, $2, $3, t.now, t.now, 0 FROM (SELECT {now} AS now) AS t WHERE 1 = 1 \
          ON CONFLICT (id) DO UPDATE SET \
            started_at = CASE WHEN harness_nodes.boot = excluded.boot \
              THEN harness_nodes.started_at ELSE excluded.started_at END, \
