@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Reader, sections } from './wasm-bytes.mjs';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), 'node_modules', '.bin');
 /** The import module of the merged module (what the loader passes it). */
@@ -31,61 +32,37 @@ const FEATURES = [
  * as WAT, `min` a memory's or table's least size (any maximum is dropped).
  */
 export function importsOf(bytes, what = 'module') {
-  if (bytes.readUInt32LE(0) !== 0x6d736100) throw new Error(`merge-pack: ${what} is not a wasm module`);
-  let pos = 8;
-  const u32 = () => {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      const b = bytes[pos++];
-      result += (b & 0x7f) * 2 ** shift;
-      if (!(b & 0x80)) return result;
-      shift += 7;
-    }
-  };
-  const str = () => {
-    const n = u32();
-    const s = bytes.toString('utf8', pos, pos + n);
-    pos += n;
-    return s;
-  };
+  const section = sections(bytes, `merge-pack: ${what}`).find((s) => s.id === 2);
+  if (!section) return [];
+  const r = new Reader(bytes, section.start);
   const limits = () => {
-    const flags = bytes[pos++];
+    const flags = r.byte();
     if (flags & ~1) throw new Error(`merge-pack: ${what}: a shared or 64-bit import (limits flags ${flags})`);
-    const min = u32();
-    if (flags & 1) u32();
+    const min = r.u32();
+    if (flags & 1) r.u32();
     return min;
   };
   const VAL = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64' };
   const REF = { 0x70: 'funcref', 0x6f: 'externref' };
-  while (pos < bytes.length) {
-    const id = bytes[pos++];
-    const size = u32();
-    if (id !== 2) {
-      pos += size;
-      continue;
+  const imports = [];
+  for (let n = r.u32(); n > 0; n--) {
+    const [module, name, kind] = [r.str(), r.str(), r.byte()];
+    if (kind === 1) {
+      const ref = REF[r.byte()];
+      if (!ref) throw new Error(`merge-pack: ${what}: table ${name} of an unknown element type`);
+      imports.push({ module, name, kind: 'table', type: ref, min: limits() });
+    } else if (kind === 2) {
+      imports.push({ module, name, kind: 'memory', type: '', min: limits() });
+    } else if (kind === 3) {
+      const val = VAL[r.byte()];
+      const mutable = r.byte() === 1;
+      if (!val) throw new Error(`merge-pack: ${what}: global ${name} of an unknown type`);
+      imports.push({ module, name, kind: 'global', type: mutable ? `(mut ${val})` : val, min: '' });
+    } else {
+      throw new Error(`merge-pack: ${what} imports ${module}.${name} of kind ${kind}; a chunk was expected to import only memories, tables and globals (wasm-split output changed?)`);
     }
-    const imports = [];
-    for (let n = u32(); n > 0; n--) {
-      const [module, name, kind] = [str(), str(), bytes[pos++]];
-      if (kind === 1) {
-        const ref = REF[bytes[pos++]];
-        if (!ref) throw new Error(`merge-pack: ${what}: table ${name} of an unknown element type`);
-        imports.push({ module, name, kind: 'table', type: ref, min: limits() });
-      } else if (kind === 2) {
-        imports.push({ module, name, kind: 'memory', type: '', min: limits() });
-      } else if (kind === 3) {
-        const val = VAL[bytes[pos++]];
-        const mutable = bytes[pos++] === 1;
-        if (!val) throw new Error(`merge-pack: ${what}: global ${name} of an unknown type`);
-        imports.push({ module, name, kind: 'global', type: mutable ? `(mut ${val})` : val, min: '' });
-      } else {
-        throw new Error(`merge-pack: ${what} imports ${module}.${name} of kind ${kind}; a chunk was expected to import only memories, tables and globals (wasm-split output changed?)`);
-      }
-    }
-    return imports;
   }
-  return [];
+  return imports;
 }
 
 /**

@@ -7,6 +7,7 @@
 //   node frontend/tools/wasm-top.mjs <module.wasm> [rows (25)] [--functions]
 // --functions lists the biggest single functions instead.
 import { readFileSync } from 'node:fs';
+import { Reader, sections } from './wasm-bytes.mjs';
 
 const [path, rowsArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 if (!path) {
@@ -15,61 +16,41 @@ if (!path) {
 }
 const rows = Number(rowsArg ?? 25);
 const buf = readFileSync(path);
-let pos = 8;
-const u32 = () => {
-  let result = 0;
-  let shift = 0;
-  for (;;) {
-    const b = buf[pos++];
-    result += (b & 0x7f) * 2 ** shift;
-    if (!(b & 0x80)) return result;
-    shift += 7;
-  }
-};
-const str = () => {
-  const n = u32();
-  const s = buf.toString('utf8', pos, pos + n);
-  pos += n;
-  return s;
-};
 
 let imported = 0;
 const bodies = [];
 const names = new Map();
-const sections = [];
-while (pos < buf.length) {
-  const id = buf[pos++];
-  const size = u32();
-  const end = pos + size;
+const sectionSizes = [];
+for (const { id, start, end } of sections(buf, path)) {
+  const r = new Reader(buf, start);
+  const size = end - start;
   if (id === 2) {
-    for (let n = u32(), i = 0; i < n; i++) {
-      str();
-      str();
-      const kind = buf[pos++];
-      if (kind === 0) { u32(); imported++; } else if (kind === 1) { pos++; const f = u32(); u32(); if (f & 1) u32(); }
-      else if (kind === 2) { const f = u32(); u32(); if (f & 1) u32(); } else if (kind === 3) { pos += 2; } else { pos++; u32(); }
+    for (let n = r.u32(), i = 0; i < n; i++) {
+      r.str();
+      r.str();
+      const kind = r.byte();
+      if (kind === 0) { r.u32(); imported++; } else if (kind === 1) { r.pos++; const f = r.u32(); r.u32(); if (f & 1) r.u32(); }
+      else if (kind === 2) { const f = r.u32(); r.u32(); if (f & 1) r.u32(); } else if (kind === 3) { r.pos += 2; } else { r.pos++; r.u32(); }
     }
   } else if (id === 10) {
-    for (let n = u32(), i = 0; i < n; i++) {
-      const len = u32();
+    for (let n = r.u32(), i = 0; i < n; i++) {
+      const len = r.u32();
       bodies.push(len);
-      pos += len;
+      r.pos += len;
     }
   } else if (id === 0) {
-    const name = str();
-    sections.push([`custom:${name}`, size]);
+    const name = r.str();
+    sectionSizes.push([`custom:${name}`, size]);
     if (name === 'name') {
-      while (pos < end) {
-        const sub = buf[pos++];
-        const subSize = u32();
-        const subEnd = pos + subSize;
-        if (sub === 1) for (let n = u32(), i = 0; i < n; i++) { const idx = u32(); names.set(idx, str()); }
-        pos = subEnd;
+      while (r.pos < end) {
+        const sub = r.byte();
+        const subEnd = r.u32() + r.pos;
+        if (sub === 1) for (let n = r.u32(), i = 0; i < n; i++) { const idx = r.u32(); names.set(idx, r.str()); }
+        r.pos = subEnd;
       }
     }
   }
-  if (id !== 0) sections.push([`section ${id}`, size]);
-  pos = end;
+  if (id !== 0) sectionSizes.push([`section ${id}`, size]);
 }
 if (names.size === 0) {
   console.error(`${path}: no name section (use cargo's output, before wasm-bindgen --remove-name-section)`);
@@ -147,5 +128,5 @@ if (process.argv.includes('--functions')) {
   for (const [crate, e] of [...byCrate].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, rows)) {
     console.log(`${crate.padEnd(28)} ${kib(e.bytes).padStart(10)} ${((100 * e.bytes) / total).toFixed(1).padStart(5)}% ${String(e.count).padStart(9)}`);
   }
-  console.log('sections:', sections.map(([n, s]) => `${n} ${kib(s)}`).join(', '));
+  console.log('sections:', sectionSizes.map(([n, s]) => `${n} ${kib(s)}`).join(', '));
 }

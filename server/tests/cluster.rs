@@ -385,14 +385,7 @@ async fn sigkill_of_a_node_with_400_messages_in_flight_loses_and_repeats_nothing
     // Each send takes 150 ms: many are in flight when the node dies.
     let mode = "slow:150";
     let a = node(&datas[0], &db.url, &record, mode).await;
-    let (st, out) = a
-        .call(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    a.set_owners("openclaw", &["42"]).await;
     let (st, _) = a
         .call("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}

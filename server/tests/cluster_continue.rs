@@ -48,14 +48,7 @@ async fn a_continuation_claimed_by_a_killed_node_is_taken_over_by_a_survivor_onc
     let b = node(&db_, &db.url, &record, "ok").await;
     let p = pool(&db.url).await;
     let token = secret(&da, "gateway.token");
-    let (st, out) = a
-        .call(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    a.set_owners("openclaw", &["42"]).await;
     let (st, t) = a
         .call(
             "POST",

@@ -130,14 +130,7 @@ async fn sigkill_mid_reply(db: Option<&str>) {
     let data = dir.path().join("data");
     let record = dir.path().join("sent.jsonl");
     let life = start(&data, db, &record, "hang").await;
-    let (st, out) = life
-        .call(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    life.set_owners("openclaw", &["42"]).await;
     let (st, t) = life
         .call(
             "POST",

@@ -89,14 +89,7 @@ async fn kill_mid_routing(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let life = start(&data, db).await;
-    let (st, out) = life
-        .call(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    life.set_owners("openclaw", &["42"]).await;
     let path = dir.path().join("shop");
     std::fs::create_dir_all(&path).unwrap();
     let (st, out) = life

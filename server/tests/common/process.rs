@@ -109,6 +109,17 @@ impl ServerProcess {
         super::decode(req.send().await.unwrap()).await
     }
 
+    /// `ids` are the OWNERs of `gateway` on Telegram (the gateway tests'
+    /// senders).
+    pub async fn set_owners(&self, gateway: &str, ids: &[&str]) {
+        let policy =
+            serde_json::json!({gateway: {"accessPolicy": {"ownerIds": {"telegram": ids}}}});
+        let (st, out) = self
+            .call("PUT", "/api/settings/gateways", Some(policy))
+            .await;
+        assert_eq!(st, StatusCode::OK, "{out}");
+    }
+
     /// SIGKILL: no graceful anything.
     pub fn kill(mut self) {
         let _ = self.child.kill();
