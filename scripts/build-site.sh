@@ -26,6 +26,8 @@ TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
 SITE="$TARGET/site"
 STAGE="$TARGET/site-build"
 WASM_OPT="$PWD/frontend/tools/node_modules/.bin/wasm-opt"
+# The wasm features of the binaryen tools (one list, merge-pack.mjs reads it too).
+mapfile -t WASM_FEATURES < <(grep -v '^#' frontend/tools/wasm-features.txt)
 
 command -v wasm-split-cli >/dev/null || { echo "build-site: wasm-split-cli missing: run scripts/setup.sh" >&2; exit 2; }
 wasm_build=(--locked --target wasm32-unknown-unknown --profile wasm-release)
@@ -68,10 +70,7 @@ optimise() { # <staged wasm>: replaced by its wasm-opt -Oz output (cached)
     rm -f "$STAGE/opt-$(basename "$wasm" .wasm)"-*.wasm
     start=$(date +%s)
     before=$(stat -c %s "$wasm")
-    # The features wasm-bindgen 0.2.130's output uses (reference types etc.).
-    "$WASM_OPT" -Oz --enable-reference-types --enable-bulk-memory --enable-sign-ext \
-      --enable-mutable-globals --enable-nontrapping-float-to-int --enable-multivalue \
-      "$wasm" -o "$cached.tmp"
+    "$WASM_OPT" -Oz "${WASM_FEATURES[@]}" "$wasm" -o "$cached.tmp"
     mv "$cached.tmp" "$cached"
     echo "wasm-opt -Oz $(basename "$wasm"): $before → $(stat -c %s "$cached") bytes in $(( $(date +%s) - start )) s" >&2
   fi

@@ -21,11 +21,10 @@ const BIN = join(dirname(fileURLToPath(import.meta.url)), 'node_modules', '.bin'
 /** The import module of the merged module (what the loader passes it). */
 export const PACK_IMPORTS = 'pack';
 const SHARED = '__wasm_split';
-// The features wasm-bindgen's output uses (as scripts/build-site.sh's wasm-opt).
-const FEATURES = [
-  '--enable-reference-types', '--enable-bulk-memory', '--enable-sign-ext', '--enable-mutable-globals',
-  '--enable-nontrapping-float-to-int', '--enable-multivalue',
-];
+// The binaryen tools' feature flags (wasm-features.txt, as build-site.sh's wasm-opt).
+const FEATURES = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'wasm-features.txt'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() && !l.startsWith('#'));
 
 /**
  * The imports of a wasm module: `{ module, name, kind, type, min }`, `type`

@@ -191,8 +191,13 @@ for (const [pack, keys] of Object.entries(PACKS)) {
   let instance;
   const entry = {
     module,
-    instantiate: (imports) => (instance ??= module.then((m) =>
-      WebAssembly.instantiate(m, { ${PACK_IMPORTS}: imports.__wasm_split }))),
+    instantiate: (imports) => {
+      if (!instance) {
+        instance = module.then((m) => WebAssembly.instantiate(m, { ${PACK_IMPORTS}: imports.__wasm_split }));
+        instance.catch((e) => console.error(\`\${url}: \${e}; its chunks are fetched one by one\`));
+      }
+      return instance;
+    },
   };
   for (const key of keys) if (!packed.has(key)) packed.set(key, entry);
 }
@@ -209,8 +214,7 @@ async function instantiateChunk(source, imports) {
   if (s.pack) {
     try {
       return await s.pack.instantiate(imports);
-    } catch (e) {
-      console.error(e);
+    } catch {
       return WebAssembly.instantiateStreaming(s.own(), imports);
     }
   }
