@@ -104,3 +104,25 @@ test('a project row keeps its element and its Create button while projects are a
   const wb = await api(request, 'GET', `/api/projects/${id}/workbench`);
   expect(wb.status).toBe(200);
 });
+
+// A live re-read of the project list that fails keeps the rows and says so,
+// until a read succeeds again (it was swallowed before).
+test('the project list says when a live re-read fails and keeps its rows', async ({ page, request }) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const made = await api(request, 'POST', '/api/projects', { name: `refresh-${Date.now()}`, path: mkdtempSync(join(tmpdir(), 'harness-refresh-')) });
+  expect(made.status).toBe(201);
+  await page.goto('/projects');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  const row = page.locator(`tr[data-project-id="${made.body.id}"]`);
+  await expect(row).toHaveCount(1);
+  await page.route('**/sfn/projects', (route) => route.fulfill({ status: 500, contentType: 'text/plain', body: 'database unavailable' }));
+  await createTask(request, `Tick ${Date.now()}`);
+  await expect(page.locator('#projects-refresh-error')).toContainText('database unavailable', { timeout: 10_000 });
+  await expect(row).toHaveCount(1);
+  await page.unroute('**/sfn/projects');
+  await createTask(request, `Tick ${Date.now()}`);
+  await expect(page.locator('#projects-refresh-error')).toHaveCount(0, { timeout: 10_000 });
+  await expect(row).toHaveCount(1);
+});

@@ -31,6 +31,7 @@ pub fn ProjectListPage() -> impl IntoView {
     // moved into that place (projects added before it).
     let first = Resource::new(|| (), |_| list_projects());
     let rows = RwSignal::new(Vec::<ProjectRow>::new());
+    let failed = RwSignal::new(None::<String>);
     let asked = StoredValue::new(0u64);
     let shown = StoredValue::new(0u64);
     Effect::new(move |previous: Option<()>| {
@@ -45,9 +46,7 @@ pub fn ProjectListPage() -> impl IntoView {
             return;
         };
         leptos::task::spawn_local(async move {
-            let Ok(list) = list_projects().await else {
-                return;
-            };
+            let answer = list_projects().await;
             // An older answer never replaces a newer one.
             let newer = shown.try_update_value(|shown| {
                 let newer = n > *shown;
@@ -56,8 +55,18 @@ pub fn ProjectListPage() -> impl IntoView {
                 }
                 newer
             });
-            if newer == Some(true) {
-                rows.try_set(list);
+            if newer != Some(true) {
+                return;
+            }
+            // A failed read keeps the rows and says so until a read succeeds.
+            match answer {
+                Ok(list) => {
+                    rows.try_set(list);
+                    failed.try_set(None);
+                }
+                Err(e) => {
+                    failed.try_set(Some(error_text(&e)));
+                }
             }
         });
     });
@@ -77,11 +86,16 @@ pub fn ProjectListPage() -> impl IntoView {
                 match first.await {
                     Ok(list) => {
                         rows.set(list);
-                        (move || if empty.get() {
-                            view! { <p class="empty" id="projects-empty">{l.t("projects.empty")}</p> }.into_any()
-                        } else {
-                            project_table(rows).into_any()
-                        })
+                        view! {
+                            {move || failed.get().map(|e| view! {
+                                <p class="error" role="alert" id="projects-refresh-error">{e}</p>
+                            })}
+                            {move || if empty.get() {
+                                view! { <p class="empty" id="projects-empty">{l.t("projects.empty")}</p> }.into_any()
+                            } else {
+                                project_table(rows).into_any()
+                            }}
+                        }
                         .into_any()
                     }
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
