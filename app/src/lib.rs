@@ -2,6 +2,8 @@
 //! in the browser, plus the server functions they call. Server functions are
 //! thin adapters over `harness_core` (compiled only with the `ssr` feature).
 
+#![forbid(unsafe_code)]
+
 pub mod alerts;
 pub mod api;
 pub mod choices;

@@ -4,6 +4,8 @@
 //! separate wasm chunk, so hydration is asynchronous — it waits for the
 //! chunk of the page being hydrated (`hydrate_body` refuses lazy routes).
 
+#![forbid(unsafe_code)]
+
 use wasm_bindgen::prelude::wasm_bindgen;
 
 #[wasm_bindgen]

@@ -5,6 +5,8 @@
 //! adapters over [`Harness`]. All persistence goes through the [`store::Store`]
 //! port; the SQL lives in the `harness-store` crate.
 
+#![forbid(unsafe_code)]
+
 pub mod access;
 pub mod analytics;
 pub mod approvals;

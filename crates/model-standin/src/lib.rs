@@ -13,6 +13,8 @@
 //! gets a short fixed text. A gateway's agent (OpenClaw) offers neither:
 //! [`StandIn::start_marked`] names the tools that mark its conversation.
 
+#![forbid(unsafe_code)]
+
 mod anthropic;
 mod openai;
 

@@ -6,6 +6,8 @@
 //! decoders, the SQL both dialects read, whole aggregates written once) is in
 //! `shared`.
 
+#![forbid(unsafe_code)]
+
 mod approvals_sql;
 mod error;
 pub mod migrate_db;

@@ -34,6 +34,8 @@
 //! );
 //! ```
 
+#![forbid(unsafe_code)]
+
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![warn(clippy::pedantic)]
