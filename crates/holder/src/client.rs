@@ -154,7 +154,10 @@ async fn read_frame(
         if let Some(frame) = reader.next_frame::<HolderFrame>()? {
             return Ok(frame);
         }
-        let n = stream.read(buf).await.map_err(HolderError::io("read from holder"))?;
+        let n = stream
+            .read(buf)
+            .await
+            .map_err(HolderError::io("read from holder"))?;
         if n == 0 {
             return Err(HolderError::Closed);
         }
@@ -175,7 +178,10 @@ impl HolderClient {
             .map_err(|_| HolderError::Protocol("the holder did not say hello in time".into()))?
     }
 
-    async fn handshake(stream: UnixStream, build: &str) -> Result<(Self, HolderEvents), HolderError> {
+    async fn handshake(
+        stream: UnixStream,
+        build: &str,
+    ) -> Result<(Self, HolderEvents), HolderError> {
         let (mut rd, mut wr) = stream.into_split();
         let mut reader = FrameReader::new();
         let mut buf = vec![0u8; 64 * 1024];
@@ -183,7 +189,10 @@ impl HolderClient {
             if let Some(v) = reader.preamble()? {
                 break v;
             }
-            let n = rd.read(&mut buf).await.map_err(HolderError::io("read from holder"))?;
+            let n = rd
+                .read(&mut buf)
+                .await
+                .map_err(HolderError::io("read from holder"))?;
             if n == 0 {
                 return Err(HolderError::Closed);
             }
@@ -280,7 +289,12 @@ impl HolderClient {
 
     /// Types `data`. A non-empty `key` is typed at most once per holder
     /// (also across re-attaches and servers).
-    pub async fn input(&self, key: &str, mode: InputMode, data: &[u8]) -> Result<InputOutcome, HolderError> {
+    pub async fn input(
+        &self,
+        key: &str,
+        mode: InputMode,
+        data: &[u8],
+    ) -> Result<InputOutcome, HolderError> {
         if key.len() > protocol::MAX_STRING {
             return Err(HolderError::Protocol(format!(
                 "input key of {} bytes exceeds {}",
@@ -317,7 +331,8 @@ impl HolderClient {
         let id = self.id();
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).snapshots.insert(id, tx);
-        self.send(&ServerFrame::SnapshotRequest { id, history }).await?;
+        self.send(&ServerFrame::SnapshotRequest { id, history })
+            .await?;
         rx.await.map_err(|_| HolderError::Closed)
     }
 

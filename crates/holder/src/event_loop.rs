@@ -173,16 +173,18 @@ impl Holder<'_> {
         loop {
             let now = Instant::now();
             self.timers(now);
+            // A timer may have made the exit final: frame it before sleeping.
+            self.serve_conn();
             if self.done(now) {
                 tracing::info!(pid = self.child_pid, "holder done");
                 return Ok(());
             }
             let (mut fds, slots) = self.poll_set(now);
-            let timeout = self.next_deadline(now).map(|d| d.saturating_duration_since(now));
+            let timeout = self
+                .next_deadline(now)
+                .map(|d| d.saturating_duration_since(now));
             sys::poll(&mut fds, timeout)?;
-            let ready = |slot: Option<usize>| {
-                slot.is_some_and(|i| fds[i].revents != 0)
-            };
+            let ready = |slot: Option<usize>| slot.is_some_and(|i| fds[i].revents != 0);
             if self.pidfd.is_none() || ready(slots.pidfd) {
                 self.reap();
             }
@@ -214,7 +216,11 @@ impl Holder<'_> {
         slots.listener = add(self.listener.as_raw_fd(), libc::POLLIN);
         if !self.pty_eof && self.exit_final.is_none() {
             let mut events = libc::POLLIN;
-            if self.writes.front().is_some_and(|w| w.due.is_some_and(|d| d <= now)) {
+            if self
+                .writes
+                .front()
+                .is_some_and(|w| w.due.is_some_and(|d| d <= now))
+            {
                 events |= libc::POLLOUT;
             }
             slots.master = add(self.master.as_raw_fd(), events);
@@ -275,7 +281,10 @@ impl Holder<'_> {
             && self.reaped.is_none()
             && !self.killed_for_orphan
         {
-            tracing::warn!(pid = self.child_pid, "no server for the orphan timeout: ending the agent");
+            tracing::warn!(
+                pid = self.child_pid,
+                "no server for the orphan timeout: ending the agent"
+            );
             self.killed_for_orphan = true;
             let _ = sys::killpg(self.child_pid, libc::SIGHUP);
             self.kill_at = Some(now + self.cfg.kill_grace);
@@ -296,11 +305,9 @@ impl Holder<'_> {
                 self.finish(status);
             }
         }
-        if self
-            .conn
-            .as_ref()
-            .is_some_and(|c| c.stage == Stage::Handshake && now >= c.accepted_at + HANDSHAKE_TIMEOUT)
-        {
+        if self.conn.as_ref().is_some_and(|c| {
+            c.stage == Stage::Handshake && now >= c.accepted_at + HANDSHAKE_TIMEOUT
+        }) {
             tracing::debug!("server did not say hello in time: closing");
             self.drop_conn();
         }
@@ -317,7 +324,12 @@ impl Holder<'_> {
             seq,
             child_pid: self.child_pid,
             holder_pid: std::process::id(),
-            reason: if self.killed_for_orphan { "orphaned" } else { "exited" }.into(),
+            reason: if self.killed_for_orphan {
+                "orphaned"
+            } else {
+                "exited"
+            }
+            .into(),
         };
         if let Err(e) = write_exit_file(&self.cfg.run_dir, &record) {
             tracing::error!(error = %e, "could not write exit.json");
@@ -515,7 +527,12 @@ impl Holder<'_> {
                 let history = usize::try_from(history)
                     .unwrap_or(usize::MAX)
                     .min(MAX_SNAPSHOT_HISTORY);
-                conn.queue_snapshot(SnapshotKind::Requested(id), self.ring.end(), &self.model, history);
+                conn.queue_snapshot(
+                    SnapshotKind::Requested(id),
+                    self.ring.end(),
+                    &self.model,
+                    history,
+                );
             }
             ServerFrame::ExitAck => {
                 if conn.exit_sent {
@@ -532,7 +549,9 @@ impl Holder<'_> {
             }
         }
         if conn.overloaded() {
-            return Err(HolderError::Protocol("the server does not read its answers".into()));
+            return Err(HolderError::Protocol(
+                "the server does not read its answers".into(),
+            ));
         }
         Ok(())
     }
@@ -545,7 +564,12 @@ impl Holder<'_> {
             }
             None => {
                 conn.sent = self.ring.end();
-                conn.queue_snapshot(SnapshotKind::Attach, conn.sent, &self.model, self.cfg.snapshot_history);
+                conn.queue_snapshot(
+                    SnapshotKind::Attach,
+                    conn.sent,
+                    &self.model,
+                    self.cfg.snapshot_history,
+                );
             }
         }
         conn.stage = Stage::Attached;

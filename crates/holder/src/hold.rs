@@ -133,10 +133,13 @@ impl HoldConfig {
                 reason: "missing value".into(),
             })?;
             let number = || -> Result<u64, HolderError> {
-                value.to_str().and_then(|v| v.parse().ok()).ok_or_else(|| HolderError::Arg {
-                    field,
-                    reason: format!("{value:?} is not a non-negative integer"),
-                })
+                value
+                    .to_str()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| HolderError::Arg {
+                        field,
+                        reason: format!("{value:?} is not a non-negative integer"),
+                    })
             };
             let small = |n: u64| {
                 u16::try_from(n).map_err(|_| HolderError::Arg {

@@ -327,7 +327,9 @@ impl Frame for HolderFrame {
                 o.extend_from_slice(&cols.to_be_bytes());
             }),
             Self::Replaying { seq } => {
-                framed(out, H_REPLAYING, |o| o.extend_from_slice(&seq.to_be_bytes()));
+                framed(out, H_REPLAYING, |o| {
+                    o.extend_from_slice(&seq.to_be_bytes())
+                });
             }
             Self::Output { seq, data } => encode_output(out, *seq, data),
             Self::Snapshot {
@@ -484,7 +486,9 @@ impl Frame for ServerFrame {
                 framed(out, S_PING, |o| o.extend_from_slice(&nonce.to_be_bytes()));
             }
             Self::Signal { signal } => {
-                framed(out, S_SIGNAL, |o| o.extend_from_slice(&signal.to_be_bytes()));
+                framed(out, S_SIGNAL, |o| {
+                    o.extend_from_slice(&signal.to_be_bytes())
+                });
             }
         }
     }

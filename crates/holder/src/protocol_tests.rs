@@ -87,8 +87,14 @@ fn every_frame_roundtrips() {
             mode: InputMode::Raw,
             data: b"\x03".to_vec(),
         },
-        ServerFrame::Resize { rows: 50, cols: 200 },
-        ServerFrame::SnapshotRequest { id: 4, history: 100 },
+        ServerFrame::Resize {
+            rows: 50,
+            cols: 200,
+        },
+        ServerFrame::SnapshotRequest {
+            id: 4,
+            history: 100,
+        },
         ServerFrame::ExitAck,
         ServerFrame::Ping { nonce: 99 },
         ServerFrame::Signal { signal: 15 },
