@@ -3,8 +3,8 @@
 //! replies into a PTY it owns itself, with the same rules as
 //! [`crate::PtySession::inject`]).
 
-use crate::inject::{self, Claim};
 use crate::InjectionLedger;
+use crate::inject::{self, Claim};
 
 /// The submit key, written after a reply's text (after a settle delay when
 /// there was text).
@@ -46,7 +46,10 @@ mod tests {
     fn encodes_like_inject() {
         assert_eq!(reply_text_bytes("hi\n", true, false), b"hi");
         assert_eq!(reply_text_bytes("hi\n", false, false), b"hi\n");
-        assert_eq!(reply_text_bytes("hi\n", true, true), b"\x1b[200~hi\x1b[201~");
+        assert_eq!(
+            reply_text_bytes("hi\n", true, true),
+            b"\x1b[200~hi\x1b[201~"
+        );
         assert!(reply_text_bytes("\r\n", true, true).is_empty());
     }
 
