@@ -400,14 +400,14 @@ impl Holder<'_> {
             let mut conn = Conn::new(stream, Instant::now());
             conn.queue_bytes(&protocol::preamble(protocol::VERSION));
             let me = sys::euid();
-            match sys::peer_uid(conn.stream.as_fd()) {
-                Ok(uid) if peer_allowed(uid, me) => {}
-                other => {
-                    let who = other.map_or_else(|e| e.to_string(), |uid| format!("uid {uid}"));
-                    tracing::warn!(peer = %who, "refused a connection from another user");
-                    conn.queue(&HolderFrame::Refuse {
-                        reason: format!("{who} may not attach: only uid {me} may"),
-                    });
+            let verdict = sys::peer_cred(conn.stream.as_fd())
+                .map_err(|e| e.to_string())
+                .and_then(|(uid, pid)| peer_allowed(uid, pid, me));
+            match verdict {
+                Ok(()) => {}
+                Err(reason) => {
+                    tracing::warn!(%reason, "refused a connection");
+                    conn.queue(&HolderFrame::Refuse { reason });
                     // Best effort: the refusal is small and the socket new.
                     let _ = conn.flush();
                     continue;
@@ -685,9 +685,33 @@ impl Holder<'_> {
     }
 }
 
-/// Only the holder's own user may attach.
-pub(crate) fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
-    peer_uid == own_uid
+/// Who may attach: a process of the holder's own user, in the holder's own
+/// PID and user namespaces. The agent runs as the same uid but in its own
+/// namespaces, so even if it could reach the socket it is refused here.
+/// `Err` says why not.
+pub(crate) fn peer_allowed(peer_uid: u32, peer_pid: u32, own_uid: u32) -> Result<(), String> {
+    if peer_uid != own_uid {
+        return Err(format!("uid {peer_uid} may not attach: only uid {own_uid} may"));
+    }
+    if peer_pid == 0 {
+        return Err("a process outside this holder's PID namespace may not attach".into());
+    }
+    for ns in ["pid", "user"] {
+        let theirs = std::fs::read_link(format!("/proc/{peer_pid}/ns/{ns}"));
+        let ours = std::fs::read_link(format!("/proc/self/ns/{ns}"));
+        match (theirs, ours) {
+            (Ok(t), Ok(o)) if t == o => {}
+            (Ok(_), Ok(_)) => {
+                return Err(format!(
+                    "pid {peer_pid} is in another {ns} namespace: it may not attach"
+                ));
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                return Err(format!("the {ns} namespace of pid {peer_pid} is unreadable: {e}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -703,9 +727,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_same_uid_is_allowed() {
-        assert!(peer_allowed(1000, 1000));
-        assert!(!peer_allowed(0, 1000));
-        assert!(!peer_allowed(1001, 1000));
+    fn only_the_same_uid_in_the_same_namespaces_is_allowed() {
+        let me = sys::euid();
+        let pid = std::process::id();
+        assert_eq!(peer_allowed(me, pid, me), Ok(()));
+        let other = peer_allowed(me.wrapping_add(1), pid, me).unwrap_err();
+        assert!(other.contains("may not attach"), "{other}");
+        assert!(peer_allowed(me, 0, me).is_err());
+        // A pid that does not exist: its namespaces are unreadable.
+        assert!(peer_allowed(me, u32::MAX - 1, me).is_err());
     }
 }

@@ -129,9 +129,10 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// The uid of the peer of a connected Unix socket (`SO_PEERCRED`: the
-/// credentials it had when it connected).
-pub(crate) fn peer_uid(sock: BorrowedFd<'_>) -> Result<u32, HolderError> {
+/// The uid and pid of the peer of a connected Unix socket (`SO_PEERCRED`:
+/// the credentials it had when it connected, as seen from this process's
+/// namespaces; pid 0 when the peer's pid is not visible here).
+pub(crate) fn peer_cred(sock: BorrowedFd<'_>) -> Result<(u32, u32), HolderError> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: u32::MAX,
@@ -151,7 +152,7 @@ pub(crate) fn peer_uid(sock: BorrowedFd<'_>) -> Result<u32, HolderError> {
     if rc != 0 {
         return Err(HolderError::last_os("getsockopt(SO_PEERCRED)"));
     }
-    Ok(cred.uid)
+    Ok((cred.uid, u32::try_from(cred.pid).unwrap_or(0)))
 }
 
 /// Waits for events on `fds`. An interrupted wait reports no events.

@@ -187,3 +187,61 @@ async fn a_server_speaking_garbage_is_dropped_and_the_holder_lives_on() {
     ServerFrame::Ping { nonce: 1 }.encode(&mut bytes);
     assert!(alive(held.child_pid));
 }
+
+/// Not a test on its own: the connecting side of
+/// `a_process_in_other_namespaces_is_refused`, run in a child process when
+/// `HOLDER_TEST_CONNECT` names a socket.
+#[test]
+fn connect_helper() {
+    let Ok(path) = std::env::var("HOLDER_TEST_CONNECT") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    match rt.block_on(HolderClient::connect(path.as_ref(), "helper")) {
+        Ok(_) => println!("HELPER:connected"),
+        Err(e) => println!("HELPER:{e}"),
+    }
+}
+
+/// What `connect_helper` reported when run under `wrapper` (e.g.
+/// `unshare --pid --fork`), or `None` when the wrapper cannot run here.
+fn connect_from(wrapper: &[&str], socket: &std::path::Path) -> Option<String> {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(wrapper.first().copied().unwrap_or("env"));
+    cmd.args(wrapper.iter().skip(1))
+        .arg(exe)
+        .args(["--exact", "connect_helper", "--nocapture", "--test-threads=1"])
+        .env("HOLDER_TEST_CONNECT", socket);
+    let out = cmd.output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find_map(|l| l.split_once("HELPER:"))
+        .map(|(_, result)| result.to_owned())
+}
+
+#[tokio::test]
+async fn a_process_in_other_namespaces_is_refused() {
+    let (_tmp, dir) = run_dir();
+    let held = common::start(&sh(&dir, "sleep 30")).await;
+    // The same program, same uid, same namespaces: allowed.
+    let plain = connect_from(&[], &held.socket).expect("helper ran");
+    assert_eq!(plain, "connected");
+    // As an agent runs: same uid, its own PID (and user) namespace.
+    for wrapper in [
+        &["unshare", "--pid", "--fork"][..],
+        &["unshare", "--user", "--map-root-user", "--pid", "--fork"][..],
+        &["unshare", "--user", "--map-root-user"][..],
+    ] {
+        match connect_from(wrapper, &held.socket) {
+            Some(result) => assert!(
+                result.contains("refused") && result.contains("namespace"),
+                "{wrapper:?}: {result}"
+            ),
+            None => eprintln!("skipped {wrapper:?}: cannot create namespaces here"),
+        }
+    }
+    assert!(alive(held.child_pid));
+}
