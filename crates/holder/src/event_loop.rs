@@ -691,7 +691,9 @@ impl Holder<'_> {
 /// `Err` says why not.
 pub(crate) fn peer_allowed(peer_uid: u32, peer_pid: u32, own_uid: u32) -> Result<(), String> {
     if peer_uid != own_uid {
-        return Err(format!("uid {peer_uid} may not attach: only uid {own_uid} may"));
+        return Err(format!(
+            "uid {peer_uid} may not attach: only uid {own_uid} may"
+        ));
     }
     if peer_pid == 0 {
         return Err("a process outside this holder's PID namespace may not attach".into());
@@ -707,7 +709,9 @@ pub(crate) fn peer_allowed(peer_uid: u32, peer_pid: u32, own_uid: u32) -> Result
                 ));
             }
             (Err(e), _) | (_, Err(e)) => {
-                return Err(format!("the {ns} namespace of pid {peer_pid} is unreadable: {e}"));
+                return Err(format!(
+                    "the {ns} namespace of pid {peer_pid} is unreadable: {e}"
+                ));
             }
         }
     }

@@ -213,7 +213,12 @@ fn connect_from(wrapper: &[&str], socket: &std::path::Path) -> Option<String> {
     let mut cmd = std::process::Command::new(wrapper.first().copied().unwrap_or("env"));
     cmd.args(wrapper.iter().skip(1))
         .arg(exe)
-        .args(["--exact", "connect_helper", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "connect_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("HOLDER_TEST_CONNECT", socket);
     let out = cmd.output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
