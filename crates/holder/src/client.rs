@@ -32,8 +32,11 @@ pub const INCOMPATIBLE_INSTEAD: &str = "the server leaves this holder and its ag
 
 /// Longest the handshake may take.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Stream events buffered between the reader task and the consumer.
-const EVENT_QUEUE: usize = 256;
+/// Stream events buffered between the reader task and the consumer: at
+/// most 16 output frames of up to 64 KiB, 1 MiB per holder, so a server
+/// with many holders and a slow consumer stays bounded (the holder falls
+/// back to a snapshot instead).
+const EVENT_QUEUE: usize = 16;
 
 /// What the holder said about itself in its hello.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,7 +14,6 @@
 //!   running, the holder sends SIGHUP to its process group, then SIGKILL
 //!   after the grace.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -22,7 +21,6 @@ use std::os::unix::net::UnixListener;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use harness_pty::InjectionLedger;
 use harness_term::TerminalModel;
 
 use crate::conn::{Conn, ReadState, Stage};
@@ -31,14 +29,13 @@ use crate::protocol::{
     self, ExitInfo, HolderFrame, InputMode, InputOutcome, ServerFrame, SnapshotKind,
 };
 use crate::ring::Ring;
-use crate::{HolderError, sys};
+use crate::typing::Typing;
+use crate::{HolderError, access, sys};
 
 /// After the program exited: stop draining once the PTY was quiet this long.
 pub const DRAIN_QUIET: Duration = Duration::from_millis(300);
 /// After the program exited: stop draining after this long in any case.
 pub const DRAIN_MAX: Duration = Duration::from_secs(3);
-/// Input bytes queued for the PTY at most; more is answered `Busy`.
-pub const MAX_PENDING_INPUT: usize = 1024 * 1024;
 /// A connection that has not said hello within this long is closed.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reads of the PTY per loop turn (keeps the socket served under a flood).
@@ -47,15 +44,6 @@ const READS_PER_TURN: usize = 16;
 const REAP_TICK: Duration = Duration::from_secs(1);
 /// Scrollback rows a requested snapshot may include at most.
 const MAX_SNAPSHOT_HISTORY: usize = 10_000;
-
-struct PendingWrite {
-    data: Vec<u8>,
-    pos: usize,
-    /// Delay after the previous write completed (the settle before the
-    /// submit key).
-    delay: Duration,
-    due: Option<Instant>,
-}
 
 struct Holder<'a> {
     cfg: &'a HoldConfig,
@@ -68,9 +56,7 @@ struct Holder<'a> {
     conn: Option<Conn>,
     ring: Ring,
     model: TerminalModel,
-    ledger: InjectionLedger,
-    writes: VecDeque<PendingWrite>,
-    write_bytes: usize,
+    typing: Typing,
     /// Reaped status and when it was reaped.
     reaped: Option<(ExitInfo, Instant)>,
     last_output: Instant,
@@ -122,9 +108,7 @@ pub(crate) fn start(
         conn: None,
         ring: Ring::new(cfg.ring_bytes),
         model: TerminalModel::new(rows, cols),
-        ledger: InjectionLedger::default(),
-        writes: VecDeque::new(),
-        write_bytes: 0,
+        typing: Typing::default(),
         reaped: None,
         last_output: now,
         pty_eof: false,
@@ -197,7 +181,7 @@ impl Holder<'_> {
             if ready(slots.conn) {
                 self.read_conn();
             }
-            self.flush_writes(Instant::now());
+            self.typing.flush(&mut self.master, Instant::now());
             self.serve_conn();
         }
     }
@@ -216,11 +200,7 @@ impl Holder<'_> {
         slots.listener = add(self.listener.as_raw_fd(), libc::POLLIN);
         if !self.pty_eof && self.exit_final.is_none() {
             let mut events = libc::POLLIN;
-            if self
-                .writes
-                .front()
-                .is_some_and(|w| w.due.is_some_and(|d| d <= now))
-            {
+            if self.typing.wants_write(now) {
                 events |= libc::POLLOUT;
             }
             slots.master = add(self.master.as_raw_fd(), events);
@@ -241,9 +221,8 @@ impl Holder<'_> {
     fn next_deadline(&self, now: Instant) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
-        if let Some(w) = self.writes.front() {
-            // A head without a due time gets one on the next flush.
-            at(w.due.unwrap_or(now));
+        if let Some(due) = self.typing.next_due(now) {
+            at(due);
         }
         if let Some(since) = self.orphan_since {
             at(since + self.cfg.orphan_timeout);
@@ -317,8 +296,7 @@ impl Holder<'_> {
     fn finish(&mut self, status: ExitInfo) {
         let seq = self.ring.end();
         self.exit_final = Some((status, seq));
-        self.writes.clear();
-        self.write_bytes = 0;
+        self.typing.clear();
         let record = ExitRecord {
             status,
             seq,
@@ -402,7 +380,7 @@ impl Holder<'_> {
             let me = sys::euid();
             let verdict = sys::peer_cred(conn.stream.as_fd())
                 .map_err(|e| e.to_string())
-                .and_then(|(uid, pid)| peer_allowed(uid, pid, me));
+                .and_then(|(uid, pid)| access::peer_allowed(uid, pid, me));
             match verdict {
                 Ok(()) => {}
                 Err(reason) => {
@@ -581,81 +559,8 @@ impl Holder<'_> {
         if self.reaped.is_some() || self.pty_eof {
             return InputOutcome::Exited;
         }
-        if !key.is_empty() && self.ledger.was_injected(key) {
-            return InputOutcome::Duplicate;
-        }
-        let mut parts: Vec<(Vec<u8>, Duration)> = Vec::new();
-        match mode {
-            InputMode::Raw => parts.push((data, Duration::ZERO)),
-            InputMode::Reply {
-                submit,
-                paste,
-                settle_ms,
-            } => {
-                let Ok(text) = String::from_utf8(data) else {
-                    return InputOutcome::Invalid;
-                };
-                let paste = match paste {
-                    harness_pty::PasteMode::Auto => self.model.bracketed_paste_enabled(),
-                    harness_pty::PasteMode::Always => true,
-                    harness_pty::PasteMode::Never => false,
-                };
-                let body = harness_pty::reply::reply_text_bytes(&text, submit, paste);
-                let settle = if body.is_empty() {
-                    Duration::ZERO
-                } else {
-                    Duration::from_millis(settle_ms.into())
-                };
-                parts.push((body, Duration::ZERO));
-                if submit {
-                    parts.push((harness_pty::reply::SUBMIT_KEY.to_vec(), settle));
-                }
-            }
-        }
-        let len: usize = parts.iter().map(|(d, _)| d.len()).sum();
-        if self.write_bytes + len > MAX_PENDING_INPUT {
-            return InputOutcome::Busy;
-        }
-        if !key.is_empty() && !harness_pty::reply::record_once(&self.ledger, key) {
-            return InputOutcome::Duplicate;
-        }
-        for (data, delay) in parts.into_iter().filter(|(d, _)| !d.is_empty()) {
-            self.write_bytes += data.len();
-            self.writes.push_back(PendingWrite {
-                data,
-                pos: 0,
-                delay,
-                due: None,
-            });
-        }
-        InputOutcome::Accepted
-    }
-
-    /// Writes due input to the PTY without blocking, in order.
-    fn flush_writes(&mut self, now: Instant) {
-        while let Some(head) = self.writes.front_mut() {
-            let due = *head.due.get_or_insert(now + head.delay);
-            if due > now {
-                return;
-            }
-            match self.master.write(&head.data[head.pos..]) {
-                Ok(n) => {
-                    head.pos += n;
-                    self.write_bytes = self.write_bytes.saturating_sub(n);
-                    if head.pos == head.data.len() {
-                        self.writes.pop_front();
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    tracing::debug!(error = %e, "pty write failed: dropping queued input");
-                    self.writes.clear();
-                    self.write_bytes = 0;
-                    return;
-                }
-            }
-        }
+        let bracketed = self.model.bracketed_paste_enabled();
+        self.typing.input(key, mode, data, bracketed)
     }
 
     /// Frames output (and the exit, after the last output) for the
@@ -685,60 +590,10 @@ impl Holder<'_> {
     }
 }
 
-/// Who may attach: a process of the holder's own user, in the holder's own
-/// PID and user namespaces. The agent runs as the same uid but in its own
-/// namespaces, so even if it could reach the socket it is refused here.
-/// `Err` says why not.
-pub(crate) fn peer_allowed(peer_uid: u32, peer_pid: u32, own_uid: u32) -> Result<(), String> {
-    if peer_uid != own_uid {
-        return Err(format!(
-            "uid {peer_uid} may not attach: only uid {own_uid} may"
-        ));
-    }
-    if peer_pid == 0 {
-        return Err("a process outside this holder's PID namespace may not attach".into());
-    }
-    for ns in ["pid", "user"] {
-        let theirs = std::fs::read_link(format!("/proc/{peer_pid}/ns/{ns}"));
-        let ours = std::fs::read_link(format!("/proc/self/ns/{ns}"));
-        match (theirs, ours) {
-            (Ok(t), Ok(o)) if t == o => {}
-            (Ok(_), Ok(_)) => {
-                return Err(format!(
-                    "pid {peer_pid} is in another {ns} namespace: it may not attach"
-                ));
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                return Err(format!(
-                    "the {ns} namespace of pid {peer_pid} is unreadable: {e}"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 #[derive(Default)]
 struct Slots {
     listener: Option<usize>,
     master: Option<usize>,
     conn: Option<usize>,
     pidfd: Option<usize>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_same_uid_in_the_same_namespaces_is_allowed() {
-        let me = sys::euid();
-        let pid = std::process::id();
-        assert_eq!(peer_allowed(me, pid, me), Ok(()));
-        let other = peer_allowed(me.wrapping_add(1), pid, me).unwrap_err();
-        assert!(other.contains("may not attach"), "{other}");
-        assert!(peer_allowed(me, 0, me).is_err());
-        // A pid that does not exist: its namespaces are unreadable.
-        assert!(peer_allowed(me, u32::MAX - 1, me).is_err());
-    }
 }

@@ -19,16 +19,19 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod access;
 pub mod client;
 mod conn;
 mod error;
 pub mod event_loop;
 pub mod hold;
+mod payload;
 pub mod protocol;
 pub mod ring;
 mod spawn;
 #[allow(unsafe_code)]
 mod sys;
+mod typing;
 
 pub use client::{HolderClient, HolderEvent, HolderEvents, HolderInfo};
 pub use error::HolderError;
