@@ -84,6 +84,7 @@ pub(crate) fn start(
     let (master, child) = match spawned {
         Ok(s) => s,
         Err(e) => {
+            let _ = std::fs::remove_file(cfg.socket_path());
             if let Some(mut ready) = ready {
                 let _ = writeln!(ready, "{e}");
             }

@@ -270,3 +270,95 @@ async fn an_agent_ignoring_sighup_is_killed_after_the_grace() {
     assert_eq!(record.status.signal, Some(libc::SIGKILL));
     eventually(5 * SEC, "the holder to leave", || !alive(held.holder_pid)).await;
 }
+
+#[tokio::test]
+async fn resize_reaches_the_program_and_the_model() {
+    let (_tmp, dir) = run_dir();
+    // Prints its size on every SIGWINCH.
+    let held = start(&sh(
+        &dir,
+        "trap 'echo size=$(stty size)' WINCH; echo ready; while :; do sleep 0.05; done",
+    ))
+    .await;
+    let (client, mut events) = held.connect().await;
+    client.attach(Some(0)).await.unwrap();
+    let mut stream = Stream::default();
+    stream
+        .until(&mut events, 10 * SEC, |s| s.text().contains("ready"))
+        .await;
+    client.resize(30, 100).await.unwrap();
+    stream
+        .until(&mut events, 10 * SEC, |s| s.text().contains("size=30 100"))
+        .await;
+    let snap = client.snapshot(0).await.unwrap();
+    assert_eq!((snap.rows, snap.cols), (30, 100));
+    // Absurd sizes are clamped, not obeyed.
+    client.resize(0, 60000).await.unwrap();
+    let snap = client.snapshot(0).await.unwrap();
+    assert_eq!(
+        (snap.rows, snap.cols),
+        (harness_term::MIN_SIZE, harness_term::MAX_COLS)
+    );
+}
+
+#[tokio::test]
+async fn signals_reach_the_program_and_input_after_the_exit_is_refused() {
+    let (_tmp, dir) = run_dir();
+    let held = start(&sh(&dir, "echo ready; exec sleep 1000")).await;
+    let (client, mut events) = held.connect().await;
+    client.attach(Some(0)).await.unwrap();
+    let mut stream = Stream::default();
+    stream
+        .until(&mut events, 10 * SEC, |s| s.text().contains("ready"))
+        .await;
+    // Only the four ending signals are honoured.
+    client.signal(libc::SIGSTOP).await.unwrap();
+    client.signal(libc::SIGTERM).await.unwrap();
+    stream
+        .until(&mut events, 10 * SEC, |s| s.exit.is_some())
+        .await;
+    assert_eq!(stream.exit.unwrap().1.signal, Some(libc::SIGTERM));
+    let late = client.input("late", InputMode::Raw, b"x").await.unwrap();
+    assert_eq!(late, InputOutcome::Exited);
+    client.ack_exit().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_program_that_cannot_start_is_a_clear_error() {
+    let (_tmp, dir) = run_dir();
+    let cfg = harness_holder::HoldConfig::new(&dir, vec!["/nonexistent/agent".into()]);
+    let err = harness_holder::spawn_holder(
+        std::path::Path::new(common::BIN),
+        &[],
+        &cfg,
+        common::env(),
+        10 * SEC,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("/nonexistent/agent"), "{err}");
+    assert!(err.contains("No such file"), "{err}");
+    assert!(!cfg.socket_path().exists(), "no socket is left behind");
+}
+
+#[tokio::test]
+async fn a_second_holder_on_the_same_socket_is_refused() {
+    let (_tmp, dir) = run_dir();
+    let cfg = sh(&dir, "sleep 30");
+    let held = start(&cfg).await;
+    let err = harness_holder::spawn_holder(
+        std::path::Path::new(common::BIN),
+        &[],
+        &cfg,
+        common::env(),
+        10 * SEC,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("already listening"), "{err}");
+    // The first one is untouched.
+    let (client, _events) = held.connect().await;
+    assert_eq!(client.info().child_pid, held.child_pid);
+}
