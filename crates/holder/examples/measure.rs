@@ -3,7 +3,9 @@
 //! 1. one idle holder with a child (`sleep`), attached and not: its RSS,
 //!    thread count, CPU ticks and context switches over a few idle seconds
 //!    (read from `/proc/<pid>/status` and `/proc/<pid>/stat`);
-//! 2. throughput of `cat` of an `ls -l`-like file through a raw PTY read,
+//! 2. `HARNESS_BENCH_HOLDERS` (default 100) holders: private memory per
+//!    holder and the time to re-attach to all of them at once;
+//! 3. throughput of `cat` of an `ls -l`-like file through a raw PTY read,
 //!    and PTY → holder → client (the tokio client, every byte delivered),
 //!    and their ratio.
 //!
@@ -227,8 +229,100 @@ async fn through_holder(path: &Path) -> Res<(u64, f64)> {
     Ok((total, secs))
 }
 
+/// `n` holders with a `sleep` each: their summed private memory, and the
+/// time to re-attach to all of them at once (connect, hello, attach, first
+/// stream event), as a restarted server would.
+async fn many(n: usize) -> Res<()> {
+    let tmp = tempfile::tempdir()?;
+    let exe = std::env::current_exe()?;
+    let mut sockets = Vec::new();
+    let mut pids = Vec::new();
+    let started = Instant::now();
+    for i in 0..n {
+        let cfg = HoldConfig::new(
+            tmp.path().join(format!("run{i}")),
+            vec!["sleep".into(), "1000".into()],
+        );
+        let socket =
+            spawn_holder(&exe, &["hold".into()], &cfg, env(), Duration::from_secs(30)).await?;
+        sockets.push(socket);
+    }
+    println!(
+        "{n} holders started in {:.2} s (one after the other)",
+        started.elapsed().as_secs_f64()
+    );
+    let reattach = |sockets: Vec<std::path::PathBuf>| async move {
+        let start = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for socket in sockets {
+            tasks.spawn(async move {
+                let (client, mut events) = HolderClient::connect(&socket, "measure").await?;
+                client.attach(None).await?;
+                events.next().await.ok_or("no event")?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(client)
+            });
+        }
+        let mut clients = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            clients.push(
+                joined
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        Ok::<_, String>((start.elapsed(), clients))
+    };
+    let (first, clients) = reattach(sockets.clone()).await?;
+    for c in &clients {
+        pids.push((c.info().holder_pid, c.info().child_pid));
+    }
+    drop(clients);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (again, clients) = reattach(sockets).await?;
+    let mut anon = 0u64;
+    let mut rss = 0u64;
+    let mut threads = 0u64;
+    for (holder, _) in &pids {
+        let text = std::fs::read_to_string(format!("/proc/{holder}/status"))?;
+        let field = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0)
+        };
+        anon += field("RssAnon:");
+        rss += field("VmRSS:");
+        threads += field("Threads:");
+    }
+    println!(
+        "  attach to all {n}: {:.0} ms; re-attach after the first server left: {:.0} ms",
+        first.as_secs_f64() * 1000.0,
+        again.as_secs_f64() * 1000.0
+    );
+    println!(
+        "  per holder: RssAnon {} kB, VmRSS {} kB, {:.1} threads",
+        anon / n as u64,
+        rss / n as u64,
+        threads as f64 / n as f64
+    );
+    drop(clients);
+    for (holder, child) in pids {
+        let _ = Command::new("kill")
+            .args(["-9", &holder.to_string(), &child.to_string()])
+            .status();
+    }
+    Ok(())
+}
+
 async fn measure() -> Res<()> {
     idle().await?;
+    let n: usize = std::env::var("HARNESS_BENCH_HOLDERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    if n > 0 {
+        many(n).await?;
+    }
     let mib: usize = std::env::var("HARNESS_BENCH_MIB")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -32,6 +32,10 @@ pub const INCOMPATIBLE_INSTEAD: &str = "the server leaves this holder and its ag
 
 /// Longest the handshake may take.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest a call waits for the holder's answer. Answers are read by the
+/// same task as the stream events: a consumer that stops reading
+/// [`HolderEvents`] also stalls answers, and the calls fail after this.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Stream events buffered between the reader task and the consumer: at
 /// most 16 output frames of up to 64 KiB, 1 MiB per holder, so a server
 /// with many holders and a slow consumer stays bounded (the holder falls
@@ -321,7 +325,7 @@ impl HolderClient {
             data: data.to_vec(),
         })
         .await?;
-        rx.await.map_err(|_| HolderError::Closed)
+        answer("input", rx).await
     }
 
     /// Resizes the terminal.
@@ -336,7 +340,7 @@ impl HolderClient {
         lock(&self.pending).snapshots.insert(id, tx);
         self.send(&ServerFrame::SnapshotRequest { id, history })
             .await?;
-        rx.await.map_err(|_| HolderError::Closed)
+        answer("snapshot", rx).await
     }
 
     /// Acknowledges the exit: the holder may leave.
@@ -357,8 +361,20 @@ impl HolderClient {
         lock(&self.pending).pings.insert(nonce, tx);
         let start = Instant::now();
         self.send(&ServerFrame::Ping { nonce }).await?;
-        rx.await.map_err(|_| HolderError::Closed)?;
+        answer("ping", rx).await?;
         Ok(start.elapsed())
+    }
+}
+
+/// Waits (at most [`ANSWER_TIMEOUT`]) for the answer to a request.
+async fn answer<T>(what: &'static str, rx: oneshot::Receiver<T>) -> Result<T, HolderError> {
+    match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(_)) => Err(HolderError::Closed),
+        Err(_) => Err(HolderError::NoAnswer {
+            what,
+            waited_ms: ANSWER_TIMEOUT.as_millis(),
+        }),
     }
 }
 

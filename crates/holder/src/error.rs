@@ -77,6 +77,15 @@ pub enum HolderError {
         /// What the holder said, if anything.
         detail: String,
     },
+    /// The holder did not answer a request in time (or the events were
+    /// not read, which stalls answers too).
+    #[error("the holder did not answer the {what} request within {waited_ms} ms")]
+    NoAnswer {
+        /// The request.
+        what: &'static str,
+        /// How long we waited.
+        waited_ms: u128,
+    },
     /// The connection to the holder is closed.
     #[error("the connection to the holder is closed")]
     Closed,

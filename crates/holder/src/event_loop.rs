@@ -40,6 +40,9 @@ pub const DRAIN_MAX: Duration = Duration::from_secs(3);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reads of the PTY per loop turn (keeps the socket served under a flood).
 const READS_PER_TURN: usize = 16;
+/// Read buffer of the PTY and the socket. A PTY read returns about 4 KiB
+/// under a flood; the buffer is resident in every holder.
+const READ_BUF: usize = 16 * 1024;
 /// Without a pidfd, how often the program is checked for exit.
 const REAP_TICK: Duration = Duration::from_secs(1);
 /// Scrollback rows a requested snapshot may include at most.
@@ -118,7 +121,7 @@ pub(crate) fn start(
         orphan_since: Some(now),
         kill_at: None,
         killed_for_orphan: false,
-        buf: vec![0u8; 64 * 1024],
+        buf: vec![0u8; READ_BUF],
     };
     let result = holder.run();
     let _ = std::fs::remove_file(cfg.socket_path());

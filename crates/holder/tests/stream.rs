@@ -62,7 +62,10 @@ async fn a_newer_server_replaces_the_attached_one() {
     let (_tmp, dir) = run_dir();
     let held = start(&sh(&dir, "echo hi; sleep 30")).await;
     let (first, mut first_events) = held.connect().await;
-    first.attach(None).await.unwrap();
+    first.attach(Some(0)).await.unwrap();
+    let mut s = Stream::default();
+    s.until(&mut first_events, 5 * SEC, |s| s.text().contains("hi"))
+        .await;
     let (second, mut second_events) = held.connect().await;
     second.attach(None).await.unwrap();
     // The first connection ends (after whatever it had been sent).
