@@ -341,13 +341,13 @@ impl Holder<'_> {
                     break;
                 }
                 Ok(n) => {
-                    let data = &self.buf[..n];
-                    self.ring.push(data);
-                    self.model.feed(data);
+                    self.ring.push(&self.buf[..n]);
                     self.last_output = Instant::now();
-                    // Serve the socket between reads so a flood does not
-                    // wait for the whole turn.
+                    // Forward first, then parse: the server gets the bytes
+                    // without waiting for the model (and a flood does not
+                    // wait for the whole turn).
                     self.serve_conn();
+                    self.model.feed(&self.buf[..n]);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
