@@ -26,6 +26,7 @@ pub mod isolate;
 mod kill;
 mod output;
 mod registry;
+pub mod reply;
 mod session;
 mod sizing;
 mod spec;
