@@ -1,0 +1,142 @@
+//! A shell tool's call against the rules: every simple command the command
+//! runs, every file it writes and everything the gate cannot read decided
+//! on its own, the strictest decision winning (see `policy`'s module docs).
+
+use super::{
+    policy::{
+        Action, FILE_TOOLS, Lists, Matched, Rule, Source, Subjects, Verdict, first_match, relative,
+        tool_matches,
+    },
+    shell::{self, ScriptReader},
+};
+
+/// The verdict for the shell command `command` of `tool`.
+pub(super) fn evaluate(
+    lists: &Lists<'_>,
+    tool: &str,
+    command: &str,
+    cwd: Option<&str>,
+    scripts: &dyn ScriptReader,
+) -> Verdict {
+    let whole = command.trim();
+    let analysis = shell::analyze(command, cwd, scripts);
+    let mut verdicts: Vec<Verdict> = Vec::new();
+    verdicts.push(first_match(
+        lists,
+        tool,
+        &Subjects::Commands(vec![whole.to_string()]),
+    ));
+    for unit in &analysis.units {
+        let mut v = first_match(
+            lists,
+            tool,
+            &Subjects::Commands(vec![unit.raw.clone(), unit.normal.clone()]),
+        );
+        if let Some(m) = v.matched.as_mut()
+            && (unit.raw != whole || unit.via.is_some())
+        {
+            let via = unit
+                .via
+                .as_ref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default();
+            m.why = Some(format!("runs `{}`{via}", clip(&unit.normal)));
+        }
+        verdicts.push(v);
+    }
+    for write in &analysis.writes {
+        let path = relative(&write.path, cwd);
+        let mut v = first_file_match(lists, &path);
+        if let Some(m) = v.matched.as_mut() {
+            m.why = Some(format!("writes `{}` ({})", write.path, write.how));
+        }
+        verdicts.push(v);
+    }
+    for hidden in &analysis.hidden {
+        let guarded = if hidden.write {
+            FILE_TOOLS.iter().any(|t| guards(lists, t))
+        } else {
+            guards(lists, tool)
+        };
+        if guarded {
+            verdicts.push(Verdict {
+                action: Action::Ask,
+                matched: Some(Matched {
+                    source: Source::Gate,
+                    index: 0,
+                    rule: Rule {
+                        tool: tool.to_string(),
+                        pattern: None,
+                        action: Action::Ask,
+                        note: Some("the gate cannot read what this command runs or writes".into()),
+                    },
+                    why: Some(hidden.reason.clone()),
+                }),
+            });
+        }
+    }
+    strictest(verdicts)
+}
+
+/// Whether the lists hold an `ask` or `deny` rule for `tool`.
+fn guards(lists: &Lists<'_>, tool: &str) -> bool {
+    lists.iter().any(|(rules, _)| {
+        rules
+            .iter()
+            .any(|r| r.action != Action::Allow && tool_matches(&r.tool, tool))
+    })
+}
+
+/// The first FILE rule (its tool names a file tool) matching `path`.
+fn first_file_match(lists: &Lists<'_>, path: &str) -> Verdict {
+    let subjects = Subjects::Paths(vec![path.to_string()]);
+    for tool in FILE_TOOLS {
+        let v = first_match(lists, tool, &subjects);
+        if v.matched.is_some() {
+            // The earliest rule across the file tools decides.
+            let earliest = FILE_TOOLS
+                .iter()
+                .filter_map(|t| first_match(lists, t, &subjects).matched)
+                .min_by_key(|m| (m.source != Source::Project, m.index));
+            return Verdict {
+                action: earliest.as_ref().map_or(v.action, |m| m.rule.action),
+                matched: earliest,
+            };
+        }
+    }
+    Verdict {
+        action: Action::Allow,
+        matched: None,
+    }
+}
+
+/// Deny, then ask, then an allow by a rule, then allow; the first of each.
+fn strictest(verdicts: Vec<Verdict>) -> Verdict {
+    let rank = |v: &Verdict| match (v.action, v.matched.is_some()) {
+        (Action::Deny, _) => 3,
+        (Action::Ask, _) => 2,
+        (Action::Allow, true) => 1,
+        (Action::Allow, false) => 0,
+    };
+    let mut best: Option<Verdict> = None;
+    for v in verdicts {
+        if best.as_ref().is_none_or(|b| rank(&v) > rank(b)) {
+            best = Some(v);
+        }
+    }
+    best.unwrap_or(Verdict {
+        action: Action::Allow,
+        matched: None,
+    })
+}
+
+fn clip(s: &str) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() > 120 {
+        let mut cut: String = one.chars().take(120).collect();
+        cut.push('…');
+        cut
+    } else {
+        one
+    }
+}
