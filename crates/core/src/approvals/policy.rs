@@ -477,3 +477,7 @@ mod tests;
 #[cfg(test)]
 #[path = "probe_tests.rs"]
 mod probe_tests;
+
+#[cfg(test)]
+#[path = "usability_tests.rs"]
+mod usability_tests;

@@ -140,3 +140,7 @@ fn clip(s: &str) -> String {
         one
     }
 }
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

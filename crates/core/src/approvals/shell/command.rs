@@ -97,18 +97,24 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             "`xargs {name}` takes its arguments from its input, which the gate cannot see"
         ));
     }
+    by_name(ctx, name, args, stdin);
+    let own_check = SHELLS.contains(&name)
+        || matches!(
+            name,
+            "eval" | "source" | "." | "trap" | "git" | "rm" | "find"
+        );
     if let Some(first) = args.first()
         && (first.dynamic
             || first.unreadable.is_some()
             || (first.pattern && !looks_like_path(&first.text)))
         && !DATA_COMMANDS.contains(&name)
+        && !own_check
     {
         ctx.out.hide(format!(
             "the first argument of `{name}` is computed when it runs (`{}`)",
             first.text
         ));
     }
-    by_name(ctx, name, args, stdin);
     super::inline::check(ctx, name, args, stdin);
     writes(ctx, name, args);
 }
@@ -203,6 +209,21 @@ fn normal(name: &str, args: &[ShellWord]) -> String {
                 .join(" ")
         }
         "rm" => rm_normalized(args),
+        // `-exec /bin/rm` is `-exec rm`.
+        "find" => {
+            let mut out = vec!["find".to_string()];
+            let mut after_exec = false;
+            for w in args {
+                let t = w.text.as_str();
+                out.push(if after_exec {
+                    t.rsplit('/').next().unwrap_or(t).to_string()
+                } else {
+                    t.to_string()
+                });
+                after_exec = matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir");
+            }
+            out.join(" ")
+        }
         _ => std::iter::once(name)
             .chain(args.iter().map(|w| w.text.as_str()))
             .collect::<Vec<_>>()
@@ -349,6 +370,9 @@ fn shell(ctx: &mut Ctx, name: &str, args: &[ShellWord], stdin: &Stdin) {
     while let Some(w) = args.get(j) {
         let t = w.text.as_str();
         if !w.literal() {
+            if inline || !t.starts_with('-') {
+                break;
+            }
             ctx.out.hide(format!(
                 "`{name}` with an option computed when it runs (`{t}`)"
             ));

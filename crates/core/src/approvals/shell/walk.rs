@@ -292,6 +292,11 @@ impl<'a> Ctx<'a> {
                     let w = self.word(w);
                     words.push(w);
                 }
+                // `export A=1`, `alias p='git push'`: an argument.
+                Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) if !words.is_empty() => {
+                    let w = self.word(w);
+                    words.push(w);
+                }
                 Some(CommandPrefixOrSuffixItem::AssignmentWord(a, _)) => self.assignment(a),
                 Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => self.redirect(r, &mut stdin),
                 Some(CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {

@@ -101,7 +101,13 @@ fn pieces_into(pieces: &[WordPieceWithSource], source: &str, quoted: bool, out: 
 
 /// An unquoted glob (`*`, `?`, `[`), extended glob or brace expansion.
 fn is_pattern(text: &str) -> bool {
-    if text.contains(['*', '?', '[']) {
+    if text.contains(['*', '?']) {
+        return true;
+    }
+    // `[abc]`: a bracket with a closing one after it (`[` alone is `test`).
+    if let Some(open) = text.find('[')
+        && text[open + 1..].contains(']')
+    {
         return true;
     }
     // `{a,b}` and `{1..3}`: brace expansion.
