@@ -144,3 +144,7 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 #[path = "shell_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "scripts_tests.rs"]
+mod scripts_tests;
