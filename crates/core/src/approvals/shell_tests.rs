@@ -86,6 +86,8 @@ fn every_simple_command_is_checked_wherever_it_is_nested() {
             "[[ $(git push) ]]",
             "time git push",
             "git status\ngit push",
+            // Typed into a terminal: a carriage return ends a line.
+            "echo x\rgit push",
         ],
     );
     // A here-document with a quoted delimiter is text, not commands.

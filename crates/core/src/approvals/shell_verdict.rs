@@ -19,7 +19,9 @@ pub(super) fn evaluate(
     scripts: &dyn ScriptReader,
 ) -> Verdict {
     let whole = command.trim();
-    let analysis = shell::analyze(command, cwd, scripts);
+    // A terminal turns a carriage return into a newline (text typed into
+    // an interactive shell): read it as one; that only ever splits more.
+    let analysis = shell::analyze(&command.replace('\r', "\n"), cwd, scripts);
     let mut verdicts: Vec<Verdict> = Vec::new();
     verdicts.push(first_match(
         lists,

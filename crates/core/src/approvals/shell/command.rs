@@ -78,10 +78,8 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             break;
         };
         let args = &words[i..];
-        if let Some(done) = special_wrapper(ctx, base, args, raw) {
-            if done {
-                return;
-            }
+        if special_wrapper(ctx, base, args, raw) == Some(true) {
+            return;
         }
         if base == "xargs" {
             from_stdin = true;
