@@ -152,6 +152,7 @@ fn inline_interpreter_code_asks_when_it_names_a_risky_operation() {
         "python3 -c \"__import__('subprocess').run(['git','push'])\"",
         "python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['git', 'push'])\nEOF",
         "echo 'import os' | python3",
+        "python3 /dev/stdin <<'EOF'\nimport shutil; shutil.rmtree('x')\nEOF",
         "node -e \"require('child_process').execSync('git push')\"",
         "node -e \"require('fs').rmSync('build', {recursive: true})\"",
         "perl -e 'system(\"git push\")'",

@@ -109,6 +109,7 @@ fn command_names_are_read_after_quote_removal_and_path_stripping() {
             "$'\\147it' push",
             "gi\\t pu\\sh",
             "GIT push",
+            "git \\\npush",
         ],
     );
 }
@@ -147,6 +148,18 @@ fn wrappers_run_the_command_after_them() {
             "trap 'git push' EXIT",
             "alias p='git push'",
             "find . -exec git push \\;",
+            "bash <<< 'git push'",
+            "watch -n 1 git push",
+            "watch 'git push'",
+            "su root -c 'git push'",
+            "sg wheel -c 'git push'",
+            "unshare -r git push",
+            "systemd-run --user git push",
+            "uv run git push",
+            "uv run --with x -- git push",
+            "poetry run bash -c 'git push'",
+            "bundle exec git push",
+            "nix-shell --run 'git push'",
         ],
     );
     all_allow(

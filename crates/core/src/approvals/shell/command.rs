@@ -7,8 +7,8 @@ use super::{
     walk::{Ctx, Dir, Stdin, short},
     word::ShellWord,
     wrappers::{
-        DATA_COMMANDS, GIT_COMMANDS, GIT_SAFE_CONFIG, GIT_VALUE_OPTS, SHELLS, SYSTEM_DIRS,
-        wrapped_start, wrapper,
+        DATA_COMMANDS, GIT_COMMANDS, GIT_SAFE_CONFIG, GIT_VALUE_OPTS, SHELLS, SUB_WRAPPERS,
+        SYSTEM_DIRS, wrapped_start, wrapper,
     },
 };
 
@@ -74,6 +74,10 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             return;
         }
         let base = name.rsplit('/').next().unwrap_or(name);
+        if let Some(next) = sub_wrapped_start(base, &words[i..]) {
+            i += next;
+            continue;
+        }
         let Some(wr) = wrapper(base) else {
             break;
         };
@@ -186,6 +190,28 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
             }
             None
         }
+        // `watch` runs its arguments with `sh -c`.
+        "watch" => {
+            let start = wrapped_start(wrapper(name)?, args);
+            emit(ctx, raw, texts(args));
+            let rest = args.get(start..).unwrap_or_default();
+            let text = rest.iter().map(quoted).collect::<Vec<_>>().join(" ");
+            if rest.iter().all(ShellWord::literal) {
+                ctx.parse_text(&text, Some("inside `watch`".into()));
+            } else {
+                ctx.out.hide(format!(
+                    "`watch` runs a command computed when it runs (`{}`)",
+                    short(&text)
+                ));
+            }
+            Some(true)
+        }
+        "sg" => {
+            let w = value_of(&["-c"])?;
+            emit(ctx, raw, texts(args));
+            shell_text(ctx, Some(w), &[], "sg -c");
+            Some(true)
+        }
         "time" => {
             if let Some(w) = value_of(&["-o", "--output"]) {
                 ctx.write_word(w, "time -o");
@@ -194,6 +220,25 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
         }
         _ => None,
     }
+}
+
+/// Where `uv run <cmd>` and the like start their command, from `words[0]`.
+fn sub_wrapped_start(name: &str, words: &[ShellWord]) -> Option<usize> {
+    let (_, _, value_opts) = SUB_WRAPPERS
+        .iter()
+        .find(|(tool, sub, _)| *tool == name && words.get(1).is_some_and(|w| w.text == *sub))?;
+    let mut k = 2;
+    while let Some(w) = words.get(k) {
+        let t = w.text.as_str();
+        if t == "--" {
+            return Some(k + 1);
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        k += if value_opts.contains(&t) { 2 } else { 1 };
+    }
+    Some(k)
 }
 
 /// What the rules see of a command as it runs.
@@ -356,6 +401,28 @@ fn by_name(ctx: &mut Ctx, name: &str, args: &[ShellWord], stdin: &Stdin) {
             };
         }
         "popd" => ctx.dir = Dir::Unknown,
+        "su" | "runuser" | "script" | "nix-shell" => {
+            let flags: &[&str] = match name {
+                "nix-shell" => &["--run", "--command"],
+                _ => &["-c", "--command"],
+            };
+            match args.iter().position(|w| flags.contains(&w.text.as_str())) {
+                Some(k) => match args.get(k + 1) {
+                    Some(w) if w.literal() => {
+                        ctx.parse_text(&w.text, Some(format!("inside `{name} {}`", args[k].text)));
+                    }
+                    Some(w) => ctx.out.hide(format!(
+                        "`{name}` runs a command computed when it runs (`{}`)",
+                        w.text
+                    )),
+                    None => {}
+                },
+                None if matches!(name, "su" | "runuser") => ctx.out.hide(format!(
+                    "`{name}` starts a shell that reads its commands from its input"
+                )),
+                None => {}
+            }
+        }
         _ => {}
     }
 }

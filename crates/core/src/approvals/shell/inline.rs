@@ -96,8 +96,9 @@ fn inline_code<'a>(name: &str, args: &'a [ShellWord]) -> Option<Inline<'a>> {
                 return Some(Inline::Code(Some(w)));
             }
         } else if !t.starts_with('-') || t == "-" {
-            // A program file (or `-`: its input).
-            return (t == "-").then_some(Inline::Input);
+            // A program file (or its input: `-`, `/dev/stdin`).
+            let input = matches!(t, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+            return input.then_some(Inline::Input);
         } else if name.starts_with("python") && t == "-m" {
             return None;
         }

@@ -34,7 +34,7 @@ const fn w(
     }
 }
 
-pub const WRAPPERS: [Wrapper; 26] = [
+pub const WRAPPERS: [Wrapper; 40] = [
     w(
         "env",
         &[
@@ -162,6 +162,75 @@ pub const WRAPPERS: [Wrapper; 26] = [
     ),
     w("valgrind", &[], 0, false),
     w("catchsegv", &[], 0, false),
+    w(
+        "unshare",
+        &[
+            "-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd",
+        ],
+        0,
+        false,
+    ),
+    w("nsenter", &["-t", "--target", "-S", "-G"], 0, false),
+    w("firejail", &[], 0, false),
+    w(
+        "systemd-run",
+        &[
+            "-p",
+            "-u",
+            "-E",
+            "--unit",
+            "--property",
+            "--setenv",
+            "--uid",
+            "--gid",
+        ],
+        0,
+        false,
+    ),
+    w("sg", &[], 1, false),
+    w("numactl", &["-C", "-N", "-m", "-p", "-i"], 0, false),
+    w("proxychains", &["-f"], 0, false),
+    w("proxychains4", &["-f"], 0, false),
+    w("torsocks", &["-u", "-p", "-a", "-P"], 0, false),
+    w(
+        "xvfb-run",
+        &[
+            "-n",
+            "-s",
+            "-e",
+            "-f",
+            "-p",
+            "--server-num",
+            "--server-args",
+        ],
+        0,
+        false,
+    ),
+    w("dbus-run-session", &["--config-file"], 0, false),
+    w("caffeinate", &["-t", "-w"], 0, false),
+    w("ccache", &[], 0, false),
+    w("watch", &["-n", "--interval", "-q", "--equexit"], 0, false),
+];
+
+/// Two-word wrappers (`uv run <cmd>`): the tool, its subcommand, the
+/// options of theirs that take a value.
+pub const SUB_WRAPPERS: [(&str, &str, &[&str]); 12] = [
+    (
+        "uv",
+        "run",
+        &["--with", "--python", "-p", "--package", "--directory"],
+    ),
+    ("poetry", "run", &[]),
+    ("pipenv", "run", &[]),
+    ("bundle", "exec", &[]),
+    ("conda", "run", &["-n", "--name", "-p", "--prefix"]),
+    ("mise", "exec", &[]),
+    ("asdf", "exec", &[]),
+    ("rbenv", "exec", &[]),
+    ("pyenv", "exec", &[]),
+    ("direnv", "exec", &[]),
+    ("nix", "develop", &[]),
+    ("pixi", "run", &[]),
 ];
 
 pub fn wrapper(name: &str) -> Option<&'static Wrapper> {
@@ -257,7 +326,7 @@ pub const GIT_SAFE_CONFIG: [&str; 14] = [
 
 /// The git commands the gate knows; any other word there may be an alias
 /// (which can run anything, `git push` included).
-pub const GIT_COMMANDS: [&str; 96] = [
+pub const GIT_COMMANDS: [&str; 102] = [
     "add",
     "am",
     "annotate",
@@ -354,4 +423,10 @@ pub const GIT_COMMANDS: [&str; 96] = [
     "whatchanged",
     "worktree",
     "write-tree",
+    "stage",
+    "rerere",
+    "interpret-trailers",
+    "pack-refs",
+    "verify-tag",
+    "patch-id",
 ];
