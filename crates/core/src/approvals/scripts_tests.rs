@@ -43,6 +43,7 @@ fn files(_: Option<&str>, path: &str, _: usize) -> Result<Vec<u8>, String> {
         }
         "bin/app" => b"\x7fELF\x02\x01\x01\0\0\0\0",
         "env.sh" => b"export A=1\necho hi > .env\n",
+        "gradlew" => b"#!/bin/sh\neval set -- $(printf '%s' \"$ARGS\")\nexec \"$JAVACMD\" \"$@\"\n",
         "big.sh" => return Ok(vec![b'#'; MAX_SCRIPT_BYTES + 1]),
         other => return Err(format!("no file {other}")),
     };
@@ -95,6 +96,29 @@ fn workspace_scripts_are_read_one_level_deep() {
         assert_eq!(v.action, Action::Ask, "{cmd}");
         assert!(why(&v).contains(reason), "{cmd}: {v:?}");
     }
+    // A script that hides what it runs asks, unless an explicit `allow`
+    // rule names the command that runs it; writing it first still asks.
+    assert_eq!(check("./gradlew build", &files).action, Action::Ask);
+    let trusting = Effective {
+        project: vec![crate::approvals::policy::Rule {
+            tool: "Bash".into(),
+            pattern: Some("./gradlew *".into()),
+            action: Action::Allow,
+            note: None,
+        }],
+        global: None,
+    };
+    let run = |cmd: &str| {
+        trusting
+            .evaluate_with("Bash", &bash(cmd), Some("/repo"), &files)
+            .action
+    };
+    assert_eq!(run("./gradlew build"), Action::Allow);
+    assert_eq!(
+        run("echo 'git push' >> gradlew; ./gradlew build"),
+        Action::Ask
+    );
+    assert_eq!(run("./gradlew build && ./deploy.sh"), Action::Ask);
     // A program (compiled, or another interpreter's script) is beyond a
     // command gate: it runs (docs/approvals.md).
     assert_eq!(check("./bin/app --serve", &files).action, Action::Allow);

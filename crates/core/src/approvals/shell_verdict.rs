@@ -22,13 +22,29 @@ pub(super) fn evaluate(
     // A terminal turns a carriage return into a newline (text typed into
     // an interactive shell): read it as one; that only ever splits more.
     let analysis = shell::analyze(&command.replace('\r', "\n"), cwd, scripts);
+    // A script whose command an explicit `allow` rule names is trusted: its
+    // own commands are not held (`./gradlew*`, which uses `eval`).
+    let trusted: Vec<&str> = analysis
+        .scripts
+        .iter()
+        .filter(|s| {
+            let v = first_match(
+                lists,
+                tool,
+                &Subjects::Commands(vec![s.by.raw.clone(), s.by.normal.clone()]),
+            );
+            v.action == Action::Allow && v.matched.is_some()
+        })
+        .map(|s| s.path.as_str())
+        .collect();
+    let kept = |script: &Option<String>| script.as_deref().is_none_or(|s| !trusted.contains(&s));
     let mut verdicts: Vec<Verdict> = Vec::new();
     verdicts.push(first_match(
         lists,
         tool,
         &Subjects::Commands(vec![whole.to_string()]),
     ));
-    for unit in &analysis.units {
+    for unit in analysis.units.iter().filter(|u| kept(&u.script)) {
         let mut v = first_match(
             lists,
             tool,
@@ -46,7 +62,7 @@ pub(super) fn evaluate(
         }
         verdicts.push(v);
     }
-    for write in &analysis.writes {
+    for write in analysis.writes.iter().filter(|w| kept(&w.script)) {
         let path = relative(&write.path, cwd);
         let mut v = first_file_match(lists, &path);
         if let Some(m) = v.matched.as_mut() {
@@ -54,7 +70,7 @@ pub(super) fn evaluate(
         }
         verdicts.push(v);
     }
-    for hidden in &analysis.hidden {
+    for hidden in analysis.hidden.iter().filter(|h| kept(&h.script)) {
         let guarded = if hidden.write {
             FILE_TOOLS.iter().any(|t| guards(lists, t))
         } else {

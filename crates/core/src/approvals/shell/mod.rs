@@ -18,6 +18,7 @@ pub mod script;
 mod walk;
 mod word;
 mod wrappers;
+mod writers;
 
 pub use script::{MAX_SCRIPT_BYTES, NoScripts, ScriptReader, WorkspaceScripts};
 
@@ -28,8 +29,11 @@ const MAX_DEPTH: usize = 16;
 /// The most command and process substitutions one text may hold (each
 /// nests the parser deeper).
 const MAX_SUBSTITUTIONS: usize = 256;
-/// The parser runs on a thread of its own with this much stack, so that a
-/// deeply nested command cannot overflow the caller's.
+/// The parser runs on a thread of its own with this much stack (reserved,
+/// not used), so that a deeply nested command cannot overflow the
+/// caller's: the deepest nesting 64 KiB of text allows (3 000 `case`s,
+/// 13 000 `{`s) needs under 100 MiB even in a debug build, and a script it
+/// reads at most as much again.
 const PARSER_STACK: usize = 256 * 1024 * 1024;
 
 /// One simple command as it runs.
@@ -44,6 +48,8 @@ pub struct Unit {
     pub normal: String,
     /// Where it was found, when not at the top (`inside bash -c`).
     pub via: Option<String>,
+    /// The script it was read from, if any.
+    pub script: Option<String>,
 }
 
 /// A file a command writes.
@@ -53,6 +59,8 @@ pub struct FileWrite {
     pub path: String,
     /// How (`redirection >`, `cp`, `tee`, …).
     pub how: String,
+    /// The script it was read from, if any.
+    pub script: Option<String>,
 }
 
 /// Something the gate cannot read.
@@ -62,6 +70,17 @@ pub struct Hidden {
     /// About a file written (asks when the policy has file rules), else
     /// about a command run (asks when it has command rules).
     pub write: bool,
+    /// The script it was read from, if any.
+    pub script: Option<String>,
+}
+
+/// A script the command runs, and the command that runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptRun {
+    /// As joined to the working directory (`scripts/ci.sh`).
+    pub path: String,
+    /// The simple command that runs it.
+    pub by: Unit,
 }
 
 /// What a command runs and writes, as far as the gate can read it.
@@ -70,15 +89,28 @@ pub struct Analysis {
     pub units: Vec<Unit>,
     pub writes: Vec<FileWrite>,
     pub hidden: Vec<Hidden>,
+    /// The scripts read (their commands are among the above, marked).
+    pub scripts: Vec<ScriptRun>,
+    /// The script being read now.
+    reading: Option<String>,
 }
 
 impl Analysis {
+    fn reading(&self) -> Option<&str> {
+        self.reading.as_deref()
+    }
+
+    fn set_reading(&mut self, script: Option<String>) {
+        self.reading = script;
+    }
+
     fn hide(&mut self, reason: impl Into<String>) {
         let reason = reason.into();
         if !self.hidden.iter().any(|h| h.reason == reason) {
             self.hidden.push(Hidden {
                 reason,
                 write: false,
+                script: self.reading.clone(),
             });
         }
     }
@@ -87,6 +119,7 @@ impl Analysis {
         self.hidden.push(Hidden {
             reason: reason.into(),
             write: true,
+            script: self.reading.clone(),
         });
     }
 }

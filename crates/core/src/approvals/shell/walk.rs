@@ -437,6 +437,7 @@ impl<'a> Ctx<'a> {
             Some(p) => self.out.writes.push(FileWrite {
                 path: p,
                 how: how.to_string(),
+                script: self.out.reading().map(str::to_string),
             }),
             None => self.out.hide_write(format!(
                 "writes `{path}` in a directory the gate cannot know (after a `cd` to a computed path)"
