@@ -274,7 +274,19 @@ impl Effective {
             (global.as_slice(), global_source),
         ];
         if SHELL_TOOLS.contains(&tool) {
-            return super::shell_verdict::evaluate(&lists, tool, &command_of(input), cwd, scripts);
+            // Codex names where the command runs (`workdir`).
+            let run_dir = ["workdir", "cwd"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str))
+                .filter(|d| d.starts_with('/'))
+                .or(cwd);
+            return super::shell_verdict::evaluate(
+                &lists,
+                tool,
+                &command_of(input),
+                super::shell_verdict::Dirs { cwd, run_dir },
+                scripts,
+            );
         }
         first_match(&lists, tool, &Subjects::of(tool, input, cwd))
     }

@@ -206,6 +206,19 @@ fn redirections_are_file_writes_for_the_file_rules() {
         Some("**/.env*")
     );
     assert!(why(&v).contains("writes `.env` (redirection >)"), "{v:?}");
+    // Codex's `workdir`: a write there is matched relative to the task's
+    // working directory.
+    let scoped = Effective {
+        project: vec![rule("Edit|Write", Some("secrets/**"), Action::Ask)],
+        global: Some(vec![]),
+    };
+    let codex = json!({"command": ["bash", "-lc", "echo x > key"], "workdir": "/repo/secrets"});
+    assert_eq!(
+        scoped
+            .evaluate_with("shell", &codex, Some("/repo"), &NoScripts)
+            .action,
+        Action::Ask
+    );
     // A write whose file is computed, or in a directory not known, asks.
     all_ask(&p, &["echo x > \"$F\"", "cd \"$D\" && echo x > config"]);
 }

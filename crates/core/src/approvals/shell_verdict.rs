@@ -10,18 +10,26 @@ use super::{
     shell::{self, ScriptReader},
 };
 
+/// The task's working directory, and where the command runs (Codex's
+/// `workdir`; else the same).
+pub(super) struct Dirs<'a> {
+    pub cwd: Option<&'a str>,
+    pub run_dir: Option<&'a str>,
+}
+
 /// The verdict for the shell command `command` of `tool`.
 pub(super) fn evaluate(
     lists: &Lists<'_>,
     tool: &str,
     command: &str,
-    cwd: Option<&str>,
+    dirs: Dirs<'_>,
     scripts: &dyn ScriptReader,
 ) -> Verdict {
+    let Dirs { cwd, run_dir } = dirs;
     let whole = command.trim();
     // A terminal turns a carriage return into a newline (text typed into
     // an interactive shell): read it as one; that only ever splits more.
-    let analysis = shell::analyze(&command.replace('\r', "\n"), cwd, scripts);
+    let analysis = shell::analyze(&command.replace('\r', "\n"), run_dir, scripts);
     // A script whose command an explicit `allow` rule names is trusted: its
     // own commands are not held (`./gradlew*`, which uses `eval`).
     let trusted: Vec<&str> = analysis
@@ -63,7 +71,13 @@ pub(super) fn evaluate(
         verdicts.push(v);
     }
     for write in analysis.writes.iter().filter(|w| kept(&w.script)) {
-        let path = relative(&write.path, cwd);
+        let path = match run_dir {
+            Some(dir) if run_dir != cwd && !write.path.starts_with(['/', '~']) => relative(
+                &format!("{}/{}", dir.trim_end_matches('/'), write.path),
+                cwd,
+            ),
+            _ => relative(&write.path, cwd),
+        };
         let mut v = first_file_match(lists, &path);
         if let Some(m) = v.matched.as_mut() {
             m.why = Some(format!("writes `{}` ({})", write.path, write.how));
