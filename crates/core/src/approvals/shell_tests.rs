@@ -249,6 +249,8 @@ fn writer_destinations_are_file_writes() {
             "rm .env",
             "rsync -a f .env",
             "curl -o .env https://example.test/x",
+            "sed -n 'w .env' x",
+            "sed 's/a/b/w .env' x",
         ],
     );
     all_allow(
@@ -288,6 +290,14 @@ fn commands_that_hide_what_they_run_ask_with_the_reason() {
         ("find . $ACTION", "it may be an action"),
         ("ls | xargs rm", "takes its arguments from its input"),
         ("sudo -s", "starts a shell"),
+        (
+            "find . -name '*.sh' -exec {} \\;",
+            "runs the files or words it is given",
+        ),
+        ("ls | xargs -I{} {}", "runs the files or words it is given"),
+        ("sed -n '1e git push' x", "`sed` runs a command"),
+        ("sed 's/.*/git push/e' x", "`sed` runs a command"),
+        ("sed '/main/e git push' x", "`sed` runs a command"),
         (
             "git -c core.sshCommand=x fetch",
             "`git -c core.sshcommand=…`",
@@ -388,6 +398,8 @@ fn git_aliases_and_config_overrides_ask() {
             "git push --force-with-lease",
             "git --git-dir=.git --work-tree=. push",
             "git -C ../x push --mirror",
+            "git config core.hooksPath hooks",
+            "git config set core.pager 'sh -c x'",
         ],
     );
     all_allow(
@@ -397,6 +409,8 @@ fn git_aliases_and_config_overrides_ask() {
             "git -c color.ui=false log",
             "git --no-pager diff",
             "git config alias.st status",
+            "git config user.email a@b",
+            "git config --get core.hooksPath",
         ],
     );
 }

@@ -67,6 +67,13 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             return;
         }
         let name = first.text.as_str();
+        if name.contains("{}") {
+            ctx.out.hide(format!(
+                "runs the files or words it is given (`{name}`), which the gate cannot see"
+            ));
+            emit(ctx, raw, texts(&words[i..]));
+            return;
+        }
         if name.contains('/') && !SYSTEM_DIRS.iter().any(|d| name.starts_with(d)) {
             // `./deploy.sh`, `scripts/x`, `/tmp/y`: a program file.
             emit(ctx, raw, texts(&words[i..]));
@@ -603,6 +610,27 @@ fn git(ctx: &mut Ctx, args: &[ShellWord]) {
             "`git {}` is not a git command the gate knows: it may be an alias, which can run anything",
             sub.text
         ));
+    } else if sub.text == "config" {
+        git_config(ctx, &args[j + 1..]);
+    }
+}
+
+/// `git config <key> <value>` (or `git config set …`) for a key that makes
+/// git run a program later (`core.hooksPath`, `core.pager`, …). Aliases
+/// may be defined: using one asks.
+fn git_config(ctx: &mut Ctx, args: &[ShellWord]) {
+    let words: Vec<&ShellWord> = args
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .skip_while(|w| w.text == "set")
+        .collect();
+    if let [key, _value, ..] = words.as_slice() {
+        let key = key.text.to_ascii_lowercase();
+        if !key.starts_with("alias.") && !GIT_SAFE_CONFIG.iter().any(|s| key.starts_with(s)) {
+            ctx.out.hide(format!(
+                "`git config {key} …` can make git run a program later"
+            ));
+        }
     }
 }
 

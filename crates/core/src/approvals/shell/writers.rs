@@ -87,7 +87,11 @@ pub(super) fn writes(ctx: &mut Ctx, name: &str, args: &[ShellWord]) {
                 }
             }
         }
-        "sed" | "perl" => in_place(ctx, name, args),
+        "sed" => {
+            in_place(ctx, name, args);
+            sed_script(ctx, args);
+        }
+        "perl" => in_place(ctx, name, args),
         "curl" | "wget" => {
             let mut k = 0;
             while let Some(w) = args.get(k) {
@@ -146,4 +150,120 @@ fn in_place(ctx: &mut Ctx, name: &str, args: &[ShellWord]) {
     for w in files {
         ctx.write_word(w, &format!("{name} -i"));
     }
+}
+
+/// GNU sed's own `e` (run a command) and `w` (write a file), also as `s`
+/// flags: a heuristic over the script's commands.
+pub(super) fn sed_script(ctx: &mut Ctx, args: &[ShellWord]) {
+    let mut scripts: Vec<&ShellWord> = Vec::new();
+    let mut operands = Vec::new();
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        let t = w.text.as_str();
+        if matches!(t, "-e" | "--expression") {
+            if let Some(s) = args.get(k + 1) {
+                scripts.push(s);
+            }
+            k += 2;
+            continue;
+        }
+        if let Some(s) = t.strip_prefix("--expression=") {
+            let _ = s;
+            scripts.push(w);
+        } else if matches!(t, "-f" | "--file" | "-l" | "--line-length") {
+            k += 2;
+            continue;
+        } else if !t.starts_with('-') {
+            operands.push(w);
+        }
+        k += 1;
+    }
+    if scripts.is_empty()
+        && let Some(first) = operands.first()
+    {
+        scripts.push(first);
+    }
+    for script in scripts {
+        let text = script
+            .text
+            .strip_prefix("--expression=")
+            .unwrap_or(&script.text);
+        if !script.literal() {
+            ctx.out.hide(format!(
+                "`sed` with a script computed when it runs (`{text}`)"
+            ));
+            continue;
+        }
+        for (cmd, arg) in sed_commands(text) {
+            match cmd {
+                'e' => ctx.out.hide(format!(
+                    "`sed` runs a command from its script (`{}`; a heuristic)",
+                    text.trim()
+                )),
+                'w' | 'W' if !arg.is_empty() => ctx.write_path(arg, "sed w"),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The commands of a sed script that run or write, with their argument:
+/// `e cmd`, `w file`, and an `s` command's `e` / `w file` flags.
+fn sed_commands(script: &str) -> Vec<(char, &str)> {
+    let mut out = Vec::new();
+    for line in script.split(['\n', ';']) {
+        let mut body = line.trim_start();
+        // Addresses: numbers, `$`, ranges, and `/regex/`.
+        loop {
+            body = body.trim_start_matches(|c: char| c.is_ascii_digit() || "$,~!+ ".contains(c));
+            let Some(rest) = body.strip_prefix('/') else {
+                break;
+            };
+            let mut escaped = false;
+            let end = rest.char_indices().find(|&(_, c)| {
+                let close = c == '/' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            });
+            match end {
+                Some((i, _)) => body = &rest[i + 1..],
+                None => break,
+            }
+        }
+        let mut chars = body.char_indices();
+        match chars.next() {
+            Some((_, c @ ('e' | 'w' | 'W'))) => out.push((c, body[1..].trim())),
+            Some((_, 's')) => {
+                let Some((_, delim)) = chars.next() else {
+                    continue;
+                };
+                let mut seen = 0;
+                let mut escaped = false;
+                let mut flags_at = None;
+                for (i, c) in chars {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == delim {
+                        seen += 1;
+                        if seen == 2 {
+                            flags_at = Some(i + c.len_utf8());
+                            break;
+                        }
+                    }
+                }
+                if let Some(at) = flags_at {
+                    let flags = &body[at..];
+                    if let Some(w) = flags.find('w') {
+                        out.push(('w', flags[w + 1..].trim()));
+                    } else if flags.contains('e') {
+                        out.push(('e', ""));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
