@@ -295,6 +295,7 @@ fn commands_that_hide_what_they_run_ask_with_the_reason() {
             "runs the files or words it is given",
         ),
         ("ls | xargs -I{} {}", "runs the files or words it is given"),
+        ("ls | xargs -I X X", "runs the files or words it is given"),
         ("sed -n '1e git push' x", "`sed` runs a command"),
         ("sed 's/.*/git push/e' x", "`sed` runs a command"),
         ("sed '/main/e git push' x", "`sed` runs a command"),

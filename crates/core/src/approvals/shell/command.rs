@@ -44,6 +44,8 @@ pub(super) fn simple(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin) {
 fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
     let mut i = 0;
     let mut from_stdin = false;
+    // `xargs -I R`: the words holding R are its input's.
+    let mut replace: Option<String> = None;
     loop {
         let Some(first) = words.get(i) else {
             // A wrapper alone (`env`, `nohup`): nothing more runs.
@@ -67,7 +69,7 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             return;
         }
         let name = first.text.as_str();
-        if name.contains("{}") {
+        if name.contains("{}") || replace.as_deref().is_some_and(|r| name.contains(r)) {
             ctx.out.hide(format!(
                 "runs the files or words it is given (`{name}`), which the gate cannot see"
             ));
@@ -94,6 +96,8 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
         }
         if base == "xargs" {
             from_stdin = true;
+            let own = &args[..wrapped_start(wr, args).min(args.len())];
+            replace = xargs_replace(own).or(replace);
         }
         i += wrapped_start(wr, args);
     }
@@ -227,6 +231,28 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
         }
         _ => None,
     }
+}
+
+/// The replace string of `xargs -I R` / `--replace[=R]` / `-i[R]`.
+fn xargs_replace(args: &[ShellWord]) -> Option<String> {
+    args.iter()
+        .enumerate()
+        .find_map(|(k, w)| {
+            let t = w.text.as_str();
+            if t == "-I" {
+                args.get(k + 1).map(|r| r.text.clone())
+            } else if let Some(r) = t
+                .strip_prefix("-I")
+                .or_else(|| t.strip_prefix("--replace="))
+            {
+                Some(r.to_string())
+            } else if t == "-i" || t == "--replace" {
+                Some("{}".to_string())
+            } else {
+                t.strip_prefix("-i").map(str::to_string)
+            }
+        })
+        .filter(|r| !r.is_empty())
 }
 
 /// Where `uv run <cmd>` and the like start their command, from `words[0]`.
