@@ -220,7 +220,14 @@ fn redirections_are_file_writes_for_the_file_rules() {
         Action::Ask
     );
     // A write whose file is computed, or in a directory not known, asks.
-    all_ask(&p, &["echo x > \"$F\"", "cd \"$D\" && echo x > config"]);
+    all_ask(
+        &p,
+        &[
+            "echo x > \"$F\"",
+            "cd \"$D\" && echo x > config",
+            "f() { cd .git; }; f; echo x > config",
+        ],
+    );
 }
 
 #[test]

@@ -159,7 +159,13 @@ impl<'a> Ctx<'a> {
                         self.redirect(redirect, &mut Stdin::default());
                     }
                 }
-                self.dir = saved;
+                // A `cd` in it moves the caller when it is called: from
+                // here on the directory is not known.
+                self.dir = if self.dir == saved {
+                    saved
+                } else {
+                    Dir::Unknown
+                };
             }
             Command::ExtendedTest(test, redirects) => {
                 self.test_expr(&test.expr);
