@@ -223,7 +223,7 @@ impl Harness {
         }
         let effective = self.effective_policy(task.project_id.as_deref()).await?;
         let verdict = effective.evaluate(tool, &call.input, call.cwd.as_deref());
-        let short = text::short(tool, &call.input);
+        let short = text::short_why(tool, &call.input, verdict.matched.as_ref());
         let matched = match (verdict.action, verdict.matched) {
             (Action::Allow, m) => return Ok(CallVerdict::allow(m.map(|_| Action::Allow))),
             (Action::Deny, m) => {

@@ -9,6 +9,8 @@ pub mod glob;
 pub mod offline;
 pub mod policy;
 pub mod push;
+pub mod shell;
+mod shell_verdict;
 mod text;
 
 use chrono::Utc;

@@ -59,7 +59,7 @@ pub fn decide(
     from: &str,
 ) -> Option<String> {
     let verdict = policy.evaluate(tool, input, cwd);
-    let call = text::short(tool, input);
+    let call = text::short_why(tool, input, verdict.matched.as_ref());
     match verdict.action {
         Action::Allow => None,
         Action::Deny => {

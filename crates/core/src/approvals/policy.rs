@@ -13,12 +13,21 @@
 //!
 //! What a rule's `pattern` is matched against (the call's *subjects*):
 //! * shell tools (`Bash`; Codex `shell`, `exec_command`, `local_shell`):
-//!   the command, and each part of it split at `&&`, `||`, `;`, `|` and
-//!   newlines (so `cd x && git push` matches `git push*`), trimmed, and each
-//!   part also as it runs ([`normalized`]: `sudo`, `env`, `VAR=value`,
-//!   `command` dropped, `git -C d push` → `git push`, `rm -r -f` →
-//!   `rm -rf`), with the text glob, ignoring ASCII case (`*drop table*` =
-//!   `*DROP TABLE*`);
+//!   the command is PARSED ([`super::shell`], with a real shell parser) and
+//!   every simple command it runs — wherever it is nested, through known
+//!   wrappers, `bash -c '…'` and the workspace scripts it runs — is a
+//!   subject of its own, matched with the text glob ignoring ASCII case
+//!   (`*drop table*` = `*DROP TABLE*`) both as written (`sudo rm -r -f x`,
+//!   after quote removal) and as it runs (`rm -rf x`). The whole command
+//!   text is one more subject. Each subject is decided on its own (first
+//!   match wins) and the strictest decision is the call's: `deny`, then
+//!   `ask`, then `allow` — so an `allow` rule for one part never lets
+//!   another part through. Every file the command writes (redirections,
+//!   `cp`/`mv`/`tee`/… destinations) is matched against the FILE rules as
+//!   a file tool's path would be. What the gate cannot read (`eval`, a
+//!   computed command name, an unreadable script, a parse error) asks when
+//!   the policy has any `ask` or `deny` rule for the tool (for a computed
+//!   file name: for the file tools), with the reason in the approval;
 //! * file tools (`Edit`, `Write`, `MultiEdit`, `NotebookEdit`; Codex
 //!   `apply_patch`): every file path, relative to the task's working
 //!   directory when it lies inside it, with the path glob; a pattern that
@@ -35,7 +44,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::glob;
+use super::{
+    glob,
+    shell::{NoScripts, ScriptReader, WorkspaceScripts},
+};
 use crate::{CoreError, CoreResult};
 
 /// What a rule does with a matching call.
@@ -106,20 +118,26 @@ const FILE_TOOL_GLOB: &str = "Edit|Write|MultiEdit|NotebookEdit|apply_patch";
 const SHELL_TOOL_GLOB: &str = "Bash|shell|exec_command|local_shell";
 
 /// The built-in global rules, used while no global policy is stored.
+/// Commands are matched as they run (see the module docs): `rm -r*` is
+/// every recursive `rm` (`-rf`, `-Rf`, `-r -f`, `--recursive`), `git push*`
+/// every push (`+refspec`, `--force-with-lease`, `--mirror`, `-C dir`).
 pub fn default_rules() -> Vec<Rule> {
     use Action::Ask;
     let sh = SHELL_TOOL_GLOB;
+    let publish = "publishes commits (a force push rewrites history)";
+    let tree = "deletes a directory tree";
+    let found = "deletes the files it finds";
     vec![
-        Rule::new(
-            sh,
-            "git push*",
-            Ask,
-            "publishes commits (a force push rewrites history)",
-        ),
+        Rule::new(sh, "git push*", Ask, publish),
+        Rule::new(sh, "git send-pack*", Ask, publish),
+        Rule::new(sh, "git subtree push*", Ask, publish),
         Rule::new(sh, "git reset --hard*", Ask, "discards uncommitted work"),
         Rule::new(sh, "git clean -*f*", Ask, "deletes untracked files"),
-        Rule::new(sh, "rm -rf *", Ask, "deletes a directory tree"),
-        Rule::new(sh, "rm -fr *", Ask, "deletes a directory tree"),
+        Rule::new(sh, "rm -r*", Ask, tree),
+        Rule::new(sh, "find * -delete*", Ask, found),
+        Rule::new(sh, "find -delete*", Ask, found),
+        Rule::new(sh, "find * -exec* rm *", Ask, found),
+        Rule::new(sh, "find * -ok* rm *", Ask, found),
         Rule::new(sh, "*DROP TABLE*", Ask, "drops a database table"),
         Rule::new(sh, "*DROP DATABASE*", Ask, "drops a database"),
         Rule::new(sh, "*TRUNCATE TABLE*", Ask, "empties a database table"),
@@ -191,6 +209,9 @@ pub enum Source {
     Project,
     Global,
     Builtin,
+    /// No rule: the gate could not read what a shell command runs, and the
+    /// policy has rules to protect (the reason is [`Matched::why`]).
+    Gate,
 }
 
 /// The rule that decided a call, with its place.
@@ -202,6 +223,11 @@ pub struct Matched {
     /// The rule's index in its list.
     pub index: usize,
     pub rule: Rule,
+    /// Why the rule applies when the call's text alone does not show it
+    /// (`runs \`git push\` inside \`bash -c\``, `writes \`.env\``), or
+    /// why the gate asks without a rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// The decision for one call: `None` = no rule matched (allow).
@@ -220,8 +246,21 @@ pub struct Effective {
 }
 
 impl Effective {
-    /// Evaluate one call (first match wins; see the module docs).
+    /// Evaluate one call (see the module docs); the scripts a shell command
+    /// runs are read by [`WorkspaceScripts`] inside `cwd`.
     pub fn evaluate(&self, tool: &str, input: &Value, cwd: Option<&str>) -> Verdict {
+        self.evaluate_with(tool, input, cwd, &WorkspaceScripts)
+    }
+
+    /// [`Self::evaluate`] with the scripts read by `scripts` (tests pass
+    /// their own; nothing else here touches the file system).
+    pub fn evaluate_with(
+        &self,
+        tool: &str,
+        input: &Value,
+        cwd: Option<&str>,
+        scripts: &dyn ScriptReader,
+    ) -> Verdict {
         let builtin;
         let (global, global_source) = match &self.global {
             Some(rules) => (rules, Source::Global),
@@ -230,26 +269,52 @@ impl Effective {
                 (&builtin, Source::Builtin)
             }
         };
-        let subjects = Subjects::of(tool, input, cwd);
-        let lists = [(&self.project, Source::Project), (global, global_source)];
-        for (rules, source) in lists {
-            for (index, rule) in rules.iter().enumerate() {
-                if rule_matches(rule, tool, &subjects) {
-                    return Verdict {
-                        action: rule.action,
-                        matched: Some(Matched {
-                            source,
-                            index,
-                            rule: rule.clone(),
-                        }),
-                    };
-                }
+        let lists = [
+            (self.project.as_slice(), Source::Project),
+            (global.as_slice(), global_source),
+        ];
+        if SHELL_TOOLS.contains(&tool) {
+            // Codex names where the command runs (`workdir`).
+            let run_dir = ["workdir", "cwd"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str))
+                .filter(|d| d.starts_with('/'))
+                .or(cwd);
+            return super::shell_verdict::evaluate(
+                &lists,
+                tool,
+                &command_of(input),
+                super::shell_verdict::Dirs { cwd, run_dir },
+                scripts,
+            );
+        }
+        first_match(&lists, tool, &Subjects::of(tool, input, cwd))
+    }
+}
+
+/// The rule lists in the order they are tried.
+pub(super) type Lists<'a> = [(&'a [Rule], Source); 2];
+
+/// The first rule of `lists` whose tool and pattern match.
+pub(super) fn first_match(lists: &Lists<'_>, tool: &str, subjects: &Subjects) -> Verdict {
+    for (rules, source) in lists {
+        for (index, rule) in rules.iter().enumerate() {
+            if rule_matches(rule, tool, subjects) {
+                return Verdict {
+                    action: rule.action,
+                    matched: Some(Matched {
+                        source: *source,
+                        index,
+                        rule: rule.clone(),
+                        why: None,
+                    }),
+                };
             }
         }
-        Verdict {
-            action: Action::Allow,
-            matched: None,
-        }
+    }
+    Verdict {
+        action: Action::Allow,
+        matched: None,
     }
 }
 
@@ -265,9 +330,21 @@ pub enum Subjects {
 }
 
 impl Subjects {
+    /// A shell tool's subjects here are the whole command and each simple
+    /// command it runs (as written and as it runs; scripts not read); the
+    /// evaluation decides each of them on its own.
     pub fn of(tool: &str, input: &Value, cwd: Option<&str>) -> Self {
         if SHELL_TOOLS.contains(&tool) {
-            return Self::Commands(command_parts(&command_of(input)));
+            let command = command_of(input);
+            let analysis = super::shell::analyze(&command, cwd, &NoScripts);
+            let mut out = vec![command.trim().to_string()];
+            for u in analysis.units {
+                out.push(u.raw);
+                out.push(u.normal);
+            }
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|s| !s.is_empty() && seen.insert(s.clone()));
+            return Self::Commands(out);
         }
         if FILE_TOOLS.contains(&tool) {
             return Self::Paths(
@@ -282,7 +359,9 @@ impl Subjects {
 }
 
 /// The command of a shell tool's input: `command` as a string, or an argv
-/// array joined with spaces (Codex's `shell`), else `cmd`.
+/// array (Codex's `shell`: `["bash", "-lc", "<script>"]` is the script;
+/// any other argv is joined with each word quoted as the shell would need
+/// it, so that parsing it gives back the same words), else `cmd`.
 pub fn command_of(input: &Value) -> String {
     match input.get("command").or_else(|| input.get("cmd")) {
         Some(Value::String(s)) => s.clone(),
@@ -295,149 +374,27 @@ pub fn command_of(input: &Value) -> String {
                 {
                     (*script).to_string()
                 }
-                _ => words.join(" "),
+                _ => words
+                    .iter()
+                    .map(|w| shell_quoted(w))
+                    .collect::<Vec<_>>()
+                    .join(" "),
             }
         }
         _ => String::new(),
     }
 }
 
-fn command_parts(command: &str) -> Vec<String> {
-    let mut out = vec![command.trim().to_string()];
-    let mut part = String::new();
-    let mut chars = command.chars().peekable();
-    while let Some(c) = chars.next() {
-        let split = match c {
-            ';' | '\n' | '|' => {
-                if c == '|' && chars.peek() == Some(&'|') {
-                    chars.next();
-                }
-                true
-            }
-            '&' if chars.peek() == Some(&'&') => {
-                chars.next();
-                true
-            }
-            _ => false,
-        };
-        if split {
-            out.push(std::mem::take(&mut part).trim().to_string());
-        } else {
-            part.push(c);
-        }
+/// `word` as one shell word: unchanged when it needs no quoting.
+fn shell_quoted(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        return word.to_string();
     }
-    out.push(part.trim().to_string());
-    out.retain(|p| !p.is_empty());
-    // Each part also as it runs: `sudo rm -r -f x` is matched as `rm -rf x`.
-    let normal: Vec<String> = out.iter().skip(1).map(|p| normalized(p)).collect();
-    out.extend(normal);
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|p| seen.insert(p.clone()));
-    out
-}
-
-/// Options of `sudo` / `doas` / `env` that take a value as the next word.
-const WRAPPER_VALUE_OPTS: [&str; 12] = [
-    "-u", "-g", "-U", "-C", "-p", "-h", "-r", "-t", "-D", "-R", "-S", "-P",
-];
-/// `git` options before its subcommand that take a value as the next word.
-const GIT_VALUE_OPTS: [&str; 5] = ["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
-
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        }
-        None => false,
-    }
-}
-
-/// A command part as it runs, for matching (issue 31): leading `sudo`,
-/// `doas`, `env` (and their options), `VAR=value` assignments, `command`,
-/// `exec`, `nohup`, `time` dropped; `git`'s global options before the
-/// subcommand dropped (`git -C d push` → `git push`); an `rm` that removes
-/// recursively and forcibly written as `rm -rf` (`-Rf`, `-r -f`,
-/// `--recursive --force`, `-rfv`). Words are split on whitespace (quotes
-/// are not parsed: a rule errs towards asking).
-pub fn normalized(part: &str) -> String {
-    let words: Vec<&str> = part.split_whitespace().collect();
-    let mut i = 0;
-    while let Some(w) = words.get(i) {
-        match *w {
-            "sudo" | "doas" | "env" => {
-                i += 1;
-                while let Some(opt) = words.get(i) {
-                    if WRAPPER_VALUE_OPTS.contains(opt) {
-                        i += 2;
-                    } else if opt.starts_with('-') || is_assignment(opt) {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-            }
-            "command" | "exec" | "nohup" | "time" => i += 1,
-            w if is_assignment(w) => i += 1,
-            _ => break,
-        }
-    }
-    let rest = words.get(i..).unwrap_or_default();
-    match rest.first() {
-        Some(&"git") => {
-            let mut j = 1;
-            while let Some(opt) = rest.get(j) {
-                if GIT_VALUE_OPTS.contains(opt) {
-                    j += 2;
-                } else if opt.starts_with('-') {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            let tail = rest.get(j..).unwrap_or_default();
-            std::iter::once("git")
-                .chain(tail.iter().copied())
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        Some(&"rm") => rm_normalized(&rest[1..]),
-        _ => rest.join(" "),
-    }
-}
-
-fn rm_normalized(args: &[&str]) -> String {
-    let (mut recursive, mut force) = (false, false);
-    let mut operands = Vec::new();
-    let mut options_done = false;
-    for a in args {
-        if options_done || !a.starts_with('-') || *a == "-" {
-            operands.push(*a);
-        } else if *a == "--" {
-            options_done = true;
-        } else if let Some(long) = a.strip_prefix("--") {
-            recursive |= long == "recursive";
-            force |= long == "force";
-        } else {
-            recursive |= a.contains('r') || a.contains('R');
-            force |= a.contains('f');
-        }
-    }
-    let flags = match (recursive, force) {
-        (true, true) => Some("-rf"),
-        (true, false) => Some("-r"),
-        (false, true) => Some("-f"),
-        (false, false) => None,
-    };
-    std::iter::once("rm")
-        .chain(flags)
-        .chain(operands)
-        .collect::<Vec<_>>()
-        .join(" ")
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// The file paths of a file tool's input: `file_path`, `notebook_path`,
@@ -480,7 +437,7 @@ fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 /// `path` relative to `cwd` when it lies inside it.
-fn relative(path: &str, cwd: Option<&str>) -> String {
+pub(super) fn relative(path: &str, cwd: Option<&str>) -> String {
     let Some(cwd) = cwd
         .map(|c| c.trim_end_matches('/'))
         .filter(|c| !c.is_empty())
@@ -496,11 +453,11 @@ fn relative(path: &str, cwd: Option<&str>) -> String {
     }
 }
 
-fn tool_matches(glob_alts: &str, tool: &str) -> bool {
+pub(super) fn tool_matches(glob_alts: &str, tool: &str) -> bool {
     glob_alts.split('|').any(|alt| glob::text(alt.trim(), tool))
 }
 
-fn rule_matches(rule: &Rule, tool: &str, subjects: &Subjects) -> bool {
+pub(super) fn rule_matches(rule: &Rule, tool: &str, subjects: &Subjects) -> bool {
     if !tool_matches(&rule.tool, tool) {
         return false;
     }
@@ -528,3 +485,11 @@ fn rule_matches(rule: &Rule, tool: &str, subjects: &Subjects) -> bool {
 #[cfg(test)]
 #[path = "policy_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "probe_tests.rs"]
+mod probe_tests;
+
+#[cfg(test)]
+#[path = "usability_tests.rs"]
+mod usability_tests;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::policy::{FILE_TOOLS, Matched, SHELL_TOOLS, command_of, paths_of};
+use super::policy::{FILE_TOOLS, Matched, SHELL_TOOLS, Source, command_of, paths_of};
 use crate::store::Approval;
 
 const MAX_SHOWN: usize = 2500;
@@ -27,6 +27,17 @@ pub fn short(tool: &str, input: &Value) -> String {
         input.to_string()
     };
     clip(&format!("{tool}: {what}"), 300)
+}
+
+/// [`short`], with why the gate holds it when the call's text alone does
+/// not show it (`— runs \`git push\` inside \`bash -c\``, `— eval runs
+/// text computed when it runs`): the words the agent reads.
+pub fn short_why(tool: &str, input: &Value, matched: Option<&Matched>) -> String {
+    let short = short(tool, input);
+    match matched.and_then(|m| m.why.as_deref()) {
+        Some(why) => format!("{short} — {}", clip(why, 300)),
+        None => short,
+    }
 }
 
 /// The exact call as the person sees it: the command, or the file and its
@@ -68,13 +79,31 @@ pub fn question(
     matched: &Matched,
 ) -> String {
     let rule = &matched.rule;
+    if matched.source == Source::Gate {
+        return format!(
+            "Approve this {tool} call?\n\n{}\n\nTask: {}\nWorking directory: {}\nWhy: the gate \
+             cannot read what this command runs, so it asks: {}",
+            exact(tool, input),
+            clip(task_title, 200),
+            cwd.unwrap_or("(unknown)"),
+            clip(
+                matched.why.as_deref().unwrap_or("(no reason recorded)"),
+                500
+            ),
+        );
+    }
     let why = rule
         .note
         .as_deref()
         .map(|n| format!(" — {n}"))
         .unwrap_or_default();
+    let because = matched
+        .why
+        .as_deref()
+        .map(|w| format!("\nWhy: the command {}", clip(w, 500)))
+        .unwrap_or_default();
     format!(
-        "Approve this {tool} call?\n\n{}\n\nTask: {}\nWorking directory: {}\nRule: {:?} #{} `{}` {}{}",
+        "Approve this {tool} call?\n\n{}\n\nTask: {}\nWorking directory: {}\nRule: {:?} #{} `{}` {}{}{}",
         exact(tool, input),
         clip(task_title, 200),
         cwd.unwrap_or("(unknown)"),
@@ -82,7 +111,8 @@ pub fn question(
         matched.index,
         rule.tool,
         rule.pattern.as_deref().unwrap_or("*"),
-        why
+        why,
+        because
     )
 }
 
