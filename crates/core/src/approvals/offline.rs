@@ -58,7 +58,7 @@ pub fn decide(
     err: &str,
     from: &str,
 ) -> Option<String> {
-    let verdict = policy.evaluate(tool, input, cwd);
+    let verdict = super::interactive::evaluate(policy, tool, input, cwd);
     let call = text::short(tool, input);
     match verdict.action {
         Action::Allow => None,
