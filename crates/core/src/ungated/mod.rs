@@ -23,8 +23,8 @@
 //! before any check; they run nothing), Codex's `write_stdin` (no hook ever
 //! sees it; its characters are judged by the policy instead, and the tty
 //! shell it types into was asked for — `approvals::interactive`), a call of
-//! a tool the CLI does not have (it never ran), a call the person
-//! interrupted, and calls written before the execution started (a resumed
+//! a call the CLI says it did not run (a tool it does not have, a session
+//! gone, an interrupt), and calls written before the execution started (a resumed
 //! session's earlier turns: checked under their own execution).
 //!
 //! What this cannot see is written in README ("An ungated run is noticed").
@@ -82,10 +82,15 @@ pub fn needs_check(tool: &str) -> bool {
 }
 
 /// Whether a call first seen at `first_seen` counts now: its execution has
-/// ended, or [`SETTLE`] has passed.
-pub fn settled(first_seen: DateTime<Utc>, now: DateTime<Utc>, ended: bool) -> bool {
+/// ended, or `settle` ([`SETTLE`] but in tests) has passed.
+pub fn settled(
+    first_seen: DateTime<Utc>,
+    now: DateTime<Utc>,
+    ended: bool,
+    settle: Duration,
+) -> bool {
     ended
-        || chrono::Duration::from_std(SETTLE)
+        || chrono::Duration::from_std(settle)
             .map(|s| now - first_seen >= s)
             .unwrap_or(true)
 }
@@ -217,11 +222,7 @@ impl Harness {
         let counted: Vec<&SeenCall> = calls
             .iter()
             .filter(|(c, settled)| {
-                *settled
-                    && !c.unknown_tool
-                    && !c.interrupted
-                    && c.at.is_none_or(|at| at >= since)
-                    && !c.tool.is_empty()
+                *settled && !c.not_run && c.at.is_none_or(|at| at >= since) && !c.tool.is_empty()
             })
             .map(|(c, _)| c)
             .collect();

@@ -15,10 +15,7 @@ const CODEX: &str = include_str!("fixtures/codex-0.171.0-session.jsonl");
 #[test]
 fn claude_code_transcript_calls() {
     let calls = claude_calls(CLAUDE);
-    let shown: Vec<(&str, bool)> = calls
-        .iter()
-        .map(|c| (c.tool.as_str(), c.unknown_tool))
-        .collect();
+    let shown: Vec<(&str, bool)> = calls.iter().map(|c| (c.tool.as_str(), c.not_run)).collect();
     assert_eq!(shown, [("NoSuchTool", true), ("Bash", false)]);
     let bash = &calls[1];
     assert!(
@@ -36,7 +33,7 @@ fn codex_session_file_calls() {
     let calls = codex_calls(CODEX);
     let shown: Vec<(&str, Option<&str>, bool)> = calls
         .iter()
-        .map(|c| (c.tool.as_str(), c.call_id.as_deref(), c.unknown_tool))
+        .map(|c| (c.tool.as_str(), c.call_id.as_deref(), c.not_run))
         .collect();
     assert_eq!(
         shown,
@@ -111,9 +108,24 @@ fn what_needs_a_check() {
 #[test]
 fn a_call_counts_once_its_hook_had_its_chance() {
     let t0 = Utc::now();
-    assert!(!settled(t0, t0 + chrono::Duration::seconds(10), false));
-    assert!(settled(t0, t0 + chrono::Duration::seconds(10), true));
-    assert!(settled(t0, t0 + chrono::Duration::seconds(76), false));
+    assert!(!settled(
+        t0,
+        t0 + chrono::Duration::seconds(10),
+        false,
+        SETTLE
+    ));
+    assert!(settled(
+        t0,
+        t0 + chrono::Duration::seconds(10),
+        true,
+        SETTLE
+    ));
+    assert!(settled(
+        t0,
+        t0 + chrono::Duration::seconds(76),
+        false,
+        SETTLE
+    ));
 }
 
 #[test]
@@ -128,7 +140,7 @@ fn lines_that_are_not_calls_are_skipped() {
     let interrupted = "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{}}]}}\n\
         {\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\
         \"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user for tool use]\"}],\"is_error\":true}]}}\n";
-    assert!(claude_calls(interrupted)[0].interrupted);
+    assert!(claude_calls(interrupted)[0].not_run);
 }
 
 #[test]
@@ -141,4 +153,18 @@ fn the_alert_says_what_was_seen() {
     assert!(t.starts_with("[Ungated run]"), "{t}");
     assert!(t.contains("execution cexec") && t.contains("Bash: git push --force"));
     assert!(t.contains("disableAllHooks"), "{t}");
+}
+
+#[test]
+fn a_record_read_in_parts_gives_the_same_calls() {
+    for (format, text, whole) in [
+        (transcripts::Format::Codex, CODEX, codex_calls(CODEX)),
+        (transcripts::Format::Claude, CLAUDE, claude_calls(CLAUDE)),
+    ] {
+        let mut r = transcripts::Reading::new(format);
+        for line in text.split_inclusive('\n') {
+            r.feed(line);
+        }
+        assert_eq!(r.calls(), whole);
+    }
 }

@@ -15,8 +15,9 @@
 //!   `call_id` is the `tool_use_id` its hooks get (`exec_command` arrives at
 //!   the hook as `Bash`; an MCP tool as `<namespace>__<name>`).
 //!
-//! A call the CLI answered as a tool it does not have never ran and reached
-//! no hook: it is marked [`SeenCall::unknown_tool`]. Lines that are not JSON
+//! A call the CLI answered as not run — a tool it does not have (no hook
+//! ran either), a `write_stdin` into a session that is gone, a call the
+//! person interrupted — is marked [`SeenCall::not_run`]. Lines that are not JSON
 //! (a file being written) are skipped.
 
 use std::collections::HashMap;
@@ -34,10 +35,9 @@ pub struct SeenCall {
     pub input: Value,
     /// When the CLI wrote it, if the line says.
     pub at: Option<DateTime<Utc>>,
-    /// Answered as a call of no tool the CLI has: it never ran.
-    pub unknown_tool: bool,
-    /// Stopped by the person before it ran (Claude Code's interrupt).
-    pub interrupted: bool,
+    /// The CLI answered that it did not run it: a tool it does not have, a
+    /// session that is gone (`write_stdin`), a call the person interrupted.
+    pub not_run: bool,
 }
 
 fn time_of(line: &Value) -> Option<DateTime<Utc>> {
@@ -65,21 +65,84 @@ fn lines(text: &str) -> impl Iterator<Item = Value> + '_ {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
 }
 
-/// The calls of a Claude Code transcript, in order.
-pub fn claude_calls(text: &str) -> Vec<SeenCall> {
-    let mut calls: Vec<SeenCall> = Vec::new();
-    let mut results: HashMap<String, String> = HashMap::new();
-    for line in lines(text) {
+/// The longest part of a call's result kept (enough to tell a call of no
+/// such tool, or an interrupted one).
+const RESULT_PREFIX: usize = 200;
+
+fn prefix(s: &str) -> String {
+    s.chars().take(RESULT_PREFIX).collect()
+}
+
+/// Which CLI wrote a session record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Claude Code's transcript.
+    Claude,
+    /// Codex's session (rollout) file.
+    Codex,
+}
+
+/// The calls of one session record, read a part at a time (whole lines;
+/// the watch feeds what the CLI appended since the last reading). Keeps the
+/// calls and the start of each result, not the records themselves.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    format: Format,
+    calls: Vec<SeenCall>,
+    results: HashMap<String, String>,
+}
+
+impl Reading {
+    pub fn new(format: Format) -> Self {
+        Self {
+            format,
+            calls: Vec::new(),
+            results: HashMap::new(),
+        }
+    }
+
+    /// Read more whole lines of the record.
+    pub fn feed(&mut self, text: &str) {
+        for line in lines(text) {
+            match self.format {
+                Format::Claude => self.claude_line(&line),
+                Format::Codex => self.codex_line(&line),
+            }
+        }
+    }
+
+    /// The calls so far, in order, each marked by its result.
+    pub fn calls(&self) -> Vec<SeenCall> {
+        let mut calls = self.calls.clone();
+        for c in &mut calls {
+            let Some(r) = c.call_id.as_ref().and_then(|id| self.results.get(id)) else {
+                continue;
+            };
+            match self.format {
+                Format::Claude => {
+                    c.not_run = r.contains("No such tool available")
+                        || r.starts_with("[Request interrupted by user");
+                }
+                Format::Codex => {
+                    c.not_run =
+                        r.starts_with("unsupported call") || r.starts_with("write_stdin failed")
+                }
+            }
+        }
+        calls
+    }
+
+    fn claude_line(&mut self, line: &Value) {
         let Some(blocks) = line
             .get("message")
             .and_then(|m| m.get("content"))
             .and_then(Value::as_array)
         else {
-            continue;
+            return;
         };
         for b in blocks {
             match b.get("type").and_then(Value::as_str) {
-                Some("tool_use") => calls.push(SeenCall {
+                Some("tool_use") => self.calls.push(SeenCall {
                     call_id: b.get("id").and_then(Value::as_str).map(str::to_string),
                     tool: b
                         .get("name")
@@ -87,81 +150,77 @@ pub fn claude_calls(text: &str) -> Vec<SeenCall> {
                         .unwrap_or_default()
                         .to_string(),
                     input: b.get("input").cloned().unwrap_or(Value::Null),
-                    at: time_of(&line),
-                    unknown_tool: false,
-                    interrupted: false,
+                    at: time_of(line),
+                    not_run: false,
                 }),
                 Some("tool_result") => {
                     if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
                         let content = text_of(b.get("content").unwrap_or(&Value::Null));
-                        results.insert(id.to_string(), content);
+                        self.results.insert(id.to_string(), prefix(&content));
                     }
                 }
                 _ => {}
             }
         }
     }
-    for c in &mut calls {
-        if let Some(r) = c.call_id.as_ref().and_then(|id| results.get(id)) {
-            c.unknown_tool = r.contains("No such tool available");
-            c.interrupted = r.starts_with("[Request interrupted by user");
-        }
-    }
-    calls
-}
 
-/// The calls of a Codex session file, in order.
-pub fn codex_calls(text: &str) -> Vec<SeenCall> {
-    let mut calls: Vec<SeenCall> = Vec::new();
-    let mut outputs: HashMap<String, String> = HashMap::new();
-    for line in lines(text) {
+    fn codex_line(&mut self, line: &Value) {
         if line.get("type").and_then(Value::as_str) != Some("response_item") {
-            continue;
+            return;
         }
         let Some(p) = line.get("payload") else {
-            continue;
+            return;
         };
         let call_id = p.get("call_id").and_then(Value::as_str).map(str::to_string);
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        let tool = match p.get("namespace").and_then(Value::as_str) {
-            Some(ns) if !ns.is_empty() => format!("{ns}__{name}"),
-            _ => name.to_string(),
-        };
-        let input = match p.get("type").and_then(Value::as_str) {
-            Some("function_call") => p
-                .get("arguments")
-                .and_then(Value::as_str)
-                .and_then(|a| serde_json::from_str(a).ok())
-                .unwrap_or(Value::Null),
-            Some("custom_tool_call") => p.get("input").cloned().unwrap_or(Value::Null),
-            Some("local_shell_call") => p.get("action").cloned().unwrap_or(Value::Null),
+        let (tool, input) = match p.get("type").and_then(Value::as_str) {
+            Some("function_call") => (
+                match p.get("namespace").and_then(Value::as_str) {
+                    Some(ns) if !ns.is_empty() => format!("{ns}__{name}"),
+                    _ => name.to_string(),
+                },
+                p.get("arguments")
+                    .and_then(Value::as_str)
+                    .and_then(|a| serde_json::from_str(a).ok())
+                    .unwrap_or(Value::Null),
+            ),
+            Some("custom_tool_call") => (
+                name.to_string(),
+                p.get("input").cloned().unwrap_or(Value::Null),
+            ),
+            Some("local_shell_call") => (
+                "local_shell".to_string(),
+                p.get("action").cloned().unwrap_or(Value::Null),
+            ),
             Some("function_call_output" | "custom_tool_call_output") => {
                 if let Some(id) = call_id {
                     let out = text_of(p.get("output").unwrap_or(&Value::Null));
-                    outputs.insert(id, out);
+                    self.results.insert(id, prefix(&out));
                 }
-                continue;
+                return;
             }
-            _ => continue,
+            _ => return,
         };
-        let tool = if p.get("type").and_then(Value::as_str) == Some("local_shell_call") {
-            "local_shell".to_string()
-        } else {
-            tool
-        };
-        calls.push(SeenCall {
+        self.calls.push(SeenCall {
             call_id,
             tool,
             input,
-            at: time_of(&line),
-            unknown_tool: false,
-            interrupted: false,
+            at: time_of(line),
+            not_run: false,
         });
     }
-    for c in &mut calls {
-        if let Some(o) = c.call_id.as_ref().and_then(|id| outputs.get(id)) {
-            c.unknown_tool = o.starts_with("unsupported call");
-        }
-    }
-    calls
+}
+
+/// The calls of a whole Claude Code transcript, in order.
+pub fn claude_calls(text: &str) -> Vec<SeenCall> {
+    let mut r = Reading::new(Format::Claude);
+    r.feed(text);
+    r.calls()
+}
+
+/// The calls of a whole Codex session file, in order.
+pub fn codex_calls(text: &str) -> Vec<SeenCall> {
+    let mut r = Reading::new(Format::Codex);
+    r.feed(text);
+    r.calls()
 }

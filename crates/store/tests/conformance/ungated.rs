@@ -253,8 +253,7 @@ pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &B
         tool: "Bash".into(),
         input: json!({"command": cmd}),
         at: Some(now()),
-        unknown_tool: false,
-        interrupted: false,
+        not_run: false,
     };
     // Only the checked call: nothing to flag.
     assert!(
