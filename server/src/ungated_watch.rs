@@ -159,6 +159,8 @@ async fn review(
             (c, settled)
         })
         .collect();
+    tracing::debug!(execution_id = %e.id, files = state.files.len(), calls = counted.len(),
+        "session record read");
     harness.review_calls(e, &counted).await?;
     Ok(())
 }
@@ -185,17 +187,19 @@ fn read_files(
             .unwrap_or_default(),
     };
     for path in candidates {
-        let entry = files.entry(path.clone()).or_insert_with(|| {
-            if is_mine(format, &path, cwd, session) {
-                FileRead::Mine {
+        if !files.contains_key(&path) {
+            // Not known yet: judged once it names its directory.
+            let judged = match is_mine(format, &path, cwd, session) {
+                Some(true) => FileRead::Mine {
                     offset: 0,
                     reading: Reading::new(format),
-                }
-            } else {
-                FileRead::NotMine
-            }
-        });
-        if let FileRead::Mine { offset, reading } = entry {
+                },
+                Some(false) => FileRead::NotMine,
+                None => continue,
+            };
+            files.insert(path.clone(), judged);
+        }
+        if let Some(FileRead::Mine { offset, reading }) = files.get_mut(&path) {
             match read_on(&path, *offset) {
                 Ok((text, next)) => {
                     reading.feed(&text);
@@ -308,23 +312,20 @@ fn same_dir(a: &Path, b: &Path) -> bool {
         )
 }
 
-/// Whether the file is a session of `cwd` (or is named by `session`).
-fn is_mine(format: Format, path: &Path, cwd: &Path, session: Option<&str>) -> bool {
+/// Whether the file is a session of `cwd` (or is named by `session`);
+/// `None` while it cannot tell (no line naming a directory written yet).
+fn is_mine(format: Format, path: &Path, cwd: &Path, session: Option<&str>) -> Option<bool> {
     let name = path
         .file_stem()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if session.is_some_and(|s| name == s || name.ends_with(&format!("-{s}"))) {
-        return true;
+        return Some(true);
     }
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = String::new();
-    if f.take(HEAD).read_to_string(&mut head).is_err() {
-        // Cut inside a character: judge by what was read.
-        return false;
-    }
+    let f = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    f.take(HEAD).read_to_end(&mut bytes).ok()?;
+    let head = String::from_utf8_lossy(&bytes);
     let dir_of = |line: &str| -> Option<PathBuf> {
         let v: serde_json::Value = serde_json::from_str(line).ok()?;
         let cwd = match format {
@@ -335,13 +336,14 @@ fn is_mine(format: Format, path: &Path, cwd: &Path, session: Option<&str>) -> bo
         };
         cwd.and_then(|c| c.as_str()).map(PathBuf::from)
     };
-    let mut lines = head.lines();
+    // Whole lines only: the last one may be being written.
+    let mut lines = head.split_inclusive('\n').filter(|l| l.ends_with('\n'));
     match format {
         // The first line is the session's meta.
         Format::Codex => lines.next().and_then(dir_of),
         Format::Claude => lines.find_map(dir_of),
     }
-    .is_some_and(|dir| same_dir(&dir, cwd))
+    .map(|dir| same_dir(&dir, cwd))
 }
 
 #[cfg(test)]
@@ -374,9 +376,19 @@ mod tests {
             ),
         )
         .unwrap();
-        assert!(is_mine(Format::Claude, &claude, &work, None));
-        assert!(!is_mine(Format::Claude, &claude, dir.path(), None));
-        assert!(is_mine(Format::Claude, &claude, dir.path(), Some("t")));
+        assert_eq!(is_mine(Format::Claude, &claude, &work, None), Some(true));
+        assert_eq!(
+            is_mine(Format::Claude, &claude, dir.path(), None),
+            Some(false)
+        );
+        assert_eq!(
+            is_mine(Format::Claude, &claude, dir.path(), Some("t")),
+            Some(true)
+        );
+        // Nothing that names a directory yet: asked again later.
+        let early = dir.path().join("e.jsonl");
+        std::fs::write(&early, "{\"type\":\"queue-operation\"}\n{\"cwd\":").unwrap();
+        assert_eq!(is_mine(Format::Claude, &early, &work, None), None);
         let codex = dir.path().join("rollout-2026-12-05T08-00-00-sid.jsonl");
         std::fs::write(
             &codex,
@@ -386,8 +398,14 @@ mod tests {
             ),
         )
         .unwrap();
-        assert!(is_mine(Format::Codex, &codex, &work, None));
-        assert!(!is_mine(Format::Codex, &codex, dir.path(), None));
-        assert!(is_mine(Format::Codex, &codex, dir.path(), Some("sid")));
+        assert_eq!(is_mine(Format::Codex, &codex, &work, None), Some(true));
+        assert_eq!(
+            is_mine(Format::Codex, &codex, dir.path(), None),
+            Some(false)
+        );
+        assert_eq!(
+            is_mine(Format::Codex, &codex, dir.path(), Some("sid")),
+            Some(true)
+        );
     }
 }

@@ -61,11 +61,9 @@ async fn real_claude_code_with_its_hooks_switched_off_is_flagged_and_alerted_onc
     .await;
     assert_eq!(flag["evidence"], "transcript", "{flag}");
     assert_eq!(flag["tool"], "Bash", "{flag}");
+    // The first call no check saw (the second may be counted with it).
     let detail = flag["detail"].as_str().unwrap_or_default();
-    assert!(
-        detail.contains(&format!("Bash: {echo}")) && detail.contains("and 1 more unchecked"),
-        "{flag}"
-    );
+    assert!(detail.starts_with(&format!("Bash: {echo}")), "{flag}");
     let (_, view) = s.admin("GET", &format!("/api/tasks/{t}"), None).await;
     assert_eq!(flag["executionId"], view["execution"]["id"], "{view}");
     // The person's notice on /harness and the push to the chat, once.

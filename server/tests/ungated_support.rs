@@ -128,6 +128,11 @@ impl World {
 
 /// A server holding calls [`HOLD`], its watch reading every second.
 pub async fn start(data: &Path) -> common::Server {
+    // `RUST_LOG=harness_server=debug` shows the watch's reading.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     common::start_with(data, |cfg| {
         cfg.approval_wait_max = HOLD;
         cfg.ungated_watch.interval = Duration::from_secs(1);
