@@ -81,8 +81,9 @@ fn with_session_id(input: &Value, body: &Value) -> Value {
         .as_array()
         .into_iter()
         .flatten()
+        .rev()
         .filter(|i| i["type"] == "function_call_output")
-        .filter_map(|i| {
+        .find_map(|i| {
             let out = i["output"].as_str()?;
             let at = out.rfind(MARK)? + MARK.len();
             out[at..]
@@ -91,7 +92,6 @@ fn with_session_id(input: &Value, body: &Value) -> Value {
                 .parse::<u64>()
                 .ok()
         })
-        .last()
         .unwrap_or(0);
     match input {
         Value::String(s) if s == "{session_id}" => json!(last),

@@ -133,7 +133,10 @@ pub async fn an_execution_is_flagged_once_with_its_notice_and_push(b: &Backend) 
     assert!(!again.created);
     assert!(again.push.is_none());
     assert_eq!(again.flag, first.flag);
-    assert_eq!(s.ungated_flags(&task).await.unwrap(), [first.flag.clone()]);
+    assert_eq!(
+        s.ungated_flags(&task).await.unwrap(),
+        std::slice::from_ref(&first.flag)
+    );
     assert_eq!(s.list_outbound(Some(&task), 10).await.unwrap().len(), 1);
     // Without a channel: the notice only.
     let exec2 = {
