@@ -36,6 +36,8 @@ pub struct ServeConfig {
     /// How long a derived task's approval waits for its parent before
     /// the person's chat is pushed (issue 31).
     pub approval_parent_step: Duration,
+    /// The ungated-run watch's pace (`crate::ungated_watch`).
+    pub ungated_watch: crate::ungated_watch::WatchConfig,
     /// The delivery worker (its poll is the fallback of its wake-ups).
     pub deliveries: crate::workers::deliveries::WorkerConfig,
     /// Secrets shared by the nodes of a cluster: a directory or variables
@@ -70,6 +72,7 @@ impl ServeConfig {
             rate_limits: harness_core::rate_limit::RateLimits::default(),
             approval_wait_max: harness_core::approvals::flow::MAX_WAIT,
             approval_parent_step: harness_core::approvals::flow::PARENT_STEP,
+            ungated_watch: crate::ungated_watch::WatchConfig::default(),
             deliveries: crate::workers::deliveries::WorkerConfig::default(),
             secrets: crate::secrets::SecretSources::default(),
             node_url: None,

@@ -129,8 +129,10 @@ pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
 fn approval_check(tool: &str, event: &Value, env: &HookEnv, unattended: bool) -> HookResult {
     let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
     let cwd = event.get("cwd").and_then(Value::as_str);
+    // The call's id: the ungated-run watch matches the CLI's own record by it.
+    let tool_use_id = event.get("tool_use_id").and_then(Value::as_str);
     let body = json!({"taskId": env.task_id, "tool": tool, "input": input, "cwd": cwd,
-        "waitSeconds": APPROVAL_WAIT_SECS});
+        "toolUseId": tool_use_id, "waitSeconds": APPROVAL_WAIT_SECS});
     let timeout = Duration::from_secs(APPROVAL_WAIT_SECS + 10);
     match post(env, "/api/internal/approvals/check", body, timeout) {
         Ok(v) if v.get("decision").and_then(Value::as_str) == Some("deny") => {
@@ -248,6 +250,25 @@ fn post(env: &HookEnv, path: &str, body: Value, timeout: Duration) -> Result<Val
     })
 }
 
+/// PostToolUse: report the call that ran (`POST /api/internal/hooks/post-tool`)
+/// so that the server notices one no pre-tool check saw (an ungated run,
+/// `harness_core::ungated`). Runs in the agent's sandbox and never blocks
+/// it: it prints nothing and exits 0 whatever happens.
+pub fn post_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
+    let event = input.and_then(|i| serde_json::from_str::<Value>(i).ok());
+    if let Some(event) = event
+        && let Some(tool) = event.get("tool_name").and_then(Value::as_str)
+    {
+        let body = json!({"taskId": env.task_id, "tool": tool,
+            "input": event.get("tool_input").cloned().unwrap_or(Value::Null),
+            "cwd": event.get("cwd"), "toolUseId": event.get("tool_use_id")});
+        if let Err(err) = report(env, "/api/internal/hooks/post-tool", body) {
+            tracing::debug!(%err, "the ran call was not reported");
+        }
+    }
+    HookResult::allow()
+}
+
 /// SessionStart: report the provider session id (first write wins; used by
 /// resume), then the task-list context of `harness_plan` when active.
 pub fn session_start(input: Option<&str>, env: &HookEnv, cwd: &Path) -> HookResult {
@@ -286,6 +307,13 @@ pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
             }
             let input = read_stdin(Duration::from_secs(5));
             pre_tool(input.as_deref(), env)
+        }
+        "post-tool" => {
+            if env.task_id.is_none() {
+                return HookResult::allow();
+            }
+            let input = read_stdin(Duration::from_secs(5));
+            post_tool(input.as_deref(), env)
         }
         "session-start" => {
             let input = read_stdin(Duration::from_secs(5));

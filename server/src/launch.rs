@@ -282,6 +282,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         std::time::Duration::from_millis(500),
         cancel.child_token(),
     )));
+    // Runs whose CLI ran tools no pre-tool check saw (`harness_core::ungated`).
+    jobs.push(tokio::spawn(crate::ungated_watch::run(
+        terminals.clone(),
+        config.ungated_watch.clone(),
+        cancel.child_token(),
+    )));
     let site = assets::Site::load(config.site_root.as_deref());
     let mut leptos = web::leptos_options(
         config

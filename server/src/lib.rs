@@ -30,6 +30,7 @@ pub mod sse;
 pub mod state;
 pub mod supervised;
 pub mod terminals;
+pub mod ungated_watch;
 pub mod web;
 pub mod workers;
 

@@ -45,6 +45,8 @@ mod cluster_events;
 mod cluster_fence;
 #[path = "cluster_routing.rs"]
 mod cluster_routing;
+#[path = "codex_interactive.rs"]
+mod codex_interactive;
 #[path = "deadline_restart.rs"]
 mod deadline_restart;
 #[path = "deliveries.rs"]
@@ -153,6 +155,10 @@ mod supervised;
 mod terminal_sizing;
 #[path = "terminals.rs"]
 mod terminals;
+#[path = "ungated_real.rs"]
+mod ungated_real;
+#[path = "ungated_support.rs"]
+mod ungated_support;
 #[path = "workbench.rs"]
 mod workbench;
 #[path = "workbench_kill.rs"]

@@ -46,6 +46,7 @@ pub mod store;
 pub mod sweeper;
 pub mod tasks;
 pub mod unattended;
+pub mod ungated;
 pub mod validate;
 pub mod work;
 pub mod workbench;

@@ -43,7 +43,9 @@ pub const NATIVE_TOOLS: [&str; 2] = ["AskUserQuestion", "request_user_input"];
 pub enum Turn {
     /// Call a tool: the offered tool named `tool`, or one whose name ends in
     /// `__<tool>` (MCP tools are namespaced, e.g. `mcp__harness__ask_human`).
-    /// A tool that is not offered is called by its plain name.
+    /// A tool that is not offered is called by its plain name. For Codex, an
+    /// argument `"{session_id}"` becomes the number of the last terminal
+    /// session Codex reported open (to script a `write_stdin` into it).
     Call { tool: String, input: Value },
     /// End the turn with this text; `{last_user}` is replaced by the text of
     /// the last user message of the request (so the test can see the agent

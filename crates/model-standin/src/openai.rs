@@ -71,6 +71,39 @@ pub(crate) fn last_user_text(body: &Value) -> String {
     }
 }
 
+/// `input` with the string `"{session_id}"` replaced by the number of the
+/// last session Codex reported running ("Process running with session ID
+/// <n>" in a tool's output; 0 when none): how a script types into the
+/// terminal session an earlier `exec_command` opened (`write_stdin`).
+fn with_session_id(input: &Value, body: &Value) -> Value {
+    const MARK: &str = "session ID ";
+    let last = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rev()
+        .filter(|i| i["type"] == "function_call_output")
+        .find_map(|i| {
+            let out = i["output"].as_str()?;
+            let at = out.rfind(MARK)? + MARK.len();
+            out[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or(0);
+    match input {
+        Value::String(s) if s == "{session_id}" => json!(last),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), with_session_id(v, body)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// The output item of one answer.
 fn item(answer: Answer, body: &Value, id: usize) -> Value {
     let text = |t: String| {
@@ -87,7 +120,7 @@ fn item(answer: Answer, body: &Value, id: usize) -> Value {
                 "type": "function_call", "id": format!("fc_standin_{id:04}"), "status": "completed",
                 "call_id": format!("call_standin_{id:04}"),
                 "name": name,
-                "arguments": input.to_string(),
+                "arguments": with_session_id(&input, body).to_string(),
             });
             if let Some(ns) = namespace {
                 call["namespace"] = json!(ns);

@@ -15,6 +15,7 @@ mod plan;
 mod projects;
 mod settings;
 mod tasks;
+mod ungated;
 
 use axum::{Json, Router, http::StatusCode, response::IntoResponse, routing::get};
 
@@ -35,6 +36,7 @@ pub fn api() -> Router<AppState> {
         .merge(outbox::routes())
         .merge(gateway::routes())
         .merge(nodes::routes())
+        .merge(ungated::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
@@ -69,6 +71,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         nodes::Api::openapi(),
         harness_internal::Api::openapi(),
         hooks_internal::Api::openapi(),
+        ungated::Api::openapi(),
     ]
 }
 

@@ -217,7 +217,7 @@ impl Terminals {
         }
     }
 
-    async fn working_dir(&self, view: &TaskView) -> CoreResult<PathBuf> {
+    pub(crate) async fn working_dir(&self, view: &TaskView) -> CoreResult<PathBuf> {
         if let Some(cwd) = &view.task.agent.cwd {
             return Ok(PathBuf::from(cwd));
         }

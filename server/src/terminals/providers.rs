@@ -101,6 +101,7 @@ pub fn claude_settings(bin: &Path) -> serde_json::Value {
             // on unattended or derived tasks, the approval policy (issue 31);
             // the timeout covers the hook's wait for a person.
             "PreToolUse": [entry("pre-tool", None, crate::hooks::PRE_TOOL_TIMEOUT_SECS)],
+            "PostToolUse": [entry("post-tool", None, 10)],
             "Stop": [entry("stop", None, 10)],
             "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
         },
@@ -134,6 +135,7 @@ pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
         ),
         ("Stop", None, "stop", 10),
         ("SessionStart", None, "session-start", 10),
+        ("PostToolUse", None, "post-tool", 10),
     ] {
         let matcher = matcher
             .map(|m| format!("matcher={},", json!(m)))

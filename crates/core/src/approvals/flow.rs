@@ -40,6 +40,10 @@ pub struct ToolCall {
     pub input: Value,
     #[serde(default)]
     pub cwd: Option<String>,
+    /// The CLI's id of the call (its hooks' `tool_use_id`): what the
+    /// ungated-run watch matches the CLI's own record against.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -215,6 +219,7 @@ impl Harness {
         }
         let view = self.get_task(task_id).await?;
         let task = &view.task;
+        self.note_tool_check(task_id, execution_id, call).await;
         if task.parent_task_id.is_none() && !task.unattended {
             // Attended, top-level: the person watching decides as today.
             // The database says so, never the agent's signal file (which an
@@ -222,7 +227,8 @@ impl Harness {
             return Ok(CallVerdict::allow(None));
         }
         let effective = self.effective_policy(task.project_id.as_deref()).await?;
-        let verdict = effective.evaluate(tool, &call.input, call.cwd.as_deref());
+        let verdict =
+            super::interactive::evaluate(&effective, tool, &call.input, call.cwd.as_deref());
         let short = text::short_why(tool, &call.input, verdict.matched.as_ref());
         let matched = match (verdict.action, verdict.matched) {
             (Action::Allow, m) => return Ok(CallVerdict::allow(m.map(|_| Action::Allow))),

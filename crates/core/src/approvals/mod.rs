@@ -6,6 +6,7 @@ pub mod audit;
 pub mod chat;
 pub mod flow;
 pub mod glob;
+pub mod interactive;
 pub mod offline;
 pub mod policy;
 pub mod push;

@@ -58,7 +58,7 @@ pub fn decide(
     err: &str,
     from: &str,
 ) -> Option<String> {
-    let verdict = policy.evaluate(tool, input, cwd);
+    let verdict = super::interactive::evaluate(policy, tool, input, cwd);
     let call = text::short_why(tool, input, verdict.matched.as_ref());
     match verdict.action {
         Action::Allow => None,

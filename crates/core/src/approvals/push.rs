@@ -75,6 +75,27 @@ impl Harness {
         approval_id: &str,
         question: &str,
     ) -> CoreResult<Option<NewOutbound>> {
+        let message = compose_body(Some(&task.title), &push_text(question), &task.id);
+        let push = self
+            .push_to_person(task, approval_push_key(approval_id), message, true)
+            .await?;
+        if push.is_none() {
+            tracing::info!(task_id = %task.id, "no chat channel for the approval; asked in Harness only");
+        }
+        Ok(push)
+    }
+
+    /// An outbound row (no message of its own) carrying `message` to the
+    /// person of `task` on the channel its approvals use, under `key`; `None`
+    /// when no usable channel is configured. Also the ungated-run alert's
+    /// (`crate::ungated`).
+    pub(crate) async fn push_to_person(
+        &self,
+        task: &Task,
+        key: String,
+        message: String,
+        expect_reply: bool,
+    ) -> CoreResult<Option<NewOutbound>> {
         let own = if task.unattended {
             "unattended"
         } else {
@@ -85,22 +106,20 @@ impl Harness {
             target = self.active_target("unattended").await?.filter(usable);
         }
         let Some(t) = target else {
-            tracing::info!(task_id = %task.id, "no chat channel for the approval; asked in Harness only");
             return Ok(None);
         };
-        let message = compose_body(Some(&task.title), &push_text(question), &task.id);
         Ok(Some(NewOutbound {
             id: ids::new_id(),
             message_id: None,
             task_id: Some(task.id.clone()),
-            dedup: Dedup::Explicit(approval_push_key(approval_id)),
+            dedup: Dedup::Explicit(key),
             gateway: t.gateway.clone(),
             downstream: clean(&t.downstream),
             dest: clean(&t.dest),
             requested_to: None,
             profile: clean(&t.profile),
             scope: t.scope.clone(),
-            expect_reply: true,
+            expect_reply,
             message,
             presentation: None,
             now: Utc::now(),

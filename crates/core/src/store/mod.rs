@@ -7,8 +7,8 @@
 //! calls), [`GatewayStore`] (the inbound side of the gateways: per-chat
 //! delivery mappings, signed requests' nonces, inbound platform messages),
 //! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
-//! [`SessionStore`] (browser sessions) and [`NodeStore`] (the nodes of a
-//! cluster). Every method is one atomic
+//! [`SessionStore`] (browser sessions), [`NodeStore`] (the nodes of a
+//! cluster) and [`ToolCheckStore`] (pre-tool checks seen, ungated runs). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -44,6 +44,7 @@ mod sessions;
 mod settings;
 mod stats;
 mod tasks;
+mod tool_checks;
 
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
@@ -83,6 +84,10 @@ pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use stats::{TRANSACTION_BOUNDS, TransactionLatency};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
+pub use tool_checks::{
+    NewToolCheck, NewUngatedFlag, ToolCheckStore, UngatedEvidence, UngatedFlag, UngatedFlagged,
+    ungated_push_key,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -118,6 +123,7 @@ pub trait Store:
     + ReminderStore
     + SessionStore
     + NodeStore
+    + ToolCheckStore
 {
 }
 
@@ -136,5 +142,6 @@ impl<T> Store for T where
         + ReminderStore
         + SessionStore
         + NodeStore
+        + ToolCheckStore
 {
 }

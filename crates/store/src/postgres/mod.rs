@@ -32,6 +32,7 @@ mod sessions;
 mod settings;
 mod stats;
 mod tasks;
+mod tool_checks;
 mod tx;
 
 use crate::shared::rows;

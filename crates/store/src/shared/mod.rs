@@ -30,6 +30,7 @@ pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stats;
 pub(crate) mod tasks;
+pub(crate) mod tool_checks;
 
 use chrono::{DateTime, Utc};
 use harness_core::store::{StoreError, StoreResult};

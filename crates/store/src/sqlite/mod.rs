@@ -25,6 +25,7 @@ mod sessions;
 mod settings;
 mod stats;
 mod tasks;
+mod tool_checks;
 mod writer;
 
 use crate::shared::rows;

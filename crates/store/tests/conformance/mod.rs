@@ -12,7 +12,7 @@
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
-//! `races` (several connections racing on a multi-threaded runtime).
+//! `ungated`, `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
 //! via [`coverage::uncovered_port_methods`]) fails when a method of the port
@@ -48,6 +48,7 @@ pub mod sessions;
 pub mod settings;
 pub mod stats;
 pub mod tasks;
+pub mod ungated;
 
 use std::{any::Any, future::Future, pin::Pin, sync::Arc};
 
@@ -257,6 +258,13 @@ macro_rules! conformance_suite {
             a_push_or_reminder_leased_before_the_approval_closed_is_skipped,
             an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_escalation,
             an_approval_decided_in_the_chat_is_recorded_with_it,
+        );
+        conformance_suite!(@area $factory; ungated:
+            checks_are_kept_once_per_task_and_call,
+            an_execution_is_flagged_once_with_its_notice_and_push,
+            racing_flags_of_one_execution_write_one_alert,
+            the_watch_reads_this_nodes_live_and_recent_unflagged_executions,
+            the_core_flags_an_unchecked_call_once_and_never_a_checked_one,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
