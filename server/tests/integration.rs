@@ -153,6 +153,10 @@ mod supervised;
 mod terminal_sizing;
 #[path = "terminals.rs"]
 mod terminals;
+#[path = "typed_text.rs"]
+mod typed_text;
+#[path = "typed_text_real.rs"]
+mod typed_text_real;
 #[path = "workbench.rs"]
 mod workbench;
 #[path = "workbench_kill.rs"]

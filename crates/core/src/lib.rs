@@ -43,6 +43,7 @@ pub mod settings;
 pub mod store;
 pub mod sweeper;
 pub mod tasks;
+pub mod typed_text;
 pub mod unattended;
 pub mod validate;
 pub mod work;
