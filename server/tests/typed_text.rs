@@ -308,7 +308,7 @@ async fn an_agents_child_is_filed_under_its_own_project() {
         let (error, text) = tool(&s, &token, "create_task", args).await;
         assert!(!error, "{text}");
         let child: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(child["task"]["projectId"], json!(mine), "{child}");
+        assert_eq!(child["projectId"], json!(mine), "{child}");
     }
     let (_, list) = s.admin("GET", "/api/tasks", None).await;
     assert!(!list.to_string().contains("escape"), "{list}");
