@@ -155,6 +155,10 @@ mod supervised;
 mod terminal_sizing;
 #[path = "terminals.rs"]
 mod terminals;
+#[path = "typed_text.rs"]
+mod typed_text;
+#[path = "typed_text_real.rs"]
+mod typed_text_real;
 #[path = "ungated_real.rs"]
 mod ungated_real;
 #[path = "ungated_support.rs"]

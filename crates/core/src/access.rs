@@ -27,12 +27,21 @@ pub fn unattended_reachable(targets: &[NotifyTarget]) -> bool {
 
 impl Harness {
     /// May `who` type into `task_id`'s terminal? The admin always; an agent
-    /// into its own terminal or a derived child's (the parent's decision, D4);
-    /// the browser identity never through this path.
+    /// only into a derived child's (the parent's decision), never into its
+    /// own: its CLI reads what is typed there as the user's input, and a
+    /// `!` line runs as a shell command without any tool call — past every
+    /// hook of the approval gate. The browser identity never through this
+    /// path.
     pub async fn authorize_terminal(&self, who: &Identity, task_id: &str) -> CoreResult<()> {
         match who {
             Identity::Admin => Ok(()),
-            Identity::Agent { task_id: own, .. } if own == task_id => Ok(()),
+            Identity::Agent { task_id: own, .. } if own == task_id => {
+                Err(CoreError::Forbidden(format!(
+                    "an agent cannot type into its own terminal ({own}): its CLI would read the \
+                     text as the user's input, outside the approval gate. Use your tools; to \
+                     reach a person use ask_human or notify_human"
+                )))
+            }
             Identity::Agent { task_id: own, .. } => {
                 let child = self.get_task(task_id).await?;
                 if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
@@ -66,7 +75,8 @@ impl Harness {
 
     /// Create a task as `who`. An agent's task is a derived child of its own
     /// task (`parentTaskId` defaults to it; another parent is refused) and
-    /// inherits the parent's project unless one is given.
+    /// is filed under its own task's project (`projectId` defaults to it;
+    /// another project is refused).
     pub async fn create_task_as(
         &self,
         who: &Identity,
@@ -81,8 +91,20 @@ impl Harness {
                 Some(p) if p == own => {}
                 Some(p) => return Err(boundary_mismatch(own, p)),
             }
-            if input.project_id.is_none() {
-                input.project_id = self.get_task(own).await?.task.project_id;
+            // The child is filed under the agent's own project: another
+            // project (or one for a task that has none) is refused, not
+            // quietly replaced, so the agent learns where its child went.
+            let mine = self.get_task(own).await?.task.project_id;
+            match input.project_id.as_deref().map(str::trim) {
+                None | Some("") => input.project_id = mine,
+                Some(p) if Some(p) == mine.as_deref() => {}
+                Some(p) => {
+                    return Err(CoreError::Forbidden(format!(
+                        "projectId: an agent files its child under its own task's project ({}), \
+                         not {p}; leave projectId out",
+                        mine.as_deref().unwrap_or("none")
+                    )));
+                }
             }
         }
         self.create_checked_task(input).await

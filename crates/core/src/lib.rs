@@ -45,6 +45,7 @@ pub mod settings;
 pub mod store;
 pub mod sweeper;
 pub mod tasks;
+pub mod typed_text;
 pub mod unattended;
 pub mod ungated;
 pub mod validate;

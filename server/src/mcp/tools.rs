@@ -179,8 +179,9 @@ impl HarnessMcp {
     }
 
     #[tool(
-        description = "Type text into a task's live terminal (your own, or a derived child's to deliver your \
-         decision). With idempotencyKey the text is written at most once."
+        description = "Type text into a derived child's terminal to deliver your decision (never your own \
+         terminal). Text only: a leading !, / or # and control characters are refused. With \
+         idempotencyKey the text is written at most once."
     )]
     async fn send_task_terminal_input(
         &self,
@@ -197,6 +198,7 @@ impl HarnessMcp {
                 &text,
                 a.submit.unwrap_or(true),
                 a.idempotency_key.as_deref(),
+                harness_core::typed_text::Typist::of(&who),
             )
             .await?;
         Ok(Json(out))

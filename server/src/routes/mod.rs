@@ -93,8 +93,8 @@ pub fn health() -> Router<AppState> {
     Router::new().route("/healthz", get(healthz))
 }
 
-/// `POST /api/internal/terminal/{taskId}/input` — agents (their own task or,
-/// for a parent, the derived child) and the admin.
+/// `POST /api/internal/terminal/{taskId}/input` — a parent agent into its
+/// derived child (never its own terminal) and the admin.
 #[utoipa::path(
     post,
     path = "/api/internal/terminal/{task_id}/input",
@@ -114,5 +114,6 @@ async fn internal_input(
     crate::extract::JsonBody(body): crate::extract::JsonBody<tasks::InputBody>,
 ) -> crate::error::ApiResult<Json<serde_json::Value>> {
     s.harness.authorize_terminal(&who, &task_id).await?;
-    tasks::terminal_input(&s, &task_id, body).await
+    let typist = harness_core::typed_text::Typist::of(&who);
+    tasks::terminal_input(&s, &task_id, body, typist).await
 }

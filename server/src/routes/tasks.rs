@@ -4,7 +4,7 @@ use axum::{
     http::StatusCode,
     routing::{get, post, put},
 };
-use harness_core::{model::TaskView, tasks::CreateTask};
+use harness_core::{model::TaskView, tasks::CreateTask, typed_text::Typist};
 
 use serde_json::json;
 
@@ -188,13 +188,17 @@ async fn input(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<InputBody>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    terminal_input(&s, &id, body).await
+    // A person at the keyboard: typed as written.
+    terminal_input(&s, &id, body, Typist::Person).await
 }
 
+/// Type `body` into task `id`'s terminal as `typist` (the core's rules:
+/// `Terminals::input`).
 pub(crate) async fn terminal_input(
     s: &AppState,
     id: &str,
     body: InputBody,
+    typist: Typist,
 ) -> ApiResult<Json<serde_json::Value>> {
     let text = body
         .text
@@ -215,6 +219,7 @@ pub(crate) async fn terminal_input(
             &text,
             body.submit.unwrap_or(true),
             body.idempotency_key.as_deref(),
+            typist,
         )
         .await?;
     Ok(Json(

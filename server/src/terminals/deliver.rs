@@ -115,6 +115,7 @@ impl Terminals {
         session: &Arc<PtySession>,
         text: &str,
     ) -> Attempt {
+        let text = &self.typed_text(row, text).await;
         let cfg = &self.inner.config;
         self.inner.registry.unpark(&row.task_id);
         if row.kind == DeliveryKind::Reply || row.resume {

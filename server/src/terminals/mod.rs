@@ -21,8 +21,10 @@ use std::{
 
 use harness_core::{
     CoreError, CoreResult, Harness,
-    model::{Execution, ExecutionStatus, TaskView},
+    model::{Execution, ExecutionStatus, Provider, TaskView},
     runtime::AgentRuntime,
+    store::Delivery,
+    typed_text::{self, Typist},
 };
 use harness_pty::{
     InjectOptions, KeepaliveConfig, PasteMode, PtyRegistry, PtySession, ScreenText, SpawnSpec,
@@ -476,15 +478,27 @@ impl Terminals {
     }
 
     /// Type into the live terminal; with an idempotency key at most once.
+    /// A person's text is typed as written (keys included); an agent's must
+    /// be text its child's CLI reads as text (`typed_text::check_agent_input`).
     pub async fn input(
         &self,
         task_id: &str,
         text: &str,
         submit: bool,
         key: Option<&str>,
+        typist: Typist,
     ) -> CoreResult<InputResult> {
         let task_id = harness_core::validate::task_id(Some(task_id))?;
         harness_core::validate::terminal_input(text, key)?;
+        let checked;
+        let text = match typist {
+            Typist::Person => text,
+            Typist::Agent => {
+                let provider = self.harness().get_task(&task_id).await?.task.agent.provider;
+                checked = typed_text::check_agent_input(provider, text)?;
+                checked.as_str()
+            }
+        };
         // Owed to a derived child (its parent's decision): a durable delivery
         // that resumes the child first when its terminal is gone (D4).
         if self.live(&task_id).is_none()
@@ -555,6 +569,24 @@ impl Terminals {
             Some(_) => Err(CoreError::Conflict("Session has exited".into())),
             None => Err(CoreError::NotFound("No active session".into())),
         }
+    }
+
+    /// The text of a delivery as it is typed: Harness's text is neutralised
+    /// for the agent's CLI (`typed_text`); keyed terminal input was checked
+    /// when it was queued. The provider unknown (the task unreadable), the
+    /// strictest rule applies.
+    pub(crate) async fn typed_text(&self, row: &Delivery, text: &str) -> String {
+        if !typed_text::delivery_is_text(row) {
+            return text.to_string();
+        }
+        let provider = match self.harness().get_task(&row.task_id).await {
+            Ok(view) => view.task.agent.provider,
+            Err(err) => {
+                tracing::warn!(%err, task_id = %row.task_id, "provider unknown: typed as text for any terminal program");
+                Provider::Command
+            }
+        };
+        typed_text::neutralise(provider, text)
     }
 
     async fn type_into(

@@ -77,6 +77,39 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         .await
         .unwrap_err();
     assert!(matches!(refused, CoreError::Forbidden(_)), "{refused:?}");
+    // Another project is refused, not quietly replaced; its own is fine.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = h
+        .create_project(CreateProject {
+            name: Some("other".into()),
+            path: Some(elsewhere.path().display().to_string()),
+            workspace: None,
+        })
+        .await
+        .unwrap();
+    let refused = h
+        .create_task_as(
+            &agent,
+            CreateTask {
+                project_id: Some(other.id.clone()),
+                ..titled("escape")
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, CoreError::Forbidden(_)), "{refused:?}");
+    assert!(refused.to_string().contains("projectId"), "{refused}");
+    let same = h
+        .create_task_as(
+            &agent,
+            CreateTask {
+                project_id: Some(project.id.clone()),
+                ..titled("same")
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(same.task.project_id.as_deref(), Some(project.id.as_str()));
     // The admin is not defaulted.
     let free = h
         .create_task_as(&Identity::Admin, titled("free"))
@@ -98,7 +131,10 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         h.task_for(&agent, Some(&stranger)).await,
         Err(CoreError::Forbidden(_))
     ));
-    h.authorize_terminal(&agent, &parent).await.unwrap();
+    // Typing: into a derived child's terminal, never into its own (its CLI
+    // reads the text as the user's input, outside the approval gate).
+    let own = h.authorize_terminal(&agent, &parent).await.unwrap_err();
+    assert!(matches!(own, CoreError::Forbidden(_)), "{own:?}");
     h.authorize_terminal(&agent, &child.task.id).await.unwrap();
     h.authorize_terminal(&Identity::Admin, &stranger)
         .await
