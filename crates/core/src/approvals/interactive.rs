@@ -28,8 +28,11 @@
 
 use serde_json::{Value, json};
 
-use super::policy::{
-    Action, Effective, Matched, Rule, SHELL_TOOLS, Source, Verdict, command_of, default_rules,
+use super::{
+    policy::{
+        Action, Effective, Matched, Rule, SHELL_TOOLS, Source, Verdict, command_of, default_rules,
+    },
+    shell::{self, Input, NoScripts},
 };
 
 /// Codex's tool that types into a running session.
@@ -46,7 +49,14 @@ pub fn evaluate(effective: &Effective, tool: &str, input: &Value, cwd: Option<&s
         return evaluate(effective, "exec_command", &json!({"cmd": chars}), cwd);
     }
     let verdict = effective.evaluate(tool, input, cwd);
-    if verdict.matched.is_some() || !SHELL_TOOLS.contains(&tool) {
+    // A rule that names the call decides; the gate's own `ask` for what it
+    // cannot read (a shell reading its input, say) gives way to this rule's
+    // `ask`, which says why.
+    let named = verdict
+        .matched
+        .as_ref()
+        .is_some_and(|m| m.source != Source::Gate);
+    if named || !SHELL_TOOLS.contains(&tool) {
         return verdict;
     }
     match interactive_program(&command_of(input)) {
@@ -65,7 +75,9 @@ pub fn evaluate(effective: &Effective, tool: &str, input: &Value, cwd: Option<&s
                          is not checked by Harness"
                     )),
                 },
-                why: Some(format!("starts `{program}`, which reads commands from its input")),
+                why: Some(format!(
+                    "starts `{program}`, which reads commands from its input"
+                )),
             }),
         },
         None => verdict,
@@ -77,206 +89,21 @@ pub fn evaluate(effective: &Effective, tool: &str, input: &Value, cwd: Option<&s
 /// editor or pager, a login or remote shell — with its input left to the
 /// terminal (not a `<` file, here-document or here-string of its own). A
 /// pipe into it counts as its input being open: what it runs is not in the
-/// command. `None` when there is none. Words are split the way a shell
-/// splits them (quotes, `\`), at `;`, `&`, `|`, newlines, parentheses,
-/// braces and command substitutions; wrappers (`sudo`, `env`, `exec`,
-/// `nohup`, `timeout 5`, `nice -n 5`, `VAR=x`, …) are looked through, and a
-/// path's directory is dropped (`/bin/bash` is `bash`).
+/// command. `None` when there is none. The command is read by the gate's
+/// shell parser ([`shell::analyze`]): every simple command wherever it is
+/// nested (lists, pipelines, `if`/`while`/`for`, substitutions,
+/// `bash -c '…'`), wrappers (`sudo`, `env`, `exec`, `nohup`, `timeout 5`,
+/// `uv run`, `VAR=x`, …) looked through, and a path's directory dropped
+/// (`/bin/bash` is `bash`).
 pub fn interactive_program(command: &str) -> Option<String> {
-    simple_commands(command).into_iter().find_map(|c| {
-        let words = unwrap(&c.words);
-        let (name, args) = words.split_first()?;
+    // A terminal turns a carriage return into a newline (text typed into
+    // an interactive shell): read it as one, as the policy does.
+    let analysis = shell::analyze(&command.replace('\r', "\n"), None, &NoScripts);
+    analysis.units.into_iter().find_map(|unit| {
+        let (name, args) = unit.argv.split_first()?;
         let name = name.rsplit('/').next().unwrap_or(name);
-        reads_commands(name, args, c.stdin_redirected).then(|| name.to_string())
+        reads_commands(name, args, unit.stdin == Input::Redirected).then(|| name.to_string())
     })
-}
-
-/// One simple command: its words and whether it redirects its own input.
-#[derive(Debug, Default)]
-struct Simple {
-    words: Vec<String>,
-    stdin_redirected: bool,
-}
-
-/// The simple commands of `command`, in order (a small, quote-aware split;
-/// anything it cannot read errs towards more commands, not fewer).
-fn simple_commands(command: &str) -> Vec<Simple> {
-    let mut out = Vec::new();
-    let mut cur = Simple::default();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars().peekable();
-    let flush_word = |cur: &mut Simple, word: &mut String, in_word: &mut bool| {
-        if *in_word {
-            cur.words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for q in chars.by_ref() {
-                    if q == '\'' {
-                        break;
-                    }
-                    word.push(q);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(q) = chars.next() {
-                    match q {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                word.push(n);
-                            }
-                        }
-                        _ => word.push(q),
-                    }
-                }
-            }
-            '\\' => {
-                if let Some(n) = chars.next()
-                    && n != '\n'
-                {
-                    in_word = true;
-                    word.push(n);
-                }
-            }
-            '<' => {
-                // `<file`, `<<EOF`, `<<<word`, `0<file`: this command's input.
-                if word == "0" {
-                    word.clear();
-                    in_word = false;
-                }
-                flush_word(&mut cur, &mut word, &mut in_word);
-                cur.stdin_redirected = true;
-                while chars.peek() == Some(&'<') {
-                    chars.next();
-                }
-                // The target word is not an argument.
-                skip_blank(&mut chars);
-                skip_word(&mut chars);
-            }
-            '>' => {
-                flush_word(&mut cur, &mut word, &mut in_word);
-                while matches!(chars.peek(), Some('>' | '&' | '|')) {
-                    chars.next();
-                }
-                skip_blank(&mut chars);
-                skip_word(&mut chars);
-            }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}' | '`' => {
-                flush_word(&mut cur, &mut word, &mut in_word);
-                out.push(std::mem::take(&mut cur));
-            }
-            '$' if chars.peek() == Some(&'(') => {
-                chars.next();
-                flush_word(&mut cur, &mut word, &mut in_word);
-                out.push(std::mem::take(&mut cur));
-            }
-            c if c.is_whitespace() => flush_word(&mut cur, &mut word, &mut in_word),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    flush_word(&mut cur, &mut word, &mut in_word);
-    out.push(cur);
-    out.retain(|c| !c.words.is_empty());
-    out
-}
-
-fn skip_blank(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
-        chars.next();
-    }
-}
-
-fn skip_word(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(c) = chars.peek() {
-        if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>') {
-            break;
-        }
-        chars.next();
-    }
-}
-
-fn is_assignment(w: &str) -> bool {
-    w.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
-}
-
-/// The words as they run: leading assignments and wrappers dropped.
-fn unwrap(words: &[String]) -> &[String] {
-    let mut rest = words;
-    loop {
-        let Some((first, tail)) = rest.split_first() else {
-            return rest;
-        };
-        let name = first.rsplit('/').next().unwrap_or(first);
-        rest = match name {
-            _ if is_assignment(first) => tail,
-            "command" | "exec" | "nohup" | "time" | "setsid" | "builtin" => skip_opts(tail, &[]),
-            "env" => {
-                let mut t = skip_opts(tail, &["-u", "-C", "-S"]);
-                while t.first().is_some_and(|w| is_assignment(w)) {
-                    t = &t[1..];
-                }
-                t
-            }
-            "sudo" | "doas" => {
-                // `sudo -s` / `sudo -i` open a shell themselves.
-                if tail
-                    .iter()
-                    .take_while(|w| w.starts_with('-'))
-                    .any(|w| w == "-s" || w == "-i" || w == "--shell" || w == "--login")
-                {
-                    return rest;
-                }
-                skip_opts(
-                    tail,
-                    &["-u", "-g", "-U", "-C", "-p", "-h", "-r", "-t", "-D"],
-                )
-            }
-            "nice" | "ionice" | "stdbuf" | "chrt" | "taskset" => {
-                skip_opts(tail, &["-n", "-c", "-o", "-e", "-i", "-p"])
-            }
-            "timeout" => {
-                let t = skip_opts(tail, &["-s", "-k", "--signal", "--kill-after"]);
-                t.get(1..).unwrap_or_default()
-            }
-            _ => return rest,
-        };
-    }
-}
-
-/// `words` past the leading options (`value_opts` take the next word).
-fn skip_opts<'a>(words: &'a [String], value_opts: &[&str]) -> &'a [String] {
-    let mut i = 0;
-    while let Some(w) = words.get(i) {
-        if w == "--" {
-            return words.get(i + 1..).unwrap_or_default();
-        }
-        if !w.starts_with('-') || w == "-" {
-            break;
-        }
-        i += if value_opts.contains(&w.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
-    words.get(i..).unwrap_or_default()
 }
 
 const SHELLS: [&str; 12] = [
@@ -358,8 +185,9 @@ fn reads_commands(name: &str, args: &[String], stdin_redirected: bool) -> bool {
         "ssh" => ssh_has_no_command(args),
         // `script` records a new shell unless given `-c`.
         "script" => !has(&["-c", "--command"]),
-        // Left by [`unwrap`] only as `sudo -s` / `sudo -i`: a root shell.
-        "sudo" | "doas" => true,
+        // Left by the shell module's unwrapping only when it runs nothing
+        // more: `sudo -s` / `sudo -i` open a root shell (`sudo -v` does not).
+        "sudo" | "doas" => has(&["-s", "-i", "--shell", "--login"]),
         _ => false,
     }
 }
@@ -411,7 +239,21 @@ fn shell_reads_input(name: &str, args: &[String]) -> bool {
 
 /// The first word that is not an option (`value_opts` take the next word).
 fn first_operand<'a>(args: &'a [String], value_opts: &[&str]) -> Option<&'a str> {
-    skip_opts(args, value_opts).first().map(String::as_str)
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if w == "--" {
+            return args.get(i + 1).map(String::as_str);
+        }
+        if !w.starts_with('-') || w == "-" {
+            return Some(w);
+        }
+        i += if value_opts.contains(&w.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    None
 }
 
 fn ssh_has_no_command(args: &[String]) -> bool {

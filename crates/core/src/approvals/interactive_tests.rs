@@ -60,7 +60,7 @@ fn programs_that_read_commands_from_the_terminal() {
         ("tmux new -s x", "tmux"),
         ("su -", "su"),
         ("script -q /dev/null", "script"),
-        ("busybox sh", "busybox"),
+        ("busybox sh", "sh"),
     ] {
         assert_eq!(
             interactive_program(cmd).as_deref(),
@@ -211,5 +211,113 @@ fn offline_an_interactive_shell_fails_closed() {
     assert!(
         reason.is_some_and(|r| r.contains("cannot be reached")),
         "held when the server cannot be asked"
+    );
+}
+
+/// Commands read the way the shell reads them (the gate's shell parser),
+/// not split by hand: each of these was misread by a hand-made splitter.
+#[test]
+fn programs_found_wherever_the_shell_runs_them() {
+    for (cmd, program) in [
+        // Inside a command substitution in double quotes.
+        ("echo \"$(bash)\"", "bash"),
+        ("git commit -m \"$(python3)\"", "python3"),
+        // Inside compound commands, after their keywords.
+        ("if true; then bash; fi", "bash"),
+        ("while true; do python3; done", "python3"),
+        ("for i in 1; do psql; done", "psql"),
+        ("! bash", "bash"),
+        // A comment is not a script operand.
+        ("bash # a comment", "bash"),
+        // A redirection of another descriptor leaves its input open.
+        ("bash 3<in.txt", "bash"),
+        // Input redirected from the terminal is the terminal.
+        ("bash < /dev/tty", "bash"),
+        ("python3 </dev/tty", "python3"),
+        // Inside `sh -c '…'` and the other texts the gate parses.
+        ("bash -c 'python3'", "python3"),
+        ("sh -c \"cd /tmp && bash\"", "bash"),
+        ("env -S bash", "bash"),
+        ("bash -c \"$(echo) \"; python3", "python3"),
+        // Wrappers the gate knows.
+        ("sudo -u x env A=1 bash", "bash"),
+        ("uv run python", "python"),
+        ("poetry run ipython", "ipython"),
+        ("bundle exec irb", "irb"),
+        ("find . -exec bash \\;", "bash"),
+        ("git ls-files | xargs -o vim", "vim"),
+        // A carriage return typed into a terminal ends the line.
+        ("bash\r", "bash"),
+    ] {
+        assert_eq!(
+            interactive_program(cmd).as_deref(),
+            Some(program),
+            "{cmd:?} reads commands from its terminal"
+        );
+    }
+}
+
+#[test]
+fn text_that_only_looks_like_a_program() {
+    for cmd in [
+        // A here-document's lines are its text, not commands.
+        "cat <<EOF\nbash\nEOF",
+        "git commit -F - <<'EOF'\nless noise in the logs\nEOF",
+        // A comment.
+        "ls # ; bash",
+        // `sudo -i <cmd>` runs the command, not a shell that reads input.
+        "sudo -i ls",
+        // `sudo` running nothing more is no shell.
+        "sudo -v",
+        "sudo -l",
+        // `xargs` gives its command no input (`/dev/null`).
+        "printf 'a.sh' | xargs bash",
+    ] {
+        assert_eq!(interactive_program(cmd), None, "{cmd:?}");
+    }
+}
+
+/// What the rule reads of each simple command: its words as it runs and
+/// where its input comes from, as the shell module sees them.
+#[test]
+fn each_command_says_where_its_input_comes_from() {
+    use crate::approvals::shell::{Input, NoScripts, analyze};
+    // The first command named `name`, or else the last one.
+    let unit = |cmd: &str, name: &str| {
+        let mut units = analyze(cmd, None, &NoScripts).units;
+        let at = units
+            .iter()
+            .position(|u| u.argv.first().is_some_and(|n| n == name))
+            .unwrap_or(units.len() - 1);
+        let unit = units.swap_remove(at);
+        (unit.argv, unit.stdin)
+    };
+    for (cmd, input) in [
+        ("bash", Input::Terminal),
+        ("cat x | bash", Input::Pipe),
+        ("bash < f", Input::Redirected),
+        ("bash 0<f", Input::Redirected),
+        ("bash <>f", Input::Redirected),
+        ("cat x | bash < f", Input::Redirected),
+        ("bash <<<'ls'", Input::Redirected),
+        ("bash <<'EOF'\nls\nEOF", Input::Redirected),
+        ("bash < /dev/tty", Input::Terminal),
+        ("cat x | bash < /dev/stdin", Input::Pipe),
+        ("bash 2<f", Input::Terminal),
+        ("bash > out", Input::Terminal),
+        ("xargs bash", Input::Redirected),
+        ("xargs -o bash", Input::Terminal),
+        ("xargs -0or bash", Input::Terminal),
+    ] {
+        assert_eq!(unit(cmd, "bash").1, input, "{cmd:?}");
+    }
+    assert_eq!(
+        unit("sudo -u r env A=1 nice -n 5 /bin/bash -i", "bash").0,
+        ["bash", "-i"]
+    );
+    assert_eq!(unit("sudo -s", "sudo").0, ["sudo", "-s"]);
+    assert_eq!(
+        unit("./tools/repl --fast", "").0,
+        ["./tools/repl", "--fast"]
     );
 }

@@ -2,13 +2,13 @@
 //! and what it hides.
 
 use super::{
-    Unit,
+    Input, Unit,
     script::{self, MAX_SCRIPT_BYTES, Script},
     walk::{Ctx, Dir, Stdin, short},
     word::ShellWord,
     wrappers::{
-        DATA_COMMANDS, GIT_COMMANDS, GIT_SAFE_CONFIG, GIT_VALUE_OPTS, SHELLS, SUB_WRAPPERS,
-        SYSTEM_DIRS, wrapped_start, wrapper,
+        DATA_COMMANDS, GIT_COMMANDS, GIT_SAFE_CONFIG, GIT_VALUE_OPTS, SHELLS, SYSTEM_DIRS,
+        sub_wrapped_start, wrapped_start, wrapper, xargs_opens_tty, xargs_replace,
     },
 };
 
@@ -18,6 +18,10 @@ fn texts(words: &[ShellWord]) -> String {
         .map(|w| w.text.as_str())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+fn argv(words: &[ShellWord]) -> Vec<String> {
+    words.iter().map(|w| w.text.clone()).collect()
 }
 
 /// A word as the shell would quote it, for re-parsing joined words.
@@ -44,12 +48,13 @@ pub(super) fn simple(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin) {
 fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
     let mut i = 0;
     let mut from_stdin = false;
+    let mut input = stdin.input();
     // `xargs -I R`: the words holding R are its input's.
     let mut replace: Option<String> = None;
     loop {
         let Some(first) = words.get(i) else {
             // A wrapper alone (`env`, `nohup`): nothing more runs.
-            emit(ctx, raw, texts(&words[..i.min(words.len())]));
+            emit_words(ctx, raw, &words[..i.min(words.len())], input);
             return;
         };
         if first.dynamic || first.unreadable.is_some() {
@@ -57,7 +62,7 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
                 "the command's name is computed when it runs (`{}`)",
                 first.text
             ));
-            emit(ctx, raw, texts(&words[i..]));
+            emit_words(ctx, raw, &words[i..], input);
             return;
         }
         if first.pattern {
@@ -65,7 +70,7 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
                 "the command's name is a pattern the shell expands (`{}`)",
                 first.text
             ));
-            emit(ctx, raw, texts(&words[i..]));
+            emit_words(ctx, raw, &words[i..], input);
             return;
         }
         let name = first.text.as_str();
@@ -73,12 +78,12 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             ctx.out.hide(format!(
                 "runs the files or words it is given (`{name}`), which the gate cannot see"
             ));
-            emit(ctx, raw, texts(&words[i..]));
+            emit_words(ctx, raw, &words[i..], input);
             return;
         }
         if name.contains('/') && !SYSTEM_DIRS.iter().any(|d| name.starts_with(d)) {
             // `./deploy.sh`, `scripts/x`, `/tmp/y`: a program file.
-            emit(ctx, raw, texts(&words[i..]));
+            emit_words(ctx, raw, &words[i..], input);
             run_file(ctx, name, false);
             return;
         }
@@ -91,20 +96,27 @@ fn run(ctx: &mut Ctx, words: &[ShellWord], stdin: &Stdin, raw: &str) {
             break;
         };
         let args = &words[i..];
-        if special_wrapper(ctx, base, args, raw) == Some(true) {
+        if special_wrapper(ctx, base, args, raw, input) == Some(true) {
             return;
         }
         if base == "xargs" {
             from_stdin = true;
             let own = &args[..wrapped_start(wr, args).min(args.len())];
             replace = xargs_replace(own).or(replace);
+            if !xargs_opens_tty(own) {
+                // `xargs` runs its command with its input from `/dev/null`.
+                input = Input::Redirected;
+            }
         }
         i += wrapped_start(wr, args);
     }
     let name_word = &words[i];
     let name = name_word.text.rsplit('/').next().unwrap_or(&name_word.text);
     let args = &words[i + 1..];
-    emit(ctx, raw, normal(name, args));
+    let run_argv = std::iter::once(name.to_string())
+        .chain(args.iter().map(|w| w.text.clone()))
+        .collect();
+    emit(ctx, raw, normal(name, args), run_argv, input);
     if from_stdin && args.is_empty() && !DATA_COMMANDS.contains(&name) {
         ctx.out.hide(format!(
             "`xargs {name}` takes its arguments from its input, which the gate cannot see"
@@ -138,7 +150,13 @@ fn looks_like_path(t: &str) -> bool {
 
 /// Wrappers that do more than run the next words: `Some(true)` when the
 /// command is fully handled.
-fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> Option<bool> {
+fn special_wrapper(
+    ctx: &mut Ctx,
+    name: &str,
+    args: &[ShellWord],
+    raw: &str,
+    input: Input,
+) -> Option<bool> {
     let value_of = |opts: &[&str]| -> Option<&ShellWord> {
         args.iter().enumerate().find_map(|(k, w)| {
             if opts.contains(&w.text.as_str()) {
@@ -170,14 +188,14 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
             let at = args
                 .iter()
                 .position(|w| w.text == "-S" || w.text == "--split-string")?;
-            emit(ctx, raw, texts(args));
+            emit_words(ctx, raw, args, input);
             let rest = args.get(at + 2..).unwrap_or_default();
             shell_text(ctx, args.get(at + 1), rest, "env -S");
             Some(true)
         }
         "flock" => {
             let w = value_of(&["-c", "--command"])?;
-            emit(ctx, raw, texts(args));
+            emit_words(ctx, raw, args, input);
             shell_text(ctx, Some(w), &[], "flock -c");
             Some(true)
         }
@@ -193,7 +211,7 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
                 }
             }
             if shell && start >= args.len() {
-                emit(ctx, raw, texts(args));
+                emit_words(ctx, raw, args, input);
                 ctx.out.hide(format!(
                     "`{name}` starts a shell that reads its commands from its input"
                 ));
@@ -204,7 +222,7 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
         // `watch` runs its arguments with `sh -c`.
         "watch" => {
             let start = wrapped_start(wrapper(name)?, args);
-            emit(ctx, raw, texts(args));
+            emit_words(ctx, raw, args, input);
             let rest = args.get(start..).unwrap_or_default();
             let text = rest.iter().map(quoted).collect::<Vec<_>>().join(" ");
             if rest.iter().all(ShellWord::literal) {
@@ -219,7 +237,7 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
         }
         "sg" => {
             let w = value_of(&["-c"])?;
-            emit(ctx, raw, texts(args));
+            emit_words(ctx, raw, args, input);
             shell_text(ctx, Some(w), &[], "sg -c");
             Some(true)
         }
@@ -231,47 +249,6 @@ fn special_wrapper(ctx: &mut Ctx, name: &str, args: &[ShellWord], raw: &str) -> 
         }
         _ => None,
     }
-}
-
-/// The replace string of `xargs -I R` / `--replace[=R]` / `-i[R]`.
-fn xargs_replace(args: &[ShellWord]) -> Option<String> {
-    args.iter()
-        .enumerate()
-        .find_map(|(k, w)| {
-            let t = w.text.as_str();
-            if t == "-I" {
-                args.get(k + 1).map(|r| r.text.clone())
-            } else if let Some(r) = t
-                .strip_prefix("-I")
-                .or_else(|| t.strip_prefix("--replace="))
-            {
-                Some(r.to_string())
-            } else if t == "-i" || t == "--replace" {
-                Some("{}".to_string())
-            } else {
-                t.strip_prefix("-i").map(str::to_string)
-            }
-        })
-        .filter(|r| !r.is_empty())
-}
-
-/// Where `uv run <cmd>` and the like start their command, from `words[0]`.
-fn sub_wrapped_start(name: &str, words: &[ShellWord]) -> Option<usize> {
-    let (_, _, value_opts) = SUB_WRAPPERS
-        .iter()
-        .find(|(tool, sub, _)| *tool == name && words.get(1).is_some_and(|w| w.text == *sub))?;
-    let mut k = 2;
-    while let Some(w) = words.get(k) {
-        let t = w.text.as_str();
-        if t == "--" {
-            return Some(k + 1);
-        }
-        if !t.starts_with('-') {
-            break;
-        }
-        k += if value_opts.contains(&t) { 2 } else { 1 };
-    }
-    Some(k)
 }
 
 /// What the rules see of a command as it runs.
@@ -355,10 +332,16 @@ pub(super) fn rm_normalized(args: &[ShellWord]) -> String {
         .join(" ")
 }
 
-fn emit(ctx: &mut Ctx, raw: &str, normal: String) {
+fn emit_words(ctx: &mut Ctx, raw: &str, words: &[ShellWord], stdin: Input) {
+    emit(ctx, raw, texts(words), argv(words), stdin);
+}
+
+fn emit(ctx: &mut Ctx, raw: &str, normal: String, argv: Vec<String>, stdin: Input) {
     let unit = Unit {
         raw: raw.to_string(),
         normal,
+        argv,
+        stdin,
         via: ctx.via.clone(),
         script: ctx.out.reading().map(str::to_string),
     };

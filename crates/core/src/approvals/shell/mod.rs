@@ -46,10 +46,31 @@ pub struct Unit {
     /// name without its directory, `git`'s global options dropped, `rm`'s
     /// flags spelled `-rf` / `-r` / `-f` (`rm -rf x`).
     pub normal: String,
+    /// Its words as it runs, after quote removal: wrappers and
+    /// assignments dropped, the name without its directory when it is a
+    /// system program (`["bash", "-i"]`). A wrapper that runs nothing
+    /// more (`sudo -s`, `env`) is its own words.
+    pub argv: Vec<String>,
+    /// Where its standard input comes from.
+    pub stdin: Input,
     /// Where it was found, when not at the top (`inside bash -c`).
     pub via: Option<String>,
     /// The script it was read from, if any.
     pub script: Option<String>,
+}
+
+/// Where a simple command's standard input comes from, as far as its own
+/// redirections and pipeline show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Left to whatever runs the command: the terminal, for a command the
+    /// agent runs (also `< /dev/tty`).
+    Terminal,
+    /// The previous command of its pipeline.
+    Pipe,
+    /// A file, a here-document or a here-string of its own (or
+    /// `/dev/null`, for a command `xargs` runs).
+    Redirected,
 }
 
 /// A file a command writes.

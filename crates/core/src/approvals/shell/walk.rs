@@ -10,7 +10,9 @@ use brush_parser::{
     word as bword,
 };
 
-use super::{Analysis, FileWrite, MAX_DEPTH, MAX_SUBSTITUTIONS, ScriptReader, word::ShellWord};
+use super::{
+    Analysis, FileWrite, Input, MAX_DEPTH, MAX_SUBSTITUTIONS, ScriptReader, word::ShellWord,
+};
 
 /// Where relative paths of the next command point: the working directory
 /// joined with the `cd`s before it, or unknown (`cd "$x"`).
@@ -46,7 +48,27 @@ pub(super) struct Stdin {
     pub literal: Option<String>,
     /// Redirected from a file.
     pub file: bool,
+    /// That file is the terminal or the input it already had
+    /// (`/dev/tty`, `/dev/stdin`).
+    pub same_input: bool,
 }
+
+impl Stdin {
+    /// Where the command's input comes from.
+    pub fn input(&self) -> Input {
+        if (self.file || self.literal.is_some()) && !self.same_input {
+            Input::Redirected
+        } else if self.piped {
+            Input::Pipe
+        } else {
+            Input::Terminal
+        }
+    }
+}
+
+/// Files that, as a command's input, are the terminal or the input it
+/// already had.
+const SAME_INPUT: [&str; 4] = ["/dev/tty", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 
 impl<'a> Ctx<'a> {
     pub fn new(cwd: Option<&'a str>, reader: &'a dyn ScriptReader) -> Self {
@@ -352,10 +374,17 @@ impl<'a> Ctx<'a> {
                 match target {
                     IoFileRedirectTarget::Filename(w) => {
                         let sw = self.word(w);
+                        // `<file`, `0<file`, `<>file` (not `>file`, whose
+                        // descriptor is 1 when none is written).
+                        let reads_input = fd.unwrap_or(0) == 0
+                            && (!write || matches!(kind, IoFileRedirectKind::ReadAndWrite));
+                        if reads_input {
+                            stdin.file = true;
+                            stdin.same_input =
+                                sw.literal() && SAME_INPUT.contains(&sw.text.as_str());
+                        }
                         if write {
                             self.write_word(&sw, &format!("redirection {}", redirect_op(kind)));
-                        } else if fd.unwrap_or(0) == 0 {
-                            stdin.file = true;
                         }
                     }
                     IoFileRedirectTarget::Duplicate(w) => {
@@ -396,6 +425,7 @@ impl<'a> Ctx<'a> {
                 }
                 if fd.unwrap_or(0) == 0 {
                     stdin.literal = Some(doc.doc.value.clone());
+                    stdin.same_input = false;
                 }
             }
             IoRedirect::HereString(fd, w) => {
@@ -403,6 +433,7 @@ impl<'a> Ctx<'a> {
                 if fd.unwrap_or(0) == 0 {
                     stdin.literal = sw.literal().then(|| sw.text.clone());
                     stdin.file = !sw.literal();
+                    stdin.same_input = false;
                 }
             }
             IoRedirect::OutputAndError(w, append) => {

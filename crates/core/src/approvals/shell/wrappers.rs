@@ -260,6 +260,56 @@ pub fn wrapped_start(wr: &Wrapper, words: &[ShellWord]) -> usize {
     i + wr.positionals
 }
 
+/// The replace string of `xargs -I R` / `--replace[=R]` / `-i[R]`.
+pub fn xargs_replace(args: &[ShellWord]) -> Option<String> {
+    args.iter()
+        .enumerate()
+        .find_map(|(k, w)| {
+            let t = w.text.as_str();
+            if t == "-I" {
+                args.get(k + 1).map(|r| r.text.clone())
+            } else if let Some(r) = t
+                .strip_prefix("-I")
+                .or_else(|| t.strip_prefix("--replace="))
+            {
+                Some(r.to_string())
+            } else if t == "-i" || t == "--replace" {
+                Some("{}".to_string())
+            } else {
+                t.strip_prefix("-i").map(str::to_string)
+            }
+        })
+        .filter(|r| !r.is_empty())
+}
+
+/// Whether `xargs` (its own words) leaves its command the terminal
+/// (`-o`, `--open-tty`, also within a cluster of flags).
+pub fn xargs_opens_tty(own: &[ShellWord]) -> bool {
+    own.iter().skip(1).any(|w| {
+        let t = w.text.as_str();
+        t == "--open-tty" || (t.starts_with('-') && !t.starts_with("--") && t.contains('o'))
+    })
+}
+
+/// Where `uv run <cmd>` and the like start their command, from `words[0]`.
+pub fn sub_wrapped_start(name: &str, words: &[ShellWord]) -> Option<usize> {
+    let (_, _, value_opts) = SUB_WRAPPERS
+        .iter()
+        .find(|(tool, sub, _)| *tool == name && words.get(1).is_some_and(|w| w.text == *sub))?;
+    let mut k = 2;
+    while let Some(w) = words.get(k) {
+        let t = w.text.as_str();
+        if t == "--" {
+            return Some(k + 1);
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        k += if value_opts.contains(&t) { 2 } else { 1 };
+    }
+    Some(k)
+}
+
 pub fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
