@@ -35,7 +35,6 @@
 //! ```
 
 #![forbid(unsafe_code)]
-
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![warn(clippy::pedantic)]
