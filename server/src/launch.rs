@@ -5,7 +5,11 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use axum::{Router, middleware};
-use harness_core::{Harness, HarnessConfig, ids, nodes::NodeIdentity};
+use harness_core::{
+    Harness, HarnessConfig, ids,
+    nodes::NodeIdentity,
+    work::{Recovery, Scope},
+};
 use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
@@ -163,14 +167,23 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
-    // Deliveries this node was doing when it stopped: a row caught mid-write
-    // becomes UNVERIFIED (never written twice), the others are due again.
-    let released = harness
-        .recover_node_deliveries(&boot_owner)
+    // Owed work this node was doing when it stopped, every kind in one pass
+    // (`harness_core::work::recovery`): a row caught mid-attempt becomes
+    // unverified (never done twice), one leased and never started is due
+    // again.
+    let recovered = harness
+        .recover_all_work(Scope::Boot(&boot_owner))
         .await
-        .context("cannot release the previous run's deliveries")?;
-    for row in &released {
-        tracing::warn!(delivery_id = %row.id, state = row.state.as_str(), "delivery released at start-up");
+        .context("cannot recover the previous run's owed work")?;
+    for (kind, done) in recovered {
+        if done != Recovery::default() {
+            tracing::warn!(
+                ?kind,
+                unverified = done.unverified,
+                released = done.released,
+                "owed work of the previous run recovered at start-up"
+            );
+        }
     }
 
     let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(

@@ -7,8 +7,9 @@
 //! calls), [`GatewayStore`] (the inbound side of the gateways: per-chat
 //! delivery mappings, signed requests' nonces, inbound platform messages),
 //! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
-//! [`SessionStore`] (browser sessions) and [`NodeStore`] (the nodes of a
-//! cluster). Every method is one atomic
+//! [`SessionStore`] (browser sessions), [`NodeStore`] (the nodes of a
+//! cluster) and [`WorkStore`] (the recovery every kind of owed work shares,
+//! with the kinds' definitions). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -44,6 +45,7 @@ mod sessions;
 mod settings;
 mod stats;
 mod tasks;
+mod work;
 
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
@@ -83,6 +85,9 @@ pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use stats::{TRANSACTION_BOUNDS, TransactionLatency};
 pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
+pub use work::{
+    DELIVERIES, GATEWAY_REPLIES, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs, WorkStore,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -118,6 +123,7 @@ pub trait Store:
     + ReminderStore
     + SessionStore
     + NodeStore
+    + WorkStore
 {
 }
 
@@ -136,5 +142,6 @@ impl<T> Store for T where
         + ReminderStore
         + SessionStore
         + NodeStore
+        + WorkStore
 {
 }

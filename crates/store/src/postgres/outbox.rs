@@ -199,27 +199,6 @@ impl OutboxStore for PgStore {
             .collect()
     }
 
-    async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
-        // The database's clock judges the lease, not the caller's `now`.
-        let (now, limit) = (self.lease_now(now).await?.to_string(), limit.to_string());
-        self.read_outbound(
-            "o.state = 'SENDING' AND o.lease_expires_at < CAST($1 AS BIGINT)",
-            &[now.as_str(), limit.as_str()],
-            "ORDER BY o.lease_expires_at, o.id LIMIT CAST($2 AS BIGINT)",
-        )
-        .await
-    }
-
-    async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>> {
-        self.read_outbound(
-            "o.state = 'SENDING' AND substr(o.lease_owner, 1, length($1) + 1) = $1 || ':' \
-             AND o.lease_owner <> $2",
-            &[node, current],
-            "ORDER BY o.created_at, o.id",
-        )
-        .await
-    }
-
     async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>> {
         let sql = format!(
             "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, updated_at = $1 \

@@ -10,7 +10,7 @@
 use harness_core::{
     model::MessageState,
     outbox::Outbound,
-    store::{Settle, SettleBatch, Settled, SettledBatch, StoreResult},
+    store::{OUTBOX, Settle, SettleBatch, Settled, SettledBatch, StoreResult},
 };
 use serde_json::json;
 use sqlx::Row;
@@ -24,8 +24,10 @@ use crate::{
     shared::{
         ms,
         outbox::{outbound, returning},
+        work::{ClaimParams, Whose, claim, release},
     },
 };
+use std::sync::LazyLock;
 
 /// Finish the rows (parameters: see [`batch_sql`]).
 const SETTLE: &str = "\
@@ -82,27 +84,46 @@ const ACTIVATE: &str = "\
        harness_message_id = excluded.harness_message_id, task_id = excluded.task_id, \
        outbound_id = excluded.outbound_id, scope = excluded.scope, expect_reply = excluded.expect_reply;";
 
-/// Rows leased ahead and never started (`?8`, a JSON array of ids): back to
+/// Rows leased ahead and never started (`$8`, a JSON array of ids): back to
 /// the state they were claimed from, due now, the claim's attempt undone —
 /// never a row whose attempt was marked started (the database decides).
-const RELEASE: &str = "\
-     UPDATE harness_outbound SET \
-       state = COALESCE(claimed_from, CASE WHEN attempts > 1 THEN 'FAILED' ELSE 'PENDING' END), \
-       attempts = GREATEST(attempts - 1, 0), claimed_from = NULL, lease_owner = NULL, \
-       lease_expires_at = NULL, next_attempt_at = $3, updated_at = $3 \
-     WHERE id IN (SELECT jsonb_array_elements_text($8::jsonb)) AND state = 'SENDING' \
-       AND lease_owner = $4 AND (started_attempt IS NULL OR started_attempt <> attempts) \
-     RETURNING 'released' AS what, {ROW};";
+/// The engine's generic release (`shared::work`)
+static RELEASE: LazyLock<String> = LazyLock::new(|| {
+    let ids = "(SELECT jsonb_array_elements_text($8::jsonb))";
+    let tail = "";
+    let release = release(
+        &OUTBOX,
+        Whose::Owner("$4"),
+        Some(ids),
+        "$3",
+        tail,
+        "'released' AS what, {ROW}",
+    );
+    format!("{};", release.unwrap_or_default())
+});
 
-/// Lease up to `?7` due rows (the state each was claimed from is kept for
-/// a release).
-const CLAIM: &str = "\
-     UPDATE harness_outbound SET state = 'SENDING', claimed_from = state, attempts = attempts + 1, \
-       lease_owner = $4, lease_expires_at = $6, next_attempt_at = NULL, updated_at = $3 \
-     WHERE $7 > 0 AND id IN (SELECT c.id FROM harness_outbound c \
-       WHERE c.state IN ('PENDING', 'FAILED') AND c.next_attempt_at <= $3 \
-       ORDER BY c.next_attempt_at, c.id LIMIT $7 FOR UPDATE SKIP LOCKED) \
-     RETURNING 'claimed' AS what, {ROW};";
+/// Lease up to `$7` due rows (the state each was claimed from is kept for
+/// a release): the engine's generic claim (`shared::work`).
+static CLAIM: LazyLock<String> = LazyLock::new(|| {
+    let params = ClaimParams {
+        owner: "$4",
+        until: "$6",
+        now: "$3",
+        lease_now: "$3",
+        limit: "$7",
+        node: None,
+    };
+    let tail = "";
+    let claim = claim(
+        &OUTBOX,
+        super::DIALECT,
+        params,
+        "$7 > 0 AND ",
+        tail,
+        "'claimed' AS what, {ROW}",
+    );
+    format!("{claim};")
+});
 
 const SETTLED_IDS: &str = "(SELECT e ->> 'id' FROM jsonb_array_elements($2::jsonb) AS e)";
 
@@ -117,12 +138,12 @@ const SETTLED_IDS: &str = "(SELECT e ->> 'id' FROM jsonb_array_elements($2::json
 fn batch_sql(settles: bool, sent: bool, releases: bool, claims: bool) -> &'static str {
     // In this order: the release before the lease, so a released row can be
     // leased again by the same turn.
-    const PARTS: [(u8, &str); 4] = [(1, SETTLE), (2, ACTIVATE), (8, RELEASE), (4, CLAIM)];
     static SHAPES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let parts: [(u8, &str); 4] = [(1, SETTLE), (2, ACTIVATE), (8, &RELEASE), (4, &CLAIM)];
         (0..16u8)
             .map(|bits| {
                 let mut sql = String::new();
-                for (bit, statement) in PARTS {
+                for (bit, statement) in parts {
                     if bits & bit != 0 {
                         sql.push_str(statement);
                         sql.push(' ');

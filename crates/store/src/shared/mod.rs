@@ -30,6 +30,7 @@ pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stats;
 pub(crate) mod tasks;
+pub(crate) mod work;
 
 use chrono::{DateTime, Utc};
 use harness_core::store::{StoreError, StoreResult};
@@ -110,6 +111,7 @@ where
 
 /// What differs between the dialects inside statements that are otherwise
 /// shared (`crate::sqlite::DIALECT`, `crate::postgres::DIALECT`).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Dialect {
     /// Follows the `LIMIT` of a claim's sub-select: `FOR UPDATE SKIP LOCKED`
     /// on PostgreSQL (claimers on several connections), nothing on SQLite
