@@ -8,7 +8,7 @@ use axum::{Router, middleware};
 use harness_core::{
     Harness, HarnessConfig, ids,
     nodes::NodeIdentity,
-    work::{Recovery, Scope},
+    work::{Kind, Recovery, Scope},
 };
 use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
@@ -167,23 +167,20 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
-    // Owed work this node was doing when it stopped, every kind in one pass
-    // (`harness_core::work::recovery`): a row caught mid-attempt becomes
-    // unverified (never done twice), one leased and never started is due
-    // again.
+    // Deliveries this node was doing when it stopped (the engine's one
+    // recovery pass, `harness_core::work::recovery`): a row caught mid-write
+    // becomes UNVERIFIED (never written twice), the others are due again.
+    // The outbox and reply workers recover their own kinds as they start.
     let recovered = harness
-        .recover_all_work(Scope::Boot(&boot_owner))
+        .recover_work(Kind::Deliveries, Scope::Boot(&boot_owner))
         .await
-        .context("cannot recover the previous run's owed work")?;
-    for (kind, done) in recovered {
-        if done != Recovery::default() {
-            tracing::warn!(
-                ?kind,
-                unverified = done.unverified,
-                released = done.released,
-                "owed work of the previous run recovered at start-up"
-            );
-        }
+        .context("cannot release the previous run's deliveries")?;
+    if recovered != Recovery::default() {
+        tracing::warn!(
+            unverified = recovered.unverified,
+            released = recovered.released,
+            "deliveries of the previous run recovered at start-up"
+        );
     }
 
     let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(

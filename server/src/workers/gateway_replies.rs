@@ -131,6 +131,17 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         cancel.cancelled().await;
         return;
     }
+    match harness
+        .recover_work(Kind::GatewayReplies, Scope::Boot(&owner))
+        .await
+    {
+        Ok(done) if done.unverified == 0 => {}
+        Ok(done) => tracing::warn!(
+            count = done.unverified,
+            "gateway replies caught mid-send by the last stop: SENT_UNVERIFIED"
+        ),
+        Err(err) => tracing::error!(error = ?err, "cannot recover the last run's gateway replies"),
+    }
     let skeleton = engine::WorkerConfig {
         poll: config.poll,
         max_in_flight: config.max_in_flight,

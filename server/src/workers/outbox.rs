@@ -283,9 +283,9 @@ impl Queue for OutboxQueue {
 
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
-/// SENDING rows of an earlier boot of this node were recovered at start-up
-/// (`launch.rs`: started → SENT_UNVERIFIED, never started → due again); the
-/// skeleton sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
+/// At start, SENDING rows of an earlier boot of this node are recovered
+/// (`Harness::recover_work`: started → SENT_UNVERIFIED, never started → due
+/// again); then the skeleton sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
 /// queued row's CLI is spawned only after its started mark is committed
 /// (`send_one`) and only while its lease still covers a whole CLI run;
 /// otherwise, and at a stop, it is released.
@@ -296,6 +296,30 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         tracing::info!(%owner, "outbox sending is off in this process");
         cancel.cancelled().await;
         return;
+    }
+    // This node's earlier boots' sends (the engine's one recovery pass):
+    // started → SENT_UNVERIFIED, never started → due again.
+    match harness
+        .recover_work(Kind::Outbox, Scope::Boot(&owner))
+        .await
+    {
+        Ok(done) => {
+            if done.unverified > 0 {
+                tracing::warn!(
+                    count = done.unverified,
+                    "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
+                );
+            }
+            if done.released > 0 {
+                tracing::info!(
+                    count = done.released,
+                    "outbound messages leased but never started by the last run: due again"
+                );
+            }
+        }
+        Err(err) => {
+            tracing::error!(error = ?err, "cannot recover the last run's outbound messages")
+        }
     }
     tracing::info!(%owner, "outbox worker starting");
     let skeleton = engine::WorkerConfig {
