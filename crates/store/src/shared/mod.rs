@@ -24,6 +24,7 @@ pub(crate) mod inbox_sql;
 pub(crate) mod messages;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
+pub(crate) mod outbox_settle;
 pub(crate) mod reminders;
 pub(crate) mod rows;
 pub(crate) mod sessions;

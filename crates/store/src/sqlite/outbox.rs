@@ -174,7 +174,7 @@ impl OutboxStore for SqliteStore {
     }
 
     async fn settle_and_claim_outbound(&self, batch: SettleBatch) -> StoreResult<SettledBatch> {
-        self.settle_and_claim(batch).await
+        crate::shared::outbox_settle::settle_and_claim(self, batch).await
     }
 
     async fn mark_outbound_started(
