@@ -25,6 +25,7 @@ pub(crate) mod messages;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
 pub(crate) mod outbox_settle;
+pub(crate) mod outbox_store;
 pub(crate) mod reminders;
 pub(crate) mod rows;
 pub(crate) mod sessions;
