@@ -5,7 +5,11 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
 use axum::{Router, middleware};
-use harness_core::{Harness, HarnessConfig, ids, nodes::NodeIdentity};
+use harness_core::{
+    Harness, HarnessConfig, ids,
+    nodes::NodeIdentity,
+    work::{Kind, Recovery, Scope},
+};
 use harness_store::{AnyStore, redact_url};
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
@@ -163,14 +167,20 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
-    // Deliveries this node was doing when it stopped: a row caught mid-write
+    // Deliveries this node was doing when it stopped (the engine's one
+    // recovery pass, `harness_core::work::recovery`): a row caught mid-write
     // becomes UNVERIFIED (never written twice), the others are due again.
-    let released = harness
-        .recover_node_deliveries(&boot_owner)
+    // The outbox and reply workers recover their own kinds as they start.
+    let recovered = harness
+        .recover_work(Kind::Deliveries, Scope::Boot(&boot_owner))
         .await
         .context("cannot release the previous run's deliveries")?;
-    for row in &released {
-        tracing::warn!(delivery_id = %row.id, state = row.state.as_str(), "delivery released at start-up");
+    if recovered != Recovery::default() {
+        tracing::warn!(
+            unverified = recovered.unverified,
+            released = recovered.released,
+            "deliveries of the previous run recovered at start-up"
+        );
     }
 
     let mut jobs = vec![tokio::spawn(harness_core::sweeper::run(

@@ -57,8 +57,6 @@ mod destination_edits;
 mod doctor;
 #[path = "durability.rs"]
 mod durability;
-#[path = "engine.rs"]
-mod engine;
 #[path = "escalations.rs"]
 mod escalations;
 #[path = "fuzz.rs"]

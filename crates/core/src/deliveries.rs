@@ -22,16 +22,16 @@ use crate::{
     ids,
     model::{Execution, ExecutionStatus},
     validate,
-    work::{Lease, Outcome, RetryPolicy},
+    work::{DELIVERIES, Lease, Outcome, RetryPolicy},
 };
 
 /// After this many failed attempts a FAILED row is no longer due by itself.
-pub const MAX_ATTEMPTS: u32 = 20;
+pub const MAX_ATTEMPTS: u32 = crate::work::DELIVERIES.max_attempts;
 /// Deliveries' attempt cap on the shared retry rules (`crate::work`).
 pub const RETRY: RetryPolicy = RetryPolicy::new(MAX_ATTEMPTS);
 /// How long the answering transaction leases a reply's row to this
 /// process's worker (the hand-off).
-pub const HANDOFF_LEASE: Duration = Duration::from_secs(60);
+pub const HANDOFF_LEASE: Duration = crate::work::DELIVERIES.lease;
 
 pub use crate::store::{
     Claimed, Delivery, DeliveryClaim, DeliveryKind, DeliveryState, DeliveryStore, NewInput,
@@ -119,26 +119,27 @@ impl Harness {
         let owner = lease.owner.as_str();
         let done = match outcome {
             Outcome::Done => store.complete_delivery(&row.id, owner, now).await?,
-            Outcome::Retry(err) => {
-                let attempts = row.attempts.saturating_add(1);
-                let next = RETRY.next_attempt(attempts, now);
-                tracing::warn!(delivery_id = %row.id, task_id = %row.task_id, error = %err,
-                    attempts, retry = next.is_some(), "delivery failed");
+            failed => {
+                let after = DELIVERIES.after(failed, row.attempts.saturating_add(1), RETRY, now);
+                let error = after.error.unwrap_or_default();
+                let unverified = after.state == DELIVERIES.unverified;
+                if unverified {
+                    tracing::error!(delivery_id = %row.id, task_id = %row.task_id, error = %error,
+                        "delivery unverified: not written again automatically");
+                } else {
+                    tracing::warn!(delivery_id = %row.id, task_id = %row.task_id, error = %error,
+                        attempts = row.attempts.saturating_add(1),
+                        retry = after.next_attempt_at.is_some(), "delivery failed");
+                }
                 store
-                    .fail_delivery(&row.id, owner, err, next, false, now)
-                    .await?
-            }
-            Outcome::GaveUp(err) => {
-                tracing::warn!(delivery_id = %row.id, task_id = %row.task_id, error = %err, "delivery given up");
-                store
-                    .fail_delivery(&row.id, owner, err, None, false, now)
-                    .await?
-            }
-            Outcome::Unverified(err) => {
-                tracing::error!(delivery_id = %row.id, task_id = %row.task_id, error = %err,
-                    "delivery unverified: not written again automatically");
-                store
-                    .fail_delivery(&row.id, owner, err, None, true, now)
+                    .fail_delivery(
+                        &row.id,
+                        owner,
+                        &error,
+                        after.next_attempt_at,
+                        unverified,
+                        now,
+                    )
                     .await?
             }
         };
@@ -204,16 +205,6 @@ impl Harness {
         self.claim_deliveries(lease, limit).await
     }
 
-    /// At start-up: this node's rows left by its previous process — caught
-    /// mid-write → UNVERIFIED (never written twice), the others due again
-    /// (leased to `owner`, this boot's worker, when handed over).
-    pub async fn recover_node_deliveries(&self, owner: &str) -> CoreResult<Vec<Delivery>> {
-        Ok(self
-            .store()
-            .recover_node_deliveries(&self.config().node_id, owner, Utc::now())
-            .await?)
-    }
-
     /// Give a lease back untouched (the worker is stopping before the attempt).
     pub async fn release_delivery(&self, id: &str, owner: &str) -> CoreResult<()> {
         Ok(self.store().release_delivery(id, owner).await?)
@@ -268,7 +259,7 @@ impl Harness {
         &self,
         id: &str,
         wait: Duration,
-        mut events: tokio::sync::broadcast::Receiver<HarnessEvent>,
+        events: tokio::sync::broadcast::Receiver<HarnessEvent>,
     ) -> CoreResult<Option<Delivery>> {
         // Without an agent runtime nobody in this process delivers: no wait.
         let wait = if self.runtime().is_some() {
@@ -276,29 +267,17 @@ impl Harness {
         } else {
             Duration::ZERO
         };
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
+        let wakes = |e: &HarnessEvent| matches!(e, HarnessEvent::DeliveryChanged { id: changed, .. } if changed == id);
+        let read = || async {
             let row = self.store().get_delivery(id).await?;
-            match &row {
-                Some(d) if !d.state.settled() => {}
-                _ => return Ok(row),
-            }
-            let woke = tokio::time::timeout_at(deadline, async {
-                loop {
-                    match events.recv().await {
-                        Ok(HarnessEvent::DeliveryChanged { id: changed, .. }) if changed == id => {
-                            return true;
-                        }
-                        Ok(_) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
-                    }
-                }
+            Ok(match row {
+                Some(d) if !d.state.settled() => None,
+                other => Some(other),
             })
-            .await;
-            if !matches!(woke, Ok(true)) {
-                return self.store().get_delivery(id).await.map_err(Into::into);
-            }
+        };
+        match crate::work::until_settled(wait, None, events, wakes, read).await? {
+            Some(row) => Ok(row),
+            None => Ok(self.store().get_delivery(id).await?),
         }
     }
 

@@ -310,7 +310,15 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         .await
         .unwrap();
     assert!(stolen.rows.is_empty() && stolen.unverified.is_empty());
-    assert!(skewed.expired_sending(ahead, 10).await.unwrap().is_empty());
+    let lapsed = harness_core::store::Lapsed::Expired;
+    let outbox = &harness_core::store::OUTBOX;
+    assert!(
+        skewed
+            .recover_work(outbox, lapsed, ahead)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let turn = skewed
         .claim_outbound("node-b:1", ahead, ahead + Duration::seconds(60), 10)
         .await

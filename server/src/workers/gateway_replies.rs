@@ -16,7 +16,7 @@ use harness_core::{
     gateway::replies::{self, ReplyOutcome},
     outbox::{self, RunEnd, gateway},
     store::GatewayReply,
-    work::Kind,
+    work::{Kind, Scope},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -110,12 +110,12 @@ impl Queue for ReplyQueue {
     }
 
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
-        let (h, owner) = (self.harness.clone(), self.owner.clone());
+        let h = self.harness.clone();
         async move {
-            match h.recover_gateway_replies(&owner).await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(
-                    count = n,
+            match h.recover_work(Kind::GatewayReplies, Scope::Expired).await {
+                Ok(done) if done.unverified == 0 => {}
+                Ok(done) => tracing::warn!(
+                    count = done.unverified,
                     "gateway replies with an ended lease: SENT_UNVERIFIED"
                 ),
                 Err(err) => tracing::error!(error = ?err, "cannot recover gateway replies"),
@@ -131,10 +131,13 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         cancel.cancelled().await;
         return;
     }
-    match harness.recover_gateway_replies(&owner).await {
-        Ok(0) => {}
-        Ok(n) => tracing::warn!(
-            count = n,
+    match harness
+        .recover_work(Kind::GatewayReplies, Scope::Boot(&owner))
+        .await
+    {
+        Ok(done) if done.unverified == 0 => {}
+        Ok(done) => tracing::warn!(
+            count = done.unverified,
             "gateway replies caught mid-send by the last stop: SENT_UNVERIFIED"
         ),
         Err(err) => tracing::error!(error = ?err, "cannot recover the last run's gateway replies"),

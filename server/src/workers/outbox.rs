@@ -15,7 +15,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 use harness_core::{
     CoreResult, Harness,
     outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
-    work::Kind,
+    work::{Kind, Scope},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -269,10 +269,10 @@ impl Queue for OutboxQueue {
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let h = self.harness.clone();
         async move {
-            match h.recover_expired_outbound().await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(
-                    count = n,
+            match h.recover_work(Kind::Outbox, Scope::Expired).await {
+                Ok(done) if done.unverified == 0 => {}
+                Ok(done) => tracing::warn!(
+                    count = done.unverified,
                     "outbound sends with an expired lease: SENT_UNVERIFIED"
                 ),
                 Err(err) => tracing::error!(error = ?err, "cannot recover expired outbound leases"),
@@ -284,8 +284,8 @@ impl Queue for OutboxQueue {
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
 /// At start, SENDING rows of an earlier boot of this node are recovered
-/// (started → SENT_UNVERIFIED, never started → due again); then the skeleton
-/// sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
+/// (`Harness::recover_work`: started → SENT_UNVERIFIED, never started → due
+/// again); then the skeleton sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
 /// queued row's CLI is spawned only after its started mark is committed
 /// (`send_one`) and only while its lease still covers a whole CLI run;
 /// otherwise, and at a stop, it is released.
@@ -297,17 +297,22 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         cancel.cancelled().await;
         return;
     }
-    match harness.recover_boot_outbound(&owner).await {
-        Ok((unverified, released)) => {
-            if unverified > 0 {
+    // This node's earlier boots' sends (the engine's one recovery pass):
+    // started → SENT_UNVERIFIED, never started → due again.
+    match harness
+        .recover_work(Kind::Outbox, Scope::Boot(&owner))
+        .await
+    {
+        Ok(done) => {
+            if done.unverified > 0 {
                 tracing::warn!(
-                    count = unverified,
+                    count = done.unverified,
                     "outbound messages caught mid-send by the last stop: SENT_UNVERIFIED"
                 );
             }
-            if released > 0 {
+            if done.released > 0 {
                 tracing::info!(
-                    count = released,
+                    count = done.released,
                     "outbound messages leased but never started by the last run: due again"
                 );
             }

@@ -6,7 +6,6 @@ pub mod outbox;
 pub mod pg;
 pub mod process;
 pub mod real_cli;
-pub mod work_kinds;
 pub mod workbench;
 
 use std::path::Path;

@@ -369,37 +369,34 @@ impl Harness {
         hash: &str,
         short: &str,
         wait: Duration,
-        mut events: tokio::sync::broadcast::Receiver<HarnessEvent>,
+        events: tokio::sync::broadcast::Receiver<HarnessEvent>,
     ) -> CoreResult<CallVerdict> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
+        // Woken by any change (answers publish MessageChanged), else polled.
+        let check = || async {
             let now_row = self.store().get_approval(&approval.id).await?;
             if let Some(a) = &now_row
                 && a.state != ApprovalState::Pending
                 && let Some(used) = self.use_decision(&a.task_id, hash).await?
             {
-                return Ok(used);
+                return Ok(Some(used));
             }
             // The carrying ask was cancelled (task stopped, superseded…).
             if let Some(m) = self.store().get_message(&approval.request_id).await?
                 && !matches!(m.state, MessageState::Open | MessageState::Answered)
             {
-                return Ok(CallVerdict::deny(
+                return Ok(Some(CallVerdict::deny(
                     format!("Harness: the approval request for {short} was cancelled ({:?}); do not run it. End your turn.", m.state),
                     Some(Action::Ask),
                 )
-                .of(&approval));
+                .of(&approval)));
             }
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            // Woken by any change (answers publish MessageChanged), else polled.
-            let tick = Duration::from_millis(500);
-            let _ = tokio::time::timeout(
-                tick.min(deadline - tokio::time::Instant::now()),
-                events.recv(),
-            )
-            .await;
+            Ok(None)
+        };
+        let tick = Some(Duration::from_millis(500));
+        if let Some(verdict) =
+            crate::work::until_settled(wait, tick, events, |_| true, check).await?
+        {
+            return Ok(verdict);
         }
         // Stop waiting; a decision from now on is typed into the terminal.
         match self.store().park_approval(&approval.id, Utc::now()).await? {

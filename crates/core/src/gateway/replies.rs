@@ -23,11 +23,11 @@ use crate::{
     store::{
         GatewayInbound, GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn,
     },
-    work::{Kind, Outcome, RetryPolicy},
+    work::{GATEWAY_REPLIES, Kind, Outcome, RetryPolicy},
 };
 
 /// Failed attempts before a reply is DEAD (as the outbox, D7).
-pub const REPLY_POLICY: RetryPolicy = RetryPolicy::new(crate::deliveries::MAX_ATTEMPTS);
+pub const REPLY_POLICY: RetryPolicy = GATEWAY_REPLIES.retry();
 
 /// At most this many characters in a reply.
 pub const MAX_REPLY_CHARS: usize = 10_000;
@@ -67,15 +67,13 @@ impl From<SendOutcome> for ReplyOutcome {
 
 /// What the store records for `row`'s attempt that ended with `o` at `now`.
 pub fn settle_of(row: &GatewayReply, o: &ReplyOutcome, now: DateTime<Utc>) -> ReplySettle {
-    let (state, next, error) = match &o.outcome {
-        Outcome::Done => (ReplyState::Delivered, None, None),
-        Outcome::Retry(why) => match REPLY_POLICY.next_attempt(row.attempts, now) {
-            Some(at) => (ReplyState::Failed, Some(at), Some(why.clone())),
-            None => (ReplyState::Dead, None, Some(why.clone())),
-        },
-        Outcome::GaveUp(why) => (ReplyState::Dead, None, Some(why.clone())),
-        Outcome::Unverified(why) => (ReplyState::SentUnverified, None, Some(why.clone())),
-    };
+    // `attempts` already counts this attempt (it is counted at the claim).
+    let after = GATEWAY_REPLIES.after(&o.outcome, row.attempts, REPLY_POLICY, now);
+    let (state, next, error) = (
+        ReplyState::parse(after.state).unwrap_or(ReplyState::Dead),
+        after.next_attempt_at,
+        after.error,
+    );
     ReplySettle {
         id: row.id.clone(),
         state,
@@ -153,14 +151,6 @@ pub fn argv(reply: &GatewayReply, settings: &GatewaySettings) -> Result<Vec<Stri
     Ok(args)
 }
 
-/// `<node>:` of a lease owner `<node>:<boot>`.
-fn node_prefix(owner: &str) -> String {
-    match owner.rfind(':') {
-        Some(at) => owner[..=at].to_string(),
-        None => format!("{owner}:"),
-    }
-}
-
 impl Harness {
     /// Write a reply of `kind` to an inbound row (idempotent per kind and
     /// message: the first content wins) and wake the reply worker.
@@ -221,15 +211,6 @@ impl Harness {
                 now,
                 limit,
             })
-            .await?)
-    }
-
-    /// Replies caught mid-send by an earlier boot of this node (`owner` =
-    /// `<node>:<boot>`) or by an ended lease: SENT_UNVERIFIED.
-    pub async fn recover_gateway_replies(&self, owner: &str) -> CoreResult<u64> {
-        Ok(self
-            .store()
-            .recover_replies(&node_prefix(owner), owner, Utc::now())
             .await?)
     }
 
@@ -328,6 +309,5 @@ mod tests {
             settle_of(&row, &o(Outcome::Retry("x".into())), now).state,
             ReplyState::Dead
         );
-        assert_eq!(node_prefix("n1:boot2"), "n1:");
     }
 }

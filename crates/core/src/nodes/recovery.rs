@@ -26,7 +26,12 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
-use crate::{CoreResult, Harness, events::HarnessEvent, store::NodeRow};
+use crate::{
+    CoreResult, Harness,
+    events::HarnessEvent,
+    store::NodeRow,
+    work::{Kind, Scope},
+};
 
 /// What one dead node's recovery did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,14 +86,12 @@ impl Harness {
         }
         let prefix = format!("{}:", node.id);
         let now = Utc::now();
-        let deliveries = self
-            .store()
-            .recover_node_deliveries(&node.id, "", now)
-            .await?;
-        for row in &deliveries {
-            self.delivery_changed(row);
-        }
-        done.deliveries = deliveries.len();
+        // Before the node's deliveries are unbound: its rows caught
+        // mid-write become UNVERIFIED, its leased ones due again (the one
+        // recovery pass, `crate::work::recovery`).
+        let scope = Scope::DeadNode(&node.id);
+        let deliveries = self.recover_work(Kind::Deliveries, scope).await?;
+        done.deliveries = deliveries.unverified + deliveries.released;
         let (interrupted, unbound) = self
             .store()
             .release_dead_node(&node.id, &node.boot, now)
@@ -100,15 +103,14 @@ impl Harness {
         }
         done.interrupted = interrupted;
         done.unbound = unbound;
-        if unbound > 0 || !deliveries.is_empty() {
+        if unbound > 0 || done.deliveries > 0 {
             self.wake_deliveries();
         }
+        let outbound = self.recover_work(Kind::Outbox, scope).await?;
         (done.outbound_unverified, done.outbound_released) =
-            self.recover_node_outbound(&node.id, "").await?;
-        done.replies = self.store().recover_replies(&prefix, "", now).await?;
-        if done.replies > 0 {
-            self.wake(crate::work::Kind::GatewayReplies);
-        }
+            (outbound.unverified, outbound.released);
+        let replies = self.recover_work(Kind::GatewayReplies, scope).await?;
+        done.replies = u64::try_from(replies.unverified + replies.released).unwrap_or(u64::MAX);
         done.workbench_claims = self
             .store()
             .recover_workbench_claims(now, Some((&prefix, "")))

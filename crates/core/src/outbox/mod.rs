@@ -29,7 +29,7 @@ pub mod target_edits;
 pub mod targets;
 pub mod token;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::time::Duration;
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -40,14 +40,14 @@ use crate::{
     events::HarnessEvent,
     ids,
     model::MessageState,
-    store::{Dedup, NewOutbound, Settle, SettleBatch},
+    store::{Dedup, NewOutbound, Settle},
     validate,
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
 pub use receipt::{Receipt, RunEnd, SendOutcome};
 
 /// How long a claim holds a row: longer than the CLI timeout plus its kill.
-pub const CLAIM_LEASE: Duration = Duration::from_secs(120);
+pub const CLAIM_LEASE: Duration = crate::work::OUTBOX.lease;
 /// The gateway CLI's timeout (then its process group is killed).
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long `push_to_human` waits for the first attempt by default (D8).
@@ -372,130 +372,52 @@ impl Harness {
         &self,
         id: &str,
         wait: Duration,
-        mut events: tokio::sync::broadcast::Receiver<HarnessEvent>,
+        events: tokio::sync::broadcast::Receiver<HarnessEvent>,
     ) -> CoreResult<Option<Outbound>> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
+        // A change that did not end an attempt (the claim) needs no read:
+        // the event carries the state.
+        let wakes = |e: &HarnessEvent| {
+            matches!(e, HarnessEvent::OutboundChanged { id: changed, state, .. }
+                if changed == id && state.attempted())
+        };
+        let read = || async {
             let row = self.store().get_outbound(id).await?;
-            match &row {
-                Some(r) if !r.state.attempted() => {}
-                _ => return Ok(row),
-            }
-            let woke = tokio::time::timeout_at(deadline, async {
-                loop {
-                    match events.recv().await {
-                        // A change that did not end an attempt (the claim)
-                        // needs no read: the event carries the state.
-                        Ok(HarnessEvent::OutboundChanged {
-                            id: changed, state, ..
-                        }) if changed == id && state.attempted() => {
-                            return true;
-                        }
-                        Ok(_) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return true,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
-                    }
-                }
+            Ok(match row {
+                Some(r) if !r.state.attempted() => None,
+                other => Some(other),
             })
-            .await;
-            if !matches!(woke, Ok(true)) {
-                return Ok(self.store().get_outbound(id).await?);
-            }
+        };
+        match crate::work::until_settled(wait, None, events, wakes, read).await? {
+            Some(row) => Ok(row),
+            None => Ok(self.store().get_outbound(id).await?),
         }
     }
 
-    /// SENDING rows whose lease expired (their sender died or hung past
-    /// the lease), by the started evidence ([`Self::recover_sending`]).
-    /// Returns how many became SENT_UNVERIFIED.
-    pub async fn recover_expired_outbound(&self) -> CoreResult<usize> {
-        let now = Utc::now();
-        let rows = self.store().expired_sending(now, 25).await?;
-        Ok(self.recover_sending(rows, Some(now)).await?.0)
-    }
-
-    /// Start-up: SENDING rows of an earlier boot of this node (it died
-    /// mid-send), at once, without waiting for their lease
-    /// ([`Self::recover_sending`]).
-    pub async fn recover_boot_outbound(&self, current_owner: &str) -> CoreResult<(usize, usize)> {
-        let node = self.config().node_id.clone();
-        self.recover_node_outbound(&node, current_owner).await
-    }
-
-    /// SENDING rows leased by `node` under any owner but `current_owner`
-    /// (its earlier boots; a dead node's rows with `current_owner` empty).
-    pub async fn recover_node_outbound(
+    /// The outbox's settle hook for a row found SENDING under a lapsed
+    /// lease whose attempt had started (`crate::work::recovery`): settled
+    /// SENT_UNVERIFIED through the same statement as a sender's outcome, so
+    /// a sent ask is opened and its execution parked; never sent again
+    /// automatically. Conditional on the same owner (and, with
+    /// `expired_before`, a lease still ended). False: the row moved on.
+    pub(crate) async fn settle_lost_outbound(
         &self,
-        node: &str,
-        current_owner: &str,
-    ) -> CoreResult<(usize, usize)> {
-        let rows = self
-            .store()
-            .earlier_boot_sending(node, current_owner)
-            .await?;
-        self.recover_sending(rows, None).await
-    }
-
-    /// The rule for SENDING rows whose sender is gone, by the evidence in
-    /// the database (`started_attempt`, committed just before the CLI is
-    /// spawned): a row whose current attempt started becomes SENT_UNVERIFIED
-    /// (it may have been sent; never repeated automatically); a row leased
-    /// and never started is released — due again, the attempt not counted.
-    /// Both steps are conditional in the database (still SENDING under the
-    /// same lease; a release never touches a started attempt), so several
-    /// nodes may run this at once: one wins each row. `expired_before`: only
-    /// rows whose lease ended before it. Answers how many became
-    /// SENT_UNVERIFIED and how many were released.
-    pub async fn recover_sending(
-        &self,
-        rows: Vec<Outbound>,
+        id: &str,
+        owner: &str,
         expired_before: Option<chrono::DateTime<Utc>>,
-    ) -> CoreResult<(usize, usize)> {
-        let mut unstarted: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut unverified = 0;
-        for row in rows {
-            let owner = row.lease_owner.clone().unwrap_or_default();
-            if !row.attempt_started() {
-                unstarted.entry(owner).or_default().push(row.id);
-                continue;
-            }
-            if self
-                .settle(
-                    &row,
-                    &owner,
-                    expired_before,
-                    unverified_after_crash(),
-                    Utc::now(),
-                )
-                .await?
-                .is_some()
-            {
-                unverified += 1;
-            }
-        }
-        let mut released = 0;
-        for (owner, ids) in unstarted {
-            let now = Utc::now();
-            let done = self
-                .store()
-                .settle_and_claim_outbound(SettleBatch {
-                    owner,
-                    expired_before: None,
-                    settles: Vec::new(),
-                    now,
-                    lease_until: now,
-                    limit: 0,
-                    released: ids,
-                })
-                .await?;
-            for row in &done.released {
-                self.outbound_changed(row);
-            }
-            released += done.released.len();
-        }
-        if released > 0 {
-            self.wake_outbox();
-        }
-        Ok((unverified, released))
+    ) -> CoreResult<bool> {
+        let Some(row) = self.store().get_outbound(id).await? else {
+            return Ok(false);
+        };
+        Ok(self
+            .settle(
+                &row,
+                owner,
+                expired_before,
+                unverified_after_crash(),
+                Utc::now(),
+            )
+            .await?
+            .is_some())
     }
 
     /// Commit the evidence that `owner` is about to spawn the CLI of `row`'s
@@ -595,10 +517,7 @@ fn unverified_after_crash() -> Settle {
         platform: None,
         chat_id: None,
         platform_message_id: None,
-        note: Some(
-            "the sender stopped while sending (crash or lease expiry); the message may or may not have been sent"
-                .into(),
-        ),
+        note: Some(crate::work::OUTBOX.lost.into()),
     }
 }
 

@@ -157,16 +157,6 @@ pub trait DeliveryStore: Send + Sync + 'static {
         limit: u32,
     ) -> StoreResult<Claimed>;
 
-    /// Start-up of `node` with a new `owner` (boot): rows leased by an
-    /// earlier boot of this node are released — WRITING ones become
-    /// UNVERIFIED, the others are due again now. Returns the changed rows.
-    async fn recover_node_deliveries(
-        &self,
-        node: &str,
-        owner: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Vec<Delivery>>;
-
     /// Progress (WAITING_BOUNDARY, RESUMING, WRITING) with a renewed lease.
     /// WRITING is committed before the terminal write.
     async fn advance_delivery(

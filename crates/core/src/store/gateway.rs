@@ -182,16 +182,6 @@ pub trait GatewayStore: Send + Sync + 'static {
     /// [`ReplyTurn`], in one transaction: the rows leased.
     async fn settle_and_claim_replies(&self, turn: ReplyTurn) -> StoreResult<Vec<GatewayReply>>;
 
-    /// SENDING rows of an earlier boot (lease owner starting with
-    /// `node_prefix`, other than `owner`) or with a lease ended before
-    /// `now` become SENT_UNVERIFIED (they may have been sent); the count.
-    async fn recover_replies(
-        &self,
-        node_prefix: &str,
-        owner: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<u64>;
-
     /// The replies of one inbound row, oldest first.
     async fn replies_for_inbound(&self, inbound_id: &str) -> StoreResult<Vec<GatewayReply>>;
 

@@ -8,7 +8,8 @@
 //! delivery mappings, signed requests' nonces, inbound platform messages),
 //! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
 //! [`SessionStore`] (browser sessions), [`NodeStore`] (the nodes of a
-//! cluster) and [`ToolCheckStore`] (pre-tool checks seen, ungated runs). Every method is one atomic
+//! cluster), [`ToolCheckStore`] (pre-tool checks seen, ungated runs) and [`WorkStore`]
+//! (the recovery every kind of owed work shares, with the kinds' definitions). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
 //!
@@ -45,6 +46,7 @@ mod settings;
 mod stats;
 mod tasks;
 mod tool_checks;
+mod work;
 
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
@@ -88,6 +90,9 @@ pub use tool_checks::{
     NewToolCheck, NewUngatedFlag, ToolCheckStore, UngatedEvidence, UngatedFlag, UngatedFlagged,
     ungated_push_key,
 };
+pub use work::{
+    DELIVERIES, GATEWAY_REPLIES, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs, WorkStore,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -124,6 +129,7 @@ pub trait Store:
     + SessionStore
     + NodeStore
     + ToolCheckStore
+    + WorkStore
 {
 }
 
@@ -143,5 +149,6 @@ impl<T> Store for T where
         + SessionStore
         + NodeStore
         + ToolCheckStore
+        + WorkStore
 {
 }

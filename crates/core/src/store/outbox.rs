@@ -311,13 +311,6 @@ pub trait OutboxStore: Send + Sync + 'static {
         marks: &[(String, u32)],
     ) -> StoreResult<Vec<String>>;
 
-    /// SENDING rows whose lease expired before `now` (oldest first).
-    async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>>;
-
-    /// SENDING rows leased by an earlier boot of `node` (owner
-    /// `<node>:<boot>` other than `current`).
-    async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>>;
-
     /// FAILED / DEAD → PENDING, due now (a person's "retry now").
     async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>>;
 

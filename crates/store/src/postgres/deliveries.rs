@@ -1,6 +1,8 @@
 //! `DeliveryStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::delivery_store`]).
+//! ([`crate::shared::delivery_store`]), and the engine's generic
+//! `WorkStore` ([`crate::shared::work`]).
 
 use super::PgStore;
 
 crate::shared::delivery_store::delivery_store!(PgStore, pool, pool, super::DIALECT);
+crate::shared::work::work_store!(PgStore);

@@ -1,18 +1,9 @@
-//! `OutboxStore` on PostgreSQL (migration 0008). Enqueue and settle are one
-//! `BEGIN IMMEDIATE` transaction each on the single writer; claiming is one
-//! `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING` (PostgreSQL: the same
-//! with `FOR UPDATE SKIP LOCKED` in the sub-select).
+//! `OutboxStore` on PostgreSQL (migration 0008): the enqueue batch, one
+//! transaction under the store's write lock, in PostgreSQL's spelling; the
+//! rest of the port is shared (`crate::shared::outbox_store`).
 
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use harness_core::{
-    outbox::Outbound,
-    store::{
-        Dedup, Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
-        StoreResult,
-    },
-};
-use sqlx::{AssertSqlSafe, Row};
+use harness_core::store::{Dedup, Enqueued, NewOutbound, StoreError, StoreResult};
+use sqlx::Row;
 
 use super::{
     PgStore,
@@ -22,7 +13,7 @@ use crate::{
     error::map,
     shared::{
         ms,
-        outbox::{ALLOWED, COLUMNS, message_state, outbound, returning},
+        outbox::{ALLOWED, COLUMNS, message_state, outbound},
     },
 };
 
@@ -126,159 +117,6 @@ impl PgStore {
             message_state: message_state(r.try_get("message_state").map_err(map)?)?,
         })
     }
-
-    async fn read_outbound(
-        &self,
-        filter: &str,
-        binds: &[&str],
-        tail: &str,
-    ) -> StoreResult<Vec<Outbound>> {
-        let sql = format!("SELECT {COLUMNS} FROM harness_outbound o WHERE {filter} {tail}");
-        let mut q = sqlx::query(AssertSqlSafe(sql));
-        for b in binds {
-            q = q.bind(*b);
-        }
-        q.fetch_all(&self.pool)
-            .await
-            .map_err(map)?
-            .iter()
-            .map(outbound)
-            .collect()
-    }
-
-    async fn update_outbound(
-        &self,
-        sql: String,
-        now: i64,
-        id: &str,
-    ) -> StoreResult<Option<Outbound>> {
-        let mut tx = self.write_tx().await?;
-        let row = sqlx::query(AssertSqlSafe(sql))
-            .bind(now)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map)?;
-        let out = row.as_ref().map(outbound).transpose()?;
-        tx.commit().await.map_err(map)?;
-        Ok(out)
-    }
 }
 
-#[async_trait]
-impl OutboxStore for PgStore {
-    async fn enqueue_outbound(&self, new: NewOutbound) -> StoreResult<Enqueued> {
-        match self.enqueue_once(&new).await {
-            // A concurrent writer (another backend or process) inserted the
-            // same key first: the dedup rule runs again and finds its row.
-            Err(StoreError::Duplicate(_)) => self.enqueue_once(&new).await,
-            other => other,
-        }
-    }
-
-    async fn settle_and_claim_outbound(&self, batch: SettleBatch) -> StoreResult<SettledBatch> {
-        self.settle_and_claim(batch).await
-    }
-
-    async fn mark_outbound_started(
-        &self,
-        owner: &str,
-        marks: &[(String, u32)],
-    ) -> StoreResult<Vec<String>> {
-        if marks.is_empty() {
-            return Ok(Vec::new());
-        }
-        // one statement (its own transaction); not under the store's write lock: the statement is conditional on each row's lease by itself, and the marks of several nodes must not queue on one lock.
-        let (sql, binds) = crate::shared::outbox::mark_started(owner, marks);
-        let rows = crate::shared::bind_all(sqlx::query(AssertSqlSafe(sql)), binds)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(map)?;
-        rows.iter()
-            .map(|row| row.try_get::<String, _>("id").map_err(map))
-            .collect()
-    }
-
-    async fn expired_sending(&self, now: DateTime<Utc>, limit: u32) -> StoreResult<Vec<Outbound>> {
-        // The database's clock judges the lease, not the caller's `now`.
-        let (now, limit) = (self.lease_now(now).await?.to_string(), limit.to_string());
-        self.read_outbound(
-            "o.state = 'SENDING' AND o.lease_expires_at < CAST($1 AS BIGINT)",
-            &[now.as_str(), limit.as_str()],
-            "ORDER BY o.lease_expires_at, o.id LIMIT CAST($2 AS BIGINT)",
-        )
-        .await
-    }
-
-    async fn earlier_boot_sending(&self, node: &str, current: &str) -> StoreResult<Vec<Outbound>> {
-        self.read_outbound(
-            "o.state = 'SENDING' AND substr(o.lease_owner, 1, length($1) + 1) = $1 || ':' \
-             AND o.lease_owner <> $2",
-            &[node, current],
-            "ORDER BY o.created_at, o.id",
-        )
-        .await
-    }
-
-    async fn retry_outbound(&self, id: &str, now: DateTime<Utc>) -> StoreResult<Option<Outbound>> {
-        let sql = format!(
-            "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, updated_at = $1 \
-             WHERE id = $2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
-            returning()
-        );
-        self.update_outbound(sql, ms(now), id).await
-    }
-
-    async fn mark_outbound_delivered(
-        &self,
-        id: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Option<Outbound>> {
-        let sql = format!(
-            "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = $1, updated_at = $1 \
-             WHERE id = $2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
-            returning()
-        );
-        self.update_outbound(sql, ms(now), id).await
-    }
-
-    async fn get_outbound(&self, id: &str) -> StoreResult<Option<Outbound>> {
-        Ok(self
-            .read_outbound("o.id = $1", &[id], "")
-            .await?
-            .into_iter()
-            .next())
-    }
-
-    async fn outbound_for_messages(&self, message_ids: &[String]) -> StoreResult<Vec<Outbound>> {
-        if message_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let marks = batch::marks(1, message_ids.len());
-        let ids: Vec<&str> = message_ids.iter().map(String::as_str).collect();
-        self.read_outbound(&format!("o.harness_message_id IN ({marks})"), &ids, "")
-            .await
-    }
-
-    async fn list_outbound(&self, task_id: Option<&str>, limit: u32) -> StoreResult<Vec<Outbound>> {
-        let limit = limit.to_string();
-        match task_id {
-            Some(t) => {
-                self.read_outbound(
-                    "o.task_id = $1",
-                    &[t, limit.as_str()],
-                    "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST($2 AS BIGINT)",
-                )
-                .await
-            }
-            None => {
-                self.read_outbound(
-                    "TRUE",
-                    &[limit.as_str()],
-                    "ORDER BY o.created_at DESC, o.id DESC LIMIT CAST($1 AS BIGINT)",
-                )
-                .await
-            }
-        }
-    }
-}
+crate::shared::outbox_store::outbox_store!(PgStore, pool, pool);

@@ -150,17 +150,6 @@ pub(crate) static COMPLETE_DELIVERY: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Run by `release_delivery`.
-pub(crate) static RELEASE_DELIVERY: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL \
-             WHERE id = $1 AND lease_owner = $2 AND state IN {CLAIMABLE} \
-             RETURNING {DELIVERY_COLUMNS}",
-        CLAIMABLE = super::deliveries::CLAIMABLE,
-        DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
-    )
-});
-
 /// Run by `mark_delivery_delivered`.
 pub(crate) static MARK_DELIVERY_DELIVERED: LazyLock<String> = LazyLock::new(|| {
     format!(

@@ -1,8 +1,9 @@
 //! [`DeliveryStore`](harness_core::deliveries::DeliveryStore) once for both
 //! backends: the durable delivery queue (migration 0004). Claiming is one
 //! batch (`run_batch`: expired WRITING rows → UNVERIFIED, then lease due
-//! rows); on PostgreSQL the claim's sub-select also locks its rows
-//! (`FOR UPDATE SKIP LOCKED`, [`Dialect`](crate::shared::Dialect)).
+//! rows), both statements the engine's generic ones (`shared::work`); on
+//! PostgreSQL the claim's sub-select also locks its rows (`FOR UPDATE SKIP
+//! LOCKED`, [`Dialect`](crate::shared::Dialect)).
 
 /// `impl DeliveryStore for $store`, reading from `self.$read`, writing on
 /// `self.$write` (one-statement writes) or in `self.write_tx()`; `$dialect`
@@ -23,7 +24,6 @@ macro_rules! delivery_store {
             use $crate::shared::deliveries::TASK_DELIVERIES;
             use $crate::shared::deliveries::{
                 ADVANCE_DELIVERY, COMPLETE_DELIVERY, INPUT_BY_KEY, INSERT_INPUT, MARK_DELIVERY_DELIVERED,
-                RELEASE_DELIVERY,
             };
             use $crate::{
                 error::map,
@@ -102,27 +102,42 @@ macro_rules! delivery_store {
                     lease_until: DateTime<Utc>,
                     limit: u32,
                 ) -> StoreResult<Claimed> {
-                    let sql = format!(
-                        "\
-                         UPDATE deliveries SET state = 'UNVERIFIED', next_attempt_at = NULL, lease_owner = NULL, \
-                           lease_expires_at = NULL, updated_at = $3, \
-                           last_error = 'the process died while writing; the text may or may not have arrived' \
-                         WHERE state = 'WRITING' AND lease_expires_at < $6 \
-                         RETURNING 'unverified' AS what, {DELIVERY_COLUMNS}; \
-                         UPDATE deliveries SET lease_owner = $1, lease_expires_at = $2, updated_at = $3 \
-                         WHERE id IN (SELECT d.id FROM deliveries d WHERE d.next_attempt_at <= $3 \
-                           AND d.state IN {CLAIMABLE} \
-                           AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $6) \
-                           AND (d.node_id = $4 OR (d.node_id IS NULL AND $7 = 1)) \
-                           ORDER BY d.next_attempt_at, d.id LIMIT +$5{SKIP_LOCKED}) \
-                         RETURNING 'claimed' AS what, {DELIVERY_COLUMNS}"
-                    );
+                    // The generic statements (`shared::work`): expired
+                    // WRITING rows → UNVERIFIED, then lease due rows.
+                    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+                        use harness_core::store::DELIVERIES;
+                        use $crate::shared::work::{ClaimParams, Whose, claim, unverify};
+                        let expire = unverify(
+                            &DELIVERIES,
+                            Whose::Expired("$6"),
+                            "$3",
+                            &format!("'unverified' AS what, {DELIVERY_COLUMNS}"),
+                        );
+                        let params = ClaimParams {
+                            owner: "$1",
+                            until: "$2",
+                            now: "$3",
+                            lease_now: "$6",
+                            limit: "$5",
+                            node: Some(("$4", "$7")),
+                        };
+                        let lease = claim(
+                            &DELIVERIES,
+                            DIALECT,
+                            params,
+                            "",
+                            "",
+                            &format!("'claimed' AS what, {DELIVERY_COLUMNS}"),
+                        );
+                        format!("{expire}; {lease}")
+                    });
+                    let sql = SQL.as_str();
                     let (owner, node) = (owner.to_owned(), node.to_owned());
                     // Leases by `$6` (`lease_clock`), due times by `$3`.
                     let clock = self.lease_clock(now, lease_until).await?;
                     let rows = self
                         .run_batch(
-                            &sql,
+                            sql,
                             vec![
                                 Bind::Text(owner),
                                 Bind::Int(clock.until),
@@ -148,36 +163,6 @@ macro_rules! delivery_store {
                         .rows
                         .sort_by(|a, b| (a.next_attempt_at, &a.id).cmp(&(b.next_attempt_at, &b.id)));
                     Ok(claimed)
-                }
-
-                async fn recover_node_deliveries(
-                    &self,
-                    node: &str,
-                    owner: &str,
-                    now: DateTime<Utc>,
-                ) -> StoreResult<Vec<Delivery>> {
-                    let sql = format!(
-                        "\
-                         UPDATE deliveries SET state = 'UNVERIFIED', next_attempt_at = NULL, lease_owner = NULL, \
-                           lease_expires_at = NULL, updated_at = $3, \
-                           last_error = 'the server stopped while writing; the text may or may not have arrived' \
-                         WHERE state = 'WRITING' AND substr(lease_owner, 1, length($1) + 1) = $1 || ':' \
-                           AND lease_owner <> $2 \
-                         RETURNING {DELIVERY_COLUMNS}; \
-                         UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, updated_at = $3, \
-                           next_attempt_at = CASE WHEN next_attempt_at < $3 THEN next_attempt_at ELSE $3 END \
-                         WHERE state IN {CLAIMABLE} AND next_attempt_at IS NOT NULL \
-                           AND substr(lease_owner, 1, length($1) + 1) = $1 || ':' AND lease_owner <> $2 \
-                         RETURNING {DELIVERY_COLUMNS}"
-                    );
-                    let (node, owner, now) = (node.to_owned(), owner.to_owned(), ms(now));
-                    let rows = self
-                        .run_batch(
-                            &sql,
-                            vec![Bind::Text(node), Bind::Text(owner), Bind::Int(now)],
-                        )
-                        .await?;
-                    rows.iter().map(delivery).collect()
                 }
 
                 async fn advance_delivery(
@@ -258,10 +243,19 @@ macro_rules! delivery_store {
                 }
 
                 async fn release_delivery(&self, id: &str, owner: &str) -> StoreResult<()> {
-                    let sql = RELEASE_DELIVERY.to_string();
-                    self.update_one(sql, vec![Bind::Text(id.into()), Bind::Text(owner.into())])
-                        .await
-                        .map(|_| ())
+                    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+                        use harness_core::store::DELIVERIES;
+                        use $crate::shared::work::{Whose, release};
+                        release(&DELIVERIES, Whose::Owner("$2"), Some("($1)"), "$3", "", DELIVERY_COLUMNS)
+                            .unwrap_or_default()
+                    });
+                    let now = ms(Utc::now());
+                    self.update_one(
+                        SQL.clone(),
+                        vec![Bind::Text(id.into()), Bind::Text(owner.into()), Bind::Int(now)],
+                    )
+                    .await
+                    .map(|_| ())
                 }
 
                 async fn requeue_delivery(

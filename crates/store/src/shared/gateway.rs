@@ -265,7 +265,7 @@ macro_rules! gateway_store {
                         .map_err($crate::error::map)?;
                 }
                 for id in &turn.released {
-                    sqlx::query(sql::RELEASE)
+                    sqlx::query(sql::RELEASE.as_str())
                         .bind(id)
                         .bind(now)
                         .bind(&turn.owner)
@@ -273,13 +273,13 @@ macro_rules! gateway_store {
                         .await
                         .map_err($crate::error::map)?;
                 }
-                sqlx::query(sql::EXPIRE)
+                sqlx::query(sql::EXPIRE.as_str())
                     .bind(clock.lease_now)
                     .execute(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
                 let rows = if turn.limit > 0 {
-                    sqlx::query(sqlx::AssertSqlSafe(sql::claim($dialect.skip_locked)))
+                    sqlx::query(sqlx::AssertSqlSafe(sql::claim($dialect)))
                         .bind(&turn.owner)
                         .bind(lease_until)
                         .bind(now)
@@ -297,26 +297,6 @@ macro_rules! gateway_store {
                 tx.commit().await.map_err($crate::error::map)?;
                 claimed.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
                 Ok(claimed)
-            }
-
-            async fn recover_replies(
-                &self,
-                node_prefix: &str,
-                owner: &str,
-                now: chrono::DateTime<chrono::Utc>,
-            ) -> harness_core::store::StoreResult<u64> {
-                let now = self.lease_now(now).await?;
-                let mut tx = self.write_tx().await?;
-                let n = sqlx::query($crate::shared::gateway_replies::RECOVER)
-                    .bind(node_prefix)
-                    .bind(owner)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err($crate::error::map)?
-                    .rows_affected();
-                tx.commit().await.map_err($crate::error::map)?;
-                Ok(n)
             }
 
             async fn replies_for_inbound(

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use harness_core::store::{GatewayReply, ReplyKind, ReplyState, StoreResult};
+use harness_core::store::{GATEWAY_REPLIES, GatewayReply, ReplyKind, ReplyState, StoreResult};
 
 use super::{SqlRow, enum_col, opt_time, time};
 
@@ -42,25 +42,26 @@ pub(crate) const SETTLE: &str = "UPDATE gateway_replies SET state = $2, next_att
      WHERE id = $1 AND state = 'SENDING' AND lease_owner = $7";
 
 /// `$1` id, `$2` now, `$3` lease owner: back to due now, the claim's
-/// attempt undone.
-pub(crate) const RELEASE: &str = "UPDATE gateway_replies SET \
-     state = CASE WHEN attempts > 1 THEN 'FAILED' ELSE 'PENDING' END, \
-     attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, lease_owner = NULL, \
-     lease_expires_at = NULL, next_attempt_at = $2, updated_at = $2 \
-     WHERE id = $1 AND state = 'SENDING' AND lease_owner = $3";
+/// attempt undone (the engine's generic release, `shared::work`).
+pub(crate) static RELEASE: LazyLock<String> = LazyLock::new(|| {
+    use super::work::{Whose, release};
+    release(
+        &GATEWAY_REPLIES,
+        Whose::Owner("$3"),
+        Some("($1)"),
+        "$2",
+        "",
+        "id",
+    )
+    .unwrap_or_default()
+});
 
-/// `$1` now: a SENDING row whose lease ended may have been sent.
-pub(crate) const EXPIRE: &str = "UPDATE gateway_replies SET state = 'SENT_UNVERIFIED', \
-     last_error = 'the send was interrupted (the reply may have been sent)', \
-     lease_owner = NULL, lease_expires_at = NULL, updated_at = $1 \
-     WHERE state = 'SENDING' AND lease_expires_at < $1";
-
-/// `$1` node prefix, `$2` the current owner, `$3` now.
-pub(crate) const RECOVER: &str = "UPDATE gateway_replies SET state = 'SENT_UNVERIFIED', \
-     last_error = 'the send was interrupted (the reply may have been sent)', \
-     lease_owner = NULL, lease_expires_at = NULL, updated_at = $3 \
-     WHERE state = 'SENDING' AND ((substr(lease_owner, 1, length($1)) = $1 AND lease_owner <> $2) \
-       OR lease_expires_at < $3)";
+/// `$1` now: a SENDING row whose lease ended may have been sent (the
+/// engine's generic expiry, `shared::work`).
+pub(crate) static EXPIRE: LazyLock<String> = LazyLock::new(|| {
+    use super::work::{Whose, unverify};
+    unverify(&GATEWAY_REPLIES, Whose::Expired("$1"), "$1", "id")
+});
 
 /// A person's decision: `$1` id, `$2` the new state, `$3` now, `$4`–`$6`
 /// the states it may come from (padded by repeating one).
@@ -74,16 +75,19 @@ pub(crate) static DECIDE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// `$1` owner, `$2` lease until, `$3` now, `$4` limit; `skip_locked` from
-/// the dialect (`FOR UPDATE SKIP LOCKED` on PostgreSQL).
-pub(crate) fn claim(skip_locked: &str) -> String {
-    format!(
-        "UPDATE gateway_replies SET state = 'SENDING', attempts = attempts + 1, lease_owner = $1, \
-         lease_expires_at = $2, next_attempt_at = NULL, last_error = NULL, updated_at = $3 \
-         WHERE id IN (SELECT c.id FROM gateway_replies c WHERE c.state IN ('PENDING', 'FAILED') \
-           AND c.next_attempt_at <= $3 ORDER BY c.next_attempt_at, c.id LIMIT +$4{skip_locked}) \
-         RETURNING {COLUMNS}"
-    )
+/// `$1` owner, `$2` lease until, `$3` now, `$4` limit: the engine's
+/// generic claim (`shared::work`) for `dialect`.
+pub(crate) fn claim(dialect: super::Dialect) -> String {
+    use super::work::ClaimParams;
+    let params = ClaimParams {
+        owner: "$1",
+        until: "$2",
+        now: "$3",
+        lease_now: "$3",
+        limit: "$4",
+        node: None,
+    };
+    super::work::claim(&GATEWAY_REPLIES, dialect, params, "", "", COLUMNS)
 }
 
 pub(crate) fn reply<R: SqlRow>(row: &R) -> StoreResult<GatewayReply> {

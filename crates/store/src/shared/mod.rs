@@ -24,6 +24,8 @@ pub(crate) mod inbox_sql;
 pub(crate) mod messages;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
+pub(crate) mod outbox_settle;
+pub(crate) mod outbox_store;
 pub(crate) mod reminders;
 pub(crate) mod rows;
 pub(crate) mod sessions;
@@ -31,6 +33,7 @@ pub(crate) mod settings;
 pub(crate) mod stats;
 pub(crate) mod tasks;
 pub(crate) mod tool_checks;
+pub(crate) mod work;
 
 use chrono::{DateTime, Utc};
 use harness_core::store::{StoreError, StoreResult};
@@ -111,6 +114,7 @@ where
 
 /// What differs between the dialects inside statements that are otherwise
 /// shared (`crate::sqlite::DIALECT`, `crate::postgres::DIALECT`).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Dialect {
     /// Follows the `LIMIT` of a claim's sub-select: `FOR UPDATE SKIP LOCKED`
     /// on PostgreSQL (claimers on several connections), nothing on SQLite

@@ -1,6 +1,8 @@
 //! `DeliveryStore` on SQLite: the shared implementation
-//! ([`crate::shared::delivery_store`]).
+//! ([`crate::shared::delivery_store`]), and the engine's generic
+//! `WorkStore` ([`crate::shared::work`]).
 
 use super::SqliteStore;
 
 crate::shared::delivery_store::delivery_store!(SqliteStore, reader, writer, super::DIALECT);
+crate::shared::work::work_store!(SqliteStore);

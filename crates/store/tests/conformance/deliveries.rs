@@ -434,7 +434,14 @@ pub async fn start_up_releases_only_this_nodes_earlier_leases(b: &Backend) {
 
     let released = a
         .store
-        .recover_node_deliveries("node-a", "node-a:new", now)
+        .recover_work(
+            &harness_core::store::DELIVERIES,
+            harness_core::store::Lapsed::Node {
+                node: "node-a",
+                current_owner: "node-a:new",
+            },
+            now,
+        )
         .await
         .unwrap();
     assert_eq!(released.len(), 2);

@@ -11,7 +11,7 @@ use harness_core::{
     inbox::{EventKind, NewEvent, Priority},
     model::MessageState,
     outbox::OutboundState,
-    store::{Dedup, NewAsk, NewOutbound, Settle, SettleBatch},
+    store::{Dedup, Lapsed, NewAsk, NewOutbound, OUTBOX, RecoveredAs, Settle, SettleBatch},
 };
 use serde_json::json;
 
@@ -234,25 +234,57 @@ pub async fn outbox_activation_recovery_and_manual_actions(b: &Backend) {
     ];
     let by_message = s.outbound_for_messages(&ids_of).await.unwrap();
     assert_eq!(by_message.len(), 2);
-    // The notify's lease runs out: found by both recovery reads.
-    assert!(s.expired_sending(at, 10).await.unwrap().is_empty());
-    let later = past_lease().await;
-    let expired = s.expired_sending(later, 10).await.unwrap();
+    // The notify's CLI was spawned (its started mark), then its lease runs
+    // out: the engine's recovery answers it for the outbox's own settle
+    // (its settle hook), unchanged — by lease expiry and by the node's
+    // other boots.
     assert_eq!(
-        expired.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
+        s.mark_outbound_started("node-a:1", &[(note.row.id.clone(), 1)])
+            .await
+            .unwrap(),
         vec![note.row.id.clone()]
     );
-    let earlier = s.earlier_boot_sending("node-a", "node-a:2").await.unwrap();
-    assert_eq!(earlier.len(), 1);
+    let node = |current_owner| Lapsed::Node {
+        node: "node-a",
+        current_owner,
+    };
     assert!(
-        s.earlier_boot_sending("node-a", "node-a:1")
+        s.recover_work(&OUTBOX, Lapsed::Expired, at)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let later = past_lease().await;
+    let expired = s
+        .recover_work(&OUTBOX, Lapsed::Expired, later)
+        .await
+        .unwrap();
+    assert_eq!(
+        expired
+            .iter()
+            .map(|r| (r.id.clone(), r.what))
+            .collect::<Vec<_>>(),
+        vec![(note.row.id.clone(), RecoveredAs::ToSettle)]
+    );
+    let earlier = s
+        .recover_work(&OUTBOX, node("node-a:2"), later)
+        .await
+        .unwrap();
+    assert_eq!(earlier.len(), 1);
+    assert_eq!(earlier[0].lease_owner.as_deref(), Some("node-a:1"));
+    assert!(
+        s.recover_work(&OUTBOX, node("node-a:1"), later)
             .await
             .unwrap()
             .is_empty(),
         "the current boot's own rows"
     );
+    let other = Lapsed::Node {
+        node: "node-b",
+        current_owner: "node-b:1",
+    };
     assert!(
-        s.earlier_boot_sending("node-b", "node-b:1")
+        s.recover_work(&OUTBOX, other, later)
             .await
             .unwrap()
             .is_empty()

@@ -246,6 +246,24 @@ pub async fn a_reply_turn_settles_every_outcome_and_leases_due_rows(b: &Backend)
     );
 }
 
+/// The engine's recovery of `node`'s boots other than `owner` (the generic
+/// port): how many rows it changed.
+async fn recover_boots(
+    s: &dyn harness_core::store::Store,
+    node: &str,
+    owner: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> harness_core::store::StoreResult<u64> {
+    let lapsed = harness_core::store::Lapsed::Node {
+        node,
+        current_owner: owner,
+    };
+    let rows = s
+        .recover_work(&harness_core::store::GATEWAY_REPLIES, lapsed, now)
+        .await?;
+    Ok(u64::try_from(rows.len()).unwrap_or(u64::MAX))
+}
+
 /// A SENDING reply of an earlier boot of this node, or one whose lease
 /// ended, may have been sent: SENT_UNVERIFIED, never leased again.
 pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
@@ -262,12 +280,14 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
         .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(
-        s.recover_replies("node-a:", OWNER, now).await.unwrap(),
+        recover_boots(s.as_ref(), "node-a", OWNER, now)
+            .await
+            .unwrap(),
         0,
         "the current boot's rows are its own"
     );
     assert_eq!(
-        s.recover_replies("node-a:", "node-a:boot-2", now)
+        recover_boots(s.as_ref(), "node-a", "node-a:boot-2", now)
             .await
             .unwrap(),
         1
@@ -297,7 +317,7 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
         ReplyState::SentUnverified
     );
     assert_eq!(
-        s.recover_replies("node-c:", "node-c:b", later)
+        recover_boots(s.as_ref(), "node-c", "node-c:b", later)
             .await
             .unwrap(),
         0
@@ -319,7 +339,7 @@ pub async fn a_persons_decision_moves_only_a_row_in_the_given_states(b: &Backend
         .await
         .unwrap();
     let id = claimed[0].id.clone();
-    s.recover_replies("node-a:", "node-a:boot-2", now)
+    recover_boots(s.as_ref(), "node-a", "node-a:boot-2", now)
         .await
         .unwrap();
     let unverified = [ReplyState::SentUnverified];
@@ -358,7 +378,7 @@ pub async fn a_persons_decision_moves_only_a_row_in_the_given_states(b: &Backend
         .await
         .unwrap();
     assert!(again.iter().any(|r| r.id == id));
-    s.recover_replies("node-a:", "node-a:boot-3", later)
+    recover_boots(s.as_ref(), "node-a", "node-a:boot-3", later)
         .await
         .unwrap();
     let marked = s

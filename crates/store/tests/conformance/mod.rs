@@ -11,6 +11,7 @@
 //!
 //! One file per area, each listed in `conformance_suite!`:
 //! `tasks`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
+//! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `ungated`, `races` (several connections racing on a multi-threaded runtime).
 //!
@@ -31,6 +32,7 @@ pub mod choice_answers;
 pub mod choices;
 pub mod deliveries;
 pub mod direct;
+pub mod engine;
 pub mod escalations;
 pub mod gateway;
 pub mod gateway_replies;
@@ -49,6 +51,7 @@ pub mod settings;
 pub mod stats;
 pub mod tasks;
 pub mod ungated;
+pub mod work_kinds;
 
 use std::{any::Any, future::Future, pin::Pin, sync::Arc};
 
@@ -167,6 +170,13 @@ macro_rules! conformance_suite {
             a_reply_binds_the_session_of_its_own_chat_only,
             a_created_task_is_linked_once_and_a_callback_settles_with_one_reply,
             a_recovery_mark_applies_only_to_the_state_it_saw,
+        );
+        conformance_suite!(@area $factory; engine:
+            a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap,
+            a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified,
+            outcomes_map_to_states_once,
+            a_released_row_is_due_at_once_with_its_attempts_unchanged,
+            a_person_retries_what_was_given_up_and_marks_what_is_unverified,
         );
         conformance_suite!(@area $factory; gateway_replies:
             a_reply_is_written_with_its_inbound_row_once_per_key,

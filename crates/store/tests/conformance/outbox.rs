@@ -16,7 +16,12 @@ use harness_core::{
     tasks::CreateTask,
 };
 
-use super::{Backend, support::harness_on};
+use harness_core::work::{Kind, Scope};
+
+use super::{
+    Backend,
+    support::{harness_on, recovered},
+};
 
 /// The core on `node` over another store on the backend's database.
 async fn harness(b: &Backend, node: &str) -> (Arc<dyn Store>, Harness) {
@@ -404,7 +409,13 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     assert_eq!(rows.len(), 1);
     // Its CLI was spawned (the evidence is committed first).
     assert!(h.mark_outbound_started(&rows[0], OWNER).await.unwrap());
-    assert_eq!(h.recover_expired_outbound().await.unwrap(), 1);
+    assert_eq!(
+        h.recover_work(Kind::Outbox, Scope::Expired)
+            .await
+            .unwrap()
+            .unverified,
+        1
+    );
     let row = h.outbound(&rows[0].id).await.unwrap();
     assert_eq!(row.state, OutboundState::SentUnverified);
     assert!(
@@ -428,7 +439,13 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         .await
         .unwrap();
     assert_eq!(unsent.len(), 1);
-    assert_eq!(h.recover_expired_outbound().await.unwrap(), 0);
+    assert_eq!(
+        h.recover_work(Kind::Outbox, Scope::Expired)
+            .await
+            .unwrap()
+            .unverified,
+        0
+    );
     let back = h.outbound(&unsent[0].id).await.unwrap();
     assert_eq!(
         (back.state, back.attempts, back.lease_owner),
@@ -445,26 +462,41 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let row = claim_one(&h, Utc::now()).await;
     assert!(h.mark_outbound_started(&row, OWNER).await.unwrap());
     assert_eq!(
-        h.recover_expired_outbound().await.unwrap(),
+        h.recover_work(Kind::Outbox, Scope::Expired)
+            .await
+            .unwrap()
+            .unverified,
         0,
         "lease still valid"
     );
     assert_eq!(
-        h.recover_boot_outbound(OWNER).await.unwrap(),
+        recovered(
+            &h.recover_work(Kind::Outbox, Scope::Boot(OWNER))
+                .await
+                .unwrap()
+        ),
         (0, 0),
         "our own boot"
     );
     // Another node never touches it.
     let (_s3, hb) = harness(b, "node-b").await;
     assert_eq!(
-        hb.recover_boot_outbound("node-b:boot-1").await.unwrap(),
+        recovered(
+            &hb.recover_work(Kind::Outbox, Scope::Boot("node-b:boot-1"))
+                .await
+                .unwrap()
+        ),
         (0, 0),
         "another node's rows"
     );
     // This node restarted with a new boot:
     let (_s2, h2) = harness(b, "node-a").await;
     assert_eq!(
-        h2.recover_boot_outbound("node-a:boot-2").await.unwrap(),
+        recovered(
+            &h2.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+                .await
+                .unwrap()
+        ),
         (1, 0)
     );
     assert_eq!(

@@ -16,7 +16,12 @@ use harness_core::{
     tasks::CreateTask,
 };
 
-use super::{Backend, support::harness_on};
+use harness_core::work::{Kind, Scope};
+
+use super::{
+    Backend,
+    support::{harness_on, recovered},
+};
 
 const OWNER: &str = "node-a:boot-1";
 
@@ -407,7 +412,11 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     );
 
     // The node restarts: the database shows only `started` (attempt 1) began.
-    let (unverified, released) = h.recover_boot_outbound("node-a:boot-2").await.unwrap();
+    let (unverified, released) = recovered(
+        &h.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+            .await
+            .unwrap(),
+    );
     assert_eq!((unverified, released), (1, 2));
     let row = h.outbound(&started).await.unwrap();
     assert_eq!(

@@ -161,3 +161,8 @@ pub async fn ask_due_at(
         .message
         .id
 }
+
+/// A recovery's counts as `(unverified, released)`.
+pub fn recovered(r: &harness_core::work::Recovery) -> (usize, usize) {
+    (r.unverified, r.released)
+}

@@ -1,9 +1,12 @@
-//! The rules every kind of owed work shares (`../shared/spec/durable-work.md`,
-//! issue 27): how an attempt ends, when a failed row is due again, and what
-//! a lease is. Deliveries into terminals (`deliveries.rs`) and outbound
-//! gateway messages (`outbox/`) apply them; their runners (the PTY typer, the
-//! gateway CLI sender) only perform one attempt and answer an [`Outcome`] —
-//! they never write the store.
+//! The rules every kind of owed work shares: how an attempt ends, when a
+//! failed row is due again, what a lease is, which state each outcome leaves
+//! a row in ([`KindDef::after`]), the one wait until a row settles
+//! ([`wait`]) and the one recovery of lapsed leases ([`recovery`]). Each kind
+//! is defined once ([`KindDef`], in `crate::store::work`: its states, cap and
+//! lease). Deliveries into terminals (`deliveries.rs`), outbound gateway
+//! messages (`outbox/`) and gateway replies (`gateway/replies.rs`) apply
+//! them; their runners (the PTY typer, the gateway CLI sender) only perform
+//! one attempt and answer an [`Outcome`] — they never write the store.
 //!
 //! * **Done**: the side effect happened.
 //! * **Retry**: nothing happened; due again after 2, 4, 8 … 256 s, until the
@@ -13,10 +16,21 @@
 //!   committed in-flight step and the committed outcome, a write that did not
 //!   report success): never repeated automatically — a person decides.
 
+mod kinds;
+mod recovery;
+mod wait;
+
 use std::{sync::Arc, time::Duration};
 
 use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
+
+pub use crate::store::{
+    DELIVERIES, GATEWAY_REPLIES, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
+};
+pub use kinds::After;
+pub use recovery::{Recovery, Scope};
+pub use wait::until_settled;
 
 /// Backoff cap.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(256);
@@ -75,20 +89,6 @@ impl Lease {
     }
 }
 
-/// The kinds of owed work, each with its own worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Kind {
-    /// Replies and keyed input typed into terminals.
-    Deliveries,
-    /// Messages sent through the gateway CLIs.
-    Outbox,
-    /// Workbench events batched into a parent's terminal.
-    Inbox,
-    /// Replies to inbound gateway messages, sent through the gateway CLIs.
-    GatewayReplies,
-}
-
 /// One in-process wake-up per kind, owned by the core (no process-global
 /// state: two servers in one process wake only their own workers). A wake
 /// before the worker waits is kept (a `Notify` permit); polling is every
@@ -110,15 +110,6 @@ impl Wakers {
             Kind::GatewayReplies => &self.gateway_replies,
         }
     }
-}
-
-impl Kind {
-    pub const ALL: [Kind; 4] = [
-        Kind::Deliveries,
-        Kind::Outbox,
-        Kind::Inbox,
-        Kind::GatewayReplies,
-    ];
 }
 
 impl crate::Harness {

@@ -1,41 +1,36 @@
-//! The owed-work engine's rules (issue 27.1) on the real SQLite store,
-//! through the core's transitions — what every runner's outcome turns into —
-//! run over every kind a runner attempts (`common::work_kinds`: the
-//! deliveries, the outbox, the gateway replies): retry with the backoff
-//! 2, 4 … 256 s up to the cap, given up, unverified, released, recovered
-//! after a crash, retried and marked by a person. The skeleton's scheduling
-//! is tested next to it (`workers/engine_tests.rs`), the runners in their
-//! own suites.
+//! The owed-work engine's rules, run over every kind a runner attempts
+//! (`work_kinds`: the deliveries, the outbox, the gateway replies) on every
+//! backend, through the core's transitions — what every runner's outcome
+//! turns into: retry with the backoff 2, 4 … 256 s up to the cap, given up,
+//! unverified, released, recovered after a crash, retried and marked by a
+//! person. The skeleton's scheduling is tested next to it
+//! (`server/src/workers/engine_tests.rs`), the runners in their own suites.
 
 use std::time::Duration;
 
 use chrono::Utc;
-use harness_core::{CoreError, Harness, HarnessConfig, work::Outcome, work::backoff};
-use harness_store::AnyStore;
+use harness_core::{CoreError, Harness, work::Outcome, work::backoff};
 
-use crate::common::work_kinds::{KINDS, Phase, WorkKind, lease};
+use super::{
+    Backend,
+    support::harness_on,
+    work_kinds::{KINDS, Phase, WorkKind, lease},
+};
 
-async fn harness(dir: &std::path::Path) -> Harness {
-    let url = format!("sqlite://{}", dir.join("engine.db").display());
-    let store = AnyStore::open(&url).await.unwrap();
-    Harness::new(store.port(), HarnessConfig::new("x".repeat(64)))
-}
-
-/// `case` once per kind, each on a fresh database.
-async fn for_every_kind<F, Fut>(case: F)
+/// `case` once per kind, all on the backend's database (every row is
+/// fresh, claims see their own kind's rows only).
+async fn for_every_kind<F, Fut>(b: &Backend, case: F)
 where
     F: Fn(WorkKind, Harness) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     for kind in KINDS {
-        let dir = tempfile::tempdir().unwrap();
-        case(kind, harness(dir.path()).await).await;
+        case(kind, harness_on(b.store.clone(), "node-a")).await;
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap() {
-    for_every_kind(|kind, h| async move {
+pub async fn a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap(b: &Backend) {
+    for_every_kind(b, |kind, h| async move {
         let work = kind.queue(&h, "retry").await;
         let a = lease("a:1", Duration::from_secs(60));
         let cap = kind.cap(&h);
@@ -78,9 +73,8 @@ async fn a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified() {
-    for_every_kind(|kind, h| async move {
+pub async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified(b: &Backend) {
+    for_every_kind(b, |kind, h| async move {
         let work = kind.queue(&h, "crash").await;
         let a = lease("a:1", Duration::from_millis(300));
         let row = work.claimed(&kind.claim(&h, &a).await);
@@ -125,9 +119,8 @@ async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn outcomes_map_to_states_once() {
-    for_every_kind(|kind, h| async move {
+pub async fn outcomes_map_to_states_once(b: &Backend) {
+    for_every_kind(b, |kind, h| async move {
         let a = lease("a:1", Duration::from_secs(60));
         let b = lease("b:1", Duration::from_secs(60));
 
@@ -177,9 +170,8 @@ async fn outcomes_map_to_states_once() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_released_row_is_due_at_once_with_its_attempts_unchanged() {
-    for_every_kind(|kind, h| async move {
+pub async fn a_released_row_is_due_at_once_with_its_attempts_unchanged(b: &Backend) {
+    for_every_kind(b, |kind, h| async move {
         let a = lease("a:1", Duration::from_secs(60));
         let b = lease("b:1", Duration::from_secs(60));
         let back = kind.queue(&h, "released").await;
@@ -206,9 +198,8 @@ async fn a_released_row_is_due_at_once_with_its_attempts_unchanged() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified() {
-    for_every_kind(|kind, h| async move {
+pub async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified(b: &Backend) {
+    for_every_kind(b, |kind, h| async move {
         let a = lease("a:1", Duration::from_secs(60));
         let gave = kind.queue(&h, "gave-up").await;
         let row = gave.claimed(&kind.claim(&h, &a).await);

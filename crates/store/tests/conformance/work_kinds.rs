@@ -1,5 +1,5 @@
-//! The kinds of owed work seen alike (issue 27.1), so one engine case runs
-//! over every kind (`server/tests/engine.rs`): each kind's own core calls
+//! The kinds of owed work seen alike, so one engine case runs over every
+//! kind (`engine.rs`): each kind's own core calls
 //! behind one small vocabulary — queue a row, claim, commit the in-flight
 //! step, settle with an [`Outcome`], release, recover expired leases, a
 //! person's retry and mark-delivered — and its states read as a [`Phase`].
@@ -20,7 +20,7 @@ use harness_core::{
     settings::NotifyTarget,
     store::{GatewayReply, InboundIntent, NewInbound, ReplyKind, ReplyState},
     tasks::CreateTask,
-    work::{Lease, Outcome},
+    work::{Kind, Lease, Outcome, Scope},
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,11 +286,14 @@ impl WorkKind {
         match self {
             // The claim itself recovers.
             Self::Deliveries => {}
+            // The one recovery pass of the engine.
             Self::Outbox => {
-                h.recover_expired_outbound().await.unwrap();
+                h.recover_work(Kind::Outbox, Scope::Expired).await.unwrap();
             }
             Self::GatewayReplies => {
-                h.recover_gateway_replies(&lease.owner).await.unwrap();
+                h.recover_work(Kind::GatewayReplies, Scope::Expired)
+                    .await
+                    .unwrap();
             }
         }
         self.claim(h, lease).await
