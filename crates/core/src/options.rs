@@ -40,7 +40,8 @@ pub struct ChoicesInput {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub default: Option<Value>,
-    /// Seconds from now, or an RFC 3339 time.
+    /// Seconds from now (at least a minute, at most the ask's lifetime),
+    /// or an RFC 3339 time as far from now.
     #[serde(default)]
     pub deadline: Option<Value>,
     #[serde(default)]

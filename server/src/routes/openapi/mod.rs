@@ -19,6 +19,7 @@
 pub mod constraints;
 pub mod rules;
 mod schemas;
+mod write;
 
 use std::sync::OnceLock;
 
@@ -112,7 +113,7 @@ fn served() -> &'static (serde_json::Value, Vec<String>) {
             serde_json::Value::Null
         });
         camel_case_links(&mut json);
-        let unmatched = constraints::apply(&mut json);
+        let unmatched = write::constraints(&mut json);
         if !unmatched.is_empty() {
             tracing::error!(?unmatched, "OpenAPI constraints name no field");
         }
