@@ -515,6 +515,9 @@ fn every_word_list_is_what_the_core_accepts() {
     assert!(harness_core::outbox::target_edits::check_one(&target("hermes", "team")).is_err());
 }
 
+/// A request for one word: method, path, body.
+type Request<'a> = dyn Fn(&str) -> (String, String, Option<Value>) + 'a;
+
 /// The lists only a route checks, asked of the server: each word gets past
 /// its field (the request may still fail further on), an outsider is a 400
 /// naming it.
@@ -524,11 +527,7 @@ async fn every_word_list_of_a_route_is_what_the_route_accepts() {
     let s = crate::common::start(dir.path()).await;
     let id = ids::new_id();
     let named = |body: &Value| body["field"].as_str().map(str::to_string);
-    let cases: Vec<(
-        &str,
-        &[&str],
-        Box<dyn Fn(&str) -> (String, String, Option<Value>)>,
-    )> = vec![
+    let cases: Vec<(&str, &[&str], Box<Request<'_>>)> = vec![
         (
             "decision",
             c::DECISIONS,

@@ -474,17 +474,20 @@ pub fn bodies() -> Vec<(&'static str, &'static str, Vec<Rule>)> {
     out
 }
 
+/// `(schema, new schema, the operations (method, path) whose body it is)`.
+pub type Derived = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
 /// `(schema, new schema, operations)`: operations whose validation of a
 /// body is stricter than that of the type's other uses get a copy of its
 /// schema, for the table to add the stricter rules to. One target added or
 /// edited at a time is checked by `target_edits::check_one` (a known
 /// platform, a plausible destination, what each gateway and scope needs);
 /// the list written whole and the answers keep the list's rules.
-pub fn derived() -> Vec<(
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-)> {
+pub fn derived() -> Vec<Derived> {
     vec![(
         "NotifyTarget",
         "NotifyTargetEntry",
