@@ -111,6 +111,8 @@ mod node_calls;
 mod node_ownership;
 #[path = "openapi.rs"]
 mod openapi;
+#[path = "openapi_constraints.rs"]
+mod openapi_constraints;
 #[path = "openclaw_inbound_real.rs"]
 mod openclaw_inbound_real;
 #[path = "outbox.rs"]

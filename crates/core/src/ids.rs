@@ -32,7 +32,11 @@ pub fn new_id() -> String {
     id
 }
 
-/// The reference's task id check: `^c[a-z0-9]{20,30}$`.
+/// The shape [`is_cuid`] accepts, as a regular expression (the API
+/// document states it on every id).
+pub const CUID_PATTERN: &str = r"^c[a-z0-9]{20,30}$";
+
+/// The reference's task id check: [`CUID_PATTERN`].
 pub fn is_cuid(value: &str) -> bool {
     let bytes = value.as_bytes();
     (21..=31).contains(&bytes.len())

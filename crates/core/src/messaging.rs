@@ -14,6 +14,9 @@ use crate::{
     validate,
 };
 
+/// The most rows one page of the notification center holds.
+pub const MAX_PAGE_ROWS: u32 = 500;
+
 /// Result of `ask`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -646,7 +649,7 @@ impl Harness {
 
     /// One page of notification-center rows, newest first.
     pub async fn list_messages(&self, mut query: MessageQuery) -> CoreResult<MessagePage> {
-        query.limit = query.limit.clamp(1, 500);
+        query.limit = query.limit.clamp(1, MAX_PAGE_ROWS);
         if let Some(search) = &query.search {
             let trimmed = search.trim();
             if trimmed.chars().count() > 200 {

@@ -18,6 +18,8 @@ pub const MAX_LABEL_CHARS: usize = 200;
 pub const MAX_OPTION_DESCRIPTION_CHARS: usize = 1000;
 /// The shortest deadline: one minute from now.
 pub const MIN_DEADLINE_SECS: i64 = 60;
+/// The fewest options a multi-select question has.
+pub const MIN_MULTI_SELECT_OPTIONS: usize = 2;
 
 pub use crate::store::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency};
 
@@ -29,14 +31,21 @@ pub use crate::store::{ANSWERED_BY_DEFAULT, AskOption, Choices, Urgency};
 #[serde(rename_all = "camelCase")]
 pub struct ChoicesInput {
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<AskOption>>))]
     pub options: Option<Value>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<bool>))]
     pub multi_select: Option<Value>,
+    /// The label of the option taken when the deadline passes.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub default: Option<Value>,
+    /// Seconds from now (at least a minute, at most the ask's lifetime),
+    /// or an RFC 3339 time as far from now.
     #[serde(default)]
     pub deadline: Option<Value>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Urgency>))]
     pub urgency: Option<Value>,
 }
 
@@ -257,7 +266,7 @@ pub fn validate(
             ));
         }
     };
-    if multi_select && options.len() < 2 {
+    if multi_select && options.len() < MIN_MULTI_SELECT_OPTIONS {
         return Err(CoreError::invalid(
             "multiSelect",
             "multiSelect needs at least two options",

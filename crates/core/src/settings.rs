@@ -75,9 +75,15 @@ impl Harness {
 }
 
 /// The rules every stored list of notify targets satisfies.
+/// The most notify targets the list holds.
+pub const MAX_TARGETS: usize = 64;
+
 pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
-    if targets.len() > 64 {
-        return Err(CoreError::invalid("targets", "at most 64 targets"));
+    if targets.len() > MAX_TARGETS {
+        return Err(CoreError::invalid(
+            "targets",
+            format!("at most {MAX_TARGETS} targets"),
+        ));
     }
     for (i, t) in targets.iter().enumerate() {
         if !matches!(t.gateway.as_str(), "hermes" | "openclaw") {
@@ -94,9 +100,13 @@ pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
         }
         validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;
         for (field, value, max) in [
-            ("downstream", &t.downstream, 128),
-            ("dest", &t.dest, 1024),
-            ("profile", &t.profile, 256),
+            (
+                "downstream",
+                &t.downstream,
+                crate::outbox::MAX_DOWNSTREAM_CHARS,
+            ),
+            ("dest", &t.dest, crate::outbox::MAX_DEST_CHARS),
+            ("profile", &t.profile, crate::outbox::MAX_PROFILE_CHARS),
         ] {
             if value.as_ref().is_some_and(|v| v.chars().count() > max) {
                 return Err(CoreError::invalid(

@@ -13,27 +13,16 @@ use crate::{
 };
 
 pub const DEFAULT_WORKSPACE: &str = "default";
+/// The longest session id an agent's hook reports.
+pub const MAX_SESSION_ID_CHARS: usize = 256;
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProject {
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 200,
-            pattern = r"\S"
-        )
-    )]
     pub name: Option<String>,
     /// An existing directory: absolute and canonical.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(required = true, nullable = false, min_length = 1, example = "/tmp")
-    )]
+    #[cfg_attr(feature = "openapi", schema(example = "/tmp"))]
     pub path: Option<String>,
     pub workspace: Option<String>,
 }
@@ -55,21 +44,9 @@ pub struct AgentInput {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTask {
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            required = true,
-            nullable = false,
-            min_length = 1,
-            max_length = 500,
-            pattern = r"\S"
-        )
-    )]
     pub title: Option<String>,
     pub description: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub project_id: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(pattern = r"^c[a-z0-9]{20,30}$"))]
     pub parent_task_id: Option<String>,
     pub agent: Option<AgentInput>,
     /// The gateway work request this task is created for (the bound
@@ -426,7 +403,7 @@ impl Harness {
         execution_id: Option<&str>,
         session_id: Option<&str>,
     ) -> CoreResult<SessionRecorded> {
-        let session_id = validate::text("sessionId", session_id, 256)?;
+        let session_id = validate::text("sessionId", session_id, MAX_SESSION_ID_CHARS)?;
         let session_id = session_id.trim().to_string();
         let execution_id = match execution_id {
             Some(id) => id.to_string(),

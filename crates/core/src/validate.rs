@@ -16,6 +16,10 @@ pub const MAX_TERMINAL_INPUT_CHARS: usize = 10_000;
 pub const MAX_INPUT_KEY_CHARS: usize = 256;
 /// The longest `batchId` / `leaseToken` a Workbench batch call names.
 pub const MAX_BATCH_ARG_CHARS: usize = 128;
+/// The longest prompt an agent is started with (`POST /api/tasks/{id}/start`).
+pub const MAX_PROMPT_CHARS: usize = 100_000;
+/// The longest node id ([`is_node_id`]).
+pub const MAX_NODE_ID_CHARS: usize = 64;
 
 /// Text typed into a terminal: 1..=[`MAX_TERMINAL_INPUT_CHARS`] characters,
 /// with an optional key of at most [`MAX_INPUT_KEY_CHARS`].
@@ -66,7 +70,7 @@ pub fn cuid(field: &'static str, value: &str) -> CoreResult<String> {
 /// digits, `-` or `_`.
 pub fn is_node_id(id: &str) -> bool {
     !id.is_empty()
-        && id.len() <= 64
+        && id.len() <= MAX_NODE_ID_CHARS
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')

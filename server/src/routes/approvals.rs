@@ -63,7 +63,7 @@ async fn reset_global(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Glo
 }
 
 #[utoipa::path(get, path = "/api/projects/{id}/approval-policy", tag = "approvals",
-    params(("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id")),
+    params(("id" = String, Path, description = "The project's id")),
     responses((status = 200, description = "The project's own rules, tried before the global ones", body = Policy)))]
 async fn project(
     State(s): State<AppState>,
@@ -74,7 +74,7 @@ async fn project(
 }
 
 #[utoipa::path(put, path = "/api/projects/{id}/approval-policy", tag = "approvals", request_body = Policy,
-    params(("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id")),
+    params(("id" = String, Path, description = "The project's id")),
     responses((status = 200, description = "Stored", body = Policy)))]
 async fn put_project(
     State(s): State<AppState>,
@@ -116,6 +116,7 @@ async fn check(
 }
 
 #[derive(utoipa::IntoParams, Deserialize)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 struct ListQuery {
     task_id: Option<String>,

@@ -24,7 +24,7 @@ pub fn routes() -> Router<AppState> {
     path = "/api/tasks/{id}/deliveries",
     tag = "deliveries",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task's deliveries", body = Vec<harness_core::deliveries::Delivery>)
@@ -44,7 +44,7 @@ async fn for_task(
     path = "/api/deliveries/{id}",
     tag = "deliveries",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+        ("id" = String, Path, description = "The delivery's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The delivery", body = harness_core::deliveries::Delivery)
@@ -64,7 +64,7 @@ async fn show(
     path = "/api/deliveries/{id}/retry",
     tag = "deliveries",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+        ("id" = String, Path, description = "The delivery's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Queued again", body = harness_core::deliveries::Delivery)
@@ -84,7 +84,7 @@ async fn retry(
     path = "/api/deliveries/{id}/mark-delivered",
     tag = "deliveries",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The delivery's id (a CUID)")
+        ("id" = String, Path, description = "The delivery's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Marked as delivered", body = harness_core::deliveries::Delivery)

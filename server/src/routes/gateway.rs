@@ -289,7 +289,7 @@ async fn list_sessions(
     path = "/api/gateway/replies/{id}/retry",
     tag = "gateway",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
+        ("id" = String, Path, description = "The reply's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Due again now", body = harness_core::store::GatewayReply),
@@ -311,7 +311,7 @@ async fn retry_reply(
     path = "/api/gateway/replies/{id}/mark-delivered",
     tag = "gateway",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The reply's id (a CUID)")
+        ("id" = String, Path, description = "The reply's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Marked as delivered", body = harness_core::store::GatewayReply),

@@ -38,7 +38,7 @@ pub fn routes() -> Router<AppState> {
     path = "/api/projects/{id}/workbench/runtime",
     tag = "projects",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+        ("id" = String, Path, description = "The project's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The Workbench's runtime state, derived now", body = harness_core::workbench_runtime::WorkbenchRuntime)
@@ -65,7 +65,7 @@ async fn workbench_runtime(
     path = "/api/projects/{id}/workbench",
     tag = "projects",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+        ("id" = String, Path, description = "The project's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The project's Workbench task", body = harness_core::model::TaskView)
@@ -97,7 +97,7 @@ struct WorkbenchBody {
     path = "/api/projects/{id}/workbench",
     tag = "projects",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+        ("id" = String, Path, description = "The project's id (a CUID)")
     ),
     request_body = Option<WorkbenchBody>,
     responses(
@@ -131,7 +131,7 @@ async fn ensure_workbench(
     path = "/api/tasks/{id}/inbox",
     tag = "internal",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task's inbox and derived children", body = super::openapi::InboxResponse)

@@ -56,8 +56,16 @@ fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
         Some(l) => l
             .parse::<u32>()
             .ok()
-            .filter(|n| (1..=500).contains(n))
-            .ok_or_else(|| CoreError::invalid("limit", "limit must be an integer from 1 to 500"))?,
+            .filter(|n| (1..=harness_core::messaging::MAX_PAGE_ROWS).contains(n))
+            .ok_or_else(|| {
+                CoreError::invalid(
+                    "limit",
+                    format!(
+                        "limit must be an integer from 1 to {}",
+                        harness_core::messaging::MAX_PAGE_ROWS
+                    ),
+                )
+            })?,
     };
     let task_id = match p.task_id.as_deref() {
         None | Some("") => None,
@@ -85,7 +93,7 @@ fn parse(p: ListParams) -> Result<MessageQuery, CoreError> {
     params(
         ("view" = Option<harness_core::model::MessageView>, Query, description = "pending (default), answered or all"),
         ("cursor" = Option<String>, Query, description = "The previous page's nextCursor"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Rows per page (default 50)"),
+        ("limit" = Option<u32>, Query, description = "Rows per page (default 50)"),
         ("q" = Option<String>, Query, description = "Search text"),
         ("taskId" = Option<String>, Query, description = "Only this task's messages"),
         ("from" = Option<String>, Query, description = "children: only derived children's messages; all (default)")
@@ -134,7 +142,7 @@ async fn list(
     path = "/api/harness/messages/{id}/ignore",
     tag = "messages",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
+        ("id" = String, Path, description = "The message's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The message, ignored", body = harness_core::model::Message)
@@ -153,7 +161,7 @@ async fn ignore(
     path = "/api/harness/messages/{id}",
     tag = "messages",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The message's id (a CUID)")
+        ("id" = String, Path, description = "The message's id (a CUID)")
     ),
     responses(
         (status = 204, description = "Dismissed")

@@ -80,10 +80,27 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
 #[openapi(paths(internal_input))]
 struct Api;
 
-/// The OpenAPI 3.1 document served at `GET /api/openapi.json`.
+/// The OpenAPI 3.1 document served at `GET /api/openapi.json`, as utoipa
+/// builds it (without the constraints of `openapi/constraints.rs`).
 pub fn openapi_document() -> &'static utoipa::openapi::OpenApi {
     openapi::document()
 }
+
+/// The document exactly as served, constraints included.
+pub fn openapi_json() -> &'static serde_json::Value {
+    openapi::document_json()
+}
+
+/// The constraints that name no field or parameter of the document.
+pub fn openapi_unmatched_constraints() -> &'static [String] {
+    openapi::unmatched_constraints()
+}
+
+/// Every constraint stated in the document, with its rules (for the test
+/// that ties each one to a core constant).
+pub use openapi::{constraints, rules as openapi_rules};
+/// Most progress-log lines one plan request may ask for.
+pub use plan::MAX_LOG_LINES as MAX_PLAN_LOG_LINES;
 
 pub async fn healthz() -> impl IntoResponse {
     Json(serde_json::json!({ "status": "ok" }))
@@ -100,7 +117,7 @@ pub fn health() -> Router<AppState> {
     path = "/api/internal/terminal/{task_id}/input",
     tag = "internal",
     params(
-        ("task_id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task whose terminal to type into (a CUID)")
+        ("task_id" = String, Path, description = "The task whose terminal to type into (a CUID)")
     ),
     request_body = tasks::InputBody,
     responses(

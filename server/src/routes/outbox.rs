@@ -342,7 +342,7 @@ async fn list(
     path = "/api/tasks/{id}/outbound",
     tag = "outbox",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)"),
+        ("id" = String, Path, description = "The task's id (a CUID)"),
         ("limit" = Option<u32>, Query, description = "Rows at most (default 100, at most 500)")
     ),
     responses(
@@ -368,7 +368,7 @@ async fn for_task(
     path = "/api/outbound/{id}",
     tag = "outbox",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+        ("id" = String, Path, description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The outbox row", body = Outbound)
@@ -388,7 +388,7 @@ async fn show(
     path = "/api/outbound/{id}/retry",
     tag = "outbox",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+        ("id" = String, Path, description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Due again now", body = Outbound)
@@ -408,7 +408,7 @@ async fn retry(
     path = "/api/outbound/{id}/mark-delivered",
     tag = "outbox",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The outbox row's id (a CUID)")
+        ("id" = String, Path, description = "The outbox row's id (a CUID)")
     ),
     responses(
         (status = 200, description = "Marked as delivered", body = Outbound)

@@ -25,7 +25,7 @@ pub fn routes() -> Router<AppState> {
     path = "/api/projects/{id}",
     tag = "projects",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The project's id (a CUID)")
+        ("id" = String, Path, description = "The project's id (a CUID)")
     ),
     request_body = harness_core::project_check::UpdateProject,
     responses(

@@ -82,7 +82,7 @@ async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<TaskVie
     path = "/api/tasks/{id}",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The task", body = harness_core::model::TaskView)
@@ -110,7 +110,7 @@ struct StartBody {
     path = "/api/tasks/{id}/start",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     request_body = Option<StartBody>,
     responses(
@@ -133,8 +133,11 @@ async fn start(
         // Never "the most recent session": a fresh start when unknown.
         s.terminals.resume_mode_for(&id).await?
     } else {
-        let prompt =
-            harness_core::validate::optional_text("prompt", body.prompt.as_deref(), 100_000)?;
+        let prompt = harness_core::validate::optional_text(
+            "prompt",
+            body.prompt.as_deref(),
+            harness_core::validate::MAX_PROMPT_CHARS,
+        )?;
         StartMode::Fresh { prompt }
     };
     let execution = s.terminals.start(&id, mode).await?;
@@ -146,7 +149,7 @@ async fn start(
     path = "/api/tasks/{id}/stop",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The agent is stopped", body = super::openapi::StopTaskResponse)
@@ -175,7 +178,7 @@ pub(crate) struct InputBody {
     path = "/api/tasks/{id}/input",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     request_body = InputBody,
     responses(
@@ -204,11 +207,14 @@ pub(crate) async fn terminal_input(
         .text
         .ok_or_else(|| harness_core::CoreError::invalid("text", "text required"))?;
     if let Some(k) = &body.idempotency_key
-        && (k.is_empty() || k.len() > 256)
+        && (k.is_empty() || k.chars().count() > harness_core::validate::MAX_INPUT_KEY_CHARS)
     {
         return Err(harness_core::CoreError::invalid(
             "idempotencyKey",
-            "idempotencyKey must be 1..256 characters",
+            format!(
+                "idempotencyKey must be 1..{} characters",
+                harness_core::validate::MAX_INPUT_KEY_CHARS
+            ),
         )
         .into());
     }
@@ -233,7 +239,7 @@ pub(crate) async fn terminal_input(
     path = "/api/tasks/{id}/screen",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     responses(
         (status = 200, description = "The screen as text", body = super::openapi::ScreenResponse)
@@ -261,7 +267,7 @@ struct Unattended {
     path = "/api/tasks/{id}/unattended",
     tag = "tasks",
     params(
-        ("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")
+        ("id" = String, Path, description = "The task's id (a CUID)")
     ),
     request_body = Unattended,
     responses(

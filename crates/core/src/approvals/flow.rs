@@ -24,6 +24,8 @@ use crate::{
     store::{Approval, ApprovalDecision, ApprovalState, NewApproval, NewInput},
 };
 
+/// The longest tool name a checked call may carry.
+pub const MAX_CALL_TOOL_CHARS: usize = 200;
 /// The longest the server holds one check (the hook's own timeout is longer).
 pub const MAX_WAIT: Duration = Duration::from_secs(120);
 /// How long a derived task's approval waits for its parent before the
@@ -211,10 +213,10 @@ impl Harness {
         wait: Duration,
     ) -> CoreResult<CallVerdict> {
         let tool = call.tool.trim();
-        if tool.is_empty() || tool.chars().count() > 200 {
+        if tool.is_empty() || tool.chars().count() > MAX_CALL_TOOL_CHARS {
             return Err(CoreError::invalid(
                 "tool",
-                "tool must be 1..=200 characters",
+                format!("tool must be 1..={MAX_CALL_TOOL_CHARS} characters"),
             ));
         }
         let view = self.get_task(task_id).await?;

@@ -13,6 +13,8 @@ use crate::{CoreError, CoreResult, Harness, store::InboundFinish, store::Inbound
 
 /// The stored response's budget (its JSON text).
 pub const MAX_COMPLETION_CHARS: usize = 64_000;
+/// The longest `inboundId` read (it must then be a CUID).
+pub const MAX_INBOUND_ID_CHARS: usize = 128;
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -25,11 +27,14 @@ pub struct CompletionInput {
 }
 
 impl Harness {
-    /// `{ok: true, inboundId, state: "PROCESSED"}`; an unknown row → 400
-    /// naming `inboundId`.
+    /// `{ok: true, inboundId, state: "PROCESSED"}`; an unknown row → 404.
     pub async fn complete_gateway_inbound(&self, input: &CompletionInput) -> CoreResult<Value> {
-        let id = text(input.inbound_id.as_deref(), "inboundId", 128)?
-            .ok_or_else(|| CoreError::invalid("inboundId", "inboundId required"))?;
+        let id = text(
+            input.inbound_id.as_deref(),
+            "inboundId",
+            MAX_INBOUND_ID_CHARS,
+        )?
+        .ok_or_else(|| CoreError::invalid("inboundId", "inboundId required"))?;
         let id = validate::cuid("inboundId", &id)?;
         let response = input.response.clone().unwrap_or(Value::Null).to_string();
         if response.chars().count() > MAX_COMPLETION_CHARS {
@@ -51,9 +56,8 @@ impl Harness {
             .await?;
         match done {
             Some(row) => Ok(json!({"ok": true, "inboundId": row.id, "state": row.state.as_str()})),
-            None => Err(CoreError::invalid(
-                "inboundId",
-                "Gateway inbound message not found",
+            None => Err(CoreError::NotFound(
+                "Gateway inbound message not found".into(),
             )),
         }
     }

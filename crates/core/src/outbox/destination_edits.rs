@@ -24,6 +24,13 @@ impl ListEntry for Destination {
     }
 }
 
+/// The longest alias (the name a send's `to` uses).
+pub const MAX_ALIAS_CHARS: usize = 200;
+/// The longest label of an entry.
+pub const MAX_LABEL_CHARS: usize = 200;
+/// The longest platform name of an entry.
+pub const MAX_PLATFORM_CHARS: usize = 64;
+
 fn clean(v: &mut Option<String>, field: &'static str, max: usize) -> CoreResult<()> {
     *v = v
         .as_deref()
@@ -43,10 +50,10 @@ fn clean(v: &mut Option<String>, field: &'static str, max: usize) -> CoreResult<
 /// lower-cased) and check it: a known gateway (or none: any) and scope
 /// (none means `work`), a destination, and the lengths.
 pub fn check_destination(d: &mut Destination) -> CoreResult<()> {
-    clean(&mut d.alias, "alias", 200)?;
-    clean(&mut d.label, "label", 200)?;
+    clean(&mut d.alias, "alias", MAX_ALIAS_CHARS)?;
+    clean(&mut d.label, "label", MAX_LABEL_CHARS)?;
     clean(&mut d.gateway, "gateway", 32)?;
-    clean(&mut d.platform, "platform", 64)?;
+    clean(&mut d.platform, "platform", MAX_PLATFORM_CHARS)?;
     clean(&mut d.scope, "scope", 20)?;
     d.gateway = d.gateway.take().map(|g| g.to_ascii_lowercase());
     d.platform = d.platform.take().map(|p| p.to_ascii_lowercase());
@@ -75,10 +82,13 @@ pub fn check_destination(d: &mut Destination) -> CoreResult<()> {
             "dest is required (a chat id such as telegram:-100123 or feishu:oc_…)",
         ));
     }
-    if d.dest.chars().count() > 1024 {
+    if d.dest.chars().count() > super::MAX_DEST_CHARS {
         return Err(CoreError::invalid(
             "dest",
-            "dest too long (at most 1024 characters)",
+            format!(
+                "dest too long (at most {} characters)",
+                super::MAX_DEST_CHARS
+            ),
         ));
     }
     Ok(())
@@ -87,7 +97,7 @@ pub fn check_destination(d: &mut Destination) -> CoreResult<()> {
 /// [`check_destination`] for an entry added or edited one at a time: it
 /// also needs its alias (the name a send's `to` uses).
 pub fn check_new_destination(d: &mut Destination) -> CoreResult<()> {
-    clean(&mut d.alias, "alias", 200)?;
+    clean(&mut d.alias, "alias", MAX_ALIAS_CHARS)?;
     if d.alias.is_none() {
         return Err(CoreError::invalid(
             "alias",

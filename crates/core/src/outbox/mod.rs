@@ -58,6 +58,12 @@ pub const MAX_PUSH_CHARS: usize = 4000;
 pub const MAX_TO_CHARS: usize = 1024;
 /// The longest caller `dedupKey`.
 pub const MAX_DEDUP_KEY_CHARS: usize = 256;
+/// The longest `downstream` (a gateway's downstream channel name).
+pub const MAX_DOWNSTREAM_CHARS: usize = 128;
+/// The longest `dest` (a chat id on a platform).
+pub const MAX_DEST_CHARS: usize = 1024;
+/// The longest gateway `profile`.
+pub const MAX_PROFILE_CHARS: usize = 256;
 
 /// `push_to_human` / `POST /api/internal/harness/outbound`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -224,9 +230,13 @@ impl Harness {
                 }
                 (
                     g,
-                    trimmed(input.downstream.as_deref(), "downstream", 128)?,
-                    trimmed(input.dest.as_deref(), "dest", 1024)?,
-                    trimmed(input.profile.as_deref(), "profile", 256)?,
+                    trimmed(
+                        input.downstream.as_deref(),
+                        "downstream",
+                        MAX_DOWNSTREAM_CHARS,
+                    )?,
+                    trimmed(input.dest.as_deref(), "dest", MAX_DEST_CHARS)?,
+                    trimmed(input.profile.as_deref(), "profile", MAX_PROFILE_CHARS)?,
                     16_000,
                 )
             }

@@ -16,7 +16,10 @@
 //! boundary, 404, 409, 413 body too large), each with the JSON error body;
 //! ask, notify and outbound also 429 (a task's rate limit).
 
+pub mod constraints;
+pub mod rules;
 mod schemas;
+mod write;
 
 use std::sync::OnceLock;
 
@@ -90,16 +93,31 @@ pub fn document() -> &'static utoipa::openapi::OpenApi {
 
 /// The document as served: JSON, with the Link objects' field names as
 /// OpenAPI spells them (utoipa 5 writes `operation_id`, `request_body`,
-/// `operation_ref` in snake case; schemathesis then ignores the links).
+/// `operation_ref` in snake case; schemathesis then ignores the links), and
+/// the constraints the validation enforces (`constraints.rs`).
 pub fn document_json() -> &'static serde_json::Value {
-    static JSON: OnceLock<serde_json::Value> = OnceLock::new();
+    &served().0
+}
+
+/// The constraints of `constraints.rs` that name no field or parameter of
+/// the document (empty unless one went stale).
+pub fn unmatched_constraints() -> &'static [String] {
+    &served().1
+}
+
+fn served() -> &'static (serde_json::Value, Vec<String>) {
+    static JSON: OnceLock<(serde_json::Value, Vec<String>)> = OnceLock::new();
     JSON.get_or_init(|| {
         let mut json = serde_json::to_value(document()).unwrap_or_else(|err| {
             tracing::error!(%err, "cannot encode the OpenAPI document");
             serde_json::Value::Null
         });
         camel_case_links(&mut json);
-        json
+        let unmatched = write::constraints(&mut json);
+        if !unmatched.is_empty() {
+            tracing::error!(?unmatched, "OpenAPI constraints name no field");
+        }
+        (json, unmatched)
     })
 }
 
