@@ -282,6 +282,7 @@ async fn drive(
     cli: &Path,
     shell: &str,
     args: fn(&str) -> Value,
+    ready: &[&str],
     attack: impl FnOnce(&World) -> String,
     env: impl FnOnce(&World, &str) -> Value,
 ) {
@@ -347,13 +348,13 @@ async fn drive(
     let (status, r) = s.call("POST", &format!("/api/tasks/{t}/stop"), None).await;
     assert_eq!(status, StatusCode::OK, "{r}");
     start(&s, &t, json!({"resume": true})).await;
-    // Typed once the resumed CLI drew its conversation and input box
-    // (keys typed earlier are read as start-up keystrokes).
+    // Typed once the resumed CLI drew its conversation and input box (all
+    // of `ready` on screen; keys typed earlier are read as start-up keystrokes).
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (_, screen) = s.call("GET", &format!("/api/tasks/{t}/screen"), None).await;
         let text = screen["text"].as_str().unwrap_or_default().to_string();
-        if text.contains("same-session") && text.contains("bypass permissions") {
+        if ready.iter().all(|r| text.contains(r)) {
             break;
         }
         assert!(Instant::now() < deadline, "the resumed screen: {screen}");
@@ -420,6 +421,7 @@ async fn real_claude_code_stays_gated_after_its_binary_and_settings_are_attacked
         &cli,
         "Bash",
         |c| json!({"command": c, "description": "run"}),
+        &["same-session", "bypass permissions"],
         |w| {
             let off = "{\"disableAllHooks\": true}";
             let mut script = format!(
@@ -462,6 +464,7 @@ async fn real_codex_stays_gated_after_its_binary_and_settings_are_attacked() {
         &cli,
         "exec_command",
         |c| json!({"cmd": c}),
+        &["Done.", "Ask Codex"],
         |w| {
             // Every key Harness's hooks can have: on the command line
             // (session flags) and as managed requirements.
