@@ -340,7 +340,9 @@ impl Terminals {
         // Isolated agents get the hooks as their CLI's managed settings (an
         // `/etc` layer); any other start whose settings would switch the
         // hooks off is refused (`hook_guard`), at every start and resume.
-        let managed_etc = isolation.managed_hooks().then(|| run_dir.join("etc"));
+        let managed_etc = (isolation.managed_hooks()
+            && view.task.agent.provider != harness_core::model::Provider::Command)
+            .then(|| run_dir.join("etc"));
         let guarded = hook_guard::check(
             view.task.agent.provider,
             &cwd,
