@@ -141,10 +141,11 @@ fn remove_stale(dir: &Path, keep: &str) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let ours = name.starts_with(PREFIX) || name.starts_with(TEMP_PREFIX);
-        if ours && name != keep {
-            if let Err(err) = fs::remove_file(entry.path()) {
-                tracing::warn!(%err, file = %entry.path().display(), "cannot remove an old copy of the harness executable");
-            }
+        if ours
+            && name != keep
+            && let Err(err) = fs::remove_file(entry.path())
+        {
+            tracing::warn!(%err, file = %entry.path().display(), "cannot remove an old copy of the harness executable");
         }
     }
 }
