@@ -121,16 +121,30 @@ fn isolation() -> Check {
     if crate::isolation::IsolationMode::parse(&mode) == Ok(crate::isolation::IsolationMode::Off) {
         return Check::note(
             NAME,
-            "switched off (HARNESS_AGENT_ISOLATION=off): agents can read the data directory",
+            "switched off (HARNESS_AGENT_ISOLATION=off): agents can read the data directory and \
+             replace the executable their hooks and sandbox run from, so nothing holds their \
+             approval gate",
             "unset HARNESS_AGENT_ISOLATION to isolate agents",
         );
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("harness"));
     match harness_pty::isolate::probe(&exe) {
-        Ok(()) => Check::pass(
-            NAME,
-            "agents cannot see the data directory (user, mount and PID namespaces)",
-        ),
+        Ok(()) => match harness_pty::isolate::probe_layer(&exe) {
+            Ok(()) => Check::pass(
+                NAME,
+                "agents cannot see the data directory (user, mount and PID namespaces); their \
+                 hooks run from a read-only private copy of harness and are their CLI's \
+                 managed settings, which their own settings cannot switch off",
+            ),
+            Err(err) => Check::note(
+                NAME,
+                format!(
+                    "agents cannot see the data directory, but their hooks cannot be managed \
+                     settings ({err}): a start whose settings switch the hooks off is refused"
+                ),
+                "Linux 5.11 or later allows overlayfs in a user namespace",
+            ),
+        },
         Err(err) => Check::fail(
             NAME,
             format!("agents would run NOT isolated and could read Harness's secrets: {err}"),

@@ -39,6 +39,9 @@ pub struct AgentIsolation {
     hide: Option<Vec<PathBuf>>,
     /// Why agents are not isolated (when they are not).
     pub reason: Option<String>,
+    /// Why Harness's hooks cannot be laid over `/etc` as the CLIs' managed
+    /// settings in the agents' namespace (`None`: they can).
+    pub layer_unavailable: Option<String>,
 }
 
 impl AgentIsolation {
@@ -47,6 +50,7 @@ impl AgentIsolation {
         Self {
             hide: None,
             reason: Some(reason.into()),
+            layer_unavailable: Some("agents are not isolated".into()),
         }
     }
 
@@ -85,6 +89,7 @@ impl AgentIsolation {
                 Ok(Self {
                     hide: Some(hide),
                     reason: None,
+                    layer_unavailable: isolate::probe_layer(launcher).err(),
                 })
             }
             Err(err) if mode == IsolationMode::Required => Err(format!(
@@ -99,35 +104,64 @@ impl AgentIsolation {
         self.hide.is_some()
     }
 
+    /// Whether each agent gets Harness's hooks as its CLI's managed settings
+    /// (an `/etc` layer in its namespace), which the user's and the
+    /// project's settings cannot switch off.
+    pub fn managed_hooks(&self) -> bool {
+        self.active() && self.layer_unavailable.is_none()
+    }
+
     /// The start-up line.
     pub fn describe(&self) -> String {
         match (&self.hide, &self.reason) {
             (Some(hide), _) => format!(
-                "agents are isolated: they cannot see {} (user, mount and PID namespaces)",
+                "agents are isolated: they cannot see {} (user, mount and PID namespaces); {}",
                 hide.iter()
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                match &self.layer_unavailable {
+                    None => "their hooks are managed settings their own settings cannot \
+                             switch off"
+                        .to_string(),
+                    Some(why) => format!(
+                        "their hooks are NOT managed settings ({why}): a start whose settings \
+                         switch the hooks off is refused"
+                    ),
+                }
             ),
             (None, reason) => format!(
                 "agents are NOT isolated from the data directory: {}; an agent can read \
-                 Harness's secrets (see README \"Security\")",
+                 Harness's secrets and replace the executable its hooks and sandbox run \
+                 from, so nothing holds its approval gate (see README \"Security\")",
                 reason.as_deref().unwrap_or("unknown reason")
             ),
         }
     }
 
     /// The isolation for one agent: everything hidden but its own run
-    /// directory and the signal directory (both read-only). `cwd` inside a
-    /// hidden directory cannot work and is refused by the caller.
-    pub fn for_agent(&self, run_dir: &Path, signal_dir: &Path) -> Option<Isolation> {
+    /// directory, the signal directory and the private harness executable
+    /// its hooks run (all read-only); `etc_layer` laid over `/etc` (its
+    /// CLI's managed settings). `cwd` inside a hidden directory cannot work
+    /// and is refused by the caller.
+    pub fn for_agent(
+        &self,
+        run_dir: &Path,
+        signal_dir: &Path,
+        exe: &Path,
+        etc_layer: Option<&Path>,
+    ) -> Option<Isolation> {
         let hide = self.hide.clone()?;
-        let show = [run_dir, signal_dir]
+        let show = [run_dir, signal_dir, exe]
             .into_iter()
             .filter(|p| hide.iter().any(|h| p.starts_with(h) && *p != h.as_path()))
             .map(Path::to_path_buf)
             .collect();
-        Some(Isolation { hide, show })
+        Some(Isolation {
+            hide,
+            show,
+            etc_layer: etc_layer.map(Path::to_path_buf),
+        })
     }
 
     /// A hidden directory that contains `path`, if any.
@@ -160,20 +194,37 @@ mod tests {
         let iso = AgentIsolation {
             hide: Some(vec!["/d".into()]),
             reason: None,
+            layer_unavailable: None,
         };
         let one = iso
-            .for_agent(Path::new("/d/runs/e1"), Path::new("/d/signals"))
+            .for_agent(
+                Path::new("/d/runs/e1"),
+                Path::new("/d/signals"),
+                Path::new("/d/bin/harness-1"),
+                Some(Path::new("/d/runs/e1/etc")),
+            )
             .unwrap();
         assert_eq!(one.hide, vec![PathBuf::from("/d")]);
         assert_eq!(
             one.show,
-            vec![PathBuf::from("/d/runs/e1"), PathBuf::from("/d/signals")]
+            vec![
+                PathBuf::from("/d/runs/e1"),
+                PathBuf::from("/d/signals"),
+                PathBuf::from("/d/bin/harness-1")
+            ]
         );
+        assert_eq!(one.etc_layer, Some(PathBuf::from("/d/runs/e1/etc")));
+        assert!(iso.managed_hooks());
         assert!(iso.hides(Path::new("/d/work")).is_some());
         assert!(iso.hides(Path::new("/e")).is_none());
         assert!(
             AgentIsolation::none("x")
-                .for_agent(Path::new("/d/r"), Path::new("/d/s"))
+                .for_agent(
+                    Path::new("/d/r"),
+                    Path::new("/d/s"),
+                    Path::new("/d/b"),
+                    None
+                )
                 .is_none()
         );
     }

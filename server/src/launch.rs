@@ -226,9 +226,19 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         cancel.child_token(),
     )));
 
+    // Hooks and the sandbox launcher run from a private copy of this
+    // executable that agents cannot change (`private_exe`).
+    let source = crate::private_exe::Source::for_configured(&config.harness_bin);
+    let root = data.root.clone();
+    let harness_bin =
+        tokio::task::spawn_blocking(move || crate::private_exe::install(&root, &source))
+            .await
+            .context("the copy of the harness executable did not finish")?
+            .context("cannot make the private copy of the harness executable")?;
+    tracing::info!(path = %harness_bin.display(), "hooks and the agent sandbox run from a private copy of this executable");
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
-    terminal_config.harness_bin = config.harness_bin.clone();
+    terminal_config.harness_bin = harness_bin.clone();
     terminal_config.nodes = crate::node_call::NodeClient::new(data.node_key.clone());
     let database_dir = config
         .database_url()
@@ -239,11 +249,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
                 .map(std::path::Path::to_path_buf)
         });
     // The probe runs the launcher once (a child process): off the async workers.
-    let (mode, launcher, root) = (
-        config.agent_isolation,
-        config.harness_bin.clone(),
-        data.root.clone(),
-    );
+    let (mode, launcher, root) = (config.agent_isolation, harness_bin, data.root.clone());
     // A cluster's shared secrets directory is hidden from agents too.
     let secrets_dir = std::fs::canonicalize(&data.secrets).ok();
     terminal_config.isolation = tokio::task::spawn_blocking(move || {

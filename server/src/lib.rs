@@ -21,6 +21,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod node;
 pub mod node_call;
+pub mod private_exe;
 pub mod routes;
 pub mod secrets;
 pub mod security;

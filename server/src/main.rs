@@ -335,10 +335,10 @@ fn main() -> ExitCode {
     // process still has one thread (a new user namespace needs that).
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(harness_pty::isolate::SUBCOMMAND) {
-        let code = if args.get(2).map(String::as_str) == Some("--probe") {
-            harness_pty::isolate::probe_main()
-        } else {
-            harness_pty::isolate::launcher_main(&args[2..])
+        let code = match args.get(2).map(String::as_str) {
+            Some("--probe") => harness_pty::isolate::probe_main(false),
+            Some("--probe-layer") => harness_pty::isolate::probe_main(true),
+            _ => harness_pty::isolate::launcher_main(&args[2..]),
         };
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }

@@ -137,6 +137,8 @@ mod real_cli;
 mod real_cli_approvals;
 #[path = "real_cli_first_run.rs"]
 mod real_cli_first_run;
+#[path = "real_cli_gate_files.rs"]
+mod real_cli_gate_files;
 #[path = "real_gateways.rs"]
 mod real_gateways;
 #[path = "reminders.rs"]

@@ -513,8 +513,8 @@ async fn real_codex_parks_resumes_and_is_gated() {
 }
 
 /// Point 3: Codex reports its session id only through a hook at its first
-/// turn. With no hook report at all (here: the hooks' binary is missing, so
-/// every hook fails open), a resume still continues the task's own session —
+/// turn. With no hook report at all (here: the hooks' binary is not a
+/// harness, so every hook fails open), a resume still continues the task's own session —
 /// found in Codex's session files — and never "the most recent" one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn real_codex_without_a_hook_report_resumes_its_session_from_the_session_files() {
@@ -529,7 +529,16 @@ async fn real_codex_without_a_hook_report_resumes_its_session_from_the_session_f
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut cfg =
         harness_server::ServeConfig::new(listener.local_addr().unwrap(), dir.path().join("data"));
-    cfg.harness_bin = dir.path().join("no-such-harness");
+    // Not a harness: every hook fails (and agents run unisolated: the
+    // isolation probe through it fails too).
+    let not_harness = dir.path().join("not-harness");
+    std::fs::write(&not_harness, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(
+        &not_harness,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    cfg.harness_bin = not_harness;
     let running = harness_server::launch(cfg, listener).await.unwrap();
     let s = common::Server {
         base: running.base_url(),

@@ -369,7 +369,8 @@ fn main() {
     {
         Some(v) => settings::load::<Settings>(&v).unwrap_or_else(|e| fail(e)),
         None => Settings::default(),
-    };
+    }
+    .with_managed(std::path::Path::new("/etc/claude-code/managed-settings.d"));
     let mut endpoint = None;
     for c in &args.mcp_configs {
         let config = settings::load::<McpConfig>(c).unwrap_or_else(|e| fail(e));

@@ -54,6 +54,28 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Adds the hooks of Claude Code's managed settings drop-ins
+    /// (`<dir>/*.json`, in name order), as the real CLI merges them.
+    pub fn with_managed(mut self, dir: &std::path::Path) -> Self {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        for file in files {
+            let Some(managed) = file.to_str().and_then(|f| load::<Settings>(f).ok()) else {
+                continue;
+            };
+            for (event, groups) in managed.hooks {
+                self.hooks.entry(event).or_default().extend(groups);
+            }
+        }
+        self
+    }
+
     /// Command hooks for `event` that match `tool`.
     pub fn commands(&self, event: &str, tool: Option<&str>) -> Vec<HookCommand> {
         self.hooks

@@ -57,6 +57,9 @@ pub struct Isolation {
     pub hide: Vec<PathBuf>,
     /// Paths under a hidden directory that stay visible, read-only.
     pub show: Vec<PathBuf>,
+    /// A directory whose entries are laid over `/etc`, read-only
+    /// ([`etc_layer`]): the agent CLIs' managed settings.
+    pub etc_layer: Option<PathBuf>,
 }
 
 impl Isolation {
@@ -71,6 +74,10 @@ impl Isolation {
             out.push("--show".into());
             out.push(s.display().to_string());
         }
+        if let Some(layer) = &self.etc_layer {
+            out.push("--etc-layer".into());
+            out.push(layer.display().to_string());
+        }
         out.push("--".into());
         out.extend(argv.iter().cloned());
         out
@@ -82,16 +89,16 @@ impl Isolation {
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             match arg.as_str() {
-                "--hide" | "--show" => {
+                "--hide" | "--show" | "--etc-layer" => {
                     let value = it.next().ok_or_else(|| format!("{arg} needs a path"))?;
                     let path = PathBuf::from(value);
                     if !path.is_absolute() {
                         return Err(format!("{arg} {value}: the path must be absolute"));
                     }
-                    if arg == "--hide" {
-                        iso.hide.push(path);
-                    } else {
-                        iso.show.push(path);
+                    match arg.as_str() {
+                        "--hide" => iso.hide.push(path),
+                        "--show" => iso.show.push(path),
+                        _ => iso.etc_layer = Some(path),
                     }
                 }
                 "--" => {
@@ -117,12 +124,23 @@ impl Isolation {
     }
 }
 
+mod probe;
+pub use probe::{inside_probe, probe, probe_layer, probe_main};
+
+#[cfg(target_os = "linux")]
+mod etc_layer;
+
 /// What the isolated child does once everything is in place.
 enum Action {
     /// Replace itself with this program.
     Exec(Vec<String>),
-    /// Check that `hidden` cannot be read and `shown` can (the probe).
-    Probe { hidden: PathBuf, shown: PathBuf },
+    /// Check that `hidden` cannot be read and `shown` can (the probe), and
+    /// that `laid` (a file of the `/etc` layer) can be read but not written.
+    Probe {
+        hidden: PathBuf,
+        shown: PathBuf,
+        laid: Option<PathBuf>,
+    },
 }
 
 /// The launcher's main: isolate, run `argv`, exit with its status. Returns
@@ -141,72 +159,6 @@ pub fn launcher_main(args: &[String]) -> i32 {
             eprintln!("harness: cannot isolate the agent from Harness's data: {err}");
             126
         }
-    }
-}
-
-/// `harness agent-sandbox --probe`: isolates a throw-away directory and checks
-/// the result from inside. Exit code 0 when agents can be isolated here.
-pub fn probe_main() -> i32 {
-    let dir = std::env::temp_dir().join(format!(
-        "harness-isolation-probe-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default()
-    ));
-    let result = (|| -> Result<i32, String> {
-        let shown_dir = dir.join("shown");
-        std::fs::create_dir_all(&shown_dir).map_err(|e| e.to_string())?;
-        let hidden = dir.join("secret");
-        let shown = shown_dir.join("visible");
-        std::fs::write(&hidden, b"secret").map_err(|e| e.to_string())?;
-        std::fs::write(&shown, b"visible").map_err(|e| e.to_string())?;
-        let iso = Isolation {
-            hide: vec![dir.clone()],
-            show: vec![shown_dir],
-        };
-        run(&iso, Action::Probe { hidden, shown })
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("{err}");
-            1
-        }
-    }
-}
-
-/// Whether this process was started by [`probe`] (see [`PROBE_ENV`]).
-pub fn inside_probe() -> bool {
-    std::env::var_os(PROBE_ENV).is_some()
-}
-
-/// Runs the probe through `launcher` (the harness binary) in a child process:
-/// `Ok` when agents are isolated, else the reason.
-pub fn probe(launcher: &Path) -> Result<(), String> {
-    if inside_probe() {
-        return Err(format!(
-            "started by an isolation probe: {PROBE_ENV} is set, so the probe's launcher is \
-             not the harness binary"
-        ));
-    }
-    let out = std::process::Command::new(launcher)
-        .args([SUBCOMMAND, "--probe"])
-        .env(PROBE_ENV, "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", launcher.display()))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(if err.is_empty() {
-            format!("the isolation probe failed ({})", out.status)
-        } else {
-            err
-        })
     }
 }
 
@@ -252,7 +204,7 @@ mod linux {
         write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))
     }
 
-    fn mount(
+    pub(super) fn mount(
         src: Option<&CString>,
         target: &CString,
         fstype: Option<&CString>,
@@ -300,7 +252,7 @@ mod linux {
     }
 
     /// An `O_PATH` descriptor of `path` (close-on-exec), and whether it is a directory.
-    fn open_path(path: &Path) -> Result<(OwnedFd, bool), String> {
+    pub(super) fn open_path(path: &Path) -> Result<(OwnedFd, bool), String> {
         let c = path_c(path)?;
         // SAFETY: c is a valid path; the returned fd is owned below.
         let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
@@ -354,6 +306,11 @@ mod linux {
             .iter()
             .map(|p| open_path(p).map(|(fd, dir)| (p.clone(), fd, dir)))
             .collect::<Result<Vec<_>, _>>()?;
+        // The managed settings, while the layer (in the data directory) is
+        // still visible.
+        if let Some(layer) = &iso.etc_layer {
+            super::etc_layer::lay_over(layer, Path::new("/etc"))?;
+        }
         let tmpfs = cstring(OsStr::new("tmpfs"))?;
         let source = cstring(OsStr::new("harness-hidden"))?;
         let options = cstring(OsStr::new("mode=0700,size=256k"))?;
@@ -458,7 +415,7 @@ mod linux {
         }
     }
 
-    fn probe_inside(hidden: &Path, shown: &Path) -> i32 {
+    fn probe_inside(hidden: &Path, shown: &Path, laid: Option<&Path>) -> i32 {
         if std::fs::read(hidden).is_ok() {
             eprintln!("the hidden file {} is still readable", hidden.display());
             return 1;
@@ -470,6 +427,20 @@ mod linux {
         if std::fs::write(shown, b"x").is_ok() {
             eprintln!("the shown file {} is writable", shown.display());
             return 1;
+        }
+        if let Some(laid) = laid {
+            if std::fs::read(laid).is_err() {
+                eprintln!("the file {} laid over /etc cannot be read", laid.display());
+                return 1;
+            }
+            if std::fs::write(laid, b"x").is_ok() {
+                eprintln!("the file {} laid over /etc is writable", laid.display());
+                return 1;
+            }
+            if !Path::new("/etc/passwd").exists() && Path::new("/etc").read_dir().is_err() {
+                eprintln!("/etc lost its own entries under the layer");
+                return 1;
+            }
         }
         // The host's processes are out of sight: /proc holds only this namespace.
         if std::path::Path::new("/proc/2").exists() {
@@ -545,7 +516,11 @@ mod linux {
                 std::process::exit(126);
             }
             let code = match &action {
-                Action::Probe { hidden, shown } => probe_inside(hidden, shown),
+                Action::Probe {
+                    hidden,
+                    shown,
+                    laid,
+                } => probe_inside(hidden, shown, laid.as_deref()),
                 Action::Exec(argv) => {
                     // SAFETY: still single-threaded.
                     let agent = unsafe { libc::fork() };
@@ -652,6 +627,7 @@ mod tests {
         let iso = Isolation {
             hide: vec!["/data".into()],
             show: vec!["/data/runs/e1".into(), "/data/signals".into()],
+            etc_layer: Some("/data/runs/e1/etc".into()),
         };
         let argv = vec!["claude".to_string(), "--".into(), "-x".into()];
         let wrapped = iso.wrap(Path::new("/bin/harness"), &argv);

@@ -8,6 +8,7 @@ pub mod child_input;
 pub mod control;
 pub mod deliver;
 mod forward;
+pub mod hook_guard;
 pub mod idle_start;
 pub mod prompts;
 pub mod providers;
@@ -338,17 +339,39 @@ impl Terminals {
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
         let directive = h.directive_for(&view.task.id).await?;
-        let argv = providers::argv(&SpawnInputs {
-            agent: &view.task.agent,
-            mode: &mode,
-            directive: &directive,
-            run_dir: &run_dir,
-            harness_bin: &self.inner.config.harness_bin,
-            mcp_url: &mcp_url,
-            codex_hook_trust: self.inner.config.codex_hook_trust,
+        // Isolated agents get the hooks as their CLI's managed settings (an
+        // `/etc` layer); any other start whose settings would switch the
+        // hooks off is refused (`hook_guard`), at every start and resume.
+        let managed_etc = (isolation.managed_hooks()
+            && view.task.agent.provider != harness_core::model::Provider::Command)
+            .then(|| run_dir.join("etc"));
+        let guarded = hook_guard::check(
+            view.task.agent.provider,
+            &cwd,
+            &view.task.agent.env,
+            managed_etc.is_some(),
+            std::path::Path::new("/etc"),
+        )
+        .map_err(std::io::Error::other);
+        let argv = guarded.and_then(|()| {
+            providers::argv(&SpawnInputs {
+                agent: &view.task.agent,
+                mode: &mode,
+                directive: &directive,
+                run_dir: &run_dir,
+                harness_bin: &self.inner.config.harness_bin,
+                mcp_url: &mcp_url,
+                codex_hook_trust: self.inner.config.codex_hook_trust,
+                managed_etc: managed_etc.as_deref(),
+            })
         });
         let argv = argv.and_then(|argv| {
-            let Some(iso) = isolation.for_agent(&run_dir, &self.inner.config.signal_dir) else {
+            let Some(iso) = isolation.for_agent(
+                &run_dir,
+                &self.inner.config.signal_dir,
+                &self.inner.config.harness_bin,
+                managed_etc.as_deref(),
+            ) else {
                 return Ok(argv);
             };
             // The run directory is bound into the agent's view: it must exist.

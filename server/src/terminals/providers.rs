@@ -12,7 +12,10 @@
 //! profile file would have to live in the user's `$CODEX_HOME`), so for
 //! Codex they stay visible to other local users (README "Security").
 
-use std::path::{Path, PathBuf};
+use std::{
+    os::unix::fs::DirBuilderExt,
+    path::{Path, PathBuf},
+};
 
 use harness_core::model::{AgentConfig, Provider};
 use serde_json::json;
@@ -69,11 +72,63 @@ pub struct SpawnInputs<'a> {
     pub directive: &'a str,
     /// Per-execution directory for generated settings files.
     pub run_dir: &'a Path,
-    /// Path of this `harness` binary (for hook commands).
+    /// Path of the private `harness` copy (for hook commands).
     pub harness_bin: &'a Path,
     pub mcp_url: &'a str,
     pub codex_hook_trust: CodexHookTrust,
+    /// The agent's `/etc` layer (isolated agents): the hooks are written
+    /// there as the CLI's managed settings, which the user's and the
+    /// project's settings cannot switch off. `None`: the hooks go on the
+    /// command line (`--settings` / `-c`).
+    pub managed_etc: Option<&'a Path>,
 }
+
+/// One hook Harness installs: the CLIs' event name, the `harness hook`
+/// subcommand it runs, its timeout (seconds) and Claude Code's matcher (Codex
+/// runs these on every tool or session source). Every provider's settings,
+/// command line and managed files are made from this one list.
+pub struct HookSpec {
+    pub event: &'static str,
+    pub subcommand: &'static str,
+    pub timeout: u32,
+    pub claude_matcher: Option<&'static str>,
+}
+
+/// Harness's hooks. PreToolUse on every tool: the ladder's gate (the blocked
+/// tools) and, on unattended or derived tasks, the approval policy; the
+/// timeout covers the hook's wait for a person.
+pub const HOOKS: &[HookSpec] = &[
+    HookSpec {
+        event: "PreToolUse",
+        subcommand: "pre-tool",
+        timeout: crate::hooks::PRE_TOOL_TIMEOUT_SECS,
+        claude_matcher: None,
+    },
+    HookSpec {
+        event: "Stop",
+        subcommand: "stop",
+        timeout: 10,
+        claude_matcher: None,
+    },
+    HookSpec {
+        event: "SessionStart",
+        subcommand: "session-start",
+        timeout: 10,
+        claude_matcher: Some("startup|resume|clear|compact"),
+    },
+    // Each call that ran, for the ungated-run watch.
+    HookSpec {
+        event: "PostToolUse",
+        subcommand: "post-tool",
+        timeout: 10,
+        claude_matcher: None,
+    },
+];
+
+/// Where Claude Code reads managed settings drop-ins (Linux), relative to `/etc`.
+pub const CLAUDE_MANAGED_FILE: &str = "claude-code/managed-settings.d/harness.json";
+/// Where Codex reads its administrators' requirements, relative to `/etc`.
+pub const CODEX_REQUIREMENTS_FILE: &str = "codex/requirements.toml";
 
 fn hook_command(bin: &Path, event: &str) -> String {
     format!(
@@ -82,30 +137,34 @@ fn hook_command(bin: &Path, event: &str) -> String {
     )
 }
 
+/// Claude Code's `hooks` object for [`HOOKS`].
+pub fn claude_hooks(bin: &Path) -> serde_json::Value {
+    let mut hooks = serde_json::Map::new();
+    for h in HOOKS {
+        let mut e = json!({"hooks": [{"type": "command",
+            "command": hook_command(bin, h.subcommand), "timeout": h.timeout}]});
+        if let Some(m) = h.claude_matcher {
+            e["matcher"] = json!(m);
+        }
+        hooks.insert(h.event.to_string(), json!([e]));
+    }
+    serde_json::Value::Object(hooks)
+}
+
 /// Claude Code settings (`--settings <file>`): our hooks, alongside (never
 /// replacing) the user's own settings files. `skipDangerousModePermissionPrompt`
 /// answers the one-time "Bypass Permissions mode" warning for this spawn only
 /// (without it a first-time user's agent waits at "No, exit").
 pub fn claude_settings(bin: &Path) -> serde_json::Value {
-    let entry = |event: &str, matcher: Option<&str>, timeout: u32| {
-        let mut e = json!({"hooks": [{"type": "command", "command": hook_command(bin, event), "timeout": timeout}]});
-        if let Some(m) = matcher {
-            e["matcher"] = json!(m);
-        }
-        e
-    };
-    json!({
-        "skipDangerousModePermissionPrompt": true,
-        "hooks": {
-            // Every tool: the ladder's gate (the blocked tools) and,
-            // on unattended or derived tasks, the approval policy (issue 31);
-            // the timeout covers the hook's wait for a person.
-            "PreToolUse": [entry("pre-tool", None, crate::hooks::PRE_TOOL_TIMEOUT_SECS)],
-            "PostToolUse": [entry("post-tool", None, 10)],
-            "Stop": [entry("stop", None, 10)],
-            "SessionStart": [entry("session-start", Some("startup|resume|clear|compact"), 10)],
-        },
-    })
+    json!({"skipDangerousModePermissionPrompt": true, "hooks": claude_hooks(bin)})
+}
+
+/// Claude Code's managed settings drop-in ([`CLAUDE_MANAGED_FILE`]): our
+/// hooks. A `disableAllHooks` in the user's, the project's or the local
+/// settings leaves managed hooks running (checked with the real CLI in
+/// `tests/real_cli_gate_files.rs`).
+pub fn claude_managed_settings(bin: &Path) -> serde_json::Value {
+    json!({"hooks": claude_hooks(bin)})
 }
 
 /// Claude Code MCP config (`--mcp-config <file>`): the token comes from the
@@ -122,31 +181,78 @@ pub fn claude_mcp_config(mcp_url: &str) -> serde_json::Value {
 /// never edited: PreToolUse on every tool (the ladder and the approval policy),
 /// Stop, SessionStart.
 pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
-    // A JSON string literal is a valid TOML basic string.
-    let cmd = |event: &str| json!(hook_command(bin, event)).to_string();
     let mut out = Vec::new();
-    // PreToolUse on every tool (the ladder's gate and the approval policy).
-    for (event, matcher, hook, timeout) in [
-        (
-            "PreToolUse",
-            None::<&str>,
-            "pre-tool",
-            crate::hooks::PRE_TOOL_TIMEOUT_SECS,
-        ),
-        ("Stop", None, "stop", 10),
-        ("SessionStart", None, "session-start", 10),
-        ("PostToolUse", None, "post-tool", 10),
-    ] {
-        let matcher = matcher
-            .map(|m| format!("matcher={},", json!(m)))
-            .unwrap_or_default();
+    for h in HOOKS {
         out.push("-c".to_string());
         out.push(format!(
-            "hooks.{event}=[{{{matcher}hooks=[{{type=\"command\",command={},timeout={timeout}}}]}}]",
-            cmd(hook)
+            "hooks.{}=[{{hooks=[{{type=\"command\",command={},timeout={}}}]}}]",
+            h.event,
+            toml_string(&hook_command(bin, h.subcommand)),
+            h.timeout
         ));
     }
     out
+}
+
+/// A JSON string literal is a valid TOML basic string.
+fn toml_string(text: &str) -> String {
+    json!(text).to_string()
+}
+
+/// Codex's requirements file ([`CODEX_REQUIREMENTS_FILE`]) with our hooks:
+/// managed hooks, which run untrusted-free and which neither `[features]`
+/// nor `[hooks.state]` in the user's or the project's `config.toml` switch
+/// off (checked with the real CLI in `tests/real_cli_gate_files.rs`). The
+/// host's own requirements, when readable, come first.
+pub fn codex_requirements(bin: &Path, host: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(host) = host.filter(|h| !h.trim().is_empty()) {
+        out.push_str(host);
+        out.push_str("\n\n");
+    }
+    out.push_str(
+        "# Harness's hooks (managed: user and project settings cannot switch them off).\n",
+    );
+    for h in HOOKS {
+        out.push_str(&format!(
+            "[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\ncommand = {}\ntimeout = {}\n",
+            toml_string(&hook_command(bin, h.subcommand)),
+            h.timeout,
+            event = h.event,
+        ));
+    }
+    out
+}
+
+/// Writes the agent's `/etc` layer: its CLI's managed settings with our
+/// hooks (a fresh directory each spawn; files 0644 so the CLI can read them
+/// inside the namespace, where only the agent's own user exists).
+fn write_managed(dir: &Path, provider: Provider, bin: &Path) -> std::io::Result<()> {
+    let (rel, text) = match provider {
+        Provider::Claude => (
+            CLAUDE_MANAGED_FILE,
+            serde_json::to_string_pretty(&claude_managed_settings(bin))
+                .map_err(std::io::Error::other)?,
+        ),
+        Provider::Codex => {
+            let host =
+                std::fs::read_to_string(Path::new("/etc").join(CODEX_REQUIREMENTS_FILE)).ok();
+            (
+                CODEX_REQUIREMENTS_FILE,
+                codex_requirements(bin, host.as_deref()),
+            )
+        }
+        Provider::Command => return Ok(()),
+    };
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let file = dir.join(rel);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&file, text)
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<PathBuf> {
@@ -206,7 +312,15 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
         harness_bin,
         mcp_url,
         codex_hook_trust,
+        managed_etc,
     } = inputs;
+    if let Some(dir) = managed_etc {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(run_dir)?;
+        write_managed(dir, agent.provider, harness_bin)?;
+    }
     match agent.provider {
         Provider::Command => {
             let mut argv = agent.command.clone().unwrap_or_default();
@@ -222,10 +336,14 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
         }
         Provider::Claude => {
             std::fs::create_dir_all(run_dir)?;
-            let settings = write_json(
-                &run_dir.join("claude-settings.json"),
-                &claude_settings(harness_bin),
-            )?;
+            let mut settings = claude_settings(harness_bin);
+            if managed_etc.is_some() {
+                // Managed: in the flag settings too they would run twice.
+                if let Some(obj) = settings.as_object_mut() {
+                    obj.remove("hooks");
+                }
+            }
+            let settings = write_json(&run_dir.join("claude-settings.json"), &settings)?;
             let mcp = write_json(
                 &run_dir.join("claude-mcp.json"),
                 &claude_mcp_config(mcp_url),
@@ -276,7 +394,11 @@ pub fn argv(inputs: &SpawnInputs<'_>) -> std::io::Result<Vec<String>> {
                 ]);
             }
             argv.extend(["-c".into(), "features.hooks=true".into()]);
-            argv.extend(codex_hook_overrides(harness_bin));
+            // Managed hooks are in the requirements file; as `-c` hooks too
+            // they would run twice.
+            if managed_etc.is_none() {
+                argv.extend(codex_hook_overrides(harness_bin));
+            }
             argv.extend([
                 "-c".into(),
                 format!("mcp_servers.harness.url={}", json!(mcp_url)),
@@ -327,6 +449,7 @@ mod tests {
                 harness_bin: bin,
                 mcp_url: "http://127.0.0.1:1/mcp",
                 codex_hook_trust: CodexHookTrust::Bypass,
+                managed_etc: None,
             })
             .unwrap()
         };
@@ -415,6 +538,7 @@ mod tests {
                 harness_bin: Path::new("/h"),
                 mcp_url: "http://x/mcp",
                 codex_hook_trust: trust,
+                managed_etc: None,
             })
             .unwrap()
         };
@@ -464,6 +588,7 @@ mod tests {
                 harness_bin: Path::new("/h"),
                 mcp_url: "",
                 codex_hook_trust: CodexHookTrust::Bypass,
+                managed_etc: None,
             })
             .is_err()
         );

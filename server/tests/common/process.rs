@@ -41,6 +41,16 @@ impl ServerProcess {
     /// Like [`start`](Self::start); `configure` adds arguments or
     /// environment to the command before it is spawned.
     pub async fn start_with(data: &Path, configure: impl FnOnce(&mut Command)) -> ServerProcess {
+        Self::start_from(Path::new(env!("CARGO_BIN_EXE_harness")), data, configure).await
+    }
+
+    /// Like [`start_with`](Self::start_with), running the executable `bin`
+    /// (a copy of the harness binary a test may overwrite).
+    pub async fn start_from(
+        bin: &Path,
+        data: &Path,
+        configure: impl FnOnce(&mut Command),
+    ) -> ServerProcess {
         std::fs::create_dir_all(data).unwrap();
         let _ = std::fs::remove_file(data.join("server.json"));
         let log = std::fs::OpenOptions::new()
@@ -48,7 +58,7 @@ impl ServerProcess {
             .append(true)
             .open(data.join("server.log"))
             .unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+        let mut cmd = Command::new(bin);
         cmd.args(["serve", "--data-dir"])
             .arg(data)
             .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
