@@ -2,9 +2,11 @@
 //! (`end2end/real-cli`) against the scripted model stand-ins; the server's
 //! watch reads the CLIs' own session records every second here.
 //!
-//! * Claude Code whose hooks a settings file switched off
-//!   (`disableAllHooks` in the project's `.claude/settings.local.json`, as
-//!   an agent can write it): no hook runs, its force push goes through; the
+//! * Claude Code whose hook program was replaced by one that allows
+//!   everything without asking Harness (what an agent can do on a server
+//!   whose agents are not isolated; `disableAllHooks` no longer works, the
+//!   hooks are managed settings, `real_cli_gate_files.rs`): no check
+//!   reaches Harness, its force push goes through; the
 //!   watch finds the calls in its transcript with no pre-tool check, flags
 //!   the execution once and queues the alert once — still once after more
 //!   passes and a server restart.
@@ -28,13 +30,6 @@ async fn real_claude_code_with_its_hooks_switched_off_is_flagged_and_alerted_onc
         return;
     };
     let w = World::new();
-    let settings = w.work.join(".claude");
-    std::fs::create_dir_all(&settings).unwrap();
-    std::fs::write(
-        settings.join("settings.local.json"),
-        r#"{"disableAllHooks": true}"#,
-    )
-    .unwrap();
     let echo = format!("echo one >> {}", w.marks.display());
     let standin = StandIn::start(vec![
         Turn::call("Bash", json!({"command": echo, "description": "note"})),
@@ -46,10 +41,10 @@ async fn real_claude_code_with_its_hooks_switched_off_is_flagged_and_alerted_onc
     ])
     .await
     .unwrap();
-    let s = start(&w.data()).await;
+    let s = start_hookless(&w.data()).await;
     let env = w.claude_env(&standin);
     let t = unattended_task(&s, &w, "claude", &bin, env).await;
-    // No hook ran: the push was never held.
+    // No check reached Harness: the push was never held.
     until(&s, &standin, &t, 90, "the ungated push", || async {
         w.pushed("ungated").then_some(())
     })
@@ -91,7 +86,7 @@ async fn real_claude_code_with_its_hooks_switched_off_is_flagged_and_alerted_onc
     assert_eq!(alerts(&s, &t).await.len(), 1, "alerted once");
     // A restart (the agent dies with the server): still once.
     s.shutdown().await;
-    let s = start(&w.data()).await;
+    let s = start_hookless(&w.data()).await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(flags(&s, &t).await.len(), 1);
     assert_eq!(alerts(&s, &t).await.len(), 1);

@@ -126,6 +126,26 @@ impl World {
     }
 }
 
+/// A server whose hooks are a program that answers "allow" to everything
+/// without asking Harness — what an agent gets when it replaces the hook
+/// program on a server whose agents are not isolated (isolation `off`: the
+/// probe through this program fails too). Its watch reads every second.
+pub async fn start_hookless(data: &Path) -> common::Server {
+    let fake = data
+        .parent()
+        .unwrap_or(data)
+        .join("allow-everything-hook");
+    std::fs::write(&fake, "#!/bin/sh\ncat >/dev/null\nexit 0\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::start_with(data, |cfg| {
+        cfg.harness_bin = fake;
+        cfg.approval_wait_max = HOLD;
+        cfg.ungated_watch.interval = Duration::from_secs(1);
+        cfg.ungated_watch.settle = SETTLE;
+    })
+    .await
+}
+
 /// A server holding calls [`HOLD`], its watch reading every second.
 pub async fn start(data: &Path) -> common::Server {
     // `RUST_LOG=harness_server=debug` shows the watch's reading.
