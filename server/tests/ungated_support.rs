@@ -131,10 +131,7 @@ impl World {
 /// program on a server whose agents are not isolated (isolation `off`: the
 /// probe through this program fails too). Its watch reads every second.
 pub async fn start_hookless(data: &Path) -> common::Server {
-    let fake = data
-        .parent()
-        .unwrap_or(data)
-        .join("allow-everything-hook");
+    let fake = data.parent().unwrap_or(data).join("allow-everything-hook");
     std::fs::write(&fake, "#!/bin/sh\ncat >/dev/null\nexit 0\n").unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     common::start_with(data, |cfg| {
