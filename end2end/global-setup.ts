@@ -1,4 +1,4 @@
-// Every UI route needs a session (issue 12): log in once with the admin token
+// Every UI route needs a session: log in once with the admin token
 // through the link `harness serve` prints, and hand the cookie to every test.
 import { request, FullConfig } from '@playwright/test';
 import { adminToken } from './tests/api';

@@ -1,4 +1,4 @@
-//! Alerts when an agent needs you (issue 15): a title per page with the
+//! Alerts when an agent needs you: a title per page with the
 //! pending count (`(2) Notifications — Harness`), a favicon with the count,
 //! and browser notifications (permission asked once, from a visible control)
 //! with an optional sound for new questions while the page is in a

@@ -1,4 +1,4 @@
-//! Structured questions in the UI (issue 16): the options of an OPEN ask as
+//! Structured questions in the UI: the options of an OPEN ask as
 //! buttons (one click answers) or, with multiSelect, checkboxes and Send;
 //! keys 1–8 pick an option where `keys` is on (the handle dialog); the
 //! default is marked and a live countdown runs to the deadline. A free-text
@@ -129,7 +129,7 @@ pub fn ChoicePicker(
         });
     };
     // A one-tap answer waits UNDO_MS with an "Undo" before it is sent
-    // (issue 26 point 4: one tap sent an answer the person could not read,
+    // (one tap sent an answer the person could not read,
     // and could not take back). Without JavaScript the form posts at once.
     let armed = RwSignal::new(None::<String>);
     #[cfg(feature = "hydrate")]

@@ -1,4 +1,4 @@
-//! Sections hydrated after the page is interactive (issue 33).
+//! Sections hydrated after the page is interactive.
 //!
 //! The server renders a [`Deferred`] section like any other, inside a
 //! `<div class="deferred">`. In the browser, during the page's first

@@ -71,7 +71,7 @@ impl FieldErrors {
 }
 
 /// Empties `form` once its action succeeded, so the next entry starts blank
-/// (issue 26: the settings forms kept the added channel's values).
+/// (the settings forms kept the added channel's values).
 pub fn clear_after_success(ok: impl Fn() -> bool + 'static, form: NodeRef<leptos::html::Form>) {
     Effect::new(move |_| {
         let done = ok();

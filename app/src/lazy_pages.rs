@@ -1,4 +1,4 @@
-//! The pages whose code is loaded on demand (issue 33): each is a Leptos lazy
+//! The pages whose code is loaded on demand: each is a Leptos lazy
 //! route, so its view code lives in a wasm chunk of its own that the browser
 //! fetches only when it opens that page (`scripts/build-site.sh` splits the
 //! hydrate module with wasm-split). `/harness` stays in the main module: the

@@ -1,4 +1,4 @@
-//! A small, safe Markdown renderer for agents' questions (issue 15 item 5):
+//! A small, safe Markdown renderer for agents' questions:
 //! paragraphs, line breaks, fenced and indented code blocks (monospaced),
 //! `inline code`, **bold**, *italic*, bullet and numbered lists, headings,
 //! and links. Safe by construction: the text only ever becomes text nodes

@@ -1,5 +1,5 @@
-//! `<link rel="preload">` for the chunks of the lazy page a request opens
-//! (issue 33): they download with the main module instead of after it. The
+//! `<link rel="preload">` for the chunks of the lazy page a request opens:
+//! they download with the main module instead of after it. The
 //! site build packs a page's chunks into one file (`…_pack_<page>.wasm`,
 //! frontend/tools/pack.mjs) and the manifest names that pack, so a page
 //! preloads one file; the split loader cuts the chunks out of it.

@@ -3,12 +3,12 @@
 //! connects to `/ws/terminal/{taskId}`.
 //!
 //! The terminal (parser, model, renderer) is its own wasm module
-//! (`pkg/harness-<hash>_term.js`, issue 33): only a page that shows a
+//! (`pkg/harness-<hash>_term.js`): only a page that shows a
 //! terminal downloads it, after hydration, through the loader the shell
 //! defines ([`loader_script`]); the hydrate bundle of every page holds only
 //! the small JS-facing interface below.
 //!
-//! Around it (issue 15): a translated connection/exit chip, a full-screen
+//! Around it: a translated connection/exit chip, a full-screen
 //! toggle, and a key that leaves the terminal (Shift+Esc: the terminal takes
 //! every other key, Tab and Esc included, so the page would be a focus trap).
 

@@ -14,7 +14,7 @@
 // in-memory serving, without relinking the binary after a site build)
 // on a free port with a throw-away data directory. Prints PASS/FAIL against
 // the targets and the figures measured before the bundle was compressed,
-// hashed and optimised (issue 18).
+// hashed and optimised.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,13 +46,13 @@ const timeline = process.argv.includes('--timeline');
 // as before they were deferred: an A/B of that change on one build.
 const eager = process.argv.includes('--eager');
 
-// The profile (issue 18): a mid-range phone on 4G.
+// The profile: a mid-range phone on 4G.
 const NETWORK = { offline: false, latency: 85, downloadThroughput: (9e6 / 8), uploadThroughput: (9e6 / 8) };
 const CPU_SLOWDOWN = 4;
 const VIEWPORT = { width: 390, height: 844 };
-// Issue 33: hydrated in < 1 s, and /harness (the page a phone opens on "your
+// hydrated in < 1 s, and /harness (the page a phone opens on "your
 // agent needs a decision") at most 400 KiB on a first load; the task page
-// keeps issue 18's 800 KiB (it also fetches the terminal module, after
+// keeps the earlier 800 KiB (it also fetches the terminal module, after
 // hydration).
 const TARGETS = { hydratedMs: 1000, secondVisitBytes: 20 * 1024 };
 const FIRST_LOAD_BYTES = { '/harness': 400 * 1024, 'task page': 800 * 1024, 'task page, open question': 800 * 1024 };

@@ -1,4 +1,4 @@
-// Issue 26: the tests look at the page as a person does. axe-core (contrast
+// the tests look at the page as a person does. axe-core (contrast
 // included) on every page in the states a person meets — a question with
 // options, the open question dialog, a search without a match, settings with
 // field errors, the login and logout pages, a stopped and a failed task, the

@@ -1,4 +1,4 @@
-// Approvals of risky agent steps (issue 31, point 4) on a phone: the held
+// Approvals of risky agent steps on a phone: the held
 // call is an ask with the options Approve / Deny showing the exact command,
 // the task and the working directory; one tap on /harness (or on the task
 // page) decides it — recorded as decided by the browser session — and a
@@ -117,7 +117,7 @@ test('the task page: one tap on Deny decides the held call', async ({ page, requ
   // While it waits, the task says it waits for an approval; the audit line
   // names the rule that matched and the working directory.
   await expect(page.locator('#task-approvals [data-waiting-approval]')).toHaveText('waiting for approval');
-  // The header too (issue 31: it said "waiting for you").
+  // The header too (it said "waiting for you").
   await expect(page.locator('.page-head [data-run-state]')).toHaveText('waiting for approval');
   await expect(page.locator('.page-head [data-run-state]')).toHaveAttribute('data-waiting-approval', 'true');
   const pending = page.locator(`#task-approvals li[data-approval-id="${approvalId}"] [data-rule]`);

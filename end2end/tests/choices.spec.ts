@@ -1,4 +1,4 @@
-// Structured questions (issue 16) in a real browser against a real server:
+// Structured questions in a real browser against a real server:
 // option buttons answer in one click, multiSelect uses checkboxes and Send,
 // keys 1–8 pick an option in the handle dialog, the default is marked and a
 // countdown runs, the free-text box maps "2." to the option.
@@ -129,12 +129,12 @@ test('task page: the open ask shows its options; one click answers', async ({ pa
   expect(m.replyText).toBe('Postgres');
   // Known and not from this page's options: the task page panics ("reactive value
   // already disposed", then "unreachable") whenever an ask on it is answered live —
-  // also with a plain ask answered through the API, on the code before issue 16.
+  // also with a plain ask answered through the API, on the code before structured questions.
   const known = (e: string) => e.includes('already been disposed') || e === 'unreachable';
   expect(errors.filter((e) => !known(e))).toEqual([]);
 });
 
-// Issue 33: an option tapped before the wasm has loaded (or without it) is a
+// an option tapped before the wasm has loaded (or without it) is a
 // plain form post to the server function, so the answer is never lost.
 test.describe('without JavaScript (an answer tapped before hydration)', () => {
   test.use({ javaScriptEnabled: false });
@@ -155,7 +155,7 @@ test.describe('without JavaScript (an answer tapped before hydration)', () => {
 });
 
 // The task page hydrates its newest timeline rows with the page and the older
-// ones after it (issue 33, app/src/pages/tasks/detail.rs): an open question
+// ones after it (app/src/pages/tasks/detail.rs): an open question
 // below the newest six still shows its options and answers with one click.
 test('task page: an open question among the older timeline rows answers with one click', async ({ page, request }) => {
   const errors = watchErrors(page);

@@ -1,4 +1,4 @@
-// Issue 15: running agents from the page (task form, Start/Stop/Restart/Resume,
+// running agents from the page (task form, Start/Stop/Restart/Resume,
 // true translated status), a phone viewer that cannot shrink the desktop's
 // terminal, the phone layout (no horizontal scroll), page titles.
 import { test, expect, Page, Browser } from '@playwright/test';
@@ -80,7 +80,7 @@ test.describe('desktop', () => {
 
     await controls.locator('[data-action=stop]').click();
     await expect(badge).toHaveText('stopped', { timeout: 10_000 });
-    // Stopped: its terminal keeps the last output (issue 26), exited, not
+    // Stopped: its terminal keeps the last output, exited, not
     // "reconnecting" forever.
     await expect(page.locator('#terminal .ht-term')).toHaveAttribute('data-state', 'exited', { timeout: 10_000 });
     await expect(page.locator('#terminal .ht-term')).toContainText('started with: first words');

@@ -1,5 +1,5 @@
 // Settings → Destinations (the aliases of `harness.destinations`,
-// tower-messaging.md §6.2) in a real browser against a real server: a bad
+// docs/tower-messaging.md §6.2) in a real browser against a real server: a bad
 // field (an empty destination) is shown next to that field and nothing is
 // stored; a good alias is listed; a notify target whose destination is the
 // alias sends its test message through the gateway double (scripts/e2e.sh

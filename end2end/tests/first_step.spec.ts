@@ -1,4 +1,4 @@
-// Issue 26 point 10: a newcomer's first step. Home leads with "Create your
+// a newcomer's first step. Home leads with "Create your
 // first task"; the demo agent asks a question with options at once; answering
 // it on the task page (the question is in the reply box) resumes the agent,
 // which prints the answer in its terminal. On a phone, by tapping.

@@ -1,4 +1,4 @@
-// /gateway (issue 28.7): the inbound chat messages by state with their routing result and
+// /gateway: the inbound chat messages by state with their routing result and
 // replies, the conversations, the chats' access with the OWNER ids, and the gateway
 // credential (masked, rotatable); /harness lists the latest of those messages and links to
 // it. Desktop and phone width, both languages.
@@ -63,7 +63,7 @@ test('the gateway page shows inbound messages, conversations, chats and the cred
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: test.info().outputPath(`gateway-${size.width}.png`), fullPage: true });
   }
-  // The acknowledgement that may have been sent: its error, and "mark as delivered" (D7).
+  // The acknowledgement that may have been sent: its error, and "mark as delivered" (docs/decisions.md D7).
   if (DOUBLE) {
     const ack = page.locator(`tr[data-inbound-id="${work.body.inboundId}"] li[data-reply-kind="QUEUED_ACK"]`);
     await expect(async () => {

@@ -76,7 +76,7 @@ test('the list shows a markdown question as text, the dialog renders it', async 
   const title = `Markdown ${uid()}`;
   const taskId = await createTask(request, title);
   await ask(request, taskId, 'Deploy the **orders service** to `prod`?\n\n- tests pass\n- [changelog](https://example.com/c)');
-  // The dialog body's code (its own wasm chunk, issue 33) is fetched when the person
+  // The dialog body's code (its own wasm chunk) is fetched when the person
   // reaches for the table, not with the page.
   const wasm: string[] = [];
   page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(new URL(r.url()).pathname); });
@@ -288,7 +288,7 @@ test.describe('Accept-Language', () => {
     await expect(page.locator('h1')).toHaveText('收件箱');
     await expect(page.locator('a.chip[data-view="pending"]')).toHaveText('待回复');
   });
-  test('the login and logout pages too (issue 26)', async ({ page }) => {
+  test('the login and logout pages too', async ({ page }) => {
     await page.goto('/logout');
     await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
     await expect(page.locator('h1')).toHaveText('退出登录');

@@ -68,12 +68,12 @@ test('a copied binary in an empty directory serves and hydrates the UI', async (
 
     // JS, wasm, CSS and the split loader: hashed names, Brotli, immutable.
     // /harness is in the main module: no page chunk is fetched for it. Its inbound list (a
-    // lazy part, issue 28.7) loads its own chunks once hydrated when its place is on screen,
+    // lazy part) loads its own chunks once hydrated when its place is on screen,
     // as here (an empty page): those come from the embedded site too.
     const kind = (a: { url: string }) => new URL(a.url).pathname.replace(/^\/pkg\/harness-[0-9a-f]{16}/, '');
     const part = (k: string) => k.startsWith('_chunk_') || k.startsWith('_split_harness_inbound_');
     expect(assets.map(kind).filter((k) => !part(k)).sort()).toEqual(['.css', '.js', '_bg.wasm', '_split.js']);
-    // A lazy page (issue 33): its chunk comes from the embedded site too.
+    // A lazy page: its chunk comes from the embedded site too.
     await page.locator('nav a[href="/settings"]').click();
     await expect(page.locator('main h1').first()).toBeVisible();
     await expect.poll(() => assets.map(kind).some((k) => k.startsWith('_split_settings_route_view_'))).toBe(true);

@@ -74,7 +74,7 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
     const row = page.locator('#targets li', { hasText: label });
     await expect(row).toHaveCount(1);
     await expect(error).toHaveCount(0);
-    // The form is empty again for the next channel (issue 26).
+    // The form is empty again for the next channel.
     await expect(page.locator('#target-label')).toHaveValue('');
     await expect(page.locator('#target-downstream')).toHaveValue('');
 

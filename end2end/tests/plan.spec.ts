@@ -64,7 +64,7 @@ test('the task list page shows the tree, statuses and log tail, and follows the 
     await expect(page.locator('#plan-counts li[data-status="completed"] strong')).toHaveText('1');
     await expect(page.locator('#plan-next')).toContainText('task-002');
     await expect(page.locator('#plan-log')).toContainText('Completed [task-001]');
-    // After `init` the loop is on but nothing runs (issue 26 point 9); every
+    // After `init` the loop is on but nothing runs; every
     // task has a validation command, so no warning.
     await expect(page.locator('#plan-loop')).toHaveAttribute('data-loop', 'idle');
     await expect(page.locator('#plan-no-validation')).toHaveCount(0);

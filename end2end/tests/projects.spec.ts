@@ -1,4 +1,4 @@
-// Issue 15 (points 4, 7, 10) and issue 14 (points 6, 7), in a real browser
+// Projects and their Workbench, in a real browser
 // against a real server, at 1440x900 and 390x844:
 // editing a project from the page (the path checked on the server, errors
 // next to their field); the plan page links each plan task to the supervised

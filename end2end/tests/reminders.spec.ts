@@ -1,4 +1,4 @@
-// Issue 32: the Settings card for reminders / escalation / quiet hours with the
+// the Settings card for reminders / escalation / quiet hours with the
 // reachability list, the wait line of an open question on /harness, and the
 // analytics chart "reminders needed per answer" — at desktop and phone width.
 import { test, expect } from '@playwright/test';

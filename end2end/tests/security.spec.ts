@@ -1,4 +1,4 @@
-// Issue 12 in a real Chromium: no other origin can frame the UI (clickjacking
+// In a real Chromium: no other origin can frame the UI (clickjacking
 // into an agent's shell), pages run under a nonce CSP without violations, and
 // a browser without a session only ever sees the login.
 import { test, expect, Page } from '@playwright/test';

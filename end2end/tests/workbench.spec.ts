@@ -1,7 +1,7 @@
 import { test, expect } from '@playwright/test';
 import { api, createTask } from './api';
 
-// Issue 14: "derive a sub-task" on the task page, the children list, and the
+// "derive a sub-task" on the task page, the children list, and the
 // parent's inbox following a child's turn end live.
 test('a task derives a sub-task and shows its child\'s turn end in its inbox', async ({ page, request }) => {
   const parent = await api(request, 'POST', '/api/tasks', {
@@ -47,7 +47,7 @@ test('a task derives a sub-task and shows its child\'s turn end in its inbox', a
   await expect(event).toHaveAttribute('data-state', 'PENDING', { timeout: 10_000 });
   await expect(event).toContainText('Blocked: pick the red or the blue queue?');
   await api(request, 'POST', `/api/tasks/${runningId}/stop`);
-  // Known issue (issue 10 report): a wasm "unreachable" page error is seen
+  // Known issue: a wasm "unreachable" page error is seen
   // while the task page reloads live; logged, not asserted until fixed.
   console.log(`page errors: ${JSON.stringify(errors)}`);
 });

@@ -1,4 +1,4 @@
-// One wasm module out of the chunks a lazy page loads (issue 33), for its
+// One wasm module out of the chunks a lazy page loads, for its
 // pack (pack.mjs): instantiated once instead of one module per chunk (the task
 // page had 74), and compiled while it downloads.
 //

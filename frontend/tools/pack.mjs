@@ -108,7 +108,7 @@ function rewrite(part, from, to) {
 // The chunks each lazy page needs (its own and the shared ones it waits
 // for), read from the loader as wasm-split wrote it: the server sends them as
 // `<link rel="preload">` with a page that opens on that route, so they load
-// in parallel with the main module instead of after it (issue 33).
+// in parallel with the main module instead of after it.
 // wasm-split-cli computes this map but its binary does not write it.
 function splitManifest(loaderText, hashedStem) {
   const fileOf = (body) => body.match(/"\.\/((?:split|chunk)_[A-Za-z0-9_]+)\.wasm"/)?.[1];
@@ -135,7 +135,7 @@ function splitManifest(loaderText, hashedStem) {
   }
   return manifest;
 }
-// One file per lazy page (issue 33): a page opened directly needs its own
+// One file per lazy page: a page opened directly needs its own
 // chunk and up to ~70 shared ones before it can hydrate, and over HTTP/1.1
 // (six connections, a phone's round trip each) their requests queued behind
 // each other. `…_pack_<page>.wasm` is those chunks merged into one module; the
@@ -180,7 +180,7 @@ const keyOf = (file) => {
 // A preloaded pack is the page's chunks merged into one module
 // (merge-pack.mjs): compiled while it downloads, and instantiated once, when
 // the page asks for its first chunk; every chunk of it then resolves to that
-// one instance (issue 33: one instantiation per chunk, 74 on the task page,
+// one instance (one instantiation per chunk, 74 on the task page,
 // were most of a phone's time between the last byte and the page hydrated).
 const packed = new Map();
 for (const [pack, keys] of Object.entries(PACKS)) {

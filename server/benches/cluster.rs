@@ -1,4 +1,4 @@
-//! Several nodes on one PostgreSQL database (issue 30), in one run: asks/s
+//! Several nodes on one PostgreSQL database, in one run: asks/s
 //! and outbox messages/s with 1, 2 and 3 nodes next to the raw one-row
 //! commit rate of the same server and database measured in the same run.
 //!

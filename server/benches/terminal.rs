@@ -1,4 +1,4 @@
-//! Agent terminals, measured in one run on this machine (issue 4 item 11):
+//! Agent terminals, measured in one run on this machine:
 //!
 //! 1. raw PTY read rate: `cat` of a 64 MiB `ls -l`-like file read straight
 //!    from a portable-pty master by one thread (the ceiling: best of three);

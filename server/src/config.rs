@@ -1,4 +1,4 @@
-//! `harness serve` configuration (contract.md §1).
+//! `harness serve` configuration (docs/contract.md §1).
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
@@ -23,7 +23,7 @@ pub struct ServeConfig {
     pub delivery_wait: Duration,
     /// Connection cap, header-read/idle timeout, stream caps (`serve.rs`).
     pub limits: crate::serve::Limits,
-    /// How long `push_to_human` waits for the first send attempt (D8).
+    /// How long `push_to_human` waits for the first send attempt (docs/decisions.md D8).
     pub outbox_wait: Duration,
     /// The outbox worker (lease, CLI timeout, concurrency).
     pub outbox: crate::workers::outbox::OutboxConfig,
@@ -31,10 +31,10 @@ pub struct ServeConfig {
     pub agent_isolation: crate::isolation::IsolationMode,
     /// How often one task may ask, notify and push (the core's rule).
     pub rate_limits: harness_core::rate_limit::RateLimits,
-    /// The longest an approval check holds a tool call (issue 31).
+    /// The longest an approval check holds a tool call.
     pub approval_wait_max: Duration,
     /// How long a derived task's approval waits for its parent before
-    /// the person's chat is pushed (issue 31).
+    /// the person's chat is pushed.
     pub approval_parent_step: Duration,
     /// The ungated-run watch's pace (`crate::ungated_watch`).
     pub ungated_watch: crate::ungated_watch::WatchConfig,
@@ -44,7 +44,7 @@ pub struct ServeConfig {
     /// (`secrets.rs`); default: `<data_dir>/secrets` only.
     pub secrets: crate::secrets::SecretSources,
     /// This node's own reachable base URL (`--node-url`), written in its
-    /// row of the node registry so other nodes can reach it (issue 30).
+    /// row of the node registry so other nodes can reach it.
     pub node_url: Option<String>,
     /// How often this node writes its heartbeat.
     pub node_heartbeat: Duration,

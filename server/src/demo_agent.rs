@@ -1,5 +1,5 @@
 //! `harness demo-agent`: the ready demo agent behind Home's "Try it with a
-//! demo agent" (issue 26 point 10). Run as a task's command, it shows the
+//! demo agent". Run as a task's command, it shows the
 //! whole loop in a minute: it asks a question with options through the REST
 //! API (its own `TOWER_*` credentials), parks, reads the answer Harness types
 //! into its terminal, and finishes with what it got.

@@ -1,4 +1,4 @@
-//! The body `harness hook stop` reports (tower-workbench.md §2.1, §3): the
+//! The body `harness hook stop` reports (docs/tower-workbench.md §2.1, docs/tower-messaging.md §3): the
 //! execution, the provider session, a stable id of the turn (Codex's
 //! `turn_id`, else the id of the transcript's last assistant record) and the
 //! last reply (≤ 2000 chars). One turn always yields the same body, so a

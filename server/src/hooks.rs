@@ -29,7 +29,7 @@ impl HookResult {
     }
 }
 
-/// The agent environment the hooks read (contract.md §6).
+/// The agent environment the hooks read (docs/contract.md §6).
 pub struct HookEnv {
     pub task_id: Option<String>,
     pub has_parent: bool,
@@ -37,7 +37,7 @@ pub struct HookEnv {
     pub api_url: Option<String>,
     pub api_token: Option<String>,
     pub execution_id: Option<String>,
-    /// The approval policy written at spawn (issue 31): what decides when
+    /// The approval policy written at spawn: what decides when
     /// the server cannot be reached.
     pub approval_snapshot: Option<PathBuf>,
 }
@@ -95,7 +95,7 @@ pub fn pre_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
         // `TOWER_HAS_PARENT` decide only when it cannot be reached.
         ladder::Decision::Allow => approval_check(tool, &event, env, unattended),
         ladder::Decision::Deny(reason) => HookResult {
-            // The native menu becomes a Harness question (issue 16); when it
+            // The native menu becomes a Harness question; when it
             // cannot be recorded (server unreachable…) the plain deny stands.
             stdout: deny(&match record_native_question(tool, &event, env) {
                 Ok(request_id) => {
@@ -119,7 +119,7 @@ pub const APPROVAL_WAIT_SECS: u64 = 45;
 /// The PreToolUse hook timeout in the per-spawn settings of both CLIs.
 pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
 
-/// The approval policy's check of one call (issue 31), by the server (the
+/// The approval policy's check of one call, by the server (the
 /// hook has no database) whenever it can be reached: it alone knows whether
 /// the task is attended. Server unreachable: an attended (no signal file),
 /// top-level terminal runs the call as today; otherwise the policy written

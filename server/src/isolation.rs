@@ -1,5 +1,5 @@
 //! Whether agents are isolated from Harness's data directory, and what they
-//! may still see (issue 25.2; the mechanism is `harness_pty::isolate`).
+//! may still see (the mechanism is `harness_pty::isolate`).
 //!
 //! `HARNESS_AGENT_ISOLATION` / `--agent-isolation`:
 //! * `auto` (default): isolate when this machine allows it (probed at start);

@@ -1,5 +1,5 @@
-//! Every error body from `/api` (and the UI's `/sfn` guards) is JSON
-//! (issue 12, finding 8): framework rejections — 413 from the body limit, a
+//! Every error body from `/api` (and the UI's `/sfn` guards) is JSON:
+//! framework rejections — 413 from the body limit, a
 //! path that is not UTF-8, an unknown route, a wrong method — come out of
 //! axum and tower-http as `text/plain` or empty; this middleware rewrites any
 //! such error into `{"error": "…"}` with the same status. Handlers' own

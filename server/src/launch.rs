@@ -145,7 +145,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // PostgreSQL: every node's events reach this one (LISTEN/NOTIFY).
     let (bus, bus_job) = store.event_bus(cancel.child_token()).await;
     let harness = Harness::with_bus(store.port(), bus, core_config);
-    // This node's row in the registry, written before it serves (issue 30).
+    // This node's row in the registry, written before it serves.
     let me = NodeIdentity::from_owner(&boot_owner, config.node_url.clone())
         .context("the lease owner is not <node>:<boot>")?;
     harness_core::nodes::first_heartbeat(&harness, &me)

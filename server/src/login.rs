@@ -1,4 +1,4 @@
-//! Browser sessions on every bind (issue 12, like Jupyter): every UI page,
+//! Browser sessions on every bind (like Jupyter): every UI page,
 //! server function, live-event stream and terminal WebSocket needs a session
 //! (or `Authorization: Bearer <admin token>` for scripts). The admin token is
 //! exchanged once — `GET /login?token=…` (the URL `harness serve` prints and
@@ -6,7 +6,7 @@
 //! HttpOnly, SameSite=Strict cookie (`Secure` over TLS). Sessions are stored
 //! hashed with an expiry (`harness_core::sessions`); `/logout` revokes one or
 //! all. Failed logins are throttled per client address (429), the right
-//! token always logs in (issue 25, point 6), and `next=` is a same-site
+//! token always logs in, and `next=` is a same-site
 //! path or a 400 page (point 8).
 //!
 //! A cookie-authenticated request that changes state (any method but

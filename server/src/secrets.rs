@@ -1,11 +1,11 @@
-//! The data directory and its secrets (contract.md §1, decisions D12):
+//! The data directory and its secrets (docs/contract.md §1, docs/decisions.md D12):
 //! `secrets/admin.token`, `secrets/internal-api.key` (the key of signed
 //! gateway requests), `secrets/gateway.token` (the gateway's bearer
 //! token for `/mcp` and the gateway routes; rotatable), `secrets/metrics.token`
 //! and `secrets/node.key` (the key of node-to-node calls, `node_call.rs`),
 //! created on first start with mode 0600 in a 0700 directory, never logged.
 //!
-//! A cluster (issue 30 point 6) gives every node the same ones: a shared
+//! A cluster gives every node the same ones: a shared
 //! secrets directory (`--secrets-dir` / `HARNESS_SECRETS_DIR`, read and
 //! created there instead of `<data-dir>/secrets`) or environment variables
 //! ([`SecretSources`]: `HARNESS_ADMIN_TOKEN`, `HARNESS_INTERNAL_API_KEY`,

@@ -1,4 +1,4 @@
-//! Browser-facing request checks (decisions D12, engineering-notes C.3):
+//! Browser-facing request checks (docs/decisions.md D12, engineering-notes C.3):
 //! the `Host` must be one of ours (DNS-rebinding defence) and a present
 //! `Origin` must be same-origin, scheme included. Applied to every route. And the response headers every answer carries: no framing
 //! (clickjacking), no MIME sniffing, no referrer.

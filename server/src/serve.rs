@@ -1,4 +1,4 @@
-//! The HTTP accept loop with limits (issue 12, finding 4): a slow or idle
+//! The HTTP accept loop with limits: a slow or idle
 //! client cannot hold the server's file descriptors or memory.
 //!
 //! - at most [`Limits::max_connections`] open connections; past it the
@@ -11,7 +11,7 @@
 //!   closed after the same time without a new request (hyper's header-read
 //!   timer runs from the moment it waits for a head);
 //! - a request body must arrive within [`Limits::body_read_timeout`] of its
-//!   head (issue 25, point 3: a head and then one byte every few seconds
+//!   head (a head and then one byte every few seconds
 //!   held a slot for as long as the client liked); past it the body ends in
 //!   an error, the handler answers, and the connection is closed. While a
 //!   connection is still waiting for a body it counts as silent: at the cap

@@ -1,5 +1,5 @@
 //! Signed gateway requests on `/api/internal/harness/gateway*` and
-//! `/api/internal/harness/outbound` (decisions D12; the rule is the core's,
+//! `/api/internal/harness/outbound` (docs/decisions.md D12; the rule is the core's,
 //! `harness_core::gateway::signing`). A request there that carries any of
 //! the `x-tower-*` headers is judged as signed: verified (body hash,
 //! signature, window, a nonce never seen — remembered in the database) and

@@ -1,4 +1,4 @@
-//! Supervised mode of `harness run --agent CMD` (issue 6, point 8): with a Harness server
+//! Supervised mode of `harness run --agent CMD`: with a Harness server
 //! running, each claimed plan task runs as a Harness task — in a server PTY with a visible
 //! terminal, `ask_human` and the rest of the agent API — instead of a local `sh -c`.
 //!

@@ -1,4 +1,4 @@
-//! Issue 25, point 9: secrets off the command line. Any local user reads a
+//! secrets off the command line. Any local user reads a
 //! process's arguments (`ps`, `/proc/<pid>/cmdline`): the prompt and the
 //! system directive reach a Claude Code agent through 0600 files, never as
 //! arguments; and `harness serve --no-login-link` does not print the link

@@ -1,4 +1,4 @@
-//! An agent is never a person (issue 25.1–25.2), tested with the credentials
+//! An agent is never a person, tested with the credentials
 //! and the view of a real spawned agent: its own `TOWER_API_TOKEN` cannot
 //! answer its question on any surface, and it cannot read Harness's data
 //! directory (secrets, database, other runs), not even through `/proc`.
@@ -200,8 +200,8 @@ fn probe_script(data: &Path, other_run: &Path, report: &Path) -> String {
     script.push_str(
         "if touch \"$TOWER_SIGNAL_DIR/x\" 2>/dev/null; then echo signal_dir_write=yes; else echo signal_dir_write=no; fi; ",
     );
-    // The approval policy the hook falls back on when the server is down
-    // (issue 31): the agent's hook reads it; the agent must not rewrite it.
+    // The approval policy the hook falls back on when the server is down:
+    // the agent's hook reads it; the agent must not rewrite it.
     script.push_str(
         "if cat \"$TOWER_APPROVAL_SNAPSHOT\" >/dev/null 2>&1; then echo snapshot=read; else echo snapshot=denied; fi; ",
     );
@@ -259,7 +259,7 @@ async fn an_isolated_agent_cannot_read_the_data_directory() {
 }
 
 /// The check above can fail: without isolation the same agent reads the
-/// secrets (this is the attack of issue 25.2).
+/// secrets (the attack the sandbox exists for).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_isolation_the_same_agent_reads_the_secrets() {
     let seen = probe_with(IsolationMode::Off).await;

@@ -1,4 +1,4 @@
-//! Reminders of a pending approval (issues 31 and 32), end to end: a real
+//! Reminders of a pending approval, end to end: a real
 //! server, the real outbox worker and the gateway CLI double, the clock
 //! passed in (`send_due_reminders(now)`). An approval whose push reached
 //! the chat is reminded on the high schedule with a text that says an

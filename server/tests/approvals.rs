@@ -1,4 +1,4 @@
-//! Approvals of risky tool calls (issue 31) on a real server: the policy
+//! Approvals of risky tool calls on a real server: the policy
 //! over REST (field errors, reset to the built-in rules), the real `harness
 //! hook pre-tool` holding a `git push --force` of a derived task until a
 //! person approves it, a decision that comes too late for the hook (typed

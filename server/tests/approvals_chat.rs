@@ -1,5 +1,5 @@
-//! Approvals pushed to chat and answered from chat (issue 31 points 2 and
-//! 4), end to end: a real server, the real outbox worker and the gateway
+//! Approvals pushed to chat and answered from chat, end to
+//! end: a real server, the real outbox worker and the gateway
 //! CLI double. A held call is pushed once through the notify target with
 //! the exact command, the task, the working directory, how to answer and
 //! the task token; a reply "approve" (relay_channel_reply) or "2"
@@ -445,7 +445,7 @@ async fn an_answer_to_a_replaced_approval_never_decides_the_newer_one() {
     s.shutdown().await;
 }
 
-/// A derived task asks its parent first (issue 31 point 2): the parent's
+/// A derived task asks its parent first: the parent's
 /// inbox has the approval at once, the person's chat only after the
 /// ladder's step — and a decision within the step never pushes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,4 +1,4 @@
-//! Approvals (issue 31), closing the audit's gaps: the server — not the
+//! Approvals, closing the audit's gaps: the server — not the
 //! agent's signal file — says whether a task is attended, and MCP
 //! `decide_approval` with the admin credential.
 
@@ -12,7 +12,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// An agent cannot switch its own approvals off (issue 31): the server,
+/// An agent cannot switch its own approvals off: the server,
 /// not the signal file, says whether a task is attended — a hook without
 /// (or with a deleted) signal file still holds an unattended task's risky
 /// call; the file decides only when the server cannot be reached.

@@ -1,4 +1,4 @@
-//! `ask` with an idempotency key (issue 12.9): a client that retries after a
+//! `ask` with an idempotency key: a client that retries after a
 //! lost response gets the same question back, never a second one — over REST,
 //! over MCP, and under concurrent retries.
 

@@ -1,4 +1,4 @@
-//! Issue 26 point 2, end to end: a test message whose gateway CLI cannot
+//! End to end: a test message whose gateway CLI cannot
 //! even start fails once and is not sent again in the background, and the
 //! Inbox's banner then says the channel does not work (it used to vanish as
 //! soon as any channel existed).

@@ -1,5 +1,5 @@
 //! A chat message being continued into a task when the node holding its
-//! claim is SIGKILLed (issue 30): the claim names the process (`claimedBy:
+//! claim is SIGKILLed: the claim names the process (`claimedBy:
 //! <node>:<boot>`), and a survivor takes it over as soon as that node is
 //! dead by the database's clock — not after the claim's 60 s lease — and the
 //! message reaches the task once. Two real `harness serve` processes on

@@ -1,4 +1,4 @@
-//! Draining a node for maintenance (issue 30, `harness_core::drain`): a
+//! Draining a node for maintenance (`harness_core::drain`): a
 //! drained node takes no new work — a start sent to it runs on another node,
 //! its queued gateway messages are sent by another node — while its agent
 //! keeps running and is still typed into; `harness node drain --wait`

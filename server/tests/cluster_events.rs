@@ -1,4 +1,4 @@
-//! Several nodes on one PostgreSQL (issue 30 point 5): the event bus is
+//! Several nodes on one PostgreSQL: the event bus is
 //! LISTEN/NOTIFY, so an event published on one node reaches the live
 //! subscribers of every node (a browser's SSE stream), caches are
 //! invalidated cluster-wide (a setting written on node A is what node B

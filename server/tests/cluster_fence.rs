@@ -2,7 +2,7 @@
 //! frozen process): the survivors declare it dead, fence its boot and take
 //! its work over; when it wakes, its heartbeat is refused and it stops —
 //! its agents with it — instead of running beside their replacements
-//! (issue 30). Real `harness serve` processes on PostgreSQL; SIGSTOP /
+//!. Real `harness serve` processes on PostgreSQL; SIGSTOP /
 //! SIGCONT stand for the stall.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Several nodes on one PostgreSQL (issue 30 point 1): at most one live
+//! Several nodes on one PostgreSQL: at most one live
 //! execution per task holds across nodes — the database decides (a partial
 //! unique index on executions' live states) — and the terminal actions of an
 //! agent on another node are that node's (forwarded over a node-to-node

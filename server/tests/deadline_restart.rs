@@ -1,6 +1,6 @@
 //! A default whose deadline passed while the server was down (SIGKILL) is
 //! applied by the next start's first sweep — once — and typed into the
-//! agent like any reply (issue 16).
+//! agent like any reply.
 
 use crate::common;
 

@@ -1,5 +1,5 @@
-//! The destination aliases (`harness.destinations`, tower-messaging.md
-//! §6.2) edited one at a time over REST: add (201 + the entry with its id),
+//! The destination aliases (`harness.destinations`, docs/tower-messaging.md
+//! docs/tower-messaging.md §6.2) edited one at a time over REST: add (201 + the entry with its id),
 //! update, remove (404 on an unknown id), each refused field named (400);
 //! a list written whole by an older client is addressed by position; and
 //! the compare-and-set: 20 concurrent adds all stand, and so do adds made

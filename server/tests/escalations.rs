@@ -1,4 +1,4 @@
-//! Escalation, quiet hours and reachability (issue 32 points 2–4), end to
+//! Escalation, quiet hours and reachability, end to
 //! end: a real server, the real outbox worker and the gateway CLI double;
 //! the reminder pass is judged at a test clock (`send_due_reminders(now)`).
 

@@ -1,4 +1,4 @@
-//! tower-messaging.md §10 cases of `route_gateway_message` not covered in
+//! docs/tower-messaging.md §10 cases of `route_gateway_message` not covered in
 //! `gateway_routing.rs`, over real HTTP with the gateway token: a reply
 //! binds the session of its own chat only (message ids are per chat, issue
 //! 28 point 2); an explicit task id beats a thread session (#23); a task

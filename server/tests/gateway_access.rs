@@ -1,5 +1,5 @@
-//! `manage_gateway_channel_access` over real HTTP (tower-messaging.md §4.4,
-//! §5.10, §8.8): the OWNER authorises, binds, revokes a chat by one of its
+//! `manage_gateway_channel_access` over real HTTP (docs/tower-messaging.md §4.4,
+//! docs/tower-messaging.md §5.10, docs/tower-messaging.md §8.8): the OWNER authorises, binds, revokes a chat by one of its
 //! routed messages; `route_gateway_query` follows at once; once per
 //! message; the chat's records on `GET /api/gateway/channels`; bad input
 //! names the field and changes nothing.

@@ -1,5 +1,5 @@
-//! The Workbench's callbacks for routed gateway requests over real HTTP
-//! (issue 28.3/28.4): only the bound Workbench's own credential; a task
+//! The Workbench's callbacks for routed gateway requests over real HTTP:
+//! only the bound Workbench's own credential; a task
 //! created for a work request is linked with it (a retried create returns
 //! the same task); each callback writes its reply once however often it is
 //! repeated; bad input names the field and writes nothing.

@@ -1,8 +1,8 @@
-//! `continue_bound_task` after a routed message (tower-messaging.md §10
+//! `continue_bound_task` after a routed message (docs/tower-messaging.md §10
 //! #29–#31): the routed `task_context` row is upgraded (same inbound id,
 //! the injection id), different content is a conflict, a failed
 //! continuation is retried once; the gateway's own `PATCH /gateway`
-//! (`completeGatewayInbound`, §5.7); bad input on the continuation, on
+//! (`completeGatewayInbound`, docs/tower-messaging.md §5.7); bad input on the continuation, on
 //! `reply_to_ask` with the gateway token and on `relay_channel_reply`
 //! names the field and writes nothing.
 
@@ -201,7 +201,7 @@ async fn retried(s: &common::Server, token: &str, t: &str, pmid: &str) -> Value 
 
 /// A continuation's claim names the process holding it: a retry takes it
 /// over at once when that process is gone (its node restarted, or is dead
-/// by the database's clock), and waits while it lives (issue 30: a dead
+/// by the database's clock), and waits while it lives (a dead
 /// node's claim no longer blocks the message for the 60 s lease).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_whose_process_is_gone_is_taken_over_at_once_and_a_live_ones_is_not() {

@@ -1,4 +1,4 @@
-//! Gateway inbound over real HTTP (issue 28): signed requests (a replay
+//! Gateway inbound over real HTTP: signed requests (a replay
 //! refused after a restart too), the gateway token and its tool profile,
 //! `resolve_gateway_task_context` writing nothing, `continue_bound_task`
 //! once per platform message for the OWNER only, bad input → 400 naming the
@@ -315,7 +315,7 @@ async fn resolving_writes_nothing_and_bad_input_names_the_field() {
         let (st, out) = s.call("POST", PATH, Some(&token), Some(body)).await;
         assert_eq!(st, StatusCode::OK, "{out}");
         if out["bound"] == true {
-            // The upper-case token is found (D11).
+            // The upper-case token is found (docs/decisions.md D11).
             assert_eq!(out["bindingSource"], "quoted_task_token", "{out}");
             assert_eq!(out["subjectTaskId"], t.as_str());
             assert_eq!(out["hasOpenAsk"], false);

@@ -176,7 +176,7 @@ async fn a_queued_continuation_is_acknowledged_once_as_a_native_reply() {
         reply_of(dir.path(), "m3").await.unwrap().0,
         "SENT_UNVERIFIED"
     );
-    // A person decides (D9 follows D7): an unverified reply is marked
+    // A person decides (docs/decisions.md D9 follows docs/decisions.md D7): an unverified reply is marked
     // delivered (retrying it is tested in gateway_reply_actions.rs); an
     // unknown one is a 404.
     let id = reply_id(dir.path(), "m3").await;

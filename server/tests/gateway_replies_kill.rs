@@ -1,7 +1,7 @@
 //! SIGKILL the real `harness serve` while a gateway reply is being sent
 //! (the CLI double hangs mid-send), restart it on the same data: the reply
 //! is SENT_UNVERIFIED — it may have reached the chat — and is never sent
-//! again, while the next reply goes out (D7/D9, issue 28.5). On SQLite and
+//! again, while the next reply goes out (docs/decisions.md D7/docs/decisions.md D9). On SQLite and
 //! on PostgreSQL.
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! A person's decisions on gateway replies (D7 via D9, issue 28.5): a
+//! A person's decisions on gateway replies (docs/decisions.md D7 via docs/decisions.md D9): a
 //! SENT_UNVERIFIED reply is marked delivered or sent again on request, a
 //! DEAD one is retried; the listing shows each reply's last error; only the
 //! admin / UI credential may decide (the gateway token may not).

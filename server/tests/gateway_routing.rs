@@ -248,7 +248,7 @@ async fn the_resolution_order_and_sessions() {
         out["mode"], "needs_project_selection",
         "older than 7 days: {out}"
     );
-    // The chat's default project (D11), from harness.channelBindings.
+    // The chat's default project (docs/decisions.md D11), from harness.channelBindings.
     s.running
         .harness
         .store()
@@ -465,7 +465,7 @@ async fn bad_input_names_the_field_and_writes_nothing() {
 
 /// 30 messages a minute from one sender in one chat; the 31st is limited —
 /// counted on normalised ids, so another spelling of the chat or the
-/// platform does not escape it (D11).
+/// platform does not escape it (docs/decisions.md D11).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sender_is_rate_limited_whatever_the_spelling() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 //! once, and every recorded work request has exactly one Workbench event
 //! and one acknowledgement — a crash between routing and the Workbench
 //! enqueue cannot leave a message routed without its event, nor make a
-//! redelivery act twice (issue 28.9). On SQLite and on PostgreSQL.
+//! redelivery act twice. On SQLite and on PostgreSQL.
 
 use crate::common;
 

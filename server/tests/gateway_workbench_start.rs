@@ -1,5 +1,5 @@
 //! Queued gateway requests reach a Workbench that was not running
-//! (tower-messaging.md §8.2 step 14, §8.13), with a real server and the
+//! (docs/tower-messaging.md §8.2 step 14, docs/tower-workbench.md §8.13), with a real server and the
 //! double agent in a real PTY: the Workbench is started idle and types the
 //! batch; a Workbench whose directory is gone is not started and the
 //! request says why; the recovery (at start-up, and each pass) confirms a

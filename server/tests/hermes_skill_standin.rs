@@ -1,6 +1,5 @@
 //! The Harness skill's steps beyond answering a question, with gateway
-//! `hermes` and the gateway token on the real `/mcp` endpoint (issue 28
-//! point 8). The real Hermes gateway answering a question (`reply_to_ask`
+//! `hermes` and the gateway token on the real `/mcp` endpoint. The real Hermes gateway answering a question (`reply_to_ask`
 //! from a Telegram reply) is `hermes_inbound_real.rs`; this test plays the
 //! agent for what that one does not drive, following
 //! `docs/gateway-skill/harness/SKILL.md` step by step:

@@ -276,7 +276,7 @@ async fn set_goal_mode_fails_closed_without_a_channel() {
             .join(format!("unattended-{t}"))
             .exists()
     );
-    // Off only by a person (issue 31): the agent's token is refused and
+    // Off only by a person: the agent's token is refused and
     // the task stays unattended, its signal file in place.
     let (_, resp) = common::decode(post(call(false)).await.unwrap()).await;
     assert_eq!(resp["result"]["isError"], true, "{resp}");

@@ -1,4 +1,4 @@
-//! Issue 12, finding 4: a bounded flood of idle and slow-header connections
+//! A bounded flood of idle and slow-header connections
 //! on loopback neither stops `/healthz` nor keeps the memory.
 
 use std::{
@@ -213,7 +213,7 @@ async fn event_streams_are_capped_apart_from_connections() {
     running.shutdown().await.unwrap();
 }
 
-/// Issue 25, point 3: more connections than the cap, each sending a request
+/// more connections than the cap, each sending a request
 /// head and then one body byte now and then (once 1100 of them held all 1024
 /// slots and `/healthz` was refused for 45 s). `/healthz` answers at once
 /// throughout, and the server closes every slow-body connection once its

@@ -1,4 +1,4 @@
-//! Issue 25, point 8: after login `next=` keeps only a same-site path; a
+//! after login `next=` keeps only a same-site path; a
 //! `next` that is not one is a clean 400 page (never a redirect elsewhere,
 //! never a plain-text 500) — against a real server on a real socket.
 

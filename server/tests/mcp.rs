@@ -87,7 +87,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     )
     .await;
     // The agent's 14, reply_to_ask, the gateway's six and the four
-    // approval tools (issue 31: the admin's only).
+    // approval tools (the admin's only).
     assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 25);
     let (_, call) = rpc(
         &s,

@@ -1,4 +1,4 @@
-//! Native question menus become Harness questions (issue 16): the real
+//! Native question menus become Harness questions: the real
 //! `harness hook pre-tool` binary, given the PreToolUse payloads of Claude
 //! Code's `AskUserQuestion` and Codex's `request_user_input` on an
 //! unattended task, records an ask with the same options on a real server

@@ -1,4 +1,4 @@
-//! Node-to-node calls (issue 30): a route under `/internal/node/` answers
+//! Node-to-node calls: a route under `/internal/node/` answers
 //! only a request signed with the node key (`secrets/node.key`, shared by the
 //! nodes of a cluster through a shared secrets directory or
 //! `HARNESS_NODE_KEY`); no session, admin token, gateway key or replayed

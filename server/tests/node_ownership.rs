@@ -1,5 +1,5 @@
 //! Work that can only be done on one node records the node of the execution
-//! it serves, not the node that received the request (issue 27.5): keyed
+//! it serves, not the node that received the request: keyed
 //! input sent to server B for an agent running on server A is A's row, and
 //! A types it — once.
 

@@ -1,5 +1,5 @@
-//! Destination resolution on the way to the gateway CLI (tower-messaging.md
-//! §6.2), end to end with the gateway double: an alias of
+//! Destination resolution on the way to the gateway CLI (docs/tower-messaging.md
+//! docs/tower-messaging.md §6.2), end to end with the gateway double: an alias of
 //! `harness.destinations`; the OpenClaw group directory (`openclaw directory
 //! groups list`, answered by the double) whose hit is cached as an alias so
 //! the next send runs no lookup; the Hermes channel directory file of the
@@ -158,7 +158,7 @@ async fn adding_or_editing_a_target_names_the_bad_field() {
             json!({"label": "t", "gateway": "sms", "dest": "1", "scope": "work"}),
             "gateway",
         ),
-        // Issue 26: "Add" with every field empty, an unknown platform, a
+        // "Add" with every field empty, an unknown platform, a
         // destination that is none.
         (
             json!({"label": "", "gateway": "hermes", "scope": "unattended"}),

@@ -1,4 +1,4 @@
-//! `GET /api/projects/{id}/plan` (issue 6, point 9): a real server and a project directory
+//! `GET /api/projects/{id}/plan`: a real server and a project directory
 //! whose task list was made by the real `harness` CLI (init, add, claim, fail).
 
 use crate::common;

@@ -1,6 +1,6 @@
-//! Editing a project (issue 15 point 7) over REST — `PATCH /api/projects/{id}`
+//! Editing a project over REST — `PATCH /api/projects/{id}`
 //! (400 naming the field, 404, a taken name) — and the resident Workbench's
-//! runtime state (issue 14 point 6, tower-workbench.md §2.9) derived from its
+//! runtime state (docs/tower-workbench.md §2.9) derived from its
 //! real PTY, its execution and its inbox: STOPPED → BUSY (turn in progress)
 //! → IDLE at its turn end → a child's event pending → BUSY while the batch is
 //! processed → IDLE after the next turn end → STOPPED.

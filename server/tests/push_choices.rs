@@ -1,4 +1,4 @@
-//! Structured questions on the push path and in replies (issue 16, point 5):
+//! Structured questions on the push path and in replies:
 //! a real server, real HTTP and the gateway CLI double. `POST
 //! /api/internal/harness/outbound` with options, a default and a deadline
 //! sends a chat text that lists the options numbered and states the default

@@ -1,4 +1,4 @@
-//! Issue 25, point 10: an agent in a loop is bounded — asks, notifies and
+//! an agent in a loop is bounded — asks, notifies and
 //! pushes per task are rate-limited by one rule in the core, answered alike
 //! over REST (429 with `Retry-After` and a JSON body) and MCP (a tool error
 //! with the same text). Real server, real HTTP, real agent tokens.

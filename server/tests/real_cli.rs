@@ -242,7 +242,7 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
     // Started with the prompt (a CLI that read it as an option would fail here).
     let first = turn_request(run, 0).await;
     assert!(text_of(&first).contains(PROMPT), "prompt missing: {first}");
-    // Issue 25, point 9: for Claude Code neither the prompt nor the directive
+    // for Claude Code neither the prompt nor the directive
     // is an argument of any process of the agent (other users read them in
     // ps); Codex takes them only as arguments (README "Agent CLIs").
     if run.provider == "claude" {
@@ -262,7 +262,7 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
         text_of(&second)
     );
     // The native menu became a Harness question with the same options
-    // (issue 16), and the model was told so.
+    //, and the model was told so.
     assert!(
         text_of(&second).contains("ALREADY recorded"),
         "{}",

@@ -1,4 +1,4 @@
-//! Approvals (issue 31, point 6) with the REAL Claude Code and Codex CLIs
+//! Approvals with the REAL Claude Code and Codex CLIs
 //! (`end2end/real-cli`) against the scripted model stand-ins: the model runs
 //! a `git push --force` into a local bare repository (`… && echo <branch> >>
 //! marks`, so every run leaves a line) on an unattended task, and the

@@ -1,4 +1,4 @@
-//! Reminders of an OPEN ask that reached a chat (issue 32 point 1), end to
+//! Reminders of an OPEN ask that reached a chat, end to
 //! end: a real server, the real outbox worker and the gateway CLI double.
 //! The clock is passed in (`send_due_reminders(now)`), so nothing sleeps
 //! for minutes: the schedule per urgency, each reminder sent once whatever

@@ -1,4 +1,4 @@
-//! No duplicate reminder across a SIGKILL at its send (issue 32 point 6):
+//! No duplicate reminder across a SIGKILL at its send:
 //! the real `harness serve` process sends a reminder through the gateway
 //! CLI double, is SIGKILLed while the CLI runs, and restarts on the same
 //! data directory. The reminder is SENT_UNVERIFIED (its started mark shows

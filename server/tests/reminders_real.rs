@@ -1,5 +1,5 @@
 //! Reminders and escalation through the REAL OpenClaw CLI and gateway to
-//! the Telegram stand-in (issue 32 point 6; the set-up is
+//! the Telegram stand-in (the set-up is
 //! `real_gateways.rs`'s): a question, its reminder (the same chat, the
 //! same task token), its escalation to a second chat, and after the answer
 //! one "answered" notice in each chat — every message arriving once. The

@@ -57,7 +57,7 @@ async fn projects_and_tasks() {
         (status, body["field"].as_str()),
         (StatusCode::BAD_REQUEST, Some("name"))
     );
-    // Issue 25, point 10: a path that does not exist, or with a NUL, is a
+    // a path that does not exist, or with a NUL, is a
     // field error.
     for path in ["/no/such/harness/project", "/tmp\u{0}/x"] {
         let (status, body) = s

@@ -1,4 +1,4 @@
-//! Issue 12: response headers (framing), sessions on every bind, logout and
+//! response headers (framing), sessions on every bind, logout and
 //! revocation, login throttling — against a real server on a real socket.
 
 use crate::common;
@@ -368,7 +368,7 @@ async fn failed_logins_are_throttled_but_the_right_token_always_logs_in() {
             .unwrap()
             .contains("Too many failed logins")
     );
-    // Issue 25, point 6: failures cannot lock the owner out — five wrong
+    // failures cannot lock the owner out — five wrong
     // `GET /login?token=x` (an `<img>` on any local page makes them) and the
     // right token still logs in at once, by the form and by the link.
     for _ in 0..3 {

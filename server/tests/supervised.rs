@@ -1,4 +1,4 @@
-//! `harness run --agent CMD` in supervised mode (issue 6, point 8): a real server, a real git
+//! `harness run --agent CMD` in supervised mode: a real server, a real git
 //! repository with a real task list, and the real `harness` binary. Each plan task becomes a
 //! Harness task whose agent runs in a server PTY; `ask_human` parks it and a REST reply lets
 //! the run finish. Also: `--no-server`, a stale discovery file, an unreachable `--server`.
@@ -513,7 +513,7 @@ async fn an_explicit_server_that_does_not_answer_is_a_usage_error() {
     assert!(text(&out.stderr).contains("must be an http://"));
 }
 
-/// Issue 15 point 9: `harness status` says why a task failed — the exit code
+/// `harness status` says why a task failed — the exit code
 /// of the supervised agent's execution, as the plan recorded it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_shows_why_a_supervised_task_failed() {

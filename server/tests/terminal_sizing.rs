@@ -1,4 +1,4 @@
-//! Terminal size with several viewers (issue 15): the PTY keeps the size of
+//! Terminal size with several viewers: the PTY keeps the size of
 //! the largest active viewer; a phone never shrinks a desktop's terminal, and
 //! the size the remaining viewers need comes back when a viewer leaves.
 //! Real server, real PTY, two real WebSocket clients.
@@ -203,7 +203,7 @@ async fn a_phone_never_shrinks_the_desktop_terminal_and_sizes_come_back() {
     s.shutdown().await;
 }
 
-/// Issue 25, point 7: a viewer's resize to 10000 × 10000 (once 2.1 GB that
+/// a viewer's resize to 10000 × 10000 (once 2.1 GB that
 /// was never freed) is clamped to the one bound, 500 × 1000, on the
 /// WebSocket, in the PTY (the program reads it) and in the server's model;
 /// the server's memory stays bounded, and a smaller size comes back.

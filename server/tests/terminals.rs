@@ -171,7 +171,7 @@ async fn ask_parks_the_live_terminal_and_the_reply_is_typed_exactly_once() {
     );
 
     // Stop: the execution is STOPPED; the terminal has exited but keeps its
-    // last screen (issue 26), and takes no input.
+    // last screen, and takes no input.
     let (status, stopped) = s.admin("POST", &format!("/api/tasks/{t}/stop"), None).await;
     assert_eq!(
         (status, stopped["wasRunning"].as_bool()),
@@ -286,7 +286,7 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
         screen.contains("SYSTEM PROMPT: CUSTOM LADDER"),
         "the overridden directive is applied: {screen}"
     );
-    // The denied menu became an ask (issue 16), superseded by the agent's ask_human.
+    // The denied menu became an ask, superseded by the agent's ask_human.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let (_, pending) = s

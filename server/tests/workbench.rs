@@ -1,4 +1,4 @@
-//! Parent-child derivation and the parent's durable inbox (issue 14), with
+//! Parent-child derivation and the parent's durable inbox, with
 //! the test double agent as parent and children in real PTYs: siblings'
 //! turn ends become one batch typed once into the parent at its own turn
 //! end (HIGH first); duplicate Stop callbacks and the exit-fallback race make

@@ -1,4 +1,4 @@
-//! Issue 14: events for a parent whose terminal is gone stay PENDING (never
+//! events for a parent whose terminal is gone stay PENDING (never
 //! dropped, never typed into nothing, the parent is not woken by its inbox)
 //! and are drained as one batch at the resumed parent's first turn end.
 

@@ -1,4 +1,4 @@
-//! Settings → Approvals (issue 31): the global approval policy edited as
+//! Settings → Approvals: the global approval policy edited as
 //! JSON text (the rules, their validation and storage are the core's), and
 //! a task's approvals for its page.
 

@@ -1,4 +1,4 @@
-//! Structured questions (issue 16) as the UI shows them: an ask's options,
+//! Structured questions as the UI shows them: an ask's options,
 //! default, deadline and urgency, and whether its default was applied.
 
 use serde::{Deserialize, Serialize};

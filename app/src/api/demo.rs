@@ -1,4 +1,4 @@
-//! Home's first step (issue 26 point 10): a ready demo agent that asks a
+//! Home's first step: a ready demo agent that asks a
 //! question with options, so a newcomer sees the whole loop — ask, park,
 //! answer, resume — in a minute. The agent is `harness demo-agent`, this
 //! very binary, run as a `command` task.

@@ -18,7 +18,7 @@ pub struct OwnerRow {
     pub ids: Vec<String>,
 }
 
-/// A chat's access record (tower-messaging.md §8.8).
+/// A chat's access record (docs/tower-messaging.md §8.8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChannelRow {
     pub gateway: String,

@@ -1,4 +1,4 @@
-//! The parent's inbox as the task page shows it (issue 14): events from
+//! The parent's inbox as the task page shows it: events from
 //! derived children (pending / claimed / delivered / consumed) and the
 //! batches they were typed in, and "derive a sub-task".
 

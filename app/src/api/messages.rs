@@ -165,7 +165,7 @@ pub async fn reply_ask(
         .and_then(|h| h.get(http::header::COOKIE))
         .and_then(|v| v.to_str().ok())
         .and_then(harness_core::sessions::ui_session_label);
-    // `2`, `2.` or a label answers with that option (issue 16): mapped by
+    // `2`, `2.` or a label answers with that option: mapped by
     // the core's reply, as for REST and MCP.
     let out = h
         .reply_aimed(

@@ -64,13 +64,13 @@ pub struct Row {
     /// An answered ask: how its reply is getting into the agent's terminal.
     #[serde(default)]
     pub delivery: Option<DeliveryInfo>,
-    /// A structured question: its options, default and deadline (issue 16).
+    /// A structured question: its options, default and deadline.
     #[serde(default)]
     pub choices: Option<ChoiceInfo>,
     /// A pushed message: how it is getting to the human's chat (the outbox).
     #[serde(default)]
     pub outbound: Option<OutboundInfo>,
-    /// An OPEN ask: how long it waited, reminders, escalation (issue 32).
+    /// An OPEN ask: how long it waited, reminders, escalation.
     #[serde(default)]
     pub follow_up: Option<reminders::FollowUpInfo>,
 }
@@ -108,7 +108,7 @@ impl Row {
         }
     }
 
-    /// The badge's text key: a closed row says how it ended (issue 26: a
+    /// The badge's text key: a closed row says how it ended (a
     /// stopped task's question read "muted").
     pub fn badge_key(&self) -> &'static str {
         match (self.status(), self.is_ask(), self.state.as_str()) {

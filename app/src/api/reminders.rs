@@ -1,4 +1,4 @@
-//! Reminders, escalation, quiet hours and reachability (issue 32): the
+//! Reminders, escalation, quiet hours and reachability: the
 //! Settings editor's server functions and what `/harness` shows per open
 //! ask. Thin adapters: the rules are in `harness_core::{reminders,
 //! escalation, quiet_hours, reachability}`.

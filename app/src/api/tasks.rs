@@ -46,7 +46,7 @@ pub struct TaskRow {
     /// its id, and its URL on the task page).
     #[serde(default)]
     pub node: Option<String>,
-    /// What the task waits for is an approval (a held tool call, issue 31),
+    /// What the task waits for is an approval (a held tool call),
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
     pub waiting_approval: bool,

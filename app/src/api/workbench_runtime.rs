@@ -1,5 +1,5 @@
-//! The resident Workbench's runtime state on the project pages (issue 14,
-//! tower-workbench.md §2.9): derived now by
+//! The resident Workbench's runtime state on the project pages
+//! (docs/tower-workbench.md §2.9): derived now by
 //! `harness_core::Harness::workbench_runtime` from the live terminal, the
 //! latest execution and the inbox.
 

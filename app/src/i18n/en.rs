@@ -417,7 +417,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 h"),
     ("analytics.age.d1to7", "1–7 days"),
     ("analytics.age.gt7d", "over 7 days"),
-    // issue 15: task control, form, home, alerts
+    // task control, form, home, alerts
     ("task.run.not_started", "not started"),
     ("task.run.running", "running"),
     ("task.run.waiting", "waiting for you"),

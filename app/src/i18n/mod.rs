@@ -157,7 +157,7 @@ impl Tables {
 
 /// The texts [`Locale::t`] always has. In the browser (the hydrate build)
 /// the shell's, `/harness`' and the shared components' ([`EN`]): the lazy
-/// pages' texts are not in the main module (issue 33: `/harness` downloads
+/// pages' texts are not in the main module (`/harness` downloads
 /// only what it shows). On the server every text (it renders every page,
 /// the login page too).
 static MAIN: LazyLock<Tables> = LazyLock::new(main_tables);

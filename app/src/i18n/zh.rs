@@ -375,7 +375,7 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("analytics.age.h6to24", "6–24 小时"),
     ("analytics.age.d1to7", "1–7 天"),
     ("analytics.age.gt7d", "超过 7 天"),
-    // issue 15: task control, form, home, alerts
+    // task control, form, home, alerts
     ("task.run.not_started", "未启动"),
     ("task.run.running", "运行中"),
     ("task.run.waiting", "等待你回复"),

@@ -1,7 +1,7 @@
-//! `/gateway` (issue 28.7): what the chat gateways (OpenClaw, Hermes) bring
+//! `/gateway`: what the chat gateways (OpenClaw, Hermes) bring
 //! in — the inbound messages by state with their routing result and their
 //! replies (with each reply's state and last error, and "retry now" /
-//! "mark as delivered" where a person decides, D7/D9), the conversations (sessions) bound to
+//! "mark as delivered" where a person decides, docs/decisions.md D7/docs/decisions.md D9), the conversations (sessions) bound to
 //! projects, the chats and their access with the configured OWNERs, and the
 //! gateway credential (masked; rotating it shows the new one once).
 //! A lazy page (`lazy_pages.rs`): its code is a chunk of its own.

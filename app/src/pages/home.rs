@@ -1,6 +1,6 @@
 //! Home: the first step (a demo agent that asks you something, or a task of
-//! your own; issue 26 point 10), what is running, what waits for you, and
-//! the three steps to connect an agent of your own over MCP (issue 15 item 8).
+//! your own), what is running, what waits for you, and
+//! the three steps to connect an agent of your own over MCP.
 
 use leptos::{form::ActionForm, prelude::*};
 

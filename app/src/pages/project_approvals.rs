@@ -1,4 +1,4 @@
-//! A project's own approval rules (issue 31), edited on the project's edit
+//! A project's own approval rules, edited on the project's edit
 //! form: JSON text like the global policy's in Settings, tried before the
 //! global rules; `{"rules": []}` leaves only the global ones. Saving
 //! validates in the core: an error names the rule's index and its field.

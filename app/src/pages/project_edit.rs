@@ -1,4 +1,4 @@
-//! Editing a project from `/projects` (issue 15 point 7): name and
+//! Editing a project from `/projects`: name and
 //! directory; the directory is checked on the server (exists, is a
 //! directory, readable) and a refusal is shown next to its field.
 

@@ -1,7 +1,7 @@
-//! The resident Workbench of a project in the project list (issue 14): a
+//! The resident Workbench of a project in the project list: a
 //! link to its task, or a button that creates it on demand; with its
 //! runtime state (IDLE / BUSY / DEGRADED / STOPPED, why it is not taking
-//! work, pending events — tower-workbench.md §2.9), re-read every few seconds.
+//! work, pending events — docs/tower-workbench.md §2.9), re-read every few seconds.
 
 use leptos::prelude::*;
 

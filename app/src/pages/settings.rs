@@ -142,7 +142,7 @@ pub fn SettingsPage() -> impl IntoView {
     }
 }
 
-/// Per gateway: the CLI binary, profile and extra environment (D10). Each
+/// Per gateway: the CLI binary, profile and extra environment (docs/decisions.md D10). Each
 /// form shows its own validation error next to its fields.
 #[component]
 fn Gateways() -> impl IntoView {

@@ -1,4 +1,4 @@
-//! `/settings` → Approvals (issue 31): the global approval policy as JSON
+//! `/settings` → Approvals: the global approval policy as JSON
 //! (first match wins; the project's own rules go first, over REST
 //! `PUT /api/projects/{id}/approval-policy`). Saving validates in the core:
 //! an error names the rule's index and its field. Forms post to server

@@ -1,5 +1,5 @@
 //! `/settings` → Destinations: the aliases a message's destination may name
-//! (`harness.destinations`, tower-messaging.md §6.2), listed, added and
+//! (`harness.destinations`, docs/tower-messaging.md §6.2), listed, added and
 //! removed one at a time (a concurrent edit, or a directory hit cached by a
 //! send, is never lost). Forms post to server functions (no JavaScript
 //! needed); a validation error is shown next to its field.

@@ -1,4 +1,4 @@
-//! `/settings` → Reminders (issue 32): the setting `harness.reminders` as
+//! `/settings` → Reminders: the setting `harness.reminders` as
 //! JSON (the schedule per urgency, `escalateAfter`, `escalateTo` per scope,
 //! `quietHours` per target) and each notify target's reachability: when
 //! its person last wrote, the platform's delivery window, the last error of

@@ -51,7 +51,7 @@ pub struct Analytics {
     pub unanswered_by_age: Vec<Bar>,
     /// Questions answered in the last 7 d, by the reminders that reached
     /// the chat first (`0`, `1`, `2`, `3+`), and `escalated`: those answered
-    /// only after an escalation, counted there alone (issue 32).
+    /// only after an escalation, counted there alone.
     #[serde(default)]
     pub reminders_per_answer: Vec<Bar>,
 }

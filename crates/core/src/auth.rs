@@ -1,4 +1,4 @@
-//! Credentials: who is calling, and which task they may act on (decisions D12).
+//! Credentials: who is calling, and which task they may act on (docs/decisions.md D12).
 
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ pub enum Identity {
 }
 
 impl Identity {
-    /// The reference's task binding rule (tower-messaging.md §4.2): the explicit
+    /// The reference's task binding rule (docs/tower-messaging.md §4.2): the explicit
     /// id, else the agent's own task; an agent naming another task is refused.
     pub fn bind_task(&self, requested: Option<&str>) -> CoreResult<String> {
         let requested = requested.map(str::trim).filter(|s| !s.is_empty());
@@ -75,7 +75,7 @@ impl Identity {
 
     /// The caller as a person, who may answer a question or decide an
     /// approval: the admin token or a browser session. An agent's token is
-    /// never a person — not even for its own task (issue 25.1).
+    /// never a person — not even for its own task.
     pub fn person(&self) -> CoreResult<Person> {
         match self {
             Self::Admin => Ok(Person(PersonKind::Admin)),

@@ -1,4 +1,4 @@
-//! A reply to a structured question (issue 16): a text of `2`, `2.` or an
+//! A reply to a structured question: a text of `2`, `2.` or an
 //! option's label (case-insensitive, trimmed; several separated by commas
 //! with `multiSelect`) answers with that option — the option's label is the
 //! recorded answer and the option's index is recorded with it. Used by every

@@ -1,4 +1,4 @@
-//! Several nodes on one database (issue 30): what a node does with the
+//! Several nodes on one database: what a node does with the
 //! other nodes' events, and how a node knows a call comes from another node.
 //!
 //! The bus (`events::EventBus`; on PostgreSQL LISTEN/NOTIFY) delivers other

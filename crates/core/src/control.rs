@@ -1,4 +1,4 @@
-//! Running a task's agent from a person's surface (issue 15): the task's
+//! Running a task's agent from a person's surface: the task's
 //! displayed run state (derived from its latest execution and open ask),
 //! which of Start / Stop / Restart / Resume is possible and why not, and the
 //! port to the runtime that performs them. The web UI only displays these;

@@ -1,4 +1,4 @@
-//! The deadline of a structured question (issue 16): when it passes with the
+//! The deadline of a structured question: when it passes with the
 //! ask still OPEN and a default was given, the default is the answer —
 //! committed in one transaction with the reply's delivery row, exactly like
 //! a person's reply (`ChoicesStore::answer_with_default` shares the reply's

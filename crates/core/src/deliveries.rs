@@ -1,4 +1,4 @@
-//! The durable delivery queue (issue 10; decisions D3, D5, D6): every write
+//! The durable delivery queue (docs/decisions.md D3, docs/decisions.md D5, D6): every write
 //! into an agent's terminal that Harness owes somebody — a reply to an ask,
 //! terminal input with an idempotency key — is a `deliveries` row written in
 //! the same transaction as its cause and done by the delivery worker
@@ -51,7 +51,7 @@ pub fn resume_rule<'a>(
 ) -> Result<&'a Execution, Outcome> {
     if row.kind == DeliveryKind::Input && !row.resume {
         // Input is for the terminal it was sent to; it never starts an agent
-        // (unless it is owed to a derived child or a parent: `resume`, D4).
+        // (unless it is owed to a derived child or a parent: `resume`, docs/decisions.md D4).
         return Err(Outcome::GaveUp("No active session".into()));
     }
     let Some(latest) = latest else {

@@ -1,4 +1,4 @@
-//! Draining a node for maintenance (issue 30): the node takes no new work
+//! Draining a node for maintenance: the node takes no new work
 //! and the others take it, while the agents it runs go on until they end.
 //!
 //! The flag is the node's row in `harness_nodes` (`draining`), so every node

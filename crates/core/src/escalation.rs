@@ -1,4 +1,4 @@
-//! Escalation (issue 32 point 2): an ask still OPEN `escalateAfter`
+//! Escalation: an ask still OPEN `escalateAfter`
 //! seconds (default 1800) after its last scheduled reminder — or at once
 //! when its chat can no longer be reached (`crate::reachability`) — goes to
 //! the escalation targets of its scope (`escalateTo` in the setting

@@ -1,5 +1,5 @@
-//! The parent's durable inbox (issue 14; tower-workbench.md §1.4–§2.11,
-//! decisions D3, D4, D5). A derived child's turn end (Stop hook), its
+//! The parent's durable inbox (docs/tower-workbench.md §1.4–§2.11,
+//! docs/decisions.md D3, docs/decisions.md D4, D5). A derived child's turn end (Stop hook), its
 //! decision request (an OPEN ask at turn end) or its failure (process exit)
 //! is a `WorkbenchEvent` row in its parent's inbox under a stable
 //! `dedupKey`; one review per execution is guarded by the unique
@@ -9,7 +9,7 @@
 //! events are claimed with a lease into one batch whose id is a digest of
 //! their sorted dedup keys; the batch is stored as a SYSTEM TaskMessage and
 //! queued on the delivery queue (delivery id = batch id) in one transaction,
-//! so it is typed into the parent exactly once (D5). A batch whose delivery
+//! so it is typed into the parent exactly once (docs/decisions.md D5). A batch whose delivery
 //! fails cleanly returns its events to PENDING; the next drain of the same
 //! events replays the same batch id.
 
@@ -145,8 +145,8 @@ impl Harness {
     /// A Stop hook report: the turn end of `execution_id` (fenced: only the
     /// task's live execution owns the turn; a late or foreign callback
     /// changes nothing). For a derived child the event is in the parent's
-    /// inbox when this returns. Never cancels an OPEN ask (D3) and never
-    /// stops the child (D4): that is the caller's terminal, left alone.
+    /// inbox when this returns. Never cancels an OPEN ask (docs/decisions.md D3) and never
+    /// stops the child (docs/decisions.md D4): that is the caller's terminal, left alone.
     pub async fn record_turn_end(
         &self,
         task_id: &str,
@@ -197,7 +197,7 @@ impl Harness {
             None
         };
         // A native question menu of this turn is already in the parent's
-        // inbox with its options (issue 16): this turn end adds nothing.
+        // inbox with its options: this turn end adds nothing.
         if let Some(request_id) = pending.as_ref().and_then(|p| p.request_id.as_deref())
             && let Some(id) = self
                 .store()

@@ -1,8 +1,8 @@
 //! The inbox's lease receipts and the input owed to a derived child (issue
-//! 14, tower-workbench.md §2.8): `ack_workbench_batch` /
+//! 14, docs/tower-workbench.md §2.8): `ack_workbench_batch` /
 //! `heartbeat_workbench_batch` / `resolve_workbench_batch` by the parent's
 //! agent, and the parent's decision queued for a child whose terminal may be
-//! gone (resumed first, decision D4).
+//! gone (resumed first, docs/decisions.md D4).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

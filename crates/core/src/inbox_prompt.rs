@@ -1,5 +1,5 @@
-//! The text of a workbench batch typed into the parent (tower-workbench.md
-//! §2.10): one child review → the child-review template; otherwise a
+//! The text of a workbench batch typed into the parent (docs/tower-workbench.md
+//! docs/tower-workbench.md §2.10): one child review → the child-review template; otherwise a
 //! numbered list (HIGH first) with the hub guidance. Every prompt carries the
 //! anti-loop rule and ends with the batch protocol footer.
 
@@ -115,7 +115,7 @@ fn detail(e: &WorkbenchEvent) -> String {
     }
 }
 
-/// A child's held tool call (issue 31): an approval, never the parent's
+/// A child's held tool call: an approval, never the parent's
 /// to grant.
 fn is_approval(payload: &Value) -> bool {
     payload.get("approval").and_then(Value::as_bool) == Some(true)
@@ -128,7 +128,7 @@ step must not run, tell the child so with send_task_terminal_input (\"Do not run
 <this> instead\"); otherwise leave it to the person (tell the child to wait if it asks). Do not \
 send \"Approve\" down: it decides nothing.";
 
-/// A decision's options (issue 16), numbered, with its default and
+/// A decision's options, numbered, with its default and
 /// deadline; empty when the question has none.
 fn choices_of(payload: &Value) -> String {
     let options: Vec<&Value> = payload

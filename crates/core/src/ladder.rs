@@ -1,4 +1,4 @@
-//! The escalation ladder (seed 000, tower-workbench.md §4.1–§4.2): who a
+//! The escalation ladder (seed 000, docs/tower-workbench.md §4.1–§4.2): who a
 //! blocked agent asks, and the enforcement decision of the PreToolUse hook.
 //!
 //! Two axes: does the task have a parent, and is a human watching this

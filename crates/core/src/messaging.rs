@@ -1,5 +1,5 @@
 //! Relay messaging: ask, notify, reply, pending, ignore, dismiss, sweep, list
-//! (tower-messaging.md §3.1, §5.2–§5.5; decisions D5).
+//! (docs/tower-messaging.md §3.1, docs/tower-messaging.md §5.2–§5.5; docs/decisions.md D5).
 
 use chrono::Utc;
 use serde::Serialize;
@@ -107,7 +107,7 @@ pub struct Pending {
     pub request_id: Option<String>,
     pub question: Option<String>,
     /// The OPEN ask's options, multiSelect, default, deadlineAt and urgency
-    /// (issue 16), when it has any.
+    ///, when it has any.
     #[serde(flatten)]
     #[cfg_attr(feature = "openapi", schema(value_type = PendingChoicesDoc))]
     pub choices: Option<crate::options::Choices>,
@@ -145,7 +145,7 @@ pub(crate) fn task_missing(err: StoreError) -> CoreError {
     }
 }
 
-/// Which question a reply is for and where it came from (issue 31): an
+/// Which question a reply is for and where it came from: an
 /// answer aimed at an approval decides exactly that one.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Aim<'a> {
@@ -174,7 +174,7 @@ impl Harness {
             .await
     }
 
-    /// [`Harness::ask`] with the structured part (issue 16): options,
+    /// [`Harness::ask`] with the structured part: options,
     /// multiSelect, a default with a deadline, urgency — validated by
     /// `options::validate` and stored in the ask's transaction.
     #[tracing::instrument(skip_all, fields(task_id))]
@@ -333,7 +333,7 @@ impl Harness {
 
     /// [`Self::reply`] relayed from chat: `sender_id` is the gateway's
     /// verified sender (≤ 512 characters), recorded as who decided when the
-    /// reply decides an approval (issue 31).
+    /// reply decides an approval.
     pub async fn reply_from(
         &self,
         by: &crate::auth::Person,
@@ -350,7 +350,7 @@ impl Harness {
     /// the person saw — a UI row, a chat push): an answer aimed at an
     /// approval decides exactly that approval, or is refused ("cancelled"
     /// / "already decided") when it is no longer pending — never another
-    /// approval that replaced it (issue 31).
+    /// approval that replaced it.
     #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn reply_aimed(
         &self,
@@ -382,7 +382,7 @@ impl Harness {
             Some(r) => Some(validate::cuid("requestId", r)?),
             None => None,
         };
-        // An approval's ask (issue 31) is decided, never answered as text.
+        // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self
             .reply_to_approval(
                 by,
@@ -403,7 +403,7 @@ impl Harness {
         let delivery_id = ids::new_id();
         let now = Utc::now();
         let claim = self.handoff_claim(now);
-        // The person wrote in the chat (issue 32 point 4: reachability),
+        // The person wrote in the chat (reachability),
         // recorded with the answer; an answer on the web says nothing about
         // the chat.
         let from_chat = by.kind() == crate::auth::PersonKind::GatewayOwner;

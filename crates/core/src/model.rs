@@ -61,7 +61,7 @@ string_enum!(
     MessageKind { Ask => "ask", Notify => "notify" }
 );
 string_enum!(
-    /// State of a harness message (see tower-messaging.md §3.1).
+    /// State of a harness message (see docs/tower-messaging.md §3.1).
     MessageState { Open => "OPEN", Answered => "ANSWERED", Ignored => "IGNORED", Cancelled => "CANCELLED", Expired => "EXPIRED", Closed => "CLOSED", PendingDelivery => "PENDING_DELIVERY" }
 );
 string_enum!(
@@ -234,7 +234,7 @@ pub struct MessageQuery {
     pub cursor: Option<Cursor>,
     pub limit: u32,
     /// Only messages of derived children (tasks with a parent): `/harness`
-    /// "from children" (issue 14).
+    /// "from children".
     pub from_children: bool,
 }
 

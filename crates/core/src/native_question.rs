@@ -1,4 +1,4 @@
-//! Native question menus become Harness questions (issue 16): the input of
+//! Native question menus become Harness questions: the input of
 //! Claude Code's `AskUserQuestion` (`{questions: [{question, header,
 //! multiSelect, options: [{label, description}]}]}`) or Codex's
 //! `request_user_input` (`{questions: [{id, header, question, isOther,

@@ -1,4 +1,4 @@
-//! Structured questions (issue 16): the options of an ask, its default and
+//! Structured questions: the options of an ask, its default and
 //! deadline, its urgency — validation, the mapping of a reply text (`2`,
 //! `2.`, a label) to an option, and the numbered rendering for chat.
 //!

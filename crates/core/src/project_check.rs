@@ -1,4 +1,4 @@
-//! Adding a project from the web UI (issue 15): a person picking a path gets
+//! Adding a project from the web UI: a person picking a path gets
 //! it checked now — it exists (as over REST: `validate::project_dir`), is a
 //! directory, and can be read. The
 //! same check guards editing a project (name and path) from the page.

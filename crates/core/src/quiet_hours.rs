@@ -1,4 +1,4 @@
-//! Quiet hours per notify target (issue 32 point 3): a daily window
+//! Quiet hours per notify target: a daily window
 //! (`"22:00"`–`"07:00"`, it may wrap midnight) in an IANA time zone
 //! (`"Europe/Berlin"`, read from the system tzdb). While a target's window
 //! lasts, normal and low reminders and escalations to it wait (the next

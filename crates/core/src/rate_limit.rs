@@ -1,4 +1,4 @@
-//! How often one task may ask, notify and push (issue 25, point 10): an
+//! How often one task may ask, notify and push: an
 //! agent in a loop must not flood the people it reaches, the database or the
 //! chat platforms. One token bucket per task and kind — a burst, then one
 //! more every interval — checked by the core before anything is recorded, so

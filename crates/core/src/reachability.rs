@@ -1,4 +1,4 @@
-//! Reachability (issue 32 point 4): per notify target, when its person last
+//! Reachability: per notify target, when its person last
 //! wrote (the gateway inbound messages from its chat and the answers to
 //! asks that reached it — read from those rows, nothing else to keep in
 //! step), the platform's known delivery window (WeChat, Weixin, WhatsApp:

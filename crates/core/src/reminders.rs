@@ -1,4 +1,4 @@
-//! Reminders (issue 32 point 1): an OPEN ask that reached a person's chat is
+//! Reminders: an OPEN ask that reached a person's chat is
 //! sent again, through the outbox, on a schedule that depends on its
 //! urgency (defaults: high after 10 min, 30 min and 2 h; normal after 1 h
 //! and 4 h; low never), editable as the setting `harness.reminders`.

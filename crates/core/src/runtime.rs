@@ -4,7 +4,7 @@
 //! into the live terminal exactly once per injection id, or — when the
 //! terminal is gone — by resuming the agent with the provider's resume mode
 //! and delivering the reply prefixed with the question it answers
-//! (decisions D3, D5, D6).
+//! (docs/decisions.md D3, docs/decisions.md D5, D6).
 
 pub trait AgentRuntime: Send + Sync + 'static {
     /// The task asked and is parked: its terminal must stay alive (no

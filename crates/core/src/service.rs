@@ -34,10 +34,10 @@ pub struct HarnessConfig {
     /// worker; `None` when the process runs none (rows are then left to
     /// whoever claims them).
     pub delivery_owner: Option<String>,
-    /// How long `push_to_human` waits for the first send attempt (D8);
+    /// How long `push_to_human` waits for the first send attempt (docs/decisions.md D8);
     /// zero when this process runs no outbox worker.
     pub outbox_wait: Duration,
-    /// After this many failed attempts an outbound row is DEAD (D7).
+    /// After this many failed attempts an outbound row is DEAD (docs/decisions.md D7).
     pub outbox_max_attempts: u32,
     /// How often one task may ask, notify and push (`rate_limit`).
     pub rate_limits: crate::rate_limit::RateLimits,
@@ -48,10 +48,10 @@ pub struct HarnessConfig {
     /// node of a cluster, never a gateway's); `None`: they are refused (503).
     pub node_key: Option<Vec<u8>>,
     /// The longest one approval check holds a tool call for a person's
-    /// decision (issue 31; ≤ `approvals::flow::MAX_WAIT`). Tests lower it.
+    /// decision (≤ `approvals::flow::MAX_WAIT`). Tests lower it.
     pub approval_wait_max: Duration,
     /// How long a derived task's approval waits for its parent before it
-    /// is pushed to the person's chat (issue 31 point 2: the parent first,
+    /// is pushed to the person's chat (the parent first,
     /// as on the escalation ladder). Tests lower it.
     pub approval_parent_step: Duration,
 }
@@ -180,7 +180,7 @@ impl Harness {
     }
 
     /// The store port. The adapters (`server`, `app`) never see it: every
-    /// rule and every write goes through a core method (issue 27.3); the
+    /// rule and every write goes through a core method; the
     /// store's and the server's own tests reach it with `test-support`.
     #[cfg(any(test, feature = "test-support"))]
     pub fn store(&self) -> &dyn Store {

@@ -14,7 +14,7 @@ use crate::{CoreResult, ids};
 /// The session cookie's name.
 pub const COOKIE: &str = "harness_session";
 
-/// Who a UI request is, as the approval audit records it (issue 31):
+/// Who a UI request is, as the approval audit records it:
 /// `session:<12 hex>` — the start of the stored hash of the session id
 /// from the `Cookie` header, never the id (the secret). `None`: no session
 /// cookie (a script with the admin bearer token).

@@ -1,4 +1,4 @@
-//! Settings stored as JSON values by key: notify targets (contract.md §3).
+//! Settings stored as JSON values by key: notify targets (docs/contract.md §3).
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};

@@ -58,7 +58,7 @@ pub struct CreateTask {
 
 const SOURCE_HEADING: &str = "## 来源";
 
-/// The derived-task marker (tower-workbench.md §8): a child's description ends
+/// The derived-task marker (docs/tower-workbench.md §8): a child's description ends
 /// with a `## 来源` section naming its parent; an existing section is kept.
 pub fn with_source_section(description: Option<&str>, parent: Option<(&str, &str)>) -> String {
     let body = description.unwrap_or_default().trim_end();

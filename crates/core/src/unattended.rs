@@ -1,6 +1,6 @@
 //! Unattended mode: a task property in the database (the source of truth),
 //! mirrored as `<signal dir>/unattended-<taskId>` for the PreToolUse hook,
-//! which has no database access (tower-workbench.md §4.2).
+//! which has no database access (docs/tower-workbench.md §4.2).
 
 use std::{
     fs,
@@ -124,7 +124,7 @@ impl Harness {
     /// [`Self::set_unattended`] for a caller: an agent's token may turn its
     /// own task's unattended mode on, never off — off makes a top-level task
     /// attended, and an attended task's risky steps are not held for a
-    /// person (issue 31): only a person (the web UI, the admin token) may.
+    /// person: only a person (the web UI, the admin token) may.
     pub async fn set_unattended_as(
         &self,
         who: &crate::auth::Identity,

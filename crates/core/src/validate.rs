@@ -180,7 +180,7 @@ mod tests {
 /// is refused (the plan page and the agents' working directory must not
 /// depend on the server's cwd), and so are a path with a NUL character (no
 /// system call takes it), a missing one and one that is not a directory
-/// (issue 25, point 10: agents were started in, and plans read from, paths
+/// (agents were started in, and plans read from, paths
 /// nobody had checked) — each a `path` field error.
 pub fn project_dir(value: &str) -> CoreResult<String> {
     let value = value.trim();
@@ -229,7 +229,7 @@ mod project_dir_tests {
         assert!(project_dir("../../../../etc").is_err());
         assert!(project_dir("relative/dir").is_err());
         assert!(project_dir("/no/such/../dir").is_err());
-        // Issue 25, point 10: missing, NUL, not a directory: a path field error.
+        // missing, NUL, not a directory: a path field error.
         for bad in ["/no/such/dir", "/tmp\0/x", "\0", "/proc/self/status"] {
             let err = project_dir(bad).unwrap_err();
             assert_eq!(err.field(), Some("path"), "{bad:?}: {err}");

@@ -1,5 +1,5 @@
-//! The resident Workbench of a project (issue 14, tower-workbench.md §0,
-//! §4.1): one long-lived, parentless supervisor task per project, created on
+//! The resident Workbench of a project (docs/tower-workbench.md §0,
+//! docs/tower-workbench.md §4.1): one long-lived, parentless supervisor task per project, created on
 //! demand, started with the Workbench directive instead of the ordinary one.
 //! It researches, dispatches sub-tasks with `create_task` and reviews what
 //! its children report through its inbox; as a parentless task its next rung

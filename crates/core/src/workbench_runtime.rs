@@ -1,5 +1,5 @@
 //! The resident Workbench's runtime state as the project page shows it
-//! (tower-workbench.md §2.9): a derived read — from the live terminal
+//! (docs/tower-workbench.md §2.9): a derived read — from the live terminal
 //! session (the runtime's, through [`AgentControl::terminal_state`]), the
 //! task's latest execution and its inbox (events and batches) — not a
 //! stored projection. The state and the blocked reason follow
@@ -79,7 +79,7 @@ impl BlockedReason {
     }
 }
 
-/// The derivation (§2.9), first match: no live execution → STOPPED; no live
+/// The derivation (docs/tower-workbench.md §2.9), first match: no live execution → STOPPED; no live
 /// session → DEGRADED; an active batch or no turn boundary → BUSY; else IDLE
 /// (blocked reason "awaiting dispatch" while events are pending).
 pub fn derive(

@@ -1,4 +1,4 @@
-//! The task-list CLI (contract.md §8) and the only module that prints.
+//! The task-list CLI (docs/contract.md §8) and the only module that prints.
 //!
 //! `cli_main(args)` takes the arguments after `harness` (`args[0]` is the subcommand) and
 //! returns the exit code: 0 ok, 1 failure of the work, 2 bad usage or bad state file.

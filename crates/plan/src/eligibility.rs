@@ -1,4 +1,4 @@
-//! The one eligibility module shared by the CLI, the hooks and the driver (D16):
+//! The one eligibility module shared by the CLI, the hooks and the driver (docs/decisions.md D16):
 //! cycle detection, blocked propagation, pick order, permanent failure, statistics.
 
 use std::cmp::Ordering;

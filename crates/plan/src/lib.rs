@@ -1,4 +1,4 @@
-//! The long-running task-list loop (seed 002, `plan-loop.md` §A, decisions D16/D17):
+//! The long-running task-list loop (seed 002, docs/plan-loop.md §A, docs/decisions.md D16/docs/decisions.md D17):
 //! `harness-tasks.json` + `harness-progress.txt` state files, OS locks, one eligibility
 //! module, validation under a process-group timeout, rollback that preserves the state
 //! files, session-start recovery, Claude Code hooks and the `harness run` driver.

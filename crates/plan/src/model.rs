@@ -202,7 +202,7 @@ pub struct Task {
         skip_serializing_if = "Option::is_none"
     )]
     pub lease_expires_at: Option<String>,
-    /// Our addition (D16): when the task last failed, for "oldest failure first" retries.
+    /// Our addition (docs/decisions.md D16): when the task last failed, for "oldest failure first" retries.
     #[serde(
         default,
         deserialize_with = "lenient",

@@ -13,7 +13,7 @@
 //! refusal is the view's error (`[SECURITY] …`), never the file's content.
 //! Each file is opened once (`O_NOFOLLOW`, checked with `fstat` on the opened
 //! descriptor) and read from that descriptor, so a file swapped in between a
-//! check and a read cannot be shown (issue 25, point 5).
+//! check and a read cannot be shown.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -489,7 +489,7 @@ mod tests {
         assert!(error.contains("not a regular file"), "{error}");
     }
 
-    /// Issue 25, point 5: a file swapped between a regular file and a link to
+    /// a file swapped between a regular file and a link to
     /// a secret, as fast as possible, while the view is read: the secret is
     /// never shown (the old check-then-read showed it in 30 of 600 views).
     #[test]

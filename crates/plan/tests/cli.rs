@@ -1,4 +1,4 @@
-//! CLI surface (contract.md §8) through the real binary: init, add, status, the protocol
+//! CLI surface (docs/contract.md §8) through the real binary: init, add, status, the protocol
 //! steps, exit codes, corrupt files, locking races.
 
 mod common;

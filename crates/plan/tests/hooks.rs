@@ -1,4 +1,4 @@
-//! The 58 hook behaviours of plan-loop.md A14, driving the real binary
+//! The 58 hook behaviours of docs/plan-loop.md A14, driving the real binary
 //! (`harness-plan-cli hook <event>`) with a clean environment and `{"cwd": tmp}`.
 
 mod common;

@@ -1,5 +1,5 @@
-//! PTY throughput, measured in one run (issue 4 item 11, engineering-notes
-//! §B.2): `cat` of a 64 MiB `ls -l`-like file
+//! PTY throughput, measured in one run (the
+//! PTY read anchor of the engineering notes): `cat` of a 64 MiB `ls -l`-like file
 //!   1. read directly from the file (baseline),
 //!   2. through a raw portable-pty reader thread (the PTY's own rate),
 //!   3. through `PtySession` (reader thread → bounded channel → terminal

@@ -1,4 +1,4 @@
-//! Exactly-once input injection (decision D5): a ledger of injection ids per
+//! Exactly-once input injection (docs/decisions.md D5): a ledger of injection ids per
 //! session, and the byte encoding of an injected reply (bracketed paste when
 //! the application enabled it, then the submit key as a separate write).
 

@@ -1,4 +1,4 @@
-//! Agents cannot see Harness's own files (issue 25.2).
+//! Agents cannot see Harness's own files.
 //!
 //! An agent runs as the server's user, so without isolation it could read
 //! `<data-dir>/secrets/admin.token`, the database or another task's run files.

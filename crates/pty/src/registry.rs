@@ -1,4 +1,4 @@
-//! Sessions by task id, and the keepalive (issue 4 item 6, decision D3).
+//! Sessions by task id, and the keepalive (docs/decisions.md D3).
 //!
 //! Keepalive rules, evaluated by ONE background task for all sessions:
 //! * a session with viewers has no timer;

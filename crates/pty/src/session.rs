@@ -558,7 +558,7 @@ impl PtySession {
         self.wait_boundary(quiet, max, false).await
     }
 
-    /// Waits for a real input boundary (decision D6): the provider's
+    /// Waits for a real input boundary (docs/decisions.md D6): the provider's
     /// turn-end report, or idle for `quiet`, bounded by `max`.
     pub async fn wait_for_input_boundary(&self, quiet: Duration, max: Duration) -> Boundary {
         self.wait_boundary(quiet, max, true).await
@@ -596,7 +596,7 @@ impl PtySession {
         &self.ledger
     }
 
-    /// Injects `text` exactly once per `id` (decision D5): concurrent or
+    /// Injects `text` exactly once per `id` (docs/decisions.md D5): concurrent or
     /// repeated calls with the same id write nothing and report
     /// `AlreadyInjected` / `InProgress`. The text goes as bracketed paste
     /// when the application enabled it, then (if `submit`) the submit key

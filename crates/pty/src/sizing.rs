@@ -1,4 +1,4 @@
-//! The PTY's size when several viewers watch one terminal (issue 15).
+//! The PTY's size when several viewers watch one terminal.
 //!
 //! Rule: **the PTY takes the size of the largest attached viewer**: the
 //! widest one (most columns; among equally wide ones, the most rows). One

@@ -16,7 +16,7 @@ pub struct SpawnSpec {
     /// Working directory (must exist).
     pub cwd: PathBuf,
     /// The COMPLETE environment of the child: nothing else is inherited
-    /// (decision D13). Building the allow-list is the caller's job; see
+    /// (docs/decisions.md D13). Building the allow-list is the caller's job; see
     /// [`base_env`]. (portable-pty additionally sets `SHELL`, from this map
     /// or the password database.)
     pub env: BTreeMap<String, String>,

@@ -1,4 +1,4 @@
-//! [`harness_core::store::ApprovalStore`] (issue 31) written once for both
+//! [`harness_core::store::ApprovalStore`] written once for both
 //! backends: the SQL with `$n` parameters (both run it as is: sqlx-sqlite
 //! binds `$n` like `?n`) and the implementation ([`approval_store`],
 //! expanded per backend as `crate::shared`'s stores are). Both backends serialise writers (SQLite's one writer,

@@ -53,7 +53,7 @@ async fn a_restored_copy_opens_and_migrates() {
     reopened.close().await;
 }
 
-/// Issue 25, point 4: every file of a backup in progress is private from its
+/// every file of a backup in progress is private from its
 /// first byte (another local user once read the world-readable temporary
 /// file while `VACUUM INTO` wrote it). The directory next to the destination
 /// is watched from another thread during a backup of a 48 MiB database.

@@ -239,7 +239,7 @@ async fn the_delivery_mapping_becomes_per_chat_with_its_rows() {
     store.close().await;
 }
 
-/// Leases are judged by PostgreSQL's clock, not the caller's (issue 30): a
+/// Leases are judged by PostgreSQL's clock, not the caller's: a
 /// node whose clock runs an hour ahead cannot steal a live lease or find it
 /// expired, and a node whose clock runs an hour behind still holds its lease
 /// for its whole length.

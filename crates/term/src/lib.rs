@@ -4,7 +4,7 @@
 //!   answers `GET /api/tasks/{id}/screen` ([`TerminalModel::screen_text`])
 //!   and gives a (re)connecting browser a [`snapshot`](TerminalModel::snapshot)
 //!   of the current screen instead of a raw replay that could start in the
-//!   middle of an escape sequence (decision D14).
+//!   middle of an escape sequence (docs/decisions.md D14).
 //! * [`QueryFilter`] strips terminal *queries* (DA, DSR, colour queries, OSC
 //!   52 reads, title reports, …) from a live stream before it reaches a
 //!   browser, so that the browser never answers them into the agent's input

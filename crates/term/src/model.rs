@@ -10,7 +10,7 @@ use crate::scan::{Csi, Event, Scanner, SeqKind};
 
 /// Smallest accepted size: `vt100` misbehaves below 2×2 (vt100#37).
 pub const MIN_SIZE: u16 = 2;
-/// Largest accepted number of rows (issue 25, point 7: a resize to
+/// Largest accepted number of rows (a resize to
 /// 10000×10000 once added 2.1 GB). Every size — a viewer's WebSocket resize,
 /// a spawn size, the PTY, this model — is clamped by [`clamp_size`].
 pub const MAX_ROWS: u16 = 500;

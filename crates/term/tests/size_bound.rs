@@ -1,4 +1,4 @@
-//! Issue 25, point 7: the model's size is bounded (a resize to
+//! the model's size is bounded (a resize to
 //! 10000 × 10000 once allocated 2.1 GB) and a shrink gives the memory back.
 
 use harness_term::{MAX_COLS, MAX_ROWS, MIN_SIZE, TerminalModel, clamp_size};

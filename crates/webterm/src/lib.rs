@@ -1,4 +1,4 @@
-//! The Harness browser terminal (issue 4 item 5, decision D14).
+//! The Harness browser terminal (docs/decisions.md D14).
 //!
 //! [`harness_term::TerminalModel`] drawn as DOM rows with `web-sys`, wired to
 //! the server's `/ws/terminal/{taskId}` WebSocket. The logic lives in plain

@@ -283,7 +283,7 @@ if (!args.has('--no-bench')) {
   } else {
     console.log('  (xterm.js not installed: `npm install` in crates/webterm/www for the side-by-side run)');
   }
-  // Target (issue 4, item 11): the wasm terminal's parse+render rate is not
+  // Target: the wasm terminal's parse+render rate is not
   // slower than xterm.js: its published 28–33 MB/s write rate (checked
   // against the top of the range) and xterm.js measured side by side.
   const verdicts = [['xterm.js published 33 MB/s', render / 33]];

@@ -1,4 +1,4 @@
-//! A stand-in for the gateway CLIs Harness calls (contract.md §9), for the
+//! A stand-in for the gateway CLIs Harness calls (docs/contract.md §9), for the
 //! tests and the benchmark: `openclaw [--profile p] message send --channel c
 //! --target t --message m --json` and `hermes [--profile p] send --to t
 //! --json -- m`, answering in each CLI's JSON shape.

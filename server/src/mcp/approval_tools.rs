@@ -1,4 +1,4 @@
-//! The approval policy's MCP tools (issue 31): `get_approval_policy`,
+//! The approval policy's MCP tools: `get_approval_policy`,
 //! `set_approval_policy`, `list_approvals`, `decide_approval`. The admin
 //! profile only — never an agent (an agent is never a person: it could
 //! approve its own step) nor a gateway (which answers an approval by

@@ -220,7 +220,7 @@ pub fn deadline_bounds() -> String {
     )
 }
 
-/// The structured part of a question (issue 16) in one tool's words: the
+/// The structured part of a question in one tool's words: the
 /// fields of [`ChoicesInput`], raw JSON for the core to validate (a missing
 /// or `null` field is none).
 macro_rules! choices {

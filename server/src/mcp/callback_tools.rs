@@ -1,5 +1,5 @@
-//! The Workbench's callbacks for gateway requests (tower-messaging.md
-//! §4.6): `confirm_gateway_task_created`, `complete_gateway_discussion`,
+//! The Workbench's callbacks for gateway requests (docs/tower-messaging.md
+//! docs/tower-messaging.md §4.6): `confirm_gateway_task_created`, `complete_gateway_discussion`,
 //! `complete_gateway_work` — in the agent profile, but only the bound
 //! Workbench's own credential is accepted (the core's rule,
 //! `harness_core::gateway::workbench_callbacks`).

@@ -1,4 +1,4 @@
-//! The gateway's MCP tools (tower-messaging.md §4.4; the gateway profile,
+//! The gateway's MCP tools (docs/tower-messaging.md §4.4; the gateway profile,
 //! `GATEWAY_TOOLS`): `resolve_gateway_task_context`, `continue_bound_task`
 //! and `relay_channel_reply`, with the reference's camelCase parameters.
 //! Thin adapters over `harness_core::gateway`.

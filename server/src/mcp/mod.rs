@@ -67,7 +67,7 @@ const AGENT_TOOLS: &[&str] = &[
 ];
 
 /// Tools a gateway credential may use: the reference's `gateway` profile
-/// (tower-messaging.md §4.1) as far as Harness has its tools.
+/// (docs/tower-messaging.md §4.1) as far as Harness has its tools.
 pub const GATEWAY_TOOLS: &[&str] = &[
     "reply_to_ask",
     "relay_channel_reply",

@@ -1,4 +1,4 @@
-//! The outbox's MCP tools (tower-messaging.md §4.3): `list_notify_targets`
+//! The outbox's MCP tools (docs/tower-messaging.md §4.3): `list_notify_targets`
 //! and `push_to_human`. Thin adapters: bind the task, call the core.
 
 use harness_core::{outbox, outbox::PushInput};

@@ -92,7 +92,7 @@ impl IntoCallToolResult for ToolError {
     }
 }
 
-/// The result of a failed call (contract §5: never a transport error).
+/// The result of a failed call (docs/contract.md §5: never a transport error).
 pub fn tool_error(message: impl Into<String>) -> CallToolResult {
     let body = serde_json::json!({ "error": message.into() });
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])

@@ -1,4 +1,4 @@
-//! The gateway's routing tools (tower-messaging.md §4.4, §4.5):
+//! The gateway's routing tools (docs/tower-messaging.md §4.4, docs/tower-messaging.md §4.5):
 //! `route_gateway_message` (OWNER) and `route_gateway_query` (NON_OWNER,
 //! read-only), with the reference's camelCase parameters. Thin adapters
 //! over `harness_core::gateway::{route, query}`.

@@ -170,7 +170,7 @@ fn schema_limits() -> std::collections::BTreeMap<String, Value> {
     out
 }
 
-/// Point 3 of issue 27: no limit in a schema is a literal copy — each one
+/// Point 3 of no limit in a schema is a literal copy — each one
 /// is listed here with the core constant the validation uses, and a limit
 /// added without an entry fails.
 #[test]

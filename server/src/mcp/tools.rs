@@ -2,7 +2,7 @@
 //! goal mode and terminal input. Each is a typed method on [`HarnessMcp`]:
 //! its arguments (`args.rs`) give the `inputSchema`, its result
 //! (`outputs.rs`) the `outputSchema`. Names and camelCase parameters are the
-//! reference's (contract.md §5); the rules are the core's.
+//! reference's (docs/contract.md §5); the rules are the core's.
 
 use harness_core::{CoreError, approvals};
 use rmcp::{Json, handler::server::tool::ToolRouter, tool, tool_router};

@@ -1,5 +1,5 @@
 //! MCP `ack_workbench_batch` / `heartbeat_workbench_batch` /
-//! `resolve_workbench_batch` (tower-workbench.md §2.8): `{batchId,
+//! `resolve_workbench_batch` (docs/tower-workbench.md §2.8): `{batchId,
 //! leaseToken}`, bound to the calling terminal's task (the parent); the
 //! rules are `harness_core::Harness::batch_transition`.
 

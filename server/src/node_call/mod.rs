@@ -1,4 +1,4 @@
-//! Node-to-node calls (issue 30 points 1–2): a node forwards the work of an
+//! Node-to-node calls: a node forwards the work of an
 //! agent that runs on another node to that node's URL (from the node
 //! registry), never starting a second agent itself.
 //!

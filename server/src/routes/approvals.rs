@@ -1,4 +1,4 @@
-//! Approvals of risky tool calls (issue 31): the policy (global and per
+//! Approvals of risky tool calls: the policy (global and per
 //! project), the pre-tool hook's check, the audit list and a person's
 //! decision. Thin: every rule is in `harness_core::approvals`.
 

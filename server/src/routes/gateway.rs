@@ -1,10 +1,10 @@
-//! The gateway's inbound routes (issue 28, tower-messaging.md §5.8) with
+//! The gateway's inbound routes (docs/tower-messaging.md §5.8) with
 //! the reference's paths and bodies: `POST /api/internal/harness/gateway-task`
 //! (`resolve_gateway_task_context`, read-only) and `PUT …/gateway-task`
-//! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, §5.7),
+//! (`continue_bound_task`), `POST …/gateway` (`route_gateway_message`, docs/tower-messaging.md §5.7),
 //! `PATCH …/gateway` (`completeGatewayInbound`)
-//! and `POST …/gateway-query` (`route_gateway_query`, §5.9), `POST …/gateway-access`
-//! (`manage_gateway_channel_access`, §5.10). Credentials: a signed request (`signed.rs`), the
+//! and `POST …/gateway-query` (`route_gateway_query`, docs/tower-messaging.md §5.9), `POST …/gateway-access`
+//! (`manage_gateway_channel_access`, docs/tower-messaging.md §5.10). Credentials: a signed request (`signed.rs`), the
 //! gateway token or the admin token; an agent's token is refused. Plus the
 //! gateway token's rotation for the admin.
 
@@ -116,7 +116,7 @@ async fn continue_task(
     Ok(Json(s.harness.continue_bound_task(&body).await?))
 }
 
-/// The OWNER's chat message, routed once per platform message (§8.2).
+/// The OWNER's chat message, routed once per platform message (docs/tower-messaging.md §8.2).
 #[utoipa::path(
     post,
     path = "/api/internal/harness/gateway",
@@ -134,7 +134,7 @@ async fn route_message(
     Ok(Json(s.harness.route_gateway_message(&body).await?))
 }
 
-/// The gateway closes an inbound row with a result of its own (§5.7
+/// The gateway closes an inbound row with a result of its own (docs/tower-messaging.md §5.7
 /// PATCH, `completeGatewayInbound`): PROCESSED, whatever its state.
 #[utoipa::path(
     patch,
@@ -154,7 +154,7 @@ async fn complete(
     Ok(Json(s.harness.complete_gateway_inbound(&body).await?))
 }
 
-/// The bound Workbench's callbacks (§5.7 PUT): `action` `task_created`,
+/// The bound Workbench's callbacks (docs/tower-messaging.md §5.7 PUT): `action` `task_created`,
 /// `discussion` or `final`; only the Workbench task's own credential.
 #[utoipa::path(
     put,
@@ -174,7 +174,7 @@ async fn callback(
     Ok(Json(s.harness.gateway_callback(&who, action, &body).await?))
 }
 
-/// A NON_OWNER's question about a project; writes nothing (§8.7).
+/// A NON_OWNER's question about a project; writes nothing (docs/tower-messaging.md §8.7).
 #[utoipa::path(
     post,
     path = "/api/internal/harness/gateway-query",
@@ -192,7 +192,7 @@ async fn query(
     Ok(Json(s.harness.route_gateway_query(&body).await?))
 }
 
-/// The OWNER's channel access change (§5.10): 200 when `ok`, 400 when
+/// The OWNER's channel access change (docs/tower-messaging.md §5.10): 200 when `ok`, 400 when
 /// `ok: false` (needs a selection); the chat is the inbound message's.
 #[utoipa::path(
     post,
@@ -283,7 +283,7 @@ async fn list_sessions(
 }
 
 /// FAILED, DEAD or SENT_UNVERIFIED → PENDING, due now ("retry now"; a
-/// person's decision, D7/D9).
+/// person's decision, docs/decisions.md D7/docs/decisions.md D9).
 #[utoipa::path(
     post,
     path = "/api/gateway/replies/{id}/retry",

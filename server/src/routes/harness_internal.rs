@@ -1,5 +1,5 @@
 //! `/api/internal/harness/*`: the agent and gateway messaging API with the
-//! reference's bodies and status codes (tower-messaging.md §5.2–§5.5).
+//! reference's bodies and status codes (docs/tower-messaging.md §5.2–§5.5).
 //! Admin token or the agent's own token (bound to its task).
 
 use axum::{
@@ -31,7 +31,7 @@ struct AskBody {
     question: Option<String>,
     /// A retry with the same key answers the ask recorded before.
     idempotency_key: Option<String>,
-    /// options, multiSelect, default, deadline, urgency (issue 16).
+    /// options, multiSelect, default, deadline, urgency.
     #[serde(flatten)]
     choices: harness_core::options::ChoicesInput,
     /// Set by `harness hook pre-tool`: the native question tool it denied

@@ -77,7 +77,7 @@ struct StopBody {
 /// live execution marks its terminal at an input boundary (the latch the
 /// parent's inbox drains at) and, for a derived child, persists the event in
 /// the parent's inbox before answering. A late or foreign callback changes
-/// nothing. Never kills the terminal, never cancels an OPEN ask (D3, D4).
+/// nothing. Never kills the terminal, never cancels an OPEN ask (docs/decisions.md D3, docs/decisions.md D4).
 #[utoipa::path(
     post,
     path = "/api/internal/hooks/stop",

@@ -1,4 +1,4 @@
-//! The parent's inbox (issue 14): `GET /api/tasks/{id}/inbox` (events,
+//! The parent's inbox: `GET /api/tasks/{id}/inbox` (events,
 //! batches, derived children; the admin, the task's agent or its parent's)
 //! and `PUT /api/internal/workbench/batch` (ack / heartbeat / resolve of a
 //! batch by the parent's agent, bound to its task).
@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/projects/{id}/workbench/runtime", get(workbench_runtime))
 }
 
-/// The project's Workbench runtime state (tower-workbench.md §2.9), derived
+/// The project's Workbench runtime state (docs/tower-workbench.md §2.9), derived
 /// now from its live terminal, latest execution and inbox (404 without a
 /// Workbench).
 #[utoipa::path(

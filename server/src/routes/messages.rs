@@ -112,14 +112,14 @@ async fn list(
     let choices = s.harness.choices_for(&ids).await?;
     let mut body = serde_json::to_value(&page)
         .map_err(|e| CoreError::invalid_body(format!("cannot encode the page: {e}")))?;
-    // Structured questions (issue 16): each ask's choices, and who answered.
+    // Structured questions: each ask's choices, and who answered.
     if let Some(rows) = body
         .get_mut("rows")
         .and_then(serde_json::Value::as_array_mut)
     {
         for (row, r) in rows.iter_mut().zip(&page.rows) {
             let c = choices.get(&r.message.id);
-            // options, multiSelect, default, deadlineAt, urgency (contract §4).
+            // options, multiSelect, default, deadlineAt, urgency (docs/contract.md §4).
             if let Some(serde_json::Value::Object(fields)) =
                 c.map(serde_json::to_value).and_then(Result::ok)
                 && let Some(row) = row.as_object_mut()

@@ -1,4 +1,4 @@
-//! The nodes of a cluster and their drain (issue 30): list them, see one,
+//! The nodes of a cluster and their drain: list them, see one,
 //! drain or undrain one (`harness_core::drain`). The admin token or a UI
 //! session; an agent's token is refused. Any node answers for any node:
 //! the flag is the registry's.

@@ -55,7 +55,7 @@ struct DestinationsBody {
     destinations: Vec<Destination>,
 }
 
-/// The destination aliases (`harness.destinations`, tower-messaging.md §6.2).
+/// The destination aliases (`harness.destinations`, docs/tower-messaging.md §6.2).
 #[utoipa::path(
     get,
     path = "/api/settings/destinations",
@@ -239,7 +239,7 @@ async fn test_target(
     Ok(Json(s.harness.send_test_message(&id).await?))
 }
 
-/// Persist + send (tower-messaging.md §5.6): answers within a few seconds
+/// Persist + send (docs/tower-messaging.md §5.6): answers within a few seconds
 /// with `{ok, outboundId, state, deduped, sent, parked, platformMessageId, lastError}`.
 #[utoipa::path(
     post,

@@ -93,7 +93,7 @@ async fn set_directive(
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
-/// When an OPEN ask that reached a chat is sent again (issue 32).
+/// When an OPEN ask that reached a chat is sent again.
 #[utoipa::path(get, path = "/api/settings/reminders", tag = "settings",
     responses((status = 200, description = "Seconds after the ask, per urgency (the defaults until one is stored)", body = ReminderSchedule)))]
 async fn reminders(State(s): State<AppState>, _: Admin) -> ApiResult<Json<ReminderSchedule>> {
@@ -111,7 +111,7 @@ async fn set_reminders(
 }
 
 /// Per notify target: when its person last wrote, the platform's delivery
-/// window and whether it passed, and the newest send failure (issue 32).
+/// window and whether it passed, and the newest send failure.
 #[utoipa::path(get, path = "/api/settings/reachability", tag = "settings",
     responses((status = 200, description = "Each notify target's reachability", body = Vec<harness_core::reachability::TargetReachability>)))]
 async fn reachability(

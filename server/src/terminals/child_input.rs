@@ -1,4 +1,4 @@
-//! Input owed to a derived child whose terminal is gone (issue 14, D4): the
+//! Input owed to a derived child whose terminal is gone (docs/decisions.md D4): the
 //! parent's decision is a durable delivery row with `resume`, so the
 //! delivery worker resumes the child first and types it once it is ready.
 

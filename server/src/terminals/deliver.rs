@@ -2,7 +2,7 @@
 //! `crate::workers::deliveries`): type it into the task's live terminal at an
 //! input boundary, or — for a reply whose terminal is gone — start the agent
 //! again with its provider's resume mode and type the reply prefixed with
-//! the question (decisions D3, D5, D6), once the restarted agent accepts
+//! the question (docs/decisions.md D3, docs/decisions.md D5, D6), once the restarted agent accepts
 //! input (`super::ready`). Every step is committed on the row
 //! first (WAITING_BOUNDARY, RESUMING, WRITING); WRITING is committed before
 //! the bytes go out, so a crash mid-write leaves an UNVERIFIED row, never a

@@ -1,5 +1,5 @@
 //! The terminal actions of an agent that runs on another node, done by that
-//! node (issue 30 point 1): the owner is found by `Harness::placement` (the
+//! node: the owner is found by `Harness::placement` (the
 //! live execution's node, that node's registry row) and called over a
 //! node-to-node call (`crate::node_call`); its answer — or its refusal, with
 //! the same status class — is this node's answer. Never a second agent here.

@@ -1,5 +1,5 @@
 //! Starting a Workbench for the gateway requests waiting in its inbox
-//! (tower-messaging.md §8.2 step 14, `ensureWorkbench`; the rule of when is
+//! (docs/tower-messaging.md §8.2 step 14, `ensureWorkbench`; the rule of when is
 //! the core's, `Harness::workbench_start_wanted`): the agent is started
 //! idle — its provider session resumed when it has one, else fresh without
 //! a prompt — and once it has drawn its screen and gone quiet its input

@@ -2,7 +2,7 @@
 //! Starts agents with an allow-listed environment, records their executions,
 //! keeps parked terminals alive, and delivers replies exactly once into the
 //! live terminal — or restarts the agent with its provider's resume mode when
-//! the terminal is gone (decisions D3, D5, D6, D13).
+//! the terminal is gone (docs/decisions.md D3, docs/decisions.md D5, D6, D13).
 
 pub mod child_input;
 pub mod control;
@@ -312,7 +312,7 @@ impl Terminals {
                 self.elsewhere(&view.task.id).await?;
             }
         }
-        // A draining node starts no agent: another node does (issue 30).
+        // A draining node starts no agent: another node does.
         if h.draining() {
             drop(guard);
             return self.start_elsewhere(&view.task.id, &mode).await;
@@ -381,7 +381,7 @@ impl Terminals {
                 .create(&run_dir)?;
             Ok(iso.wrap(&self.inner.config.harness_bin, &argv))
         });
-        // What the hook decides by when it cannot reach the server (issue 31).
+        // What the hook decides by when it cannot reach the server.
         let snapshot = if argv.is_ok() {
             self.approval_snapshot(&view, &run_dir).await
         } else {
@@ -445,7 +445,7 @@ impl Terminals {
                 .finish_execution(&task_id, &execution_id, status, code, "exited")
                 .await
             {
-                // The execution-exit producer of the parent's inbox (issue 14).
+                // The execution-exit producer of the parent's inbox.
                 Ok(true) => {
                     crate::workers::inbox::on_exit(&harness, &task_id, &execution_id, status, code)
                         .await
@@ -460,7 +460,7 @@ impl Terminals {
 
     /// Stop the task's agent: the execution becomes STOPPED, the process group
     /// is terminated. Its terminal stays, exited, like a failed run's: the
-    /// last output is what a person wants to see after Stop (issue 26).
+    /// last output is what a person wants to see after Stop.
     /// An agent on another live node is stopped by that node (forwarded).
     pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
         let view = self.inner.harness.get_task(task_id).await?;
@@ -523,7 +523,7 @@ impl Terminals {
             }
         };
         // Owed to a derived child (its parent's decision): a durable delivery
-        // that resumes the child first when its terminal is gone (D4).
+        // that resumes the child first when its terminal is gone (docs/decisions.md D4).
         if self.live(&task_id).is_none()
             && let Some(out) = self.input_to_child(&task_id, text, submit, key).await?
         {

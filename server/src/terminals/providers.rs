@@ -1,8 +1,8 @@
-//! Command lines per provider (tower-workbench.md §4.5), with the MCP
+//! Command lines per provider (docs/tower-workbench.md §4.5), with the MCP
 //! endpoint, the agent token and this binary's hooks passed per spawn —
 //! the user's global configuration is never edited.
 //!
-//! Secrets off the command line (issue 25, point 9): any local user can read
+//! Secrets off the command line: any local user can read
 //! a process's arguments (`ps`, `/proc/<pid>/cmdline`). For Claude Code the
 //! system directive goes in a 0600 file (`--append-system-prompt-file`) and
 //! the prompt too, mentioned as `@"<file>"` (Claude Code reads a mentioned
@@ -472,7 +472,7 @@ mod tests {
             ["--".to_string(), format!("@\"{}\"", prompt_file.display())],
             "options end before the prompt (--mcp-config is variadic)"
         );
-        // Issue 25, point 9: neither the directive nor the prompt is an
+        // neither the directive nor the prompt is an
         // argument (other local users read arguments in ps); their files are
         // private.
         assert!(

@@ -1,4 +1,4 @@
-//! The one worker skeleton for owed work (issue 27, `durable-work.md`).
+//! The one worker skeleton for owed work (docs/durable-work.md).
 //! Every kind — deliveries into terminals, outbound gateway messages, the
 //! parent's inbox — runs on [`Worker`]; a kind only says how to lease and
 //! record its rows ([`Queue::turn`]) and how one attempt goes

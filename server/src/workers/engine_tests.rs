@@ -345,7 +345,7 @@ async fn a_queued_row_whose_lease_ran_short_is_released_not_started() {
     assert!(w.held.is_empty());
 }
 
-/// A draining node's worker (issue 30): it leases nothing and gives back
+/// A draining node's worker: it leases nothing and gives back
 /// the rows it leased ahead; undrained and woken, it does them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_worker_that_takes_no_new_work_leases_nothing_and_gives_back_its_queue() {

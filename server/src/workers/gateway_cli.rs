@@ -1,4 +1,4 @@
-//! One run of a gateway CLI (contract.md §9): no stdin, stdout and stderr
+//! One run of a gateway CLI (docs/contract.md §9): no stdin, stdout and stderr
 //! captured (bounded), a timeout after which the whole process group is
 //! killed (the CLIs start children of their own).
 
@@ -137,7 +137,7 @@ pub async fn run(
     }
 }
 
-/// How long a directory lookup may take (tower-messaging.md §6.2 rule 6).
+/// How long a directory lookup may take (docs/tower-messaging.md §6.2 rule 6).
 pub const DIRECTORY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The OpenClaw group directory, run through the configured CLI.

@@ -1,4 +1,4 @@
-//! Gateway replies on the worker skeleton (`engine.rs`; issue 28.5): due
+//! Gateway replies on the worker skeleton (`engine.rs`): due
 //! `gateway_replies` rows are leased, each attempt runs the gateway CLI once
 //! (`harness_core::gateway::replies::argv`: a native reply with
 //! `--reply-to` / `--thread-id` where the gateway has it, through the same
@@ -7,7 +7,7 @@
 //! are leased only for a free slot, so a leased row counts as started: the
 //! rows an earlier boot of this node left SENDING, and rows whose lease
 //! ended, become SENT_UNVERIFIED (at start-up and in the upkeep) — never
-//! sent twice automatically (D7/D9).
+//! sent twice automatically (docs/decisions.md D7/docs/decisions.md D9).
 
 use std::{future::Future, time::Duration};
 

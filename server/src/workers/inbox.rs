@@ -1,4 +1,4 @@
-//! The inbox worker (issue 14): follows workbench batch deliveries, returns
+//! The inbox worker: follows workbench batch deliveries, returns
 //! expired claims to PENDING (at start-up at once for this node's earlier
 //! boots, then periodically), and drains a parent's inbox when its live
 //! terminal is at a provider-confirmed turn end (the boundary latch: the
@@ -58,7 +58,7 @@ struct InboxQueue {
     starter: WorkbenchStarter,
 }
 
-/// How often the upkeep recovers gateway requests (tower-messaging.md §8.13).
+/// How often the upkeep recovers gateway requests (docs/tower-messaging.md §8.13).
 const RECOVER_EVERY: Duration = Duration::from_secs(30);
 /// A Workbench whose start was tried is tried again after this.
 const START_RETRY: Duration = Duration::from_secs(30);
@@ -135,7 +135,7 @@ impl WorkbenchStarter {
         Ok(())
     }
 
-    /// The upkeep (§8.13): bring stuck gateway requests forward and start
+    /// The upkeep (docs/tower-workbench.md §8.13): bring stuck gateway requests forward and start
     /// the Workbenches still wanted.
     async fn recover(&self) {
         let h = self.terminals.harness();

@@ -47,7 +47,7 @@ pub struct OutboxConfig {
     pub recover_every: Duration,
     /// How long a stopping worker lets sends in flight finish.
     pub drain: Duration,
-    /// Failed attempts before a row is DEAD (D7, default 20).
+    /// Failed attempts before a row is DEAD (docs/decisions.md D7, default 20).
     pub max_attempts: u32,
 }
 
@@ -76,7 +76,7 @@ impl Default for OutboxConfig {
     }
 }
 
-/// The row with its destination resolved (tower-messaging.md §6.2): the
+/// The row with its destination resolved (docs/tower-messaging.md §6.2): the
 /// value the CLI gets is in `requested_to` (`None`: the home channel).
 async fn resolve_row(
     harness: &Harness,

@@ -152,7 +152,7 @@ pub fn HarnessPage() -> impl IntoView {
                 }
             })}
         </Transition>
-        // What people wrote back from chat (issue 28.7): the latest inbound
+        // What people wrote back from chat: the latest inbound
         // messages, a lazy function (pages/gateway.rs, its own chunk)
         // mounted once the page is hydrated (`live.local`) and its place is
         // near the screen (below the questions on a phone: its chunks are

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Rows hydrated with the page; the rest are hydrated right after it
-/// (`DeferredRows`, issue 33): a phone's first screen shows two or three,
+/// (`DeferredRows`): a phone's first screen shows two or three,
 /// a desktop's about eight, and each row is a good part of `/harness`'
 /// hydration.
 const FIRST_ROWS: usize = 8;
@@ -365,7 +365,7 @@ fn waited(ms: i64) -> String {
     }
 }
 
-/// An open ask's wait, reminders and escalation (issue 32).
+/// An open ask's wait, reminders and escalation.
 fn follow_up_line(l: crate::i18n::Locale, f: &crate::api::FollowUpInfo) -> AnyView {
     let mut parts = vec![l.t("followup.waited").replace("{t}", &waited(f.waited_ms))];
     if f.reminders > 0 {
@@ -381,7 +381,7 @@ fn follow_up_line(l: crate::i18n::Locale, f: &crate::api::FollowUpInfo) -> AnyVi
         );
     }
     let escalated = !f.escalated_to.is_empty();
-    // The chat's delivery window passed (issue 32 point 4): plain text,
+    // The chat's delivery window passed: plain text,
     // the main module stays small.
     if f.unreachable {
         parts.push(

@@ -25,7 +25,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
             }
         })
         .collect_view();
-    // The "from child tasks" filter (issue 14): a link that toggles `?from=children`.
+    // The "from child tasks" filter: a link that toggles `?from=children`.
     let children_href = move || filter.with(|f| Filter::href(&f.view, &f.q, None, !f.children));
     let children_on = move || filter.with(|f| f.children);
     // The search: a plain GET form (works without JavaScript); once

@@ -1,4 +1,4 @@
-//! The task page's approvals (issue 31, point 5): every held call of the
+//! The task page's approvals: every held call of the
 //! task — the exact call, its state, who decided via where and when, the
 //! reason, what the agent did next, the rule that matched and the working
 //! directory — newest first, live; "waiting for approval" while one is

@@ -1,4 +1,4 @@
-//! A task's displayed run status and its controls (issue 15): Start (with an
+//! A task's displayed run status and its controls: Start (with an
 //! optional first prompt), Stop, Restart, Resume and the unattended switch.
 //! Which action is possible, and why not, comes from the server
 //! (`harness_core::control`); this only shows it.

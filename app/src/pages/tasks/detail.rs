@@ -107,7 +107,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         // The task's facts come after what needs you (the question, the
         // terminal): on a phone the first screen is not all metadata. They
         // and the sections below them, down to the timeline, are hydrated
-        // after the page is interactive (`Deferred`, issue 33): the page's
+        // after the page is interactive (`Deferred`): the page's
         // time to interactive is mostly hydration on a phone's CPU.
         <Deferred>
             <Transition fallback=|| ()>
@@ -163,7 +163,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                                 view! { <TimelineItem row answer replaced /> }
                             }).collect();
                             // The newest first; the older ones (up to 200) are
-                            // hydrated after the page is interactive (issue 33: a
+                            // hydrated after the page is interactive (a
                             // long history was hydration a phone waited for).
                             // Their answer controls work as plain forms meanwhile.
                             let older = items.split_off(items.len().min(TIMELINE_FIRST));

@@ -1,4 +1,4 @@
-//! The task page's inbox (issue 14): events from derived children and the
+//! The task page's inbox: events from derived children and the
 //! batches they were typed in, live; and "derive a sub-task" (a child with
 //! this task as its parent).
 

@@ -1,6 +1,6 @@
 //! The reply box next to the terminal while the task's agent waits for you:
 //! the question itself, its options (one tap answers) and a free-text reply
-//! (issue 26 point 3: the box was an empty textarea, the question ~3,900 px
+//! (the box was an empty textarea, the question ~3,900 px
 //! further down on a phone).
 
 use leptos::prelude::*;

@@ -1,4 +1,4 @@
-//! The audit export (issue 31, point 5): approvals as CSV (RFC 4180, one
+//! The audit export: approvals as CSV (RFC 4180, one
 //! row per approval, the same fields as the JSON list).
 
 use super::Approval;

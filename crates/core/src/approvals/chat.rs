@@ -1,4 +1,4 @@
-//! An approval answered from chat (issue 31 point 4): a reply "approve" /
+//! An approval answered from chat: a reply "approve" /
 //! "1" or "deny" / "2" to the approval's push — through `reply_to_ask`,
 //! `relay_channel_reply` or `route_gateway_message` — decides it, recorded
 //! as `gateway:<sender>`. The first answer wins; a later one is told

@@ -1,6 +1,6 @@
-//! The hook's check of one tool call and a person's decision (issue 31,
-//! points 2–4). An approval is an ask with the options `Approve` / `Deny`
-//! (contract.md §4), recorded through the ask path (so the parent-first
+//! The hook's check of one tool call and a person's decision. An
+//! approval is an ask with the options `Approve` / `Deny`
+//! (docs/contract.md §4), recorded through the ask path (so the parent-first
 //! ladder and the notification center apply), plus an `approvals` row: the
 //! audit record and the one-time grant for exactly that call (same tool,
 //! same input hash), used once by an atomic consume in the store.
@@ -445,7 +445,7 @@ impl Harness {
     ) -> CoreResult<(Approval, Option<crate::deliveries::Delivery>)> {
         let current = self.approval(id).await?;
         let reason = crate::validate::optional_text("reason", reason, super::MAX_REASON_CHARS)?;
-        // Decided by the person writing in the chat (issue 32 point 4).
+        // Decided by the person writing in the chat.
         let from_chat = by.kind() == PersonKind::GatewayOwner;
         let by = named.unwrap_or_else(|| person_name(by).to_string());
         let now = Utc::now();

@@ -1,4 +1,4 @@
-//! The two glob dialects of approval rules (issue 31), kept tiny and total:
+//! The two glob dialects of approval rules, kept tiny and total:
 //! no regex, no allocation per character, every pattern valid.
 //!
 //! * [`text`] — Bash commands and tool names: `*` any run of characters

@@ -1,4 +1,4 @@
-//! Approvals of risky tool calls (issue 31): the policy (`policy`), where
+//! Approvals of risky tool calls: the policy (`policy`), where
 //! it is stored (global default + per-project override, as settings), the
 //! hook's check and a person's decision (`flow`).
 

@@ -1,4 +1,4 @@
-//! The hook without its server (issue 31 point 1): the policy in force for
+//! The hook without its server: the policy in force for
 //! the task is written at spawn into the run directory
 //! (`<runs>/<execution>/approval-policy.json`, named to the agent by
 //! `TOWER_APPROVAL_SNAPSHOT`), so that when the server cannot be reached

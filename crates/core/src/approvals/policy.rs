@@ -1,4 +1,4 @@
-//! The approval policy (issue 31, point 1): rules on a tool call's name and
+//! The approval policy: rules on a tool call's name and
 //! input, each `allow`, `ask` or `deny`, evaluated here and nowhere else.
 //!
 //! **First match wins.** The rules are tried in order — the project's own

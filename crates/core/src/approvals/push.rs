@@ -1,4 +1,4 @@
-//! An approval pushed to the person's chat (issue 31 point 2): the text —
+//! An approval pushed to the person's chat: the text —
 //! the exact command or diff, the task, the working directory, how to
 //! answer — and the outbound row, through the configured notify target,
 //! with the task token. The row is written in the approval ask's own
@@ -9,8 +9,8 @@
 //! it, never the approval that replaced it. A push not sent
 //! yet when the approval is decided is dropped (DEAD) by the decision.
 //!
-//! A push that reached the chat is reminded like an ask (`crate::reminders`,
-//! issue 32): on the `high` schedule — an approval holds an agent's step,
+//! A push that reached the chat is reminded like an ask (`crate::reminders`):
+//! on the `high` schedule — an approval holds an agent's step,
 //! so its ask is recorded as high (10 min, 30 min, 2 h by default; high
 //! reminders also go during quiet hours) — with [`reminder_text`], until
 //! it is decided, cancelled or expired. The decision drops the push and

@@ -1,4 +1,4 @@
-//! `manage_gateway_channel_access` (tower-messaging.md §4.4, §5.10, §8.8):
+//! `manage_gateway_channel_access` (docs/tower-messaging.md §4.4, docs/tower-messaging.md §5.10, docs/tower-messaging.md §8.8):
 //! the OWNER authorises a chat for NON_OWNER project queries, binds it to a
 //! workspace or to projects, unbinds or revokes it — identified only by an
 //! inbound message it sent (`gatewayInboundId`: its gateway, platform, chat
@@ -35,7 +35,7 @@ const CAS_ATTEMPTS: usize = 12;
 /// Receipts kept (the newest): a repeat older than these acts again.
 const MAX_RECEIPTS: usize = 2000;
 
-/// The tool's and the route's input (§4.4, §5.10).
+/// The tool's and the route's input (docs/tower-messaging.md §4.4, docs/tower-messaging.md §5.10).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -219,7 +219,7 @@ fn choose_scope(c: &Checked, projects: &[Project]) -> CoreResult<ScopeChoice> {
     }
 }
 
-/// A record as answered (§8.8 step 5): adds its key, whether its scope
+/// A record as answered (docs/tower-messaging.md §8.8 step 5): adds its key, whether its scope
 /// names things that exist, and those things.
 fn view(key: &str, record: &Value, projects: &[Project]) -> Value {
     let mut out = record.clone();
@@ -261,7 +261,7 @@ fn view(key: &str, record: &Value, projects: &[Project]) -> Value {
 }
 
 /// The stored configuration, or an empty one (a version other than 1 is
-/// treated as empty, §8.8).
+/// treated as empty, docs/tower-messaging.md §8.8).
 fn config_of(stored: Option<&Value>) -> Value {
     match stored {
         Some(v) if v.get("version").and_then(Value::as_i64) == Some(1) => v.clone(),
@@ -276,7 +276,7 @@ fn receipt(config: &Value, inbound_id: &str) -> Option<String> {
 }
 
 impl Harness {
-    /// §8.8 `manageGatewayChannelAccess`. `Ok` with `ok: false` when the
+    /// docs/tower-messaging.md §8.8 `manageGatewayChannelAccess`. `Ok` with `ok: false` when the
     /// action needs a selection (REST answers 400).
     pub async fn manage_gateway_channel_access(&self, input: &AccessInput) -> CoreResult<Value> {
         let c = input.check()?;

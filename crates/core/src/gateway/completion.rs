@@ -1,4 +1,4 @@
-//! `PATCH /api/internal/harness/gateway` (tower-messaging.md §5.7, §3.3
+//! `PATCH /api/internal/harness/gateway` (docs/tower-messaging.md §5.7, docs/tower-messaging.md §3.3
 //! "any → PROCESSED"): the gateway closes an inbound row itself with a
 //! result of its own (`completeGatewayInbound`) — state PROCESSED, the
 //! response kept as JSON, processed now, the last error cleared. Writes no

@@ -1,10 +1,10 @@
-//! `resolve_gateway_task_context` (tower-messaging.md §8.3): which task a
+//! `resolve_gateway_task_context` (docs/tower-messaging.md §8.3): which task a
 //! chat message refers to, read-only — no inbound row, no state change.
 //!
 //! Order: the reply-to message's delivery mapping in this chat
 //! (`harness_delivery`) → an explicit `taskId` (`explicit_task`) → the
 //! token in the quoted text (`quoted_task_token`) → in the content
-//! (`content_task_token`). Tokens are found case-insensitively (D11). The
+//! (`content_task_token`). Tokens are found case-insensitively (docs/decisions.md D11). The
 //! reference's second step: the reply-to message is a delivered gateway
 //! reply in this chat to a request whose task was created
 //! (`gateway_delivery`, the producer is the Workbench).
@@ -207,7 +207,7 @@ impl TaskContext {
 }
 
 impl Harness {
-    /// §8.3, read-only. `content` is the message's own text (continuation).
+    /// docs/tower-messaging.md §8.3, read-only. `content` is the message's own text (continuation).
     pub async fn resolve_gateway_task_context(
         &self,
         input: &TaskContextInput,

@@ -1,14 +1,14 @@
-//! `continue_bound_task` (tower-messaging.md §8.4): the OWNER's explicit
+//! `continue_bound_task` (docs/tower-messaging.md §8.4): the OWNER's explicit
 //! "continue" / "fix it from this failure" for the task a chat message is
 //! bound to — at most once per platform message.
 //!
-//! The platform message is an inbound row (dedup key of §2.12, the same row
+//! The platform message is an inbound row (dedup key of docs/tower-messaging.md §2.12, the same row
 //! a routed `task_context` would have written); the row is claimed by a
 //! compare-and-set, so of concurrent or repeated calls one acts and the
 //! others answer `deduped` / `noOp`. A task with an OPEN ask is refused
 //! (`continue_open_ask`: that is `reply_to_ask`'s). The instruction goes
 //! into the task's terminal through the delivery queue with the inbound id
-//! as the injection id (D5: typed at most once, even when a retry follows an
+//! as the injection id (docs/decisions.md D5: typed at most once, even when a retry follows an
 //! uncertain answer); the row is PROCESSED once the delivery row exists, and
 //! in that transaction the acknowledgement reply is written
 //! ([`super::replies`]).
@@ -189,7 +189,7 @@ impl Harness {
         })
     }
 
-    /// §8.4: refused (403, nothing written) unless the sender is the OWNER.
+    /// docs/tower-messaging.md §8.4: refused (403, nothing written) unless the sender is the OWNER.
     pub async fn continue_bound_task(&self, input: &ContinueInput) -> CoreResult<Value> {
         let c = input.check()?;
         let role = self
@@ -205,7 +205,7 @@ impl Harness {
             ));
         }
         // The claim clock is the database's: every node judges a claim's
-        // age by the same clock (issue 30).
+        // age by the same clock.
         let now = self.db_now().await?;
         let (row, created) = self
             .store()

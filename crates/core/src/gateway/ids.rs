@@ -1,7 +1,7 @@
-//! Identity normalisation of inbound platform messages (tower-messaging.md
-//! §2.11), the chat rule of the delivery mapping (§8.3: a mapping answers a
+//! Identity normalisation of inbound platform messages (docs/tower-messaging.md
+//! docs/tower-messaging.md §2.11), the chat rule of the delivery mapping (docs/tower-messaging.md §8.3: a mapping answers a
 //! reply only from its own chat), and the dedup key of an inbound message
-//! (§2.12). The one place these rules live.
+//! (docs/tower-messaging.md §2.12). The one place these rules live.
 
 /// Platform prefixes a chat or sender id may carry (`feishu:oc_x`).
 const PLATFORM_PREFIXES: [&str; 4] = ["feishu:", "lark:", "wechat:", "weixin:"];
@@ -79,7 +79,7 @@ pub fn same_chat(platform: &str, mapped_chat: &str, chat: &str) -> bool {
 }
 
 /// `gateway-inbound:<gateway>:<platform>:<chat>:<platformMessageId>`
-/// (§2.12), of normalised parts.
+/// (docs/tower-messaging.md §2.12), of normalised parts.
 pub fn inbound_dedup_key(
     gateway: &str,
     platform: &str,

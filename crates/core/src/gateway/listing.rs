@@ -1,4 +1,4 @@
-//! What a person sees of gateway inbound (issue 28.5 / 28.7): the inbound
+//! What a person sees of gateway inbound: the inbound
 //! rows by state with their routing result and their replies, and the
 //! sessions. Reads only.
 

@@ -1,29 +1,29 @@
-//! Gateway inbound (issue 28): what a person writes back from a chat
+//! Gateway inbound: what a person writes back from a chat
 //! reaches the right task, acts at most once, and is refused without a
 //! gateway credential.
 //!
-//! - [`access`]: `manage_gateway_channel_access` and the channel list (§8.8);
+//! - [`access`]: `manage_gateway_channel_access` and the channel list (docs/tower-messaging.md §8.8);
 //! - [`ids`]: identity normalisation, the delivery mapping's chat rule,
-//!   inbound dedup keys (tower-messaging.md §2.11, §2.12, §8.3);
-//! - [`owner`]: OWNER vs NON_OWNER from the configured owner ids (§8.1);
-//! - [`signing`]: the HMAC-signed request rule (§5.1, decisions D12);
-//! - [`context`]: `resolve_gateway_task_context` (§8.3, read-only);
-//! - [`relay`]: `relay_channel_reply` (§8.6, answers only an OPEN ask);
-//! - [`continuation`]: `continue_bound_task` (§8.4, OWNER, once per
+//!   inbound dedup keys (docs/tower-messaging.md §2.11, docs/tower-messaging.md §2.12, docs/tower-messaging.md §8.3);
+//! - [`owner`]: OWNER vs NON_OWNER from the configured owner ids (docs/tower-messaging.md §8.1);
+//! - [`signing`]: the HMAC-signed request rule (docs/tower-messaging.md §5.1, docs/decisions.md D12);
+//! - [`context`]: `resolve_gateway_task_context` (docs/tower-messaging.md §8.3, read-only);
+//! - [`relay`]: `relay_channel_reply` (docs/tower-messaging.md §8.6, answers only an OPEN ask);
+//! - [`continuation`]: `continue_bound_task` (docs/tower-messaging.md §8.4, OWNER, once per
 //!   platform message);
-//! - [`completion`]: the gateway's own `PATCH /gateway` (§5.7: any → PROCESSED);
-//! - [`replies`]: gateway replies, owed work on the engine (§2.6, §8.12);
-//! - [`reply_actions`]: a person's retry / mark-delivered of a reply (D7);
-//! - [`route`]: `route_gateway_message` (§8.2, OWNER, once per platform
+//! - [`completion`]: the gateway's own `PATCH /gateway` (docs/tower-messaging.md §5.7: any → PROCESSED);
+//! - [`replies`]: gateway replies, owed work on the engine (docs/tower-messaging.md §2.6, docs/tower-messaging.md §8.12);
+//! - [`reply_actions`]: a person's retry / mark-delivered of a reply (docs/decisions.md D7);
+//! - [`route`]: `route_gateway_message` (docs/tower-messaging.md §8.2, OWNER, once per platform
 //!   message), its input ([`route_input`]), the project it is about
-//!   ([`projects`], §8.5) and the conversation's session ([`sessions`]);
-//! - [`query`]: `route_gateway_query` (§8.7, NON_OWNER, read-only) and
-//!   channel access (§8.8);
+//!   ([`projects`], docs/tower-messaging.md §8.5) and the conversation's session ([`sessions`]);
+//! - [`query`]: `route_gateway_query` (docs/tower-messaging.md §8.7, NON_OWNER, read-only) and
+//!   channel access (docs/tower-messaging.md §8.8);
 //! - [`recovery`]: the Workbench start a queued request wants, and the
-//!   recovery of rows left in an intermediate state (§8.13);
+//!   recovery of rows left in an intermediate state (docs/tower-messaging.md §8.13);
 //! - [`listing`]: the inbound rows with their replies, the sessions (reads);
 //! - [`workbench_callbacks`]: the bound Workbench's `confirm_gateway_task_created`,
-//!   `complete_gateway_discussion`, `complete_gateway_work` (§8.9–§8.11).
+//!   `complete_gateway_discussion`, `complete_gateway_work` (docs/tower-messaging.md §8.9–§8.11).
 
 pub mod access;
 pub mod completion;
@@ -49,7 +49,7 @@ use crate::{CoreResult, Harness, store::DeliveryMapping};
 impl Harness {
     /// The delivery mapping of a platform message Harness sent through
     /// `gateway` into `chat_id` — never another chat's message with the
-    /// same id (issue 28.2). `None` when any part is blank.
+    /// same id. `None` when any part is blank.
     pub async fn delivery_mapping(
         &self,
         gateway: &str,

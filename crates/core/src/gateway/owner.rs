@@ -1,4 +1,4 @@
-//! OWNER vs NON_OWNER (tower-messaging.md §8.1): the sender of an inbound
+//! OWNER vs NON_OWNER (docs/tower-messaging.md §8.1): the sender of an inbound
 //! message is the OWNER when its normalised id is among the owner ids
 //! configured for the gateway (`harness.gatewayConfig.<gw>.accessPolicy.
 //! ownerIds`) under a platform key that canonicalises to the message's
@@ -10,7 +10,7 @@
 //! sender is known (`continue_bound_task`), only when this rule says so;
 //! where the reference's tool carries no sender (`reply_to_ask`,
 //! `relay_channel_reply`), the gateway vouches for it — those tools are in
-//! the OWNER tool surface the gateway hands only to OWNER senders (§4.1).
+//! the OWNER tool surface the gateway hands only to OWNER senders (docs/tower-messaging.md §4.1).
 
 use std::collections::BTreeMap;
 

@@ -1,9 +1,9 @@
-//! Which project a routed message or a query is about (tower-messaging.md
-//! §8.5, decisions D11): the reply's session → this conversation's own
+//! Which project a routed message or a query is about (docs/tower-messaging.md
+//! docs/tower-messaging.md §8.5, docs/decisions.md D11): the reply's session → this conversation's own
 //! session (a thread, else the chat and sender within 7 days) → the
 //! explicit project (id or name) → the one project the words identify →
 //! the sender's recent project (any chat, 7 days) → the chat's default
-//! project (`harness.channelBindings`, D11: the reference documents it but
+//! project (`harness.channelBindings`, docs/decisions.md D11: the reference documents it but
 //! never did it) → candidates. Reads only.
 
 use chrono::{DateTime, Utc};
@@ -15,7 +15,7 @@ use crate::{CoreResult, Harness, model::Project, store::SessionLookup};
 /// The channel binding setting (a chat's default project).
 pub const CHANNEL_BINDINGS_KEY: &str = "harness.channelBindings";
 
-/// The projects a caller may see (§8.8).
+/// The projects a caller may see (docs/tower-messaging.md §8.8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
     All,

@@ -1,4 +1,4 @@
-//! `route_gateway_query` (tower-messaging.md §8.7, §8.8): a NON_OWNER's
+//! `route_gateway_query` (docs/tower-messaging.md §8.7, docs/tower-messaging.md §8.8): a NON_OWNER's
 //! question about a project, answered from a bounded read of it — no
 //! inbound row, session, Workbench event, reply or task is written, and the
 //! channel's authorisation is read again on every call.
@@ -67,7 +67,7 @@ const DENIED_INSTRUCTIONS: &str = "This chat is not authorised to ask about proj
 person that the OWNER must authorise the chat first. Do not answer from other sources.";
 
 impl Harness {
-    /// §8.8 `decideGatewayChannelAccess`.
+    /// docs/tower-messaging.md §8.8 `decideGatewayChannelAccess`.
     pub async fn channel_access(
         &self,
         gateway: &str,
@@ -115,7 +115,7 @@ impl Harness {
         })
     }
 
-    /// §8.7, read-only.
+    /// docs/tower-messaging.md §8.7, read-only.
     pub async fn route_gateway_query(&self, input: &QueryInput) -> CoreResult<Value> {
         let q = input.check()?;
         let access = self

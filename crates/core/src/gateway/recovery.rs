@@ -1,5 +1,5 @@
-//! Queued gateway work brought forward (tower-messaging.md §8.2 step 14,
-//! §8.13): whether a project's Workbench must be started for the requests
+//! Queued gateway work brought forward (docs/tower-messaging.md §8.2 step 14,
+//! docs/tower-messaging.md §8.13): whether a project's Workbench must be started for the requests
 //! waiting in its inbox, and the recovery of inbound rows left in an
 //! intermediate state — run at start-up and every 30 s by the inbox worker's
 //! upkeep (`server/src/workers/inbox.rs`); the server starts the Workbenches
@@ -46,7 +46,7 @@ use crate::{
     work::Kind,
 };
 
-/// Rows one pass looks at (§8.13).
+/// Rows one pass looks at (docs/tower-messaging.md §8.13).
 pub const RECOVERY_LIMIT: u32 = 100;
 
 /// What one recovery pass did.
@@ -71,7 +71,7 @@ fn is_request(kind: EventKind) -> bool {
 
 impl Harness {
     /// Whether the Workbench `task_id` should be started for the gateway
-    /// requests waiting (PENDING) in its inbox (§8.2 step 14,
+    /// requests waiting (PENDING) in its inbox (docs/tower-messaging.md §8.2 step 14,
     /// `ensureWorkbench`): yes, unless it is no Workbench, nothing is
     /// waiting, it has a live execution (here or on another node), or a person
     /// stopped it after the oldest waiting request came in (it waits for a
@@ -106,7 +106,7 @@ impl Harness {
     }
 
     /// The Workbench could not be started: the reason is noted on the
-    /// requests waiting for it (§8.2 step 14, `lastError`), so the gateway
+    /// requests waiting for it (docs/tower-messaging.md §8.2 step 14, `lastError`), so the gateway
     /// page shows why nothing happens. Their state does not change.
     pub async fn workbench_start_failed(&self, task_id: &str, reason: &str) -> CoreResult<()> {
         let now = Utc::now();
@@ -131,7 +131,7 @@ impl Harness {
         Ok(())
     }
 
-    /// §8.13 `recoverQueuedGatewayWork`, one pass (see the module doc).
+    /// docs/tower-messaging.md §8.13 `recoverQueuedGatewayWork`, one pass (see the module doc).
     pub async fn recover_gateway_inbound(&self, now: DateTime<Utc>) -> CoreResult<Recovery> {
         let mut rows = self
             .store()

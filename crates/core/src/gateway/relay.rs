@@ -1,9 +1,9 @@
-//! `relay_channel_reply` (tower-messaging.md §8.6), the compatibility tool:
+//! `relay_channel_reply` (docs/tower-messaging.md §8.6), the compatibility tool:
 //! it answers a task's question only when the reply is owed to an OPEN
 //! ask; an ordinary reply returns the task's context and never resumes or
 //! types anything (`resolve_gateway_task_context` + `continue_bound_task`
 //! are the explicit path). Unlike the reference, the delivery mapping is
-//! trusted only from its own chat (D11, issue 28.2).
+//! trusted only from its own chat (docs/decisions.md D11).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ pub struct RelayInput {
     pub platform_message_id: Option<String>,
     pub quoted_text: Option<String>,
     /// The gateway's verified sender: who decided, when the reply decides
-    /// an approval (issue 31).
+    /// an approval.
     #[serde(default)]
     pub sender_id: Option<String>,
 }
@@ -39,7 +39,7 @@ const INSTRUCTIONS: &str = "This is an ordinary reply to a task, not an answer t
      continuation) or answer from resolve_gateway_task_context.";
 
 impl Harness {
-    /// §8.6 with the chat check of D11; `person` is who answers (the
+    /// docs/tower-messaging.md §8.6 with the chat check of docs/decisions.md D11; `person` is who answers (the
     /// gateway as the OWNER, `gateway::owner`).
     pub async fn relay_channel_reply(
         &self,
@@ -101,7 +101,7 @@ impl Harness {
         body.push("Continue only this task with the reply above.".into());
         body.push("Answer in the language the human wrote in.".into());
         if should_answer {
-            // An approval's push answered "approve" / "deny" (issue 31): the
+            // An approval's push answered "approve" / "deny": the
             // words themselves decide it, not the wrapped reply below.
             let sender = text(
                 input.sender_id.as_deref(),

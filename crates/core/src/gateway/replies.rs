@@ -1,4 +1,4 @@
-//! Gateway replies (issue 28.5; tower-messaging.md §2.6, §3.4, §8.12): the
+//! Gateway replies (docs/tower-messaging.md §2.6, docs/tower-messaging.md §3.4, docs/tower-messaging.md §8.12): the
 //! fourth kind of owed work on the engine (`crate::work`). A reply answers
 //! one inbound platform message in its chat — the acknowledgement of a
 //! queued continuation (written with the inbound row's PROCESSED state, one
@@ -13,7 +13,7 @@
 //! * GaveUp → DEAD;
 //! * Unverified (an error that still printed a message id, a lease that
 //!   ended mid-send, a crash) → SENT_UNVERIFIED: never sent again
-//!   automatically (D7/D9 — the reference's bug §11.20 resent such rows).
+//!   automatically (docs/decisions.md D7/docs/decisions.md D9 — the reference's bug docs/tower-messaging.md §11.20 resent such rows).
 
 use chrono::{DateTime, Utc};
 
@@ -26,7 +26,7 @@ use crate::{
     work::{GATEWAY_REPLIES, Kind, Outcome, RetryPolicy},
 };
 
-/// Failed attempts before a reply is DEAD (as the outbox, D7).
+/// Failed attempts before a reply is DEAD (as the outbox, docs/decisions.md D7).
 pub const REPLY_POLICY: RetryPolicy = GATEWAY_REPLIES.retry();
 
 /// At most this many characters in a reply.
@@ -101,7 +101,7 @@ pub fn queued_ack(inbound: &GatewayInbound, task_title: &str, now: DateTime<Utc>
     }
 }
 
-/// The argv (without the binary) of sending `reply` (contract.md §9):
+/// The argv (without the binary) of sending `reply` (docs/contract.md §9):
 /// OpenClaw replies natively (`--reply-to` the inbound message, in its
 /// thread); Hermes has no reply-to, so its reply goes into the chat (the
 /// thread through the target, `<platform>:<chat>[:<thread>]`).

@@ -1,4 +1,4 @@
-//! A person's decisions on a gateway reply (D7 via D9, issue 28.5): a
+//! A person's decisions on a gateway reply (docs/decisions.md D7 via docs/decisions.md D9): a
 //! FAILED, DEAD or SENT_UNVERIFIED reply is sent again on request ("retry
 //! now" — for SENT_UNVERIFIED the person accepts a possible duplicate), and
 //! a SENT_UNVERIFIED one is closed as DELIVERED by a person who saw it

@@ -1,4 +1,4 @@
-//! `route_gateway_message` (tower-messaging.md §8.2, decisions D11): the
+//! `route_gateway_message` (docs/tower-messaging.md §8.2, docs/decisions.md D11): the
 //! OWNER's chat message, routed once per (gateway, platform, chat,
 //! platform message id).
 //!
@@ -11,7 +11,7 @@
 //! retry routes it afresh) or recorded with everything it owes; of
 //! concurrent deliveries one inserts and the others answer from its row
 //! (`in_progress` / `already_processed`, `noOp`). `DIRECT` is answered
-//! without a row. Rate limits count normalised chat and sender ids (D11).
+//! without a row. Rate limits count normalised chat and sender ids (docs/decisions.md D11).
 
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
@@ -37,7 +37,7 @@ use crate::{
     work::Kind,
 };
 
-/// Rate window and limits (§8.2, §9).
+/// Rate window and limits (docs/tower-messaging.md §8.2, docs/tower-messaging.md §9).
 pub const RATE_WINDOW_SECS: i64 = 60;
 pub const SENDER_LIMIT: u64 = 30;
 pub const CHAT_LIMIT: u64 = 120;
@@ -64,7 +64,7 @@ fn finish(value: Value, extra: Value) -> Value {
     value
 }
 
-/// The answer to a platform message already recorded (§8.2 step 3).
+/// The answer to a platform message already recorded (docs/tower-messaging.md §8.2 step 3).
 fn duplicate(row: &GatewayInbound) -> Value {
     let cached: Option<Value> = row
         .response
@@ -97,7 +97,7 @@ fn duplicate(row: &GatewayInbound) -> Value {
     }
 }
 
-/// The Workbench event of an admitted request: its instruction (§8.2 step 13).
+/// The Workbench event of an admitted request: its instruction (docs/tower-messaging.md §8.2 step 13).
 /// What the Workbench is asked (the event's `instruction`), from the
 /// request's source chat, its thread and its words.
 pub(crate) struct RequestSource<'a> {
@@ -163,7 +163,7 @@ pub(crate) fn event_key(inbound_id: &str, discussion: bool) -> String {
     }
 }
 
-/// The acknowledgement of an admitted request (§8.2 step 15).
+/// The acknowledgement of an admitted request (docs/tower-messaging.md §8.2 step 15).
 pub(crate) fn ack_text(project: &Project, discussion: bool) -> String {
     if discussion {
         format!(
@@ -216,7 +216,7 @@ fn instruction(src: &RequestSource<'_>, project: &Project, discussion: bool) -> 
 }
 
 impl Harness {
-    /// §8.2 for the OWNER (403, nothing written, for anyone else).
+    /// docs/tower-messaging.md §8.2 for the OWNER (403, nothing written, for anyone else).
     pub async fn route_gateway_message(&self, input: &RouteInput) -> CoreResult<Value> {
         let route = input.check()?;
         let c = &route.conv;
@@ -295,7 +295,7 @@ impl Harness {
             };
             let context = self.task_context(&lookup, Some(&route.content)).await?;
             if context.bound {
-                // A reply "approve" / "deny" to an approval's push (issue 31):
+                // A reply "approve" / "deny" to an approval's push:
                 // it decides the approval that push asked, never another.
                 let mapping = match c.reply_to_message_id.as_deref() {
                     Some(pmid) => {
@@ -435,7 +435,7 @@ impl Harness {
         }
     }
 
-    /// §8.2 step 4 on normalised ids (D11); the new row counts.
+    /// docs/tower-messaging.md §8.2 step 4 on normalised ids (docs/decisions.md D11); the new row counts.
     async fn rate_limited(&self, c: &Conversation, id: &str) -> CoreResult<Option<Value>> {
         let counts = self
             .store()

@@ -1,5 +1,5 @@
 //! The input of `route_gateway_message` and `route_gateway_query`
-//! (tower-messaging.md §4.4, §4.5, §5.7, §5.9) and its checks: every field
+//! (docs/tower-messaging.md §4.4, docs/tower-messaging.md §4.5, docs/tower-messaging.md §5.7, docs/tower-messaging.md §5.9) and its checks: every field
 //! in the schema's order, a 400 naming the first bad one, before anything
 //! is read or written.
 
@@ -201,7 +201,7 @@ impl QueryInput {
     }
 }
 
-/// An explicit request for new work (§8.2 step 7): "create … new task",
+/// An explicit request for new work (docs/tower-messaging.md §8.2 step 7): "create … new task",
 /// "start … new work", 创建/新建 … 新任务, 开始 … 新工作.
 pub fn asks_for_new_work(content: &str) -> bool {
     let text: Vec<char> = content.to_lowercase().chars().collect();

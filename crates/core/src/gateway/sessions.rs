@@ -1,4 +1,4 @@
-//! Gateway sessions (issue 28.6, tower-messaging.md §2.4, §3.5, §8.5): a
+//! Gateway sessions (docs/tower-messaging.md §2.4, docs/tower-messaging.md §3.5, docs/tower-messaging.md §8.5): a
 //! chat thread or root message — else, in a threadless chat, a chat and
 //! its sender — bound to a project and its Workbench. The binding key is
 //! the identity of a session; a threadless session is its sender's recent

@@ -1,4 +1,4 @@
-//! HMAC-signed gateway requests (tower-messaging.md §5.1, decisions D12):
+//! HMAC-signed gateway requests (docs/tower-messaging.md §5.1, docs/decisions.md D12):
 //! the reference's headers, its status codes and messages; the nonce is
 //! remembered in the database (`GatewayStore::remember_nonce`), so a replay
 //! is refused after a restart too — the reference kept it in memory.

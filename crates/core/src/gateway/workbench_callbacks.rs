@@ -1,5 +1,5 @@
-//! The Workbench's callbacks for gateway requests (tower-messaging.md
-//! §4.6, §8.9–§8.11): `confirm_gateway_task_created`,
+//! The Workbench's callbacks for gateway requests (docs/tower-messaging.md
+//! docs/tower-workbench.md §4.6, docs/tower-workbench.md §8.9–§8.11): `confirm_gateway_task_created`,
 //! `complete_gateway_discussion`, `complete_gateway_work`. Only the bound
 //! Workbench may call them — the agent credential of the session's
 //! Workbench task (any other credential: 403). Each writes its reply (the
@@ -183,7 +183,7 @@ impl Harness {
     }
 
     /// [`RequestSettle`] in one transaction; the reply worker is woken
-    /// for a new reply. Also the recovery's confirmation (§8.13).
+    /// for a new reply. Also the recovery's confirmation (docs/tower-workbench.md §8.13).
     pub(crate) async fn settle_gateway_request(
         &self,
         settle: RequestSettle,
@@ -294,7 +294,7 @@ impl Harness {
     }
 }
 
-/// The confirmation of a created task (§8.9): linked, recorded as the
+/// The confirmation of a created task (docs/tower-workbench.md §8.9): linked, recorded as the
 /// row's created task (PROCESSING), adopted by the Workbench, the work
 /// event CONSUMED, the `TASK_CREATED` reply.
 pub(crate) fn task_created(

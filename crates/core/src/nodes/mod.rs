@@ -1,4 +1,4 @@
-//! The nodes of a cluster (issue 30): several `harness serve` processes on
+//! The nodes of a cluster: several `harness serve` processes on
 //! one database. Each node heart-beats its row in `harness_nodes` (the
 //! database's clock decides who is alive, never a node's own); a node whose
 //! heartbeat is older than the dead-after is dead, and a survivor recovers

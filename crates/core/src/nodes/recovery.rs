@@ -1,4 +1,4 @@
-//! What a dead node left (issue 30 point 4): a node whose heartbeat is older
+//! What a dead node left: a node whose heartbeat is older
 //! than the dead-after, by the database's clock. Every survivor runs
 //! [`run_recovery`]; each step is a conditional write the database decides
 //! (still RUNNING, still leased by the dead node, not started …), so

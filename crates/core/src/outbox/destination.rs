@@ -1,4 +1,4 @@
-//! Destination resolution (tower-messaging.md §6.2, `resolveHarnessDestination`):
+//! Destination resolution (docs/tower-messaging.md §6.2, `resolveHarnessDestination`):
 //! what a send's `to` / `dest` becomes before the gateway CLI runs.
 //!
 //! In order: Hermes' WeChat home route (unattended) ignores any destination;
@@ -318,7 +318,7 @@ pub struct HermesDirectory {
     pub profile: Option<String>,
 }
 
-/// Rules 1–7 of §6.2.
+/// Rules 1–7 of docs/tower-messaging.md §6.2.
 pub async fn resolve(
     req: &Request<'_>,
     destinations: &[Destination],
@@ -451,7 +451,7 @@ impl Harness {
         })
     }
 
-    /// Resolve a send's destination (§6.2) and remember a directory hit.
+    /// Resolve a send's destination (docs/tower-messaging.md §6.2) and remember a directory hit.
     pub async fn resolve_destination(
         &self,
         req: &Request<'_>,

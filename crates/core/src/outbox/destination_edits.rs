@@ -1,4 +1,4 @@
-//! The alias list `harness.destinations` (tower-messaging.md §6.2) edited:
+//! The alias list `harness.destinations` (docs/tower-messaging.md §6.2) edited:
 //! whole (the reference's `PUT`), one entry at a time, and a directory hit
 //! remembered by the sender. The per-entry edits and the cache write are a
 //! compare-and-set on the stored list (like the notify targets), so two
@@ -249,7 +249,7 @@ impl Harness {
         .map(|_| ())
     }
 
-    /// Upsert a directory hit into the stored list (§6.2 rule 6; a new
+    /// Upsert a directory hit into the stored list (docs/tower-messaging.md §6.2 rule 6; a new
     /// entry gets an id, a replaced one keeps its own). An entry the rules
     /// refuse is not cached.
     pub(crate) async fn remember_destination(&self, mut entry: Destination) -> CoreResult<()> {

@@ -1,6 +1,6 @@
-//! Gateway CLIs as configured (decisions D10): binary path, profile and
+//! Gateway CLIs as configured (docs/decisions.md D10): binary path, profile and
 //! extra environment per gateway (`harness.gatewayConfig`), and the argv of
-//! one send (contract.md §9).
+//! one send (docs/contract.md §9).
 
 use std::collections::BTreeMap;
 
@@ -28,8 +28,8 @@ pub struct GatewaySettings {
     /// Extra environment for the CLI.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Who is the OWNER of inbound messages (tower-messaging.md §2.10,
-    /// §8.1; the rule: `crate::gateway::owner`).
+    /// Who is the OWNER of inbound messages (docs/tower-messaging.md §2.10,
+    /// docs/tower-messaging.md §8.1; the rule: `crate::gateway::owner`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_policy: Option<AccessPolicy>,
 }
@@ -64,7 +64,7 @@ impl GatewaySettings {
             .filter(|v| !v.trim().is_empty())
     }
 
-    /// Where a send's Hermes directory file is read (§6.2): `$HOME` as the
+    /// Where a send's Hermes directory file is read (docs/tower-messaging.md §6.2): `$HOME` as the
     /// CLI sees it; the profile of the send, else the gateway's, else
     /// `$HERMES_PROFILE`.
     pub fn hermes_directory(
@@ -197,7 +197,7 @@ fn hermes_to(dest: Option<&str>, downstream: Option<&str>) -> Result<String, Str
     }
 }
 
-/// The argv (without the binary) of sending `row` (contract.md §9).
+/// The argv (without the binary) of sending `row` (docs/contract.md §9).
 pub fn argv(row: &Outbound, settings: &GatewaySettings) -> Result<Vec<String>, String> {
     let text = row.message.trim();
     if text.is_empty() {

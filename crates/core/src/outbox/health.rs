@@ -1,5 +1,5 @@
 //! Whether a question can reach a person outside the browser: a channel
-//! exists *and* its last attempt did not fail (issue 26: once any channel
+//! exists *and* its last attempt did not fail (once any channel
 //! existed, the "no notification channel" banner went away although its
 //! test message said FAILED — the gateway CLI could not even start).
 

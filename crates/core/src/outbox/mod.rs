@@ -1,5 +1,5 @@
-//! The durable outbox (issue 13; tower-messaging.md §2.2, §3.2; decisions
-//! D7, D8, D10): `push_to_human` writes the message (PENDING_DELIVERY) and
+//! The durable outbox (docs/tower-messaging.md §2.2, docs/tower-messaging.md §3.2;
+//! docs/decisions.md D7, docs/decisions.md D8, D10): `push_to_human` writes the message (PENDING_DELIVERY) and
 //! its outbound row in one transaction; the outbox worker
 //! (`server/src/workers/outbox.rs`) sends it through the gateway CLI and
 //! applies the state machine:
@@ -50,7 +50,7 @@ pub use receipt::{Receipt, RunEnd, SendOutcome};
 pub const CLAIM_LEASE: Duration = crate::work::OUTBOX.lease;
 /// The gateway CLI's timeout (then its process group is killed).
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long `push_to_human` waits for the first attempt by default (D8).
+/// How long `push_to_human` waits for the first attempt by default (docs/decisions.md D8).
 pub const DEFAULT_PUSH_WAIT: Duration = Duration::from_secs(5);
 /// The longest message through a configured channel (`push_to_human`).
 pub const MAX_PUSH_CHARS: usize = 4000;
@@ -87,12 +87,12 @@ pub struct PushInput {
     pub profile: Option<String>,
     pub presentation: Option<serde_json::Value>,
     /// options, multiSelect, default, deadline, urgency — as an ask takes
-    /// them (issue 16), validated by `options::validate`.
+    /// them, validated by `options::validate`.
     #[serde(flatten)]
     pub choices: crate::options::ChoicesInput,
 }
 
-/// What `push_to_human` answers (tower-messaging.md §4.3).
+/// What `push_to_human` answers (docs/tower-messaging.md §4.3).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -122,7 +122,7 @@ fn trimmed(v: Option<&str>, field: &'static str, max: usize) -> CoreResult<Optio
     Ok(v.map(str::to_string))
 }
 
-/// `harness:<taskId>:<first 32 hex of sha256(JSON{…})>` (§2.12).
+/// `harness:<taskId>:<first 32 hex of sha256(JSON{…})>` (docs/tower-messaging.md §2.12).
 pub fn implicit_key(task_id: &str, n: &NewOutbound) -> String {
     implicit_key_with(task_id, n, None)
 }
@@ -186,7 +186,7 @@ impl Harness {
 
     /// Persist a message for the human and its outbound row (one
     /// transaction), wake the sender, wait at most `outbox_wait` for the
-    /// first attempt, and answer the row's state (decisions D8).
+    /// first attempt, and answer the row's state (docs/decisions.md D8).
     #[tracing::instrument(skip_all, fields(task_id))]
     pub async fn push_to_human(&self, input: PushInput) -> CoreResult<PushOutcome> {
         let task_id = validate::task_id(input.task_id.as_deref())?;

@@ -1,5 +1,5 @@
 //! The chat platforms a notify target may name, and the shape of a
-//! destination: what a channel needs before it can work (issue 26: "Add"
+//! destination: what a channel needs before it can work ("Add"
 //! with every field empty, a platform `carrier-pigeon` and a destination
 //! `???` were accepted and could never send).
 

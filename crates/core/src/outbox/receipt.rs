@@ -1,5 +1,5 @@
 //! What a gateway CLI said: the platform message id parsed from its output
-//! (JSON, possibly after log lines), and the outcome rule of decisions D7.
+//! (JSON, possibly after log lines), and the outcome rule of docs/decisions.md D7.
 
 use serde_json::Value;
 
@@ -81,7 +81,7 @@ fn last_json(text: &str) -> Option<Value> {
     None
 }
 
-/// Parse a gateway CLI's stdout (contract.md §9, tower-messaging.md §6.5).
+/// Parse a gateway CLI's stdout (docs/contract.md §9, docs/tower-messaging.md §6.5).
 pub fn parse(output: &str) -> Receipt {
     if let Some(json) = last_json(output) {
         return Receipt {
@@ -111,7 +111,7 @@ pub enum RunEnd {
     SpawnFailed(String),
 }
 
-/// The outcome of a send attempt (decisions D7).
+/// The outcome of a send attempt (docs/decisions.md D7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SendOutcome {
     /// Exit 0 with a verifiable platform message id.
@@ -142,7 +142,7 @@ fn tail(text: &str, max: usize) -> String {
 /// gateway has then queued the message and sends it by itself once the
 /// platform answers (5 attempts over about 13 minutes, kept across its
 /// restarts), so a resend from here would arrive as a second copy: the
-/// platform may get the message (D7's SENT_UNVERIFIED). HTTP errors (429,
+/// platform may get the message (docs/decisions.md D7's SENT_UNVERIFIED). HTTP errors (429,
 /// 5xx) and permanent ones (chat not found) are not queued: they stay FAILED.
 fn handed_to_openclaw_queue(stdout: &str, stderr: &str) -> bool {
     [stdout, stderr].iter().any(|text| {

@@ -1,4 +1,4 @@
-//! How a sender's attempts end (the state machine of issue 13 point 4):
+//! How a sender's attempts end (its state machine):
 //! DELIVERED / SENT_UNVERIFIED with the activation, FAILED with backoff,
 //! DEAD after the configured attempts — recorded for a whole turn of the
 //! sender at once, together with the lease of the next due rows.

@@ -16,7 +16,7 @@ use crate::{
 const TEST_KEY_PREFIX: &str = "harness:test:";
 
 /// A test message is tried once: when the page has said FAILED, it is not
-/// sent again in the background (issue 26); "retry now" still can.
+/// sent again in the background; "retry now" still can.
 pub(crate) fn is_test_message(row: &Outbound) -> bool {
     row.task_id.is_none() && row.dedup_key.starts_with(TEST_KEY_PREFIX)
 }

@@ -1,4 +1,4 @@
-//! `list_notify_targets` (tower-messaging.md §4.3): the active channel of a
+//! `list_notify_targets` (docs/tower-messaging.md §4.3): the active channel of a
 //! scope and ready-to-follow instructions with the task's token.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The task token `[[tower:task=<id>]]` (tower-messaging.md §7; D11: both
+//! The task token `[[tower:task=<id>]]` (docs/tower-messaging.md §7; docs/decisions.md D11: both
 //! extraction and validation are case-insensitive).
 
 const OPEN: &str = "[[tower:task=";

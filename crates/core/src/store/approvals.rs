@@ -1,4 +1,4 @@
-//! Approvals of risky tool calls (issue 31): the audit record of each held
+//! Approvals of risky tool calls: the audit record of each held
 //! call and its one-time grant.
 
 use async_trait::async_trait;
@@ -98,7 +98,7 @@ pub struct NewApproval {
     /// approval reaches its parent first and the person only after the
     /// ladder's step (`HarnessConfig::approval_parent_step`); `None`: now.
     pub push_not_before: Option<DateTime<Utc>>,
-    /// The push to the person's chat (issue 31 point 2): an outbound row
+    /// The push to the person's chat: an outbound row
     /// with the task and no message of its own (its delivery mapping names
     /// the task, whose OPEN ask — this approval's — a reply answers),
     /// written in the ask's transaction under the key `approval:<id>`
@@ -106,7 +106,7 @@ pub struct NewApproval {
     pub push: Option<NewOutbound>,
 }
 
-/// Which approvals to list (the audit export, issue 31 point 5), newest
+/// Which approvals to list (the audit export), newest
 /// first: every filter optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalQuery {
@@ -143,7 +143,7 @@ pub struct ApprovalDecision {
     pub now: DateTime<Utc>,
     /// Decided by the person writing in the chat (through a gateway): the
     /// approval's ask is recorded as answered through a gateway at `now`,
-    /// in the decision's transaction (issue 32 point 4).
+    /// in the decision's transaction.
     pub from_chat: bool,
 }
 

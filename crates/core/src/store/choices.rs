@@ -1,4 +1,4 @@
-//! Structured questions (issue 16): the options, default, deadline and
+//! Structured questions: the options, default, deadline and
 //! urgency stored with an ask, and the deadline's default answer.
 
 use async_trait::async_trait;

@@ -105,7 +105,7 @@ pub struct Delivery {
     pub updated_at: DateTime<Utc>,
     pub done_at: Option<DateTime<Utc>>,
     /// When the terminal is gone, resume the agent first (work owed to a
-    /// derived child or a parent: decision D4).
+    /// derived child or a parent: docs/decisions.md D4).
     #[serde(default)]
     pub resume: bool,
 }

@@ -1,8 +1,8 @@
-//! The gateway-inbound aggregate (issue 28): the per-chat delivery mapping
+//! The gateway-inbound aggregate: the per-chat delivery mapping
 //! as replies look it up, the signed requests' nonces (remembered durably,
 //! so a replay is refused after a restart too), and the inbound rows of
-//! platform messages (the reference's GatewayInbound, tower-messaging.md
-//! §2.5 / §3.3). The rules are in [`crate::gateway`].
+//! platform messages (the reference's GatewayInbound, docs/tower-messaging.md
+//! docs/tower-messaging.md §2.5 / docs/tower-messaging.md §3.3). The rules are in [`crate::gateway`].
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{DeliveryMapping, GatewayReply, NewReply, ReplyState, ReplyTurn, StoreResult};
 
-/// GatewayRequestKind (§2.5).
+/// GatewayRequestKind (docs/tower-messaging.md §2.5).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -21,7 +21,7 @@ pub enum InboundIntent {
     ProjectWork,
 }
 
-/// GatewayMessageState (§2.5 / §3.3).
+/// GatewayMessageState (docs/tower-messaging.md §2.5 / docs/tower-messaging.md §3.3).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

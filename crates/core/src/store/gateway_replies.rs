@@ -1,5 +1,5 @@
-//! Gateway replies (issue 28.5, the reference's GatewayDelivery,
-//! tower-messaging.md §2.6 / §3.4): the fourth kind of owed work. A reply
+//! Gateway replies (the reference's GatewayDelivery,
+//! docs/tower-messaging.md §2.6 / docs/tower-messaging.md §3.4): the fourth kind of owed work. A reply
 //! row is written in the transaction of its cause (the acknowledgement with
 //! the inbound row's PROCESSED state, see [`super::InboundFinish::reply`]),
 //! leased by the reply worker, sent once through the gateway CLI and
@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// GatewayDeliveryKind (§2.6), the kinds Harness writes.
+/// GatewayDeliveryKind (docs/tower-messaging.md §2.6), the kinds Harness writes.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -24,7 +24,7 @@ pub enum ReplyKind {
     FinalResult,
 }
 
-/// GatewayDeliveryState (§2.6) plus DEAD (the retry cap, D7).
+/// GatewayDeliveryState (docs/tower-messaging.md §2.6) plus DEAD (the retry cap, docs/decisions.md D7).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

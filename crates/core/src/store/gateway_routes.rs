@@ -1,5 +1,5 @@
-//! The routing side of gateway inbound (issue 28, tower-messaging.md §2.4,
-//! §8.2, §8.5): sessions (a chat thread, or a chat and sender, bound to a
+//! The routing side of gateway inbound (docs/tower-messaging.md §2.4,
+//! docs/tower-messaging.md §8.2, docs/tower-messaging.md §8.5): sessions (a chat thread, or a chat and sender, bound to a
 //! project and its Workbench), the counts rate and admission limits read,
 //! and the one transaction that records a routed message with everything
 //! it owes. The rules are in `crate::gateway::route`.
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{GatewayInbound, InboundState, NewEvent, NewInbound, NewReply, StoreResult};
 
-/// GatewaySessionStatus (§2.4).
+/// GatewaySessionStatus (docs/tower-messaging.md §2.4).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -132,7 +132,7 @@ pub struct NewSession {
     pub workbench_task_id: String,
 }
 
-/// The admission limits (§8.2 step 12): at or above one, the request is
+/// The admission limits (docs/tower-messaging.md §8.2 step 12): at or above one, the request is
 /// refused and nothing is written.
 #[derive(Debug, Clone, Copy)]
 pub struct AdmissionLimits {
@@ -185,8 +185,8 @@ pub enum RouteRecord {
     Refused(AdmissionCounts),
 }
 
-/// A Workbench callback's writes, in one transaction (tower-messaging.md
-/// §8.9–§8.11): optionally the created task linked to the inbound row and
+/// A Workbench callback's writes, in one transaction (docs/tower-messaging.md
+/// docs/tower-messaging.md §8.9–§8.11): optionally the created task linked to the inbound row and
 /// adopted by the Workbench; the row's new state (and response); the
 /// request's Workbench event CONSUMED; the reply (unless one with its dedup
 /// key exists).
@@ -203,7 +203,7 @@ pub struct RequestSettle {
     pub now: DateTime<Utc>,
 }
 
-/// A recovery's step on an inbound row (tower-messaging.md §8.13):
+/// A recovery's step on an inbound row (docs/tower-messaging.md §8.13):
 /// `state` (and `response`, `last_error`) written only while the row is
 /// still in `seen_state` — a Workbench callback that settled it meanwhile
 /// wins. `state == seen_state` notes only the error (the claim clock

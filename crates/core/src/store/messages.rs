@@ -69,7 +69,7 @@ pub trait MessageStore: Send + Sync + 'static {
     /// worker's node may do it (the hand-off that saves the worker a claim).
     /// With `from_chat` (its person wrote the answer in the chat, through a
     /// gateway), the ask is recorded as answered through a gateway at `now`
-    /// (issue 32 point 4) in the same transaction: recorded ⇔ answered.
+    /// in the same transaction: recorded ⇔ answered.
     async fn answer_open_ask(
         &self,
         task_id: &str,

@@ -1,4 +1,4 @@
-//! The node registry (issue 30): one row per node of a cluster, written by
+//! The node registry: one row per node of a cluster, written by
 //! its heartbeat worker (`crate::nodes` holds the rules). Every time here is
 //! the DATABASE's clock, so liveness never depends on a node's own clock.
 

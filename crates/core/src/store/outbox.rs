@@ -97,7 +97,7 @@ pub struct Outbound {
 
 /// Platform message id → task (the reference's HarnessDelivery), one per
 /// (gateway, platform, chat, platform message id): a message id is unique
-/// only within its chat (issue 28.2). Looked up through
+/// only within its chat. Looked up through
 /// [`super::GatewayStore::delivery_mappings`].
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,7 +146,7 @@ pub struct NewOutbound {
     pub message: String,
     pub presentation: Option<String>,
     pub now: DateTime<Utc>,
-    /// The structured part of a pushed question (issue 16): stored with its
+    /// The structured part of a pushed question: stored with its
     /// message, in the same transaction.
     pub choices: Option<Choices>,
 }

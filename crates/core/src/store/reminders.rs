@@ -1,4 +1,4 @@
-//! Reminders of OPEN asks that reached a person's chat (issue 32). A
+//! Reminders of OPEN asks that reached a person's chat. A
 //! reminder is an outbound row like any other (the outbox sends it, with its
 //! guarantees: at most once, SENT_UNVERIFIED on a crash mid-send) plus its
 //! `ask_reminders` row — (ask, n) unique — written in ONE transaction, and
@@ -101,7 +101,7 @@ pub struct Escalation {
     pub created_at: DateTime<Utc>,
 }
 
-/// What the rows say about one chat (reachability, issue 32 point 4).
+/// What the rows say about one chat (reachability).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChatActivity {
     /// The newest gateway inbound message from the chat, or answer to an

@@ -61,7 +61,7 @@ pub struct AskTiming {
     pub state: String,
     /// The task's project name (`None`: a task outside any project).
     pub project: Option<String>,
-    /// Reminders sent for it (issue 32).
+    /// Reminders sent for it.
     pub reminders: u32,
     /// Whether it was escalated.
     pub escalated: bool,

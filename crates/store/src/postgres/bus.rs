@@ -1,4 +1,4 @@
-//! The [`EventBus`] port on PostgreSQL LISTEN/NOTIFY (issue 30 point 5):
+//! The [`EventBus`] port on PostgreSQL LISTEN/NOTIFY:
 //! every node sharing the database sees every node's events.
 //!
 //! * publish: the event goes to this process's subscribers at once (the

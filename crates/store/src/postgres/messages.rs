@@ -236,7 +236,7 @@ impl MessageStore for PgStore {
                     };
                     record_from_chat(conn, &row, now, from_chat).await?;
                     // The reply's delivery row is part of the same
-                    // transaction (issue 10): answered ⇔ owed to the agent.
+                    // transaction: answered ⇔ owed to the agent.
                     let resumed = finish_answer(
                         conn,
                         &row,

@@ -180,7 +180,7 @@ impl PgStore {
 impl PgStore {
     /// The database's clock now (ms): leases are taken and judged by it, so
     /// a node whose own clock is skewed can neither steal a live lease nor
-    /// hold one past its time (issue 30).
+    /// hold one past its time.
     /// (The caller's `now` is not used: see [`Self::lease_clock`].)
     pub(crate) async fn lease_now(
         &self,

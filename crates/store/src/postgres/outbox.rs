@@ -21,7 +21,7 @@ use crate::{
 /// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
 /// `?7` text, `?8` now, `?9`…`?15` the row's fields, `?16`…`?20` the ask's
 /// choices: options JSON or NULL, multi-select, default, deadline, urgency —
-/// written with the message, issue 16); each statement is sent with all the
+/// written with the message); each statement is sent with all the
 /// parameters (`batch::run`). The message and the row are written only if
 /// [`ALLOWED`]; the last statement answers the new row or the one the dedup
 /// rule reuses (no row: the task does not exist). A later implicit cycle

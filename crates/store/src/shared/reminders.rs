@@ -107,7 +107,7 @@ where
 }
 
 /// `$1` now: reminders and escalations not sent yet whose ask is no
-/// longer OPEN → DEAD; so are approval pushes (`approval:<id>`, issue 31)
+/// longer OPEN → DEAD; so are approval pushes (`approval:<id>`)
 /// whose approval is no longer PENDING (a decision drops its push itself;
 /// this catches one that was being sent then and failed, and one whose ask ended).
 pub(crate) fn drop_stale_sql() -> String {

@@ -1,4 +1,4 @@
-//! [`ChoicesStore`] on SQLite (issue 16): an ask's options, default,
+//! [`ChoicesStore`] on SQLite: an ask's options, default,
 //! deadline and urgency (`ask_choices`, migration 0010), and the deadline's
 //! default answer — the same transaction as a person's reply
 //! (`messages::finish_answer`), plus the "default after deadline" mark.

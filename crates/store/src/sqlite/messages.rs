@@ -252,7 +252,7 @@ impl MessageStore for SqliteStore {
                     };
                     record_from_chat(conn, &row, now, from_chat).await?;
                     // The reply's delivery row is part of the same
-                    // transaction (issue 10): answered ⇔ owed to the agent.
+                    // transaction: answered ⇔ owed to the agent.
                     let resumed = finish_answer(
                         conn,
                         &row,

@@ -29,7 +29,7 @@ fn titled(title: &str) -> CreateTask {
 
 pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend) {
     let h = harness(b).await;
-    // A project's directory must exist (issue 25, point 10).
+    // A project's directory must exist.
     let web = tempfile::tempdir().unwrap();
     let project = h
         .create_project(CreateProject {

@@ -1,4 +1,4 @@
-//! Reminders of pending approvals (issues 31 and 32): a PENDING approval
+//! Reminders of pending approvals: a PENDING approval
 //! whose push reached the chat is a reminder candidate (its ask, the high
 //! schedule, the push as the first row), reminded with a text that says an
 //! approval waits and quotes the call; its decision stops the reminders and

@@ -1,4 +1,4 @@
-//! Approvals of risky tool calls (issue 31): the audit row, the one
+//! Approvals of risky tool calls: the audit row, the one
 //! conditional decision that also answers its ask and resumes the task, the
 //! hook's park, and the one-time grant used by an atomic consume.
 

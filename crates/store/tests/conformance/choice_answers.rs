@@ -1,4 +1,4 @@
-//! Structured questions (issue 16) through the core:
+//! Structured questions through the core:
 //! a reply naming an option records its label and index; a pushed question
 //! stores its choices with its message and outbound row (one transaction);
 //! a derived child's native question is an ask and a parent inbox event in

@@ -1,4 +1,4 @@
-//! Structured questions (issue 16) through the core:
+//! Structured questions through the core:
 //! choices stored with the ask, validation without half-written rows, the
 //! default after the deadline answered exactly once against people answering
 //! at the same moment — on a multi-threaded runtime, through two stores

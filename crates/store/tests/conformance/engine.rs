@@ -233,7 +233,7 @@ pub async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified(b: 
         );
         // "Deliver again" of a terminal's unverified input or gateway reply
         // (a person saw it did not arrive and accepts a possible duplicate);
-        // an unverified outbound push is only marked (D7: the platform may
+        // an unverified outbound push is only marked (docs/decisions.md D7: the platform may
         // have it).
         let again = kind.queue(&h, "again").await;
         let row = again.claimed(&kind.claim(&h, &a).await);

@@ -1,4 +1,4 @@
-//! Escalation and reachability (issue 32 points 1, 2 and 4): an ask is
+//! Escalation and reachability (2 and 4): an ask is
 //! escalated once (all its targets' rows in one transaction, only while it
 //! waits); its answer — in the same transaction — writes one "answered"
 //! notice per chat reached; a reminder leased before its ask was answered

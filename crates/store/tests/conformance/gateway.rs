@@ -1,4 +1,4 @@
-//! The gateway-inbound aggregate (issue 28): the delivery mapping per chat,
+//! The gateway-inbound aggregate: the delivery mapping per chat,
 //! signed requests' nonces, inbound rows.
 
 use std::sync::Arc;
@@ -82,7 +82,7 @@ async fn sent(h: &Harness, task: &str, chat: &str, pmid: &str) {
 
 /// Telegram message ids are unique only within a chat: the same id sent
 /// into a second chat is a second mapping, and a lookup from the first
-/// chat still finds the first task (issue 28.2, the wrong-chat case).
+/// chat still finds the first task (the wrong-chat case).
 pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(b: &Backend) {
     let (s, h) = harness(b).await;
     let (first, second) = (task(&h, "A").await, task(&h, "B").await);
@@ -124,7 +124,7 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
         None
     );
     // A reply to message 77 in B's chat that quotes A's token is B's: the
-    // reply binding of this chat comes first (§8.3).
+    // reply binding of this chat comes first (docs/tower-messaging.md §8.3).
     let resolve = |chat: &str, quoted: Option<String>| TaskContextInput {
         gateway: Some("openclaw".into()),
         platform: Some("Telegram".into()),

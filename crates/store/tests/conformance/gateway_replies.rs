@@ -1,4 +1,4 @@
-//! Gateway replies (issue 28.5): owed work on the engine — written with its
+//! Gateway replies: owed work on the engine — written with its
 //! cause, leased, settled with each outcome, never resent once it may have
 //! been sent.
 
@@ -324,7 +324,7 @@ pub async fn interrupted_replies_become_unverified_never_resent(b: &Backend) {
     );
 }
 
-/// A person's decision (D7): a row in one of the given states moves (to
+/// A person's decision (docs/decisions.md D7): a row in one of the given states moves (to
 /// PENDING, due now, or DELIVERED); a row in another state, or an unknown
 /// id, is left alone and answers `None`.
 pub async fn a_persons_decision_moves_only_a_row_in_the_given_states(b: &Backend) {

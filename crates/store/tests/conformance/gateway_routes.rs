@@ -1,4 +1,4 @@
-//! The routing side of gateway inbound (issue 28): a routed message is
+//! The routing side of gateway inbound: a routed message is
 //! recorded once, with its session, Workbench event and acknowledgement in
 //! the same transaction; admission limits write nothing; sessions are found
 //! by thread, by chat and sender, by sender and by a delivered reply.
@@ -347,7 +347,7 @@ fn reply_to(chat: &str, pm: &str) -> SessionLookup {
 
 /// Telegram message ids are unique only within a chat: a reply in chat B
 /// to message id N never binds the session of chat A whose delivered reply
-/// also had id N (issue 28 point 2).
+/// also had id N.
 pub async fn a_reply_binds_the_session_of_its_own_chat_only(b: &Backend) {
     let s: Arc<dyn Store> = b.store.clone();
     let (project_a, wb_a) = project_with_workbench(s.as_ref()).await;

@@ -1,4 +1,4 @@
-//! The node registry (issue 30): heartbeats are upserts timed by the
+//! The node registry: heartbeats are upserts timed by the
 //! database's clock; a node is alive until its heartbeat is older than the
 //! store's dead-after ([`NODE_DEAD_AFTER`], set by the backends' factories);
 //! a dead node's boot is recovered once; a new boot starts its row again.
@@ -337,7 +337,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
 }
 
-/// A draining node (issue 30): its live runs are listed; it claims only the
+/// A draining node: its live runs are listed; it claims only the
 /// deliveries bound to it; those of tasks without a live run on it are
 /// unbound for the other nodes (never a row it holds, never its agents').
 pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliveries(b: &Backend) {

@@ -1,4 +1,4 @@
-//! Reminders of OPEN asks (issue 32): the reminder row and its outbound row
+//! Reminders of OPEN asks: the reminder row and its outbound row
 //! in one transaction, each number at most once — raced from several
 //! connections too —, only while the ask waits, and a reminder not sent when
 //! its ask stops waiting is dropped, never sent.

@@ -49,7 +49,7 @@ pub async fn workspaces_and_projects(b: &Backend) {
     let found = s.get_project(&created.id).await.unwrap().unwrap();
     assert_eq!(found, created);
     assert!(s.get_project(&ids::new_id()).await.unwrap().is_none());
-    // Editing (issue 15): rename and move; a taken name; a missing project.
+    // Editing: rename and move; a taken name; a missing project.
     let other = s
         .create_project(NewProject {
             id: ids::new_id(),
