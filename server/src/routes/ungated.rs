@@ -50,7 +50,7 @@ async fn post_tool(
 }
 
 #[utoipa::path(get, path = "/api/tasks/{id}/ungated", tag = "approvals",
-    params(("id" = String, Path, pattern = r"^c[a-z0-9]{20,30}$", description = "The task's id (a CUID)")),
+    params(("id" = String, Path, description = "The task's id (a CUID)")),
     responses((status = 200, description = "Executions of the task seen running a tool with no pre-tool check, oldest first", body = Vec<UngatedFlag>)))]
 async fn for_task(
     State(s): State<AppState>,

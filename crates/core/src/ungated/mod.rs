@@ -169,10 +169,11 @@ impl Harness {
     ) -> CoreResult<Option<UngatedFlag>> {
         let task_id = crate::validate::task_id(Some(task_id))?;
         let tool = call.tool.trim();
-        if tool.is_empty() || tool.chars().count() > 200 {
+        let max = crate::approvals::flow::MAX_CALL_TOOL_CHARS;
+        if tool.is_empty() || tool.chars().count() > max {
             return Err(crate::CoreError::invalid(
                 "tool",
-                "tool must be 1..=200 characters",
+                format!("tool must be 1..={max} characters"),
             ));
         }
         if !needs_check(tool) {

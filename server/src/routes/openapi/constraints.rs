@@ -203,6 +203,7 @@ pub fn bodies() -> Vec<(&'static str, &'static str, Vec<Rule>)> {
         ("StopBody", "taskId", cuid()),
         ("StopBody", "executionId", maybe_cuid()),
         ("CheckBody", "taskId", cuid()),
+        ("RanBody", "taskId", cuid()),
         (
             "ToolCall",
             "tool",
