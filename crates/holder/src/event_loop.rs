@@ -211,7 +211,11 @@ impl Holder<'_> {
         }
         if let Some(conn) = &self.conn {
             let mut events = libc::POLLIN;
-            if conn.pending() > 0 {
+            // Also while output is owed but not framed yet: a flush that
+            // emptied the queue can leave the rest of the ring to send, and
+            // a quiet program would give no other wake-up.
+            let owed = conn.stage == Stage::Attached && conn.sent < self.ring.end();
+            if conn.pending() > 0 || owed {
                 events |= libc::POLLOUT;
             }
             slots.conn = add(conn.stream.as_raw_fd(), events);
