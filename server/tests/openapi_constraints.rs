@@ -197,6 +197,7 @@ fn expected() -> BTreeMap<String, Value> {
     e.cuid("StopBody.taskId");
     e.cuid("StopBody.executionId");
     e.cuid("CheckBody.taskId");
+    e.cuid("RanBody.taskId");
     e.text("ToolCall.tool", flow::MAX_CALL_TOOL_CHARS);
     e.cuid("PushInput.taskId");
     e.text("PushInput.message", outbox::MAX_PUSH_CHARS);
