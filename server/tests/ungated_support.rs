@@ -132,7 +132,7 @@ impl World {
 /// probe through this program fails too). Its watch reads every second.
 pub async fn start_hookless(data: &Path) -> common::Server {
     let fake = data.parent().unwrap_or(data).join("allow-everything-hook");
-    std::fs::write(&fake, "#!/bin/sh\ncat >/dev/null\nexit 0\n").unwrap();
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     common::start_with(data, |cfg| {
         cfg.harness_bin = fake;
@@ -145,11 +145,8 @@ pub async fn start_hookless(data: &Path) -> common::Server {
 
 /// A server holding calls [`HOLD`], its watch reading every second.
 pub async fn start(data: &Path) -> common::Server {
-    // `RUST_LOG=harness_server=debug` shows the watch's reading.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
+    // No global log subscriber here: `mcp.rs` installs the binary's one to
+    // read its log lines, and the first to install wins.
     common::start_with(data, |cfg| {
         cfg.approval_wait_max = HOLD;
         cfg.ungated_watch.interval = Duration::from_secs(1);
