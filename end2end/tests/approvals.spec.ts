@@ -121,7 +121,7 @@ test('the task page: one tap on Deny decides the held call', async ({ page, requ
   await expect(page.locator('.page-head [data-run-state]')).toHaveText('waiting for approval');
   await expect(page.locator('.page-head [data-run-state]')).toHaveAttribute('data-waiting-approval', 'true');
   const pending = page.locator(`#task-approvals li[data-approval-id="${approvalId}"] [data-rule]`);
-  await expect(pending).toContainText('"git reset --hard*" → ask (builtin #1)');
+  await expect(pending).toContainText('"git reset --hard*" → ask (builtin #3)');
   await expect(pending).toContainText('/srv/repo');
   await expect(item).toContainText('Working directory: /srv/repo');
   await item.locator('.choice[data-label="Deny"]').tap();
