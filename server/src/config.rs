@@ -51,6 +51,57 @@ pub struct ServeConfig {
     /// A node without a heartbeat for this long is dead (by the database's
     /// clock); survivors then recover what it left.
     pub node_dead_after: Duration,
+    /// Agent holders: agents outlive the server (`terminals::held`).
+    pub holders: HoldersConfig,
+}
+
+/// Whether agents run in holder processes that outlive the server.
+#[derive(Debug, Clone)]
+pub struct HoldersConfig {
+    /// On by default; `HARNESS_HOLDERS=off` runs agents in the server's
+    /// own PTYs (they die with it).
+    pub enabled: bool,
+    /// A holder whose server has not come back for this long ends its
+    /// agent and leaves the exit for the next start
+    /// (`HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS`, default 24 h).
+    pub orphan_timeout: Duration,
+}
+
+impl Default for HoldersConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            orphan_timeout: harness_holder::hold::DEFAULT_ORPHAN_TIMEOUT,
+        }
+    }
+}
+
+impl HoldersConfig {
+    /// From `HARNESS_HOLDERS` (`on`/`off`) and
+    /// `HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS`; a bad value is an error naming
+    /// the variable.
+    pub fn from_env(
+        holders: Option<&str>,
+        orphan_timeout_secs: Option<&str>,
+    ) -> Result<Self, String> {
+        let mut cfg = Self::default();
+        match holders.map(str::trim) {
+            None | Some("" | "on" | "1" | "true") => {}
+            Some("off" | "0" | "false") => cfg.enabled = false,
+            Some(other) => {
+                return Err(format!(
+                    "HARNESS_HOLDERS={other:?}: expected \"on\" or \"off\""
+                ));
+            }
+        }
+        if let Some(v) = orphan_timeout_secs.map(str::trim).filter(|v| !v.is_empty()) {
+            let secs: u64 = v.parse().ok().filter(|s| *s > 0).ok_or_else(|| {
+                format!("HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS={v:?}: expected a positive number of seconds")
+            })?;
+            cfg.orphan_timeout = Duration::from_secs(secs);
+        }
+        Ok(cfg)
+    }
 }
 
 impl ServeConfig {
@@ -78,6 +129,7 @@ impl ServeConfig {
             node_url: None,
             node_heartbeat: harness_core::nodes::DEFAULT_HEARTBEAT,
             node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
+            holders: HoldersConfig::default(),
         }
     }
 

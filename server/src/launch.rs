@@ -23,7 +23,7 @@ use crate::{
     security::OriginPolicy,
     security::same_origin,
     state::AppState,
-    terminals::{TerminalConfig, Terminals},
+    terminals::{TerminalConfig, Terminals, held::HolderSettings},
     web,
 };
 
@@ -59,7 +59,12 @@ impl Running {
     pub async fn shutdown(self) -> anyhow::Result<()> {
         crate::supervised::discovery::remove(&self.data_dir);
         self.cancel.cancel();
-        self.terminals.shutdown();
+        if self.fenced.is_cancelled() {
+            self.terminals.shutdown_ending_agents();
+        } else {
+            // Held agents keep running; the next start re-attaches them.
+            self.terminals.shutdown();
+        }
         // Every stage is bounded: a stuck stream, job or pooled connection
         // is reported and left behind, never a shutdown that hangs forever.
         let served = match tokio::time::timeout(SHUTDOWN_STAGE, self.server).await {
@@ -155,12 +160,6 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // before any worker claims.
     harness.follow_drain().await;
     harness.attach_gateway_secret(data.gateway_secret());
-    // Agents of the previous process died with it: their executions are
-    // marked interrupted; OPEN asks stay answerable and tasks restartable.
-    harness
-        .interrupt_orphaned_executions()
-        .await
-        .context("cannot mark interrupted executions")?;
     // A crash can leave signal files that disagree with the database: the
     // database wins. A failure here is logged, not fatal (the hook fails open).
     if let Err(err) = harness.reconcile_signals().await {
@@ -269,8 +268,32 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     } else {
         tracing::warn!("{}", terminal_config.isolation.describe());
     }
+    terminal_config.holders = config.holders.enabled.then(|| HolderSettings {
+        dir: data.root.join("holders"),
+        orphan_timeout: config.holders.orphan_timeout,
+    });
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
+    // Agents held by holders outlived the previous process: re-attached
+    // before any worker types into them. The executions nothing holds any
+    // more died with it (a reboot, holders off): marked interrupted; OPEN
+    // asks stay answerable and tasks restartable.
+    let reattach_started = std::time::Instant::now();
+    let reattached = terminals.reattach_holders().await;
+    if reattached.attached + reattached.exited + reattached.incompatible + reattached.ended > 0 {
+        tracing::info!(
+            took_ms = reattach_started.elapsed().as_millis(),
+            attached = reattached.attached,
+            exited = reattached.exited,
+            incompatible = reattached.incompatible,
+            ended = reattached.ended,
+            "agents held across the restart"
+        );
+    }
+    harness
+        .interrupt_orphaned_executions(&reattached.held)
+        .await
+        .context("cannot mark interrupted executions")?;
     // The outbox worker (gateway sends): recovers this node's sends caught
     // by the last stop, then claims due rows.
     let outbox = config.outbox.clone();

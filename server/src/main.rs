@@ -342,6 +342,14 @@ fn main() -> ExitCode {
         };
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // An agent holder (`terminals::held`): before any thread starts, since
+    // it forks to detach.
+    if args.get(1).map(String::as_str) == Some(harness_server::terminals::held::SUBCOMMAND) {
+        return harness_holder::hold::run(
+            std::env::args_os().skip(2),
+            harness_server::terminals::held::BUILD,
+        );
+    }
     let cli = Cli::parse();
     // Hooks and task-list commands run inside agents' terminals: quiet by default.
     let default_level = if matches!(cli.command, Command::Serve { .. }) {
@@ -379,7 +387,18 @@ fn main() -> ExitCode {
             cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
-            serve(cfg, !no_login_link)
+            match harness_server::config::HoldersConfig::from_env(
+                std::env::var("HARNESS_HOLDERS").ok().as_deref(),
+                std::env::var("HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS")
+                    .ok()
+                    .as_deref(),
+            ) {
+                Ok(holders) => {
+                    cfg.holders = holders;
+                    serve(cfg, !no_login_link)
+                }
+                Err(err) => Err(anyhow::anyhow!(err)),
+            }
         }
         Command::Init(a) => return plan("init", a),
         Command::Add(a) => return plan("add", a),

@@ -87,6 +87,8 @@ mod gateway_workbench_start;
 mod hermes_inbound_real;
 #[path = "hermes_skill_standin.rs"]
 mod hermes_skill_standin;
+#[path = "holders.rs"]
+mod holders;
 #[path = "hooks.rs"]
 mod hooks;
 #[path = "kill.rs"]

@@ -451,12 +451,14 @@ impl Harness {
     }
 
     /// At server start: executions left live by the previous process are
-    /// marked FAILED (reason `interrupted`); their tasks can be started or
-    /// resumed again, and their OPEN asks stay answerable.
-    pub async fn interrupt_orphaned_executions(&self) -> CoreResult<usize> {
+    /// marked FAILED (reason `interrupted`), except `held` ones (their agents
+    /// outlived the server in their holders and were re-attached); their
+    /// tasks can be started or resumed again, and their OPEN asks stay
+    /// answerable.
+    pub async fn interrupt_orphaned_executions(&self, held: &[String]) -> CoreResult<usize> {
         let tasks = self
             .store()
-            .interrupt_live_executions(&self.config().node_id, Utc::now())
+            .interrupt_live_executions(&self.config().node_id, held, Utc::now())
             .await?;
         if !tasks.is_empty() {
             tracing::warn!(

@@ -10,6 +10,8 @@
 //!   length-prefixed binary frames. Output carries stream positions, so a
 //!   re-attaching server gets exactly the bytes it missed while the bounded
 //!   ring ([`ring::DEFAULT_RING_BYTES`]) still holds them, else a snapshot.
+//! * [`session`] makes a held agent a `harness_pty::PtySession` for the
+//!   server ([`attach_session`]).
 //! * [`client`] is the server's (tokio) side: [`client::HolderClient`] and
 //!   [`client::spawn_holder`].
 //!
@@ -28,6 +30,7 @@ pub mod hold;
 mod payload;
 pub mod protocol;
 pub mod ring;
+pub mod session;
 mod spawn;
 #[allow(unsafe_code)]
 mod sys;
@@ -37,4 +40,5 @@ pub use client::{HolderClient, HolderEvent, HolderEvents, HolderInfo};
 pub use error::HolderError;
 pub use hold::{ExitRecord, HoldConfig, read_exit_file};
 pub use protocol::{ExitInfo, InputMode, InputOutcome, SnapshotKind};
+pub use session::{Attached, attach_session};
 pub use spawn::spawn_holder;

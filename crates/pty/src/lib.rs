@@ -17,6 +17,8 @@
 //! * [`PtySession::kill`] / [`terminate`](PtySession::terminate) signal the
 //!   whole process group; the exit is reported only after the output was
 //!   drained.
+//! * [`PtySession::attach_remote`] is the same session over a PTY an agent
+//!   holder owns (`remote`): the agent outlives this process.
 //! * [`PtyRegistry`] holds sessions by task id with the keepalive rules
 //!   (2 h running / 5 min exited after the last viewer; none while parked).
 
@@ -26,6 +28,7 @@ pub mod isolate;
 mod kill;
 mod output;
 mod registry;
+pub mod remote;
 pub mod reply;
 mod session;
 mod sizing;
@@ -40,6 +43,7 @@ pub use inject::{
 pub use kill::process_alive;
 pub use output::{OutputEvent, SubscriberLimits, Subscription};
 pub use registry::{KeepaliveConfig, PtyRegistry};
+pub use remote::{RemotePty, RemoteReply, RemoteStart};
 pub use session::{Boundary, ExitStatus, PtySession, SessionOptions};
 pub use sizing::SizeVote;
 pub use spec::{BASE_ENV_KEYS, DEFAULT_TERM, SpawnSpec, base_env};

@@ -222,12 +222,23 @@ impl PtyRegistry {
         self.inner.expired.subscribe()
     }
 
-    /// Stops the keepalive task and kills every session (server shutdown).
+    /// Stops the keepalive task and lets go of every session (server
+    /// shutdown): a held agent keeps running with its holder (detached), a
+    /// PTY this process owns is killed.
     pub fn shutdown(&self) {
+        self.shutdown_with(true);
+    }
+
+    /// Like [`shutdown`](Self::shutdown); `leave_held: false` kills held
+    /// agents too (a node the cluster declared dead: its work is taken
+    /// over elsewhere, nothing may run twice).
+    pub fn shutdown_with(&self, leave_held: bool) {
         self.cancel.cancel();
         let entries: Vec<(String, Entry)> = lock(&self.inner.entries).drain().collect();
         for (task_id, e) in entries {
-            if let Err(err) = e.session.kill() {
+            if leave_held && e.session.is_held() {
+                e.session.detach();
+            } else if let Err(err) = e.session.kill() {
                 tracing::warn!(task_id, error = %err, "kill at shutdown failed");
             }
         }

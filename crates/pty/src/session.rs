@@ -15,21 +15,21 @@
 //!   (its mode-setting sequences are kept), so the screen model is exact
 //!   whenever output is not flooding and catches up right after a flood.
 
-use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use harness_term::{QueryFilter, ScreenText, TerminalModel};
+use harness_term::ScreenText;
 use portable_pty::{CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::inject::{self, Claim, InjectOptions, InjectOutcome, InjectionLedger, PasteMode};
 use crate::output::{self, SubscriberLimits, Subscription, ViewerGuard};
-use crate::stream::{Shared, StreamState, WriteReq, lock, model_loop, pump, read_loop, write_loop};
+use crate::remote::{RemotePty, RemoteReply};
+use crate::stream::{Shared, WriteReq, lock, model_loop, pump, read_loop, write_loop};
 use crate::{PtyError, SpawnSpec, kill};
 
 /// Longest an injection waits for the model to catch up before reading the
@@ -138,16 +138,24 @@ pub enum Boundary {
 }
 
 /// A live (or exited) program in a PTY. Cheap to share as `Arc<PtySession>`.
-/// Dropping the last handle kills it (see [`PtySession::kill`]).
+/// Dropping the last handle kills it (see [`PtySession::kill`]), unless an
+/// agent holder owns the PTY: then it only detaches.
 pub struct PtySession {
-    pid: u32,
-    program: String,
-    shared: Arc<Shared>,
-    master: Mutex<Box<dyn MasterPty + Send>>,
-    writer: mpsc::Sender<WriteReq>,
-    ledger: Arc<InjectionLedger>,
-    exit_rx: watch::Receiver<Option<ExitStatus>>,
+    pub(crate) pid: u32,
+    pub(crate) program: String,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) control: Control,
+    pub(crate) writer: mpsc::Sender<WriteReq>,
+    pub(crate) ledger: Arc<InjectionLedger>,
+    pub(crate) exit_rx: watch::Receiver<Option<ExitStatus>>,
     pub(crate) sizes: crate::sizing::ViewerSizes,
+}
+
+/// Who owns the PTY master: this process, or an agent holder reached
+/// through [`RemotePty`] (see `remote`).
+pub(crate) enum Control {
+    Local(Mutex<Box<dyn MasterPty + Send>>),
+    Remote(Arc<dyn RemotePty>),
 }
 
 impl std::fmt::Debug for PtySession {
@@ -248,37 +256,7 @@ impl PtySession {
         tracing::debug!(pid, program = %program, "spawned in pty");
 
         let (exit_tx, exit_rx) = watch::channel(None);
-        let shared = Arc::new(Shared {
-            model: Mutex::new(TerminalModel::with_scrollback(rows, cols, opts.scrollback)),
-            stream: Mutex::new(StreamState {
-                filter: QueryFilter::new(),
-                subscribers: Vec::new(),
-                pending: VecDeque::new(),
-                pending_bytes: 0,
-                in_flight: false,
-                skipped: 0,
-                last_output: Instant::now(),
-                bytes_out: 0,
-                exited_at: None,
-                closed: false,
-            }),
-            work: Condvar::new(),
-            model_progress: Notify::new(),
-            exit_tx,
-            viewers: AtomicUsize::new(0),
-            last_viewer_left: Mutex::new(None),
-            observers: Mutex::new(Vec::new()),
-            turn_complete: AtomicBool::new(false),
-            turn_notify: Notify::new(),
-            reads: AtomicU64::new(0),
-            lingering: AtomicBool::new(false),
-            snapshot_history: opts.snapshot_history,
-            limits: opts.subscriber,
-            model_lag_max: opts.model_lag_max.max(64 * 1024),
-            scrollback: opts.scrollback,
-            model_failed: AtomicBool::new(false),
-            model_panic_marker: opts.model_panic_marker.clone().filter(|m| !m.is_empty()),
-        });
+        let shared = Arc::new(Shared::new(rows, cols, &opts, exit_tx));
 
         let (chunk_tx, chunk_rx) = mpsc::channel::<Bytes>(opts.read_queue.max(1));
         let (status_tx, status_rx) = oneshot::channel::<ExitStatus>();
@@ -327,7 +305,7 @@ impl PtySession {
             pid,
             program,
             shared,
-            master: Mutex::new(master),
+            control: Control::Local(Mutex::new(master)),
             writer: write_tx,
             ledger: opts
                 .ledger
@@ -504,14 +482,17 @@ impl PtySession {
     /// (2..=500 rows, 2..=1000 columns), as at spawn and in the size votes.
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), PtyError> {
         let (rows, cols) = harness_term::clamp_size(rows, cols);
-        lock(&self.master)
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(|e| PtyError::Resize(format!("{e:#}")))?;
+        match &self.control {
+            Control::Local(master) => lock(master)
+                .resize(PtySize {
+                    rows,
+                    cols,
+                    pixel_width: 0,
+                    pixel_height: 0,
+                })
+                .map_err(|e| PtyError::Resize(format!("{e:#}")))?,
+            Control::Remote(io) => io.resize(rows, cols),
+        }
         lock(&self.shared.model).resize(rows, cols);
         Ok(())
     }
@@ -524,15 +505,50 @@ impl PtySession {
             kill::signal_orphans(self.pid, libc::SIGKILL);
             return Ok(());
         }
-        kill::signal_session(self.pid, libc::SIGKILL)
+        self.signal(libc::SIGKILL)
+    }
+
+    /// Signals the process group: through its holder when another process
+    /// owns the PTY (and directly as well, in case the holder is gone).
+    fn signal(&self, signal: i32) -> Result<(), PtyError> {
+        if let Control::Remote(io) = &self.control {
+            io.signal(signal);
+        }
+        kill::signal_session(self.pid, signal)
+    }
+
+    /// True when an agent holder owns this PTY (the agent outlives this
+    /// process; see [`detach`](Self::detach)).
+    pub fn is_held(&self) -> bool {
+        matches!(self.control, Control::Remote(_))
+    }
+
+    /// Leaves a held agent running: closes the connection to its holder
+    /// without reporting an exit (server shutdown or upgrade). A session
+    /// this process owns is killed instead, as on drop.
+    pub fn detach(&self) {
+        match &self.control {
+            Control::Remote(io) => io.detach(),
+            Control::Local(_) => {
+                let _ = self.kill();
+            }
+        }
+    }
+
+    /// Tells the holder that the exit was recorded durably, so it may
+    /// leave (no-op for a PTY this process owns).
+    pub fn exit_recorded(&self) {
+        if let Control::Remote(io) = &self.control {
+            io.exit_recorded();
+        }
     }
 
     /// SIGTERM (and SIGHUP) to the process group, then SIGKILL after `grace`
     /// if it has not exited. Returns the exit status.
     pub async fn terminate(&self, grace: Duration) -> Result<ExitStatus, PtyError> {
         if !self.has_exited() {
-            kill::signal_session(self.pid, libc::SIGHUP)?;
-            kill::signal_session(self.pid, libc::SIGTERM)?;
+            self.signal(libc::SIGHUP)?;
+            self.signal(libc::SIGTERM)?;
             if let Ok(status) = tokio::time::timeout(grace, self.wait_exit()).await {
                 return status;
             }
@@ -613,6 +629,33 @@ impl PtySession {
             Claim::Pending => return Ok(InjectOutcome::InProgress),
             Claim::Claimed => {}
         }
+        if let Control::Remote(io) = &self.control {
+            // The holder's own ledger decides across servers: a key it typed
+            // before (for a previous server) is a duplicate.
+            let io = io.clone();
+            let (id, text) = (id.to_owned(), text.to_owned());
+            let this = self.clone();
+            return tokio::spawn(async move {
+                if opts.submit {
+                    this.shared.turn_complete.store(false, Ordering::Release);
+                }
+                match io.reply(&id, &text, opts).await {
+                    Ok(reply) => {
+                        this.ledger.accept(&id);
+                        Ok(match reply {
+                            RemoteReply::Typed => InjectOutcome::Written,
+                            RemoteReply::Duplicate => InjectOutcome::AlreadyInjected,
+                        })
+                    }
+                    Err(e) => {
+                        this.ledger.release(&id);
+                        Err(e)
+                    }
+                }
+            })
+            .await
+            .map_err(|_| PtyError::TaskGone)?;
+        }
         let this = self.clone();
         let (id, text) = (id.to_owned(), text.to_owned());
         tokio::spawn(async move { this.write_input(&text, opts, Some(&id)).await })
@@ -628,6 +671,19 @@ impl PtySession {
     ) -> Result<InjectOutcome, PtyError> {
         let this = self.clone();
         let text = text.to_owned();
+        if let Control::Remote(io) = &self.control {
+            let io = io.clone();
+            return tokio::spawn(async move {
+                if opts.submit {
+                    this.shared.turn_complete.store(false, Ordering::Release);
+                }
+                io.reply("", &text, opts)
+                    .await
+                    .map(|_| InjectOutcome::Written)
+            })
+            .await
+            .map_err(|_| PtyError::TaskGone)?;
+        }
         tokio::spawn(async move { this.write_input(&text, opts, None).await })
             .await
             .map_err(|_| PtyError::TaskGone)?
@@ -689,6 +745,10 @@ impl PtySession {
 
 impl Drop for PtySession {
     fn drop(&mut self) {
+        if self.is_held() {
+            // The holder keeps the agent; dropping the handle only detaches.
+            return;
+        }
         if !self.has_exited() {
             tracing::debug!(pid = self.pid, "dropping a live pty session: killing it");
         }

@@ -72,6 +72,45 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 const MODEL_BATCH: usize = 256 * 1024;
 
 impl Shared {
+    pub(crate) fn new(
+        rows: u16,
+        cols: u16,
+        opts: &SessionOptions,
+        exit_tx: watch::Sender<Option<ExitStatus>>,
+    ) -> Self {
+        Self {
+            model: Mutex::new(TerminalModel::with_scrollback(rows, cols, opts.scrollback)),
+            stream: Mutex::new(StreamState {
+                filter: QueryFilter::new(),
+                subscribers: Vec::new(),
+                pending: VecDeque::new(),
+                pending_bytes: 0,
+                in_flight: false,
+                skipped: 0,
+                last_output: Instant::now(),
+                bytes_out: 0,
+                exited_at: None,
+                closed: false,
+            }),
+            work: Condvar::new(),
+            model_progress: Notify::new(),
+            exit_tx,
+            viewers: AtomicUsize::new(0),
+            last_viewer_left: Mutex::new(None),
+            observers: Mutex::new(Vec::new()),
+            turn_complete: AtomicBool::new(false),
+            turn_notify: Notify::new(),
+            reads: AtomicU64::new(0),
+            lingering: AtomicBool::new(false),
+            snapshot_history: opts.snapshot_history,
+            limits: opts.subscriber,
+            model_lag_max: opts.model_lag_max.max(64 * 1024),
+            scrollback: opts.scrollback,
+            model_failed: AtomicBool::new(false),
+            model_panic_marker: opts.model_panic_marker.clone().filter(|m| !m.is_empty()),
+        }
+    }
+
     pub(crate) fn notify_observers(&self) {
         for n in lock(&self.observers).iter() {
             n.notify_one();

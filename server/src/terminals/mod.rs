@@ -7,7 +7,9 @@
 pub mod child_input;
 pub mod control;
 pub mod deliver;
+mod environment;
 mod forward;
+pub mod held;
 pub mod hook_guard;
 pub mod idle_start;
 pub mod prompts;
@@ -16,9 +18,7 @@ pub mod ready;
 pub mod resume;
 pub mod ws;
 
-use std::{
-    collections::BTreeMap, os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration,
-};
+use std::{os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration};
 
 use harness_core::{
     CoreError, CoreResult, Harness,
@@ -53,6 +53,9 @@ pub struct TerminalConfig {
     pub isolation: crate::isolation::AgentIsolation,
     /// Calls to the other nodes of a cluster (signed with the node key).
     pub nodes: crate::node_call::NodeClient,
+    /// Agents held by holder processes (they outlive the server); `None`:
+    /// agents run in PTYs of this process and die with it.
+    pub holders: Option<held::HolderSettings>,
 }
 
 impl TerminalConfig {
@@ -75,6 +78,7 @@ impl TerminalConfig {
             }),
             isolation: crate::isolation::AgentIsolation::none("not configured"),
             nodes: crate::node_call::NodeClient::new(Vec::new()),
+            holders: None,
         }
     }
 }
@@ -154,70 +158,6 @@ impl Terminals {
     /// The session of a task, live or recently exited.
     pub fn session(&self, task_id: &str) -> Option<Arc<PtySession>> {
         self.inner.registry.get(task_id)
-    }
-
-    fn environment(
-        &self,
-        view: &TaskView,
-        execution: &Execution,
-        token: &str,
-    ) -> BTreeMap<String, String> {
-        let mut env = harness_pty::base_env();
-        // The task's own variables first, so Harness's cannot be overridden.
-        env.extend(view.task.agent.env.clone());
-        let base = &self.inner.config.base_url;
-        let t = &view.task;
-        env.insert("TOWER_TASK_ID".into(), t.id.clone());
-        env.insert("TOWER_EXECUTION_ID".into(), execution.id.clone());
-        env.insert("TOWER_TASK_TITLE".into(), t.title.clone());
-        env.insert("TOWER_API_URL".into(), base.clone());
-        env.insert("TOWER_MCP_URL".into(), format!("{base}/mcp"));
-        env.insert("TOWER_API_TOKEN".into(), token.to_string());
-        env.insert(
-            "TOWER_SIGNAL_DIR".into(),
-            self.inner.config.signal_dir.display().to_string(),
-        );
-        if t.parent_task_id.is_some() {
-            env.insert("TOWER_HAS_PARENT".into(), "1".into());
-        }
-        env
-    }
-
-    /// The task's effective approval policy written into the run directory
-    /// (`approval-policy.json`, private); `None` when it cannot be (the
-    /// hook then falls back to the built-in rules offline).
-    async fn approval_snapshot(
-        &self,
-        view: &TaskView,
-        run_dir: &std::path::Path,
-    ) -> Option<PathBuf> {
-        use harness_core::approvals::offline;
-        let t = &view.task;
-        let policy = match self
-            .inner
-            .harness
-            .effective_policy(t.project_id.as_deref())
-            .await
-        {
-            Ok(p) => p,
-            Err(err) => {
-                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
-                return None;
-            }
-        };
-        let text = offline::snapshot_json(&t.id, t.project_id.as_deref(), &policy);
-        let written = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(run_dir)
-            .and_then(|()| providers::write_private(&run_dir.join(offline::SNAPSHOT_FILE), &text));
-        match written {
-            Ok(path) => Some(path),
-            Err(err) => {
-                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
-                None
-            }
-        }
     }
 
     pub(crate) async fn working_dir(&self, view: &TaskView) -> CoreResult<PathBuf> {
@@ -397,7 +337,7 @@ impl Terminals {
                         path.display().to_string(),
                     );
                 }
-                PtySession::spawn(spec).await.map_err(|e| e.to_string())
+                self.spawn_session(spec, &view.task.id, &execution.id).await
             }
             Err(e) => Err(e.to_string()),
         };
@@ -432,30 +372,51 @@ impl Terminals {
         Ok(execution)
     }
 
-    /// Record the exit of the agent once its output is drained.
+    /// Record the exit of the agent once its output is drained; then its
+    /// holder (if any) may leave.
     fn watch_exit(&self, task_id: String, execution_id: String, session: Arc<PtySession>) {
-        let harness = self.inner.harness.clone();
+        let this = self.clone();
         tokio::spawn(async move {
             let (status, code) = match session.wait_exit().await {
                 Ok(s) if s.success() => (ExecutionStatus::Completed, Some(i64::from(s.code))),
                 Ok(s) => (ExecutionStatus::Failed, Some(i64::from(s.code))),
                 Err(_) => (ExecutionStatus::Failed, None),
             };
-            match harness
-                .finish_execution(&task_id, &execution_id, status, code, "exited")
+            if this
+                .record_exit(&task_id, &execution_id, status, code, "exited")
                 .await
             {
-                // The execution-exit producer of the parent's inbox.
-                Ok(true) => {
-                    crate::workers::inbox::on_exit(&harness, &task_id, &execution_id, status, code)
-                        .await
-                }
-                Ok(false) => {}
-                Err(err) => {
-                    tracing::error!(error = ?err, task_id, "cannot record the agent's exit")
-                }
+                session.exit_recorded();
             }
         });
+    }
+
+    /// Records an agent's exit (and tells its parent's inbox); false when
+    /// it could not be recorded.
+    async fn record_exit(
+        &self,
+        task_id: &str,
+        execution_id: &str,
+        status: ExecutionStatus,
+        code: Option<i64>,
+        reason: &str,
+    ) -> bool {
+        let harness = &self.inner.harness;
+        match harness
+            .finish_execution(task_id, execution_id, status, code, reason)
+            .await
+        {
+            // The execution-exit producer of the parent's inbox.
+            Ok(true) => {
+                crate::workers::inbox::on_exit(harness, task_id, execution_id, status, code).await;
+                true
+            }
+            Ok(false) => true,
+            Err(err) => {
+                tracing::error!(error = ?err, task_id, "cannot record the agent's exit");
+                false
+            }
+        }
     }
 
     /// Stop the task's agent: the execution becomes STOPPED, the process group
@@ -664,8 +625,16 @@ impl Terminals {
         }
     }
 
+    /// Server shutdown: held agents keep running (the next start
+    /// re-attaches them), agents in this process's own PTYs are killed.
     pub fn shutdown(&self) {
         self.inner.registry.shutdown();
+    }
+
+    /// Shutdown of a node the cluster declared dead: every agent is ended,
+    /// held or not (the survivors take its work over).
+    pub fn shutdown_ending_agents(&self) {
+        self.inner.registry.shutdown_with(false);
     }
 }
 

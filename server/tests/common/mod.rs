@@ -37,6 +37,8 @@ pub async fn start_with(data_dir: &Path, configure: impl FnOnce(&mut ServeConfig
     let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
     // Agents' hooks must call the real binary, not this test executable.
     cfg.harness_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    // Agents outlive a dropped test server in their holders: not for long.
+    cfg.holders.orphan_timeout = std::time::Duration::from_secs(120);
     configure(&mut cfg);
     let running = launch(cfg, listener).await.unwrap();
     let base = running.base_url();

@@ -62,6 +62,8 @@ impl ServerProcess {
         cmd.args(["serve", "--data-dir"])
             .arg(data)
             .env("HARNESS_LOG", "warn,harness_core=info,harness_server=info")
+            // Agents outlive a killed test server in their holders: not for long.
+            .env("HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS", "120")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

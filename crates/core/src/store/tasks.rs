@@ -98,11 +98,13 @@ pub trait TaskStore: Send + Sync + 'static {
         now: DateTime<Utc>,
     ) -> StoreResult<bool>;
     /// Mark every live execution of `node` (or of no recorded node) FAILED
-    /// with reason `interrupted` (server start: their processes died with
-    /// the previous server on this node). Returns their task ids.
+    /// with reason `interrupted`, except those in `keep` (server start: their
+    /// processes died with the previous server on this node; the kept ones
+    /// are held by live agent holders). Returns their task ids.
     async fn interrupt_live_executions(
         &self,
         node: &str,
+        keep: &[String],
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<String>>;
     /// The newest RUNNING or PAUSED execution of the task.

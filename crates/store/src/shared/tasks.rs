@@ -259,21 +259,33 @@ macro_rules! task_store {
                 async fn interrupt_live_executions(
                     &self,
                     node: &str,
+                    keep: &[String],
                     now: DateTime<Utc>,
                 ) -> StoreResult<Vec<String>> {
                     let mut tx = self.write_tx().await?;
-                    let ids: Vec<String> = sqlx::query_scalar(
-                        "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = $1 \
-                         WHERE status IN ('RUNNING', 'PAUSED') AND (node_id IS NULL OR node_id = $2) \
-                         RETURNING task_id",
+                    let live: Vec<(String, String)> = sqlx::query_as(
+                        "SELECT id, task_id FROM executions \
+                         WHERE status IN ('RUNNING', 'PAUSED') AND (node_id IS NULL OR node_id = $1)",
                     )
-                    .bind(ms(now))
                     .bind(node)
                     .fetch_all(&mut *tx)
                     .await
                     .map_err(map)?;
+                    let mut tasks = Vec::new();
+                    for (id, task_id) in live.into_iter().filter(|(id, _)| !keep.contains(id)) {
+                        sqlx::query(
+                            "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = $1 \
+                             WHERE id = $2 AND status IN ('RUNNING', 'PAUSED')",
+                        )
+                        .bind(ms(now))
+                        .bind(&id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(map)?;
+                        tasks.push(task_id);
+                    }
                     tx.commit().await.map_err(map)?;
-                    Ok(ids)
+                    Ok(tasks)
                 }
 
                 async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>> {

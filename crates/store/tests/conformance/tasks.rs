@@ -219,8 +219,19 @@ pub async fn execution_lifecycle(b: &Backend) {
     })
     .await
     .unwrap();
-    let interrupted = s.interrupt_live_executions(NODE, now()).await.unwrap();
+    // A held execution (its agent outlived the server) is kept.
+    let t4 = new_task(s, "t4").await;
+    let held = new_execution(s, &t4).await.unwrap();
+    let interrupted = s
+        .interrupt_live_executions(NODE, std::slice::from_ref(&held.id), now())
+        .await
+        .unwrap();
     assert!(interrupted.contains(&t2) && !interrupted.contains(&t));
+    assert!(!interrupted.contains(&t4), "a kept execution stays live");
+    assert_eq!(
+        execution_status(s, &t4).await,
+        Some(ExecutionStatus::Running)
+    );
     assert!(!interrupted.contains(&t3), "only this node's executions");
     assert_eq!(
         execution_status(s, &t3).await,

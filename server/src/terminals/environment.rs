@@ -1,0 +1,74 @@
+//! What a started agent gets besides its argv: its allow-listed
+//! environment and the snapshot of its approval policy.
+
+use std::{collections::BTreeMap, os::unix::fs::DirBuilderExt, path::PathBuf};
+
+use harness_core::model::{Execution, TaskView};
+
+use super::{Terminals, providers};
+
+impl Terminals {
+    pub(super) fn environment(
+        &self,
+        view: &TaskView,
+        execution: &Execution,
+        token: &str,
+    ) -> BTreeMap<String, String> {
+        let mut env = harness_pty::base_env();
+        // The task's own variables first, so Harness's cannot be overridden.
+        env.extend(view.task.agent.env.clone());
+        let base = &self.inner.config.base_url;
+        let t = &view.task;
+        env.insert("TOWER_TASK_ID".into(), t.id.clone());
+        env.insert("TOWER_EXECUTION_ID".into(), execution.id.clone());
+        env.insert("TOWER_TASK_TITLE".into(), t.title.clone());
+        env.insert("TOWER_API_URL".into(), base.clone());
+        env.insert("TOWER_MCP_URL".into(), format!("{base}/mcp"));
+        env.insert("TOWER_API_TOKEN".into(), token.to_string());
+        env.insert(
+            "TOWER_SIGNAL_DIR".into(),
+            self.inner.config.signal_dir.display().to_string(),
+        );
+        if t.parent_task_id.is_some() {
+            env.insert("TOWER_HAS_PARENT".into(), "1".into());
+        }
+        env
+    }
+
+    /// The task's effective approval policy written into the run directory
+    /// (`approval-policy.json`, private); `None` when it cannot be (the
+    /// hook then falls back to the built-in rules offline).
+    pub(super) async fn approval_snapshot(
+        &self,
+        view: &TaskView,
+        run_dir: &std::path::Path,
+    ) -> Option<PathBuf> {
+        use harness_core::approvals::offline;
+        let t = &view.task;
+        let policy = match self
+            .inner
+            .harness
+            .effective_policy(t.project_id.as_deref())
+            .await
+        {
+            Ok(p) => p,
+            Err(err) => {
+                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
+                return None;
+            }
+        };
+        let text = offline::snapshot_json(&t.id, t.project_id.as_deref(), &policy);
+        let written = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(run_dir)
+            .and_then(|()| providers::write_private(&run_dir.join(offline::SNAPSHOT_FILE), &text));
+        match written {
+            Ok(path) => Some(path),
+            Err(err) => {
+                tracing::warn!(%err, task_id = %t.id, "approval policy not snapshotted");
+                None
+            }
+        }
+    }
+}
