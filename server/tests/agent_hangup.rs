@@ -1,11 +1,13 @@
-//! An agent never outlives its server unseen. When `harness serve` dies
-//! (SIGKILL, a crash, the OOM killer) its end of every agent's PTY closes.
-//! The hangup reaches only the session leader — the isolation launcher —
-//! and a CLI that ignores SIGHUP (one did: a Codex agent ran on for an hour
-//! after its test server was gone, re-parented to PID 1) would keep working
-//! in the workspace where nobody can see or type into it, and beside the
-//! agent a restarted server resumes. The launcher passes the hangup on and,
-//! after a grace period, kills the agent's namespace.
+//! An agent never outlives its terminal's owner unseen. Agents are held by
+//! holders that outlive the server; when a holder ends its agent (no server
+//! came back within the orphan timeout), or when the server that owns the
+//! PTY itself dies (holders off: SIGKILL, a crash, the OOM killer), the
+//! agent's PTY hangs up. The hangup reaches only the session leader — the
+//! isolation launcher — and a CLI that ignores SIGHUP (one did: a Codex
+//! agent ran on for an hour after its test server was gone, re-parented to
+//! PID 1) would keep working in the workspace where nobody can see or type
+//! into it. The launcher passes the hangup on and, after a grace period,
+//! kills the agent's namespace.
 
 use crate::common::wait_until;
 use std::{
@@ -37,7 +39,16 @@ fn ignores_sighup(pid: u32) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_that_ignores_sighup_dies_with_its_server() {
+async fn an_agent_that_ignores_sighup_dies_with_its_server_when_holders_are_off() {
+    stubborn_agent_ends(&[("HARNESS_HOLDERS", "off")], 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_ignores_sighup_is_ended_by_its_orphaned_holder() {
+    stubborn_agent_ends(&[("HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS", "2")], 2).await;
+}
+
+async fn stubborn_agent_ends(env: &[(&str, &str)], orphan_secs: u64) {
     if let Err(reason) = harness_pty::isolate::probe(Path::new(env!("CARGO_BIN_EXE_harness"))) {
         panic!("agents cannot be isolated on this machine: {reason}");
     }
@@ -46,6 +57,7 @@ async fn an_agent_that_ignores_sighup_dies_with_its_server() {
     std::fs::create_dir_all(&work).unwrap();
     let server = ServerProcess::start_with(&data, |cmd| {
         cmd.args(["--agent-isolation", "required"]);
+        cmd.envs(env.iter().copied());
     })
     .await;
     let marker = format!("hangup-agent-{}", std::process::id());
@@ -76,7 +88,8 @@ async fn an_agent_that_ignores_sighup_dies_with_its_server() {
 
     server.kill();
     // The grace is 5 s; allow for a loaded machine.
-    let limit = Duration::from_secs(u64::from(harness_pty::isolate::HANGUP_GRACE_SECS) + 25);
+    let limit =
+        Duration::from_secs(orphan_secs + u64::from(harness_pty::isolate::HANGUP_GRACE_SECS) + 25);
     let left = || processes_with(&marker);
     let deadline = Instant::now() + limit;
     while !left().is_empty() && Instant::now() < deadline {

@@ -18,9 +18,19 @@ async fn an_ask_survives_a_server_restart_and_is_answerable_on_postgres() {
     }
 }
 
+/// A server whose agents die with it (holders off): what a reboot does to
+/// held agents too. `holders.rs` covers agents that outlive their server.
+async fn start_rebooted(dir: &std::path::Path, db: Option<&str>) -> common::Server {
+    common::start_with(dir, |cfg| {
+        cfg.database_url = db.map(str::to_string);
+        cfg.holders.enabled = false;
+    })
+    .await
+}
+
 async fn ask_survives_a_restart(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
+    let s = start_rebooted(dir.path(), db).await;
     let (_, task) = s
         .admin("POST", "/api/tasks", Some(json!({"title": "durable", "agent": {"provider": "command", "command": ["cat"], "cwd": "/tmp"}})))
         .await;
@@ -40,7 +50,7 @@ async fn ask_survives_a_restart(db: Option<&str>) {
     let admin = s.admin.clone();
     s.shutdown().await;
 
-    let s = common::start_on(dir.path(), db.map(str::to_string)).await;
+    let s = start_rebooted(dir.path(), db).await;
     assert_eq!(s.admin, admin, "the admin token is kept across restarts");
     let (_, pending) = s
         .admin(
@@ -59,8 +69,8 @@ async fn ask_survives_a_restart(db: Option<&str>) {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{reply}");
-    // The agent died with the previous server (its execution was marked
-    // interrupted at start-up): the reply's delivery starts it again and
+    // The agent died with the previous server (holders off, as after a
+    // reboot: its execution was marked interrupted at start-up): the reply's delivery starts it again and
     // types it. `cat` draws nothing, so the restart waits for its screen
     // longer than the reply waits: the reply may answer `queued` first.
     let id = reply["deliveryId"]

@@ -19,10 +19,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-/// An agent that prints (and appends to `file`) a numbered tick every 100 ms.
+/// An agent that prints (and writes to `file`) a numbered tick every 200 ms.
 fn ticker(file: &Path) -> String {
     format!(
-        "i=0; while :; do echo tick-$i; echo $i > '{}'; i=$((i+1)); sleep 0.1; done",
+        "i=0; while :; do echo tick-$i; echo $i > '{}'; i=$((i+1)); sleep 0.2; done",
         file.display()
     )
 }
@@ -155,7 +155,7 @@ async fn sigkill_leaves_agents_running_and_the_restart_takes_them_over() {
     let data = dir.path().join("data");
     let life = Life::start(&data).await;
     let mut running = Vec::new();
-    for k in 0..3 {
+    for k in 0..10 {
         let work = dir.path().join(format!("run{k}"));
         std::fs::create_dir_all(&work).unwrap();
         let file = work.join("tick");
@@ -163,7 +163,7 @@ async fn sigkill_leaves_agents_running_and_the_restart_takes_them_over() {
         running.push((t, file));
     }
     let mut parked = Vec::new();
-    for k in 0..2 {
+    for k in 0..10 {
         let work = dir.path().join(format!("park{k}"));
         std::fs::create_dir_all(&work).unwrap();
         let file = work.join("transcript");
@@ -463,4 +463,67 @@ fn nix_is_root() -> bool {
         .unwrap_or_default()
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reply_taken_by_another_node_while_the_agents_node_is_down_is_typed_once_on_postgres() {
+    let Some(db) = common::pg::fresh().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("cluster-secrets");
+    let data_a = dir.path().join("a");
+    let node_a = |cmd: &mut std::process::Command| {
+        common::process::on_database(cmd, Some(&db.url));
+        cmd.env("HARNESS_SECRETS_DIR", &shared);
+    };
+    let a = Life::start_with(&data_a, node_a).await;
+    let b = common::start_with(&dir.path().join("b"), |cfg| {
+        cfg.database_url = Some(db.url.clone());
+        cfg.secrets.dir = Some(shared.clone());
+    })
+    .await;
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    let file = work.join("transcript");
+    let t = task(&a, "parked on node a", &reader(&file), &work).await;
+    until("the banner", || async {
+        screen(&a, &t).await.contains("ready")
+    })
+    .await;
+    let (status, out) = a
+        .call(
+            Method::POST,
+            "/api/internal/harness/ask",
+            Some(json!({"taskId": t, "question": "Ship it?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let pids = agent_pids(&t);
+    a.kill();
+    // Node a is down: node b takes the answer; the row waits for node a.
+    let (status, out) = b
+        .admin(
+            "POST",
+            "/api/internal/harness/reply",
+            Some(json!({"taskId": t, "text": "answer-while-down"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    assert_eq!(count(&file, "answer-while-down"), 0);
+    let a = Life::start_with(&data_a, node_a).await;
+    until("the reply typed by node a", || async {
+        count(&file, "answer-while-down") >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(count(&file, "answer-while-down"), 1, "typed once");
+    assert_eq!(agent_pids(&t), pids, "into the same agent");
+    let (_, rows) = a
+        .call(Method::GET, &format!("/api/tasks/{t}/deliveries"), None)
+        .await;
+    assert_eq!(rows[0]["state"], "DELIVERED", "{rows}");
+    stop_all(&a, std::slice::from_ref(&t)).await;
+    a.stop();
+    b.shutdown().await;
 }

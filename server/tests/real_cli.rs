@@ -539,6 +539,8 @@ async fn real_codex_without_a_hook_report_resumes_its_session_from_the_session_f
     )
     .unwrap();
     cfg.harness_bin = not_harness;
+    // No harness to run holders from either: agents in the server's PTYs.
+    cfg.holders.enabled = false;
     let running = harness_server::launch(cfg, listener).await.unwrap();
     let s = common::Server {
         base: running.base_url(),

@@ -117,8 +117,14 @@ impl World {
     }
 }
 
+/// Holders off: the agent dies with its server (the restart below is a
+/// reboot's); `holders.rs` covers agents that outlive it.
 async fn start(data: &Path) -> common::Server {
-    common::start_with(data, |cfg| cfg.approval_wait_max = HOLD).await
+    common::start_with(data, |cfg| {
+        cfg.approval_wait_max = HOLD;
+        cfg.holders.enabled = false;
+    })
+    .await
 }
 
 /// Poll `check` until `Some`, at most `secs`; the panic shows the stand-in's

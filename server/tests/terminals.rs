@@ -307,7 +307,9 @@ async fn unattended_agent_is_denied_native_questions_and_asks_through_harness() 
 #[tokio::test]
 async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
     let dir = tempfile::tempdir().unwrap();
-    let s = common::start(&dir.path().join("data")).await;
+    // Holders off: the agent dies with its server, as after a reboot
+    // (`holders.rs` covers agents that outlive it).
+    let s = common::start_with(&dir.path().join("data"), |cfg| cfg.holders.enabled = false).await;
     let t = agent_task(
         &s,
         "claude",

@@ -30,6 +30,8 @@ use super::Terminals;
 pub const BUILD: &str = concat!("harness ", env!("CARGO_PKG_VERSION"));
 /// The file naming a holder's task, next to its socket.
 const TASK_FILE: &str = "task";
+/// The server URL the held agent was given (`TOWER_API_URL`).
+const URL_FILE: &str = "server-url";
 /// Longest a new holder may take to listen.
 const SPAWN_WAIT: Duration = Duration::from_secs(10);
 /// Holders re-attached at once at start.
@@ -91,8 +93,12 @@ impl Terminals {
         let dir = holders.dir.join(execution_id);
         private_dir(&dir)
             .and_then(|()| super::providers::write_private(&dir.join(TASK_FILE), task_id))
+            .and_then(|_| {
+                super::providers::write_private(&dir.join(URL_FILE), &self.inner.config.base_url)
+            })
             .map_err(|e| format!("cannot prepare the holder directory: {e}"))?;
         let program = spec.argv.first().cloned().unwrap_or_default();
+        let fallback = spec.clone();
         let mut cfg = HoldConfig::new(&dir, spec.argv.into_iter().map(OsString::from).collect());
         cfg.cwd = Some(spec.cwd);
         cfg.rows = spec.rows;
@@ -102,7 +108,7 @@ impl Terminals {
             .env
             .into_iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let socket = harness_holder::spawn_holder(
+        let socket = match harness_holder::spawn_holder(
             &self.inner.config.harness_bin,
             &[OsString::from(SUBCOMMAND)],
             &cfg,
@@ -110,11 +116,25 @@ impl Terminals {
             SPAWN_WAIT,
         )
         .await
-        .map_err(|e| e.to_string())?;
+        {
+            Ok(socket) => socket,
+            // An agent that runs beats one that cannot start: in this
+            // process's own PTY (it then dies with the server), said loudly.
+            Err(err) => {
+                tracing::error!(
+                    error = %err,
+                    task_id,
+                    "the agent's holder did not start: the agent runs inside the server and will not survive its restart"
+                );
+                let _ = std::fs::remove_dir_all(&dir);
+                return PtySession::spawn(fallback).await.map_err(|e| e.to_string());
+            }
+        };
+        // The holder runs the agent now: never a second one beside it.
         harness_holder::attach_session(&socket, BUILD, &program, SessionOptions::default())
             .await
             .map(|a| a.session)
-            .map_err(|e| e.to_string())
+            .map_err(|e| format!("the agent's holder started but cannot be reached: {e}"))
     }
 
     /// At start: finds this node's holders and re-attaches every one whose
@@ -210,6 +230,15 @@ impl Terminals {
                         holder_build = attached.info.build,
                         "re-attached to a held agent"
                     );
+                    let url = std::fs::read_to_string(dir.join(URL_FILE)).unwrap_or_default();
+                    if !url.is_empty() && url != self.inner.config.base_url {
+                        tracing::error!(
+                            %execution_id,
+                            was = %url,
+                            now = %self.inner.config.base_url,
+                            "this held agent reaches Harness at its old address: its hooks and MCP calls fail until Harness listens there again (keep --bind across restarts)"
+                        );
+                    }
                     self.adopt_held(&task_id, &execution, attached.session);
                     return Found::Held(execution_id);
                 }

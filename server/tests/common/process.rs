@@ -68,9 +68,12 @@ impl ServerProcess {
             .stdout(Stdio::null())
             .stderr(log);
         configure(&mut cmd);
-        // A free port unless `configure` chose one (a node that names its URL).
+        // The same port on every start on this data directory, unless
+        // `configure` chose one (a node that names its URL): agents held
+        // across a restart reach their server at the address they were
+        // given, as in production where `--bind` stays the same.
         if !cmd.get_args().any(|a| a == "--bind") {
-            cmd.args(["--bind", "127.0.0.1:0"]);
+            cmd.arg("--bind").arg(sticky_bind(data));
         }
         // The admin token: a cluster's shared secrets directory, when given.
         let secrets = cmd
@@ -144,6 +147,22 @@ impl ServerProcess {
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
         let _ = self.child.wait();
     }
+}
+
+/// `127.0.0.1:<port>` for a server on `data`: a free port chosen at the
+/// first start, kept in `<data>/test-bind` for the next ones.
+fn sticky_bind(data: &Path) -> String {
+    let file = data.join("test-bind");
+    if let Ok(bind) = std::fs::read_to_string(&file) {
+        return bind.trim().to_string();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let bind = format!("127.0.0.1:{port}");
+    std::fs::write(&file, &bind).unwrap();
+    bind
 }
 
 /// A test that panics before it stops its servers does not leave them
