@@ -14,9 +14,14 @@ LOG="$DATA/server.log"
 # Debug logs of our own crates and every request: the secrets check below
 # reads them all.
 HARNESS_LOG="${HARNESS_LOG:-info,harness_server=debug,harness_core=debug,tower_http=debug}" \
-HARNESS_SITE_ROOT="$TARGET/site" "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$DATA/stdout" 2>"$LOG" &
+HARNESS_SITE_ROOT="$TARGET/site" HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS=120 "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$DATA/stdout" 2>"$LOG" &
 SERVER=$!
-cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DATA"; }
+# Agents outlive a stopped server in their holders: end them with the run.
+cleanup() {
+  kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true
+  pkill -KILL -f -- "--run-dir $DATA/data/holders/" 2>/dev/null || true
+  rm -rf "$DATA"
+}
 trap cleanup EXIT
 for _ in $(seq 1 100); do
   curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break

@@ -27,9 +27,14 @@ PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 LOG="$DATA/server.log"
 # No agent CLI or gateway runs: fuzzed tasks and targets must not start anything real.
 HARNESS_LOG="${HARNESS_LOG:-info}" HARNESS_HERMES_BIN=/bin/false HARNESS_OPENCLAW_BIN=/bin/false \
-  "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$DATA/stdout" 2>"$LOG" &
+  HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS=120 "$BIN" serve --bind "127.0.0.1:$PORT" --data-dir "$DATA/data" >"$DATA/stdout" 2>"$LOG" &
 SERVER=$!
-cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DATA"; }
+# Agents outlive a stopped server in their holders: end them with the run.
+cleanup() {
+  kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true
+  pkill -KILL -f -- "--run-dir $DATA/data/holders/" 2>/dev/null || true
+  rm -rf "$DATA"
+}
 trap cleanup EXIT
 for _ in $(seq 1 100); do
   curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break

@@ -362,6 +362,8 @@ async fn run() -> anyhow::Result<()> {
     let (ws_bytes, ws_secs, lagged, close) = held_best.context("no run")?;
     let (local_bytes, local_secs, local_lagged, _) = local_best.context("no run")?;
     let latencies = reply_latency(&b, samples).await?;
+    // The bench's agents end with it (held ones would outlive it).
+    b.server.terminals.shutdown_ending_agents();
     b.server.shutdown().await?;
     local.server.shutdown().await?;
     let via_local = mb_per_s(local_bytes, local_secs);

@@ -270,7 +270,14 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     }
     terminal_config.holders = config.holders.enabled.then(|| HolderSettings {
         dir: data.root.join("holders"),
-        orphan_timeout: config.holders.orphan_timeout,
+        // In a cluster, a node down longer than --node-dead-after has its
+        // runs taken over by the others: its held agents end by then, so
+        // nothing runs twice.
+        orphan_timeout: if config.node_url.is_some() {
+            config.holders.orphan_timeout.min(config.node_dead_after)
+        } else {
+            config.holders.orphan_timeout
+        },
     });
     let terminals = Terminals::new(harness.clone(), terminal_config);
     harness.attach_runtime(Arc::new(terminals.clone()));
