@@ -15,8 +15,8 @@
 //! * [`client`] is the server's (tokio) side: [`client::HolderClient`] and
 //!   [`client::spawn_holder`].
 //!
-//! See the crate's README.md for lifetimes, bounds and what the server
-//! integration still has to do.
+//! See the crate's README.md for lifetimes, bounds and how the server uses
+//! it.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
