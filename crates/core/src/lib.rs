@@ -23,6 +23,7 @@ pub mod events;
 pub mod gateway;
 pub mod ids;
 pub mod inbox;
+pub mod inbox_ready;
 mod inbox_lease;
 mod inbox_prompt;
 pub mod ladder;

@@ -334,10 +334,7 @@ impl Harness {
             .response
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok());
-        if row.state != InboundState::Processing
-            || !self
-                .continuation_claim_lapsed(row, stored.as_ref(), now)
-                .await?
+        if row.state != InboundState::Processing || !self.continuation_claim_lapsed(row, now).await?
         {
             return Ok(Step::Nothing);
         }

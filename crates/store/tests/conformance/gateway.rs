@@ -216,8 +216,9 @@ fn new_inbound(pmid: &str, now: chrono::DateTime<Utc>) -> NewInbound {
     }
 }
 
-/// One row per dedup key; a claim is a compare-and-set on what the caller
-/// saw; finishing records the result.
+/// One row per dedup key; a claim leases the row to the calling process,
+/// fenced by what the caller saw; finishing records the result and ends the
+/// lease.
 pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: &Backend) {
     let s = b.store.clone();
     let now = super::support::now_ms();
@@ -239,6 +240,8 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         seen_response: None,
         seen_updated_at,
         response: response.into(),
+        owner: "node-a:boot-1".into(),
+        lease_until: now + Duration::seconds(62),
         now: now + Duration::seconds(2),
     };
     assert_eq!(
@@ -258,6 +261,13 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         (InboundState::Processing, 1)
     );
     assert_eq!(claimed.updated_at, now + Duration::seconds(2));
+    assert_eq!(claimed.lease_owner.as_deref(), Some("node-a:boot-1"));
+    // The lease ends by the database's clock: 60 s after the claim.
+    let ends = claimed.lease_expires_at.expect("a leased claim");
+    assert!(
+        (ends - Utc::now() - Duration::seconds(60)).num_seconds().abs() <= 5,
+        "{ends}"
+    );
     // The same claim again loses: the row is PROCESSING now.
     assert_eq!(s.claim_inbound(claim(now, "{}")).await.unwrap(), None);
 
@@ -275,6 +285,7 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         .unwrap();
     assert_eq!(done.state, InboundState::Processed);
     assert_eq!(done.processed_at, Some(now + Duration::seconds(3)));
+    assert_eq!((&done.lease_owner, done.lease_expires_at), (&None, None));
     assert_eq!(s.get_inbound(&row.id).await.unwrap(), Some(done));
     assert_eq!(s.get_inbound("missing").await.unwrap(), None);
     assert_eq!(

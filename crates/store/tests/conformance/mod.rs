@@ -191,6 +191,7 @@ macro_rules! conformance_suite {
             stale_reviews_are_consumed_not_delivered,
             expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay,
             exits_without_an_event_are_recovered_at_start_up_once,
+            a_workbench_start_is_tried_once_per_window_across_nodes_and_restarts,
         );
         conformance_suite!(@area $factory; inbox_direct:
             the_inbox_transitions_one_by_one,
