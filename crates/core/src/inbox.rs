@@ -423,19 +423,25 @@ impl Harness {
     }
 
     /// Follow batch deliveries (delivered → events DELIVERED; failed →
-    /// events PENDING) and take back lapsed claims through the engine's one
+    /// events PENDING). `startup`: first take back the claims of this
+    /// node's earlier boots and the expired ones through the engine's one
     /// recovery pass (`recover_work(Kind::Inbox, …)`: never batched →
-    /// PENDING; a batched claim is its batch's). `startup`: claims of this
-    /// node's earlier boots too, at once. Answers (claims taken back,
-    /// batches settled).
+    /// PENDING; a batched claim is its batch's) — later the worker's upkeep
+    /// expires them. Answers (claims taken back, batches settled).
     pub async fn maintain_inbox(&self, startup: bool) -> CoreResult<(u64, usize)> {
         let now = Utc::now();
-        let mut recovered = self.recover_work(Kind::Inbox, Scope::Expired).await?.released;
-        if startup && let Some(owner) = self.config().delivery_owner.clone() {
+        let mut recovered = 0;
+        if startup {
             recovered += self
-                .recover_work(Kind::Inbox, Scope::Boot(&owner))
+                .recover_work(Kind::Inbox, Scope::Expired)
                 .await?
                 .released;
+            if let Some(owner) = self.config().delivery_owner.clone() {
+                recovered += self
+                    .recover_work(Kind::Inbox, Scope::Boot(&owner))
+                    .await?
+                    .released;
+            }
         }
         let recovered = u64::try_from(recovered).unwrap_or(u64::MAX);
         if startup && let Err(err) = self.recover_missing_child_events().await {

@@ -78,7 +78,8 @@ impl Harness {
                 break;
             }
             let seen = terminal(&parent);
-            let in_flight = seen == Terminal::AtTurnEnd && self.inbox_batch_in_flight(&parent).await?;
+            let in_flight =
+                seen == Terminal::AtTurnEnd && self.inbox_batch_in_flight(&parent).await?;
             match readiness(seen, in_flight) {
                 Readiness::Ready => out.ready.push(parent),
                 Readiness::NotRunning => out.not_running.push(parent),
@@ -122,7 +123,10 @@ mod tests {
         assert_eq!(readiness(Terminal::AtTurnEnd, true), Readiness::Wait);
         assert_eq!(readiness(Terminal::Busy, false), Readiness::Wait);
         assert_eq!(readiness(Terminal::Busy, true), Readiness::Wait);
-        assert_eq!(readiness(Terminal::NotRunning, false), Readiness::NotRunning);
+        assert_eq!(
+            readiness(Terminal::NotRunning, false),
+            Readiness::NotRunning
+        );
         assert_eq!(readiness(Terminal::NotRunning, true), Readiness::NotRunning);
     }
 

@@ -1,10 +1,12 @@
-//! The inbox worker: follows workbench batch deliveries, returns
-//! expired claims to PENDING (at start-up at once for this node's earlier
-//! boots, then periodically), and drains a parent's inbox when its live
-//! terminal is at a provider-confirmed turn end (the boundary latch: the
-//! Stop hook opens it, any submitted input closes it) and no batch of it is
-//! on its way. Woken in-process (`harness_core::work::Kind::Inbox`) by a new
-//! event and by the Stop hook's turn end; a short poll is the fallback. The rules live in `harness_core::inbox`.
+//! The inbox worker: follows workbench batch deliveries, returns expired
+//! claims to PENDING through the engine's recovery pass (at start-up at once
+//! for this node's earlier boots, then in its upkeep), and drains a parent's
+//! inbox when its live terminal is at a provider-confirmed turn end (the
+//! boundary latch: the Stop hook opens it, any submitted input closes it)
+//! and no batch of it is on its way. Woken in-process
+//! (`harness_core::work::Kind::Inbox`) by a new event and by the Stop hook's
+//! turn end; a short poll is the fallback. The rules live in
+//! `harness_core::inbox` and `harness_core::inbox_ready`.
 //! A Workbench with gateway requests waiting and no live terminal is started
 //! idle when the core says so (`WorkbenchStarter`: the readiness rule and
 //! the durable, cluster-wide start throttle are `harness_core::inbox_ready`);
@@ -17,7 +19,7 @@ use harness_core::{
     CoreResult, Harness,
     inbox_ready::Terminal,
     model::ExecutionStatus,
-    work::{Kind, Outcome},
+    work::{Kind, Outcome, Scope},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -110,10 +112,14 @@ impl WorkbenchStarter {
         Ok(())
     }
 
-    /// The upkeep (docs/tower-workbench.md §8.13): bring stuck gateway requests forward and start
-    /// the Workbenches still wanted.
+    /// The upkeep: claims whose lease ended are PENDING again (the engine's
+    /// recovery pass); then (docs/tower-workbench.md §8.13) stuck gateway
+    /// requests are brought forward and the Workbenches still wanted started.
     async fn recover(&self) {
         let h = self.terminals.harness();
+        if let Err(err) = h.recover_work(Kind::Inbox, Scope::Expired).await {
+            tracing::error!(error = ?err, "cannot recover expired workbench claims");
+        }
         // Any node recovers them: a draining node leaves it to the others.
         if h.draining() {
             return;
@@ -160,8 +166,8 @@ impl Queue for InboxQueue {
         tracing::info_span!("inbox", parent_task_id = %parent)
     }
 
-    /// Follow batch deliveries and expired claims, then list the parents
-    /// ready now (nothing of the inbox is recorded per attempt).
+    /// Follow batch deliveries, then list the parents ready now (nothing of
+    /// the inbox is recorded per attempt).
     fn turn(
         &self,
         _done: Vec<(String, Outcome)>,
@@ -215,8 +221,8 @@ impl Queue for InboxQueue {
     }
 
     /// At start-up (the skeleton's first upkeep runs at once: the requests
-    /// a stop left waiting) and every [`RECOVER_EVERY`]: the gateway
-    /// requests' recovery.
+    /// a stop left waiting) and every [`RECOVER_EVERY`]: expired claims and
+    /// the gateway requests' recovery.
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let starter = self.starter.clone();
         async move { starter.recover().await }

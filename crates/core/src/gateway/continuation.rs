@@ -227,8 +227,7 @@ impl Harness {
         let stored = cached(&row);
         let mode = mode_of(&stored);
         let in_flight = mode.as_deref() == Some("continue_in_progress") || stored.is_none();
-        let stale = in_flight
-            && self.continuation_claim_lapsed(&row, now).await?;
+        let stale = in_flight && self.continuation_claim_lapsed(&row, now).await?;
         let mut expected: Option<String> = None;
         if deduped {
             let replay = json!({"deduped": true, "noOp": true});

@@ -334,7 +334,8 @@ impl Harness {
             .response
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok());
-        if row.state != InboundState::Processing || !self.continuation_claim_lapsed(row, now).await?
+        if row.state != InboundState::Processing
+            || !self.continuation_claim_lapsed(row, now).await?
         {
             return Ok(Step::Nothing);
         }

@@ -462,7 +462,8 @@ mod tests {
 
     #[test]
     fn every_kind_has_its_own_table() {
-        let names: std::collections::HashSet<_> = Kind::ALL.iter().map(|k| table(*k).name).collect();
+        let names: std::collections::HashSet<_> =
+            Kind::ALL.iter().map(|k| table(*k).name).collect();
         assert_eq!(names.len(), Kind::ALL.len());
     }
 
@@ -479,13 +480,28 @@ mod tests {
             set: "claim_token = $1, claimed_at = $3, ",
         };
         let sql = claim(&INBOX, DIALECT, p, "", "", "id");
-        assert!(sql.contains("state = 'PROCESSING', attempts = attempts + 1"), "{sql}");
-        assert!(sql.contains("AND c.parent_task_id = $5 ORDER BY CASE c.priority"), "{sql}");
-        assert!(sql.contains("claim_token = $1, claimed_at = $3, lease_owner = $2"), "{sql}");
+        assert!(
+            sql.contains("state = 'PROCESSING', attempts = attempts + 1"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("AND c.parent_task_id = $5 ORDER BY CASE c.priority"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("claim_token = $1, claimed_at = $3, lease_owner = $2"),
+            "{sql}"
+        );
         let recover = recover_sql(&INBOX, true);
         assert!(recover.contains("AND batch_id IS NULL"), "{recover}");
-        assert!(recover.contains("last_error = 'claim lease expired"), "{recover}");
-        assert!(recover.starts_with("SELECT 'settle'"), "batched claims are their batch's: {recover}");
+        assert!(
+            recover.contains("last_error = 'claim lease expired"),
+            "{recover}"
+        );
+        assert!(
+            recover.starts_with("SELECT 'settle'"),
+            "batched claims are their batch's: {recover}"
+        );
     }
 
     #[test]

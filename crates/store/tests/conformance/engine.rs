@@ -153,7 +153,10 @@ async fn inbox_crash(h: &Harness, batched: &Work, b: &Lease) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let again = loop {
         let taken = kind.recover_and_claim(h, b).await;
-        assert!(batched.find(&taken).is_none(), "a batched event was claimed again");
+        assert!(
+            batched.find(&taken).is_none(),
+            "a batched event was claimed again"
+        );
         if let Some(row) = unbatched.find(&taken) {
             break row.clone();
         }

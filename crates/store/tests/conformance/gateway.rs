@@ -265,7 +265,10 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
     // The lease ends by the database's clock: 60 s after the claim.
     let ends = claimed.lease_expires_at.expect("a leased claim");
     assert!(
-        (ends - Utc::now() - Duration::seconds(60)).num_seconds().abs() <= 5,
+        (ends - Utc::now() - Duration::seconds(60))
+            .num_seconds()
+            .abs()
+            <= 5,
         "{ends}"
     );
     // The same claim again loses: the row is PROCESSING now.

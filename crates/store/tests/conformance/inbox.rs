@@ -387,10 +387,19 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         )
         .await
         .unwrap();
+    // The worker's upkeep: the engine's recovery pass of expired leases.
+    let upkeep = h
+        .recover_work(
+            harness_core::work::Kind::Inbox,
+            harness_core::work::Scope::Expired,
+        )
+        .await
+        .unwrap();
+    assert_eq!(upkeep.released, 1, "only the expired one");
     assert_eq!(
         h.maintain_inbox(false).await.unwrap().0,
-        1,
-        "only the expired one"
+        0,
+        "a turn recovers nothing"
     );
     assert_eq!(
         h.maintain_inbox(true).await.unwrap().0,
@@ -410,7 +419,10 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     // The engine's one recovery pass (the inbox's own is gone).
     let pass = h
-        .recover_work(harness_core::work::Kind::Inbox, harness_core::work::Scope::Expired)
+        .recover_work(
+            harness_core::work::Kind::Inbox,
+            harness_core::work::Scope::Expired,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -422,7 +434,9 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     assert_eq!(
         events
             .iter()
-            .filter(|e| e.state == EventState::Processing && e.batch_id.as_deref() == Some(&batch.id))
+            .filter(
+                |e| e.state == EventState::Processing && e.batch_id.as_deref() == Some(&batch.id)
+            )
             .count(),
         2,
         "the batched claims stay with their batch: {events:#?}"
