@@ -163,6 +163,7 @@ macro_rules! conformance_suite {
             a_message_id_reused_in_another_chat_does_not_take_over_the_mapping,
             a_nonce_is_refused_until_it_expires_even_after_a_restart,
             inbound_rows_are_one_per_message_and_claimed_by_compare_and_set,
+            a_continuation_claim_lapses_with_its_lease_or_its_holders_boot,
         );
         conformance_suite!(@area $factory; gateway_routes:
             a_routed_message_is_recorded_once_with_its_session_event_and_ack,
