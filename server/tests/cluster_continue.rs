@@ -1,6 +1,6 @@
 //! A chat message being continued into a task when the node holding its
-//! claim is SIGKILLed: the claim names the process (`claimedBy:
-//! <node>:<boot>`), and a survivor takes it over as soon as that node is
+//! claim is SIGKILLed: the claim is leased to the process (`lease_owner`
+//! `<node>:<boot>`), and a survivor takes it over as soon as that node is
 //! dead by the database's clock — not after the claim's 60 s lease — and the
 //! message reaches the task once. Two real `harness serve` processes on
 //! PostgreSQL (`gateway_continue` covers the rule in one process).
@@ -84,14 +84,16 @@ async fn a_continuation_claimed_by_a_killed_node_is_taken_over_by_a_survivor_onc
             .fetch_one(&p)
             .await
             .unwrap();
-    let claim = json!({"mode": "continue_in_progress", "inboundId": inbound, "taskId": t,
-        "claimedBy": claimant});
+    let claim = json!({"mode": "continue_in_progress", "inboundId": inbound, "taskId": t});
     let claimed = sqlx::query(
-        "UPDATE gateway_inbound SET state = 'PROCESSING', response = $1, \
-         updated_at = CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) WHERE id = $2",
+        "UPDATE gateway_inbound SET state = 'PROCESSING', response = $1, lease_owner = $3, \
+         updated_at = CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT), \
+         lease_expires_at = CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) + 60000 \
+         WHERE id = $2",
     )
     .bind(claim.to_string())
     .bind(&inbound)
+    .bind(&claimant)
     .execute(&p)
     .await
     .unwrap();

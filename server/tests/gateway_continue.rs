@@ -173,10 +173,10 @@ async fn claimed(
     let body = with(message(pmid, "PROJECT_WORK", "go on"), json!({"taskId": t}));
     let (_, out) = s.call("POST", ROUTE, Some(token), Some(body)).await;
     let id = out["inboundId"].as_str().unwrap().to_string();
-    let claim = json!({"mode": "continue_in_progress", "inboundId": id, "taskId": t,
-        "claimedBy": by});
+    let claim = json!({"mode": "continue_in_progress", "inboundId": id, "taskId": t});
     let sql = format!(
-        "UPDATE gateway_inbound SET state = 'PROCESSING', response = '{claim}' WHERE id = ?"
+        "UPDATE gateway_inbound SET state = 'PROCESSING', response = '{claim}', \
+         lease_owner = '{by}', lease_expires_at = updated_at + 60000 WHERE id = ?"
     );
     assert_eq!(exec(dir, &sql, &id).await, 1);
     id

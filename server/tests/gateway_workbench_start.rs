@@ -368,6 +368,8 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
                 response: json!({"mode": "continue_in_progress", "inboundId": row.id,
                     "taskId": task})
                 .to_string(),
+                owner: "node-gone:boot-1".into(),
+                lease_until: old + chrono::Duration::seconds(60),
                 now: old,
             })
             .await

@@ -28,6 +28,7 @@ use crate::{
     model::{ExecutionStatus, TaskView},
     store::NewBatch,
     validate,
+    work::{Kind, Scope},
 };
 
 pub use crate::inbox_lease::{BatchAction, BatchTransition};
@@ -35,7 +36,7 @@ pub use crate::inbox_lease::{BatchAction, BatchTransition};
 /// Most events in one batch (`WORKBENCH_MAX_BATCH_SIZE`).
 pub const MAX_BATCH: u32 = 50;
 /// How long a claim holds its events before it becomes a batch.
-pub const CLAIM_LEASE: Duration = Duration::from_secs(60);
+pub const CLAIM_LEASE: Duration = crate::work::INBOX.lease;
 /// Lease of a delivered batch until it is acknowledged.
 pub const ACK_LEASE: Duration = Duration::from_secs(120);
 /// Lease of an acknowledged batch (renewed by heartbeats).
@@ -319,7 +320,7 @@ impl Harness {
                 task_id: row.parent_task_id.clone(),
             });
             // Enqueue wakes the worker (the engine owns the wake-up).
-            self.wake(crate::work::Kind::Inbox);
+            self.wake(Kind::Inbox);
         }
         Ok((row, created))
     }
@@ -376,7 +377,7 @@ impl Harness {
                 let msg = err.to_string();
                 if let Err(release) = self
                     .store()
-                    .release_workbench_claim(&token, &msg, Utc::now())
+                    .release_workbench_claim(&owner, &token, &msg, Utc::now())
                     .await
                 {
                     tracing::error!(error = ?release, "cannot release a workbench claim (its lease will expire)");
@@ -422,17 +423,27 @@ impl Harness {
     }
 
     /// Follow batch deliveries (delivered → events DELIVERED; failed →
-    /// events PENDING) and return expired claims to PENDING. `startup`:
-    /// claims of this node's earlier boots are released at once.
+    /// events PENDING). `startup`: first take back the claims of this
+    /// node's earlier boots and the expired ones through the engine's one
+    /// recovery pass (`recover_work(Kind::Inbox, …)`: never batched →
+    /// PENDING; a batched claim is its batch's) — later the worker's upkeep
+    /// expires them. Answers (claims taken back, batches settled).
     pub async fn maintain_inbox(&self, startup: bool) -> CoreResult<(u64, usize)> {
         let now = Utc::now();
-        let owner = self.config().delivery_owner.clone().unwrap_or_default();
-        let prefix = format!("{}:", self.config().node_id);
-        let stale = (startup && !owner.is_empty()).then_some((prefix.as_str(), owner.as_str()));
-        let recovered = self.store().recover_workbench_claims(now, stale).await?;
-        if recovered > 0 {
-            tracing::warn!(recovered, "expired workbench claims returned to pending");
+        let mut recovered = 0;
+        if startup {
+            recovered += self
+                .recover_work(Kind::Inbox, Scope::Expired)
+                .await?
+                .released;
+            if let Some(owner) = self.config().delivery_owner.clone() {
+                recovered += self
+                    .recover_work(Kind::Inbox, Scope::Boot(&owner))
+                    .await?
+                    .released;
+            }
         }
+        let recovered = u64::try_from(recovered).unwrap_or(u64::MAX);
         if startup && let Err(err) = self.recover_missing_child_events().await {
             tracing::error!(error = ?err, "cannot recover missing child exit events");
         }

@@ -232,6 +232,7 @@ mod tests {
             created_at: now,
             updated_at: now,
             consumed_at: None,
+            lease_owner: None,
         }
     }
 

@@ -25,6 +25,7 @@ pub mod ids;
 pub mod inbox;
 mod inbox_lease;
 mod inbox_prompt;
+pub mod inbox_ready;
 pub mod ladder;
 pub mod messaging;
 pub mod model;

@@ -1,24 +1,25 @@
-//! The inbox worker: follows workbench batch deliveries, returns
-//! expired claims to PENDING (at start-up at once for this node's earlier
-//! boots, then periodically), and drains a parent's inbox when its live
-//! terminal is at a provider-confirmed turn end (the boundary latch: the
-//! Stop hook opens it, any submitted input closes it) and no batch of it is
-//! on its way. Woken in-process (`harness_core::work::Kind::Inbox`) by a new
-//! event and by the Stop hook's turn end; a short poll is the fallback. The rules live in `harness_core::inbox`.
+//! The inbox worker: follows workbench batch deliveries, returns expired
+//! claims to PENDING through the engine's recovery pass (at start-up at once
+//! for this node's earlier boots, then in its upkeep), and drains a parent's
+//! inbox when its live terminal is at a provider-confirmed turn end (the
+//! boundary latch: the Stop hook opens it, any submitted input closes it)
+//! and no batch of it is on its way. Woken in-process
+//! (`harness_core::work::Kind::Inbox`) by a new event and by the Stop hook's
+//! turn end; a short poll is the fallback. The rules live in
+//! `harness_core::inbox` and `harness_core::inbox_ready`.
 //! A Workbench with gateway requests waiting and no live terminal is started
-//! idle (`WorkbenchStarter`); the upkeep, at start-up and every 30 s, is the
-//! gateway requests' recovery (`harness_core::gateway::recovery`).
+//! idle when the core says so (`WorkbenchStarter`: the readiness rule and
+//! the durable, cluster-wide start throttle are `harness_core::inbox_ready`);
+//! the upkeep, at start-up and every 30 s, is the gateway requests'
+//! recovery (`harness_core::gateway::recovery`).
 
-use std::{
-    collections::HashMap,
-    future::Future,
-    time::{Duration, Instant},
-};
+use std::{future::Future, time::Duration};
 
 use harness_core::{
     CoreResult, Harness,
+    inbox_ready::Terminal,
     model::ExecutionStatus,
-    work::{Kind, Outcome},
+    work::{Kind, Outcome, Scope},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -47,12 +48,12 @@ pub async fn on_exit(
 }
 
 /// The inbox kind on the worker skeleton. Its "rows" are parents ready for
-/// a batch: pending events, a live terminal at a provider-confirmed turn end
-/// and no batch of theirs on its way. The events themselves are leased by
-/// the attempt (`Harness::drain_inbox` claims them and stores the batch
-/// with its delivery row in one transaction); the batch is then typed by the
-/// delivery worker, and its outcome reaches the events through the turn's
-/// upkeep (`Harness::maintain_inbox`).
+/// a batch (the core's readiness rule, `Harness::inbox_ready_parents`). The
+/// events themselves are claimed by the attempt (`Harness::drain_inbox`:
+/// the engine's claim, the batch stored with its delivery row in one
+/// transaction); the batch is then typed by the delivery worker, and its
+/// outcome reaches the events through the turn's upkeep
+/// (`Harness::maintain_inbox`).
 struct InboxQueue {
     terminals: Terminals,
     starter: WorkbenchStarter,
@@ -60,47 +61,23 @@ struct InboxQueue {
 
 /// How often the upkeep recovers gateway requests (docs/tower-messaging.md §8.13).
 const RECOVER_EVERY: Duration = Duration::from_secs(30);
-/// A Workbench whose start was tried is tried again after this.
-const START_RETRY: Duration = Duration::from_secs(30);
 
-/// Starts Workbenches for the gateway requests waiting for them (the rule
-/// is the core's, `Harness::workbench_start_wanted`): each at most once per
-/// [`START_RETRY`], beside the worker's loop; a start that fails notes its
+/// Starts the Workbenches the core says are due
+/// (`Harness::workbench_start_due`: wanted, and the durable throttle's
+/// turn taken), beside the worker's loop; a start that fails notes its
 /// reason on the waiting requests (`Harness::workbench_start_failed`).
 #[derive(Clone)]
 struct WorkbenchStarter {
     terminals: Terminals,
-    tried: std::sync::Arc<std::sync::Mutex<HashMap<String, Instant>>>,
 }
 
 impl WorkbenchStarter {
-    /// Start `task_id` if it has no live terminal, its start is wanted and
-    /// it was not tried within [`START_RETRY`].
+    /// Start `task_id` if the core says its start is due.
     async fn consider(&self, task_id: &str) -> CoreResult<()> {
-        // A draining node starts no agent: a live node's worker does it.
-        if self.terminals.live(task_id).is_some() || self.terminals.harness().draining() {
-            return Ok(());
-        }
-        {
-            let tried = self.tried.lock().unwrap_or_else(|p| p.into_inner());
-            if tried
-                .get(task_id)
-                .is_some_and(|at| at.elapsed() < START_RETRY)
-            {
-                return Ok(());
-            }
-        }
         let h = self.terminals.harness();
-        if !h.workbench_start_wanted(task_id).await? {
+        let running = self.terminals.live(task_id).is_some();
+        if !h.workbench_start_due(task_id, running).await? {
             return Ok(());
-        }
-        {
-            let mut tried = self.tried.lock().unwrap_or_else(|p| p.into_inner());
-            tried.retain(|_, at| at.elapsed() < START_RETRY);
-            if tried.contains_key(task_id) {
-                return Ok(());
-            }
-            tried.insert(task_id.to_string(), Instant::now());
         }
         let (terminals, task_id) = (self.terminals.clone(), task_id.to_string());
         tokio::spawn(async move {
@@ -135,10 +112,14 @@ impl WorkbenchStarter {
         Ok(())
     }
 
-    /// The upkeep (docs/tower-workbench.md §8.13): bring stuck gateway requests forward and start
-    /// the Workbenches still wanted.
+    /// The upkeep: claims whose lease ended are PENDING again (the engine's
+    /// recovery pass); then (docs/tower-workbench.md §8.13) stuck gateway
+    /// requests are brought forward and the Workbenches still wanted started.
     async fn recover(&self) {
         let h = self.terminals.harness();
+        if let Err(err) = h.recover_work(Kind::Inbox, Scope::Expired).await {
+            tracing::error!(error = ?err, "cannot recover expired workbench claims");
+        }
         // Any node recovers them: a draining node leaves it to the others.
         if h.draining() {
             return;
@@ -185,8 +166,8 @@ impl Queue for InboxQueue {
         tracing::info_span!("inbox", parent_task_id = %parent)
     }
 
-    /// Follow batch deliveries and expired claims, then list the parents
-    /// ready now (nothing of the inbox is recorded per attempt).
+    /// Follow batch deliveries, then list the parents ready now (nothing of
+    /// the inbox is recorded per attempt).
     fn turn(
         &self,
         _done: Vec<(String, Outcome)>,
@@ -200,24 +181,21 @@ impl Queue for InboxQueue {
             if limit == 0 {
                 return Ok(Vec::new());
             }
-            let mut ready = Vec::new();
-            for parent in h.inbox_parents_pending().await? {
-                if ready.len() >= limit as usize {
-                    break;
-                }
-                let Some(session) = terminals.live(&parent) else {
-                    // Events wait, PENDING, until the parent runs; a
-                    // Workbench is started for its gateway requests.
-                    if let Err(err) = starter.consider(&parent).await {
-                        tracing::warn!(error = ?err, parent_task_id = %parent, "cannot decide on the Workbench's start");
-                    }
-                    continue;
-                };
-                if session.turn_complete() && !h.inbox_batch_in_flight(&parent).await? {
-                    ready.push(parent);
+            let parents = h
+                .inbox_ready_parents(limit as usize, |parent| match terminals.live(parent) {
+                    None => Terminal::NotRunning,
+                    Some(session) if session.turn_complete() => Terminal::AtTurnEnd,
+                    Some(_) => Terminal::Busy,
+                })
+                .await?;
+            // Events wait, PENDING, until the parent runs; a Workbench is
+            // started for its gateway requests.
+            for parent in &parents.not_running {
+                if let Err(err) = starter.consider(parent).await {
+                    tracing::warn!(error = ?err, parent_task_id = %parent, "cannot decide on the Workbench's start");
                 }
             }
-            Ok(ready)
+            Ok(parents.ready)
         }
     }
 
@@ -243,8 +221,8 @@ impl Queue for InboxQueue {
     }
 
     /// At start-up (the skeleton's first upkeep runs at once: the requests
-    /// a stop left waiting) and every [`RECOVER_EVERY`]: the gateway
-    /// requests' recovery.
+    /// a stop left waiting) and every [`RECOVER_EVERY`]: expired claims and
+    /// the gateway requests' recovery.
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let starter = self.starter.clone();
         async move { starter.recover().await }
@@ -260,7 +238,6 @@ pub async fn run(terminals: Terminals, poll: Duration, cancel: CancellationToken
     }
     let starter = WorkbenchStarter {
         terminals: terminals.clone(),
-        tried: Default::default(),
     };
     let config = engine::WorkerConfig {
         poll,

@@ -3,9 +3,14 @@
 //! bound to — at most once per platform message.
 //!
 //! The platform message is an inbound row (dedup key of docs/tower-messaging.md §2.12, the same row
-//! a routed `task_context` would have written); the row is claimed by a
-//! compare-and-set, so of concurrent or repeated calls one acts and the
-//! others answer `deduped` / `noOp`. A task with an OPEN ask is refused
+//! a routed `task_context` would have written); the call claims the row
+//! with the engine's lease ([`crate::work::Lease`]: its process as the
+//! owner, [`CLAIM_LEASE`]), fenced by the row it judged, so of concurrent
+//! or repeated calls one acts and the others answer `deduped` / `noOp`.
+//! The claim is not owed work — no worker takes it up; it lives as long as
+//! the call — so a lapsed one (its lease ended, or its process is gone) is
+//! taken over by the gateway's retry of the message or settled by the
+//! recovery pass (`recovery.rs`) by what it had queued. A task with an OPEN ask is refused
 //! (`continue_open_ask`: that is `reply_to_ask`'s). The instruction goes
 //! into the task's terminal through the delivery queue with the inbound id
 //! as the injection id (docs/decisions.md D5: typed at most once, even when a retry follows an
@@ -27,18 +32,13 @@ use crate::{
     CoreError, CoreResult, Harness, ids as core_ids,
     outbox::token,
     store::{GatewayInbound, InboundClaim, InboundFinish, InboundIntent, InboundState, NewInbound},
+    work::Lease,
 };
 
 pub const MAX_CONTENT_CHARS: usize = 10_000;
 
-/// A claim older than this is stale (another try may take the row over).
-pub fn claim_lease() -> Duration {
-    Duration::seconds(60)
-}
-
-/// The key of an in-progress claim's stored result that names the process
-/// holding it (`<node id>:<boot id>`, the lease owner).
-const CLAIMED_BY: &str = "claimedBy";
+/// How long a claim holds its row (another try may take it over after).
+pub const CLAIM_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -114,14 +114,6 @@ fn mode_of(value: &Option<Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A stored result as the caller sees it (without the claimant's name).
-fn public(mut value: Value) -> Value {
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove(CLAIMED_BY);
-    }
-    value
-}
-
 fn with(mut value: Value, extra: Value) -> Value {
     if let (Some(obj), Some(more)) = (value.as_object_mut(), extra.as_object()) {
         for (k, v) in more {
@@ -156,25 +148,26 @@ fn prompt(row: &GatewayInbound, title: &str, task_id: &str) -> String {
 impl Harness {
     /// Whether a continuation's PROCESSING claim may be taken over (by the
     /// gateway's retry of the message, or by the recovery pass): its lease
-    /// ended, or the process that claimed it is gone — its node restarted
-    /// (another boot) or the cluster deems it dead (its heartbeat is older
-    /// than the dead-after, by the database's clock). A claim only lives as
-    /// long as the call that made it, so nobody waits out the lease for a
-    /// dead one. Taking over twice is harmless: the input's delivery is keyed
-    /// by the inbound id and its acknowledgement's key is unique.
+    /// ended (`now`: the database's clock), or the process holding it is
+    /// gone — its node restarted (another boot) or the cluster deems it
+    /// dead (its heartbeat is older than the dead-after, by the database's
+    /// clock). A claim only lives as long as the call that made it, so
+    /// nobody waits out the lease for a dead one. Taking over twice is
+    /// harmless: the input's delivery is keyed by the inbound id and its
+    /// acknowledgement's key is unique.
     pub(crate) async fn continuation_claim_lapsed(
         &self,
         row: &GatewayInbound,
-        stored: Option<&Value>,
         now: DateTime<Utc>,
     ) -> CoreResult<bool> {
-        if now - row.updated_at >= claim_lease() {
+        // A row without a lease (never claimed) lapses with its age.
+        let ends = row.lease_expires_at.unwrap_or_else(|| {
+            row.updated_at + Duration::from_std(CLAIM_LEASE).unwrap_or(Duration::seconds(60))
+        });
+        if now >= ends {
             return Ok(true);
         }
-        let Some(owner) = stored
-            .and_then(|v| v.get(CLAIMED_BY))
-            .and_then(Value::as_str)
-        else {
+        let Some(owner) = row.lease_owner.as_deref() else {
             return Ok(false);
         };
         if self.config().delivery_owner.as_deref() == Some(owner) {
@@ -234,10 +227,7 @@ impl Harness {
         let stored = cached(&row);
         let mode = mode_of(&stored);
         let in_flight = mode.as_deref() == Some("continue_in_progress") || stored.is_none();
-        let stale = in_flight
-            && self
-                .continuation_claim_lapsed(&row, stored.as_ref(), now)
-                .await?;
+        let stale = in_flight && self.continuation_claim_lapsed(&row, now).await?;
         let mut expected: Option<String> = None;
         if deduped {
             let replay = json!({"deduped": true, "noOp": true});
@@ -250,7 +240,7 @@ impl Harness {
                         | "continue_conflict"
                 )
             ) {
-                return Ok(with(public(stored.unwrap_or(Value::Null)), replay));
+                return Ok(with(stored.unwrap_or(Value::Null), replay));
             }
             let routed_context = mode.as_deref() == Some("task_context");
             let retryable = mode.as_deref() == Some("continue_failed")
@@ -289,12 +279,16 @@ impl Harness {
         }
         let in_progress = json!({"mode": "continue_in_progress", "inboundId": row.id,
             "taskId": context.subject_task_id});
-        // Stored with the claimant, so a retry need not wait out the lease
-        // when this process dies before it finishes.
-        let claim = with(
-            in_progress.clone(),
-            json!({ CLAIMED_BY: self.config().delivery_owner }),
-        );
+        // Leased to this process, so a retry need not wait out the lease
+        // when it dies before it finishes.
+        let lease = Lease {
+            owner: self
+                .config()
+                .delivery_owner
+                .clone()
+                .unwrap_or_else(|| self.config().node_id.clone()),
+            ttl: CLAIM_LEASE,
+        };
         let claimed = self
             .store()
             .claim_inbound(InboundClaim {
@@ -302,7 +296,9 @@ impl Harness {
                 seen_state: row.state,
                 seen_response: row.response.clone(),
                 seen_updated_at: row.updated_at,
-                response: claim.to_string(),
+                response: in_progress.to_string(),
+                lease_until: lease.until(now),
+                owner: lease.owner,
                 now,
             })
             .await?;
@@ -310,7 +306,7 @@ impl Harness {
             // Another call took the row: its result, or it is still at it.
             let current = self.store().get_inbound(&row.id).await?;
             let value = current.as_ref().and_then(cached).unwrap_or(in_progress);
-            return Ok(with(public(value), json!({"deduped": true, "noOp": true})));
+            return Ok(with(value, json!({"deduped": true, "noOp": true})));
         };
         let finish = |state: InboundState, response: &Value, error: Option<String>| InboundFinish {
             id: claimed.id.clone(),

@@ -335,9 +335,7 @@ impl Harness {
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok());
         if row.state != InboundState::Processing
-            || !self
-                .continuation_claim_lapsed(row, stored.as_ref(), now)
-                .await?
+            || !self.continuation_claim_lapsed(row, now).await?
         {
             return Ok(Step::Nothing);
         }

@@ -84,7 +84,6 @@ impl Harness {
         if !self.store().fence_node(&node.id, &node.boot).await? {
             return Ok(done);
         }
-        let prefix = format!("{}:", node.id);
         let now = Utc::now();
         // Before the node's deliveries are unbound: its rows caught
         // mid-write become UNVERIFIED, its leased ones due again (the one
@@ -111,13 +110,8 @@ impl Harness {
             (outbound.unverified, outbound.released);
         let replies = self.recover_work(Kind::GatewayReplies, scope).await?;
         done.replies = u64::try_from(replies.unverified + replies.released).unwrap_or(u64::MAX);
-        done.workbench_claims = self
-            .store()
-            .recover_workbench_claims(now, Some((&prefix, "")))
-            .await?;
-        if done.workbench_claims > 0 {
-            self.wake(crate::work::Kind::Inbox);
-        }
+        let claims = self.recover_work(Kind::Inbox, scope).await?;
+        done.workbench_claims = u64::try_from(claims.released).unwrap_or(u64::MAX);
         done.recorded = self
             .store()
             .mark_node_recovered(&node.id, &node.boot)

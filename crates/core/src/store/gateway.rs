@@ -89,8 +89,14 @@ pub struct GatewayInbound {
     pub last_error: Option<String>,
     pub processed_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
-    /// The claim clock (a PROCESSING row older than the lease is stale).
     pub updated_at: DateTime<Utc>,
+    /// A `continue_bound_task` claim's holder (`<node id>:<boot id>`) and
+    /// its lease's end (the engine's lease: `crate::work::Lease`); never
+    /// shown.
+    #[serde(skip)]
+    pub lease_owner: Option<String>,
+    #[serde(skip)]
+    pub lease_expires_at: Option<DateTime<Utc>>,
 }
 
 /// A new inbound row (RECEIVED).
@@ -111,9 +117,11 @@ pub struct NewInbound {
     pub now: DateTime<Utc>,
 }
 
-/// A compare-and-set claim of an inbound row: it becomes PROCESSING with
-/// `response` (attempts + 1, no error, not processed) only while its
-/// state, response and `updated_at` are still what the caller read.
+/// A `continue_bound_task` claim of an inbound row, leased to the calling
+/// process: the row becomes PROCESSING with `response` (attempts + 1, no
+/// error, not processed) under `owner`'s lease until `lease_until` (the
+/// database's clock on PostgreSQL), only while it is still the row the
+/// caller judged (its state, response and `updated_at`).
 #[derive(Debug, Clone)]
 pub struct InboundClaim {
     pub id: String,
@@ -121,6 +129,9 @@ pub struct InboundClaim {
     pub seen_response: Option<String>,
     pub seen_updated_at: DateTime<Utc>,
     pub response: String,
+    /// `<node id>:<boot id>` of the process holding the claim.
+    pub owner: String,
+    pub lease_until: DateTime<Utc>,
     pub now: DateTime<Utc>,
 }
 
@@ -170,8 +181,8 @@ pub trait GatewayStore: Send + Sync + 'static {
     /// [`InboundClaim`]: the claimed row, or `None` when it changed.
     async fn claim_inbound(&self, claim: InboundClaim) -> StoreResult<Option<GatewayInbound>>;
 
-    /// [`InboundFinish`] (whatever the row's state): the row, `None` when
-    /// it does not exist.
+    /// [`InboundFinish`] (whatever the row's state; a claim's lease ends):
+    /// the row, `None` when it does not exist.
     async fn finish_inbound(&self, finish: InboundFinish) -> StoreResult<Option<GatewayInbound>>;
 
     /// Insert a reply unless one with its dedup key exists (its destination

@@ -73,6 +73,10 @@ pub struct WorkbenchEvent {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub consumed_at: Option<DateTime<Utc>>,
+    /// The claim's holder (`<node id>:<boot id>`) while it is claimed and
+    /// not yet batched; never shown.
+    #[serde(skip)]
+    pub lease_owner: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,22 +193,30 @@ pub trait InboxStore: Send + Sync + 'static {
         batch: NewBatch,
     ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>>;
 
-    /// Events of a claim that never became a batch → PENDING with `error`.
+    /// Events of `owner`'s claim `claim_token` that never became a batch →
+    /// PENDING, due now, with `error` (the engine's release: the claim's
+    /// attempt undone). Lapsed claims are taken back by the engine's one
+    /// recovery pass ([`super::WorkStore::recover_work`] with
+    /// [`super::INBOX`]).
     async fn release_workbench_claim(
         &self,
+        owner: &str,
         claim_token: &str,
         error: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<u64>;
 
-    /// Unbatched claims whose lease expired — or, at start-up, that an
-    /// earlier boot (`owner` starting with `stale_prefix`, other than
-    /// `current_owner`) held — → PENDING. Returns how many.
-    async fn recover_workbench_claims(
+    /// The Workbench start throttle: take the right to start `task_id` for
+    /// `owner` until `until`, unless another try (any node, any boot) holds
+    /// it past `now` — judged by the database's clock. `true`: this caller
+    /// starts it.
+    async fn take_workbench_start(
         &self,
+        task_id: &str,
+        owner: &str,
         now: DateTime<Utc>,
-        stale: Option<(&str, &str)>,
-    ) -> StoreResult<u64>;
+        until: DateTime<Utc>,
+    ) -> StoreResult<bool>;
 
     /// Follow the deliveries of CLAIMED batches: DELIVERED → batch
     /// DISPATCHED and its events DELIVERED; a clean FAILED delivery (not

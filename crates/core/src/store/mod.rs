@@ -91,7 +91,8 @@ pub use tool_checks::{
     ungated_push_key,
 };
 pub use work::{
-    DELIVERIES, GATEWAY_REPLIES, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs, WorkStore,
+    DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
+    WorkStore,
 };
 
 #[derive(Debug, thiserror::Error)]

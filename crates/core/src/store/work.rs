@@ -4,8 +4,9 @@
 //! whose lease lapsed. The claim, release and expiry statements of every
 //! kind are built from the same definitions by one generic implementation
 //! per backend (`harness-store`, `shared/work.rs`); a kind's own port
-//! (`DeliveryStore`, `OutboxStore`, the reply turn of `GatewayStore`) only
-//! adds what its rows carry besides (a payload, a settle's side effects).
+//! (`DeliveryStore`, `OutboxStore`, the reply turn of `GatewayStore`, the
+//! inbox's claim of `InboxStore`) only adds what its rows carry besides (a
+//! payload, a settle's side effects).
 //! The rules that apply an outcome are in `crate::work`.
 
 use std::time::Duration;
@@ -36,19 +37,19 @@ impl Kind {
         Kind::GatewayReplies,
     ];
 
-    /// The kinds a runner attempts (one attempt, one [`crate::work::Outcome`]),
-    /// whose rows the generic claim, release and recovery serve. The
-    /// Workbench events are leased to the parent's agent instead (ack,
-    /// heartbeat, resolve).
+    /// The kinds a runner attempts (one attempt, one [`crate::work::Outcome`]
+    /// mapped by [`KindDef::after`]). The inbox's claim ends in a batch or a
+    /// release instead: its outcome is its batch's delivery's.
     pub const ATTEMPTED: [Kind; 3] = [Kind::Deliveries, Kind::Outbox, Kind::GatewayReplies];
 
-    /// The kind's definition (`None`: the inbox, not attempted by a runner).
-    pub fn def(self) -> Option<&'static KindDef> {
+    /// The kind's definition: its rows are claimed, released and recovered
+    /// by the engine's generic statements.
+    pub fn def(self) -> &'static KindDef {
         match self {
-            Kind::Deliveries => Some(&DELIVERIES),
-            Kind::Outbox => Some(&OUTBOX),
-            Kind::GatewayReplies => Some(&GATEWAY_REPLIES),
-            Kind::Inbox => None,
+            Kind::Deliveries => &DELIVERIES,
+            Kind::Outbox => &OUTBOX,
+            Kind::GatewayReplies => &GATEWAY_REPLIES,
+            Kind::Inbox => &INBOX,
         }
     }
 }
@@ -144,6 +145,31 @@ pub const GATEWAY_REPLIES: KindDef = KindDef {
     settle_hook: false,
     max_attempts: 20,
     lease: Duration::from_secs(120),
+};
+
+/// The parent's inbox: PENDING Workbench events claimed (PROCESSING, the
+/// attempt counted) into one batch at the parent's turn end. Storing the
+/// batch is the claim's start mark (`batch_id`) and ends its lease: from
+/// then the batch's delivery carries the events (its outcome settles them,
+/// `InboxStore::settle_workbench_batches`), so a started claim is never
+/// released or claimed twice, and a lapsed one never started is PENDING
+/// again. No cap: an event waits until its parent takes it.
+pub const INBOX: KindDef = KindDef {
+    kind: Kind::Inbox,
+    due: &["PENDING"],
+    in_flight: "PROCESSING",
+    claim_starts: true,
+    start_mark: true,
+    done: "DELIVERED",
+    failed: "PENDING",
+    given_up: "CONSUMED",
+    // The batch's delivery has the unverified state; its events wait.
+    unverified: "PROCESSING",
+    lost: "claim lease expired; returned to pending",
+    // A batched claim is settled by its batch, never by the recovery.
+    settle_hook: true,
+    max_attempts: u32::MAX,
+    lease: Duration::from_secs(60),
 };
 
 /// Whose lapsed leases a recovery takes back.

@@ -5,7 +5,8 @@
 //! is defined once ([`KindDef`], in `crate::store::work`: its states, cap and
 //! lease). Deliveries into terminals (`deliveries.rs`), outbound gateway
 //! messages (`outbox/`) and gateway replies (`gateway/replies.rs`) apply
-//! them; their runners (the PTY typer, the gateway CLI sender) only perform
+//! them; the parent's inbox (`inbox.rs`) is claimed, released and recovered
+//! by the same statements, its outcome being its batch's delivery's; their runners (the PTY typer, the gateway CLI sender) only perform
 //! one attempt and answer an [`Outcome`] — they never write the store.
 //!
 //! * **Done**: the side effect happened.
@@ -26,7 +27,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 
 pub use crate::store::{
-    DELIVERIES, GATEWAY_REPLIES, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
+    DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
 };
 pub use kinds::After;
 pub use recovery::{Recovery, Scope};

@@ -34,14 +34,10 @@ pub struct Recovery {
 }
 
 impl Harness {
-    /// Take back `kind`'s rows under lapsed leases of `scope` (nothing for
-    /// the inbox: its claims are the parent agent's, recovered by
-    /// `maintain_inbox`). Publishes each changed row and wakes the kind's
-    /// worker when a row is due again.
+    /// Take back `kind`'s rows under lapsed leases of `scope`. Publishes
+    /// each changed row and wakes the kind's worker when a row is due again.
     pub async fn recover_work(&self, kind: Kind, scope: Scope<'_>) -> CoreResult<Recovery> {
-        let Some(def) = kind.def() else {
-            return Ok(Recovery::default());
-        };
+        let def = kind.def();
         let node_id = self.config().node_id.clone();
         let lapsed = match scope {
             Scope::Boot(owner) => Lapsed::Node {
@@ -92,11 +88,11 @@ impl Harness {
         Ok(done)
     }
 
-    /// [`Self::recover_work`] for every kind a runner attempts, in one pass
-    /// (start-up, a dead node).
+    /// [`Self::recover_work`] for every kind on the engine, in one pass
+    /// (start-up).
     pub async fn recover_all_work(&self, scope: Scope<'_>) -> CoreResult<Vec<(Kind, Recovery)>> {
-        let mut out = Vec::with_capacity(Kind::ATTEMPTED.len());
-        for kind in Kind::ATTEMPTED {
+        let mut out = Vec::with_capacity(Kind::ALL.len());
+        for kind in Kind::ALL {
             out.push((kind, self.recover_work(kind, scope).await?));
         }
         Ok(out)
@@ -113,8 +109,10 @@ impl Harness {
     ) -> CoreResult<bool> {
         match kind {
             Kind::Outbox => self.settle_lost_outbound(id, owner, expired_before).await,
-            // Only the outbox has a settle hook (`KindDef::settle_hook`).
-            Kind::Deliveries | Kind::Inbox | Kind::GatewayReplies => Ok(false),
+            // A batched inbox claim is its batch's: the batch's delivery
+            // settles it (`maintain_inbox`), never the recovery.
+            Kind::Inbox => Ok(false),
+            Kind::Deliveries | Kind::GatewayReplies => Ok(false),
         }
     }
 
@@ -131,7 +129,7 @@ impl Harness {
                     self.outbound_changed(&o);
                 }
             }
-            // Replies and the inbox publish no change of their rows.
+            // Replies and the inbox's events publish no change of their rows.
             Kind::GatewayReplies | Kind::Inbox => {}
         }
         Ok(())

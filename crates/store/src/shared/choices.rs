@@ -78,9 +78,9 @@ pub(crate) const ANSWER_WITH_OPTIONS: &str =
 /// Run by `record_ask_for_parent`.
 pub(crate) const RECORD_ASK_FOR_PARENT: &str = "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \
                            kind, priority, dedup_key, execution_review_key, payload, state, attempts, \
-                           created_at, updated_at) \
+                           created_at, updated_at, next_attempt_at) \
                          VALUES ($1, $2, $3, (SELECT m.execution_id FROM harness_messages m WHERE m.id = $4), \
-                           $5, $6, $7, NULL, $8, 'PENDING', 0, $9, $9) \
+                           $5, $6, $7, NULL, $8, 'PENDING', 0, $9, $9, $9) \
                          ON CONFLICT (dedup_key) DO NOTHING";
 
 /// Run by `undelivered_event`.

@@ -120,6 +120,8 @@ macro_rules! delivery_store {
                             lease_now: "$6",
                             limit: "$5",
                             node: Some(("$4", "$7")),
+                            within: "",
+                            set: "",
                         };
                         let lease = claim(
                             &DELIVERIES,

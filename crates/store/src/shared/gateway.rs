@@ -24,7 +24,8 @@ pub(crate) const REMEMBER_NONCE: &str =
 
 pub(crate) const INBOUND_COLUMNS: &str = "id, dedup_key, session_id, created_task_id, gateway, platform, chat_id, sender_id, \
      platform_message_id, thread_id, root_message_id, reply_to_message_id, intent, content, state, \
-     response, attempts, last_error, processed_at, created_at, updated_at";
+     response, attempts, last_error, processed_at, created_at, updated_at, lease_owner, \
+     lease_expires_at";
 
 pub(crate) const INSERT_INBOUND: &str = "INSERT INTO gateway_inbound (id, dedup_key, gateway, \
      platform, chat_id, sender_id, platform_message_id, thread_id, root_message_id, \
@@ -39,11 +40,13 @@ pub(crate) static INBOUND_BY_ID: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {INBOUND_COLUMNS} FROM gateway_inbound WHERE id = $1"));
 
 /// `$1` id, `$2` seen state, `$3` seen response (NULL: none), `$4` seen
-/// updated_at, `$5` the new response, `$6` now.
+/// updated_at, `$5` the new response, `$6` now, `$7` the lease's owner,
+/// `$8` its end.
 pub(crate) static CLAIM_INBOUND: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE gateway_inbound SET state = 'PROCESSING', response = $5, attempts = attempts + 1, \
-         last_error = NULL, processed_at = NULL, updated_at = $6 \
+         last_error = NULL, processed_at = NULL, updated_at = $6, lease_owner = $7, \
+         lease_expires_at = $8 \
          WHERE id = $1 AND state = $2 AND updated_at = $4 \
            AND (response = $3 OR (response IS NULL AND $3 IS NULL)) \
          RETURNING {INBOUND_COLUMNS}"
@@ -54,7 +57,8 @@ pub(crate) static CLAIM_INBOUND: LazyLock<String> = LazyLock::new(|| {
 pub(crate) static FINISH_INBOUND: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE gateway_inbound SET state = $2, response = $3, last_error = $4, \
-         processed_at = CASE WHEN $2 = 'PROCESSED' THEN $5 ELSE processed_at END, updated_at = $5 \
+         processed_at = CASE WHEN $2 = 'PROCESSED' THEN $5 ELSE processed_at END, updated_at = $5, \
+         lease_owner = NULL, lease_expires_at = NULL \
          WHERE id = $1 RETURNING {INBOUND_COLUMNS}"
     )
 });
@@ -162,6 +166,8 @@ macro_rules! gateway_store {
                 claim: harness_core::store::InboundClaim,
             ) -> harness_core::store::StoreResult<Option<harness_core::store::GatewayInbound>> {
                 use $crate::shared::ms;
+                // The lease is judged by the database's clock.
+                let until = self.lease_clock(claim.now, claim.lease_until).await?.until;
                 let mut tx = self.write_tx().await?;
                 let row = sqlx::query($crate::shared::gateway::CLAIM_INBOUND.as_str())
                     .bind(&claim.id)
@@ -170,6 +176,8 @@ macro_rules! gateway_store {
                     .bind(ms(claim.seen_updated_at))
                     .bind(&claim.response)
                     .bind(ms(claim.now))
+                    .bind(&claim.owner)
+                    .bind(until)
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err($crate::error::map)?;
@@ -398,5 +406,7 @@ pub(crate) fn inbound<R: SqlRow>(row: &R) -> StoreResult<GatewayInbound> {
         processed_at: opt_time(row.col("processed_at")?)?,
         created_at: time(row.col("created_at")?)?,
         updated_at: time(row.col("updated_at")?)?,
+        lease_owner: row.col("lease_owner")?,
+        lease_expires_at: opt_time(row.col("lease_expires_at")?)?,
     })
 }

@@ -86,6 +86,8 @@ pub(crate) fn claim(dialect: super::Dialect) -> String {
         lease_now: "$3",
         limit: "$4",
         node: None,
+        within: "",
+        set: "",
     };
     super::work::claim(&GATEWAY_REPLIES, dialect, params, "", "", COLUMNS)
 }

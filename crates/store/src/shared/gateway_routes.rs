@@ -126,8 +126,8 @@ pub(crate) const CLOSE_SESSION: &str = "UPDATE gateway_sessions SET status = 'CL
 /// key, `$7` payload, `$8` now.
 pub(crate) const INSERT_EVENT: &str = "INSERT INTO workbench_events (id, parent_task_id, \
      source_task_id, execution_id, kind, priority, dedup_key, execution_review_key, payload, \
-     state, attempts, created_at, updated_at) \
-     VALUES ($1, $2, $3, NULL, $4, $5, $6, NULL, $7, 'PENDING', 0, $8, $8) \
+     state, attempts, created_at, updated_at, next_attempt_at) \
+     VALUES ($1, $2, $3, NULL, $4, $5, $6, NULL, $7, 'PENDING', 0, $8, $8, $8) \
      ON CONFLICT (dedup_key) DO NOTHING";
 
 pub(crate) static SESSION_BY_ID: LazyLock<String> =
@@ -171,7 +171,9 @@ pub(crate) const CONSUME_EVENT: &str = "UPDATE workbench_events SET state = 'CON
 pub(crate) const MARK_INBOUND: &str = "UPDATE gateway_inbound SET state = $2, \
      response = COALESCE($3, response), last_error = $4, \
      processed_at = CASE WHEN $2 = 'PROCESSED' THEN $5 ELSE processed_at END, \
-     updated_at = CASE WHEN $2 = $6 THEN updated_at ELSE $5 END \
+     updated_at = CASE WHEN $2 = $6 THEN updated_at ELSE $5 END, \
+     lease_owner = CASE WHEN $2 = 'PROCESSING' THEN lease_owner ELSE NULL END, \
+     lease_expires_at = CASE WHEN $2 = 'PROCESSING' THEN lease_expires_at ELSE NULL END \
      WHERE id = $1 AND state = $6";
 
 /// `impl GatewayRouteStore` for a backend, written once (`$reader`: the

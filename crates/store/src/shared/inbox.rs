@@ -12,8 +12,6 @@
 macro_rules! inbox_store {
     ($store:ty, $read:ident, $write:ident, $dialect:expr) => {
         const _: () = {
-            /// Follows the claim's `LIMIT` ([`Dialect`]($crate::shared::Dialect)).
-            const SKIP_LOCKED: &str = $dialect.skip_locked;
             use chrono::{DateTime, Utc};
             use harness_core::{
                 deliveries::Delivery,
@@ -21,13 +19,13 @@ macro_rules! inbox_store {
                 store::{InboxStore, NewBatch, StoreError, StoreResult},
             };
             use sqlx::{AssertSqlSafe, Row};
-            use $crate::shared::inbox_rows::{ BATCH_COLUMNS, EVENT_COLUMNS, EVENT_ORDER, batch, batch_state_list, event, task_message, };
+            use $crate::shared::inbox_rows::{ BATCH_COLUMNS, EVENT_COLUMNS, batch, batch_state_list, event, task_message, };
             use $crate::shared::rows::ms;
             use $crate::shared::inbox_sql::{
-                ANY_UNBATCHED_CLAIM, CHILD_TASK_IDS, CLAIM_HELD, CLAIM_WORKBENCH_EVENTS, DELIVERY_BY_ID,
+                CHILD_TASK_IDS, CLAIM_HELD, CLAIM_WORKBENCH_EVENTS, DELIVERY_BY_ID,
                 EVENT_BY_KEY, EVENT_BY_REVIEW_KEY, GET_WORKBENCH_BATCH, INSERT_EVENT, INSERT_PROJECT_WORKBENCH,
                 INSERT_WORKBENCH_TASK, IS_WORKBENCH, LINK_BATCH, PROJECT_WORKBENCH, RECORD_TURN_END,
-                RECOVER_UNBATCHED_CLAIMS, RELEASE_WORKBENCH_CLAIM, ANY_CLAIMED_BATCH,
+                TAKE_WORKBENCH_START, ANY_CLAIMED_BATCH,
                 TRANSITION_WORKBENCH_BATCH, UPSERT_BATCH, UPSERT_BATCH_DELIVERY, UPSERT_BATCH_MESSAGE,
                 WORKBENCH_BATCH_IN_FLIGHT,
             };
@@ -120,14 +118,19 @@ macro_rules! inbox_store {
                     now: DateTime<Utc>,
                     lease_until: DateTime<Utc>,
                 ) -> StoreResult<Vec<WorkbenchEvent>> {
-                    let sql = format!(
-                        "UPDATE workbench_events SET state = 'PROCESSING', claim_token = $1, claim_owner = $2, \
-                           claimed_at = $3, lease_expires_at = $4, attempts = attempts + 1, batch_id = NULL, \
-                           last_error = NULL, updated_at = $3 \
-                         WHERE id IN (SELECT id FROM workbench_events WHERE parent_task_id = $5 \
-                           AND state = 'PENDING' ORDER BY {EVENT_ORDER} LIMIT +$6{SKIP_LOCKED}) \
-                         RETURNING {EVENT_COLUMNS}"
-                    );
+                    use $crate::shared::work::{ClaimParams, claim};
+                    // The engine's claim of the parent's due events.
+                    let params = ClaimParams {
+                        owner: "$2",
+                        until: "$4",
+                        now: "$3",
+                        lease_now: "$3",
+                        limit: "$6",
+                        node: None,
+                        within: " AND c.parent_task_id = $5",
+                        set: "claim_token = $1, claimed_at = $3, ",
+                    };
+                    let sql = claim(&harness_core::store::INBOX, $dialect, params, "", "", EVENT_COLUMNS);
                     let clock = self.lease_clock(now, lease_until).await?;
                     let (now, lease_until) = (clock.now, clock.until);
                     let mut tx = self.write_tx().await?;
@@ -232,43 +235,52 @@ macro_rules! inbox_store {
 
                 async fn release_workbench_claim(
                     &self,
+                    owner: &str,
                     claim_token: &str,
                     error: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<u64> {
-                    let done = sqlx::query(RELEASE_WORKBENCH_CLAIM)
-                        .bind(error.chars().take(2000).collect::<String>())
+                    use $crate::shared::work::{Whose, release_with};
+                    // The engine's release of the owner's unstarted rows.
+                    let Some(sql) = release_with(
+                        &harness_core::store::INBOX,
+                        Whose::Owner("$2"),
+                        None,
+                        "$1",
+                        " AND claim_token = $3",
+                        "last_error = $4, ",
+                        "id",
+                    ) else {
+                        return Ok(0);
+                    };
+                    let done = sqlx::query(AssertSqlSafe(sql))
                         .bind(ms(now))
+                        .bind(owner)
                         .bind(claim_token)
+                        .bind(error.chars().take(2000).collect::<String>())
                         .execute(&self.$write)
                         .await
                         .map_err(map)?;
                     Ok(done.rows_affected())
                 }
 
-                async fn recover_workbench_claims(
+                async fn take_workbench_start(
                     &self,
+                    task_id: &str,
+                    owner: &str,
                     now: DateTime<Utc>,
-                    stale: Option<(&str, &str)>,
-                ) -> StoreResult<u64> {
-                    // An idle server does not write: look first (reader pool).
-                    let any: bool = sqlx::query_scalar(ANY_UNBATCHED_CLAIM)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    if !any {
-                        return Ok(0);
-                    }
-                    let (prefix, current) = stale.unwrap_or(("", ""));
-                    let now = self.lease_now(now).await?;
-                    let done = sqlx::query(RECOVER_UNBATCHED_CLAIMS)
-                        .bind(now)
-                        .bind(prefix)
-                        .bind(current)
+                    until: DateTime<Utc>,
+                ) -> StoreResult<bool> {
+                    let clock = self.lease_clock(now, until).await?;
+                    let taken = sqlx::query(TAKE_WORKBENCH_START)
+                        .bind(task_id)
+                        .bind(owner)
+                        .bind(clock.lease_now)
+                        .bind(clock.until)
                         .execute(&self.$write)
                         .await
                         .map_err(map)?;
-                    Ok(done.rows_affected())
+                    Ok(taken.rows_affected() > 0)
                 }
 
                 async fn settle_workbench_batches(
@@ -300,7 +312,8 @@ macro_rules! inbox_store {
                            AND (lease_expires_at IS NULL OR lease_expires_at < $1) \
                            AND id IN (SELECT id FROM workbench_batches WHERE state = 'CLAIMED'); \
                          UPDATE workbench_events SET state = 'PENDING', batch_id = NULL, claim_token = NULL, \
-                           claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = $1, \
+                           lease_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = $1, \
+                           next_attempt_at = $1, \
                            last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_events.batch_id) \
                          WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
                            JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'FAILED' \

@@ -14,12 +14,10 @@ use super::{SqlRow, corrupt, opt_time, time};
 
 pub(crate) const EVENT_COLUMNS: &str = "id, parent_task_id, source_task_id, execution_id, kind, priority, \
      dedup_key, execution_review_key, batch_id, payload, state, attempts, last_error, \
-     created_at, updated_at, consumed_at";
+     created_at, updated_at, consumed_at, lease_owner";
 pub(crate) const BATCH_COLUMNS: &str = "id, parent_task_id, execution_id, event_ids, prompt, state, \
      lease_token, lease_expires_at, dispatch_attempts, last_error, created_at, updated_at, \
      dispatched_at, acked_at, resolved_at";
-/// HIGH before NORMAL, explicitly.
-pub(crate) const EVENT_ORDER: &str = "CASE priority WHEN 'HIGH' THEN 0 ELSE 1 END, created_at, id";
 
 pub(crate) fn batch_state_list(states: &[BatchState]) -> String {
     super::quoted_list(states.iter().map(|s| s.as_str()))
@@ -50,6 +48,7 @@ pub(crate) fn event<R: SqlRow>(row: &R) -> StoreResult<WorkbenchEvent> {
         created_at: time(row.col("created_at")?)?,
         updated_at: time(row.col("updated_at")?)?,
         consumed_at: opt_time(row.col("consumed_at")?)?,
+        lease_owner: row.col("lease_owner")?,
     })
 }
 

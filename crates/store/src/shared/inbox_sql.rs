@@ -22,8 +22,9 @@ pub(crate) static EVENT_BY_REVIEW_KEY: LazyLock<String> = LazyLock::new(|| {
 pub(crate) static INSERT_EVENT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, kind, \
-               priority, dedup_key, execution_review_key, payload, state, attempts, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', 0, $10, $10) \
+               priority, dedup_key, execution_review_key, payload, state, attempts, created_at, updated_at, \
+               next_attempt_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'PENDING', 0, $10, $10, $10) \
              RETURNING {EVENT_COLUMNS}",
         EVENT_COLUMNS = super::inbox_rows::EVENT_COLUMNS
     )
@@ -66,9 +67,10 @@ pub(crate) static UPSERT_BATCH: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Run by `store_workbench_batch`.
-pub(crate) const LINK_BATCH: &str =
-    "UPDATE workbench_events SET batch_id = $1, updated_at = $2 WHERE claim_token = $3";
+/// Run by `store_workbench_batch`: the batch holds the events now (the
+/// claim's start mark), and the claim's lease ends.
+pub(crate) const LINK_BATCH: &str = "UPDATE workbench_events SET batch_id = $1, updated_at = $2, \
+     lease_owner = NULL, lease_expires_at = NULL WHERE claim_token = $3";
 
 /// Run by `store_workbench_batch`.
 pub(crate) const UPSERT_BATCH_MESSAGE: &str = "INSERT INTO task_messages (id, task_id, execution_id, role, content, metadata, created_at) \
@@ -99,22 +101,13 @@ pub(crate) static DELIVERY_BY_ID: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Run by `release_workbench_claim`.
-pub(crate) const RELEASE_WORKBENCH_CLAIM: &str = "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
-               claimed_at = NULL, lease_expires_at = NULL, batch_id = NULL, last_error = $1, \
-               updated_at = $2 \
-             WHERE claim_token = $3 AND state = 'PROCESSING'";
-
-/// Run by `recover_workbench_claims`.
-pub(crate) const ANY_UNBATCHED_CLAIM: &str = "SELECT EXISTS (SELECT 1 FROM workbench_events WHERE state = 'PROCESSING' AND batch_id IS NULL)";
-
-/// Run by `recover_workbench_claims`.
-pub(crate) const RECOVER_UNBATCHED_CLAIMS: &str = "UPDATE workbench_events SET state = 'PENDING', claim_token = NULL, claim_owner = NULL, \
-               claimed_at = NULL, lease_expires_at = NULL, \
-               last_error = 'claim lease expired; returned to pending', updated_at = $1 \
-             WHERE state = 'PROCESSING' AND batch_id IS NULL AND (lease_expires_at IS NULL \
-               OR lease_expires_at < $1 \
-               OR ($2 <> '' AND substr(claim_owner, 1, length($2)) = $2 AND claim_owner <> $3))";
+/// Run by `take_workbench_start`: `$1` task, `$2` owner, `$3` the
+/// database's now, `$4` the throttle's end. Taken when no try holds it.
+pub(crate) const TAKE_WORKBENCH_START: &str = "INSERT INTO workbench_starts (task_id, lease_owner, \
+     tried_at, lease_expires_at) VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (task_id) DO UPDATE SET lease_owner = excluded.lease_owner, \
+       tried_at = excluded.tried_at, lease_expires_at = excluded.lease_expires_at \
+     WHERE workbench_starts.lease_expires_at <= excluded.tried_at";
 
 /// Run by `settle_workbench_batches`.
 pub(crate) const ANY_CLAIMED_BATCH: &str =

@@ -151,6 +151,8 @@ fn claim_sql(t: &TurnSql) -> String {
         lease_now: "$3",
         limit: "$7",
         node: None,
+        within: "",
+        set: "",
     };
     let returning = format!("'claimed' AS what, {}", returning());
     claim(

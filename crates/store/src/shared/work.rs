@@ -8,7 +8,7 @@
 //! [`work_store!`] implements the generic port
 //! ([`harness_core::store::WorkStore`]) on them.
 //!
-//! Adding a kind here is one [`Table`] and one arm of [`table`].
+//! Adding a kind here is one [`Table`] (13 lines) and one arm of [`table`].
 
 use harness_core::store::{Kind, KindDef};
 
@@ -33,6 +33,14 @@ pub(crate) struct Table {
     pub(crate) not_started: &'static str,
     /// The index of due rows, for a planner hint where the dialect has them.
     pub(crate) due_index: Option<&'static str>,
+    /// The claim's order of due rows (`c.` the table; none: oldest due first).
+    pub(crate) order: Option<&'static str>,
+    /// What a release sets besides (`col = value, `): the kind's own claim
+    /// columns cleared.
+    pub(crate) on_release: &'static str,
+    /// A row the recovery released gets the kind's [`KindDef::lost`] as its
+    /// `last_error`.
+    pub(crate) note_released: bool,
 }
 
 const DELIVERY_TABLE: Table = Table {
@@ -43,6 +51,9 @@ const DELIVERY_TABLE: Table = Table {
     started: "",
     not_started: "",
     due_index: None,
+    order: None,
+    on_release: "",
+    note_released: false,
 };
 
 const OUTBOX_TABLE: Table = Table {
@@ -53,6 +64,9 @@ const OUTBOX_TABLE: Table = Table {
     started: "started_attempt = attempts",
     not_started: "(started_attempt IS NULL OR started_attempt <> attempts)",
     due_index: Some("harness_outbound_due"),
+    order: None,
+    on_release: "",
+    note_released: false,
 };
 
 const REPLY_TABLE: Table = Table {
@@ -63,15 +77,34 @@ const REPLY_TABLE: Table = Table {
     started: "",
     not_started: "",
     due_index: None,
+    order: None,
+    on_release: "",
+    note_released: false,
 };
 
-/// The table of an attempted kind (`None`: the inbox).
-pub(crate) fn table(kind: Kind) -> Option<&'static Table> {
+/// The parent's inbox: its events, claimed per parent (the caller's
+/// condition), HIGH first; a claim's token and time cleared on release; its
+/// start mark the batch holding it.
+const INBOX_TABLE: Table = Table {
+    name: "workbench_events",
+    node: None,
+    claimed_from: None,
+    on_claim: "batch_id = NULL, last_error = NULL, ",
+    started: "batch_id IS NOT NULL",
+    not_started: "batch_id IS NULL",
+    due_index: None,
+    order: Some("CASE c.priority WHEN 'HIGH' THEN 0 ELSE 1 END, c.created_at, c.id"),
+    on_release: "claim_token = NULL, claimed_at = NULL, ",
+    note_released: true,
+};
+
+/// The table of a kind.
+pub(crate) fn table(kind: Kind) -> &'static Table {
     match kind {
-        Kind::Deliveries => Some(&DELIVERY_TABLE),
-        Kind::Outbox => Some(&OUTBOX_TABLE),
-        Kind::GatewayReplies => Some(&REPLY_TABLE),
-        Kind::Inbox => None,
+        Kind::Deliveries => &DELIVERY_TABLE,
+        Kind::Outbox => &OUTBOX_TABLE,
+        Kind::GatewayReplies => &REPLY_TABLE,
+        Kind::Inbox => &INBOX_TABLE,
     }
 }
 
@@ -87,8 +120,7 @@ fn literal(text: &str) -> String {
 }
 
 fn def_table(def: &KindDef) -> &'static Table {
-    // Every attempted kind has a table (`table`); a definition is one of them.
-    table(def.kind).unwrap_or(&DELIVERY_TABLE)
+    table(def.kind)
 }
 
 /// Whose leases a statement acts on: SQL on the row's columns.
@@ -130,6 +162,10 @@ pub(crate) struct ClaimParams<'a> {
     /// The node claiming and whether it also takes rows bound to no node
     /// (`1` / `0`), for node-bound kinds.
     pub(crate) node: Option<(&'a str, &'a str)>,
+    /// One more condition on the due rows (` AND c.col = $N`; empty: none).
+    pub(crate) within: &'a str,
+    /// What the claim sets besides (`col = $N, `; empty: nothing).
+    pub(crate) set: &'a str,
 }
 
 /// Lease up to `limit` due rows to `owner`, oldest due first: the claim
@@ -173,12 +209,15 @@ pub(crate) fn claim(
         .map(|i| format!(" {}", dialect.indexed_by(i)))
         .unwrap_or_default();
     format!(
-        "UPDATE {table} SET {start}lease_owner = {owner}, lease_expires_at = {until}, \
+        "UPDATE {table} SET {start}{set}lease_owner = {owner}, lease_expires_at = {until}, \
            updated_at = {now} \
          WHERE {guard}id IN (SELECT c.id FROM {table} c{hint} WHERE c.state IN {due} \
-           AND c.next_attempt_at <= {now}{free}{node} \
-           ORDER BY c.next_attempt_at, c.id LIMIT +{limit}{skip}){tail} \
+           AND c.next_attempt_at <= {now}{free}{node}{within} \
+           ORDER BY {order} LIMIT +{limit}{skip}){tail} \
          RETURNING {returning}",
+        set = p.set,
+        within = p.within,
+        order = t.order.unwrap_or("c.next_attempt_at, c.id"),
         table = t.name,
         owner = p.owner,
         until = p.until,
@@ -261,6 +300,20 @@ pub(crate) fn release(
     tail: &str,
     returning: &str,
 ) -> Option<String> {
+    release_with(def, whose, ids, now, tail, "", returning)
+}
+
+/// [`release`] setting `set` besides (`col = value, `: the reason a caller
+/// gives back its claim).
+pub(crate) fn release_with(
+    def: &KindDef,
+    whose: Whose<'_>,
+    ids: Option<&str>,
+    now: &str,
+    tail: &str,
+    set: &str,
+    returning: &str,
+) -> Option<String> {
     let t = def_table(def);
     let unstarted = unstarted(def, matches!(whose, Whose::Owner(_)))?;
     let ids = ids
@@ -290,8 +343,10 @@ pub(crate) fn release(
         )
     };
     Some(format!(
-        "UPDATE {table} SET {undo}lease_owner = NULL, lease_expires_at = NULL, updated_at = {now} \
+        "UPDATE {table} SET {undo}{set}{own}lease_owner = NULL, lease_expires_at = NULL, \
+           updated_at = {now} \
          WHERE {ids}{unstarted} AND {whose}{tail} RETURNING {returning}",
+        own = t.on_release,
         table = t.name,
         whose = whose.sql(),
     ))
@@ -328,12 +383,18 @@ pub(crate) fn recover_sql(def: &KindDef, expired: bool) -> String {
             "'unverified' AS what, id, lease_owner",
         ));
     }
-    parts.extend(release(
+    let note = if def_table(def).note_released {
+        format!("last_error = {}, ", literal(def.lost))
+    } else {
+        String::new()
+    };
+    parts.extend(release_with(
         def,
         whose,
         None,
         "$1",
         "",
+        &note,
         "'released' AS what, id, lease_owner",
     ));
     parts.join("; ")
@@ -394,17 +455,53 @@ pub(crate) use work_store;
 
 #[cfg(test)]
 mod tests {
-    use harness_core::store::{DELIVERIES, GATEWAY_REPLIES, OUTBOX};
+    use harness_core::store::{DELIVERIES, GATEWAY_REPLIES, INBOX, OUTBOX};
 
     use super::*;
     use crate::sqlite::DIALECT;
 
     #[test]
-    fn every_attempted_kind_has_a_table() {
-        for kind in Kind::ATTEMPTED {
-            assert!(table(kind).is_some(), "{kind:?}");
-        }
-        assert!(table(Kind::Inbox).is_none());
+    fn every_kind_has_its_own_table() {
+        let names: std::collections::HashSet<_> =
+            Kind::ALL.iter().map(|k| table(*k).name).collect();
+        assert_eq!(names.len(), Kind::ALL.len());
+    }
+
+    #[test]
+    fn the_inbox_claims_one_parents_events_high_first_and_never_releases_a_batched_one() {
+        let p = ClaimParams {
+            owner: "$2",
+            until: "$4",
+            now: "$3",
+            lease_now: "$3",
+            limit: "$6",
+            node: None,
+            within: " AND c.parent_task_id = $5",
+            set: "claim_token = $1, claimed_at = $3, ",
+        };
+        let sql = claim(&INBOX, DIALECT, p, "", "", "id");
+        assert!(
+            sql.contains("state = 'PROCESSING', attempts = attempts + 1"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("AND c.parent_task_id = $5 ORDER BY CASE c.priority"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("claim_token = $1, claimed_at = $3, lease_owner = $2"),
+            "{sql}"
+        );
+        let recover = recover_sql(&INBOX, true);
+        assert!(recover.contains("AND batch_id IS NULL"), "{recover}");
+        assert!(
+            recover.contains("last_error = 'claim lease expired"),
+            "{recover}"
+        );
+        assert!(
+            recover.starts_with("SELECT 'settle'"),
+            "batched claims are their batch's: {recover}"
+        );
     }
 
     #[test]
@@ -416,6 +513,8 @@ mod tests {
             lease_now: "$6",
             limit: "$4",
             node: Some(("$5", "$7")),
+            within: "",
+            set: "",
         };
         let replies = claim(&GATEWAY_REPLIES, DIALECT, p, "", "", "id");
         assert!(replies.contains("state = 'SENDING', attempts = attempts + 1"));

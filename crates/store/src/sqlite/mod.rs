@@ -137,17 +137,10 @@ impl SqliteStore {
         self
     }
 
-    /// The clock leases are taken and judged by: one process writes an
-    /// SQLite database, so its clock is the database's — the caller's `now`
-    /// (PostgreSQL reads the database's, `PgStore::lease_clock`).
-    pub(crate) async fn lease_now(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> harness_core::store::StoreResult<i64> {
-        Ok(now.timestamp_millis())
-    }
-
-    /// A lease step timed at `now` with a lease until `until`, unchanged.
+    /// A lease step timed at `now` with a lease until `until`, unchanged:
+    /// one process writes an SQLite database, so its clock is the
+    /// database's — the caller's (PostgreSQL reads the database's,
+    /// `PgStore::lease_clock`).
     pub(crate) async fn lease_clock(
         &self,
         now: chrono::DateTime<chrono::Utc>,

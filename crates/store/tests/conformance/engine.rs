@@ -1,5 +1,6 @@
-//! The owed-work engine's rules, run over every kind a runner attempts
-//! (`work_kinds`: the deliveries, the outbox, the gateway replies) on every
+//! The owed-work engine's rules, run over every kind on the engine
+//! (`work_kinds`: the deliveries, the outbox, the gateway replies; the
+//! parent's inbox for the cases of claim, step, crash and release) on every
 //! backend, through the core's transitions — what every runner's outcome
 //! turns into: retry with the backoff 2, 4 … 256 s up to the cap, given up,
 //! unverified, released, recovered after a crash, retried and marked by a
@@ -9,12 +10,15 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use harness_core::{CoreError, Harness, work::Outcome, work::backoff};
+use harness_core::{
+    CoreError, Harness,
+    work::{Lease, Outcome, backoff},
+};
 
 use super::{
     Backend,
     support::harness_on,
-    work_kinds::{KINDS, Phase, WorkKind, lease},
+    work_kinds::{KINDS, Phase, Work, WorkKind, lease},
 };
 
 /// `case` once per kind, all on the backend's database (every row is
@@ -29,8 +33,20 @@ where
     }
 }
 
+/// `case` once per kind a runner attempts (an outcome, a cap, a person's
+/// decision: not the inbox, whose claim ends in its batch).
+async fn for_every_attempted_kind<F, Fut>(b: &Backend, case: F)
+where
+    F: Fn(WorkKind, Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for kind in KINDS.into_iter().filter(|k| k.attempted()) {
+        case(kind, harness_on(b.store.clone(), "node-a")).await;
+    }
+}
+
 pub async fn a_failed_attempt_backs_off_doubling_and_is_given_up_at_the_cap(b: &Backend) {
-    for_every_kind(b, |kind, h| async move {
+    for_every_attempted_kind(b, |kind, h| async move {
         let work = kind.queue(&h, "retry").await;
         let a = lease("a:1", Duration::from_secs(60));
         let cap = kind.cap(&h);
@@ -85,6 +101,10 @@ pub async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified(
         // next turn of any worker (upkeep, claim) finds the row in flight
         // and never hands it out again.
         let b = lease("b:1", Duration::from_secs(60));
+        if !kind.attempted() {
+            inbox_crash(&h, &work, &b).await;
+            return;
+        }
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             let taken = kind.recover_and_claim(&h, &b).await;
@@ -119,8 +139,49 @@ pub async fn a_crash_between_the_step_and_the_outcome_leaves_the_row_unverified(
     .await;
 }
 
+/// The inbox's side of a crash: a claim whose batch was stored is its
+/// batch's (the batch's delivery carries the outcome) — never recovered,
+/// never claimed again; a claim that died before its batch is due again
+/// once its lease lapsed, with the reason, its attempt undone.
+async fn inbox_crash(h: &Harness, batched: &Work, b: &Lease) {
+    let kind = WorkKind::Inbox;
+    let short = lease("a:1", Duration::from_millis(300));
+    let unbatched = kind.queue(h, "crash-before-the-batch").await;
+    let first = unbatched.claimed(&kind.claim(h, &short).await);
+    let before = unbatched.view(h).await;
+    assert_eq!(before.lease_owner.as_deref(), Some("a:1"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let again = loop {
+        let taken = kind.recover_and_claim(h, b).await;
+        assert!(
+            batched.find(&taken).is_none(),
+            "a batched event was claimed again"
+        );
+        if let Some(row) = unbatched.find(&taken) {
+            break row.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "never recovered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(again.id(), first.id());
+    let v = unbatched.view(h).await;
+    assert_eq!(
+        (v.phase, v.attempts, v.lease_owner.as_deref()),
+        (Phase::Due, before.attempts, Some("b:1")),
+        "released by the recovery, claimed by b, the lost claim not counted"
+    );
+    assert_eq!(
+        v.last_error.as_deref(),
+        None,
+        "a new claim starts clean (the recovery noted why it was released)"
+    );
+    let held = batched.view(h).await;
+    assert_eq!(held.phase, Phase::InFlight, "its batch holds it");
+    assert_eq!(held.lease_owner, None, "the step ended the claim's lease");
+}
+
 pub async fn outcomes_map_to_states_once(b: &Backend) {
-    for_every_kind(b, |kind, h| async move {
+    for_every_attempted_kind(b, |kind, h| async move {
         let a = lease("a:1", Duration::from_secs(60));
         let b = lease("b:1", Duration::from_secs(60));
 
@@ -180,7 +241,7 @@ pub async fn a_released_row_is_due_at_once_with_its_attempts_unchanged(b: &Backe
         // A row leased to one worker is not claimable by another.
         assert!(back.find(&kind.claim(&h, &b).await).is_none(), "{kind:?}");
         let first_claim = back.view(&h).await;
-        back.release(&h, &a).await;
+        back.release(&h, &first, &a).await;
         let v = back.view(&h).await;
         assert_eq!(v.phase, Phase::Due, "{kind:?}");
         assert_eq!(v.lease_owner, None, "{kind:?}");
@@ -199,7 +260,7 @@ pub async fn a_released_row_is_due_at_once_with_its_attempts_unchanged(b: &Backe
 }
 
 pub async fn a_person_retries_what_was_given_up_and_marks_what_is_unverified(b: &Backend) {
-    for_every_kind(b, |kind, h| async move {
+    for_every_attempted_kind(b, |kind, h| async move {
         let a = lease("a:1", Duration::from_secs(60));
         let gave = kind.queue(&h, "gave-up").await;
         let row = gave.claimed(&kind.claim(&h, &a).await);

@@ -216,8 +216,9 @@ fn new_inbound(pmid: &str, now: chrono::DateTime<Utc>) -> NewInbound {
     }
 }
 
-/// One row per dedup key; a claim is a compare-and-set on what the caller
-/// saw; finishing records the result.
+/// One row per dedup key; a claim leases the row to the calling process,
+/// fenced by what the caller saw; finishing records the result and ends the
+/// lease.
 pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: &Backend) {
     let s = b.store.clone();
     let now = super::support::now_ms();
@@ -239,6 +240,8 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         seen_response: None,
         seen_updated_at,
         response: response.into(),
+        owner: "node-a:boot-1".into(),
+        lease_until: now + Duration::seconds(62),
         now: now + Duration::seconds(2),
     };
     assert_eq!(
@@ -258,6 +261,16 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         (InboundState::Processing, 1)
     );
     assert_eq!(claimed.updated_at, now + Duration::seconds(2));
+    assert_eq!(claimed.lease_owner.as_deref(), Some("node-a:boot-1"));
+    // The lease ends by the database's clock: 60 s after the claim.
+    let ends = claimed.lease_expires_at.expect("a leased claim");
+    assert!(
+        (ends - Utc::now() - Duration::seconds(60))
+            .num_seconds()
+            .abs()
+            <= 5,
+        "{ends}"
+    );
     // The same claim again loses: the row is PROCESSING now.
     assert_eq!(s.claim_inbound(claim(now, "{}")).await.unwrap(), None);
 
@@ -275,6 +288,7 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         .unwrap();
     assert_eq!(done.state, InboundState::Processed);
     assert_eq!(done.processed_at, Some(now + Duration::seconds(3)));
+    assert_eq!((&done.lease_owner, done.lease_expires_at), (&None, None));
     assert_eq!(s.get_inbound(&row.id).await.unwrap(), Some(done));
     assert_eq!(s.get_inbound("missing").await.unwrap(), None);
     assert_eq!(
@@ -290,4 +304,61 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
         .unwrap(),
         None
     );
+}
+
+/// A `continue_bound_task` claim is a lease held by its call (the engine's
+/// lease columns, judged by the database's clock): the recovery pass leaves
+/// a live holder's claim alone, and settles one whose holder's boot is gone
+/// (its node restarted) or whose lease ended — by what it had queued
+/// (nothing here: FAILED, for the gateway's retry), its lease cleared.
+pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &Backend) {
+    let (s, h) = super::support::node_a(b, Some("node-a:boot-2")).await;
+    // This node runs boot-2; boot-1 was its earlier process.
+    assert!(s.node_heartbeat("node-a", "boot-2", None).await.unwrap());
+    let now = h.db_now().await.unwrap();
+    let mut rows = Vec::new();
+    for (owner, ttl) in [
+        ("node-a:boot-2", Duration::seconds(60)),
+        ("node-a:boot-1", Duration::seconds(60)),
+        ("node-a:boot-2", super::support::LEASE),
+    ] {
+        let (row, _) = s
+            .create_inbound(new_inbound(&ids::new_id(), now))
+            .await
+            .unwrap();
+        let claimed = s
+            .claim_inbound(InboundClaim {
+                id: row.id.clone(),
+                seen_state: row.state,
+                seen_response: None,
+                seen_updated_at: row.updated_at,
+                response: r#"{"mode":"continue_in_progress"}"#.into(),
+                owner: owner.into(),
+                lease_until: now + ttl,
+                now,
+            })
+            .await
+            .unwrap()
+            .expect("claimed");
+        assert_eq!(claimed.lease_owner.as_deref(), Some(owner));
+        rows.push(claimed.id);
+    }
+    super::support::past_lease().await;
+    let pass = h
+        .recover_gateway_inbound(h.db_now().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!((pass.advanced, pass.failed), (0, 2), "{pass:?}");
+    let live = s.get_inbound(&rows[0]).await.unwrap().unwrap();
+    assert_eq!(
+        live.state,
+        InboundState::Processing,
+        "a live holder's claim is left alone"
+    );
+    assert_eq!(live.lease_owner.as_deref(), Some("node-a:boot-2"));
+    for id in &rows[1..] {
+        let lapsed = s.get_inbound(id).await.unwrap().unwrap();
+        assert_eq!(lapsed.state, InboundState::Failed, "{lapsed:?}");
+        assert_eq!((lapsed.lease_owner, lapsed.lease_expires_at), (None, None));
+    }
 }

@@ -387,10 +387,19 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         )
         .await
         .unwrap();
+    // The worker's upkeep: the engine's recovery pass of expired leases.
+    let upkeep = h
+        .recover_work(
+            harness_core::work::Kind::Inbox,
+            harness_core::work::Scope::Expired,
+        )
+        .await
+        .unwrap();
+    assert_eq!(upkeep.released, 1, "only the expired one");
     assert_eq!(
         h.maintain_inbox(false).await.unwrap().0,
-        1,
-        "only the expired one"
+        0,
+        "a turn recovers nothing"
     );
     assert_eq!(
         h.maintain_inbox(true).await.unwrap().0,
@@ -408,11 +417,37 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     assert_eq!(batch.event_ids.len(), 2);
     // Its lease ends (by the database's clock).
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-    let later = Utc::now();
+    // The engine's one recovery pass (the inbox's own is gone).
+    let pass = h
+        .recover_work(
+            harness_core::work::Kind::Inbox,
+            harness_core::work::Scope::Expired,
+        )
+        .await
+        .unwrap();
     assert_eq!(
-        store.recover_workbench_claims(later, None).await.unwrap(),
-        1,
+        (pass.released, pass.unverified),
+        (1, 0),
         "only the unbatched k3"
+    );
+    let events = store.list_workbench_events(&parent, 10).await.unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .filter(
+                |e| e.state == EventState::Processing && e.batch_id.as_deref() == Some(&batch.id)
+            )
+            .count(),
+        2,
+        "the batched claims stay with their batch: {events:#?}"
+    );
+    let released = events
+        .iter()
+        .find(|e| e.state == EventState::Pending)
+        .expect("k3's event");
+    assert_eq!(
+        released.last_error.as_deref(),
+        Some("claim lease expired; returned to pending")
     );
 }
 
@@ -455,4 +490,73 @@ pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) 
             .iter()
             .any(|ev| ev.source_task_id == d && ev.kind == EventKind::ChildReviewRequired)
     );
+}
+
+/// The Workbench start throttle is durable and cluster-wide: one try per
+/// window, whichever node or boot asks — another node on the same database
+/// and a restarted process wait it out too; after it, the next try wins.
+pub async fn a_workbench_start_is_tried_once_per_window_across_nodes_and_restarts(b: &Backend) {
+    use super::support::{LEASE, past_lease};
+    let (store, h) = open(b).await;
+    let wb = task(&h, None).await;
+    let other = task(&h, None).await;
+    let now = Utc::now();
+    assert!(
+        store
+            .take_workbench_start(&wb, "node-a:boot-1", now, now + LEASE)
+            .await
+            .unwrap(),
+        "the first try starts it"
+    );
+    assert!(
+        !store
+            .take_workbench_start(&wb, "node-a:boot-1", now, now + LEASE)
+            .await
+            .unwrap(),
+        "not twice in the window"
+    );
+    // Another node on the same database (its own connections).
+    let node_b = b.another().await;
+    let now = Utc::now();
+    assert!(
+        !node_b
+            .take_workbench_start(&wb, "node-b:boot-1", now, now + LEASE)
+            .await
+            .unwrap(),
+        "another node waits the window out"
+    );
+    // A restart of node A (a new process, another boot).
+    let restarted = b.another().await;
+    assert!(
+        !restarted
+            .take_workbench_start(&wb, "node-a:boot-2", now, now + LEASE)
+            .await
+            .unwrap(),
+        "a restart waits the window out"
+    );
+    assert!(
+        node_b
+            .take_workbench_start(&other, "node-b:boot-1", now, now + LEASE)
+            .await
+            .unwrap(),
+        "each Workbench has its own window"
+    );
+    let later = past_lease().await;
+    assert!(
+        node_b
+            .take_workbench_start(&wb, "node-b:boot-1", later, later + LEASE)
+            .await
+            .unwrap(),
+        "after the window, the next try (any node) starts it"
+    );
+    assert!(
+        !store
+            .take_workbench_start(&wb, "node-a:boot-1", later, later + LEASE)
+            .await
+            .unwrap()
+    );
+    // The core's rule: nothing is started for a task that is no Workbench,
+    // nor for one that runs.
+    assert!(!h.workbench_start_due(&other, false).await.unwrap());
+    assert!(!h.workbench_start_due(&wb, true).await.unwrap());
 }

@@ -121,7 +121,7 @@ pub async fn the_inbox_transitions_one_by_one(b: &Backend) {
     assert_eq!(claimed.len(), 1);
     assert_eq!(
         store
-            .release_workbench_claim(&claim, "the parent went away", Utc::now())
+            .release_workbench_claim(OWNER, &claim, "the parent went away", Utc::now())
             .await
             .unwrap(),
         1
@@ -134,7 +134,7 @@ pub async fn the_inbox_transitions_one_by_one(b: &Backend) {
     );
     assert_eq!(
         store
-            .release_workbench_claim(&claim, "again", Utc::now())
+            .release_workbench_claim(OWNER, &claim, "again", Utc::now())
             .await
             .unwrap(),
         0,

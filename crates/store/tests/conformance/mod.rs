@@ -163,6 +163,7 @@ macro_rules! conformance_suite {
             a_message_id_reused_in_another_chat_does_not_take_over_the_mapping,
             a_nonce_is_refused_until_it_expires_even_after_a_restart,
             inbound_rows_are_one_per_message_and_claimed_by_compare_and_set,
+            a_continuation_claim_lapses_with_its_lease_or_its_holders_boot,
         );
         conformance_suite!(@area $factory; gateway_routes:
             a_routed_message_is_recorded_once_with_its_session_event_and_ack,
@@ -191,6 +192,7 @@ macro_rules! conformance_suite {
             stale_reviews_are_consumed_not_delivered,
             expired_and_dead_boot_claims_return_to_pending_but_batched_ones_stay,
             exits_without_an_event_are_recovered_at_start_up_once,
+            a_workbench_start_is_tried_once_per_window_across_nodes_and_restarts,
         );
         conformance_suite!(@area $factory; inbox_direct:
             the_inbox_transitions_one_by_one,

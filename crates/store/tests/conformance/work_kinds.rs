@@ -4,9 +4,12 @@
 //! step, settle with an [`Outcome`], release, recover expired leases, a
 //! person's retry and mark-delivered — and its states read as a [`Phase`].
 //!
-//! The Workbench batches are not here: they are leased to the parent's
-//! agent (ack / heartbeat / resolve), not attempted by a runner, so no
-//! outcome, backoff or unverified state applies to them.
+//! The parent's inbox is here too ([`WorkKind::Inbox`]: its events claimed
+//! by the engine into one batch, released, recovered); its claim has no
+//! outcome of its own — storing the batch is its step, and the batch's
+//! delivery carries the outcome — so only the cases of claim, step, crash
+//! and release run for it ([`WorkKind::attempted`]). The Workbench batches
+//! themselves are leased to the parent's agent (ack / heartbeat / resolve).
 
 use std::time::Duration;
 
@@ -16,9 +19,12 @@ use harness_core::{
     deliveries::{Delivery, DeliveryState},
     gateway::replies::{REPLY_POLICY, ReplyOutcome},
     ids,
+    inbox::{EventKind, EventState, Priority, WorkbenchEvent},
     outbox::{Outbound, OutboundState, PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
-    store::{GatewayReply, InboundIntent, NewInbound, ReplyKind, ReplyState},
+    store::{
+        GatewayReply, INBOX, InboundIntent, NewBatch, NewEvent, NewInbound, ReplyKind, ReplyState,
+    },
     tasks::CreateTask,
     work::{Kind, Lease, Outcome, Scope},
 };
@@ -28,13 +34,15 @@ pub enum WorkKind {
     Deliveries,
     Outbox,
     GatewayReplies,
+    Inbox,
 }
 
-/// Every kind a runner attempts.
-pub const KINDS: [WorkKind; 3] = [
+/// Every kind on the engine.
+pub const KINDS: [WorkKind; 4] = [
     WorkKind::Deliveries,
     WorkKind::Outbox,
     WorkKind::GatewayReplies,
+    WorkKind::Inbox,
 ];
 
 /// A row's state in the engine's words.
@@ -68,6 +76,8 @@ pub enum Row {
     D(Delivery),
     O(Outbound),
     R(GatewayReply),
+    /// An event and the token of the claim that took it.
+    I(WorkbenchEvent, String),
 }
 
 impl Row {
@@ -76,16 +86,18 @@ impl Row {
             Self::D(r) => &r.id,
             Self::O(r) => &r.id,
             Self::R(r) => &r.id,
+            Self::I(r, _) => &r.id,
         }
     }
 }
 
-/// A queued row: its kind and id (a reply is read through its inbound row).
+/// A queued row: its kind and id (a reply is read through its inbound row,
+/// an event through its parent: `group`).
 #[derive(Debug, Clone)]
 pub struct Work {
     pub kind: WorkKind,
     pub id: String,
-    inbound_id: Option<String>,
+    group: Option<String>,
 }
 
 pub fn lease(owner: &str, ttl: Duration) -> Lease {
@@ -108,12 +120,19 @@ fn receipt() -> Receipt {
 }
 
 impl WorkKind {
+    /// Whether a runner attempts the kind (an outcome, a cap, a person's
+    /// decision); the inbox's claim ends in its batch instead.
+    pub fn attempted(self) -> bool {
+        self != Self::Inbox
+    }
+
     /// The kind's attempt cap.
     pub fn cap(self, h: &Harness) -> u32 {
         match self {
             Self::Deliveries => harness_core::deliveries::MAX_ATTEMPTS,
             Self::Outbox => h.config().outbox_max_attempts,
             Self::GatewayReplies => REPLY_POLICY.max_attempts,
+            Self::Inbox => INBOX.max_attempts,
         }
     }
 
@@ -139,7 +158,7 @@ impl WorkKind {
                 Work {
                     kind: self,
                     id: row.id,
-                    inbound_id: None,
+                    group: None,
                 }
             }
             Self::Outbox => {
@@ -169,7 +188,7 @@ impl WorkKind {
                 Work {
                     kind: self,
                     id: out.outbound_id,
-                    inbound_id: None,
+                    group: None,
                 }
             }
             Self::GatewayReplies => {
@@ -200,7 +219,43 @@ impl WorkKind {
                 Work {
                     kind: self,
                     id: row.id,
-                    inbound_id: Some(inbound.id),
+                    group: Some(inbound.id),
+                }
+            }
+            Self::Inbox => {
+                let parent = task().await;
+                let child = h
+                    .create_task(CreateTask {
+                        title: Some(format!("child {key}")),
+                        parent_task_id: Some(parent.clone()),
+                        ..CreateTask::default()
+                    })
+                    .await
+                    .unwrap()
+                    .task
+                    .id;
+                let (row, created) = h
+                    .store()
+                    .add_workbench_event(NewEvent {
+                        id: ids::new_id(),
+                        parent_task_id: parent.clone(),
+                        source_task_id: child,
+                        execution_id: None,
+                        kind: EventKind::ChildExecutionFailed,
+                        priority: Priority::High,
+                        dedup_key: format!("engine:{key}:{}", ids::new_id()),
+                        execution_review_key: None,
+                        fallback: false,
+                        payload: serde_json::json!({"childTitle": key}),
+                        now: Utc::now(),
+                    })
+                    .await
+                    .unwrap();
+                assert!(created);
+                Work {
+                    kind: self,
+                    id: row.id,
+                    group: Some(parent),
                 }
             }
         }
@@ -238,6 +293,7 @@ impl WorkKind {
                 .into_iter()
                 .map(Row::R)
                 .collect(),
+            Self::Inbox => self.claim_at(h, lease, Utc::now()).await,
         }
     }
 
@@ -277,6 +333,20 @@ impl WorkKind {
                 .into_iter()
                 .map(Row::R)
                 .collect(),
+            // The inbox worker's claim: each parent with due events.
+            Self::Inbox => {
+                let mut rows = Vec::new();
+                for parent in h.inbox_parents_pending().await.unwrap() {
+                    let token = ids::new_id();
+                    let claimed = h
+                        .store()
+                        .claim_workbench_events(&parent, &lease.owner, &token, 50, at, until)
+                        .await
+                        .unwrap();
+                    rows.extend(claimed.into_iter().map(|e| Row::I(e, token.clone())));
+                }
+                rows
+            }
         }
     }
 
@@ -294,6 +364,9 @@ impl WorkKind {
                 h.recover_work(Kind::GatewayReplies, Scope::Expired)
                     .await
                     .unwrap();
+            }
+            Self::Inbox => {
+                h.recover_work(Kind::Inbox, Scope::Expired).await.unwrap();
             }
         }
         self.claim(h, lease).await
@@ -327,10 +400,16 @@ impl Work {
             WorkKind::Deliveries => delivery_view(&h.delivery(&self.id).await.unwrap()),
             WorkKind::Outbox => outbound_view(&h.outbound(&self.id).await.unwrap()),
             WorkKind::GatewayReplies => {
-                let inbound = self.inbound_id.as_deref().unwrap_or_default();
+                let inbound = self.group.as_deref().unwrap_or_default();
                 let rows = h.gateway_replies(inbound).await.unwrap();
                 let row = rows.iter().find(|r| r.id == self.id).expect("the reply");
                 reply_view(row)
+            }
+            WorkKind::Inbox => {
+                let parent = self.group.as_deref().unwrap_or_default();
+                let rows = h.store().list_workbench_events(parent, 50).await.unwrap();
+                let row = rows.iter().find(|r| r.id == self.id).expect("the event");
+                event_view(row)
             }
         }
     }
@@ -349,6 +428,28 @@ impl Work {
             // the CLI is spawned).
             Row::O(o) => h.mark_outbound_started(o, &lease.owner).await.unwrap(),
             Row::R(_) => self.view(h).await.phase == Phase::InFlight,
+            // The inbox's step: its batch stored under the claim (the
+            // batch and its delivery then hold the event).
+            Row::I(e, token) => {
+                let now = Utc::now();
+                h.store()
+                    .store_workbench_batch(NewBatch {
+                        id: harness_core::inbox::batch_id(&[e.dedup_key.as_str()]),
+                        parent_task_id: e.parent_task_id.clone(),
+                        execution_id: None,
+                        claim_token: token.clone(),
+                        event_ids: vec![e.id.clone()],
+                        prompt: "batch".into(),
+                        lease_token: ids::new_id(),
+                        lease_until: lease.until(now),
+                        node_id: Some(h.config().node_id.clone()),
+                        metadata: "{}".into(),
+                        now,
+                    })
+                    .await
+                    .unwrap()
+                    .is_some()
+            }
         }
     }
 
@@ -382,11 +483,30 @@ impl Work {
                 .await
                 .unwrap();
             }
+            // A claim's outcome is its batch: done = stored (again: the
+            // same batch); anything else gives the claim back.
+            Row::I(..) => match outcome {
+                Outcome::Done => {
+                    self.start(h, row, lease).await;
+                }
+                Outcome::Retry(e) | Outcome::GaveUp(e) | Outcome::Unverified(e) => {
+                    self.release_with(h, lease, row, &e).await;
+                }
+            },
+        }
+    }
+
+    async fn release_with(&self, h: &Harness, lease: &Lease, row: &Row, why: &str) {
+        if let Row::I(_, token) = row {
+            h.store()
+                .release_workbench_claim(&lease.owner, token, why, Utc::now())
+                .await
+                .unwrap();
         }
     }
 
     /// Give the leased row back untouched (the worker stops before the attempt).
-    pub async fn release(&self, h: &Harness, lease: &Lease) {
+    pub async fn release(&self, h: &Harness, row: &Row, lease: &Lease) {
         let ids = vec![self.id.clone()];
         match self.kind {
             WorkKind::Deliveries => {
@@ -404,6 +524,7 @@ impl Work {
                     .await
                     .unwrap();
             }
+            WorkKind::Inbox => self.release_with(h, lease, row, "released").await,
         }
     }
 
@@ -416,6 +537,9 @@ impl Work {
                 .retry_gateway_reply(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
+            WorkKind::Inbox => Err(harness_core::CoreError::Conflict(
+                "an event has no retry of its own (its batch's delivery has)".into(),
+            )),
         }
     }
 
@@ -431,6 +555,9 @@ impl Work {
                 .mark_gateway_reply_delivered(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
+            WorkKind::Inbox => Err(harness_core::CoreError::Conflict(
+                "an event has no mark of its own (its batch's delivery has)".into(),
+            )),
         }
     }
 }
@@ -499,6 +626,24 @@ fn reply_view(r: &GatewayReply) -> View {
         next_attempt_at: (phase == Phase::Failed)
             .then_some(r.next_attempt_at)
             .flatten(),
+        last_error: r.last_error.clone(),
+        lease_owner: r.lease_owner.clone(),
+    }
+}
+
+/// An event as the engine sees its claim: PENDING is due, claimed and not
+/// batched is leased, batched is in flight (its batch's), DELIVERED done.
+fn event_view(r: &WorkbenchEvent) -> View {
+    let phase = match r.state {
+        EventState::Pending => Phase::Due,
+        EventState::Processing if r.batch_id.is_none() => Phase::Due,
+        EventState::Processing => Phase::InFlight,
+        EventState::Delivered | EventState::Consumed => Phase::Done,
+    };
+    View {
+        phase,
+        attempts: r.attempts,
+        next_attempt_at: None,
         last_error: r.last_error.clone(),
         lease_owner: r.lease_owner.clone(),
     }
