@@ -297,6 +297,8 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             "agents held across the restart"
         );
     }
+    // What no holder holds died (a reboot): marked interrupted, each owed
+    // its reboot decision (resumed below once the server listens).
     harness
         .interrupt_orphaned_executions(&reattached.held)
         .await
@@ -319,7 +321,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     )));
     jobs.push(tokio::spawn(crate::workers::deliveries::run(
         terminals.clone(),
-        boot_owner,
+        boot_owner.clone(),
         config.deliveries.clone(),
         cancel.child_token(),
     )));
@@ -365,6 +367,13 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         config.limits.clone(),
         cancel.clone(),
     ));
+    // Interrupted unattended tasks resumed once, off the start path
+    // (`harness_core::reboot`; the starts in `terminals::reboot`).
+    jobs.push(tokio::spawn(crate::terminals::reboot::run(
+        terminals.clone(),
+        boot_owner,
+        cancel.child_token(),
+    )));
     // `harness run` finds this server through `<data-dir>/server.json` (supervised mode).
     if let Err(err) = crate::supervised::discovery::write(&data.root, &agent_base_url(addr)) {
         tracing::warn!(%err, "cannot write the discovery file; `harness run` will not find this server");

@@ -225,6 +225,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
                     command: Some(vec!["true".into()]),
                     cwd: None,
                     env: Default::default(),
+                    restart_on_interrupt: false,
                 },
                 now: Utc::now(),
             },

@@ -143,6 +143,8 @@ mod real_cli_first_run;
 mod real_cli_gate_files;
 #[path = "real_gateways.rs"]
 mod real_gateways;
+#[path = "reboot_resume.rs"]
+mod reboot_resume;
 #[path = "reminders.rs"]
 mod reminders;
 #[path = "reminders_kill.rs"]

@@ -262,6 +262,7 @@ mod tests {
                     command: None,
                     cwd: None,
                     env: Default::default(),
+                    restart_on_interrupt: false,
                 },
                 created_at: now,
                 updated_at: now,

@@ -37,6 +37,7 @@ pub mod project_check;
 pub mod quiet_hours;
 pub mod rate_limit;
 pub mod reachability;
+pub mod reboot;
 pub mod reminders;
 pub mod runtime;
 pub mod service;

@@ -101,6 +101,11 @@ pub struct AgentConfig {
     pub cwd: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// A `command` agent interrupted by a reboot is started again (from the
+    /// beginning: it has no session to resume) when its task is unattended
+    /// (`crate::reboot`). Claude Code and Codex resume their session instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restart_on_interrupt: bool,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -38,6 +38,10 @@ pub struct AgentInput {
     pub cwd: Option<String>,
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// `command` agents only: started again after a reboot interrupted
+    /// it, when the task is unattended (default false; README "After a reboot").
+    #[serde(default)]
+    pub restart_on_interrupt: Option<bool>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -133,11 +137,20 @@ pub(crate) fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig>
         }
     }
     let cwd = validate::optional_text("agent.cwd", input.cwd.as_deref(), validate::MAX_PATH_CHARS)?;
+    let restart_on_interrupt = input.restart_on_interrupt.unwrap_or(false);
+    if restart_on_interrupt && provider != Provider::Command {
+        return Err(CoreError::invalid(
+            "agent.restartOnInterrupt",
+            "restartOnInterrupt is for provider \"command\" only: Claude Code and Codex \
+             resume their own session after a reboot",
+        ));
+    }
     Ok(AgentConfig {
         provider,
         command,
         cwd,
         env: input.env,
+        restart_on_interrupt,
     })
 }
 

@@ -30,6 +30,7 @@ async fn invariants_migration_repairs_violating_data_first() {
                 command: Some(vec!["true".into()]),
                 cwd: None,
                 env: Default::default(),
+                restart_on_interrupt: false,
             },
             now: Utc::now(),
         })
@@ -148,6 +149,7 @@ async fn the_state_check_is_widened_in_place() {
                 command: Some(vec!["true".into()]),
                 cwd: None,
                 env: Default::default(),
+                restart_on_interrupt: false,
             },
             now: Utc::now(),
         })

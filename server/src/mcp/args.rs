@@ -122,6 +122,9 @@ pub struct AgentArgs {
     pub cwd: Option<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Provider `command` only: start it again after a reboot interrupted
+    /// it, when its task is unattended (default false).
+    pub restart_on_interrupt: Option<bool>,
 }
 
 // The providers `create_task` accepts (`harness_core::model::Provider`).
@@ -146,6 +149,7 @@ impl From<CreateTaskArgs> for CreateTask {
                 command: agent.command,
                 cwd: agent.cwd,
                 env: agent.env,
+                restart_on_interrupt: agent.restart_on_interrupt,
             }),
             gateway_inbound_id: a.gateway_inbound_id,
         }

@@ -15,6 +15,7 @@ pub mod idle_start;
 pub mod prompts;
 pub mod providers;
 pub mod ready;
+pub mod reboot;
 pub mod resume;
 pub mod ws;
 

@@ -432,6 +432,7 @@ mod tests {
             command: None,
             cwd: None,
             env: Default::default(),
+            restart_on_interrupt: false,
         }
     }
 

@@ -85,7 +85,7 @@ pub use settings::SettingsStore;
 pub use stats::AnswerHistogram;
 pub use stats::{AskTiming, StatsStore, StoreCounts};
 pub use stats::{TRANSACTION_BOUNDS, TransactionLatency};
-pub use tasks::{NewExecution, NewProject, NewTask, TaskStore};
+pub use tasks::{NewExecution, NewProject, NewTask, RebootRow, RebootState, TaskStore};
 pub use tool_checks::{
     NewToolCheck, NewUngatedFlag, ToolCheckStore, UngatedEvidence, UngatedFlag, UngatedFlagged,
     ungated_push_key,

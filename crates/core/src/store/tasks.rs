@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::StoreResult;
+use super::{NewOutbound, Outbound, StoreResult};
 use crate::model::{AgentConfig, Execution, ExecutionStatus, Project, TaskView};
 
 #[derive(Debug, Clone)]
@@ -36,6 +36,53 @@ pub struct NewExecution {
     /// The node that spawns it.
     pub node_id: Option<String>,
     pub now: DateTime<Utc>,
+}
+
+/// Where an interrupted execution stands with its automatic resume after a
+/// reboot (`crate::reboot`; column `executions.reboot_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RebootState {
+    /// Interrupted at a start of its node: the decision is owed.
+    Pending,
+    /// Decided by the boot in [`RebootRow::owner`] (a resume may be under way).
+    Claimed,
+    /// Reported: never looked at again.
+    Done,
+}
+
+impl RebootState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Claimed => "CLAIMED",
+            Self::Done => "DONE",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "PENDING" => Some(Self::Pending),
+            "CLAIMED" => Some(Self::Claimed),
+            "DONE" => Some(Self::Done),
+            _ => None,
+        }
+    }
+}
+
+/// An execution owed (or in the middle of) its reboot decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebootRow {
+    pub execution: Execution,
+    pub state: RebootState,
+    /// The boot (`<node>:<boot>`) that claimed it.
+    pub owner: Option<String>,
+    /// Why it was not resumed, or how its resume went.
+    pub note: Option<String>,
+    /// The reboot state and note of the task's execution just before this
+    /// one (`None`: none, or one never owed a decision): tells whether an
+    /// automatic resume started this one.
+    pub previous_state: Option<RebootState>,
+    pub previous_note: Option<String>,
 }
 
 /// The tasks & executions aggregate.
@@ -100,13 +147,39 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Mark every live execution of `node` (or of no recorded node) FAILED
     /// with reason `interrupted`, except those in `keep` (server start: their
     /// processes died with the previous server on this node; the kept ones
-    /// are held by live agent holders). Returns their task ids.
+    /// are held by live agent holders), each owed its reboot decision
+    /// ([`RebootState::Pending`]), in one transaction. Returns their task ids.
     async fn interrupt_live_executions(
         &self,
         node: &str,
         keep: &[String],
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<String>>;
+    /// Executions whose reboot decision is owed to `node` (PENDING, of
+    /// `node` or of no recorded node) and every CLAIMED one (a boot may have
+    /// stopped before it reported them), oldest first.
+    async fn reboot_rows(&self, node: &str) -> StoreResult<Vec<RebootRow>>;
+    /// Claim the decision of an execution for the boot `owner` with its
+    /// `note`: PENDING → CLAIMED, or (`from`: an earlier boot that stopped
+    /// before reporting) CLAIMED by `from` → CLAIMED by `owner`. `false`:
+    /// another boot or node has it.
+    async fn claim_reboot(
+        &self,
+        execution_id: &str,
+        from: Option<&str>,
+        owner: &str,
+        note: Option<&str>,
+    ) -> StoreResult<bool>;
+    /// One transaction: each `(execution id, note)` CLAIMED by `owner` →
+    /// DONE with its note, and — when at least one was — the `report` rows
+    /// queued in the outbox (keys from their `dedup`; no message of their
+    /// own). Returns the rows written.
+    async fn finish_reboot(
+        &self,
+        owner: &str,
+        notes: &[(String, String)],
+        report: &[NewOutbound],
+    ) -> StoreResult<Vec<Outbound>>;
     /// The newest RUNNING or PAUSED execution of the task.
     async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>>;
 }

@@ -8,6 +8,68 @@ pub(crate) const INSERT_TASK: &str = "INSERT INTO tasks (id, project_id, title, 
      parent_task_id, status, unattended, agent_config, created_at, updated_at) \
      VALUES ($1, $2, $3, $4, $5, 'TODO', 0, $6, $7, $8)";
 
+/// The columns of a [`RebootRow`](harness_core::store::RebootRow): the
+/// execution's and the reboot decision's.
+pub(crate) const REBOOT_COLUMNS: &str = "e.id, e.task_id, e.status, e.session_id, e.exit_code, \
+     e.created_at, e.ended_at, e.node_id, e.reboot_state, e.reboot_owner, e.reboot_note";
+
+/// The task's execution just before `e`.
+const PREVIOUS: &str = "FROM executions p WHERE p.task_id = e.task_id \
+     AND (p.created_at < e.created_at OR (p.created_at = e.created_at AND p.id < e.id)) \
+     ORDER BY p.created_at DESC, p.id DESC LIMIT 1";
+
+/// `$1` node: owed to it (PENDING of the node or of none) or CLAIMED by
+/// anyone, with the reboot state and note of the execution before each.
+pub(crate) fn reboot_rows_sql() -> String {
+    format!(
+        "SELECT {REBOOT_COLUMNS}, \
+           (SELECT p.reboot_state {PREVIOUS}) AS previous_state, \
+           (SELECT p.reboot_note {PREVIOUS}) AS previous_note \
+         FROM executions e \
+         WHERE (e.reboot_state = 'PENDING' AND (e.node_id IS NULL OR e.node_id = $1)) \
+            OR e.reboot_state = 'CLAIMED' \
+         ORDER BY e.created_at, e.id"
+    )
+}
+
+/// `$1` id, `$2` owner, `$3` note: a PENDING decision taken.
+pub(crate) const CLAIM_PENDING_REBOOT: &str = "UPDATE executions \
+     SET reboot_state = 'CLAIMED', reboot_owner = $2, reboot_note = $3 \
+     WHERE id = $1 AND reboot_state = 'PENDING'";
+
+/// `$1` id, `$2` owner, `$3` note, `$4` the earlier boot: its claim taken over.
+pub(crate) const CLAIM_LEFT_REBOOT: &str = "UPDATE executions \
+     SET reboot_owner = $2, reboot_note = $3 \
+     WHERE id = $1 AND reboot_state = 'CLAIMED' AND reboot_owner = $4";
+
+/// `$1` id, `$2` owner, `$3` note: a claim reported.
+pub(crate) const FINISH_REBOOT: &str = "UPDATE executions \
+     SET reboot_state = 'DONE', reboot_note = $3 \
+     WHERE id = $1 AND reboot_state = 'CLAIMED' AND reboot_owner = $2";
+
+pub(crate) fn reboot_row<R: super::SqlRow>(
+    row: &R,
+) -> harness_core::store::StoreResult<harness_core::store::RebootRow> {
+    use harness_core::store::{RebootState, StoreError};
+    let parse = |state: String| {
+        RebootState::parse(&state).ok_or(StoreError::Corrupt {
+            column: "executions.reboot_state",
+            value: state,
+        })
+    };
+    Ok(harness_core::store::RebootRow {
+        execution: super::rows::execution(row)?,
+        state: parse(row.col("reboot_state")?)?,
+        owner: row.col("reboot_owner")?,
+        note: row.col("reboot_note")?,
+        previous_state: row
+            .col::<Option<String>>("previous_state")?
+            .map(parse)
+            .transpose()?,
+        previous_note: row.col("previous_note")?,
+    })
+}
+
 /// `impl TaskStore for $store`, reading from `self.$read`, writing on
 /// `self.$write` (one-statement writes) or in `self.write_tx()`.
 macro_rules! task_store {
@@ -16,7 +78,10 @@ macro_rules! task_store {
             use chrono::{DateTime, Utc};
             use harness_core::{
                 model::{Execution, Project, TaskView},
-                store::{NewExecution, NewProject, NewTask, StoreError, StoreResult, TaskStore},
+                store::{
+                    Dedup, NewExecution, NewOutbound, NewProject, NewTask, Outbound, RebootRow,
+                    StoreError, StoreResult, TaskStore,
+                },
             };
             use sqlx::AssertSqlSafe;
             use $crate::shared::rows::{self, PROJECT_SELECT, TASK_VIEW_SELECT, ms};
@@ -274,7 +339,8 @@ macro_rules! task_store {
                     let mut tasks = Vec::new();
                     for (id, task_id) in live.into_iter().filter(|(id, _)| !keep.contains(id)) {
                         sqlx::query(
-                            "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = $1 \
+                            "UPDATE executions SET status = 'FAILED', end_reason = 'interrupted', ended_at = $1, \
+                               reboot_state = 'PENDING' \
                              WHERE id = $2 AND status IN ('RUNNING', 'PAUSED')",
                         )
                         .bind(ms(now))
@@ -286,6 +352,76 @@ macro_rules! task_store {
                     }
                     tx.commit().await.map_err(map)?;
                     Ok(tasks)
+                }
+
+                async fn reboot_rows(&self, node: &str) -> StoreResult<Vec<RebootRow>> {
+                    sqlx::query(AssertSqlSafe($crate::shared::tasks::reboot_rows_sql()))
+                        .bind(node)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map($crate::shared::tasks::reboot_row)
+                        .collect()
+                }
+
+                async fn claim_reboot(
+                    &self,
+                    execution_id: &str,
+                    from: Option<&str>,
+                    owner: &str,
+                    note: Option<&str>,
+                ) -> StoreResult<bool> {
+                    let mut tx = self.write_tx().await?;
+                    let query = match from {
+                        None => sqlx::query($crate::shared::tasks::CLAIM_PENDING_REBOOT)
+                            .bind(execution_id)
+                            .bind(owner)
+                            .bind(note),
+                        Some(from) => sqlx::query($crate::shared::tasks::CLAIM_LEFT_REBOOT)
+                            .bind(execution_id)
+                            .bind(owner)
+                            .bind(note)
+                            .bind(from),
+                    };
+                    let n = query.execute(&mut *tx).await.map_err(map)?.rows_affected();
+                    tx.commit().await.map_err(map)?;
+                    Ok(n > 0)
+                }
+
+                async fn finish_reboot(
+                    &self,
+                    owner: &str,
+                    notes: &[(String, String)],
+                    report: &[NewOutbound],
+                ) -> StoreResult<Vec<Outbound>> {
+                    let mut tx = self.write_tx().await?;
+                    let mut finished = 0;
+                    for (id, note) in notes {
+                        finished += sqlx::query($crate::shared::tasks::FINISH_REBOOT)
+                            .bind(id)
+                            .bind(owner)
+                            .bind(note)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(map)?
+                            .rows_affected();
+                    }
+                    let mut written = Vec::new();
+                    if finished > 0 {
+                        for o in report {
+                            let key = match &o.dedup {
+                                Dedup::Explicit(k) | Dedup::Implicit(k) => k.clone(),
+                            };
+                            let row = $crate::shared::reminders::insert_outbound(o, key, "")
+                                .fetch_one(&mut *tx)
+                                .await
+                                .map_err(map)?;
+                            written.push($crate::shared::outbox::outbound(&row)?);
+                        }
+                    }
+                    tx.commit().await.map_err(map)?;
+                    Ok(written)
                 }
 
                 async fn live_execution(&self, task_id: &str) -> StoreResult<Option<Execution>> {

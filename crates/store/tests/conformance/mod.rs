@@ -10,7 +10,7 @@
 //! own backend instance here.
 //!
 //! One file per area, each listed in `conformance_suite!`:
-//! `tasks`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
+//! `tasks`, `reboot`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `ungated`, `races` (several connections racing on a multi-threaded runtime).
@@ -45,6 +45,7 @@ pub mod nodes;
 pub mod outbox;
 pub mod outbox_turns;
 pub mod races;
+pub mod reboot;
 pub mod reminders;
 pub mod sessions;
 pub mod settings;
@@ -108,6 +109,10 @@ macro_rules! conformance_suite {
             unattended_flag,
             execution_lifecycle,
             one_live_execution_per_task,
+        );
+        conformance_suite!(@area $factory; reboot:
+            an_interrupted_execution_is_claimed_once_and_reported_once,
+            two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once,
         );
         conformance_suite!(@area $factory; messages:
             ask_supersedes_and_parks,

@@ -70,6 +70,7 @@ pub fn command_agent() -> AgentConfig {
         command: Some(vec!["true".into()]),
         cwd: None,
         env: Default::default(),
+        restart_on_interrupt: false,
     }
 }
 
