@@ -168,10 +168,12 @@ async fn kill_agents(task: &str) {
         if !pgrp.is_empty() {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", "--", &format!("-{pgrp}")])
+                .stderr(std::process::Stdio::null())
                 .status();
         }
         let _ = std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
             .status();
     }
     until("the agent gone", || async {
