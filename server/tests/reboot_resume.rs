@@ -5,7 +5,8 @@
 //! its parked ask is still answered into it, one message lists what was
 //! resumed, and the next restart does not resume it a second time. A
 //! `command` agent is restarted only with `restartOnInterrupt`; an attended
-//! task is not touched.
+//! task is not touched. (A reboot ends the agents' holders too: killed
+//! here, the holder first.)
 
 use crate::common;
 
@@ -137,49 +138,63 @@ async fn sent_report(life: &Life, sent: &Path, n: usize) -> String {
     text
 }
 
-/// The pids whose environment names the task (the agent and its launcher).
-fn agent_pids(task: &str) -> Vec<i32> {
-    let needle = format!("TOWER_TASK_ID={task}");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
-            pids.push(pid);
-        }
-    }
-    pids
+/// The pids whose environment names the task: its holder, the launcher,
+/// the agent (and any hook it runs).
+fn agent_pids(task: &str) -> Vec<u32> {
+    common::process::pids_with("environ", &format!("TOWER_TASK_ID={task}"))
 }
 
-/// What a reboot does to the agents: their process groups killed.
-async fn kill_agents(task: &str) {
-    for pid in agent_pids(task) {
+/// What a reboot does to an agent: its holder and its process group gone at
+/// once (SIGKILL, the holder first: it records nothing).
+fn kill_now(task: &str) {
+    let mut pids = agent_pids(task);
+    let holder = |pid: &u32| {
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmd).contains("\0hold\0")
+    };
+    pids.sort_by_key(|pid| !holder(pid));
+    // `pid (comm) state ppid pgrp …`: the fields after the command.
+    let pgrp_of = |pid: &str| {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // `pid (comm) state ppid pgrp …`: the fields after the command.
-        let pgrp = stat
-            .rsplit_once(')')
+        stat.rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(2))
             .unwrap_or_default()
-            .to_string();
-        if !pgrp.is_empty() {
+            .to_string()
+    };
+    let ours = pgrp_of("self");
+    for pid in pids {
+        let pgrp = pgrp_of(&pid.to_string());
+        let mut targets = vec![pid.to_string()];
+        if !pgrp.is_empty() && pgrp != "0" && pgrp != ours {
+            targets.push(format!("-{pgrp}"));
+        }
+        for target in targets {
             let _ = std::process::Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pgrp}")])
+                .args(["-KILL", "--", &target])
                 .stderr(std::process::Stdio::null())
                 .status();
         }
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .stderr(std::process::Stdio::null())
-            .status();
     }
+}
+
+async fn kill_agents(task: &str) {
     until("the agent gone", || async {
+        kill_now(task);
         agent_pids(task).is_empty().then_some(Value::Null)
     })
     .await;
+}
+
+/// Kills the tasks' agents when a test ends, passed or not (held agents
+/// outlive their server).
+struct Reaper(Vec<String>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            kill_now(t);
+        }
+    }
 }
 
 /// A reboot: the server SIGKILLed, the agents' process groups killed.
@@ -197,6 +212,7 @@ async fn an_unattended_agent_resumes_its_session_once_after_a_reboot() {
     let life = Life::start(&data).await;
     channel(&life, &sent).await;
     let t = double_task(&life, "resumer", dir.path()).await;
+    let _reaper = Reaper(vec![t.clone()]);
     unattended(&life, &t).await;
     let first = start(&life, &t).await;
     let record = dir.path().join("resumer.record");
@@ -319,6 +335,7 @@ async fn command_agents_restart_only_with_restart_on_interrupt_and_attended_task
     assert_eq!(task(&life, &on).await["agent"]["restartOnInterrupt"], true);
     assert!(task(&life, &off).await["agent"]["restartOnInterrupt"].is_null());
     let attended = double_task(&life, "attended", dir.path()).await;
+    let _reaper = Reaper(vec![on.clone(), off.clone(), attended.clone()]);
     for t in [&on, &off] {
         unattended(&life, t).await;
     }

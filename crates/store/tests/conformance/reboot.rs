@@ -63,7 +63,7 @@ pub async fn an_interrupted_execution_is_claimed_once_and_reported_once(b: &Back
     let elsewhere = running(s, &other, Some("another-node")).await;
     let rows = s.reboot_rows(&node).await.unwrap();
     assert!(!rows.iter().any(|r| r.execution.id == e1));
-    s.interrupt_live_executions(&node, now()).await.unwrap();
+    s.interrupt_live_executions(&node, &[], now()).await.unwrap();
     let rows = s.reboot_rows(&node).await.unwrap();
     let mine = rows.iter().find(|r| r.execution.id == e1).unwrap();
     assert_eq!(mine.state, RebootState::Pending);
@@ -131,7 +131,7 @@ pub async fn an_interrupted_execution_is_claimed_once_and_reported_once(b: &Back
 
     // The execution the resume started, interrupted in turn, knows it.
     let e2 = running(s, &t, Some(&node)).await;
-    s.interrupt_live_executions(&node, now()).await.unwrap();
+    s.interrupt_live_executions(&node, &[], now()).await.unwrap();
     let rows = s.reboot_rows(&node).await.unwrap();
     let next = rows.iter().find(|r| r.execution.id == e2).unwrap();
     assert_eq!(next.previous_state, Some(RebootState::Done));
@@ -224,8 +224,8 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     let attended = core_task(&ha, "attended", None).await;
     running(sa.as_ref(), &attended, None).await;
     let (ia, ib) = tokio::join!(
-        ha.interrupt_orphaned_executions(),
-        hb.interrupt_orphaned_executions()
+        ha.interrupt_orphaned_executions(&[]),
+        hb.interrupt_orphaned_executions(&[])
     );
     assert!(ia.unwrap() + ib.unwrap() >= tasks.len() + 1);
     let (oa, ob) = (format!("{na}:boot"), format!("{nb}:boot"));
@@ -270,13 +270,13 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     let hc = harness_on(sc.clone(), &node);
     let t = unattended(&hc, "stopped mid-resume").await;
     running(sc.as_ref(), &t, Some(&node)).await;
-    hc.interrupt_orphaned_executions().await.unwrap();
+    hc.interrupt_orphaned_executions(&[]).await.unwrap();
     let boot1 = hc.take_reboot_resumes(&format!("{node}:b1")).await.unwrap();
     assert_eq!(boot1.resumes.len(), 1);
     hc.begin_execution(&t).await.unwrap();
     drop(boot1); // the crash: nothing recorded, nothing reported
     // The next boot: the resumed execution is interrupted, and not resumed.
-    hc.interrupt_orphaned_executions().await.unwrap();
+    hc.interrupt_orphaned_executions(&[]).await.unwrap();
     let boot2 = hc.take_reboot_resumes(&format!("{node}:b2")).await.unwrap();
     assert!(boot2.resumes.is_empty());
     let entries: Vec<_> = boot2.entries().iter().map(|e| e.outcome.clone()).collect();
