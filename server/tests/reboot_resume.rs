@@ -268,7 +268,9 @@ async fn an_unattended_agent_resumes_its_session_once_after_a_reboot() {
     let text = sent_report(&life, &sent, 1).await;
     assert!(text.contains("Resumed (1)"), "{text}");
     assert!(
-        text.contains(&format!("resumer [{t}]: its Claude Code session sess-resumer")),
+        text.contains(&format!(
+            "resumer [{t}]: its Claude Code session sess-resumer"
+        )),
         "{text}"
     );
     // The parked ask's answer reaches the resumed agent (the delivery path).
@@ -324,7 +326,9 @@ async fn command_agents_restart_only_with_restart_on_interrupt_and_attended_task
         .call(
             "POST",
             "/api/tasks",
-            Some(json!({"title": "x", "agent": {"provider": "claude", "restartOnInterrupt": true}})),
+            Some(
+                json!({"title": "x", "agent": {"provider": "claude", "restartOnInterrupt": true}}),
+            ),
         )
         .await;
     assert_eq!(st, StatusCode::BAD_REQUEST, "{out}");
@@ -372,7 +376,10 @@ async fn command_agents_restart_only_with_restart_on_interrupt_and_attended_task
         )),
         "{text}"
     );
-    assert!(!text.contains(&attended), "an attended task is not listed: {text}");
+    assert!(
+        !text.contains(&attended),
+        "an attended task is not listed: {text}"
+    );
     until("the flagged command restarted", || async {
         (count(&on_log) == 2).then_some(Value::Null)
     })

@@ -79,10 +79,7 @@ impl Reason {
             }
             Self::AlreadyRunning => "its agent was already running again".into(),
             Self::StartFailed(err) => format!("start failed: {err}"),
-            Self::Decided(note) => note
-                .strip_prefix(NOT_RESUMED)
-                .unwrap_or(note)
-                .to_string(),
+            Self::Decided(note) => note.strip_prefix(NOT_RESUMED).unwrap_or(note).to_string(),
         }
     }
 }
@@ -99,7 +96,11 @@ pub enum Decision {
 /// The rule. `resumed_before`: why not again when an automatic resume
 /// started `interrupted` (or may have: it was under way when its server
 /// stopped) — [`resumed_before`].
-pub fn decide(view: &TaskView, interrupted: &Execution, resumed_before: Option<Reason>) -> Decision {
+pub fn decide(
+    view: &TaskView,
+    interrupted: &Execution,
+    resumed_before: Option<Reason>,
+) -> Decision {
     let task = &view.task;
     if !task.unattended {
         return Decision::Untouched;

@@ -88,7 +88,11 @@ fn only_the_latest_execution_of_an_open_task_and_never_after_a_stopped_resume() 
         );
     }
     assert_eq!(
-        decide(&view(Provider::Claude, true, false), &e1, Some(Reason::ResumedBefore)),
+        decide(
+            &view(Provider::Claude, true, false),
+            &e1,
+            Some(Reason::ResumedBefore)
+        ),
         Decision::Leave(Reason::ResumedBefore)
     );
 }
@@ -166,7 +170,11 @@ fn one_report_lists_what_was_resumed_and_what_was_not_with_why() {
             Provider::Codex,
             Outcome::NotResumed(Reason::StartFailed("no such directory".into())),
         ),
-        entry("c5", Provider::Codex, Outcome::NotResumed(Reason::NoSession)),
+        entry(
+            "c5",
+            Provider::Codex,
+            Outcome::NotResumed(Reason::NoSession),
+        ),
     ])
     .unwrap();
     assert!(text.contains("Resumed (2):"), "{text}");
