@@ -145,6 +145,8 @@ mod real_cli_gate_files;
 mod real_gateways;
 #[path = "reboot_resume.rs"]
 mod reboot_resume;
+#[path = "reboot_resume_real.rs"]
+mod reboot_resume_real;
 #[path = "reminders.rs"]
 mod reminders;
 #[path = "reminders_kill.rs"]

@@ -140,13 +140,13 @@ async fn sent_report(life: &Life, sent: &Path, n: usize) -> String {
 
 /// The pids whose environment names the task: its holder, the launcher,
 /// the agent (and any hook it runs).
-fn agent_pids(task: &str) -> Vec<u32> {
+pub(crate) fn agent_pids(task: &str) -> Vec<u32> {
     common::process::pids_with("environ", &format!("TOWER_TASK_ID={task}"))
 }
 
 /// What a reboot does to an agent: its holder and its process group gone at
 /// once (SIGKILL, the holder first: it records nothing).
-fn kill_now(task: &str) {
+pub(crate) fn kill_now(task: &str) {
     let mut pids = agent_pids(task);
     let holder = |pid: &u32| {
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -187,7 +187,7 @@ async fn kill_agents(task: &str) {
 
 /// Kills the tasks' agents when a test ends, passed or not (held agents
 /// outlive their server).
-struct Reaper(Vec<String>);
+pub(crate) struct Reaper(pub(crate) Vec<String>);
 
 impl Drop for Reaper {
     fn drop(&mut self) {
