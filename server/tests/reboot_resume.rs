@@ -207,9 +207,20 @@ async fn reboot(life: Life, tasks: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unattended_agent_resumes_its_session_once_after_a_reboot() {
+    resumes_once_after_a_reboot(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unattended_agent_resumes_its_session_once_after_a_reboot_on_postgres() {
+    if let Some(db) = common::pg::fresh().await {
+        resumes_once_after_a_reboot(Some(&db.url)).await;
+    }
+}
+
+async fn resumes_once_after_a_reboot(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let (data, sent) = (dir.path().join("data"), dir.path().join("sent.jsonl"));
-    let life = Life::start(&data).await;
+    let life = Life::start_on(&data, db).await;
     channel(&life, &sent).await;
     let t = double_task(&life, "resumer", dir.path()).await;
     let _reaper = Reaper(vec![t.clone()]);
@@ -237,7 +248,7 @@ async fn an_unattended_agent_resumes_its_session_once_after_a_reboot() {
     .await;
 
     reboot(life, &[&t]).await;
-    let life = Life::start(&data).await;
+    let life = Life::start_on(&data, db).await;
     // Its agent runs again, with its session: `--resume <id>` on a new execution.
     let runs = until("the agent resumed", || async {
         let runs = lines(&record);
@@ -294,7 +305,7 @@ async fn an_unattended_agent_resumes_its_session_once_after_a_reboot() {
     // The next restart does not resume it again (it was resumed automatically
     // once already): no third start, one more report saying so.
     reboot(life, &[&t]).await;
-    let life = Life::start(&data).await;
+    let life = Life::start_on(&data, db).await;
     let text = sent_report(&life, &sent, 2).await;
     assert!(text.contains("Not resumed (1)"), "{text}");
     assert!(text.contains("not twice in a row"), "{text}");

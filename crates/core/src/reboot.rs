@@ -55,7 +55,7 @@ pub enum Reason {
     /// An automatic resume started this execution: never a second one in
     /// a row (a person's start resets it).
     ResumedBefore,
-    /// Its agent was running again before the resume (e.g. a reply restarted it).
+    /// Its agent was running again before this resume (a reply restarted it).
     AlreadyRunning,
     /// The start failed.
     StartFailed(String),
@@ -77,7 +77,9 @@ impl Reason {
                 "it was itself resumed automatically after an earlier restart; not twice in a row"
                     .into()
             }
-            Self::AlreadyRunning => "its agent was already running again".into(),
+            Self::AlreadyRunning => {
+                "its agent was already running again (a reply restarted it)".into()
+            }
             Self::StartFailed(err) => format!("start failed: {err}"),
             Self::Decided(note) => note.strip_prefix(NOT_RESUMED).unwrap_or(note).to_string(),
         }

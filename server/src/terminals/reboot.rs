@@ -70,6 +70,11 @@ impl Terminals {
                 Some(session_id) => Outcome::Resumed { session_id },
                 None => Outcome::Restarted,
             },
+            // A start that lost to another one (a reply's delivery resumed it).
+            Ok(Err(err)) if self.live(&r.view.task.id).is_some() => {
+                tracing::info!(%err, task_id = %r.view.task.id, "its agent runs again already");
+                Outcome::NotResumed(Reason::AlreadyRunning)
+            }
             Ok(Err(err)) => Outcome::NotResumed(Reason::StartFailed(err.to_string())),
             Err(_) => Outcome::NotResumed(Reason::StartFailed(format!(
                 "it did not start within {} s",
