@@ -467,7 +467,8 @@ impl Harness {
     /// marked FAILED (reason `interrupted`), except `held` ones (their agents
     /// outlived the server in their holders and were re-attached); their
     /// tasks can be started or resumed again, and their OPEN asks stay
-    /// answerable.
+    /// answerable. Each is owed its reboot decision (`crate::reboot`: those
+    /// of unattended tasks are resumed once).
     pub async fn interrupt_orphaned_executions(&self, held: &[String]) -> CoreResult<usize> {
         let tasks = self
             .store()
