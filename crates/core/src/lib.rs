@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod analytics;
+pub mod agent_state;
 pub mod approvals;
 pub mod auth;
 pub mod choice_reply;
