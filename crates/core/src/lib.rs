@@ -8,8 +8,8 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
-pub mod analytics;
 pub mod agent_state;
+pub mod analytics;
 pub mod approvals;
 pub mod auth;
 pub mod choice_reply;

@@ -63,7 +63,10 @@ fn assert_usage_limited(cli: Cli, case: &str, text: &str, zone: Option<&str>) {
 fn printed_time(cli: &str, case: &str, after: &str) -> String {
     // Rows joined as one text: a long line wraps.
     let text = screen(cli, case).rows().join(" ");
-    let at = text.rfind(after).unwrap_or_else(|| panic!("{case}: no {after:?}")) + after.len();
+    let at = text
+        .rfind(after)
+        .unwrap_or_else(|| panic!("{case}: no {after:?}"))
+        + after.len();
     harness_core::agent_state::ResetTime::parse(&text[at..])
         .unwrap_or_else(|| panic!("{case}: no time after {after:?}"))
         .text
@@ -72,9 +75,19 @@ fn printed_time(cli: &str, case: &str, after: &str) -> String {
 #[test]
 fn claude_code_retrying() {
     use Cli::Claude;
-    assert_erroring(Claude, "rate_limit_429_retrying", ErrorKind::RateLimited, 10);
+    assert_erroring(
+        Claude,
+        "rate_limit_429_retrying",
+        ErrorKind::RateLimited,
+        10,
+    );
     assert_erroring(Claude, "overloaded_529_retrying", ErrorKind::Overloaded, 10);
-    assert_erroring(Claude, "server_error_500_retrying", ErrorKind::Server(500), 10);
+    assert_erroring(
+        Claude,
+        "server_error_500_retrying",
+        ErrorKind::Server(500),
+        10,
+    );
     // A dropped stream is only "API error" on the spinner row.
     assert_erroring(
         Claude,
@@ -102,7 +115,11 @@ fn claude_code_gave_up() {
 
 #[test]
 fn claude_code_usage_limit() {
-    let at = printed_time("claude", "usage_limit_subscription", "Continuing automatically at ");
+    let at = printed_time(
+        "claude",
+        "usage_limit_subscription",
+        "Continuing automatically at ",
+    );
     assert_usage_limited(
         Cli::Claude,
         "usage_limit_subscription",
@@ -207,10 +224,86 @@ fn the_agents_own_text_is_never_a_status() {
         for case in ["quoted_status_lines", "quoted_status_lines_long"] {
             let s = screen(dir, case);
             assert!(
-                s.rows().iter().any(|r| r.contains("retrying in 1s · attempt 3/10")),
+                s.rows()
+                    .iter()
+                    .any(|r| r.contains("retrying in 1s · attempt 3/10")),
                 "{dir}/{case}: the quoted lines are on the screen"
             );
             assert_eq!(observe(cli, &s), Observation::None, "{dir}/{case}");
         }
+        // The same recorded screen without the CLI's own row between the
+        // answer and the input ("✻ Baked for 2s", "Worked for <1s"): the
+        // quoted lines are right above it, and still only the agent's.
+        let rows: Vec<String> = screen(dir, "quoted_status_lines_long")
+            .rows()
+            .iter()
+            .filter(|r| !r.starts_with("✻ ") && !r.trim_start().starts_with("Worked for"))
+            .cloned()
+            .collect();
+        assert_eq!(
+            observe(cli, &Screen::from_text(&rows.join("\n"))),
+            Observation::None,
+            "{dir}: quoted lines next to the input"
+        );
     }
+}
+
+#[test]
+fn an_error_the_cli_recovered_from_is_history() {
+    // Gave up, then the message was typed again and answered: the old error
+    // is still in the conversation, but nothing holds the agent.
+    assert_seen(Cli::Claude, "recovered_after_error", Observation::None);
+    assert_seen(Cli::Codex, "recovered_after_error", Observation::None);
+}
+
+#[test]
+fn recorded_screens_become_one_state() {
+    use harness_core::agent_state::{
+        AgentState, DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, state,
+    };
+    let inputs = |observation| Inputs {
+        exit: None,
+        observation,
+        last_hook: Some(HookEvent::UserPromptSubmit),
+        open_question: false,
+        silent_secs: 30 * 60,
+        stall_after: DEFAULT_STALL_AFTER,
+    };
+    // Retrying for half an hour is erroring, not stalled.
+    let retrying = seen(Cli::Claude, "overloaded_529_retrying");
+    assert!(matches!(
+        state(&inputs(&retrying)),
+        AgentState::Erroring {
+            kind: ErrorKind::Overloaded,
+            gave_up: false,
+            ..
+        }
+    ));
+    let gave_up = seen(Cli::Codex, "connection_dropped_gave_up");
+    assert!(matches!(
+        state(&inputs(&gave_up)),
+        AgentState::Erroring {
+            kind: ErrorKind::Network,
+            gave_up: true,
+            ..
+        }
+    ));
+    let limited = seen(Cli::Claude, "usage_limit_subscription");
+    assert!(matches!(
+        state(&inputs(&limited)),
+        AgentState::UsageLimited { reset: Some(_) }
+    ));
+    // The agent's quoted text: its hooks decide (here silent too long).
+    let quoted = seen(Cli::Claude, "quoted_status_lines_long");
+    assert_eq!(
+        state(&inputs(&quoted)),
+        AgentState::Stalled {
+            silent_secs: 30 * 60
+        }
+    );
+    let ended = Inputs {
+        exit: Some(ExitStatus::Signal(9)),
+        ..inputs(&limited)
+    };
+    assert_eq!(state(&ended), AgentState::Crashed { signal: 9 });
 }

@@ -19,7 +19,7 @@
 //! test then tells whether it is recognised.
 
 use std::{
-    io::Read,
+    io::{Read, Write},
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -45,6 +45,8 @@ enum Step {
     Save(&'static str),
     /// Replace the stand-in's script.
     Script(Vec<Turn>),
+    /// Type this text, then Enter.
+    Type(&'static str),
 }
 
 /// A run of one CLI against one scripted failure.
@@ -88,7 +90,7 @@ Continuing automatically at 9:57am · Esc to cancel\n\
 fn quoted_long() -> String {
     let filler: Vec<String> = (1..=40).map(|n| format!("filler line {n}")).collect();
     format!(
-        "{}\n\n{QUOTED}\n\n✻ 529 Overloaded · retrying in 1s · attempt 3/10\n\
+        "{}\n\n{QUOTED}\n\n✻ 529 Overloaded · retrying in 1s · attempt 3/10\n\n\
          ■ You’ve hit your usage limit. Try again at 9:54 AM.",
         filler.join("\n")
     )
@@ -108,15 +110,24 @@ fn claude_cases() -> Vec<Case> {
                 "anthropic-ratelimit-unified-representative-claim".into(),
                 "five_hour".into(),
             ),
-            ("anthropic-ratelimit-unified-5h-status".into(), status.into()),
+            (
+                "anthropic-ratelimit-unified-5h-status".into(),
+                status.into(),
+            ),
             ("anthropic-ratelimit-unified-5h-reset".into(), reset.clone()),
-            ("anthropic-ratelimit-unified-5h-utilization".into(), "1.0".into()),
+            (
+                "anthropic-ratelimit-unified-5h-utilization".into(),
+                "1.0".into(),
+            ),
             ("retry-after".into(), "70".into()),
         ]
     };
     let usage_429 = |status: &str| Turn::Fail {
         status: 429,
-        body: anthropic_error("rate_limit_error", "This request would exceed your account's rate limit. Please try again later."),
+        body: anthropic_error(
+            "rate_limit_error",
+            "This request would exceed your account's rate limit. Please try again later.",
+        ),
         headers: unified(status),
     };
     let fail = |status: u16, kind: &str, message: &str| {
@@ -129,20 +140,36 @@ fn claude_cases() -> Vec<Case> {
         Case {
             name: "rate_limit_429",
             what: "every request: 429 rate_limit_error (no rate-limit headers), default retries",
-            script: vec![fail(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")],
+            script: vec![fail(
+                429,
+                "rate_limit_error",
+                "Number of request tokens has exceeded your per-minute rate limit",
+            )],
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(retrying, 90), Step::Settle(2), Step::Save("rate_limit_429_retrying")],
+            steps: vec![
+                Step::Wait(retrying, 90),
+                Step::Settle(2),
+                Step::Save("rate_limit_429_retrying"),
+            ],
         },
         Case {
             name: "rate_limit_429_gave_up",
             what: "every request: 429 rate_limit_error, CLAUDE_CODE_MAX_RETRIES=1",
-            script: vec![fail(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")],
+            script: vec![fail(
+                429,
+                "rate_limit_error",
+                "Number of request tokens has exceeded your per-minute rate limit",
+            )],
             env: few(),
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["Resend your message"], 180), Step::Settle(8), Step::Save("rate_limit_429_gave_up")],
+            steps: vec![
+                Step::Wait(&["Resend your message"], 180),
+                Step::Settle(8),
+                Step::Save("rate_limit_429_gave_up"),
+            ],
         },
         Case {
             name: "usage_limit_subscription",
@@ -168,7 +195,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["limit"], 90), Step::Settle(2), Step::Save("usage_limit_api_key")],
+            steps: vec![
+                Step::Wait(&["limit"], 90),
+                Step::Settle(2),
+                Step::Save("usage_limit_api_key"),
+            ],
         },
         Case {
             name: "usage_limit_api_key_watchdog",
@@ -177,16 +208,28 @@ fn claude_cases() -> Vec<Case> {
             env: vec![("CLAUDE_CODE_RETRY_WATCHDOG", "1".to_string())],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["limit reached", "API Error"], 90), Step::Settle(2), Step::Save("usage_limit_api_key_watchdog")],
+            steps: vec![
+                Step::Wait(&["limit reached", "API Error"], 90),
+                Step::Settle(2),
+                Step::Save("usage_limit_api_key_watchdog"),
+            ],
         },
         Case {
             name: "unauthorized_401_subscription_invalid",
             what: "subscription login (CLAUDE_CODE_OAUTH_TOKEN); every request: 401 authentication_error \"Invalid authentication credentials\"",
-            script: vec![fail(401, "authentication_error", "Invalid authentication credentials")],
+            script: vec![fail(
+                401,
+                "authentication_error",
+                "Invalid authentication credentials",
+            )],
             env: vec![],
             provider_extra: "",
             subscription: true,
-            steps: vec![Step::Wait(&["/login", "API Error", "401"], 120), Step::Settle(8), Step::Save("unauthorized_401_subscription_invalid")],
+            steps: vec![
+                Step::Wait(&["/login", "API Error", "401"], 120),
+                Step::Settle(8),
+                Step::Save("unauthorized_401_subscription_invalid"),
+            ],
         },
         Case {
             name: "overloaded_529",
@@ -195,7 +238,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(retrying, 90), Step::Settle(2), Step::Save("overloaded_529_retrying")],
+            steps: vec![
+                Step::Wait(retrying, 90),
+                Step::Settle(2),
+                Step::Save("overloaded_529_retrying"),
+            ],
         },
         Case {
             name: "overloaded_529_gave_up",
@@ -204,7 +251,11 @@ fn claude_cases() -> Vec<Case> {
             env: few(),
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("overloaded_529_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("overloaded_529_gave_up"),
+            ],
         },
         Case {
             name: "server_error_500",
@@ -213,7 +264,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(retrying, 90), Step::Settle(2), Step::Save("server_error_500_retrying")],
+            steps: vec![
+                Step::Wait(retrying, 90),
+                Step::Settle(2),
+                Step::Save("server_error_500_retrying"),
+            ],
         },
         Case {
             name: "server_error_500_gave_up",
@@ -222,7 +277,11 @@ fn claude_cases() -> Vec<Case> {
             env: few(),
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("server_error_500_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("server_error_500_gave_up"),
+            ],
         },
         Case {
             name: "unauthorized_401_subscription",
@@ -231,7 +290,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: true,
-            steps: vec![Step::Wait(&["/login", "API Error", "401"], 120), Step::Settle(8), Step::Save("unauthorized_401_subscription")],
+            steps: vec![
+                Step::Wait(&["/login", "API Error", "401"], 120),
+                Step::Settle(8),
+                Step::Save("unauthorized_401_subscription"),
+            ],
         },
         Case {
             name: "unauthorized_401_api_key",
@@ -240,7 +303,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["/login", "API Error", "401"], 120), Step::Settle(8), Step::Save("unauthorized_401_api_key")],
+            steps: vec![
+                Step::Wait(&["/login", "API Error", "401"], 120),
+                Step::Settle(8),
+                Step::Save("unauthorized_401_api_key"),
+            ],
         },
         Case {
             name: "connection_dropped",
@@ -262,7 +329,28 @@ fn claude_cases() -> Vec<Case> {
             env: few(),
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("connection_dropped_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("connection_dropped_gave_up"),
+            ],
+        },
+        Case {
+            name: "recovered_after_error",
+            what: "every request: 529 overloaded_error with CLAUDE_CODE_MAX_RETRIES=1 until it gives up; then the stand-in answers and the message is typed again (negative: the old error stays in the conversation)",
+            script: vec![fail(529, "overloaded_error", "Overloaded")],
+            env: few(),
+            provider_extra: "",
+            subscription: false,
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(4),
+                Step::Script(vec![Turn::say("Recovered: hello.")]),
+                Step::Type("again please"),
+                Step::Wait(&["Recovered: hello."], 90),
+                Step::Settle(8),
+                Step::Save("recovered_after_error"),
+            ],
         },
         Case {
             name: "quoted_status_lines_long",
@@ -271,7 +359,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["9:54 AM"], 90), Step::Settle(8), Step::Save("quoted_status_lines_long")],
+            steps: vec![
+                Step::Wait(&["9:54 AM"], 90),
+                Step::Settle(8),
+                Step::Save("quoted_status_lines_long"),
+            ],
         },
         Case {
             name: "quoted_status_lines",
@@ -280,7 +372,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["retrying in 5s · attempt 1/10"], 90), Step::Settle(6), Step::Save("quoted_status_lines")],
+            steps: vec![
+                Step::Wait(&["retrying in 5s · attempt 1/10"], 90),
+                Step::Settle(6),
+                Step::Save("quoted_status_lines"),
+            ],
         },
         Case {
             name: "native_question",
@@ -293,7 +389,11 @@ fn claude_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["Which colour?"], 90), Step::Settle(6), Step::Save("native_question")],
+            steps: vec![
+                Step::Wait(&["Which colour?"], 90),
+                Step::Settle(6),
+                Step::Save("native_question"),
+            ],
         },
     ]
 }
@@ -329,12 +429,20 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["usage limit", "■"], 120), Step::Settle(6), Step::Save("usage_limit")],
+            steps: vec![
+                Step::Wait(&["usage limit", "■"], 120),
+                Step::Settle(6),
+                Step::Save("usage_limit"),
+            ],
         },
         Case {
             name: "overloaded_529",
             what: "every request: 529 server_is_overloaded, default retries",
-            script: vec![fail(529, "server_is_overloaded", "The server is overloaded")],
+            script: vec![fail(
+                529,
+                "server_is_overloaded",
+                "The server is overloaded",
+            )],
             env: vec![],
             provider_extra: "",
             subscription: false,
@@ -347,11 +455,19 @@ fn codex_cases() -> Vec<Case> {
         Case {
             name: "overloaded_529_gave_up",
             what: "every request: 529 server_is_overloaded, request_max_retries = 1, stream_max_retries = 1",
-            script: vec![fail(529, "server_is_overloaded", "The server is overloaded")],
+            script: vec![fail(
+                529,
+                "server_is_overloaded",
+                "The server is overloaded",
+            )],
             env: vec![],
             provider_extra: few,
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("overloaded_529_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("overloaded_529_gave_up"),
+            ],
         },
         Case {
             name: "server_error_500",
@@ -360,7 +476,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(reconnecting, 90), Step::Settle(2), Step::Save("server_error_500_retrying")],
+            steps: vec![
+                Step::Wait(reconnecting, 90),
+                Step::Settle(2),
+                Step::Save("server_error_500_retrying"),
+            ],
         },
         Case {
             name: "server_error_500_gave_up",
@@ -369,7 +489,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: few,
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("server_error_500_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("server_error_500_gave_up"),
+            ],
         },
         Case {
             name: "unauthorized_401",
@@ -378,7 +502,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: few,
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("unauthorized_401")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("unauthorized_401"),
+            ],
         },
         Case {
             name: "connection_dropped",
@@ -387,7 +515,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(reconnecting, 90), Step::Settle(2), Step::Save("connection_dropped_retrying")],
+            steps: vec![
+                Step::Wait(reconnecting, 90),
+                Step::Settle(2),
+                Step::Save("connection_dropped_retrying"),
+            ],
         },
         Case {
             name: "connection_dropped_gave_up",
@@ -396,7 +528,32 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: few,
             subscription: false,
-            steps: vec![Step::Wait(gave_up, 180), Step::Settle(8), Step::Save("connection_dropped_gave_up")],
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(8),
+                Step::Save("connection_dropped_gave_up"),
+            ],
+        },
+        Case {
+            name: "recovered_after_error",
+            what: "every request: 529 server_is_overloaded with request_max_retries = 1, stream_max_retries = 1 until it gives up; then the stand-in answers and the message is typed again (negative: the old error stays in the history)",
+            script: vec![fail(
+                529,
+                "server_is_overloaded",
+                "The server is overloaded",
+            )],
+            env: vec![],
+            provider_extra: few,
+            subscription: false,
+            steps: vec![
+                Step::Wait(gave_up, 180),
+                Step::Settle(4),
+                Step::Script(vec![Turn::say("Recovered: hello.")]),
+                Step::Type("again please"),
+                Step::Wait(&["Recovered: hello."], 90),
+                Step::Settle(8),
+                Step::Save("recovered_after_error"),
+            ],
         },
         Case {
             name: "quoted_status_lines_long",
@@ -405,7 +562,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["9:54 AM"], 90), Step::Settle(8), Step::Save("quoted_status_lines_long")],
+            steps: vec![
+                Step::Wait(&["9:54 AM"], 90),
+                Step::Settle(8),
+                Step::Save("quoted_status_lines_long"),
+            ],
         },
         Case {
             name: "quoted_status_lines",
@@ -414,7 +575,11 @@ fn codex_cases() -> Vec<Case> {
             env: vec![],
             provider_extra: "",
             subscription: false,
-            steps: vec![Step::Wait(&["retrying in 5s · attempt 1/10"], 90), Step::Settle(6), Step::Save("quoted_status_lines")],
+            steps: vec![
+                Step::Wait(&["retrying in 5s · attempt 1/10"], 90),
+                Step::Settle(6),
+                Step::Save("quoted_status_lines"),
+            ],
         },
     ]
 }
@@ -424,7 +589,9 @@ fn repo() -> PathBuf {
 }
 
 fn version(package: &str) -> String {
-    let path = repo().join(format!("end2end/real-cli/node_modules/{package}/package.json"));
+    let path = repo().join(format!(
+        "end2end/real-cli/node_modules/{package}/package.json"
+    ));
     std::fs::read_to_string(path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -453,9 +620,11 @@ async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
     }
     // Claude Code's other requests (titles, probes) offer no tools; the
     // conversation offers Bash, Codex's its shell tools.
-    let standin =
-        StandIn::start_marked(case.script, &["Bash", "exec_command", "shell", "apply_patch"])
-            .await?;
+    let standin = StandIn::start_marked(
+        case.script,
+        &["Bash", "exec_command", "shell", "apply_patch"],
+    )
+    .await?;
     let dir = tempfile::tempdir()?;
     let (work, home) = (dir.path().join("work"), dir.path().join("home"));
     std::fs::create_dir_all(&work)?;
@@ -529,6 +698,7 @@ async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
     drop(pair.slave);
     let model = Arc::new(Mutex::new(TerminalModel::new(ROWS, COLS)));
     let mut reader = pair.master.try_clone_reader()?;
+    let mut writer = pair.master.take_writer()?;
     let feed = model.clone();
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
@@ -592,6 +762,14 @@ async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
                 eprintln!("saved {} ({note})", path.display());
             }
             Step::Script(turns) => standin.set_script(turns),
+            Step::Type(text) => {
+                writer.write_all(text.as_bytes())?;
+                writer.flush()?;
+                // Apart, so the Enter is not read as part of a paste.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                writer.write_all(b"\r")?;
+                writer.flush()?;
+            }
         }
     }
     child.kill().ok();

@@ -244,7 +244,10 @@ mod tests {
             last_hook: Some(hook),
             ..base(&none)
         };
-        assert_eq!(state(&at(20 * 60 - 1, HookEvent::PreToolUse)), AgentState::Working);
+        assert_eq!(
+            state(&at(20 * 60 - 1, HookEvent::PreToolUse)),
+            AgentState::Working
+        );
         assert_eq!(
             state(&at(20 * 60, HookEvent::PreToolUse)),
             AgentState::Stalled {

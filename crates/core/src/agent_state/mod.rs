@@ -83,7 +83,9 @@ pub enum AgentState {
     Working,
     /// A person's answer is awaited: an open ask or approval, or a dialog of
     /// the CLI (`dialog`: its title and options).
-    WaitingForPerson { dialog: Option<(String, Vec<String>)> },
+    WaitingForPerson {
+        dialog: Option<(String, Vec<String>)>,
+    },
     /// The turn ended; the agent waits at its prompt.
     Idle,
     /// The account's usage limit; `reset` when the CLI printed it.
@@ -176,6 +178,9 @@ mod tests {
             kind_of("Connection to the API was lost (ECONNRESET)"),
             ErrorKind::Network
         );
-        assert_eq!(kind_of("port 14290 is busy"), ErrorKind::Other("port 14290 is busy".into()));
+        assert_eq!(
+            kind_of("port 14290 is busy"),
+            ErrorKind::Other("port 14290 is busy".into())
+        );
     }
 }

@@ -105,11 +105,20 @@ fn parse_at(chars: &[char], start: usize) -> Option<ResetTime> {
         .map(|(z, _)| z.trim().to_string())
         .filter(|z| !z.is_empty() && !z.contains(' '));
     let end = match &zone {
-        Some(_) => i + rest.find(')').map(|p| rest[..=p].chars().count()).unwrap_or(0),
+        Some(_) => {
+            i + rest
+                .find(')')
+                .map(|p| rest[..=p].chars().count())
+                .unwrap_or(0)
+        }
         None => i,
     };
     Some(ResetTime {
-        text: chars[start..end].iter().collect::<String>().trim().to_string(),
+        text: chars[start..end]
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_string(),
         hour: hour as u8,
         minute: minute as u8,
         zone,
@@ -140,9 +149,15 @@ mod tests {
     fn the_next_instant_is_today_or_tomorrow() {
         let now: jiff::ZonedDateTime = "2026-12-05T12:25:00[UTC]".parse().unwrap();
         let t = ResetTime::parse("12:26pm (UTC)").unwrap();
-        assert_eq!(t.next_after(&now).unwrap().to_string(), "2026-12-05T12:26:00+00:00[UTC]");
+        assert_eq!(
+            t.next_after(&now).unwrap().to_string(),
+            "2026-12-05T12:26:00+00:00[UTC]"
+        );
         let t = ResetTime::parse("9:57am").unwrap();
-        assert_eq!(t.next_after(&now).unwrap().to_string(), "2026-12-06T09:57:00+00:00[UTC]");
+        assert_eq!(
+            t.next_after(&now).unwrap().to_string(),
+            "2026-12-06T09:57:00+00:00[UTC]"
+        );
         // Printed a moment ago: still today.
         let t = ResetTime::parse("12:25pm").unwrap();
         let later: jiff::ZonedDateTime = "2026-12-05T12:25:30[UTC]".parse().unwrap();
