@@ -147,12 +147,13 @@ fn status_in(text: &str) -> Option<u16> {
     while i + 3 <= bytes.len() {
         let alone_before = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
         let alone_after = i + 3 == bytes.len() || !bytes[i + 3].is_ascii_alphanumeric();
-        if alone_before && alone_after && bytes[i..i + 3].iter().all(u8::is_ascii_digit) {
-            if let Ok(n) = text[i..i + 3].parse::<u16>()
-                && (400..=599).contains(&n)
-            {
-                return Some(n);
-            }
+        if alone_before
+            && alone_after
+            && bytes[i..i + 3].iter().all(u8::is_ascii_digit)
+            && let Ok(n) = text[i..i + 3].parse::<u16>()
+            && (400..=599).contains(&n)
+        {
+            return Some(n);
         }
         i += 1;
     }

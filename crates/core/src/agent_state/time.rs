@@ -20,10 +20,11 @@ impl ResetTime {
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         while i < chars.len() {
-            if chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_alphanumeric()) {
-                if let Some(found) = parse_at(&chars, i) {
-                    return Some(found);
-                }
+            if chars[i].is_ascii_digit()
+                && (i == 0 || !chars[i - 1].is_ascii_alphanumeric())
+                && let Some(found) = parse_at(&chars, i)
+            {
+                return Some(found);
             }
             i += 1;
         }
