@@ -188,14 +188,15 @@ fn logged_out_answer(screen: &Screen, top: usize) -> bool {
 
 /// Claude Code's own dialog in place of the input box: numbered options
 /// (`❯ 1. Red` selected, `  2. Blue`) under a question, above a hint row
-/// with `Esc`.
+/// with `Enter` and `Esc`.
 fn dialog(screen: &Screen) -> Option<Observation> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
     let from = foot.saturating_sub(20);
     let selected = (from..=foot).find(|&i| option(screen.row(i), true).is_some())?;
-    let hint = screen.rows()[selected..=foot]
-        .iter()
-        .any(|r| r.contains("Esc") || r.contains("esc"));
+    let hint = screen.rows()[selected..=foot].iter().any(|r| {
+        let r = r.to_lowercase();
+        r.contains("esc") && r.contains("enter")
+    });
     if !hint {
         return None;
     }

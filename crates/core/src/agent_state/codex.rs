@@ -145,12 +145,12 @@ fn error_kind(text: &str) -> ErrorKind {
 }
 
 /// Codex's own dialog: numbered options, one selected (`› N. `) at column
-/// 0, the others indented, and a last row with `esc`; its title is the
+/// 0, the others indented, and a last row with `enter` and `esc`; its title is the
 /// block above the options. Returns the title's first row and the dialog.
 fn dialog(screen: &Screen) -> Option<(usize, Observation)> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
-    let footer = screen.row(foot);
-    if !footer.starts_with(' ') || !footer.contains("esc") {
+    let footer = screen.row(foot).to_lowercase();
+    if !footer.starts_with(' ') || !footer.contains("esc") || !footer.contains("enter") {
         return None;
     }
     let from = foot.saturating_sub(14);
