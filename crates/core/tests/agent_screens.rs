@@ -249,6 +249,14 @@ fn the_agents_own_text_is_never_a_status() {
 }
 
 #[test]
+fn working_is_no_status() {
+    // The spinner row ("✢ Cerebrating…") and Codex's live status
+    // ("◦ Working (3s • esc to interrupt) · …") of an agent at work.
+    assert_seen(Cli::Claude, "working_tool", Observation::None);
+    assert_seen(Cli::Codex, "working_tool", Observation::None);
+}
+
+#[test]
 fn an_error_the_cli_recovered_from_is_history() {
     // Gave up, then the message was typed again and answered: the old error
     // is still in the conversation, but nothing holds the agent.

@@ -338,6 +338,25 @@ pub(crate) fn claude_cases() -> Vec<Case> {
                 Step::Save("native_question"),
             ],
         },
+        Case {
+            name: "working_tool",
+            what: "the model runs a 30 s command (Bash `sleep 30`): Claude Code working, its spinner on (negative)",
+            script: vec![
+                Turn::call(
+                    "Bash",
+                    json!({"command": "sleep 30", "description": "Wait thirty seconds"}),
+                ),
+                Turn::say("Done waiting."),
+            ],
+            env: vec![],
+            provider_extra: "",
+            subscription: false,
+            // Saved at once: the stand-in answers in no time.
+            steps: vec![
+                Step::Wait(&["esc to interrupt"], 90),
+                Step::Save("working_tool"),
+            ],
+        },
     ]
 }
 
@@ -522,6 +541,22 @@ pub(crate) fn codex_cases() -> Vec<Case> {
                 Step::Wait(&["retrying in 5s · attempt 1/10"], 90),
                 Step::Settle(6),
                 Step::Save("quoted_status_lines"),
+            ],
+        },
+        Case {
+            name: "working_tool",
+            what: "the model runs a 30 s command (exec_command `sleep 30`): Codex working, its live status on (negative)",
+            script: vec![
+                Turn::call("exec_command", json!({"cmd": "sleep 30"})),
+                Turn::say("Done waiting."),
+            ],
+            env: vec![],
+            provider_extra: "",
+            subscription: false,
+            steps: vec![
+                Step::Wait(&["esc to interrupt"], 90),
+                Step::Settle(3),
+                Step::Save("working_tool"),
             ],
         },
     ]
