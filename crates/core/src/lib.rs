@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
+pub mod agent_state;
 pub mod analytics;
 pub mod approvals;
 pub mod auth;

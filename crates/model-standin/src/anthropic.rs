@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::{Json, extract::State, response::Response};
 use serde_json::{Value, json};
 
-use crate::{Answer, Shared, Turn, event_stream, render, resolve_tool, sse};
+use crate::{Answer, Shared, Turn, event_stream, failure, render, resolve_tool, sse};
 
 const MODEL_FALLBACK: &str = "claude-standin";
 
@@ -52,7 +52,10 @@ pub(crate) fn last_user_text(body: &Value) -> String {
 /// The content blocks and stop reason of one answer.
 fn content(answer: Answer, body: &Value, id: usize) -> (Vec<Value>, &'static str) {
     match answer {
-        Answer::Side => (vec![json!({"type": "text", "text": "OK"})], "end_turn"),
+        // (failures are answered before; `Always` is unwrapped when served)
+        Answer::Side | Answer::Turn(Turn::Fail { .. } | Turn::Drop | Turn::Always(_)) => {
+            (vec![json!({"type": "text", "text": "OK"})], "end_turn")
+        }
         Answer::Turn(Turn::Say(text)) => (
             vec![json!({"type": "text", "text": render(&text, &last_user_text(body))})],
             "end_turn",
@@ -76,16 +79,8 @@ pub(crate) async fn messages(
     let answer = shared.answer("POST", "/v1/messages", &body, &offered_tools(&body));
     let id = shared.log.lock().map(|l| l.len()).unwrap_or_default();
     let model = body["model"].as_str().unwrap_or(MODEL_FALLBACK).to_string();
-    let (blocks, stop) = content(answer, &body, id);
-    let usage = json!({"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
     let message_id = format!("msg_standin_{id:04}");
-    if body["stream"] != true {
-        return axum::response::IntoResponse::into_response(Json(json!({
-            "id": message_id, "type": "message", "role": "assistant", "model": model,
-            "content": blocks, "stop_reason": stop, "stop_sequence": null, "usage": usage,
-        })));
-    }
-    let mut out = sse(
+    let first = sse(
         "message_start",
         &json!({"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model,
@@ -93,6 +88,18 @@ pub(crate) async fn messages(
             "usage": {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
         }}),
     );
+    if let Some(response) = failure(&answer, first.clone()) {
+        return response;
+    }
+    let (blocks, stop) = content(answer, &body, id);
+    let usage = json!({"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+    if body["stream"] != true {
+        return axum::response::IntoResponse::into_response(Json(json!({
+            "id": message_id, "type": "message", "role": "assistant", "model": model,
+            "content": blocks, "stop_reason": stop, "stop_sequence": null, "usage": usage,
+        })));
+    }
+    let mut out = first;
     for (index, block) in blocks.iter().enumerate() {
         let (start, delta) = match block["type"].as_str() {
             Some("tool_use") => (

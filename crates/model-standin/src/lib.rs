@@ -51,6 +51,20 @@ pub enum Turn {
     /// the last user message of the request (so the test can see the agent
     /// forwarded it).
     Say(String),
+    /// Answer with an HTTP error instead of a turn: `status`, the JSON
+    /// `body` and extra `headers` (rate-limit headers, `retry-after`).
+    Fail {
+        status: u16,
+        body: Value,
+        headers: Vec<(String, String)>,
+    },
+    /// Start a streamed answer (status 200, its first event) and then drop
+    /// the connection: a stream cut in the middle.
+    Drop,
+    /// Serve the inner turn for this request and every later one (it is
+    /// never taken off the script): how a CLI's retries all meet the same
+    /// failure.
+    Always(Box<Turn>),
 }
 
 impl Turn {
@@ -63,6 +77,23 @@ impl Turn {
 
     pub fn say(text: &str) -> Self {
         Self::Say(text.to_string())
+    }
+
+    /// An HTTP error answer (see [`Turn::Fail`]).
+    pub fn fail(status: u16, body: Value, headers: &[(&str, &str)]) -> Self {
+        Self::Fail {
+            status,
+            body,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// This turn for every request from now on (see [`Turn::Always`]).
+    pub fn always(self) -> Self {
+        Self::Always(Box::new(self))
     }
 }
 
@@ -158,6 +189,12 @@ impl StandIn {
         lock(&self.shared.script).extend(turns);
     }
 
+    /// Replace the turns still to serve (an `Always` failure that should
+    /// end, say when a usage limit resets).
+    pub fn set_script(&self, turns: impl IntoIterator<Item = Turn>) {
+        *lock(&self.shared.script) = turns.into_iter().collect();
+    }
+
     /// How many scripted turns were served.
     pub fn turns_served(&self) -> usize {
         *lock(&self.shared.served)
@@ -185,7 +222,13 @@ impl Shared {
                 || self.markers.contains(t)
         });
         let (answer, turn) = if main {
-            let next = lock(&self.script).pop_front();
+            let next = {
+                let mut script = lock(&self.script);
+                match script.front() {
+                    Some(Turn::Always(inner)) => Some((**inner).clone()),
+                    _ => script.pop_front(),
+                }
+            };
             let mut served = lock(&self.served);
             let index = *served;
             *served += 1;
@@ -234,6 +277,86 @@ pub(crate) fn render(text: &str, last_user: &str) -> String {
 /// A server-sent event.
 pub(crate) fn sse(event: &str, data: &Value) -> String {
     format!("event: {event}\ndata: {data}\n\n")
+}
+
+/// The response of a [`Turn::Fail`] or [`Turn::Drop`] answer (`first`:
+/// the first event of the API's stream, sent before a drop); `None` for a
+/// turn that is a real answer.
+pub(crate) fn failure(answer: &Answer, first: String) -> Option<Response> {
+    match answer {
+        Answer::Turn(Turn::Fail {
+            status,
+            body,
+            headers,
+        }) => {
+            let mut response = (
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                Json(body.clone()),
+            )
+                .into_response();
+            for (name, value) in headers {
+                if let (Ok(name), Ok(value)) = (
+                    axum::http::HeaderName::from_bytes(name.as_bytes()),
+                    axum::http::HeaderValue::from_str(value),
+                ) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            Some(response)
+        }
+        Answer::Turn(Turn::Drop) => {
+            let chunks: Vec<Result<String, std::io::Error>> = vec![
+                Ok(first),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "the stand-in drops the stream",
+                )),
+            ];
+            Some(
+                (
+                    [
+                        ("content-type", "text/event-stream"),
+                        ("cache-control", "no-cache"),
+                    ],
+                    axum::body::Body::from_stream(futures_iter(chunks)),
+                )
+                    .into_response(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// A stream of the items of `items`, the last one after a short pause (the
+/// client has read the first event before the connection goes).
+fn futures_iter(
+    items: Vec<Result<String, std::io::Error>>,
+) -> impl futures_core::Stream<Item = Result<String, std::io::Error>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(items.len().max(1));
+    tokio::spawn(async move {
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            if tx.send(item).await.is_err() {
+                return;
+            }
+        }
+    });
+    ReceiverStream(rx)
+}
+
+/// `tokio::sync::mpsc::Receiver` as a stream.
+struct ReceiverStream<T>(tokio::sync::mpsc::Receiver<T>);
+
+impl<T> futures_core::Stream for ReceiverStream<T> {
+    type Item = T;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<T>> {
+        self.0.poll_recv(cx)
+    }
 }
 
 pub(crate) fn event_stream(events: String) -> Response {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::{Json, extract::State, response::Response};
 use serde_json::{Value, json};
 
-use crate::{Answer, Shared, Turn, event_stream, render, resolve_tool, sse};
+use crate::{Answer, Shared, Turn, event_stream, failure, render, resolve_tool, sse};
 
 /// `(namespace, name)` of the offered tool `tool` (exact, or `…__tool`),
 /// looking into namespaces (Codex groups each MCP server's tools in a
@@ -111,7 +111,10 @@ fn item(answer: Answer, body: &Value, id: usize) -> Value {
                "content": [{"type": "output_text", "text": t, "annotations": []}]})
     };
     match answer {
-        Answer::Side => text("OK".into()),
+        // (failures are answered before; `Always` is unwrapped when served)
+        Answer::Side | Answer::Turn(Turn::Fail { .. } | Turn::Drop | Turn::Always(_)) => {
+            text("OK".into())
+        }
         Answer::Turn(Turn::Say(t)) => text(render(&t, &last_user_text(body))),
         Answer::Turn(Turn::Call { tool, input }) => {
             let (namespace, name) = find_tool(&tool, &body["tools"], None)
@@ -136,9 +139,18 @@ pub(crate) async fn responses(
 ) -> Response {
     let answer = shared.answer("POST", "/v1/responses", &body, &offered_tools(&body));
     let id = shared.log.lock().map(|l| l.len()).unwrap_or_default();
-    let done = item(answer, &body, id);
     let response_id = format!("resp_standin_{id:04}");
     let model = body["model"].as_str().unwrap_or("gpt-standin").to_string();
+    let first = sse(
+        "response.created",
+        &json!({"type": "response.created", "sequence_number": 0, "response": {
+            "id": response_id, "object": "response", "created_at": 0, "status": "in_progress",
+            "model": model, "output": []}}),
+    );
+    if let Some(response) = failure(&answer, first) {
+        return response;
+    }
+    let done = item(answer, &body, id);
     let response = |status: &str, output: Value| {
         json!({"id": response_id, "object": "response", "created_at": 0, "status": status, "model": model,
                "output": output,
