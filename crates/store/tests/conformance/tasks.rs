@@ -223,7 +223,7 @@ pub async fn execution_lifecycle(b: &Backend) {
     let t4 = new_task(s, "t4").await;
     let held = new_execution(s, &t4).await.unwrap();
     let interrupted = s
-        .interrupt_live_executions(NODE, std::slice::from_ref(&held.id), now())
+        .interrupt_live_executions(NODE, std::slice::from_ref(&held), now())
         .await
         .unwrap();
     assert!(interrupted.contains(&t2) && !interrupted.contains(&t));
