@@ -72,6 +72,10 @@ enum Command {
         /// cluster (several nodes on one PostgreSQL), e.g. http://10.0.0.2:7700.
         #[arg(long, env = "HARNESS_NODE_URL", value_parser = config::parse_node_url)]
         node_url: Option<String>,
+        /// What this node is shown as in the UI, the CLI and the API (1 to 64
+        /// printable characters). Default: the machine's hostname.
+        #[arg(long, env = "HARNESS_NODE_NAME", value_parser = config::parse_node_name)]
+        node_name: Option<String>,
         /// How often this node writes its heartbeat, in seconds.
         #[arg(long, env = "HARNESS_NODE_HEARTBEAT_SECS", default_value_t = 5,
               value_parser = config::parse_positive_secs)]
@@ -413,6 +417,7 @@ fn main() -> ExitCode {
             no_login_link,
             secrets_dir,
             node_url,
+            node_name,
             node_heartbeat_secs,
             node_dead_after_secs,
         } => {
@@ -424,6 +429,7 @@ fn main() -> ExitCode {
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
             cfg.agent_isolation = agent_isolation;
             cfg.node_url = node_url;
+            cfg.node_name = node_name;
             cfg.node_heartbeat = std::time::Duration::from_secs(node_heartbeat_secs);
             cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
