@@ -66,6 +66,13 @@ if [ "$what" = test ]; then
     # RUNLEVEL=1: the package must not start a system nginx; the test runs its own.
     RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
   fi
+  if ! command -v systemd-analyze >/dev/null 2>&1; then
+    say "installing Debian's systemd for systemd-analyze (server/src/service/unit.rs verifies the unit)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    # Only the tools: nothing is started (a container keeps its own init).
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends systemd >/dev/null
+  fi
   if [ ! -d end2end/node_modules/@playwright/test ] || [ ! -d end2end/node_modules/@axe-core/playwright ]; then
     say "installing Playwright (npm, no browser download)"
     (cd end2end && npm ci --no-audit --no-fund)

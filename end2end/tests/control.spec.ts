@@ -32,12 +32,17 @@ async function createFromForm(page: Page, title: string, line: string, opts: { p
 test.describe('desktop', () => {
   test.use({ viewport: { width: 1440, height: 900 } });
 
-  test('a shell line runs with sh -c; the command and the true status are shown', async ({ page }) => {
+  test('a shell line runs with sh -c; the command and the true status are shown', async ({ page, request }) => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     const id = await createFromForm(page, `Echo ${Date.now()}`, 'echo hello world', { startNow: true });
     await hydrated(page, `/tasks/${id}`);
     await expect(page.locator('#task-command')).toHaveText('echo hello world');
+    // The node that ran it, by its name (the hostname here), its id in the tooltip.
+    const nodes = (await api(request, 'GET', '/api/nodes')).body;
+    await expect(page.locator('#task-node')).toHaveText(nodes.thisNodeName);
+    await expect(page.locator('#task-node')).toHaveAttribute('title', `Node id: ${nodes.thisNode}`);
+    await page.screenshot({ path: 'test-results/task-node.png', fullPage: true });
     await expect(page.locator('.page-head [data-run-state]')).toHaveAttribute('data-run-state', 'finished', { timeout: 10_000 });
     await expect(page.locator('.page-head [data-run-state]')).toHaveText('finished');
     await expect(page.locator('#terminal-state')).toHaveText('exited (code 0)', { timeout: 10_000 });

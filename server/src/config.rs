@@ -46,6 +46,9 @@ pub struct ServeConfig {
     /// This node's own reachable base URL (`--node-url`), written in its
     /// row of the node registry so other nodes can reach it.
     pub node_url: Option<String>,
+    /// What this node is shown as (`--node-name`, validated by
+    /// [`parse_node_name`]); `None`: the machine's hostname.
+    pub node_name: Option<String>,
     /// How often this node writes its heartbeat.
     pub node_heartbeat: Duration,
     /// A node without a heartbeat for this long is dead (by the database's
@@ -127,6 +130,7 @@ impl ServeConfig {
             deliveries: crate::workers::deliveries::WorkerConfig::default(),
             secrets: crate::secrets::SecretSources::default(),
             node_url: None,
+            node_name: None,
             node_heartbeat: harness_core::nodes::DEFAULT_HEARTBEAT,
             node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
             holders: HoldersConfig::default(),
@@ -170,6 +174,17 @@ pub fn parse_node_url(value: &str) -> Result<String, String> {
     Ok(url.as_str().trim_end_matches('/').to_string())
 }
 
+/// A node's name (`--node-name`, `HARNESS_NODE_NAME`): the core's rule
+/// (`validate::node_name`: 1 to 64 printable characters), trimmed.
+pub fn parse_node_name(value: &str) -> Result<String, String> {
+    harness_core::validate::node_name(value).map_err(|err| match err {
+        harness_core::CoreError::Invalid { message, .. } => {
+            format!("--node-name {value:?}: {message}")
+        }
+        other => other.to_string(),
+    })
+}
+
 /// A duration in whole seconds of at least one (`--node-heartbeat-secs` …).
 pub fn parse_positive_secs(value: &str) -> Result<u64, String> {
     match value.trim().parse::<u64>() {
@@ -197,7 +212,28 @@ pub fn default_data_dir() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_node_url;
+    use super::{parse_node_name, parse_node_url};
+
+    #[test]
+    fn node_names() {
+        assert_eq!(parse_node_name(" build-box 1 ").unwrap(), "build-box 1");
+        assert_eq!(parse_node_name("東京-7").unwrap(), "東京-7");
+        assert_eq!(parse_node_name(&"é".repeat(64)).unwrap(), "é".repeat(64));
+        for (bad, says) in [
+            ("", "empty"),
+            ("   ", "empty"),
+            ("a\nb", "printable"),
+            ("tab\there", "printable"),
+        ] {
+            let err = parse_node_name(bad).unwrap_err();
+            assert!(
+                err.contains("--node-name") && err.contains(says),
+                "{bad:?}: {err}"
+            );
+        }
+        let err = parse_node_name(&"x".repeat(65)).unwrap_err();
+        assert!(err.contains("at most 64"), "{err}");
+    }
 
     #[test]
     fn node_urls() {

@@ -105,6 +105,7 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
         checks.extend(crate::doctor_pg::checks(url));
     }
     checks.push(server(&inputs.data_dir));
+    checks.push(service(&inputs.data_dir));
     checks.extend(agent_clis());
     checks.push(isolation());
     checks.extend(gateway_clis(&inputs.data_dir));
@@ -241,6 +242,21 @@ fn server(root: &Path) -> Check {
             "server",
             format!("{} (pid {}) does not answer: {err}", found.url, found.pid),
             "start it: `harness serve` (a stale server.json is replaced on start)",
+        ),
+    }
+}
+
+/// Whether Harness runs as a systemd service (`crate::service`).
+fn service(root: &Path) -> Check {
+    match crate::service::status() {
+        Ok(status) => crate::service::doctor_check(
+            &status,
+            crate::supervised::discovery::read(root).map(|d| d.pid),
+        ),
+        Err(err) => Check::note(
+            "service",
+            format!("cannot tell whether Harness runs as a service: {err:#}"),
+            "`harness service status`",
         ),
     }
 }

@@ -151,8 +151,9 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let (bus, bus_job) = store.event_bus(cancel.child_token()).await;
     let harness = Harness::with_bus(store.port(), bus, core_config);
     // This node's row in the registry, written before it serves.
-    let me = NodeIdentity::from_owner(&boot_owner, config.node_url.clone())
+    let mut me = NodeIdentity::from_owner(&boot_owner, config.node_url.clone())
         .context("the lease owner is not <node>:<boot>")?;
+    me.name = config.node_name.clone().or_else(crate::node::default_name);
     harness_core::nodes::first_heartbeat(&harness, &me)
         .await
         .context("cannot write this node's heartbeat")?;

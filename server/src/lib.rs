@@ -26,6 +26,7 @@ pub mod routes;
 pub mod secrets;
 pub mod security;
 pub mod serve;
+pub mod service;
 pub mod signed;
 pub mod sse;
 pub mod state;

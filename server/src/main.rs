@@ -72,6 +72,10 @@ enum Command {
         /// cluster (several nodes on one PostgreSQL), e.g. http://10.0.0.2:7700.
         #[arg(long, env = "HARNESS_NODE_URL", value_parser = config::parse_node_url)]
         node_url: Option<String>,
+        /// What this node is shown as in the UI, the CLI and the API (1 to 64
+        /// printable characters). Default: the machine's hostname.
+        #[arg(long, env = "HARNESS_NODE_NAME", value_parser = config::parse_node_name)]
+        node_name: Option<String>,
         /// How often this node writes its heartbeat, in seconds.
         #[arg(long, env = "HARNESS_NODE_HEARTBEAT_SECS", default_value_t = 5,
               value_parser = config::parse_positive_secs)]
@@ -199,6 +203,18 @@ enum Command {
         #[arg(long, env = "HARNESS_SERVER_URL", global = true)]
         server: Option<String>,
     },
+    /// Run Harness as a systemd service (started at boot, restarted on failure): install it,
+    /// see its state, remove it. Agents keep running across the service's restarts.
+    ///
+    /// Example: harness service install --user -- --bind 127.0.0.1:7700
+    Service {
+        #[command(subcommand)]
+        action: ServiceAction,
+        /// Data directory the service serves (passed to `harness serve` in the unit).
+        /// Default: ~/.harness of the user the service runs as
+        #[arg(long, env = "HARNESS_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+    },
     /// The demo agent behind Home's first step (run as a task's command).
     #[command(hide = true)]
     DemoAgent,
@@ -234,6 +250,35 @@ enum NodeAction {
     Undrain {
         /// The node id. Default: the node of the server asked.
         node_id: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ServiceAction {
+    /// Write, enable and start the systemd unit (again: rewritten only when it changed).
+    Install {
+        /// A unit of your own user's manager (~/.config/systemd/user), kept running
+        /// without a login session by lingering. Default: a system unit (needs root;
+        /// the service runs as the user who ran sudo).
+        #[arg(long)]
+        user: bool,
+        /// Print the unit and where it would go; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Further `harness serve` options for the unit, after `--`.
+        #[arg(last = true)]
+        serve_args: Vec<String>,
+    },
+    /// Whether the unit file exists, is enabled and active, and where it is.
+    Status,
+    /// Stop and disable the service, remove its unit (agents keep running).
+    Uninstall {
+        /// The user unit (default: the system unit).
+        #[arg(long)]
+        user: bool,
+        /// Say what would be done; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -372,6 +417,7 @@ fn main() -> ExitCode {
             no_login_link,
             secrets_dir,
             node_url,
+            node_name,
             node_heartbeat_secs,
             node_dead_after_secs,
         } => {
@@ -383,6 +429,7 @@ fn main() -> ExitCode {
             cfg.delivery_wait = std::time::Duration::from_millis(delivery_wait_ms);
             cfg.agent_isolation = agent_isolation;
             cfg.node_url = node_url;
+            cfg.node_name = node_name;
             cfg.node_heartbeat = std::time::Duration::from_secs(node_heartbeat_secs);
             cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
@@ -480,6 +527,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Service { action, data_dir } => service(action, data_dir),
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)
         }
@@ -489,6 +537,43 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!("harness: {err:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn service(action: ServiceAction, data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    use harness_server::service::{self, InstallOptions, Scope};
+    let scope = |user: bool| if user { Scope::User } else { Scope::System };
+    // Warnings on stderr: `--dry-run > harness.service` writes the unit alone.
+    let mut say = |line: &str| {
+        if line.starts_with("warning:") {
+            eprintln!("harness: {line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    match action {
+        ServiceAction::Install {
+            user,
+            dry_run,
+            serve_args,
+        } => service::install(
+            &InstallOptions {
+                scope: scope(user),
+                data_dir,
+                serve_args,
+                dry_run,
+            },
+            &mut say,
+        ),
+        ServiceAction::Status => {
+            for line in service::status()?.lines() {
+                say(&line);
+            }
+            Ok(())
+        }
+        ServiceAction::Uninstall { user, dry_run } => {
+            service::uninstall(scope(user), dry_run, &mut say)
         }
     }
 }

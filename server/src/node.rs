@@ -13,6 +13,21 @@ fn valid(id: &str) -> bool {
     harness_core::validate::is_node_id(id)
 }
 
+/// This node's name when `--node-name` is not given: the machine's hostname
+/// (`None` when it has none a node name may be: then the id is shown).
+pub fn default_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is valid for `buf.len()` bytes; gethostname writes at
+    // most that many and NUL-terminates when the name fits.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0)?;
+    let host = std::str::from_utf8(&buf[..end]).ok()?;
+    harness_core::validate::node_name(host).ok()
+}
+
 /// Read the node id, creating it (a CUID) on first start.
 pub fn load_or_create(data_dir: &Path) -> anyhow::Result<String> {
     let path = data_dir.join(FILE);

@@ -108,9 +108,12 @@ fn line(node: &Value) -> String {
         (_, Some(true)) => "draining",
         _ => "live",
     };
+    let id = node["id"].as_str().unwrap_or("?");
+    let name = node["name"].as_str().filter(|n| *n != id);
     format!(
-        "{}{}  {state}  {} agent(s)  {}",
-        node["id"].as_str().unwrap_or("?"),
+        "{}{}{}  {state}  {} agent(s)  {}",
+        name.unwrap_or(id),
+        name.map(|_| format!(" [{id}]")).unwrap_or_default(),
         if node["thisNode"].as_bool() == Some(true) {
             " (this server)"
         } else {

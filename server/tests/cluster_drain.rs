@@ -402,6 +402,10 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
     let me = list["thisNode"].as_str().unwrap().to_string();
     assert_eq!(list["nodes"].as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list["thisNodeDraining"], false);
+    // Without --node-name a node is named by its hostname.
+    let host = harness_server::node::default_name().expect("this machine's hostname");
+    assert_eq!(list["thisNodeName"], host.as_str(), "{list}");
+    assert_eq!(list["nodes"][0]["name"], host.as_str(), "{list}");
 
     // An agent's token is refused; no token is 401.
     let t = s.task("agent").await;

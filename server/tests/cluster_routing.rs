@@ -131,7 +131,7 @@ async fn two_nodes_racing_a_start_give_one_agent_on_postgres() {
     a.shutdown().await;
 }
 
-/// A node of the cluster that registers its own URL.
+/// A node of the cluster that registers its own URL, named `node <name>`.
 pub async fn reachable_node(
     dir: &Path,
     name: &str,
@@ -142,6 +142,7 @@ pub async fn reachable_node(
         cfg.database_url = Some(database.to_string());
         cfg.secrets.dir = Some(shared.to_path_buf());
         cfg.node_url = Some(format!("http://{}", cfg.bind));
+        cfg.node_name = Some(format!("node {name}"));
     })
     .await
 }
@@ -173,7 +174,8 @@ async fn terminal_actions_on_another_node_are_done_by_the_agents_node_on_postgre
     let starts = work.join("fwd.starts");
     wait_until("A's agent", Duration::from_secs(10), || lines(&starts) == 1).await;
 
-    // B's task page says which node runs the agent (A's id and URL).
+    // B's task page says which node runs the agent: A's name and URL, its
+    // id in the tooltip; the API names it next to its id.
     let page = b
         .client
         .get(b.url(&format!("/tasks/{t}")))
@@ -186,8 +188,27 @@ async fn terminal_actions_on_another_node_are_done_by_the_agents_node_on_postgre
         .unwrap();
     let node_a = a.running.harness.config().node_id.clone();
     assert!(
-        page.contains("id=\"task-node\"") && page.contains(&format!("{node_a} ({})", a.base)),
+        page.contains(&format!("id=\"task-node\" title=\"Node id: {node_a}\""))
+            && page.contains(&format!("node a ({})", a.base)),
         "the node on the task page: {page}"
+    );
+    let (status, view) = b.admin("GET", &format!("/api/tasks/{t}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(
+        (&view["execution"]["nodeId"], &view["execution"]["nodeName"]),
+        (&json!(node_a), &json!("node a")),
+        "{view}"
+    );
+    let (status, nodes) = b.admin("GET", "/api/nodes", None).await;
+    assert_eq!(status, StatusCode::OK, "{nodes}");
+    assert_eq!(nodes["thisNodeName"], "node b", "{nodes}");
+    assert!(
+        nodes["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["id"] == json!(node_a) && n["name"] == "node a"),
+        "{nodes}"
     );
     // Start on B: A answers (its agent runs), no second agent.
     let (status, body) = b

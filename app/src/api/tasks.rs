@@ -42,10 +42,14 @@ pub struct TaskRow {
     pub cwd: Option<String>,
     #[serde(default)]
     pub project_id: Option<String>,
-    /// The node that runs (ran) the latest execution's agent (a cluster:
-    /// its id, and its URL on the task page).
+    /// The node that runs (ran) the latest execution's agent, as shown: its
+    /// name (`--node-name`; its id when it has none), and on the task page
+    /// its URL.
     #[serde(default)]
     pub node: Option<String>,
+    /// That node's id (the task page's tooltip on the name).
+    #[serde(default)]
+    pub node_id: Option<String>,
     /// What the task waits for is an approval (a held tool call),
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
@@ -91,7 +95,11 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         unattended: v.task.unattended,
         open_ask: v.open_ask,
         execution_id: v.execution.as_ref().map(|e| e.id.clone()),
-        node: v.execution.as_ref().and_then(|e| e.node_id.clone()),
+        node: v
+            .execution
+            .as_ref()
+            .and_then(|e| e.node_name.clone().or_else(|| e.node_id.clone())),
+        node_id: v.execution.as_ref().and_then(|e| e.node_id.clone()),
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
@@ -123,11 +131,13 @@ pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
     let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
-    // Which node runs the agent, with the URL it registered (a cluster).
-    if let Some(node) = task.node.take() {
-        let row = h.node(&node).await.ok().flatten();
+    // Which node runs the agent, by its name, with the URL it registered
+    // (a cluster).
+    if let (Some(shown), Some(id)) = (task.node.take(), task.node_id.clone()) {
+        let row = h.node(&id).await.ok().flatten();
         // Said in the text itself (no code in the page's bundle).
         let draining = row.as_ref().is_some_and(|n| n.draining);
+        let node = row.as_ref().and_then(|n| n.name.clone()).unwrap_or(shown);
         let url = row.and_then(|n| n.url);
         let node = match url {
             Some(url) => format!("{node} ({url})"),

@@ -440,6 +440,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
         "optional, for Start and Restart",
     ),
     ("tasks.node", "Node"),
+    ("tasks.node_id", "Node id"),
     ("tasks.field.cwd", "Working directory"),
     (
         "tasks.field.cwd_hint",

@@ -395,6 +395,7 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("task.control.prompt", "首个提示"),
     ("task.control.prompt_hint", "可选，用于启动和重启"),
     ("tasks.node", "节点"),
+    ("tasks.node_id", "节点 ID"),
     ("tasks.field.cwd", "工作目录"),
     (
         "tasks.field.cwd_hint",

@@ -276,6 +276,7 @@ mod tests {
                 created_at: now,
                 ended_at: None,
                 node_id: None,
+                node_name: None,
             }),
             open_ask,
         }

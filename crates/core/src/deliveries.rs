@@ -423,6 +423,7 @@ mod tests {
             created_at: Utc::now(),
             ended_at: None,
             node_id: None,
+            node_name: None,
         }
     }
 

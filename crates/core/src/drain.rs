@@ -42,6 +42,9 @@ pub struct LiveRun {
 #[serde(rename_all = "camelCase")]
 pub struct NodeView {
     pub id: String,
+    /// What the node is shown as: its `--node-name` (default its hostname),
+    /// its id when it gave none.
+    pub name: String,
     /// Its `--node-url`, when it gave one.
     pub url: Option<String>,
     /// Heart-beating (by the database's clock).
@@ -155,6 +158,7 @@ impl Harness {
             .collect();
         Ok(NodeView {
             this_node: row.id == self.config().node_id,
+            name: row.name.unwrap_or_else(|| row.id.clone()),
             id: row.id,
             url: row.url,
             alive: row.alive,

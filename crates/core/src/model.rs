@@ -122,6 +122,10 @@ pub struct Execution {
     /// The node whose process runs (ran) this execution's terminal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_id: Option<String>,
+    /// That node's name (`--node-name`), when the registry has one; read
+    /// with the task (`TaskView`), not stored with the execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

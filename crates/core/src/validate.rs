@@ -20,6 +20,8 @@ pub const MAX_BATCH_ARG_CHARS: usize = 128;
 pub const MAX_PROMPT_CHARS: usize = 100_000;
 /// The longest node id ([`is_node_id`]).
 pub const MAX_NODE_ID_CHARS: usize = 64;
+/// The longest node name ([`node_name`]).
+pub const MAX_NODE_NAME_CHARS: usize = 64;
 
 /// Text typed into a terminal: 1..=[`MAX_TERMINAL_INPUT_CHARS`] characters,
 /// with an optional key of at most [`MAX_INPUT_KEY_CHARS`].
@@ -64,6 +66,32 @@ pub fn cuid(field: &'static str, value: &str) -> CoreResult<String> {
             format!("Invalid {field} format — expected CUID"),
         ))
     }
+}
+
+/// A node's name (`--node-name`, shown instead of its id): trimmed, 1 to
+/// [`MAX_NODE_NAME_CHARS`] characters, none of them a control character
+/// (any script's letters, spaces and punctuation are fine).
+pub fn node_name(value: &str) -> CoreResult<String> {
+    let name = value.trim();
+    if name.is_empty() {
+        return Err(CoreError::invalid(
+            "nodeName",
+            "a node name must not be empty",
+        ));
+    }
+    if name.chars().count() > MAX_NODE_NAME_CHARS {
+        return Err(CoreError::invalid(
+            "nodeName",
+            format!("a node name has at most {MAX_NODE_NAME_CHARS} characters"),
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(CoreError::invalid(
+            "nodeName",
+            "a node name must be printable (no control characters such as newlines or tabs)",
+        ));
+    }
+    Ok(name.to_string())
 }
 
 /// Whether `id` is a node id (`<data-dir>/node-id`): 1–64 ASCII letters,

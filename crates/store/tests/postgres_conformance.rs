@@ -432,14 +432,19 @@ async fn the_heartbeat_is_written_while_every_pooled_connection_is_busy() {
     let mut options = PgOptions::new(&url);
     options.max_connections = 2;
     let store = PgStore::open(options).await.unwrap();
-    assert!(store.node_heartbeat("n1", "boot-1", None).await.unwrap());
+    assert!(
+        store
+            .node_heartbeat("n1", "boot-1", None, None)
+            .await
+            .unwrap()
+    );
     let held = (
         store.pool().acquire().await.unwrap(),
         store.pool().acquire().await.unwrap(),
     );
     let beat = tokio::time::timeout(
         Duration::from_secs(5),
-        store.node_heartbeat("n1", "boot-1", None),
+        store.node_heartbeat("n1", "boot-1", None, None),
     )
     .await;
     assert!(

@@ -31,6 +31,8 @@ pub fn routes() -> Router<AppState> {
 #[serde(rename_all = "camelCase")]
 struct NodeList {
     this_node: String,
+    /// The answering node's name (`--node-name`; its id when it has none).
+    this_node_name: String,
     /// Whether the answering node acts as draining now (it follows the
     /// registry at once through the event bus, at the latest at its next
     /// heartbeat).
@@ -46,10 +48,17 @@ struct NodeList {
     responses((status = 200, description = "Every node, by id", body = NodeList))
 )]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<NodeList>> {
+    let nodes = s.harness.node_views().await?;
+    let this_node = s.harness.config().node_id.clone();
+    let this_node_name = nodes
+        .iter()
+        .find(|n| n.this_node)
+        .map_or_else(|| this_node.clone(), |n| n.name.clone());
     Ok(Json(NodeList {
-        this_node: s.harness.config().node_id.clone(),
+        this_node,
+        this_node_name,
         this_node_draining: s.harness.draining(),
-        nodes: s.harness.node_views().await?,
+        nodes,
     }))
 }
 

@@ -222,8 +222,14 @@ fn TaskFacts(d: crate::api::TaskInfo) -> impl IntoView {
                 {project}
                 <dt>{l.t("tasks.execution")}</dt>
                 <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
-                {t.node.clone().map(|n| view! {
-                    <dt>{l.t("tasks.node")}</dt><dd id="task-node"><code>{n}</code></dd>
+                {t.node.clone().map(|n| {
+                    let id = t.node_id.clone().unwrap_or_default();
+                    view! {
+                        <dt>{l.t("tasks.node")}</dt>
+                        <dd id="task-node" title=format!("{}: {id}", l.t("tasks.node_id"))>
+                            <code>{n}</code>
+                        </dd>
+                    }
                 })}
                 <dt>{l.t("tasks.unattended")}</dt>
                 <dd>{l.t(if t.unattended { "common.yes" } else { "common.no" })}</dd>

@@ -30,6 +30,8 @@ pub struct NodeIdentity {
     pub boot: String,
     /// Its own reachable base URL (`--node-url`).
     pub url: Option<String>,
+    /// Its name (`--node-name`, validated by `validate::node_name`).
+    pub name: Option<String>,
 }
 
 impl NodeIdentity {
@@ -40,6 +42,7 @@ impl NodeIdentity {
             id: id.to_string(),
             boot: boot.to_string(),
             url,
+            name: None,
         })
     }
 }
@@ -51,7 +54,7 @@ impl Harness {
     pub async fn node_heartbeat(&self, me: &NodeIdentity) -> CoreResult<bool> {
         Ok(self
             .store()
-            .node_heartbeat(&me.id, &me.boot, me.url.as_deref())
+            .node_heartbeat(&me.id, &me.boot, me.url.as_deref(), me.name.as_deref())
             .await?)
     }
 

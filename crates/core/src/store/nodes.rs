@@ -16,6 +16,9 @@ pub struct NodeRow {
     pub boot: String,
     /// Its own reachable base URL (`--node-url`), when it gave one.
     pub url: Option<String>,
+    /// Its name (`--node-name`, default the hostname) as its latest
+    /// heartbeat gave it; `None` for a node that gave none.
+    pub name: Option<String>,
     /// When its latest process first heart-beat (the database's clock).
     pub started_at: DateTime<Utc>,
     /// Its latest heartbeat (the database's clock).
@@ -29,12 +32,19 @@ pub struct NodeRow {
 /// Storage of the node registry (one atomic statement per method).
 #[async_trait]
 pub trait NodeStore: Send + Sync + 'static {
-    /// Upsert this node's row; `heartbeat_at` = the database's now. A new
-    /// `boot` (the node restarted) starts the row again (`started_at` = now)
-    /// but keeps `draining`: a drained node stays drained until undrained.
-    /// False: nothing written, because the survivors fenced this boot
-    /// ([`Self::fence_node`]) — the node was declared dead.
-    async fn node_heartbeat(&self, id: &str, boot: &str, url: Option<&str>) -> StoreResult<bool>;
+    /// Upsert this node's row; `heartbeat_at` = the database's now; `url`
+    /// and `name` are this heartbeat's. A new `boot` (the node restarted)
+    /// starts the row again (`started_at` = now) but keeps `draining`: a
+    /// drained node stays drained until undrained. False: nothing written,
+    /// because the survivors fenced this boot ([`Self::fence_node`]) — the
+    /// node was declared dead.
+    async fn node_heartbeat(
+        &self,
+        id: &str,
+        boot: &str,
+        url: Option<&str>,
+        name: Option<&str>,
+    ) -> StoreResult<bool>;
     /// Fence `boot` of node `id` before its work is recovered: only while
     /// it is still the node's boot and still dead by the database's clock;
     /// from then on that boot's heartbeat writes nothing. The fence and a

@@ -1,4 +1,5 @@
-//! The node registry (`harness_nodes`, PostgreSQL 0020 / SQLite 0031) once
+//! The node registry (`harness_nodes`, PostgreSQL 0020 / SQLite 0031; its
+//! `name`, 0035 on both) once
 //! for both backends. Every time is the database's clock
 //! ([`Dialect::now_ms`](crate::shared::Dialect)); a node is alive while its
 //! heartbeat is newer than the database's now − the store's dead-after.
@@ -7,9 +8,9 @@ use harness_core::store::{NodeRow, StoreResult};
 
 use super::{SqlRow, time};
 
-pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, draining";
+pub(crate) const NODE_COLUMNS: &str = "id, boot, url, name, started_at, heartbeat_at, draining";
 
-/// `$1` id, `$2` boot, `$3` url. A new boot starts the row again, except
+/// `$1` id, `$2` boot, `$3` url, `$4` name (each heartbeat's own). A new boot starts the row again, except
 /// `draining`: a drained node restarted (its machine rebooted) stays
 /// drained until a person undrains it. A boot the survivors fenced
 /// ([`fence`]) writes nothing (0 rows). The clock is read once: a new row's
@@ -17,12 +18,13 @@ pub(crate) const NODE_COLUMNS: &str = "id, boot, url, started_at, heartbeat_at, 
 /// read twice differed by a millisecond now and then).
 pub(crate) fn heartbeat(now: &str) -> String {
     format!(
-        "INSERT INTO harness_nodes (id, boot, url, started_at, heartbeat_at, draining) \
-         SELECT $1, $2, $3, t.now, t.now, 0 FROM (SELECT {now} AS now) AS t WHERE 1 = 1 \
+        "INSERT INTO harness_nodes (id, boot, url, name, started_at, heartbeat_at, draining) \
+         SELECT $1, $2, $3, $4, t.now, t.now, 0 FROM (SELECT {now} AS now) AS t WHERE 1 = 1 \
          ON CONFLICT (id) DO UPDATE SET \
            started_at = CASE WHEN harness_nodes.boot = excluded.boot \
              THEN harness_nodes.started_at ELSE excluded.started_at END, \
-           boot = excluded.boot, url = excluded.url, heartbeat_at = excluded.heartbeat_at \
+           boot = excluded.boot, url = excluded.url, name = excluded.name, \
+           heartbeat_at = excluded.heartbeat_at \
          WHERE harness_nodes.fenced_boot IS NULL OR harness_nodes.fenced_boot <> excluded.boot"
     )
 }
@@ -90,6 +92,7 @@ pub(crate) fn node<R: SqlRow>(row: &R) -> StoreResult<NodeRow> {
         id: row.col("id")?,
         boot: row.col("boot")?,
         url: row.col("url")?,
+        name: row.col("name")?,
         started_at: time(row.col("started_at")?)?,
         heartbeat_at: time(row.col("heartbeat_at")?)?,
         alive: row.col::<i64>("alive")? != 0,
@@ -139,11 +142,13 @@ macro_rules! node_store {
                     id: &str,
                     boot: &str,
                     url: Option<&str>,
+                    name: Option<&str>,
                 ) -> StoreResult<bool> {
                     let done = sqlx::query(AssertSqlSafe(nodes::heartbeat(DIALECT.now_ms)))
                         .bind(id)
                         .bind(boot)
                         .bind(url)
+                        .bind(name)
                         .execute(&self.$beat)
                         .await
                         .map_err(map)?;

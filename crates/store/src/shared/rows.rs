@@ -66,6 +66,7 @@ pub(crate) fn project<R: SqlRow>(row: &R) -> StoreResult<Project> {
 pub(crate) const TASK_VIEW_SELECT: &str = "SELECT t.id, t.title, t.description, t.project_id, t.parent_task_id, t.status, \
      t.unattended, t.agent_config, t.created_at, t.updated_at, \
      e.id AS e_id, e.status AS e_status, e.session_id AS e_session_id, e.exit_code AS e_exit_code, e.node_id AS e_node_id, \
+     (SELECT n.name FROM harness_nodes n WHERE n.id = e.node_id) AS e_node_name, \
      e.created_at AS e_created_at, e.ended_at AS e_ended_at, \
      EXISTS (SELECT 1 FROM harness_messages a WHERE a.task_id = t.id AND a.kind = 'ask' AND a.state = 'OPEN') AS open_ask \
      FROM tasks t LEFT JOIN executions e ON e.id = \
@@ -103,6 +104,7 @@ pub(crate) fn task_view<R: SqlRow>(row: &R) -> StoreResult<TaskView> {
                 .map(time)
                 .transpose()?,
             node_id: row.col("e_node_id")?,
+            node_name: row.col("e_node_name")?,
         }),
         None => None,
     };
@@ -123,5 +125,7 @@ pub(crate) fn execution<R: SqlRow>(row: &R) -> StoreResult<Execution> {
         created_at: time(row.col("created_at")?)?,
         ended_at: row.col::<Option<i64>>("ended_at")?.map(time).transpose()?,
         node_id: row.col("node_id")?,
+        // An execution alone: its node's name is read with a task view.
+        node_name: None,
     })
 }

@@ -136,6 +136,7 @@ macro_rules! conformance_suite {
             a_dead_nodes_work_is_recovered_once_by_racing_survivors,
             a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept,
             a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliveries,
+            a_node_is_named_by_its_latest_heartbeat_and_its_tasks_show_the_name,
         );
         conformance_suite!(@area $factory; deliveries:
             the_reply_row_is_written_by_the_answering_transaction,

@@ -17,7 +17,7 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
     let (id, boot) = (ids::new_id(), ids::new_id());
     assert!(s.get_node(&id).await.unwrap().is_none());
     let before = s.db_now().await.unwrap();
-    s.node_heartbeat(&id, &boot, Some("http://10.0.0.2:7700"))
+    s.node_heartbeat(&id, &boot, Some("http://10.0.0.2:7700"), None)
         .await
         .unwrap();
     let row = s.get_node(&id).await.unwrap().unwrap();
@@ -34,7 +34,7 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
     assert!(row.heartbeat_at >= before, "{row:?} vs {before}");
     // Later heartbeats of the same boot move heartbeat_at only.
     tokio::time::sleep(Duration::from_millis(20)).await;
-    s.node_heartbeat(&id, &boot, None).await.unwrap();
+    s.node_heartbeat(&id, &boot, None, None).await.unwrap();
     let again = s.get_node(&id).await.unwrap().unwrap();
     assert_eq!(again.started_at, row.started_at);
     assert!(again.heartbeat_at > row.heartbeat_at);
@@ -43,10 +43,10 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
     // node restarted stays drained until undrained).
     assert!(s.set_node_draining(&id, true).await.unwrap());
     assert!(!s.set_node_draining(&ids::new_id(), true).await.unwrap());
-    s.node_heartbeat(&id, &boot, None).await.unwrap();
+    s.node_heartbeat(&id, &boot, None, None).await.unwrap();
     assert!(s.get_node(&id).await.unwrap().unwrap().draining);
     let reboot = ids::new_id();
-    s.node_heartbeat(&id, &reboot, None).await.unwrap();
+    s.node_heartbeat(&id, &reboot, None, None).await.unwrap();
     let fresh = s.get_node(&id).await.unwrap().unwrap();
     assert_eq!(fresh.boot, reboot);
     assert!(fresh.draining, "a restart keeps the drain");
@@ -65,8 +65,8 @@ pub async fn a_heartbeat_is_an_upsert_timed_by_the_database(b: &Backend) {
 pub async fn a_silent_node_is_dead_and_its_boot_is_recovered_once(b: &Backend) {
     let s = b.store.as_ref();
     let (quiet, busy, boot) = (ids::new_id(), ids::new_id(), ids::new_id());
-    s.node_heartbeat(&quiet, &boot, None).await.unwrap();
-    s.node_heartbeat(&busy, &boot, None).await.unwrap();
+    s.node_heartbeat(&quiet, &boot, None, None).await.unwrap();
+    s.node_heartbeat(&busy, &boot, None, None).await.unwrap();
     assert!(
         !s.nodes_to_recover()
             .await
@@ -81,7 +81,7 @@ pub async fn a_silent_node_is_dead_and_its_boot_is_recovered_once(b: &Backend) {
     // `busy` keeps heart-beating; `quiet` falls silent past the dead-after.
     let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
     loop {
-        s.node_heartbeat(&busy, &boot, None).await.unwrap();
+        s.node_heartbeat(&busy, &boot, None, None).await.unwrap();
         let row = s.get_node(&quiet).await.unwrap().unwrap();
         if !row.alive {
             break;
@@ -113,7 +113,7 @@ pub async fn a_silent_node_is_dead_and_its_boot_is_recovered_once(b: &Backend) {
     assert!(!s.mark_node_recovered(&quiet, "other-boot").await.unwrap());
     // It comes back with a new boot: alive, and its next death is recovered again.
     let reboot = ids::new_id();
-    s.node_heartbeat(&quiet, &reboot, None).await.unwrap();
+    s.node_heartbeat(&quiet, &reboot, None, None).await.unwrap();
     assert!(s.get_node(&quiet).await.unwrap().unwrap().alive);
     assert!(!s.mark_node_recovered(&quiet, &reboot).await.unwrap());
 }
@@ -133,7 +133,10 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     let (dead, owner) = ("node-x", "node-x:boot-1");
     let store = b.another().await;
     let a = harness_on(store.clone(), dead);
-    store.node_heartbeat(dead, "boot-1", None).await.unwrap();
+    store
+        .node_heartbeat(dead, "boot-1", None, None)
+        .await
+        .unwrap();
     let t = a
         .create_task(harness_core::tasks::CreateTask {
             title: Some("on the dead node".into()),
@@ -225,8 +228,8 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     );
     let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
     loop {
-        y.node_heartbeat("node-y", "b", None).await.unwrap();
-        z.node_heartbeat("node-z", "b", None).await.unwrap();
+        y.node_heartbeat("node-y", "b", None, None).await.unwrap();
+        z.node_heartbeat("node-z", "b", None, None).await.unwrap();
         if !y.get_node(dead).await.unwrap().unwrap().alive {
             break;
         }
@@ -275,10 +278,20 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     );
     // The dead boot was fenced: if it only stalled, its next heartbeat is
     // refused (it must stop), and it stays dead.
-    assert!(!store.node_heartbeat(dead, "boot-1", None).await.unwrap());
+    assert!(
+        !store
+            .node_heartbeat(dead, "boot-1", None, None)
+            .await
+            .unwrap()
+    );
     assert!(!y.get_node(dead).await.unwrap().unwrap().alive);
     // It comes back with a new boot and continues.
-    assert!(store.node_heartbeat(dead, "boot-2", None).await.unwrap());
+    assert!(
+        store
+            .node_heartbeat(dead, "boot-2", None, None)
+            .await
+            .unwrap()
+    );
     assert!(y.get_node(dead).await.unwrap().unwrap().alive);
 }
 
@@ -289,10 +302,10 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     use harness_core::model::ExecutionStatus;
     let s = b.store.clone();
     let node = ids::new_id();
-    assert!(s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-1", None, None).await.unwrap());
     // Alive: no fence.
     assert!(!s.fence_node(&node, "boot-1").await.unwrap());
-    assert!(s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-1", None, None).await.unwrap());
     // Dead: fenced (twice is still true: several survivors may fence it).
     let deadline = std::time::Instant::now() + NODE_DEAD_AFTER * 4;
     while s.get_node(&node).await.unwrap().unwrap().alive {
@@ -303,18 +316,18 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     assert!(s.fence_node(&node, "boot-1").await.unwrap());
     assert!(b.another().await.fence_node(&node, "boot-1").await.unwrap());
     // The fenced boot's heartbeat is refused, from any connection.
-    assert!(!s.node_heartbeat(&node, "boot-1", None).await.unwrap());
+    assert!(!s.node_heartbeat(&node, "boot-1", None, None).await.unwrap());
     assert!(
         !b.another()
             .await
-            .node_heartbeat(&node, "boot-1", None)
+            .node_heartbeat(&node, "boot-1", None, None)
             .await
             .unwrap()
     );
     assert!(!s.get_node(&node).await.unwrap().unwrap().alive);
     // The node restarts (boot-2) and runs an agent before the survivor's
     // release of boot-1 commits: that run is not boot-1's.
-    assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-2", None, None).await.unwrap());
     let h = harness_on(s.clone(), &node);
     let t = h
         .create_task(harness_core::tasks::CreateTask {
@@ -334,7 +347,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     assert_eq!(view.execution.unwrap().status, ExecutionStatus::Running);
     // A heartbeat that wins the row first keeps the boot alive: no fence.
     assert!(!s.fence_node(&node, "boot-2").await.unwrap());
-    assert!(s.node_heartbeat(&node, "boot-2", None).await.unwrap());
+    assert!(s.node_heartbeat(&node, "boot-2", None, None).await.unwrap());
 }
 
 /// A draining node: its live runs are listed; it claims only the
@@ -346,7 +359,10 @@ pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliver
     let owner = format!("{node}:boot");
     let store = b.another().await;
     let h = harness_on(store.clone(), &node);
-    store.node_heartbeat(&node, "boot", None).await.unwrap();
+    store
+        .node_heartbeat(&node, "boot", None, None)
+        .await
+        .unwrap();
     let running = core_task(&h, "runs here", None).await;
     let (execution, _) = h.begin_execution(&running).await.unwrap();
     let stopped = core_task(&h, "no agent", None).await;
@@ -428,4 +444,87 @@ pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliver
         ids, want,
         "another node takes the unbound rows, not the agent's"
     );
+}
+
+pub async fn a_node_is_named_by_its_latest_heartbeat_and_its_tasks_show_the_name(b: &Backend) {
+    use harness_core::{model::ExecutionStatus, store::NewExecution};
+    let s = b.store.as_ref();
+    // A node of its own: the suite's shared node must not be in the
+    // registry (a dead one is recovered by the racing-survivors test).
+    let node = format!("named-{}", ids::new_id());
+    s.node_heartbeat(&node, "boot-1", None, Some("build-box 1 (東京)"))
+        .await
+        .unwrap();
+    let row = s.get_node(&node).await.unwrap().unwrap();
+    assert_eq!(row.name.as_deref(), Some("build-box 1 (東京)"));
+    assert!(
+        s.list_nodes()
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| n.id == node && n.name.as_deref() == Some("build-box 1 (東京)"))
+    );
+    // The task view carries the name of its execution's node.
+    let task = new_task(s, "named node").await;
+    s.create_execution(NewExecution {
+        id: ids::new_id(),
+        task_id: task.clone(),
+        token_hash: ids::token_hash(&ids::new_id()),
+        status: ExecutionStatus::Running,
+        node_id: Some(node.clone()),
+        now: now(),
+    })
+    .await
+    .unwrap();
+    let view = s.get_task(&task).await.unwrap().unwrap();
+    let exec = view.execution.as_ref().unwrap();
+    assert_eq!(
+        (exec.node_id.as_deref(), exec.node_name.as_deref()),
+        (Some(node.as_str()), Some("build-box 1 (東京)"))
+    );
+    assert!(
+        s.list_tasks(1000)
+            .await
+            .unwrap()
+            .iter()
+            .any(|v| v.task.id == task
+                && v.execution.as_ref().and_then(|e| e.node_name.as_deref())
+                    == Some("build-box 1 (東京)"))
+    );
+    // A restart under another name renames it; a heartbeat without one
+    // leaves it unnamed (shown by its id).
+    s.node_heartbeat(&node, "boot-2", None, Some("renamed"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_node(&node).await.unwrap().unwrap().name.as_deref(),
+        Some("renamed")
+    );
+    assert_eq!(
+        s.get_task(&task)
+            .await
+            .unwrap()
+            .unwrap()
+            .execution
+            .unwrap()
+            .node_name
+            .as_deref(),
+        Some("renamed")
+    );
+    s.node_heartbeat(&node, "boot-2", None, None).await.unwrap();
+    assert_eq!(s.get_node(&node).await.unwrap().unwrap().name, None);
+    // An execution on a node the registry does not know has no name.
+    let other = new_task(s, "unknown node").await;
+    s.create_execution(NewExecution {
+        id: ids::new_id(),
+        task_id: other.clone(),
+        token_hash: ids::token_hash(&ids::new_id()),
+        status: ExecutionStatus::Running,
+        node_id: Some(format!("unknown-{}", ids::new_id())),
+        now: now(),
+    })
+    .await
+    .unwrap();
+    let view = s.get_task(&other).await.unwrap().unwrap();
+    assert_eq!(view.execution.unwrap().node_name, None);
 }
