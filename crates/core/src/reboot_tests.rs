@@ -13,6 +13,7 @@ fn execution(id: &str) -> Execution {
         created_at: Utc::now(),
         ended_at: Some(Utc::now()),
         node_id: Some("n".into()),
+        node_name: None,
     }
 }
 

@@ -314,7 +314,11 @@ pub async fn inbound_rows_are_one_per_message_and_claimed_by_compare_and_set(b: 
 pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &Backend) {
     let (s, h) = super::support::node_a(b, Some("node-a:boot-2")).await;
     // This node runs boot-2; boot-1 was its earlier process.
-    assert!(s.node_heartbeat("node-a", "boot-2", None).await.unwrap());
+    assert!(
+        s.node_heartbeat("node-a", "boot-2", None, None)
+            .await
+            .unwrap()
+    );
     let now = h.db_now().await.unwrap();
     let mut rows = Vec::new();
     for (owner, ttl) in [
