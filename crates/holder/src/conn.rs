@@ -15,6 +15,7 @@ use std::time::Instant;
 use harness_term::TerminalModel;
 
 use crate::HolderError;
+use crate::model::LazyModel;
 use crate::protocol::{self, Frame, FrameReader, HolderFrame, SnapshotKind};
 use crate::ring::Ring;
 
@@ -116,7 +117,7 @@ impl Conn {
     /// Frames output from the ring until [`OUT_HIGH`] bytes are queued or
     /// the connection is at the ring's end. Falls back to a snapshot when
     /// the ring no longer holds `sent`.
-    pub(crate) fn fill(&mut self, ring: &Ring, model: &TerminalModel, history: usize) {
+    pub(crate) fn fill(&mut self, ring: &Ring, model: &mut LazyModel, history: usize) {
         if self.stage != Stage::Attached {
             return;
         }
@@ -128,7 +129,12 @@ impl Conn {
                     "server fell behind the buffer: snapshot"
                 );
                 self.sent = ring.end();
-                self.queue_snapshot(SnapshotKind::Lagged, self.sent, model, history);
+                self.queue_snapshot(
+                    SnapshotKind::Lagged,
+                    self.sent,
+                    model.current(ring),
+                    history,
+                );
                 break;
             }
             let start = self.out.len();
