@@ -9,8 +9,9 @@
 //! paste mode depends on the application's bracketed paste.
 //!
 //! Under a flood the quiet moment does not come. The backlog is never
-//! allowed to fall out of the ring: before a push would evict unparsed
-//! bytes, the oldest half of the ring's worth of backlog is skipped — its
+//! allowed to fall out of the ring (nor to exceed [`LAG_MAX`]): before a
+//! push would evict unparsed bytes, the oldest half of the ring's worth of
+//! backlog is skipped — its
 //! text dropped, its mode-setting sequences kept
 //! ([`harness_term::ModeScanner`]), as `crates/pty`'s model thread does — so
 //! the model holds the modes of everything and the text of the newest half
@@ -30,6 +31,9 @@ pub(crate) const PARSE_QUIET: Duration = Duration::from_millis(2);
 /// Bytes parsed per loop turn while catching up when idle (about a
 /// millisecond of parsing; the loop keeps serving between batches).
 pub(crate) const PARSE_BATCH: usize = 64 * 1024;
+/// The model is never further behind than this (nor than the ring holds):
+/// catching up before a snapshot or a reply parses at most this much.
+pub(crate) const LAG_MAX: usize = 1024 * 1024;
 /// Bytes fed one at a time at most to finish a sequence the model is inside
 /// before a skip (a longer string is cut; the next sequence ends it).
 const ALIGN_MAX: usize = 4096;
@@ -112,10 +116,11 @@ impl LazyModel {
     }
 
     /// Before `incoming` bytes are pushed into `ring`: when the push would
-    /// leave the model further behind than the ring holds, skips the oldest
-    /// backlog (keeping its modes) down to half the ring after the push.
+    /// leave the model further behind than the ring holds (or [`LAG_MAX`]),
+    /// skips the oldest backlog (keeping its modes) down to half that after
+    /// the push.
     pub(crate) fn make_room(&mut self, ring: &Ring, incoming: usize) {
-        let cap = ring.capacity() as u64;
+        let cap = ring.capacity().min(LAG_MAX) as u64;
         if self.backlog(ring) + incoming as u64 <= cap {
             return;
         }
