@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use harness_term::TerminalModel;
 
-use crate::conn::{Conn, ReadState, Stage};
+use crate::conn::{Conn, ReadState, STALL, Stage};
 use crate::hold::{ExitRecord, HoldConfig, write_exit_file};
 use crate::model::{LazyModel, PARSE_BATCH, PARSE_QUIET};
 use crate::protocol::{
@@ -214,11 +214,18 @@ impl Holder<'_> {
         };
         slots.listener = add(self.listener.as_raw_fd(), libc::POLLIN);
         if !self.pty_eof && self.exit_final.is_none() {
-            let mut events = libc::POLLIN;
+            let mut events = 0;
+            if !self.held_back(now) {
+                events |= libc::POLLIN;
+            }
             if self.typing.wants_write(now) {
                 events |= libc::POLLOUT;
             }
-            slots.master = add(self.master.as_raw_fd(), events);
+            // Not even for hang-ups while held back: they would wake the
+            // loop without end.
+            if events != 0 {
+                slots.master = add(self.master.as_raw_fd(), events);
+            }
         }
         if let Some(conn) = &self.conn {
             let mut events = libc::POLLIN;
@@ -259,6 +266,11 @@ impl Holder<'_> {
             && conn.stage == Stage::Handshake
         {
             at(conn.accepted_at + HANDSHAKE_TIMEOUT);
+        }
+        if self.held_back(now)
+            && let Some(conn) = &self.conn
+        {
+            at(conn.last_progress + STALL);
         }
         if self.pidfd.is_none() && self.reaped.is_none() {
             at(now + REAP_TICK);
@@ -351,10 +363,22 @@ impl Holder<'_> {
         }
     }
 
+    /// True while the attached server holds the program back (see
+    /// [`Conn::holds_back`]).
+    fn held_back(&self, now: Instant) -> bool {
+        self.conn
+            .as_ref()
+            .is_some_and(|c| c.holds_back(&self.ring, now))
+    }
+
     fn read_pty(&mut self) {
-        // Never more than the ring holds in one read.
-        let len = self.buf.len().min(self.ring.capacity());
+        // Never more than half the ring in one read: a server that holds
+        // the program back stays within the ring.
+        let len = self.buf.len().min(self.ring.capacity() / 2).max(1);
         for _ in 0..READS_PER_TURN {
+            if self.held_back(Instant::now()) {
+                break;
+            }
             match self.master.read(&mut self.buf[..len]) {
                 Ok(0) => {
                     self.pty_eof = true;
@@ -366,7 +390,6 @@ impl Holder<'_> {
                     self.model.make_room(&self.ring, n);
                     self.ring.push(&self.buf[..n]);
                     self.last_output = Instant::now();
-                    self.serve_conn();
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -574,6 +597,7 @@ impl Holder<'_> {
             }
         }
         conn.stage = Stage::Attached;
+        conn.last_progress = Instant::now();
         conn.exit_sent = false;
         self.orphan_since = None;
     }

@@ -172,3 +172,50 @@ async fn every_byte_arrives_in_order_at_its_position() {
     assert_eq!(stream.exit.map(|(_, status)| status.code), Some(Some(3)));
     client.ack_exit().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reading_server_holds_the_program_back_instead_of_lagging() {
+    let (tmp, dir) = run_dir();
+    let out = flood(80_000);
+    // The flood starts on a key, once attached at position 0.
+    let script = cat_script(tmp.path(), "flood", &out, "exit 0").replacen(
+        "; cat ",
+        "; printf READY; head -c 1 >/dev/null; cat ",
+        1,
+    );
+    let mut cfg = sh(&dir, &script);
+    // 5 MB through a 64 KiB ring, read slowly: without holding the program
+    // back the holder would run past this reader by more than the ring and
+    // every buffer on the way.
+    cfg.ring_bytes = 64 * 1024;
+    let held = start(&cfg).await;
+    let (client, mut events) = held.connect().await;
+    client.attach(Some(0)).await.unwrap();
+    let mut stream = Stream::default();
+    // Echo is off once the program says so.
+    stream
+        .until(&mut events, 10 * SEC, |s| s.bytes == b"READY")
+        .await;
+    client.input("", InputMode::Raw, b"g").await.unwrap();
+    let out = [&b"READY"[..], &out].concat();
+    let deadline = tokio::time::Instant::now() + 120 * SEC;
+    while stream.exit.is_none() {
+        let event = tokio::time::timeout_at(deadline, events.next())
+            .await
+            .expect("the stream did not end")
+            .expect("the connection closed");
+        stream.apply(event);
+        // A slow reader, but a reading one (well within the stall limit).
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(stream.snapshots.is_empty(), "the reader was skipped");
+    let first_diff = stream.bytes.iter().zip(&out).position(|(a, b)| a != b);
+    assert!(
+        stream.bytes == out,
+        "the bytes differ from what was written: {} vs {} bytes, first at {first_diff:?}: {:?}",
+        stream.bytes.len(),
+        out.len(),
+        String::from_utf8_lossy(&stream.bytes[..stream.bytes.len().min(100)])
+    );
+    client.ack_exit().await.unwrap();
+}
