@@ -364,11 +364,15 @@ impl Holder<'_> {
     }
 
     /// True while the attached server holds the program back (see
-    /// [`Conn::holds_back`]).
+    /// [`Conn::holds_back`]). Not once the program exited: the drain after
+    /// it reads until the PTY is quiet, and must not see a held-back PTY
+    /// as a quiet one.
     fn held_back(&self, now: Instant) -> bool {
-        self.conn
-            .as_ref()
-            .is_some_and(|c| c.holds_back(&self.ring, now))
+        self.reaped.is_none()
+            && self
+                .conn
+                .as_ref()
+                .is_some_and(|c| c.holds_back(&self.ring, now))
     }
 
     fn read_pty(&mut self) {
