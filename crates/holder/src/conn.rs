@@ -7,19 +7,30 @@
 //! slower than the agent writes therefore costs nothing but the ring; once
 //! the ring has forgotten `sent`, the connection gets a
 //! [`SnapshotKind::Lagged`] snapshot and continues live from there.
+//!
+//! A server that is reading but more than half a ring behind holds the
+//! program back instead: the event loop stops reading the PTY (so the
+//! program blocks in `write`, as on a terminal nobody reads fast enough)
+//! until the server catches up — as long as the server took bytes within
+//! [`STALL`]. A server that stopped reading does not hold the program back
+//! longer than that.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use harness_term::TerminalModel;
 
 use crate::HolderError;
+use crate::model::LazyModel;
 use crate::protocol::{self, Frame, FrameReader, HolderFrame, SnapshotKind};
 use crate::ring::Ring;
 
 /// Output bytes framed ahead of the socket at most.
 pub(crate) const OUT_HIGH: usize = 256 * 1024;
+/// An attached server that took no bytes for this long no longer holds the
+/// program back (it falls behind the ring instead).
+pub(crate) const STALL: Duration = Duration::from_secs(1);
 /// Largest output frame's data.
 const OUTPUT_FRAME_MAX: usize = 64 * 1024;
 /// A connection whose unsent control frames (pongs, snapshots, results)
@@ -50,6 +61,8 @@ pub(crate) struct Conn {
     pub(crate) sent: u64,
     pub(crate) exit_sent: bool,
     pub(crate) accepted_at: Instant,
+    /// When the server last took bytes from the socket (or attached).
+    pub(crate) last_progress: Instant,
 }
 
 /// What reading from the socket found.
@@ -72,7 +85,16 @@ impl Conn {
             sent: 0,
             exit_sent: false,
             accepted_at: now,
+            last_progress: now,
         }
+    }
+
+    /// True when this server should hold the program back: attached,
+    /// reading, and more than half of `ring` behind.
+    pub(crate) fn holds_back(&self, ring: &Ring, now: Instant) -> bool {
+        self.stage == Stage::Attached
+            && ring.end().saturating_sub(self.sent) >= (ring.capacity() / 2) as u64
+            && now < self.last_progress + STALL
     }
 
     /// Queues raw bytes (the preamble).
@@ -116,7 +138,7 @@ impl Conn {
     /// Frames output from the ring until [`OUT_HIGH`] bytes are queued or
     /// the connection is at the ring's end. Falls back to a snapshot when
     /// the ring no longer holds `sent`.
-    pub(crate) fn fill(&mut self, ring: &Ring, model: &TerminalModel, history: usize) {
+    pub(crate) fn fill(&mut self, ring: &Ring, model: &mut LazyModel, history: usize) {
         if self.stage != Stage::Attached {
             return;
         }
@@ -128,7 +150,12 @@ impl Conn {
                     "server fell behind the buffer: snapshot"
                 );
                 self.sent = ring.end();
-                self.queue_snapshot(SnapshotKind::Lagged, self.sent, model, history);
+                self.queue_snapshot(
+                    SnapshotKind::Lagged,
+                    self.sent,
+                    model.current(ring),
+                    history,
+                );
                 break;
             }
             let start = self.out.len();
@@ -149,7 +176,10 @@ impl Conn {
         while self.out_pos < self.out.len() {
             match self.stream.write(&self.out[self.out_pos..]) {
                 Ok(0) => return Err(HolderError::Closed),
-                Ok(n) => self.out_pos += n,
+                Ok(n) => {
+                    self.out_pos += n;
+                    self.last_progress = Instant::now();
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {

@@ -2,8 +2,9 @@
 //! the listening socket, the attached server and the program's pidfd.
 //!
 //! Lifetimes:
-//! * the program's output goes into the ring and the terminal model as it
-//!   arrives, whether or not a server is attached;
+//! * the program's output goes into the ring as it arrives, whether or not
+//!   a server is attached, and is forwarded before the terminal model parses
+//!   it (lazily, from the ring: see the `model` module);
 //! * after the program exits, the PTY is drained (to EOF, or until it has
 //!   been quiet for [`DRAIN_QUIET`], at most [`DRAIN_MAX`]); then the exit
 //!   is final: `exit.json` is written and an exit frame follows the last
@@ -23,8 +24,9 @@ use std::time::{Duration, Instant};
 
 use harness_term::TerminalModel;
 
-use crate::conn::{Conn, ReadState, Stage};
+use crate::conn::{Conn, ReadState, STALL, Stage};
 use crate::hold::{ExitRecord, HoldConfig, write_exit_file};
+use crate::model::{LazyModel, PARSE_BATCH, PARSE_QUIET};
 use crate::protocol::{
     self, ExitInfo, HolderFrame, InputMode, InputOutcome, ServerFrame, SnapshotKind,
 };
@@ -58,7 +60,7 @@ struct Holder<'a> {
     listener: UnixListener,
     conn: Option<Conn>,
     ring: Ring,
-    model: TerminalModel,
+    model: LazyModel,
     typing: Typing,
     /// Reaped status and when it was reaped.
     reaped: Option<(ExitInfo, Instant)>,
@@ -111,7 +113,7 @@ pub(crate) fn start(
         listener,
         conn: None,
         ring: Ring::new(cfg.ring_bytes),
-        model: TerminalModel::new(rows, cols),
+        model: LazyModel::new(TerminalModel::new(rows, cols)),
         typing: Typing::default(),
         reaped: None,
         last_output: now,
@@ -187,6 +189,15 @@ impl Holder<'_> {
             }
             self.typing.flush(&mut self.master, Instant::now());
             self.serve_conn();
+            self.parse_when_quiet(Instant::now());
+        }
+    }
+
+    /// Parses a batch of the model's backlog once the PTY has been quiet
+    /// for [`PARSE_QUIET`] (output is forwarded first, parsed later).
+    fn parse_when_quiet(&mut self, now: Instant) {
+        if self.model.backlog(&self.ring) > 0 && now >= self.last_output + PARSE_QUIET {
+            self.model.parse(&self.ring, PARSE_BATCH);
         }
     }
 
@@ -203,11 +214,18 @@ impl Holder<'_> {
         };
         slots.listener = add(self.listener.as_raw_fd(), libc::POLLIN);
         if !self.pty_eof && self.exit_final.is_none() {
-            let mut events = libc::POLLIN;
+            let mut events = 0;
+            if !self.held_back(now) {
+                events |= libc::POLLIN;
+            }
             if self.typing.wants_write(now) {
                 events |= libc::POLLOUT;
             }
-            slots.master = add(self.master.as_raw_fd(), events);
+            // Not even for hang-ups while held back: they would wake the
+            // loop without end.
+            if events != 0 {
+                slots.master = add(self.master.as_raw_fd(), events);
+            }
         }
         if let Some(conn) = &self.conn {
             let mut events = libc::POLLIN;
@@ -232,6 +250,9 @@ impl Holder<'_> {
         if let Some(due) = self.typing.next_due(now) {
             at(due);
         }
+        if self.model.backlog(&self.ring) > 0 {
+            at(self.last_output + PARSE_QUIET);
+        }
         if let Some(since) = self.orphan_since {
             at(since + self.cfg.orphan_timeout);
         }
@@ -245,6 +266,11 @@ impl Holder<'_> {
             && conn.stage == Stage::Handshake
         {
             at(conn.accepted_at + HANDSHAKE_TIMEOUT);
+        }
+        if self.held_back(now)
+            && let Some(conn) = &self.conn
+        {
+            at(conn.last_progress + STALL);
         }
         if self.pidfd.is_none() && self.reaped.is_none() {
             at(now + REAP_TICK);
@@ -337,21 +363,37 @@ impl Holder<'_> {
         }
     }
 
+    /// True while the attached server holds the program back (see
+    /// [`Conn::holds_back`]). Not once the program exited: the drain after
+    /// it reads until the PTY is quiet, and must not see a held-back PTY
+    /// as a quiet one.
+    fn held_back(&self, now: Instant) -> bool {
+        self.reaped.is_none()
+            && self
+                .conn
+                .as_ref()
+                .is_some_and(|c| c.holds_back(&self.ring, now))
+    }
+
     fn read_pty(&mut self) {
+        // Never more than half the ring in one read: a server that holds
+        // the program back stays within the ring.
+        let len = self.buf.len().min(self.ring.capacity() / 2).max(1);
         for _ in 0..READS_PER_TURN {
-            match self.master.read(&mut self.buf) {
+            if self.held_back(Instant::now()) {
+                break;
+            }
+            match self.master.read(&mut self.buf[..len]) {
                 Ok(0) => {
                     self.pty_eof = true;
                     break;
                 }
                 Ok(n) => {
+                    // The model parses later, from the ring; under a flood
+                    // it skips what the ring is about to forget.
+                    self.model.make_room(&self.ring, n);
                     self.ring.push(&self.buf[..n]);
                     self.last_output = Instant::now();
-                    // Forward first, then parse: the server gets the bytes
-                    // without waiting for the model (and a flood does not
-                    // wait for the whole turn).
-                    self.serve_conn();
-                    self.model.feed(&self.buf[..n]);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -507,7 +549,7 @@ impl Holder<'_> {
                 if let Err(e) = sys::set_winsize(self.master.as_fd(), rows, cols) {
                     tracing::debug!(error = %e, "resize failed");
                 }
-                self.model.resize(rows, cols);
+                self.model.resize(&self.ring, rows, cols);
             }
             ServerFrame::SnapshotRequest { id, history } => {
                 let history = usize::try_from(history)
@@ -516,7 +558,7 @@ impl Holder<'_> {
                 conn.queue_snapshot(
                     SnapshotKind::Requested(id),
                     self.ring.end(),
-                    &self.model,
+                    self.model.current(&self.ring),
                     history,
                 );
             }
@@ -553,12 +595,13 @@ impl Holder<'_> {
                 conn.queue_snapshot(
                     SnapshotKind::Attach,
                     conn.sent,
-                    &self.model,
+                    self.model.current(&self.ring),
                     self.cfg.snapshot_history,
                 );
             }
         }
         conn.stage = Stage::Attached;
+        conn.last_progress = Instant::now();
         conn.exit_sent = false;
         self.orphan_since = None;
     }
@@ -567,7 +610,14 @@ impl Holder<'_> {
         if self.reaped.is_some() || self.pty_eof {
             return InputOutcome::Exited;
         }
-        let bracketed = self.model.bracketed_paste_enabled();
+        // Auto paste follows the application's mode after all its output.
+        let bracketed = match mode {
+            InputMode::Reply {
+                paste: harness_pty::PasteMode::Auto,
+                ..
+            } => self.model.current(&self.ring).bracketed_paste_enabled(),
+            _ => false,
+        };
         self.typing.input(key, mode, data, bracketed)
     }
 
@@ -577,7 +627,7 @@ impl Holder<'_> {
         let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        conn.fill(&self.ring, &self.model, self.cfg.snapshot_history);
+        conn.fill(&self.ring, &mut self.model, self.cfg.snapshot_history);
         if let Some((status, seq)) = self.exit_final
             && conn.stage == Stage::Attached
             && !conn.exit_sent

@@ -27,6 +27,7 @@ mod conn;
 mod error;
 pub mod event_loop;
 pub mod hold;
+mod model;
 mod payload;
 pub mod protocol;
 pub mod ring;

@@ -37,6 +37,11 @@ impl Ring {
         self.start + self.buf.len() as u64
     }
 
+    /// Bytes the ring holds at most.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// True if a reader at `seq` can continue from the ring.
     pub fn holds(&self, seq: u64) -> bool {
         (self.start..=self.end()).contains(&seq)
@@ -63,6 +68,16 @@ impl Ring {
     /// Appends up to `max` bytes from position `from` to `out`; returns how
     /// many, or `None` when `from` is no longer (or not yet) held.
     pub fn copy_from(&self, from: u64, max: usize, out: &mut Vec<u8>) -> Option<usize> {
+        let (a, b) = self.slices(from, max)?;
+        out.extend_from_slice(a);
+        out.extend_from_slice(b);
+        Some(a.len() + b.len())
+    }
+
+    /// Up to `max` bytes from position `from`, in order, as two slices
+    /// (the ring may wrap); `None` when `from` is no longer (or not yet)
+    /// held.
+    pub fn slices(&self, from: u64, max: usize) -> Option<(&[u8], &[u8])> {
         if !self.holds(from) {
             return None;
         }
@@ -70,13 +85,17 @@ impl Ring {
         let n = (self.buf.len() - offset).min(max);
         let (a, b) = self.buf.as_slices();
         let end = offset + n;
-        if offset < a.len() {
-            out.extend_from_slice(&a[offset..end.min(a.len())]);
-        }
-        if end > a.len() {
-            out.extend_from_slice(&b[offset.saturating_sub(a.len())..end - a.len()]);
-        }
-        Some(n)
+        let first = if offset < a.len() {
+            &a[offset..end.min(a.len())]
+        } else {
+            &[]
+        };
+        let second = if end > a.len() {
+            &b[offset.saturating_sub(a.len())..end - a.len()]
+        } else {
+            &[]
+        };
+        Some((first, second))
     }
 }
 

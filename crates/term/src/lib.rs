@@ -24,6 +24,6 @@ mod scan;
 pub use model::{
     DEFAULT_SCROLLBACK, MAX_COLS, MAX_ROWS, MIN_SIZE, ScreenText, TerminalModel, clamp_size,
 };
-pub use modes::mode_sequences;
+pub use modes::{ModeScanner, mode_sequences};
 pub use queries::{MAX_STRING_SEQUENCE, QueryFilter, is_query, strip_queries};
 pub use vt100;

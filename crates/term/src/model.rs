@@ -401,6 +401,12 @@ impl TerminalModel {
         self.parser.screen().cursor_position()
     }
 
+    /// True while the bytes fed so far end inside an escape sequence or a
+    /// UTF-8 character (the next bytes complete it).
+    pub fn in_sequence(&self) -> bool {
+        self.scanner.in_sequence() || !self.carry.is_empty()
+    }
+
     /// Total bytes fed so far.
     pub fn bytes_fed(&self) -> u64 {
         self.bytes_fed

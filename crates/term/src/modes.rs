@@ -10,19 +10,53 @@ use crate::scan::{Csi, Event, Scanner, SeqKind};
 /// DECSET/DECRST (`CSI ? … h/l`), DECSTBM (`CSI … r`), cursor style
 /// (`CSI … SP q`), DECKPAM/DECKPNM (`ESC =`, `ESC >`) and RIS (`ESC c`).
 pub fn mode_sequences(chunk: &[u8], out: &mut Vec<u8>) {
-    let mut scanner = Scanner::new(0);
-    scanner.advance(chunk, |event| {
-        if let Event::Seq {
-            kind,
-            bytes,
-            overflow: false,
-            ..
-        } = event
-            && is_mode(kind, bytes)
-        {
-            out.extend_from_slice(bytes);
+    ModeScanner::new().scan(chunk, out);
+}
+
+/// [`mode_sequences`] over a stream cut anywhere: a sequence split across
+/// chunks is reported when it completes. Skipping output from a point where
+/// the terminal is outside any sequence, and resuming the terminal only
+/// where [`in_sequence`](Self::in_sequence) is false, skips exactly whole
+/// sequences.
+#[derive(Clone, Debug)]
+pub struct ModeScanner {
+    scanner: Scanner,
+}
+
+impl Default for ModeScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ModeScanner {
+    /// A scanner outside any sequence.
+    pub fn new() -> Self {
+        Self {
+            scanner: Scanner::new(0),
         }
-    });
+    }
+
+    /// Appends to `out` the mode-setting sequences completed in `chunk`.
+    pub fn scan(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+        self.scanner.advance(chunk, |event| {
+            if let Event::Seq {
+                kind,
+                bytes,
+                overflow: false,
+                ..
+            } = event
+                && is_mode(kind, bytes)
+            {
+                out.extend_from_slice(bytes);
+            }
+        });
+    }
+
+    /// True while the bytes scanned so far end inside a sequence.
+    pub fn in_sequence(&self) -> bool {
+        self.scanner.in_sequence()
+    }
 }
 
 fn is_mode(kind: SeqKind, seq: &[u8]) -> bool {
@@ -50,5 +84,18 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, b"\x1b[?1049h\x1b[2;20r\x1b=\x1b[?2004h\x1b[5 q\x1bc");
+    }
+
+    #[test]
+    fn a_sequence_split_across_chunks_is_kept_once() {
+        let mut scanner = ModeScanner::new();
+        let mut out = Vec::new();
+        scanner.scan(b"text\x1b[?20", &mut out);
+        assert!(scanner.in_sequence());
+        scanner.scan(b"04h more\x1b[1", &mut out);
+        assert!(scanner.in_sequence());
+        scanner.scan(b"mred\x1b[?25l", &mut out);
+        assert!(!scanner.in_sequence());
+        assert_eq!(out, b"\x1b[?2004h\x1b[?25l");
     }
 }
