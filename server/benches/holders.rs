@@ -151,7 +151,7 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     // Clean up: every agent ends with its holder.
-    server.terminals.shutdown_ending_agents();
+    server.terminals.shutdown_ending_agents().await;
     server.shutdown().await?;
 
     let per = |v: u64| v as f64 / n as f64;

@@ -363,7 +363,7 @@ async fn run() -> anyhow::Result<()> {
     let (local_bytes, local_secs, local_lagged, _) = local_best.context("no run")?;
     let latencies = reply_latency(&b, samples).await?;
     // The bench's agents end with it (held ones would outlive it).
-    b.server.terminals.shutdown_ending_agents();
+    b.server.terminals.shutdown_ending_agents().await;
     b.server.shutdown().await?;
     local.server.shutdown().await?;
     let via_local = mb_per_s(local_bytes, local_secs);

@@ -60,7 +60,7 @@ impl Running {
         crate::supervised::discovery::remove(&self.data_dir);
         self.cancel.cancel();
         if self.fenced.is_cancelled() {
-            self.terminals.shutdown_ending_agents();
+            self.terminals.shutdown_ending_agents().await;
         } else {
             // Held agents keep running; the next start re-attaches them.
             self.terminals.shutdown();

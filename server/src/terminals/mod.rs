@@ -633,9 +633,31 @@ impl Terminals {
     }
 
     /// Shutdown of a node the cluster declared dead: every agent is ended,
-    /// held or not (the survivors take its work over).
-    pub fn shutdown_ending_agents(&self) {
-        self.inner.registry.shutdown_with(false);
+    /// held or not (the survivors take its work over). Waits (at most 5 s)
+    /// for the exits, so each holder is told it may leave instead of
+    /// keeping its exit until the orphan timeout.
+    pub async fn shutdown_ending_agents(&self) {
+        let registry = &self.inner.registry;
+        let sessions: Vec<Arc<PtySession>> = registry
+            .task_ids()
+            .iter()
+            .filter_map(|id| registry.get(id))
+            .collect();
+        registry.shutdown_with(false);
+        let mut exits = tokio::task::JoinSet::new();
+        for s in sessions {
+            exits.spawn(async move {
+                if tokio::time::timeout(Duration::from_secs(5), s.wait_exit())
+                    .await
+                    .is_ok()
+                {
+                    s.exit_recorded();
+                }
+            });
+        }
+        while exits.join_next().await.is_some() {}
+        // The acknowledgements go out through each holder's control queue.
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
