@@ -57,7 +57,9 @@ fn env() -> Vec<(OsString, OsString)> {
 }
 
 async fn holder(dir: &Path, argv: &[&str]) -> Res<(HolderClient, harness_holder::HolderEvents)> {
-    let cfg = HoldConfig::new(dir, argv.iter().map(OsString::from).collect());
+    let mut cfg = HoldConfig::new(dir, argv.iter().map(OsString::from).collect());
+    // A measurement that stops half-way leaves no holder for long.
+    cfg.orphan_timeout = Duration::from_secs(120);
     let exe = std::env::current_exe()?;
     let socket = spawn_holder(&exe, &["hold".into()], &cfg, env(), Duration::from_secs(10)).await?;
     Ok(HolderClient::connect(&socket, "measure").await?)
@@ -239,10 +241,11 @@ async fn many(n: usize) -> Res<()> {
     let mut pids = Vec::new();
     let started = Instant::now();
     for i in 0..n {
-        let cfg = HoldConfig::new(
+        let mut cfg = HoldConfig::new(
             tmp.path().join(format!("run{i}")),
             vec!["sleep".into(), "1000".into()],
         );
+        cfg.orphan_timeout = Duration::from_secs(120);
         let socket =
             spawn_holder(&exe, &["hold".into()], &cfg, env(), Duration::from_secs(30)).await?;
         sockets.push(socket);
