@@ -14,15 +14,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::inject::InjectionLedger;
 use crate::session::{Control, ExitStatus, PtySession, SessionOptions};
 use crate::stream::{Shared, WriteReq, model_loop, pump};
-use crate::{InjectOptions, PtyError};
+use crate::{InjectOptions, InjectOutcome, PtyError};
 
 /// A boxed future, as the object-safe [`RemotePty`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -112,19 +112,69 @@ impl PtySession {
         tokio::spawn(forward_writes(io.clone(), write_rx));
         tokio::spawn(pump(shared.clone(), output, exit, opts.clone(), pid));
         tracing::debug!(pid, program = %program, "attached to a held pty");
-        Ok(Arc::new(Self {
-            pid,
-            program,
+        Ok(Self::assemble(
+            (pid, program),
             shared,
-            control: Control::Remote(io),
-            writer: write_tx,
-            ledger: opts
-                .ledger
-                .clone()
-                .unwrap_or_else(|| Arc::new(InjectionLedger::new(opts.ledger_capacity))),
+            Control::Remote(io),
+            write_tx,
             exit_rx,
-            sizes: crate::sizing::ViewerSizes::new(rows, cols),
-        }))
+            &opts,
+            (rows, cols),
+        ))
+    }
+}
+
+impl PtySession {
+    /// True when an agent holder owns this PTY (the agent outlives this
+    /// process; see [`detach`](Self::detach)).
+    pub fn is_held(&self) -> bool {
+        matches!(self.control, Control::Remote(_))
+    }
+
+    /// Leaves a held agent running: closes the connection to its holder
+    /// without reporting an exit (server shutdown or upgrade). A session
+    /// this process owns is killed instead, as on drop.
+    pub fn detach(&self) {
+        match &self.control {
+            Control::Remote(io) => io.detach(),
+            Control::Local(_) => {
+                let _ = self.kill();
+            }
+        }
+    }
+
+    /// Tells the holder that the exit was recorded durably, so it may
+    /// leave (no-op for a PTY this process owns).
+    pub fn exit_recorded(&self) {
+        if let Control::Remote(io) = &self.control {
+            io.exit_recorded();
+        }
+    }
+
+    /// Types a reply through the holder. Its own ledger decides across
+    /// servers: a key it typed before (for a previous server) is a
+    /// duplicate; this process's ledger records the outcome too.
+    pub(crate) async fn reply_through(
+        &self,
+        io: &Arc<dyn RemotePty>,
+        text: &str,
+        opts: InjectOptions,
+        id: Option<&str>,
+    ) -> Result<InjectOutcome, PtyError> {
+        if opts.submit {
+            self.shared.turn_complete.store(false, Ordering::Release);
+        }
+        let result = io.reply(id.unwrap_or(""), text, opts).await;
+        if let Some(id) = id {
+            match &result {
+                Ok(_) => self.ledger.accept(id),
+                Err(_) => self.ledger.release(id),
+            }
+        }
+        result.map(|reply| match reply {
+            RemoteReply::Typed => InjectOutcome::Written,
+            RemoteReply::Duplicate => InjectOutcome::AlreadyInjected,
+        })
     }
 }
 

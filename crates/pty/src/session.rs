@@ -28,7 +28,7 @@ use tokio::time::Instant;
 
 use crate::inject::{self, Claim, InjectOptions, InjectOutcome, InjectionLedger, PasteMode};
 use crate::output::{self, SubscriberLimits, Subscription, ViewerGuard};
-use crate::remote::{RemotePty, RemoteReply};
+use crate::remote::RemotePty;
 use crate::stream::{Shared, WriteReq, lock, model_loop, pump, read_loop, write_loop};
 use crate::{PtyError, SpawnSpec, kill};
 
@@ -301,19 +301,40 @@ impl PtySession {
         }
         tokio::spawn(pump(shared.clone(), chunk_rx, status_rx, opts.clone(), pid));
 
-        Ok(Arc::new(Self {
+        Ok(Self::assemble(
+            (pid, program),
+            shared,
+            Control::Local(Mutex::new(master)),
+            write_tx,
+            exit_rx,
+            &opts,
+            (rows, cols),
+        ))
+    }
+
+    /// A session from its running parts (a local PTY or a holder's).
+    pub(crate) fn assemble(
+        (pid, program): (u32, String),
+        shared: Arc<Shared>,
+        control: Control,
+        writer: mpsc::Sender<WriteReq>,
+        exit_rx: watch::Receiver<Option<ExitStatus>>,
+        opts: &SessionOptions,
+        (rows, cols): (u16, u16),
+    ) -> Arc<Self> {
+        Arc::new(Self {
             pid,
             program,
             shared,
-            control: Control::Local(Mutex::new(master)),
-            writer: write_tx,
+            control,
+            writer,
             ledger: opts
                 .ledger
                 .clone()
                 .unwrap_or_else(|| Arc::new(InjectionLedger::new(opts.ledger_capacity))),
             exit_rx,
             sizes: crate::sizing::ViewerSizes::new(rows, cols),
-        }))
+        })
     }
 
     /// The child's pid (= its process group and session id).
@@ -517,32 +538,6 @@ impl PtySession {
         kill::signal_session(self.pid, signal)
     }
 
-    /// True when an agent holder owns this PTY (the agent outlives this
-    /// process; see [`detach`](Self::detach)).
-    pub fn is_held(&self) -> bool {
-        matches!(self.control, Control::Remote(_))
-    }
-
-    /// Leaves a held agent running: closes the connection to its holder
-    /// without reporting an exit (server shutdown or upgrade). A session
-    /// this process owns is killed instead, as on drop.
-    pub fn detach(&self) {
-        match &self.control {
-            Control::Remote(io) => io.detach(),
-            Control::Local(_) => {
-                let _ = self.kill();
-            }
-        }
-    }
-
-    /// Tells the holder that the exit was recorded durably, so it may
-    /// leave (no-op for a PTY this process owns).
-    pub fn exit_recorded(&self) {
-        if let Control::Remote(io) = &self.control {
-            io.exit_recorded();
-        }
-    }
-
     /// SIGTERM (and SIGHUP) to the process group, then SIGKILL after `grace`
     /// if it has not exited. Returns the exit status.
     pub async fn terminate(&self, grace: Duration) -> Result<ExitStatus, PtyError> {
@@ -629,33 +624,6 @@ impl PtySession {
             Claim::Pending => return Ok(InjectOutcome::InProgress),
             Claim::Claimed => {}
         }
-        if let Control::Remote(io) = &self.control {
-            // The holder's own ledger decides across servers: a key it typed
-            // before (for a previous server) is a duplicate.
-            let io = io.clone();
-            let (id, text) = (id.to_owned(), text.to_owned());
-            let this = self.clone();
-            return tokio::spawn(async move {
-                if opts.submit {
-                    this.shared.turn_complete.store(false, Ordering::Release);
-                }
-                match io.reply(&id, &text, opts).await {
-                    Ok(reply) => {
-                        this.ledger.accept(&id);
-                        Ok(match reply {
-                            RemoteReply::Typed => InjectOutcome::Written,
-                            RemoteReply::Duplicate => InjectOutcome::AlreadyInjected,
-                        })
-                    }
-                    Err(e) => {
-                        this.ledger.release(&id);
-                        Err(e)
-                    }
-                }
-            })
-            .await
-            .map_err(|_| PtyError::TaskGone)?;
-        }
         let this = self.clone();
         let (id, text) = (id.to_owned(), text.to_owned());
         tokio::spawn(async move { this.write_input(&text, opts, Some(&id)).await })
@@ -671,19 +639,6 @@ impl PtySession {
     ) -> Result<InjectOutcome, PtyError> {
         let this = self.clone();
         let text = text.to_owned();
-        if let Control::Remote(io) = &self.control {
-            let io = io.clone();
-            return tokio::spawn(async move {
-                if opts.submit {
-                    this.shared.turn_complete.store(false, Ordering::Release);
-                }
-                io.reply("", &text, opts)
-                    .await
-                    .map(|_| InjectOutcome::Written)
-            })
-            .await
-            .map_err(|_| PtyError::TaskGone)?;
-        }
         tokio::spawn(async move { this.write_input(&text, opts, None).await })
             .await
             .map_err(|_| PtyError::TaskGone)?
@@ -695,6 +650,9 @@ impl PtySession {
         opts: InjectOptions,
         id: Option<&str>,
     ) -> Result<InjectOutcome, PtyError> {
+        if let Control::Remote(io) = &self.control {
+            return self.reply_through(io, text, opts, id).await;
+        }
         let body = inject::body(text, opts.submit);
         let mut accepted = false;
         if !body.is_empty() {

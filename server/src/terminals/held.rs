@@ -65,6 +65,8 @@ pub struct Reattached {
 
 enum Found {
     Held(String),
+    /// Its execution could not be read: left alone, not interrupted.
+    Unread(String),
     Exited,
     Incompatible(String),
     Ended,
@@ -172,6 +174,7 @@ impl Terminals {
                     out.attached += 1;
                     out.held.push(id);
                 }
+                Ok(Found::Unread(id)) => out.held.push(id),
                 Ok(Found::Incompatible(id)) => {
                     out.incompatible += 1;
                     out.held.push(id);
@@ -198,7 +201,7 @@ impl Terminals {
             Err(err) => {
                 // Unknown state: leave the holder alone, it is retried at the next start.
                 tracing::error!(error = ?err, %execution_id, "cannot read a held execution");
-                return Found::Held(execution_id);
+                return Found::Unread(execution_id);
             }
         };
         let socket = dir.join(harness_holder::hold::SOCKET_NAME);
