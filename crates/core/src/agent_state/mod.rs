@@ -13,12 +13,14 @@
 //! The recognised lines come from screens recorded from the real CLIs
 //! (`crates/core/tests/fixtures/agent_screens/`).
 
+mod change;
 pub mod claude;
 pub mod codex;
 mod machine;
 mod screen;
 mod time;
 
+pub use change::{MAX_EVIDENCE_LINES, StateChange};
 pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, state};
 pub use screen::Screen;
 pub use time::ResetTime;
