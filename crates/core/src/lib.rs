@@ -40,6 +40,7 @@ pub mod rate_limit;
 pub mod reachability;
 pub mod reboot;
 pub mod reminders;
+pub mod report;
 pub mod runtime;
 pub mod service;
 pub mod sessions;
