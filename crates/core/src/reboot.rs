@@ -150,6 +150,24 @@ pub fn start_with(how: How, found: Option<String>) -> Result<Option<String>, Rea
     }
 }
 
+/// A person's words for the note a restart left on an execution (the
+/// morning report's "resumed or restarted automatically"); `None` for an
+/// attended task's (never reported) and for a decision still under way.
+pub fn note_words(note: Option<&str>) -> Option<String> {
+    let note = note?;
+    if note == ATTENDED {
+        return None;
+    }
+    if let Some(session) = note.strip_prefix(RESUMED) {
+        return Some(format!("resumed automatically after a restart (its session {session})"));
+    }
+    if note == RESTARTED {
+        return Some("restarted automatically after a restart (restartOnInterrupt)".into());
+    }
+    let why = note.strip_prefix(NOT_RESUMED).unwrap_or(note);
+    Some(format!("not resumed after a restart: {why}"))
+}
+
 /// The note of a decision not to resume starts with this.
 const NOT_RESUMED: &str = "not resumed: ";
 /// The notes of a done resume.

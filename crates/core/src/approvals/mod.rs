@@ -12,7 +12,7 @@ pub mod policy;
 pub mod push;
 pub mod shell;
 mod shell_verdict;
-mod text;
+pub(crate) mod text;
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};

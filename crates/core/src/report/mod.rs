@@ -1,9 +1,26 @@
-//! The morning report's rules (`docs/morning-report.md`): what waits for a
-//! person, ranked by what an answer unblocks ([`rank`]); one reply that
-//! answers many numbered items ([`batch`]); a long report in parts at a
-//! chat platform's limit ([`split`]). Pure: the report's facts are read by
-//! its caller.
+//! The morning report (`docs/morning-report.md`): one message tells the
+//! night, and one reply answers everything that waits.
+//!
+//! The rules, pure: what waits for a person, ranked by what an answer
+//! unblocks ([`rank`]); one reply that answers many numbered items
+//! ([`batch`]); a long report in parts at a chat platform's limit
+//! ([`split`]); the report built from stored facts ([`build`]) and written
+//! as text ([`text`]). Around them: the facts read for one person's scope
+//! ([`facts`]), the agents that need a person ([`agents`], a seam), the
+//! report kept and sent ([`service`]) and a reply applied ([`reply`]).
 
+pub mod agents;
 pub mod batch;
+pub mod build;
+pub mod facts;
+pub mod model;
 pub mod rank;
+pub mod reply;
+pub mod service;
 pub mod split;
+pub mod text;
+
+pub use facts::{NoWork, Scope, WorkReader};
+pub use model::Report;
+pub use reply::{BatchOutcome, ItemOutcome, ReplyFrom};
+pub use service::{Sent, Waiting};

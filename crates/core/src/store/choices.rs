@@ -106,7 +106,7 @@ pub trait ChoicesStore: Send + Sync + 'static {
     ) -> StoreResult<Option<Answered>>;
     /// Answer the ask `message_id` — only if it is still OPEN — with the
     /// option(s) `picked` (0-based; `text` is their label(s)), recorded with
-    /// its choices; otherwise exactly a person's reply (PAUSED → RUNNING and
+    /// its choices (none picked: `text` is a free answer, recorded as one); otherwise exactly a person's reply (PAUSED → RUNNING and
     /// the reply's delivery row, and with `from_chat` the record that it was
     /// answered through a gateway, as in `answer_open_ask`: one
     /// transaction). `None`: no longer OPEN.

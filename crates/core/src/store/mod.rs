@@ -8,7 +8,8 @@
 //! delivery mappings, signed requests' nonces, inbound platform messages),
 //! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
 //! [`SessionStore`] (browser sessions), [`NodeStore`] (the nodes of a
-//! cluster), [`ToolCheckStore`] (pre-tool checks seen, ungated runs) and [`WorkStore`]
+//! cluster), [`ToolCheckStore`] (pre-tool checks seen, ungated runs), [`ReportStore`] (the morning
+//! report's facts and the reports kept) and [`WorkStore`]
 //! (the recovery every kind of owed work shares, with the kinds' definitions). Every method is one atomic
 //! unit of work (one transaction where it writes). Implementations live outside
 //! the core (`harness-store`); the core never sees SQL.
@@ -41,6 +42,7 @@ mod messages;
 mod nodes;
 mod outbox;
 mod reminders;
+mod reports;
 mod sessions;
 mod settings;
 mod stats;
@@ -79,6 +81,10 @@ pub use outbox::{
 pub use reminders::{
     ChatActivity, Escalation, EscalationReason, NewEscalation, NewReminder, Reminder,
     ReminderCandidate, ReminderStore, SendFailure,
+};
+pub use reports::{
+    ExecutionFact, ItemKind, ItemRef, MessageFact, NewReport, ReportChannel, ReportStore,
+    StoredReport, report_of_key, report_part_key,
 };
 pub use sessions::SessionStore;
 pub use settings::SettingsStore;
@@ -127,6 +133,7 @@ pub trait Store:
     + GatewayStore
     + GatewayRouteStore
     + ReminderStore
+    + ReportStore
     + SessionStore
     + NodeStore
     + ToolCheckStore
@@ -147,6 +154,7 @@ impl<T> Store for T where
         + GatewayStore
         + GatewayRouteStore
         + ReminderStore
+        + ReportStore
         + SessionStore
         + NodeStore
         + ToolCheckStore

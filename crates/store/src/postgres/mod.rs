@@ -28,6 +28,7 @@ mod outbox;
 mod outbox_settle;
 mod probe;
 mod reminders;
+mod reports;
 mod sessions;
 mod settings;
 mod stats;

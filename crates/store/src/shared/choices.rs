@@ -71,9 +71,10 @@ pub(crate) fn choices<R: SqlRow>(row: &R) -> StoreResult<(String, Choices)> {
     ))
 }
 
-/// Run by `answer_with_options`.
+/// Run by `answer_with_options`: no option picked (`[]`) is a free answer,
+/// recorded as one (NULL).
 pub(crate) const ANSWER_WITH_OPTIONS: &str =
-    "UPDATE ask_choices SET answered_options = $1 WHERE message_id = $2";
+    "UPDATE ask_choices SET answered_options = NULLIF($1, '[]') WHERE message_id = $2";
 
 /// Run by `record_ask_for_parent`.
 pub(crate) const RECORD_ASK_FOR_PARENT: &str = "INSERT INTO workbench_events (id, parent_task_id, source_task_id, execution_id, \

@@ -27,6 +27,7 @@ pub(crate) mod outbox;
 pub(crate) mod outbox_settle;
 pub(crate) mod outbox_store;
 pub(crate) mod reminders;
+pub(crate) mod reports;
 pub(crate) mod rows;
 pub(crate) mod sessions;
 pub(crate) mod settings;

@@ -21,6 +21,7 @@ mod nodes;
 mod outbox;
 mod outbox_settle;
 mod reminders;
+mod reports;
 mod sessions;
 mod settings;
 mod stats;

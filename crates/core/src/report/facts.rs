@@ -1,0 +1,196 @@
+//! Reading a report's facts: the window's executions, messages and
+//! approvals (`ReportStore`), their tasks and projects, the open
+//! questions' choices, the agents that need a person ([`super::agents`]),
+//! and — through the caller's [`WorkReader`] — what the agents committed
+//! and which plan tasks depend on them. Limited to one person's
+//! [`Scope`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{
+    build::Facts,
+    model::Commits,
+};
+use crate::{CoreResult, Harness, auth::Identity, model::TaskView};
+
+/// The most rows of each kind one report reads.
+pub const MAX_ROWS: u32 = 5000;
+
+/// Whose report: everything (a person: the admin, the browser, a
+/// gateway's OWNER), or an agent's own task and its derived children (a
+/// Workbench's supervision).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    Task(String),
+}
+
+impl Scope {
+    /// The scope `who` may read, by the access rules of `crate::access`:
+    /// an agent reads its own task and its children.
+    pub fn of(who: &Identity) -> Self {
+        match who {
+            Identity::Agent { task_id, .. } => Self::Task(task_id.clone()),
+            Identity::Admin | Identity::Browser | Identity::Gateway => Self::All,
+        }
+    }
+
+    /// As kept with a report: `all`, `task:<id>`.
+    pub fn key(&self) -> String {
+        match self {
+            Self::All => "all".into(),
+            Self::Task(id) => format!("task:{id}"),
+        }
+    }
+}
+
+/// What Harness reads of an agent's work without running it: the server's
+/// (git as a subprocess with a timeout, the project's `harness-tasks.json`).
+#[async_trait]
+pub trait WorkReader: Send + Sync {
+    /// The commits on `dir`'s current branch since `since` (`None`: not a
+    /// repository, or nothing could be read in time).
+    async fn commits(&self, dir: &str, since: DateTime<Utc>) -> Option<Commits>;
+    /// The plan tasks of the project in `project_dir` that depend on the
+    /// plan task run by `task_id`, directly or not, and are not done.
+    async fn dependents(&self, project_dir: &str, task_id: &str) -> u32;
+}
+
+/// Reads nothing (a caller without a working directory to read).
+pub struct NoWork;
+
+#[async_trait]
+impl WorkReader for NoWork {
+    async fn commits(&self, _: &str, _: DateTime<Utc>) -> Option<Commits> {
+        None
+    }
+    async fn dependents(&self, _: &str, _: &str) -> u32 {
+        0
+    }
+}
+
+impl Harness {
+    /// The facts of `[since, until)` in `scope`.
+    pub(crate) async fn report_facts(
+        &self,
+        scope: &Scope,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+        work: &dyn WorkReader,
+    ) -> CoreResult<Facts> {
+        let store = self.store();
+        let allowed = match scope {
+            Scope::All => None,
+            Scope::Task(own) => {
+                let mut ids: BTreeSet<String> =
+                    self.children(own).await?.into_iter().map(|v| v.task.id).collect();
+                ids.insert(own.clone());
+                Some(ids)
+            }
+        };
+        let keep = |task_id: &str| allowed.as_ref().is_none_or(|ids| ids.contains(task_id));
+        let mut facts = Facts {
+            executions: store.report_executions(since, until, MAX_ROWS).await?,
+            messages: store.report_messages(since, until, MAX_ROWS).await?,
+            ..Facts::default()
+        };
+        facts.executions.retain(|e| keep(&e.execution.task_id));
+        facts.messages.retain(|m| keep(&m.message.task_id));
+        for id in store.report_approval_ids(since, until, MAX_ROWS).await? {
+            if let Some(a) = store.get_approval(&id).await?
+                && keep(&a.task_id)
+            {
+                facts.approvals.push(a);
+            }
+        }
+        facts.agents = self
+            .agents_needing_person()
+            .await?
+            .into_iter()
+            .filter(|n| keep(&n.task_id))
+            .collect();
+        let mut task_ids: BTreeSet<String> = BTreeSet::new();
+        task_ids.extend(facts.executions.iter().map(|e| e.execution.task_id.clone()));
+        task_ids.extend(facts.messages.iter().map(|m| m.message.task_id.clone()));
+        task_ids.extend(facts.approvals.iter().map(|a| a.task_id.clone()));
+        task_ids.extend(facts.agents.iter().map(|n| n.task_id.clone()));
+        for id in task_ids {
+            if let Some(view) = store.get_task(&id).await? {
+                facts.tasks.insert(id, view);
+            }
+        }
+        let projects = store.list_projects().await?;
+        let paths: BTreeMap<String, String> = projects
+            .iter()
+            .map(|p| (p.id.clone(), p.path.clone()))
+            .collect();
+        facts.projects = projects.into_iter().map(|p| (p.id, p.name)).collect();
+        let open: Vec<String> = facts
+            .messages
+            .iter()
+            .filter(|m| m.message.state == crate::model::MessageState::Open)
+            .map(|m| m.message.id.clone())
+            .collect();
+        if !open.is_empty() {
+            facts.choices = store.choices_for(&open).await?.into_iter().collect();
+        }
+        // What each task's agent committed since its first run of the window.
+        let mut first_run: BTreeMap<&str, DateTime<Utc>> = BTreeMap::new();
+        for e in &facts.executions {
+            let x = &e.execution;
+            let at = first_run.entry(x.task_id.as_str()).or_insert(x.created_at);
+            *at = (*at).min(x.created_at);
+        }
+        let mut commits = BTreeMap::new();
+        for (task_id, started) in first_run {
+            let Some(dir) = facts.tasks.get(task_id).and_then(|v| working_dir(v, &paths)) else {
+                continue;
+            };
+            if let Some(c) = work.commits(&dir, started).await
+                && c.count > 0
+            {
+                commits.insert(task_id.to_string(), c);
+            }
+        }
+        facts.commits = commits;
+        // Which plan tasks wait on each waiting item's task.
+        let mut dependents = BTreeMap::new();
+        let waiting_tasks: BTreeSet<&str> = facts
+            .messages
+            .iter()
+            .filter(|m| m.message.state == crate::model::MessageState::Open)
+            .map(|m| m.message.task_id.as_str())
+            .chain(facts.agents.iter().map(|n| n.task_id.as_str()))
+            .collect();
+        for task_id in waiting_tasks {
+            let Some(dir) = facts
+                .tasks
+                .get(task_id)
+                .and_then(|v| v.task.project_id.as_ref())
+                .and_then(|p| paths.get(p))
+            else {
+                continue;
+            };
+            let n = work.dependents(dir, task_id).await;
+            if n > 0 {
+                dependents.insert(task_id.to_string(), n);
+            }
+        }
+        facts.dependents = dependents;
+        Ok(facts)
+    }
+}
+
+/// Where a task's agent works: its `cwd`, else its project's directory.
+fn working_dir(view: &TaskView, projects: &BTreeMap<String, String>) -> Option<String> {
+    view.task.agent.cwd.clone().or_else(|| {
+        view.task
+            .project_id
+            .as_ref()
+            .and_then(|p| projects.get(p))
+            .cloned()
+    })
+}
