@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod node;
 pub mod node_call;
 pub mod private_exe;
+pub mod report_work;
 pub mod routes;
 pub mod secrets;
 pub mod security;

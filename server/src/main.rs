@@ -10,6 +10,7 @@ use tracing_subscriber::EnvFilter;
 mod cli_ops;
 mod logging;
 mod node_cli;
+mod report_cli;
 
 #[derive(Parser)]
 #[command(
@@ -201,6 +202,32 @@ enum Command {
         /// The server to ask (any node of the cluster), e.g. http://10.0.0.2:7700.
         /// Default: the one running on this data directory.
         #[arg(long, env = "HARNESS_SERVER_URL", global = true)]
+        server: Option<String>,
+    },
+    /// The morning report: what ended, ran, was asked and decided, what was
+    /// committed, and what waits for you now (ranked, numbered), from the
+    /// running server.
+    ///
+    /// Example: harness report --since 12h
+    Report {
+        /// From when: an RFC 3339 time or a duration back from now (12h, 90m, 2d).
+        /// Default: the end of the last report sent to chat, else 24 hours ago.
+        #[arg(long)]
+        since: Option<String>,
+        /// Print the API's JSON.
+        #[arg(long)]
+        json: bool,
+        /// Send it to the active unattended chat target instead of printing it.
+        #[arg(long)]
+        send: bool,
+        /// Data directory (finds the running server and its admin token). Default: ~/.harness
+        #[arg(long, env = "HARNESS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The shared secrets directory of a cluster (see `serve --help`).
+        #[arg(long, env = "HARNESS_SECRETS_DIR")]
+        secrets_dir: Option<PathBuf>,
+        /// The server to ask. Default: the one running on this data directory.
+        #[arg(long, env = "HARNESS_SERVER_URL")]
         server: Option<String>,
     },
     /// Run Harness as a systemd service (started at boot, restarted on failure): install it,
@@ -527,6 +554,23 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Report {
+            since,
+            json,
+            send,
+            data_dir,
+            secrets_dir,
+            server,
+        } => report_cli::report(
+            &node_cli::Target {
+                data_dir: data_dir.unwrap_or_else(config::default_data_dir),
+                secrets_dir,
+                server,
+            },
+            since.as_deref(),
+            json,
+            send,
+        ),
         Command::Service { action, data_dir } => service(action, data_dir),
         Command::Open { data_dir, print } => {
             open(&data_dir.unwrap_or_else(config::default_data_dir), print)

@@ -22,14 +22,14 @@ pub struct Target {
 /// How often `--wait` asks.
 const WAIT_POLL: Duration = Duration::from_secs(1);
 
-struct Api {
+pub(crate) struct Api {
     base: String,
     token: String,
     client: reqwest::blocking::Client,
 }
 
 impl Api {
-    fn new(target: &Target) -> anyhow::Result<Self> {
+    pub(crate) fn new(target: &Target) -> anyhow::Result<Self> {
         let base = match &target.server {
             Some(url) => url.clone(),
             None => harness_server::supervised::discovery::read(&target.data_dir)
@@ -53,7 +53,7 @@ impl Api {
         })
     }
 
-    fn call(
+    pub(crate) fn call(
         &self,
         method: reqwest::Method,
         path: &str,

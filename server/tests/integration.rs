@@ -105,6 +105,8 @@ mod mcp_sdk;
 mod metrics;
 #[path = "migrate_db.rs"]
 mod migrate_db;
+#[path = "morning_report.rs"]
+mod morning_report;
 #[path = "native_questions.rs"]
 mod native_questions;
 #[path = "node_calls.rs"]

@@ -13,6 +13,7 @@ mod approval_tools;
 mod args;
 mod callback_tools;
 mod gateway_tools;
+mod report_tools;
 mod outbox_tools;
 mod outputs;
 mod params;
@@ -64,6 +65,7 @@ const AGENT_TOOLS: &[&str] = &[
     "confirm_gateway_task_created",
     "complete_gateway_discussion",
     "complete_gateway_work",
+    "get_report",
 ];
 
 /// Tools a gateway credential may use: the reference's `gateway` profile
@@ -76,6 +78,7 @@ pub const GATEWAY_TOOLS: &[&str] = &[
     "route_gateway_message",
     "route_gateway_query",
     "manage_gateway_channel_access",
+    "get_report",
 ];
 
 /// Whether `identity`'s profile includes the tool `name`.

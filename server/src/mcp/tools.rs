@@ -214,4 +214,5 @@ pub(super) fn router() -> ToolRouter<HarnessMcp> {
         + HarnessMcp::route_router()
         + HarnessMcp::callback_router()
         + HarnessMcp::approval_router()
+        + HarnessMcp::report_router()
 }

@@ -13,6 +13,7 @@ mod openapi;
 mod outbox;
 mod plan;
 mod projects;
+mod report;
 mod settings;
 mod tasks;
 mod ungated;
@@ -37,6 +38,7 @@ pub fn api() -> Router<AppState> {
         .merge(gateway::routes())
         .merge(nodes::routes())
         .merge(ungated::routes())
+        .merge(report::routes())
         .nest("/internal/harness", harness_internal::routes())
         .nest("/internal/hooks", hooks_internal::routes())
         .route(
@@ -72,6 +74,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         harness_internal::Api::openapi(),
         hooks_internal::Api::openapi(),
         ungated::Api::openapi(),
+        report::Api::openapi(),
     ]
 }
 

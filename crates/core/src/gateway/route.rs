@@ -281,6 +281,15 @@ impl Harness {
                     starts afresh (name the project)."});
             return self.record(processed(out, closed)).await;
         }
+        // A reply to a morning report answers its numbered items.
+        if let Some(report_id) = self.report_replied_to(c).await? {
+            let mut out = self
+                .report_reply_json(&report_id, &route.content, c.sender_id.as_deref())
+                .await?;
+            out["inboundId"] = json!(id);
+            out["deduped"] = json!(false);
+            return self.record(processed(out, Vec::new())).await;
+        }
         let new_work = route.start_new_work
             || route.action == SessionAction::New
             || (route.intent == InboundIntent::ProjectWork && asks_for_new_work(&route.content));

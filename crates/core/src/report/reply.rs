@@ -241,7 +241,7 @@ impl Harness {
                     Some(m) if m.state == MessageState::Answered
                         && m.reply_text.as_deref() == Some(text) =>
                     {
-                        return Ok(format!("answered “{text}” (already, by this reply)"));
+                        return Ok(format!("answered “{text}” (already, with this answer)"));
                     }
                     Some(m) if m.state == MessageState::Answered => Refused(format!(
                         "already answered (“{}”)",
@@ -279,7 +279,7 @@ impl Harness {
                 let same = (approve && now.state == ApprovalState::Approved)
                     || (!approve && now.state == ApprovalState::Denied);
                 if same && now.decided_via.as_deref() == Some(from.via) {
-                    Ok(format!("{word} (already, by this reply)"))
+                    Ok(format!("{word} (already, with this answer)"))
                 } else if matches!(now.state, ApprovalState::Approved | ApprovalState::Denied) {
                     Err(Refused(format!(
                         "already answered ({} by {})",
@@ -333,6 +333,67 @@ impl Harness {
             _ => "restarted",
         }
         .to_string())
+    }
+}
+
+impl Harness {
+    /// The report a chat message replies to: the reply names a platform
+    /// message Harness sent as a part of a report.
+    pub(crate) async fn report_replied_to(
+        &self,
+        c: &crate::gateway::sessions::Conversation,
+    ) -> CoreResult<Option<String>> {
+        let Some(pmid) = c.reply_to_message_id.as_deref() else {
+            return Ok(None);
+        };
+        let Some(mapping) = self
+            .delivery_mapping(&c.gateway, &c.platform, &c.chat_id, pmid)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(outbound_id) = mapping.outbound_id.as_deref() else {
+            return Ok(None);
+        };
+        let Some(row) = self.store().get_outbound(outbound_id).await? else {
+            return Ok(None);
+        };
+        Ok(crate::store::report_of_key(&row.dedup_key).map(str::to_string))
+    }
+
+    /// The gateway tools' answer to a reply to a report: what was taken and
+    /// what not, with the answer back for the person.
+    pub(crate) async fn report_reply_json(
+        &self,
+        report_id: &str,
+        text: &str,
+        sender: Option<&str>,
+    ) -> CoreResult<serde_json::Value> {
+        let by = Person::gateway_owner();
+        let outcome = self
+            .answer_report(
+                ReplyFrom {
+                    by: &by,
+                    sender,
+                    via: "report",
+                },
+                report_id,
+                text,
+                None,
+            )
+            .await?;
+        let mode = if outcome.malformed.is_some() {
+            "report_reply_malformed"
+        } else {
+            "report_answered"
+        };
+        Ok(serde_json::json!({
+            "ok": outcome.malformed.is_none(), "mode": mode, "reportId": outcome.report_id,
+            "items": outcome.items, "malformed": outcome.malformed,
+            "acknowledgement": outcome.text,
+            "instructions": "The reply answered the report's numbered items as listed. Tell the \
+                person the acknowledgement as it is; do not answer anything else.",
+        }))
     }
 }
 

@@ -26,6 +26,45 @@ pub const DEFAULT_WINDOW: Duration = Duration::hours(24);
 /// The longest window a report reads.
 pub const MAX_WINDOW: Duration = Duration::days(31);
 
+/// A report's `since` as typed: an RFC 3339 time, or a duration back from
+/// `now` (`12h`, `90m`, `2d`, `1h30m`).
+pub fn parse_since(text: &str, now: DateTime<Utc>) -> CoreResult<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    let bad = || {
+        CoreError::invalid(
+            "since",
+            "since is an RFC 3339 time (2026-12-05T07:00:00Z) or a duration back from now \
+             (12h, 90m, 2d, 1h30m)",
+        )
+    };
+    let mut total = Duration::zero();
+    let mut digits = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let n: i64 = digits.parse().map_err(|_| bad())?;
+        digits.clear();
+        if n > 100_000 {
+            return Err(bad());
+        }
+        total += match c {
+            'd' => Duration::days(n),
+            'h' => Duration::hours(n),
+            'm' => Duration::minutes(n),
+            _ => return Err(bad()),
+        };
+    }
+    if !digits.is_empty() || total <= Duration::zero() {
+        return Err(bad());
+    }
+    Ok(now - total)
+}
+
 /// The one "waits for you" count, and its parts.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,7 +95,20 @@ impl Harness {
         channel: ReportChannel,
         work: &dyn WorkReader,
     ) -> CoreResult<Report> {
-        let (report, new) = self.compose(who, since, channel, work).await?;
+        self.report_at(who, since, channel, work, Utc::now()).await
+    }
+
+    /// [`Self::report`] ending at `now` (a report of a seeded night reads
+    /// the same every time).
+    pub async fn report_at(
+        &self,
+        who: &Identity,
+        since: Option<DateTime<Utc>>,
+        channel: ReportChannel,
+        work: &dyn WorkReader,
+        now: DateTime<Utc>,
+    ) -> CoreResult<Report> {
+        let (report, new) = self.compose(who, since, channel, work, now).await?;
         self.store().record_report(new).await?;
         Ok(report)
     }
@@ -77,7 +129,7 @@ impl Harness {
             ));
         };
         let (report, mut new) = self
-            .compose(who, since, ReportChannel::Chat, work)
+            .compose(who, since, ReportChannel::Chat, work, Utc::now())
             .await?;
         let clean = |v: &Option<String>| {
             v.as_deref()
@@ -158,9 +210,9 @@ impl Harness {
         since: Option<DateTime<Utc>>,
         channel: ReportChannel,
         work: &dyn WorkReader,
+        now: DateTime<Utc>,
     ) -> CoreResult<(Report, NewReport)> {
         let scope = Scope::of(who);
-        let now = Utc::now();
         let since = match since {
             Some(s) => s,
             None => self
@@ -194,5 +246,28 @@ impl Harness {
             now,
         };
         Ok((report, new))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_is_a_time_or_a_duration_back() {
+        let now = DateTime::parse_from_rfc3339("2026-12-05T07:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let at = |s: &str| parse_since(s, now).map(|t| t.to_rfc3339());
+        assert_eq!(at("12h").ok().as_deref(), Some("2026-12-04T19:00:00+00:00"));
+        assert_eq!(at("1h30m").ok().as_deref(), Some("2026-12-05T05:30:00+00:00"));
+        assert_eq!(at("2d").ok().as_deref(), Some("2026-12-03T07:00:00+00:00"));
+        assert_eq!(
+            at("2026-12-04T20:00:00+01:00").ok().as_deref(),
+            Some("2026-12-04T19:00:00+00:00")
+        );
+        for bad in ["", "12", "h", "12x", "0h", "-1h", "999999999d"] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
     }
 }

@@ -73,6 +73,7 @@ pub const RATE_LIMITED: [&str; 3] = [
         (name = "internal", description = "The agent and gateway API (admin or agent token)"),
         (name = "gateway", description = "What a person writes back from a chat (a signed request, the gateway token or the admin token)"),
         (name = "nodes", description = "The nodes of a cluster and their drain (admin)"),
+        (name = "report", description = "The morning report: what happened, what waits (ranked), one reply for many items, the waiting count"),
         (name = "meta", description = "This document"),
     )
 )]
