@@ -29,7 +29,12 @@ fn urlencoding(s: &str) -> String {
         .collect()
 }
 
-pub fn report(target: &Target, since: Option<&str>, json_out: bool, send: bool) -> anyhow::Result<()> {
+pub fn report(
+    target: &Target,
+    since: Option<&str>,
+    json_out: bool,
+    send: bool,
+) -> anyhow::Result<()> {
     let api = Api::new(target)?;
     let (report, sent) = if send {
         let body = json!({"since": since});
@@ -37,7 +42,11 @@ pub fn report(target: &Target, since: Option<&str>, json_out: bool, send: bool) 
         let parts = out["outboundIds"].as_array().map_or(0, Vec::len);
         (out["report"].clone(), Some(parts))
     } else {
-        let out = api.call(reqwest::Method::GET, &format!("/report{}", query(since)), None)?;
+        let out = api.call(
+            reqwest::Method::GET,
+            &format!("/report{}", query(since)),
+            None,
+        )?;
         (out, None)
     };
     if json_out {

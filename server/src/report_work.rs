@@ -31,7 +31,10 @@ async fn git(dir: &str, args: &[&str]) -> Option<String> {
         Ok(Ok(out)) if out.status.success() => out,
         Ok(Ok(_)) | Ok(Err(_)) => return None,
         Err(_) => {
-            tracing::warn!(dir, "git did not answer in time: the report shows no commits");
+            tracing::warn!(
+                dir,
+                "git did not answer in time: the report shows no commits"
+            );
             return None;
         }
     };

@@ -20,8 +20,8 @@ use harness_core::{
     outbox::OutboundState,
     report::NoWork,
     store::{
-        AskOption, ApprovalState, Choices, NewApproval, NewAsk, NewExecution, NewProject,
-        NewTask, ReportChannel, Settle, Store, Urgency,
+        ApprovalState, AskOption, Choices, NewApproval, NewAsk, NewExecution, NewProject, NewTask,
+        ReportChannel, Settle, Store, Urgency,
     },
 };
 use harness_server::report_work::LocalWork;
@@ -154,19 +154,20 @@ struct Night {
 async fn night() -> Night {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("h.db").display());
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&url)).await.unwrap());
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(SqliteOptions::new(&url)).await.unwrap());
     let mut config = HarnessConfig::new(ids::token_hash("admin"));
     config.node_id = "node-a".into();
     let h = Harness::new(store.clone(), config);
     let s = store.as_ref();
     let ws = s
-        .ensure_workspace("cwdefault", "default", t(19, 0))
+        .ensure_workspace("cwdefault000000000000", "default", t(19, 0))
         .await
         .unwrap();
     let code = dir.path().join("alpha");
     repo(&code);
     s.create_project(NewProject {
-        id: "cpalpha".into(),
+        id: "cpalpha00000000000000".into(),
         workspace_id: ws,
         workspace_name: "default".into(),
         name: "alpha".into(),
@@ -175,39 +176,80 @@ async fn night() -> Night {
     })
     .await
     .unwrap();
-    let alpha = Some("cpalpha");
+    let alpha = Some("cpalpha00000000000000");
 
     // Finished, with commits, a progress line and a question answered from chat.
-    let parser = task(s, "ctparser", "Write the parser", alpha, None, Some(&code), false).await;
-    let e = run(s, "ceparser", &parser, t(20, 0)).await;
-    s.record_ask(ask("caskdb", &parser, "Which DB?", t(20, 30)))
-        .await
-        .unwrap();
+    let parser = task(
+        s,
+        "ctparser0000000000000",
+        "Write the parser",
+        alpha,
+        None,
+        Some(&code),
+        false,
+    )
+    .await;
+    let e = run(s, "ceparser0000000000000", &parser, t(20, 0)).await;
+    s.record_ask(ask(
+        "caskdb000000000000000",
+        &parser,
+        "Which DB?",
+        t(20, 30),
+    ))
+    .await
+    .unwrap();
     s.answer_open_ask(&parser, "SQLite", &ids::new_id(), None, t(20, 42), true)
         .await
         .unwrap()
         .unwrap();
-    s.record_notify(ask("cnotify1", &parser, "lexer done, tests pass", t(21, 0)))
-        .await
-        .unwrap();
+    s.record_notify(ask(
+        "cnotify10000000000000",
+        &parser,
+        "lexer done, tests pass",
+        t(21, 0),
+    ))
+    .await
+    .unwrap();
     s.finish_execution(&e, ExecutionStatus::Completed, Some(0), "exited", t(22, 10))
         .await
         .unwrap();
 
     // Failed, unattended, not started again: an agent that needs a person.
-    let flaky = task(s, "ctflaky", "Fix the flaky build", alpha, None, None, true).await;
-    let e = run(s, "ceflaky", &flaky, t(23, 0)).await;
+    let flaky = task(
+        s,
+        "ctflaky00000000000000",
+        "Fix the flaky build",
+        alpha,
+        None,
+        None,
+        true,
+    )
+    .await;
+    let e = run(s, "ceflaky00000000000000", &flaky, t(23, 0)).await;
     s.finish_execution(&e, ExecutionStatus::Failed, Some(2), "exited", t(23, 30))
         .await
         .unwrap();
 
     // Interrupted by a restart, resumed automatically, now asking.
-    let migrate = task(s, "ctmigrate", "Nightly migration", None, None, None, true).await;
-    let e = run(s, "cemigrate", &migrate, t(1, 0)).await;
+    let migrate = task(
+        s,
+        "ctmigrate000000000000",
+        "Nightly migration",
+        None,
+        None,
+        None,
+        true,
+    )
+    .await;
+    let e = run(s, "cemigrate000000000000", &migrate, t(1, 0)).await;
     s.interrupt_live_executions("node-a", &[], t(3, 0))
         .await
         .unwrap();
-    assert!(s.claim_reboot(&e, None, "node-a:boot-2", None).await.unwrap());
+    assert!(
+        s.claim_reboot(&e, None, "node-a:boot-2", None)
+            .await
+            .unwrap()
+    );
     s.finish_reboot(
         "node-a:boot-2",
         &[(e.clone(), "resumed session sess-7".into())],
@@ -215,28 +257,50 @@ async fn night() -> Night {
     )
     .await
     .unwrap();
-    run(s, "cemigrate2", &migrate, t(3, 1)).await;
+    run(s, "cemigrate200000000000", &migrate, t(3, 1)).await;
     s.record_ask_with_choices(
-        ask("caskmig", &migrate, "Apply migration 12 now?", t(4, 0)),
+        ask(
+            "caskmig00000000000000",
+            &migrate,
+            "Apply migration 12 now?",
+            t(4, 0),
+        ),
         choices(&["Now", "Tonight"], None),
     )
     .await
     .unwrap();
 
     // An approval that blocks its task's two live children.
-    let deploy = task(s, "ctdeploy", "Deploy", alpha, None, None, false).await;
-    for (child, title) in [("ctchild1", "Build images"), ("ctchild2", "Run smoke tests")] {
+    let deploy = task(
+        s,
+        "ctdeploy0000000000000",
+        "Deploy",
+        alpha,
+        None,
+        None,
+        false,
+    )
+    .await;
+    for (child, title) in [
+        ("ctchild10000000000000", "Build images"),
+        ("ctchild20000000000000", "Run smoke tests"),
+    ] {
         task(s, child, title, alpha, Some(&deploy), None, false).await;
-        run(s, &format!("ce{child}"), child, t(4, 30)).await;
+        run(s, &format!("ce{}", &child[2..]), child, t(4, 30)).await;
     }
-    s.record_ask(ask("caskpush", &deploy, "Approve git push?", t(5, 0)))
-        .await
-        .unwrap();
+    s.record_ask(ask(
+        "caskpush0000000000000",
+        &deploy,
+        "Approve git push?",
+        t(5, 0),
+    ))
+    .await
+    .unwrap();
     s.insert_approval(NewApproval {
-        id: "capush".into(),
+        id: "capush000000000000000".into(),
         task_id: deploy.clone(),
         execution_id: None,
-        request_id: "caskpush".into(),
+        request_id: "caskpush0000000000000".into(),
         tool: "Bash".into(),
         input: r#"{"command":"git push origin main"}"#.into(),
         input_hash: "h1".into(),
@@ -250,9 +314,9 @@ async fn night() -> Night {
     .unwrap();
 
     // A question whose default applies in ten minutes.
-    let docs = task(s, "ctdocs", "Docs", None, None, None, false).await;
+    let docs = task(s, "ctdocs000000000000000", "Docs", None, None, None, false).await;
     s.record_ask_with_choices(
-        ask("caskdocs", &docs, "Publish the docs?", t(6, 0)),
+        ask("caskdocs0000000000000", &docs, "Publish the docs?", t(6, 0)),
         choices(&["Yes", "No"], Some(("Yes", t(7, 10)))),
     )
     .await
@@ -268,38 +332,38 @@ const EXPECTED: &str = "\
 Harness report, 2026-12-04 19:00 UTC → 2026-12-05 07:00 UTC
 
 Project alpha
-- Build images [task ctchild1]
+- Build images [task ctchild10000000000000]
   ran 2 h 30 min from 04:30: running
-- Deploy [task ctdeploy]
-  05:00 approval: git push origin main → still waiting
-- Fix the flaky build [task ctflaky]
+- Deploy [task ctdeploy0000000000000]
+  05:00 approval: Bash: git push origin main → still waiting
+- Fix the flaky build [task ctflaky00000000000000]
   ran 30 min from 23:00: failed at 23:30 (exit 2, exited)
-- Run smoke tests [task ctchild2]
+- Run smoke tests [task ctchild20000000000000]
   ran 2 h 30 min from 04:30: running
-- Write the parser [task ctparser]
+- Write the parser [task ctparser0000000000000]
   ran 2 h 10 min from 20:00: finished at 22:10 (exit 0, exited)
   2 commits on main: 3 files changed, 4 insertions(+), 1 deletion(-)
   21:00 progress: lexer done, tests pass
   20:30 asked: Which DB? → “SQLite” by chat after 12 min
 
 No project
-- Docs [task ctdocs]
+- Docs [task ctdocs000000000000000]
   06:00 asked: Publish the docs? → still waiting
-- Nightly migration [task ctmigrate]
+- Nightly migration [task ctmigrate000000000000]
   ran 2 h from 01:00: failed at 03:00 (interrupted)
   ran 3 h 59 min from 03:01: waiting for an answer
   resumed automatically after a restart (its session sess-7)
   04:00 asked: Apply migration 12 now? → still waiting
 
 What waits for you (4), most blocking first:
-1. [approval] Deploy [task ctdeploy]: git push origin main
+1. [approval] Deploy [task ctdeploy0000000000000]: Bash: git push origin main
    blocks 3 agents · 6 agent-h waited · answer: approve · deny: reason
-2. [agent] Fix the flaky build [task ctflaky]: the agent failed (exit code 2) and was not started again
+2. [agent] Fix the flaky build [task ctflaky00000000000000]: the agent failed (exit code 2) and was not started again
    blocks 1 agent · 7 agent-h 30 min waited · answer: resume · stop
-3. [question] Nightly migration [task ctmigrate]: Apply migration 12 now?
+3. [question] Nightly migration [task ctmigrate000000000000]: Apply migration 12 now?
    options: 1 Now · 2 Tonight
    blocks 1 agent · 3 agent-h waited
-4. [question] Docs [task ctdocs]: Publish the docs?
+4. [question] Docs [task ctdocs000000000000000]: Publish the docs?
    options: 1 Yes · 2 No
    blocks 1 agent · 1 agent-h waited · its default applies soon · default at 07:10
 
@@ -308,9 +372,8 @@ Reply to this message to answer: one item per line, or `1 B · 2 approve · 3 de
 #[tokio::test]
 async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
     let n = night().await;
-    let report = n
-        .h
-        .report_at(
+    let report =
+        n.h.report_at(
             &Identity::Admin,
             Some(t(19, 0)),
             ReportChannel::Api,
@@ -322,9 +385,8 @@ async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
     assert_eq!(report.text, EXPECTED, "\n{}", report.text);
     assert_eq!(report.waiting_count, 4);
     // The same facts, read again, give the same report.
-    let again = n
-        .h
-        .report_at(
+    let again =
+        n.h.report_at(
             &Identity::Admin,
             Some(t(19, 0)),
             ReportChannel::Api,
@@ -343,27 +405,43 @@ async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
         .collect();
     assert_eq!(
         numbered,
-        [(1, "capush"), (2, "ceflaky"), (3, "caskmig"), (4, "caskdocs")]
+        [
+            (1, "capush000000000000000"),
+            (2, "ceflaky00000000000000"),
+            (3, "caskmig00000000000000"),
+            (4, "caskdocs0000000000000")
+        ]
     );
     // The one count, everywhere: the report's and the waiting count agree
     // (the default of item 4 counts: it still waits).
     let waiting = n.h.waiting(&Identity::Admin).await.unwrap();
     assert_eq!(
-        (waiting.total, waiting.questions, waiting.approvals, waiting.agents),
+        (
+            waiting.total,
+            waiting.questions,
+            waiting.approvals,
+            waiting.agents
+        ),
         (4, 2, 1, 1)
     );
     // A Workbench-like agent reads its own task and its children only.
     let agent = Identity::Agent {
-        task_id: "ctdeploy".into(),
+        task_id: "ctdeploy0000000000000".into(),
         execution_id: "x".into(),
     };
-    let mine = n
-        .h
-        .report_at(&agent, Some(t(19, 0)), ReportChannel::Mcp, &NoWork, t(7, 0))
-        .await
-        .unwrap();
+    let mine =
+        n.h.report_at(&agent, Some(t(19, 0)), ReportChannel::Mcp, &NoWork, t(7, 0))
+            .await
+            .unwrap();
     let tasks: Vec<&str> = mine.tasks.iter().map(|s| s.task_id.as_str()).collect();
-    assert_eq!(tasks, ["ctchild1", "ctdeploy", "ctchild2"]);
+    assert_eq!(
+        tasks,
+        [
+            "ctchild10000000000000",
+            "ctdeploy0000000000000",
+            "ctchild20000000000000"
+        ]
+    );
     assert_eq!(mine.waiting_count, 1);
 }
 
@@ -379,11 +457,10 @@ async fn sent_to_chat(n: &Night) -> String {
         "downstream": "telegram", "dest": "4242", "scope": "unattended"}]))
     .unwrap();
     n.h.set_notify_targets(targets).await.unwrap();
-    let sent = n
-        .h
-        .send_report(&Identity::Admin, Some(t(19, 0)), &NoWork)
-        .await
-        .unwrap();
+    let sent =
+        n.h.send_report(&Identity::Admin, Some(t(19, 0)), &NoWork)
+            .await
+            .unwrap();
     assert!(!sent.parts.is_empty());
     let owner = "node-a:test";
     let now = Utc::now();
@@ -452,11 +529,10 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
     assert_eq!(kept.channel, ReportChannel::Chat);
 
     // Malformed: nothing changes, one clear message.
-    let out = n
-        .h
-        .route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
-        .await
-        .unwrap();
+    let out =
+        n.h.route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
+            .await
+            .unwrap();
     assert_eq!(out["mode"], "report_reply_malformed", "{out}");
     assert!(
         out["acknowledgement"]
@@ -466,18 +542,22 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
         "{out}"
     );
     assert_eq!(
-        n.store.get_approval("capush").await.unwrap().unwrap().state,
+        n.store
+            .get_approval("capush000000000000000")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         ApprovalState::Pending
     );
 
     // Valid and invalid items in one reply.
     let last = "pm-0";
     let text = "1 approve · 3 Tonight · 4 maybe · 2 resume · 9 B";
-    let out = n
-        .h
-        .route_gateway_message(&reply("in-1", last, text))
-        .await
-        .unwrap();
+    let out =
+        n.h.route_gateway_message(&reply("in-1", last, text))
+            .await
+            .unwrap();
     assert_eq!(out["mode"], "report_answered", "{out}");
     assert_eq!(
         outcomes(&out),
@@ -494,79 +574,121 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
             (
                 2,
                 false,
-                "resume or stop it on its page: /tasks/ctflaky".to_string()
+                "resume or stop it on its page: /tasks/ctflaky00000000000000".to_string()
             ),
             (9, false, "there is no item 9 in this report".to_string()),
         ]
     );
     let ack = out["acknowledgement"].as_str().unwrap();
-    assert!(ack.starts_with("Taken (2):\n1: approved\n3: answered “Tonight”"), "{ack}");
+    assert!(
+        ack.starts_with("Taken (2):\n1: approved\n3: answered “Tonight”"),
+        "{ack}"
+    );
     assert!(ack.contains("Not taken (3):"), "{ack}");
-    let approval = n.store.get_approval("capush").await.unwrap().unwrap();
+    let approval = n
+        .store
+        .get_approval("capush000000000000000")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(approval.state, ApprovalState::Approved);
     assert_eq!(approval.decided_via.as_deref(), Some("report"));
-    let q = n.store.get_message("caskmig").await.unwrap().unwrap();
+    let q = n
+        .store
+        .get_message("caskmig00000000000000")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (q.state, q.reply_text.as_deref()),
         (MessageState::Answered, Some("Tonight"))
     );
     assert_eq!(
-        n.store.get_message("caskdocs").await.unwrap().unwrap().state,
+        n.store
+            .get_message("caskdocs0000000000000")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         MessageState::Open
     );
 
     // The gateway's retry of the same message: answered once, nothing new.
-    let retry = n
-        .h
-        .route_gateway_message(&reply("in-1", last, text))
-        .await
-        .unwrap();
+    let retry =
+        n.h.route_gateway_message(&reply("in-1", last, text))
+            .await
+            .unwrap();
     assert_eq!(retry["deduped"], true, "{retry}");
     assert_eq!(retry["noOp"], true, "{retry}");
 
     // A second message: what was answered is refused, never applied to a
     // newer question of the task; the rest is taken.
     n.store
-        .record_ask(ask("caskmig2", "ctmigrate", "And migration 13?", Utc::now()))
+        .record_ask(ask(
+            "caskmig20000000000000",
+            "ctmigrate000000000000",
+            "And migration 13?",
+            Utc::now(),
+        ))
         .await
         .unwrap();
-    let out = n
-        .h
-        .route_gateway_message(&reply("in-2", "pm-0", "3 Now\n1 deny: not now\n4: after lunch"))
+    let out =
+        n.h.route_gateway_message(&reply(
+            "in-2",
+            "pm-0",
+            "3 Now\n1 deny: not now\n4: after lunch",
+        ))
         .await
         .unwrap();
     assert_eq!(
         outcomes(&out),
         [
             (3, false, "already answered (“Tonight”)".to_string()),
-            (1, false, "already answered (approved by gateway-owner)".to_string()),
+            (
+                1,
+                false,
+                "already answered (approved by gateway-owner)".to_string()
+            ),
             (4, true, "answered “after lunch”".to_string()),
         ]
     );
     assert_eq!(
-        n.store.get_message("caskmig2").await.unwrap().unwrap().state,
+        n.store
+            .get_message("caskmig20000000000000")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         MessageState::Open,
         "the newer question is not answered by the old item"
     );
-    let docs = n.store.get_message("caskdocs").await.unwrap().unwrap();
+    let docs = n
+        .store
+        .get_message("caskdocs0000000000000")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(docs.reply_text.as_deref(), Some("after lunch"));
     // A free answer to a question with options names no option.
     let c = n
         .store
-        .choices_for(&["caskdocs".to_string()])
+        .choices_for(&["caskdocs0000000000000".to_string()])
         .await
         .unwrap();
     assert_eq!(c[0].1.answered_options, None);
 
     // The same reply applied again after a crash before its record (a new
     // inbound, same words) reports what it already took as taken.
-    let again = n
-        .h
-        .route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
-        .await
-        .unwrap();
+    let again =
+        n.h.route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
+            .await
+            .unwrap();
     assert_eq!(
         outcomes(&again),
-        [(4, true, "answered “after lunch” (already, with this answer)".to_string())]
+        [(
+            4,
+            true,
+            "answered “after lunch” (already, with this answer)".to_string()
+        )]
     );
 }

@@ -159,7 +159,9 @@ pub fn note_words(note: Option<&str>) -> Option<String> {
         return None;
     }
     if let Some(session) = note.strip_prefix(RESUMED) {
-        return Some(format!("resumed automatically after a restart (its session {session})"));
+        return Some(format!(
+            "resumed automatically after a restart (its session {session})"
+        ));
     }
     if note == RESTARTED {
         return Some("restarted automatically after a restart (restartOnInterrupt)".into());

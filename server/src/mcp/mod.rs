@@ -13,10 +13,10 @@ mod approval_tools;
 mod args;
 mod callback_tools;
 mod gateway_tools;
-mod report_tools;
 mod outbox_tools;
 mod outputs;
 mod params;
+mod report_tools;
 mod route_tools;
 #[cfg(test)]
 mod schema_tests;

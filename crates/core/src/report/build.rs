@@ -59,8 +59,11 @@ pub struct Frame {
 pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
     let (since, until) = (frame.since, frame.until);
     let in_window = |t: DateTime<Utc>| t >= since && t < until;
-    let approval_asks: BTreeSet<&str> =
-        facts.approvals.iter().map(|a| a.request_id.as_str()).collect();
+    let approval_asks: BTreeSet<&str> = facts
+        .approvals
+        .iter()
+        .map(|a| a.request_id.as_str())
+        .collect();
     let mut sections: BTreeMap<String, TaskSection> = BTreeMap::new();
     fn section<'s>(
         sections: &'s mut BTreeMap<String, TaskSection>,
@@ -163,17 +166,26 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
     }
     let mut tasks: Vec<TaskSection> = sections.into_values().collect();
     tasks.sort_by(|a, b| {
-        (a.project_name.is_none(), &a.project_name, &a.title, &a.task_id).cmp(&(
-            b.project_name.is_none(),
-            &b.project_name,
-            &b.title,
-            &b.task_id,
-        ))
+        (
+            a.project_name.is_none(),
+            &a.project_name,
+            &a.title,
+            &a.task_id,
+        )
+            .cmp(&(
+                b.project_name.is_none(),
+                &b.project_name,
+                &b.title,
+                &b.task_id,
+            ))
     });
     for t in &mut tasks {
-        t.runs.sort_by(|a, b| (a.started_at, &a.execution_id).cmp(&(b.started_at, &b.execution_id)));
-        t.progress.sort_by(|a, b| (a.at, &a.text).cmp(&(b.at, &b.text)));
-        t.asked.sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
+        t.runs
+            .sort_by(|a, b| (a.started_at, &a.execution_id).cmp(&(b.started_at, &b.execution_id)));
+        t.progress
+            .sort_by(|a, b| (a.at, &a.text).cmp(&(b.at, &b.text)));
+        t.asked
+            .sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
     }
     let (waiting, refs) = waiting(facts, &approval_asks, until);
     let report = Report {

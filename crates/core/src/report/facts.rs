@@ -10,10 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{
-    build::Facts,
-    model::Commits,
-};
+use super::{build::Facts, model::Commits};
 use crate::{CoreResult, Harness, auth::Identity, model::TaskView};
 
 /// The most rows of each kind one report reads.
@@ -85,8 +82,12 @@ impl Harness {
         let allowed = match scope {
             Scope::All => None,
             Scope::Task(own) => {
-                let mut ids: BTreeSet<String> =
-                    self.children(own).await?.into_iter().map(|v| v.task.id).collect();
+                let mut ids: BTreeSet<String> = self
+                    .children(own)
+                    .await?
+                    .into_iter()
+                    .map(|v| v.task.id)
+                    .collect();
                 ids.insert(own.clone());
                 Some(ids)
             }
@@ -146,7 +147,11 @@ impl Harness {
         }
         let mut commits = BTreeMap::new();
         for (task_id, started) in first_run {
-            let Some(dir) = facts.tasks.get(task_id).and_then(|v| working_dir(v, &paths)) else {
+            let Some(dir) = facts
+                .tasks
+                .get(task_id)
+                .and_then(|v| working_dir(v, &paths))
+            else {
                 continue;
             };
             if let Some(c) = work.commits(&dir, started).await

@@ -73,7 +73,11 @@ pub fn answer_back(o: &BatchOutcome) -> String {
         out.push(format!("Taken ({}):\n{}", taken.len(), taken.join("\n")));
     }
     if !refused.is_empty() {
-        out.push(format!("Not taken ({}):\n{}", refused.len(), refused.join("\n")));
+        out.push(format!(
+            "Not taken ({}):\n{}",
+            refused.len(),
+            refused.join("\n")
+        ));
     }
     out.join("\n\n")
 }
@@ -186,9 +190,7 @@ impl Harness {
             (ItemKind::Question, Answer::Text(text)) => {
                 self.answer_question(from, item, &text, &[]).await
             }
-            (ItemKind::Approval, Answer::Approve) => {
-                self.decide_item(from, item, true, None).await
-            }
+            (ItemKind::Approval, Answer::Approve) => self.decide_item(from, item, true, None).await,
             (ItemKind::Approval, Answer::Deny { reason }) => {
                 self.decide_item(from, item, false, reason).await
             }
@@ -238,8 +240,9 @@ impl Harness {
                     .await
                     .map_err(|e| Refused(e.to_string()))?;
                 Err(match msg {
-                    Some(m) if m.state == MessageState::Answered
-                        && m.reply_text.as_deref() == Some(text) =>
+                    Some(m)
+                        if m.state == MessageState::Answered
+                            && m.reply_text.as_deref() == Some(text) =>
                     {
                         return Ok(format!("answered “{text}” (already, with this answer)"));
                     }
@@ -306,7 +309,8 @@ impl Harness {
             .get_task(&item.task_id)
             .await
             .map_err(|e| Refused(e.to_string()))?;
-        let still = super::agents::needs_person(&view).is_some_and(|n| n.execution_id == item.ref_id);
+        let still =
+            super::agents::needs_person(&view).is_some_and(|n| n.execution_id == item.ref_id);
         if !still {
             return Err(Refused(
                 "already acted upon (the agent was started again, stopped or its task closed)"
@@ -319,7 +323,10 @@ impl Harness {
                 super::model::task_link(&item.task_id)
             )));
         };
-        let action = match (stop, view.execution.as_ref().and_then(|e| e.session_id.as_ref())) {
+        let action = match (
+            stop,
+            view.execution.as_ref().and_then(|e| e.session_id.as_ref()),
+        ) {
             (true, _) => Action::Stop,
             (false, Some(_)) => Action::Resume,
             (false, None) => Action::Restart,

@@ -260,7 +260,10 @@ mod tests {
             .unwrap_or_default();
         let at = |s: &str| parse_since(s, now).map(|t| t.to_rfc3339());
         assert_eq!(at("12h").ok().as_deref(), Some("2026-12-04T19:00:00+00:00"));
-        assert_eq!(at("1h30m").ok().as_deref(), Some("2026-12-05T05:30:00+00:00"));
+        assert_eq!(
+            at("1h30m").ok().as_deref(),
+            Some("2026-12-05T05:30:00+00:00")
+        );
         assert_eq!(at("2d").ok().as_deref(), Some("2026-12-03T07:00:00+00:00"));
         assert_eq!(
             at("2026-12-04T20:00:00+01:00").ok().as_deref(),

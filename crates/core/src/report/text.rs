@@ -36,11 +36,7 @@ fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
 
 /// The whole report.
 pub fn render(r: &Report) -> String {
-    let mut out = vec![format!(
-        "Harness report, {} → {}",
-        at(r.since),
-        at(r.until)
-    )];
+    let mut out = vec![format!("Harness report, {} → {}", at(r.since), at(r.until))];
     if r.tasks.is_empty() {
         out.push(String::new());
         out.push("Nothing ran and nothing was asked in this window.".into());
@@ -85,7 +81,11 @@ fn task(out: &mut Vec<String>, t: &TaskSection) {
             "PAUSED" => "waiting for an answer".to_string(),
             _ => "running".to_string(),
         };
-        let mut line = format!("  ran {} from {}: {how}", duration(run.minutes), hm(run.started_at));
+        let mut line = format!(
+            "  ran {} from {}: {how}",
+            duration(run.minutes),
+            hm(run.started_at)
+        );
         if let Some(end) = run.ended_at {
             let mut detail = Vec::new();
             if let Some(code) = run.exit_code {
@@ -105,11 +105,7 @@ fn task(out: &mut Vec<String>, t: &TaskSection) {
         out.push(format!("  {r}"));
     }
     if let Some(c) = &t.commits {
-        let mut line = format!(
-            "  {} on {}",
-            plural(c.count, "commit", "commits"),
-            c.branch
-        );
+        let mut line = format!("  {} on {}", plural(c.count, "commit", "commits"), c.branch);
         if !c.shortstat.is_empty() {
             line.push_str(&format!(": {}", c.shortstat));
         }

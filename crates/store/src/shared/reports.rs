@@ -105,8 +105,8 @@ macro_rules! report_store {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::store::{
-                Dedup, ExecutionFact, MessageFact, NewReport, Outbound, ReportChannel,
-                ReportStore, StoreResult, StoredReport,
+                Dedup, ExecutionFact, MessageFact, NewReport, Outbound, ReportChannel, ReportStore,
+                StoreResult, StoredReport,
             };
             use $crate::{
                 error::map,

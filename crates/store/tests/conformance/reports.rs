@@ -22,14 +22,25 @@ pub async fn a_windows_facts_are_read_with_how_each_was_answered(b: &Backend) {
     // Ended before the window: not read.
     let old = new_task(s, "old").await;
     let old_exec = new_execution(s, &old).await.unwrap();
-    s.finish_execution(&old_exec, ExecutionStatus::Completed, Some(0), "exited", before)
-        .await
-        .unwrap();
+    s.finish_execution(
+        &old_exec,
+        ExecutionStatus::Completed,
+        Some(0),
+        "exited",
+        before,
+    )
+    .await
+    .unwrap();
     let since = now_ms();
     let task = new_task(s, "night").await;
     let exec = new_execution(s, &task).await.unwrap();
-    s.record_notify(ask(&task, "tests pass", now_ms())).await.unwrap();
-    let asked = s.record_ask(ask(&task, "Which DB?", now_ms())).await.unwrap();
+    s.record_notify(ask(&task, "tests pass", now_ms()))
+        .await
+        .unwrap();
+    let asked = s
+        .record_ask(ask(&task, "Which DB?", now_ms()))
+        .await
+        .unwrap();
     let delivery = ids::new_id();
     s.answer_open_ask(&task, "SQLite", &delivery, None, now_ms(), true)
         .await
@@ -69,7 +80,10 @@ pub async fn a_windows_facts_are_read_with_how_each_was_answered(b: &Backend) {
     let until = now_ms() + Duration::seconds(1);
 
     let runs = s.report_executions(since, until, 5000).await.unwrap();
-    let mine: Vec<_> = runs.iter().filter(|e| e.execution.task_id == task).collect();
+    let mine: Vec<_> = runs
+        .iter()
+        .filter(|e| e.execution.task_id == task)
+        .collect();
     assert_eq!(mine.len(), 1, "{runs:?}");
     assert_eq!(mine[0].execution.status, ExecutionStatus::Failed);
     assert_eq!(mine[0].execution.exit_code, Some(3));
@@ -99,7 +113,10 @@ pub async fn a_windows_facts_are_read_with_how_each_was_answered(b: &Backend) {
     assert_eq!(old_open[0].message.id, open.message.id);
 
     let approvals = s.report_approval_ids(since, until, 5000).await.unwrap();
-    assert!(approvals.contains(&approval.id), "a PENDING approval is read");
+    assert!(
+        approvals.contains(&approval.id),
+        "a PENDING approval is read"
+    );
     // An empty window reads only what waits now.
     let now = now_ms() + Duration::seconds(2);
     assert!(
@@ -110,9 +127,17 @@ pub async fn a_windows_facts_are_read_with_how_each_was_answered(b: &Backend) {
             .all(|e| e.execution.ended_at.is_none())
     );
     let now_messages = s.report_messages(now, now, 5000).await.unwrap();
-    assert!(now_messages.iter().all(|m| m.message.state == MessageState::Open));
+    assert!(
+        now_messages
+            .iter()
+            .all(|m| m.message.state == MessageState::Open)
+    );
     assert!(now_messages.iter().any(|m| m.message.id == open.message.id));
-    assert!(!now_messages.iter().any(|m| m.message.id == asked.message.id));
+    assert!(
+        !now_messages
+            .iter()
+            .any(|m| m.message.id == asked.message.id)
+    );
 }
 
 fn part(report: &str, i: usize, text: &str) -> NewOutbound {
@@ -140,7 +165,9 @@ pub async fn a_report_is_kept_with_its_items_and_its_chat_parts_in_one_transacti
     let task = new_task(s, "report").await;
     let scope = format!("task:{task}");
     assert_eq!(
-        s.last_report_until(ReportChannel::Chat, &scope).await.unwrap(),
+        s.last_report_until(ReportChannel::Chat, &scope)
+            .await
+            .unwrap(),
         None
     );
     let id = ids::new_id();
@@ -184,7 +211,9 @@ pub async fn a_report_is_kept_with_its_items_and_its_chat_parts_in_one_transacti
     assert_eq!(kept.channel, ReportChannel::Chat);
     assert_eq!(kept.until, until);
     assert_eq!(
-        s.last_report_until(ReportChannel::Chat, &scope).await.unwrap(),
+        s.last_report_until(ReportChannel::Chat, &scope)
+            .await
+            .unwrap(),
         Some(until)
     );
     // A view does not move the chat report's window.
@@ -203,7 +232,9 @@ pub async fn a_report_is_kept_with_its_items_and_its_chat_parts_in_one_transacti
     .await
     .unwrap();
     assert_eq!(
-        s.last_report_until(ReportChannel::Chat, &scope).await.unwrap(),
+        s.last_report_until(ReportChannel::Chat, &scope)
+            .await
+            .unwrap(),
         Some(until)
     );
     // A part's key taken twice fails the whole report: nothing is kept.
@@ -224,7 +255,9 @@ pub async fn a_report_is_kept_with_its_items_and_its_chat_parts_in_one_transacti
     assert!(clash.is_err());
     assert!(s.get_report(&again).await.unwrap().is_none());
     assert_eq!(
-        s.last_report_until(ReportChannel::Chat, &scope).await.unwrap(),
+        s.last_report_until(ReportChannel::Chat, &scope)
+            .await
+            .unwrap(),
         Some(until)
     );
     assert!(s.get_report("cnosuchreport").await.unwrap().is_none());
