@@ -30,6 +30,7 @@
 //! port, the services and the API all speak; it imports nothing from the
 //! services either. Nothing here imports a service module.
 
+mod agent_states;
 mod approvals;
 mod choices;
 mod deliveries;
@@ -48,6 +49,7 @@ mod tasks;
 mod tool_checks;
 mod work;
 
+pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
     ApprovalStore, NewApproval, approval_push_key,
@@ -131,6 +133,7 @@ pub trait Store:
     + NodeStore
     + ToolCheckStore
     + WorkStore
+    + AgentStateStore
 {
 }
 
@@ -151,5 +154,6 @@ impl<T> Store for T where
         + NodeStore
         + ToolCheckStore
         + WorkStore
+        + AgentStateStore
 {
 }

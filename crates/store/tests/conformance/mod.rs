@@ -13,7 +13,7 @@
 //! `tasks`, `reboot`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
-//! `ungated`, `races` (several connections racing on a multi-threaded runtime).
+//! `ungated`, `agent_states`, `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
 //! via [`coverage::uncovered_port_methods`]) fails when a method of the port
@@ -26,6 +26,7 @@ pub mod coverage;
 pub mod support;
 
 pub mod access;
+pub mod agent_states;
 pub mod approval_reminders;
 pub mod approvals;
 pub mod choice_answers;
@@ -283,6 +284,10 @@ macro_rules! conformance_suite {
             racing_flags_of_one_execution_write_one_alert,
             the_watch_reads_this_nodes_live_and_recent_unflagged_executions,
             the_core_flags_an_unchecked_call_once_and_never_a_checked_one,
+        );
+        conformance_suite!(@area $factory; agent_states:
+            a_state_is_one_row_written_with_its_push_and_parent_event_once,
+            the_newest_hook_event_is_kept_per_execution,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,
