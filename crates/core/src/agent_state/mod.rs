@@ -27,7 +27,7 @@ pub mod told;
 
 pub use change::{MAX_EVIDENCE_LINES, StateChange};
 pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, state};
-pub use record::{is_change, reason, record_of, reset_at, signal_number, state_of};
+pub use record::{exit_of_code, is_change, reason, record_of, reset_at, signal_number, state_of};
 pub use screen::Screen;
 pub use time::ResetTime;
 

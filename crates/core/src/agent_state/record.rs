@@ -187,6 +187,16 @@ fn signal_name(signal: i32) -> Option<&'static str> {
     })
 }
 
+/// A process's end from its exit code: 128 + n (n a signal, 1…31) is how
+/// a shell and the agents' isolation launcher (`harness_pty::isolate`)
+/// report a child killed by signal n — a crash; any other code an exit.
+pub fn exit_of_code(code: i32) -> super::ExitStatus {
+    match code {
+        129..=159 => super::ExitStatus::Signal(code - 128),
+        _ => super::ExitStatus::Code(code),
+    }
+}
+
 /// The number of a signal from the words a process's end was reported
 /// with ("Killed", "Terminated", "signal 9", "SIGKILL"); `None` when they
 /// name no signal (a lost status).
@@ -421,6 +431,16 @@ mod tests {
             reset_at(&AgentState::UsageLimited { reset: None }, now),
             None
         );
+    }
+
+    #[test]
+    fn a_code_of_128_plus_a_signal_is_that_signal() {
+        use super::super::ExitStatus;
+        assert_eq!(exit_of_code(137), ExitStatus::Signal(9));
+        assert_eq!(exit_of_code(143), ExitStatus::Signal(15));
+        assert_eq!(exit_of_code(3), ExitStatus::Code(3));
+        assert_eq!(exit_of_code(128), ExitStatus::Code(128));
+        assert_eq!(exit_of_code(255), ExitStatus::Code(255));
     }
 
     #[test]
