@@ -56,6 +56,9 @@ pub struct ServeConfig {
     pub node_dead_after: Duration,
     /// Agent holders: agents outlive the server (`terminals::held`).
     pub holders: HoldersConfig,
+    /// The agent watcher's pace and default stall threshold
+    /// (`terminals::agent_watch`, `HARNESS_STALL_AFTER_SECS`).
+    pub agent_watch: crate::terminals::agent_watch::WatchConfig,
 }
 
 /// Whether agents run in holder processes that outlive the server.
@@ -134,6 +137,7 @@ impl ServeConfig {
             node_heartbeat: harness_core::nodes::DEFAULT_HEARTBEAT,
             node_dead_after: harness_core::nodes::DEFAULT_DEAD_AFTER,
             holders: HoldersConfig::default(),
+            agent_watch: crate::terminals::agent_watch::WatchConfig::default(),
         }
     }
 

@@ -239,6 +239,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
     terminal_config.harness_bin = harness_bin.clone();
+    terminal_config.stall_after = config.agent_watch.stall_after;
     terminal_config.nodes = crate::node_call::NodeClient::new(data.node_key.clone());
     let database_dir = config
         .database_url()
@@ -329,6 +330,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     jobs.push(tokio::spawn(crate::workers::inbox::run(
         terminals.clone(),
         std::time::Duration::from_millis(500),
+        cancel.child_token(),
+    )));
+    // One truthful state per live agent (`terminals::agent_watch`).
+    jobs.push(tokio::spawn(crate::terminals::agent_watch::run(
+        terminals.clone(),
+        config.agent_watch.clone(),
         cancel.child_token(),
     )));
     // Runs whose CLI ran tools no pre-tool check saw (`harness_core::ungated`).

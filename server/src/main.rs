@@ -461,14 +461,20 @@ fn main() -> ExitCode {
             cfg.node_dead_after = std::time::Duration::from_secs(node_dead_after_secs);
             cfg.pending_ttl =
                 std::time::Duration::from_secs(pending_ttl_days.saturating_mul(86_400));
+            let watch = harness_server::terminals::agent_watch::WatchConfig::from_env(
+                std::env::var("HARNESS_STALL_AFTER_SECS").ok().as_deref(),
+            );
             match harness_server::config::HoldersConfig::from_env(
                 std::env::var("HARNESS_HOLDERS").ok().as_deref(),
                 std::env::var("HARNESS_HOLDER_ORPHAN_TIMEOUT_SECS")
                     .ok()
                     .as_deref(),
-            ) {
-                Ok(holders) => {
+            )
+            .and_then(|holders| Ok((holders, watch?)))
+            {
+                Ok((holders, watch)) => {
                     cfg.holders = holders;
+                    cfg.agent_watch = watch;
                     serve(cfg, !no_login_link)
                 }
                 Err(err) => Err(anyhow::anyhow!(err)),

@@ -7,7 +7,9 @@
 //!   restarts) and the live terminal layer: messages by kind and state, the
 //!   time from a question to its answer (histogram over the asks of the last
 //!   7 days, bucket counts computed in SQL), deliveries and outbox rows by state with attempts, executions by status, live
-//!   and parked PTYs, browser terminal viewers and live event streams.
+//!   and parked PTYs, agents by state (`harness_agents{state}`, every state
+//!   name always present, counted by this node's agent watcher), browser
+//!   terminal viewers and live event streams.
 //!
 //! Label sets are bounded: route templates (never a concrete path or id),
 //! states from fixed enums. Authorised by the admin token or the read-only
@@ -287,6 +289,22 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         "parked_ptys",
         "Agent terminals kept alive while their agent waits for an answer",
         gauge(parked),
+    );
+    // Every state name, zero included: the agents this node watches (live,
+    // or exited with their terminal still shown).
+    let agents = Family::<StateLabel, Gauge>::default();
+    for (name, n) in state.terminals.agent_state_counts() {
+        agents
+            .get_or_create(&StateLabel {
+                state: name.to_string(),
+            })
+            .set(n);
+    }
+    registry.register(
+        "agents",
+        "Agents of this node by state (working, waiting_for_person, idle, usage_limited, \
+         erroring, logged_out, stalled, exited, crashed)",
+        agents,
     );
     let (sse, sockets) = state.streams.in_use();
     registry.register("sse_clients", "Live event streams (SSE) open", gauge(sse));

@@ -17,6 +17,8 @@ mod agent_argv;
 mod agent_boundary;
 #[path = "agent_hangup.rs"]
 mod agent_hangup;
+#[path = "agent_states.rs"]
+mod agent_states;
 #[path = "approval_reminders.rs"]
 mod approval_reminders;
 #[path = "approvals.rs"]

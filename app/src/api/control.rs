@@ -40,6 +40,28 @@ pub async fn control_task(
     Ok(super::tasks::task_row(view))
 }
 
+/// A reply to an agent-state alarm from the Inbox: `restart` / `resume`
+/// (start the agent again with its session; a live one is stopped first)
+/// or `stop` — the same words a chat reply takes
+/// (`harness_core::agent_state::told::reply_action`).
+#[server(prefix = "/sfn", endpoint = "agent_reply")]
+pub async fn agent_reply(id: String, reply: String) -> Result<TaskRow, ServerFnError> {
+    use harness_core::{CoreError, agent_state::told::reply_action};
+    let h = ssr::harness()?;
+    let control = ssr_control()?;
+    let action = reply_action(&reply).ok_or_else(|| {
+        ssr::to_sfn(CoreError::invalid(
+            "reply",
+            "reply must be restart, resume or stop",
+        ))
+    })?;
+    let view = h
+        .agent_reply(control.as_ref(), &id, action)
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(super::tasks::task_row(view))
+}
+
 /// The unattended switch (needs an active unattended channel to turn on).
 #[server(prefix = "/sfn", endpoint = "set_task_unattended")]
 pub async fn set_task_unattended(id: String, on: bool) -> Result<TaskRow, ServerFnError> {

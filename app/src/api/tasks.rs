@@ -54,6 +54,29 @@ pub struct TaskRow {
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
     pub waiting_approval: bool,
+    /// The latest execution's agent state as last recorded.
+    #[serde(default)]
+    pub agent_state: Option<AgentStateRow>,
+}
+
+/// An agent's state as the task list and page show it
+/// (`harness_core::model::AgentStateRecord`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentStateRow {
+    /// `working`, `waiting_for_person`, `idle`, `usage_limited`,
+    /// `erroring`, `logged_out`, `stalled`, `exited`, `crashed`.
+    pub state: String,
+    /// The state in words.
+    pub reason: String,
+    /// The screen lines that show it.
+    pub lines: Vec<String>,
+    pub since_ms: i64,
+    /// A usage limit's reset, when the CLI printed it.
+    pub reset_at_ms: Option<i64>,
+    /// The task is unattended and its agent needs a person: failed,
+    /// crashed, logged out, stalled, usage-limited, or given up on API
+    /// errors (the Inbox's "needs you").
+    pub needs_you: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +93,10 @@ pub struct TaskInfo {
 pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
     use harness_core::control::{Action, check, command_line, run_status};
     let run = run_status(&v);
+    let needs_you = v.task.unattended
+        && v.agent_state
+            .as_ref()
+            .is_some_and(harness_core::agent_state::told::needs_you);
     let actions = Action::ALL
         .into_iter()
         .map(|a| {
@@ -103,6 +130,14 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
+        agent_state: v.agent_state.map(|s| AgentStateRow {
+            needs_you,
+            state: s.state,
+            reason: s.reason,
+            lines: s.lines,
+            since_ms: s.since.timestamp_millis(),
+            reset_at_ms: s.reset_at.map(|t| t.timestamp_millis()),
+        }),
     }
 }
 

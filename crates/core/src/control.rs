@@ -279,6 +279,7 @@ mod tests {
                 node_name: None,
             }),
             open_ask,
+            agent_state: None,
         }
     }
 

@@ -96,6 +96,24 @@ fn detail(e: &WorkbenchEvent) -> String {
                 .unwrap_or_else(|| reply_of(e));
             format!("Question: {q}{}", choices_of(&e.payload))
         }
+        // The child's agent is stuck while its process runs (logged out,
+        // stalled, usage-limited, given up on API errors).
+        EventKind::ChildExecutionFailed if field(&e.payload, "agentState").is_some() => {
+            let exec = field(&e.payload, "executionId").unwrap_or("unknown");
+            let reason = field(&e.payload, "reason").map(clip).unwrap_or_default();
+            let lines: Vec<&str> = e
+                .payload
+                .get("lines")
+                .and_then(Value::as_array)
+                .map(|l| l.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut text = format!("Execution: {exec}; its agent is {reason}");
+            if !lines.is_empty() {
+                text.push_str("\nLast lines on its screen:\n");
+                text.push_str(&clip(&lines.join("\n")));
+            }
+            text
+        }
         EventKind::ChildExecutionFailed => {
             let exec = field(&e.payload, "executionId").unwrap_or("unknown");
             let code = e

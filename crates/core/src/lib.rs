@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod agent_state;
+pub mod agent_states;
 pub mod analytics;
 pub mod approvals;
 pub mod auth;

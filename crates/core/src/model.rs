@@ -153,6 +153,66 @@ pub struct TaskView {
     pub task: Task,
     pub execution: Option<Execution>,
     pub open_ask: bool,
+    /// The state of the latest execution's agent as last recorded
+    /// (`crate::agent_state`); absent before the first one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_state: Option<AgentStateRecord>,
+}
+
+/// An execution's agent state as recorded (`crate::agent_state::record_of`):
+/// its name, the reason in words, the screen lines that show it, since
+/// when, and the state's details. Written only when the state changes.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStateRecord {
+    pub execution_id: String,
+    pub task_id: String,
+    /// One of `AgentState::NAMES`: `working`, `waiting_for_person`, `idle`,
+    /// `usage_limited`, `erroring`, `logged_out`, `stalled`, `exited`,
+    /// `crashed`.
+    pub state: String,
+    /// The state in words ("usage limit reached; resets 9:57am (UTC)").
+    pub reason: String,
+    /// The screen lines that show it (at most 8): the CLI's own status
+    /// lines; for an exit or a stall, the last lines of the screen.
+    #[serde(default)]
+    pub lines: Vec<String>,
+    /// When the agent entered this state.
+    pub since: DateTime<Utc>,
+    /// `erroring`: `overloaded`, `rate_limited`, `server_<status>`,
+    /// `network` or `other: <the CLI's words>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_of: Option<u32>,
+    /// `erroring`: the CLI stopped retrying.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gave_up: bool,
+    /// `usage_limited`: the reset time as the CLI printed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_text: Option<String>,
+    /// `usage_limited`: the instant that time names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// `crashed`: the signal's number (0: the process was lost without a
+    /// status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent_secs: Option<u64>,
+    /// `waiting_for_person` on a dialog of the CLI: its title and options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dialog_options: Vec<String>,
+    /// When this record was last written (a detail may change within a
+    /// state: the attempt count).
+    pub updated_at: DateTime<Utc>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

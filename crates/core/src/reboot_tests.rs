@@ -40,6 +40,7 @@ fn view(provider: Provider, unattended: bool, restart: bool) -> TaskView {
         },
         execution: Some(execution("e1")),
         open_ask: false,
+        agent_state: None,
     }
 }
 

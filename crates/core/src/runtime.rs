@@ -10,4 +10,11 @@ pub trait AgentRuntime: Send + Sync + 'static {
     /// The task asked and is parked: its terminal must stay alive (no
     /// keepalive timer) until the reply arrives.
     fn parked(&self, _task_id: &str) {}
+
+    /// The runtime as the person's controls (Start / Stop / Resume): what a
+    /// reply `stop` / `restart` to an agent-state push acts through
+    /// (`Harness::agent_reply`). `None`: no runtime acts on replies.
+    fn control(&self) -> Option<std::sync::Arc<dyn crate::control::AgentControl>> {
+        None
+    }
 }

@@ -4,7 +4,9 @@
 //! `docs/agent-states.md`) is recognised as its case, and the screens where
 //! the agent only quotes those lines are recognised as nothing.
 
-use harness_core::agent_state::{Cli, ErrorKind, Observation, Screen, observe};
+use harness_core::agent_state::{
+    Cli, ErrorKind, MAX_EVIDENCE_LINES, Observation, Screen, observe, recognise,
+};
 
 /// The screen of a fixture (its first line is the recording's header).
 fn screen(cli: &str, case: &str) -> Screen {
@@ -314,4 +316,70 @@ fn recorded_screens_become_one_state() {
         ..inputs(&limited)
     };
     assert_eq!(state(&ended), AgentState::Crashed { signal: 9 });
+}
+
+/// The evidence of a case: the CLI's own rows it was read from, each one a
+/// row of the screen, with `needles` among them.
+#[track_caller]
+fn assert_evidence(cli: Cli, case: &str, needles: &[&str]) {
+    let dir = match cli {
+        Cli::Claude => "claude",
+        Cli::Codex => "codex",
+    };
+    let s = screen(dir, case);
+    let seen = recognise(cli, &s);
+    assert_ne!(seen.observation, Observation::None, "{dir}/{case}");
+    assert!(
+        !seen.lines.is_empty() && seen.lines.len() <= MAX_EVIDENCE_LINES,
+        "{dir}/{case}: {:?}",
+        seen.lines
+    );
+    for line in &seen.lines {
+        assert!(
+            s.rows().iter().any(|r| r.trim() == line),
+            "{dir}/{case}: {line:?} is not a row of the screen"
+        );
+    }
+    for needle in needles {
+        assert!(
+            seen.lines.iter().any(|l| l.contains(needle)),
+            "{dir}/{case}: no evidence line with {needle:?} in {:?}",
+            seen.lines
+        );
+    }
+}
+
+#[test]
+fn the_evidence_is_the_clis_own_rows() {
+    use Cli::{Claude, Codex};
+    assert_evidence(Claude, "overloaded_529_retrying", &["529", "attempt"]);
+    assert_evidence(
+        Claude,
+        "overloaded_529_gave_up",
+        &["API Error", "Resend your message"],
+    );
+    assert_evidence(
+        Claude,
+        "usage_limit_subscription",
+        &["Usage limit reached", "(UTC)"],
+    );
+    assert_evidence(Claude, "usage_limit_api_key_watchdog", &["limit reached"]);
+    assert_evidence(Claude, "unauthorized_401_subscription", &["/login"]);
+    assert_evidence(Claude, "native_question", &["Which colour?", "Red", "Esc"]);
+    assert_evidence(Codex, "overloaded_529_retrying", &["Reconnecting", "529"]);
+    assert_evidence(Codex, "connection_dropped_gave_up", &["■ "]);
+    assert_evidence(Codex, "usage_limit", &["usage limit"]);
+    assert_evidence(Codex, "unauthorized_401", &["401"]);
+    // Nothing recognised: no evidence, and never the agent's quoted text.
+    for (cli, dir) in [(Claude, "claude"), (Codex, "codex")] {
+        for case in [
+            "quoted_status_lines",
+            "working_tool",
+            "recovered_after_error",
+        ] {
+            let seen = recognise(cli, &screen(dir, case));
+            assert_eq!(seen.observation, Observation::None, "{dir}/{case}");
+            assert!(seen.lines.is_empty(), "{dir}/{case}: {:?}", seen.lines);
+        }
+    }
 }

@@ -117,6 +117,12 @@ pub struct TaskShape {
     execution: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     open_ask: bool,
+    /// The state of the latest execution's agent as last recorded: `state`
+    /// (working, waiting_for_person, idle, usage_limited, erroring,
+    /// logged_out, stalled, exited, crashed), `reason` in words, `lines`
+    /// (the screen lines that show it), `since`, and its details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_state: Option<Map<String, Value>>,
 }
 
 #[derive(JsonSchema)]

@@ -126,7 +126,7 @@ impl HarnessMcp {
     }
 
     #[tool(
-        description = "Read a task: status, parent, unattended flag, latest execution, open ask."
+        description = "Read a task: status, parent, unattended flag, latest execution, open ask, and its agent's state (agentState: working, waiting_for_person, idle, usage_limited, erroring, logged_out, stalled, exited or crashed, with the reason and the screen lines that show it)."
     )]
     async fn get_task(
         &self,

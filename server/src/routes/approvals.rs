@@ -108,6 +108,13 @@ async fn check(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let execution = who.bind_execution(None)?;
     let wait = Duration::from_secs(body.wait_seconds.unwrap_or(0)).min(MAX_WAIT);
+    s.terminals
+        .note_hook(
+            &task_id,
+            execution.as_deref(),
+            harness_core::agent_state::HookEvent::PreToolUse,
+        )
+        .await;
     Ok(Json(
         s.harness
             .check_tool_call(&task_id, execution.as_deref(), &body.call, wait)

@@ -1,7 +1,7 @@
 //! `/api/internal/hooks/*`: reports from the agent-side hook commands.
 
 use axum::{Json, Router, extract::State, routing::post};
-use harness_core::auth::Identity;
+use harness_core::{agent_state::HookEvent, auth::Identity};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -51,6 +51,9 @@ async fn session(
     // The agent runs its start-up hooks: a restarted one reads keys now
     // (`terminals::ready`), whatever the session id's write finds.
     s.terminals.session_started(&task_id, execution);
+    s.terminals
+        .note_hook(&task_id, execution, HookEvent::SessionStart)
+        .await;
     let out = s
         .harness
         .record_session(&task_id, execution, body.session_id.as_deref())
@@ -112,6 +115,9 @@ async fn stop(
         .await?;
     if out.owns_turn {
         s.terminals.turn_complete(&task_id);
+        s.terminals
+            .note_hook(&task_id, Some(&execution_id), HookEvent::Stop)
+            .await;
         // This task may be a parent with a waiting inbox, or a child whose
         // event its idle parent can take now.
         s.harness.wake(harness_core::work::Kind::Inbox);

@@ -1,5 +1,7 @@
 use axum::{Json, Router, extract::State, routing::get};
-use harness_core::{reminders::ReminderSchedule, settings::NotifyTarget};
+use harness_core::{
+    agent_states::AgentStateSettings, reminders::ReminderSchedule, settings::NotifyTarget,
+};
 
 use crate::{
     error::ApiResult,
@@ -13,6 +15,10 @@ pub fn routes() -> Router<AppState> {
         .route("/settings/directive", get(directive).put(set_directive))
         .route("/settings/reminders", get(reminders).put(set_reminders))
         .route("/settings/reachability", get(reachability))
+        .route(
+            "/settings/agent-states",
+            get(agent_states).put(set_agent_states),
+        )
 }
 
 #[utoipa::path(
@@ -121,6 +127,26 @@ async fn reachability(
     Ok(Json(s.harness.reachability(chrono::Utc::now()).await?))
 }
 
+/// When a working agent counts as stalled (`terminals::agent_watch`).
+#[utoipa::path(get, path = "/api/settings/agent-states", tag = "settings",
+    responses((status = 200, description = "The stall threshold (the server's default until one is stored)", body = AgentStateSettings)))]
+async fn agent_states(State(s): State<AppState>, _: Admin) -> ApiResult<Json<AgentStateSettings>> {
+    let after = s.terminals.stall_after().await?;
+    Ok(Json(AgentStateSettings {
+        stall_after_secs: after.as_secs(),
+    }))
+}
+
+#[utoipa::path(put, path = "/api/settings/agent-states", tag = "settings", request_body = AgentStateSettings,
+    responses((status = 200, description = "Stored; a threshold out of range is a 400 naming it", body = AgentStateSettings)))]
+async fn set_agent_states(
+    State(s): State<AppState>,
+    _: Admin,
+    JsonBody(settings): JsonBody<AgentStateSettings>,
+) -> ApiResult<Json<AgentStateSettings>> {
+    Ok(Json(s.harness.set_agent_state_settings(settings).await?))
+}
+
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     list,
@@ -129,6 +155,8 @@ async fn reachability(
     set_directive,
     reminders,
     set_reminders,
-    reachability
+    reachability,
+    agent_states,
+    set_agent_states
 ))]
 pub(super) struct Api;

@@ -42,6 +42,13 @@ async fn post_tool(
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let execution = who.bind_execution(None)?;
+    s.terminals
+        .note_hook(
+            &task_id,
+            execution.as_deref(),
+            harness_core::agent_state::HookEvent::PostToolUse,
+        )
+        .await;
     let flag = s
         .harness
         .tool_ran(&task_id, execution.as_deref(), &body.call)

@@ -1,12 +1,15 @@
 //! The terminals as the core's [`AgentControl`] port: what the web UI's
 //! Start / Stop / Restart / Resume buttons reach (through
-//! `Harness::control_task`, which checks the rules first).
+//! `Harness::control_task`, which checks the rules first) — and, as the
+//! core's [`AgentRuntime`], what a person's `restart` / `stop` reply to an
+//! agent-state push acts through (`Harness::agent_reply`).
 
 use async_trait::async_trait;
 use harness_core::{
     CoreResult,
     control::{AgentControl, StartRequest, TerminalState},
     model::Execution,
+    runtime::AgentRuntime,
 };
 
 use super::{Terminals, providers::StartMode};
@@ -30,5 +33,15 @@ impl AgentControl for Terminals {
         self.live(task_id).map(|s| TerminalState {
             turn_complete: s.turn_complete(),
         })
+    }
+}
+
+impl AgentRuntime for Terminals {
+    fn parked(&self, task_id: &str) {
+        self.inner.registry.park(task_id);
+    }
+
+    fn control(&self) -> Option<std::sync::Arc<dyn AgentControl>> {
+        Some(std::sync::Arc::new(self.clone()))
     }
 }

@@ -12,6 +12,7 @@ use std::{sync::Arc, time::Duration};
 
 use harness_core::{
     CoreError,
+    agent_state::HookEvent,
     deliveries::{self, Delivery, DeliveryKind, DeliveryState},
     work::{Lease, Outcome},
 };
@@ -156,7 +157,13 @@ impl Terminals {
             settle: cfg.settle,
             paste: PasteMode::Auto,
         };
-        Some(match session.inject(&row.id, text, opts).await {
+        let typed = session.inject(&row.id, text, opts).await;
+        if row.submit && matches!(typed, Ok(InjectOutcome::Written)) {
+            // A submitted prompt starts a turn (as UserPromptSubmit would).
+            self.note_hook(&row.task_id, None, HookEvent::UserPromptSubmit)
+                .await;
+        }
+        Some(match typed {
             Ok(InjectOutcome::Written | InjectOutcome::AlreadyInjected) => Outcome::Done,
             Ok(InjectOutcome::InProgress) => {
                 Outcome::Unverified("another write of this id was in progress".into())

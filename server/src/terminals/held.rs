@@ -264,8 +264,14 @@ impl Terminals {
                 } else {
                     (ExecutionStatus::Failed, Some(i64::from(status.code)))
                 };
-                self.record_exit(&task_id, &execution.id, state, code, &record.reason)
-                    .await;
+                self.record_exit(
+                    &task_id,
+                    &execution.id,
+                    (state, Some(&status)),
+                    code,
+                    &record.reason,
+                )
+                .await;
                 Found::Exited
             }
             _ => Found::Gone,
@@ -280,6 +286,7 @@ impl Terminals {
     /// it waits for an answer), its exit and prompts watched.
     fn adopt_held(&self, task_id: &str, execution: &Execution, session: Arc<PtySession>) {
         self.inner.registry.insert(task_id, session.clone());
+        self.watch_agent(task_id, &execution.id, session.clone());
         if execution.status == ExecutionStatus::Paused {
             self.inner.registry.park(task_id);
         }

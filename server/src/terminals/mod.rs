@@ -4,6 +4,7 @@
 //! live terminal — or restarts the agent with its provider's resume mode when
 //! the terminal is gone (docs/decisions.md D3, docs/decisions.md D5, D6, D13).
 
+pub mod agent_watch;
 pub mod child_input;
 pub mod control;
 pub mod deliver;
@@ -24,7 +25,6 @@ use std::{os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration}
 use harness_core::{
     CoreError, CoreResult, Harness,
     model::{Execution, ExecutionStatus, Provider, TaskView},
-    runtime::AgentRuntime,
     store::Delivery,
     typed_text::{self, Typist},
 };
@@ -57,6 +57,9 @@ pub struct TerminalConfig {
     /// Agents held by holder processes (they outlive the server); `None`:
     /// agents run in PTYs of this process and die with it.
     pub holders: Option<held::HolderSettings>,
+    /// The stall threshold unless the setting says otherwise
+    /// (`agent_watch::WatchConfig::stall_after`).
+    pub stall_after: Duration,
 }
 
 impl TerminalConfig {
@@ -80,6 +83,7 @@ impl TerminalConfig {
             isolation: crate::isolation::AgentIsolation::none("not configured"),
             nodes: crate::node_call::NodeClient::new(Vec::new()),
             holders: None,
+            stall_after: harness_core::agent_state::DEFAULT_STALL_AFTER,
         }
     }
 }
@@ -98,6 +102,8 @@ struct Inner {
     start_lock: tokio::sync::Mutex<()>,
     /// SessionStart reports (`ready`): when a restarted agent accepts input.
     starts: ready::SessionStarts,
+    /// The agents' states (`agent_watch`).
+    watch: agent_watch::AgentWatch,
 }
 
 /// Result of typing into a terminal.
@@ -126,6 +132,7 @@ impl Terminals {
                 config,
                 start_lock: tokio::sync::Mutex::new(()),
                 starts: ready::SessionStarts::default(),
+                watch: agent_watch::AgentWatch::default(),
             }),
         }
     }
@@ -362,6 +369,7 @@ impl Terminals {
         self.adopt_session(&view.task.id, &execution.id, &mode)
             .await;
         self.inner.registry.insert(&view.task.id, session.clone());
+        self.watch_agent(&view.task.id, &execution.id, session.clone());
         self.watch_exit(view.task.id.clone(), execution.id.clone(), session.clone());
         prompts::watch(
             h.clone(),
@@ -378,13 +386,20 @@ impl Terminals {
     fn watch_exit(&self, task_id: String, execution_id: String, session: Arc<PtySession>) {
         let this = self.clone();
         tokio::spawn(async move {
-            let (status, code) = match session.wait_exit().await {
-                Ok(s) if s.success() => (ExecutionStatus::Completed, Some(i64::from(s.code))),
-                Ok(s) => (ExecutionStatus::Failed, Some(i64::from(s.code))),
-                Err(_) => (ExecutionStatus::Failed, None),
+            let exit = session.wait_exit().await.ok();
+            let (status, code) = match &exit {
+                Some(s) if s.success() => (ExecutionStatus::Completed, Some(i64::from(s.code))),
+                Some(s) => (ExecutionStatus::Failed, Some(i64::from(s.code))),
+                None => (ExecutionStatus::Failed, None),
             };
             if this
-                .record_exit(&task_id, &execution_id, status, code, "exited")
+                .record_exit(
+                    &task_id,
+                    &execution_id,
+                    (status, exit.as_ref()),
+                    code,
+                    "exited",
+                )
                 .await
             {
                 session.exit_recorded();
@@ -392,21 +407,25 @@ impl Terminals {
         });
     }
 
-    /// Records an agent's exit (and tells its parent's inbox); false when
-    /// it could not be recorded.
+    /// Records an agent's exit (and tells its parent's inbox), and its
+    /// state (`agent_watch`: with the PTY's exit status when known); false
+    /// when it could not be recorded.
     async fn record_exit(
         &self,
         task_id: &str,
         execution_id: &str,
-        status: ExecutionStatus,
+        (status, exit): (ExecutionStatus, Option<&harness_pty::ExitStatus>),
         code: Option<i64>,
         reason: &str,
     ) -> bool {
         let harness = &self.inner.harness;
-        match harness
+        let finished = harness
             .finish_execution(task_id, execution_id, status, code, reason)
-            .await
-        {
+            .await;
+        if finished.is_ok() {
+            self.agent_exited(task_id, execution_id, exit, code).await;
+        }
+        match finished {
             // The execution-exit producer of the parent's inbox.
             Ok(true) => {
                 crate::workers::inbox::on_exit(harness, task_id, execution_id, status, code).await;
@@ -591,6 +610,14 @@ impl Terminals {
             .send_input(text, opts)
             .await
             .map_err(|e| CoreError::Conflict(format!("terminal write failed: {e}")))?;
+        if submit {
+            self.note_hook(
+                &task_id,
+                None,
+                harness_core::agent_state::HookEvent::UserPromptSubmit,
+            )
+            .await;
+        }
         Ok(InputResult {
             task_id,
             submitted: submit,
@@ -658,11 +685,5 @@ impl Terminals {
         while exits.join_next().await.is_some() {}
         // The acknowledgements go out through each holder's control queue.
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-impl AgentRuntime for Terminals {
-    fn parked(&self, task_id: &str) {
-        self.inner.registry.park(task_id);
     }
 }

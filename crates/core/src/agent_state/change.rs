@@ -17,8 +17,9 @@ pub struct StateChange {
     pub previous: Option<AgentState>,
     pub state: AgentState,
     /// The screen lines that show the state (the CLI's own status lines,
-    /// at most [`MAX_EVIDENCE_LINES`]); empty when it does not come from
-    /// the screen (an exit, a hook).
+    /// at most [`MAX_EVIDENCE_LINES`]); for an exit or a stall, which no
+    /// status line shows, the last lines of the screen (empty when there is
+    /// no screen: an exit found after a restart).
     pub lines: Vec<String>,
     /// For [`AgentState::UsageLimited`] with a printed reset time: the
     /// instant it names (`ResetTime::next_after` from the time of the

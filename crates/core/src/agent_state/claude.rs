@@ -19,30 +19,40 @@
 //! the box or the footer, and is never the `⎿` answer under the person's
 //! `❯` prompt row.
 
-use super::{ErrorKind, Observation, ResetTime, Screen, kind_of, screen::is_rule};
+use super::{ErrorKind, Observation, ResetTime, Screen, Seen, kind_of, screen::is_rule};
 
 /// Claude Code's spinner glyphs (column 0 of the spinner row).
 const SPINNER: [char; 8] = ['·', '✢', '✳', '✶', '✻', '✽', '*', '∗'];
 
 /// What Claude Code's own lines on `screen` say.
 pub fn observe(screen: &Screen) -> Observation {
+    recognise(screen).observation
+}
+
+/// What Claude Code's own lines on `screen` say, with the rows that say it.
+pub fn recognise(screen: &Screen) -> Seen {
+    let (observation, rows) = found(screen).unwrap_or((Observation::None, Vec::new()));
+    Seen::from_rows(screen, observation, rows)
+}
+
+/// The observation and the indices of the rows it was read from.
+fn found(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
     let Some((top, input, bottom)) = input_box(screen) else {
-        return dialog(screen).unwrap_or(Observation::None);
+        return dialog(screen);
     };
     if let Some(found) = footer(screen, bottom) {
-        return found;
+        return Some(found);
     }
     if let Some(found) = spinner(screen, top) {
-        return found;
+        return Some(found);
     }
     let placeholder = screen.row(input).to_lowercase();
     if placeholder.contains("resend your message") {
-        return gave_up(screen, top);
+        let (observation, mut rows) = gave_up(screen, top);
+        rows.push(input);
+        return Some((observation, rows));
     }
-    if logged_out_answer(screen, top) {
-        return Observation::LoggedOut;
-    }
-    Observation::None
+    logged_out_answer(screen, top).map(|rows| (Observation::LoggedOut, rows))
 }
 
 /// The input box: (top rule, first input row, bottom rule) of the last
@@ -55,45 +65,52 @@ fn input_box(screen: &Screen) -> Option<(usize, usize, usize)> {
 }
 
 /// The footer under the box: a usage limit waiting for its reset.
-fn footer(screen: &Screen, bottom: usize) -> Option<Observation> {
-    let rows = &screen.rows()[bottom + 1..];
-    let limit = rows.iter().find(|r| {
-        let t = r.trim_start();
-        t.contains("Usage limit reached") || t.starts_with("Continuing automatically at")
-    })?;
-    let time_text = rows
-        .iter()
+fn footer(screen: &Screen, bottom: usize) -> Option<(Observation, Vec<usize>)> {
+    let below = bottom + 1..screen.rows().len();
+    let shown: Vec<usize> = below
+        .clone()
+        .filter(|&i| {
+            let t = screen.row(i).trim_start();
+            t.contains("Usage limit reached") || t.starts_with("Continuing automatically at")
+        })
+        .collect();
+    let limit = screen.row(*shown.first()?);
+    let time_text = below
+        .map(|i| screen.row(i))
         .find_map(|r| r.split_once("Continuing automatically at").map(|(_, t)| t))
         .or_else(|| limit.split_once("resets").map(|(_, t)| t));
     let mut reset = time_text.and_then(ResetTime::parse);
+    let mut rows = shown;
     // The zone is printed only in the conversation's `⎿ … resets 12:26pm
     // (UTC)`: take it when the time is the same.
     if let Some(r) = reset.as_mut()
         && r.zone.is_none()
     {
-        let zone = screen.rows().iter().rev().find_map(|row| {
-            let (_, t) = row.split_once("resets ")?;
+        let zone = (0..screen.rows().len()).rev().find_map(|i| {
+            let (_, t) = screen.row(i).split_once("resets ")?;
             let found = ResetTime::parse(t)?;
             (found.hour == r.hour && found.minute == r.minute)
                 .then_some(found)
-                .and_then(|f| f.zone.map(|z| (f.text, z)))
+                .and_then(|f| f.zone.map(|z| (i, f.text, z)))
         });
-        if let Some((text, zone)) = zone {
+        if let Some((i, text, zone)) = zone {
             r.text = text;
             r.zone = Some(zone);
+            rows.insert(0, i);
         }
     }
-    Some(Observation::UsageLimited { reset })
+    Some((Observation::UsageLimited { reset }, rows))
 }
 
 /// The spinner row just above the box (at most five rows up: the effort
 /// row, a `⎿` detail row, blanks) when it tells of retries or a limit.
-fn spinner(screen: &Screen, top: usize) -> Option<Observation> {
+fn spinner(screen: &Screen, top: usize) -> Option<(Observation, Vec<usize>)> {
     let from = top.saturating_sub(5);
-    let row = (from..top).rev().map(|i| screen.row(i)).find(|r| {
-        let mut chars = r.chars();
+    let at = (from..top).rev().find(|&i| {
+        let mut chars = screen.row(i).chars();
         chars.next().is_some_and(|c| SPINNER.contains(&c)) && chars.next() == Some(' ')
     })?;
+    let row = screen.row(at);
     let body = row.chars().skip(2).collect::<String>();
     let parts: Vec<&str> = body.split(" · ").map(str::trim).collect();
     let retrying = parts.iter().find(|p| p.starts_with("retrying in"));
@@ -103,24 +120,25 @@ fn spinner(screen: &Screen, top: usize) -> Option<Observation> {
     }
     let message = parts.first().copied().unwrap_or("");
     let lower = message.to_lowercase();
-    if lower.contains("limit reached") && !lower.starts_with("429") {
+    let observation = if lower.contains("limit reached") && !lower.starts_with("429") {
         // `5-hour limit reached · retrying in 5s (9:56am) · attempt 1/10`
-        return Some(Observation::UsageLimited {
+        Observation::UsageLimited {
             reset: retrying.and_then(|r| ResetTime::parse(r)),
-        });
-    }
-    if status_first(message) == Some(401) {
-        return Some(Observation::LoggedOut);
-    }
-    let (attempt, of) = match attempt.and_then(|a| a.split_once('/')) {
-        Some((a, b)) => (a.trim().parse().ok(), b.trim().parse().ok()),
-        None => (None, None),
+        }
+    } else if status_first(message) == Some(401) {
+        Observation::LoggedOut
+    } else {
+        let (attempt, of) = match attempt.and_then(|a| a.split_once('/')) {
+            Some((a, b)) => (a.trim().parse().ok(), b.trim().parse().ok()),
+            None => (None, None),
+        };
+        Observation::Erroring {
+            kind: kind_of(message),
+            attempt,
+            of,
+        }
     };
-    Some(Observation::Erroring {
-        kind: kind_of(message),
-        attempt,
-        of,
-    })
+    Some((observation, vec![at]))
 }
 
 /// `"401 invalid x-api-key"` → 401.
@@ -130,11 +148,11 @@ fn status_first(message: &str) -> Option<u16> {
 
 /// The box's placeholder says to resend: the error is the last
 /// conversation item above the box (`● API Error: …`, its wrapped rows).
-fn gave_up(screen: &Screen, top: usize) -> Observation {
-    let text = last_item(screen, top).unwrap_or_default();
+fn gave_up(screen: &Screen, top: usize) -> (Observation, Vec<usize>) {
+    let (text, rows) = last_item(screen, top).unwrap_or_default();
     let lower = text.to_lowercase();
     if lower.contains("/login") || lower.contains("api error: 401") {
-        return Observation::LoggedOut;
+        return (Observation::LoggedOut, rows);
     }
     let detail = text
         .split_once("API Error:")
@@ -145,13 +163,13 @@ fn gave_up(screen: &Screen, top: usize) -> Observation {
     } else {
         kind_of(detail)
     };
-    Observation::GaveUp { kind }
+    (Observation::GaveUp { kind }, rows)
 }
 
 /// The text of the last conversation item above row `top` (its head row
 /// at column 0 and the indented rows under it), skipping the right-aligned
-/// effort row.
-fn last_item(screen: &Screen, top: usize) -> Option<String> {
+/// effort row, with the indices of its rows.
+fn last_item(screen: &Screen, top: usize) -> Option<(String, Vec<usize>)> {
     let mut i = top;
     let last = loop {
         let row = screen.nonblank_above(i)?;
@@ -165,51 +183,50 @@ fn last_item(screen: &Screen, top: usize) -> Option<String> {
     while first > 0 && screen.row(first).starts_with(' ') {
         first -= 1;
     }
-    Some(
-        (first..=last)
-            .map(|r| screen.row(r).trim())
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    let text = (first..=last)
+        .map(|r| screen.row(r).trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some((text, (first..=last).collect()))
 }
 
 /// `❯ <prompt>` answered by `  ⎿  Not logged in · Please run /login`: the
 /// last item is the person's prompt and its `⎿` answer is the login
 /// notice.
-fn logged_out_answer(screen: &Screen, top: usize) -> bool {
-    let Some(text) = last_item(screen, top) else {
-        return false;
-    };
-    text.starts_with('❯')
+fn logged_out_answer(screen: &Screen, top: usize) -> Option<Vec<usize>> {
+    let (text, rows) = last_item(screen, top)?;
+    (text.starts_with('❯')
         && text
             .split_once('⎿')
-            .is_some_and(|(_, answer)| answer.contains("Please run /login"))
+            .is_some_and(|(_, answer)| answer.contains("Please run /login")))
+    .then_some(rows)
 }
 
 /// Claude Code's own dialog in place of the input box: numbered options
 /// (`❯ 1. Red` selected, `  2. Blue`) under a question, above a hint row
 /// with `Enter` and `Esc`.
-fn dialog(screen: &Screen) -> Option<Observation> {
+fn dialog(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
     let from = foot.saturating_sub(20);
     let selected = (from..=foot).find(|&i| option(screen.row(i), true).is_some())?;
-    let hint = screen.rows()[selected..=foot].iter().any(|r| {
-        let r = r.to_lowercase();
+    let hint = (selected..=foot).find(|&i| {
+        let r = screen.row(i).to_lowercase();
         r.contains("esc") && r.contains("enter")
-    });
-    if !hint {
-        return None;
-    }
+    })?;
     let mut first = selected;
     while first > from && option(screen.row(first - 1), false).is_some() {
         first -= 1;
     }
     let mut options = Vec::new();
+    let mut rows = Vec::new();
     let mut i = first;
     while i <= foot {
         let row = screen.row(i);
         match option(row, false) {
-            Some(label) => options.push(label),
+            Some(label) => {
+                options.push(label);
+                rows.push(i);
+            }
             // A description row under an option, or a divider rule.
             None if row.starts_with("     ") || is_rule(row) => {}
             None => break,
@@ -221,7 +238,9 @@ fn dialog(screen: &Screen) -> Option<Observation> {
     }
     let title_row = screen.nonblank_above(first)?;
     let title = screen.row(title_row).trim().to_string();
-    Some(Observation::NativeDialog { title, options })
+    rows.insert(0, title_row);
+    rows.push(hint);
+    Some((Observation::NativeDialog { title, options }, rows))
 }
 
 /// `❯ 1. Red` (selected) or `  2. Blue` → the label.

@@ -10,33 +10,38 @@
 //! that starts with `• ` and whose other rows are indented, so it never
 //! puts a `■` at column 0; only the last cell and the pane are read.
 
-use super::{ErrorKind, Observation, ResetTime, Screen, kind_of};
+use super::{ErrorKind, Observation, ResetTime, Screen, Seen, kind_of};
 
 /// What Codex's own lines on `screen` say.
 pub fn observe(screen: &Screen) -> Observation {
+    recognise(screen).observation
+}
+
+/// What Codex's own lines on `screen` say, with the rows that say it.
+pub fn recognise(screen: &Screen) -> Seen {
+    let (observation, rows) = found(screen).unwrap_or((Observation::None, Vec::new()));
+    Seen::from_rows(screen, observation, rows)
+}
+
+/// The observation and the indices of the rows it was read from.
+fn found(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
     let dialog = dialog(screen);
     let pane_top = match &dialog {
-        Some((top, _)) => *top,
-        None => match composer(screen) {
-            Some(row) => row,
-            None => return Observation::None,
-        },
+        Some((top, _, _)) => *top,
+        None => composer(screen)?,
     };
     // The live status: the last block above the pane, when it is one.
     let mut above = pane_top;
     if let Some(status) = live_status(screen, pane_top) {
         match status {
-            Live::Retrying(found) => return found,
+            Live::Retrying(found, rows) => return Some((found, rows)),
             Live::At(row) => above = row,
         }
     }
     if let Some(found) = last_cell_error(screen, above) {
-        return found;
+        return Some(found);
     }
-    match dialog {
-        Some((_, found)) => found,
-        None => Observation::None,
-    }
+    dialog.map(|(_, found, rows)| (found, rows))
 }
 
 /// The composer: the last row at column 0 that starts with `› `, with only
@@ -50,8 +55,8 @@ fn composer(screen: &Screen) -> Option<usize> {
 }
 
 enum Live {
-    /// The status says the CLI is reconnecting.
-    Retrying(Observation),
+    /// The status says the CLI is reconnecting (on these rows).
+    Retrying(Observation, Vec<usize>),
     /// A live status of another kind starts at this row.
     At(usize),
 }
@@ -85,7 +90,10 @@ fn live_status(screen: &Screen, pane_top: usize) -> Option<Live> {
         .collect::<Vec<_>>()
         .join(" ");
     let kind = error_kind(&detail);
-    Some(Live::Retrying(Observation::Erroring { kind, attempt, of }))
+    Some(Live::Retrying(
+        Observation::Erroring { kind, attempt, of },
+        (first..=last).collect(),
+    ))
 }
 
 /// `3/5 …` → (3, 5).
@@ -99,7 +107,7 @@ fn count(text: &str) -> (Option<u32>, Option<u32>) {
 
 /// The last history cell above row `above`, when it is an error cell
 /// (`■` at column 0, its wrapped rows up to the next blank row).
-fn last_cell_error(screen: &Screen, above: usize) -> Option<Observation> {
+fn last_cell_error(screen: &Screen, above: usize) -> Option<(Observation, Vec<usize>)> {
     let last = screen.nonblank_above(above)?;
     let mut first = last;
     while first > 0 && !screen.row(first - 1).trim().is_empty() {
@@ -117,18 +125,19 @@ fn last_cell_error(screen: &Screen, above: usize) -> Option<Observation> {
         // The person pressed Esc: not an API failure.
         return None;
     }
-    if lower.contains("usage limit") {
+    let observation = if lower.contains("usage limit") {
         let reset = lower
             .rfind("try again at")
             .and_then(|at| ResetTime::parse(&text[at..]));
-        return Some(Observation::UsageLimited { reset });
-    }
-    if lower.contains("401") || lower.contains("unauthorized") || lower.contains("log in") {
-        return Some(Observation::LoggedOut);
-    }
-    Some(Observation::GaveUp {
-        kind: error_kind(&text),
-    })
+        Observation::UsageLimited { reset }
+    } else if lower.contains("401") || lower.contains("unauthorized") || lower.contains("log in") {
+        Observation::LoggedOut
+    } else {
+        Observation::GaveUp {
+            kind: error_kind(&text),
+        }
+    };
+    Some((observation, (first..=last).collect()))
 }
 
 /// Codex's wording of a failure as a kind ("high demand" is how it words
@@ -146,8 +155,9 @@ fn error_kind(text: &str) -> ErrorKind {
 
 /// Codex's own dialog: numbered options, one selected (`› N. `) at column
 /// 0, the others indented, and a last row with `enter` and `esc`; its title is the
-/// block above the options. Returns the title's first row and the dialog.
-fn dialog(screen: &Screen) -> Option<(usize, Observation)> {
+/// block above the options. Returns the title's first row, the dialog and
+/// its rows.
+fn dialog(screen: &Screen) -> Option<(usize, Observation, Vec<usize>)> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
     let footer = screen.row(foot).to_lowercase();
     if !footer.starts_with(' ') || !footer.contains("esc") || !footer.contains("enter") {
@@ -183,7 +193,15 @@ fn dialog(screen: &Screen) -> Option<(usize, Observation)> {
         .map(|i| screen.row(i).trim())
         .collect::<Vec<_>>()
         .join(" — ");
-    Some((title_first, Observation::NativeDialog { title, options }))
+    let rows = (title_first..=title_last)
+        .chain(first..i)
+        .chain(std::iter::once(foot))
+        .collect();
+    Some((
+        title_first,
+        Observation::NativeDialog { title, options },
+        rows,
+    ))
 }
 
 /// The label of an option row `› 1. Label   description` (`selected`: only

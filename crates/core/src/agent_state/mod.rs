@@ -12,16 +12,22 @@
 //!
 //! The recognised lines come from screens recorded from the real CLIs
 //! (`crates/core/tests/fixtures/agent_screens/`).
+//!
+//! After a change: [`record_of`] is what is stored (the reason in words),
+//! [`told::after_change`] what is said and to whom.
 
 mod change;
 pub mod claude;
 pub mod codex;
 mod machine;
+mod record;
 mod screen;
 mod time;
+pub mod told;
 
 pub use change::{MAX_EVIDENCE_LINES, StateChange};
 pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, state};
+pub use record::{exit_of_code, is_change, reason, record_of, reset_at, signal_number, state_of};
 pub use screen::Screen;
 pub use time::ResetTime;
 
@@ -34,9 +40,48 @@ pub enum Cli {
 
 /// What a recogniser read on a screen.
 pub fn observe(cli: Cli, screen: &Screen) -> Observation {
+    recognise(cli, screen).observation
+}
+
+/// What a recogniser read on a screen, with the CLI's own rows that show it.
+pub fn recognise(cli: Cli, screen: &Screen) -> Seen {
     match cli {
-        Cli::Claude => claude::observe(screen),
-        Cli::Codex => codex::observe(screen),
+        Cli::Claude => claude::recognise(screen),
+        Cli::Codex => codex::recognise(screen),
+    }
+}
+
+/// An observation and its evidence: the CLI's own rows it was read from,
+/// top to bottom, trimmed, at most [`MAX_EVIDENCE_LINES`] (the last ones
+/// when there are more). Empty for [`Observation::None`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub observation: Observation,
+    pub lines: Vec<String>,
+}
+
+impl Seen {
+    /// The rows of `screen` at `rows` (any order, repeats allowed) as the
+    /// evidence of `observation`; blank rows are left out.
+    pub(crate) fn from_rows(
+        screen: &Screen,
+        observation: Observation,
+        mut rows: Vec<usize>,
+    ) -> Self {
+        if observation == Observation::None {
+            rows.clear();
+        }
+        rows.sort_unstable();
+        rows.dedup();
+        let mut lines: Vec<String> = rows
+            .into_iter()
+            .map(|i| screen.row(i).trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        if lines.len() > MAX_EVIDENCE_LINES {
+            lines.drain(..lines.len() - MAX_EVIDENCE_LINES);
+        }
+        Self { observation, lines }
     }
 }
 

@@ -16,7 +16,10 @@
 //! as the injection id (docs/decisions.md D5: typed at most once, even when a retry follows an
 //! uncertain answer); the row is PROCESSED once the delivery row exists, and
 //! in that transaction the acknowledgement reply is written
-//! ([`super::replies`]).
+//! ([`super::replies`]). A message that is only `restart`, `resume` or
+//! `stop` (the replies an agent-state push offers,
+//! `crate::agent_state::told`) acts on the task's agent instead
+//! (`Harness::agent_reply`).
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
@@ -235,6 +238,7 @@ impl Harness {
                 mode.as_deref(),
                 Some(
                     "continued_task"
+                        | "agent_action"
                         | "continue_not_bound"
                         | "continue_open_ask"
                         | "continue_conflict"
@@ -324,6 +328,40 @@ impl Harness {
                 .await?;
             return Ok(out);
         };
+        // "restart" / "resume" / "stop" alone: the person acts on the
+        // agent (a reply to an agent-state push), whatever it waits for.
+        if let Some(action) = crate::agent_state::told::reply_action(&c.content)
+            && let Some(control) = self.runtime().and_then(|r| r.control())
+        {
+            let word = match action {
+                crate::agent_state::told::ReplyAction::Resume => "resume",
+                crate::agent_state::told::ReplyAction::Stop => "stop",
+            };
+            let (state, out, error) =
+                match self.agent_reply(control.as_ref(), task_id, action).await {
+                    Ok(view) => (
+                        InboundState::Processed,
+                        json!({"mode": "agent_action", "action": word, "inboundId": claimed.id,
+                        "taskId": task_id, "executionId": view.execution.map(|e| e.id),
+                        "deduped": deduped, "noOp": false}),
+                        None,
+                    ),
+                    Err(err) => {
+                        let reason = err.client_message();
+                        (
+                            InboundState::Failed,
+                            json!({"mode": "continue_failed", "action": word,
+                            "inboundId": claimed.id, "taskId": task_id, "deduped": deduped,
+                            "noOp": false, "reason": reason}),
+                            Some(reason),
+                        )
+                    }
+                };
+            self.store()
+                .finish_inbound(finish(state, &out, error))
+                .await?;
+            return Ok(out);
+        }
         if context.has_open_ask == Some(true) {
             let out = json!({"mode": "continue_open_ask", "inboundId": claimed.id,
                 "taskId": task_id, "deduped": deduped, "noOp": true,

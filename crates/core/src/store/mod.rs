@@ -31,6 +31,7 @@
 //! port, the services and the API all speak; it imports nothing from the
 //! services either. Nothing here imports a service module.
 
+mod agent_states;
 mod approvals;
 mod choices;
 mod deliveries;
@@ -50,6 +51,7 @@ mod tasks;
 mod tool_checks;
 mod work;
 
+pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
     ApprovalStore, NewApproval, approval_push_key,
@@ -138,6 +140,7 @@ pub trait Store:
     + NodeStore
     + ToolCheckStore
     + WorkStore
+    + AgentStateStore
 {
 }
 
@@ -159,5 +162,6 @@ impl<T> Store for T where
         + NodeStore
         + ToolCheckStore
         + WorkStore
+        + AgentStateStore
 {
 }

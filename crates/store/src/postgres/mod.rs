@@ -15,6 +15,7 @@
 //! name, taken before the migrations table is even created), on a
 //! connection of its own that is closed afterwards.
 
+mod agent_states;
 mod approvals;
 mod batch;
 pub mod bus;

@@ -68,9 +68,15 @@ pub(crate) const TASK_VIEW_SELECT: &str = "SELECT t.id, t.title, t.description, 
      e.id AS e_id, e.status AS e_status, e.session_id AS e_session_id, e.exit_code AS e_exit_code, e.node_id AS e_node_id, \
      (SELECT n.name FROM harness_nodes n WHERE n.id = e.node_id) AS e_node_name, \
      e.created_at AS e_created_at, e.ended_at AS e_ended_at, \
-     EXISTS (SELECT 1 FROM harness_messages a WHERE a.task_id = t.id AND a.kind = 'ask' AND a.state = 'OPEN') AS open_ask \
+     EXISTS (SELECT 1 FROM harness_messages a WHERE a.task_id = t.id AND a.kind = 'ask' AND a.state = 'OPEN') AS open_ask, \
+     s.execution_id AS s_execution_id, s.state AS s_state, s.reason AS s_reason, s.lines AS s_lines, \
+     s.since AS s_since, s.error_kind AS s_error_kind, s.attempt AS s_attempt, s.attempt_of AS s_attempt_of, \
+     s.gave_up AS s_gave_up, s.reset_text AS s_reset_text, s.reset_at AS s_reset_at, s.exit_code AS s_exit_code, \
+     s.signal AS s_signal, s.silent_secs AS s_silent_secs, s.dialog_title AS s_dialog_title, \
+     s.dialog_options AS s_dialog_options, s.updated_at AS s_updated_at \
      FROM tasks t LEFT JOIN executions e ON e.id = \
-       (SELECT x.id FROM executions x WHERE x.task_id = t.id ORDER BY x.created_at DESC, x.id DESC LIMIT 1)";
+       (SELECT x.id FROM executions x WHERE x.task_id = t.id ORDER BY x.created_at DESC, x.id DESC LIMIT 1) \
+     LEFT JOIN agent_states s ON s.execution_id = e.id";
 
 pub(crate) fn task_view<R: SqlRow>(row: &R) -> StoreResult<TaskView> {
     let agent_json: String = row.col("agent_config")?;
@@ -108,10 +114,20 @@ pub(crate) fn task_view<R: SqlRow>(row: &R) -> StoreResult<TaskView> {
         }),
         None => None,
     };
+    // The latest execution's recorded state (the join's `s_` columns).
+    let agent_state = match row.col::<Option<String>>("s_execution_id")? {
+        Some(_) => Some(super::agent_states::record_with(
+            row,
+            "s_",
+            Some(task.id.clone()),
+        )?),
+        None => None,
+    };
     Ok(TaskView {
         task,
         execution,
         open_ask: row.col::<bool>("open_ask")?,
+        agent_state,
     })
 }
 

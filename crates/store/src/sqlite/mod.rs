@@ -8,6 +8,7 @@
 //! `LIMIT +$N`: the unary plus makes the limit an expression evaluated at
 //! run time (`tests/sql_text.rs` keeps it that way).
 
+mod agent_states;
 mod approvals;
 pub mod backup;
 mod checkpoint;

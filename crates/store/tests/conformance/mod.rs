@@ -13,7 +13,7 @@
 //! `tasks`, `reboot`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
-//! `ungated`, `reports`, `races` (several connections racing on a multi-threaded runtime).
+//! `ungated`, `reports`, `agent_states`, `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
 //! via [`coverage::uncovered_port_methods`]) fails when a method of the port
@@ -26,6 +26,7 @@ pub mod coverage;
 pub mod support;
 
 pub mod access;
+pub mod agent_states;
 pub mod approval_reminders;
 pub mod approvals;
 pub mod choice_answers;
@@ -288,6 +289,10 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; reports:
             a_windows_facts_are_read_with_how_each_was_answered,
             a_report_is_kept_with_its_items_and_its_chat_parts_in_one_transaction,
+        );
+        conformance_suite!(@area $factory; agent_states:
+            a_state_is_one_row_written_with_its_push_and_parent_event_once,
+            the_newest_hook_event_is_kept_per_execution,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

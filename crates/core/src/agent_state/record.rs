@@ -1,0 +1,454 @@
+//! What is stored of a state change, and the state in words: the one rule
+//! from a [`StateChange`] to an [`AgentStateRecord`] (its reason, e.g.
+//! "usage limit reached; resets 9:57am (UTC)", "API overloaded (529),
+//! attempt 3 of 10"), and back to the state it records. Pure.
+
+use chrono::{DateTime, Utc};
+
+use super::{AgentState, ErrorKind, ResetTime, StateChange};
+use crate::model::AgentStateRecord;
+
+/// The record of `change`, written at `change.at` (`since` is kept by the
+/// store while the state's name stays the same).
+pub fn record_of(change: &StateChange) -> AgentStateRecord {
+    let mut r = AgentStateRecord {
+        execution_id: change.execution_id.clone(),
+        task_id: change.task_id.clone(),
+        state: change.state.name().to_string(),
+        reason: reason(&change.state),
+        lines: change.lines.clone(),
+        since: change.at,
+        error_kind: None,
+        attempt: None,
+        attempt_of: None,
+        gave_up: false,
+        reset_text: None,
+        reset_at: None,
+        exit_code: None,
+        signal: None,
+        silent_secs: None,
+        dialog_title: None,
+        dialog_options: Vec::new(),
+        updated_at: change.at,
+    };
+    match &change.state {
+        AgentState::Working | AgentState::Idle | AgentState::LoggedOut => {}
+        AgentState::WaitingForPerson { dialog } => {
+            if let Some((title, options)) = dialog {
+                r.dialog_title = Some(title.clone());
+                r.dialog_options = options.clone();
+            }
+        }
+        AgentState::UsageLimited { reset } => {
+            r.reset_text = reset.as_ref().map(|t| t.text.clone());
+            r.reset_at = change.reset_at;
+        }
+        AgentState::Erroring {
+            kind,
+            attempt,
+            of,
+            gave_up,
+        } => {
+            r.error_kind = Some(kind_name(kind));
+            r.attempt = *attempt;
+            r.attempt_of = *of;
+            r.gave_up = *gave_up;
+        }
+        AgentState::Stalled { silent_secs } => r.silent_secs = Some(*silent_secs),
+        AgentState::Exited { code } => r.exit_code = Some(*code),
+        AgentState::Crashed { signal } => r.signal = Some(*signal),
+    }
+    r
+}
+
+/// The instant a usage limit's printed reset time names, after `now`, in
+/// the zone the CLI printed or else this machine's (`None`: no time shown).
+pub fn reset_at(state: &AgentState, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let AgentState::UsageLimited { reset: Some(reset) } = state else {
+        return None;
+    };
+    let ts = jiff::Timestamp::from_millisecond(now.timestamp_millis()).ok()?;
+    let zoned = ts.to_zoned_datetime(jiff::tz::TimeZone::system());
+    let at = reset.next_after(&zoned)?;
+    DateTime::from_timestamp_millis(at.timestamp().as_millisecond())
+}
+
+/// The state a record holds (`None` when its name is none of
+/// [`AgentState::NAMES`]: written by another version).
+pub fn state_of(r: &AgentStateRecord) -> Option<AgentState> {
+    Some(match r.state.as_str() {
+        "working" => AgentState::Working,
+        "waiting_for_person" => AgentState::WaitingForPerson {
+            dialog: r
+                .dialog_title
+                .clone()
+                .map(|t| (t, r.dialog_options.clone())),
+        },
+        "idle" => AgentState::Idle,
+        "usage_limited" => AgentState::UsageLimited {
+            reset: r.reset_text.as_deref().and_then(ResetTime::parse),
+        },
+        "erroring" => AgentState::Erroring {
+            kind: r
+                .error_kind
+                .as_deref()
+                .map_or(ErrorKind::Other(String::new()), kind_from),
+            attempt: r.attempt,
+            of: r.attempt_of,
+            gave_up: r.gave_up,
+        },
+        "logged_out" => AgentState::LoggedOut,
+        "stalled" => AgentState::Stalled {
+            silent_secs: r.silent_secs.unwrap_or(0),
+        },
+        "exited" => AgentState::Exited {
+            code: r.exit_code.unwrap_or(0),
+        },
+        "crashed" => AgentState::Crashed {
+            signal: r.signal.unwrap_or(0),
+        },
+        _ => return None,
+    })
+}
+
+/// Whether going from `previous` to `next` is a change to record: another
+/// state, or the same one with other details — except the seconds of a
+/// stall, which grow by themselves.
+pub fn is_change(previous: Option<&AgentState>, next: &AgentState) -> bool {
+    match (previous, next) {
+        (None, _) => true,
+        (Some(AgentState::Stalled { .. }), AgentState::Stalled { .. }) => false,
+        (Some(p), n) => p != n,
+    }
+}
+
+/// An error kind as stored: `overloaded`, `rate_limited`,
+/// `server_<status>`, `network`, `other: <words>`.
+pub fn kind_name(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::Overloaded => "overloaded".into(),
+        ErrorKind::RateLimited => "rate_limited".into(),
+        ErrorKind::Server(status) => format!("server_{status}"),
+        ErrorKind::Network => "network".into(),
+        ErrorKind::Other(words) => format!("other: {words}"),
+    }
+}
+
+fn kind_from(text: &str) -> ErrorKind {
+    match text {
+        "overloaded" => ErrorKind::Overloaded,
+        "rate_limited" => ErrorKind::RateLimited,
+        "network" => ErrorKind::Network,
+        _ => match text.strip_prefix("server_").and_then(|s| s.parse().ok()) {
+            Some(status) => ErrorKind::Server(status),
+            None => ErrorKind::Other(text.strip_prefix("other: ").unwrap_or(text).into()),
+        },
+    }
+}
+
+/// The kind in words.
+fn kind_words(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::Overloaded => "API overloaded (529)".into(),
+        ErrorKind::RateLimited => "API rate limit (429)".into(),
+        ErrorKind::Server(status) => format!("API server error ({status})"),
+        ErrorKind::Network => "network error (the connection to the API failed)".into(),
+        ErrorKind::Other(words) if words.trim().is_empty() => "API error".into(),
+        ErrorKind::Other(words) => format!("API error: {}", words.trim()),
+    }
+}
+
+/// A duration in words: "45 s", "20 min", "2 h 5 min".
+fn duration_words(secs: u64) -> String {
+    match secs {
+        0..=119 => format!("{secs} s"),
+        120..=7199 => format!("{} min", secs / 60),
+        _ if secs % 3600 / 60 == 0 => format!("{} h", secs / 3600),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// The name of a signal ("SIGKILL"), when it is a common one.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// A process's end from its exit code: 128 + n (n a signal, 1…31) is how
+/// a shell and the agents' isolation launcher (`harness_pty::isolate`)
+/// report a child killed by signal n — a crash; any other code an exit.
+pub fn exit_of_code(code: i32) -> super::ExitStatus {
+    match code {
+        129..=159 => super::ExitStatus::Signal(code - 128),
+        _ => super::ExitStatus::Code(code),
+    }
+}
+
+/// The number of a signal from the words a process's end was reported
+/// with ("Killed", "Terminated", "signal 9", "SIGKILL"); `None` when they
+/// name no signal (a lost status).
+pub fn signal_number(words: &str) -> Option<i32> {
+    let w = words.trim();
+    if let Some(n) = w
+        .strip_prefix("signal ")
+        .and_then(|n| n.trim().parse::<i32>().ok())
+    {
+        return Some(n);
+    }
+    let upper = w.to_ascii_uppercase();
+    if let Some(n) = (1..=31).find(|&n| signal_name(n) == Some(upper.as_str())) {
+        return Some(n);
+    }
+    // strsignal(3)'s words, as portable-pty and the holder report them.
+    Some(match w {
+        "Hangup" => 1,
+        "Interrupt" => 2,
+        "Quit" => 3,
+        "Illegal instruction" => 4,
+        "Aborted" => 6,
+        "Bus error" => 7,
+        "Floating point exception" => 8,
+        "Killed" => 9,
+        "Segmentation fault" => 11,
+        "Broken pipe" => 13,
+        "Alarm clock" => 14,
+        "Terminated" => 15,
+        _ => return None,
+    })
+}
+
+/// The state in words.
+pub fn reason(state: &AgentState) -> String {
+    match state {
+        AgentState::Working => "working".into(),
+        AgentState::WaitingForPerson { dialog: None } => {
+            "waiting for a person: an open question or approval".into()
+        }
+        AgentState::WaitingForPerson {
+            dialog: Some((title, options)),
+        } => format!(
+            "waiting for a person: the CLI's own dialog \"{title}\" ({})",
+            options.join(" / ")
+        ),
+        AgentState::Idle => "idle at its prompt: its turn ended".into(),
+        AgentState::UsageLimited { reset: Some(r) } => {
+            format!("usage limit reached; resets {}", r.text)
+        }
+        AgentState::UsageLimited { reset: None } => {
+            "usage limit reached (no reset time shown)".into()
+        }
+        AgentState::Erroring {
+            kind,
+            attempt,
+            of,
+            gave_up,
+        } => {
+            let mut words = kind_words(kind);
+            match (attempt, of) {
+                (Some(a), Some(o)) => words.push_str(&format!(", attempt {a} of {o}")),
+                (Some(a), None) => words.push_str(&format!(", attempt {a}")),
+                _ => {}
+            }
+            if *gave_up {
+                words.push_str("; the CLI stopped retrying and waits at its prompt");
+            }
+            words
+        }
+        AgentState::LoggedOut => {
+            "logged out: the CLI is not logged in or its credentials were refused".into()
+        }
+        AgentState::Stalled { silent_secs } => format!(
+            "stalled: no output, hook or tool activity for {}",
+            duration_words(*silent_secs)
+        ),
+        AgentState::Exited { code: 0 } => "exited normally (code 0)".into(),
+        AgentState::Exited { code } => format!("exited with code {code}"),
+        AgentState::Crashed { signal: 0 } => {
+            "ended without an exit status (its process was lost)".into()
+        }
+        AgentState::Crashed { signal } => match signal_name(*signal) {
+            Some(name) => format!("killed by signal {signal} ({name})"),
+            None => format!("killed by signal {signal}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(state: AgentState) -> StateChange {
+        StateChange {
+            task_id: "t".into(),
+            execution_id: "e".into(),
+            previous: None,
+            state,
+            lines: vec!["✻ 529 Overloaded · retrying in 2s · attempt 3/10".into()],
+            reset_at: None,
+            at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn the_reason_in_words() {
+        let limited = AgentState::UsageLimited {
+            reset: ResetTime::parse("9:57am (UTC)"),
+        };
+        assert_eq!(reason(&limited), "usage limit reached; resets 9:57am (UTC)");
+        let erroring = AgentState::Erroring {
+            kind: ErrorKind::Overloaded,
+            attempt: Some(3),
+            of: Some(10),
+            gave_up: false,
+        };
+        assert_eq!(reason(&erroring), "API overloaded (529), attempt 3 of 10");
+        let gave_up = AgentState::Erroring {
+            kind: ErrorKind::Server(500),
+            attempt: None,
+            of: None,
+            gave_up: true,
+        };
+        assert_eq!(
+            reason(&gave_up),
+            "API server error (500); the CLI stopped retrying and waits at its prompt"
+        );
+        assert_eq!(
+            reason(&AgentState::Stalled { silent_secs: 1200 }),
+            "stalled: no output, hook or tool activity for 20 min"
+        );
+        assert_eq!(
+            reason(&AgentState::Exited { code: 3 }),
+            "exited with code 3"
+        );
+        assert_eq!(
+            reason(&AgentState::Crashed { signal: 9 }),
+            "killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(duration_words(7500), "2 h 5 min");
+        assert_eq!(duration_words(7200), "2 h");
+    }
+
+    #[test]
+    fn a_record_holds_the_details_and_gives_its_state_back() {
+        let states = [
+            AgentState::Working,
+            AgentState::WaitingForPerson { dialog: None },
+            AgentState::WaitingForPerson {
+                dialog: Some(("Which colour?".into(), vec!["Red".into(), "Blue".into()])),
+            },
+            AgentState::Idle,
+            AgentState::UsageLimited {
+                reset: ResetTime::parse("12:26pm (UTC)"),
+            },
+            AgentState::UsageLimited { reset: None },
+            AgentState::Erroring {
+                kind: ErrorKind::Overloaded,
+                attempt: Some(3),
+                of: Some(10),
+                gave_up: false,
+            },
+            AgentState::Erroring {
+                kind: ErrorKind::Server(503),
+                attempt: None,
+                of: None,
+                gave_up: true,
+            },
+            AgentState::Erroring {
+                kind: ErrorKind::Other("API error".into()),
+                attempt: Some(1),
+                of: None,
+                gave_up: false,
+            },
+            AgentState::LoggedOut,
+            AgentState::Stalled { silent_secs: 1201 },
+            AgentState::Exited { code: 3 },
+            AgentState::Crashed { signal: 9 },
+        ];
+        for state in states {
+            let r = record_of(&change(state.clone()));
+            assert_eq!(r.state, state.name());
+            assert_eq!(r.reason, reason(&state));
+            assert_eq!(r.lines.len(), 1);
+            assert_eq!(state_of(&r), Some(state.clone()), "{r:?}");
+        }
+        let r = record_of(&change(AgentState::Erroring {
+            kind: ErrorKind::Overloaded,
+            attempt: Some(3),
+            of: Some(10),
+            gave_up: false,
+        }));
+        assert_eq!(
+            (r.error_kind.as_deref(), r.attempt, r.attempt_of, r.gave_up),
+            (Some("overloaded"), Some(3), Some(10), false)
+        );
+    }
+
+    #[test]
+    fn a_change_is_another_state_or_other_details_but_a_longer_stall() {
+        let stalled = AgentState::Stalled { silent_secs: 1200 };
+        assert!(is_change(None, &AgentState::Working));
+        assert!(!is_change(Some(&AgentState::Working), &AgentState::Working));
+        assert!(is_change(Some(&AgentState::Working), &stalled));
+        assert!(!is_change(
+            Some(&stalled),
+            &AgentState::Stalled { silent_secs: 1500 }
+        ));
+        let attempt = |a| AgentState::Erroring {
+            kind: ErrorKind::Overloaded,
+            attempt: Some(a),
+            of: Some(10),
+            gave_up: false,
+        };
+        assert!(is_change(Some(&attempt(3)), &attempt(4)));
+    }
+
+    #[test]
+    fn a_printed_reset_names_the_next_instant() {
+        let now = DateTime::parse_from_rfc3339("2026-12-05T12:25:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let limited = AgentState::UsageLimited {
+            reset: ResetTime::parse("12:26pm (UTC)"),
+        };
+        assert_eq!(
+            reset_at(&limited, now).map(|t| t.to_rfc3339()),
+            Some("2026-12-05T12:26:00+00:00".into())
+        );
+        assert_eq!(
+            reset_at(&AgentState::UsageLimited { reset: None }, now),
+            None
+        );
+    }
+
+    #[test]
+    fn a_code_of_128_plus_a_signal_is_that_signal() {
+        use super::super::ExitStatus;
+        assert_eq!(exit_of_code(137), ExitStatus::Signal(9));
+        assert_eq!(exit_of_code(143), ExitStatus::Signal(15));
+        assert_eq!(exit_of_code(3), ExitStatus::Code(3));
+        assert_eq!(exit_of_code(128), ExitStatus::Code(128));
+        assert_eq!(exit_of_code(255), ExitStatus::Code(255));
+    }
+
+    #[test]
+    fn signals_from_the_words_of_an_end() {
+        assert_eq!(signal_number("Killed"), Some(9));
+        assert_eq!(signal_number("Terminated"), Some(15));
+        assert_eq!(signal_number("signal 10"), Some(10));
+        assert_eq!(signal_number("SIGSEGV"), Some(11));
+        assert_eq!(signal_number("the agent's holder is gone"), None);
+    }
+}

@@ -1,0 +1,203 @@
+use chrono::Utc;
+
+use super::*;
+use crate::{
+    agent_state::{ErrorKind, ResetTime, record_of},
+    model::{AgentConfig, Execution, Provider, Task, TaskStatus},
+};
+
+fn view(unattended: bool, parent: Option<&str>, status: ExecutionStatus) -> TaskView {
+    let now = Utc::now();
+    TaskView {
+        task: Task {
+            id: "t".into(),
+            title: "Fix the build".into(),
+            description: None,
+            project_id: None,
+            parent_task_id: parent.map(str::to_string),
+            status: TaskStatus::InProgress,
+            unattended,
+            agent: AgentConfig {
+                provider: Provider::Claude,
+                command: None,
+                cwd: None,
+                env: Default::default(),
+                restart_on_interrupt: false,
+            },
+            created_at: now,
+            updated_at: now,
+        },
+        execution: Some(Execution {
+            id: "e".into(),
+            task_id: "t".into(),
+            status,
+            session_id: None,
+            exit_code: None,
+            created_at: now,
+            ended_at: None,
+            node_id: None,
+            node_name: None,
+        }),
+        open_ask: false,
+        agent_state: None,
+    }
+}
+
+fn change(state: AgentState) -> StateChange {
+    StateChange {
+        task_id: "t".into(),
+        execution_id: "e".into(),
+        previous: Some(AgentState::Working),
+        state,
+        lines: vec!["Error: boom".into()],
+        reset_at: None,
+        at: Utc::now(),
+    }
+}
+
+fn told(state: AgentState, v: &TaskView, plan_active: bool) -> Told {
+    let c = change(state);
+    after_change(
+        &c,
+        &record_of(&c),
+        Context {
+            view: v,
+            plan_active,
+        },
+    )
+}
+
+fn gave_up(gave_up: bool) -> AgentState {
+    AgentState::Erroring {
+        kind: ErrorKind::Overloaded,
+        attempt: None,
+        of: None,
+        gave_up,
+    }
+}
+
+#[test]
+fn an_unattended_task_is_told_its_alarms_once_per_state() {
+    let v = view(true, None, ExecutionStatus::Running);
+    for state in [
+        AgentState::Exited { code: 3 },
+        AgentState::Crashed { signal: 9 },
+        AgentState::LoggedOut,
+        AgentState::Stalled { silent_secs: 1200 },
+        gave_up(true),
+    ] {
+        let t = told(state.clone(), &v, false);
+        let push = t.push.unwrap_or_else(|| panic!("{state:?} is pushed"));
+        assert_eq!(push.key, format!("agent-state:e:{}", state.name()));
+        assert!(push.text.contains("Error: boom"), "{}", push.text);
+        assert!(push.text.contains(REPLIES), "{}", push.text);
+        assert!(push.text.contains(&crate::agent_state::reason(&state)));
+    }
+    for state in [
+        AgentState::Working,
+        AgentState::WaitingForPerson { dialog: None },
+        gave_up(false),
+        // The recovery tells a usage limit.
+        AgentState::UsageLimited {
+            reset: ResetTime::parse("9:57am"),
+        },
+    ] {
+        assert_eq!(told(state.clone(), &v, false).push, None, "{state:?}");
+    }
+}
+
+#[test]
+fn attended_and_stopped_agents_are_not_pushed() {
+    let attended = view(false, None, ExecutionStatus::Running);
+    assert_eq!(
+        told(AgentState::Crashed { signal: 9 }, &attended, false).push,
+        None
+    );
+    // A person's Stop ends the process with a signal: not a crash to tell.
+    let stopped = view(true, Some("p"), ExecutionStatus::Stopped);
+    assert_eq!(
+        told(AgentState::Crashed { signal: 15 }, &stopped, false),
+        Told::default()
+    );
+    // A superseded execution's change says nothing either.
+    let v = view(true, None, ExecutionStatus::Running);
+    let mut c = change(AgentState::LoggedOut);
+    c.execution_id = "older".into();
+    let t = after_change(
+        &c,
+        &record_of(&c),
+        Context {
+            view: &v,
+            plan_active: false,
+        },
+    );
+    assert_eq!(t, Told::default());
+}
+
+#[test]
+fn finished_is_one_note_not_an_alarm() {
+    let v = view(true, None, ExecutionStatus::Running);
+    let push = told(AgentState::Idle, &v, false).push.unwrap();
+    assert_eq!(push.key, "agent-finished:t:e");
+    assert!(push.text.starts_with("[Agent finished]"), "{}", push.text);
+    assert!(!push.text.contains(REPLIES));
+    // Exit 0 is the same note (the same key: one per execution).
+    let exited = told(AgentState::Exited { code: 0 }, &v, false)
+        .push
+        .unwrap();
+    assert_eq!(exited.key, push.key);
+    // Tasks left in its plan: idle between them is not finished.
+    assert_eq!(told(AgentState::Idle, &v, true).push, None);
+}
+
+#[test]
+fn a_derived_task_tells_its_parent() {
+    let v = view(false, Some("p"), ExecutionStatus::Running);
+    for state in [
+        AgentState::LoggedOut,
+        AgentState::Stalled { silent_secs: 1200 },
+        AgentState::UsageLimited { reset: None },
+        gave_up(true),
+    ] {
+        let parent = told(state.clone(), &v, false).parent.unwrap();
+        assert_eq!(parent.parent_task_id, "p");
+        assert_eq!(
+            parent.dedup_key,
+            format!("agent-state:{}:t:e", state.name())
+        );
+        assert_eq!(parent.payload["agentState"], state.name());
+        assert_eq!(parent.payload["lines"][0], "Error: boom");
+    }
+    // Exits reach the parent through its exit event; working says nothing.
+    for state in [AgentState::Exited { code: 1 }, AgentState::Working] {
+        assert_eq!(told(state, &v, false).parent, None);
+    }
+}
+
+#[test]
+fn who_needs_a_person() {
+    let needs = |state: AgentState| needs_you(&record_of(&change(state)));
+    assert!(needs(AgentState::Exited { code: 3 }));
+    assert!(!needs(AgentState::Exited { code: 0 }));
+    assert!(needs(AgentState::Crashed { signal: 9 }));
+    assert!(needs(AgentState::LoggedOut));
+    assert!(needs(AgentState::Stalled { silent_secs: 60 }));
+    assert!(needs(AgentState::UsageLimited { reset: None }));
+    assert!(needs(gave_up(true)));
+    assert!(!needs(gave_up(false)));
+    assert!(!needs(AgentState::Idle));
+    assert!(!needs(AgentState::WaitingForPerson { dialog: None }));
+}
+
+#[test]
+fn the_replies_are_single_words() {
+    assert_eq!(reply_action("restart"), Some(ReplyAction::Resume));
+    assert_eq!(reply_action(" Resume. "), Some(ReplyAction::Resume));
+    assert_eq!(reply_action("STOP!"), Some(ReplyAction::Stop));
+    assert_eq!(
+        reply_action("stop [[tower:task=cabcdefghijklmnopqrstuvwx]]"),
+        Some(ReplyAction::Stop)
+    );
+    assert_eq!(reply_action("please stop the build"), None);
+    assert_eq!(reply_action("restart it tomorrow"), None);
+}

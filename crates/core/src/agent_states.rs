@@ -1,0 +1,285 @@
+//! Agent states as Harness records and tells them (the rules are
+//! `crate::agent_state`): a change the watcher reports is recorded with
+//! what it says — the push and the parent's inbox event — in one
+//! transaction ([`Harness::record_state_change`]); the recovery sends its
+//! own state push through the same mechanism ([`Harness::push_agent_state`]);
+//! a person's `restart` / `resume` / `stop` reply acts on the task's agent
+//! ([`Harness::agent_reply`]); the stall threshold is a global setting
+//! ([`STALL_KEY`]); the newest hook event whose kind of turn changed is
+//! kept per execution ([`Harness::note_hook`]), so that a restart knows an
+//! idle agent from a working one.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    CoreError, CoreResult, Harness,
+    agent_state::{
+        AgentState, HookEvent, StateChange, record_of,
+        told::{self, Context, ReplyAction},
+    },
+    control::{AgentControl, StartRequest},
+    events::HarnessEvent,
+    ids,
+    model::{AgentStateRecord, ExecutionStatus, TaskView},
+    outbox::compose_body,
+    store::{AgentStateWrite, AgentStateWritten, EventKind, NewEvent, Outbound, Priority},
+};
+
+/// The setting that holds the stall threshold.
+pub const STALL_KEY: &str = "harness.agentStates";
+/// The shortest and longest stall threshold, in seconds.
+pub const MIN_STALL_SECS: u64 = 1;
+pub const MAX_STALL_SECS: u64 = 7 * 24 * 3600;
+
+/// The agent states' global settings.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentStateSettings {
+    /// Seconds without output, hook or tool activity after which a working
+    /// agent is stalled (1 … 604800).
+    pub stall_after_secs: u64,
+}
+
+/// A hook event's stored name.
+pub fn hook_name(hook: HookEvent) -> &'static str {
+    match hook {
+        HookEvent::SessionStart => "session_start",
+        HookEvent::UserPromptSubmit => "user_prompt_submit",
+        HookEvent::PreToolUse => "pre_tool_use",
+        HookEvent::PostToolUse => "post_tool_use",
+        HookEvent::Stop => "stop",
+    }
+}
+
+/// A stored hook name as the event.
+pub fn hook_of(name: &str) -> Option<HookEvent> {
+    Some(match name {
+        "session_start" => HookEvent::SessionStart,
+        "user_prompt_submit" => HookEvent::UserPromptSubmit,
+        "pre_tool_use" => HookEvent::PreToolUse,
+        "post_tool_use" => HookEvent::PostToolUse,
+        "stop" => HookEvent::Stop,
+        _ => return None,
+    })
+}
+
+impl Harness {
+    /// Record `change` and what it says (`told::after_change`) in one
+    /// transaction, then publish it. `plan_active`: a task-list loop is
+    /// active in the agent's working directory.
+    pub async fn record_state_change(
+        &self,
+        change: &StateChange,
+        plan_active: bool,
+    ) -> CoreResult<AgentStateWritten> {
+        let view = self.get_task(&change.task_id).await?;
+        let record = record_of(change);
+        let said = told::after_change(
+            change,
+            &record,
+            Context {
+                view: &view,
+                plan_active,
+            },
+        );
+        let push = match said.push {
+            Some(words) => {
+                let message = compose_body(Some(&view.task.title), &words.text, &view.task.id);
+                self.push_to_person(&view.task, words.key, message, false)
+                    .await?
+            }
+            None => None,
+        };
+        let parent_event = said.parent.map(|p| NewEvent {
+            id: ids::new_id(),
+            parent_task_id: p.parent_task_id,
+            source_task_id: view.task.id.clone(),
+            execution_id: Some(change.execution_id.clone()),
+            kind: EventKind::ChildExecutionFailed,
+            priority: Priority::High,
+            dedup_key: p.dedup_key,
+            fallback: false,
+            execution_review_key: None,
+            payload: p.payload,
+            now: change.at,
+        });
+        let written = self
+            .store()
+            .write_agent_state(AgentStateWrite {
+                record: Some(record),
+                push,
+                parent_event,
+            })
+            .await
+            .map_err(crate::messaging::task_missing)?;
+        self.after_state_write(&change.task_id, &written);
+        tracing::info!(task_id = %change.task_id, execution_id = %change.execution_id,
+            state = change.state.name(), pushed = written.push.is_some(),
+            parent = written.event.is_some(), "agent state recorded");
+        Ok(written)
+    }
+
+    /// Push the state of `change` to the person of its task (unattended
+    /// tasks with a chat channel), once per execution and state, with
+    /// `more` in its words (e.g. "It will resume at 9:57am"). The one
+    /// push of agent states, for the recovery too (a usage limit is told
+    /// by it). `None`: attended, no channel, or pushed before.
+    pub async fn push_agent_state(
+        &self,
+        change: &StateChange,
+        more: Option<&str>,
+    ) -> CoreResult<Option<Outbound>> {
+        let view = self.get_task(&change.task_id).await?;
+        if !view.task.unattended {
+            return Ok(None);
+        }
+        let record = record_of(change);
+        let text = told::alarm_text(&record, more);
+        let message = compose_body(Some(&view.task.title), &text, &view.task.id);
+        let key = told::push_key(&change.execution_id, change.state.name());
+        let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
+            return Ok(None);
+        };
+        let written = self
+            .store()
+            .write_agent_state(AgentStateWrite {
+                record: None,
+                push: Some(push),
+                parent_event: None,
+            })
+            .await
+            .map_err(crate::messaging::task_missing)?;
+        self.after_state_write(&change.task_id, &written);
+        Ok(written.push)
+    }
+
+    fn after_state_write(&self, task_id: &str, written: &AgentStateWritten) {
+        if let Some(row) = &written.push {
+            self.outbound_changed(row);
+            self.wake_outbox();
+        }
+        if let Some(event) = &written.event {
+            self.publish(HarnessEvent::TaskChanged {
+                task_id: event.parent_task_id.clone(),
+            });
+            self.wake(crate::work::Kind::Inbox);
+        }
+        self.publish(HarnessEvent::TaskChanged {
+            task_id: task_id.to_string(),
+        });
+    }
+
+    /// An execution's recorded state.
+    pub async fn agent_state(&self, execution_id: &str) -> CoreResult<Option<AgentStateRecord>> {
+        Ok(self.store().agent_state(execution_id).await?)
+    }
+
+    /// The recorded state as an [`AgentState`] (what a change is compared
+    /// with after a restart).
+    pub async fn recorded_state(&self, execution_id: &str) -> CoreResult<Option<AgentState>> {
+        Ok(self
+            .agent_state(execution_id)
+            .await?
+            .as_ref()
+            .and_then(crate::agent_state::state_of))
+    }
+
+    /// Keep `hook` as the execution's newest hook event (the caller writes
+    /// only when the kind of turn changed: a `Stop`, or the first event
+    /// after one).
+    pub async fn note_hook(&self, execution_id: &str, hook: HookEvent) -> CoreResult<()> {
+        Ok(self
+            .store()
+            .note_hook(execution_id, hook_name(hook), Utc::now())
+            .await?)
+    }
+
+    /// The execution's newest kept hook event and when it came.
+    pub async fn last_hook(
+        &self,
+        execution_id: &str,
+    ) -> CoreResult<Option<(HookEvent, DateTime<Utc>)>> {
+        Ok(self
+            .store()
+            .last_hook(execution_id)
+            .await?
+            .and_then(|(name, at)| hook_of(&name).map(|h| (h, at))))
+    }
+
+    /// The stall threshold: the stored setting, else `default` (the
+    /// server's configuration, `HARNESS_STALL_AFTER_SECS`, else 20 min).
+    pub async fn stall_after(&self, default: Duration) -> CoreResult<Duration> {
+        Ok(match self.store().get_setting(STALL_KEY).await? {
+            None => default,
+            Some(v) => match serde_json::from_value::<AgentStateSettings>(v) {
+                Ok(s) => Duration::from_secs(s.stall_after_secs),
+                Err(err) => {
+                    tracing::warn!(%err, "stored agent-state settings are unreadable; using the default");
+                    default
+                }
+            },
+        })
+    }
+
+    /// Store the stall threshold (a 400 naming the field when out of range).
+    pub async fn set_agent_state_settings(
+        &self,
+        settings: AgentStateSettings,
+    ) -> CoreResult<AgentStateSettings> {
+        if !(MIN_STALL_SECS..=MAX_STALL_SECS).contains(&settings.stall_after_secs) {
+            return Err(CoreError::invalid(
+                "stallAfterSecs",
+                format!("must be {MIN_STALL_SECS} to {MAX_STALL_SECS} seconds"),
+            ));
+        }
+        let value = serde_json::to_value(&settings)
+            .map_err(|e| CoreError::invalid_body(format!("agent states: {e}")))?;
+        self.store()
+            .put_setting(STALL_KEY, &value, Utc::now())
+            .await?;
+        self.publish(HarnessEvent::SettingChanged {
+            key: STALL_KEY.into(),
+        });
+        Ok(settings)
+    }
+
+    /// A person's reply to a state push: `restart` / `resume` start the
+    /// task's agent again with its session (a live one is stopped first),
+    /// `stop` stops it. Returns the task as it is after.
+    pub async fn agent_reply(
+        &self,
+        control: &dyn AgentControl,
+        task_id: &str,
+        action: ReplyAction,
+    ) -> CoreResult<TaskView> {
+        let view = self.get_task(task_id).await?;
+        let id = view.task.id.as_str();
+        let live = view.execution.as_ref().is_some_and(|e| {
+            matches!(e.status, ExecutionStatus::Running | ExecutionStatus::Paused)
+        });
+        match action {
+            ReplyAction::Stop => {
+                if live {
+                    control.stop(id).await?;
+                }
+            }
+            ReplyAction::Resume => {
+                if view.execution.is_none() {
+                    return Err(CoreError::Conflict(
+                        "the task's agent never ran: start it".into(),
+                    ));
+                }
+                if live {
+                    control.stop(id).await?;
+                }
+                control.start(id, StartRequest::Resume).await?;
+            }
+        }
+        tracing::info!(task_id = id, ?action, "a person's reply acted on the agent");
+        self.get_task(id).await
+    }
+}

@@ -1,0 +1,245 @@
+//! The agent states' table (`agent_states`, and `executions.last_hook`,
+//! migration 0037 on both backends) once for both: the SQL, the row
+//! decoder and the implementation of
+//! [`harness_core::store::AgentStateStore`] ([`agent_state_store`],
+//! expanded per backend).
+
+use harness_core::{model::AgentStateRecord, store::StoreResult};
+
+use super::{SqlRow, corrupt, time};
+
+pub(crate) const COLUMNS: &str = "execution_id, task_id, state, reason, lines, since, \
+    error_kind, attempt, attempt_of, gave_up, reset_text, reset_at, exit_code, signal, \
+    silent_secs, dialog_title, dialog_options, updated_at";
+
+/// The record (`$1`…`$18`, [`COLUMNS`] in order); `since` is kept while the
+/// state's name stays the same.
+pub(crate) fn upsert() -> String {
+    format!(
+        "INSERT INTO agent_states ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+           $11, $12, $13, $14, $15, $16, $17, $18) \
+         ON CONFLICT (execution_id) DO UPDATE SET \
+           since = CASE WHEN agent_states.state = excluded.state THEN agent_states.since \
+             ELSE excluded.since END, \
+           state = excluded.state, reason = excluded.reason, lines = excluded.lines, \
+           error_kind = excluded.error_kind, attempt = excluded.attempt, \
+           attempt_of = excluded.attempt_of, gave_up = excluded.gave_up, \
+           reset_text = excluded.reset_text, reset_at = excluded.reset_at, \
+           exit_code = excluded.exit_code, signal = excluded.signal, \
+           silent_secs = excluded.silent_secs, dialog_title = excluded.dialog_title, \
+           dialog_options = excluded.dialog_options, updated_at = excluded.updated_at \
+         RETURNING {COLUMNS}"
+    )
+}
+
+pub(crate) fn by_execution() -> String {
+    format!("SELECT {COLUMNS} FROM agent_states WHERE execution_id = $1")
+}
+
+/// `$1` the key: whether an outbound row holds it.
+pub(crate) const PUSHED: &str = "SELECT COUNT(*) FROM harness_outbound WHERE dedup_key = $1";
+
+/// `$1` hook, `$2` now, `$3` execution.
+pub(crate) const NOTE_HOOK: &str =
+    "UPDATE executions SET last_hook = $1, last_hook_at = $2 WHERE id = $3";
+
+pub(crate) const LAST_HOOK: &str = "SELECT last_hook, last_hook_at FROM executions \
+     WHERE id = $1 AND last_hook IS NOT NULL AND last_hook_at IS NOT NULL";
+
+fn strings(column: &'static str, text: &str) -> StoreResult<Vec<String>> {
+    serde_json::from_str(text).map_err(|_| corrupt(column, text))
+}
+
+fn small<T: TryFrom<i64>>(column: &'static str, v: Option<i64>) -> StoreResult<Option<T>> {
+    v.map(|n| T::try_from(n).map_err(|_| corrupt(column, &n.to_string())))
+        .transpose()
+}
+
+/// A record from a row whose columns are `prefix` + [`COLUMNS`]
+/// (`task_id` given: the view's join does not repeat it).
+pub(crate) fn record_with<R: SqlRow>(
+    row: &R,
+    prefix: &str,
+    task_id: Option<String>,
+) -> StoreResult<AgentStateRecord> {
+    let c = |name: &str| format!("{prefix}{name}");
+    let lines: String = row.col(&c("lines"))?;
+    let options: String = row.col(&c("dialog_options"))?;
+    Ok(AgentStateRecord {
+        execution_id: row.col(&c("execution_id"))?,
+        task_id: match task_id {
+            Some(t) => t,
+            None => row.col(&c("task_id"))?,
+        },
+        state: row.col(&c("state"))?,
+        reason: row.col(&c("reason"))?,
+        lines: strings("agent_states.lines", &lines)?,
+        since: time(row.col(&c("since"))?)?,
+        error_kind: row.col(&c("error_kind"))?,
+        attempt: small("agent_states.attempt", row.col(&c("attempt"))?)?,
+        attempt_of: small("agent_states.attempt_of", row.col(&c("attempt_of"))?)?,
+        gave_up: row.col::<i64>(&c("gave_up"))? != 0,
+        reset_text: row.col(&c("reset_text"))?,
+        reset_at: row
+            .col::<Option<i64>>(&c("reset_at"))?
+            .map(time)
+            .transpose()?,
+        exit_code: small("agent_states.exit_code", row.col(&c("exit_code"))?)?,
+        signal: small("agent_states.signal", row.col(&c("signal"))?)?,
+        silent_secs: small("agent_states.silent_secs", row.col(&c("silent_secs"))?)?,
+        dialog_title: row.col(&c("dialog_title"))?,
+        dialog_options: strings("agent_states.dialog_options", &options)?,
+        updated_at: time(row.col(&c("updated_at"))?)?,
+    })
+}
+
+pub(crate) fn record<R: SqlRow>(row: &R) -> StoreResult<AgentStateRecord> {
+    record_with(row, "", None)
+}
+
+/// `impl AgentStateStore for $store`: reads on `self.$read`, one-statement
+/// writes on `self.$write`, the record with its push and event in
+/// `self.write_tx()`.
+macro_rules! agent_state_store {
+    ($store:ty, $read:ident, $write:ident) => {
+        const _: () = {
+            use chrono::{DateTime, Utc};
+            use harness_core::{
+                model::AgentStateRecord,
+                store::{AgentStateStore, AgentStateWrite, AgentStateWritten, Dedup, StoreResult},
+            };
+            use sqlx::AssertSqlSafe;
+            use $crate::{
+                error::map,
+                shared::{agent_states as sql, inbox_rows::event, ms, outbox::outbound, time},
+            };
+
+            #[async_trait::async_trait]
+            impl AgentStateStore for $store {
+                async fn write_agent_state(
+                    &self,
+                    w: AgentStateWrite,
+                ) -> StoreResult<AgentStateWritten> {
+                    let mut out = AgentStateWritten::default();
+                    let mut tx = self.write_tx().await?;
+                    if let Some(r) = &w.record {
+                        let lines = serde_json::to_string(&r.lines).unwrap_or_else(|_| "[]".into());
+                        let options = serde_json::to_string(&r.dialog_options)
+                            .unwrap_or_else(|_| "[]".into());
+                        let row = sqlx::query(AssertSqlSafe(sql::upsert()))
+                            .bind(&r.execution_id)
+                            .bind(&r.task_id)
+                            .bind(&r.state)
+                            .bind(&r.reason)
+                            .bind(lines)
+                            .bind(ms(r.since))
+                            .bind(&r.error_kind)
+                            .bind(r.attempt.map(i64::from))
+                            .bind(r.attempt_of.map(i64::from))
+                            .bind(i64::from(r.gave_up))
+                            .bind(&r.reset_text)
+                            .bind(r.reset_at.map(ms))
+                            .bind(r.exit_code.map(i64::from))
+                            .bind(r.signal.map(i64::from))
+                            .bind(r.silent_secs.and_then(|s| i64::try_from(s).ok()))
+                            .bind(&r.dialog_title)
+                            .bind(options)
+                            .bind(ms(r.updated_at))
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                        out.record = Some(sql::record(&row)?);
+                    }
+                    if let Some(o) = &w.push {
+                        let key = match &o.dedup {
+                            Dedup::Explicit(k) | Dedup::Implicit(k) => k.clone(),
+                        };
+                        let seen: i64 = sqlx::query_scalar(sql::PUSHED)
+                            .bind(&key)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                        if seen == 0 {
+                            let row = $crate::shared::reminders::insert_outbound(o, key, "")
+                                .fetch_one(&mut *tx)
+                                .await
+                                .map_err(map)?;
+                            out.push = Some(outbound(&row)?);
+                        }
+                    }
+                    if let Some(ev) = &w.parent_event {
+                        let by_key = $crate::shared::inbox_sql::EVENT_BY_KEY.to_string();
+                        let found = sqlx::query(AssertSqlSafe(by_key))
+                            .bind(&ev.dedup_key)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(map)?;
+                        if found.is_none() {
+                            let insert = $crate::shared::inbox_sql::INSERT_EVENT.to_string();
+                            let row = sqlx::query(AssertSqlSafe(insert))
+                                .bind(&ev.id)
+                                .bind(&ev.parent_task_id)
+                                .bind(&ev.source_task_id)
+                                .bind(&ev.execution_id)
+                                .bind(ev.kind.as_str())
+                                .bind(ev.priority.as_str())
+                                .bind(&ev.dedup_key)
+                                .bind(ev.execution_review_key.clone())
+                                .bind(ev.payload.to_string())
+                                .bind(ms(ev.now))
+                                .fetch_one(&mut *tx)
+                                .await
+                                .map_err(map)?;
+                            out.event = Some(event(&row)?);
+                        }
+                    }
+                    tx.commit().await.map_err(map)?;
+                    Ok(out)
+                }
+
+                async fn agent_state(
+                    &self,
+                    execution_id: &str,
+                ) -> StoreResult<Option<AgentStateRecord>> {
+                    sqlx::query(AssertSqlSafe(sql::by_execution()))
+                        .bind(execution_id)
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .as_ref()
+                        .map(sql::record)
+                        .transpose()
+                }
+
+                async fn note_hook(
+                    &self,
+                    execution_id: &str,
+                    hook: &str,
+                    at: DateTime<Utc>,
+                ) -> StoreResult<()> {
+                    sqlx::query(sql::NOTE_HOOK)
+                        .bind(hook)
+                        .bind(ms(at))
+                        .bind(execution_id)
+                        .execute(&self.$write)
+                        .await
+                        .map_err(map)?;
+                    Ok(())
+                }
+
+                async fn last_hook(
+                    &self,
+                    execution_id: &str,
+                ) -> StoreResult<Option<(String, DateTime<Utc>)>> {
+                    let row: Option<(String, i64)> = sqlx::query_as(sql::LAST_HOOK)
+                        .bind(execution_id)
+                        .fetch_optional(&self.$read)
+                        .await
+                        .map_err(map)?;
+                    row.map(|(hook, at)| Ok((hook, time(at)?))).transpose()
+                }
+            }
+        };
+    };
+}
+pub(crate) use agent_state_store;
