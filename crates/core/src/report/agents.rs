@@ -1,16 +1,18 @@
 //! The agents that need a person: the one source of the "agent" items of
 //! the report and of the waiting count.
 //!
-//! SEAM — today this is the latest execution of an unattended, open task
-//! that FAILED (a later start, a stop or closing the task is acting upon
-//! it). The per-execution agent-state table (its watcher's states: failed,
-//! stalled, logged out, usage-limited) replaces [`needs_person`]'s rule
-//! here, and only here, once it is merged: read the task's latest state
-//! there and keep the item while the state needs a person.
+//! The latest execution's recorded agent state decides
+//! (`agent_state::told::needs_you`: failed, crashed, logged out, stalled,
+//! usage-limited, given up on API errors). An execution without a record
+//! (it failed before the watcher saw it: a spawn that failed, a run before
+//! the watcher existed) needs a person when it FAILED. Only open, unattended
+//! tasks count, and never a run a person stopped: a later start, a stop or
+//! closing the task is acting upon it.
 
 use super::build::AgentNeed;
 use crate::{
     CoreResult, Harness,
+    agent_state::told::needs_you,
     model::{ExecutionStatus, TaskStatus, TaskView},
 };
 
@@ -21,6 +23,17 @@ pub fn needs_person(view: &TaskView) -> Option<AgentNeed> {
         return None;
     }
     let e = view.execution.as_ref()?;
+    if e.status == ExecutionStatus::Stopped {
+        return None;
+    }
+    if let Some(r) = view.agent_state.as_ref().filter(|r| r.execution_id == e.id) {
+        return needs_you(r).then(|| AgentNeed {
+            execution_id: e.id.clone(),
+            task_id: task.id.clone(),
+            what: r.reason.clone(),
+            since: r.since,
+        });
+    }
     if e.status != ExecutionStatus::Failed {
         return None;
     }
@@ -92,7 +105,58 @@ mod tests {
                 node_name: None,
             }),
             open_ask: false,
+            agent_state: None,
         }
+    }
+
+    fn record(execution: &str, state: &str, code: Option<i32>) -> crate::model::AgentStateRecord {
+        let at = Utc.with_ymd_and_hms(2026, 12, 5, 4, 0, 0).unwrap();
+        crate::model::AgentStateRecord {
+            execution_id: execution.into(),
+            task_id: "ct".into(),
+            state: state.into(),
+            reason: format!("{state} in words"),
+            lines: vec![],
+            since: at,
+            error_kind: None,
+            attempt: None,
+            attempt_of: None,
+            gave_up: false,
+            reset_text: None,
+            reset_at: None,
+            exit_code: code,
+            signal: None,
+            silent_secs: None,
+            dialog_title: None,
+            dialog_options: vec![],
+            updated_at: at,
+        }
+    }
+
+    #[test]
+    fn the_latest_runs_recorded_state_decides_when_there_is_one() {
+        let mut v = view(true, ExecutionStatus::Running, TaskStatus::InProgress);
+        assert_eq!(needs_person(&v), None);
+        v.agent_state = Some(record("ce", "usage_limited", None));
+        let need = needs_person(&v).unwrap();
+        assert_eq!(need.what, "usage_limited in words");
+        assert_eq!(
+            need.since,
+            Utc.with_ymd_and_hms(2026, 12, 5, 4, 0, 0).unwrap()
+        );
+        v.agent_state = Some(record("ce", "working", None));
+        assert_eq!(needs_person(&v), None);
+        // A failed run whose record says it exited 0 does not need anyone;
+        // a record of an older execution is not this run's.
+        let mut failed = view(true, ExecutionStatus::Failed, TaskStatus::InProgress);
+        failed.agent_state = Some(record("ce", "exited", Some(0)));
+        assert_eq!(needs_person(&failed), None);
+        failed.agent_state = Some(record("older", "working", None));
+        assert!(needs_person(&failed).is_some());
+        // A run a person stopped never needs anyone, whatever was recorded.
+        let mut stopped = view(true, ExecutionStatus::Stopped, TaskStatus::InProgress);
+        stopped.agent_state = Some(record("ce", "crashed", None));
+        assert_eq!(needs_person(&stopped), None);
     }
 
     #[test]
