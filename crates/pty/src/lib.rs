@@ -4,9 +4,9 @@
 //! * [`PtySession::spawn`] starts a [`SpawnSpec`] (argv, cwd, the COMPLETE
 //!   environment — see [`base_env`] — and size) in a new PTY. One reader
 //!   thread per PTY feeds a bounded channel; the session keeps a
-//!   [`harness_term::TerminalModel`] up to date, so
-//!   [`screen_text`](PtySession::screen_text) and
-//!   [`snapshot`](PtySession::snapshot) are always available.
+//!   [`harness_term::TerminalModel`], parsed lazily off the output path
+//!   (`model`), so [`screen_text`](PtySession::screen_text) and
+//!   [`snapshot`](PtySession::snapshot) are always available and current.
 //! * [`PtySession::subscribe`] gives each viewer a snapshot plus a bounded,
 //!   query-filtered live stream; a stalled viewer is cut off
 //!   ([`OutputEvent::Lagged`]) instead of growing memory.
@@ -26,6 +26,7 @@ mod error;
 mod inject;
 pub mod isolate;
 mod kill;
+mod model;
 mod output;
 mod registry;
 pub mod remote;

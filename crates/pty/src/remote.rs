@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::model::model_loop;
 use crate::session::{Control, ExitStatus, PtySession, SessionOptions};
-use crate::stream::{Shared, WriteReq, model_loop, pump};
+use crate::stream::{Shared, WriteReq, pump};
 use crate::{InjectOptions, InjectOutcome, PtyError};
 
 /// A boxed future, as the object-safe [`RemotePty`] returns.

@@ -9,11 +9,14 @@
 //!   subscribers at PTY speed, and queues it for the model; after the child
 //!   exits it drains the PTY to EOF (bounded by a quiet period), waits for
 //!   the model to catch up, and only then reports the exit;
-//! * a model thread: feeds the queued (filtered) output to the terminal
-//!   model, in batches, off the fan-out path. The queue is bounded: under a
-//!   flood faster than the model parses, the oldest queued text is skipped
-//!   (its mode-setting sequences are kept), so the screen model is exact
-//!   whenever output is not flooding and catches up right after a flood.
+//! * a model thread: parses the queued (filtered) output into the terminal
+//!   model lazily, off the fan-out path: when the output pauses, when
+//!   someone waits for the model, or when slow output has waited long
+//!   (`model` module). Whoever reads the model first parses what is still
+//!   queued, so the screen read reflects every byte read before. The queue
+//!   is bounded: under a flood the oldest queued text is skipped unparsed
+//!   (its mode-setting sequences are kept), so a flood costs no parsing and
+//!   the screen is exact again right after it.
 
 use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
@@ -27,14 +30,11 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::inject::{self, Claim, InjectOptions, InjectOutcome, InjectionLedger, PasteMode};
+use crate::model::model_loop;
 use crate::output::{self, SubscriberLimits, Subscription, ViewerGuard};
 use crate::remote::RemotePty;
-use crate::stream::{Shared, WriteReq, lock, model_loop, pump, read_loop, write_loop};
+use crate::stream::{Shared, WriteReq, lock, pump, read_loop, write_loop};
 use crate::{PtyError, SpawnSpec, kill};
-
-/// Longest an injection waits for the model to catch up before reading the
-/// bracketed-paste mode.
-const MODEL_SYNC_MAX: Duration = Duration::from_secs(1);
 
 /// Longest [`PtySession::sync_model`] waits.
 const SYNC_MODEL_MAX: Duration = Duration::from_secs(10);
@@ -99,6 +99,11 @@ pub struct SessionOptions {
     pub ledger: Option<Arc<InjectionLedger>>,
     /// Longest the exit report waits for the terminal model to catch up.
     pub model_sync_exit: Duration,
+    /// The output paused this long: the model thread parses what is queued.
+    pub model_parse_quiet: Duration,
+    /// Output queued this long is parsed even without a pause (unless it
+    /// floods: half of `model_lag_max` queued).
+    pub model_parse_max_delay: Duration,
     /// Test hook: the model thread panics on output containing these bytes.
     #[doc(hidden)]
     pub model_panic_marker: Option<Vec<u8>>,
@@ -119,6 +124,8 @@ impl Default for SessionOptions {
             model_lag_max: 1024 * 1024,
             ledger: None,
             model_sync_exit: Duration::from_secs(5),
+            model_parse_quiet: crate::model::PARSE_QUIET,
+            model_parse_max_delay: crate::model::PARSE_MAX_DELAY,
             model_panic_marker: None,
         }
     }
@@ -392,10 +399,10 @@ impl PtySession {
                 shared.notify_observers();
             })),
         };
-        let model = lock(&self.shared.model);
+        let model = self.shared.current_model();
         let mut st = lock(&self.shared.stream);
-        // The model may trail the stream by the queued output: the snapshot
-        // is the model's redraw followed by that queued output.
+        // Output queued since the model caught up: the snapshot is the
+        // model's redraw followed by that output.
         let mut snapshot = model.snapshot_with_history(self.shared.snapshot_history);
         for b in &st.pending {
             snapshot.extend_from_slice(b);
@@ -424,8 +431,10 @@ impl PtySession {
     }
 
     /// Waits until the terminal model has processed all output read so far
-    /// (it trails the live stream by a batch at most, except under floods).
-    /// Bounded (10 s); `false` when it did not catch up.
+    /// (the model thread parses it now). Bounded (10 s); `false` when it did
+    /// not catch up. The readers of the model ([`screen_text`](Self::screen_text),
+    /// [`snapshot`](Self::snapshot), …) catch up by themselves: this is for
+    /// a caller that wants the parse done off its own thread.
     pub async fn sync_model(&self) -> bool {
         self.shared.wait_model(SYNC_MODEL_MAX).await
     }
@@ -442,20 +451,32 @@ impl PtySession {
         lock(&self.shared.model).allocated_cells()
     }
 
-    /// The screen as text (`GET /api/tasks/{id}/screen`).
+    /// The screen as text (`GET /api/tasks/{id}/screen`), reflecting every
+    /// byte read before the call. Cheap when nothing new arrived: the
+    /// output is parsed once, by the model thread at the last pause or by
+    /// the first reader after it (see [`output_generation`](Self::output_generation)
+    /// to skip reading an unchanged screen).
     pub fn screen_text(&self) -> ScreenText {
-        lock(&self.shared.model).screen_text()
+        self.shared.current_model().screen_text()
     }
 
     /// Bytes that redraw the current screen on a fresh terminal.
     pub fn snapshot(&self) -> Vec<u8> {
-        lock(&self.shared.model).snapshot()
+        self.shared.current_model().snapshot()
     }
 
-    /// True when the application enabled bracketed paste (as of the model;
-    /// call [`sync_model`](Self::sync_model) first for the latest output).
+    /// True when the application enabled bracketed paste (as of every byte
+    /// read before the call).
     pub fn bracketed_paste_enabled(&self) -> bool {
-        lock(&self.shared.model).bracketed_paste_enabled()
+        self.shared.current_model().bracketed_paste_enabled()
+    }
+
+    /// A number that changes whenever the screen may have changed: bumped
+    /// by every output chunk that reaches the viewers and by every resize.
+    /// Equal values mean the screen is the same (a watcher can skip reading
+    /// [`screen_text`](Self::screen_text)); it only grows.
+    pub fn output_generation(&self) -> u64 {
+        self.shared.output_generation.load(Ordering::Acquire)
     }
 
     /// `(rows, cols)` of the terminal.
@@ -483,6 +504,12 @@ impl PtySession {
     /// Output bytes the terminal model skipped under floods.
     pub fn model_skipped(&self) -> u64 {
         lock(&self.shared.stream).skipped
+    }
+
+    /// Output bytes queued for the terminal model and not parsed yet (the
+    /// model is parsed lazily; reading it parses these first).
+    pub fn model_backlog(&self) -> usize {
+        lock(&self.shared.stream).pending_bytes
     }
 
     /// Writes raw bytes (typed keys, terminal replies). Completes when the
@@ -520,7 +547,11 @@ impl PtySession {
                 .map_err(|e| PtyError::Resize(format!("{e:#}")))?,
             Control::Remote(io) => io.resize(rows, cols),
         }
-        lock(&self.shared.model).resize(rows, cols);
+        // What was written for the old size is parsed at the old size.
+        self.shared.current_model().resize(rows, cols);
+        self.shared
+            .output_generation
+            .fetch_add(1, Ordering::Release);
         Ok(())
     }
 
@@ -663,12 +694,8 @@ impl PtySession {
         let mut accepted = false;
         if !body.is_empty() {
             let paste = match opts.paste {
-                PasteMode::Auto => {
-                    // The model trails the stream by a batch: let it see the
-                    // app's latest mode (bounded, in case output is flooding).
-                    let _ = self.shared.wait_model(MODEL_SYNC_MAX).await;
-                    self.bracketed_paste_enabled()
-                }
+                // The model takes in the app's latest output first.
+                PasteMode::Auto => self.bracketed_paste_enabled(),
                 PasteMode::Always => true,
                 PasteMode::Never => false,
             };

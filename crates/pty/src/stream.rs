@@ -1,6 +1,7 @@
 //! The output path of a session: the pump task (PTY chunks → query filter →
-//! subscribers and the model's queue), the model thread, and the blocking
-//! reader/writer loops. See the `session` module docs for the overview.
+//! subscribers and the model's queue) and the blocking reader/writer loops.
+//! The model's side of the queue is in `model`. See the `session` module
+//! docs for the overview.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -22,8 +23,15 @@ pub(crate) struct StreamState {
     /// Filtered output not yet fed to the model.
     pub(crate) pending: VecDeque<Bytes>,
     pub(crate) pending_bytes: usize,
-    /// The model thread took a batch and is feeding it.
+    /// When the oldest queued output arrived (or a flood skip left the
+    /// newest), `None` while nothing is queued.
+    pub(crate) pending_since: Option<std::time::Instant>,
+    /// A batch was taken from the queue and is being fed.
     pub(crate) in_flight: bool,
+    /// Tasks waiting for the model to catch up: parse now.
+    pub(crate) waiting: usize,
+    /// The model thread waits for output (the pump wakes it then only).
+    pub(crate) model_idle: bool,
     /// Bytes skipped by the model under a flood.
     pub(crate) skipped: u64,
     pub(crate) last_output: Instant,
@@ -38,8 +46,10 @@ pub(crate) struct Shared {
     pub(crate) stream: Mutex<StreamState>,
     /// Signals the model thread (paired with `stream`).
     pub(crate) work: Condvar,
-    /// Poked by the model thread after each batch.
+    /// Poked after each batch fed to the model.
     pub(crate) model_progress: Notify,
+    /// Bumped by every output that reaches viewers and by every resize.
+    pub(crate) output_generation: AtomicU64,
     pub(crate) exit_tx: watch::Sender<Option<ExitStatus>>,
     pub(crate) viewers: AtomicUsize,
     pub(crate) last_viewer_left: Mutex<Option<Instant>>,
@@ -56,6 +66,9 @@ pub(crate) struct Shared {
     pub(crate) snapshot_history: usize,
     pub(crate) limits: SubscriberLimits,
     pub(crate) model_lag_max: usize,
+    /// See `SessionOptions::model_parse_quiet` and `model_parse_max_delay`.
+    pub(crate) parse_quiet: std::time::Duration,
+    pub(crate) parse_max_delay: std::time::Duration,
     /// Scrollback of the model (to rebuild it after a panic).
     pub(crate) scrollback: usize,
     /// The model thread panicked: the model was reset to a blank screen and
@@ -69,9 +82,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // No invariant spans a panic inside these short critical sections.
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
-
-/// Largest batch the model thread feeds per lock hold.
-const MODEL_BATCH: usize = 256 * 1024;
 
 impl Shared {
     pub(crate) fn new(
@@ -87,7 +97,10 @@ impl Shared {
                 subscribers: Vec::new(),
                 pending: VecDeque::new(),
                 pending_bytes: 0,
+                pending_since: None,
                 in_flight: false,
+                waiting: 0,
+                model_idle: false,
                 skipped: 0,
                 last_output: Instant::now(),
                 bytes_out: 0,
@@ -96,6 +109,7 @@ impl Shared {
             }),
             work: Condvar::new(),
             model_progress: Notify::new(),
+            output_generation: AtomicU64::new(0),
             exit_tx,
             viewers: AtomicUsize::new(0),
             last_viewer_left: Mutex::new(None),
@@ -108,6 +122,8 @@ impl Shared {
             snapshot_history: opts.snapshot_history,
             limits: opts.subscriber,
             model_lag_max: opts.model_lag_max.max(64 * 1024),
+            parse_quiet: opts.model_parse_quiet,
+            parse_max_delay: opts.model_parse_max_delay,
             scrollback: opts.scrollback,
             model_failed: AtomicBool::new(false),
             model_panic_marker: opts.model_panic_marker.clone().filter(|m| !m.is_empty()),
@@ -135,72 +151,13 @@ impl Shared {
             return;
         }
         let bytes = Bytes::from(filtered);
+        self.output_generation.fetch_add(1, Ordering::Release);
         st.subscribers.retain(|s| s.offer(&bytes));
         if self.model_failed.load(Ordering::Acquire) {
             // Nobody parses any more: stream only.
             return;
         }
-        st.pending_bytes += bytes.len();
-        st.pending.push_back(bytes);
-        if st.pending_bytes > self.model_lag_max {
-            skip_flood(&mut st, self.model_lag_max / 2);
-        }
-        self.work.notify_one();
-    }
-
-    /// True when the model has processed everything queued (or failed and
-    /// will process nothing more).
-    pub(crate) fn model_caught_up(&self) -> bool {
-        if self.model_failed.load(Ordering::Acquire) {
-            return true;
-        }
-        let st = lock(&self.stream);
-        st.pending.is_empty() && !st.in_flight
-    }
-
-    /// Waits until the model caught up, at most `max`; `false` on timeout.
-    /// Every wait on the model thread is bounded: a thread that stopped
-    /// (panicked, starved) must not hang the session.
-    pub(crate) async fn wait_model(&self, max: std::time::Duration) -> bool {
-        let wait = async {
-            loop {
-                let progress = self.model_progress.notified();
-                tokio::pin!(progress);
-                progress.as_mut().enable();
-                if self.model_caught_up() {
-                    return;
-                }
-                progress.await;
-            }
-        };
-        tokio::time::timeout(max, wait).await.is_ok()
-    }
-
-    /// The model thread panicked: reset the model to a blank screen of the
-    /// same size (its state may be inconsistent), stop feeding it, release
-    /// every waiter. Output keeps streaming to subscribers.
-    fn model_panicked(&self, model: &mut TerminalModel, panic: &(dyn std::any::Any + Send)) {
-        let reason = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        tracing::error!(
-            %reason,
-            "terminal model panicked: the screen model is reset and no longer updated; \
-             output keeps streaming"
-        );
-        let (rows, cols) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.size()))
-            .unwrap_or((24, 80));
-        *model = TerminalModel::with_scrollback(rows, cols, self.scrollback);
-        self.model_failed.store(true, Ordering::Release);
-        let mut st = lock(&self.stream);
-        st.skipped += st.pending_bytes as u64;
-        st.pending.clear();
-        st.pending_bytes = 0;
-        st.in_flight = false;
-        drop(st);
-        self.model_progress.notify_waiters();
+        self.queue_for_model(&mut st, bytes);
     }
 
     pub(crate) fn close(&self) {
@@ -221,101 +178,6 @@ impl Shared {
         self.work.notify_all();
         self.turn_notify.notify_waiters();
         self.notify_observers();
-    }
-}
-
-/// Drops the oldest queued output down to `keep` bytes (the newest chunk is
-/// always kept, so the queue is bounded by `keep` plus one pump batch),
-/// keeping the dropped chunks' mode-setting sequences for the model.
-fn skip_flood(st: &mut StreamState, keep: usize) {
-    let mut modes = Vec::new();
-    // Never the newest chunk: the end of the output is what the screen shows.
-    while st.pending_bytes > keep && st.pending.len() > 1 {
-        let Some(old) = st.pending.pop_front() else {
-            break;
-        };
-        st.pending_bytes -= old.len();
-        st.skipped += old.len() as u64;
-        harness_term::mode_sequences(&old, &mut modes);
-    }
-    if !modes.is_empty() {
-        st.pending_bytes += modes.len();
-        st.pending.push_front(Bytes::from(modes));
-    }
-    tracing::debug!(
-        skipped = st.skipped,
-        "terminal model skipping a flood of output"
-    );
-}
-
-pub(crate) fn model_loop(shared: &Shared) {
-    loop {
-        {
-            let mut st = lock(&shared.stream);
-            while st.pending.is_empty() {
-                if st.closed {
-                    return;
-                }
-                st = shared.work.wait(st).unwrap_or_else(PoisonError::into_inner);
-            }
-        }
-        // Take the batch while holding the model lock, so a subscriber
-        // (model lock, then stream lock) sees each byte either in the model
-        // or in the queue, never in neither.
-        let mut model = lock(&shared.model);
-        let (batch, behind) = {
-            let mut st = lock(&shared.stream);
-            let mut batch = Vec::new();
-            let mut size = 0;
-            while size < MODEL_BATCH {
-                let Some(b) = st.pending.pop_front() else {
-                    break;
-                };
-                size += b.len();
-                batch.push(b);
-            }
-            st.pending_bytes -= size;
-            st.in_flight = true;
-            // Still far behind after this batch: the output is flooding and
-            // this batch will scroll away long before anyone looks.
-            let behind = st.pending_bytes >= shared.model_lag_max / 2;
-            if behind {
-                st.skipped += size as u64;
-            }
-            (batch, behind)
-        };
-        let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            if let Some(marker) = &shared.model_panic_marker
-                && batch
-                    .iter()
-                    .any(|b| b.windows(marker.len()).any(|w| w == marker.as_slice()))
-            {
-                panic!("test hook: terminal model panic");
-            }
-            if behind {
-                // Keep only what changes modes; parse the tail when it comes.
-                let mut modes = Vec::new();
-                for b in &batch {
-                    harness_term::mode_sequences(b, &mut modes);
-                }
-                model.feed(&modes);
-            } else {
-                for b in &batch {
-                    model.feed(b);
-                }
-            }
-        }));
-        if let Err(panic) = fed {
-            shared.model_panicked(&mut model, panic.as_ref());
-            return;
-        }
-        drop(model);
-        lock(&shared.stream).in_flight = false;
-        shared.model_progress.notify_waiters();
-        if behind {
-            // Let the flood accumulate instead of spinning on it.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
     }
 }
 

@@ -116,7 +116,7 @@ impl Scanner {
         while i < input.len() {
             if self.state == State::Ground {
                 let rest = &input[i..];
-                let n = rest.iter().position(|&b| b == ESC).unwrap_or(rest.len());
+                let n = memchr::memchr(ESC, rest).unwrap_or(rest.len());
                 if n > 0 {
                     on(Event::Text(&rest[..n]));
                 }

@@ -150,7 +150,7 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
             event = sub.recv(), if open_window => match event {
                 OutputEvent::Data(bytes) => {
                     sent += bytes.len() as u64;
-                    if socket.send(Message::Binary(bytes.to_vec().into())).await.is_err() {
+                    if socket.send(Message::Binary(bytes)).await.is_err() {
                         break;
                     }
                 }
