@@ -110,8 +110,12 @@ impl Terminals {
             .env
             .into_iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        // The small holder binary when this build embeds one, else this
+        // executable's copy; `hold` first either way.
+        let binary =
+            (self.inner.config.holder_bin.as_ref()).unwrap_or(&self.inner.config.harness_bin);
         let socket = match harness_holder::spawn_holder(
-            &self.inner.config.harness_bin,
+            binary,
             &[OsString::from(SUBCOMMAND)],
             &cfg,
             env,

@@ -41,6 +41,9 @@ pub struct TerminalConfig {
     /// Per-execution generated files (provider settings).
     pub runs_dir: PathBuf,
     pub harness_bin: PathBuf,
+    /// The small holder binary (`private_exe`); `None`: holders run as
+    /// `harness_bin hold`.
+    pub holder_bin: Option<PathBuf>,
     pub keepalive: KeepaliveConfig,
     /// Delay between the reply text and the submit key.
     pub settle: Duration,
@@ -66,6 +69,7 @@ impl TerminalConfig {
             signal_dir,
             runs_dir: data_dir.join("runs"),
             harness_bin: PathBuf::from("harness"),
+            holder_bin: None,
             keepalive: KeepaliveConfig::default(),
             settle: Duration::from_millis(80),
             idle_quiet: Duration::from_millis(400),
