@@ -310,6 +310,21 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             "agents held across the restart"
         );
     }
+    if reattached.incompatible > 0 {
+        tracing::error!(
+            agents = reattached.incompatible,
+            protocols = ?reattached.incompatible_protocols,
+            reads = %format!(
+                "{}..={}",
+                harness_holder::protocol::MIN_VERSION,
+                harness_holder::protocol::VERSION
+            ),
+            "agents run in holders whose protocol this build cannot read: they are left \
+             running (their tasks say so) and each ends its agent by its orphan timeout; Stop \
+             on a task ends its holder and agent now, or run a Harness build that reads that \
+             protocol to take them over (`harness doctor` lists them)"
+        );
+    }
     // What no holder holds died (a reboot): marked interrupted, each owed
     // its reboot decision (resumed below once the server listens).
     harness

@@ -54,6 +54,11 @@ pub struct TaskRow {
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
     pub waiting_approval: bool,
+    /// The live agent runs in a holder this server cannot read: what that
+    /// means and what to do (`harness_core::unreadable_holder`), said in
+    /// the page's language.
+    #[serde(default)]
+    pub unreadable_holder: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +75,11 @@ pub struct TaskInfo {
 pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
     use harness_core::control::{Action, check, command_line, run_status};
     let run = run_status(&v);
+    let unreadable_holder = v
+        .execution
+        .as_ref()
+        .and_then(|e| e.unreadable_holder.as_ref())
+        .map(unreadable_holder_note);
     let actions = Action::ALL
         .into_iter()
         .map(|a| {
@@ -103,7 +113,21 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution: v.execution.map(|e| e.status.as_str().to_string()),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
+        unreadable_holder,
     }
+}
+
+/// `harness_core::unreadable_holder`'s note in the page's language.
+#[cfg(feature = "ssr")]
+fn unreadable_holder_note(u: &harness_core::unreadable_holder::UnreadableHolder) -> String {
+    let l = crate::i18n::Locale::detect();
+    let timeout = u
+        .orphan_timeout()
+        .unwrap_or_else(|| l.t("tasks.unreadable_holder_timeout").to_string());
+    l.t("tasks.unreadable_holder")
+        .replace("{v}", &u.protocol.to_string())
+        .replace("{reads}", &u.reads())
+        .replace("{timeout}", &timeout)
 }
 
 #[server(prefix = "/sfn", endpoint = "tasks")]

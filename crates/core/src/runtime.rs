@@ -10,4 +10,13 @@ pub trait AgentRuntime: Send + Sync + 'static {
     /// The task asked and is parked: its terminal must stay alive (no
     /// keepalive timer) until the reply arrives.
     fn parked(&self, _task_id: &str) {}
+
+    /// The live execution's agent runs in a holder this server cannot read
+    /// (`crate::unreadable_holder`): read with the task.
+    fn unreadable_holder(
+        &self,
+        _execution_id: &str,
+    ) -> Option<crate::unreadable_holder::UnreadableHolder> {
+        None
+    }
 }

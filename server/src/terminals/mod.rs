@@ -17,6 +17,7 @@ pub mod providers;
 pub mod ready;
 pub mod reboot;
 pub mod resume;
+pub mod unreadable;
 pub mod ws;
 
 use std::{os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration};
@@ -102,6 +103,8 @@ struct Inner {
     start_lock: tokio::sync::Mutex<()>,
     /// SessionStart reports (`ready`): when a restarted agent accepts input.
     starts: ready::SessionStarts,
+    /// Agents in holders this build cannot read (`unreadable`).
+    unreadable: unreadable::UnreadableHolders,
 }
 
 /// Result of typing into a terminal.
@@ -130,6 +133,7 @@ impl Terminals {
                 config,
                 start_lock: tokio::sync::Mutex::new(()),
                 starts: ready::SessionStarts::default(),
+                unreadable: unreadable::UnreadableHolders::default(),
             }),
         }
     }
@@ -462,7 +466,11 @@ impl Terminals {
                 }
                 Ok(true)
             }
-            _ => Ok(false),
+            // An agent in a holder this build cannot read: ended by signals.
+            _ => match self.inner.unreadable.take_task(&view.task.id) {
+                Some(found) => Ok(unreadable::end(&found.dir).await),
+                None => Ok(false),
+            },
         }
     }
 
@@ -668,5 +676,12 @@ impl Terminals {
 impl AgentRuntime for Terminals {
     fn parked(&self, task_id: &str) {
         self.inner.registry.park(task_id);
+    }
+
+    fn unreadable_holder(
+        &self,
+        execution_id: &str,
+    ) -> Option<harness_core::unreadable_holder::UnreadableHolder> {
+        self.inner.unreadable.facts(execution_id)
     }
 }
