@@ -4,6 +4,8 @@
 //! directory. Without a built site the binary still builds (with a warning)
 //! and serves pages that do not hydrate unless `HARNESS_SITE_ROOT` points at
 //! a site at run time.
+//!
+//! Also builds and embeds the small holder binary (`build_holder.rs`).
 
 use std::{
     fmt::Write as _,
@@ -13,6 +15,9 @@ use std::{
 #[path = "src/assets/site_dir.rs"]
 #[allow(dead_code)]
 mod site_dir;
+
+#[path = "build_holder.rs"]
+mod build_holder;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -44,11 +49,16 @@ fn main() {
                 .to_string()
         }
     };
-    let generated = out_dir.join("embedded_site.rs");
-    if std::fs::read_to_string(&generated).ok().as_deref() != Some(code.as_str())
-        && let Err(err) = std::fs::write(&generated, code)
+    write_if_changed(&out_dir.join("embedded_site.rs"), &code);
+    let holder = build_holder::generate(&out_dir, &target_dir(&out_dir));
+    write_if_changed(&out_dir.join("embedded_holder.rs"), &holder);
+}
+
+fn write_if_changed(path: &Path, code: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(code)
+        && let Err(err) = std::fs::write(path, code)
     {
-        panic!("cannot write {}: {err}", generated.display());
+        panic!("cannot write {}: {err}", path.display());
     }
 }
 

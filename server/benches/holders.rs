@@ -38,6 +38,24 @@ fn status_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `Pss:` of `/proc/<pid>/smaps_rollup` (shared pages split among their
+/// users), in kB.
+fn pss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Pss:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The executable a process runs (`/proc/<pid>/exe`).
+fn exe_of(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
 /// utime + stime of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -120,6 +138,11 @@ async fn run() -> anyhow::Result<()> {
     let rss_after = status_kb(self_pid, "VmRSS:");
     let rss: u64 = pids.iter().map(|&p| status_kb(p, "VmRSS:")).sum();
     let anon: u64 = pids.iter().map(|&p| status_kb(p, "RssAnon:")).sum();
+    let pss: u64 = pids.iter().map(|&p| pss_kb(p)).sum();
+    let holder_exe = pids.first().map(|&p| exe_of(p)).unwrap_or_default();
+    let holder_size = std::fs::metadata(holder_exe.trim_end_matches(" (deleted)"))
+        .map(|m| m.len())
+        .unwrap_or(0);
     let threads: u64 = pids.iter().map(|&p| status_kb(p, "Threads:")).sum();
     let ticks_before: u64 = pids.iter().map(|&p| cpu_ticks(p)).sum();
     let server_before = cpu_ticks(self_pid);
@@ -167,7 +190,17 @@ async fn run() -> anyhow::Result<()> {
         "holder RssAnon per agent (its own memory)",
         per(anon)
     );
+    println!(
+        "{:<52} {:>10.0} kB",
+        "holder Pss per agent (shared pages split)",
+        per(pss)
+    );
     println!("{:<52} {:>10.2}", "holder threads per agent", per(threads));
+    println!(
+        "{:<52} {:>10.0} kB  {holder_exe}",
+        "holder binary",
+        holder_size as f64 / 1024.0
+    );
     println!(
         "{:<52} {:>10.0} kB",
         "server RSS growth per agent",

@@ -108,6 +108,7 @@ pub fn run(inputs: &Inputs) -> Vec<Check> {
     checks.push(service(&inputs.data_dir));
     checks.extend(agent_clis());
     checks.push(isolation());
+    checks.push(crate::terminals::unreadable::doctor_check(&inputs.data_dir));
     checks.extend(gateway_clis(&inputs.data_dir));
     checks.push(site(inputs.site_root.as_deref()));
     checks.push(disk(&inputs.data_dir, inputs.min_free_bytes));

@@ -228,18 +228,30 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
 
     // Hooks and the sandbox launcher run from a private copy of this
     // executable that agents cannot change (`private_exe`).
+    // Holders run from the small holder binary this build embeds, written
+    // next to it the same way.
     let source = crate::private_exe::Source::for_configured(&config.harness_bin);
     let root = data.root.clone();
-    let harness_bin =
-        tokio::task::spawn_blocking(move || crate::private_exe::install(&root, &source))
-            .await
-            .context("the copy of the harness executable did not finish")?
-            .context("cannot make the private copy of the harness executable")?;
-    tracing::info!(path = %harness_bin.display(), "hooks and the agent sandbox run from a private copy of this executable");
+    let copy_started = std::time::Instant::now();
+    let installed = tokio::task::spawn_blocking(move || {
+        crate::private_exe::install(&root, &source, crate::private_exe::HolderImage::embedded())
+    })
+    .await
+    .context("the copy of the harness executable did not finish")?
+    .context("cannot make the private copy of the harness executable")?;
+    tracing::info!(
+        path = %installed.harness.display(),
+        holder = %installed.holder.as_deref().map_or_else(|| "harness hold (none embedded)".into(), |p| p.display().to_string()),
+        reused = installed.reused,
+        took_ms = copy_started.elapsed().as_millis(),
+        "hooks and the agent sandbox run from a private copy of this executable"
+    );
+    let harness_bin = installed.harness;
     let mut terminal_config =
         TerminalConfig::new(agent_base_url(addr), &data.root, data.signals.clone());
     terminal_config.harness_bin = harness_bin.clone();
     terminal_config.stall_after = config.agent_watch.stall_after;
+    terminal_config.holder_bin = installed.holder;
     terminal_config.nodes = crate::node_call::NodeClient::new(data.node_key.clone());
     let database_dir = config
         .database_url()
@@ -297,6 +309,21 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
             incompatible = reattached.incompatible,
             ended = reattached.ended,
             "agents held across the restart"
+        );
+    }
+    if reattached.incompatible > 0 {
+        tracing::error!(
+            agents = reattached.incompatible,
+            protocols = ?reattached.incompatible_protocols,
+            reads = %format!(
+                "{}..={}",
+                harness_holder::protocol::MIN_VERSION,
+                harness_holder::protocol::VERSION
+            ),
+            "agents run in holders whose protocol this build cannot read: they are left \
+             running (their tasks say so) and each ends its agent by its orphan timeout; Stop \
+             on a task ends its holder and agent now, or run a Harness build that reads that \
+             protocol to take them over (`harness doctor` lists them)"
         );
     }
     // What no holder holds died (a reboot): marked interrupted, each owed

@@ -527,3 +527,172 @@ async fn a_reply_taken_by_another_node_while_the_agents_node_is_down_is_typed_on
     a.stop();
     b.shutdown().await;
 }
+
+/// A holder of another build whose protocol this one cannot read: it says
+/// `HHLD` and a version out of range, and holds an agent (`sleep`) in a
+/// session of its own, as a holder does. Its command line names its socket
+/// and an orphan timeout, as a holder's does.
+const OTHER_PROTOCOL_HOLDER: &str = r#"
+import os, socket, subprocess, sys
+path = sys.argv[1]
+agent = subprocess.Popen(["sleep", "100000"], start_new_session=True)
+s = socket.socket(socket.AF_UNIX)
+old = os.umask(0o177)
+s.bind(path)
+os.umask(old)
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    try:
+        c.sendall(b"HHLD\x00\x63")
+        c.settimeout(2)
+        c.recv(4096)
+    except Exception:
+        pass
+    c.close()
+"#;
+
+/// Kills a test double's process group when the test ends (or fails).
+struct Group(std::process::Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            // SAFETY: killpg has no memory preconditions; the group is the
+            // double's own (`process_group(0)`).
+            unsafe { libc::killpg(pid, libc::SIGKILL) };
+        }
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_holder_this_build_cannot_read_is_left_running_said_and_stopped() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let life = Life::start(&data).await;
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    let t = task(
+        &life,
+        "held by another build",
+        "echo ready; sleep 100000",
+        &work,
+    )
+    .await;
+    until("the banner", || async {
+        screen(&life, &t).await.contains("ready")
+    })
+    .await;
+    let execution = view(&life, &t).await["execution"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ours = agent_pids(&t);
+    life.stop();
+    // The holder becomes one of another protocol: ours and its agent go,
+    // the double takes the run directory's socket.
+    for pid in &ours {
+        if let Ok(pid) = i32::try_from(*pid) {
+            // SAFETY: kill has no memory preconditions; the pids are this
+            // test's agent's (they carry its task id).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    until("our holder to go", || async { agent_pids(&t).is_empty() }).await;
+    let run_dir = data.join("holders").join(&execution);
+    let socket = run_dir.join("holder.sock");
+    let _ = std::fs::remove_file(&socket);
+    let double = Group(
+        std::process::Command::new("python3")
+            .args(["-c", OTHER_PROTOCOL_HOLDER])
+            .arg(&socket)
+            .args(["--orphan-timeout-ms", "7200000"])
+            .env("TOWER_TASK_ID", &t)
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    until("the other holder's socket", || async { socket.exists() }).await;
+    until("the other holder's agent", || async {
+        agent_pids(&t).len() >= 2
+    })
+    .await;
+    let held = agent_pids(&t);
+
+    let life = Life::start(&data).await;
+    // The task says it: still live, in a holder this build cannot read,
+    // what Harness does and what to do.
+    let v = view(&life, &t).await;
+    assert_eq!(v["execution"]["status"], "RUNNING", "{v}");
+    let u = &v["execution"]["unreadableHolder"];
+    assert_eq!(u["protocol"], 99, "{v}");
+    assert_eq!(u["readsMax"], harness_holder::protocol::VERSION, "{v}");
+    assert_eq!(u["holderPid"], double.0.id(), "{v}");
+    let note = u["note"].as_str().unwrap_or_default();
+    for part in [
+        "cannot read",
+        "leaves it running",
+        "after 2 h",
+        "Stop ends it",
+    ] {
+        assert!(note.contains(part), "{part:?} in {note}");
+    }
+    // The task page too.
+    let cookie = {
+        let resp = common::no_redirects()
+            .get(format!("{}/login?token={}", life.base, life.admin))
+            .send()
+            .await
+            .unwrap();
+        let c = resp.headers()["set-cookie"].to_str().unwrap();
+        c.split(';').next().unwrap().to_string()
+    };
+    let page = life
+        .client
+        .get(format!("{}/tasks/{t}", life.base))
+        .header("Cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("task-unreadable-holder"), "{page}");
+    assert!(page.contains("holder protocol 99"), "{page}");
+    // The start's log and `harness doctor` say it.
+    let log = std::fs::read_to_string(data.join("server.log")).unwrap();
+    assert!(
+        log.contains("agents run in holders whose protocol this build cannot read"),
+        "{log}"
+    );
+    let doctor = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["doctor", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        said.contains(&format!("task {t}")) && said.contains("holder protocol 99"),
+        "{said}"
+    );
+    // Left running.
+    assert_eq!(agent_pids(&t), held, "untouched");
+
+    // Stop ends the holder and its agent without its protocol.
+    let (status, out) = life
+        .call(Method::POST, &format!("/api/tasks/{t}/stop"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    until("the other holder and its agent to end", || async {
+        agent_pids(&t).is_empty()
+    })
+    .await;
+    let v = view(&life, &t).await;
+    assert_eq!(v["execution"]["status"], "STOPPED", "{v}");
+    assert!(v["execution"]["unreadableHolder"].is_null(), "{v}");
+    assert!(!run_dir.exists(), "its run directory is removed");
+    drop(double);
+    life.stop();
+}

@@ -54,6 +54,11 @@ pub struct TaskRow {
     /// not an answer; set by `task_detail` only.
     #[serde(default)]
     pub waiting_approval: bool,
+    /// The live agent runs in a holder this server cannot read: what that
+    /// means and what to do (`harness_core::unreadable_holder`), said in
+    /// the page's language.
+    #[serde(default)]
+    pub unreadable_holder: Option<String>,
     /// The latest execution's agent state as last recorded.
     #[serde(default)]
     pub agent_state: Option<AgentStateRow>,
@@ -97,6 +102,11 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         && v.agent_state
             .as_ref()
             .is_some_and(harness_core::agent_state::told::needs_you);
+    let unreadable_holder = v
+        .execution
+        .as_ref()
+        .and_then(|e| e.unreadable_holder.as_ref())
+        .map(unreadable_holder_note);
     let actions = Action::ALL
         .into_iter()
         .map(|a| {
@@ -138,7 +148,21 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
             since_ms: s.since.timestamp_millis(),
             reset_at_ms: s.reset_at.map(|t| t.timestamp_millis()),
         }),
+        unreadable_holder,
     }
+}
+
+/// `harness_core::unreadable_holder`'s note in the page's language.
+#[cfg(feature = "ssr")]
+fn unreadable_holder_note(u: &harness_core::unreadable_holder::UnreadableHolder) -> String {
+    let l = crate::i18n::Locale::detect();
+    let timeout = u
+        .orphan_timeout()
+        .unwrap_or_else(|| l.t("tasks.unreadable_holder_timeout").to_string());
+    l.t("tasks.unreadable_holder")
+        .replace("{v}", &u.protocol.to_string())
+        .replace("{reads}", &u.reads())
+        .replace("{timeout}", &timeout)
 }
 
 #[server(prefix = "/sfn", endpoint = "tasks")]

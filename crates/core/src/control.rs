@@ -277,6 +277,7 @@ mod tests {
                 ended_at: None,
                 node_id: None,
                 node_name: None,
+                unreadable_holder: None,
             }),
             open_ask,
             agent_state: None,

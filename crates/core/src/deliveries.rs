@@ -424,6 +424,7 @@ mod tests {
             ended_at: None,
             node_id: None,
             node_name: None,
+            unreadable_holder: None,
         }
     }
 

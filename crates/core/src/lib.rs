@@ -53,6 +53,7 @@ pub mod tasks;
 pub mod typed_text;
 pub mod unattended;
 pub mod ungated;
+pub mod unreadable_holder;
 pub mod validate;
 pub mod work;
 pub mod workbench;

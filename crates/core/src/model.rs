@@ -126,6 +126,11 @@ pub struct Execution {
     /// with the task (`TaskView`), not stored with the execution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
+    /// A live execution whose agent runs in a holder this server cannot
+    /// read, and what that means (`crate::unreadable_holder`); read with
+    /// the task from the runtime, not stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable_holder: Option<crate::unreadable_holder::UnreadableHolder>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -14,6 +14,7 @@ fn execution(id: &str) -> Execution {
         ended_at: Some(Utc::now()),
         node_id: Some("n".into()),
         node_name: None,
+        unreadable_holder: None,
     }
 }
 

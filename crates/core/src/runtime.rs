@@ -17,4 +17,13 @@ pub trait AgentRuntime: Send + Sync + 'static {
     fn control(&self) -> Option<std::sync::Arc<dyn crate::control::AgentControl>> {
         None
     }
+
+    /// The live execution's agent runs in a holder this server cannot read
+    /// (`crate::unreadable_holder`): read with the task.
+    fn unreadable_holder(
+        &self,
+        _execution_id: &str,
+    ) -> Option<crate::unreadable_holder::UnreadableHolder> {
+        None
+    }
 }

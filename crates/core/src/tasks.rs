@@ -319,11 +319,30 @@ impl Harness {
         self.store()
             .get_task(&task_id)
             .await?
+            .map(|v| self.with_runtime_facts(v))
             .ok_or_else(|| CoreError::NotFound("Task not found".into()))
     }
 
     pub async fn list_tasks(&self) -> CoreResult<Vec<TaskView>> {
-        Ok(self.store().list_tasks(1000).await?)
+        let views = self.store().list_tasks(1000).await?;
+        Ok(views
+            .into_iter()
+            .map(|v| self.with_runtime_facts(v))
+            .collect())
+    }
+
+    /// What the runtime knows of a live execution and the store does not:
+    /// an agent in a holder this server cannot read.
+    fn with_runtime_facts(&self, mut view: TaskView) -> TaskView {
+        if let (Some(runtime), Some(exec)) = (self.runtime(), view.execution.as_mut())
+            && matches!(
+                exec.status,
+                ExecutionStatus::Running | ExecutionStatus::Paused
+            )
+        {
+            exec.unreadable_holder = runtime.unreadable_holder(&exec.id);
+        }
+        view
     }
 
     /// Record a new RUNNING execution of the task and mint its agent token.

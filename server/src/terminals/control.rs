@@ -44,4 +44,11 @@ impl AgentRuntime for Terminals {
     fn control(&self) -> Option<std::sync::Arc<dyn AgentControl>> {
         Some(std::sync::Arc::new(self.clone()))
     }
+
+    fn unreadable_holder(
+        &self,
+        execution_id: &str,
+    ) -> Option<harness_core::unreadable_holder::UnreadableHolder> {
+        self.inner.unreadable.facts(execution_id)
+    }
 }

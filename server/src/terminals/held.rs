@@ -59,6 +59,8 @@ pub struct Reattached {
     pub exited: usize,
     /// Holders whose protocol this build cannot read (left running).
     pub incompatible: usize,
+    /// Protocol versions of those holders.
+    pub incompatible_protocols: std::collections::BTreeSet<u16>,
     /// Holders of executions that are no longer live (their agents ended).
     pub ended: usize,
 }
@@ -68,7 +70,8 @@ enum Found {
     /// Its execution could not be read: left alone, not interrupted.
     Unread(String),
     Exited,
-    Incompatible(String),
+    /// Its holder speaks this protocol version, which this build cannot read.
+    Incompatible(String, u16),
     Ended,
     Gone,
 }
@@ -110,8 +113,12 @@ impl Terminals {
             .env
             .into_iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        // The small holder binary when this build embeds one, else this
+        // executable's copy; `hold` first either way.
+        let binary =
+            (self.inner.config.holder_bin.as_ref()).unwrap_or(&self.inner.config.harness_bin);
         let socket = match harness_holder::spawn_holder(
-            &self.inner.config.harness_bin,
+            binary,
             &[OsString::from(SUBCOMMAND)],
             &cfg,
             env,
@@ -175,8 +182,9 @@ impl Terminals {
                     out.held.push(id);
                 }
                 Ok(Found::Unread(id)) => out.held.push(id),
-                Ok(Found::Incompatible(id)) => {
+                Ok(Found::Incompatible(id, protocol)) => {
                     out.incompatible += 1;
+                    out.incompatible_protocols.insert(protocol);
                     out.held.push(id);
                 }
                 Ok(Found::Exited) => out.exited += 1,
@@ -211,6 +219,8 @@ impl Terminals {
                 .await
             {
                 Ok(attached) => {
+                    // Read again (by this build): no longer unreadable.
+                    let _ = std::fs::remove_file(dir.join(super::unreadable::MARKER));
                     let Some(execution) = live else {
                         // Its execution ended while nobody held it: end the agent too.
                         tracing::warn!(%execution_id, "a holder of an ended execution: its agent is ended");
@@ -245,9 +255,16 @@ impl Terminals {
                     self.adopt_held(&task_id, &execution, attached.session);
                     return Found::Held(execution_id);
                 }
-                Err(err @ HolderError::Incompatible { .. }) => {
-                    tracing::error!(%execution_id, error = %err, "a holder this build cannot read");
-                    return Found::Incompatible(execution_id);
+                Err(HolderError::Incompatible { holder_version, .. }) => {
+                    return self
+                        .keep_unreadable(
+                            dir,
+                            &task_id,
+                            execution_id,
+                            live.is_some(),
+                            holder_version,
+                        )
+                        .await;
                 }
                 // A socket nobody listens on: its holder is gone.
                 Err(err) => {
@@ -280,6 +297,44 @@ impl Terminals {
             tracing::warn!(error = %e, dir = %dir.display(), "cannot remove a finished holder directory");
         }
         found
+    }
+
+    /// A holder speaking `protocol`, which this build cannot read: kept
+    /// running with its execution live (`super::unreadable`), or, when its
+    /// execution already ended, ended by signals.
+    async fn keep_unreadable(
+        &self,
+        dir: &Path,
+        task_id: &str,
+        execution_id: String,
+        live: bool,
+        protocol: u16,
+    ) -> Found {
+        let socket = dir.join(harness_holder::hold::SOCKET_NAME);
+        let facts = super::unreadable::facts(&socket, protocol).await;
+        if !live {
+            tracing::warn!(%execution_id, protocol, "a holder this build cannot read, of an ended execution: ended by signals");
+            super::unreadable::end(dir).await;
+            return Found::Ended;
+        }
+        super::unreadable::write_marker(dir, task_id, &execution_id, &facts);
+        tracing::error!(
+            %execution_id,
+            task_id,
+            holder_pid = facts.holder_pid,
+            protocol,
+            "{}",
+            facts.note
+        );
+        self.inner.unreadable.insert(
+            &execution_id,
+            super::unreadable::Unreadable {
+                task_id: task_id.to_owned(),
+                dir: dir.to_path_buf(),
+                facts,
+            },
+        );
+        Found::Incompatible(execution_id, protocol)
     }
 
     /// A re-attached agent is this server's again: registered (parked when

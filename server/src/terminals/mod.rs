@@ -18,6 +18,7 @@ pub mod providers;
 pub mod ready;
 pub mod reboot;
 pub mod resume;
+pub mod unreadable;
 pub mod ws;
 
 use std::{os::unix::fs::DirBuilderExt, path::PathBuf, sync::Arc, time::Duration};
@@ -41,6 +42,9 @@ pub struct TerminalConfig {
     /// Per-execution generated files (provider settings).
     pub runs_dir: PathBuf,
     pub harness_bin: PathBuf,
+    /// The small holder binary (`private_exe`); `None`: holders run as
+    /// `harness_bin hold`.
+    pub holder_bin: Option<PathBuf>,
     pub keepalive: KeepaliveConfig,
     /// Delay between the reply text and the submit key.
     pub settle: Duration,
@@ -69,6 +73,7 @@ impl TerminalConfig {
             signal_dir,
             runs_dir: data_dir.join("runs"),
             harness_bin: PathBuf::from("harness"),
+            holder_bin: None,
             keepalive: KeepaliveConfig::default(),
             settle: Duration::from_millis(80),
             idle_quiet: Duration::from_millis(400),
@@ -104,6 +109,8 @@ struct Inner {
     starts: ready::SessionStarts,
     /// The agents' states (`agent_watch`).
     watch: agent_watch::AgentWatch,
+    /// Agents in holders this build cannot read (`unreadable`).
+    unreadable: unreadable::UnreadableHolders,
 }
 
 /// Result of typing into a terminal.
@@ -133,6 +140,7 @@ impl Terminals {
                 start_lock: tokio::sync::Mutex::new(()),
                 starts: ready::SessionStarts::default(),
                 watch: agent_watch::AgentWatch::default(),
+                unreadable: unreadable::UnreadableHolders::default(),
             }),
         }
     }
@@ -477,7 +485,11 @@ impl Terminals {
                 }
                 Ok(true)
             }
-            _ => Ok(false),
+            // An agent in a holder this build cannot read: ended by signals.
+            _ => match self.inner.unreadable.take_task(&view.task.id) {
+                Some(found) => Ok(unreadable::end(&found.dir).await),
+                None => Ok(false),
+            },
         }
     }
 

@@ -91,6 +91,9 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                                     <RunBadge state=t.run_state.clone() exit_code=t.exit_code
                                         approval=t.waiting_approval />
                                 </p>
+                                {t.unreadable_holder.clone().map(|n| view! {
+                                    <p class="warn" role="status" id="task-unreadable-holder">{n}</p>
+                                })}
                             </header>
                             <TaskControls task=t.clone() full=true />
                         }

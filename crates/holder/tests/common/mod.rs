@@ -1,5 +1,5 @@
 //! Helpers of the holder's integration tests: real holder processes (the
-//! `harness-hold-test` binary), real PTYs and real sockets.
+//! `harness-hold` binary), real PTYs and real sockets.
 
 #![allow(dead_code)]
 
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use harness_holder::{HoldConfig, HolderClient, HolderEvent, HolderEvents, spawn_holder};
 
 /// The `hold` entry point built with this crate.
-pub const BIN: &str = env!("CARGO_BIN_EXE_harness-hold-test");
+pub const BIN: &str = env!("CARGO_BIN_EXE_harness-hold");
 
 /// A temporary directory with a run directory path inside (not created:
 /// the holder creates it with mode 0700).

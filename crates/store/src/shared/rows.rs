@@ -111,6 +111,7 @@ pub(crate) fn task_view<R: SqlRow>(row: &R) -> StoreResult<TaskView> {
                 .transpose()?,
             node_id: row.col("e_node_id")?,
             node_name: row.col("e_node_name")?,
+            unreadable_holder: None,
         }),
         None => None,
     };
@@ -143,5 +144,6 @@ pub(crate) fn execution<R: SqlRow>(row: &R) -> StoreResult<Execution> {
         node_id: row.col("node_id")?,
         // An execution alone: its node's name is read with a task view.
         node_name: None,
+        unreadable_holder: None,
     })
 }
