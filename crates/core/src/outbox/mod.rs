@@ -28,6 +28,7 @@ mod sender;
 pub mod target_edits;
 pub mod targets;
 pub mod token;
+pub mod unsent;
 
 use std::time::Duration;
 
@@ -45,6 +46,7 @@ use crate::{
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
 pub use receipt::{Receipt, RunEnd, SendOutcome};
+pub use unsent::Unsent;
 
 /// How long a claim holds a row: longer than the CLI timeout plus its kill.
 pub const CLAIM_LEASE: Duration = crate::work::OUTBOX.lease;
