@@ -43,6 +43,7 @@ use crate::{
     model::MessageState,
     store::{Dedup, NewOutbound, Settle},
     validate,
+    work::{ManualAction, ManualActions},
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
 pub use receipt::{Receipt, RunEnd, SendOutcome};
@@ -461,7 +462,7 @@ impl Harness {
                 self.wake_outbox();
                 Ok(row)
             }
-            None => Err(self.outbound_not_in(&id, "FAILED or DEAD").await),
+            None => Err(self.outbound_not_in(&id, ManualAction::Retry).await),
         }
     }
 
@@ -477,7 +478,7 @@ impl Harness {
                 self.outbound_changed(&row);
                 Ok(row)
             }
-            None => Err(self.outbound_not_in(&id, "SENT_UNVERIFIED").await),
+            None => Err(self.outbound_not_in(&id, ManualAction::MarkDelivered).await),
         }
     }
 
@@ -511,11 +512,13 @@ impl Harness {
             .await?)
     }
 
-    async fn outbound_not_in(&self, id: &str, expected: &str) -> CoreError {
+    /// The refusal of `action` on a row in a state it does not accept.
+    async fn outbound_not_in(&self, id: &str, action: ManualAction) -> CoreError {
         match self.store().get_outbound(id).await {
             Ok(Some(row)) => CoreError::Conflict(format!(
-                "Outbound message is {} (expected {expected})",
-                row.state.as_str()
+                "Outbound message is {} (expected {})",
+                row.state.as_str(),
+                OutboundState::expected(action)
             )),
             Ok(None) => CoreError::NotFound("Outbound message not found".into()),
             Err(err) => err.into(),

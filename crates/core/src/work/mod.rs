@@ -29,6 +29,9 @@ use tokio::sync::Notify;
 pub use crate::store::{
     DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
 };
+// What a person may do with a row the worker stopped on, per kind and
+// state (the shared vocabulary's: the browser shows the same buttons).
+pub use harness_types::manual::{ManualAction, ManualActions};
 pub use kinds::After;
 pub use recovery::{Recovery, Scope};
 pub use wait::until_settled;

@@ -11,11 +11,12 @@ macro_rules! outbox_store {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::{
-                outbox::Outbound,
+                outbox::{Outbound, OutboundState},
                 store::{
                     Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
                     StoreResult,
                 },
+                work::{ManualAction, ManualActions},
             };
             use sqlx::AssertSqlSafe;
             use $crate::{
@@ -25,6 +26,15 @@ macro_rules! outbox_store {
                     outbox::{COLUMNS, outbound, returning},
                 },
             };
+
+            /// The states a person's `action` accepts (the core's rule).
+            fn manual_from(action: ManualAction) -> String {
+                $crate::shared::quoted_list(
+                    OutboundState::accepted_by(action)
+                        .iter()
+                        .map(|s| s.as_str()),
+                )
+            }
 
             impl $store {
                 async fn read_outbound(
@@ -112,7 +122,8 @@ macro_rules! outbox_store {
                     let sql = format!(
                         "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, \
                            updated_at = $1 \
-                         WHERE id = $2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
+                         WHERE id = $2 AND state IN {} RETURNING {}",
+                        manual_from(ManualAction::Retry),
                         returning()
                     );
                     self.update_outbound(sql, ms(now), id).await
@@ -126,7 +137,8 @@ macro_rules! outbox_store {
                     let sql = format!(
                         "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = $1, \
                            updated_at = $1 \
-                         WHERE id = $2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
+                         WHERE id = $2 AND state IN {} RETURNING {}",
+                        manual_from(ManualAction::MarkDelivered),
                         returning()
                     );
                     self.update_outbound(sql, ms(now), id).await
