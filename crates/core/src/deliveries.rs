@@ -371,15 +371,8 @@ impl Harness {
 
     /// The refusal of `action` on a row in a state it does not accept.
     async fn not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        match self.store().get_delivery(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Delivery is {} (expected {})",
-                row.state.as_str(),
-                DeliveryState::expected(action)
-            )),
-            Ok(None) => CoreError::NotFound("Delivery not found".into()),
-            Err(err) => err.into(),
-        }
+        let found = self.store().get_delivery(id).await;
+        crate::work::refused("Delivery", found.map(|r| r.map(|r| r.state)), action)
     }
 }
 

@@ -65,40 +65,27 @@ pub trait ManualActions: Copy + PartialEq + 'static {
     }
 }
 
-impl ManualActions for DeliveryState {
-    fn accepted_by(action: ManualAction) -> &'static [Self] {
-        match action {
-            ManualAction::Retry => &[Self::Failed, Self::Unverified],
-            ManualAction::MarkDelivered => &[Self::Unverified],
+/// The table above, one line per kind.
+macro_rules! manual_actions {
+    ($($state:ident: retry [$($retry:ident),+], mark [$($mark:ident),+];)+) => {$(
+        impl ManualActions for $state {
+            fn accepted_by(action: ManualAction) -> &'static [Self] {
+                match action {
+                    ManualAction::Retry => &[$(Self::$retry),+],
+                    ManualAction::MarkDelivered => &[$(Self::$mark),+],
+                }
+            }
+            fn text(self) -> &'static str {
+                self.as_str()
+            }
         }
-    }
-    fn text(self) -> &'static str {
-        self.as_str()
-    }
+    )+};
 }
 
-impl ManualActions for OutboundState {
-    fn accepted_by(action: ManualAction) -> &'static [Self] {
-        match action {
-            ManualAction::Retry => &[Self::Failed, Self::Dead],
-            ManualAction::MarkDelivered => &[Self::SentUnverified],
-        }
-    }
-    fn text(self) -> &'static str {
-        self.as_str()
-    }
-}
-
-impl ManualActions for ReplyState {
-    fn accepted_by(action: ManualAction) -> &'static [Self] {
-        match action {
-            ManualAction::Retry => &[Self::Failed, Self::Dead, Self::SentUnverified],
-            ManualAction::MarkDelivered => &[Self::SentUnverified],
-        }
-    }
-    fn text(self) -> &'static str {
-        self.as_str()
-    }
+manual_actions! {
+    DeliveryState: retry [Failed, Unverified], mark [Unverified];
+    OutboundState: retry [Failed, Dead], mark [SentUnverified];
+    ReplyState: retry [Failed, Dead, SentUnverified], mark [SentUnverified];
 }
 
 #[cfg(test)]

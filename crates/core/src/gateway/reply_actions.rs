@@ -56,14 +56,7 @@ impl Harness {
     }
 
     async fn reply_not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        match self.store().get_reply(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Gateway reply is {} (expected {})",
-                row.state.as_str(),
-                ReplyState::expected(action)
-            )),
-            Ok(None) => CoreError::NotFound("Gateway reply not found".into()),
-            Err(err) => err.into(),
-        }
+        let found = self.store().get_reply(id).await;
+        crate::work::refused("Gateway reply", found.map(|r| r.map(|r| r.state)), action)
     }
 }

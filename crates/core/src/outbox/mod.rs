@@ -43,7 +43,7 @@ use crate::{
     model::MessageState,
     store::{Dedup, NewOutbound, Settle},
     validate,
-    work::{ManualAction, ManualActions},
+    work::ManualAction,
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
 pub use receipt::{Receipt, RunEnd, SendOutcome};
@@ -514,15 +514,12 @@ impl Harness {
 
     /// The refusal of `action` on a row in a state it does not accept.
     async fn outbound_not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        match self.store().get_outbound(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Outbound message is {} (expected {})",
-                row.state.as_str(),
-                OutboundState::expected(action)
-            )),
-            Ok(None) => CoreError::NotFound("Outbound message not found".into()),
-            Err(err) => err.into(),
-        }
+        let found = self.store().get_outbound(id).await;
+        crate::work::refused(
+            "Outbound message",
+            found.map(|r| r.map(|r| r.state)),
+            action,
+        )
     }
 }
 

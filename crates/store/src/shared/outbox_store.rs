@@ -27,12 +27,22 @@ macro_rules! outbox_store {
                 },
             };
 
-            /// The states a person's `action` accepts (the core's rule).
-            fn manual_from(action: ManualAction) -> String {
-                $crate::shared::quoted_list(
+            /// A person's `action` on one row (`$1` now, `$2` its id), only
+            /// from the states the core's rule lets it accept.
+            fn decide_sql(action: ManualAction) -> String {
+                let set = match action {
+                    ManualAction::Retry => "state = 'PENDING', next_attempt_at = $1",
+                    ManualAction::MarkDelivered => "state = 'DELIVERED', delivered_at = $1",
+                };
+                let from = $crate::shared::quoted_list(
                     OutboundState::accepted_by(action)
                         .iter()
                         .map(|s| s.as_str()),
+                );
+                format!(
+                    "UPDATE harness_outbound SET {set}, updated_at = $1 \
+                     WHERE id = $2 AND state IN {from} RETURNING {}",
+                    returning()
                 )
             }
 
@@ -119,13 +129,7 @@ macro_rules! outbox_store {
                     id: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Outbound>> {
-                    let sql = format!(
-                        "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, \
-                           updated_at = $1 \
-                         WHERE id = $2 AND state IN {} RETURNING {}",
-                        manual_from(ManualAction::Retry),
-                        returning()
-                    );
+                    let sql = decide_sql(ManualAction::Retry);
                     self.update_outbound(sql, ms(now), id).await
                 }
 
@@ -134,13 +138,7 @@ macro_rules! outbox_store {
                     id: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Outbound>> {
-                    let sql = format!(
-                        "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = $1, \
-                           updated_at = $1 \
-                         WHERE id = $2 AND state IN {} RETURNING {}",
-                        manual_from(ManualAction::MarkDelivered),
-                        returning()
-                    );
+                    let sql = decide_sql(ManualAction::MarkDelivered);
                     self.update_outbound(sql, ms(now), id).await
                 }
 
