@@ -31,7 +31,7 @@ impl RuntimeState {
 }
 
 /// Why the Workbench is not taking new work (stable code; English text in
-/// [`BlockedReason::message`], the UI translates the code).
+/// [`Blocked::message`], the UI translates the code).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
