@@ -1,8 +1,10 @@
 //! How an answered ask's reply is getting into the agent's terminal
 //! (the durable delivery row), shown under the reply on the task page and
-//! in the `/harness` row, with the manual actions where the worker stops:
-//! "retry" for FAILED, "deliver again" / "mark as delivered" for UNVERIFIED.
+//! in the `/harness` row, with the manual actions where the worker stops
+//! (which ones each state allows: `harness_types::manual`): "retry" for a
+//! failed row, "deliver again" / "mark as delivered" for an unverified one.
 
+use harness_types::{DeliveryState, ManualAction, ManualActions};
 use leptos::prelude::*;
 
 use crate::{
@@ -33,9 +35,9 @@ pub fn DeliveryLine(info: DeliveryInfo) -> impl IntoView {
     let live = use_live();
     let retry = ServerAction::<RetryDelivery>::new();
     let mark = ServerAction::<MarkDelivered>::new();
-    let state = info.state.clone();
-    let text = match state.as_str() {
-        "DELIVERED" => {
+    let state = info.state;
+    let text = match state {
+        DeliveryState::Delivered => {
             let ms = info.done_ms;
             let title = ms.map(|ms| absolute_time(l, ms, false)).unwrap_or_default();
             view! {
@@ -48,38 +50,47 @@ pub fn DeliveryLine(info: DeliveryInfo) -> impl IntoView {
             }
             .into_any()
         }
-        "WAITING_BOUNDARY" => view! { <span>{l.t("delivery.waiting")}</span> }.into_any(),
-        "RESUMING" => view! { <span>{l.t("delivery.resuming")}</span> }.into_any(),
-        "WRITING" => view! { <span>{l.t("delivery.writing")}</span> }.into_any(),
-        "FAILED" => {
+        DeliveryState::WaitingBoundary => {
+            view! { <span>{l.t("delivery.waiting")}</span> }.into_any()
+        }
+        DeliveryState::Resuming => view! { <span>{l.t("delivery.resuming")}</span> }.into_any(),
+        DeliveryState::Writing => view! { <span>{l.t("delivery.writing")}</span> }.into_any(),
+        DeliveryState::Failed => {
             let reason = info.error.clone().unwrap_or_default();
             view! { <span>{l.t("delivery.failed").replace("{reason}", &reason)}</span> }.into_any()
         }
-        "UNVERIFIED" => view! { <span>{l.t("delivery.unverified")}</span> }.into_any(),
-        _ => view! { <span>{l.t("delivery.queued")}</span> }.into_any(),
+        DeliveryState::Unverified => view! { <span>{l.t("delivery.unverified")}</span> }.into_any(),
+        DeliveryState::Queued => view! { <span>{l.t("delivery.queued")}</span> }.into_any(),
     };
-    let (id1, id2) = (info.id.clone(), info.id.clone());
-    let actions = match state.as_str() {
-        "FAILED" => view! {
-            <ActionForm action=retry attr:class="inline">
-                <input type="hidden" name="id" value=id1 />
-                <button type="submit" class="ghost delivery-retry">{l.t("delivery.retry")}</button>
-            </ActionForm>
-        }
-        .into_any(),
-        "UNVERIFIED" => view! {
-            <ActionForm action=retry attr:class="inline">
-                <input type="hidden" name="id" value=id1 />
-                <button type="submit" class="ghost delivery-again">{l.t("delivery.again")}</button>
-            </ActionForm>
-            <ActionForm action=mark attr:class="inline">
-                <input type="hidden" name="id" value=id2 />
-                <button type="submit" class="ghost delivery-mark">{l.t("delivery.mark")}</button>
-            </ActionForm>
-        }
-        .into_any(),
-        _ => ().into_any(),
-    };
+    // A retry of a row that may have arrived is "deliver again".
+    let may_have_arrived = state.allows(ManualAction::MarkDelivered);
+    let actions = state
+        .manual_actions()
+        .into_iter()
+        .map(|action| {
+            let id = info.id.clone();
+            match action {
+                ManualAction::Retry => view! {
+                    <ActionForm action=retry attr:class="inline">
+                        <input type="hidden" name="id" value=id />
+                        {if may_have_arrived {
+                            view! { <button type="submit" class="ghost delivery-again">{l.t("delivery.again")}</button> }.into_any()
+                        } else {
+                            view! { <button type="submit" class="ghost delivery-retry">{l.t("delivery.retry")}</button> }.into_any()
+                        }}
+                    </ActionForm>
+                }
+                .into_any(),
+                ManualAction::MarkDelivered => view! {
+                    <ActionForm action=mark attr:class="inline">
+                        <input type="hidden" name="id" value=id />
+                        <button type="submit" class="ghost delivery-mark">{l.t("delivery.mark")}</button>
+                    </ActionForm>
+                }
+                .into_any(),
+            }
+        })
+        .collect_view();
     let error = move || {
         let failed = retry
             .value()
@@ -89,7 +100,7 @@ pub fn DeliveryLine(info: DeliveryInfo) -> impl IntoView {
         failed.map(|e| view! { <span class="error" role="alert">{error_text(&e)}</span> })
     };
     view! {
-        <div class="delivery" data-delivery-id=info.id.clone() data-delivery-state=state.clone()>
+        <div class="delivery" data-delivery-id=info.id.clone() data-delivery-state=state.as_str()>
             {text} " " {actions} {error}
         </div>
     }

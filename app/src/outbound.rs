@@ -1,9 +1,10 @@
 //! How a pushed message is getting to the human's chat (the outbox row),
 //! shown under the message in `/harness` and on the task page: its state,
-//! attempts and last error, with "retry now" for FAILED / DEAD and "mark as
-//! delivered" for SENT_UNVERIFIED. Updated live (the page reloads its rows
-//! on every change event, `OutboundChanged` included).
+//! attempts and last error, with "retry now" and "mark as delivered" where
+//! its state allows them (`harness_types::manual`). Updated live (the page
+//! reloads its rows on every change event, `OutboundChanged` included).
 
+use harness_types::{ManualAction, ManualActions, OutboundState};
 use leptos::prelude::*;
 
 use crate::{
@@ -12,14 +13,14 @@ use crate::{
     i18n::use_locale,
 };
 
-fn state_key(state: &str) -> &'static str {
+fn state_key(state: OutboundState) -> &'static str {
     match state {
-        "PENDING" => "outbound.PENDING",
-        "SENDING" => "outbound.SENDING",
-        "DELIVERED" => "outbound.DELIVERED",
-        "SENT_UNVERIFIED" => "outbound.SENT_UNVERIFIED",
-        "FAILED" => "outbound.FAILED",
-        _ => "outbound.DEAD",
+        OutboundState::Pending => "outbound.PENDING",
+        OutboundState::Sending => "outbound.SENDING",
+        OutboundState::Delivered => "outbound.DELIVERED",
+        OutboundState::SentUnverified => "outbound.SENT_UNVERIFIED",
+        OutboundState::Failed => "outbound.FAILED",
+        OutboundState::Dead => "outbound.DEAD",
     }
 }
 
@@ -28,25 +29,30 @@ pub fn OutboundLine(info: OutboundInfo) -> impl IntoView {
     let l = use_locale();
     let retry = ServerAction::<RetryOutbound>::new();
     let mark = ServerAction::<MarkOutboundDelivered>::new();
-    let state = info.state.clone();
-    let (id1, id2) = (info.id.clone(), info.id.clone());
-    let actions = match state.as_str() {
-        "FAILED" | "DEAD" => view! {
-            <ActionForm action=retry attr:class="inline">
-                <input type="hidden" name="id" value=id1 />
-                <button type="submit" class="ghost outbound-retry">{l.t("outbound.retry")}</button>
-            </ActionForm>
-        }
-        .into_any(),
-        "SENT_UNVERIFIED" => view! {
-            <ActionForm action=mark attr:class="inline">
-                <input type="hidden" name="id" value=id2 />
-                <button type="submit" class="ghost outbound-mark">{l.t("outbound.mark")}</button>
-            </ActionForm>
-        }
-        .into_any(),
-        _ => ().into_any(),
-    };
+    let state = info.state;
+    let actions = state
+        .manual_actions()
+        .into_iter()
+        .map(|action| {
+            let id = info.id.clone();
+            match action {
+                ManualAction::Retry => view! {
+                    <ActionForm action=retry attr:class="inline">
+                        <input type="hidden" name="id" value=id />
+                        <button type="submit" class="ghost outbound-retry">{l.t("outbound.retry")}</button>
+                    </ActionForm>
+                }
+                .into_any(),
+                ManualAction::MarkDelivered => view! {
+                    <ActionForm action=mark attr:class="inline">
+                        <input type="hidden" name="id" value=id />
+                        <button type="submit" class="ghost outbound-mark">{l.t("outbound.mark")}</button>
+                    </ActionForm>
+                }
+                .into_any(),
+            }
+        })
+        .collect_view();
     let error = move || {
         let failed = retry
             .value()
@@ -66,8 +72,8 @@ pub fn OutboundLine(info: OutboundInfo) -> impl IntoView {
         view! { <span class="outbound-error sub" title=e>{shown}</span> }
     });
     view! {
-        <div class="delivery outbound" data-outbound-id=info.id.clone() data-outbound-state=state.clone()>
-            <span class="badge outbound-state">{info.gateway.clone()} " · " {l.t(state_key(&state))}</span>
+        <div class="delivery outbound" data-outbound-id=info.id.clone() data-outbound-state=state.as_str()>
+            <span class="badge outbound-state">{info.gateway.clone()} " · " {l.t(state_key(state))}</span>
             " " <span class="sub outbound-attempts">{attempts}</span>
             " " {last_error} " " {actions} {error}
         </div>

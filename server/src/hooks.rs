@@ -121,11 +121,10 @@ pub const PRE_TOOL_TIMEOUT_SECS: u32 = 60;
 
 /// The approval policy's check of one call, by the server (the
 /// hook has no database) whenever it can be reached: it alone knows whether
-/// the task is attended. Server unreachable: an attended (no signal file),
-/// top-level terminal runs the call as today; otherwise the policy written
-/// at spawn (`TOWER_APPROVAL_SNAPSHOT`; without a readable one, the
-/// built-in rules) decides here — a `deny` rule denies, an `ask` rule fails
-/// closed with the reason, anything else runs (open).
+/// the task is attended. Server unreachable: the core's offline rule
+/// (`approvals::offline::decide_unreachable`) decides from the signal file,
+/// `TOWER_HAS_PARENT` and the policy written at spawn
+/// (`TOWER_APPROVAL_SNAPSHOT`).
 fn approval_check(tool: &str, event: &Value, env: &HookEnv, unattended: bool) -> HookResult {
     let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
     let cwd = event.get("cwd").and_then(Value::as_str);
@@ -143,20 +142,21 @@ fn approval_check(tool: &str, event: &Value, env: &HookEnv, unattended: bool) ->
             denied(reason)
         }
         Ok(_) => HookResult::allow(),
-        // Offline, attended and top-level: today's behaviour.
-        Err(_) if !env.has_parent && !unattended => HookResult::allow(),
+        // The server cannot be asked: the core's offline rule decides.
         Err(err) => {
-            let (policy, from) = match offline_policy(env) {
-                Some(p) => (p, "as saved when this agent started"),
-                None => (
-                    approvals::Effective {
-                        project: Vec::new(),
-                        global: None,
-                    },
-                    "the built-in rules",
-                ),
+            let place = approvals::offline::Place {
+                has_parent: env.has_parent,
+                unattended,
             };
-            match approvals::offline::decide(&policy, tool, &input, cwd, &err, from) {
+            let task_id = env.task_id.as_deref().unwrap_or_default();
+            let snapshot = || read_snapshot(env);
+            match approvals::offline::decide_unreachable(
+                place,
+                task_id,
+                snapshot,
+                (tool, &input, cwd),
+                &err,
+            ) {
                 None => HookResult::allow(),
                 Some(reason) => denied(&reason),
             }
@@ -164,12 +164,11 @@ fn approval_check(tool: &str, event: &Value, env: &HookEnv, unattended: bool) ->
     }
 }
 
-/// The snapshot of this task's policy, if one was written and is readable.
-fn offline_policy(env: &HookEnv) -> Option<approvals::Effective> {
+/// The text of this task's policy snapshot, if one was written and is readable.
+fn read_snapshot(env: &HookEnv) -> Option<String> {
     let path = env.approval_snapshot.as_deref()?;
-    let task_id = env.task_id.as_deref()?;
     match std::fs::read_to_string(path) {
-        Ok(text) => approvals::offline::read_snapshot(&text, task_id),
+        Ok(text) => Some(text),
         Err(err) => {
             tracing::debug!(%err, path = %path.display(), "no approval snapshot; the built-in rules decide");
             None

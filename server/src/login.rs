@@ -5,20 +5,15 @@
 //! `harness open` opens) or the login form — for a random session id in an
 //! HttpOnly, SameSite=Strict cookie (`Secure` over TLS). Sessions are stored
 //! hashed with an expiry (`harness_core::sessions`); `/logout` revokes one or
-//! all. Failed logins are throttled per client address (429), the right
-//! token always logs in, and `next=` is a same-site
+//! all. Failed logins are throttled per client address (429, the core's
+//! `Sessions::login_from`), the right token always logs in, and `next=` is a same-site
 //! path or a 400 page (point 8).
 //!
 //! A cookie-authenticated request that changes state (any method but
 //! GET/HEAD, and every WebSocket) must carry an `Origin` (the same-origin
 //! check itself is `security::OriginPolicy`).
 
-use std::{
-    collections::HashMap,
-    net::{IpAddr, Ipv4Addr, SocketAddr},
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use axum::{
     Form,
@@ -40,55 +35,20 @@ use crate::{
 
 pub const COOKIE: &str = harness_core::sessions::COOKIE;
 
-/// Failed logins allowed per client address per [`THROTTLE_WINDOW`].
-pub const MAX_FAILURES: u32 = 5;
-pub const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
-/// Addresses remembered at most (older windows are dropped first).
-const MAX_TRACKED: usize = 10_000;
+/// Failed logins answered 401 from one client address before 429 (the
+/// core's `rate_limit::FAILED_LOGINS`).
+pub const MAX_FAILURES: u32 = harness_core::rate_limit::FAILED_LOGINS.burst;
 
-/// Sessions plus the login throttle (shared by all requests).
+/// Browser sessions (shared by all requests; their failed-login limit is
+/// the core's).
 #[derive(Clone)]
 pub struct Login {
     pub sessions: Sessions,
-    throttle: Arc<Throttle>,
 }
 
 impl Login {
     pub fn new(sessions: Sessions) -> Self {
-        Self {
-            sessions,
-            throttle: Arc::new(Throttle::default()),
-        }
-    }
-}
-
-/// Failed-login counter per client address, in fixed windows.
-#[derive(Default)]
-struct Throttle {
-    failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
-}
-
-impl Throttle {
-    /// Counts a failed login from `ip`; `Some(seconds to wait)` once it is
-    /// past [`MAX_FAILURES`] in the current window (the answer becomes 429).
-    fn fail(&self, ip: IpAddr) -> Option<u64> {
-        let Ok(mut map) = self.failures.lock() else {
-            return None;
-        };
-        if map.len() >= MAX_TRACKED {
-            map.retain(|_, (start, _)| start.elapsed() < THROTTLE_WINDOW);
-            if map.len() >= MAX_TRACKED {
-                map.clear();
-            }
-        }
-        let entry = map.entry(ip).or_insert((Instant::now(), 0));
-        if entry.0.elapsed() >= THROTTLE_WINDOW {
-            *entry = (Instant::now(), 0);
-        }
-        entry.1 = entry.1.saturating_add(1);
-        let elapsed = entry.0.elapsed();
-        (entry.1 > MAX_FAILURES && elapsed < THROTTLE_WINDOW)
-            .then(|| (THROTTLE_WINDOW - elapsed).as_secs().max(1))
+        Self { sessions }
     }
 }
 
@@ -288,25 +248,15 @@ async fn open_session(
     next: &str,
 ) -> Response {
     let login = &state.login;
-    // The right token always logs in, throttled or not: failed guesses (an
-    // `<img src="/login?token=x">` on any local page makes them) must never
-    // lock the owner out. Only failures are slowed down.
-    let id = match login.sessions.login(token.trim()).await {
+    // The core's rule: the right token always logs in; failures from one
+    // address past the limit are refused (429) until a token comes back.
+    let id = match login
+        .sessions
+        .login_from(&ip.to_string(), token.trim())
+        .await
+    {
         Ok(Some(id)) => id,
         Ok(None) => {
-            if let Some(wait) = login.throttle.fail(ip) {
-                tracing::warn!(%ip, "failed browser login (throttled)");
-                let mut response = login_form(
-                    locale(headers),
-                    StatusCode::TOO_MANY_REQUESTS,
-                    next,
-                    Alert::Throttled(wait),
-                );
-                if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
-                    response.headers_mut().insert(header::RETRY_AFTER, value);
-                }
-                return response;
-            }
             tracing::warn!(%ip, "failed browser login");
             return login_form(
                 locale(headers),
@@ -314,6 +264,22 @@ async fn open_session(
                 next,
                 Alert::WrongToken,
             );
+        }
+        Err(harness_core::CoreError::RateLimited {
+            retry_after_secs: wait,
+            ..
+        }) => {
+            tracing::warn!(%ip, "failed browser login (throttled)");
+            let mut response = login_form(
+                locale(headers),
+                StatusCode::TOO_MANY_REQUESTS,
+                next,
+                Alert::Throttled(wait),
+            );
+            if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            return response;
         }
         Err(err) => {
             tracing::error!(error = ?err, "cannot open a session");
@@ -477,18 +443,5 @@ mod tests {
         ] {
             assert!(safe_next(Some(bad)).is_err(), "{bad:?} accepted");
         }
-    }
-
-    #[test]
-    fn throttle_answers_429_past_the_limit_per_address() {
-        let t = Throttle::default();
-        let a: IpAddr = "10.0.0.1".parse().unwrap();
-        let b: IpAddr = "10.0.0.2".parse().unwrap();
-        for _ in 0..MAX_FAILURES {
-            assert!(t.fail(a).is_none());
-        }
-        let wait = t.fail(a).unwrap();
-        assert!((1..=THROTTLE_WINDOW.as_secs()).contains(&wait));
-        assert!(t.fail(b).is_none());
     }
 }

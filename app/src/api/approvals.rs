@@ -102,7 +102,7 @@ pub struct ApprovalLine {
     pub id: String,
     pub tool: String,
     pub input: String,
-    pub state: String,
+    pub state: harness_types::ApprovalState,
     /// The rule that matched: `tool "pattern" → action (source #index)`.
     pub rule: String,
     pub cwd: Option<String>,
@@ -135,7 +135,7 @@ pub async fn task_approvals(task_id: String) -> Result<Vec<ApprovalLine>, Server
             id: a.id,
             tool: a.tool,
             input: a.input,
-            state: a.state.as_str().to_string(),
+            state: a.state,
             reason: a.reason,
             outcome: a.outcome,
             created_ms: a.created_at.timestamp_millis(),

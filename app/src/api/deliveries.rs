@@ -1,6 +1,7 @@
 //! Deliveries into agents' terminals as the UI shows them, and the two
 //! manual actions on a row the worker will not touch by itself.
 
+use harness_types::{DeliveryKind, DeliveryState};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -11,16 +12,14 @@ use super::ssr;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliveryInfo {
     pub id: String,
-    /// `QUEUED`, `WAITING_BOUNDARY`, `RESUMING`, `WRITING`, `DELIVERED`, `FAILED`, `UNVERIFIED`.
-    pub state: String,
+    pub state: DeliveryState,
     pub attempts: u32,
     pub error: Option<String>,
     /// Unix milliseconds: when it was typed (DELIVERED).
     pub done_ms: Option<i64>,
     /// Unix milliseconds: when a FAILED row is tried again (`None`: gave up).
     pub next_ms: Option<i64>,
-    /// `reply` or `input`.
-    pub kind: String,
+    pub kind: DeliveryKind,
     /// The text typed (first 200 characters).
     pub text: String,
 }
@@ -30,12 +29,12 @@ impl From<harness_core::deliveries::Delivery> for DeliveryInfo {
     fn from(d: harness_core::deliveries::Delivery) -> Self {
         Self {
             id: d.id,
-            state: d.state.as_str().to_string(),
+            state: d.state,
             attempts: d.attempts,
             error: d.last_error,
             done_ms: d.done_at.map(|t| t.timestamp_millis()),
             next_ms: d.next_attempt_at.map(|t| t.timestamp_millis()),
-            kind: d.kind.as_str().to_string(),
+            kind: d.kind,
             text: d.text.chars().take(200).collect(),
         }
     }
@@ -64,7 +63,7 @@ pub async fn task_inputs(task_id: String) -> Result<Vec<DeliveryInfo>, ServerFnE
         .await
         .map_err(ssr::to_sfn)?
         .into_iter()
-        .filter(|d| d.kind == harness_core::deliveries::DeliveryKind::Input)
+        .filter(|d| d.kind == DeliveryKind::Input)
         .map(DeliveryInfo::from)
         .collect())
 }

@@ -4,6 +4,9 @@
 //! gateway credential (masked, rotatable). Thin adapters over
 //! `harness_core::gateway::{access, listing}` and the core's credential.
 
+use harness_types::{
+    ChatAccess, InboundIntent, InboundState, ReplyKind, ReplyState, SessionStatus,
+};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -25,8 +28,8 @@ pub struct ChannelRow {
     pub platform: String,
     pub chat_id: String,
     pub chat_name: Option<String>,
-    /// `AUTHORIZED` or `REVOKED`.
-    pub status: String,
+    /// `None`: a record without a known status.
+    pub status: Option<ChatAccess>,
     /// `ALL`, `WORKSPACE <name>` or the project names.
     pub scope: String,
     pub scope_valid: bool,
@@ -42,8 +45,7 @@ pub struct SessionRow {
     pub chat_id: String,
     pub thread: Option<String>,
     pub sender: Option<String>,
-    /// `ACTIVE` or `CLOSED`.
-    pub status: String,
+    pub status: SessionStatus,
     pub project: String,
     pub workbench_task_id: Option<String>,
     pub last_activity_ms: i64,
@@ -52,10 +54,8 @@ pub struct SessionRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplyRow {
     pub id: String,
-    /// `QUEUED_ACK`, `TASK_CREATED`, `DISCUSSION_REPLY`, `FINAL_RESULT`.
-    pub kind: String,
-    /// `PENDING`, `SENDING`, `DELIVERED`, `FAILED`, `SENT_UNVERIFIED`, `DEAD`.
-    pub state: String,
+    pub kind: ReplyKind,
+    pub state: ReplyState,
     pub content: String,
     pub last_error: Option<String>,
 }
@@ -68,9 +68,8 @@ pub struct InboundRow {
     pub platform: String,
     pub chat_id: String,
     pub sender: Option<String>,
-    pub intent: String,
-    /// `RECEIVED`, `QUEUED`, `PROCESSING`, `PROCESSED`, `FAILED`.
-    pub state: String,
+    pub intent: InboundIntent,
+    pub state: InboundState,
     /// The routing result's `mode` (`project_work`, `task_context`, …).
     pub mode: Option<String>,
     pub project: Option<String>,
@@ -129,11 +128,11 @@ fn scope_text(c: &serde_json::Value) -> String {
 #[cfg(feature = "ssr")]
 async fn inbound_rows(
     h: &harness_core::Harness,
-    state: Option<String>,
+    state: Option<InboundState>,
     limit: u32,
 ) -> Result<Vec<InboundRow>, ServerFnError> {
     let rows = h
-        .gateway_inbound(state.as_deref(), Some(limit))
+        .gateway_inbound(state.map(InboundState::as_str), Some(limit))
         .await
         .map_err(ssr::to_sfn)?;
     Ok(rows
@@ -146,8 +145,8 @@ async fn inbound_rows(
                 platform: i.platform,
                 chat_id: i.chat_id,
                 sender: i.sender_id,
-                intent: i.intent.as_str().to_string(),
-                state: i.state.as_str().to_string(),
+                intent: i.intent,
+                state: i.state,
                 mode: text(&v.result["mode"]),
                 project: text(&v.result["project"]["name"]),
                 task_id: text(&v.result["taskId"]).or(i.created_task_id),
@@ -159,8 +158,8 @@ async fn inbound_rows(
                     .into_iter()
                     .map(|r| ReplyRow {
                         id: r.id,
-                        kind: r.kind.as_str().to_string(),
-                        state: r.state.as_str().to_string(),
+                        kind: r.kind,
+                        state: r.state,
                         content: r.content,
                         last_error: r.last_error,
                     })
@@ -172,7 +171,7 @@ async fn inbound_rows(
 
 /// Everything the `/gateway` page shows (`state`: only inbound rows in it).
 #[server(prefix = "/sfn", endpoint = "gateway_page")]
-pub async fn gateway_page(state: Option<String>) -> Result<GatewayData, ServerFnError> {
+pub async fn gateway_page(state: Option<InboundState>) -> Result<GatewayData, ServerFnError> {
     let h = ssr::harness()?;
     let channels = h.gateway_channels().await.map_err(ssr::to_sfn)?;
     let mut owners = Vec::new();
@@ -199,7 +198,7 @@ pub async fn gateway_page(state: Option<String>) -> Result<GatewayData, ServerFn
                     platform: text(&c["platform"]).unwrap_or_default(),
                     chat_id: text(&c["chatId"]).unwrap_or_default(),
                     chat_name: text(&c["chatName"]),
-                    status: text(&c["status"]).unwrap_or_default(),
+                    status: c["status"].as_str().and_then(ChatAccess::parse),
                     scope: scope_text(c),
                     scope_valid: c["scopeValid"].as_bool().unwrap_or(false),
                     updated_by: text(&c["updatedBy"]),
@@ -226,7 +225,7 @@ pub async fn gateway_page(state: Option<String>) -> Result<GatewayData, ServerFn
             chat_id: s.chat_id,
             thread: s.thread_id.or(s.root_message_id),
             sender: s.sender_id,
-            status: s.status.as_str().to_string(),
+            status: s.status,
             workbench_task_id: s.workbench_task_id,
             last_activity_ms: s.last_activity_at.timestamp_millis(),
         })
@@ -260,19 +259,19 @@ pub async fn rotate_gateway_token() -> Result<String, ServerFnError> {
 
 /// "Retry now" for a FAILED, DEAD or SENT_UNVERIFIED reply: its new state.
 #[server(prefix = "/sfn", endpoint = "retry_gateway_reply")]
-pub async fn retry_gateway_reply(id: String) -> Result<String, ServerFnError> {
+pub async fn retry_gateway_reply(id: String) -> Result<ReplyState, ServerFnError> {
     let h = ssr::harness()?;
     let row = h.retry_gateway_reply(&id).await.map_err(ssr::to_sfn)?;
-    Ok(row.state.as_str().to_string())
+    Ok(row.state)
 }
 
 /// "Mark as delivered" for a SENT_UNVERIFIED reply: its new state.
 #[server(prefix = "/sfn", endpoint = "mark_gateway_reply_delivered")]
-pub async fn mark_gateway_reply_delivered(id: String) -> Result<String, ServerFnError> {
+pub async fn mark_gateway_reply_delivered(id: String) -> Result<ReplyState, ServerFnError> {
     let h = ssr::harness()?;
     let row = h
         .mark_gateway_reply_delivered(&id)
         .await
         .map_err(ssr::to_sfn)?;
-    Ok(row.state.as_str().to_string())
+    Ok(row.state)
 }

@@ -2,6 +2,7 @@
 //! derived children (pending / claimed / delivered / consumed) and the
 //! batches they were typed in, and "derive a sub-task".
 
+use harness_types::{BatchState, EventKind, EventState, Priority, TaskStatus};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -13,12 +14,9 @@ pub struct InboxEventRow {
     pub id: String,
     pub source_task_id: String,
     pub source_title: String,
-    /// `CHILD_REVIEW_REQUIRED`, `CHILD_DECISION_REQUIRED`, `CHILD_EXECUTION_FAILED`.
-    pub kind: String,
-    /// `HIGH` or `NORMAL`.
-    pub priority: String,
-    /// `PENDING`, `PROCESSING`, `DELIVERED`, `CONSUMED`.
-    pub state: String,
+    pub kind: EventKind,
+    pub priority: Priority,
+    pub state: EventState,
     pub batch_id: Option<String>,
     /// The child's reply, question or failure (first 300 characters).
     pub detail: String,
@@ -29,8 +27,7 @@ pub struct InboxEventRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InboxBatchRow {
     pub id: String,
-    /// `CLAIMED`, `DISPATCHED`, `ACKED`, `RESOLVED`, `FAILED`.
-    pub state: String,
+    pub state: BatchState,
     pub events: usize,
     pub error: Option<String>,
     pub created_ms: i64,
@@ -61,9 +58,9 @@ pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
                     .unwrap_or_else(|| e.source_task_id.clone()),
                 id: e.id,
                 source_task_id: e.source_task_id,
-                kind: e.kind.as_str().to_string(),
-                priority: e.priority.as_str().to_string(),
-                state: e.state.as_str().to_string(),
+                kind: e.kind,
+                priority: e.priority,
+                state: e.state,
                 batch_id: e.batch_id,
                 detail: detail.chars().take(300).collect(),
                 error: e.last_error,
@@ -77,7 +74,7 @@ pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
         .map(|b| InboxBatchRow {
             events: b.event_ids.len(),
             id: b.id,
-            state: b.state.as_str().to_string(),
+            state: b.state,
             error: b.last_error,
             created_ms: b.created_at.timestamp_millis(),
         })
@@ -90,7 +87,7 @@ pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
 pub struct WorkbenchInfo {
     pub task_id: String,
     pub title: String,
-    pub status: String,
+    pub status: TaskStatus,
 }
 
 #[server(prefix = "/sfn", endpoint = "project_workbench")]
@@ -102,7 +99,7 @@ pub async fn project_workbench(project_id: String) -> Result<Option<WorkbenchInf
         .map(|v| WorkbenchInfo {
             task_id: v.task.id,
             title: v.task.title,
-            status: v.task.status.as_str().to_string(),
+            status: v.task.status,
         }))
 }
 
@@ -117,6 +114,6 @@ pub async fn ensure_workbench(project_id: String) -> Result<WorkbenchInfo, Serve
     Ok(WorkbenchInfo {
         task_id: v.task.id,
         title: v.task.title,
-        status: v.task.status.as_str().to_string(),
+        status: v.task.status,
     })
 }

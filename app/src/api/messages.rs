@@ -1,6 +1,7 @@
 //! Notification-center server functions: list (keyset pages), reply, ignore,
 //! dismiss, pending count, channel status.
 
+use harness_types::{ChannelHealth, MessageView};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +13,7 @@ use super::{PAGE_SIZE, ssr};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplyResult {
     pub task_id: String,
-    /// `continued`, `already_running` or `not_running`.
-    pub mode: String,
+    pub mode: harness_types::ResumeMode,
     pub deduped: bool,
     /// The reply's delivery into the terminal (`None`: the agent never ran).
     pub delivery_id: Option<String>,
@@ -29,7 +29,7 @@ pub struct OverviewData {
 
 #[cfg(feature = "ssr")]
 fn query(
-    view: &str,
+    view: MessageView,
     q: &str,
     cursor: Option<&str>,
     task_id: Option<String>,
@@ -38,14 +38,8 @@ fn query(
 ) -> Result<harness_core::model::MessageQuery, ServerFnError> {
     use harness_core::{
         CoreError,
-        model::{Cursor, MessageQuery, MessageView},
+        model::{Cursor, MessageQuery},
     };
-    let view = MessageView::parse(view).ok_or_else(|| {
-        ssr::to_sfn(CoreError::invalid(
-            "view",
-            "view must be pending, answered or all",
-        ))
-    })?;
     let cursor = match cursor.map(str::trim) {
         None | Some("") => None,
         Some(c) => Some(
@@ -78,7 +72,7 @@ fn query(
 /// than `cursor` when given.
 #[server(prefix = "/sfn", endpoint = "messages")]
 pub async fn list_page(
-    view: String,
+    view: MessageView,
     q: String,
     cursor: Option<String>,
     task_id: Option<String>,
@@ -87,7 +81,7 @@ pub async fn list_page(
     let h = ssr::harness()?;
     let page = h
         .list_messages(query(
-            &view,
+            view,
             &q,
             cursor.as_deref(),
             task_id,
@@ -109,7 +103,7 @@ pub async fn list_page(
 /// already shows `count` rows reloads after a live event.
 #[server(prefix = "/sfn", endpoint = "messages_window")]
 pub async fn list_window(
-    view: String,
+    view: MessageView,
     q: String,
     start: Option<String>,
     task_id: Option<String>,
@@ -125,7 +119,7 @@ pub async fn list_window(
         let limit = (want - out.rows.len()).min(500) as u32;
         let page = h
             .list_messages(query(
-                &view,
+                view,
                 &q,
                 cursor.as_deref(),
                 task_id.clone(),
@@ -184,13 +178,9 @@ pub async fn reply_ask(
         )
         .await
         .map_err(ssr::to_sfn)?;
-    let mode = serde_json::to_value(out.mode)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
     Ok(ReplyResult {
         task_id: out.task_id,
-        mode,
+        mode: out.mode,
         deduped: out.deduped,
         delivery_id: out.delivery_id,
         delivery: out.delivery.to_string(),
@@ -218,38 +208,11 @@ pub async fn pending_count() -> Result<u64, ServerFnError> {
     ssr::harness()?.pending_count().await.map_err(ssr::to_sfn)
 }
 
-/// Whether at least one notify target (channel) is configured.
 /// Whether questions can reach a person outside the browser (the banner of
-/// `/harness`): `none` (no channel), `failing` (every channel's last
-/// attempt failed) or `working`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChannelStatus {
-    pub state: String,
-    pub channel: Option<String>,
-    pub error: Option<String>,
-}
-
+/// `/harness`; the judgement is `harness_core::outbox::health`).
 #[server(prefix = "/sfn", endpoint = "channel_state")]
-pub async fn channel_state() -> Result<ChannelStatus, ServerFnError> {
-    use harness_core::outbox::health::ChannelHealth;
-    let h = ssr::harness()?;
-    Ok(match h.channel_health().await.map_err(ssr::to_sfn)? {
-        ChannelHealth::None => ChannelStatus {
-            state: "none".into(),
-            channel: None,
-            error: None,
-        },
-        ChannelHealth::Failing { channel, error } => ChannelStatus {
-            state: "failing".into(),
-            channel: Some(channel),
-            error,
-        },
-        ChannelHealth::Working => ChannelStatus {
-            state: "working".into(),
-            channel: None,
-            error: None,
-        },
-    })
+pub async fn channel_state() -> Result<ChannelHealth, ServerFnError> {
+    ssr::harness()?.channel_health().await.map_err(ssr::to_sfn)
 }
 
 #[server(prefix = "/sfn", endpoint = "overview")]

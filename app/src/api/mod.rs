@@ -23,6 +23,7 @@ pub mod settings;
 pub mod tasks;
 pub mod workbench_runtime;
 
+use harness_types::{MessageKind, MessageState};
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
@@ -52,10 +53,8 @@ pub struct Row {
     pub task_title: String,
     pub workspace: Option<String>,
     pub project: Option<String>,
-    /// `ask` or `notify`.
-    pub kind: String,
-    /// `OPEN`, `ANSWERED`, `IGNORED`, `CANCELLED`, `EXPIRED`, `CLOSED`.
-    pub state: String,
+    pub kind: MessageKind,
+    pub state: MessageState,
     pub content: String,
     pub reply: Option<String>,
     /// Unix milliseconds.
@@ -97,13 +96,13 @@ impl Status {
 
 impl Row {
     pub fn is_ask(&self) -> bool {
-        self.kind == "ask"
+        self.kind == MessageKind::Ask
     }
 
     pub fn status(&self) -> Status {
-        match (self.is_ask(), self.state.as_str()) {
-            (true, "OPEN") => Status::Pending,
-            (true, "ANSWERED") => Status::Answered,
+        match (self.is_ask(), self.state) {
+            (true, MessageState::Open) => Status::Pending,
+            (true, MessageState::Answered) => Status::Answered,
             _ => Status::Muted,
         }
     }
@@ -111,13 +110,13 @@ impl Row {
     /// The badge's text key: a closed row says how it ended (a
     /// stopped task's question read "muted").
     pub fn badge_key(&self) -> &'static str {
-        match (self.status(), self.is_ask(), self.state.as_str()) {
+        match (self.status(), self.is_ask(), self.state) {
             (Status::Pending, ..) => "badge.pending",
             (Status::Answered, ..) => "badge.answered",
             (_, false, _) => "badge.update",
-            (_, true, "CANCELLED") => "badge.cancelled",
-            (_, true, "IGNORED") => "badge.ignored",
-            (_, true, "EXPIRED") => "badge.expired",
+            (_, true, MessageState::Cancelled) => "badge.cancelled",
+            (_, true, MessageState::Ignored) => "badge.ignored",
+            (_, true, MessageState::Expired) => "badge.expired",
             _ => "badge.muted",
         }
     }
@@ -131,12 +130,12 @@ impl Row {
             self.replied_ms.unwrap_or(0),
             self.delivery
                 .as_ref()
-                .map(|d| format!("{}{}", d.state, d.attempts))
+                .map(|d| format!("{}{}", d.state.as_str(), d.attempts))
                 .unwrap_or_default()
         ) + &self
             .outbound
             .as_ref()
-            .map(|o| format!(":{}{}", o.state, o.attempts))
+            .map(|o| format!(":{}{}", o.state.as_str(), o.attempts))
             .unwrap_or_default()
     }
 }
@@ -183,8 +182,8 @@ pub(crate) mod ssr {
             task_title: r.task_title,
             workspace: r.workspace_name,
             project: r.project_name,
-            kind: m.kind.as_str().to_string(),
-            state: m.state.as_str().to_string(),
+            kind: m.kind,
+            state: m.state,
             content: m.content,
             reply: m.reply_text,
             sent_ms: m.created_at.timestamp_millis(),
@@ -201,7 +200,7 @@ pub(crate) mod ssr {
         let mut rows = super::outbound::attach(h, rows).await?;
         let ids: Vec<String> = rows
             .iter()
-            .filter(|r| r.is_ask() && r.state == "ANSWERED")
+            .filter(|r| r.is_ask() && r.state == harness_types::MessageState::Answered)
             .map(|r| r.id.clone())
             .collect();
         if ids.is_empty() {

@@ -2,6 +2,7 @@
 //! and the two manual actions: "retry now" (FAILED / DEAD) and "mark as
 //! delivered" (SENT_UNVERIFIED).
 
+use harness_types::OutboundState;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +13,7 @@ use super::ssr;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutboundInfo {
     pub id: String,
-    /// `PENDING`, `SENDING`, `DELIVERED`, `SENT_UNVERIFIED`, `FAILED`, `DEAD`.
-    pub state: String,
+    pub state: OutboundState,
     pub gateway: String,
     pub attempts: u32,
     pub error: Option<String>,
@@ -25,7 +25,7 @@ impl From<harness_core::outbox::Outbound> for OutboundInfo {
     fn from(o: harness_core::outbox::Outbound) -> Self {
         Self {
             id: o.id,
-            state: o.state.as_str().to_string(),
+            state: o.state,
             gateway: o.gateway,
             attempts: o.attempts,
             error: o.last_error,

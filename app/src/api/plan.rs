@@ -3,6 +3,7 @@
 //! `harness_plan::view::plan_view` (also behind `GET /api/projects/{id}/plan`);
 //! these are the browser-side copies of its types.
 
+use harness_types::{PlanState, PlanStatus, RunState};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +26,7 @@ pub struct ProjectRow {
 pub struct PlanTaskRow {
     pub id: String,
     pub title: String,
-    pub status: String,
+    pub status: PlanStatus,
     pub priority: Option<String>,
     pub attempts: u32,
     pub max_attempts: u32,
@@ -58,8 +59,7 @@ pub struct PlanTaskRow {
 pub struct PlanRun {
     pub task_id: String,
     pub title: String,
-    /// `harness_core::control::RunState` text.
-    pub run_state: String,
+    pub run_state: RunState,
     pub exit_code: Option<i64>,
     pub created_ms: i64,
 }
@@ -68,15 +68,14 @@ pub struct PlanRun {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanData {
     pub project: ProjectRow,
-    /// `ok`, `missing` or `error`.
-    pub state: String,
+    pub state: PlanState,
     /// The `[CONFIG] …` text when `state` is `error`.
     pub error: Option<String>,
     pub active: bool,
     pub concurrent: bool,
     pub session_count: u64,
     pub last_session: Option<String>,
-    pub counts: Vec<(String, usize)>,
+    pub counts: Vec<(PlanStatus, usize)>,
     pub total: usize,
     pub blocked: usize,
     pub next: Option<(String, String)>,
@@ -107,22 +106,20 @@ fn project_row(p: harness_core::model::Project) -> ProjectRow {
 
 #[cfg(feature = "ssr")]
 fn plan_data(project: ProjectRow, v: harness_plan::view::PlanView) -> PlanData {
-    use harness_plan::view::PlanState;
     PlanData {
         project,
-        state: match v.state {
-            PlanState::Ok => "ok",
-            PlanState::Missing => "missing",
-            PlanState::Error => "error",
-        }
-        .to_string(),
+        state: v.state,
         error: v.error,
         last_session_ms: rfc3339_ms(v.last_session.as_deref()),
         active: v.active,
         concurrent: v.concurrent,
         session_count: v.session_count,
         last_session: v.last_session,
-        counts: v.counts.into_iter().collect(),
+        counts: v
+            .counts
+            .into_iter()
+            .map(|(status, n)| (PlanStatus::from(status), n))
+            .collect(),
         total: v.total,
         blocked: v.blocked,
         next: v.next,
@@ -132,7 +129,7 @@ fn plan_data(project: ProjectRow, v: harness_plan::view::PlanView) -> PlanData {
             .map(|t| PlanTaskRow {
                 id: t.id,
                 title: t.title,
-                status: t.status,
+                status: PlanStatus::from(t.status),
                 priority: t.priority,
                 attempts: t.attempts,
                 max_attempts: t.max_attempts,
@@ -199,7 +196,7 @@ fn plan_run(v: harness_core::model::TaskView) -> PlanRun {
     PlanRun {
         task_id: v.task.id,
         title: v.task.title,
-        run_state: run.state.as_str().to_string(),
+        run_state: run.state,
         exit_code: run.exit_code,
         created_ms: v.task.created_at.timestamp_millis(),
     }

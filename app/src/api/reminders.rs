@@ -33,7 +33,7 @@ pub(crate) async fn with_follow_ups(
 ) -> Result<Vec<super::Row>, ServerFnError> {
     let ids: Vec<String> = rows
         .iter()
-        .filter(|r| r.is_ask() && r.state == "OPEN")
+        .filter(|r| r.is_ask() && r.state == harness_types::MessageState::Open)
         .map(|r| r.id.clone())
         .collect();
     if ids.is_empty() {
@@ -41,7 +41,10 @@ pub(crate) async fn with_follow_ups(
     }
     let mut found = h.follow_ups(&ids).await.map_err(ssr::to_sfn)?;
     let now = chrono::Utc::now().timestamp_millis();
-    for row in rows.iter_mut().filter(|r| r.is_ask() && r.state == "OPEN") {
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.is_ask() && r.state == harness_types::MessageState::Open)
+    {
         let f = found.remove(&row.id).unwrap_or_default();
         row.follow_up = Some(FollowUpInfo {
             waited_ms: (now - row.sent_ms).max(0),
@@ -91,7 +94,7 @@ pub async fn reminder_settings() -> Result<ReminderSettingsData, ServerFnError> 
             platform: r.platform.unwrap_or_default(),
             last_wrote: r
                 .last_wrote
-                .map(|t| harness_core::reminders::waited_text((now - t).num_milliseconds()))
+                .map(|t| harness_types::waited_text((now - t).num_milliseconds()))
                 .unwrap_or_default(),
             warning: r.warning,
             last_error: r.last_error,

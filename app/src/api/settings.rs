@@ -103,21 +103,31 @@ pub async fn remove_notify_target(key: String) -> Result<(), ServerFnError> {
     h.delete_notify_target(&key).await.map_err(ssr::to_sfn)
 }
 
+/// How a test message went within the wait.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// The state it reached (a failed test is FAILED, never DEAD).
+    pub state: harness_types::OutboundState,
+    /// Why it was not sent, when it was not.
+    pub error: Option<String>,
+}
+
 /// "Send a test message" to one target, through the real outbox: the
-/// state it reached within the wait (`DELIVERED`, `FAILED`, …).
+/// state it reached within the wait.
 #[server(prefix = "/sfn", endpoint = "test_notify_target")]
-pub async fn test_notify_target(key: String) -> Result<String, ServerFnError> {
+pub async fn test_notify_target(key: String) -> Result<TestResult, ServerFnError> {
+    use harness_types::OutboundState;
     let h = ssr::harness()?;
     let out = h.send_test_message(&key).await.map_err(ssr::to_sfn)?;
     // A test message is tried once: its failure ends it (DEAD), which a
     // person reads as what it is, a failed test.
     let state = match out.state {
-        harness_core::outbox::OutboundState::Dead => "FAILED",
-        s => s.as_str(),
+        OutboundState::Dead => OutboundState::Failed,
+        s => s,
     };
-    Ok(match out.last_error {
-        Some(e) if !out.sent => format!("{state}: {e}"),
-        _ => state.to_string(),
+    Ok(TestResult {
+        state,
+        error: out.last_error.filter(|_| !out.sent),
     })
 }
 

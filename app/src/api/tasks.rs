@@ -1,5 +1,6 @@
 //! Task server functions: list, detail (with children), create.
 
+use harness_types::{Action, Blocked, ExecutionStatus, Provider, RunState, TaskStatus};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,29 +13,26 @@ pub struct TaskRow {
     pub id: String,
     pub title: String,
     pub description: Option<String>,
-    /// `TODO`, `IN_PROGRESS`, `IN_REVIEW`, `DONE`, `CANCELLED`.
-    pub status: String,
-    pub provider: String,
+    pub status: TaskStatus,
+    pub provider: Provider,
     pub parent_id: Option<String>,
     pub unattended: bool,
     pub open_ask: bool,
     /// Status of the latest execution, if any.
-    pub execution: Option<String>,
+    pub execution: Option<ExecutionStatus>,
     /// Id of the latest execution, if any (a new one: a new terminal).
     #[serde(default)]
     pub execution_id: Option<String>,
     pub created_ms: i64,
-    /// The displayed status (`harness_core::control::RunState`): `not_started`,
-    /// `running`, `waiting`, `finished`, `failed`, `stopped`.
-    #[serde(default)]
-    pub run_state: String,
+    /// The displayed status (`harness_core::control::run_status`).
+    pub run_state: RunState,
     /// Exit code of a failed run, when known.
     #[serde(default)]
     pub exit_code: Option<i64>,
-    /// `start`, `stop`, `restart`, `resume`, each with why it is not
-    /// possible now (`None`: possible).
+    /// Every action, each with why it is not possible now (`None`:
+    /// possible; `harness_core::control::check`).
     #[serde(default)]
-    pub actions: Vec<(String, Option<String>)>,
+    pub actions: Vec<(Action, Option<Blocked>)>,
     /// The command as written (the shell line of `sh -c`), if any.
     #[serde(default)]
     pub command: Option<String>,
@@ -96,7 +94,7 @@ pub struct TaskInfo {
 
 #[cfg(feature = "ssr")]
 pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
-    use harness_core::control::{Action, check, command_line, run_status};
+    use harness_core::control::{check, command_line, run_status};
     let run = run_status(&v);
     let needs_you = v.task.unattended
         && v.agent_state
@@ -109,15 +107,10 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         .map(unreadable_holder_note);
     let actions = Action::ALL
         .into_iter()
-        .map(|a| {
-            (
-                a.as_str().to_string(),
-                check(&v, a).err().map(|b| b.as_str().to_string()),
-            )
-        })
+        .map(|a| (a, check(&v, a).err()))
         .collect();
     TaskRow {
-        run_state: run.state.as_str().to_string(),
+        run_state: run.state,
         exit_code: run.exit_code,
         actions,
         command: v.task.agent.command.as_deref().map(command_line),
@@ -126,8 +119,8 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         id: v.task.id,
         title: v.task.title,
         description: v.task.description,
-        status: v.task.status.as_str().to_string(),
-        provider: v.task.agent.provider.as_str().to_string(),
+        status: v.task.status,
+        provider: v.task.agent.provider,
         parent_id: v.task.parent_task_id,
         unattended: v.task.unattended,
         open_ask: v.open_ask,
@@ -137,7 +130,7 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
             .as_ref()
             .and_then(|e| e.node_name.clone().or_else(|| e.node_id.clone())),
         node_id: v.execution.as_ref().and_then(|e| e.node_id.clone()),
-        execution: v.execution.map(|e| e.status.as_str().to_string()),
+        execution: v.execution.map(|e| e.status),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
         agent_state: v.agent_state.map(|s| AgentStateRow {
@@ -274,7 +267,11 @@ pub async fn create_task(
     };
     let h = ssr::harness()?;
     let line = command.as_deref().unwrap_or_default();
-    let argv = if provider.as_deref().unwrap_or("claude") == "command" {
+    // The form's provider is validated by the core (`AgentInput`); only a
+    // `command` agent's line is split as a shell line.
+    let command_agent =
+        provider.as_deref().map(str::trim).and_then(Provider::parse) == Some(Provider::Command);
+    let argv = if command_agent {
         shell_argv(line)
     } else {
         let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();

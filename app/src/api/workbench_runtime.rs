@@ -3,6 +3,7 @@
 //! `harness_core::Harness::workbench_runtime` from the live terminal, the
 //! latest execution and the inbox.
 
+use harness_types::{BlockedReason, RuntimeState};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -14,10 +15,8 @@ pub struct RuntimeInfo {
     pub task_id: String,
     /// The Workbench task's title.
     pub title: String,
-    /// `IDLE`, `BUSY`, `DEGRADED` or `STOPPED`.
-    pub state: String,
-    /// `harness_core::workbench_runtime::BlockedReason` code.
-    pub blocked_reason: Option<String>,
+    pub state: RuntimeState,
+    pub blocked_reason: Option<BlockedReason>,
     pub pending_events: usize,
     pub oldest_pending_ms: Option<i64>,
     pub active_batch_id: Option<String>,
@@ -42,8 +41,8 @@ pub async fn workbench_runtime(project_id: String) -> Result<Option<RuntimeInfo>
     Ok(Some(RuntimeInfo {
         task_id: r.task_id,
         title: view.task.title,
-        state: r.state.as_str().to_string(),
-        blocked_reason: r.blocked_reason.map(|b| b.as_str().to_string()),
+        state: r.state,
+        blocked_reason: r.blocked_reason,
         pending_events: r.pending_events,
         oldest_pending_ms: r.oldest_pending_at.map(|t| t.timestamp_millis()),
         active_batch_id: r.active_batch_id,

@@ -9,6 +9,7 @@
 //! `/harness` shows the latest inbound messages too ([`harness_inbound`]):
 //! a lazy function, so that list's code is not in the main module either.
 
+use harness_types::{InboundState, ManualAction, ManualActions, ReplyState};
 use leptos::prelude::*;
 
 use crate::{
@@ -21,13 +22,11 @@ use crate::{
     live::use_live,
 };
 
-const STATES: [&str; 5] = ["QUEUED", "PROCESSING", "PROCESSED", "FAILED", "RECEIVED"];
-
 #[component]
 pub fn GatewayPage() -> impl IntoView {
     let l = use_locale();
     let live = use_live();
-    let state = RwSignal::new(None::<String>);
+    let state = RwSignal::new(None::<InboundState>);
     // Owned by the page, not by the card the live data re-renders on every
     // change: the new token stays shown when an event arrives after it.
     provide_context(TokenRotation(Action::new(|_: &()| rotate_gateway_token())));
@@ -38,18 +37,17 @@ pub fn GatewayPage() -> impl IntoView {
     let chips = move || {
         let mut all = vec![(None, l.t("gateway.all").to_string())];
         all.extend(
-            STATES
-                .iter()
-                .map(|s| (Some((*s).to_string()), (*s).to_string())),
+            InboundState::ALL
+                .into_iter()
+                .map(|s| (Some(s), s.as_str().to_string())),
         );
         all.into_iter()
             .map(|(value, label)| {
-                let current = value.clone();
-                let pressed = move || state.get() == current;
+                let pressed = move || state.get() == value;
                 view! {
                     <button type="button" class="chip" aria-pressed=move || pressed().to_string()
-                        data-state=value.clone().unwrap_or_default()
-                        on:click=move |_| state.set(value.clone())>{label}</button>
+                        data-state=value.map(InboundState::as_str).unwrap_or_default()
+                        on:click=move |_| state.set(value)>{label}</button>
                 }
             })
             .collect_view()
@@ -141,7 +139,7 @@ fn GatewayView(d: GatewayData) -> impl IntoView {
                         Some(wb) => view! { <a href=format!("/tasks/{wb}")>{s.project}</a> }.into_any(),
                         None => view! { <span>{s.project}</span> }.into_any(),
                     }}</td>
-                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", s.status.to_lowercase())>{s.status.clone()}</span></td>
+                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", s.status.as_str().to_lowercase())>{s.status.as_str()}</span></td>
                     <td data-label=l.t("gateway.last_activity")><TimeCell ms=Some(s.last_activity_ms) /></td>
                 </tr>
             }
@@ -151,11 +149,12 @@ fn GatewayView(d: GatewayData) -> impl IntoView {
         .into_iter()
         .map(|c| {
             let valid = c.scope_valid;
+            let access = c.status.map(|a| a.as_str()).unwrap_or_default();
             view! {
-                <tr data-chat-id=c.chat_id.clone() data-access=c.status.clone()>
+                <tr data-chat-id=c.chat_id.clone() data-access=access>
                     <td data-label=l.t("gateway.chat")>{format!("{} · {} · {}", c.gateway, c.platform, c.chat_id)}
                         {c.chat_name.map(|n| view! { <br /><span class="sub">{n}</span> })}</td>
-                    <td data-label=l.t("gateway.access")><span class=format!("badge gw-{}", c.status.to_lowercase())>{c.status.clone()}</span></td>
+                    <td data-label=l.t("gateway.access")><span class=format!("badge gw-{}", access.to_lowercase())>{access}</span></td>
                     <td data-label=l.t("gateway.scope")>{c.scope}
                         {(!valid).then(|| view! { " " <span class="error">{l.t("gateway.scope_invalid")}</span> })}</td>
                     <td data-label=l.t("gateway.updated")>{c.updated_by.unwrap_or_default()}
@@ -222,12 +221,12 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
                 (None, None) => view! { <span></span> }.into_any(),
             };
             view! {
-                <tr data-inbound-id=r.id.clone() data-state=r.state.clone()>
+                <tr data-inbound-id=r.id.clone() data-state=r.state.as_str()>
                     <td data-label=l.t("gateway.received")><TimeCell ms=Some(r.created_ms) /></td>
                     <td data-label=l.t("gateway.message")><span class="gw-content">{r.content}</span><br />
                         <span class="sub">{format!("{} · {} · {} · {}", r.gateway, r.platform, r.chat_id, r.sender.unwrap_or_default())}</span></td>
-                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", r.state.to_lowercase())>{r.state.clone()}</span>
-                        <br /><span class="sub">{r.intent}</span></td>
+                    <td data-label=l.t("gateway.status")><span class=format!("badge gw-{}", r.state.as_str().to_lowercase())>{r.state.as_str()}</span>
+                        <br /><span class="sub">{r.intent.as_str()}</span></td>
                     <td data-label=l.t("gateway.result")><code class="gw-mode">{result}</code> " " {target}
                         {r.last_error.map(|e| view! { <br /><span class="error gw-error">{e}</span> })}</td>
                     <td data-label=l.t("gateway.replies")><ul class="gw-replies">{replies}</ul></td>
@@ -251,8 +250,8 @@ pub fn InboundTable(rows: Vec<InboundRow>) -> impl IntoView {
     }
 }
 
-/// One reply: its kind, state and last error; "retry now" for FAILED,
-/// DEAD and SENT_UNVERIFIED, "mark as delivered" for SENT_UNVERIFIED. After
+/// One reply: its kind, state and last error; "retry now" and "mark as
+/// delivered" where its state allows them (`harness_types::manual`). After
 /// an action the new state is shown until the page reloads.
 #[component]
 fn ReplyItem(p: ReplyRow) -> impl IntoView {
@@ -268,16 +267,11 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
             }
         }
     });
-    let initial = p.state.clone();
-    let state = Signal::derive(move || {
-        decide
-            .value()
-            .get()
-            .and_then(Result::ok)
-            .unwrap_or_else(|| initial.clone())
-    });
-    let can_retry = matches!(p.state.as_str(), "FAILED" | "DEAD" | "SENT_UNVERIFIED");
-    let can_mark = p.state == "SENT_UNVERIFIED";
+    let initial = p.state;
+    let state: Signal<ReplyState> =
+        Signal::derive(move || decide.value().get().and_then(Result::ok).unwrap_or(initial));
+    let can_retry = p.state.allows(ManualAction::Retry);
+    let can_mark = p.state.allows(ManualAction::MarkDelivered);
     let id = p.id.clone();
     let actions = move || {
         let (id1, id2) = (id.clone(), id.clone());
@@ -310,9 +304,9 @@ fn ReplyItem(p: ReplyRow) -> impl IntoView {
         view! { <br /><span class="error gw-reply-error sub" title=e>{shown}</span> }
     });
     view! {
-        <li data-reply-id=p.id.clone() data-reply-kind=p.kind.clone()
-            data-reply-state=move || state.get() title=p.content.clone()>
-            {p.kind.clone()} " " <span class=move || format!("badge gw-{}", state.get().to_lowercase())>{move || state.get()}</span>
+        <li data-reply-id=p.id.clone() data-reply-kind=p.kind.as_str()
+            data-reply-state=move || state.get().as_str() title=p.content.clone()>
+            {p.kind.as_str()} " " <span class=move || format!("badge gw-{}", state.get().as_str().to_lowercase())>{move || state.get().as_str()}</span>
             {last_error} " " {actions} {failed}
         </li>
     }

@@ -68,7 +68,12 @@ pub fn HomePage() -> impl IntoView {
                         .await
                         .unwrap_or_default()
                         .into_iter()
-                        .filter(|t| t.run_state == "running" || t.run_state == "waiting")
+                        .filter(|t| {
+                            matches!(
+                                t.run_state,
+                                harness_types::RunState::Running | harness_types::RunState::Waiting
+                            )
+                        })
                         .collect();
                     if active.is_empty() {
                         return view! { <p class="sub" id="home-nothing">{l.t("home.nothing_running")}</p> }.into_any();

@@ -3,6 +3,7 @@
 //! runtime state (IDLE / BUSY / DEGRADED / STOPPED, why it is not taking
 //! work, pending events — docs/tower-workbench.md §2.9), re-read every few seconds.
 
+use harness_types::{BlockedReason, RuntimeState};
 use leptos::prelude::*;
 
 use crate::{
@@ -91,11 +92,11 @@ pub const RUNTIME_POLL: std::time::Duration = std::time::Duration::from_secs(3);
 #[component]
 pub fn WorkbenchRuntime(r: crate::api::RuntimeInfo) -> impl IntoView {
     let l = use_locale();
-    let state = r.state.clone();
-    let reason = r.blocked_reason.clone().map(|code| {
+    let state = r.state;
+    let reason = r.blocked_reason.map(|code| {
         view! {
             <br />
-            <span class="sub wb-reason" data-reason=code.clone()>{l.t(reason_key(&code))}</span>
+            <span class="sub wb-reason" data-reason=code.as_str()>{l.t(reason_key(code))}</span>
         }
     });
     let pending = r.pending_events;
@@ -105,8 +106,8 @@ pub fn WorkbenchRuntime(r: crate::api::RuntimeInfo) -> impl IntoView {
         }
     });
     view! {
-        <div class="wb-runtime" data-runtime-state=state.clone() data-pending=pending>
-            <span class=format!("badge wb-{}", state.to_lowercase())>{l.t(state_key(&state))}</span>
+        <div class="wb-runtime" data-runtime-state=state.as_str() data-pending=pending>
+            <span class=format!("badge wb-{}", state.as_str().to_lowercase())>{l.t(state_key(state))}</span>
             " "
             <span class="sub wb-pending">
                 {l.t("workbench.pending").replace("{n}", &pending.to_string())}
@@ -117,21 +118,21 @@ pub fn WorkbenchRuntime(r: crate::api::RuntimeInfo) -> impl IntoView {
     }
 }
 
-fn state_key(state: &str) -> &'static str {
+fn state_key(state: RuntimeState) -> &'static str {
     match state {
-        "IDLE" => "workbench.state.IDLE",
-        "BUSY" => "workbench.state.BUSY",
-        "DEGRADED" => "workbench.state.DEGRADED",
-        _ => "workbench.state.STOPPED",
+        RuntimeState::Idle => "workbench.state.IDLE",
+        RuntimeState::Busy => "workbench.state.BUSY",
+        RuntimeState::Degraded => "workbench.state.DEGRADED",
+        RuntimeState::Stopped => "workbench.state.STOPPED",
     }
 }
 
-fn reason_key(code: &str) -> &'static str {
+fn reason_key(code: BlockedReason) -> &'static str {
     match code {
-        "no_live_session" => "workbench.reason.no_live_session",
-        "processing_batch" => "workbench.reason.processing_batch",
-        "turn_in_progress" => "workbench.reason.turn_in_progress",
-        "awaiting_dispatch" => "workbench.reason.awaiting_dispatch",
-        _ => "workbench.reason.not_running",
+        BlockedReason::NoLiveSession => "workbench.reason.no_live_session",
+        BlockedReason::ProcessingBatch => "workbench.reason.processing_batch",
+        BlockedReason::TurnInProgress => "workbench.reason.turn_in_progress",
+        BlockedReason::AwaitingDispatch => "workbench.reason.awaiting_dispatch",
+        BlockedReason::NotRunning => "workbench.reason.not_running",
     }
 }

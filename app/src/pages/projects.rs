@@ -6,6 +6,7 @@
 //! The task list is a file the `harness` CLI writes, not a core event, so the
 //! page polls its server function every 2 s (and on every live event).
 
+use harness_types::{PlanState, PlanStatus};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -187,18 +188,18 @@ pub fn PlanPage() -> impl IntoView {
 #[component]
 fn Plan(d: PlanData) -> impl IntoView {
     let l = use_locale();
-    let body = match d.state.as_str() {
-        "missing" => view! {
+    let body = match d.state {
+        PlanState::Missing => view! {
             <p class="empty" id="plan-missing">
                 {l.t("plan.missing")} " " <code>{format!("harness init {}", d.project.path)}</code>
             </p>
         }
         .into_any(),
-        "error" => view! {
+        PlanState::Error => view! {
             <p class="error" role="alert" id="plan-error">{d.error.clone().unwrap_or_default()}</p>
         }
         .into_any(),
-        _ => view! {
+        PlanState::Ok => view! {
             <Summary d=d.clone() />
             <Tree tasks=d.tasks.clone() />
         }
@@ -237,20 +238,20 @@ fn Plan(d: PlanData) -> impl IntoView {
     .into_any()
 }
 
-fn status_key(status: &str) -> Option<&'static str> {
+fn status_key(status: &PlanStatus) -> Option<&'static str> {
     Some(match status {
-        "pending" => "plan.status.pending",
-        "in_progress" => "plan.status.in_progress",
-        "completed" => "plan.status.completed",
-        "failed" => "plan.status.failed",
-        _ => return None,
+        PlanStatus::Pending => "plan.status.pending",
+        PlanStatus::InProgress => "plan.status.in_progress",
+        PlanStatus::Completed => "plan.status.completed",
+        PlanStatus::Failed => "plan.status.failed",
+        PlanStatus::Other(_) => return None,
     })
 }
 
-fn status_text(l: Locale, status: &str) -> String {
+fn status_text(l: Locale, status: &PlanStatus) -> String {
     status_key(status)
         .map(|k| l.t(k).to_string())
-        .unwrap_or_else(|| status.to_string())
+        .unwrap_or_else(|| status.as_str().to_string())
 }
 
 #[component]
@@ -261,8 +262,8 @@ fn Summary(d: PlanData) -> impl IntoView {
         .iter()
         .map(|(status, n)| {
             view! {
-                <li data-status=status.clone()>
-                    <span class=format!("badge plan-{status}")>{status_text(l, status)}</span>
+                <li data-status=status.as_str().to_string()>
+                    <span class=format!("badge plan-{}", status.as_str())>{status_text(l, status)}</span>
                     " " <strong>{*n}</strong>
                 </li>
             }
@@ -277,7 +278,7 @@ fn Summary(d: PlanData) -> impl IntoView {
     let running = d
         .tasks
         .iter()
-        .any(|t| t.status == "in_progress" && t.claimed_by.is_some());
+        .any(|t| t.status == PlanStatus::InProgress && t.claimed_by.is_some());
     let loop_state = d.active.then(|| {
         if running {
             view! { " " <span class="badge plan-in_progress" id="plan-loop" data-loop="running">{l.t("plan.active")}</span> }
@@ -295,7 +296,7 @@ fn Summary(d: PlanData) -> impl IntoView {
     let unchecked: Vec<String> = d
         .tasks
         .iter()
-        .filter(|t| t.validation.is_none() && t.status != "completed")
+        .filter(|t| t.validation.is_none() && t.status != PlanStatus::Completed)
         .map(|t| t.id.clone())
         .collect();
     let no_validation = (!unchecked.is_empty()).then(|| {
@@ -415,7 +416,7 @@ fn TreeRow(t: PlanTaskRow) -> impl IntoView {
     view! {
         <tr
             data-task-id=t.id.clone()
-            data-status=t.status.clone()
+            data-status=t.status.as_str().to_string()
             data-depth=depth
             data-blocked=t.blocked.to_string()
         >
@@ -427,7 +428,7 @@ fn TreeRow(t: PlanTaskRow) -> impl IntoView {
                 })}
             </td>
             <td class="nowrap" data-label=l.t("col.status")>
-                <span class=format!("badge plan-{}", t.status) data-status=t.status.clone()>
+                <span class=format!("badge plan-{}", t.status.as_str()) data-status=t.status.as_str().to_string()>
                     {status_text(l, &t.status)}
                 </span>
                 {flags}
@@ -457,7 +458,7 @@ fn PlanRuns(runs: Vec<crate::api::PlanRun>) -> impl IntoView {
                 <li data-run-task=r.task_id.clone()>
                     <a href=format!("/tasks/{}", r.task_id) class="plan-run-link" title=r.title.clone()>
                         <span class="visually-hidden">{r.title.clone()} " "</span>
-                        <super::tasks::RunBadge state=r.run_state.clone() exit_code=r.exit_code />
+                        <super::tasks::RunBadge state=r.run_state exit_code=r.exit_code />
                     </a>
                     " " <TimeCell ms=Some(r.created_ms) />
                 </li>

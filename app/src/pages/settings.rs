@@ -22,14 +22,19 @@ pub fn SettingsPage() -> impl IntoView {
     let test = ServerAction::<TestNotifyTarget>::new();
     let test_result = move || {
         test.value().get().map(|r| match r {
-            Ok(state) => {
-                let word = state.split(':').next().unwrap_or_default().trim().to_string();
+            Ok(result) => {
+                let word = result.state.as_str();
+                let state = match &result.error {
+                    Some(e) => format!("{word}: {e}"),
+                    None => word.to_string(),
+                };
                 // A failed test message is tried once (never again in the background).
-                let once = (word == "FAILED").then(|| view! { " " {l.t("settings.test_not_retried")} });
+                let once = (result.state == harness_types::OutboundState::Failed)
+                    .then(|| view! { " " {l.t("settings.test_not_retried")} });
                 view! {
-                    <p class="sub" role="status" id="test-result" data-state=word.clone()>
+                    <p class="sub" role="status" id="test-result" data-state=word>
                         {l.t("settings.test_result").replace("{state}", &state)}
-                        " " <span class="badge outbound-state" data-outbound-state=word.clone()>{word.clone()}</span>
+                        " " <span class="badge outbound-state" data-outbound-state=word>{word}</span>
                         {once}
                     </p>
                 }.into_any()

@@ -12,34 +12,9 @@ use crate::{
     validate,
 };
 
-/// What a person sees as a task's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunState {
-    /// No agent run yet.
-    NotStarted,
-    Running,
-    /// The agent asked and waits for a reply.
-    Waiting,
-    /// The last run exited with code 0.
-    Finished,
-    /// The last run failed (exit code when known; none: lost or interrupted).
-    Failed,
-    /// The last run was stopped by a person (or superseded by a new start).
-    Stopped,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotStarted => "not_started",
-            Self::Running => "running",
-            Self::Waiting => "waiting",
-            Self::Finished => "finished",
-            Self::Failed => "failed",
-            Self::Stopped => "stopped",
-        }
-    }
-}
+// The run state, the actions and why one is blocked are the shared
+// vocabulary's (also in the browser).
+pub use harness_types::{Action, Blocked, RunState};
 
 /// The displayed status: state plus the exit code of a failed run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,72 +44,8 @@ pub fn run_status(view: &TaskView) -> RunStatus {
     }
 }
 
-/// What a person can do with a task's agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Start,
-    Stop,
-    Restart,
-    Resume,
-}
-
-impl Action {
-    pub const ALL: [Action; 4] = [Self::Start, Self::Stop, Self::Restart, Self::Resume];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Start => "start",
-            Self::Stop => "stop",
-            Self::Restart => "restart",
-            Self::Resume => "resume",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.as_str() == text)
-    }
-}
-
-/// Why an action is not possible now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Blocked {
-    /// The agent is running (or parked on a question): stop it first.
-    Running,
-    /// There is no running agent to stop.
-    NotRunning,
-    /// Never started: nothing to restart.
-    NeverStarted,
-    /// No session id was recorded: the provider session cannot be resumed.
-    NoSession,
-}
-
-impl Blocked {
-    /// Stable code (the UI translates it).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::NotRunning => "not_running",
-            Self::NeverStarted => "never_started",
-            Self::NoSession => "no_session",
-        }
-    }
-
-    /// English text for API clients.
-    pub fn message(self) -> &'static str {
-        match self {
-            Self::Running => "the task's agent is already running",
-            Self::NotRunning => "the task's agent is not running",
-            Self::NeverStarted => "the task's agent never ran: start it",
-            Self::NoSession => "no session id is known for this task: it cannot be resumed",
-        }
-    }
-}
-
 fn live(exec: Option<&Execution>) -> bool {
-    matches!(
-        exec.map(|e| e.status),
-        Some(ExecutionStatus::Running | ExecutionStatus::Paused)
-    )
+    exec.is_some_and(|e| e.status.is_live())
 }
 
 /// Whether `action` is possible for the task now, else why not.

@@ -22,7 +22,7 @@ use crate::{
     ids,
     model::{Execution, ExecutionStatus},
     validate,
-    work::{DELIVERIES, Lease, Outcome, RetryPolicy},
+    work::{DELIVERIES, Lease, ManualAction, ManualActions, Outcome, RetryPolicy},
 };
 
 /// After this many failed attempts a FAILED row is no longer due by itself.
@@ -337,22 +337,19 @@ impl Harness {
         Ok(self.store().task_deliveries(&task_id, 50).await?)
     }
 
-    /// "Deliver again": a FAILED or UNVERIFIED row is queued once more (admin).
+    /// "Deliver again": a row in a state that allows it (FAILED, UNVERIFIED:
+    /// `harness_types::manual`) is queued once more (admin).
     pub async fn retry_delivery(&self, id: &str) -> CoreResult<Delivery> {
         let id = validate::cuid("deliveryId", id.trim())?;
-        let from = [DeliveryState::Failed, DeliveryState::Unverified];
-        match self
-            .store()
-            .requeue_delivery(&id, &from, Utc::now())
-            .await?
-        {
+        let from = DeliveryState::accepted_by(ManualAction::Retry);
+        match self.store().requeue_delivery(&id, from, Utc::now()).await? {
             Some(row) => {
                 tracing::info!(delivery_id = %row.id, "delivery queued again by a person");
                 self.delivery_changed(&row);
                 self.wake_deliveries();
                 Ok(row)
             }
-            None => Err(self.not_in(&id, "FAILED or UNVERIFIED").await),
+            None => Err(self.not_in(&id, ManualAction::Retry).await),
         }
     }
 
@@ -368,19 +365,14 @@ impl Harness {
                 self.delivery_changed(&row);
                 Ok(row)
             }
-            None => Err(self.not_in(&id, "UNVERIFIED").await),
+            None => Err(self.not_in(&id, ManualAction::MarkDelivered).await),
         }
     }
 
-    async fn not_in(&self, id: &str, expected: &str) -> CoreError {
-        match self.store().get_delivery(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Delivery is {} (expected {expected})",
-                row.state.as_str()
-            )),
-            Ok(None) => CoreError::NotFound("Delivery not found".into()),
-            Err(err) => err.into(),
-        }
+    /// The refusal of `action` on a row in a state it does not accept.
+    async fn not_in(&self, id: &str, action: ManualAction) -> CoreError {
+        let found = self.store().get_delivery(id).await;
+        crate::work::refused("Delivery", found.map(|r| r.map(|r| r.state)), action)
     }
 }
 

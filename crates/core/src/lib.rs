@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod control;
 pub mod deadline;
 pub mod deliveries;
+pub mod delivery_attempt;
 pub mod drain;
 pub mod error;
 pub mod escalation;

@@ -32,20 +32,9 @@ pub struct AskOutcome {
     pub deduped: bool,
 }
 
-/// How the task's agent was resumed by a reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResumeMode {
-    /// A parked execution went PAUSED → RUNNING.
-    Continued,
-    /// An execution was already running; nothing to resume.
-    AlreadyRunning,
-    /// No live execution: the reply is recorded and waits for the next start.
-    NotRunning,
-    /// The terminal was gone: the agent was started again (provider resume
-    /// mode) and given the reply prefixed with the question.
-    Started,
-}
+// How a reply resumed the task's agent is the shared vocabulary's (the
+// browser says it to the person who answered).
+pub use harness_types::ResumeMode;
 
 /// Result of `reply`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,68 +6,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
-
-        // By hand: the derive does not see `serde(rename = $text)` through
-        // the macro, and would document the variant names instead.
-        #[cfg(feature = "openapi")]
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                utoipa::openapi::schema::ObjectBuilder::new()
-                    .schema_type(utoipa::openapi::schema::Type::String)
-                    .enum_values(Some([$($text),+]))
-                    .into()
-            }
-        }
-
-        #[cfg(feature = "openapi")]
-        impl utoipa::ToSchema for $name {
-            fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed(stringify!($name))
-            }
-        }
-
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
-            pub fn parse(text: &str) -> Option<Self> {
-                match text { $($text => Some(Self::$variant),)+ _ => None }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-string_enum!(
-    /// Lifecycle of a task as a unit of work.
-    TaskStatus { Todo => "TODO", InProgress => "IN_PROGRESS", InReview => "IN_REVIEW", Done => "DONE", Cancelled => "CANCELLED" }
-);
-string_enum!(
-    /// Lifecycle of one agent run of a task.
-    ExecutionStatus { Running => "RUNNING", Paused => "PAUSED", Completed => "COMPLETED", Failed => "FAILED", Stopped => "STOPPED" }
-);
-string_enum!(
-    /// What a harness message is.
-    MessageKind { Ask => "ask", Notify => "notify" }
-);
-string_enum!(
-    /// State of a harness message (see docs/tower-messaging.md §3.1).
-    MessageState { Open => "OPEN", Answered => "ANSWERED", Ignored => "IGNORED", Cancelled => "CANCELLED", Expired => "EXPIRED", Closed => "CLOSED", PendingDelivery => "PENDING_DELIVERY" }
-);
-string_enum!(
-    /// Which agent CLI runs a task.
-    Provider { Claude => "claude", Codex => "codex", Command => "command" }
-);
+// The states and kinds are the shared vocabulary's (`harness-types`, also
+// in the browser), with the same JSON.
+pub use harness_types::{
+    ExecutionStatus, MessageKind, MessageState, MessageView, Provider, TaskStatus,
+};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,36 +189,6 @@ pub struct MessageRow {
     pub project_id: Option<String>,
     pub project_name: Option<String>,
     pub workspace_name: Option<String>,
-}
-
-/// The notification center's views.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageView {
-    #[default]
-    Pending,
-    Answered,
-    All,
-}
-
-impl MessageView {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "pending" => Some(Self::Pending),
-            "answered" => Some(Self::Answered),
-            "all" => Some(Self::All),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Answered => "answered",
-            Self::All => "all",
-        }
-    }
 }
 
 /// Keyset position: rows strictly older than (created_at, id).

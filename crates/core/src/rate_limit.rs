@@ -4,6 +4,8 @@
 //! more every interval — checked by the core before anything is recorded, so
 //! REST, MCP and server functions refuse alike: `CoreError::RateLimited`,
 //! HTTP 429 with `Retry-After` (an MCP tool error with the same text).
+//! The same buckets slow down failed browser logins per client address
+//! ([`FAILED_LOGINS`], `crate::sessions::Sessions::login_from`).
 //!
 //! The buckets live in this process's memory: a restart starts them full,
 //! which bounds a flood just as well.
@@ -25,6 +27,8 @@ pub enum RateAction {
     Notify,
     /// `push_to_human` (a chat message through a gateway).
     Push,
+    /// A browser login with a wrong token (per client address).
+    FailedLogin,
 }
 
 impl RateAction {
@@ -33,9 +37,26 @@ impl RateAction {
             Self::Ask => "questions",
             Self::Notify => "notifications",
             Self::Push => "messages to people",
+            Self::FailedLogin => "failed logins",
+        }
+    }
+
+    /// Whose bucket it is.
+    fn whose(self) -> &'static str {
+        match self {
+            Self::FailedLogin => "this address",
+            _ => "this task",
         }
     }
 }
+
+/// Failed browser logins per client address: 5 at once, then one more
+/// every 12 s (5 a minute). Only failures count: the right token always
+/// logs in.
+pub const FAILED_LOGINS: Rate = Rate {
+    burst: 5,
+    every: Duration::from_secs(12),
+};
 
 /// A burst of `burst` actions, then one more every `every`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +101,7 @@ impl RateLimits {
             RateAction::Ask => self.ask,
             RateAction::Notify => self.notify,
             RateAction::Push => self.push,
+            RateAction::FailedLogin => FAILED_LOGINS,
         }
     }
 }
@@ -100,11 +122,12 @@ pub(crate) struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// Takes one token for `task_id`'s `action`, or says how long to wait.
+    /// Takes one token for `whom`'s `action` (a task id, a client
+    /// address), or says how long to wait.
     pub(crate) fn take(
         &self,
         limits: &RateLimits,
-        task_id: &str,
+        whom: &str,
         action: RateAction,
         now: Instant,
     ) -> CoreResult<()> {
@@ -124,12 +147,10 @@ impl RateLimiter {
                 buckets.clear();
             }
         }
-        let bucket = buckets
-            .entry((task_id.to_string(), action))
-            .or_insert(Bucket {
-                tokens: burst,
-                at: now,
-            });
+        let bucket = buckets.entry((whom.to_string(), action)).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
         let tokens = refill(bucket);
         if tokens >= 1.0 {
             *bucket = Bucket {
@@ -144,9 +165,10 @@ impl RateLimiter {
         let retry_after_secs = (wait as u64).min(rate.every.as_secs().max(1));
         Err(CoreError::RateLimited {
             message: format!(
-                "too many {} from this task: at most {} at once, then one every {} s; \
+                "too many {} from {}: at most {} at once, then one every {} s; \
                  retry after {retry_after_secs} s",
                 action.plural(),
+                action.whose(),
                 rate.burst,
                 rate.every.as_secs().max(1),
             ),
@@ -199,5 +221,38 @@ mod tests {
         let t2 = t0 + Duration::from_secs(10);
         l.take(&limits, "a", RateAction::Ask, t2).unwrap();
         assert!(l.take(&limits, "a", RateAction::Ask, t2).is_err());
+    }
+
+    #[test]
+    fn failed_logins_are_limited_per_address() {
+        let limits = RateLimits::default();
+        let l = RateLimiter::default();
+        let t0 = Instant::now();
+        for _ in 0..FAILED_LOGINS.burst {
+            l.take(&limits, "10.0.0.1", RateAction::FailedLogin, t0)
+                .unwrap();
+        }
+        let err = l
+            .take(&limits, "10.0.0.1", RateAction::FailedLogin, t0)
+            .unwrap_err();
+        assert_eq!(err.http_status(), 429);
+        assert_eq!(err.retry_after(), Some(12));
+        assert!(
+            err.to_string()
+                .starts_with("too many failed logins from this address"),
+            "{err}"
+        );
+        // Another address has its own bucket; a task's asks are not touched.
+        l.take(&limits, "10.0.0.2", RateAction::FailedLogin, t0)
+            .unwrap();
+        l.take(&limits, "10.0.0.1", RateAction::Ask, t0).unwrap();
+        // Five a minute: one more every 12 s.
+        let t1 = t0 + Duration::from_secs(12);
+        l.take(&limits, "10.0.0.1", RateAction::FailedLogin, t1)
+            .unwrap();
+        assert!(
+            l.take(&limits, "10.0.0.1", RateAction::FailedLogin, t1)
+                .is_err()
+        );
     }
 }

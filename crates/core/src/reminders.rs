@@ -140,19 +140,8 @@ pub fn due(offsets: &[u64], asked_at: DateTime<Utc>, now: DateTime<Utc>, sent: u
     (passed > sent).then_some(passed)
 }
 
-/// "2 h 5 min", "45 min", "30 s".
-pub fn waited_text(ms: i64) -> String {
-    let secs = ms.max(0) / 1000;
-    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{secs} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
-}
+/// "2 h 5 min", "45 min", "30 s" (the shared vocabulary's, also in the browser).
+pub use harness_types::waited_text;
 
 /// The reminder's text: one line, then the first message as it was sent
 /// (question, options, task token).

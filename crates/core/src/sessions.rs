@@ -1,15 +1,24 @@
 //! Browser sessions: the admin token is exchanged once (at `/login`) for a
 //! random session id kept in a cookie. Only the id's hash is stored; a
 //! session expires, and can be revoked alone (logout) or all at once ("log
-//! out everywhere"). The [`SessionStore`] port (`crate::store`) is implemented in
-//! `harness-store`; the HTTP side (cookie, throttling) is the server's.
+//! out everywhere"). Failed logins are slowed down per client address
+//! (`crate::rate_limit::FAILED_LOGINS`); the right token always logs in.
+//! The [`SessionStore`] port (`crate::store`) is implemented in
+//! `harness-store`; the HTTP side (cookie, form, `Retry-After`) is the
+//! server's.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use chrono::Utc;
 
 pub use crate::store::SessionStore;
-use crate::{CoreResult, ids};
+use crate::{
+    CoreResult, ids,
+    rate_limit::{RateAction, RateLimiter, RateLimits},
+};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "harness_session";
@@ -35,6 +44,8 @@ pub struct Sessions {
     store: Arc<dyn SessionStore>,
     admin_token_hash: String,
     ttl: Duration,
+    /// Failed logins per client address.
+    failures: Arc<RateLimiter>,
 }
 
 /// Prefix of session ids (they are bearer secrets like the tokens).
@@ -48,6 +59,7 @@ impl Sessions {
             store,
             admin_token_hash,
             ttl,
+            failures: Arc::default(),
         }
     }
 
@@ -78,6 +90,26 @@ impl Sessions {
             .insert_session(&ids::token_hash(&id), now, now + ttl)
             .await?;
         Ok(Some(id))
+    }
+
+    /// [`Self::login`] from a browser at `client` (its address). The right
+    /// token always opens a session, however many wrong ones came first:
+    /// failed guesses — an `<img src="/login?token=x">` on any local page
+    /// makes them — must never lock the owner out. A wrong token counts
+    /// against `client`; past `rate_limit::FAILED_LOGINS` the answer is
+    /// `CoreError::RateLimited` (HTTP 429 with `Retry-After`) instead of
+    /// `Ok(None)`.
+    pub async fn login_from(&self, client: &str, admin_token: &str) -> CoreResult<Option<String>> {
+        let opened = self.login(admin_token).await?;
+        if opened.is_none() {
+            self.failures.take(
+                &RateLimits::default(),
+                client,
+                RateAction::FailedLogin,
+                Instant::now(),
+            )?;
+        }
+        Ok(opened)
     }
 
     /// Whether the session id from a cookie is a live session.

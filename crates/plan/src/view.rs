@@ -32,16 +32,9 @@ use crate::state_file::{PROGRESS_FILE, StateRoot, TASKS_FILE};
 /// Progress-log lines the view carries by default.
 pub const DEFAULT_LOG_LINES: usize = 50;
 
-/// Whether the task list could be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PlanState {
-    Ok,
-    /// No `harness-tasks.json` in the directory (or no such directory).
-    Missing,
-    /// The file does not parse or has a wrong field: see `error`.
-    Error,
-}
+// Whether the list could be read is the shared vocabulary's (also in the
+// browser).
+pub use harness_types::PlanState;
 
 /// The last `error_log` entry, split into its `[CATEGORY]` and message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -128,8 +128,6 @@ pub struct InputResult {
     pub delivery: Option<&'static str>,
 }
 
-const PREFIX_OPEN: &str = "[针对你之前的提问：";
-
 impl Terminals {
     pub fn new(harness: Harness, config: TerminalConfig) -> Self {
         Self {

@@ -14,7 +14,7 @@ use std::{future::Future, time::Duration};
 use harness_core::{
     CoreResult, Harness,
     gateway::replies::{self, ReplyOutcome},
-    outbox::{self, RunEnd, gateway},
+    outbox::{self, RunEnd, Unsent, gateway},
     store::GatewayReply,
     work::{Kind, Scope},
 };
@@ -33,20 +33,14 @@ async fn send_one(harness: &Harness, row: &GatewayReply, timeout: Duration) -> R
         Ok(c) => c,
         Err(err) => {
             tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");
-            return outbox::SendOutcome::Failed("cannot read the gateway settings".into()).into();
+            return outbox::SendOutcome::from(Unsent::Settings).into();
         }
     };
     let settings = config.get(&row.gateway);
     let bin = gateway::binary(&row.gateway, &settings);
     let args = match replies::argv(row, &settings) {
         Ok(args) => args,
-        // Sending again cannot change a reply that cannot be sent.
-        Err(why) => {
-            return ReplyOutcome {
-                outcome: harness_core::work::Outcome::GaveUp(why),
-                platform_message_id: None,
-            };
-        }
+        Err(why) => return outbox::SendOutcome::from(Unsent::Command(why)).into(),
     };
     let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;
     if matches!(run.end, RunEnd::TimedOut) {

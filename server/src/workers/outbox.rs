@@ -14,7 +14,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use harness_core::{
     CoreResult, Harness,
-    outbox::{self, Outbound, RunEnd, SendOutcome, destination, gateway},
+    outbox::{self, Outbound, RunEnd, SendOutcome, Unsent, destination, gateway},
     work::{Kind, Scope},
 };
 use tokio_util::sync::CancellationToken;
@@ -158,18 +158,18 @@ async fn send_one(
     let all = match settings {
         Err(err) => {
             tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");
-            return SendOutcome::Failed("cannot read the gateway settings".into());
+            return Unsent::Settings.into();
         }
         Ok(all) => all,
     };
     let settings = all.gateway.get(&row.gateway);
     let bin = gateway::binary(&row.gateway, &settings);
     let resolved = match resolve_row(harness, row, &settings, &all.destinations, &bin).await {
-        Err(why) => return SendOutcome::Failed(why),
+        Err(why) => return Unsent::Destination(why).into(),
         Ok(resolved) => resolved,
     };
     let args = match gateway::argv(&resolved, &settings) {
-        Err(why) => return SendOutcome::Failed(why),
+        Err(why) => return Unsent::Command(why).into(),
         Ok(args) => args,
     };
     // The evidence first, committed: a crash after it leaves the row
@@ -182,13 +182,13 @@ async fn send_one(
             // The lease is gone (recovered by another node): not spawned; the
             // outcome is ignored by the settle (not SENDING under this lease).
             tracing::warn!(outbound_id = %row.id, "lease lost before the send started; not sent");
-            return SendOutcome::Failed("the lease ended before the send started".into());
+            return Unsent::NotMarked("the lease ended before the send started".into()).into();
         }
         Marked::Failed(err) => {
             // Not spawned: the attempt fails (counted, backoff), so evidence
             // that cannot be written never hides a real send.
             tracing::error!(error = %err, "cannot record the start of the send; the attempt counts as failed");
-            return SendOutcome::Failed("cannot record the start of the send".into());
+            return Unsent::NotMarked("cannot record the start of the send".into()).into();
         }
     }
     let run = gateway_cli::run(&bin, &args, &settings.env, timeout).await;

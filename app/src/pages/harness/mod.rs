@@ -10,6 +10,7 @@ mod shared;
 mod table;
 mod toolbar;
 
+use harness_types::{ChannelHealth, MessageView};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -24,7 +25,7 @@ pub use shared::Shared;
 /// The URL state of the page: `?view=&q=&cursor=&from=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
-    pub view: String,
+    pub view: MessageView,
     pub q: String,
     pub cursor: Option<String>,
     /// Only messages of derived child tasks (`?from=children`).
@@ -35,8 +36,8 @@ pub struct Filter {
 pub const FROM_CHILDREN: &str = "children";
 
 impl Filter {
-    pub fn href(view: &str, q: &str, cursor: Option<&str>, children: bool) -> String {
-        let mut url = format!("/harness?view={}", encode(view));
+    pub fn href(view: MessageView, q: &str, cursor: Option<&str>, children: bool) -> String {
+        let mut url = format!("/harness?view={}", view.as_str());
         if !q.is_empty() {
             url.push_str("&q=");
             url.push_str(&encode(q));
@@ -67,7 +68,11 @@ pub fn encode(text: &str) -> String {
     out
 }
 
-pub const VIEWS: [&str; 3] = ["pending", "answered", "all"];
+pub const VIEWS: [MessageView; 3] = [
+    MessageView::Pending,
+    MessageView::Answered,
+    MessageView::All,
+];
 
 #[component]
 pub fn HarnessPage() -> impl IntoView {
@@ -78,8 +83,8 @@ pub fn HarnessPage() -> impl IntoView {
         query.with(|m| Filter {
             view: m
                 .get("view")
-                .filter(|v| VIEWS.contains(&v.as_str()))
-                .unwrap_or_else(|| "pending".to_string()),
+                .and_then(|v| MessageView::parse(&v))
+                .unwrap_or_default(),
             q: m.get("q").map(|q| q.trim().to_string()).unwrap_or_default(),
             cursor: m.get("cursor").filter(|c| !c.is_empty()),
             children: m.get("from").as_deref() == Some(FROM_CHILDREN),
@@ -89,7 +94,7 @@ pub fn HarnessPage() -> impl IntoView {
         move || filter.get(),
         |f| async move {
             let from = f.children.then(|| FROM_CHILDREN.to_string());
-            let page = list_page(f.view.clone(), f.q.clone(), f.cursor.clone(), None, from).await;
+            let page = list_page(f.view, f.q.clone(), f.cursor.clone(), None, from).await;
             (f.view, f.q, f.cursor, f.children, page)
         },
     );
@@ -114,24 +119,23 @@ pub fn HarnessPage() -> impl IntoView {
         </header>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
-                let c = channel.await.ok()?;
-                let text = match c.state.as_str() {
-                    "none" => l.t("harness.no_channel").to_string(),
-                    "failing" => {
-                        let mut t = l
-                            .t("harness.channel_failing")
-                            .replace("{channel}", c.channel.as_deref().unwrap_or_default());
-                        if let Some(e) = c.error {
+                let health = channel.await.ok()?;
+                let state = health.as_str();
+                let text = match health {
+                    ChannelHealth::None => l.t("harness.no_channel").to_string(),
+                    ChannelHealth::Failing { channel, error } => {
+                        let mut t = l.t("harness.channel_failing").replace("{channel}", &channel);
+                        if let Some(e) = error {
                             t.push_str(" (");
                             t.push_str(&e);
                             t.push(')');
                         }
                         t
                     }
-                    _ => return None,
+                    ChannelHealth::Working => return None,
                 };
                 Some(view! {
-                    <p class="banner" id="no-channel" role="note" data-channel=c.state>
+                    <p class="banner" id="no-channel" role="note" data-channel=state>
                         {text} " "
                         <a href="/settings#notifications">{l.t("harness.no_channel_link")}</a>
                     </p>

@@ -46,10 +46,11 @@ pub fn reply_text(l: Locale, r: &ReplyResult) -> String {
     if r.deduped {
         return l.t("result.deduped").to_string();
     }
-    l.t(match r.mode.as_str() {
-        "continued" => "result.resumed",
-        "already_running" => "result.already_running",
-        _ => "result.not_running",
+    use harness_types::ResumeMode;
+    l.t(match r.mode {
+        ResumeMode::Continued => "result.resumed",
+        ResumeMode::AlreadyRunning => "result.already_running",
+        ResumeMode::NotRunning | ResumeMode::Started => "result.not_running",
     })
     .to_string()
 }

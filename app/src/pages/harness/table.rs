@@ -2,6 +2,7 @@
 //! with a keyset cursor ("load more" fetches in place once hydrated and is a
 //! plain link to `?cursor=` without JavaScript).
 
+use harness_types::MessageView;
 use leptos::{form::ActionForm, prelude::*, task::spawn_local};
 
 use super::{Filter, Shared, dialog::DetailDialog};
@@ -23,7 +24,7 @@ const FIRST_ROWS: usize = 8;
 pub fn HarnessTable(
     rows: Vec<Row>,
     next: Option<String>,
-    view: String,
+    view: MessageView,
     q: String,
     start: Option<String>,
     /// Only messages of derived child tasks.
@@ -36,7 +37,7 @@ pub fn HarnessTable(
     let rows = RwSignal::new(rows);
     let next = RwSignal::new(next);
     let loading = RwSignal::new(false);
-    let key = StoredValue::new((view.clone(), q.clone(), start.clone()));
+    let key = StoredValue::new((view, q.clone(), start.clone()));
     let from = StoredValue::new(children.then(|| super::FROM_CHILDREN.to_string()));
 
     // Live: reload the rows on screen after every change event / action,
@@ -116,17 +117,17 @@ pub fn HarnessTable(
     };
 
     let more_href = {
-        let (view, q) = (view.clone(), q.clone());
+        let q = q.clone();
         move || {
             next.get()
-                .map(|c| Filter::href(&view, &q, Some(&c), children))
+                .map(|c| Filter::href(view, &q, Some(&c), children))
         }
     };
     let newest_href = start
         .is_some()
-        .then(|| Filter::href(&view, &q, None, children));
+        .then(|| Filter::href(view, &q, None, children));
     let count = move || rows.with(Vec::len);
-    let (view_name, search) = (view.clone(), q.clone());
+    let search = q.clone();
 
     view! {
         <div class="table-card" on:pointerdown=move |_| shared.reach() on:focusin=move |_| shared.reach()>
@@ -148,7 +149,7 @@ pub fn HarnessTable(
                 <DeferredRows>{row_list(rows, shared, FIRST_ROWS, usize::MAX)}</DeferredRows>
             </table>
             <Show when=move || count() == 0>
-                {empty_state(&view_name, &search)}
+                {empty_state(view, &search)}
             </Show>
         </div>
         <div class="pager">
@@ -184,7 +185,7 @@ fn row_list(rows: RwSignal<Vec<Row>>, shared: Shared, from: usize, to: usize) ->
 
 /// What an empty list says: no match for a search (with the way back to
 /// the whole view), else the first-use text.
-fn empty_state(view: &str, q: &str) -> AnyView {
+fn empty_state(view: MessageView, q: &str) -> AnyView {
     let l = use_locale();
     if q.is_empty() {
         return view! { <p class="empty" id="harness-empty">{l.t("harness.empty")}</p> }.into_any();
@@ -332,7 +333,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             data-message-id=row.id.clone()
             data-task-id=row.task_id.clone()
             data-status=status.as_str()
-            data-kind=row.kind.clone()
+            data-kind=row.kind.as_str()
         >
             <td class="nowrap">{row.workspace.clone().unwrap_or_else(|| "—".into())}</td>
             <td>{row.project.clone().unwrap_or_else(|| "—".into())}</td>
@@ -351,23 +352,12 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
     .into_any()
 }
 
-/// "2 h 5 min", "45 min", "30 s" (the core's `waited_text`, in the browser).
-fn waited(ms: i64) -> String {
-    let secs = ms.max(0) / 1000;
-    let (d, h, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{secs} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
-}
-
 /// An open ask's wait, reminders and escalation.
 fn follow_up_line(l: crate::i18n::Locale, f: &crate::api::FollowUpInfo) -> AnyView {
-    let mut parts = vec![l.t("followup.waited").replace("{t}", &waited(f.waited_ms))];
+    let mut parts = vec![
+        l.t("followup.waited")
+            .replace("{t}", &harness_types::waited_text(f.waited_ms)),
+    ];
     if f.reminders > 0 {
         parts.push(
             l.t("followup.reminders")

@@ -1,6 +1,7 @@
 //! View chips and the search box. Both are plain links / a GET form, so they
 //! work without JavaScript; the router turns them into in-page navigation.
 
+use harness_types::MessageView;
 use leptos::{html, prelude::*};
 
 use super::{Filter, VIEWS};
@@ -15,18 +16,18 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
             let href = move || filter.with(|f| Filter::href(v, &f.q, None, f.children));
             let current = move || filter.with(|f| (f.view == v).then_some("page"));
             view! {
-                <a class="chip" href=href aria-current=current data-view=v>
+                <a class="chip" href=href aria-current=current data-view=v.as_str()>
                     {l.t(match v {
-                        "answered" => "chip.answered",
-                        "all" => "chip.all",
-                        _ => "chip.pending",
+                        MessageView::Answered => "chip.answered",
+                        MessageView::All => "chip.all",
+                        MessageView::Pending => "chip.pending",
                     })}
                 </a>
             }
         })
         .collect_view();
     // The "from child tasks" filter: a link that toggles `?from=children`.
-    let children_href = move || filter.with(|f| Filter::href(&f.view, &f.q, None, !f.children));
+    let children_href = move || filter.with(|f| Filter::href(f.view, &f.q, None, !f.children));
     let children_on = move || filter.with(|f| f.children);
     // The search: a plain GET form (works without JavaScript); once
     // hydrated, an in-page navigation to the same URL. Not the router's
@@ -39,7 +40,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
             .get_untracked()
             .map(|i| i.value().trim().to_string())
             .unwrap_or_default();
-        let url = filter.with_untracked(|f| Filter::href(&f.view, &q, None, f.children));
+        let url = filter.with_untracked(|f| Filter::href(f.view, &q, None, f.children));
         navigate(&url, Default::default());
     };
     view! {
@@ -53,7 +54,7 @@ pub fn Toolbar(filter: Memo<Filter>) -> impl IntoView {
                 {l.t("harness.from_children")}
             </a>
             <form method="GET" action="/harness" class="search" role="search" on:submit=search>
-                <input type="hidden" name="view" value=move || filter.with(|f| f.view.clone()) />
+                <input type="hidden" name="view" value=move || filter.with(|f| f.view.as_str()) />
                 {move || children_on().then(|| view! {
                     <input type="hidden" name="from" value=super::FROM_CHILDREN />
                 })}

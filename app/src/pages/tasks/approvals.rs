@@ -30,7 +30,9 @@ pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
                 match rows.await {
                     Ok(list) if list.is_empty() => ().into_any(),
                     Ok(list) => {
-                        let waiting = list.iter().any(|a| a.state == "PENDING");
+                        let waiting = list
+                            .iter()
+                            .any(|a| a.state == harness_types::ApprovalState::Pending);
                         view! {
                         <section aria-labelledby="approvals-h" id="task-approvals">
                             <h2 id="approvals-h">{l.t("approvals.audit")} " "
@@ -40,8 +42,8 @@ pub fn TaskApprovals(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
                             </h2>
                             <ul class="approvals">
                                 {list.into_iter().map(|a| view! {
-                                    <li data-approval-id=a.id data-state=a.state.clone()>
-                                        <span class="badge" data-status=a.state.to_lowercase()>{a.state.clone()}</span> " "
+                                    <li data-approval-id=a.id data-state=a.state.as_str()>
+                                        <span class="badge" data-status=a.state.as_str().to_lowercase()>{a.state.as_str()}</span> " "
                                         <code>{a.tool}</code> " "
                                         <TimeCell ms=Some(a.created_ms) />
                                         <Clamp text=Some(a.input) />

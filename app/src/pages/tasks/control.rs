@@ -3,6 +3,7 @@
 //! Which action is possible, and why not, comes from the server
 //! (`harness_core::control`); this only shows it.
 
+use harness_types::{Action, Blocked, RunState};
 use leptos::prelude::*;
 
 use crate::{
@@ -31,15 +32,15 @@ pub fn provide_control_notices() {
 }
 
 /// The translated run status ("running", "waiting for you", "failed (exit 2)", …).
-pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
+pub fn run_label(l: Locale, state: RunState, exit_code: Option<i64>) -> String {
     let key = match state {
-        "running" => "task.run.running",
-        "waiting" => "task.run.waiting",
-        "finished" => "task.run.finished",
-        "failed" if exit_code.is_some() => "task.run.failed_code",
-        "failed" => "task.run.failed",
-        "stopped" => "task.run.stopped",
-        _ => "task.run.not_started",
+        RunState::Running => "task.run.running",
+        RunState::Waiting => "task.run.waiting",
+        RunState::Finished => "task.run.finished",
+        RunState::Failed if exit_code.is_some() => "task.run.failed_code",
+        RunState::Failed => "task.run.failed",
+        RunState::Stopped => "task.run.stopped",
+        RunState::NotStarted => "task.run.not_started",
     };
     l.t(key).replace(
         "{code}",
@@ -51,17 +52,18 @@ pub fn run_label(l: Locale, state: &str, exit_code: Option<i64>) -> String {
 /// approval" instead of "waiting for you").
 #[component]
 pub fn RunBadge(
-    state: String,
+    state: RunState,
     exit_code: Option<i64>,
     #[prop(optional)] approval: bool,
 ) -> impl IntoView {
     let l = use_locale();
-    let approval = approval && state == "waiting";
+    let approval = approval && state == RunState::Waiting;
     let text = if approval {
         l.t("approvals.waiting").to_string()
     } else {
-        run_label(l, &state, exit_code)
+        run_label(l, state, exit_code)
     };
+    let state = state.as_str();
     view! {
         <span class=format!("badge run-{state}") data-run-state=state
             data-waiting-approval=approval.then_some("true")>{text}</span>
@@ -69,21 +71,21 @@ pub fn RunBadge(
     .into_any()
 }
 
-fn action_label(action: &str) -> &'static str {
+fn action_label(action: Action) -> &'static str {
     match action {
-        "start" => "task.action.start",
-        "stop" => "task.action.stop",
-        "restart" => "task.action.restart",
-        _ => "task.action.resume",
+        Action::Start => "task.action.start",
+        Action::Stop => "task.action.stop",
+        Action::Restart => "task.action.restart",
+        Action::Resume => "task.action.resume",
     }
 }
 
-fn blocked_label(code: &str) -> &'static str {
+fn blocked_label(code: Blocked) -> &'static str {
     match code {
-        "running" => "task.blocked.running",
-        "not_running" => "task.blocked.not_running",
-        "never_started" => "task.blocked.never_started",
-        _ => "task.blocked.no_session",
+        Blocked::Running => "task.blocked.running",
+        Blocked::NotRunning => "task.blocked.not_running",
+        Blocked::NeverStarted => "task.blocked.never_started",
+        Blocked::NoSession => "task.blocked.no_session",
     }
 }
 
@@ -153,39 +155,38 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
     let buttons = task
         .actions
         .iter()
-        .map(|(action, blocked)| {
-            let action = action.clone();
+        .map(|&(action, blocked)| {
             let id = id.clone();
-            let reason = blocked.as_deref().map(|b| l.t(blocked_label(b)));
+            let reason = blocked.map(|b| l.t(blocked_label(b)));
             let is_blocked = blocked.is_some();
-            let label = l.t(action_label(&action));
+            let label = l.t(action_label(action));
             // A row's buttons name their task for screen readers.
             let name = (!full).then(|| format!("{label}: {title}"));
-            let class = if action == "start" || action == "resume" {
+            let class = if matches!(action, Action::Start | Action::Resume) {
                 "primary"
             } else {
                 "ghost"
             };
-            let act = action.clone();
             view! {
                 <button
                     type="button"
                     class=class
-                    data-action=action.clone()
-                    data-blocked=blocked.clone()
+                    data-action=action.as_str()
+                    data-blocked=blocked.map(Blocked::as_str)
                     aria-label=name
                     title=reason
                     disabled=move || is_blocked || busy()
                     on:click=move |_| {
                         let p = prompt.get_untracked();
-                        let sends = !p.trim().is_empty() && (act == "start" || act == "restart");
+                        let sends = !p.trim().is_empty()
+                            && matches!(action, Action::Start | Action::Restart);
                         if sends {
                             prompt.set(String::new());
                             sent.set_value(Some(p.clone()));
                         }
                         control.dispatch(ControlTask {
                             id: id.clone(),
-                            action: act.clone(),
+                            action: action.as_str().to_string(),
                             prompt: sends.then_some(p),
                         });
                     }
@@ -199,8 +200,8 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
         let lines = task
             .actions
             .iter()
-            .filter_map(|(a, b)| {
-                let b = b.as_deref()?;
+            .filter_map(|&(a, b)| {
+                let b = b?;
                 // "not running" under Stop says nothing new when Start is possible.
                 Some(format!(
                     "{} — {}",
@@ -216,7 +217,7 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
         let can_start = task
             .actions
             .iter()
-            .any(|(a, b)| (a == "start" || a == "restart") && b.is_none());
+            .any(|(a, b)| matches!(a, Action::Start | Action::Restart) && b.is_none());
         view! {
             <label class="start-prompt">
                 <span>{l.t("task.control.prompt")}</span>

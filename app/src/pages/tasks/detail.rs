@@ -62,7 +62,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         move || (id.get(), live.tick.get()),
         |(id, _)| {
             list_window(
-                "all".into(),
+                harness_types::MessageView::All,
                 String::new(),
                 None,
                 Some(id),
@@ -88,7 +88,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                             <header class="page-head">
                                 <h1 id="task-title">{t.title.clone()}</h1>
                                 <p class="sub">
-                                    <RunBadge state=t.run_state.clone() exit_code=t.exit_code
+                                    <RunBadge state=t.run_state exit_code=t.exit_code
                                         approval=t.waiting_approval />
                                 </p>
                                 {t.unreadable_holder.clone().map(|n| view! {
@@ -161,7 +161,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                             // Newest first: a cancelled ask with a newer ask was replaced by it.
                             let mut newer_ask = false;
                             let mut items: Vec<_> = page.rows.into_iter().map(|row| {
-                                let replaced = row.is_ask() && row.state == "CANCELLED" && newer_ask;
+                                let replaced = row.is_ask() && row.state == harness_types::MessageState::Cancelled && newer_ask;
                                 newer_ask |= row.is_ask();
                                 view! { <TimelineItem row answer replaced /> }
                             }).collect();
@@ -213,7 +213,7 @@ fn TaskFacts(d: crate::api::TaskInfo) -> impl IntoView {
         <section aria-labelledby="facts-h" id="task-facts">
             <h2 id="facts-h">{l.t("tasks.about")}</h2>
             <dl class="facts">
-                <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.clone()}</code></dd>
+                <dt>{l.t("tasks.provider")}</dt><dd><code>{t.provider.as_str()}</code></dd>
                 <dt>{l.t("tasks.field.command")}</dt>
                 <dd id="task-command">{match t.command.clone() {
                     Some(c) => view! { <code>{c}</code> }.into_any(),
@@ -224,7 +224,7 @@ fn TaskFacts(d: crate::api::TaskInfo) -> impl IntoView {
                 })}
                 {project}
                 <dt>{l.t("tasks.execution")}</dt>
-                <dd>{run_label(l, &t.run_state, t.exit_code)}</dd>
+                <dd>{run_label(l, t.run_state, t.exit_code)}</dd>
                 {t.node.clone().map(|n| {
                     let id = t.node_id.clone().unwrap_or_default();
                     view! {

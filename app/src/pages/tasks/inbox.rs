@@ -2,6 +2,7 @@
 //! batches they were typed in, live; and "derive a sub-task" (a child with
 //! this task as its parent).
 
+use harness_types::Priority;
 use leptos::prelude::*;
 
 use crate::{
@@ -47,13 +48,13 @@ fn InboxLists(inbox: InboxData) -> impl IntoView {
         .events
         .into_iter()
         .map(|e| {
-            let (kind, state, priority) = (e.kind.clone(), e.state.clone(), e.priority.clone());
+            let (kind, state, priority) = (e.kind.as_str(), e.state.as_str(), e.priority.as_str());
             view! {
                 <li data-event-id=e.id data-state=state data-kind=kind
                     data-priority=priority>
-                    <span class=format!("badge inbox-{}", e.state.to_lowercase())>{e.state.clone()}</span> " "
-                    <span class="kind">{e.kind}</span> " "
-                    {(e.priority == "HIGH").then(|| view! { <span class="badge pending">"HIGH"</span> })} " "
+                    <span class=format!("badge inbox-{}", state.to_lowercase())>{state}</span> " "
+                    <span class="kind">{kind}</span> " "
+                    {(e.priority == Priority::High).then(|| view! { <span class="badge pending">{priority}</span> })} " "
                     <a href=format!("/tasks/{}", e.source_task_id)>{e.source_title}</a> " "
                     <TimeCell ms=Some(e.created_ms) />
                     <div class="sub">{e.detail}</div>
@@ -66,10 +67,10 @@ fn InboxLists(inbox: InboxData) -> impl IntoView {
         .batches
         .into_iter()
         .map(|b| {
-            let (id, state) = (b.id.clone(), b.state.clone());
+            let (id, state) = (b.id.clone(), b.state.as_str());
             view! {
                 <li data-batch-id=id data-state=state>
-                    <code>{b.id}</code> " " <span class="badge">{b.state}</span> " "
+                    <code>{b.id}</code> " " <span class="badge">{state}</span> " "
                     {format!("{} ×", b.events)} " " <TimeCell ms=Some(b.created_ms) />
                     {b.error.map(|err| view! { <div class="error">{err}</div> })}
                 </li>

@@ -65,13 +65,13 @@ pub fn TaskListPage() -> impl IntoView {
                                             {parent}
                                         </td>
                                         <td data-label=l.t("col.status")>
-                                            <RunBadge state=t.run_state.clone() exit_code=t.exit_code />
+                                            <RunBadge state=t.run_state exit_code=t.exit_code />
                                             {t.unattended.then(|| view! {
                                                 " " <span class="badge" data-unattended="true">{l.t("tasks.unattended")}</span>
                                             })}
                                         </td>
                                         <td data-label=l.t("tasks.provider")>
-                                            <code>{t.provider.clone()}</code> " " {command}
+                                            <code>{t.provider.as_str()}</code> " " {command}
                                         </td>
                                         <td class="time" data-label=l.t("tasks.created")><TimeCell ms=Some(t.created_ms) /></td>
                                         <td class="actions" data-label=l.t("col.actions")><TaskControls task=t.clone() /></td>

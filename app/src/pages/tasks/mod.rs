@@ -19,15 +19,17 @@ use crate::i18n::use_locale;
 
 /// A task status as a small badge.
 #[component]
-pub fn TaskStatus(status: String) -> impl IntoView {
+pub fn TaskStatus(status: harness_types::TaskStatus) -> impl IntoView {
+    use harness_types::TaskStatus as S;
     let l = use_locale();
-    let key = match status.as_str() {
-        "TODO" => "task.status.todo",
-        "IN_PROGRESS" => "task.status.in_progress",
-        "IN_REVIEW" => "task.status.in_review",
-        "DONE" => "task.status.done",
-        _ => "task.status.cancelled",
+    let key = match status {
+        S::Todo => "task.status.todo",
+        S::InProgress => "task.status.in_progress",
+        S::InReview => "task.status.in_review",
+        S::Done => "task.status.done",
+        S::Cancelled => "task.status.cancelled",
     };
+    let status = status.as_str();
     view! { <span class=format!("badge task-{}", status.to_lowercase()) data-status=status>{l.t(key)}</span> }
 }
 

@@ -25,7 +25,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
         move || live.tick.get(),
         move |_| {
             list_window(
-                "pending".into(),
+                harness_types::MessageView::Pending,
                 String::new(),
                 None,
                 Some(task.get_value()),
@@ -71,7 +71,11 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
                     let row = question
                         .await
                         .ok()
-                        .and_then(|p| p.rows.into_iter().find(|r| r.is_ask() && r.state == "OPEN"));
+                        .and_then(|p| {
+                            p.rows.into_iter().find(|r| {
+                                r.is_ask() && r.state == harness_types::MessageState::Open
+                            })
+                        });
                     row.map(|row| {
                         let picker = row.choices.clone().map(|choices| view! {
                             <crate::choices::ChoicePicker task_id=row.task_id.clone() request_id=row.id.clone() choices action=reply />

@@ -81,6 +81,52 @@ pub fn decide(
     }
 }
 
+/// Where the call is made, as the hook knows it without its server: the
+/// agent's environment and the task's signal file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// The task is a derived child (`TOWER_HAS_PARENT`).
+    pub has_parent: bool,
+    /// The task's unattended signal file exists.
+    pub unattended: bool,
+}
+
+/// The decision when the server cannot be asked (`err` says why): an
+/// attended, top-level terminal runs the call as it would without Harness
+/// (a person watches it); anywhere else the policy written at spawn for
+/// `task_id` (`snapshot` reads its text, only when needed; without a
+/// readable one of this task, the built-in rules) decides as [`decide`]
+/// does. `None` allows the call, `Some(reason)` denies it.
+pub fn decide_unreachable(
+    place: Place,
+    task_id: &str,
+    snapshot: impl FnOnce() -> Option<String>,
+    call: (&str, &Value, Option<&str>),
+    err: &str,
+) -> Option<String> {
+    if !place.has_parent && !place.unattended {
+        return None;
+    }
+    let (tool, input, cwd) = call;
+    match snapshot().and_then(|text| read_snapshot(&text, task_id)) {
+        Some(policy) => decide(
+            &policy,
+            tool,
+            input,
+            cwd,
+            err,
+            "as saved when this agent started",
+        ),
+        None => {
+            let builtin = Effective {
+                project: Vec::new(),
+                global: None,
+            };
+            decide(&builtin, tool, input, cwd, err, "the built-in rules")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -135,5 +181,61 @@ mod tests {
             decide(&p, "Bash", &bash("git push --force"), None, "e", "s"),
             None
         );
+    }
+
+    #[test]
+    fn unreachable_an_attended_top_level_call_runs_elsewhere_the_saved_policy_decides() {
+        let p = Effective {
+            project: vec![rule("Bash", "make deploy*", Action::Deny)],
+            global: Some(vec![]),
+        };
+        let saved = snapshot_json("ctask", None, &p);
+        let deploy = json!({"command": "make deploy"});
+        let push = json!({"command": "git push --force"});
+        let call = |input| ("Bash", input, None);
+        let attended = Place {
+            has_parent: false,
+            unattended: false,
+        };
+        let child = Place {
+            has_parent: true,
+            unattended: false,
+        };
+        let unattended = Place {
+            has_parent: false,
+            unattended: true,
+        };
+        // A person watches an attended top-level terminal: the call runs, and
+        // the snapshot is not even read.
+        let unread = || -> Option<String> { panic!("the snapshot was read") };
+        assert_eq!(
+            decide_unreachable(attended, "ctask", unread, call(&deploy), "refused"),
+            None
+        );
+        for place in [child, unattended] {
+            let denied =
+                decide_unreachable(place, "ctask", || Some(saved.clone()), call(&deploy), "e")
+                    .unwrap_or_default();
+            assert!(
+                denied.contains("as saved when this agent started") && denied.contains("denies"),
+                "{denied}"
+            );
+            // The saved global policy replaced the built-in rules.
+            assert_eq!(
+                decide_unreachable(place, "ctask", || Some(saved.clone()), call(&push), "e"),
+                None
+            );
+            // No snapshot, or another task's: the built-in rules (a force
+            // push needs a person, who cannot be asked: denied).
+            for text in [None, Some(snapshot_json("cother", None, &p))] {
+                let reason =
+                    decide_unreachable(place, "ctask", || text.clone(), call(&push), "refused")
+                        .unwrap_or_default();
+                assert!(
+                    reason.contains("the built-in rules") && reason.contains("refused"),
+                    "{reason}"
+                );
+            }
+        }
     }
 }

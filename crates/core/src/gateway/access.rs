@@ -22,6 +22,7 @@ use super::{
     query::{CHANNEL_ACCESS_KEY, channel_key},
 };
 use crate::{CoreError, CoreResult, Harness, model::Project, validate};
+use harness_types::ChatAccess;
 
 /// The inbound id's limit (`gatewayInboundId`).
 pub const MAX_ID_CHARS: usize = 128;
@@ -344,14 +345,14 @@ impl Harness {
                 CoreError::Conflict("a channel access record is not an object".into())
             })?;
             if c.action == Action::Revoke {
-                r.insert("status".into(), json!("REVOKED"));
+                r.insert("status".into(), json!(ChatAccess::Revoked.as_str()));
                 r.insert("revokedBy".into(), json!(who));
                 r.insert("revokedAt".into(), json!(now));
                 if !r.contains_key("scope") {
                     r.insert("scope".into(), json!({"mode": "ALL"}));
                 }
             } else {
-                r.insert("status".into(), json!("AUTHORIZED"));
+                r.insert("status".into(), json!(ChatAccess::Authorized.as_str()));
                 r.insert("scope".into(), scope);
                 r.remove("revokedBy");
                 r.remove("revokedAt");

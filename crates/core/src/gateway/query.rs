@@ -18,6 +18,7 @@ use super::{
     route_input::QueryInput,
 };
 use crate::{CoreResult, Harness};
+use harness_types::ChatAccess;
 
 pub const CHANNEL_ACCESS_KEY: &str = "tower-agent.channel-access.v1";
 /// Most tasks a query answer lists.
@@ -95,7 +96,7 @@ impl Harness {
         let Some(record) = record else {
             return Ok(Access::Denied("CHANNEL_UNAUTHORIZED"));
         };
-        if record.get("status").and_then(Value::as_str) != Some("AUTHORIZED") {
+        if record.get("status").and_then(Value::as_str) != Some(ChatAccess::Authorized.as_str()) {
             return Ok(Access::Denied("CHANNEL_REVOKED"));
         }
         let Some(scope) = scope_of(&record) else {

@@ -57,7 +57,7 @@ impl From<SendOutcome> for ReplyOutcome {
                 outcome: Outcome::Retry(why),
                 platform_message_id: None,
             },
-            SendOutcome::Skipped(why) => Self {
+            SendOutcome::Skipped(why) | SendOutcome::GaveUp(why) => Self {
                 outcome: Outcome::GaveUp(why),
                 platform_message_id: None,
             },

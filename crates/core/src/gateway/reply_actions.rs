@@ -10,26 +10,22 @@ use crate::{
     CoreError, CoreResult, Harness,
     store::{GatewayReply, ReplyState},
     validate,
-    work::Kind,
+    work::{Kind, ManualAction, ManualActions},
 };
 
-/// The states "retry now" accepts.
-pub const RETRY_FROM: [ReplyState; 3] = [
-    ReplyState::Failed,
-    ReplyState::Dead,
-    ReplyState::SentUnverified,
-];
-
-/// The state "mark as delivered" accepts.
-pub const MARK_DELIVERED_FROM: [ReplyState; 1] = [ReplyState::SentUnverified];
-
 impl Harness {
-    /// FAILED, DEAD or SENT_UNVERIFIED → PENDING, due now (admin).
+    /// FAILED, DEAD or SENT_UNVERIFIED (`ManualAction::Retry`'s states) →
+    /// PENDING, due now (admin).
     pub async fn retry_gateway_reply(&self, id: &str) -> CoreResult<GatewayReply> {
         let id = validate::cuid("replyId", id.trim())?;
         match self
             .store()
-            .decide_reply(&id, &RETRY_FROM, ReplyState::Pending, Utc::now())
+            .decide_reply(
+                &id,
+                ReplyState::accepted_by(ManualAction::Retry),
+                ReplyState::Pending,
+                Utc::now(),
+            )
             .await?
         {
             Some(row) => {
@@ -37,9 +33,7 @@ impl Harness {
                 self.wake(Kind::GatewayReplies);
                 Ok(row)
             }
-            None => Err(self
-                .reply_not_in(&id, "FAILED, DEAD or SENT_UNVERIFIED")
-                .await),
+            None => Err(self.reply_not_in(&id, ManualAction::Retry).await),
         }
     }
 
@@ -48,22 +42,21 @@ impl Harness {
         let id = validate::cuid("replyId", id.trim())?;
         match self
             .store()
-            .decide_reply(&id, &MARK_DELIVERED_FROM, ReplyState::Delivered, Utc::now())
+            .decide_reply(
+                &id,
+                ReplyState::accepted_by(ManualAction::MarkDelivered),
+                ReplyState::Delivered,
+                Utc::now(),
+            )
             .await?
         {
             Some(row) => Ok(row),
-            None => Err(self.reply_not_in(&id, "SENT_UNVERIFIED").await),
+            None => Err(self.reply_not_in(&id, ManualAction::MarkDelivered).await),
         }
     }
 
-    async fn reply_not_in(&self, id: &str, expected: &str) -> CoreError {
-        match self.store().get_reply(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Gateway reply is {} (expected {expected})",
-                row.state.as_str()
-            )),
-            Ok(None) => CoreError::NotFound("Gateway reply not found".into()),
-            Err(err) => err.into(),
-        }
+    async fn reply_not_in(&self, id: &str, action: ManualAction) -> CoreError {
+        let found = self.store().get_reply(id).await;
+        crate::work::refused("Gateway reply", found.map(|r| r.map(|r| r.state)), action)
     }
 }

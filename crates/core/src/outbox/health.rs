@@ -3,29 +3,14 @@
 //! existed, the "no notification channel" banner went away although its
 //! test message said FAILED — the gateway CLI could not even start).
 
-use serde::Serialize;
-
 use super::{Outbound, OutboundState};
 use crate::{CoreResult, Harness, settings::NotifyTarget};
 
 /// Newest outbox rows looked at to judge the channels.
 const RECENT_ROWS: u32 = 200;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "state")]
-pub enum ChannelHealth {
-    /// No active channel: questions only show in the browser.
-    None,
-    /// Every active channel's last attempt failed: questions do not get out.
-    Failing {
-        /// The label (or gateway) of the channel, and its last error.
-        channel: String,
-        error: Option<String>,
-    },
-    /// At least one active channel sent its last message, or has not been
-    /// tried yet (no evidence against it).
-    Working,
-}
+// The judgement's value is the shared vocabulary's (the browser's banner).
+pub use harness_types::ChannelHealth;
 
 /// Whether `row` went out through `t` (same gateway and platform).
 fn through(t: &NotifyTarget, row: &Outbound) -> bool {

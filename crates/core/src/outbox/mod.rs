@@ -28,6 +28,7 @@ mod sender;
 pub mod target_edits;
 pub mod targets;
 pub mod token;
+pub mod unsent;
 
 use std::time::Duration;
 
@@ -42,9 +43,11 @@ use crate::{
     model::MessageState,
     store::{Dedup, NewOutbound, Settle},
     validate,
+    work::ManualAction,
 };
 pub use model::{DeliveryMapping, Outbound, OutboundState};
 pub use receipt::{Receipt, RunEnd, SendOutcome};
+pub use unsent::Unsent;
 
 /// How long a claim holds a row: longer than the CLI timeout plus its kill.
 pub const CLAIM_LEASE: Duration = crate::work::OUTBOX.lease;
@@ -459,7 +462,7 @@ impl Harness {
                 self.wake_outbox();
                 Ok(row)
             }
-            None => Err(self.outbound_not_in(&id, "FAILED or DEAD").await),
+            None => Err(self.outbound_not_in(&id, ManualAction::Retry).await),
         }
     }
 
@@ -475,7 +478,7 @@ impl Harness {
                 self.outbound_changed(&row);
                 Ok(row)
             }
-            None => Err(self.outbound_not_in(&id, "SENT_UNVERIFIED").await),
+            None => Err(self.outbound_not_in(&id, ManualAction::MarkDelivered).await),
         }
     }
 
@@ -509,15 +512,14 @@ impl Harness {
             .await?)
     }
 
-    async fn outbound_not_in(&self, id: &str, expected: &str) -> CoreError {
-        match self.store().get_outbound(id).await {
-            Ok(Some(row)) => CoreError::Conflict(format!(
-                "Outbound message is {} (expected {expected})",
-                row.state.as_str()
-            )),
-            Ok(None) => CoreError::NotFound("Outbound message not found".into()),
-            Err(err) => err.into(),
-        }
+    /// The refusal of `action` on a row in a state it does not accept.
+    async fn outbound_not_in(&self, id: &str, action: ManualAction) -> CoreError {
+        let found = self.store().get_outbound(id).await;
+        crate::work::refused(
+            "Outbound message",
+            found.map(|r| r.map(|r| r.state)),
+            action,
+        )
     }
 }
 

@@ -125,6 +125,9 @@ pub enum SendOutcome {
     /// whose ask was answered while it was leased ahead,
     /// `Harness::skip_before_send`). The row ends DEAD with the reason.
     Skipped(String),
+    /// Not sent, and sending again cannot change that (its command line
+    /// cannot be built, [`super::Unsent`]). The row ends DEAD with the reason.
+    GaveUp(String),
 }
 
 fn tail(text: &str, max: usize) -> String {

@@ -45,8 +45,11 @@ impl Harness {
                 },
                 error,
             },
-            // Not owed any more: DEAD at once, never sent.
-            SendOutcome::Skipped(error) => Settle::Failed { error, next: None },
+            // Not owed any more, or cannot be sent as it is: DEAD at once,
+            // never sent.
+            SendOutcome::Skipped(error) | SendOutcome::GaveUp(error) => {
+                Settle::Failed { error, next: None }
+            }
         }
     }
 

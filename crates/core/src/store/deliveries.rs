@@ -8,78 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::StoreResult;
 
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum DeliveryState {
-    Queued,
-    WaitingBoundary,
-    Resuming,
-    Writing,
-    Delivered,
-    Failed,
-    Unverified,
-}
-
-impl DeliveryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Queued => "QUEUED",
-            Self::WaitingBoundary => "WAITING_BOUNDARY",
-            Self::Resuming => "RESUMING",
-            Self::Writing => "WRITING",
-            Self::Delivered => "DELIVERED",
-            Self::Failed => "FAILED",
-            Self::Unverified => "UNVERIFIED",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "QUEUED" => Self::Queued,
-            "WAITING_BOUNDARY" => Self::WaitingBoundary,
-            "RESUMING" => Self::Resuming,
-            "WRITING" => Self::Writing,
-            "DELIVERED" => Self::Delivered,
-            "FAILED" => Self::Failed,
-            "UNVERIFIED" => Self::Unverified,
-            _ => return None,
-        })
-    }
-
-    /// Nothing more happens by itself (DELIVERED, UNVERIFIED, or FAILED is
-    /// reported to the waiting caller as it stands).
-    pub fn settled(self) -> bool {
-        matches!(self, Self::Delivered | Self::Unverified | Self::Failed)
-    }
-}
-
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryKind {
-    /// The answer to an ask.
-    Reply,
-    /// `POST /api/tasks/{id}/input` / `send_task_terminal_input` with an idempotency key.
-    Input,
-}
-
-impl DeliveryKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Reply => "reply",
-            Self::Input => "input",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "reply" => Some(Self::Reply),
-            "input" => Some(Self::Input),
-            _ => None,
-        }
-    }
-}
+// The states and kinds are the shared vocabulary's (also in the browser).
+pub use harness_types::{DeliveryKind, DeliveryState};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,55 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{DeliveryMapping, GatewayReply, NewReply, ReplyState, ReplyTurn, StoreResult};
 
-/// GatewayRequestKind (docs/tower-messaging.md §2.5).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum InboundIntent {
-    Direct,
-    Tower,
-    ProjectDiscussion,
-    ProjectWork,
-}
-
-/// GatewayMessageState (docs/tower-messaging.md §2.5 / docs/tower-messaging.md §3.3).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum InboundState {
-    Received,
-    Queued,
-    Processing,
-    Processed,
-    Failed,
-}
-
-macro_rules! text_enum {
-    ($ty:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
-            pub fn parse(s: &str) -> Option<Self> {
-                match s { $($text => Some(Self::$variant),)+ _ => None }
-            }
-        }
-    };
-}
-
-text_enum!(InboundIntent {
-    Direct = "DIRECT",
-    Tower = "TOWER",
-    ProjectDiscussion = "PROJECT_DISCUSSION",
-    ProjectWork = "PROJECT_WORK",
-});
-text_enum!(InboundState {
-    Received = "RECEIVED",
-    Queued = "QUEUED",
-    Processing = "PROCESSING",
-    Processed = "PROCESSED",
-    Failed = "FAILED",
-});
+// The intents and states are the shared vocabulary's (also in the browser).
+pub use harness_types::{InboundIntent, InboundState};
 
 /// One inbound platform message (the dedup envelope and its result).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -9,82 +9,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// GatewayDeliveryKind (docs/tower-messaging.md §2.6), the kinds Harness writes.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReplyKind {
-    /// "Received, queued": a continuation was queued.
-    QueuedAck,
-    /// The Workbench confirmed the task it created for a work request.
-    TaskCreated,
-    /// The Workbench's answer to a discussion.
-    DiscussionReply,
-    /// The result of project work.
-    FinalResult,
-}
-
-/// GatewayDeliveryState (docs/tower-messaging.md §2.6) plus DEAD (the retry cap, docs/decisions.md D7).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReplyState {
-    Pending,
-    Sending,
-    Delivered,
-    /// The platform may have it (a crash mid-send, an error that printed a
-    /// message id): never sent again automatically.
-    SentUnverified,
-    /// Nothing was sent; due again at `next_attempt_at`.
-    Failed,
-    /// Given up (the cap, or an attempt that must not be repeated).
-    Dead,
-}
-
-impl ReplyKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::QueuedAck => "QUEUED_ACK",
-            Self::TaskCreated => "TASK_CREATED",
-            Self::DiscussionReply => "DISCUSSION_REPLY",
-            Self::FinalResult => "FINAL_RESULT",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::QueuedAck,
-            Self::TaskCreated,
-            Self::DiscussionReply,
-            Self::FinalResult,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
-}
-
-impl ReplyState {
-    pub const ALL: [Self; 6] = [
-        Self::Pending,
-        Self::Sending,
-        Self::Delivered,
-        Self::SentUnverified,
-        Self::Failed,
-        Self::Dead,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Sending => "SENDING",
-            Self::Delivered => "DELIVERED",
-            Self::SentUnverified => "SENT_UNVERIFIED",
-            Self::Failed => "FAILED",
-            Self::Dead => "DEAD",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+// The kinds and states are the shared vocabulary's (also in the browser).
+pub use harness_types::{ReplyKind, ReplyState};
 
 /// One reply to an inbound platform message.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -10,30 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{GatewayInbound, InboundState, NewEvent, NewInbound, NewReply, StoreResult};
 
-/// GatewaySessionStatus (docs/tower-messaging.md §2.4).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum SessionStatus {
-    Active,
-    Closed,
-}
-
-impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Active => "ACTIVE",
-            Self::Closed => "CLOSED",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ACTIVE" => Some(Self::Active),
-            "CLOSED" => Some(Self::Closed),
-            _ => None,
-        }
-    }
-}
+// The status is the shared vocabulary's (also in the browser).
+pub use harness_types::SessionStatus;
 
 /// A chat thread (or a chat and sender) bound to a project's Workbench.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -20,38 +20,11 @@ macro_rules! text_enum {
     };
 }
 
-text_enum!(EventKind {
-    ChildReviewRequired = "CHILD_REVIEW_REQUIRED",
-    ChildDecisionRequired = "CHILD_DECISION_REQUIRED",
-    ChildExecutionFailed = "CHILD_EXECUTION_FAILED",
-    GatewayDiscussionRequest = "GATEWAY_DISCUSSION_REQUEST",
-    GatewayWorkRequest = "GATEWAY_WORK_REQUEST",
-});
-text_enum!(Priority { High = "HIGH", Normal = "NORMAL" });
-text_enum!(EventState {
-    Pending = "PENDING",
-    Processing = "PROCESSING",
-    Delivered = "DELIVERED",
-    Consumed = "CONSUMED",
-});
-text_enum!(BatchState {
-    Claimed = "CLAIMED",
-    Dispatched = "DISPATCHED",
-    Acked = "ACKED",
-    Resolved = "RESOLVED",
-    Failed = "FAILED",
-});
-text_enum!(MessageRole { User = "USER", Assistant = "ASSISTANT", System = "SYSTEM" });
+// The kinds, priorities and states are the shared vocabulary's (also in the
+// browser).
+pub use harness_types::{BatchState, EventKind, EventState, Priority};
 
-impl Priority {
-    /// Explicit sort rank: HIGH before NORMAL (never rely on text order).
-    pub fn rank(self) -> u8 {
-        match self {
-            Self::High => 0,
-            Self::Normal => 1,
-        }
-    }
-}
+text_enum!(MessageRole { User = "USER", Assistant = "ASSISTANT", System = "SYSTEM" });
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

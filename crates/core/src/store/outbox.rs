@@ -10,52 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::{Choices, StoreResult};
 use crate::model::MessageState;
 
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum OutboundState {
-    Pending,
-    Sending,
-    Delivered,
-    SentUnverified,
-    Failed,
-    Dead,
-}
-
-impl OutboundState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Sending => "SENDING",
-            Self::Delivered => "DELIVERED",
-            Self::SentUnverified => "SENT_UNVERIFIED",
-            Self::Failed => "FAILED",
-            Self::Dead => "DEAD",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "PENDING" => Self::Pending,
-            "SENDING" => Self::Sending,
-            "DELIVERED" => Self::Delivered,
-            "SENT_UNVERIFIED" => Self::SentUnverified,
-            "FAILED" => Self::Failed,
-            "DEAD" => Self::Dead,
-            _ => return None,
-        })
-    }
-
-    /// The platform has (or may have) the message.
-    pub fn sent(self) -> bool {
-        matches!(self, Self::Delivered | Self::SentUnverified)
-    }
-
-    /// An attempt has ended (what `push_to_human` waits for).
-    pub fn attempted(self) -> bool {
-        !matches!(self, Self::Pending | Self::Sending)
-    }
-}
+// The states are the shared vocabulary's (also in the browser).
+pub use harness_types::OutboundState;
 
 /// One outbound row (the reference's HarnessOutbound).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

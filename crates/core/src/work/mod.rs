@@ -29,6 +29,28 @@ use tokio::sync::Notify;
 pub use crate::store::{
     DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
 };
+// What a person may do with a row the worker stopped on, per kind and
+// state (the shared vocabulary's: the browser shows the same buttons).
+pub use harness_types::manual::{ManualAction, ManualActions};
+
+/// Why a person's `action` on a row of `what` ("Delivery", "Outbound
+/// message", …) changed nothing: the row, read again (`found`: its state),
+/// is in a state the action does not accept (409), or is gone (404).
+pub(crate) fn refused<S: ManualActions>(
+    what: &str,
+    found: crate::store::StoreResult<Option<S>>,
+    action: ManualAction,
+) -> crate::CoreError {
+    match found {
+        Ok(Some(state)) => crate::CoreError::Conflict(format!(
+            "{what} is {} (expected {})",
+            state.text(),
+            S::expected(action)
+        )),
+        Ok(None) => crate::CoreError::NotFound(format!("{what} not found")),
+        Err(err) => err.into(),
+    }
+}
 pub use kinds::After;
 pub use recovery::{Recovery, Scope};
 pub use wait::until_settled;

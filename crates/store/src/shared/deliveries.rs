@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 use harness_core::{
     deliveries::{Delivery, DeliveryKind, DeliveryState},
     store::{StoreError, StoreResult},
+    work::{ManualAction, ManualActions},
 };
 
 use super::{SqlRow, opt_time, time};
@@ -155,7 +156,8 @@ pub(crate) static MARK_DELIVERY_DELIVERED: LazyLock<String> = LazyLock::new(|| {
     format!(
         "UPDATE deliveries SET state = 'DELIVERED', next_attempt_at = NULL, lease_owner = NULL, \
                lease_expires_at = NULL, updated_at = $1, done_at = $1 \
-             WHERE id = $2 AND state = 'UNVERIFIED' RETURNING {DELIVERY_COLUMNS}",
+             WHERE id = $2 AND state IN {from} RETURNING {DELIVERY_COLUMNS}",
+        from = state_list(DeliveryState::accepted_by(ManualAction::MarkDelivered)),
         DELIVERY_COLUMNS = super::deliveries::DELIVERY_COLUMNS
     )
 });

@@ -11,11 +11,12 @@ macro_rules! outbox_store {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::{
-                outbox::Outbound,
+                outbox::{Outbound, OutboundState},
                 store::{
                     Enqueued, NewOutbound, OutboxStore, SettleBatch, SettledBatch, StoreError,
                     StoreResult,
                 },
+                work::{ManualAction, ManualActions},
             };
             use sqlx::AssertSqlSafe;
             use $crate::{
@@ -25,6 +26,25 @@ macro_rules! outbox_store {
                     outbox::{COLUMNS, outbound, returning},
                 },
             };
+
+            /// A person's `action` on one row (`$1` now, `$2` its id), only
+            /// from the states the core's rule lets it accept.
+            fn decide_sql(action: ManualAction) -> String {
+                let set = match action {
+                    ManualAction::Retry => "state = 'PENDING', next_attempt_at = $1",
+                    ManualAction::MarkDelivered => "state = 'DELIVERED', delivered_at = $1",
+                };
+                let from = $crate::shared::quoted_list(
+                    OutboundState::accepted_by(action)
+                        .iter()
+                        .map(|s| s.as_str()),
+                );
+                format!(
+                    "UPDATE harness_outbound SET {set}, updated_at = $1 \
+                     WHERE id = $2 AND state IN {from} RETURNING {}",
+                    returning()
+                )
+            }
 
             impl $store {
                 async fn read_outbound(
@@ -109,12 +129,7 @@ macro_rules! outbox_store {
                     id: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Outbound>> {
-                    let sql = format!(
-                        "UPDATE harness_outbound SET state = 'PENDING', next_attempt_at = $1, \
-                           updated_at = $1 \
-                         WHERE id = $2 AND state IN ('FAILED', 'DEAD') RETURNING {}",
-                        returning()
-                    );
+                    let sql = decide_sql(ManualAction::Retry);
                     self.update_outbound(sql, ms(now), id).await
                 }
 
@@ -123,12 +138,7 @@ macro_rules! outbox_store {
                     id: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<Outbound>> {
-                    let sql = format!(
-                        "UPDATE harness_outbound SET state = 'DELIVERED', delivered_at = $1, \
-                           updated_at = $1 \
-                         WHERE id = $2 AND state = 'SENT_UNVERIFIED' RETURNING {}",
-                        returning()
-                    );
+                    let sql = decide_sql(ManualAction::MarkDelivered);
                     self.update_outbound(sql, ms(now), id).await
                 }
 

@@ -154,6 +154,7 @@ macro_rules! conformance_suite {
             enqueue_writes_message_and_row_and_delivery_activates_the_ask,
             explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle,
             failures_back_off_then_die_and_a_person_can_retry,
+            a_send_that_cannot_be_built_is_dead_at_once,
             unverified_is_never_resent_and_can_be_marked_delivered,
             expired_leases_and_earlier_boots_become_unverified,
             concurrent_enqueues_of_one_key_make_one_row,

@@ -10,7 +10,7 @@ use chrono::{Duration, Utc};
 use harness_core::{
     CoreError, Harness, HarnessConfig, ids,
     model::{ExecutionStatus, MessageKind, MessageState},
-    outbox::{OutboundState, PushInput, Receipt, SendOutcome},
+    outbox::{OutboundState, PushInput, Receipt, SendOutcome, Unsent},
     settings::NotifyTarget,
     store::Store,
     tasks::CreateTask,
@@ -348,6 +348,44 @@ pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
         MessageState::Closed,
         "a notify closes on delivery"
     );
+}
+
+/// A send whose command line cannot be built is given up at once (DEAD, not
+/// due again), as a gateway reply's is; a send that could work next time
+/// (settings unreadable, a destination not resolved) backs off as FAILED.
+pub async fn a_send_that_cannot_be_built_is_dead_at_once(b: &Backend) {
+    let (_s, h) = harness(b, "node-a").await;
+    configured(&h).await;
+    let t = task(&h).await;
+    h.push_to_human(push(&t, "unbuildable", true))
+        .await
+        .unwrap();
+    let row = claim_one(&h, Utc::now()).await;
+    let dead = h
+        .finish_send(
+            &row,
+            OWNER,
+            Unsent::Command("Unsupported gateway: x".into()).into(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(dead.state, OutboundState::Dead);
+    assert!(dead.next_attempt_at.is_none());
+    assert_eq!(dead.last_error.as_deref(), Some("Unsupported gateway: x"));
+    // A person can still send it again.
+    assert_eq!(
+        h.retry_outbound(&dead.id).await.unwrap().state,
+        OutboundState::Pending
+    );
+    let row = claim_one(&h, Utc::now()).await;
+    let failed = h
+        .finish_send(&row, OWNER, Unsent::Settings.into())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.state, OutboundState::Failed);
+    assert!(failed.next_attempt_at.is_some());
 }
 
 pub async fn unverified_is_never_resent_and_can_be_marked_delivered(b: &Backend) {

@@ -1,0 +1,78 @@
+//! The two ways a state enum is spelled here: `string_enum!` (serde names,
+//! `as_str` / `parse` / `Display` and, for the OpenAPI document, a schema
+//! listing the names) and `text_enum!` (serde names, `as_str` / `parse`).
+
+/// An enum whose variants are written as the given texts on the wire and in
+/// the database.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+
+        // By hand: the derive does not see `serde(rename = $text)` through
+        // the macro, and would document the variant names instead.
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($name))
+            }
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// `as_str` / `parse` of an enum whose serde names are written by its own
+/// derive (the texts must be the same).
+macro_rules! text_enum {
+    ($ty:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($text => Some(Self::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+/// An enum with `as_str` / `parse` and the same texts as serde names, without
+/// an OpenAPI schema (not part of the REST document).
+macro_rules! plain_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+        impl $name {
+            pub fn as_str(self) -> &'static str { match self { $(Self::$variant => $text),+ } }
+            pub fn parse(s: &str) -> Option<Self> { match s { $($text => Some(Self::$variant),)+ _ => None } }
+        }
+    };
+}
+
+pub(crate) use {plain_enum, string_enum, text_enum};
