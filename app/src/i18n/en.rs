@@ -205,6 +205,11 @@ pub const EN: &[(&str, &str)] = &[
         "chat unreachable, no escalation target: nobody is told",
     ),
     ("tasks.node_draining", "(draining: takes no new work)"),
+    (
+        "tasks.unreadable_holder",
+        "This agent runs in a holder this server cannot read (holder protocol {v}; this build reads {reads}). Harness leaves it running untouched: its output, input and replies do not reach it from here, and the holder ends its agent by itself after {timeout} without a server. Stop ends it now; or run a Harness build that reads protocol {v}, which takes it over.",
+    ),
+    ("tasks.unreadable_holder_timeout", "its orphan timeout"),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[
@@ -638,11 +643,6 @@ pub const EN_PAGES: &[(&str, &str)] = &[
 ];
 
 pub const EN_SERVER: &[(&str, &str)] = &[
-    (
-        "tasks.unreadable_holder",
-        "This agent runs in a holder this server cannot read (holder protocol {v}; this build reads {reads}). Harness leaves it running untouched: its output, input and replies do not reach it from here, and the holder ends its agent by itself after {timeout} without a server. Stop ends it now; or run a Harness build that reads protocol {v}, which takes it over.",
-    ),
-    ("tasks.unreadable_holder_timeout", "its orphan timeout"),
     ("login.title", "Log in"),
     (
         "login.help",

@@ -178,6 +178,11 @@ pub const ZH: &[(&str, &str)] = &[
         "聊天已无法送达，且无升级对象：无人知晓",
     ),
     ("tasks.node_draining", "（排空中：不再接新工作）"),
+    (
+        "tasks.unreadable_holder",
+        "该代理运行在本服务器无法读取的 holder 进程中（holder 协议 {v}；本版本可读 {reads}）。Harness 让它原样继续运行：此处看不到它的输出，也无法向它输入或回复；没有服务器时，holder 会在 {timeout}后自行结束代理。点“停止”可立即结束它；或运行能读取协议 {v} 的 Harness 版本来接管它。",
+    ),
+    ("tasks.unreadable_holder_timeout", "其孤儿超时时间"),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[
@@ -572,11 +577,6 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
 ];
 
 pub const ZH_SERVER: &[(&str, &str)] = &[
-    (
-        "tasks.unreadable_holder",
-        "该代理运行在本服务器无法读取的 holder 进程中（holder 协议 {v}；本版本可读 {reads}）。Harness 让它原样继续运行：此处看不到它的输出，也无法向它输入或回复；没有服务器时，holder 会在 {timeout}后自行结束代理。点“停止”可立即结束它；或运行能读取协议 {v} 的 Harness 版本来接管它。",
-    ),
-    ("tasks.unreadable_holder_timeout", "其孤儿超时时间"),
     ("login.title", "登录"),
     (
         "login.help",
