@@ -98,6 +98,7 @@ fn view(status: Option<ExecutionStatus>) -> TaskView {
         },
         execution: status.map(execution),
         open_ask: false,
+        agent_state: None,
     }
 }
 
@@ -112,6 +113,7 @@ fn execution(status: ExecutionStatus) -> Execution {
         ended_at: None,
         node_id: None,
         node_name: None,
+        unreadable_holder: None,
     }
 }
 

@@ -484,12 +484,6 @@ impl PtySession {
         lock(&self.shared.model).size()
     }
 
-    /// A number that grows with every batch of output: unchanged means
-    /// nothing was printed since the last look (no lock taken).
-    pub fn output_generation(&self) -> u64 {
-        self.shared.output_generation.load(Ordering::Acquire)
-    }
-
     /// Total output bytes read from the PTY.
     pub fn bytes_out(&self) -> u64 {
         lock(&self.shared.stream).bytes_out

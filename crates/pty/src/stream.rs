@@ -61,8 +61,6 @@ pub(crate) struct Shared {
     pub(crate) reads: AtomicU64,
     /// The drain after exit timed out: a descendant still holds the PTY.
     pub(crate) lingering: AtomicBool,
-    /// Bumped on every batch of output (a watcher's cheap "anything new?").
-    pub(crate) output_generation: AtomicU64,
     pub(crate) snapshot_history: usize,
     pub(crate) limits: SubscriberLimits,
     pub(crate) model_lag_max: usize,
@@ -118,7 +116,6 @@ impl Shared {
             turn_notify: Notify::new(),
             reads: AtomicU64::new(0),
             lingering: AtomicBool::new(false),
-            output_generation: AtomicU64::new(0),
             snapshot_history: opts.snapshot_history,
             limits: opts.subscriber,
             model_lag_max: opts.model_lag_max.max(64 * 1024),
@@ -139,7 +136,6 @@ impl Shared {
     /// Handles every chunk read so far as one batch (fewer locks, fewer and
     /// larger messages to subscribers).
     pub(crate) fn on_output(&self, chunks: &[Bytes]) {
-        self.output_generation.fetch_add(1, Ordering::Release);
         let mut st = lock(&self.stream);
         st.last_output = Instant::now();
         let mut filtered = Vec::with_capacity(chunks.iter().map(Bytes::len).sum());

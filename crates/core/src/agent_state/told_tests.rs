@@ -37,6 +37,7 @@ fn view(unattended: bool, parent: Option<&str>, status: ExecutionStatus) -> Task
             ended_at: None,
             node_id: None,
             node_name: None,
+            unreadable_holder: None,
         }),
         open_ask: false,
         agent_state: None,

@@ -103,6 +103,7 @@ mod tests {
                 ended_at: Some(at),
                 node_id: None,
                 node_name: None,
+                unreadable_holder: None,
             }),
             open_ask: false,
             agent_state: None,
