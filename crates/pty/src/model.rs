@@ -34,8 +34,11 @@ use harness_term::TerminalModel;
 use crate::stream::{Shared, StreamState, lock};
 
 /// The output paused this long: the model thread parses what is queued
-/// (the default of `SessionOptions::model_parse_quiet`).
-pub(crate) const PARSE_QUIET: Duration = Duration::from_millis(2);
+/// (the default of `SessionOptions::model_parse_quiet`). Not shorter: on a
+/// busy machine a flood stutters with gaps of a few milliseconds, and
+/// parsing in each gap cost a third of the server's CPU in the terminal
+/// benchmark. Nobody waits on it: a reader parses what is queued itself.
+pub(crate) const PARSE_QUIET: Duration = Duration::from_millis(20);
 /// Output queued this long is parsed even without a pause, unless the
 /// queue is at the flood mark (half of `model_lag_max`); the default of
 /// `SessionOptions::model_parse_max_delay`.
