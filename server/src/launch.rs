@@ -348,6 +348,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         outbox,
         cancel.child_token(),
     )));
+    // Timed automatic actions on unattended agents (`harness_core::agent_actions`).
+    jobs.push(tokio::spawn(crate::workers::agent_actions::run(
+        terminals.clone(),
+        boot_owner.clone(),
+        cancel.child_token(),
+    )));
     jobs.push(tokio::spawn(crate::workers::deliveries::run(
         terminals.clone(),
         boot_owner.clone(),

@@ -226,6 +226,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
                     cwd: None,
                     env: Default::default(),
                     restart_on_interrupt: false,
+                    recovery: None,
                 },
                 now: Utc::now(),
             },

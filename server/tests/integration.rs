@@ -11,6 +11,14 @@
 #[path = "common/mod.rs"]
 mod common;
 
+#[path = "agent_actions.rs"]
+mod agent_actions;
+#[path = "agent_actions_kill.rs"]
+mod agent_actions_kill;
+#[path = "agent_actions_policy.rs"]
+mod agent_actions_policy;
+#[path = "agent_actions_real.rs"]
+mod agent_actions_real;
 #[path = "agent_argv.rs"]
 mod agent_argv;
 #[path = "agent_boundary.rs"]

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use harness_core::{
+    agent_actions::policy as recovery,
     approvals::{self, flow, policy},
     gateway::{access, context, continuation, route_input, workbench_callbacks as cb},
     ids, messaging, options, outbox,
@@ -148,6 +149,29 @@ fn expected() -> BTreeMap<String, Value> {
     e.max("CreateTask.description", validate::MAX_DESCRIPTION_CHARS);
     e.cuid("CreateTask.projectId");
     e.cuid("CreateTask.parentTaskId");
+    let wait = recovery::MAX_WAIT_SECS as i64;
+    e.range("RecoveryOverride.usageLimitWaitSecs", 60, wait);
+    e.range("RecoveryOverride.apiErrorBackoffSecs", 1, wait);
+    for field in [
+        "usageLimitMarginSecs",
+        "selfWaitCheckSecs",
+        "crashRestartDelaySecs",
+    ] {
+        e.add(&format!("RecoveryOverride.{field}"), "maximum", json!(wait));
+    }
+    for field in ["apiErrorMaxPerHour", "crashMaxPerHour"] {
+        e.add(
+            &format!("RecoveryOverride.{field}"),
+            "maximum",
+            json!(recovery::MAX_PER_HOUR),
+        );
+    }
+    e.max("RecoveryOverride.stalledNudge", recovery::MAX_NUDGE_CHARS);
+    e.add(
+        "RecoveryOverride.stalledNudge",
+        "pattern",
+        json!(NO_CONTROL),
+    );
     e.max("AgentInput.cwd", validate::MAX_PATH_CHARS);
     e.max("StartBody.prompt", validate::MAX_PROMPT_CHARS);
     e.text("InputBody.text", validate::MAX_TERMINAL_INPUT_CHARS);

@@ -15,6 +15,7 @@ pub mod messages;
 pub mod outbound;
 pub mod plan;
 pub mod project_form;
+pub mod recovery;
 pub mod reminders;
 pub mod settings;
 // `create_task` takes the New-task form's nine fields as arguments; the
@@ -37,6 +38,7 @@ pub use messages::*;
 pub use outbound::*;
 pub use plan::*;
 pub use project_form::*;
+pub use recovery::*;
 pub use reminders::*;
 pub use settings::*;
 pub use tasks::*;

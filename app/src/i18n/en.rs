@@ -640,6 +640,73 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("reminders.failing", "sends failing ({n} attempts): {error}"),
     ("reminders.gave_up", "gave up: {error}"),
     ("reminders.no_targets", "No notify targets yet."),
+    ("recovery.heading", "Automatic recovery"),
+    (
+        "recovery.help",
+        "What Harness does on its own when an unattended task's agent stops: a usage limit is parked until its printed reset (else usageLimitWaitSecs) and woken with “continue” — resumed with its session when its process exited; a CLI that waits for its reset by itself is checked selfWaitCheckSecs after it; after an API error loop “continue” is typed after a backoff (apiErrorBackoffSecs, doubling), at most apiErrorMaxPerHour times an hour; a crash or failed exit is restarted with its session, at most crashMaxPerHour times an hour; a stalled agent gets stalledNudge typed once (empty: nothing); a CLI's own dialog is answered with the option that keeps the task as configured. Past a cap the person is told. Projects (PUT /api/projects/{id}/recovery) and tasks (agent.recovery) override these values.",
+    ),
+    (
+        "recovery.never",
+        "Never automatic: anything on an attended task; a logged-out agent (told at once); a dialog no option of which keeps the task as configured (told like a question); anything after a person replied, typed, stopped or started the agent first.",
+    ),
+    ("recovery.col.name", "Setting"),
+    ("recovery.col.value", "Value"),
+    ("recovery.col.default", "Default"),
+    ("recovery.settings", "Policy (JSON)"),
+    ("recovery.timeline", "Automatic recovery"),
+    ("recovery.due", "due"),
+    (
+        "recovery.will.usage_limit",
+        "Harness will resume the agent after its usage limit",
+    ),
+    (
+        "recovery.did.usage_limit",
+        "Harness resumed the agent after its usage limit",
+    ),
+    (
+        "recovery.will.usage_limit_self_wait",
+        "Harness will check the agent after its usage limit resets (its CLI waits by itself)",
+    ),
+    (
+        "recovery.did.usage_limit_self_wait",
+        "Harness checked the agent after its usage limit reset",
+    ),
+    (
+        "recovery.will.api_errors",
+        "Harness will type “continue” after the API errors",
+    ),
+    (
+        "recovery.did.api_errors",
+        "Harness typed “continue” after the API errors",
+    ),
+    (
+        "recovery.will.crash",
+        "Harness will restart the agent with its session after it stopped",
+    ),
+    (
+        "recovery.did.crash",
+        "Harness restarted the agent with its session after it stopped",
+    ),
+    (
+        "recovery.will.stalled",
+        "Harness will nudge the stalled agent",
+    ),
+    ("recovery.did.stalled", "Harness nudged the stalled agent"),
+    (
+        "recovery.will.dialog",
+        "Harness will answer the CLI's dialog, keeping the task as configured",
+    ),
+    (
+        "recovery.did.dialog",
+        "Harness answered the CLI's dialog, keeping the task as configured",
+    ),
+    ("recovery.state.pending", "planned"),
+    ("recovery.state.running", "under way"),
+    ("recovery.state.done", "done"),
+    ("recovery.state.failed", "will try again"),
+    ("recovery.state.gave_up", "not done"),
+    ("recovery.state.unverified", "may not have been done"),
+    ("recovery.state.cancelled", "cancelled"),
 ];
 
 pub const EN_SERVER: &[(&str, &str)] = &[

@@ -221,6 +221,7 @@ mod tests {
         "outbound",
         "plan",
         "projects",
+        "recovery",
         "result",
         "settings",
         "task",

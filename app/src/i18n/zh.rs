@@ -574,6 +574,64 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("reminders.failing", "发送失败（{n} 次尝试）：{error}"),
     ("reminders.gave_up", "已放弃：{error}"),
     ("reminders.no_targets", "尚无通知目标。"),
+    ("recovery.heading", "自动恢复"),
+    (
+        "recovery.help",
+        "无人值守任务的智能体停下时 Harness 自行采取的措施：遇到用量上限时暂停到其打印的重置时间（没有则等待 usageLimitWaitSecs），然后输入“continue”唤醒——进程已退出则用其会话恢复；自行等待重置的 CLI 在重置后 selfWaitCheckSecs 秒检查；API 错误循环后，退避（apiErrorBackoffSecs，逐次加倍）后输入“continue”，每小时最多 apiErrorMaxPerHour 次；崩溃或失败退出时用其会话重启，每小时最多 crashMaxPerHour 次；停滞的智能体输入一次 stalledNudge（为空则不输入）；CLI 自身的对话框以保持任务原配置的选项回答。超过上限则通知本人。项目（PUT /api/projects/{id}/recovery）和任务（agent.recovery）可覆盖这些值。",
+    ),
+    (
+        "recovery.never",
+        "从不自动：有人值守任务上的任何操作；已登出的智能体（立即通知）；没有保持原配置选项的对话框（像问题一样通知）；本人已先回复、输入、停止或启动智能体之后的任何操作。",
+    ),
+    ("recovery.col.name", "设置"),
+    ("recovery.col.value", "值"),
+    ("recovery.col.default", "默认值"),
+    ("recovery.settings", "策略（JSON）"),
+    ("recovery.timeline", "自动恢复"),
+    ("recovery.due", "预定"),
+    (
+        "recovery.will.usage_limit",
+        "Harness 将在用量上限后恢复智能体",
+    ),
+    (
+        "recovery.did.usage_limit",
+        "Harness 已在用量上限后恢复智能体",
+    ),
+    (
+        "recovery.will.usage_limit_self_wait",
+        "Harness 将在用量上限重置后检查智能体（其 CLI 自行等待）",
+    ),
+    (
+        "recovery.did.usage_limit_self_wait",
+        "Harness 已在用量上限重置后检查智能体",
+    ),
+    (
+        "recovery.will.api_errors",
+        "Harness 将在 API 错误后输入“continue”",
+    ),
+    (
+        "recovery.did.api_errors",
+        "Harness 已在 API 错误后输入“continue”",
+    ),
+    ("recovery.will.crash", "Harness 将用其会话重启停止的智能体"),
+    ("recovery.did.crash", "Harness 已用其会话重启停止的智能体"),
+    ("recovery.will.stalled", "Harness 将提醒停滞的智能体"),
+    ("recovery.did.stalled", "Harness 已提醒停滞的智能体"),
+    (
+        "recovery.will.dialog",
+        "Harness 将回答 CLI 的对话框，保持任务原配置",
+    ),
+    (
+        "recovery.did.dialog",
+        "Harness 已回答 CLI 的对话框，保持任务原配置",
+    ),
+    ("recovery.state.pending", "已计划"),
+    ("recovery.state.running", "进行中"),
+    ("recovery.state.done", "已完成"),
+    ("recovery.state.failed", "将重试"),
+    ("recovery.state.gave_up", "未执行"),
+    ("recovery.state.unverified", "可能未执行"),
+    ("recovery.state.cancelled", "已取消"),
 ];
 
 pub const ZH_SERVER: &[(&str, &str)] = &[

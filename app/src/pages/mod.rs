@@ -10,5 +10,6 @@ pub mod projects;
 pub mod settings;
 pub mod settings_approvals;
 pub mod settings_destinations;
+pub mod settings_recovery;
 pub mod settings_reminders;
 pub mod tasks;

@@ -143,6 +143,7 @@ pub fn SettingsPage() -> impl IntoView {
         <super::settings_destinations::Destinations />
         <super::settings_approvals::ApprovalPolicy />
         <super::settings_reminders::Reminders />
+        <super::settings_recovery::Recovery />
         <Gateways />
     }
 }

@@ -86,7 +86,25 @@ impl Harness {
                 plan_active,
             },
         );
-        let push = match said.push {
+        // The recovery first (its action is written once per state episode:
+        // a crash before the record below finds it again when the change is
+        // reported anew), then what the person is told in its light.
+        let tell = match self.plan_recovery(change).await {
+            Ok(plan) => plan.tell,
+            Err(err) => {
+                tracing::warn!(task_id = %change.task_id, %err,
+                    "the recovery could not be planned; the person is told as without it");
+                // A usage limit is told by the recovery: without it, as an alarm.
+                match change.state {
+                    AgentState::UsageLimited { .. } => {
+                        crate::agent_actions::Tell::Alarm { escalated: false }
+                    }
+                    _ => crate::agent_actions::Tell::NotMine,
+                }
+            }
+        };
+        let words = told::with_recovery(said.push, tell, change, &record, view.task.unattended);
+        let push = match words {
             Some(words) => {
                 let message = compose_body(Some(&view.task.title), &words.text, &view.task.id);
                 self.push_to_person(&view.task, words.key, message, false)

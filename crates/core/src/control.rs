@@ -128,6 +128,9 @@ impl Harness {
         check(&view, action).map_err(|b| CoreError::Conflict(b.message().into()))?;
         let prompt = validate::optional_text("prompt", prompt, MAX_PROMPT_CHARS)?;
         let id = view.task.id.as_str();
+        // A person acts first: Harness's own planned actions are off.
+        self.cancel_agent_actions(id, &format!("a person chose {}", action.as_str()))
+            .await?;
         match action {
             Action::Start => {
                 control.start(id, StartRequest::Fresh { prompt }).await?;
@@ -174,6 +177,7 @@ mod tests {
                     cwd: None,
                     env: Default::default(),
                     restart_on_interrupt: false,
+                    recovery: None,
                 },
                 created_at: now,
                 updated_at: now,

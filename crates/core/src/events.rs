@@ -49,6 +49,14 @@ pub enum HarnessEvent {
     /// only, never delivered to the node that sent it; not shown to browsers.
     #[serde(rename_all = "camelCase")]
     WorkQueued { kind: crate::work::Kind },
+    /// An automatic action on an agent (`crate::agent_actions`) was planned,
+    /// claimed, done, given up or cancelled; `state` as committed.
+    #[serde(rename_all = "camelCase")]
+    AgentActionChanged {
+        id: String,
+        task_id: String,
+        state: crate::store::ActionState,
+    },
     /// A node was drained or undrained (`crate::drain`): that node follows
     /// at once (its heartbeat re-reads the flag as the fallback).
     #[serde(rename_all = "camelCase")]

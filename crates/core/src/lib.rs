@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
+pub mod agent_actions;
 pub mod agent_state;
 pub mod agent_states;
 pub mod analytics;

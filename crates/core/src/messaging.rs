@@ -371,6 +371,9 @@ impl Harness {
             Some(r) => Some(validate::cuid("requestId", r)?),
             None => None,
         };
+        // A person acts first: what Harness would have done on its own waits no more.
+        self.cancel_agent_actions(&task_id, "a person replied")
+            .await?;
         // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self
             .reply_to_approval(

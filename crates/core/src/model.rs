@@ -49,6 +49,44 @@ pub struct AgentConfig {
     /// (`crate::reboot`). Claude Code and Codex resume their session instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub restart_on_interrupt: bool,
+    /// This task's own automatic recovery settings, over its project's and
+    /// the global ones (`crate::agent_actions::policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryOverride>,
+}
+
+/// Settings of the automatic recovery that override the ones below them
+/// (global ← project ← task): each field set replaces that one value
+/// (`crate::agent_actions::policy` has the meaning and the defaults).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RecoveryOverride {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_limit_resume: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_limit_wait_secs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_limit_margin_secs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_wait_check_secs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_error_continue: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_error_max_per_hour: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_error_backoff_secs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_restart: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_max_per_hour: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_restart_delay_secs: Option<u64>,
+    /// Empty: no nudge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled_nudge: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_dialogs: Option<bool>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

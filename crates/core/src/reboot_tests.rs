@@ -35,6 +35,7 @@ fn view(provider: Provider, unattended: bool, restart: bool) -> TaskView {
                 cwd: None,
                 env: Default::default(),
                 restart_on_interrupt: restart,
+                recovery: None,
             },
             created_at: now,
             updated_at: now,

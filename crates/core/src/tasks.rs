@@ -42,6 +42,10 @@ pub struct AgentInput {
     /// it, when the task is unattended (default false; README "After a reboot").
     #[serde(default)]
     pub restart_on_interrupt: Option<bool>,
+    /// This task's own automatic recovery settings over its project's and
+    /// the global ones (README "Automatic recovery").
+    #[serde(default)]
+    pub recovery: Option<crate::model::RecoveryOverride>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -145,12 +149,24 @@ pub(crate) fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig>
              resume their own session after a reboot",
         ));
     }
+    if let Some(o) = &input.recovery {
+        crate::agent_actions::policy::check(o).map_err(|e| match e {
+            CoreError::Invalid {
+                field: Some(_),
+                message,
+            } => CoreError::invalid("agent.recovery", message),
+            other => other,
+        })?;
+    }
     Ok(AgentConfig {
         provider,
         command,
         cwd,
         env: input.env,
         restart_on_interrupt,
+        recovery: input
+            .recovery
+            .filter(|o| *o != crate::model::RecoveryOverride::default()),
     })
 }
 

@@ -31,6 +31,7 @@ async fn invariants_migration_repairs_violating_data_first() {
                 cwd: None,
                 env: Default::default(),
                 restart_on_interrupt: false,
+                recovery: None,
             },
             now: Utc::now(),
         })
@@ -150,6 +151,7 @@ async fn the_state_check_is_widened_in_place() {
                 cwd: None,
                 env: Default::default(),
                 restart_on_interrupt: false,
+                recovery: None,
             },
             now: Utc::now(),
         })

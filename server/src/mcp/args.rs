@@ -150,6 +150,7 @@ impl From<CreateTaskArgs> for CreateTask {
                 cwd: agent.cwd,
                 env: agent.env,
                 restart_on_interrupt: agent.restart_on_interrupt,
+                recovery: None,
             }),
             gateway_inbound_id: a.gateway_inbound_id,
         }

@@ -14,6 +14,7 @@ mod outbox;
 mod plan;
 mod projects;
 mod report;
+mod recovery;
 mod settings;
 mod tasks;
 mod ungated;
@@ -31,6 +32,7 @@ pub fn api() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(messages::routes())
         .merge(settings::routes())
+        .merge(recovery::routes())
         .merge(analytics::routes())
         .merge(approvals::routes())
         .merge(inbox::routes())
@@ -65,6 +67,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         deliveries::Api::openapi(),
         messages::Api::openapi(),
         settings::Api::openapi(),
+        recovery::Api::openapi(),
         analytics::Api::openapi(),
         approvals::Api::openapi(),
         inbox::Api::openapi(),

@@ -140,6 +140,10 @@ async fn start(
         )?;
         StartMode::Fresh { prompt }
     };
+    // A person starts it: Harness's own planned actions are off.
+    s.harness
+        .cancel_agent_actions(&id, "a person started the agent")
+        .await?;
     let execution = s.terminals.start(&id, mode).await?;
     Ok(Json(json!({"executionId": execution.id})))
 }

@@ -5,6 +5,7 @@
 //! the terminal is gone (docs/decisions.md D3, docs/decisions.md D5, D6, D13).
 
 pub mod agent_watch;
+pub mod actions;
 pub mod child_input;
 pub mod control;
 pub mod deliver;
@@ -475,6 +476,8 @@ impl Terminals {
             .await?;
         }
         h.cancel_open_asks(&view.task.id).await?;
+        h.cancel_agent_actions(&view.task.id, "a person stopped the agent")
+            .await?;
         match self.inner.registry.get(&view.task.id) {
             Some(session) if !session.has_exited() => {
                 if let Err(err) = session.terminate(Duration::from_secs(3)).await {
@@ -504,6 +507,13 @@ impl Terminals {
     ) -> CoreResult<InputResult> {
         let task_id = harness_core::validate::task_id(Some(task_id))?;
         harness_core::validate::terminal_input(text, key)?;
+        if typist == Typist::Person {
+            // A person at the keyboard acts first: Harness's own planned
+            // actions for the agent are off.
+            self.harness()
+                .cancel_agent_actions(&task_id, "a person typed into the terminal")
+                .await?;
+        }
         let checked;
         let text = match typist {
             Typist::Person => text,

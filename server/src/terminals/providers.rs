@@ -433,6 +433,7 @@ mod tests {
             cwd: None,
             env: Default::default(),
             restart_on_interrupt: false,
+            recovery: None,
         }
     }
 

@@ -96,6 +96,43 @@ fn bad_task_id() -> Response {
         .into_response()
 }
 
+/// A person typing into the terminal acts first: Harness's own planned
+/// actions for the agent are cancelled (at most once per
+/// [`PersonTyped::EVERY`], off the socket's loop).
+struct PersonTyped {
+    harness: harness_core::Harness,
+    task_id: String,
+    last: Option<std::time::Instant>,
+}
+
+impl PersonTyped {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+    fn new(harness: harness_core::Harness, task_id: &str) -> Self {
+        Self {
+            harness,
+            task_id: task_id.to_string(),
+            last: None,
+        }
+    }
+
+    fn typed(&mut self) {
+        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.last = Some(std::time::Instant::now());
+        let (h, task_id) = (self.harness.clone(), self.task_id.clone());
+        tokio::spawn(async move {
+            if let Err(err) = h
+                .cancel_agent_actions(&task_id, "a person typed into the terminal")
+                .await
+            {
+                tracing::warn!(%err, task_id, "cannot cancel the automatic actions");
+            }
+        });
+    }
+}
+
 fn serve_local(state: &AppState, task_id: &str, ws: WebSocketUpgrade) -> Response {
     let Some(session) = state.terminals.session(task_id) else {
         return (
@@ -112,14 +149,15 @@ fn serve_local(state: &AppState, task_id: &str, ws: WebSocketUpgrade) -> Respons
         )
             .into_response();
     };
+    let typed = PersonTyped::new(state.harness.clone(), task_id);
     ws.max_message_size(256 * 1024)
         .on_upgrade(move |socket| async move {
             let _slot = slot;
-            serve(socket, session).await;
+            serve(socket, session, typed).await;
         })
 }
 
-async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
+async fn serve(mut socket: WebSocket, session: Arc<PtySession>, mut typed: PersonTyped) {
     // Sizing rule (largest active viewer, `harness_pty` `sizing`): this
     // viewer's vote is withdrawn when the socket ends.
     let vote = session.size_vote();
@@ -184,11 +222,13 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>) {
                     match serde_json::from_str::<ClientFrame>(&text) {
                         Ok(ClientFrame::Ack { bytes }) => acked = bytes.min(sent),
                         Ok(ClientFrame::Input { data }) => {
+                            typed.typed();
                             if session.write(data.as_bytes()).await.is_err() {
                                 break;
                             }
                         }
                         Ok(ClientFrame::Submit { data }) => {
+                            typed.typed();
                             let opts = InjectOptions { submit: true, paste: PasteMode::Auto, ..InjectOptions::default() };
                             if session.send_input(&data, opts).await.is_err() {
                                 break;

@@ -4,6 +4,7 @@
 //! the token from `launch`, restart-safe because the rows, not memory, say
 //! what is left), and one module per kind with its turn and its runner.
 
+pub mod agent_actions;
 pub mod deliveries;
 pub mod engine;
 pub mod gateway_cli;

@@ -147,6 +147,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
         // tick, which would dispose this component's resource while its
         // Suspend still awaits it (a wasm panic).
         <Deferred><crate::delivery::TaskInputs task_id=id /></Deferred>
+        <Deferred><super::recovery::TaskRecovery task_id=id /></Deferred>
         <Deferred><super::inbox::TaskInboxView task_id=id /></Deferred>
         <Deferred><super::approvals::TaskApprovals task_id=id /></Deferred>
         <section aria-labelledby="timeline-h">

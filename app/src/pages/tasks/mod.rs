@@ -7,6 +7,7 @@ mod detail;
 mod form;
 mod inbox;
 mod list;
+mod recovery;
 mod reply;
 
 pub use control::{RunBadge, TaskControls, run_label};

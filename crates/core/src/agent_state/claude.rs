@@ -205,7 +205,7 @@ fn logged_out_answer(screen: &Screen, top: usize) -> Option<Vec<usize>> {
 /// Claude Code's own dialog in place of the input box: numbered options
 /// (`❯ 1. Red` selected, `  2. Blue`) under a question, above a hint row
 /// with `Enter` and `Esc`.
-fn dialog(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
+pub(super) fn dialog(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
     let from = foot.saturating_sub(20);
     let selected = (from..=foot).find(|&i| option(screen.row(i), true).is_some())?;

@@ -157,7 +157,7 @@ fn error_kind(text: &str) -> ErrorKind {
 /// 0, the others indented, and a last row with `enter` and `esc`; its title is the
 /// block above the options. Returns the title's first row, the dialog and
 /// its rows.
-fn dialog(screen: &Screen) -> Option<(usize, Observation, Vec<usize>)> {
+pub(super) fn dialog(screen: &Screen) -> Option<(usize, Observation, Vec<usize>)> {
     let foot = screen.last_row(|r| !r.trim().is_empty())?;
     let footer = screen.row(foot).to_lowercase();
     if !footer.starts_with(' ') || !footer.contains("esc") || !footer.contains("enter") {

@@ -85,6 +85,21 @@ impl Seen {
     }
 }
 
+/// A dialog of the CLI itself on `screen` (its title and options), also
+/// when another observation wins: Codex draws its rate-limit dialog
+/// together with its usage-limit cell, and the dialog takes the keys typed
+/// into the terminal until it is answered.
+pub fn dialog(cli: Cli, screen: &Screen) -> Option<(String, Vec<String>)> {
+    let found = match cli {
+        Cli::Claude => claude::dialog(screen).map(|(found, _)| found),
+        Cli::Codex => codex::dialog(screen).map(|(_, found, _)| found),
+    };
+    match found {
+        Some(Observation::NativeDialog { title, options }) => Some((title, options)),
+        _ => None,
+    }
+}
+
 /// What kind of API failure the CLI reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorKind {

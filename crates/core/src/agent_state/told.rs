@@ -22,6 +22,7 @@
 use serde_json::{Value, json};
 
 use super::{AgentState, StateChange};
+use crate::agent_actions::Tell;
 use crate::model::{AgentStateRecord, ExecutionStatus, TaskView};
 
 /// What the person can reply to an alarm.
@@ -159,6 +160,46 @@ pub fn after_change(change: &StateChange, record: &AgentStateRecord, ctx: Contex
         });
     }
     told
+}
+
+/// The push once the recovery has had its say (`tell`, from
+/// `Harness::plan_recovery`): nothing while an automatic action takes care
+/// of it; "It will resume at …" for a parked usage limit; the alarm, with
+/// why nothing more is tried when the per-hour cap is reached; a dialog no
+/// option answers, told like a question. `push` is [`after_change`]'s own
+/// (kept when the recovery has no part). Attended tasks are never pushed.
+pub fn with_recovery(
+    push: Option<Words>,
+    tell: Tell,
+    change: &StateChange,
+    record: &AgentStateRecord,
+    unattended: bool,
+) -> Option<Words> {
+    if !unattended {
+        return None;
+    }
+    let words = |more: Option<&str>| Words {
+        key: push_key(&change.execution_id, change.state.name()),
+        text: alarm_text(record, more),
+    };
+    match tell {
+        Tell::NotMine => push,
+        Tell::Nothing => None,
+        Tell::WillResumeAt(at) => Some(words(Some(&format!(
+            "Harness will resume it at {} UTC ({}).",
+            at.format("%H:%M on %b %-d"),
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )))),
+        Tell::Alarm { escalated: false } => push.or_else(|| Some(words(None))),
+        Tell::Alarm { escalated: true } => Some(words(Some(
+            "Harness already recovered it as often as its recovery policy allows in an hour, \
+             so it does not try again by itself.",
+        ))),
+        Tell::Question => Some(words(Some(
+            "It shows a dialog of its own that Harness does not answer by itself: \
+             answer it on the task's terminal.",
+        ))),
+    }
 }
 
 /// The last screen lines as a push quotes them.

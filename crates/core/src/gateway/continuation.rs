@@ -372,6 +372,10 @@ impl Harness {
             return Ok(out);
         }
         let text = prompt(&claimed, title, task_id);
+        // The owner continues the task from the chat: Harness's own
+        // planned actions are off.
+        self.cancel_agent_actions(task_id, "a person continued it from the chat")
+            .await?;
         match self
             .enqueue_child_input(task_id, &text, true, &claimed.id)
             .await

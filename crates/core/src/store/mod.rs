@@ -6,7 +6,8 @@
 //! batches), [`SettingsStore`], [`StatsStore`], [`ReminderStore`] (reminders of OPEN asks), [`ApprovalStore`] (held tool
 //! calls), [`GatewayStore`] (the inbound side of the gateways: per-chat
 //! delivery mappings, signed requests' nonces, inbound platform messages),
-//! [`GatewayRouteStore`] (routed gateway requests, sessions, admission) and
+//! [`GatewayRouteStore`] (routed gateway requests, sessions, admission),
+//! [`AgentActionStore`] (timed automatic actions on unattended agents) and
 //! [`SessionStore`] (browser sessions), [`NodeStore`] (the nodes of a
 //! cluster), [`ToolCheckStore`] (pre-tool checks seen, ungated runs), [`ReportStore`] (the morning
 //! report's facts and the reports kept) and [`WorkStore`]
@@ -32,6 +33,7 @@
 //! services either. Nothing here imports a service module.
 
 mod agent_states;
+mod agent_actions;
 mod approvals;
 mod choices;
 mod deliveries;
@@ -52,6 +54,10 @@ mod tool_checks;
 mod work;
 
 pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
+pub use agent_actions::{
+    ActionKind, ActionReason, ActionSettle, ActionState, ActionTurn, AgentAction, AgentActionStore,
+    NewAction,
+};
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
     ApprovalStore, NewApproval, approval_push_key,
@@ -99,8 +105,8 @@ pub use tool_checks::{
     ungated_push_key,
 };
 pub use work::{
-    DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
-    WorkStore,
+    AGENT_ACTIONS, DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered,
+    RecoveredAs, WorkStore,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +145,7 @@ pub trait Store:
     + SessionStore
     + NodeStore
     + ToolCheckStore
+    + AgentActionStore
     + WorkStore
     + AgentStateStore
 {
@@ -161,6 +168,7 @@ impl<T> Store for T where
         + SessionStore
         + NodeStore
         + ToolCheckStore
+        + AgentActionStore
         + WorkStore
         + AgentStateStore
 {

@@ -27,20 +27,28 @@ pub enum Kind {
     Inbox,
     /// Replies to inbound gateway messages, sent through the gateway CLIs.
     GatewayReplies,
+    /// Timed automatic actions on unattended agents (`crate::agent_actions`).
+    AgentActions,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 5] = [
         Kind::Deliveries,
         Kind::Outbox,
         Kind::Inbox,
         Kind::GatewayReplies,
+        Kind::AgentActions,
     ];
 
     /// The kinds a runner attempts (one attempt, one [`crate::work::Outcome`]
     /// mapped by [`KindDef::after`]). The inbox's claim ends in a batch or a
     /// release instead: its outcome is its batch's delivery's.
-    pub const ATTEMPTED: [Kind; 3] = [Kind::Deliveries, Kind::Outbox, Kind::GatewayReplies];
+    pub const ATTEMPTED: [Kind; 4] = [
+        Kind::Deliveries,
+        Kind::Outbox,
+        Kind::GatewayReplies,
+        Kind::AgentActions,
+    ];
 
     /// The kind's definition: its rows are claimed, released and recovered
     /// by the engine's generic statements.
@@ -50,6 +58,7 @@ impl Kind {
             Kind::Outbox => &OUTBOX,
             Kind::GatewayReplies => &GATEWAY_REPLIES,
             Kind::Inbox => &INBOX,
+            Kind::AgentActions => &AGENT_ACTIONS,
         }
     }
 }
@@ -170,6 +179,29 @@ pub const INBOX: KindDef = KindDef {
     settle_hook: true,
     max_attempts: u32::MAX,
     lease: Duration::from_secs(60),
+};
+
+/// Timed actions on unattended agents: PENDING (due at its time) →
+/// RUNNING (the claim starts it) → DONE; FAILED (due again after the
+/// backoff, GAVE_UP at the cap); GAVE_UP (no longer applies); UNVERIFIED (a
+/// crash mid-attempt: never done twice). CANCELLED (a person acted first)
+/// is written outside the engine. A few attempts only: an action late by
+/// the whole backoff ladder no longer answers the state it was planned for.
+pub const AGENT_ACTIONS: KindDef = KindDef {
+    kind: Kind::AgentActions,
+    due: &["PENDING", "FAILED"],
+    in_flight: "RUNNING",
+    claim_starts: true,
+    start_mark: false,
+    done: "DONE",
+    failed: "FAILED",
+    given_up: "GAVE_UP",
+    unverified: "UNVERIFIED",
+    lost: "the server stopped during the action; it may or may not have been done",
+    settle_hook: false,
+    max_attempts: 5,
+    // Covers a restart of the agent (bounded to 60 s) and its checks.
+    lease: Duration::from_secs(120),
 };
 
 /// Whose lapsed leases a recovery takes back.

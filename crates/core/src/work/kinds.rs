@@ -69,7 +69,7 @@ impl KindDef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::work::{DELIVERIES, GATEWAY_REPLIES, Kind, OUTBOX};
+    use crate::work::{AGENT_ACTIONS, DELIVERIES, GATEWAY_REPLIES, Kind, OUTBOX};
 
     #[test]
     fn every_attempted_kind_is_defined_once_with_its_states() {
@@ -82,7 +82,8 @@ mod tests {
                 def.due.contains(&def.failed),
                 "{kind:?}: FAILED is due again"
             );
-            assert_eq!(def.max_attempts, 20, "{kind:?}");
+            let cap = if kind == Kind::AgentActions { 5 } else { 20 };
+            assert_eq!(def.max_attempts, cap, "{kind:?}");
         }
         let inbox = Kind::Inbox.def();
         assert_eq!(inbox.kind, Kind::Inbox);
@@ -96,7 +97,7 @@ mod tests {
     #[test]
     fn each_outcome_has_its_state_and_the_cap_gives_up() {
         let now = Utc::now();
-        for def in [DELIVERIES, OUTBOX, GATEWAY_REPLIES] {
+        for def in [DELIVERIES, OUTBOX, GATEWAY_REPLIES, AGENT_ACTIONS] {
             let r = def.retry();
             assert_eq!(def.after(&Outcome::Done, 1, r, now).state, def.done);
             let failed = def.after(&Outcome::Retry("x".into()), 3, r, now);
@@ -106,7 +107,7 @@ mod tests {
                 Some(8)
             );
             assert_eq!(failed.error.as_deref(), Some("x"));
-            let capped = def.after(&Outcome::Retry("x".into()), 20, r, now);
+            let capped = def.after(&Outcome::Retry("x".into()), def.max_attempts, r, now);
             assert_eq!((capped.state, capped.next_attempt_at), (def.given_up, None));
             let gave_up = def.after(&Outcome::GaveUp("y".into()), 1, r, now);
             assert_eq!(

@@ -27,7 +27,8 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 
 pub use crate::store::{
-    DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered, RecoveredAs,
+    AGENT_ACTIONS, DELIVERIES, GATEWAY_REPLIES, INBOX, Kind, KindDef, Lapsed, OUTBOX, Recovered,
+    RecoveredAs,
 };
 // What a person may do with a row the worker stopped on, per kind and
 // state (the shared vocabulary's: the browser shows the same buttons).
@@ -122,6 +123,7 @@ pub struct Wakers {
     outbox: Arc<Notify>,
     inbox: Arc<Notify>,
     gateway_replies: Arc<Notify>,
+    agent_actions: Arc<Notify>,
 }
 
 impl Wakers {
@@ -131,6 +133,7 @@ impl Wakers {
             Kind::Outbox => &self.outbox,
             Kind::Inbox => &self.inbox,
             Kind::GatewayReplies => &self.gateway_replies,
+            Kind::AgentActions => &self.agent_actions,
         }
     }
 }

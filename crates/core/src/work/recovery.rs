@@ -112,7 +112,7 @@ impl Harness {
             // A batched inbox claim is its batch's: the batch's delivery
             // settles it (`maintain_inbox`), never the recovery.
             Kind::Inbox => Ok(false),
-            Kind::Deliveries | Kind::GatewayReplies => Ok(false),
+            Kind::Deliveries | Kind::GatewayReplies | Kind::AgentActions => Ok(false),
         }
     }
 
@@ -127,6 +127,11 @@ impl Harness {
             Kind::Outbox => {
                 if let Some(o) = self.store().get_outbound(id).await? {
                     self.outbound_changed(&o);
+                }
+            }
+            Kind::AgentActions => {
+                if let Some(a) = self.store().get_action(id).await? {
+                    self.action_changed(&a);
                 }
             }
             // Replies and the inbox's events publish no change of their rows.

@@ -16,6 +16,7 @@
 //! connection of its own that is closed afterwards.
 
 mod agent_states;
+mod agent_actions;
 mod approvals;
 mod batch;
 pub mod bus;

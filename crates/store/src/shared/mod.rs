@@ -12,6 +12,7 @@
 //! backend's own module.
 
 pub(crate) mod agent_states;
+pub(crate) mod agent_actions;
 pub(crate) mod choices;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_store;

@@ -98,6 +98,21 @@ const INBOX_TABLE: Table = Table {
     note_released: true,
 };
 
+/// Timed actions on agents: claimed by the node their row names (a key
+/// pressed in its terminal) or by any node; a leased row counts as started.
+const ACTION_TABLE: Table = Table {
+    name: "agent_actions",
+    node: Some("node_id"),
+    claimed_from: None,
+    on_claim: "last_error = NULL, ",
+    started: "",
+    not_started: "",
+    due_index: None,
+    order: None,
+    on_release: "",
+    note_released: false,
+};
+
 /// The table of a kind.
 pub(crate) fn table(kind: Kind) -> &'static Table {
     match kind {
@@ -105,6 +120,7 @@ pub(crate) fn table(kind: Kind) -> &'static Table {
         Kind::Outbox => &OUTBOX_TABLE,
         Kind::GatewayReplies => &REPLY_TABLE,
         Kind::Inbox => &INBOX_TABLE,
+        Kind::AgentActions => &ACTION_TABLE,
     }
 }
 

@@ -9,6 +9,7 @@
 //! run time (`tests/sql_text.rs` keeps it that way).
 
 mod agent_states;
+mod agent_actions;
 mod approvals;
 pub mod backup;
 mod checkpoint;

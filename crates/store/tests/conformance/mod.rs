@@ -13,7 +13,7 @@
 //! `tasks`, `reboot`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
-//! `ungated`, `reports`, `agent_states`, `races` (several connections racing on a multi-threaded runtime).
+//! `ungated`, `reports`, `agent_states`, `agent_actions`, `races` (several connections racing on a multi-threaded runtime).
 //!
 //! Coverage: `every_port_method_has_a_case` (in `sqlite_conformance.rs`,
 //! via [`coverage::uncovered_port_methods`]) fails when a method of the port
@@ -27,6 +27,7 @@ pub mod support;
 
 pub mod access;
 pub mod agent_states;
+pub mod agent_actions;
 pub mod approval_reminders;
 pub mod approvals;
 pub mod choice_answers;
@@ -55,6 +56,7 @@ pub mod stats;
 pub mod tasks;
 pub mod ungated;
 pub mod work_kinds;
+pub mod work_views;
 
 use std::{any::Any, future::Future, pin::Pin, sync::Arc};
 
@@ -187,6 +189,12 @@ macro_rules! conformance_suite {
             outcomes_map_to_states_once,
             a_released_row_is_due_at_once_with_its_attempts_unchanged,
             a_person_retries_what_was_given_up_and_marks_what_is_unverified,
+        );
+        conformance_suite!(@area $factory; agent_actions:
+            an_action_is_planned_once_per_episode_and_replaces_the_executions_due_ones,
+            racing_plans_of_one_episode_make_one_row,
+            a_turn_claims_due_rows_of_its_node_and_settles_under_its_lease,
+            only_due_actions_are_cancelled_and_only_of_the_named_execution,
         );
         conformance_suite!(@area $factory; gateway_replies:
             a_reply_is_written_with_its_inbound_row_once_per_key,

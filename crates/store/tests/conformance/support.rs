@@ -71,6 +71,7 @@ pub fn command_agent() -> AgentConfig {
         cwd: None,
         env: Default::default(),
         restart_on_interrupt: false,
+        recovery: None,
     }
 }
 

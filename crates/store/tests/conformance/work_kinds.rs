@@ -10,24 +10,33 @@
 //! delivery carries the outcome — so only the cases of claim, step, crash
 //! and release run for it ([`WorkKind::attempted`]). The Workbench batches
 //! themselves are leased to the parent's agent (ack / heartbeat / resolve).
+//!
+//! Timed actions on agents ([`WorkKind::AgentActions`]) are attempted like
+//! the first three, but a person never retries or marks one (they act on
+//! the agent instead): the cases of a person's decision skip them
+//! ([`WorkKind::person_decides`]).
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use harness_core::{
     CoreResult, Harness,
+    agent_actions::{ActionOutcome, AgentAction},
     deliveries::{Delivery, DeliveryState},
     gateway::replies::{REPLY_POLICY, ReplyOutcome},
     ids,
-    inbox::{EventKind, EventState, Priority, WorkbenchEvent},
-    outbox::{Outbound, OutboundState, PushInput, Receipt, SendOutcome},
+    inbox::{EventKind, Priority, WorkbenchEvent},
+    outbox::{Outbound, PushInput, Receipt, SendOutcome},
     settings::NotifyTarget,
     store::{
-        GatewayReply, INBOX, InboundIntent, NewBatch, NewEvent, NewInbound, ReplyKind, ReplyState,
+        AGENT_ACTIONS, ActionKind, ActionReason, ActionTurn, GatewayReply, INBOX, InboundIntent,
+        NewAction, NewBatch, NewEvent, NewInbound, ReplyKind,
     },
     tasks::CreateTask,
     work::{Kind, Lease, Outcome, Scope},
 };
+
+use super::work_views::{action_view, delivery_view, event_view, outbound_view, reply_view};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkKind {
@@ -35,14 +44,16 @@ pub enum WorkKind {
     Outbox,
     GatewayReplies,
     Inbox,
+    AgentActions,
 }
 
 /// Every kind on the engine.
-pub const KINDS: [WorkKind; 4] = [
+pub const KINDS: [WorkKind; 5] = [
     WorkKind::Deliveries,
     WorkKind::Outbox,
     WorkKind::GatewayReplies,
     WorkKind::Inbox,
+    WorkKind::AgentActions,
 ];
 
 /// A row's state in the engine's words.
@@ -78,6 +89,7 @@ pub enum Row {
     R(GatewayReply),
     /// An event and the token of the claim that took it.
     I(WorkbenchEvent, String),
+    A(AgentAction),
 }
 
 impl Row {
@@ -87,6 +99,7 @@ impl Row {
             Self::O(r) => &r.id,
             Self::R(r) => &r.id,
             Self::I(r, _) => &r.id,
+            Self::A(r) => &r.id,
         }
     }
 }
@@ -126,6 +139,12 @@ impl WorkKind {
         self != Self::Inbox
     }
 
+    /// Whether a person retries what was given up and marks what is
+    /// unverified (not an automatic action: a person acts on the agent).
+    pub fn person_decides(self) -> bool {
+        self.attempted() && self != Self::AgentActions
+    }
+
     /// The kind's attempt cap.
     pub fn cap(self, h: &Harness) -> u32 {
         match self {
@@ -133,6 +152,7 @@ impl WorkKind {
             Self::Outbox => h.config().outbox_max_attempts,
             Self::GatewayReplies => REPLY_POLICY.max_attempts,
             Self::Inbox => INBOX.max_attempts,
+            Self::AgentActions => AGENT_ACTIONS.max_attempts,
         }
     }
 
@@ -258,6 +278,36 @@ impl WorkKind {
                     group: Some(parent),
                 }
             }
+            Self::AgentActions => {
+                let task = task().await;
+                let (execution, _) = h.begin_execution(&task).await.unwrap();
+                let now = Utc::now();
+                let (row, created) = h
+                    .store()
+                    .plan_action(
+                        NewAction {
+                            id: ids::new_id(),
+                            task_id: task,
+                            execution_id: execution.id.clone(),
+                            node_id: None,
+                            action: ActionKind::Continue,
+                            reason: ActionReason::UsageLimit,
+                            text: None,
+                            due_at: now,
+                            dedup_key: format!("agent-action:{}:usage_limit:0", execution.id),
+                            now,
+                        },
+                        None,
+                    )
+                    .await
+                    .unwrap();
+                assert!(created);
+                Work {
+                    kind: self,
+                    id: row.id,
+                    group: None,
+                }
+            }
         }
     }
 
@@ -294,6 +344,20 @@ impl WorkKind {
                 .map(Row::R)
                 .collect(),
             Self::Inbox => self.claim_at(h, lease, Utc::now()).await,
+            Self::AgentActions => h
+                .settle_and_claim_actions(
+                    &lease.owner,
+                    &h.config().node_id,
+                    Vec::new(),
+                    Vec::new(),
+                    chrono_ttl(lease),
+                    100,
+                )
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::A)
+                .collect(),
         }
     }
 
@@ -347,6 +411,22 @@ impl WorkKind {
                 }
                 rows
             }
+            Self::AgentActions => h
+                .store()
+                .settle_and_claim_actions(ActionTurn {
+                    owner: lease.owner.clone(),
+                    node: h.config().node_id.clone(),
+                    settles: Vec::new(),
+                    released: Vec::new(),
+                    lease_until: until,
+                    now: at,
+                    limit: 100,
+                })
+                .await
+                .unwrap()
+                .into_iter()
+                .map(Row::A)
+                .collect(),
         }
     }
 
@@ -367,6 +447,11 @@ impl WorkKind {
             }
             Self::Inbox => {
                 h.recover_work(Kind::Inbox, Scope::Expired).await.unwrap();
+            }
+            Self::AgentActions => {
+                h.recover_work(Kind::AgentActions, Scope::Expired)
+                    .await
+                    .unwrap();
             }
         }
         self.claim(h, lease).await
@@ -411,6 +496,7 @@ impl Work {
                 let row = rows.iter().find(|r| r.id == self.id).expect("the event");
                 event_view(row)
             }
+            WorkKind::AgentActions => action_view(&h.agent_action(&self.id).await.unwrap()),
         }
     }
 
@@ -427,7 +513,7 @@ impl Work {
             // The outbox's step is its started mark (committed just before
             // the CLI is spawned).
             Row::O(o) => h.mark_outbound_started(o, &lease.owner).await.unwrap(),
-            Row::R(_) => self.view(h).await.phase == Phase::InFlight,
+            Row::R(_) | Row::A(_) => self.view(h).await.phase == Phase::InFlight,
             // The inbox's step: its batch stored under the claim (the
             // batch and its delivery then hold the event).
             Row::I(e, token) => {
@@ -483,6 +569,18 @@ impl Work {
                 .await
                 .unwrap();
             }
+            Row::A(a) => {
+                h.settle_and_claim_actions(
+                    &lease.owner,
+                    &h.config().node_id,
+                    vec![(a.clone(), ActionOutcome::of(outcome))],
+                    Vec::new(),
+                    chrono_ttl(lease),
+                    0,
+                )
+                .await
+                .unwrap();
+            }
             // A claim's outcome is its batch: done = stored (again: the
             // same batch); anything else gives the claim back.
             Row::I(..) => match outcome {
@@ -525,6 +623,18 @@ impl Work {
                     .unwrap();
             }
             WorkKind::Inbox => self.release_with(h, lease, row, "released").await,
+            WorkKind::AgentActions => {
+                h.settle_and_claim_actions(
+                    &lease.owner,
+                    &h.config().node_id,
+                    Vec::new(),
+                    ids,
+                    chrono_ttl(lease),
+                    0,
+                )
+                .await
+                .unwrap();
+            }
         }
     }
 
@@ -539,6 +649,9 @@ impl Work {
                 .map(|r| reply_view(&r)),
             WorkKind::Inbox => Err(harness_core::CoreError::Conflict(
                 "an event has no retry of its own (its batch's delivery has)".into(),
+            )),
+            WorkKind::AgentActions => Err(harness_core::CoreError::Conflict(
+                "a person acts on the agent, not on an automatic action".into(),
             )),
         }
     }
@@ -558,93 +671,9 @@ impl Work {
             WorkKind::Inbox => Err(harness_core::CoreError::Conflict(
                 "an event has no mark of its own (its batch's delivery has)".into(),
             )),
+            WorkKind::AgentActions => Err(harness_core::CoreError::Conflict(
+                "a person acts on the agent, not on an automatic action".into(),
+            )),
         }
-    }
-}
-
-fn failed(next: Option<DateTime<Utc>>) -> Phase {
-    if next.is_some() {
-        Phase::Failed
-    } else {
-        Phase::GivenUp
-    }
-}
-
-fn delivery_view(r: &Delivery) -> View {
-    let phase = match r.state {
-        DeliveryState::Queued => Phase::Due,
-        DeliveryState::WaitingBoundary | DeliveryState::Resuming | DeliveryState::Writing => {
-            Phase::InFlight
-        }
-        DeliveryState::Delivered => Phase::Done,
-        DeliveryState::Failed => failed(r.next_attempt_at),
-        DeliveryState::Unverified => Phase::Unverified,
-    };
-    View {
-        phase,
-        attempts: r.attempts,
-        next_attempt_at: (phase == Phase::Failed)
-            .then_some(r.next_attempt_at)
-            .flatten(),
-        last_error: r.last_error.clone(),
-        lease_owner: r.lease_owner.clone(),
-    }
-}
-
-fn outbound_view(r: &Outbound) -> View {
-    let phase = match r.state {
-        OutboundState::Pending => Phase::Due,
-        OutboundState::Sending => Phase::InFlight,
-        OutboundState::Delivered => Phase::Done,
-        OutboundState::SentUnverified => Phase::Unverified,
-        OutboundState::Failed => failed(r.next_attempt_at),
-        OutboundState::Dead => Phase::GivenUp,
-    };
-    View {
-        phase,
-        attempts: r.attempts,
-        next_attempt_at: (phase == Phase::Failed)
-            .then_some(r.next_attempt_at)
-            .flatten(),
-        last_error: r.last_error.clone(),
-        lease_owner: r.lease_owner.clone(),
-    }
-}
-
-fn reply_view(r: &GatewayReply) -> View {
-    let phase = match r.state {
-        ReplyState::Pending => Phase::Due,
-        ReplyState::Sending => Phase::InFlight,
-        ReplyState::Delivered => Phase::Done,
-        ReplyState::SentUnverified => Phase::Unverified,
-        ReplyState::Failed => failed(r.next_attempt_at),
-        ReplyState::Dead => Phase::GivenUp,
-    };
-    View {
-        phase,
-        attempts: r.attempts,
-        next_attempt_at: (phase == Phase::Failed)
-            .then_some(r.next_attempt_at)
-            .flatten(),
-        last_error: r.last_error.clone(),
-        lease_owner: r.lease_owner.clone(),
-    }
-}
-
-/// An event as the engine sees its claim: PENDING is due, claimed and not
-/// batched is leased, batched is in flight (its batch's), DELIVERED done.
-fn event_view(r: &WorkbenchEvent) -> View {
-    let phase = match r.state {
-        EventState::Pending => Phase::Due,
-        EventState::Processing if r.batch_id.is_none() => Phase::Due,
-        EventState::Processing => Phase::InFlight,
-        EventState::Delivered | EventState::Consumed => Phase::Done,
-    };
-    View {
-        phase,
-        attempts: r.attempts,
-        next_attempt_at: None,
-        last_error: r.last_error.clone(),
-        lease_owner: r.lease_owner.clone(),
     }
 }

@@ -10,6 +10,7 @@
 //! required fields that the types alone cannot say.
 
 use harness_core::{
+    agent_actions::policy as recovery,
     approvals::{self, policy},
     gateway::{access, context, continuation, route_input, workbench_callbacks as cb},
     options, outbox,
@@ -138,6 +139,51 @@ pub fn bodies() -> Vec<(&'static str, &'static str, Vec<Rule>)> {
             ],
         ),
         ("Unattended", "on", vec![Rule::Required]),
+        // The automatic recovery's settings (a global policy, a project's
+        // or a task's override).
+        (
+            "RecoveryOverride",
+            "usageLimitWaitSecs",
+            vec![Rule::Range(60, recovery::MAX_WAIT_SECS as i64)],
+        ),
+        (
+            "RecoveryOverride",
+            "usageLimitMarginSecs",
+            vec![Rule::Range(0, recovery::MAX_WAIT_SECS as i64)],
+        ),
+        (
+            "RecoveryOverride",
+            "selfWaitCheckSecs",
+            vec![Rule::Range(0, recovery::MAX_WAIT_SECS as i64)],
+        ),
+        (
+            "RecoveryOverride",
+            "apiErrorBackoffSecs",
+            vec![Rule::Range(1, recovery::MAX_WAIT_SECS as i64)],
+        ),
+        (
+            "RecoveryOverride",
+            "crashRestartDelaySecs",
+            vec![Rule::Range(0, recovery::MAX_WAIT_SECS as i64)],
+        ),
+        (
+            "RecoveryOverride",
+            "apiErrorMaxPerHour",
+            vec![Rule::Range(0, i64::from(recovery::MAX_PER_HOUR))],
+        ),
+        (
+            "RecoveryOverride",
+            "crashMaxPerHour",
+            vec![Rule::Range(0, i64::from(recovery::MAX_PER_HOUR))],
+        ),
+        (
+            "RecoveryOverride",
+            "stalledNudge",
+            vec![
+                Rule::MaxLength(recovery::MAX_NUDGE_CHARS),
+                Rule::Pattern(NO_CONTROL),
+            ],
+        ),
         // The agent's messaging API.
         ("AskBody", "taskId", cuid()),
         ("AskBody", "question", text(validate::MAX_QUESTION_CHARS)),
