@@ -41,6 +41,7 @@ fn agent(cwd: Option<&Path>) -> AgentConfig {
         cwd: cwd.map(|p| p.display().to_string()),
         env: Default::default(),
         restart_on_interrupt: false,
+        recovery: None,
     }
 }
 

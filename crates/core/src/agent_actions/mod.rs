@@ -264,8 +264,7 @@ impl Harness {
             return Ok(());
         }
         let text = failed_text(row, settle);
-        let message =
-            crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
+        let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);
         let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
             return Ok(());
@@ -400,7 +399,9 @@ impl Harness {
 /// The words of a push for an action that failed.
 pub fn failed_text(row: &AgentAction, settle: &ActionSettle) -> String {
     let what = match settle.state {
-        ActionState::Unverified => "may or may not have happened (Harness stopped in the middle of it)",
+        ActionState::Unverified => {
+            "may or may not have happened (Harness stopped in the middle of it)"
+        }
         _ => "did not work",
     };
     let mut text = format!(
@@ -408,7 +409,11 @@ pub fn failed_text(row: &AgentAction, settle: &ActionSettle) -> String {
         row.action.as_str().replace('_', " "),
         row.reason.as_str().replace('_', " "),
     );
-    if let Some(err) = settle.last_error.as_deref().filter(|e| !e.trim().is_empty()) {
+    if let Some(err) = settle
+        .last_error
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
         text.push_str("\n\nWhy: ");
         text.push_str(err.trim());
     }

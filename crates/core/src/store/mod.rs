@@ -32,8 +32,8 @@
 //! port, the services and the API all speak; it imports nothing from the
 //! services either. Nothing here imports a service module.
 
-mod agent_states;
 mod agent_actions;
+mod agent_states;
 mod approvals;
 mod choices;
 mod deliveries;
@@ -53,11 +53,11 @@ mod tasks;
 mod tool_checks;
 mod work;
 
-pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
 pub use agent_actions::{
     ActionKind, ActionReason, ActionSettle, ActionState, ActionTurn, AgentAction, AgentActionStore,
     NewAction,
 };
+pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
     ApprovalStore, NewApproval, approval_push_key,

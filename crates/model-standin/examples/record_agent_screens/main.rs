@@ -33,8 +33,32 @@ use harness_term::TerminalModel;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::{Value, json};
 
+/// The terminal's size: 160×45, or `RECORD_SIZE=<cols>x<rows>` (e.g.
+/// `80x24`, Harness's default terminal: the case is then saved as
+/// `<case>@80x24.txt`).
 const ROWS: u16 = 45;
 const COLS: u16 = 160;
+
+/// The size to record at and the file-name suffix it gives.
+fn size() -> (u16, u16, String) {
+    let Ok(spec) = std::env::var("RECORD_SIZE") else {
+        return (COLS, ROWS, String::new());
+    };
+    let parsed = spec
+        .split_once('x')
+        .and_then(|(c, r)| Some((c.trim().parse::<u16>().ok()?, r.trim().parse::<u16>().ok()?)))
+        .filter(|(c, r)| *c >= 20 && *r >= 10);
+    match parsed {
+        Some((c, r)) if (c, r) != (COLS, ROWS) => (c, r, format!("@{c}x{r}")),
+        Some(_) => (COLS, ROWS, String::new()),
+        None => {
+            eprintln!(
+                "RECORD_SIZE={spec:?} is not <cols>x<rows> (at least 20x10); recording at {COLS}x{ROWS}"
+            );
+            (COLS, ROWS, String::new())
+        }
+    }
+}
 const PROMPT: &str = "Task: say hello";
 
 /// One step of a recording.
@@ -95,6 +119,12 @@ impl Screen {
 }
 
 async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
+    let (cols, rows, suffix) = size();
+    let env = if suffix.is_empty() {
+        String::new()
+    } else {
+        format!("RECORD_SIZE={cols}x{rows} ")
+    };
     let bin = repo().join("end2end/real-cli/node_modules/.bin").join(cli);
     if !bin.exists() {
         bail!("{} is not installed (scripts/setup.sh test)", bin.display());
@@ -169,15 +199,15 @@ async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
     }
     let pair = native_pty_system()
         .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
+            rows,
+            cols,
             pixel_width: 0,
             pixel_height: 0,
         })
         .context("openpty")?;
     let mut child = pair.slave.spawn_command(cmd).context("spawn")?;
     drop(pair.slave);
-    let model = Arc::new(Mutex::new(TerminalModel::new(ROWS, COLS)));
+    let model = Arc::new(Mutex::new(TerminalModel::new(rows, cols)));
     let mut reader = pair.master.try_clone_reader()?;
     let mut writer = pair.master.take_writer()?;
     let feed = model.clone();
@@ -230,11 +260,11 @@ async fn record(cli: &str, case: Case, out: &Path) -> anyhow::Result<()> {
             }
             Step::Save(name) => {
                 let text = screen.text();
-                let path = out.join(cli).join(format!("{name}.txt"));
+                let path = out.join(cli).join(format!("{name}{suffix}.txt"));
                 std::fs::create_dir_all(path.parent().unwrap_or(out))?;
                 let header = format!(
-                    "# {version} · recorded {} · {COLS}x{ROWS} PTY, screen as harness_term::TerminalModel renders it · \
-                     `cargo run -p harness-model-standin --example record_agent_screens -- {cli} {}` · model stand-in: {} · {note}\n",
+                    "# {version} · recorded {} · {cols}x{rows} PTY, screen as harness_term::TerminalModel renders it · \
+                     `{env}cargo run -p harness-model-standin --example record_agent_screens -- {cli} {}` · model stand-in: {} · {note}\n",
                     today(),
                     case.name,
                     case.what

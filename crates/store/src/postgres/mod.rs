@@ -15,8 +15,8 @@
 //! name, taken before the migrations table is even created), on a
 //! connection of its own that is closed afterwards.
 
-mod agent_states;
 mod agent_actions;
+mod agent_states;
 mod approvals;
 mod batch;
 pub mod bus;

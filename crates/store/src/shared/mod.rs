@@ -11,8 +11,8 @@
 //! advisory locks, `LEAST`/`MIN`, `EXISTS` typing) the text stays in the
 //! backend's own module.
 
-pub(crate) mod agent_states;
 pub(crate) mod agent_actions;
+pub(crate) mod agent_states;
 pub(crate) mod choices;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_store;

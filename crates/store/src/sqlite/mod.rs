@@ -8,8 +8,8 @@
 //! `LIMIT +$N`: the unary plus makes the limit an expression evaluated at
 //! run time (`tests/sql_text.rs` keeps it that way).
 
-mod agent_states;
 mod agent_actions;
+mod agent_states;
 mod approvals;
 pub mod backup;
 mod checkpoint;

@@ -26,8 +26,8 @@ pub mod coverage;
 pub mod support;
 
 pub mod access;
-pub mod agent_states;
 pub mod agent_actions;
+pub mod agent_states;
 pub mod approval_reminders;
 pub mod approvals;
 pub mod choice_answers;
