@@ -92,6 +92,7 @@ fn view(status: Option<ExecutionStatus>) -> TaskView {
                 cwd: None,
                 env: Default::default(),
                 restart_on_interrupt: false,
+                recovery: None,
             },
             created_at: now,
             updated_at: now,

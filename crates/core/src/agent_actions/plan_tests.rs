@@ -39,8 +39,10 @@ fn view(provider: Provider, unattended: bool, status: ExecutionStatus) -> TaskVi
             ended_at: None,
             node_id: None,
             node_name: None,
+            unreadable_holder: None,
         }),
         open_ask: false,
+        agent_state: None,
     }
 }
 

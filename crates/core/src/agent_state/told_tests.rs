@@ -23,6 +23,7 @@ fn view(unattended: bool, parent: Option<&str>, status: ExecutionStatus) -> Task
                 cwd: None,
                 env: Default::default(),
                 restart_on_interrupt: false,
+                recovery: None,
             },
             created_at: now,
             updated_at: now,

@@ -89,6 +89,7 @@ mod tests {
                     cwd: None,
                     env: Default::default(),
                     restart_on_interrupt: false,
+                    recovery: None,
                 },
                 created_at: at,
                 updated_at: at,
