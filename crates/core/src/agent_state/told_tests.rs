@@ -203,3 +203,85 @@ fn the_replies_are_single_words() {
     assert_eq!(reply_action("please stop the build"), None);
     assert_eq!(reply_action("restart it tomorrow"), None);
 }
+
+#[test]
+fn the_recovery_decides_what_the_person_is_told() {
+    let v = view(true, None, ExecutionStatus::Running);
+    let with = |state: AgentState, tell: Tell, unattended: bool| {
+        let c = change(state.clone());
+        let r = record_of(&c);
+        let own = after_change(
+            &c,
+            &r,
+            Context {
+                view: &v,
+                plan_active: false,
+            },
+        )
+        .push;
+        with_recovery(own, tell, &c, &r, unattended)
+    };
+    // A crash the recovery restarts: no alarm now.
+    assert_eq!(
+        with(AgentState::Exited { code: 3 }, Tell::Nothing, true),
+        None
+    );
+    // Its own rule holds where the recovery has no part (the failure is told).
+    let failed = with(AgentState::Exited { code: 3 }, Tell::NotMine, true).expect("told");
+    assert_eq!(failed.key, push_key("e", "exited"));
+    // A usage limit is not an alarm of its own: told once, with when it resumes.
+    let at = chrono::DateTime::parse_from_rfc3339("2026-12-06T09:57:00Z")
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|_| Utc::now());
+    let limited = AgentState::UsageLimited { reset: None };
+    assert_eq!(
+        with(limited.clone(), Tell::NotMine, true),
+        None,
+        "its own rule says nothing"
+    );
+    let resume = with(limited.clone(), Tell::WillResumeAt(at), true).expect("told");
+    assert_eq!(resume.key, push_key("e", "usage_limited"));
+    assert!(
+        resume.text.contains("resume it at 09:57"),
+        "{}",
+        resume.text
+    );
+    assert!(resume.text.contains(REPLIES));
+    // With automatic resume off: an alarm.
+    let alarm = with(limited, Tell::Alarm { escalated: false }, true).expect("told");
+    assert!(
+        alarm.text.starts_with("[Agent usage limited]"),
+        "{}",
+        alarm.text
+    );
+    // The per-hour cap reached: the alarm says so.
+    let capped = with(
+        AgentState::Crashed { signal: 9 },
+        Tell::Alarm { escalated: true },
+        true,
+    )
+    .expect("told");
+    assert!(
+        capped.text.contains("does not try again"),
+        "{}",
+        capped.text
+    );
+    // A dialog nothing answers: told like a question.
+    let dialog = AgentState::WaitingForPerson {
+        dialog: Some((
+            "Switch model?".into(),
+            vec!["Switch".into(), "Cancel".into()],
+        )),
+    };
+    let q = with(dialog, Tell::Question, true).expect("told");
+    assert!(q.text.contains("dialog"), "{}", q.text);
+    // Never an attended task, whatever the recovery says.
+    assert_eq!(
+        with(
+            AgentState::LoggedOut,
+            Tell::Alarm { escalated: false },
+            false
+        ),
+        None
+    );
+}
