@@ -17,7 +17,9 @@ fn screen(cli: &str, case: &str) -> Screen {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let (header, body) = text.split_once('\n').expect("a header line");
     assert!(header.starts_with("# "), "{path}: no header line");
-    assert!(header.contains("160x45"), "{path}: {header}");
+    // `<case>@<cols>x<rows>` is recorded at that size, the others at 160×45.
+    let size = case.split_once('@').map_or("160x45", |(_, size)| size);
+    assert!(header.contains(&format!("{size} PTY")), "{path}: {header}");
     Screen::from_text(body.strip_suffix('\n').unwrap_or(body))
 }
 
@@ -382,4 +384,79 @@ fn the_evidence_is_the_clis_own_rows() {
             assert!(seen.lines.is_empty(), "{dir}/{case}: {:?}", seen.lines);
         }
     }
+}
+
+#[test]
+fn codex_at_harness_default_terminal_of_80_by_24() {
+    // Recorded at 80×24: the usage-limit cell and the dialog's option
+    // descriptions wrap onto rows of their own.
+    use Cli::Codex;
+    let at = printed_time("codex", "usage_limit@80x24", "try again at ");
+    assert_usage_limited(Codex, "usage_limit@80x24", &at, None);
+    assert_erroring(
+        Codex,
+        "server_error_500_retrying@80x24",
+        ErrorKind::Overloaded,
+        5,
+    );
+    assert_seen(
+        Codex,
+        "overloaded_529_gave_up@80x24",
+        Observation::GaveUp {
+            kind: ErrorKind::Overloaded,
+        },
+    );
+    assert_seen(Codex, "unauthorized_401@80x24", Observation::LoggedOut);
+    // The dialog behind the usage limit, with its wrapped descriptions.
+    let s = screen("codex", "usage_limit@80x24");
+    assert_eq!(
+        harness_core::agent_state::dialog(Codex, &s),
+        Some((
+            "Approaching rate limits — Switch to gpt-6-luna for lower credit usage?".into(),
+            vec![
+                "Switch to gpt-6-luna".into(),
+                "Keep current model".into(),
+                "Keep current model (never show again)".into(),
+            ]
+        ))
+    );
+}
+
+#[test]
+fn claude_code_at_harness_default_terminal_of_80_by_24() {
+    use Cli::Claude;
+    assert_erroring(
+        Claude,
+        "rate_limit_429_retrying@80x24",
+        ErrorKind::RateLimited,
+        10,
+    );
+    assert_seen(
+        Claude,
+        "overloaded_529_gave_up@80x24",
+        Observation::GaveUp {
+            kind: ErrorKind::Overloaded,
+        },
+    );
+    assert_seen(
+        Claude,
+        "unauthorized_401_api_key@80x24",
+        Observation::LoggedOut,
+    );
+    let at = printed_time(
+        "claude",
+        "usage_limit_subscription@80x24",
+        "Continuing automatically at ",
+    );
+    assert_usage_limited(
+        Claude,
+        "usage_limit_subscription@80x24",
+        &format!("{at} (UTC)"),
+        Some("UTC"),
+    );
+    assert_seen(
+        Claude,
+        "usage_limit_subscription_after_reset@80x24",
+        Observation::None,
+    );
 }

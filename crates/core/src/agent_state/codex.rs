@@ -165,15 +165,25 @@ pub(super) fn dialog(screen: &Screen) -> Option<(usize, Observation, Vec<usize>)
     }
     let from = foot.saturating_sub(14);
     let selected = (from..foot).find(|&i| option(screen.row(i), true).is_some())?;
+    // Up over the options above the selected one and their descriptions'
+    // wrapped rows (a narrow terminal), then down to the first option.
     let mut first = selected;
-    while first > from && option(screen.row(first - 1), false).is_some() {
+    while first > from && {
+        let above = screen.row(first - 1);
+        option(above, false).is_some() || wrapped(above)
+    } {
         first -= 1;
+    }
+    while option(screen.row(first), false).is_none() {
+        first += 1;
     }
     let mut options = Vec::new();
     let mut i = first;
     while i < foot {
-        match option(screen.row(i), false) {
+        let row = screen.row(i);
+        match option(row, false) {
             Some(label) => options.push(label),
+            None if wrapped(row) => {}
             None => break,
         }
         i += 1;
@@ -202,6 +212,13 @@ pub(super) fn dialog(screen: &Screen) -> Option<(usize, Observation, Vec<usize>)
         Observation::NativeDialog { title, options },
         rows,
     ))
+}
+
+/// A row that carries on an option's description (wrapped in a narrow
+/// terminal): indented past an option's number, under its description.
+fn wrapped(row: &str) -> bool {
+    let indent = row.len() - row.trim_start_matches(' ').len();
+    indent >= 6 && !row.trim().is_empty()
 }
 
 /// The label of an option row `› 1. Label   description` (`selected`: only
