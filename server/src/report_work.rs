@@ -13,6 +13,9 @@ use tokio::process::Command;
 /// One `git` call gives up after this long.
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The largest `harness-tasks.json` the report reads.
+const MAX_TASKS_FILE: u64 = 8 * 1024 * 1024;
+
 /// git's empty tree: the diff base of a first commit.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
@@ -69,10 +72,38 @@ impl WorkReader for LocalWork {
         })
     }
 
-    /// Not read yet: a plan task of `harness-tasks.json` is not linked to
-    /// the Harness task that runs it, so no item is ranked by its plan
-    /// dependents (the rank's rule takes them once they are).
-    async fn dependents(&self, _project_dir: &str, _task_id: &str) -> u32 {
-        0
+    /// The plan tasks of `project_dir`'s `harness-tasks.json` that wait on
+    /// the ones in progress, when the task-list loop is active there: what
+    /// waits in that project holds the task the loop works on, and all that
+    /// depends on it (a plan task is not linked to the Harness task whose
+    /// agent runs it, so each waiting item of the project counts them). A
+    /// file that is missing, too big or unreadable counts nothing.
+    async fn dependents(&self, project_dir: &str, _task_id: &str) -> u32 {
+        let root = harness_plan::state_file::StateRoot::new(project_dir);
+        // Only a task list whose loop is active there (`.harness-active`).
+        let active = root.path(harness_plan::state_file::ACTIVE_MARKER);
+        if !tokio::fs::try_exists(&active).await.unwrap_or(false) {
+            return 0;
+        }
+        let path = root.tasks_path();
+        let read = async {
+            let meta = tokio::fs::metadata(&path).await.ok()?;
+            if meta.len() > MAX_TASKS_FILE {
+                tracing::warn!(path = %path.display(), "harness-tasks.json too big to read for the report");
+                return None;
+            }
+            tokio::fs::read(&path).await.ok()
+        };
+        let Ok(Some(bytes)) = tokio::time::timeout(GIT_TIMEOUT, read).await else {
+            return 0;
+        };
+        match serde_json::from_slice::<harness_plan::model::TasksFile>(&bytes) {
+            Ok(file) => u32::try_from(harness_plan::eligibility::waiting_on_in_progress(&file))
+                .unwrap_or(u32::MAX),
+            Err(err) => {
+                tracing::debug!(path = %path.display(), %err, "harness-tasks.json unreadable for the report");
+                0
+            }
+        }
     }
 }

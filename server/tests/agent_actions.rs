@@ -80,19 +80,43 @@ fn script(dir: &Path, title: &str, text: &str) {
 }
 
 /// Start the task; answers its execution once the double reported its
-/// session (it is at its prompt then).
+/// session (it is at its prompt then) and the server's watcher recorded
+/// its state: a change the test reports after that is not overtaken by the
+/// watcher's first look (which would cancel what it planned, as a newer
+/// state of the agent does).
 async fn start(s: &common::Server, task: &str, session: &str) -> String {
     let (st, out) = s
         .admin("POST", &format!("/api/tasks/{task}/start"), None)
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
     let exec = out["executionId"].as_str().unwrap().to_string();
-    until("the session reported", Duration::from_secs(30), || async {
-        let v = task_json(s, task).await;
-        (v["execution"]["sessionId"] == session).then_some(())
-    })
+    until(
+        "the session reported and the state recorded",
+        Duration::from_secs(30),
+        || async {
+            let v = task_json(s, task).await;
+            (v["execution"]["sessionId"] == session
+                && v["execution"]["id"] == exec.as_str()
+                && v["agentState"]["state"].is_string())
+            .then_some(())
+        },
+    )
     .await;
     exec
+}
+
+/// The outbox rows whose key starts with `prefix`.
+async fn pushes(s: &common::Server, prefix: &str) -> Vec<Value> {
+    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
+    assert_eq!(st, StatusCode::OK, "{rows}");
+    rows.as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 async fn task_json(s: &common::Server, task: &str) -> Value {
@@ -288,15 +312,25 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     .await;
     // Its resumed run stays up.
     script(dir.path(), "crasher", "session_start");
-    let plan = s
-        .running
-        .harness
-        .plan_recovery(&change(&t, &first, AgentState::Exited { code: 3 }))
-        .await
-        .unwrap();
-    assert_eq!(plan.tell, Tell::Nothing, "recovered, not an alarm yet");
-    let action = plan.action.expect("a restart");
-    assert_eq!(action.action, ActionKind::Restart);
+    // The exit's own record plans the restart (nothing here plays the
+    // watcher), and tells nobody: recovered, not an alarm yet.
+    let action = until("the restart planned", Duration::from_secs(20), || async {
+        s.running
+            .harness
+            .agent_actions(&t)
+            .await
+            .ok()?
+            .into_iter()
+            .find(|a| a.action == ActionKind::Restart)
+    })
+    .await;
+    assert_eq!(action.execution_id, first);
+    assert!(
+        pushes(&s, &format!("agent-state:{first}:"))
+            .await
+            .is_empty(),
+        "no alarm for a crash the recovery restarts"
+    );
     let record = dir.path().join("crasher.record");
     let runs = until("restarted", Duration::from_secs(30), || async {
         let runs = common::json_lines(&record);
@@ -358,6 +392,15 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
         .unwrap();
     assert_eq!(capped.tell, Tell::Alarm { escalated: true });
     assert!(capped.action.is_none());
+    // The exit's own record told the person so, once.
+    let told = until("the escalation pushed", Duration::from_secs(20), || async {
+        let rows = pushes(&s, &format!("agent-state:{second}:")).await;
+        (!rows.is_empty()).then_some(rows)
+    })
+    .await;
+    assert_eq!(told.len(), 1, "{told:#?}");
+    let text = told[0]["message"].as_str().unwrap_or("");
+    assert!(text.contains("does not try again"), "{text}");
     assert_eq!(common::json_lines(&record).len(), 2, "never a third start");
     s.shutdown().await;
 }

@@ -109,9 +109,12 @@ async fn resume_across_a_kill(db: Option<&str>) {
         .as_str()
         .unwrap()
         .to_string();
+    // Its session reported and its state recorded by the server's watcher
+    // (a later first look would be a newer state and cancel the wake-up).
     until("the session reported", Duration::from_secs(30), || async {
         let v = ok(&life, "GET", &format!("/api/tasks/{t}"), None).await;
-        (v["execution"]["sessionId"] == "sess-parked").then_some(())
+        (v["execution"]["sessionId"] == "sess-parked" && v["agentState"]["state"].is_string())
+            .then_some(())
     })
     .await;
 

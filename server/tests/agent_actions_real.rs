@@ -1,8 +1,8 @@
 //! The REAL Codex and Claude Code (`end2end/real-cli`) hit their usage limit
-//! against the model stand-ins, with the reset 70 s ahead. This test plays
-//! the watcher (it reads the task's screen through REST with the core's
-//! recognisers and hands the change to `Harness::plan_recovery`): Codex is
-//! parked and, after its printed reset, woken with one "continue" — the
+//! against the model stand-ins, with the reset 70 s ahead. Codex: the
+//! server's own watcher sees the limit and plans the wake-up, the person is
+//! told once when it resumes, and the agent is
+//! woken after its printed reset with one "continue" — the
 //! model's next request is that one, and the agent carries on; Claude Code
 //! on a subscription waits for its reset by itself ("Continuing
 //! automatically at …"): Harness leaves it alone and checks after the
@@ -107,6 +107,20 @@ async fn limited(
     }
 }
 
+/// The outbox rows whose key starts with `prefix`.
+async fn pushes(s: &common::Server, prefix: &str) -> Vec<Value> {
+    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
+    assert_eq!(st, StatusCode::OK, "{rows}");
+    rows.as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The main-conversation requests whose text has the user message
 /// "continue".
 fn continues(standin: &StandIn) -> usize {
@@ -155,12 +169,18 @@ async fn start(
     policy: Value,
 ) -> (common::Server, String, String, tokio::task::JoinHandle<()>) {
     let s = common::start(&dir.join("data")).await;
+    // An unattended channel through the gateway double (it records what
+    // it is given to send).
+    let settings = json!({"openclaw": {"cliPath": common::outbox::DOUBLE,
+        "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl")}}});
     let (st, out) = s
-        .admin(
-            "PUT",
-            "/api/settings/notify-targets",
-            Some(json!({"targets": [{"gateway": "openclaw", "scope": "unattended", "active": true}]})),
-        )
+        .admin("PUT", "/api/settings/gateways", Some(settings))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
+        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
+    let (st, out) = s
+        .admin("PUT", "/api/settings/notify-targets", Some(targets))
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
     let (st, out) = s.admin("PUT", "/api/settings/recovery", Some(policy)).await;
@@ -245,10 +265,33 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
     let (s, t, exec, viewer) = start(dir.path(), "codex", &bin, env, json!({})).await;
     let _reaper = Reaper(vec![t.clone()]);
     let (change, reset_at) = limited(&s, Cli::Codex, &t, &exec).await;
-    let plan = s.running.harness.plan_recovery(&change).await.unwrap();
-    let action = plan.action.expect("a wake-up");
-    assert_eq!(action.reason, ActionReason::UsageLimit);
+    // The server's own watcher sees the limit and plans the wake-up: nothing
+    // here plays the watcher.
+    let action = until(30, "the watcher's wake-up", || async {
+        s.running
+            .harness
+            .agent_actions(&t)
+            .await
+            .ok()?
+            .into_iter()
+            .find(|a| a.reason == ActionReason::UsageLimit)
+    })
+    .await;
     let wake = action.due_at;
+    // The person is told once, with the time it resumes.
+    let told = until(30, "the push saying when it resumes", || async {
+        let rows = pushes(&s, &format!("agent-state:{exec}:usage_limited")).await;
+        (rows.len() == 1).then(|| rows[0]["message"].as_str().unwrap_or("").to_string())
+    })
+    .await;
+    assert!(
+        told.contains(&format!("resume it at {}", wake.format("%H:%M"))),
+        "{told}"
+    );
+    // Planning it again (a repeat of the change) finds the same action.
+    let plan = s.running.harness.plan_recovery(&change).await.unwrap();
+    assert_eq!(plan.action.as_ref().map(|a| &a.id), Some(&action.id));
+    assert!(!plan.created);
     assert_eq!(plan.tell, Tell::WillResumeAt(wake));
     assert_eq!(wake, reset_at + chrono::Duration::seconds(60), "the margin");
     assert!(wake.timestamp() >= resets_at, "after the real reset");
@@ -276,6 +319,11 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
     let done = s.running.harness.agent_action(&action.id).await.unwrap();
     assert_eq!(done.state, ActionState::Done, "{done:?}");
     assert_eq!(continues(&standin), 1, "woken once");
+    assert_eq!(
+        pushes(&s, &format!("agent-state:{exec}:")).await.len(),
+        1,
+        "told once: nothing more after it carried on"
+    );
     assert_eq!(
         task_json(&s, &t).await["execution"]["id"],
         exec.as_str(),

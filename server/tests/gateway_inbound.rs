@@ -224,6 +224,7 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         names,
         [
             "continue_bound_task",
+            "get_report",
             "manage_gateway_channel_access",
             "relay_channel_reply",
             "reply_to_ask",

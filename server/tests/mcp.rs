@@ -70,6 +70,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
             "complete_gateway_work",
             "confirm_gateway_task_created",
             "create_task",
+            "get_report",
             "get_task",
             "heartbeat_workbench_batch",
             "list_notify_targets",
@@ -86,9 +87,9 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    // The agent's 14, reply_to_ask, the gateway's six and the four
-    // approval tools (the admin's only).
-    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 25);
+    // The agent's 15 (get_report among them), reply_to_ask, the gateway's
+    // six and the four approval tools (the admin's only).
+    assert_eq!(admin_list["result"]["tools"].as_array().unwrap().len(), 26);
     let (_, call) = rpc(
         &s,
         Some(&s.admin.clone()),

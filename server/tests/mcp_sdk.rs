@@ -38,7 +38,7 @@ async fn the_typescript_sdk_client_works_against_mcp() {
     let seen: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(seen["server"]["name"], "harness");
     let tools = seen["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 14, "{seen}");
+    assert_eq!(tools.len(), 15, "{seen}");
     assert!(tools.iter().all(|t| t["outputSchema"] == true), "{seen}");
     assert_eq!(seen["notify"]["structuredContent"]["ok"], true, "{seen}");
     assert_eq!(seen["ask"]["structuredContent"]["parked"], true, "{seen}");

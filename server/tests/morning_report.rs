@@ -693,3 +693,52 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
         )]
     );
 }
+
+#[tokio::test]
+async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
+    let n = night().await;
+    let alpha = n._dir.path().join("alpha");
+    let plan = serde_json::json!({"version": 2, "tasks": [
+        {"id": "task-1", "status": "in_progress"},
+        {"id": "task-2", "status": "pending", "depends_on": ["task-1"]},
+        {"id": "task-3", "status": "pending", "depends_on": ["task-2"]},
+        {"id": "task-4", "status": "completed"}
+    ]});
+    std::fs::write(alpha.join("harness-tasks.json"), plan.to_string()).unwrap();
+    let report = |n: &Night| {
+        n.h.report_at(
+            &Identity::Admin,
+            Some(t(19, 0)),
+            ReportChannel::Api,
+            &LocalWork,
+            t(7, 0),
+        )
+    };
+    // The file alone: the loop is not running there, nothing waits on it.
+    let idle = report(&n).await.unwrap();
+    assert_eq!(idle.text, EXPECTED, "\n{}", idle.text);
+    std::fs::write(alpha.join(".harness-active"), "").unwrap();
+    let active = report(&n).await.unwrap();
+    assert!(
+        active
+            .text
+            .contains("   blocks 3 agents and 2 plan tasks · 6 agent-h waited"),
+        "\n{}",
+        active.text
+    );
+    // The failed agent of the same project holds them too; the questions
+    // without a project do not.
+    assert!(
+        active
+            .text
+            .contains("   blocks 1 agent and 2 plan tasks · 7 agent-h 30 min waited"),
+        "\n{}",
+        active.text
+    );
+    assert_eq!(
+        active.text.matches("plan task").count(),
+        2,
+        "\n{}",
+        active.text
+    );
+}

@@ -253,6 +253,36 @@ pub fn blocked_ids(file: &TasksFile) -> HashSet<String> {
     }
 }
 
+/// How many tasks still to do wait on the tasks in progress, directly or
+/// through other tasks (what an answer to a question of the agent running
+/// them unblocks). Completed tasks do not count; cycles are counted once.
+pub fn waiting_on_in_progress(file: &TasksFile) -> usize {
+    let mut waiting: HashSet<&str> = file
+        .tasks
+        .iter()
+        .filter(|t| t.is(status::IN_PROGRESS))
+        .map(|t| t.id.as_str())
+        .collect();
+    let roots = waiting.len();
+    if roots == 0 {
+        return 0;
+    }
+    loop {
+        let before = waiting.len();
+        for t in file.tasks.iter().filter(|t| !t.is(status::COMPLETED)) {
+            if !waiting.contains(t.id.as_str())
+                && t.deps()
+                    .is_some_and(|deps| deps.iter().any(|d| waiting.contains(d)))
+            {
+                waiting.insert(t.id.as_str());
+            }
+        }
+        if waiting.len() == before {
+            return waiting.len() - roots;
+        }
+    }
+}
+
 /// Counts by raw status string, sorted by key.
 pub fn status_counts(file: &TasksFile) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
@@ -321,6 +351,27 @@ mod tests {
 
     fn file(tasks: serde_json::Value) -> TasksFile {
         serde_json::from_value(json!({"version":2,"tasks":tasks})).expect("file")
+    }
+
+    #[test]
+    fn what_waits_on_the_tasks_in_progress() {
+        let f = file(json!([
+            {"id":"a","status":"in_progress"},
+            {"id":"b","status":"pending","depends_on":["a"]},
+            {"id":"c","status":"pending","depends_on":["b"]},
+            {"id":"d","status":"completed","depends_on":["a"]},
+            {"id":"e","status":"pending","depends_on":["x"]},
+            {"id":"f","status":"failed","depends_on":["c","e"]},
+            {"id":"g","status":"pending","depends_on":["h"]},
+            {"id":"h","status":"pending","depends_on":["g","a"]}
+        ]));
+        // b, c, f (through c), h and g (a cycle through h); not d (done) nor e.
+        assert_eq!(waiting_on_in_progress(&f), 5);
+        let idle = file(json!([
+            {"id":"a","status":"pending"},
+            {"id":"b","status":"pending","depends_on":["a"]}
+        ]));
+        assert_eq!(waiting_on_in_progress(&idle), 0);
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! Thin: the report is the core's.
 
 use chrono::Utc;
-use harness_core::{report::service::parse_since, store::ReportChannel};
+use harness_core::{
+    report::service::{MAX_SINCE_CHARS, parse_since},
+    store::ReportChannel,
+};
 use rmcp::{Json, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,7 +27,7 @@ pub struct ReportArgs {
     /// From when: an RFC 3339 time or a duration back from now (`12h`,
     /// `90m`, `2d`); default the end of the last report sent to chat, else
     /// 24 hours ago.
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = MAX_SINCE_CHARS))]
     since: Option<String>,
 }
 

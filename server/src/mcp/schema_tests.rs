@@ -25,7 +25,7 @@ fn every_profile_name_is_a_tool_and_every_tool_has_an_object_output_schema() {
     for name in AGENT_TOOLS.iter().chain(GATEWAY_TOOLS) {
         assert!(tools.iter().any(|t| t.name == *name), "{name}");
     }
-    assert_eq!(tools.len(), 25);
+    assert_eq!(tools.len(), 26);
     // The approval tools: the admin's only, never an agent's or a gateway's.
     for name in super::approval_tools::APPROVAL_TOOLS {
         assert!(tools.iter().any(|t| t.name == *name), "{name}");
@@ -286,6 +286,13 @@ fn every_schema_limit_is_a_core_constant() {
         ("quotedText maxLength", context::MAX_QUOTED_CHARS),
         ("taskId maxLength", context::MAX_TASK_ID_CHARS),
     ];
+    add(
+        "get_report",
+        &[(
+            "since maxLength",
+            harness_core::report::service::MAX_SINCE_CHARS,
+        )],
+    );
     add("resolve_gateway_task_context", &where_from);
     add(
         "resolve_gateway_task_context",

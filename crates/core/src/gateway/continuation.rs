@@ -293,19 +293,28 @@ impl Harness {
                 .unwrap_or_else(|| self.config().node_id.clone()),
             ttl: CLAIM_LEASE,
         };
-        let claimed = self
-            .store()
-            .claim_inbound(InboundClaim {
-                id: row.id.clone(),
-                seen_state: row.state,
-                seen_response: row.response.clone(),
-                seen_updated_at: row.updated_at,
-                response: in_progress.to_string(),
-                lease_until: lease.until(now),
-                owner: lease.owner,
-                now,
-            })
-            .await?;
+        let claim = |seen: &GatewayInbound| InboundClaim {
+            id: seen.id.clone(),
+            seen_state: seen.state,
+            seen_response: seen.response.clone(),
+            seen_updated_at: seen.updated_at,
+            response: in_progress.to_string(),
+            lease_until: lease.until(now),
+            owner: lease.owner.clone(),
+            now,
+        };
+        let mut claimed = self.store().claim_inbound(claim(&row)).await?;
+        if claimed.is_none()
+            && let Some(current) = self.store().get_inbound(&row.id).await?
+            && current.state == InboundState::Failed
+            && mode_of(&cached(&current)).as_deref() == Some("continue_failed")
+            && current.content.trim() == c.content
+        {
+            // The recovery failed the lapsed claim between this call's read
+            // and its claim; its failure says the retry continues it: this
+            // call is that retry.
+            claimed = self.store().claim_inbound(claim(&current)).await?;
+        }
         let Some(claimed) = claimed else {
             // Another call took the row: its result, or it is still at it.
             let current = self.store().get_inbound(&row.id).await?;

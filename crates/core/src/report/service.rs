@@ -26,10 +26,19 @@ pub const DEFAULT_WINDOW: Duration = Duration::hours(24);
 /// The longest window a report reads.
 pub const MAX_WINDOW: Duration = Duration::days(31);
 
+/// The longest `since` as typed.
+pub const MAX_SINCE_CHARS: usize = 64;
+
 /// A report's `since` as typed: an RFC 3339 time, or a duration back from
 /// `now` (`12h`, `90m`, `2d`, `1h30m`).
 pub fn parse_since(text: &str, now: DateTime<Utc>) -> CoreResult<DateTime<Utc>> {
     let text = text.trim();
+    if text.chars().count() > MAX_SINCE_CHARS {
+        return Err(CoreError::invalid(
+            "since",
+            format!("since is at most {MAX_SINCE_CHARS} characters"),
+        ));
+    }
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&Utc));
     }
