@@ -68,6 +68,8 @@ async function seed(request: APIRequestContext): Promise<Night> {
   expect(held.status, JSON.stringify(held.body)).toBe(200);
   expect(held.body.waiting).toBe(true);
   const done = await ran(request, `Nightly build ${run}`, 'echo built', 'COMPLETED');
+  const note = await api(request, 'POST', '/api/internal/harness/notify', { taskId: done, message: 'built 3 targets' });
+  expect(note.status, JSON.stringify(note.body)).toBe(200);
   const failed = await ran(request, `Flaky check ${run}`, 'echo boom; exit 3', 'FAILED');
   return { run, db, deploy, approvalTask: child.body.id, approvalId: held.body.approvalId, done, failed };
 }
@@ -104,6 +106,7 @@ test('the report tells the night and one box answers several items', async ({ br
     await expect(done.locator('h4 a')).toHaveAttribute('href', `/tasks/${night.done}`);
     const failed = page.locator(`article.report-task[data-task-id="${night.failed}"]`);
     await expect(failed.locator('.report-run[data-status="FAILED"]')).toContainText(zh ? '退出码 3' : 'exit 3');
+    await expect(done.locator('.report-progress')).toContainText('built 3 targets');
     await expect(page.locator(`article.report-task[data-task-id="${night.db}"] .report-asked[data-state="OPEN"]`))
       .toContainText('Which database?');
     // What waits: numbered, ranked, each with a link to its task.
@@ -133,6 +136,7 @@ test('the report tells the night and one box answers several items', async ({ br
   const page = await ctx.newPage();
   const errors = watchErrors(page);
   await open(page, '/report');
+  const waiting = (await api(request, 'GET', '/api/waiting')).body;
   const number = async (taskId: string) =>
     Number(await page.locator(`li.report-item[data-task-id="${taskId}"]`).getAttribute('data-number'));
   const nDb = await number(night.db);
@@ -148,6 +152,8 @@ test('the report tells the night and one box answers several items', async ({ br
   // The answered items are marked; the box is empty again.
   await expect(page.locator(`li.report-item[data-task-id="${night.db}"]`)).toHaveClass(/\bdone\b/);
   await expect(box).toHaveValue('');
+  // The count is what still waits: one of the three.
+  await expect(page.locator('#report-waiting-count')).toHaveText(String(Number(waiting.total) - 2));
   await shoot(page, shots, 'report-answered-en-US-1280');
   // Through REST: the question took its option, the approval is approved,
   // the other question still waits.

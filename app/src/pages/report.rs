@@ -107,6 +107,9 @@ fn ReportView(r: ReportData) -> impl IntoView {
         .replace("{until}", &r.until);
     // The numbers a batch reply took: their items are marked answered.
     let taken = RwSignal::new(Vec::<u32>::new());
+    // What still waits of what this report counted.
+    let count = r.waiting_count;
+    let left = move || count.saturating_sub(taken.with(|t| t.len()) as u64);
     let waiting = if r.waiting.is_empty() {
         view! { <p class="empty" id="report-waiting-none">{l.t("report.waiting_none")}</p> }
             .into_any()
@@ -133,7 +136,7 @@ fn ReportView(r: ReportData) -> impl IntoView {
             <h2 id="report-waiting-h">
                 {l.t("report.waiting_title")}" "
                 <a href="/harness" class="count" id="report-waiting-count"
-                    data-count=r.waiting_count>{r.waiting_count}</a>
+                    data-count=left>{left}</a>
             </h2>
             {waiting}
         </section>
