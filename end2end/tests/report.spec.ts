@@ -7,6 +7,7 @@
 import { test, expect, Page, APIRequestContext, Browser } from '@playwright/test';
 import { join } from 'node:path';
 import { api, createTask } from './api';
+import AxeBuilder from '@axe-core/playwright';
 import { STORAGE_STATE } from '../global-setup';
 
 const uid = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -76,6 +77,11 @@ async function seed(request: APIRequestContext): Promise<Night> {
 
 async function shoot(page: Page, dir: string, name: string) {
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+  // No serious or critical accessibility problem (contrast, names, roles).
+  const axe = await new AxeBuilder({ page }).analyze();
+  const serious = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`);
+  expect(serious, `${name}: ${serious.join('\n')}`).toEqual([]);
   // Nothing wider than the window (no sideways scrolling).
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(overflow, `${name}: the page is ${overflow} px wider than the window`).toBeLessThanOrEqual(0);
