@@ -195,3 +195,16 @@ test('Ctrl+Enter in the Inbox row\'s own box sends the answer', async ({ page, r
   expect(m.replyText).toBe('yes, go on');
   expect(errors).toEqual([]);
 });
+
+test('Ctrl+Enter in the task page\'s answer box sends the answer', async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const taskId = await createTask(request, `Page key ${uid()}`);
+  await ask(request, taskId, { question: 'Which branch?' });
+  await open(page, `/tasks/${taskId}`);
+  const box = page.locator('#task-reply-text');
+  await box.fill('main');
+  await box.press('Control+Enter');
+  await expect.poll(async () => (await message(request, taskId)).state, { timeout: 10_000 }).toBe('ANSWERED');
+  expect((await message(request, taskId)).replyText).toBe('main');
+  expect(errors).toEqual([]);
+});
