@@ -135,3 +135,18 @@ impl LazyRoute for GatewayRoute {
         view! { <pages::gateway::GatewayPage /> }.into_any()
     }
 }
+
+/// `/report`: the morning report and its batch answer box.
+pub struct ReportRoute;
+
+#[lazy_route]
+impl LazyRoute for ReportRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        crate::i18n::load_page_texts();
+        view! { <pages::report::ReportPage /> }.into_any()
+    }
+}

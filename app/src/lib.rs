@@ -14,6 +14,7 @@ pub mod deferred;
 pub mod delivery;
 pub mod field_errors;
 pub mod i18n;
+pub mod keys;
 mod lazy_pages;
 pub mod live;
 pub mod markdown;
@@ -33,8 +34,8 @@ use crate::{
     api::pending_count,
     i18n::use_locale,
     lazy_pages::{
-        AnalyticsRoute, GatewayRoute, HomeRoute, PlanRoute, ProjectListRoute, SettingsRoute,
-        TaskDetailRoute, TaskListRoute,
+        AnalyticsRoute, GatewayRoute, HomeRoute, PlanRoute, ProjectListRoute, ReportRoute,
+        SettingsRoute, TaskDetailRoute, TaskListRoute,
     },
     live::provide_live,
 };
@@ -120,6 +121,7 @@ pub fn App() -> impl IntoView {
                         {l.t("nav.harness")}
                         <PendingBadge count=pending />
                     </A>
+                    <A href="/report">{l.t("nav.report")}</A>
                     <A href="/tasks">{l.t("nav.tasks")}</A>
                     <A href="/projects">{l.t("nav.projects")}</A>
                     <A href="/gateway">{l.t("nav.gateway")}</A>
@@ -148,6 +150,7 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("settings") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=StaticSegment("analytics") view={Lazy::<AnalyticsRoute>::new()} ssr=SsrMode::Async />
                     <Route path=StaticSegment("gateway") view={Lazy::<GatewayRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=StaticSegment("report") view={Lazy::<ReportRoute>::new()} ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

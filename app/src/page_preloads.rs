@@ -40,6 +40,7 @@ pub const LAZY_PAGES: &[(&[&str], &str)] = &[
     (&["settings"], "__settings_route_view_"),
     (&["analytics"], "__analytics_route_view_"),
     (&["gateway"], "__gateway_route_view_"),
+    (&["report"], "__report_route_view_"),
 ];
 
 /// Lazy functions that are parts of a page, not pages: fetched once the page
@@ -147,6 +148,7 @@ mod tests {
         );
         assert_eq!(page_of("/tasks/abc"), Some("__task_detail_route_view_"));
         assert_eq!(page_of("/projects/p1/plan"), Some("__plan_route_view_"));
+        assert_eq!(page_of("/report?since=12h"), Some("__report_route_view_"));
         assert_eq!(page_of("/harness"), None);
         assert_eq!(page_of("/projects/p1"), None);
         assert_eq!(page_of("/nope"), None);

@@ -58,6 +58,9 @@ pub fn router(state: &AppState, site: &Site) -> Router<AppState> {
     let control: std::sync::Arc<dyn harness_core::control::AgentControl> =
         std::sync::Arc::new(state.terminals.clone());
     let fallback_control = control.clone();
+    // The report page reads the agents' commits as `GET /api/report` does.
+    let report_work =
+        app::api::report::ReportWork(std::sync::Arc::new(crate::report_work::LocalWork));
     let routes = generate_route_list(App);
     let preloads = split_preloads(site, &state.leptos);
     let options = state.leptos.clone();
@@ -69,6 +72,7 @@ pub fn router(state: &AppState, site: &Site) -> Router<AppState> {
             move || {
                 provide_context(harness.clone());
                 provide_context(control.clone());
+                provide_context(report_work.clone());
                 if let Some(preloads) = &preloads {
                     provide_context(preloads.clone());
                 }

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod project_form;
 pub mod recovery;
 pub mod reminders;
+pub mod report;
 pub mod settings;
 // `create_task` takes the New-task form's nine fields as arguments; the
 // server-fn macro's client stub cannot carry an item-level allow.

@@ -7,6 +7,7 @@ pub mod project_edit;
 pub mod project_form;
 pub mod project_workbench;
 pub mod projects;
+pub mod report;
 pub mod settings;
 pub mod settings_approvals;
 pub mod settings_destinations;

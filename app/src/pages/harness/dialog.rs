@@ -231,12 +231,7 @@ fn ReplyBox(row: Row, shared: Shared) -> impl IntoView {
                 shared.set_draft(&msg_id, &task_id, value.clone());
                 text.set(value);
             }
-            on:keydown=move |ev| {
-                if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) {
-                    ev.prevent_default();
-                    send_key();
-                }
-            }
+            on:keydown=move |ev| crate::keys::send_on_key(&ev, &send_key)
         ></textarea>
         <p class="hint sub">{l.t("harness.send_hint")}</p>
         <div class="dialog-actions">

@@ -285,6 +285,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
                     placeholder=l.t("harness.reply_placeholder")
                     prop:value=draft
                     on:input=move |ev| shared.set_draft(&msg_id, &task_id, event_target_value(&ev))
+                    on:keydown=move |ev| crate::keys::submit_on_key(&ev)
                 ></textarea>
                 <button type="submit" disabled=move || shared.reply.pending().get()>{l.t("action.send")}</button>
             </ActionForm>

@@ -96,12 +96,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
                     rows="3"
                     prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))
-                    on:keydown=move |ev: leptos::ev::KeyboardEvent| {
-                        if ev.key() == "Enter" && (ev.ctrl_key() || ev.meta_key()) {
-                            ev.prevent_default();
-                            send_key();
-                        }
-                    }
+                    on:keydown=move |ev| crate::keys::send_on_key(&ev, send_key)
                 ></textarea>
                 <button type="submit" class="primary" id="task-reply-send"
                     disabled=move || reply.pending().get()>{l.t("task.reply_send")}</button>
