@@ -528,6 +528,9 @@ fn every_word_list_is_what_the_core_accepts() {
         profile: None,
         scope: scope.into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     };
     for g in c::GATEWAYS {
         for s in c::SCOPES {

@@ -9,6 +9,7 @@ pub mod project_workbench;
 pub mod projects;
 pub mod settings;
 pub mod settings_approvals;
+pub mod settings_daily_report;
 pub mod settings_destinations;
 pub mod settings_recovery;
 pub mod settings_reminders;
