@@ -175,14 +175,24 @@ async fn once_across_a_restart(db: Option<&str>) {
                     .is_some_and(|k| k.starts_with(&format!("report:{}:", due.report_id)))
             })
             .count();
-        assert_eq!(phone_rows, 1, "one outbox row for the phone's report: {rows:?}");
+        assert_eq!(
+            phone_rows, 1,
+            "one outbox row for the phone's report: {rows:?}"
+        );
         if rows.iter().all(|r| r["state"] == "DELIVERED") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the outbox never drained: {rows:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the outbox never drained: {rows:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(reports_to(&record, "-100777"), 1, "the phone's report again");
+    assert_eq!(
+        reports_to(&record, "-100777"),
+        1,
+        "the phone's report again"
+    );
     assert_eq!(reports_to(&record, "-100888"), 1);
     s.shutdown().await;
 }
@@ -192,7 +202,10 @@ async fn a_malformed_time_or_zone_is_a_400_naming_its_field() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let cases = [
-        (target("phone", "-1", "08:00", "Mars/Olympus"), "reportTimeZone"),
+        (
+            target("phone", "-1", "08:00", "Mars/Olympus"),
+            "reportTimeZone",
+        ),
         (target("phone", "-1", "8:00", "UTC"), "reportAt"),
         (target("phone", "-1", "24:00", "UTC"), "reportAt"),
         (
@@ -247,8 +260,10 @@ async fn a_malformed_time_or_zone_is_a_400_naming_its_field() {
         .admin(
             "PUT",
             &format!("/api/settings/notify-targets/{id}"),
-            Some(json!({"label": "phone", "gateway": "openclaw", "downstream": "telegram",
-                "dest": "-1"})),
+            Some(
+                json!({"label": "phone", "gateway": "openclaw", "downstream": "telegram",
+                "dest": "-1"}),
+            ),
         )
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");

@@ -71,11 +71,11 @@ impl Harness {
 
     pub async fn set_notify_targets(
         &self,
-        targets: Vec<NotifyTarget>,
+        mut targets: Vec<NotifyTarget>,
     ) -> CoreResult<Vec<NotifyTarget>> {
         check_targets(&targets)?;
+        // A schedule written again unchanged keeps when it was set.
         let before = self.notify_targets().await?;
-        let mut targets = targets;
         for t in &mut targets {
             crate::report::daily::stamp(t, before.iter(), Utc::now());
         }

@@ -95,9 +95,7 @@ impl Queue for DailyQueue {
                         }
                         memo.sent.insert(row.report_id);
                     }
-                    Outcome::Retry(error)
-                    | Outcome::GaveUp(error)
-                    | Outcome::Unverified(error) => {
+                    Outcome::Retry(error) | Outcome::GaveUp(error) | Outcome::Unverified(error) => {
                         let failures = memo.retry.get(&row.report_id).map_or(0, |r| r.0) + 1;
                         let wait = backoff(failures);
                         tracing::warn!(report_id = %row.report_id, target = %row.target,

@@ -202,8 +202,12 @@ impl<Q: Queue> Worker<Q> {
         wake: std::sync::Arc<tokio::sync::Notify>,
         cancel: CancellationToken,
     ) {
-        tracing::info!(kind = Q::NAME, max_in_flight = self.config.max_in_flight,
-            lease_ahead = self.ahead, "worker started");
+        tracing::info!(
+            kind = Q::NAME,
+            max_in_flight = self.config.max_in_flight,
+            lease_ahead = self.ahead,
+            "worker started"
+        );
         loop {
             while let Some(joined) = self.running.try_join_next() {
                 self.ended(joined);
@@ -266,7 +270,11 @@ impl<Q: Queue> Worker<Q> {
             self.busy.remove(key);
         }
         let Some(outcome) = outcome else {
-            tracing::warn!(kind = Q::NAME, id = Q::id(&row), "lease lost; the row is left to its owner");
+            tracing::warn!(
+                kind = Q::NAME,
+                id = Q::id(&row),
+                "lease lost; the row is left to its owner"
+            );
             return;
         };
         if self.done.is_empty() {
@@ -314,7 +322,11 @@ impl<Q: Queue> Worker<Q> {
     }
 
     fn release_queued(&mut self, id: &str) {
-        tracing::info!(kind = Q::NAME, id, "a queued row's lease ran short: released");
+        tracing::info!(
+            kind = Q::NAME,
+            id,
+            "a queued row's lease ran short: released"
+        );
         self.held.remove(id);
         self.released.push(id.to_owned());
     }
@@ -462,8 +474,11 @@ impl<Q: Queue> Worker<Q> {
                 } else {
                     // Left in their committed step under our lease: lease
                     // recovery decides once it expires (never a blind repeat).
-                    tracing::error!(kind = Q::NAME, rows = end.done.len(),
-                        "giving up recording these attempts");
+                    tracing::error!(
+                        kind = Q::NAME,
+                        rows = end.done.len(),
+                        "giving up recording these attempts"
+                    );
                     self.failures = 0;
                 }
                 if !self.done.is_empty() {
@@ -492,8 +507,11 @@ impl<Q: Queue> Worker<Q> {
         if drained.is_err() {
             // Rows still in flight keep their committed step and lease: the
             // next start of this node recovers them.
-            tracing::warn!(kind = Q::NAME, left = self.running.len(),
-                "worker stopped with attempts in flight");
+            tracing::warn!(
+                kind = Q::NAME,
+                left = self.running.len(),
+                "worker stopped with attempts in flight"
+            );
             self.running.abort_all();
         }
         self.take_handed_off();

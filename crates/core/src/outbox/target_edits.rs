@@ -90,7 +90,7 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
             ),
         ));
     }
-    crate::report::daily::Schedule::of(t)?;
+    daily::Schedule::of(t)?;
     for (field, value, max) in [
         ("downstream", &t.downstream, 128),
         ("dest", &t.dest, 1024),

@@ -164,10 +164,7 @@ impl Schedule {
         });
         for date in [Some(today), today.yesterday().ok()].into_iter().flatten() {
             let Some(at) = self.on(date) else { continue };
-            if at <= now
-                && self.date_of(at) == Some(today)
-                && floor.is_none_or(|f| at >= f)
-            {
+            if at <= now && self.date_of(at) == Some(today) && floor.is_none_or(|f| at >= f) {
                 return Some(Due { date, at });
             }
         }

@@ -170,7 +170,10 @@ fn owed_once_its_time_passed_on_the_same_local_day_only() {
     // The local date decides, not UTC's: Shanghai's 08:00 is midnight UTC.
     let shanghai = at("08:00", "Asia/Shanghai");
     let due = shanghai.owed(utc("2026-12-05T15:59:00Z"), None);
-    assert_eq!(due.map(|d| d.date.to_string()).as_deref(), Some("2026-12-05"));
+    assert_eq!(
+        due.map(|d| d.date.to_string()).as_deref(),
+        Some("2026-12-05")
+    );
     assert!(shanghai.owed(utc("2026-12-05T16:00:00Z"), None).is_none());
 }
 
@@ -226,7 +229,11 @@ fn the_next_due_instant() {
 fn a_malformed_schedule_names_its_field() {
     let field = |r: CoreResult<Schedule>| r.err().and_then(|e| e.field());
     for bad in ["8:00", "24:00", "08:60", "08-00", "", "0800", "08:00:00"] {
-        assert_eq!(field(Schedule::parse(bad, "UTC")), Some("reportAt"), "{bad}");
+        assert_eq!(
+            field(Schedule::parse(bad, "UTC")),
+            Some("reportAt"),
+            "{bad}"
+        );
     }
     for bad in ["Mars/Olympus", "", "Europe/", &"A".repeat(200)] {
         assert_eq!(
@@ -238,7 +245,10 @@ fn a_malformed_schedule_names_its_field() {
     assert!(Schedule::parse(" 08:00 ", " Europe/Berlin ").is_ok());
     // Off unless a time is set; a time needs its zone.
     assert!(matches!(Schedule::of(&target(None, None)), Ok(None)));
-    assert!(matches!(Schedule::of(&target(Some(" "), Some("UTC"))), Ok(None)));
+    assert!(matches!(
+        Schedule::of(&target(Some(" "), Some("UTC"))),
+        Ok(None)
+    ));
     assert_eq!(
         Schedule::of(&target(Some("08:00"), None))
             .err()
@@ -292,7 +302,11 @@ fn the_stamp_moves_only_when_the_schedule_changes() {
     let mut off = target(Some(" "), Some("UTC"));
     stamp(&mut off, std::iter::once(&first), t1);
     assert_eq!(
-        (off.report_at, off.report_time_zone.as_deref(), off.report_since),
+        (
+            off.report_at,
+            off.report_time_zone.as_deref(),
+            off.report_since
+        ),
         (None, Some("UTC"), None)
     );
 }

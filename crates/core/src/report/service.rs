@@ -175,7 +175,14 @@ impl Harness {
             ));
         };
         let (report, new) = self
-            .compose(who, since, ReportChannel::Chat, work, Utc::now(), ids::new_id())
+            .compose(
+                who,
+                since,
+                ReportChannel::Chat,
+                work,
+                Utc::now(),
+                ids::new_id(),
+            )
             .await?;
         Ok(self.send_to(report, new, &target).await?)
     }
