@@ -348,6 +348,12 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         outbox,
         cancel.child_token(),
     )));
+    // The daily report per notify target, at its time in its zone
+    // (`harness_core::report::daily`), once per target and local date.
+    jobs.push(tokio::spawn(crate::workers::daily_reports::run(
+        harness.clone(),
+        cancel.child_token(),
+    )));
     // Timed automatic actions on unattended agents (`harness_core::agent_actions`).
     jobs.push(tokio::spawn(crate::workers::agent_actions::run(
         terminals.clone(),

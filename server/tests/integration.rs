@@ -165,6 +165,8 @@ mod reminders;
 mod reminders_kill;
 #[path = "reminders_real.rs"]
 mod reminders_real;
+#[path = "report_daily.rs"]
+mod report_daily;
 #[path = "rest.rs"]
 mod rest;
 #[path = "security.rs"]

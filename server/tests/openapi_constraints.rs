@@ -11,7 +11,7 @@ use harness_core::{
     gateway::{access, context, continuation, route_input, workbench_callbacks as cb},
     ids, messaging, options, outbox,
     outbox::{destination, destination_edits as dest, platforms},
-    settings, validate,
+    report, settings, validate,
 };
 use harness_server::routes::{constraints as c, openapi_rules::*};
 use serde_json::{Value, json};
@@ -248,6 +248,12 @@ fn expected() -> BTreeMap<String, Value> {
     e.max("NotifyTarget.downstream", outbox::MAX_DOWNSTREAM_CHARS);
     e.max("NotifyTarget.dest", outbox::MAX_DEST_CHARS);
     e.max("NotifyTarget.profile", outbox::MAX_PROFILE_CHARS);
+    e.add(
+        "NotifyTarget.reportAt",
+        "pattern",
+        json!(report::daily::TIME_PATTERN),
+    );
+    e.max("NotifyTarget.reportTimeZone", report::daily::MAX_ZONE_CHARS);
     e.add("Targets.targets", "maxItems", json!(settings::MAX_TARGETS));
     e.max("Destination.alias", dest::MAX_ALIAS_CHARS);
     e.max("Destination.label", dest::MAX_LABEL_CHARS);
@@ -528,6 +534,9 @@ fn every_word_list_is_what_the_core_accepts() {
         profile: None,
         scope: scope.into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     };
     for g in c::GATEWAYS {
         for s in c::SCOPES {

@@ -21,6 +21,12 @@ pub struct TargetRow {
     pub dest: Option<String>,
     pub scope: String,
     pub active: bool,
+    /// The daily report's local time (`HH:MM`); none: off.
+    #[serde(default)]
+    pub report_at: Option<String>,
+    /// Its IANA time zone.
+    #[serde(default)]
+    pub report_time_zone: Option<String>,
 }
 
 #[server(prefix = "/sfn", endpoint = "notify_targets")]
@@ -38,6 +44,8 @@ pub async fn notify_targets() -> Result<Vec<TargetRow>, ServerFnError> {
             dest: t.dest,
             scope: t.scope,
             active: t.active,
+            report_at: t.report_at,
+            report_time_zone: t.report_time_zone,
         })
         .collect())
 }
@@ -50,6 +58,8 @@ pub async fn add_notify_target(
     downstream: Option<String>,
     dest: Option<String>,
     scope: String,
+    #[server(default)] report_at: Option<String>,
+    #[server(default)] report_time_zone: Option<String>,
 ) -> Result<String, ServerFnError> {
     use harness_core::settings::NotifyTarget;
     let h = ssr::harness()?;
@@ -64,10 +74,30 @@ pub async fn add_notify_target(
             profile: None,
             scope,
             active: true,
+            report_at: blank(report_at),
+            report_time_zone: blank(report_time_zone),
+            report_since: None,
         })
         .await
         .map_err(to_sfn_field)?;
     Ok(added.id.unwrap_or_default())
+}
+
+/// Set one target's daily report (a time `HH:MM` and an IANA time zone),
+/// or switch it off (no time); the core names a wrong field.
+#[server(prefix = "/sfn", endpoint = "set_target_report")]
+pub async fn set_target_report(
+    key: String,
+    #[server(default)] report_at: Option<String>,
+    #[server(default)] report_time_zone: Option<String>,
+) -> Result<(), ServerFnError> {
+    let h = ssr::harness()?;
+    let blank = |v: Option<String>| v.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
+    let (at, zone) = (blank(report_at), blank(report_time_zone));
+    h.set_notify_target_report(&key, at.as_deref(), zone.as_deref())
+        .await
+        .map_err(to_sfn_field)?;
+    Ok(())
 }
 
 /// Separates the field from the message in a server function's error text

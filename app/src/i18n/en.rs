@@ -776,6 +776,16 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("recovery.state.gave_up", "not done"),
     ("recovery.state.unverified", "may not have been done"),
     ("recovery.state.cancelled", "cancelled"),
+    // Settings → a notify target's daily report.
+    ("settings.report_at", "Daily report at"),
+    ("settings.report_time_zone", "Time zone"),
+    (
+        "settings.report_help",
+        "The morning report goes to this channel every day at this time, in this time zone (an IANA name such as Europe/Berlin). No time: no daily report.",
+    ),
+    ("settings.report_daily", "daily report at {at} ({zone})"),
+    ("settings.report_off", "no daily report"),
+    ("settings.report_set", "Set"),
 ];
 
 pub const EN_SERVER: &[(&str, &str)] = &[

@@ -698,6 +698,16 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("recovery.state.gave_up", "未执行"),
     ("recovery.state.unverified", "可能未执行"),
     ("recovery.state.cancelled", "已取消"),
+    // 设置 → 通知渠道的每日报告。
+    ("settings.report_at", "每日报告时间"),
+    ("settings.report_time_zone", "时区"),
+    (
+        "settings.report_help",
+        "每天在这个时间（按此时区，IANA 名称，如 Asia/Shanghai）把晨报发到这个渠道。不填时间：不发每日报告。",
+    ),
+    ("settings.report_daily", "每日报告 {at}（{zone}）"),
+    ("settings.report_off", "无每日报告"),
+    ("settings.report_set", "设置"),
 ];
 
 pub const ZH_SERVER: &[(&str, &str)] = &[

@@ -10,6 +10,7 @@ pub mod projects;
 pub mod report;
 pub mod settings;
 pub mod settings_approvals;
+pub mod settings_daily_report;
 pub mod settings_destinations;
 pub mod settings_recovery;
 pub mod settings_reminders;

@@ -7,8 +7,8 @@ use leptos::{form::ActionForm, prelude::*};
 
 use crate::{
     api::{
-        AddNotifyTarget, RemoveNotifyTarget, SaveGatewaySettings, TestNotifyTarget,
-        gateway_settings, notify_targets,
+        AddNotifyTarget, RemoveNotifyTarget, SaveGatewaySettings, SetTargetReport,
+        TestNotifyTarget, gateway_settings, notify_targets,
     },
     components::error_text,
     i18n::use_locale,
@@ -20,6 +20,7 @@ pub fn SettingsPage() -> impl IntoView {
     let add = ServerAction::<AddNotifyTarget>::new();
     let remove = ServerAction::<RemoveNotifyTarget>::new();
     let test = ServerAction::<TestNotifyTarget>::new();
+    let schedule = ServerAction::<SetTargetReport>::new();
     let test_result = move || {
         test.value().get().map(|r| match r {
             Ok(result) => {
@@ -43,13 +44,27 @@ pub fn SettingsPage() -> impl IntoView {
         })
     };
     let targets = Resource::new(
-        move || (add.version().get(), remove.version().get()),
+        move || {
+            (
+                add.version().get(),
+                remove.version().get(),
+                schedule.version().get(),
+            )
+        },
         |_| notify_targets(),
     );
     // A validation error of the add form names its field: shown by that
     // input (`#target-<field>-error`, the input `aria-invalid`); any other
     // error goes to the status line.
-    const FIELDS: [&str; 5] = ["label", "gateway", "downstream", "dest", "scope"];
+    const FIELDS: [&str; 7] = [
+        "label",
+        "gateway",
+        "downstream",
+        "dest",
+        "scope",
+        "reportAt",
+        "reportTimeZone",
+    ];
     let errors = crate::field_errors::FieldErrors::new(
         move || add.value().get().and_then(Result::err),
         "target",
@@ -60,6 +75,16 @@ pub fn SettingsPage() -> impl IntoView {
         general.map(|m| view! { <p class="error" role="alert" id="settings-status">{m}</p> })
     };
     let (field_error, invalid) = (move |f| errors.by(f), move |f| errors.invalid(f));
+    // A daily report set on a target's row: saved, or why not.
+    let schedule_status = move || {
+        schedule.value().get().map(|r| match r {
+            Ok(()) => view! { <p class="sub" role="status" id="report-status">{l.t("settings.saved")}</p> }.into_any(),
+            Err(e) => {
+                let (_, message) = crate::api::field_error(&e);
+                view! { <p class="error" role="alert" id="report-status">{message}</p> }.into_any()
+            }
+        })
+    };
     let add_form = NodeRef::<leptos::html::Form>::new();
     crate::field_errors::clear_after_success(
         move || matches!(add.value().get(), Some(Ok(_))),
@@ -85,6 +110,8 @@ pub fn SettingsPage() -> impl IntoView {
                             <ul class="targets" id="targets">
                                 {list.into_iter().enumerate().map(|(i, t)| {
                                     let (key1, key2) = (t.key.clone(), t.key.clone());
+                                    let row = t.clone();
+                                    let daily = super::settings_daily_report::summary(l, &t);
                                     view! {
                                     <li>
                                         <strong>{if t.label.is_empty() { t.gateway.clone() } else { t.label.clone() }}</strong>
@@ -92,6 +119,7 @@ pub fn SettingsPage() -> impl IntoView {
                                         {t.downstream.map(|d| view! { " · " <code>{d}</code> })}
                                         {t.dest.map(|d| view! { " → " <code>{d}</code> })}
                                         " · " {l.t(if t.scope == "work" { "settings.scope_work" } else { "settings.scope_unattended" })}
+                                        " · " <span class="daily-summary">{daily.unwrap_or_else(|| l.t("settings.report_off").to_string())}</span>
                                         <ActionForm action=test attr:class="inline">
                                             <input type="hidden" name="key" value=key1 />
                                             <button type="submit" class="ghost test-target" data-index=i.to_string()
@@ -101,6 +129,7 @@ pub fn SettingsPage() -> impl IntoView {
                                             <input type="hidden" name="key" value=key2 />
                                             <button type="submit" class="ghost">{l.t("settings.remove")}</button>
                                         </ActionForm>
+                                        <super::settings_daily_report::DailyReportForm t=row action=schedule />
                                     </li>
                                 }}).collect_view()}
                             </ul>
@@ -111,6 +140,7 @@ pub fn SettingsPage() -> impl IntoView {
                 })}
             </Transition>
             {test_result}
+            {schedule_status}
             {error}
             <h3>{l.t("settings.add")}</h3>
             <ActionForm action=add node_ref=add_form attr:class="form-grid" attr:id="add-target">
@@ -136,6 +166,16 @@ pub fn SettingsPage() -> impl IntoView {
                     <option value="work">{l.t("settings.scope_work")}</option>
                 </select>
                 {field_error("scope")}
+                <label for="target-reportAt">{l.t("settings.report_at")}</label>
+                <input id="target-reportAt" type="time" name="report_at" aria-invalid=invalid("reportAt")
+                    aria-describedby="target-reportAt-error target-report-help" />
+                {field_error("reportAt")}
+                <label for="target-reportTimeZone">{l.t("settings.report_time_zone")}</label>
+                <input id="target-reportTimeZone" name="report_time_zone" maxlength="64" placeholder="Europe/Berlin, Asia/Shanghai, UTC"
+                    aria-invalid=invalid("reportTimeZone") aria-describedby="target-reportTimeZone-error target-report-help" />
+                {field_error("reportTimeZone")}
+                <span></span>
+                <p class="sub" id="target-report-help">{l.t("settings.report_help")}</p>
                 <span></span>
                 <button type="submit" class="primary">{l.t("settings.save")}</button>
             </ActionForm>

@@ -186,6 +186,9 @@ mod tests {
             profile: None,
             scope: "unattended".into(),
             active: true,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
         };
         let now = utc("2026-01-10T12:00:00Z");
         assert!(waits(&map, Some(&t), Urgency::Normal, now));

@@ -1,6 +1,6 @@
 //! Settings stored as JSON values by key: notify targets (docs/contract.md §3).
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
@@ -26,6 +26,19 @@ pub struct NotifyTarget {
     pub scope: String,
     #[serde(default = "default_active")]
     pub active: bool,
+    /// The daily report's local time, `HH:MM` (`crate::report::daily`):
+    /// the morning report goes to this target every day then. Unset: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_at: Option<String>,
+    /// The IANA time zone of [`Self::report_at`] (`Europe/Berlin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_time_zone: Option<String>,
+    /// When the daily report's time or zone was last set, written by
+    /// Harness (a value sent is ignored): a time already past then starts
+    /// the next day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(read_only))]
+    pub report_since: Option<DateTime<Utc>>,
 }
 
 fn default_scope() -> String {
@@ -58,9 +71,14 @@ impl Harness {
 
     pub async fn set_notify_targets(
         &self,
-        targets: Vec<NotifyTarget>,
+        mut targets: Vec<NotifyTarget>,
     ) -> CoreResult<Vec<NotifyTarget>> {
         check_targets(&targets)?;
+        // A schedule written again unchanged keeps when it was set.
+        let before = self.notify_targets().await?;
+        for t in &mut targets {
+            crate::report::daily::stamp(t, before.iter(), Utc::now());
+        }
         let value = serde_json::to_value(&targets)
             .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
         self.store()
@@ -96,6 +114,12 @@ pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
             return Err(CoreError::invalid(
                 "scope",
                 format!("target {i}: scope must be \"work\" or \"unattended\""),
+            ));
+        }
+        if let Err(err) = crate::report::daily::Schedule::of(t) {
+            return Err(CoreError::invalid(
+                err.field().unwrap_or("reportAt"),
+                format!("target {i}: {err}"),
             ));
         }
         validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;

@@ -274,6 +274,9 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         profile: None,
         scope: "work".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }])
     .await
     .unwrap();

@@ -30,7 +30,7 @@ struct ActionQueue {
 impl Queue for ActionQueue {
     type Row = AgentAction;
     type Outcome = ActionOutcome;
-    const KIND: Kind = Kind::AgentActions;
+    const NAME: &'static str = "agent_actions";
 
     fn id(row: &AgentAction) -> &str {
         &row.id

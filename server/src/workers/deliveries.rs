@@ -50,7 +50,7 @@ struct DeliveryQueue {
 impl Queue for DeliveryQueue {
     type Row = Delivery;
     type Outcome = Outcome;
-    const KIND: Kind = Kind::Deliveries;
+    const NAME: &'static str = "deliveries";
 
     fn id(row: &Delivery) -> &str {
         &row.id

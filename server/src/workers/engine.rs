@@ -27,7 +27,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use harness_core::{CoreResult, work::Kind};
+use harness_core::CoreResult;
 use tokio::{task::JoinSet, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -40,7 +40,8 @@ pub trait Queue: Send + Sync + 'static {
     /// outbox's with its platform receipt).
     type Outcome: Clone + Send + 'static;
 
-    const KIND: Kind;
+    /// The kind of work, as the log names it.
+    const NAME: &'static str;
 
     fn id(row: &Self::Row) -> &str;
 
@@ -201,8 +202,12 @@ impl<Q: Queue> Worker<Q> {
         wake: std::sync::Arc<tokio::sync::Notify>,
         cancel: CancellationToken,
     ) {
-        tracing::info!(kind = ?Q::KIND, max_in_flight = self.config.max_in_flight,
-            lease_ahead = self.ahead, "worker started");
+        tracing::info!(
+            kind = Q::NAME,
+            max_in_flight = self.config.max_in_flight,
+            lease_ahead = self.ahead,
+            "worker started"
+        );
         loop {
             while let Some(joined) = self.running.try_join_next() {
                 self.ended(joined);
@@ -256,7 +261,7 @@ impl<Q: Queue> Worker<Q> {
         let (row, outcome) = match joined {
             Ok(ended) => ended,
             Err(err) => {
-                tracing::error!(kind = ?Q::KIND, error = %err, "an attempt task failed");
+                tracing::error!(kind = Q::NAME, error = %err, "an attempt task failed");
                 return;
             }
         };
@@ -265,7 +270,11 @@ impl<Q: Queue> Worker<Q> {
             self.busy.remove(key);
         }
         let Some(outcome) = outcome else {
-            tracing::warn!(kind = ?Q::KIND, id = Q::id(&row), "lease lost; the row is left to its owner");
+            tracing::warn!(
+                kind = Q::NAME,
+                id = Q::id(&row),
+                "lease lost; the row is left to its owner"
+            );
             return;
         };
         if self.done.is_empty() {
@@ -287,7 +296,7 @@ impl<Q: Queue> Worker<Q> {
             // one at a time.
             let upkeep = self.queue_impl.maintain();
             self.upkeep = Some(tokio::spawn(
-                upkeep.instrument(tracing::info_span!("upkeep", kind = ?Q::KIND)),
+                upkeep.instrument(tracing::info_span!("upkeep", kind = Q::NAME)),
             ));
         }
     }
@@ -313,7 +322,11 @@ impl<Q: Queue> Worker<Q> {
     }
 
     fn release_queued(&mut self, id: &str) {
-        tracing::info!(kind = ?Q::KIND, id, "a queued row's lease ran short: released");
+        tracing::info!(
+            kind = Q::NAME,
+            id,
+            "a queued row's lease ran short: released"
+        );
         self.held.remove(id);
         self.released.push(id.to_owned());
     }
@@ -448,7 +461,7 @@ impl<Q: Queue> Worker<Q> {
             }
             Err(err) => {
                 self.failures += 1;
-                tracing::error!(kind = ?Q::KIND, error = ?err, failures = self.failures,
+                tracing::error!(kind = Q::NAME, error = ?err, failures = self.failures,
                     "cannot record attempts / lease rows");
                 // Releases are always tried again.
                 let mut released = end.released;
@@ -461,8 +474,11 @@ impl<Q: Queue> Worker<Q> {
                 } else {
                     // Left in their committed step under our lease: lease
                     // recovery decides once it expires (never a blind repeat).
-                    tracing::error!(kind = ?Q::KIND, rows = end.done.len(),
-                        "giving up recording these attempts");
+                    tracing::error!(
+                        kind = Q::NAME,
+                        rows = end.done.len(),
+                        "giving up recording these attempts"
+                    );
                     self.failures = 0;
                 }
                 if !self.done.is_empty() {
@@ -491,8 +507,11 @@ impl<Q: Queue> Worker<Q> {
         if drained.is_err() {
             // Rows still in flight keep their committed step and lease: the
             // next start of this node recovers them.
-            tracing::warn!(kind = ?Q::KIND, left = self.running.len(),
-                "worker stopped with attempts in flight");
+            tracing::warn!(
+                kind = Q::NAME,
+                left = self.running.len(),
+                "worker stopped with attempts in flight"
+            );
             self.running.abort_all();
         }
         self.take_handed_off();
@@ -506,11 +525,11 @@ impl<Q: Queue> Worker<Q> {
                 Ok(_) => {}
                 // Released rows come back at the next start of this node.
                 Err(err) => {
-                    tracing::error!(kind = ?Q::KIND, error = ?err, "cannot record the last attempts")
+                    tracing::error!(kind = Q::NAME, error = ?err, "cannot record the last attempts")
                 }
             }
         }
-        tracing::info!(kind = ?Q::KIND, "worker stopped");
+        tracing::info!(kind = Q::NAME, "worker stopped");
     }
 }
 

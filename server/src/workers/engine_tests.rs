@@ -12,7 +12,7 @@ use std::{
 };
 
 use chrono::{DateTime, Utc};
-use harness_core::{CoreError, CoreResult, work::Kind};
+use harness_core::{CoreError, CoreResult};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -95,7 +95,7 @@ impl TestKind {
 impl Queue for TestKind {
     type Row = Row;
     type Outcome = ();
-    const KIND: Kind = Kind::Deliveries;
+    const NAME: &'static str = "deliveries";
 
     fn id(row: &Row) -> &str {
         &row.id

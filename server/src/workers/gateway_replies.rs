@@ -59,7 +59,7 @@ struct ReplyQueue {
 impl Queue for ReplyQueue {
     type Row = GatewayReply;
     type Outcome = ReplyOutcome;
-    const KIND: Kind = Kind::GatewayReplies;
+    const NAME: &'static str = "gateway_replies";
 
     fn id(row: &GatewayReply) -> &str {
         &row.id

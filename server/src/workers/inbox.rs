@@ -148,7 +148,7 @@ impl WorkbenchStarter {
 impl Queue for InboxQueue {
     type Row = String;
     type Outcome = Outcome;
-    const KIND: Kind = Kind::Inbox;
+    const NAME: &'static str = "inbox";
 
     fn id(parent: &String) -> &str {
         parent

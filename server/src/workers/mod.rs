@@ -5,6 +5,7 @@
 //! what is left), and one module per kind with its turn and its runner.
 
 pub mod agent_actions;
+pub mod daily_reports;
 pub mod deliveries;
 pub mod engine;
 pub mod gateway_cli;

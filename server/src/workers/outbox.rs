@@ -215,7 +215,7 @@ struct OutboxQueue {
 impl Queue for OutboxQueue {
     type Row = Outbound;
     type Outcome = SendOutcome;
-    const KIND: Kind = Kind::Outbox;
+    const NAME: &'static str = "outbox";
 
     fn id(row: &Outbound) -> &str {
         &row.id

@@ -183,6 +183,9 @@ mod tests {
             profile: None,
             scope: scope.into(),
             active: true,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
         };
         assert!(usable(&t("openclaw", "unattended", None)));
         assert!(usable(&t("hermes", "work", Some("chat-1"))));

@@ -80,6 +80,9 @@ mod tests {
             profile: None,
             scope: "unattended".into(),
             active: true,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
         }
     }
 

@@ -7,6 +7,7 @@ use chrono::Utc;
 use super::{Outbound, PushOutcome, gateway, platforms};
 use crate::{
     CoreError, CoreResult, Harness, ids,
+    report::daily,
     setting_lists::{ListEntry, position},
     settings::{NOTIFY_TARGETS_KEY, NotifyTarget, check_targets},
     store::{Dedup, NewOutbound},
@@ -89,6 +90,7 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
             ),
         ));
     }
+    daily::Schedule::of(t)?;
     for (field, value, max) in [
         ("downstream", &t.downstream, 128),
         ("dest", &t.dest, 1024),
@@ -118,6 +120,7 @@ impl Harness {
     pub async fn add_notify_target(&self, mut target: NotifyTarget) -> CoreResult<NotifyTarget> {
         check_one(&target)?;
         target.id = Some(ids::new_id());
+        daily::stamp(&mut target, std::iter::empty(), Utc::now());
         let added = self
             .edit_targets(|list| {
                 list.push(target.clone());
@@ -140,7 +143,32 @@ impl Harness {
                 .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
             let mut t = target.clone();
             t.id = list[at].id.clone().or_else(|| Some(ids::new_id()));
+            daily::stamp(&mut t, std::iter::once(&list[at]), Utc::now());
             list[at] = t.clone();
+            Ok(Some(t))
+        })
+        .await?
+        .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))
+    }
+
+    /// Set one target's daily report (`at` `HH:MM` in `time_zone`), or
+    /// switch it off (no time); the rest of the target is untouched.
+    pub async fn set_notify_target_report(
+        &self,
+        id: &str,
+        at: Option<&str>,
+        time_zone: Option<&str>,
+    ) -> CoreResult<NotifyTarget> {
+        let id = id.trim().to_string();
+        self.edit_targets(|list| {
+            let pos = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            let mut t = list[pos].clone();
+            t.report_at = at.map(str::to_string);
+            t.report_time_zone = time_zone.map(str::to_string);
+            daily::Schedule::of(&t)?;
+            daily::stamp(&mut t, std::iter::once(&list[pos]), Utc::now());
+            list[pos] = t.clone();
             Ok(Some(t))
         })
         .await?

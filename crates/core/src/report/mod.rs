@@ -7,11 +7,13 @@
 //! ([`split`]); the report built from stored facts ([`build`]) and written
 //! as text ([`text`]). Around them: the facts read for one person's scope
 //! ([`facts`]), the agents that need a person ([`agents`], a seam), the
-//! report kept and sent ([`service`]) and a reply applied ([`reply`]).
+//! report kept and sent ([`service`]) and a reply applied ([`reply`]); the
+//! daily send per notify target, in its time zone ([`daily`]).
 
 pub mod agents;
 pub mod batch;
 pub mod build;
+pub mod daily;
 pub mod facts;
 pub mod model;
 pub mod rank;

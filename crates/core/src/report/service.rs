@@ -1,13 +1,17 @@
-//! The report for a person, on demand: built from the facts of its window,
-//! kept with its numbered items (`ReportStore::record_report`), and — for
-//! chat — sent through the outbox as one message in parts at the
-//! platform's limit, in the report's own transaction.
+//! The report for a person, on demand or daily per notify target: built
+//! from the facts of its window, kept with its numbered items
+//! (`ReportStore::record_report`), and — for chat — sent through the outbox
+//! as one message in parts at the platform's limit, in the report's own
+//! transaction.
+
+use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::{
     build::{Frame, build},
+    daily::{self, Schedule},
     facts::{NoWork, Scope, WorkReader},
     model::Report,
     split::split,
@@ -18,7 +22,10 @@ use crate::{
     auth::Identity,
     ids,
     outbox::{Outbound, platforms},
-    store::{Dedup, NewOutbound, NewReport, ReportChannel, report_part_key},
+    settings::NotifyTarget,
+    store::{
+        Dedup, NewOutbound, NewReport, ReportChannel, StoreError, StoreResult, report_part_key,
+    },
 };
 
 /// Without an earlier chat report, a report covers this long.
@@ -93,6 +100,43 @@ pub struct Sent {
     pub parts: Vec<Outbound>,
 }
 
+/// A daily report owed to a notify target (`daily`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyDue {
+    /// The report's id, derived from the target and the local date.
+    pub report_id: String,
+    /// The target ([`daily::target_key`]).
+    pub target: String,
+    /// The local date it is the report of (`2026-12-05`).
+    pub date: String,
+    /// When it was due.
+    pub at: DateTime<Utc>,
+}
+
+/// The daily report `t` is owed at `now`, if any: an active target with a
+/// usable schedule whose time has passed today (`Schedule::owed`).
+fn owed_to(t: &NotifyTarget, now: DateTime<Utc>) -> Option<DailyDue> {
+    if !t.active || t.gateway.trim().is_empty() {
+        return None;
+    }
+    let schedule = match Schedule::of(t) {
+        Ok(s) => s?,
+        Err(err) => {
+            tracing::warn!(target_label = %t.label, %err, "a notify target's daily report \
+                schedule is unusable");
+            return None;
+        }
+    };
+    let due = schedule.owed(now, t.report_since)?;
+    let key = daily::target_key(t);
+    Some(DailyDue {
+        report_id: daily::report_id(&key, due.date),
+        target: key,
+        date: due.date.to_string(),
+        at: due.at,
+    })
+}
+
 impl Harness {
     /// The report `who` may read (see [`Scope::of`]) of `[since, now)`,
     /// kept as shown on `channel`. `since`: by default the end of the
@@ -117,7 +161,9 @@ impl Harness {
         work: &dyn WorkReader,
         now: DateTime<Utc>,
     ) -> CoreResult<Report> {
-        let (report, new) = self.compose(who, since, channel, work, now).await?;
+        let (report, new) = self
+            .compose(who, since, channel, work, now, ids::new_id())
+            .await?;
         self.store().record_report(new).await?;
         Ok(report)
     }
@@ -137,9 +183,95 @@ impl Harness {
                     .into(),
             ));
         };
-        let (report, mut new) = self
-            .compose(who, since, ReportChannel::Chat, work, Utc::now())
+        let (report, new) = self
+            .compose(
+                who,
+                since,
+                ReportChannel::Chat,
+                work,
+                Utc::now(),
+                ids::new_id(),
+            )
             .await?;
+        Ok(self.send_to(report, new, &target).await?)
+    }
+
+    /// The daily reports owed at `now` and not yet written: one per active
+    /// notify target whose schedule owes one (`daily::Schedule::owed`).
+    /// `sent`: the caller's memo of reports known written, skipped without
+    /// a read (those found written are added to it).
+    pub async fn owed_daily_reports(
+        &self,
+        now: DateTime<Utc>,
+        sent: &mut HashSet<String>,
+    ) -> CoreResult<Vec<DailyDue>> {
+        let mut owed = Vec::new();
+        for t in self.notify_targets().await? {
+            let Some(due) = owed_to(&t, now) else {
+                continue;
+            };
+            if sent.contains(&due.report_id) {
+                continue;
+            }
+            if self.store().get_report(&due.report_id).await?.is_some() {
+                sent.insert(due.report_id);
+                continue;
+            }
+            owed.push(due);
+        }
+        Ok(owed)
+    }
+
+    /// Send `due`'s report to its target — the report of everything
+    /// (`Identity::Admin`'s scope) since the last one sent to chat, by the
+    /// same call as a report sent on demand — under its derived id, so the
+    /// report and its parts are written once. `None`: nothing to send, it
+    /// is written already (another worker or node, an earlier boot) or no
+    /// longer owed (the target was removed, switched off or rescheduled).
+    pub async fn send_daily_report(
+        &self,
+        due: &DailyDue,
+        work: &dyn WorkReader,
+    ) -> CoreResult<Option<Sent>> {
+        let now = Utc::now();
+        let target = self
+            .notify_targets()
+            .await?
+            .into_iter()
+            .find(|t| owed_to(t, now).is_some_and(|d| d.report_id == due.report_id));
+        let Some(target) = target else {
+            return Ok(None);
+        };
+        if self.store().get_report(&due.report_id).await?.is_some() {
+            return Ok(None);
+        }
+        let (report, new) = self
+            .compose(
+                &Identity::Admin,
+                None,
+                ReportChannel::Chat,
+                work,
+                now,
+                due.report_id.clone(),
+            )
+            .await?;
+        match self.send_to(report, new, &target).await {
+            Ok(sent) => Ok(Some(sent)),
+            // Its id is taken: another worker wrote it first.
+            Err(StoreError::Duplicate(_)) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Keep `report` with its parts for `target`, one outbox row per part
+    /// at the target's platform's limit, in one transaction; then wake the
+    /// outbox.
+    async fn send_to(
+        &self,
+        report: Report,
+        mut new: NewReport,
+        target: &NotifyTarget,
+    ) -> StoreResult<Sent> {
         let clean = |v: &Option<String>| {
             v.as_deref()
                 .map(str::trim)
@@ -168,7 +300,7 @@ impl Harness {
                 dest: clean(&target.dest),
                 requested_to: None,
                 profile: clean(&target.profile),
-                scope: "unattended".into(),
+                scope: target.scope.trim().to_string(),
                 expect_reply: !report.waiting.is_empty(),
                 message: text,
                 presentation: None,
@@ -220,6 +352,7 @@ impl Harness {
         channel: ReportChannel,
         work: &dyn WorkReader,
         now: DateTime<Utc>,
+        id: String,
     ) -> CoreResult<(Report, NewReport)> {
         let scope = Scope::of(who);
         let since = match since {
@@ -235,7 +368,7 @@ impl Harness {
         }
         let since = since.max(now - MAX_WINDOW);
         let frame = Frame {
-            id: ids::new_id(),
+            id,
             scope: scope.key(),
             since,
             until: now,

@@ -165,6 +165,9 @@ pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
         profile: None,
         scope: scope.into(),
         active,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     };
     // Inactive or work-scoped channels do not count.
     h.set_notify_targets(vec![
@@ -204,6 +207,9 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     };
     writer
         .set_notify_targets(vec![hermes.clone()])

@@ -503,6 +503,9 @@ pub(super) async fn with_channel_step(
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }])
     .await
     .unwrap();

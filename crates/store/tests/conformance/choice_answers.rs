@@ -187,6 +187,9 @@ fn target() -> NotifyTarget {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }
 }
 

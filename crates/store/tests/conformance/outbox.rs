@@ -51,6 +51,9 @@ fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> N
         profile: None,
         scope: scope.into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }
 }
 

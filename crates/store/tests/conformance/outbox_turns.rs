@@ -37,6 +37,9 @@ async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }])
     .await
     .unwrap();

@@ -190,6 +190,9 @@ fn unattended_target() -> NotifyTarget {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }
 }
 

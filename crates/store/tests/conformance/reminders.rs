@@ -34,6 +34,9 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
         profile: None,
         scope: "unattended".into(),
         active: true,
+        report_at: None,
+        report_time_zone: None,
+        report_since: None,
     }])
     .await
     .unwrap();

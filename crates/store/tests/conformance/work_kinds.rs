@@ -191,6 +191,9 @@ impl WorkKind {
                     profile: None,
                     scope: "unattended".into(),
                     active: true,
+                    report_at: None,
+                    report_time_zone: None,
+                    report_since: None,
                 }])
                 .await
                 .unwrap();

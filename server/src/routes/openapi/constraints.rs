@@ -16,6 +16,7 @@ use harness_core::{
     options, outbox,
     outbox::destination_edits as dest,
     outbox::platforms,
+    report::daily,
     settings, validate,
 };
 use serde_json::json;
@@ -312,6 +313,16 @@ pub fn bodies() -> Vec<(&'static str, &'static str, Vec<Rule>)> {
             "NotifyTarget",
             "profile",
             optional(outbox::MAX_PROFILE_CHARS),
+        ),
+        (
+            "NotifyTarget",
+            "reportAt",
+            vec![Rule::Pattern(daily::TIME_PATTERN)],
+        ),
+        (
+            "NotifyTarget",
+            "reportTimeZone",
+            optional(daily::MAX_ZONE_CHARS),
         ),
         (
             "Targets",
