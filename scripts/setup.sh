@@ -59,6 +59,14 @@ if [ "$what" = test ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
   fi
+  # A CJK font: the Chinese UI's screenshots are read by people (without one
+  # every character is an empty box).
+  if [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; then
+    say "installing Debian's fonts-wqy-microhei (Chinese text in the browser tests' screenshots)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-wqy-microhei >/dev/null; } \
+      || echo "setup: fonts-wqy-microhei not installed; Chinese screenshots show boxes" >&2
+  fi
   if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     say "installing Debian's nginx-light for the reverse-proxy test (docs/reverse-proxy.md)"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
