@@ -135,7 +135,11 @@ async fn the_waiting_count_includes_an_agent_that_needs_a_person() {
     for id in [boom, watched] {
         exited(&s, id).await;
     }
-    assert_eq!(waiting(&s).await["agents"], 0, "attended failures wait for nobody");
+    assert_eq!(
+        waiting(&s).await["agents"],
+        0,
+        "attended failures wait for nobody"
+    );
     unattended(&s, boom, true).await;
     // A question of a third task.
     let asking = s.task("asking").await;
@@ -171,7 +175,10 @@ async fn the_waiting_count_includes_an_agent_that_needs_a_person() {
     }
     // The server-rendered page: the badge, the title and the section.
     let html = harness_page(&s, &cookie).await;
-    assert!(html.contains("<title>(2) Inbox — Harness</title>"), "{html}");
+    assert!(
+        html.contains("<title>(2) Inbox — Harness</title>"),
+        "{html}"
+    );
     assert!(
         html.contains(r#"id="nav-pending" data-count="2""#),
         "the badge: {html}"

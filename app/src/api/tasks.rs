@@ -4,9 +4,9 @@ use harness_types::{Action, Blocked, ExecutionStatus, Provider, RunState, TaskSt
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::AgentStateRow;
 #[cfg(feature = "ssr")]
 use super::ssr;
-use super::AgentStateRow;
 
 /// A task as the task pages show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@
 use leptos::prelude::*;
 
 use crate::{
-    agent_state::AgentStateBadge, api::agents_needing_you, components::TimeCell,
-    i18n::use_locale, live::use_live,
+    agent_state::AgentStateBadge, api::agents_needing_you, components::TimeCell, i18n::use_locale,
+    live::use_live,
 };
 
 #[component]
