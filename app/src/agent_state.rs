@@ -4,17 +4,15 @@
 
 use leptos::prelude::*;
 
-use crate::api::AgentStateRow;
-
+/// `state`: its name (`data-agent-state`), `label`: its words, `severity`:
+/// `ok`, `wait`, `idle`, `warn` or `bad`, `reason`: the tooltip.
 #[component]
-pub fn AgentStateBadge(state: AgentStateRow) -> impl IntoView {
-    let AgentStateRow {
-        state,
-        label,
-        severity,
-        reason,
-        ..
-    } = state;
+pub fn AgentStateBadge(
+    state: String,
+    label: String,
+    severity: String,
+    reason: String,
+) -> impl IntoView {
     let class = format!("badge agent-state sev-{severity}");
     view! {
         <span class=class data-agent-state=state data-severity=severity title=reason>

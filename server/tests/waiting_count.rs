@@ -164,9 +164,9 @@ async fn the_waiting_count_includes_an_agent_that_needs_a_person() {
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["task_id"], boom.as_str());
-    assert_eq!(listed[0]["state"]["state"], "exited");
-    assert_eq!(listed[0]["state"]["label"], "exited 3");
-    assert_eq!(listed[0]["state"]["needs_you"], true);
+    assert_eq!(listed[0]["state"], "exited");
+    assert_eq!(listed[0]["label"], "exited 3");
+    assert_eq!(listed[0]["severity"], "bad");
     // The task list marks it, and only it.
     let rows = sfn(&s, &cookie, "tasks").await;
     for row in rows.as_array().unwrap() {

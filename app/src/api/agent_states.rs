@@ -39,7 +39,9 @@ pub struct AgentStateRow {
     pub needs_you: bool,
 }
 
-/// An agent that needs a person, as `/harness` lists it.
+/// An agent that needs a person, as `/harness` lists it: flat strings
+/// (`/harness` is the browser's main module, which then carries no code
+/// of the task rows' state).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentNeedRow {
     pub task_id: String,
@@ -47,8 +49,11 @@ pub struct AgentNeedRow {
     /// What happened, in words (the core's).
     pub what: String,
     pub since_ms: i64,
-    /// Its recorded state (none: the run failed before one was recorded).
-    pub state: Option<AgentStateRow>,
+    /// Its recorded state's name, words and severity (empty: the run
+    /// failed before a state was recorded).
+    pub state: String,
+    pub label: String,
+    pub severity: String,
 }
 
 /// The recorded state of the task's latest execution as shown, in the
@@ -137,8 +142,14 @@ pub async fn agents_needing_you() -> Result<Vec<AgentNeedRow>, ServerFnError> {
             Err(CoreError::NotFound(_)) => continue,
             Err(e) => return Err(ssr::to_sfn(e)),
         };
+        let state = state_row(&view);
+        let (state, label, severity) = state
+            .map(|s| (s.state, s.label, s.severity))
+            .unwrap_or_default();
         rows.push(AgentNeedRow {
-            state: state_row(&view),
+            state,
+            label,
+            severity,
             task_id: need.task_id,
             title: view.task.title,
             what: need.what,

@@ -26,7 +26,10 @@ pub fn NeedsYou() -> impl IntoView {
                         <li data-task-id=a.task_id.clone()>
                             <a href=format!("/tasks/{}", a.task_id)>{a.title}</a>
                             " "
-                            {a.state.map(|state| view! { <AgentStateBadge state /> })}
+                            {(!a.label.is_empty()).then(|| view! {
+                                <AgentStateBadge state=a.state label=a.label severity=a.severity
+                                    reason=a.what.clone() />
+                            })}
                             " " <TimeCell ms=Some(a.since_ms) />
                             <span class="sub what">{a.what}</span>
                         </li>

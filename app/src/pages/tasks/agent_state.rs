@@ -20,13 +20,21 @@ pub fn TaskAgentState(state: AgentStateRow) -> impl IntoView {
     let l = use_locale();
     let needs_you = state.needs_you;
     let lines = (!state.lines.is_empty()).then(|| state.lines.join("\n"));
-    let (name, reason, since) = (state.state.clone(), state.reason.clone(), state.since_ms);
+    let AgentStateRow {
+        state: name,
+        label,
+        severity,
+        reason,
+        since_ms: since,
+        ..
+    } = state;
+    let section_state = name.clone();
     view! {
         <section aria-labelledby="agent-state-h" id="task-agent-state"
-            data-agent-state=name data-needs-you=needs_you.to_string()>
+            data-agent-state=section_state data-needs-you=needs_you.to_string()>
             <h2 id="agent-state-h">{l.t("tasks.agent_state")}</h2>
             <p class="agent-state-line">
-                <AgentStateBadge state />
+                <AgentStateBadge state=name label severity reason=reason.clone() />
                 {needs_you.then(|| view! { " " <NeedsYouMark /> })}
                 " " <span class="sub">{l.t("tasks.agent_since")} " " <TimeCell ms=Some(since) /></span>
             </p>

@@ -71,7 +71,9 @@ pub fn TaskListPage() -> impl IntoView {
                                             {t.unattended.then(|| view! {
                                                 " " <span class="badge" data-unattended="true">{l.t("tasks.unattended")}</span>
                                             })}
-                                            {t.agent_state.clone().map(|state| view! { " " <AgentStateBadge state /> })}
+                                            {t.agent_state.clone().map(|s| view! {
+                                                " " <AgentStateBadge state=s.state label=s.label severity=s.severity reason=s.reason />
+                                            })}
                                             {t.needs_you.then(|| view! { " " <NeedsYouMark /> })}
                                         </td>
                                         <td data-label=l.t("tasks.provider")>
