@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent_state;
 pub mod alerts;
 pub mod api;
 pub mod choices;
@@ -31,7 +32,7 @@ use leptos_router::{
 };
 
 use crate::{
-    api::pending_count,
+    api::waiting_count,
     i18n::use_locale,
     lazy_pages::{
         AnalyticsRoute, GatewayRoute, HomeRoute, PlanRoute, ProjectListRoute, ReportRoute,
@@ -94,9 +95,10 @@ pub fn App() -> impl IntoView {
     let l = locale;
     // The phone menu (the nav collapses below 640 px): open or not.
     let nav_open = RwSignal::new(false);
-    // The number of OPEN asks, live: in the navigation, on the phone's
-    // collapsed menu button, and in the page title.
-    let pending = Resource::new(move || live.tick.get(), |_| pending_count());
+    // The one "waits for you" count (open questions + approvals + agents
+    // that need a person: the core's, as `GET /api/waiting`), live: in the
+    // navigation, on the phone's collapsed menu button, and in the title.
+    let pending = Resource::new(move || live.tick.get(), |_| waiting_count());
     view! {
         <Router>
             <a class="skip" href="#main">{l.t("nav.skip")}</a>
@@ -169,7 +171,7 @@ fn NavToggle(open: RwSignal<bool>, pending: Resource<Result<u64, ServerFnError>>
             on:click=move |_| open.update(|o| *o = !*o)>
             <span class="nav-toggle-bars" aria-hidden="true"></span>
             <span class="nav-toggle-text">{l.t("nav.menu")}</span>
-            // The waiting questions stay in sight with the menu closed.
+            // What waits for you stays in sight with the menu closed.
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     let n = pending.await.unwrap_or(0);
@@ -219,7 +221,7 @@ fn focus_nav_toggle() {
     }
 }
 
-/// The number of OPEN asks, live: in the navigation and the page title.
+/// The "waits for you" count, live: in the navigation and the page title.
 #[component]
 fn PendingBadge(count: Resource<Result<u64, ServerFnError>>) -> impl IntoView {
     let l = use_locale();

@@ -185,6 +185,8 @@ mod typed_text_real;
 mod ungated_real;
 #[path = "ungated_support.rs"]
 mod ungated_support;
+#[path = "waiting_count.rs"]
+mod waiting_count;
 #[path = "workbench.rs"]
 mod workbench;
 #[path = "workbench_kill.rs"]

@@ -203,11 +203,6 @@ pub async fn dismiss_message(id: String) -> Result<String, ServerFnError> {
     Ok(id)
 }
 
-#[server(prefix = "/sfn", endpoint = "pending_count")]
-pub async fn pending_count() -> Result<u64, ServerFnError> {
-    ssr::harness()?.pending_count().await.map_err(ssr::to_sfn)
-}
-
 /// Whether questions can reach a person outside the browser (the banner of
 /// `/harness`; the judgement is `harness_core::outbox::health`).
 #[server(prefix = "/sfn", endpoint = "channel_state")]
@@ -219,7 +214,12 @@ pub async fn channel_state() -> Result<ChannelHealth, ServerFnError> {
 pub async fn get_overview() -> Result<OverviewData, ServerFnError> {
     let h = ssr::harness()?;
     Ok(OverviewData {
-        pending: h.pending_count().await.map_err(ssr::to_sfn)?,
+        // The one "waits for you" count (the badge's).
+        pending: h
+            .waiting(&harness_core::auth::Identity::Browser)
+            .await
+            .map_err(ssr::to_sfn)?
+            .total,
         tasks: h.list_tasks().await.map_err(ssr::to_sfn)?.len(),
     })
 }

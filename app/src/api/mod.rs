@@ -2,6 +2,7 @@
 //! browser. Every server function is a thin adapter over one or a few
 //! `harness_core::Harness` calls; the rules live in the core.
 
+pub mod agent_states;
 pub mod analytics;
 pub mod approvals;
 pub mod choices;
@@ -28,6 +29,7 @@ pub mod workbench_runtime;
 use harness_types::{MessageKind, MessageState};
 use serde::{Deserialize, Serialize};
 
+pub use agent_states::*;
 pub use approvals::*;
 pub use choices::*;
 pub use control::*;

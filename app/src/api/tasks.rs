@@ -4,6 +4,7 @@ use harness_types::{Action, Blocked, ExecutionStatus, Provider, RunState, TaskSt
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::AgentStateRow;
 #[cfg(feature = "ssr")]
 use super::ssr;
 
@@ -60,25 +61,10 @@ pub struct TaskRow {
     /// The latest execution's agent state as last recorded.
     #[serde(default)]
     pub agent_state: Option<AgentStateRow>,
-}
-
-/// An agent's state as the task list and page show it
-/// (`harness_core::model::AgentStateRecord`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentStateRow {
-    /// `working`, `waiting_for_person`, `idle`, `usage_limited`,
-    /// `erroring`, `logged_out`, `stalled`, `exited`, `crashed`.
-    pub state: String,
-    /// The state in words.
-    pub reason: String,
-    /// The screen lines that show it.
-    pub lines: Vec<String>,
-    pub since_ms: i64,
-    /// A usage limit's reset, when the CLI printed it.
-    pub reset_at_ms: Option<i64>,
-    /// The task is unattended and its agent needs a person: failed,
-    /// crashed, logged out, stalled, usage-limited, or given up on API
-    /// errors (the Inbox's "needs you").
+    /// The task's agent needs a person
+    /// (`harness_core::report::agents::needs_person`; also without a
+    /// recorded state: a run that failed before one was recorded).
+    #[serde(default)]
     pub needs_you: bool,
 }
 
@@ -96,10 +82,8 @@ pub struct TaskInfo {
 pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
     use harness_core::control::{check, command_line, run_status};
     let run = run_status(&v);
-    let needs_you = v.task.unattended
-        && v.agent_state
-            .as_ref()
-            .is_some_and(harness_core::agent_state::told::needs_you);
+    let needs_you = harness_core::report::agents::needs_person(&v).is_some();
+    let agent_state = super::agent_states::state_row(&v);
     let unreadable_holder = v
         .execution
         .as_ref()
@@ -133,14 +117,8 @@ pub(crate) fn task_row(v: harness_core::model::TaskView) -> TaskRow {
         execution: v.execution.map(|e| e.status),
         created_ms: v.task.created_at.timestamp_millis(),
         waiting_approval: false,
-        agent_state: v.agent_state.map(|s| AgentStateRow {
-            needs_you,
-            state: s.state,
-            reason: s.reason,
-            lines: s.lines,
-            since_ms: s.since.timestamp_millis(),
-            reset_at_ms: s.reset_at.map(|t| t.timestamp_millis()),
-        }),
+        agent_state,
+        needs_you,
         unreadable_holder,
     }
 }

@@ -14,7 +14,7 @@ pub const EN: &[(&str, &str)] = &[
     ("nav.settings", "Settings"),
     ("nav.logout", "Log out"),
     ("nav.language", "Switch language"),
-    ("nav.pending_count", "{n} pending"),
+    ("nav.pending_count", "{n} waiting for you"),
     ("common.loading", "Loading…"),
     ("notfound.page_title", "Page not found"),
     (
@@ -173,7 +173,7 @@ pub const EN: &[(&str, &str)] = &[
     ("alerts.off", "Notifications are off."),
     ("alerts.sound", "Play a sound for new questions"),
     ("alerts.title", "Harness: an agent needs you"),
-    ("alerts.body", "{n} question(s) waiting for your reply"),
+    ("alerts.body", "{n} item(s) waiting for you"),
     ("nav.menu", "Menu"),
     ("harness.from_children", "From child tasks"),
     (
@@ -211,6 +211,26 @@ pub const EN: &[(&str, &str)] = &[
         "This agent runs in a holder this server cannot read (holder protocol {v}; this build reads {reads}). Harness leaves it running untouched: its output, input and replies do not reach it from here, and the holder ends its agent by itself after {timeout} without a server. Stop ends it now; or run a Harness build that reads protocol {v}, which takes it over.",
     ),
     ("tasks.unreadable_holder_timeout", "its orphan timeout"),
+    // agent states: a task's state in words (said by the server:
+    // api/agent_states.rs), /harness' "needs you"
+    ("task.state.working", "working"),
+    ("task.state.waiting", "waiting for a person"),
+    ("task.state.idle", "idle at its prompt"),
+    ("task.state.usage_limited", "usage-limited"),
+    ("task.state.usage_limited_until", "usage-limited until {n}"),
+    ("task.state.erroring", "erroring"),
+    ("task.state.erroring_n", "erroring ({n})"),
+    ("task.state.gave_up", "gave up after API errors"),
+    ("task.state.logged_out", "logged out"),
+    ("task.state.stalled", "stalled {n} min"),
+    ("task.state.exited", "exited {n}"),
+    ("task.state.crashed", "crashed (signal {n})"),
+    ("task.state.crashed_lost", "crashed (no exit status)"),
+    ("harness.needs_you", "Needs you"),
+    (
+        "harness.needs_you_hint",
+        "Unattended agents that failed, stalled, are logged out or hit their usage limit. Counted with the questions in the badge.",
+    ),
 ];
 
 pub const EN_PAGES: &[(&str, &str)] = &[
@@ -495,6 +515,10 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("task.run.not_started", "not started"),
     ("task.run.running", "running"),
     ("task.run.waiting", "waiting for you"),
+    ("tasks.agent_state", "Agent state"),
+    ("tasks.agent_since", "since"),
+    ("tasks.agent_screen", "The screen lines that show it"),
+    ("tasks.needs_you", "needs you"),
     ("task.run.finished", "finished"),
     ("task.run.failed", "failed"),
     ("task.run.failed_code", "failed (exit code {code})"),

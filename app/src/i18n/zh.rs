@@ -14,7 +14,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("nav.settings", "设置"),
     ("nav.logout", "退出登录"),
     ("nav.language", "切换语言"),
-    ("nav.pending_count", "{n} 个待回复"),
+    ("nav.pending_count", "{n} 项等你处理"),
     ("common.loading", "加载中…"),
     ("notfound.page_title", "页面不存在"),
     (
@@ -149,7 +149,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("alerts.off", "通知未开启。"),
     ("alerts.sound", "新问题时播放提示音"),
     ("alerts.title", "Harness：有智能体在等你"),
-    ("alerts.body", "{n} 个问题等待你回复"),
+    ("alerts.body", "{n} 项等你处理"),
     ("nav.menu", "菜单"),
     ("harness.from_children", "来自子任务"),
     (
@@ -184,6 +184,26 @@ pub const ZH: &[(&str, &str)] = &[
         "该代理运行在本服务器无法读取的 holder 进程中（holder 协议 {v}；本版本可读 {reads}）。Harness 让它原样继续运行：此处看不到它的输出，也无法向它输入或回复；没有服务器时，holder 会在 {timeout}后自行结束代理。点“停止”可立即结束它；或运行能读取协议 {v} 的 Harness 版本来接管它。",
     ),
     ("tasks.unreadable_holder_timeout", "其孤儿超时时间"),
+    // agent states: a task's state in words (said by the server:
+    // api/agent_states.rs), /harness' "needs you"
+    ("task.state.working", "运行中"),
+    ("task.state.waiting", "等待人处理"),
+    ("task.state.idle", "在提示符处空闲"),
+    ("task.state.usage_limited", "已达用量上限"),
+    ("task.state.usage_limited_until", "已达用量上限，{n} 重置"),
+    ("task.state.erroring", "API 出错"),
+    ("task.state.erroring_n", "API 出错（第 {n} 次）"),
+    ("task.state.gave_up", "API 出错后已放弃重试"),
+    ("task.state.logged_out", "已登出"),
+    ("task.state.stalled", "已停滞 {n} 分钟"),
+    ("task.state.exited", "已退出（{n}）"),
+    ("task.state.crashed", "已崩溃（信号 {n}）"),
+    ("task.state.crashed_lost", "已崩溃（无退出状态）"),
+    ("harness.needs_you", "需要你处理"),
+    (
+        "harness.needs_you_hint",
+        "无人值守的代理失败、停滞、已登出或达到用量上限。与问题一起计入徽标。",
+    ),
 ];
 
 pub const ZH_PAGES: &[(&str, &str)] = &[
@@ -302,7 +322,7 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
         "home.lead",
         "让智能体无人值守地工作：受阻时停下等待，你一回答就立即继续。",
     ),
-    ("home.pending", "等待你回复：{n}"),
+    ("home.pending", "等你处理：{n}"),
     ("home.tasks", "任务：{n}"),
     ("tasks.title", "任务"),
     ("tasks.new", "新建任务"),
@@ -450,6 +470,10 @@ pub const ZH_PAGES: &[(&str, &str)] = &[
     ("task.run.not_started", "未启动"),
     ("task.run.running", "运行中"),
     ("task.run.waiting", "等待你回复"),
+    ("tasks.agent_state", "代理状态"),
+    ("tasks.agent_since", "始于"),
+    ("tasks.agent_screen", "显示该状态的屏幕行"),
+    ("tasks.needs_you", "需要你"),
     ("task.run.finished", "已结束"),
     ("task.run.failed", "失败"),
     ("task.run.failed_code", "失败（退出码 {code}）"),

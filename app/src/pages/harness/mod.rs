@@ -6,6 +6,7 @@
 //! functions). Hydration adds live updates, in-place paging and the dialog.
 
 mod dialog;
+mod needs_you;
 mod shared;
 mod table;
 mod toolbar;
@@ -142,6 +143,7 @@ pub fn HarnessPage() -> impl IntoView {
                 })
             })}
         </Suspense>
+        <needs_you::NeedsYou />
         <toolbar::Toolbar filter />
         <NoticeLine notice=shared.notice id="reply-status" />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>

@@ -83,6 +83,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                     .into_any(),
                     Ok(d) => {
                         let t = d.task;
+                        let agent = t.agent_state.clone();
                         view! {
                             <crate::alerts::PageTitle text=t.title.clone() />
                             <header class="page-head">
@@ -96,6 +97,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                                 })}
                             </header>
                             <TaskControls task=t.clone() full=true />
+                            {agent.map(|state| view! { <super::agent_state::TaskAgentState state /> })}
                         }
                         .into_any()
                     }

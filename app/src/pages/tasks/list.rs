@@ -3,10 +3,12 @@ use std::collections::HashMap;
 use leptos::prelude::*;
 
 use super::{
+    agent_state::NeedsYouMark,
     control::{RunBadge, TaskControls},
     form::CreateTaskForm,
 };
 use crate::{
+    agent_state::AgentStateBadge,
     api::{CreateTask, list_tasks},
     components::{TimeCell, error_text},
     i18n::use_locale,
@@ -69,6 +71,10 @@ pub fn TaskListPage() -> impl IntoView {
                                             {t.unattended.then(|| view! {
                                                 " " <span class="badge" data-unattended="true">{l.t("tasks.unattended")}</span>
                                             })}
+                                            {t.agent_state.clone().map(|s| view! {
+                                                " " <AgentStateBadge state=s.state label=s.label severity=s.severity reason=s.reason />
+                                            })}
+                                            {t.needs_you.then(|| view! { " " <NeedsYouMark /> })}
                                         </td>
                                         <td data-label=l.t("tasks.provider")>
                                             <code>{t.provider.as_str()}</code> " " {command}

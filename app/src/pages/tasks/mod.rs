@@ -1,6 +1,7 @@
 //! `/tasks` (list + create form) and `/tasks/:id` (detail, message timeline,
 //! children, and the place of the browser terminal).
 
+mod agent_state;
 mod approvals;
 mod control;
 mod detail;

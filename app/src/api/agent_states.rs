@@ -1,0 +1,233 @@
+//! The agents' states as the pages show them: a task's recorded state in a
+//! few words of the page's language (the task list, the task page), the
+//! agents that need a person (`/harness`' "needs you"), and the one "waits
+//! for you" count (the badge, the tab title, the phone menu). The rules are
+//! the core's: which agent needs a person is
+//! `harness_core::report::agents::needs_person`, the count is
+//! `Harness::waiting` (the same as `GET /api/waiting`).
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "ssr")]
+use super::ssr;
+
+/// An agent's state as the task list and page show it
+/// (`harness_core::model::AgentStateRecord`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentStateRow {
+    /// `working`, `waiting_for_person`, `idle`, `usage_limited`,
+    /// `erroring`, `logged_out`, `stalled`, `exited`, `crashed`.
+    pub state: String,
+    /// The state in a few words of the page's language ("usage-limited
+    /// until 9:57am (UTC)", "erroring (7)", "exited 3").
+    #[serde(default)]
+    pub label: String,
+    /// How bad it is, for its colour: `ok`, `wait`, `idle`, `warn`, `bad`.
+    #[serde(default)]
+    pub severity: String,
+    /// The state in words, as the core records it.
+    pub reason: String,
+    /// The screen lines that show it.
+    pub lines: Vec<String>,
+    pub since_ms: i64,
+    /// A usage limit's reset, when the CLI printed it.
+    pub reset_at_ms: Option<i64>,
+    /// The task's agent needs a person
+    /// (`harness_core::report::agents::needs_person`): what the "waits for
+    /// you" count counts.
+    pub needs_you: bool,
+}
+
+/// An agent that needs a person, as `/harness` lists it: flat strings
+/// (`/harness` is the browser's main module, which then carries no code
+/// of the task rows' state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentNeedRow {
+    pub task_id: String,
+    pub title: String,
+    /// What happened, in words (the core's).
+    pub what: String,
+    pub since_ms: i64,
+    /// Its recorded state's name, words and severity (empty: the run
+    /// failed before a state was recorded).
+    pub state: String,
+    pub label: String,
+    pub severity: String,
+}
+
+/// The recorded state of the task's latest execution as shown, in the
+/// language of the current request.
+#[cfg(feature = "ssr")]
+pub(crate) fn state_row(v: &harness_core::model::TaskView) -> Option<AgentStateRow> {
+    let r = v.agent_state.as_ref()?;
+    let l = crate::i18n::Locale::detect();
+    let (label, severity) = words(l, r, chrono::Utc::now());
+    Some(AgentStateRow {
+        state: r.state.clone(),
+        label,
+        severity: severity.to_string(),
+        reason: r.reason.clone(),
+        lines: r.lines.clone(),
+        since_ms: r.since.timestamp_millis(),
+        reset_at_ms: r.reset_at.map(|t| t.timestamp_millis()),
+        needs_you: harness_core::report::agents::needs_person(v).is_some(),
+    })
+}
+
+/// A recorded state in a few words, and its severity.
+#[cfg(feature = "ssr")]
+fn words(
+    l: crate::i18n::Locale,
+    r: &harness_core::model::AgentStateRecord,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (String, &'static str) {
+    let n = |key: &'static str, n: String| l.t(key).replace("{n}", &n);
+    match r.state.as_str() {
+        "working" => (l.t("task.state.working").into(), "ok"),
+        "waiting_for_person" => (l.t("task.state.waiting").into(), "wait"),
+        "idle" => (l.t("task.state.idle").into(), "idle"),
+        "usage_limited" => match &r.reset_text {
+            Some(at) => (n("task.state.usage_limited_until", at.clone()), "warn"),
+            None => (l.t("task.state.usage_limited").into(), "warn"),
+        },
+        "erroring" if r.gave_up => (l.t("task.state.gave_up").into(), "bad"),
+        "erroring" => match r.attempt {
+            Some(a) => (n("task.state.erroring_n", a.to_string()), "warn"),
+            None => (l.t("task.state.erroring").into(), "warn"),
+        },
+        "logged_out" => (l.t("task.state.logged_out").into(), "bad"),
+        "stalled" => {
+            // Recorded once when it began; the silence has grown since.
+            let silent = r.silent_secs.unwrap_or(0) as i64 + (now - r.since).num_seconds();
+            let minutes = (silent / 60).max(1);
+            (n("task.state.stalled", minutes.to_string()), "warn")
+        }
+        "exited" => {
+            let code = r.exit_code.unwrap_or(0);
+            let severity = if code == 0 { "idle" } else { "bad" };
+            (n("task.state.exited", code.to_string()), severity)
+        }
+        "crashed" => match r.signal.filter(|s| *s > 0) {
+            Some(s) => (n("task.state.crashed", s.to_string()), "bad"),
+            None => (l.t("task.state.crashed_lost").into(), "bad"),
+        },
+        other => (other.replace('_', " "), "idle"),
+    }
+}
+
+/// The one "waits for you" count: open questions + pending approvals +
+/// agents that need a person (`Harness::waiting`, as `GET /api/waiting`).
+#[server(prefix = "/sfn", endpoint = "waiting_count")]
+pub async fn waiting_count() -> Result<u64, ServerFnError> {
+    let h = ssr::harness()?;
+    let waiting = h
+        .waiting(&harness_core::auth::Identity::Browser)
+        .await
+        .map_err(ssr::to_sfn)?;
+    Ok(waiting.total)
+}
+
+/// The agents that need a person (`Harness::agents_needing_person`, the
+/// agents the count counts), the longest waiting first.
+#[server(prefix = "/sfn", endpoint = "agents_needing_you")]
+pub async fn agents_needing_you() -> Result<Vec<AgentNeedRow>, ServerFnError> {
+    use harness_core::CoreError;
+    let h = ssr::harness()?;
+    let mut rows = Vec::new();
+    for need in h.agents_needing_person().await.map_err(ssr::to_sfn)? {
+        let view = match h.get_task(&need.task_id).await {
+            Ok(v) => v,
+            // Deleted since: nothing to show.
+            Err(CoreError::NotFound(_)) => continue,
+            Err(e) => return Err(ssr::to_sfn(e)),
+        };
+        let state = state_row(&view);
+        let (state, label, severity) = state
+            .map(|s| (s.state, s.label, s.severity))
+            .unwrap_or_default();
+        rows.push(AgentNeedRow {
+            state,
+            label,
+            severity,
+            task_id: need.task_id,
+            title: view.task.title,
+            what: need.what,
+            since_ms: need.since.timestamp_millis(),
+        });
+    }
+    rows.sort_by(|a, b| a.since_ms.cmp(&b.since_ms).then(a.task_id.cmp(&b.task_id)));
+    Ok(rows)
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+    use harness_core::model::AgentStateRecord;
+
+    use super::*;
+    use crate::i18n::Locale;
+
+    fn record(state: &str) -> AgentStateRecord {
+        let at = Utc.with_ymd_and_hms(2026, 12, 5, 4, 0, 0).unwrap();
+        AgentStateRecord {
+            execution_id: "e".into(),
+            task_id: "t".into(),
+            state: state.into(),
+            reason: String::new(),
+            lines: vec![],
+            since: at,
+            error_kind: None,
+            attempt: None,
+            attempt_of: None,
+            gave_up: false,
+            reset_text: None,
+            reset_at: None,
+            exit_code: None,
+            signal: None,
+            silent_secs: None,
+            dialog_title: None,
+            dialog_options: vec![],
+            updated_at: at,
+        }
+    }
+
+    #[test]
+    fn each_state_in_a_few_words_with_its_severity() {
+        let mut r = record("usage_limited");
+        let now = r.since;
+        let en = |r: &AgentStateRecord| words(Locale::En, r, now);
+        assert_eq!(en(&r), ("usage-limited".into(), "warn"));
+        r.reset_text = Some("9:57am (UTC)".into());
+        assert_eq!(en(&r).0, "usage-limited until 9:57am (UTC)");
+        let mut r = record("erroring");
+        r.attempt = Some(7);
+        assert_eq!(en(&r), ("erroring (7)".into(), "warn"));
+        r.gave_up = true;
+        assert_eq!(en(&r).1, "bad");
+        let mut r = record("stalled");
+        r.silent_secs = Some(1200);
+        assert_eq!(
+            words(Locale::En, &r, r.since + Duration::minutes(5)).0,
+            "stalled 25 min"
+        );
+        let mut r = record("exited");
+        r.exit_code = Some(3);
+        assert_eq!(en(&r), ("exited 3".into(), "bad"));
+        r.exit_code = Some(0);
+        assert_eq!(en(&r).1, "idle");
+        let mut r = record("crashed");
+        r.signal = Some(9);
+        assert_eq!(en(&r).0, "crashed (signal 9)");
+        assert_eq!(en(&record("logged_out")), ("logged out".into(), "bad"));
+        assert_eq!(en(&record("idle")).0, "idle at its prompt");
+        assert_eq!(en(&record("working")), ("working".into(), "ok"));
+        // Every state has its words in both languages (never a key).
+        for name in harness_core::agent_state::AgentState::NAMES {
+            for l in [Locale::En, Locale::Zh] {
+                let (text, _) = words(l, &record(name), now);
+                assert!(!text.starts_with("task."), "{name}: {text}");
+            }
+        }
+    }
+}
