@@ -705,7 +705,7 @@ async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
         {"id": "task-4", "status": "completed"}
     ]});
     std::fs::write(alpha.join("harness-tasks.json"), plan.to_string()).unwrap();
-    let report = |n: &Night| {
+    async fn report(n: &Night) -> harness_core::CoreResult<harness_core::report::Report> {
         n.h.report_at(
             &Identity::Admin,
             Some(t(19, 0)),
@@ -713,7 +713,8 @@ async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
             &LocalWork,
             t(7, 0),
         )
-    };
+        .await
+    }
     // The file alone: the loop is not running there, nothing waits on it.
     let idle = report(&n).await.unwrap();
     assert_eq!(idle.text, EXPECTED, "\n{}", idle.text);
