@@ -113,11 +113,22 @@ pub fn state_of(r: &AgentStateRecord) -> Option<AgentState> {
 
 /// Whether going from `previous` to `next` is a change to record: another
 /// state, or the same one with other details — except the seconds of a
-/// stall, which grow by themselves.
+/// stall, which grow by themselves, and a usage limit read again with its
+/// reset at the same time of day but fewer words (a narrower terminal
+/// wraps the zone onto a row of its own): only a new or another reset time
+/// is a change of a usage limit.
 pub fn is_change(previous: Option<&AgentState>, next: &AgentState) -> bool {
     match (previous, next) {
         (None, _) => true,
         (Some(AgentState::Stalled { .. }), AgentState::Stalled { .. }) => false,
+        (
+            Some(AgentState::UsageLimited { reset: before }),
+            AgentState::UsageLimited { reset: now },
+        ) => match (before, now) {
+            (Some(b), Some(n)) => (b.hour, b.minute) != (n.hour, n.minute),
+            (None, Some(_)) => true,
+            (_, None) => false,
+        },
         (Some(p), n) => p != n,
     }
 }
@@ -413,6 +424,24 @@ mod tests {
             gave_up: false,
         };
         assert!(is_change(Some(&attempt(3)), &attempt(4)));
+        // A usage limit: only a new or another reset time is a change.
+        let limited = |text: &str, hour, zone: Option<&str>| AgentState::UsageLimited {
+            reset: Some(ResetTime {
+                text: text.into(),
+                hour,
+                minute: 26,
+                zone: zone.map(str::to_string),
+            }),
+        };
+        let full = limited("12:26pm (UTC)", 12, Some("UTC"));
+        assert!(!is_change(Some(&full), &limited("12:26pm", 12, None)));
+        assert!(is_change(
+            Some(&full),
+            &limited("1:26pm (UTC)", 13, Some("UTC"))
+        ));
+        let unknown = AgentState::UsageLimited { reset: None };
+        assert!(is_change(Some(&unknown), &full));
+        assert!(!is_change(Some(&full), &unknown));
     }
 
     #[test]
