@@ -95,9 +95,9 @@ async fn start(s: &common::Server, task: &str, session: &str) -> String {
         Duration::from_secs(30),
         || async {
             let v = task_json(s, task).await;
+            // (Or already past it: a crash restarted at once.)
             (v["execution"]["sessionId"] == session
-                && v["execution"]["id"] == exec.as_str()
-                && v["agentState"]["state"].is_string())
+                && (v["execution"]["id"] != exec.as_str() || v["agentState"]["state"].is_string()))
             .then_some(())
         },
     )

@@ -297,7 +297,7 @@ async fn the_gateway_token_sees_the_gateway_profile_and_rotates() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     )
     .await;
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 8);
     s.shutdown().await;
 }
 
