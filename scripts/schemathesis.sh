@@ -65,6 +65,30 @@ values = ["$TASK"]
 [dictionaries.dir]
 values = ["$DATA"]
 
+# Values a pattern cannot state: a time zone that exists, a report's since.
+[dictionaries.zone]
+values = ["Europe/Berlin", "UTC", "Asia/Shanghai", "America/New_York"]
+
+[dictionaries.since]
+values = ["12h", "90m", "2d", "1h30m", "2026-12-05T07:00:00Z"]
+
+# A work message names its chat (`to`) when it names a gateway: a value the
+# schema cannot tie to the gateway field.
+[dictionaries.to]
+values = ["-1001234", "ops-room"]
+
+[[operations]]
+include-path-regex = "^/api/internal/harness/outbound$"
+parameters = { "body.to" = { dictionary = "to", probability = 0.9 } }
+
+[[operations]]
+include-path-regex = "^/api/settings/notify-targets"
+parameters = { "body.reportTimeZone" = { dictionary = "zone", probability = 0.95 } }
+
+[[operations]]
+include-path-regex = "^/api/report"
+parameters = { "body.since" = { dictionary = "since", probability = 0.95 }, "query.since" = { dictionary = "since", probability = 0.95 } }
+
 [[operations]]
 include-path-regex = "^/api/(internal/|tasks$)"
 parameters = { "body.taskId" = { dictionary = "task", probability = 0.9 }, "body.parentTaskId" = { dictionary = "task", probability = 0.5 } }
