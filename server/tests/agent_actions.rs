@@ -105,20 +105,6 @@ async fn start(s: &common::Server, task: &str, session: &str) -> String {
     exec
 }
 
-/// The outbox rows whose key starts with `prefix`.
-async fn pushes(s: &common::Server, prefix: &str) -> Vec<Value> {
-    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
-    assert_eq!(st, StatusCode::OK, "{rows}");
-    rows.as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 async fn task_json(s: &common::Server, task: &str) -> Value {
     let (st, t) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
     assert_eq!(st, StatusCode::OK, "{t}");
@@ -329,7 +315,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     .await;
     assert_eq!(action.execution_id, first);
     assert!(
-        pushes(&s, &format!("agent-state:{first}:"))
+        common::outbox::pushes(&s, &format!("agent-state:{first}:"))
             .await
             .is_empty(),
         "no alarm for a crash the recovery restarts"
@@ -397,7 +383,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     assert!(capped.action.is_none());
     // The exit's own record told the person so, once.
     let told = until("the escalation pushed", Duration::from_secs(20), || async {
-        let rows = pushes(&s, &format!("agent-state:{second}:")).await;
+        let rows = common::outbox::pushes(&s, &format!("agent-state:{second}:")).await;
         (!rows.is_empty()).then_some(rows)
     })
     .await;

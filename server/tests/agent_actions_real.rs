@@ -107,20 +107,6 @@ async fn limited(
     }
 }
 
-/// The outbox rows whose key starts with `prefix`.
-async fn pushes(s: &common::Server, prefix: &str) -> Vec<Value> {
-    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
-    assert_eq!(st, StatusCode::OK, "{rows}");
-    rows.as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The main-conversation requests whose text has the user message
 /// "continue".
 fn continues(standin: &StandIn) -> usize {
@@ -280,7 +266,7 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
     let wake = action.due_at;
     // The person is told once, with the time it resumes.
     let told = until(30, "the push saying when it resumes", || async {
-        let rows = pushes(&s, &format!("agent-state:{exec}:usage_limited")).await;
+        let rows = common::outbox::pushes(&s, &format!("agent-state:{exec}:usage_limited")).await;
         (rows.len() == 1).then(|| rows[0]["message"].as_str().unwrap_or("").to_string())
     })
     .await;
@@ -320,7 +306,9 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
     assert_eq!(done.state, ActionState::Done, "{done:?}");
     assert_eq!(continues(&standin), 1, "woken once");
     assert_eq!(
-        pushes(&s, &format!("agent-state:{exec}:")).await.len(),
+        common::outbox::pushes(&s, &format!("agent-state:{exec}:"))
+            .await
+            .len(),
         1,
         "told once: nothing more after it carried on"
     );

@@ -116,18 +116,6 @@ async fn state_of(s: &Server, id: &str, state: &str) -> Value {
     }
 }
 
-/// The outbox rows whose key starts with `prefix`.
-async fn pushes(s: &Server, prefix: &str) -> Vec<Value> {
-    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
-    assert_eq!(st, StatusCode::OK, "{rows}");
-    rows.as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
-        .cloned()
-        .collect()
-}
-
 /// An unattended channel (its sends stay queued: the sender is off).
 async fn channel(s: &Server, dir: &Path) {
     let settings = json!({"openclaw": {"cliPath": common::outbox::DOUBLE,
@@ -383,16 +371,16 @@ async fn alarms_are_pushed_once_and_the_replies_act_on_the_agent() {
     state_of(&s, &attended, "stalled").await;
 
     let key = format!("agent-state:{silent_exec}:stalled");
-    let stalled = pushes(&s, &key).await;
+    let stalled = common::outbox::pushes(&s, &key).await;
     assert_eq!(stalled.len(), 1, "{stalled:#?}");
     let text = stalled[0]["message"].as_str().unwrap();
     assert!(text.contains(&format!("[[tower:task={silent}]]")), "{text}");
     assert!(text.contains("restart") && text.contains("stop"), "{text}");
     assert!(text.contains("> started"), "{text}");
-    let finished = pushes(&s, &format!("agent-finished:{done}:{done_exec}")).await;
+    let finished = common::outbox::pushes(&s, &format!("agent-finished:{done}:{done_exec}")).await;
     assert_eq!(finished.len(), 1, "one finished note: {finished:#?}");
     assert!(
-        pushes(&s, "agent-state:")
+        common::outbox::pushes(&s, "agent-state:")
             .await
             .iter()
             .all(|r| r["taskId"] != attended.as_str()),
@@ -411,7 +399,7 @@ async fn alarms_are_pushed_once_and_the_replies_act_on_the_agent() {
     state_of(&s, &silent, "working").await;
     state_of(&s, &silent, "stalled").await;
     assert_eq!(
-        pushes(&s, &key).await.len(),
+        common::outbox::pushes(&s, &key).await.len(),
         1,
         "once per execution and state"
     );
@@ -425,9 +413,15 @@ async fn alarms_are_pushed_once_and_the_replies_act_on_the_agent() {
     .await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(task(&s, &done).await["agentState"]["state"], "idle");
-    assert_eq!(pushes(&s, &key).await.len(), 1, "not pushed again");
     assert_eq!(
-        pushes(&s, &format!("agent-finished:{done}:")).await.len(),
+        common::outbox::pushes(&s, &key).await.len(),
+        1,
+        "not pushed again"
+    );
+    assert_eq!(
+        common::outbox::pushes(&s, &format!("agent-finished:{done}:"))
+            .await
+            .len(),
         1
     );
 
@@ -471,7 +465,7 @@ async fn alarms_are_pushed_once_and_the_replies_act_on_the_agent() {
     // A stopped agent is not a crash to tell.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(
-        pushes(&s, &format!("agent-state:{restarted}:"))
+        common::outbox::pushes(&s, &format!("agent-state:{restarted}:"))
             .await
             .is_empty(),
         "a person's stop is not pushed"
@@ -493,7 +487,7 @@ async fn an_unattended_failure_is_pushed_with_its_last_lines() {
     unattended(&s, &boom).await;
     let exec = start(&s, &boom).await;
     state_of(&s, &boom, "exited").await;
-    let rows = pushes(&s, &format!("agent-state:{exec}:exited")).await;
+    let rows = common::outbox::pushes(&s, &format!("agent-state:{exec}:exited")).await;
     assert_eq!(rows.len(), 1, "{rows:#?}");
     let text = rows[0]["message"].as_str().unwrap();
     assert!(text.contains("exited with code 3"), "{text}");

@@ -4,7 +4,7 @@
 use std::{path::Path, time::Duration};
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Server, start_with};
 
@@ -61,4 +61,18 @@ pub fn sends_of(sends: &[serde_json::Value], text: &str, i: usize) -> usize {
         .iter()
         .filter(|r| r["text"].as_str().unwrap_or("").contains(&line))
         .count()
+}
+
+/// The outbox rows (`GET /api/outbound`) whose dedup key starts with `prefix`.
+pub async fn pushes(s: &Server, prefix: &str) -> Vec<Value> {
+    let (st, rows) = s.admin("GET", "/api/outbound?limit=500", None).await;
+    assert_eq!(st, StatusCode::OK, "{rows}");
+    rows.as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["dedupKey"].as_str().unwrap_or("").starts_with(prefix))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
