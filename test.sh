@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A clean build gains nothing from incremental caches, and they more than
+# double target/ (CI once ran out of disk in the test build).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 start=$(date +%s)
 step() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(( $(date +%s) - start ))" "$*" >&2; }
 

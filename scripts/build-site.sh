@@ -12,7 +12,7 @@
 #      imports the main module as `./harness.js` (pack.mjs rewrites the names);
 #   3. wasm-bindgen (JS glue) of the main module and of the terminal;
 #   4. wasm-opt -Oz (npm binaryen, installed by scripts/setup.sh; Debian's
-#      binaryen 108 breaks this module). The result is cached by the input's
+#      binaryen 108 breaks this module), one per core at a time. The result is cached by the input's
 #      hash, so an unchanged wasm costs nothing the second time;
 #   5. frontend/tools/pack.mjs: content-hashed names (harness-<hash>*),
 #      Brotli + gzip copies, the size table, and the size budget of every
@@ -79,9 +79,18 @@ optimise() { # <staged wasm>: replaced by its wasm-opt -Oz output (cached)
 budget=(--budget frontend/size-budget.txt)
 if [ "${HARNESS_WASM_OPT:-1}" != 0 ]; then
   [ -x "$WASM_OPT" ] || { echo "build-site: $WASM_OPT missing: run scripts/setup.sh" >&2; exit 2; }
+  # One wasm-opt per core at a time: npm's wasm-opt runs in Node, one
+  # thread, and most of the ~170 modules are small (its start-up is most of
+  # their time): serially ~330 s of a cold build, on 2 cores about half.
+  jobs_max="$(nproc 2>/dev/null || echo 2)"
+  rm -f "$STAGE/opt-failed"
   for wasm in "$STAGE"/harness_bg.wasm "$STAGE"/harness_term_bg.wasm "$STAGE"/split_*.wasm "$STAGE"/chunk_*.wasm; do
-    if [ -e "$wasm" ]; then optimise "$wasm"; fi
+    [ -e "$wasm" ] || continue
+    (optimise "$wasm" || { echo "build-site: wasm-opt failed on $wasm" >&2; touch "$STAGE/opt-failed"; }) &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
   done
+  wait
+  [ ! -e "$STAGE/opt-failed" ] || exit 1
 else
   budget=()
 fi

@@ -36,14 +36,15 @@ status=0
 HARNESS_BIN="$BIN" BASE_URL="http://127.0.0.1:$PORT" HARNESS_DATA_DIR="$DATA/data" npx playwright test "$@" || status=$?
 if [ $status -ne 0 ]; then echo "--- server log ---" >&2; tail -50 "$LOG" >&2; fi
 # Secrets never reach the log: the admin and metrics tokens, agent tokens
-# (hxa_…), browser session ids (hs_…) and login links.
+# (hxa_…), browser session ids (hs_…), login links and the fake key
+# evidence.spec.ts plants on an agent's screen (E2EPLANTED).
 ADMIN_TOKEN="$(cat "$DATA/data/secrets/admin.token")"
 METRICS_TOKEN="$(cat "$DATA/data/secrets/metrics.token")"
 if grep -F -e "$ADMIN_TOKEN" -e "$METRICS_TOKEN" "$LOG" >/dev/null \
-  || grep -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx' "$LOG" >/dev/null; then
+  || grep -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx|E2EPLANTED' "$LOG" >/dev/null; then
   echo "e2e: a secret appears in the server log ($(wc -l <"$LOG") lines), e.g. at line(s):" >&2
   { grep -n -F -e "$ADMIN_TOKEN" -e "$METRICS_TOKEN" "$LOG"
-    grep -n -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx' "$LOG"; } | cut -d: -f1 | head -5 >&2
+    grep -n -E 'hxa_[0-9a-f]{16}|hs_[0-9a-f]{16}|token=hx|E2EPLANTED' "$LOG"; } | cut -d: -f1 | head -5 >&2
   status=1
 else
   echo "e2e: no secret in the server log ($(wc -l <"$LOG") lines checked)" >&2

@@ -22,6 +22,7 @@ pub mod markdown;
 pub mod outbound;
 pub mod page_preloads;
 pub mod pages;
+pub mod receipt;
 pub mod terminal;
 
 use leptos::prelude::*;

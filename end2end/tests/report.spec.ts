@@ -96,7 +96,7 @@ async function context(browser: Browser, width: number, locale: string) {
 }
 
 test('the report tells the night and one box answers several items', async ({ browser, request }, info) => {
-  test.setTimeout(120_000);
+  test.setTimeout(180_000);
   const night = await seed(request);
   const shots = join(info.project.outputDir, 'report-screens');
   for (const [width, locale] of [[1280, 'en-US'], [390, 'en-US'], [1280, 'zh-CN'], [390, 'zh-CN']] as const) {
@@ -176,6 +176,25 @@ test('the report tells the night and one box answers several items', async ({ br
   expect((await message(request, night.db)).replyText).toBe('SQLite');
   expect(errors).toEqual([]);
   await ctx.close();
+
+  // A fresh report: the answered question carries its receipt line, in the
+  // page's language (who answered where, how fast, what was typed).
+  for (const [width, locale] of [[390, 'zh-CN'], [1280, 'en-US']] as const) {
+    const c = await context(browser, width, locale);
+    const p = await c.newPage();
+    const errs = watchErrors(p);
+    await open(p, '/report');
+    const receipt = p.locator(`.report-asked[data-ask-id="${m.id}"] .report-receipt`);
+    await expect(receipt).toContainText(locale === 'zh-CN' ? '回执：在网页上回答' : 'receipt: answered on the web');
+    await shoot(p, shots, `report-receipt-${locale}-${width}`);
+    expect(errs).toEqual([]);
+    await c.close();
+  }
+  // The same through the API, in either language.
+  const zhReport = await api(request, 'GET', '/api/report?lang=zh');
+  expect(zhReport.status).toBe(200);
+  expect(zhReport.body.text).toContain('回执：在网页上回答');
+  expect((await api(request, 'GET', '/api/report?lang=fr')).status).toBe(400);
 });
 
 test('Ctrl+Enter in the Inbox row\'s own box sends the answer', async ({ page, request }) => {

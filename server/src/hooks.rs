@@ -268,6 +268,23 @@ pub fn post_tool(input: Option<&str>, env: &HookEnv) -> HookResult {
     HookResult::allow()
 }
 
+/// Notification (Claude Code): report what the CLI notifies
+/// (`POST /api/internal/hooks/notification`: its `notification_type` and
+/// message) so that the agent watcher knows the CLI waits for the person or
+/// at its prompt. Never blocks the agent: prints nothing, exits 0.
+pub fn notification(input: Option<&str>, env: &HookEnv) -> HookResult {
+    let event = input.and_then(|i| serde_json::from_str::<Value>(i).ok());
+    if let Some(event) = event {
+        let body = json!({"taskId": env.task_id, "executionId": env.execution_id,
+            "notificationType": event.get("notification_type"),
+            "message": event.get("message")});
+        if let Err(err) = report(env, "/api/internal/hooks/notification", body) {
+            tracing::debug!(%err, "the notification was not reported");
+        }
+    }
+    HookResult::allow()
+}
+
 /// SessionStart: report the provider session id (first write wins; used by
 /// resume), then the task-list context of `harness_plan` when active.
 pub fn session_start(input: Option<&str>, env: &HookEnv, cwd: &Path) -> HookResult {
@@ -313,6 +330,13 @@ pub fn run(event: &str, env: &HookEnv, cwd: &Path) -> HookResult {
             }
             let input = read_stdin(Duration::from_secs(5));
             post_tool(input.as_deref(), env)
+        }
+        "notification" => {
+            if env.task_id.is_none() {
+                return HookResult::allow();
+            }
+            let input = read_stdin(Duration::from_secs(5));
+            notification(input.as_deref(), env)
         }
         "session-start" => {
             let input = read_stdin(Duration::from_secs(5));

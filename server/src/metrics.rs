@@ -306,6 +306,22 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
          erroring, logged_out, stalled, exited, crashed)",
         agents,
     );
+    // What watching costs: looks at a screen that printed, and their time.
+    let (looks, took) = state.terminals.watch_cost();
+    let look_count = Gauge::<i64>::default();
+    look_count.set(i64::try_from(looks).unwrap_or(i64::MAX));
+    registry.register(
+        "agent_watch_looks",
+        "Looks of the agent watcher at a screen that printed (screen text, recogniser, state) since the start",
+        look_count,
+    );
+    let look_secs = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+    look_secs.set(took.as_secs_f64());
+    registry.register(
+        "agent_watch_look_seconds",
+        "Time the agent watcher's looks took since the start",
+        look_secs,
+    );
     let (sse, sockets) = state.streams.in_use();
     registry.register("sse_clients", "Live event streams (SSE) open", gauge(sse));
     registry.register(

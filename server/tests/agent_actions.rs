@@ -49,7 +49,23 @@ async fn set_policy(s: &common::Server, policy: Value) {
 
 /// An unattended task of the Claude-shaped double, its script read from
 /// `<dir>/<title>.script` at each start, its inputs logged.
-async fn double_task(s: &common::Server, dir: &Path, title: &str, agent: Value) -> String {
+pub(crate) async fn double_task(
+    s: &common::Server,
+    dir: &Path,
+    title: &str,
+    agent: Value,
+) -> String {
+    double_task_under(s, dir, title, agent, None).await
+}
+
+/// [`double_task`], derived from `parent` when given.
+pub(crate) async fn double_task_under(
+    s: &common::Server,
+    dir: &Path,
+    title: &str,
+    agent: Value,
+    parent: Option<&str>,
+) -> String {
     let mut body = json!({"title": title, "agent": {"provider": "claude",
         "command": [common::double().display().to_string()], "cwd": std::env::temp_dir(),
         "env": {"HARNESS_DOUBLE_SCRIPT_FILE": dir.join(format!("{title}.script")),
@@ -60,6 +76,9 @@ async fn double_task(s: &common::Server, dir: &Path, title: &str, agent: Value) 
         for (k, v) in extra {
             body["agent"][k] = v;
         }
+    }
+    if let Some(parent) = parent {
+        body["parentTaskId"] = json!(parent);
     }
     let (st, t) = s.admin("POST", "/api/tasks", Some(body)).await;
     assert_eq!(st, StatusCode::CREATED, "{t}");
@@ -75,7 +94,7 @@ async fn double_task(s: &common::Server, dir: &Path, title: &str, agent: Value) 
     id
 }
 
-fn script(dir: &Path, title: &str, text: &str) {
+pub(crate) fn script(dir: &Path, title: &str, text: &str) {
     std::fs::write(dir.join(format!("{title}.script")), text).unwrap();
 }
 
@@ -84,7 +103,7 @@ fn script(dir: &Path, title: &str, text: &str) {
 /// its state: a change the test reports after that is not overtaken by the
 /// watcher's first look (which would cancel what it planned, as a newer
 /// state of the agent does).
-async fn start(s: &common::Server, task: &str, session: &str) -> String {
+pub(crate) async fn start(s: &common::Server, task: &str, session: &str) -> String {
     let (st, out) = s
         .admin("POST", &format!("/api/tasks/{task}/start"), None)
         .await;
@@ -105,13 +124,13 @@ async fn start(s: &common::Server, task: &str, session: &str) -> String {
     exec
 }
 
-async fn task_json(s: &common::Server, task: &str) -> Value {
+pub(crate) async fn task_json(s: &common::Server, task: &str) -> Value {
     let (st, t) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
     assert_eq!(st, StatusCode::OK, "{t}");
     t
 }
 
-async fn until<T, F, Fut>(what: &str, within: Duration, mut check: F) -> T
+pub(crate) async fn until<T, F, Fut>(what: &str, within: Duration, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -134,7 +153,7 @@ fn inputs(dir: &Path, title: &str) -> Vec<String> {
         .collect()
 }
 
-fn continues(dir: &Path, title: &str) -> usize {
+pub(crate) fn continues(dir: &Path, title: &str) -> usize {
     inputs(dir, title)
         .iter()
         .filter(|i| i.as_str() == "continue")
@@ -275,7 +294,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(&dir.path().join("data")).await;
     channel(&s, &dir.path().join("sent.jsonl")).await;
-    // A second after the exit: the exit's own handling is done by then.
+    // A second after the exit (a restart at once: `agent_actions_exit.rs`).
     set_policy(&s, json!({"crashRestartDelaySecs": 1})).await;
     // Mid-turn: it reports its session, works, and dies.
     script(

@@ -495,3 +495,98 @@ async fn an_unattended_failure_is_pushed_with_its_last_lines() {
     assert!(text.contains(&format!("[[tower:task={boom}]]")), "{text}");
     s.shutdown().await;
 }
+
+/// Claude Code's Notification hook (`harness hook notification`, the real
+/// hook command's function against the server): a permission prompt is
+/// waiting for a person and stays so past the stall threshold (an agent
+/// without it stalls meanwhile); `idle_prompt` is idle; any other
+/// notification changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clis_notifications_are_waiting_not_stalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start_with(&dir.path().join("data"), |cfg| {
+        cfg.holders.enabled = false;
+    })
+    .await;
+    stall_after(&s, 2).await;
+    let asked = shell_task(&s, "asked", "exec sleep 600").await;
+    let silent = shell_task(&s, "silent", "exec sleep 600").await;
+    for t in [&asked, &silent] {
+        start(&s, t).await;
+        state_of(&s, t, "working").await;
+    }
+    let notify = |task: &str, event: Value| {
+        let env = harness_server::hooks::HookEnv {
+            task_id: Some(task.to_string()),
+            has_parent: false,
+            signal_dir: None,
+            api_url: Some(s.url("")),
+            api_token: Some(s.admin.clone()),
+            execution_id: None,
+            approval_snapshot: None,
+        };
+        tokio::task::spawn_blocking(move || {
+            let out = harness_server::hooks::notification(Some(&event.to_string()), &env);
+            assert_eq!(out.exit_code, 0, "the hook never blocks the agent");
+            assert!(out.stdout.is_empty(), "{}", out.stdout);
+        })
+    };
+    notify(
+        &asked,
+        json!({"hook_event_name": "Notification", "notification_type": "permission_prompt",
+            "message": "Claude needs your permission to use Bash"}),
+    )
+    .await
+    .unwrap();
+    let st = state_of(&s, &asked, "waiting_for_person").await;
+    assert!(st.get("dialogTitle").is_none(), "{st}");
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the CLI's own prompt"),
+        "{st}"
+    );
+    // Past the stall threshold: the silent one stalls, the asked one waits.
+    state_of(&s, &silent, "stalled").await;
+    assert_eq!(
+        task(&s, &asked).await["agentState"]["state"],
+        "waiting_for_person"
+    );
+
+    // Another kind of notification says nothing of the turn.
+    let (code, out) = s
+        .admin(
+            "POST",
+            "/api/internal/hooks/notification",
+            Some(json!({"taskId": asked, "notificationType": "auth_success"})),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{out}");
+    assert_eq!(out["noted"], false, "{out}");
+    assert_eq!(
+        task(&s, &asked).await["agentState"]["state"],
+        "waiting_for_person"
+    );
+
+    // Waiting at its prompt for a while: idle (never stalled).
+    notify(
+        &asked,
+        json!({"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}),
+    )
+    .await
+    .unwrap();
+    state_of(&s, &asked, "idle").await;
+
+    // A bad body: a clear error naming the field.
+    let (code, out) = s
+        .admin(
+            "POST",
+            "/api/internal/hooks/notification",
+            Some(json!({"taskId": asked, "notificationType": 7})),
+        )
+        .await;
+    assert!(code.is_client_error(), "{code} {out}");
+    assert!(out.to_string().contains("notificationType"), "{out}");
+    s.shutdown().await;
+}

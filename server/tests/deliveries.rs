@@ -360,7 +360,10 @@ async fn html(s: &common::Server, path: &str, lang: Option<&str>) -> String {
     if let Some(l) = lang {
         req = req.header("cookie", format!("harness_lang={l}"));
     }
-    let resp = req.send().await.unwrap();
+    let resp = req
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
     assert_eq!(resp.status(), StatusCode::OK, "{path}");
     resp.text().await.unwrap()
 }

@@ -13,6 +13,8 @@ mod common;
 
 #[path = "agent_actions.rs"]
 mod agent_actions;
+#[path = "agent_actions_exit.rs"]
+mod agent_actions_exit;
 #[path = "agent_actions_kill.rs"]
 mod agent_actions_kill;
 #[path = "agent_actions_policy.rs"]
@@ -43,6 +45,8 @@ mod assets;
 mod backup;
 #[path = "channel_health.rs"]
 mod channel_health;
+#[path = "chat_language.rs"]
+mod chat_language;
 #[path = "cluster.rs"]
 mod cluster;
 #[path = "cluster_continue.rs"]
@@ -69,6 +73,10 @@ mod doctor;
 mod durability;
 #[path = "escalations.rs"]
 mod escalations;
+#[path = "evidence.rs"]
+mod evidence;
+#[path = "evidence_leaks.rs"]
+mod evidence_leaks;
 #[path = "fuzz.rs"]
 mod fuzz;
 #[path = "gateway_acceptance.rs"]
@@ -159,6 +167,8 @@ mod real_gateways;
 mod reboot_resume;
 #[path = "reboot_resume_real.rs"]
 mod reboot_resume_real;
+#[path = "receipts.rs"]
+mod receipts;
 #[path = "reminders.rs"]
 mod reminders;
 #[path = "reminders_kill.rs"]
@@ -167,10 +177,18 @@ mod reminders_kill;
 mod reminders_real;
 #[path = "report_daily.rs"]
 mod report_daily;
+#[path = "report_lang.rs"]
+mod report_lang;
+#[path = "report_receipt.rs"]
+mod report_receipt;
+#[path = "report_reply_kill.rs"]
+mod report_reply_kill;
 #[path = "rest.rs"]
 mod rest;
 #[path = "security.rs"]
 mod security;
+#[path = "submit_confirm.rs"]
+mod submit_confirm;
 #[path = "supervised.rs"]
 mod supervised;
 #[path = "terminal_sizing.rs"]
@@ -185,6 +203,8 @@ mod typed_text_real;
 mod ungated_real;
 #[path = "ungated_support.rs"]
 mod ungated_support;
+#[path = "waiting_cost.rs"]
+mod waiting_cost;
 #[path = "waiting_count.rs"]
 mod waiting_count;
 #[path = "workbench.rs"]

@@ -1,5 +1,6 @@
 //! The morning report over a real SQLite store and a real git repository:
 //! a seeded night (a finished task with commits and an answered question,
+//! whose answer was never typed — its receipt says where it stalled —
 //! a failed unattended task, one resumed after a restart and now asking,
 //! an approval that blocks two live children, a question whose default
 //! applies soon) reads as one deterministic text, ranked by what an answer
@@ -28,7 +29,7 @@ use harness_server::report_work::LocalWork;
 use harness_store::{SqliteOptions, SqliteStore};
 use serde_json::{Value, json};
 
-fn t(h: u32, m: u32) -> DateTime<Utc> {
+pub(crate) fn t(h: u32, m: u32) -> DateTime<Utc> {
     // The night of 4 → 5 December 2026 (UTC).
     let day = if h >= 12 { 4 } else { 5 };
     Utc.with_ymd_and_hms(2026, 12, day, h, m, 0).unwrap()
@@ -92,6 +93,7 @@ fn ask(id: &str, task: &str, text: &str, at: DateTime<Utc>) -> NewAsk {
         question: text.into(),
         now: at,
         idempotency_key: None,
+        evidence: None,
     }
 }
 
@@ -146,13 +148,13 @@ fn repo(dir: &Path) {
     git(dir, &["commit", "-qm", "parser"], "2026-12-04T21:30:00Z");
 }
 
-struct Night {
+pub(crate) struct Night {
     _dir: tempfile::TempDir,
-    store: Arc<dyn Store>,
-    h: Harness,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) h: Harness,
 }
 
-async fn night() -> Night {
+pub(crate) async fn night() -> Night {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("h.db").display());
     let store: Arc<dyn Store> =
@@ -346,6 +348,7 @@ Project alpha
   2 commits on main: 3 files changed, 4 insertions(+), 1 deletion(-)
   21:00 progress: lexer done, tests pass
   20:30 asked: Which DB? → “SQLite” by chat after 12 min
+    receipt: answered in the chat after 12 min · stalled: answered 10 h 18 min ago, never typed into the terminal
 
 No project
 - Docs [task ctdocs000000000000000]
@@ -446,16 +449,24 @@ async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
     assert_eq!(mine.waiting_count, 1);
 }
 
-/// The report sent to chat, its first part delivered as platform message
-/// `pmid` in chat 4242.
+/// The report sent to chat, its parts delivered as platform messages
+/// `pm-0`, `pm-1` … in chat 4242.
 async fn sent_to_chat(n: &Night) -> String {
+    sent_to_chat_in(n, None).await.report.id
+}
+
+/// [`sent_to_chat`] to a target of `language`, with what was sent.
+pub(crate) async fn sent_to_chat_in(
+    n: &Night,
+    language: Option<&str>,
+) -> harness_core::report::Sent {
     let config: harness_core::outbox::gateway::GatewayConfig = serde_json::from_value(json!({
         "hermes": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}
     }))
     .unwrap();
     n.h.set_gateway_config(config).await.unwrap();
     let targets = serde_json::from_value(json!([{"label": "phone", "gateway": "hermes",
-        "downstream": "telegram", "dest": "4242", "scope": "unattended"}]))
+        "downstream": "telegram", "dest": "4242", "scope": "unattended", "language": language}]))
     .unwrap();
     n.h.set_notify_targets(targets).await.unwrap();
     let sent =
@@ -490,10 +501,10 @@ async fn sent_to_chat(n: &Night) -> String {
             .unwrap()
             .unwrap();
     }
-    sent.report.id
+    sent
 }
 
-fn reply(pmid: &str, to: &str, text: &str) -> RouteInput {
+pub(crate) fn reply(pmid: &str, to: &str, text: &str) -> RouteInput {
     RouteInput {
         gateway: Some("hermes".into()),
         platform: Some("telegram".into()),
@@ -741,5 +752,59 @@ async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
         2,
         "\n{}",
         active.text
+    );
+}
+
+/// Viewing a report is a read: the page, the API, the CLI and MCP keep
+/// the report they show (a reply names its numbered items) but only a
+/// report delivered to chat moves "since the last report" — a view never
+/// consumes the chat's window (README "The morning report": "from the last report
+/// until now").
+#[tokio::test]
+async fn a_report_viewed_does_not_move_the_chats_window() {
+    let n = night().await;
+    sent_to_chat(&n).await;
+    let delivered = n
+        .store
+        .last_report_until(ReportChannel::Chat, "all")
+        .await
+        .unwrap()
+        .expect("the delivered report's end");
+    for channel in [
+        ReportChannel::Web,
+        ReportChannel::Api,
+        ReportChannel::Cli,
+        ReportChannel::Mcp,
+    ] {
+        let viewed =
+            n.h.report(&Identity::Browser, None, channel, &NoWork)
+                .await
+                .unwrap();
+        assert_eq!(
+            viewed.since, delivered,
+            "{channel:?}: a view covers the time since the last delivered report"
+        );
+        assert!(n.store.get_report(&viewed.id).await.unwrap().is_some());
+    }
+    assert_eq!(
+        n.store
+            .last_report_until(ReportChannel::Chat, "all")
+            .await
+            .unwrap(),
+        Some(delivered)
+    );
+    // The next report to chat starts where the delivered one ended, not
+    // where a view did.
+    let next =
+        n.h.send_report(&Identity::Admin, None, &NoWork)
+            .await
+            .unwrap();
+    assert_eq!(next.report.since, delivered);
+    assert!(
+        n.store
+            .last_report_until(ReportChannel::Chat, "all")
+            .await
+            .unwrap()
+            > Some(delivered)
     );
 }

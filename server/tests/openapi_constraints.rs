@@ -254,6 +254,7 @@ fn expected() -> BTreeMap<String, Value> {
         json!(report::daily::TIME_PATTERN),
     );
     e.max("NotifyTarget.reportTimeZone", report::daily::MAX_ZONE_CHARS);
+    e.words("NotifyTarget.language", c::LANGUAGES, true);
     e.add("Targets.targets", "maxItems", json!(settings::MAX_TARGETS));
     e.max("Destination.alias", dest::MAX_ALIAS_CHARS);
     e.max("Destination.label", dest::MAX_LABEL_CHARS);
@@ -394,6 +395,7 @@ fn expected() -> BTreeMap<String, Value> {
         e.add(&at, "minLength", json!(1));
         e.add(&at, "pattern", json!(c::NODE_ID));
     }
+    e.words("GET /api/report lang", c::LANGUAGES, false);
     e.cuid("GET /api/approvals taskId");
     e.cuid("GET /api/approvals before");
     e.range(
@@ -534,9 +536,11 @@ fn every_word_list_is_what_the_core_accepts() {
         profile: None,
         scope: scope.into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     };
     for g in c::GATEWAYS {
         for s in c::SCOPES {
@@ -547,6 +551,17 @@ fn every_word_list_is_what_the_core_accepts() {
         }
     }
     assert!(harness_core::outbox::target_edits::check_one(&target("hermes", "team")).is_err());
+    for l in c::LANGUAGES {
+        let mut t = target("hermes", "unattended");
+        t.language = Some((*l).into());
+        assert!(
+            harness_core::outbox::target_edits::check_one(&t).is_ok(),
+            "{l}"
+        );
+    }
+    let mut t = target("hermes", "unattended");
+    t.language = Some("fr".into());
+    assert!(harness_core::outbox::target_edits::check_one(&t).is_err());
 }
 
 /// A request for one word: method, path, body.

@@ -155,7 +155,7 @@ where
                     let tail: String = body
                         .chars()
                         .rev()
-                        .take(600)
+                        .take(160)
                         .collect::<Vec<_>>()
                         .into_iter()
                         .rev()
@@ -170,10 +170,11 @@ where
                 .admin("GET", &format!("/api/tasks/{task}/deliveries"), None)
                 .await;
             let (_, view) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
+            // What matters first: a CI log keeps only the start of a panic.
             panic!(
-                "timed out waiting for {what}\nrequests:\n{}\nscreen:\n{}\ndeliveries: {deliveries}\ntask: {view}",
+                "timed out waiting for {what}\ndeliveries: {deliveries}\ntask: {view}\nscreen:\n{}\nrequests:\n{}",
+                screen(s, task).await,
                 seen.join("\n"),
-                screen(s, task).await
             );
         }
         tokio::time::sleep(Duration::from_millis(150)).await;

@@ -68,8 +68,46 @@ fn query(
     })
 }
 
+/// `sort`: nothing (newest first), or `blocking` — the pending view most
+/// blocking first, in one page.
+#[cfg(feature = "ssr")]
+fn most_blocking(view: MessageView, sort: Option<&str>) -> Result<bool, ServerFnError> {
+    match sort.map(str::trim) {
+        None | Some("") | Some("newest") => Ok(false),
+        Some("blocking") if view == MessageView::Pending => Ok(true),
+        Some("blocking") => Err(ssr::to_sfn(harness_core::CoreError::invalid(
+            "sort",
+            "most blocking first is an order of the pending view",
+        ))),
+        Some(_) => Err(ssr::to_sfn(harness_core::CoreError::invalid(
+            "sort",
+            "sort must be newest or blocking",
+        ))),
+    }
+}
+
+/// The pending rows of `query`, most blocking first: the morning report's
+/// rank (`Harness::pending_most_blocking`), with the plan tasks read by
+/// the server's reader.
+#[cfg(feature = "ssr")]
+async fn blocking_page(
+    h: &harness_core::Harness,
+    query: harness_core::model::MessageQuery,
+) -> Result<harness_core::model::MessagePage, ServerFnError> {
+    let work = use_context::<super::report::ReportWork>();
+    let none = harness_core::report::NoWork;
+    let reader: &dyn harness_core::report::WorkReader = match &work {
+        Some(w) => w.0.as_ref(),
+        None => &none,
+    };
+    h.pending_most_blocking(&harness_core::auth::Identity::Browser, query, reader)
+        .await
+        .map_err(ssr::to_sfn)
+}
+
 /// One page of rows of a view, optionally filtered by a search text, older
-/// than `cursor` when given.
+/// than `cursor` when given; `sort=blocking`: the pending view most
+/// blocking first (one page).
 #[server(prefix = "/sfn", endpoint = "messages")]
 pub async fn list_page(
     view: MessageView,
@@ -77,19 +115,22 @@ pub async fn list_page(
     cursor: Option<String>,
     task_id: Option<String>,
     #[server(default)] from: Option<String>,
+    #[server(default)] sort: Option<String>,
 ) -> Result<Page, ServerFnError> {
     let h = ssr::harness()?;
-    let page = h
-        .list_messages(query(
-            view,
-            &q,
-            cursor.as_deref(),
-            task_id,
-            PAGE_SIZE,
-            from.as_deref(),
-        )?)
-        .await
-        .map_err(ssr::to_sfn)?;
+    let query = query(
+        view,
+        &q,
+        cursor.as_deref(),
+        task_id,
+        PAGE_SIZE,
+        from.as_deref(),
+    )?;
+    let page = if most_blocking(view, sort.as_deref())? {
+        blocking_page(&h, query).await?
+    } else {
+        h.list_messages(query).await.map_err(ssr::to_sfn)?
+    };
     let rows = page.rows.into_iter().map(ssr::row).collect();
     let rows = ssr::with_deliveries(&h, rows).await?;
     let rows = super::choices::with_choices(&h, rows).await?;
@@ -109,9 +150,22 @@ pub async fn list_window(
     task_id: Option<String>,
     count: u32,
     #[server(default)] from: Option<String>,
+    #[server(default)] sort: Option<String>,
 ) -> Result<Page, ServerFnError> {
     const MAX_WINDOW: usize = 5000;
     let h = ssr::harness()?;
+    if most_blocking(view, sort.as_deref())? {
+        // One page: every row again, in the rank of now.
+        let q = query(view, &q, None, task_id, PAGE_SIZE, from.as_deref())?;
+        let page = blocking_page(&h, q).await?;
+        let rows = page.rows.into_iter().map(ssr::row).collect();
+        let rows = ssr::with_deliveries(&h, rows).await?;
+        let rows = super::choices::with_choices(&h, rows).await?;
+        return Ok(Page {
+            rows: super::reminders::with_follow_ups(&h, rows).await?,
+            next: None,
+        });
+    }
     let want = (count as usize).clamp(1, MAX_WINDOW);
     let mut out = Page::default();
     let mut cursor = start;

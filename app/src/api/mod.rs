@@ -16,9 +16,17 @@ pub mod messages;
 pub mod outbound;
 pub mod plan;
 pub mod project_form;
+pub mod receipt;
+#[cfg(feature = "ssr")]
+pub mod receipt_words;
 pub mod recovery;
 pub mod reminders;
 pub mod report;
+#[cfg(feature = "ssr")]
+pub mod report_words;
+// `add_notify_target` takes the add form's eight fields as arguments (the
+// same reason as `tasks` below).
+#[allow(clippy::too_many_arguments)]
 pub mod settings;
 // `create_task` takes the New-task form's nine fields as arguments; the
 // server-fn macro's client stub cannot carry an item-level allow.
@@ -41,6 +49,7 @@ pub use messages::*;
 pub use outbound::*;
 pub use plan::*;
 pub use project_form::*;
+pub use receipt::*;
 pub use recovery::*;
 pub use reminders::*;
 pub use settings::*;

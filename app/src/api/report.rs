@@ -60,6 +60,8 @@ pub struct AskedData {
     pub by: Option<String>,
     pub after_minutes: Option<i64>,
     pub reminders: u32,
+    /// An answered question's receipt line, in the page's language.
+    pub receipt: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +135,7 @@ mod convert {
     };
 
     use super::*;
+    use crate::{api::report_words as words, i18n::Locale};
 
     fn at(t: DateTime<Utc>) -> String {
         t.format("%Y-%m-%d %H:%M UTC").to_string()
@@ -146,20 +149,21 @@ mod convert {
         }
     }
 
-    fn run(r: model::Run) -> RunData {
+    fn run(l: Locale, r: model::Run) -> RunData {
         RunData {
             execution_id: r.execution_id,
             status: r.status,
             started: at(r.started_at),
             ended: r.ended_at.map(at),
             exit_code: r.exit_code,
-            end_reason: r.end_reason,
+            end_reason: r.end_reason.map(|e| words::end_reason(l, &e)),
             minutes: r.minutes,
         }
     }
 
-    fn asked(a: model::Asked) -> AskedData {
+    fn asked(l: Locale, a: model::Asked) -> AskedData {
         AskedData {
+            receipt: a.receipt.as_ref().map(|r| words::receipt(l, r)),
             id: a.id,
             kind: kind(a.kind),
             text: a.text,
@@ -172,13 +176,13 @@ mod convert {
         }
     }
 
-    fn section(t: model::TaskSection) -> SectionData {
+    fn section(l: Locale, t: model::TaskSection) -> SectionData {
         SectionData {
             task_id: t.task_id,
             title: t.title,
             project_name: t.project_name,
             link: t.link,
-            runs: t.runs.into_iter().map(run).collect(),
+            runs: t.runs.into_iter().map(|r| run(l, r)).collect(),
             progress: t
                 .progress
                 .into_iter()
@@ -187,7 +191,7 @@ mod convert {
                     text: p.text,
                 })
                 .collect(),
-            asked: t.asked.into_iter().map(asked).collect(),
+            asked: t.asked.into_iter().map(|a| asked(l, a)).collect(),
             resumed: t.resumed,
             commits: t.commits.map(|c| CommitsData {
                 branch: c.branch,
@@ -197,7 +201,7 @@ mod convert {
         }
     }
 
-    fn waiting(w: model::WaitingItem) -> WaitingData {
+    fn waiting(l: Locale, w: model::WaitingItem) -> WaitingData {
         WaitingData {
             number: w.number,
             kind: kind(w.kind),
@@ -208,38 +212,40 @@ mod convert {
             options: w.options,
             waiting_since: at(w.waiting_since),
             default_at: w.default_at.map(at),
-            why: w.why,
+            why: words::why(l, &w.blocks),
         }
     }
 
-    impl From<Report> for ReportData {
-        fn from(r: Report) -> Self {
-            Self {
-                id: r.id,
-                since: at(r.since),
-                until: at(r.until),
-                tasks: r.tasks.into_iter().map(section).collect(),
-                waiting: r.waiting.into_iter().map(waiting).collect(),
-                waiting_count: r.waiting_count,
-            }
+    /// The report as the page shows it, the core's phrases in `l`.
+    pub fn report(l: Locale, r: Report) -> ReportData {
+        ReportData {
+            id: r.id,
+            since: at(r.since),
+            until: at(r.until),
+            tasks: r.tasks.into_iter().map(|t| section(l, t)).collect(),
+            waiting: r.waiting.into_iter().map(|w| waiting(l, w)).collect(),
+            waiting_count: r.waiting_count,
         }
     }
 
-    impl From<BatchOutcome> for BatchData {
-        fn from(o: BatchOutcome) -> Self {
-            Self {
-                malformed: o.malformed,
-                items: o
-                    .items
-                    .into_iter()
-                    .map(|i| ItemOutcomeData {
-                        number: i.number,
-                        taken: i.taken,
-                        detail: i.detail,
-                        task_id: i.task_id,
-                    })
-                    .collect(),
-            }
+    /// A batch reply's outcome, said in `l`.
+    pub fn batch(l: Locale, o: BatchOutcome) -> BatchData {
+        BatchData {
+            malformed: o
+                .malformed_why
+                .as_ref()
+                .map(|m| words::malformed(l, m))
+                .or(o.malformed),
+            items: o
+                .items
+                .into_iter()
+                .map(|i| ItemOutcomeData {
+                    number: i.number,
+                    taken: i.taken,
+                    detail: words::said(l, &i.said),
+                    task_id: i.task_id,
+                })
+                .collect(),
         }
     }
 }
@@ -280,7 +286,7 @@ pub async fn get_report(since: Option<String>) -> Result<ReportData, ServerFnErr
         )
         .await
         .map_err(ssr::to_sfn)?;
-    Ok(report.into())
+    Ok(convert::report(crate::i18n::Locale::detect(), report))
 }
 
 /// One reply answering the report's numbered items (`1 B · 2 approve · 3
@@ -301,5 +307,5 @@ pub async fn answer_report(report_id: String, text: String) -> Result<BatchData,
         .answer_report(from, &report_id, &text, control.as_deref())
         .await
         .map_err(ssr::to_sfn)?;
-    Ok(out.into())
+    Ok(convert::batch(crate::i18n::Locale::detect(), out))
 }

@@ -27,6 +27,12 @@ pub struct TargetRow {
     /// Its IANA time zone.
     #[serde(default)]
     pub report_time_zone: Option<String>,
+    /// The language its chat is written in: `en` (none) or `zh`.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Whether a question pushed to it carries the agent's screen.
+    #[serde(default)]
+    pub include_screen: bool,
 }
 
 #[server(prefix = "/sfn", endpoint = "notify_targets")]
@@ -46,6 +52,8 @@ pub async fn notify_targets() -> Result<Vec<TargetRow>, ServerFnError> {
             active: t.active,
             report_at: t.report_at,
             report_time_zone: t.report_time_zone,
+            language: t.language,
+            include_screen: t.include_screen,
         })
         .collect())
 }
@@ -60,6 +68,7 @@ pub async fn add_notify_target(
     scope: String,
     #[server(default)] report_at: Option<String>,
     #[server(default)] report_time_zone: Option<String>,
+    #[server(default)] language: Option<String>,
 ) -> Result<String, ServerFnError> {
     use harness_core::settings::NotifyTarget;
     let h = ssr::harness()?;
@@ -74,9 +83,11 @@ pub async fn add_notify_target(
             profile: None,
             scope,
             active: true,
+            include_screen: false,
             report_at: blank(report_at),
             report_time_zone: blank(report_time_zone),
             report_since: None,
+            language: blank(language),
         })
         .await
         .map_err(to_sfn_field)?;
@@ -84,17 +95,33 @@ pub async fn add_notify_target(
 }
 
 /// Set one target's daily report (a time `HH:MM` and an IANA time zone),
-/// or switch it off (no time); the core names a wrong field.
+/// or switch it off (no time), and its chat language; the core names a
+/// wrong field.
 #[server(prefix = "/sfn", endpoint = "set_target_report")]
 pub async fn set_target_report(
     key: String,
     #[server(default)] report_at: Option<String>,
     #[server(default)] report_time_zone: Option<String>,
+    #[server(default)] language: Option<String>,
 ) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
     let blank = |v: Option<String>| v.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
-    let (at, zone) = (blank(report_at), blank(report_time_zone));
-    h.set_notify_target_report(&key, at.as_deref(), zone.as_deref())
+    let (at, zone, language) = (blank(report_at), blank(report_time_zone), blank(language));
+    h.set_notify_target_report(&key, at.as_deref(), zone.as_deref(), language.as_deref())
+        .await
+        .map_err(to_sfn_field)?;
+    Ok(())
+}
+
+/// Whether questions pushed to one target carry the agent's screen
+/// (redacted; README "Evidence of a question"): `on` is the checkbox, absent when unticked.
+#[server(prefix = "/sfn", endpoint = "set_target_screen")]
+pub async fn set_target_screen(
+    key: String,
+    #[server(default)] on: Option<String>,
+) -> Result<(), ServerFnError> {
+    let h = ssr::harness()?;
+    h.set_notify_target_screen(&key, on.is_some())
         .await
         .map_err(to_sfn_field)?;
     Ok(())

@@ -180,6 +180,11 @@ pub const EN: &[(&str, &str)] = &[
         "harness.from_children_hint",
         "Show only messages of tasks derived from a parent task",
     ),
+    ("harness.sort_blocking", "Most blocking first"),
+    (
+        "harness.sort_blocking_hint",
+        "Open questions that block the most work first: live child agents, dependent plan tasks, agent-hours waited (the morning report's order)",
+    ),
     ("detail.open_task", "Open the task"),
     ("detail.open_terminal", "its terminal"),
     ("outbound.PENDING", "queued for the gateway"),
@@ -406,6 +411,7 @@ pub const EN_PAGES: &[(&str, &str)] = &[
         "Workspace: a group of projects (a team, a client; \u{201c}default\u{201d} if unsure). Workbench: the project's resident agent, which reads what its tasks report.",
     ),
     ("tasks.timeline", "Messages"),
+    ("tasks.receipt", "The agent's screen and the receipt"),
     ("tasks.no_messages", "No messages yet."),
     ("task.open_ask", "waiting for you"),
     ("task.status.todo", "to do"),
@@ -810,9 +816,126 @@ pub const EN_PAGES: &[(&str, &str)] = &[
     ("settings.report_daily", "daily report at {at} ({zone})"),
     ("settings.report_off", "no daily report"),
     ("settings.report_set", "Set"),
+    ("settings.language", "Chat language"),
+    ("settings.language_en", "English"),
+    ("settings.language_zh", "中文 (Chinese)"),
+    (
+        "settings.include_screen",
+        "Include the agent's screen (redacted) in pushed questions",
+    ),
 ];
 
 pub const EN_SERVER: &[(&str, &str)] = &[
+    // A question's receipt (api/receipt_words.rs).
+    ("receipt.title", "Receipt"),
+    (
+        "receipt.screen_title",
+        "The agent's screen when it asked (redacted)",
+    ),
+    (
+        "receipt.no_screen",
+        "No screen was kept with this question.",
+    ),
+    (
+        "receipt.after_title",
+        "The agent's first lines after the answer (redacted)",
+    ),
+    ("receipt.stalled", "Stalled at: {step}"),
+    ("receipt.why", " ({error})"),
+    ("receipt.message_id", ", message {id}"),
+    ("receipt.step.asked", "asked"),
+    ("receipt.step.pushed", "pushed"),
+    ("receipt.step.reminded", "reminded"),
+    ("receipt.step.escalated", "escalated"),
+    ("receipt.step.answered", "answered"),
+    ("receipt.step.typed", "typed into the terminal"),
+    ("receipt.step.resumed", "the agent went on"),
+    ("receipt.step.screen_after", "the screen after the answer"),
+    ("receipt.asked", "Asked"),
+    ("receipt.pushed.done", "Pushed through {gateway} to {chat}"),
+    (
+        "receipt.pushed.unverified",
+        "Sent through {gateway}; the gateway did not confirm it (no message id)",
+    ),
+    (
+        "receipt.pushed.stalled",
+        "Pushed {ago} ago, never delivered by the gateway{why}",
+    ),
+    (
+        "receipt.pushed.waiting",
+        "Being sent through {gateway}{why}",
+    ),
+    ("receipt.reminded.done", "Reminder {n} sent"),
+    ("receipt.reminded.waiting", "Reminder {n} queued"),
+    ("receipt.escalated.done", "Escalated to {target}"),
+    (
+        "receipt.escalated.stalled",
+        "Escalated to {target} {ago} ago, never delivered by the gateway{why}",
+    ),
+    ("receipt.escalated.waiting", "Escalating to {target}"),
+    (
+        "receipt.answered.chat",
+        "Answered by its person in the chat",
+    ),
+    (
+        "receipt.answered.web",
+        "Answered by a person on the web, REST or MCP",
+    ),
+    (
+        "receipt.answered.default",
+        "Answered by its default at the deadline",
+    ),
+    (
+        "receipt.answered.waiting",
+        "Waiting for an answer for {ago}",
+    ),
+    (
+        "receipt.answered.pending",
+        "Not asked yet: waiting for its push to reach the chat",
+    ),
+    (
+        "receipt.answered.cancelled",
+        "Not answered: a newer question replaced it, or the agent stopped",
+    ),
+    ("receipt.answered.expired", "Not answered: it expired"),
+    ("receipt.answered.ignored", "Ignored by a person"),
+    (
+        "receipt.typed.done",
+        "Typed into the terminal once (delivery {id})",
+    ),
+    (
+        "receipt.typed.unverified",
+        "UNVERIFIED: it may or may not have reached the terminal (delivery {id})",
+    ),
+    ("receipt.typed.failed", "Not typed{why} (delivery {id})"),
+    (
+        "receipt.typed.stalled",
+        "Answered {ago} ago, never typed into the terminal{why}",
+    ),
+    ("receipt.typed.waiting", "Not typed yet"),
+    (
+        "receipt.typed.skipped",
+        "Nothing typed: the task's agent never ran",
+    ),
+    ("receipt.resumed.done", "The agent went on"),
+    ("receipt.resumed.failed", "The agent did not go on{why}"),
+    (
+        "receipt.resumed.stalled",
+        "Typed {ago} ago, the agent has not been seen going on since",
+    ),
+    ("receipt.resumed.waiting", "Waiting for the agent to go on"),
+    (
+        "receipt.screen_after.done",
+        "Its first lines after the answer",
+    ),
+    (
+        "receipt.screen_after.waiting",
+        "Captured a few seconds after the answer is typed",
+    ),
+    (
+        "receipt.screen_after.skipped",
+        "No screen captured (no terminal of the task on this server then)",
+    ),
     ("login.title", "Log in"),
     (
         "login.help",

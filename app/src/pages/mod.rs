@@ -14,4 +14,6 @@ pub mod settings_daily_report;
 pub mod settings_destinations;
 pub mod settings_recovery;
 pub mod settings_reminders;
+pub mod settings_screen;
+pub mod settings_target_language;
 pub mod tasks;

@@ -280,11 +280,16 @@ fn asked_line(l: Locale, link: &str, a: &AskedData) -> AnyView {
                 .replace("{n}", &a.reminders.to_string())
         )
     });
+    let receipt = a
+        .receipt
+        .clone()
+        .map(|r| view! { <div class="sub report-receipt">{r}</div> });
     view! {
         <li class="report-asked" data-state=a.state.clone() data-ask-id=a.id.clone()>
             <time>{hm(&a.asked).to_string()}</time>" "{what}": "
             <a href=link.to_string()>{a.text.clone()}</a>
             " → "{outcome}{reminders}
+            {receipt}
         </li>
     }
     .into_any()

@@ -21,6 +21,7 @@ pub fn SettingsPage() -> impl IntoView {
     let remove = ServerAction::<RemoveNotifyTarget>::new();
     let test = ServerAction::<TestNotifyTarget>::new();
     let schedule = ServerAction::<SetTargetReport>::new();
+    let screen = ServerAction::<crate::api::SetTargetScreen>::new();
     let test_result = move || {
         test.value().get().map(|r| match r {
             Ok(result) => {
@@ -49,6 +50,7 @@ pub fn SettingsPage() -> impl IntoView {
                 add.version().get(),
                 remove.version().get(),
                 schedule.version().get(),
+                screen.version().get(),
             )
         },
         |_| notify_targets(),
@@ -56,7 +58,7 @@ pub fn SettingsPage() -> impl IntoView {
     // A validation error of the add form names its field: shown by that
     // input (`#target-<field>-error`, the input `aria-invalid`); any other
     // error goes to the status line.
-    const FIELDS: [&str; 7] = [
+    const FIELDS: [&str; 8] = [
         "label",
         "gateway",
         "downstream",
@@ -64,6 +66,7 @@ pub fn SettingsPage() -> impl IntoView {
         "scope",
         "reportAt",
         "reportTimeZone",
+        "language",
     ];
     let errors = crate::field_errors::FieldErrors::new(
         move || add.value().get().and_then(Result::err),
@@ -111,6 +114,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 {list.into_iter().enumerate().map(|(i, t)| {
                                     let (key1, key2) = (t.key.clone(), t.key.clone());
                                     let row = t.clone();
+                                    let language_name = super::settings_target_language::name(l, t.language.as_deref());
                                     let daily = super::settings_daily_report::summary(l, &t);
                                     view! {
                                     <li>
@@ -119,6 +123,7 @@ pub fn SettingsPage() -> impl IntoView {
                                         {t.downstream.map(|d| view! { " · " <code>{d}</code> })}
                                         {t.dest.map(|d| view! { " → " <code>{d}</code> })}
                                         " · " {l.t(if t.scope == "work" { "settings.scope_work" } else { "settings.scope_unattended" })}
+                                        " · " <span class="target-language-name">{language_name}</span>
                                         " · " <span class="daily-summary">{daily.unwrap_or_else(|| l.t("settings.report_off").to_string())}</span>
                                         <ActionForm action=test attr:class="inline">
                                             <input type="hidden" name="key" value=key1 />
@@ -129,6 +134,7 @@ pub fn SettingsPage() -> impl IntoView {
                                             <input type="hidden" name="key" value=key2 />
                                             <button type="submit" class="ghost">{l.t("settings.remove")}</button>
                                         </ActionForm>
+                                        <super::settings_screen::ScreenForm t=row.clone() action=screen />
                                         <super::settings_daily_report::DailyReportForm t=row action=schedule />
                                     </li>
                                 }}).collect_view()}
@@ -166,6 +172,11 @@ pub fn SettingsPage() -> impl IntoView {
                     <option value="work">{l.t("settings.scope_work")}</option>
                 </select>
                 {field_error("scope")}
+                <label for="target-language">{l.t("settings.language")}</label>
+                <select id="target-language" name="language" aria-invalid=invalid("language") aria-describedby="target-language-error">
+                    {super::settings_target_language::options(l, None)}
+                </select>
+                {field_error("language")}
                 <label for="target-reportAt">{l.t("settings.report_at")}</label>
                 <input id="target-reportAt" type="time" name="report_at" aria-invalid=invalid("reportAt")
                     aria-describedby="target-reportAt-error target-report-help" />

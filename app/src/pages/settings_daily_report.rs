@@ -1,7 +1,9 @@
 //! `/settings` → a notify target's daily report: the local time (`HH:MM`)
 //! and IANA time zone it goes out at every day, set or cleared (no time:
-//! off) on the target's row. A form posting to a server function (no
-//! JavaScript needed); the core validates and names the wrong field.
+//! off) on the target's row, with the language its chat is written in
+//! (`super::settings_target_language`). A form posting to a server
+//! function (no JavaScript needed); the core validates and names the
+//! wrong field.
 
 use leptos::{form::ActionForm, prelude::*};
 
@@ -25,12 +27,14 @@ pub fn summary(l: Locale, t: &TargetRow) -> Option<String> {
 #[component]
 pub fn DailyReportForm(t: TargetRow, action: ServerAction<SetTargetReport>) -> impl IntoView {
     let l = use_locale();
+    let language = super::settings_target_language::options(l, t.language.as_deref());
     let (key, at, zone) = (
         t.key,
         t.report_at.unwrap_or_default(),
         t.report_time_zone.unwrap_or_default(),
     );
     let (at_id, zone_id) = (format!("report-{key}-at"), format!("report-{key}-zone"));
+    let language_id = format!("report-{key}-language");
     let data_key = key.clone();
     view! {
         <ActionForm action=action attr:class="daily-report" attr:data-key=data_key>
@@ -40,6 +44,8 @@ pub fn DailyReportForm(t: TargetRow, action: ServerAction<SetTargetReport>) -> i
             <label for=zone_id.clone()>{l.t("settings.report_time_zone")}</label>
             <input id=zone_id name="report_time_zone" maxlength="64" placeholder="Europe/Berlin"
                 value=zone />
+            <label for=language_id.clone()>{l.t("settings.language")}</label>
+            <select id=language_id name="language">{language}</select>
             <button type="submit" class="ghost set-report">{l.t("settings.report_set")}</button>
         </ActionForm>
     }

@@ -8,6 +8,13 @@
 //! ([`STALL_KEY`]); the newest hook event whose kind of turn changed is
 //! kept per execution ([`Harness::note_hook`]), so that a restart knows an
 //! idle agent from a working one.
+//!
+//! What a change read off the agent's screen (its lines, the CLI's words) is
+//! redacted here, before it is stored, pushed or put in a parent's inbox
+//! ([`redacted_change`], [`redacted_record`]): the same secrets as the
+//! evidence of a question (README "Evidence of a question": the patterns of
+//! `crate::redact` and the values of the agent's own environment), so that
+//! no watcher can forget it.
 
 use std::time::Duration;
 
@@ -25,6 +32,7 @@ use crate::{
     ids,
     model::{AgentStateRecord, ExecutionStatus, TaskView},
     outbox::compose_body,
+    redact,
     store::{AgentStateWrite, AgentStateWritten, EventKind, NewEvent, Outbound, Priority},
 };
 
@@ -44,6 +52,43 @@ pub struct AgentStateSettings {
     pub stall_after_secs: u64,
 }
 
+/// Screen lines without the secrets they show: redacted together (a key
+/// block across lines is recognised as one), then split again.
+pub fn redact_lines(lines: &[String], secrets: &[&str]) -> Vec<String> {
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    redact::redact(&lines.join("\n"), secrets)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `change` with its screen lines redacted: what the recovery and the
+/// person's words see.
+pub fn redacted_change(change: &StateChange, secrets: &[&str]) -> StateChange {
+    StateChange {
+        lines: redact_lines(&change.lines, secrets),
+        ..change.clone()
+    }
+}
+
+/// The record of `change` as it is stored and told ([`record_of`]), with
+/// every text read off the agent's screen redacted: its lines, its reason,
+/// the CLI's words for an error, the reset time as printed, a dialog's
+/// title and options.
+pub fn redacted_record(change: &StateChange, secrets: &[&str]) -> AgentStateRecord {
+    let mut r = record_of(change);
+    let clean = |t: &str| redact::redact(t, secrets);
+    r.lines = redact_lines(&r.lines, secrets);
+    r.reason = clean(&r.reason);
+    r.error_kind = r.error_kind.as_deref().map(clean);
+    r.reset_text = r.reset_text.as_deref().map(clean);
+    r.dialog_title = r.dialog_title.as_deref().map(clean);
+    r.dialog_options = r.dialog_options.iter().map(|o| clean(o)).collect();
+    r
+}
+
 /// A hook event's stored name.
 pub fn hook_name(hook: HookEvent) -> &'static str {
     match hook {
@@ -52,6 +97,8 @@ pub fn hook_name(hook: HookEvent) -> &'static str {
         HookEvent::PreToolUse => "pre_tool_use",
         HookEvent::PostToolUse => "post_tool_use",
         HookEvent::Stop => "stop",
+        HookEvent::NeedsPerson => "needs_person",
+        HookEvent::IdlePrompt => "idle_prompt",
     }
 }
 
@@ -63,6 +110,8 @@ pub fn hook_of(name: &str) -> Option<HookEvent> {
         "pre_tool_use" => HookEvent::PreToolUse,
         "post_tool_use" => HookEvent::PostToolUse,
         "stop" => HookEvent::Stop,
+        "needs_person" => HookEvent::NeedsPerson,
+        "idle_prompt" => HookEvent::IdlePrompt,
         _ => return None,
     })
 }
@@ -77,8 +126,14 @@ impl Harness {
         plan_active: bool,
     ) -> CoreResult<AgentStateWritten> {
         let view = self.get_task(&change.task_id).await?;
-        let record = record_of(change);
-        let said = told::after_change(
+        // Nothing read off the screen goes further unredacted.
+        let secrets = self.agent_secrets(&view.task);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let change = &redacted_change(change, &secrets);
+        let record = redacted_record(change, &secrets);
+        let lang = self.person_lang(&view.task).await;
+        let said = told::after_change_in(
+            lang,
             change,
             &record,
             Context {
@@ -103,7 +158,8 @@ impl Harness {
                 }
             }
         };
-        let words = told::with_recovery(said.push, tell, change, &record, view.task.unattended);
+        let words =
+            told::with_recovery_in(lang, said.push, tell, change, &record, view.task.unattended);
         let push = match words {
             Some(words) => {
                 let message = compose_body(Some(&view.task.title), &words.text, &view.task.id);
@@ -155,8 +211,10 @@ impl Harness {
         if !view.task.unattended {
             return Ok(None);
         }
-        let record = record_of(change);
-        let text = told::alarm_text(&record, more);
+        let secrets = self.agent_secrets(&view.task);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let record = redacted_record(change, &secrets);
+        let text = told::alarm_text_in(self.person_lang(&view.task).await, &record, more);
         let message = compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = told::push_key(&change.execution_id, change.state.name());
         let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
@@ -173,6 +231,19 @@ impl Harness {
             .map_err(crate::messaging::task_missing)?;
         self.after_state_write(&change.task_id, &written);
         Ok(written.push)
+    }
+
+    /// The language of the notify target that tells `task`'s person
+    /// (English when there is none, or it cannot be read: the state is
+    /// recorded all the same).
+    async fn person_lang(&self, task: &crate::model::Task) -> crate::ladder::Lang {
+        match self.person_target(task).await {
+            Ok(target) => target.map(|t| t.lang()).unwrap_or_default(),
+            Err(err) => {
+                tracing::warn!(task_id = %task.id, %err, "the notify target's language could not be read");
+                crate::ladder::Lang::default()
+            }
+        }
     }
 
     fn after_state_write(&self, task_id: &str, written: &AgentStateWritten) {
@@ -299,5 +370,79 @@ impl Harness {
         }
         tracing::info!(task_id = id, ?action, "a person's reply acted on the agent");
         self.get_task(id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-ant-api03-PLANTEDfakeKEY0123456789abcdefXYZ";
+
+    fn change(state: AgentState, lines: &[&str]) -> StateChange {
+        StateChange {
+            task_id: "t".into(),
+            execution_id: "e".into(),
+            previous: None,
+            state,
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            reset_at: None,
+            at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn an_exits_lines_lose_keys_blocks_and_the_agents_own_values() {
+        let c = change(
+            AgentState::Exited { code: 3 },
+            &[
+                &format!("using key {KEY}"),
+                "hint correct-horse-battery-staple",
+                "-----BEGIN PRIVATE KEY-----",
+                "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo",
+                "-----END PRIVATE KEY-----",
+                "mysql --password=hunter2 -u root",
+                "Error: boom",
+            ],
+        );
+        let secrets = ["correct-horse-battery-staple"];
+        let r = redacted_record(&c, &secrets);
+        assert_eq!(
+            r.lines,
+            [
+                "using key sk-ant-[REDACTED]",
+                "hint [REDACTED]",
+                "[REDACTED]",
+                "mysql --password=[REDACTED] -u root",
+                "Error: boom",
+            ]
+        );
+        assert_eq!(r.exit_code, Some(3));
+        assert_eq!(r.reason, record_of(&c).reason, "nothing secret in it");
+        assert_eq!(redacted_change(&c, &secrets).lines, r.lines);
+        let words = told::alarm_text(&r, None);
+        assert!(
+            !words.contains("PLANTED") && !words.contains("horse"),
+            "{words}"
+        );
+        assert!(words.contains("> Error: boom"), "{words}");
+    }
+
+    #[test]
+    fn a_dialogs_words_are_redacted_too_and_no_lines_stay_none() {
+        let c = change(
+            AgentState::WaitingForPerson {
+                dialog: Some((
+                    format!("Use {KEY}?"),
+                    vec!["1. Yes".into(), "2. token=abcdef123456".into()],
+                )),
+            },
+            &[],
+        );
+        let r = redacted_record(&c, &[]);
+        assert!(r.lines.is_empty());
+        assert_eq!(r.dialog_title.as_deref(), Some("Use sk-ant-[REDACTED]?"));
+        assert_eq!(r.dialog_options, ["1. Yes", "2. token=[REDACTED]"]);
+        assert!(redact_lines(&[], &["secret-value"]).is_empty());
     }
 }

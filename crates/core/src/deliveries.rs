@@ -147,6 +147,8 @@ impl Harness {
             Some(d) => {
                 if d.state == DeliveryState::Delivered {
                     tracing::info!(delivery_id = %d.id, task_id = %d.task_id, "delivered");
+                    // The question's receipt: the screen a few seconds later.
+                    self.answer_typed(d);
                 }
                 self.delivery_changed(d);
             }

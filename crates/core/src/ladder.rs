@@ -71,10 +71,31 @@ pub fn default_directive(lang: Lang) -> &'static str {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A language Harness writes in: the ladder's directive, and what goes to
+/// a notify target's chat (`NotifyTarget::language`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Lang {
+    #[default]
     En,
     Zh,
+}
+
+impl Lang {
+    /// `en` or `zh`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "en" => Some(Self::En),
+            "zh" => Some(Self::Zh),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Zh => "zh",
+        }
+    }
 }
 
 const DIRECTIVE_EN: &str = "## Harness: how to get unblocked (escalation ladder)

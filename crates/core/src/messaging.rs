@@ -204,6 +204,7 @@ impl Harness {
             question,
             now,
             idempotency_key: key.clone(),
+            evidence: self.evidence_now(&task_id).await,
         };
         let recorded = match choices {
             None => self.store().record_ask(ask).await,
@@ -285,6 +286,7 @@ impl Harness {
                 question: message,
                 now: Utc::now(),
                 idempotency_key: None,
+                evidence: None,
             })
             .await
             .map_err(task_missing)?;

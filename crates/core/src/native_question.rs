@@ -183,8 +183,9 @@ impl crate::Harness {
             .await
     }
 
-    /// The validated ask of a native question of `task` (rate-checked), and
-    /// on a derived task its parent's inbox event (see [`Self::ask_native`]).
+    /// The validated ask of a native question of `task` (rate-checked), with
+    /// the agent's screen as its evidence (`crate::evidence`), and on a
+    /// derived task its parent's inbox event (see [`Self::ask_native`]).
     pub(crate) async fn prepare_native_ask(
         &self,
         task: &crate::model::Task,
@@ -204,6 +205,9 @@ impl crate::Harness {
             question: question.clone(),
             now,
             idempotency_key: None,
+            // Like an ask's: the agent's screen, bounded and redacted, stored
+            // with it (an approval's too: README "Evidence of a question").
+            evidence: self.evidence_now(&task.id).await,
         };
         let Some(parent_id) = task.parent_task_id.clone() else {
             return Ok(PreparedAsk {

@@ -399,9 +399,16 @@ pub fn default_delivery_text(label: &str) -> String {
 /// A question as a chat message: the question, the options numbered, how
 /// to answer, the default and the deadline.
 pub fn render_for_chat(question: &str, choices: &Choices) -> String {
+    render_for_chat_in(question, choices, crate::ladder::Lang::En)
+}
+
+/// [`render_for_chat`] in `lang` (the notify target's language); the
+/// question and the options stay as the agent wrote them.
+pub fn render_for_chat_in(question: &str, choices: &Choices, lang: crate::ladder::Lang) -> String {
+    let zh = lang == crate::ladder::Lang::Zh;
     let mut out = String::new();
     if choices.urgency == Urgency::High {
-        out.push_str("[urgent] ");
+        out.push_str(if zh { "[紧急] " } else { "[urgent] " });
     }
     out.push_str(question.trim_end());
     if !choices.options.is_empty() {
@@ -409,7 +416,7 @@ pub fn render_for_chat(question: &str, choices: &Choices) -> String {
         for (i, o) in choices.options.iter().enumerate() {
             out.push_str(&format!("{}. {}", i + 1, o.label));
             if choices.default.as_deref() == Some(o.label.as_str()) {
-                out.push_str(" (default)");
+                out.push_str(if zh { "（默认）" } else { " (default)" });
             }
             if let Some(d) = &o.description {
                 out.push_str(&format!(" — {d}"));
@@ -417,19 +424,24 @@ pub fn render_for_chat(question: &str, choices: &Choices) -> String {
             out.push('\n');
         }
         out.push('\n');
-        if choices.multi_select {
-            out.push_str("Reply with the numbers or labels of your choices, separated by commas (e.g. \"1, 3\").");
-        } else {
-            out.push_str("Reply with a number or an option's label, or write your own answer.");
-        }
+        out.push_str(match (choices.multi_select, zh) {
+            (true, false) => "Reply with the numbers or labels of your choices, separated by commas (e.g. \"1, 3\").",
+            (false, false) => "Reply with a number or an option's label, or write your own answer.",
+            (true, true) => "回复所选选项的编号或标签，用逗号分隔（例如 \"1, 3\"）。",
+            (false, true) => "回复一个编号或选项的标签，或直接写下你的回答。",
+        });
     }
     if let Some(at) = choices.deadline_at {
         let when = at.to_rfc3339_opts(SecondsFormat::Secs, true);
-        match &choices.default {
-            Some(label) => out.push_str(&format!(
+        match (&choices.default, zh) {
+            (Some(label), false) => out.push_str(&format!(
                 "\nIf nobody answers by {when}, \"{label}\" will be taken."
             )),
-            None => out.push_str(&format!("\nPlease answer by {when}.")),
+            (None, false) => out.push_str(&format!("\nPlease answer by {when}.")),
+            (Some(label), true) => {
+                out.push_str(&format!("\n如果到 {when} 仍无人回答，将采用“{label}”。"))
+            }
+            (None, true) => out.push_str(&format!("\n请在 {when} 前回答。")),
         }
     }
     out
@@ -608,5 +620,21 @@ mod tests {
         );
         let plain = choices(json!({"urgency": "low"}));
         assert_eq!(render_for_chat("Why?", &plain), "Why?");
+        // In Chinese: the same question, options and deadline, our words
+        // translated.
+        let zh = render_for_chat_in("Retry or skip?", &c, crate::ladder::Lang::Zh);
+        assert_eq!(
+            zh,
+            "[紧急] Retry or skip?\n\n1. Retry — once more\n2. Skip（默认）\n\n\
+             回复一个编号或选项的标签，或直接写下你的回答。\n\
+             如果到 2026-12-01T08:00:00Z 仍无人回答，将采用“Skip”。"
+        );
+        c.multi_select = true;
+        c.default = None;
+        let zh = render_for_chat_in("Which?", &c, crate::ladder::Lang::Zh);
+        assert!(
+            zh.contains("用逗号分隔") && zh.ends_with("请在 2026-12-01T08:00:00Z 前回答。"),
+            "{zh}"
+        );
     }
 }

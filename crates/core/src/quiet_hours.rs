@@ -186,9 +186,11 @@ mod tests {
             profile: None,
             scope: "unattended".into(),
             active: true,
+            include_screen: false,
             report_at: None,
             report_time_zone: None,
             report_since: None,
+            language: None,
         };
         let now = utc("2026-01-10T12:00:00Z");
         assert!(waits(&map, Some(&t), Urgency::Normal, now));

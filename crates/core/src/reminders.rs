@@ -17,7 +17,7 @@
 //! A PENDING approval whose push (`approval:<id>`) reached the chat is a
 //! candidate too: its ask is recorded as `high`, so it follows the high
 //! schedule, and its reminder says an approval is still waiting and quotes
-//! the push (`crate::approvals::push::reminder_text`) with the same task
+//! the push ([`reminder_text_in`], in the target's language) with the same task
 //! token, so a reply "approve" to it decides the approval.
 //!
 //! The pass runs in the loop of the ask deadlines (`crate::deadline`, at
@@ -32,6 +32,7 @@ use crate::{
     CoreError, CoreResult, Harness, escalation,
     events::HarnessEvent,
     ids,
+    ladder::Lang,
     quiet_hours::{self, QuietHours},
     store::{Dedup, EscalationReason, NewOutbound, NewReminder, ReminderCandidate, Urgency},
 };
@@ -143,13 +144,84 @@ pub fn due(offsets: &[u64], asked_at: DateTime<Utc>, now: DateTime<Utc>, sent: u
 /// "2 h 5 min", "45 min", "30 s" (the shared vocabulary's, also in the browser).
 pub use harness_types::waited_text;
 
-/// The reminder's text: one line, then the first message as it was sent
-/// (question, options, task token).
+/// What a reminder follows up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reminding {
+    /// An open question.
+    Question,
+    /// A pending approval (its push is quoted).
+    Approval,
+}
+
+/// A reminder's first line, one table per language (the notify target's
+/// `language`); `{seq}` and `{waited}` are filled in.
+struct Phrases {
+    question: &'static str,
+    approval: &'static str,
+    /// Seconds, minutes, hours, days.
+    units: [&'static str; 4],
+}
+
+const EN: Phrases = Phrases {
+    question: "Reminder {seq}: the agent has been waiting {waited} for your answer.",
+    approval: "Reminder {seq}: an approval is still waiting — the agent has been held {waited} \
+               for your decision.",
+    units: ["{n} s", "{n} min", "{n} h", "{n} d"],
+};
+
+const ZH: Phrases = Phrases {
+    question: "提醒 {seq}：智能体已等待你的回答 {waited}。",
+    approval: "提醒 {seq}：一个审批仍在等待——智能体已被挂起 {waited}，等待你的决定。",
+    units: ["{n} 秒", "{n} 分钟", "{n} 小时", "{n} 天"],
+};
+
+fn phrases(lang: Lang) -> &'static Phrases {
+    match lang {
+        Lang::En => &EN,
+        Lang::Zh => &ZH,
+    }
+}
+
+/// [`waited_text`] in `lang`: the two largest units, rounded down.
+pub fn waited_in(lang: Lang, ms: i64) -> String {
+    let [s, min, h, day] = phrases(lang).units;
+    let unit = |u: &str, n: i64| u.replace("{n}", &n.to_string());
+    let secs = ms.max(0) / 1000;
+    let (d, hh, m) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    match (d, hh, m) {
+        (0, 0, 0) => unit(s, secs),
+        (0, 0, m) => unit(min, m),
+        (0, hh, 0) => unit(h, hh),
+        (0, hh, m) => format!("{} {}", unit(h, hh), unit(min, m)),
+        (d, 0, _) => unit(day, d),
+        (d, hh, _) => format!("{} {}", unit(day, d), unit(h, hh)),
+    }
+}
+
+/// The reminder's text, in English: one line, then the first message as it
+/// was sent (question, options, task token).
 pub fn reminder_text(seq: u32, waited_ms: i64, first_message: &str) -> String {
-    format!(
-        "Reminder {seq}: the agent has been waiting {} for your answer.\n\n{first_message}",
-        waited_text(waited_ms)
-    )
+    reminder_text_in(Lang::En, Reminding::Question, seq, waited_ms, first_message)
+}
+
+/// The reminder's text in `lang`: its first line (of a question, or of an
+/// approval), then the first message as it was sent.
+pub fn reminder_text_in(
+    lang: Lang,
+    what: Reminding,
+    seq: u32,
+    waited_ms: i64,
+    first_message: &str,
+) -> String {
+    let p = phrases(lang);
+    let line = match what {
+        Reminding::Question => p.question,
+        Reminding::Approval => p.approval,
+    };
+    let line = line
+        .replace("{seq}", &seq.to_string())
+        .replace("{waited}", &waited_in(lang, waited_ms));
+    format!("{line}\n\n{first_message}")
 }
 
 impl Harness {
@@ -262,7 +334,8 @@ impl Harness {
                 tracing::debug!(request_id = %c.message_id, seq, "reminder waits for the end of the quiet hours");
                 return Ok(0);
             }
-            let reminder = new_reminder(c, seq, now);
+            let lang = target.map(|t| t.lang()).unwrap_or_default();
+            let reminder = new_reminder(c, seq, now, lang);
             if let Some(row) = self.store().record_reminder(reminder).await? {
                 tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
                     outbound_id = %row.id, "reminder queued");
@@ -287,7 +360,7 @@ impl Harness {
     }
 }
 
-fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>) -> NewReminder {
+fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>, lang: Lang) -> NewReminder {
     let waited_ms = (now - c.asked_at).num_milliseconds();
     let f = &c.first;
     NewReminder {
@@ -307,10 +380,16 @@ fn new_reminder(c: &ReminderCandidate, seq: u32, now: DateTime<Utc>) -> NewRemin
             profile: f.profile.clone(),
             scope: f.scope.clone(),
             expect_reply: f.expect_reply,
-            message: match &c.approval_id {
-                Some(_) => crate::approvals::push::reminder_text(seq, waited_ms, &f.message),
-                None => reminder_text(seq, waited_ms, &f.message),
-            },
+            message: reminder_text_in(
+                lang,
+                match &c.approval_id {
+                    Some(_) => Reminding::Approval,
+                    None => Reminding::Question,
+                },
+                seq,
+                waited_ms,
+                &f.message,
+            ),
             presentation: f.presentation.clone(),
             // Written on the wall clock, which the sender runs on: due at
             // once even when the pass is judged at another `now` (a test
@@ -400,5 +479,51 @@ mod tests {
         assert_eq!(waited_text(45_000), "45 s");
         assert_eq!(waited_text(3_600_000), "1 h");
         assert_eq!(waited_text(90_000_000), "1 d 1 h");
+    }
+
+    #[test]
+    fn the_first_line_in_each_language_for_a_question_and_an_approval() {
+        let ms = Duration::minutes(125).num_milliseconds();
+        let first = "Which DB?\n[[tower:task=abc]]";
+        let cases = [
+            (
+                Lang::En,
+                Reminding::Question,
+                "Reminder 2: the agent has been waiting 2 h 5 min for your answer.",
+            ),
+            (
+                Lang::En,
+                Reminding::Approval,
+                "Reminder 2: an approval is still waiting — the agent has been held 2 h 5 min \
+                 for your decision.",
+            ),
+            (
+                Lang::Zh,
+                Reminding::Question,
+                "提醒 2：智能体已等待你的回答 2 小时 5 分钟。",
+            ),
+            (
+                Lang::Zh,
+                Reminding::Approval,
+                "提醒 2：一个审批仍在等待——智能体已被挂起 2 小时 5 分钟，等待你的决定。",
+            ),
+        ];
+        for (lang, what, line) in cases {
+            let text = reminder_text_in(lang, what, 2, ms, first);
+            assert_eq!(text, format!("{line}\n\n{first}"));
+        }
+        // The approval's English line is the approvals' own.
+        assert_eq!(
+            reminder_text_in(Lang::En, Reminding::Approval, 2, ms, first),
+            crate::approvals::push::reminder_text(2, ms, first)
+        );
+        // The same rounding as the shared vocabulary, in either language.
+        for ms in [
+            -5, 45_000, 60_000, 3_600_000, 5_460_000, 86_400_000, 90_060_000,
+        ] {
+            assert_eq!(waited_in(Lang::En, ms), waited_text(ms), "{ms}");
+        }
+        assert_eq!(waited_in(Lang::Zh, 45_000), "45 秒");
+        assert_eq!(waited_in(Lang::Zh, 90_000_000), "1 天 1 小时");
     }
 }

@@ -20,6 +20,21 @@ pub trait AgentRuntime: Send + Sync + 'static {
 
     /// The live execution's agent runs in a holder this server cannot read
     /// (`crate::unreadable_holder`): read with the task.
+    /// What the task's terminal in this process shows now, with the
+    /// secret values of the environment its agent was given (README "Evidence of a question":
+    /// the evidence of an ask). `None`: no terminal here.
+    fn screen(&self, _task_id: &str) -> Option<crate::evidence::RawScreen> {
+        None
+    }
+
+    /// The secret values of the environment the task's agent was last
+    /// given in this process, also once its terminal is gone: what the
+    /// screen lines of its states are redacted of (`crate::agent_states`).
+    /// By default those of its screen, while it has one.
+    fn secrets(&self, task_id: &str) -> Vec<String> {
+        self.screen(task_id).map(|s| s.secrets).unwrap_or_default()
+    }
+
     fn unreadable_holder(
         &self,
         _execution_id: &str,

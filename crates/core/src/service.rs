@@ -54,6 +54,10 @@ pub struct HarnessConfig {
     /// is pushed to the person's chat (the parent first,
     /// as on the escalation ladder). Tests lower it.
     pub approval_parent_step: Duration,
+    /// How long after an answer was typed into its agent's terminal the
+    /// screen is captured for the question's receipt (`crate::receipt`).
+    /// Tests lower it.
+    pub answer_capture_after: Duration,
 }
 
 impl HarnessConfig {
@@ -75,6 +79,7 @@ impl HarnessConfig {
             node_key: None,
             approval_wait_max: crate::approvals::flow::MAX_WAIT,
             approval_parent_step: crate::approvals::flow::PARENT_STEP,
+            answer_capture_after: crate::receipt::CAPTURE_AFTER,
         }
     }
 }

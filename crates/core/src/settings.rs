@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
+use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, ladder::Lang, validate};
 
 pub const NOTIFY_TARGETS_KEY: &str = "harness.targets";
 
@@ -26,6 +26,11 @@ pub struct NotifyTarget {
     pub scope: String,
     #[serde(default = "default_active")]
     pub active: bool,
+    /// Whether a question pushed to this target carries the agent's
+    /// screen (its evidence, redacted: README "Evidence of a question"). Off by default: a
+    /// chat platform is a third party.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_screen: bool,
     /// The daily report's local time, `HH:MM` (`crate::report::daily`):
     /// the morning report goes to this target every day then. Unset: off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +44,32 @@ pub struct NotifyTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(read_only))]
     pub report_since: Option<DateTime<Utc>>,
+    /// The language of what Harness writes to this chat — questions,
+    /// approvals and the report: `en` (unset) or `zh` (README "Reaching a
+    /// person on their phone").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+}
+
+impl NotifyTarget {
+    /// The language its chat is written in (unset or unreadable: English).
+    pub fn lang(&self) -> Lang {
+        self.language
+            .as_deref()
+            .and_then(Lang::parse)
+            .unwrap_or_default()
+    }
+}
+
+/// A target's `language`: unset, `en` or `zh`.
+pub(crate) fn check_language(language: &Option<String>) -> CoreResult<()> {
+    match language.as_deref() {
+        Some(l) if Lang::parse(l).is_none() => Err(CoreError::invalid(
+            "language",
+            format!("language must be \"en\" or \"zh\", not \"{}\"", l.trim()),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn default_scope() -> String {
@@ -122,6 +153,7 @@ pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
                 format!("target {i}: {err}"),
             ));
         }
+        check_language(&t.language)?;
         validate::optional_text("label", Some(&t.label), validate::MAX_NAME_CHARS)?;
         for (field, value, max) in [
             (
@@ -171,5 +203,37 @@ impl Harness {
             key: DIRECTIVE_KEY.into(),
         });
         self.system_directive().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_targets_language_is_en_or_zh_and_english_when_unset() {
+        let mut t: NotifyTarget = serde_json::from_value(
+            serde_json::json!({"gateway": "hermes", "downstream": "telegram"}),
+        )
+        .unwrap();
+        assert_eq!((t.language.as_deref(), t.lang()), (None, Lang::En));
+        assert!(check_targets(std::slice::from_ref(&t)).is_ok());
+        for (language, lang) in [("zh", Lang::Zh), ("en", Lang::En)] {
+            t.language = Some(language.into());
+            assert_eq!(t.lang(), lang);
+            assert!(crate::outbox::target_edits::check_one(&t).is_ok());
+            let json = serde_json::to_value(&t).unwrap();
+            assert_eq!(json["language"], language);
+        }
+        t.language = Some("fr".into());
+        for err in [
+            crate::outbox::target_edits::check_one(&t).unwrap_err(),
+            check_targets(std::slice::from_ref(&t)).unwrap_err(),
+        ] {
+            assert_eq!(err.field(), Some("language"), "{err}");
+            assert!(err.to_string().contains("\"en\" or \"zh\""), "{err}");
+        }
+        // An unreadable stored value is written in English.
+        assert_eq!(t.lang(), Lang::En);
     }
 }

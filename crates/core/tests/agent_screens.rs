@@ -9,7 +9,7 @@ use harness_core::agent_state::{
 };
 
 /// The screen of a fixture (its first line is the recording's header).
-fn screen(cli: &str, case: &str) -> Screen {
+fn screen(cli: &str, case: &str) -> Screen<'static> {
     let path = format!(
         "{}/tests/fixtures/agent_screens/{cli}/{case}.txt",
         env!("CARGO_MANIFEST_DIR")

@@ -26,6 +26,7 @@ mod error;
 mod inject;
 pub mod isolate;
 mod kill;
+mod lines;
 mod model;
 mod output;
 mod registry;
@@ -49,4 +50,4 @@ pub use session::{Boundary, ExitStatus, PtySession, SessionOptions};
 pub use sizing::SizeVote;
 pub use spec::{BASE_ENV_KEYS, DEFAULT_TERM, SpawnSpec, base_env};
 
-pub use harness_term::ScreenText;
+pub use harness_term::{ScreenLines, ScreenText};

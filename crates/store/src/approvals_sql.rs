@@ -162,7 +162,7 @@ macro_rules! approval_store {
             use sqlx::{AssertSqlSafe, Row};
 
             use super::{
-                choices::{insert_choices, insert_parent_event},
+                choices::{insert_ask_screen, insert_choices, insert_parent_event},
                 rows::{ms, time},
             };
             use $crate::error::map;
@@ -285,6 +285,7 @@ macro_rules! approval_store {
                         ms(ask.now),
                     );
                     let key = ask.idempotency_key.clone();
+                    let evidence = ask.evidence.clone();
                     let payload = event
                         .as_ref()
                         .map(|e| e.payload.to_string())
@@ -296,6 +297,7 @@ macro_rules! approval_store {
                                 let returned =
                                     begin_ask(conn, &task_id, &id, question, now, key).await?;
                                 insert_choices(conn, &id, &choices, &options).await?;
+                                insert_ask_screen(conn, &id, evidence.as_deref(), now).await?;
                                 let added = match &event {
                                     Some(event) => {
                                         insert_parent_event(conn, event, &id, &payload).await?

@@ -274,9 +274,11 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         profile: None,
         scope: "work".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }])
     .await
     .unwrap();

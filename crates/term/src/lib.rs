@@ -16,11 +16,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod lines;
 mod model;
 mod modes;
 mod queries;
 mod scan;
 
+pub use lines::ScreenLines;
 pub use model::{
     DEFAULT_SCROLLBACK, MAX_COLS, MAX_ROWS, MIN_SIZE, ScreenText, TerminalModel, clamp_size,
 };

@@ -334,18 +334,24 @@ impl Row {
             // we limit the number of cols to a u16 (see Size)
             let col: u16 = col.try_into().unwrap();
             if cell.has_contents() {
-                for _ in 0..(col - prev_col) {
-                    contents.push(' ');
-                }
+                // fork: the gap pushed at once, the cell's text without
+                // validating it again (the screen read as text per look).
+                push_spaces(contents, usize::from(col - prev_col));
                 prev_col += col - prev_col;
 
-                contents.push_str(cell.contents());
+                cell.push_contents(contents);
                 prev_col += if cell.is_wide() { 2 } else { 1 };
             }
         }
         if prev_col == start && wrapping {
             contents.push('\n');
         }
+    }
+
+    /// Whether a cell of the row has text ([`Self::write_contents`] of
+    /// the whole row writes nothing otherwise). (fork)
+    pub fn has_contents(&self) -> bool {
+        self.cells.iter().any(crate::Cell::has_contents)
     }
 
     pub fn write_contents_formatted(
@@ -712,6 +718,16 @@ impl Row {
         }
 
         (prev_pos, prev_attrs)
+    }
+}
+
+/// `n` spaces onto `out` (the gap before a cell's text). (fork)
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 

@@ -219,6 +219,25 @@ impl Screen {
         self.grid().write_contents(contents);
     }
 
+    /// fork: the text of visible row `row` (`None` past the last row), as
+    /// [`Self::contents`] writes it for a row the row above did not wrap
+    /// onto: what a reader of a few rows needs instead of the whole
+    /// screen's text.
+    #[must_use]
+    pub fn row_text(&self, row: u16) -> Option<String> {
+        let grid = self.grid();
+        let r = grid.visible_row(row)?;
+        if !r.has_contents() {
+            return Some(String::new());
+        }
+        // fork: room for the row at once (a rule of `─` is three bytes a
+        // column), not grown a few bytes at a time.
+        let cols = grid.size().cols();
+        let mut contents = String::with_capacity(usize::from(cols) * 3);
+        r.write_contents(&mut contents, 0, cols, false);
+        Some(contents)
+    }
+
     /// Returns the text contents of the terminal by row, restricted to the
     /// given subset of columns.
     ///

@@ -1,7 +1,10 @@
 //! `/api/internal/hooks/*`: reports from the agent-side hook commands.
 
 use axum::{Json, Router, extract::State, routing::post};
-use harness_core::{agent_state::HookEvent, auth::Identity};
+use harness_core::{
+    agent_state::{self, HookEvent},
+    auth::Identity,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -15,6 +18,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/session", post(session))
         .route("/stop", post(stop))
+        .route("/notification", post(notification))
 }
 
 #[derive(utoipa::ToSchema, Deserialize)]
@@ -126,7 +130,51 @@ async fn stop(
         "eventId": out.event_id, "deduped": out.deduped})))
 }
 
+#[derive(utoipa::ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NotificationBody {
+    task_id: Option<String>,
+    execution_id: Option<String>,
+    /// Claude Code's `notification_type` (`permission_prompt`,
+    /// `idle_prompt`, `elicitation_dialog`, …).
+    notification_type: Option<String>,
+    /// The notification's text (read when there is no type).
+    message: Option<String>,
+}
+
+/// Notification hook (Claude Code): the CLI asks the person for something
+/// (a permission prompt, an MCP server's question: the agent waits for a
+/// person, never "stalled") or has waited at its prompt (its turn is over).
+/// Fed to the agent watcher as the newest hook event of the execution
+/// (`agent_state::notification`); any other notification is taken and
+/// changes nothing (`noted: false`).
+#[utoipa::path(
+    post,
+    path = "/api/internal/hooks/notification",
+    tag = "internal",
+    request_body = NotificationBody,
+    responses(
+        (status = 200, description = "Taken", body = super::openapi::NotificationResponse)
+    )
+)]
+async fn notification(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<NotificationBody>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let execution_id = who.bind_execution(body.execution_id.as_deref())?;
+    let event =
+        agent_state::notification(body.notification_type.as_deref(), body.message.as_deref());
+    if let Some(event) = event {
+        s.terminals
+            .note_hook(&task_id, execution_id.as_deref(), event)
+            .await;
+    }
+    Ok(Json(json!({"ok": true, "noted": event.is_some()})))
+}
+
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(session, stop))]
+#[openapi(paths(session, stop, notification))]
 pub(super) struct Api;

@@ -3,6 +3,7 @@
 mod analytics;
 mod approvals;
 mod deliveries;
+mod evidence;
 mod gateway;
 mod harness_internal;
 mod hooks_internal;
@@ -31,6 +32,7 @@ pub fn api() -> Router<AppState> {
         .merge(tasks::routes())
         .merge(deliveries::routes())
         .merge(messages::routes())
+        .merge(evidence::routes())
         .merge(settings::routes())
         .merge(recovery::routes())
         .merge(analytics::routes())
@@ -66,6 +68,7 @@ fn openapi_parts() -> Vec<utoipa::openapi::OpenApi> {
         tasks::Api::openapi(),
         deliveries::Api::openapi(),
         messages::Api::openapi(),
+        evidence::Api::openapi(),
         settings::Api::openapi(),
         recovery::Api::openapi(),
         analytics::Api::openapi(),

@@ -9,7 +9,11 @@ use axum::{
 };
 use chrono::Utc;
 use harness_core::{
-    report::{BatchOutcome, ReplyFrom, Report, Waiting, service::parse_since},
+    report::{
+        BatchOutcome, ReplyFrom, Report, Waiting,
+        service::{parse_lang, parse_since},
+        text::in_lang,
+    },
     store::ReportChannel,
 };
 use serde::Deserialize;
@@ -36,6 +40,9 @@ struct ReportQuery {
     /// From when: an RFC 3339 time or a duration back from now (`12h`);
     /// default the end of the last report sent to chat, else 24 h ago.
     since: Option<String>,
+    /// The language of its phrases (`text`, each waiting item's `why`,
+    /// each receipt's `text`): `en` (default) or `zh`.
+    lang: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -61,18 +68,19 @@ fn since(text: Option<&str>) -> ApiResult<Option<chrono::DateTime<Utc>>> {
 
 #[utoipa::path(get, path = "/api/report", tag = "report", params(ReportQuery),
     responses((status = 200, description = "The report of the caller's scope (the admin: everything; an agent: its task and its children), kept so that a reply can name its items", body = Report),
-        (status = 400, description = "A bad `since`, named in `field`")))]
+        (status = 400, description = "A bad `since` or `lang`, named in `field`")))]
 async fn report(
     State(s): State<AppState>,
     Caller(who): Caller,
     QueryParams(q): QueryParams<ReportQuery>,
 ) -> ApiResult<Json<Report>> {
     let since = since(q.since.as_deref())?;
-    Ok(Json(
-        s.harness
-            .report(&who, since, ReportChannel::Api, &LocalWork)
-            .await?,
-    ))
+    let lang = parse_lang(q.lang.as_deref())?;
+    let report = s
+        .harness
+        .report(&who, since, ReportChannel::Api, &LocalWork)
+        .await?;
+    Ok(Json(in_lang(report, lang)))
 }
 
 #[utoipa::path(post, path = "/api/report/send", tag = "report", request_body = SendBody,

@@ -4,7 +4,9 @@
 //! delivery (typed at most once, by the node that holds the terminal), a
 //! restart through [`Terminals::start`] with the provider session (as the
 //! resume after a reboot does), a dialog's key pressed while the dialog
-//! still shows. Answers the engine's outcome; the worker records it.
+//! still shows. An attempt first waits until the exit it may answer is
+//! recorded in full (`exits`). Answers the engine's outcome; the worker
+//! records it.
 
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use harness_core::{
     CoreError,
     agent_actions::{ActionOutcome, AgentAction, Step, delivery_key, plan},
     agent_state::{self, Cli, Observation, Screen},
-    model::{Provider, TaskView},
+    model::TaskView,
     work::Outcome,
 };
 
@@ -25,6 +27,8 @@ use super::{StartMode, Terminals};
 const START_MAX: Duration = Duration::from_secs(60);
 /// How long a dialog answered with its key may take to close.
 const DIALOG_CLOSE: Duration = Duration::from_secs(5);
+/// The longest wait for the record of the exit an action answers.
+const EXIT_SETTLE_MAX: Duration = Duration::from_secs(30);
 
 fn ended(outcome: Outcome, result: Option<String>) -> ActionOutcome {
     ActionOutcome {
@@ -33,18 +37,18 @@ fn ended(outcome: Outcome, result: Option<String>) -> ActionOutcome {
     }
 }
 
-/// The recognisers of the agent's CLI (none for a `command` agent).
-fn cli_of(provider: Provider) -> Option<Cli> {
-    match provider {
-        Provider::Claude => Some(Cli::Claude),
-        Provider::Codex => Some(Cli::Codex),
-        Provider::Command => None,
-    }
-}
-
 impl Terminals {
     /// Perform `a` once.
     pub async fn perform_action(&self, a: &AgentAction) -> ActionOutcome {
+        // The exit it answers (a restart planned by the exit's own record)
+        // is recorded in full first: the execution finished, its state,
+        // the parent told — then the task is read.
+        if !self.exit_settled(&a.execution_id, EXIT_SETTLE_MAX).await {
+            return ended(
+                Outcome::Retry("the exit it answers is still being recorded".into()),
+                None,
+            );
+        }
         let view = match self.harness().get_task(&a.task_id).await {
             Ok(view) => view,
             Err(CoreError::NotFound(_)) => {
@@ -79,7 +83,7 @@ impl Terminals {
         view: &TaskView,
         text: &str,
     ) -> ActionOutcome {
-        let shown = cli_of(view.task.agent.provider).zip(self.live(&a.task_id));
+        let shown = Cli::of(view.task.agent.provider).zip(self.live(&a.task_id));
         let Some((cli, session)) = shown else {
             return self.type_for(a, text).await;
         };
@@ -144,7 +148,7 @@ impl Terminals {
     /// Whether the agent's screen here still shows its usage limit (`None`:
     /// no screen here to read).
     fn still_limited(&self, view: &TaskView) -> Option<bool> {
-        let cli = cli_of(view.task.agent.provider)?;
+        let cli = Cli::of(view.task.agent.provider)?;
         let session = self.live(&view.task.id)?;
         let screen = Screen::from_text(&session.screen_text().text);
         Some(matches!(
@@ -162,7 +166,7 @@ impl Terminals {
                 None,
             );
         };
-        let Some(cli) = cli_of(view.task.agent.provider) else {
+        let Some(cli) = Cli::of(view.task.agent.provider) else {
             return ended(
                 Outcome::GaveUp("not a Claude Code or Codex agent".into()),
                 None,
@@ -244,6 +248,19 @@ impl Terminals {
                     ..ActionOutcome::of(Outcome::Done)
                 };
                 if wake {
+                    // Typed once the restarted agent reads keys (as a
+                    // delivery's own restart waits): text typed into a
+                    // Claude Code still starting sits unsent in its box.
+                    if let Some(session) = self.live(&view.task.id) {
+                        let _ready = self
+                            .wait_until_ready(
+                                &view.task.id,
+                                &new.id,
+                                view.task.agent.provider,
+                                &session,
+                            )
+                            .await;
+                    }
                     match self
                         .harness()
                         .enqueue_input(&a.task_id, plan::CONTINUE, true, &delivery_key(&a.id))

@@ -6,7 +6,8 @@
 //! * when its terminal printed since the last look (the session's output
 //!   generation), or once more after it stopped (the model caught up), the
 //!   screen is read by its CLI's recogniser (Claude Code, Codex; a
-//!   `command` agent has none);
+//!   `command` agent has none), rendering only the lines it reads
+//!   ([`recognise`]);
 //! * the state machine takes that, the newest hook event, an open ask or
 //!   approval (re-read when the task's messages change), and the silence
 //!   (no output and no hook for the stall threshold, checked every tick);
@@ -17,8 +18,8 @@
 //! An exit is recorded at once by the exit's own path
 //! ([`Terminals::agent_exited`]). Hook events come from where the hooks
 //! arrive ([`Terminals::note_hook`]); the newest one is kept in the
-//! database when the kind of turn changes (a `Stop`, or the first event
-//! after one), so a restart knows an agent idle at its prompt. Writes are
+//! database when it moves the turn (working, waiting for the person,
+//! ended), so a restart knows an agent idle at its prompt. Writes are
 //! serialized (one lock), so an exit is never overwritten by a tick that
 //! read the screen just before it. Bounded: each tick reads at most the
 //! screens that changed; cancelled with the server.
@@ -26,7 +27,10 @@
 use std::{
     collections::HashMap,
     path::PathBuf,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
@@ -34,11 +38,10 @@ use chrono::Utc;
 use harness_core::{
     agent_state::{
         self, AgentState, Cli, ExitStatus, HookEvent, Inputs, Observation, Screen, Seen,
-        StateChange,
+        StateChange, Turn,
     },
     agent_states::STALL_KEY,
     events::HarnessEvent,
-    model::Provider,
 };
 use harness_pty::PtySession;
 use tokio::time::Instant;
@@ -93,8 +96,8 @@ struct Watched {
     last_activity: Instant,
     seen: Seen,
     last_hook: Option<HookEvent>,
-    /// Whether the kept hook event is a `Stop` (`None`: unknown).
-    kept_stop: Option<bool>,
+    /// Where the kept hook event left the turn (`None`: unknown).
+    kept_turn: Option<Turn>,
     open_question: bool,
     question_stale: bool,
     /// The state last recorded.
@@ -114,6 +117,11 @@ pub(crate) struct AgentWatch {
     agents: Mutex<HashMap<String, Watched>>,
     /// Serializes the records (ticks and exits).
     record: tokio::sync::Mutex<()>,
+    /// Looks at a screen (screen text, recogniser, state) since the start,
+    /// and the time they took: what watching costs (`/metrics`, the
+    /// `agent_watch` benchmark).
+    looks: AtomicU64,
+    look_nanos: AtomicU64,
 }
 
 impl AgentWatch {
@@ -136,14 +144,25 @@ impl AgentWatch {
             })
             .collect()
     }
+
+    fn count_look(&self, took: std::time::Duration) {
+        self.looks.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.look_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
 }
 
-fn cli_of(provider: Provider) -> Option<Cli> {
-    match provider {
-        Provider::Claude => Some(Cli::Claude),
-        Provider::Codex => Some(Cli::Codex),
-        Provider::Command => None,
-    }
+/// What `cli`'s recogniser reads on the session's screen now. The screen is
+/// read as lines rendered when the recogniser reads them (the rows around
+/// the CLI's input box, not the conversation above), with the terminal
+/// model locked for the moment of the look; the same rows as
+/// [`PtySession::screen_text`] gives, at a fraction of the cost
+/// (`docs/agent-states.md`, "In the server"; the `agent_watch` benchmark).
+pub fn recognise(cli: Cli, session: &PtySession) -> Seen {
+    session.read_lines(|lines| {
+        let row = |i: usize| lines.line(i);
+        agent_state::recognise(cli, &Screen::lazy(lines.len(), &row))
+    })
 }
 
 /// The last non-blank lines of a screen (at most the evidence's number):
@@ -198,7 +217,7 @@ impl Terminals {
                     lines: Vec::new(),
                 },
                 last_hook: None,
-                kept_stop: None,
+                kept_turn: None,
                 open_question: false,
                 question_stale: true,
                 state: None,
@@ -219,11 +238,21 @@ impl Terminals {
         self.watch().counts()
     }
 
+    /// What watching cost since the start: the looks at a screen that
+    /// printed (screen text, recogniser, state) and their summed time.
+    pub fn watch_cost(&self) -> (u64, Duration) {
+        let w = self.watch();
+        (
+            w.looks.load(Ordering::Relaxed),
+            Duration::from_nanos(w.look_nanos.load(Ordering::Relaxed)),
+        )
+    }
+
     /// A hook event of `execution_id` (or the task's watched execution):
-    /// the newest one, activity; kept in the database when the kind of
-    /// turn changed.
+    /// the newest one, activity; kept in the database when it moved the
+    /// turn ([`HookEvent::turn`]: working, waiting for the person, ended).
     pub async fn note_hook(&self, task_id: &str, execution_id: Option<&str>, hook: HookEvent) {
-        let is_stop = hook == HookEvent::Stop;
+        let turn = hook.turn();
         let keep = {
             let mut agents = self.watch().agents();
             let found = match execution_id {
@@ -236,8 +265,8 @@ impl Terminals {
             let Some((id, w)) = found else { return };
             w.last_hook = Some(hook);
             w.last_activity = Instant::now();
-            let keep = w.kept_stop != Some(is_stop);
-            w.kept_stop = Some(is_stop);
+            let keep = w.kept_turn != Some(turn);
+            w.kept_turn = Some(turn);
             keep.then_some(id)
         };
         if let Some(id) = keep
@@ -422,7 +451,7 @@ async fn look_at(
             let cwd = terminals.working_dir(&view).await.ok();
             let recorded = h.recorded_state(execution_id).await?;
             let hook = h.last_hook(execution_id).await?;
-            Some((cli_of(view.task.agent.provider), cwd, recorded, hook))
+            Some((Cli::of(view.task.agent.provider), cwd, recorded, hook))
         };
         first = Some((view.open_ask, load));
     }
@@ -440,7 +469,7 @@ async fn look_at(
                 w.state = recorded;
                 if let Some((hook, _)) = hook {
                     w.last_hook = w.last_hook.or(Some(hook));
-                    w.kept_stop = Some(hook == HookEvent::Stop);
+                    w.kept_turn = Some(hook.turn());
                 }
             }
         }
@@ -455,7 +484,10 @@ async fn look_at(
             let cli = w.loaded.as_ref().and_then(|l| l.cli);
             w.seen = match cli {
                 Some(cli) => {
-                    agent_state::recognise(cli, &Screen::from_text(&w.session.screen_text().text))
+                    let started = std::time::Instant::now();
+                    let seen = recognise(cli, &w.session);
+                    terminals.watch().count_look(started.elapsed());
+                    seen
                 }
                 None => Seen {
                     observation: Observation::None,

@@ -45,6 +45,14 @@ impl AgentRuntime for Terminals {
         Some(std::sync::Arc::new(self.clone()))
     }
 
+    fn screen(&self, task_id: &str) -> Option<harness_core::evidence::RawScreen> {
+        self.raw_screen(task_id)
+    }
+
+    fn secrets(&self, task_id: &str) -> Vec<String> {
+        self.inner.secrets.of(task_id)
+    }
+
     fn unreadable_holder(
         &self,
         execution_id: &str,

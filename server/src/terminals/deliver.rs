@@ -89,11 +89,26 @@ impl DeliveryTerminals for Terminals {
             settle: self.inner.config.settle,
             paste: PasteMode::Auto,
         };
+        // The CLI whose submit key is confirmed, and whether its box shows
+        // before the typing (`submit.rs`).
+        let confirm = match row.submit {
+            true => self
+                .submit_cli(row)
+                .await
+                .map(|cli| (cli, super::submit::box_before(session, cli))),
+            false => None,
+        };
         let typed = session.inject(&row.id, text, opts).await;
         if row.submit && matches!(typed, Ok(InjectOutcome::Written)) {
             // A submitted prompt starts a turn (as UserPromptSubmit would).
             self.note_hook(&row.task_id, None, HookEvent::UserPromptSubmit)
                 .await;
+            if let Some((cli, boxed)) = confirm {
+                let pressed = super::submit::confirm(session, cli, text, boxed).await;
+                if pressed > 0 {
+                    tracing::info!(task_id = %row.task_id, delivery_id = %row.id, pressed, "the submit key was pressed again");
+                }
+            }
         }
         match typed {
             Ok(InjectOutcome::Written) => Write::Written,
@@ -105,6 +120,18 @@ impl DeliveryTerminals for Terminals {
 }
 
 impl Terminals {
+    /// The CLI of `row`'s task whose submit key a delivery confirms
+    /// (Claude Code or Codex), if any.
+    async fn submit_cli(&self, row: &Delivery) -> Option<harness_core::agent_state::Cli> {
+        match self.harness().get_task(&row.task_id).await {
+            Ok(view) => harness_core::agent_state::Cli::of(view.task.agent.provider),
+            Err(err) => {
+                tracing::debug!(error = ?err, task_id = %row.task_id, "no task to confirm the submit key for");
+                None
+            }
+        }
+    }
+
     /// One attempt at `row` (the delivery worker's runner), run by the core.
     pub(crate) async fn attempt_delivery(&self, row: &Delivery, lease: &Lease) -> Option<Outcome> {
         self.harness().attempt_delivery(self, row, lease).await

@@ -1,13 +1,48 @@
 //! What a started agent gets besides its argv: its allow-listed
 //! environment and the snapshot of its approval policy.
 
-use std::{collections::BTreeMap, os::unix::fs::DirBuilderExt, path::PathBuf};
+use std::{
+    collections::{BTreeMap, HashMap},
+    os::unix::fs::DirBuilderExt,
+    path::PathBuf,
+    sync::Mutex,
+};
 
 use harness_core::model::{Execution, TaskView};
 
 use super::{Terminals, providers};
 
+/// The secret values of the environment each task's agent was last started
+/// with (`harness_core::redact::secret_env_values`: its token, the task's
+/// own variables): what the evidence of its asks is redacted of (README "Evidence of a question").
+/// Kept in memory only.
+#[derive(Default)]
+pub(super) struct AgentSecrets(Mutex<HashMap<String, Vec<String>>>);
+
+impl AgentSecrets {
+    pub(super) fn set(&self, task_id: &str, env: &BTreeMap<String, String>) {
+        let values = harness_core::redact::secret_env_values(env);
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(task_id.to_string(), values);
+    }
+
+    pub(super) fn of(&self, task_id: &str) -> Vec<String> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(task_id).cloned().unwrap_or_default()
+    }
+}
+
 impl Terminals {
+    /// What the task's terminal shows now, with the secrets of its agent's
+    /// environment (the core's `AgentRuntime::screen`).
+    pub(super) fn raw_screen(&self, task_id: &str) -> Option<harness_core::evidence::RawScreen> {
+        let session = self.session(task_id)?;
+        Some(harness_core::evidence::RawScreen {
+            text: session.screen_text().text,
+            secrets: self.inner.secrets.of(task_id),
+        })
+    }
+
     pub(super) fn environment(
         &self,
         view: &TaskView,

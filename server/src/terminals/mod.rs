@@ -10,6 +10,7 @@ pub mod child_input;
 pub mod control;
 pub mod deliver;
 mod environment;
+mod exits;
 mod forward;
 pub mod held;
 pub mod hook_guard;
@@ -20,6 +21,7 @@ pub mod providers;
 pub mod ready;
 pub mod reboot;
 pub mod resume;
+mod submit;
 pub mod unreadable;
 pub mod ws;
 
@@ -109,6 +111,10 @@ struct Inner {
     watch: agent_watch::AgentWatch,
     /// Agents in holders this build cannot read (`unreadable`).
     unreadable: unreadable::UnreadableHolders,
+    /// Exits being recorded (`exits`): an action waits for its exit's.
+    exits: exits::Exits,
+    /// The secrets of each agent's environment (`environment`).
+    secrets: environment::AgentSecrets,
 }
 
 /// Result of typing into a terminal.
@@ -137,6 +143,8 @@ impl Terminals {
                 starts: ready::SessionStarts::default(),
                 watch: agent_watch::AgentWatch::default(),
                 unreadable: unreadable::UnreadableHolders::default(),
+                exits: exits::Exits::default(),
+                secrets: environment::AgentSecrets::default(),
             }),
         }
     }
@@ -343,6 +351,7 @@ impl Terminals {
             Ok(argv) => {
                 let mut spec = SpawnSpec::new(argv, cwd);
                 spec.env = self.environment(&view, &execution, &token);
+                self.inner.secrets.set(&view.task.id, &spec.env);
                 if let Some(path) = snapshot {
                     spec.env.insert(
                         harness_core::approvals::offline::SNAPSHOT_ENV.into(),
@@ -422,6 +431,9 @@ impl Terminals {
         code: Option<i64>,
         reason: &str,
     ) -> bool {
+        // Until it is all written, an action this record plans (a restart
+        // at once) waits for it (`exits`).
+        let _settling = self.inner.exits.begin(execution_id);
         let harness = &self.inner.harness;
         let finished = harness
             .finish_execution(task_id, execution_id, status, code, reason)

@@ -92,6 +92,8 @@ pub struct HookSpec {
     pub subcommand: &'static str,
     pub timeout: u32,
     pub claude_matcher: Option<&'static str>,
+    /// Installed for Codex too (Codex has no Notification event).
+    pub codex: bool,
 }
 
 /// Harness's hooks. PreToolUse on every tool: the ladder's gate (the blocked
@@ -103,18 +105,21 @@ pub const HOOKS: &[HookSpec] = &[
         subcommand: "pre-tool",
         timeout: crate::hooks::PRE_TOOL_TIMEOUT_SECS,
         claude_matcher: None,
+        codex: true,
     },
     HookSpec {
         event: "Stop",
         subcommand: "stop",
         timeout: 10,
         claude_matcher: None,
+        codex: true,
     },
     HookSpec {
         event: "SessionStart",
         subcommand: "session-start",
         timeout: 10,
         claude_matcher: Some("startup|resume|clear|compact"),
+        codex: true,
     },
     // Each call that ran, for the ungated-run watch.
     HookSpec {
@@ -122,6 +127,17 @@ pub const HOOKS: &[HookSpec] = &[
         subcommand: "post-tool",
         timeout: 10,
         claude_matcher: None,
+        codex: true,
+    },
+    // Claude Code's own prompts (a permission prompt, an MCP server's
+    // question, waiting at its prompt) for the agent watcher: waiting, not
+    // stalled (`agent_state::notification`).
+    HookSpec {
+        event: "Notification",
+        subcommand: "notification",
+        timeout: 10,
+        claude_matcher: None,
+        codex: false,
     },
 ];
 
@@ -182,7 +198,7 @@ pub fn claude_mcp_config(mcp_url: &str) -> serde_json::Value {
 /// Stop, SessionStart.
 pub fn codex_hook_overrides(bin: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for h in HOOKS {
+    for h in HOOKS.iter().filter(|h| h.codex) {
         out.push("-c".to_string());
         out.push(format!(
             "hooks.{}=[{{hooks=[{{type=\"command\",command={},timeout={}}}]}}]",
@@ -213,7 +229,7 @@ pub fn codex_requirements(bin: &Path, host: Option<&str>) -> String {
     out.push_str(
         "# Harness's hooks (managed: user and project settings cannot switch them off).\n",
     );
-    for h in HOOKS {
+    for h in HOOKS.iter().filter(|h| h.codex) {
         out.push_str(&format!(
             "[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\ncommand = {}\ntimeout = {}\n",
             toml_string(&hook_command(bin, h.subcommand)),

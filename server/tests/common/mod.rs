@@ -6,6 +6,7 @@ pub mod outbox;
 pub mod pg;
 pub mod process;
 pub mod real_cli;
+pub mod watchdog;
 pub mod workbench;
 
 use std::path::Path;
@@ -33,6 +34,7 @@ pub async fn start_on(data_dir: &Path, database_url: Option<String>) -> Server {
 
 /// A server whose configuration `configure` adjusts before launch.
 pub async fn start_with(data_dir: &Path, configure: impl FnOnce(&mut ServeConfig)) -> Server {
+    watchdog::watch();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let mut cfg = ServeConfig::new(listener.local_addr().unwrap(), data_dir.to_path_buf());
     // Agents' hooks must call the real binary, not this test executable.
@@ -45,7 +47,12 @@ pub async fn start_with(data_dir: &Path, configure: impl FnOnce(&mut ServeConfig
     let admin = running.admin_token.clone();
     Server {
         running,
-        client: Client::new(),
+        // Bounded: a request the server never answers fails its test by name
+        // (one full run hung here once with every thread parked).
+        client: Client::builder()
+            .timeout(std::time::Duration::from_secs(60))
+            .build()
+            .unwrap(),
         base,
         admin,
     }
@@ -63,15 +70,18 @@ impl Server {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = self.client.request(method, self.url(path));
+        let verb = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.client.request(verb, self.url(path));
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let resp = req.send().await.unwrap();
+        let resp = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
         decode(resp).await
     }
 
@@ -126,8 +136,15 @@ impl Server {
         req
     }
 
+    /// Bounded: a shutdown that hangs fails its test by name instead of
+    /// holding the whole run until CI's limit.
     pub async fn shutdown(self) {
-        self.running.shutdown().await.unwrap();
+        match tokio::time::timeout(std::time::Duration::from_secs(90), self.running.shutdown())
+            .await
+        {
+            Ok(done) => done.unwrap(),
+            Err(_) => panic!("the server's shutdown did not end within 90 s"),
+        }
     }
 }
 

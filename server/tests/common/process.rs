@@ -51,6 +51,7 @@ impl ServerProcess {
         data: &Path,
         configure: impl FnOnce(&mut Command),
     ) -> ServerProcess {
+        super::watchdog::watch();
         std::fs::create_dir_all(data).unwrap();
         let _ = std::fs::remove_file(data.join("server.json"));
         let log = std::fs::OpenOptions::new()
@@ -81,9 +82,9 @@ impl ServerProcess {
             .find(|(k, _)| *k == "HARNESS_SECRETS_DIR")
             .and_then(|(_, v)| v)
             .map_or_else(|| data.join("secrets"), std::path::PathBuf::from);
-        let child = cmd.spawn().unwrap();
+        let mut child = cmd.spawn().unwrap();
         // The discovery file names this process once it listens.
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         let base = loop {
             if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
                 && let Ok(v) = serde_json::from_str::<Value>(&text)
@@ -91,7 +92,19 @@ impl ServerProcess {
             {
                 break v["url"].as_str().unwrap().to_string();
             }
-            assert!(Instant::now() < deadline, "the server never came up");
+            let exited = child.try_wait().ok().flatten();
+            if exited.is_some() || Instant::now() > deadline {
+                let log = std::fs::read_to_string(data.join("server.log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "the server never came up ({}); the end of its log:\n{}",
+                    exited.map_or_else(
+                        || "still starting after 60 s".to_string(),
+                        |s| s.to_string()
+                    ),
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
         let admin = std::fs::read_to_string(secrets.join("admin.token"))
@@ -151,15 +164,36 @@ impl ServerProcess {
 
 /// `127.0.0.1:<port>` for a server on `data`: a free port chosen at the
 /// first start, kept in `<data>/test-bind` for the next ones.
+///
+/// The port is below the kernel's ephemeral range (32768–60999 here), so no
+/// outgoing connection of another test can take it while this server is
+/// down between a kill and its restart (a port the kernel handed out once,
+/// taken by a client meanwhile, failed the restart's bind under load), and
+/// no two servers of this test process get the same one.
 fn sticky_bind(data: &Path) -> String {
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    const PORTS: std::ops::Range<u16> = 20_000..32_000;
     let file = data.join("test-bind");
     if let Ok(bind) = std::fs::read_to_string(&file) {
         return bind.trim().to_string();
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap();
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    // A start from the process id and the data directory's name, then the
+    // next free port of the range.
+    let seed = data
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(u32::from(std::process::id() as u16), |h, b| {
+            h.wrapping_mul(31).wrapping_add(u32::from(*b))
+        });
+    let span = u32::from(PORTS.end - PORTS.start);
+    let port = (0..span)
+        .map(|i| PORTS.start + ((seed.wrapping_add(i)) % span) as u16)
+        .find(|p| !given.contains(p) && std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port below the ephemeral range");
+    given.push(port);
     let bind = format!("127.0.0.1:{port}");
     std::fs::write(&file, &bind).unwrap();
     bind

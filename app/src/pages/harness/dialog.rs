@@ -189,6 +189,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
             <h3 id="detail-reply-h">{l.t("detail.reply")}</h3>
             {reply_section}
         </section>
+        {row.is_ask().then(|| view! { <crate::receipt::QuestionReceipt id=row.id.clone() /> })}
         {dismiss}
     }
 }

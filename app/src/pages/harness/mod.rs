@@ -23,7 +23,7 @@ use crate::{
 
 pub use shared::Shared;
 
-/// The URL state of the page: `?view=&q=&cursor=&from=`.
+/// The URL state of the page: `?view=&q=&cursor=&from=&sort=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
     pub view: MessageView,
@@ -31,13 +31,25 @@ pub struct Filter {
     pub cursor: Option<String>,
     /// Only messages of derived child tasks (`?from=children`).
     pub children: bool,
+    /// The pending view most blocking first (`?sort=blocking`): the
+    /// morning report's rank, computed on the server.
+    pub blocking: bool,
 }
 
 /// The `from` value of the "from child tasks" filter.
 pub const FROM_CHILDREN: &str = "children";
+/// The `sort` value of "most blocking first" (the pending view only).
+pub const SORT_BLOCKING: &str = "blocking";
 
 impl Filter {
-    pub fn href(view: MessageView, q: &str, cursor: Option<&str>, children: bool) -> String {
+    /// `blocking` applies to the pending view only.
+    pub fn href(
+        view: MessageView,
+        q: &str,
+        cursor: Option<&str>,
+        children: bool,
+        blocking: bool,
+    ) -> String {
         let mut url = format!("/harness?view={}", view.as_str());
         if !q.is_empty() {
             url.push_str("&q=");
@@ -46,6 +58,10 @@ impl Filter {
         if children {
             url.push_str("&from=");
             url.push_str(FROM_CHILDREN);
+        }
+        if blocking && view == MessageView::Pending {
+            url.push_str("&sort=");
+            url.push_str(SORT_BLOCKING);
         }
         if let Some(c) = cursor {
             url.push_str("&cursor=");
@@ -81,22 +97,30 @@ pub fn HarnessPage() -> impl IntoView {
     let live = crate::live::use_live();
     let query = use_query_map();
     let filter = Memo::new(move |_| {
-        query.with(|m| Filter {
-            view: m
+        query.with(|m| {
+            let view = m
                 .get("view")
                 .and_then(|v| MessageView::parse(&v))
-                .unwrap_or_default(),
-            q: m.get("q").map(|q| q.trim().to_string()).unwrap_or_default(),
-            cursor: m.get("cursor").filter(|c| !c.is_empty()),
-            children: m.get("from").as_deref() == Some(FROM_CHILDREN),
+                .unwrap_or_default();
+            let blocking =
+                view == MessageView::Pending && m.get("sort").as_deref() == Some(SORT_BLOCKING);
+            Filter {
+                view,
+                q: m.get("q").map(|q| q.trim().to_string()).unwrap_or_default(),
+                // Most blocking first is one page.
+                cursor: m.get("cursor").filter(|c| !c.is_empty() && !blocking),
+                children: m.get("from").as_deref() == Some(FROM_CHILDREN),
+                blocking,
+            }
         })
     });
     let page = Resource::new(
         move || filter.get(),
         |f| async move {
             let from = f.children.then(|| FROM_CHILDREN.to_string());
-            let page = list_page(f.view, f.q.clone(), f.cursor.clone(), None, from).await;
-            (f.view, f.q, f.cursor, f.children, page)
+            let sort = f.blocking.then(|| SORT_BLOCKING.to_string());
+            let page = list_page(f.view, f.q.clone(), f.cursor.clone(), None, from, sort).await;
+            (f.view, f.q, f.cursor, f.children, f.blocking, page)
         },
     );
     let channel = Resource::new(|| (), |_| channel_state());
@@ -148,10 +172,10 @@ pub fn HarnessPage() -> impl IntoView {
         <NoticeLine notice=shared.notice id="reply-status" />
         <Transition fallback=move || view! { <p class="loading">{l.t("common.loading")}</p> }>
             {move || Suspend::new(async move {
-                let (view, q, cursor, children, result) = page.await;
+                let (view, q, cursor, children, blocking, result) = page.await;
                 match result {
                     Ok(Page { rows, next }) => view! {
-                        <table::HarnessTable rows next view q start=cursor children />
+                        <table::HarnessTable rows next view q start=cursor children blocking />
                     }
                     .into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),

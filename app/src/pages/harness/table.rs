@@ -30,6 +30,9 @@ pub fn HarnessTable(
     /// Only messages of derived child tasks.
     #[prop(optional)]
     children: bool,
+    /// Most blocking first (one page, in the core's rank).
+    #[prop(optional)]
+    blocking: bool,
 ) -> impl IntoView {
     let l = use_locale();
     let live = use_live();
@@ -39,6 +42,7 @@ pub fn HarnessTable(
     let loading = RwSignal::new(false);
     let key = StoredValue::new((view, q.clone(), start.clone()));
     let from = StoredValue::new(children.then(|| super::FROM_CHILDREN.to_string()));
+    let sort = StoredValue::new(blocking.then(|| super::SORT_BLOCKING.to_string()));
 
     // Live: reload the rows on screen after every change event / action,
     // coalescing bursts (one request in flight, one queued).
@@ -60,7 +64,8 @@ pub fn HarnessTable(
                     .try_with_untracked(|r| r.len())
                     .unwrap_or(0)
                     .max(PAGE_SIZE as usize);
-                match list_window(view, q, start, None, count as u32, from.get_value()).await {
+                let (from, sort) = (from.get_value(), sort.get_value());
+                match list_window(view, q, start, None, count as u32, from, sort).await {
                     Ok(page) => {
                         let _ = rows.try_set(page.rows);
                         let _ = next.try_set(page.next);
@@ -98,7 +103,16 @@ pub fn HarnessTable(
         loading.set(true);
         let (view, q, _) = key.get_value();
         spawn_local(async move {
-            match list_page(view, q, Some(cursor), None, from.get_value()).await {
+            match list_page(
+                view,
+                q,
+                Some(cursor),
+                None,
+                from.get_value(),
+                sort.get_value(),
+            )
+            .await
+            {
                 Ok(page) => {
                     rows.update(|r| {
                         let known: std::collections::HashSet<String> =
@@ -120,12 +134,12 @@ pub fn HarnessTable(
         let q = q.clone();
         move || {
             next.get()
-                .map(|c| Filter::href(view, &q, Some(&c), children))
+                .map(|c| Filter::href(view, &q, Some(&c), children, blocking))
         }
     };
     let newest_href = start
         .is_some()
-        .then(|| Filter::href(view, &q, None, children));
+        .then(|| Filter::href(view, &q, None, children, blocking));
     let count = move || rows.with(Vec::len);
     let search = q.clone();
 
@@ -193,7 +207,7 @@ fn empty_state(view: MessageView, q: &str) -> AnyView {
     view! {
         <div class="empty" id="harness-empty" data-empty="no-match">
             <p><strong>{l.t("harness.no_match").replace("{q}", q)}</strong></p>
-            <p><a href=Filter::href(view, "", None, false) id="clear-search">{l.t("harness.clear_search")}</a></p>
+            <p><a href=Filter::href(view, "", None, false, false) id="clear-search">{l.t("harness.clear_search")}</a></p>
         </div>
     }
     .into_any()

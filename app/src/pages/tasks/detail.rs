@@ -68,6 +68,7 @@ fn TaskPage(id: Memo<String>) -> impl IntoView {
                 Some(id),
                 TIMELINE_ROWS,
                 None,
+                None,
             )
         },
     );
@@ -316,6 +317,7 @@ fn TimelineItem(
     let l = use_locale();
     let status = row.status();
     let text = row.badge_key();
+    let receipt = row.is_ask().then(|| receipt_details(row.id.clone()));
     let badge = if replaced {
         view! { <span class="badge" data-status="replaced">{l.t("task.replaced")}</span> }
             .into_any()
@@ -347,7 +349,45 @@ fn TimelineItem(
             })}
             {row.delivery.map(|info| view! { <crate::delivery::DeliveryLine info /> })}
             {row.outbound.map(|info| view! { <crate::outbound::OutboundLine info /> })}
+            {receipt}
         </li>
+    }
+    .into_any()
+}
+
+/// A question's screen and receipt, fetched when the person opens it
+/// (`crate::receipt`): the page does not read every question's receipt.
+/// Opened before this row was hydrated, it is read at hydration.
+fn receipt_details(id: String) -> AnyView {
+    let l = use_locale();
+    let open = RwSignal::new(false);
+    let node = NodeRef::<leptos::html::Details>::new();
+    let is_open = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            node.get_untracked()
+                .is_some_and(|d| d.has_attribute("open"))
+        }
+        #[cfg(not(feature = "hydrate"))]
+        false
+    };
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if node.get().is_some() && is_open() {
+            open.set(true);
+        }
+    });
+    let marker = id.clone();
+    view! {
+        <details
+            class="receipt-details"
+            data-receipt=marker
+            node_ref=node
+            on:toggle=move |_| open.set(is_open())
+        >
+            <summary>{l.t("tasks.receipt")}</summary>
+            {move || open.get().then(|| view! { <crate::receipt::QuestionReceipt id=id.clone() /> })}
+        </details>
     }
     .into_any()
 }

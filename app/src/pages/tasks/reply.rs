@@ -31,6 +31,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
                 Some(task.get_value()),
                 1,
                 None,
+                None,
             )
         },
     );

@@ -427,6 +427,11 @@ pub fn failed_text(row: &AgentAction, settle: &ActionSettle) -> String {
 fn tell_of(tell: Tell, row: &AgentAction) -> Tell {
     match tell {
         Tell::WillResumeAt(_) => Tell::WillResumeAt(row.due_at),
+        Tell::ContinuesByItself { cli, reset, .. } => Tell::ContinuesByItself {
+            cli,
+            reset,
+            check: row.due_at,
+        },
         other => other,
     }
 }

@@ -24,9 +24,17 @@ pub enum Tell {
     /// now. What the action did shows on the task's timeline.
     Nothing,
     /// Parked until its usage limit lifts: "Harness will resume the agent
-    /// at …" (`at`: when it is woken, or checked when the CLI waits by
-    /// itself), once.
+    /// at …" (`at`: when it is woken), once.
     WillResumeAt(DateTime<Utc>),
+    /// The CLI waits for its reset by itself (Claude Code on a
+    /// subscription) and is left alone: "<cli> will continue by itself at
+    /// <reset>; Harness checks at <check> and resumes it if it has not",
+    /// once. `reset`: the time the CLI printed, if any.
+    ContinuesByItself {
+        cli: &'static str,
+        reset: Option<DateTime<Utc>>,
+        check: DateTime<Utc>,
+    },
     /// Nothing automatic: the person must act (logged out, stalled, the
     /// policy says no, an attended task). `escalated`: automatic actions
     /// were tried and their per-hour cap is reached.
@@ -121,6 +129,15 @@ pub fn keeping_option(options: &[String]) -> Option<String> {
         .map(|i| (i + 1).to_string())
 }
 
+/// The agent's CLI by the name its person knows.
+pub fn cli_name(provider: Provider) -> &'static str {
+    match provider {
+        Provider::Claude => "Claude Code",
+        Provider::Codex => "Codex",
+        Provider::Command => "Its CLI",
+    }
+}
+
 fn after(at: DateTime<Utc>, secs: u64) -> DateTime<Utc> {
     let secs = i64::try_from(secs).unwrap_or(i64::MAX);
     at.checked_add_signed(Duration::seconds(secs)).unwrap_or(at)
@@ -184,8 +201,17 @@ pub fn decide(f: &Facts<'_>) -> Decision {
                     false,
                 )
             };
+            let tell = if planned.reason == ActionReason::UsageLimitSelfWait {
+                Tell::ContinuesByItself {
+                    cli: cli_name(task.agent.provider),
+                    reset,
+                    check: planned.due_at,
+                }
+            } else {
+                Tell::WillResumeAt(planned.due_at)
+            };
             Decision {
-                tell: Tell::WillResumeAt(planned.due_at),
+                tell,
                 planned: Some(planned),
                 cancel: None,
             }

@@ -157,9 +157,20 @@ fn a_cli_that_waits_for_its_reset_is_left_alone_and_checked_after_it() {
         "⚠ Usage limit reached · limit resets 12:26pm".into(),
         "  Continuing automatically at 12:26pm · Esc to cancel".into(),
     ];
-    let planned = decide(&facts(&c, &v, &p, &[])).planned.unwrap();
+    let d = decide(&facts(&c, &v, &p, &[]));
+    let planned = d.planned.unwrap();
     assert_eq!(planned.reason, ActionReason::UsageLimitSelfWait);
     assert_eq!(planned.due_at, now + Duration::minutes(12), "reset + 120 s");
+    // Told that the CLI carries on by itself at its reset, and when Harness
+    // checks: not that Harness resumes it.
+    assert_eq!(
+        d.tell,
+        Tell::ContinuesByItself {
+            cli: "Claude Code",
+            reset: c.reset_at,
+            check: planned.due_at,
+        }
+    );
     assert!(planned.on_its_node, "it reads the screen there");
     let watchdog =
         vec!["✻ 5-hour limit reached · retrying in 1m 6s (12:33pm) · attempt 1/300".into()];

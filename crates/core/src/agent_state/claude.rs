@@ -57,16 +57,16 @@ fn found(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
 
 /// The input box: (top rule, first input row, bottom rule) of the last
 /// `❯` row enclosed by two rules.
-fn input_box(screen: &Screen) -> Option<(usize, usize, usize)> {
+pub(super) fn input_box(screen: &Screen) -> Option<(usize, usize, usize)> {
     let bottom = screen.last_row(is_rule)?;
-    let top = screen.rows()[..bottom].iter().rposition(|r| is_rule(r))?;
+    let top = screen.last_row_above(bottom, is_rule)?;
     let input = top + 1;
     (input < bottom && screen.row(input).starts_with('❯')).then_some((top, input, bottom))
 }
 
 /// The footer under the box: a usage limit waiting for its reset.
 fn footer(screen: &Screen, bottom: usize) -> Option<(Observation, Vec<usize>)> {
-    let below = bottom + 1..screen.rows().len();
+    let below = bottom + 1..screen.len();
     let shown: Vec<usize> = below
         .clone()
         .filter(|&i| {
@@ -86,7 +86,7 @@ fn footer(screen: &Screen, bottom: usize) -> Option<(Observation, Vec<usize>)> {
     if let Some(r) = reset.as_mut()
         && r.zone.is_none()
     {
-        let zone = (0..screen.rows().len()).rev().find_map(|i| {
+        let zone = (0..screen.len()).rev().find_map(|i| {
             let (_, t) = screen.row(i).split_once("resets ")?;
             let found = ResetTime::parse(t)?;
             (found.hour == r.hour && found.minute == r.minute)

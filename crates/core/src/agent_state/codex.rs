@@ -46,11 +46,12 @@ fn found(screen: &Screen) -> Option<(Observation, Vec<usize>)> {
 
 /// The composer: the last row at column 0 that starts with `› `, with only
 /// footer rows (none at column 0) below it.
-fn composer(screen: &Screen) -> Option<usize> {
+pub(super) fn composer(screen: &Screen) -> Option<usize> {
     let row = screen.last_row(|r| r.starts_with("› ") || r == "›")?;
-    let below_ok = screen.rows()[row + 1..]
-        .iter()
-        .all(|r| r.is_empty() || r.starts_with(' '));
+    let below_ok = (row + 1..screen.len()).all(|i| {
+        let r = screen.row(i);
+        r.is_empty() || r.starts_with(' ')
+    });
     below_ok.then_some(row)
 }
 

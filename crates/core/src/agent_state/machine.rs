@@ -26,6 +26,61 @@ pub enum HookEvent {
     PostToolUse,
     /// The turn ended.
     Stop,
+    /// The CLI asks the person for something and waits (Claude Code's
+    /// Notification hook: a permission prompt, an MCP server's question).
+    NeedsPerson,
+    /// The CLI has waited at its prompt for input for a while (Claude
+    /// Code's Notification hook, `idle_prompt`): the turn is over.
+    IdlePrompt,
+}
+
+/// Where an agent's turn is, by its newest hook event: what the server
+/// keeps across a restart when it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// Between a prompt and its end.
+    Working,
+    /// The CLI waits for the person's answer.
+    WaitingForPerson,
+    /// The turn ended; the CLI waits at its prompt.
+    Ended,
+}
+
+impl HookEvent {
+    /// Where the turn is after this event.
+    pub fn turn(self) -> Turn {
+        match self {
+            Self::Stop | Self::IdlePrompt => Turn::Ended,
+            Self::NeedsPerson => Turn::WaitingForPerson,
+            Self::SessionStart | Self::UserPromptSubmit | Self::PreToolUse | Self::PostToolUse => {
+                Turn::Working
+            }
+        }
+    }
+}
+
+/// Claude Code's Notification hook as an event, from its
+/// `notification_type` (else, from CLIs that send none, its message): a
+/// permission prompt or an MCP server's question wait for the person;
+/// `idle_prompt` (sent after the CLI waited at its prompt for a while) is
+/// a turn that ended. Any other notification (`auth_success`, an answered
+/// question) says nothing of the turn: `None`.
+pub fn notification(kind: Option<&str>, message: Option<&str>) -> Option<HookEvent> {
+    match kind.map(str::trim).filter(|k| !k.is_empty()) {
+        Some("permission_prompt" | "elicitation_dialog") => Some(HookEvent::NeedsPerson),
+        Some("idle_prompt") => Some(HookEvent::IdlePrompt),
+        Some(_) => None,
+        None => {
+            let m = message.unwrap_or_default().to_lowercase();
+            if m.contains("needs your permission") || m.contains("needs your approval") {
+                Some(HookEvent::NeedsPerson)
+            } else if m.contains("waiting for your input") {
+                Some(HookEvent::IdlePrompt)
+            } else {
+                None
+            }
+        }
+    }
 }
 
 /// Everything the state is made of.
@@ -89,8 +144,12 @@ pub fn state(i: &Inputs<'_>) -> AgentState {
     if i.open_question {
         return AgentState::WaitingForPerson { dialog: None };
     }
-    if i.last_hook == Some(HookEvent::Stop) {
-        return AgentState::Idle;
+    match i.last_hook.map(HookEvent::turn) {
+        Some(Turn::Ended) => return AgentState::Idle,
+        // The CLI's own question (a permission prompt): waiting, never
+        // stalled, however long the person takes.
+        Some(Turn::WaitingForPerson) => return AgentState::WaitingForPerson { dialog: None },
+        Some(Turn::Working) | None => {}
     }
     if i.silent_secs >= i.stall_after.as_secs() {
         return AgentState::Stalled {
@@ -137,6 +196,58 @@ mod tests {
             ..base(&none)
         };
         assert_eq!(state(&i), AgentState::Idle);
+    }
+
+    #[test]
+    fn the_clis_notifications() {
+        let none = Observation::None;
+        // A permission prompt waits for the person, not stalled after an hour.
+        let i = Inputs {
+            last_hook: Some(HookEvent::NeedsPerson),
+            silent_secs: 3600,
+            ..base(&none)
+        };
+        assert_eq!(state(&i), AgentState::WaitingForPerson { dialog: None });
+        let i = Inputs {
+            last_hook: Some(HookEvent::IdlePrompt),
+            silent_secs: 3600,
+            ..base(&none)
+        };
+        assert_eq!(state(&i), AgentState::Idle);
+        // What the screen says still comes first.
+        let limited = Observation::UsageLimited { reset: None };
+        let i = Inputs {
+            last_hook: Some(HookEvent::NeedsPerson),
+            ..base(&limited)
+        };
+        assert_eq!(state(&i), AgentState::UsageLimited { reset: None });
+        for (kind, message, event) in [
+            (
+                Some("permission_prompt"),
+                None,
+                Some(HookEvent::NeedsPerson),
+            ),
+            (
+                Some("elicitation_dialog"),
+                None,
+                Some(HookEvent::NeedsPerson),
+            ),
+            (Some("idle_prompt"), None, Some(HookEvent::IdlePrompt)),
+            (Some("auth_success"), None, None),
+            (
+                None,
+                Some("Claude needs your permission to use Bash"),
+                Some(HookEvent::NeedsPerson),
+            ),
+            (
+                None,
+                Some("Claude is waiting for your input"),
+                Some(HookEvent::IdlePrompt),
+            ),
+            (Some(""), Some("something else"), None),
+        ] {
+            assert_eq!(notification(kind, message), event, "{kind:?} {message:?}");
+        }
     }
 
     #[test]

@@ -24,18 +24,32 @@ mod record;
 mod screen;
 mod time;
 pub mod told;
+mod unsent;
 
 pub use change::{MAX_EVIDENCE_LINES, StateChange};
-pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, state};
+pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, Turn, notification, state};
 pub use record::{exit_of_code, is_change, reason, record_of, reset_at, signal_number, state_of};
 pub use screen::Screen;
 pub use time::ResetTime;
+pub use unsent::{Typed, holds_unsent, shows_input_box, typed_state};
 
 /// Which CLI drew a screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cli {
     Claude,
     Codex,
+}
+
+impl Cli {
+    /// The CLI a provider runs (a `command` agent has none: no recogniser,
+    /// no input box).
+    pub fn of(provider: crate::model::Provider) -> Option<Self> {
+        match provider {
+            crate::model::Provider::Claude => Some(Self::Claude),
+            crate::model::Provider::Codex => Some(Self::Codex),
+            crate::model::Provider::Command => None,
+        }
+    }
 }
 
 /// What a recogniser read on a screen.

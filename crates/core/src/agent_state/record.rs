@@ -246,7 +246,7 @@ pub fn reason(state: &AgentState) -> String {
     match state {
         AgentState::Working => "working".into(),
         AgentState::WaitingForPerson { dialog: None } => {
-            "waiting for a person: an open question or approval".into()
+            "waiting for a person: an open question or approval, or the CLI's own prompt".into()
         }
         AgentState::WaitingForPerson {
             dialog: Some((title, options)),

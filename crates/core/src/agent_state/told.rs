@@ -23,11 +23,20 @@ use serde_json::{Value, json};
 
 use super::{AgentState, StateChange};
 use crate::agent_actions::Tell;
+use crate::ladder::Lang;
 use crate::model::{AgentStateRecord, ExecutionStatus, TaskView};
 
-/// What the person can reply to an alarm.
-pub const REPLIES: &str = "Reply \"restart\" (or \"resume\") to start its agent again with its \
-     session, or \"stop\" to stop it.";
+#[path = "told_words.rs"]
+mod words;
+
+/// What the person can reply to an alarm (in English; in any language:
+/// [`replies`]).
+pub const REPLIES: &str = words::EN.replies;
+
+/// What the person can reply to an alarm, in `lang`.
+pub fn replies(lang: Lang) -> &'static str {
+    words::phrases(lang).replies
+}
 
 /// The longest screen line a push carries.
 const MAX_LINE_CHARS: usize = 200;
@@ -95,10 +104,16 @@ pub fn is_alarm(state: &AgentState) -> bool {
 /// "needs you", counted with its questions): failed, crashed, logged out,
 /// stalled, usage-limited, or given up on API errors.
 pub fn needs_you(r: &AgentStateRecord) -> bool {
-    match r.state.as_str() {
-        "exited" => r.exit_code.unwrap_or(0) != 0,
+    state_needs_you(&r.state, r.exit_code, r.gave_up)
+}
+
+/// [`needs_you`] on the fields it reads: the state's name, an exit's code
+/// and whether the CLI gave up on API errors.
+pub fn state_needs_you(state: &str, exit_code: Option<i32>, gave_up: bool) -> bool {
+    match state {
+        "exited" => exit_code.unwrap_or(0) != 0,
         "crashed" | "logged_out" | "stalled" | "usage_limited" => true,
-        "erroring" => r.gave_up,
+        "erroring" => gave_up,
         _ => false,
     }
 }
@@ -123,8 +138,18 @@ fn tells_parent(state: &AgentState) -> bool {
     }
 }
 
-/// The rule (see the module docs).
+/// The rule (see the module docs), the push in English.
 pub fn after_change(change: &StateChange, record: &AgentStateRecord, ctx: Context<'_>) -> Told {
+    after_change_in(Lang::En, change, record, ctx)
+}
+
+/// [`after_change`], the push in `lang` (the person's notify target's).
+pub fn after_change_in(
+    lang: Lang,
+    change: &StateChange,
+    record: &AgentStateRecord,
+    ctx: Context<'_>,
+) -> Told {
     let view = ctx.view;
     let latest = view.execution.as_ref();
     let current =
@@ -137,12 +162,12 @@ pub fn after_change(change: &StateChange, record: &AgentStateRecord, ctx: Contex
         if is_alarm(&change.state) {
             told.push = Some(Words {
                 key: push_key(&change.execution_id, change.state.name()),
-                text: alarm_text(record, None),
+                text: alarm_text_in(lang, record, None),
             });
         } else if is_finished(&change.state, ctx.plan_active) {
             told.push = Some(Words {
                 key: finished_key(&view.task.id, &change.execution_id),
-                text: finished_text(record),
+                text: finished_text_in(lang, record),
             });
         }
     }
@@ -164,11 +189,26 @@ pub fn after_change(change: &StateChange, record: &AgentStateRecord, ctx: Contex
 
 /// The push once the recovery has had its say (`tell`, from
 /// `Harness::plan_recovery`): nothing while an automatic action takes care
-/// of it; "It will resume at …" for a parked usage limit; the alarm, with
+/// of it; "It will resume at …" for a parked usage limit, "<cli> will
+/// continue by itself at …; Harness checks at …" for a CLI that waits for
+/// its reset by itself; the alarm, with
 /// why nothing more is tried when the per-hour cap is reached; a dialog no
 /// option answers, told like a question. `push` is [`after_change`]'s own
 /// (kept when the recovery has no part). Attended tasks are never pushed.
+/// In English.
 pub fn with_recovery(
+    push: Option<Words>,
+    tell: Tell,
+    change: &StateChange,
+    record: &AgentStateRecord,
+    unattended: bool,
+) -> Option<Words> {
+    with_recovery_in(Lang::En, push, tell, change, record, unattended)
+}
+
+/// [`with_recovery`] in `lang`.
+pub fn with_recovery_in(
+    lang: Lang,
     push: Option<Words>,
     tell: Tell,
     change: &StateChange,
@@ -178,28 +218,61 @@ pub fn with_recovery(
     if !unattended {
         return None;
     }
+    let p = words::phrases(lang);
     let words = |more: Option<&str>| Words {
         key: push_key(&change.execution_id, change.state.name()),
-        text: alarm_text(record, more),
+        text: alarm_text_in(lang, record, more),
     };
     match tell {
         Tell::NotMine => push,
         Tell::Nothing => None,
-        Tell::WillResumeAt(at) => Some(words(Some(&format!(
-            "Harness will resume it at {} UTC ({}).",
-            at.format("%H:%M on %b %-d"),
-            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        )))),
+        Tell::WillResumeAt(at) => Some(words(Some(&times(lang, p.will_resume, at)))),
+        Tell::ContinuesByItself { cli, reset, check } => {
+            Some(words(Some(&by_itself_text_in(lang, cli, reset, check))))
+        }
         Tell::Alarm { escalated: false } => push.or_else(|| Some(words(None))),
-        Tell::Alarm { escalated: true } => Some(words(Some(
-            "Harness already recovered it as often as its recovery policy allows in an hour, \
-             so it does not try again by itself.",
-        ))),
-        Tell::Question => Some(words(Some(
-            "It shows a dialog of its own that Harness does not answer by itself: \
-             answer it on the task's terminal.",
-        ))),
+        Tell::Alarm { escalated: true } => Some(words(Some(p.cap_reached))),
+        Tell::Question => Some(words(Some(p.own_dialog))),
     }
+}
+
+/// `template` with `{hm}`, `{day}` and `{rfc}` of `at`.
+fn times(lang: Lang, template: &str, at: chrono::DateTime<chrono::Utc>) -> String {
+    template
+        .replace("{hm}", &at.format("%H:%M").to_string())
+        .replace("{day}", &words::day(lang, at))
+        .replace(
+            "{rfc}",
+            &at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        )
+}
+
+/// The words for a CLI that waits for its reset by itself: it carries on
+/// by itself (at the time it printed); Harness only checks after it, and
+/// types "continue" then only if it has not.
+pub fn by_itself_text(
+    cli: &str,
+    reset: Option<chrono::DateTime<chrono::Utc>>,
+    check: chrono::DateTime<chrono::Utc>,
+) -> String {
+    by_itself_text_in(Lang::En, cli, reset, check)
+}
+
+/// [`by_itself_text`] in `lang`.
+pub fn by_itself_text_in(
+    lang: Lang,
+    cli: &str,
+    reset: Option<chrono::DateTime<chrono::Utc>>,
+    check: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let p = words::phrases(lang);
+    let when = match reset {
+        Some(at) => p.at_time.replace("{hm}", &at.format("%H:%M").to_string()),
+        None => p.when_reset.to_string(),
+    };
+    times(lang, p.by_itself, check)
+        .replace("{cli}", cli)
+        .replace("{when}", &when)
 }
 
 /// The last screen lines as a push quotes them.
@@ -218,15 +291,23 @@ fn quoted(lines: &[String]) -> String {
 }
 
 /// The words of a state push: what happened, the last screen lines, `more`
-/// (e.g. the recovery's "It will resume at …"), and the replies.
+/// (e.g. the recovery's "It will resume at …"), and the replies. In
+/// English.
 pub fn alarm_text(record: &AgentStateRecord, more: Option<&str>) -> String {
-    let mut text = format!(
-        "[Agent {}] This task's agent is {}.",
-        record.state.replace('_', " "),
-        record.reason
-    );
+    alarm_text_in(Lang::En, record, more)
+}
+
+/// [`alarm_text`] in `lang` (the reason is quoted as recorded).
+pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) -> String {
+    let p = words::phrases(lang);
+    let mut text = p
+        .alarm
+        .replace("{state}", &words::state_name(lang, &record.state))
+        .replace("{reason}", &record.reason);
     if !record.lines.is_empty() {
-        text.push_str("\n\nLast lines on its screen:\n");
+        text.push_str("\n\n");
+        text.push_str(p.last_lines);
+        text.push('\n');
         text.push_str(&quoted(&record.lines));
     }
     if let Some(more) = more.map(str::trim).filter(|m| !m.is_empty()) {
@@ -234,18 +315,23 @@ pub fn alarm_text(record: &AgentStateRecord, more: Option<&str>) -> String {
         text.push_str(more);
     }
     text.push_str("\n\n");
-    text.push_str(REPLIES);
+    text.push_str(p.replies);
     text
 }
 
-/// The words of a "finished" note.
+/// The words of a "finished" note, in English.
 pub fn finished_text(record: &AgentStateRecord) -> String {
-    let mut text = format!(
-        "[Agent finished] This task's agent finished its work ({}).",
-        record.reason
-    );
+    finished_text_in(Lang::En, record)
+}
+
+/// [`finished_text`] in `lang`.
+pub fn finished_text_in(lang: Lang, record: &AgentStateRecord) -> String {
+    let p = words::phrases(lang);
+    let mut text = p.finished.replace("{reason}", &record.reason);
     if !record.lines.is_empty() {
-        text.push_str("\n\nLast lines on its screen:\n");
+        text.push_str("\n\n");
+        text.push_str(p.last_lines);
+        text.push('\n');
         text.push_str(&quoted(&record.lines));
     }
     text

@@ -1,6 +1,7 @@
 use chrono::Utc;
 
 use super::*;
+use crate::ladder::Lang;
 use crate::{
     agent_state::{ErrorKind, ResetTime, record_of},
     model::{AgentConfig, Execution, Provider, Task, TaskStatus},
@@ -247,6 +248,48 @@ fn the_recovery_decides_what_the_person_is_told() {
         resume.text
     );
     assert!(resume.text.contains(REPLIES));
+    // Claude Code waits for its reset by itself: it carries on at its reset,
+    // Harness only checks after it (the words say so, not "will resume").
+    let check = at + chrono::Duration::minutes(2);
+    let by_itself = Tell::ContinuesByItself {
+        cli: "Claude Code",
+        reset: Some(at),
+        check,
+    };
+    let waits = with(limited.clone(), by_itself, true).expect("told");
+    assert_eq!(waits.key, push_key("e", "usage_limited"));
+    assert!(
+        waits.text.contains(
+            "Claude Code will continue by itself at 09:57 UTC; Harness checks at 09:59 UTC \
+             on Dec 6 (2026-12-06T09:59:00Z) and resumes it if it has not."
+        ),
+        "{}",
+        waits.text
+    );
+    assert!(
+        !waits.text.contains("Harness will resume"),
+        "{}",
+        waits.text
+    );
+    assert!(waits.text.contains(REPLIES));
+    // No printed reset: when its limit resets, and the check's time.
+    let unknown = with(
+        limited.clone(),
+        Tell::ContinuesByItself {
+            cli: "Claude Code",
+            reset: None,
+            check,
+        },
+        true,
+    )
+    .expect("told");
+    assert!(
+        unknown
+            .text
+            .contains("will continue by itself when its limit resets; Harness checks at 09:59"),
+        "{}",
+        unknown.text
+    );
     // With automatic resume off: an alarm.
     let alarm = with(limited, Tell::Alarm { escalated: false }, true).expect("told");
     assert!(
@@ -284,4 +327,131 @@ fn the_recovery_decides_what_the_person_is_told() {
         ),
         None
     );
+}
+
+/// Every push text in both languages: the English one as before, the
+/// Chinese one with no English phrase left but the reason (quoted as
+/// recorded), the reply keywords and the names.
+#[test]
+fn each_push_text_in_both_languages() {
+    let v = view(true, None, ExecutionStatus::Running);
+    let at = chrono::DateTime::parse_from_rfc3339("2026-12-06T09:57:00Z")
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|_| Utc::now());
+    let check = at + chrono::Duration::minutes(2);
+    let push = |lang: Lang, state: AgentState, tell: Tell| {
+        let c = change(state);
+        let r = record_of(&c);
+        let ctx = Context {
+            view: &v,
+            plan_active: false,
+        };
+        let own = after_change_in(lang, &c, &r, ctx).push;
+        with_recovery_in(lang, own, tell, &c, &r, true).map(|w| (w.text, r.reason))
+    };
+    let limited = || AgentState::UsageLimited { reset: None };
+    let cases = |lang| {
+        vec![
+            push(lang, AgentState::Exited { code: 3 }, Tell::NotMine),
+            push(
+                lang,
+                AgentState::LoggedOut,
+                Tell::Alarm { escalated: false },
+            ),
+            push(lang, limited(), Tell::WillResumeAt(at)),
+            push(
+                lang,
+                limited(),
+                Tell::ContinuesByItself {
+                    cli: "Claude Code",
+                    reset: Some(at),
+                    check,
+                },
+            ),
+            push(
+                lang,
+                limited(),
+                Tell::ContinuesByItself {
+                    cli: "Claude Code",
+                    reset: None,
+                    check,
+                },
+            ),
+            push(
+                lang,
+                AgentState::Crashed { signal: 9 },
+                Tell::Alarm { escalated: true },
+            ),
+            push(lang, limited(), Tell::Question),
+            push(lang, AgentState::Exited { code: 0 }, Tell::NotMine),
+        ]
+    };
+    let en: Vec<_> = cases(Lang::En).into_iter().flatten().collect();
+    let zh: Vec<_> = cases(Lang::Zh).into_iter().flatten().collect();
+    assert_eq!((en.len(), zh.len()), (8, 8));
+    // English: the default functions' words.
+    assert!(
+        en[0]
+            .0
+            .starts_with("[Agent exited] This task's agent is exited with code 3.")
+    );
+    assert!(en[0].0.contains("Last lines on its screen:\n> Error: boom"));
+    assert!(en[0].0.ends_with(REPLIES));
+    assert!(
+        en[2]
+            .0
+            .contains("Harness will resume it at 09:57 on Dec 6 UTC (2026-12-06T09:57:00Z).")
+    );
+    assert!(
+        en[7]
+            .0
+            .starts_with("[Agent finished] This task's agent finished its work")
+    );
+    // Chinese.
+    assert!(
+        zh[0]
+            .0
+            .starts_with("[智能体已退出] 这个任务的智能体已退出：exited with code 3。"),
+        "{}",
+        zh[0].0
+    );
+    assert!(
+        zh[0].0.contains("屏幕上的最后几行：\n> Error: boom"),
+        "{}",
+        zh[0].0
+    );
+    assert!(zh[0].0.ends_with(replies(Lang::Zh)), "{}", zh[0].0);
+    assert!(
+        zh[2]
+            .0
+            .contains("Harness 将于 UTC 12月6日 09:57（2026-12-06T09:57:00Z）恢复它。"),
+        "{}",
+        zh[2].0
+    );
+    assert!(
+        zh[3]
+            .0
+            .contains("Claude Code 会于 UTC 09:57 自行继续；Harness 将于 UTC 12月6日 09:59"),
+        "{}",
+        zh[3].0
+    );
+    assert!(
+        zh[4].0.contains("会在用量限制重置后自行继续"),
+        "{}",
+        zh[4].0
+    );
+    assert!(zh[5].0.contains("不会再自行尝试"), "{}", zh[5].0);
+    assert!(zh[6].0.contains("对话框"), "{}", zh[6].0);
+    assert!(zh[7].0.starts_with("[智能体已完成]"), "{}", zh[7].0);
+    let keep = [
+        "Harness", "Claude", "Code", "UTC", "Error", "boom", "restart", "resume", "stop",
+    ];
+    for (text, reason) in &zh {
+        let rest = text.replace(reason.as_str(), "");
+        let english: Vec<&str> = rest
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| w.len() > 1 && !keep.contains(w))
+            .collect();
+        assert!(english.is_empty(), "English {english:?} left in “{text}”");
+    }
 }

@@ -294,8 +294,12 @@ impl Harness {
                     ));
                 };
                 let approval_id = ids::new_id();
-                // Pushed to the person's chat in the same transaction.
-                let push = self.approval_push(task, &approval_id, &question).await?;
+                // Pushed to the person's chat in the same transaction, with
+                // the agent's screen when the target allows it.
+                let screen = prepared.ask.evidence.clone();
+                let push = self
+                    .approval_push(task, &approval_id, &question, screen.as_deref())
+                    .await?;
                 let new = NewApproval {
                     id: approval_id,
                     task_id: task_id.to_string(),

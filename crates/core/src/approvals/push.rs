@@ -21,8 +21,9 @@ use chrono::Utc;
 
 use crate::{
     CoreResult, Harness, ids,
+    ladder::Lang,
     model::Task,
-    outbox::compose_body,
+    outbox::{compose_body, screen_block},
     settings::NotifyTarget,
     store::{Dedup, NewOutbound, approval_push_key},
 };
@@ -31,11 +32,33 @@ use crate::{
 pub const HOW_TO_ANSWER: &str = "Reply \"approve\" (or 1) to allow exactly this call once, or \
      \"deny\" (or 2) to refuse it — optionally \"deny: <reason>\". The first answer wins.";
 
+/// The same in Chinese (the reply words stay `approve` / `deny`).
+pub const HOW_TO_ANSWER_ZH: &str = "回复 \"approve\"（或 1）只允许这一次调用，或回复 \"deny\"（或 2）\
+     拒绝——也可以写 \"deny: <理由>\"。以最先的回答为准。";
+
 /// The chat text of an approval: its question (the exact call, the task,
 /// the working directory, the rule), then how to answer. The task token is
 /// added by [`compose_body`].
 pub fn push_text(question: &str) -> String {
-    format!("[Approval needed] {}\n\n{HOW_TO_ANSWER}", question.trim())
+    push_text_in(question, Lang::En)
+}
+
+/// [`push_text`] in `lang` (the notify target's language): the call itself
+/// is shown as it is.
+pub fn push_text_in(question: &str, lang: Lang) -> String {
+    match lang {
+        Lang::En => format!("[Approval needed] {}\n\n{HOW_TO_ANSWER}", question.trim()),
+        Lang::Zh => format!("[需要审批] {}\n\n{HOW_TO_ANSWER_ZH}", question.trim()),
+    }
+}
+
+/// An approval's chat text with the agent's screen after it (before the
+/// task token [`compose_body`] adds) when `include` (the target allows it).
+pub fn with_screen(text: String, screen: Option<&str>, include: bool) -> String {
+    match screen {
+        Some(screen) if include => format!("{text}\n\n{}", screen_block(screen)),
+        _ => text,
+    }
 }
 
 /// A reminder of an approval still waiting (`crate::reminders`): one line,
@@ -66,16 +89,37 @@ fn clean(v: &Option<String>) -> Option<String> {
 }
 
 impl Harness {
+    /// The notify target that carries `task`'s approvals (see [`usable`]).
+    pub(crate) async fn person_target(&self, task: &Task) -> CoreResult<Option<NotifyTarget>> {
+        let own = if task.unattended {
+            "unattended"
+        } else {
+            "work"
+        };
+        let mut target = self.active_target(own).await?.filter(usable);
+        if target.is_none() && own != "unattended" {
+            target = self.active_target("unattended").await?.filter(usable);
+        }
+        Ok(target)
+    }
+
     /// The outbound row of approval `approval_id`'s push, or `None` when no
     /// usable channel is configured (the approval is still asked on
-    /// `/harness` and in the task's inbox).
+    /// `/harness` and in the task's inbox). `screen`: the approval's
+    /// evidence (already bounded and redacted), carried only when the
+    /// target says `includeScreen` (README "Evidence of a question").
     pub(crate) async fn approval_push(
         &self,
         task: &Task,
         approval_id: &str,
         question: &str,
+        screen: Option<&str>,
     ) -> CoreResult<Option<NewOutbound>> {
-        let message = compose_body(Some(&task.title), &push_text(question), &task.id);
+        let target = self.person_target(task).await?;
+        let lang = target.as_ref().map(NotifyTarget::lang).unwrap_or_default();
+        let include_screen = target.as_ref().is_some_and(|t| t.include_screen);
+        let text = with_screen(push_text_in(question, lang), screen, include_screen);
+        let message = compose_body(Some(&task.title), &text, &task.id);
         let push = self
             .push_to_person(task, approval_push_key(approval_id), message, true)
             .await?;
@@ -96,16 +140,7 @@ impl Harness {
         message: String,
         expect_reply: bool,
     ) -> CoreResult<Option<NewOutbound>> {
-        let own = if task.unattended {
-            "unattended"
-        } else {
-            "work"
-        };
-        let mut target = self.active_target(own).await?.filter(usable);
-        if target.is_none() && own != "unattended" {
-            target = self.active_target("unattended").await?.filter(usable);
-        }
-        let Some(t) = target else {
+        let Some(t) = self.person_target(task).await? else {
             return Ok(None);
         };
         Ok(Some(NewOutbound {
@@ -155,6 +190,36 @@ mod tests {
     }
 
     #[test]
+    fn in_chinese_the_call_is_shown_as_it_is_and_the_reply_words_stay() {
+        let t = push_text_in("Approve this Bash call?\n\n$ git push --force", Lang::Zh);
+        assert!(t.starts_with("[需要审批] Approve this Bash call?"), "{t}");
+        assert!(t.contains("$ git push --force"), "{t}");
+        assert!(t.ends_with(HOW_TO_ANSWER_ZH), "{t}");
+        assert!(t.contains("\"approve\"（或 1）") && t.contains("\"deny\"（或 2）"));
+        assert!(
+            !t.contains("Approval needed") && !t.contains("Reply"),
+            "{t}"
+        );
+        assert_eq!(push_text_in("x", Lang::En), push_text("x"));
+    }
+
+    #[test]
+    fn the_screen_is_carried_only_when_the_target_allows_it() {
+        let text = push_text("Approve this Bash call?\n\n$ git push --force");
+        let screen = "$ cargo test\nkey sk-ant-[REDACTED]";
+        assert_eq!(with_screen(text.clone(), Some(screen), false), text);
+        assert_eq!(with_screen(text.clone(), None, true), text);
+        let with = with_screen(text.clone(), Some(screen), true);
+        assert!(with.starts_with(&text), "{with}");
+        assert!(
+            with.ends_with(
+                "Agent's screen (redacted):\n```\n$ cargo test\nkey sk-ant-[REDACTED]\n```"
+            ),
+            "{with}"
+        );
+    }
+
+    #[test]
     fn a_reminder_says_an_approval_waits_and_quotes_the_push() {
         let push = compose_body(
             Some("Deploy"),
@@ -183,9 +248,11 @@ mod tests {
             profile: None,
             scope: scope.into(),
             active: true,
+            include_screen: false,
             report_at: None,
             report_time_zone: None,
             report_since: None,
+            language: None,
         };
         assert!(usable(&t("openclaw", "unattended", None)));
         assert!(usable(&t("hermes", "work", Some("chat-1"))));

@@ -282,9 +282,9 @@ impl Harness {
             return self.record(processed(out, closed)).await;
         }
         // A reply to a morning report answers its numbered items.
-        if let Some(report_id) = self.report_replied_to(c).await? {
+        if let Some((report_id, lang)) = self.report_replied_to(c).await? {
             let mut out = self
-                .report_reply_json(&report_id, &route.content, c.sender_id.as_deref())
+                .report_reply_json(&report_id, &route.content, c.sender_id.as_deref(), lang)
                 .await?;
             out["inboundId"] = json!(id);
             out["deduped"] = json!(false);

@@ -80,9 +80,11 @@ mod tests {
             profile: None,
             scope: "unattended".into(),
             active: true,
+            include_screen: false,
             report_at: None,
             report_time_zone: None,
             report_since: None,
+            language: None,
         }
     }
 

@@ -158,6 +158,11 @@ fn implicit_key_with(task_id: &str, n: &NewOutbound, choices: Option<serde_json:
     format!("harness:{task_id}:{}", &hex::encode(digest)[..32])
 }
 
+/// The agent's screen as a push carries it (already bounded and redacted).
+pub fn screen_block(screen: &str) -> String {
+    format!("Agent's screen (redacted):\n```\n{screen}\n```")
+}
+
 /// The body sent: the task title, the message, and the task token line.
 pub fn compose_body(title: Option<&str>, message: &str, task_id: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -219,6 +224,12 @@ impl Harness {
             "to",
             MAX_TO_CHARS,
         )?;
+        // The chat's language: the configured target's (a gateway named in
+        // the call: English).
+        let mut lang = crate::ladder::Lang::En;
+        // Whether the push may carry the agent's screen: only a target
+        // that allows it (README "Evidence of a question"), never an explicit gateway.
+        let mut include_screen = false;
         let (gateway, downstream, dest, profile, raw_max) = match trimmed(
             input.gateway.as_deref(),
             "gateway",
@@ -255,6 +266,8 @@ impl Harness {
                 }
                 let clean =
                     |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+                lang = target.lang();
+                include_screen = target.include_screen;
                 (
                     target.gateway,
                     clean(target.downstream),
@@ -314,18 +327,37 @@ impl Harness {
                 choices.as_ref().map(|_| choices_key(&input.choices)),
             )),
         };
+        let mut text = message.clone();
         if let Some(choices) = choices {
             // The chat text lists the options numbered, the default and the deadline.
-            let text = crate::options::render_for_chat(&message, &choices);
+            text = crate::options::render_for_chat_in(&message, &choices, lang);
             new.message = compose_body(Some(&task.task.title), &text, &task_id);
             new.choices = Some(choices);
         }
         self.check_rate(&task_id, crate::rate_limit::RateAction::Push)?;
-        self.enqueue_and_wait(new).await
+        // A question keeps the agent's screen (redacted) like an ask; the
+        // chat gets it only from a target that allows it. Added after the
+        // dedup key: a retry with another screen is the same push.
+        let evidence = if expect_reply {
+            self.evidence_now(&task_id).await
+        } else {
+            None
+        };
+        if include_screen && let Some(screen) = &evidence {
+            let with = format!("{text}\n\n{}", screen_block(screen));
+            new.message = compose_body(Some(&task.task.title), &with, &task_id);
+        }
+        self.enqueue_and_wait(new, evidence.as_deref()).await
     }
 
     /// Write the rows, wake the worker, wait briefly, answer.
-    pub(crate) async fn enqueue_and_wait(&self, new: NewOutbound) -> CoreResult<PushOutcome> {
+    /// With `evidence`, the question's screen is stored with its new
+    /// message (not with a reused one).
+    pub(crate) async fn enqueue_and_wait(
+        &self,
+        new: NewOutbound,
+        evidence: Option<&str>,
+    ) -> CoreResult<PushOutcome> {
         let events = self.subscribe();
         let (scope, expect_reply) = (new.scope.clone(), new.expect_reply);
         let enqueued = self
@@ -340,6 +372,12 @@ impl Harness {
             })?;
         if !enqueued.deduped {
             tracing::info!(outbound_id = %enqueued.row.id, "outbound message queued");
+            if let (Some(screen), Some(m)) = (evidence, &enqueued.row.message_id)
+                && let Err(err) = self.store().add_ask_evidence(m, screen, Utc::now()).await
+            {
+                // The push stands without it.
+                tracing::warn!(%err, message_id = %m, "the pushed question's screen was not stored");
+            }
             self.outbound_changed(&enqueued.row);
             if let (Some(m), Some(t)) = (&enqueued.row.message_id, &enqueued.row.task_id) {
                 self.publish(HarnessEvent::MessageChanged {

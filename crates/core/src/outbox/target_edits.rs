@@ -91,6 +91,7 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
         ));
     }
     daily::Schedule::of(t)?;
+    crate::settings::check_language(&t.language)?;
     for (field, value, max) in [
         ("downstream", &t.downstream, 128),
         ("dest", &t.dest, 1024),
@@ -136,11 +137,12 @@ impl Harness {
         id: &str,
         target: NotifyTarget,
     ) -> CoreResult<NotifyTarget> {
-        check_one(&target)?;
         let id = id.trim().to_string();
         self.edit_targets(|list| {
+            // An unknown target is a 404 whatever the body says.
             let at = position(list, &id)
                 .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            check_one(&target)?;
             let mut t = target.clone();
             t.id = list[at].id.clone().or_else(|| Some(ids::new_id()));
             daily::stamp(&mut t, std::iter::once(&list[at]), Utc::now());
@@ -152,13 +154,17 @@ impl Harness {
     }
 
     /// Set one target's daily report (`at` `HH:MM` in `time_zone`), or
-    /// switch it off (no time); the rest of the target is untouched.
+    /// switch it off (no time), and — when given — the language its chat is
+    /// written in (`en`, `zh`); the rest of the target is untouched.
     pub async fn set_notify_target_report(
         &self,
         id: &str,
         at: Option<&str>,
         time_zone: Option<&str>,
+        language: Option<&str>,
     ) -> CoreResult<NotifyTarget> {
+        let language = language.map(|l| l.trim().to_string());
+        crate::settings::check_language(&language)?;
         let id = id.trim().to_string();
         self.edit_targets(|list| {
             let pos = position(list, &id)
@@ -166,10 +172,27 @@ impl Harness {
             let mut t = list[pos].clone();
             t.report_at = at.map(str::to_string);
             t.report_time_zone = time_zone.map(str::to_string);
+            if language.is_some() {
+                t.language = language.clone();
+            }
             daily::Schedule::of(&t)?;
             daily::stamp(&mut t, std::iter::once(&list[pos]), Utc::now());
             list[pos] = t.clone();
             Ok(Some(t))
+        })
+        .await?
+        .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))
+    }
+
+    /// Whether questions pushed to one target carry the agent's screen
+    /// (README "Evidence of a question"); the rest of the target is untouched.
+    pub async fn set_notify_target_screen(&self, id: &str, on: bool) -> CoreResult<NotifyTarget> {
+        let id = id.trim().to_string();
+        self.edit_targets(|list| {
+            let pos = position(list, &id)
+                .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
+            list[pos].include_screen = on;
+            Ok(Some(list[pos].clone()))
         })
         .await?
         .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))
@@ -247,6 +270,6 @@ impl Harness {
         };
         gateway::argv(&probe, &config.get(&t.gateway))
             .map_err(|e| CoreError::invalid("dest", e))?;
-        self.enqueue_and_wait(new).await
+        self.enqueue_and_wait(new, None).await
     }
 }

@@ -12,54 +12,77 @@
 use super::build::AgentNeed;
 use crate::{
     CoreResult, Harness,
-    agent_state::told::needs_you,
+    agent_state::told::state_needs_you,
     model::{ExecutionStatus, TaskStatus, TaskView},
+    store::{LatestRun, RecordedState},
 };
 
-/// Whether the task's agent needs a person now, and why.
+/// Whether the task's agent needs a person now, and why: [`needs_person_of`]
+/// on its latest execution and that execution's recorded state.
 pub fn needs_person(view: &TaskView) -> Option<AgentNeed> {
     let task = &view.task;
-    if !task.unattended || matches!(task.status, TaskStatus::Done | TaskStatus::Cancelled) {
-        return None;
-    }
     let e = view.execution.as_ref()?;
-    if e.status == ExecutionStatus::Stopped {
+    needs_person_of(&LatestRun {
+        task_id: task.id.clone(),
+        task_status: task.status,
+        unattended: task.unattended,
+        execution_id: e.id.clone(),
+        status: e.status,
+        exit_code: e.exit_code,
+        created_at: e.created_at,
+        ended_at: e.ended_at,
+        // A record of another execution is not this run's.
+        state: view
+            .agent_state
+            .as_ref()
+            .filter(|r| r.execution_id == e.id)
+            .map(RecordedState::of),
+    })
+}
+
+/// The rule (see the module docs) on a task's latest run.
+pub fn needs_person_of(run: &LatestRun) -> Option<AgentNeed> {
+    if !run.unattended || matches!(run.task_status, TaskStatus::Done | TaskStatus::Cancelled) {
         return None;
     }
-    if let Some(r) = view.agent_state.as_ref().filter(|r| r.execution_id == e.id) {
-        return needs_you(r).then(|| AgentNeed {
-            execution_id: e.id.clone(),
-            task_id: task.id.clone(),
+    if run.status == ExecutionStatus::Stopped {
+        return None;
+    }
+    if let Some(r) = &run.state {
+        return state_needs_you(&r.state, r.exit_code, r.gave_up).then(|| AgentNeed {
+            execution_id: run.execution_id.clone(),
+            task_id: run.task_id.clone(),
             what: r.reason.clone(),
             since: r.since,
         });
     }
-    if e.status != ExecutionStatus::Failed {
+    if run.status != ExecutionStatus::Failed {
         return None;
     }
-    let what = match e.exit_code {
+    let what = match run.exit_code {
         Some(code) => format!("the agent failed (exit code {code}) and was not started again"),
         None => "the agent failed and was not started again".to_string(),
     };
     Some(AgentNeed {
-        execution_id: e.id.clone(),
-        task_id: task.id.clone(),
+        execution_id: run.execution_id.clone(),
+        task_id: run.task_id.clone(),
         what,
-        since: e.ended_at.unwrap_or(e.created_at),
+        since: run.ended_at.unwrap_or(run.created_at),
     })
 }
 
 impl Harness {
-    /// Every agent that needs a person now ([`needs_person`]), by task id.
+    /// Every agent that needs a person now ([`needs_person_of`]), by task
+    /// id: one store query for every open unattended task's latest run
+    /// (`GET /api/waiting` reads it on every live update).
     pub async fn agents_needing_person(&self) -> CoreResult<Vec<AgentNeed>> {
-        let mut out = Vec::new();
-        for id in self.store().unattended_task_ids().await? {
-            if let Some(view) = self.store().get_task(&id).await?
-                && let Some(need) = needs_person(&view)
-            {
-                out.push(need);
-            }
-        }
+        let mut out: Vec<AgentNeed> = self
+            .store()
+            .latest_unattended_runs()
+            .await?
+            .iter()
+            .filter_map(needs_person_of)
+            .collect();
         out.sort_by(|a, b| a.task_id.cmp(&b.task_id));
         Ok(out)
     }

@@ -27,16 +27,21 @@ pub struct Part {
     pub free_text: bool,
 }
 
-/// Why a whole reply was not read (nothing of it is applied).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a whole reply was not read (nothing of it is applied). Said in
+/// English by `Display`, in any language by [`super::words::malformed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Malformed {
-    #[error("the reply is empty")]
     Empty,
-    #[error(
-        "“{0}” does not start with an item's number: answer as `1 B · 2 approve · 3 deny: reason`, or one item per line"
-    )]
     NotNumbered(String),
 }
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::malformed(crate::ladder::Lang::En, self))
+    }
+}
+
+impl std::error::Error for Malformed {}
 
 /// The reply's numbered parts, in order.
 pub fn parse(reply: &str) -> Result<Vec<Part>, Malformed> {
@@ -134,21 +139,43 @@ pub enum Answer {
     Later,
 }
 
-/// Why one part is not applied (the rest of the reply still is).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why one part is not applied (the rest of the reply still is). Said in
+/// English by `Display`, in any language by [`super::words::refusal`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    #[error("there is no item {0} in this report")]
     UnknownNumber(u32),
-    #[error("item {0} is answered more than once in this reply")]
     Ambiguous(u32),
-    #[error("no answer after {0}")]
     NoAnswer(u32),
-    #[error("{number}: “{text}” is not {expected}")]
     NotUnderstood {
         number: u32,
         text: String,
-        expected: &'static str,
+        expected: Expected,
     },
+}
+
+/// What a part's answer should have been.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// One of the question's options.
+    Option,
+    /// `approve`, or `deny` with a reason.
+    Decision,
+    /// `resume`, `restart` or `stop`.
+    AgentAction,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::refusal(crate::ladder::Lang::En, self))
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(super::words::expected(crate::ladder::Lang::En, *self))
+    }
 }
 
 /// Each part read against the report's numbered `items`: one entry per
@@ -196,20 +223,18 @@ fn read(item: &Item, part: &Part) -> Result<Answer, Refusal> {
     match item {
         Item::Question { choices } => match choices {
             _ if part.free_text => Ok(Answer::Text(text.to_string())),
-            Some(c) if !c.options.is_empty() => Err(not_understood(
-                "one of its options (by number or label); write a free answer after “:”",
-            )),
+            Some(c) if !c.options.is_empty() => Err(not_understood(Expected::Option)),
             _ => Ok(Answer::Text(text.to_string())),
         },
         Item::Approval => match (part.free_text, parse_answer(text)) {
             (false, Some((true, _))) => Ok(Answer::Approve),
             (false, Some((false, reason))) => Ok(Answer::Deny { reason }),
-            _ => Err(not_understood("approve, or deny with a reason (deny: why)")),
+            _ => Err(not_understood(Expected::Decision)),
         },
         Item::Agent => match (part.free_text, word.as_str()) {
             (false, "resume" | "restart" | "continue") => Ok(Answer::Resume),
             (false, "stop") => Ok(Answer::Stop),
-            _ => Err(not_understood("resume, restart or stop")),
+            _ => Err(not_understood(Expected::AgentAction)),
         },
     }
 }

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::{
     model::{ExecutionStatus, MessageKind, MessageState, TaskView},
+    receipt::line::ReceiptLine,
     store::{Approval, ApprovalState, Choices, ExecutionFact, ItemKind, ItemRef, MessageFact},
 };
 
@@ -43,6 +44,8 @@ pub struct Facts {
     pub commits: BTreeMap<String, Commits>,
     /// By task id: the plan tasks that depend on it and are not done.
     pub dependents: BTreeMap<String, u32>,
+    /// By ask id: the receipt of each answered question of the window.
+    pub receipts: BTreeMap<String, ReceiptLine>,
 }
 
 /// The window and where the report is kept.
@@ -131,6 +134,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
                     .replied_at
                     .map(|at| (at - msg.created_at).num_minutes().max(0)),
                 reminders: m.reminders,
+                receipt: facts.receipts.get(&msg.id).cloned(),
             }),
         }
     }
@@ -156,6 +160,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
                     .decided_at
                     .map(|at| (at - a.created_at).num_minutes().max(0)),
                 reminders: reminders.get(a.request_id.as_str()).copied().unwrap_or(0),
+                receipt: None,
             });
         }
     }
@@ -187,7 +192,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
         t.asked
             .sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
     }
-    let (waiting, refs) = waiting(facts, &approval_asks, until);
+    let (waiting, refs) = waiting(facts, until);
     let report = Report {
         id: frame.id.clone(),
         scope: frame.scope.clone(),
@@ -227,12 +232,58 @@ fn call_text(a: &Approval) -> String {
     crate::approvals::text::short(&a.tool, &input)
 }
 
-/// What waits now, ranked by [`rank::rank`] and numbered from 1.
-fn waiting(
-    facts: &Facts,
-    approval_asks: &BTreeSet<&str>,
-    now: DateTime<Utc>,
-) -> (Vec<WaitingItem>, Vec<ItemRef>) {
+/// One thing that waits for a person.
+#[derive(Debug, Clone, Copy)]
+pub enum Wait<'a> {
+    /// An OPEN question (not an approval's carrying ask).
+    Question(&'a MessageFact),
+    /// A PENDING approval.
+    Approval(&'a Approval),
+    /// An agent that needs a person ([`super::agents`]).
+    Agent(&'a AgentNeed),
+}
+
+impl Wait<'_> {
+    pub fn kind(&self) -> ItemKind {
+        match self {
+            Self::Question(_) => ItemKind::Question,
+            Self::Approval(_) => ItemKind::Approval,
+            Self::Agent(_) => ItemKind::Agent,
+        }
+    }
+}
+
+/// What waits for a person among `facts`: the one rule of the report's
+/// "what waits for you" and of the waiting count ([`super::waits`]) —
+/// the OPEN questions but an approval's carrying ask, the PENDING
+/// approvals, the agents that need a person.
+pub fn waits(facts: &Facts) -> Vec<Wait<'_>> {
+    let approval_asks: BTreeSet<&str> = facts
+        .approvals
+        .iter()
+        .map(|a| a.request_id.as_str())
+        .collect();
+    let questions = facts
+        .messages
+        .iter()
+        .filter(|m| {
+            let msg = &m.message;
+            msg.kind == MessageKind::Ask
+                && msg.state == MessageState::Open
+                && !approval_asks.contains(msg.id.as_str())
+        })
+        .map(Wait::Question);
+    let approvals = facts
+        .approvals
+        .iter()
+        .filter(|a| a.state == ApprovalState::Pending)
+        .map(Wait::Approval);
+    let agents = facts.agents.iter().map(Wait::Agent);
+    questions.chain(approvals).chain(agents).collect()
+}
+
+/// What waits now ([`waits`]), ranked by [`rank::rank`] and numbered from 1.
+fn waiting(facts: &Facts, now: DateTime<Utc>) -> (Vec<WaitingItem>, Vec<ItemRef>) {
     // Live child agents per parent task.
     let mut children: BTreeMap<&str, u32> = BTreeMap::new();
     for e in &facts.executions {
@@ -280,58 +331,50 @@ fn waiting(
                 options,
                 waiting_since: since,
                 default_at,
+                blocks: Default::default(),
                 why: String::new(),
             },
         ));
     };
-    for m in &facts.messages {
-        let msg = &m.message;
-        if msg.kind != MessageKind::Ask
-            || msg.state != MessageState::Open
-            || approval_asks.contains(msg.id.as_str())
-        {
-            continue;
+    for w in waits(facts) {
+        match w {
+            Wait::Question(m) => {
+                let msg = &m.message;
+                let options = facts
+                    .choices
+                    .get(&msg.id)
+                    .map(|c| c.options.iter().map(|o| o.label.clone()).collect())
+                    .unwrap_or_default();
+                let default_at = m.default_label.as_ref().and(m.deadline_at);
+                push(
+                    ItemKind::Question,
+                    &msg.id,
+                    &msg.task_id,
+                    msg.content.clone(),
+                    options,
+                    msg.created_at,
+                    default_at,
+                );
+            }
+            Wait::Approval(a) => push(
+                ItemKind::Approval,
+                &a.id,
+                &a.task_id,
+                call_text(a),
+                Vec::new(),
+                a.created_at,
+                None,
+            ),
+            Wait::Agent(n) => push(
+                ItemKind::Agent,
+                &n.execution_id,
+                &n.task_id,
+                n.what.clone(),
+                Vec::new(),
+                n.since,
+                None,
+            ),
         }
-        let choices = facts.choices.get(&msg.id);
-        let options = choices
-            .map(|c| c.options.iter().map(|o| o.label.clone()).collect())
-            .unwrap_or_default();
-        let default_at = m.default_label.as_ref().and(m.deadline_at);
-        push(
-            ItemKind::Question,
-            &msg.id,
-            &msg.task_id,
-            msg.content.clone(),
-            options,
-            msg.created_at,
-            default_at,
-        );
-    }
-    for a in facts
-        .approvals
-        .iter()
-        .filter(|a| a.state == ApprovalState::Pending)
-    {
-        push(
-            ItemKind::Approval,
-            &a.id,
-            &a.task_id,
-            call_text(a),
-            Vec::new(),
-            a.created_at,
-            None,
-        );
-    }
-    for n in &facts.agents {
-        push(
-            ItemKind::Agent,
-            &n.execution_id,
-            &n.task_id,
-            n.what.clone(),
-            Vec::new(),
-            n.since,
-            None,
-        );
     }
     let blocking: Vec<Blocking> = items.iter().map(|(b, _)| b.clone()).collect();
     let ranked = rank::rank(&blocking, now);
@@ -344,7 +387,8 @@ fn waiting(
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let mut item = item.clone();
         item.number = number;
-        item.why = r.why(b);
+        item.blocks = r.blocks(b);
+        item.why = item.blocks.words();
         refs.push(ItemRef {
             number,
             kind: item.kind,

@@ -30,9 +30,11 @@ fn target(at: Option<&str>, zone: Option<&str>) -> NotifyTarget {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: at.map(str::to_string),
         report_time_zone: zone.map(str::to_string),
         report_since: None,
+        language: None,
     }
 }
 

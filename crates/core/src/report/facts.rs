@@ -11,10 +11,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{build::Facts, model::Commits};
-use crate::{CoreResult, Harness, auth::Identity, model::TaskView};
+use crate::{
+    CoreResult, Harness, auth::Identity, ladder::Lang, model::TaskView, receipt::line::ReceiptLine,
+};
 
 /// The most rows of each kind one report reads.
 pub const MAX_ROWS: u32 = 5000;
+/// The most answered questions whose receipt one report reads (the
+/// latest answered first; older ones show no receipt line).
+pub const MAX_RECEIPTS: usize = 200;
 
 /// Whose report: everything (a person: the admin, the browser, a
 /// gateway's OWNER), or an agent's own task and its derived children (a
@@ -70,36 +75,18 @@ impl WorkReader for NoWork {
 }
 
 impl Harness {
-    /// The facts of `[since, until)` in `scope`.
-    pub(crate) async fn report_facts(
+    /// Whether a task is in `scope`: every task, or an agent's own task
+    /// and its children.
+    /// The approvals of the window and the agents that need a person now,
+    /// in `keep`'s scope, into `facts` (the report's and the count's).
+    pub(crate) async fn approvals_and_agents(
         &self,
-        scope: &Scope,
+        facts: &mut Facts,
+        keep: &impl Fn(&str) -> bool,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
-        work: &dyn WorkReader,
-    ) -> CoreResult<Facts> {
+    ) -> CoreResult<()> {
         let store = self.store();
-        let allowed = match scope {
-            Scope::All => None,
-            Scope::Task(own) => {
-                let mut ids: BTreeSet<String> = self
-                    .children(own)
-                    .await?
-                    .into_iter()
-                    .map(|v| v.task.id)
-                    .collect();
-                ids.insert(own.clone());
-                Some(ids)
-            }
-        };
-        let keep = |task_id: &str| allowed.as_ref().is_none_or(|ids| ids.contains(task_id));
-        let mut facts = Facts {
-            executions: store.report_executions(since, until, MAX_ROWS).await?,
-            messages: store.report_messages(since, until, MAX_ROWS).await?,
-            ..Facts::default()
-        };
-        facts.executions.retain(|e| keep(&e.execution.task_id));
-        facts.messages.retain(|m| keep(&m.message.task_id));
         for id in store.report_approval_ids(since, until, MAX_ROWS).await? {
             if let Some(a) = store.get_approval(&id).await?
                 && keep(&a.task_id)
@@ -113,6 +100,48 @@ impl Harness {
             .into_iter()
             .filter(|n| keep(&n.task_id))
             .collect();
+        Ok(())
+    }
+
+    pub(crate) async fn scope_filter(
+        &self,
+        scope: &Scope,
+    ) -> CoreResult<impl Fn(&str) -> bool + use<>> {
+        let allowed = match scope {
+            Scope::All => None,
+            Scope::Task(own) => {
+                let mut ids: BTreeSet<String> = self
+                    .children(own)
+                    .await?
+                    .into_iter()
+                    .map(|v| v.task.id)
+                    .collect();
+                ids.insert(own.clone());
+                Some(ids)
+            }
+        };
+        Ok(move |task_id: &str| allowed.as_ref().is_none_or(|ids| ids.contains(task_id)))
+    }
+
+    /// The facts of `[since, until)` in `scope`.
+    pub(crate) async fn report_facts(
+        &self,
+        scope: &Scope,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+        work: &dyn WorkReader,
+    ) -> CoreResult<Facts> {
+        let store = self.store();
+        let keep = self.scope_filter(scope).await?;
+        let mut facts = Facts {
+            executions: store.report_executions(since, until, MAX_ROWS).await?,
+            messages: store.report_messages(since, until, MAX_ROWS).await?,
+            ..Facts::default()
+        };
+        facts.executions.retain(|e| keep(&e.execution.task_id));
+        facts.messages.retain(|m| keep(&m.message.task_id));
+        self.approvals_and_agents(&mut facts, &keep, since, until)
+            .await?;
         let mut task_ids: BTreeSet<String> = BTreeSet::new();
         task_ids.extend(facts.executions.iter().map(|e| e.execution.task_id.clone()));
         task_ids.extend(facts.messages.iter().map(|m| m.message.task_id.clone()));
@@ -185,7 +214,42 @@ impl Harness {
             }
         }
         facts.dependents = dependents;
+        facts.receipts = self.report_receipts(&facts, until).await?;
         Ok(facts)
+    }
+}
+
+impl Harness {
+    /// The receipt line of each answered question among `facts` (not an
+    /// approval's carrying ask), judged at `until`: the report's end, so
+    /// a report of a seeded night reads the same every time.
+    async fn report_receipts(
+        &self,
+        facts: &Facts,
+        until: DateTime<Utc>,
+    ) -> CoreResult<BTreeMap<String, ReceiptLine>> {
+        let approval_asks: BTreeSet<&str> = facts
+            .approvals
+            .iter()
+            .map(|a| a.request_id.as_str())
+            .collect();
+        let mut answered: Vec<&crate::model::Message> = facts
+            .messages
+            .iter()
+            .map(|m| &m.message)
+            .filter(|m| {
+                m.kind == crate::model::MessageKind::Ask
+                    && m.state == crate::model::MessageState::Answered
+                    && !approval_asks.contains(m.id.as_str())
+            })
+            .collect();
+        answered.sort_by(|a, b| (b.replied_at, &b.id).cmp(&(a.replied_at, &a.id)));
+        let mut out = BTreeMap::new();
+        for m in answered.into_iter().take(MAX_RECEIPTS) {
+            let receipt = crate::receipt::build(self.receipt_facts(m.clone()).await?, until);
+            out.insert(m.id.clone(), ReceiptLine::of(&receipt, until, Lang::En));
+        }
+        Ok(out)
     }
 }
 

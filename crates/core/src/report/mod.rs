@@ -8,7 +8,9 @@
 //! as text ([`text`]). Around them: the facts read for one person's scope
 //! ([`facts`]), the agents that need a person ([`agents`], a seam), the
 //! report kept and sent ([`service`]) and a reply applied ([`reply`]); the
-//! daily send per notify target, in its time zone ([`daily`]).
+//! daily send per notify target, in its time zone ([`daily`]); the waiting
+//! count and `/harness`' "most blocking first" by the same rules
+//! ([`waits`]); the follow-ups' phrases in each language ([`words`]).
 
 pub mod agents;
 pub mod batch;
@@ -21,6 +23,8 @@ pub mod reply;
 pub mod service;
 pub mod split;
 pub mod text;
+pub mod waits;
+pub mod words;
 
 pub use facts::{NoWork, Scope, WorkReader};
 pub use model::Report;

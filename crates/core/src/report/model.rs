@@ -93,6 +93,11 @@ pub struct Asked {
     /// Minutes from the question to its answer.
     pub after_minutes: Option<i64>,
     pub reminders: u32,
+    /// An answered question's receipt: who answered where, how fast,
+    /// typed once or UNVERIFIED, whether the agent went on, and where it
+    /// stalled (`crate::receipt::line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<crate::receipt::line::ReceiptLine>,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -123,7 +128,10 @@ pub struct WaitingItem {
     pub options: Vec<String>,
     pub waiting_since: DateTime<Utc>,
     pub default_at: Option<DateTime<Utc>>,
-    /// Why it is where it is ([`super::rank::Ranked::why`]).
+    /// What an answer unblocks: why it is where it is, as data.
+    #[serde(default)]
+    pub blocks: super::rank::Blocks,
+    /// The same in English words ([`super::rank::Blocks::words`]).
     pub why: String,
 }
 

@@ -19,6 +19,7 @@
 use std::cmp::Ordering;
 
 use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
 
 /// A default that applies within this long ranks its item lower.
 pub const DEFAULT_SOON: Duration = Duration::minutes(30);
@@ -65,38 +66,49 @@ impl Ranked {
         }
     }
 
+    /// The reasons for the place, as data: what each surface says in its
+    /// language ([`Blocks::words`] in English).
+    pub fn blocks(&self, b: &Blocking) -> Blocks {
+        Blocks {
+            agents: 1u32.saturating_add(b.live_children),
+            plan_tasks: b.dependent_tasks,
+            agent_minutes: self.agent_minutes,
+            default_soon: self.default_soon,
+        }
+    }
+
     /// The reasons for the place, in words ("blocks 3 agents and 2 plan
     /// tasks · 4 agent-hours waited · its default applies soon").
     pub fn why(&self, b: &Blocking) -> String {
-        let mut parts = Vec::new();
-        let agents = 1 + b.live_children;
-        let mut blocks = format!("blocks {agents} agent{}", plural(agents));
-        if b.dependent_tasks > 0 {
-            blocks.push_str(&format!(
-                " and {} plan task{}",
-                b.dependent_tasks,
-                plural(b.dependent_tasks)
-            ));
-        }
-        parts.push(blocks);
-        parts.push(format!("{} waited", agent_time(self.agent_minutes)));
-        if self.default_soon {
-            parts.push("its default applies soon".to_string());
-        }
-        parts.join(" · ")
+        self.blocks(b).words()
     }
 }
 
-fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// Why a waiting item is where it is: what an answer to it unblocks.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocks {
+    /// The agents waiting on it: its own and its task's live children.
+    pub agents: u32,
+    /// The plan tasks that depend on its task and are not done.
+    pub plan_tasks: u32,
+    /// Those agents × the minutes they waited.
+    pub agent_minutes: i64,
+    /// Its default applies within [`DEFAULT_SOON`].
+    pub default_soon: bool,
 }
 
-/// "45 agent-min", "4 agent-h", "1 agent-h 30 min".
-fn agent_time(minutes: i64) -> String {
-    match (minutes / 60, minutes % 60) {
-        (0, m) => format!("{m} agent-min"),
-        (h, 0) => format!("{h} agent-h"),
-        (h, m) => format!("{h} agent-h {m} min"),
+impl Blocks {
+    /// In English: "blocks 3 agents and 2 plan tasks · 4 agent-h waited ·
+    /// its default applies soon" ([`super::words::why`] in any language).
+    pub fn words(&self) -> String {
+        self.words_in(crate::ladder::Lang::En)
+    }
+
+    /// The same in `lang`.
+    pub fn words_in(&self, lang: crate::ladder::Lang) -> String {
+        super::words::why(lang, self)
     }
 }
 
@@ -205,6 +217,10 @@ mod tests {
             ranked[0].0.why(&f),
             "blocks 1 agent and 1 plan task · 0 agent-min waited"
         );
-        assert_eq!(agent_time(90), "1 agent-h 30 min");
+        let b = Blocks {
+            agent_minutes: 90,
+            ..ranked[0].0.blocks(&f)
+        };
+        assert!(b.words().contains("1 agent-h 30 min"), "{}", b.words());
     }
 }

@@ -15,12 +15,13 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 use serde::Serialize;
 
-use super::batch::{self, Answer, Item, Malformed};
+use super::batch::{self, Answer, Item, Malformed, Refusal};
 use crate::{
     CoreError, CoreResult, Harness,
     auth::{Person, PersonKind},
     control::{Action, AgentControl},
     ids,
+    ladder::Lang,
     model::MessageState,
     store::{ApprovalState, ItemKind, ItemRef},
 };
@@ -33,10 +34,69 @@ pub struct ItemOutcome {
     pub number: u32,
     /// Taken (applied, or left waiting on purpose with `later`).
     pub taken: bool,
-    /// What was applied, or why not.
+    /// What was applied, or why not, in the answer's language ([`Said`] in
+    /// words: [`super::words::said`]).
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// The same as data, for a surface that says it in another language.
+    #[serde(skip)]
+    pub said: Said,
+}
+
+/// What happened to one numbered part of a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// A question answered with `text`; `again`: it already was, with this
+    /// very answer (a retry of the reply).
+    Answered {
+        text: String,
+        again: bool,
+    },
+    Approved {
+        again: bool,
+    },
+    Denied {
+        again: bool,
+    },
+    /// `later`: left waiting on purpose.
+    LeftWaiting,
+    Resumed,
+    Restarted,
+    Stopped,
+    /// Answered meanwhile, with `answer`.
+    AlreadyAnswered {
+        answer: String,
+    },
+    /// An approval decided meanwhile: `approved` or `denied`, by `by`.
+    AlreadyDecided {
+        state: String,
+        by: String,
+    },
+    /// It no longer waits: its state (`cancelled`, `expired`, `ignored`).
+    NoLongerWaiting {
+        state: String,
+    },
+    Gone,
+    /// The agent was started again, stopped or its task closed.
+    AgentActedUpon,
+    /// An agent is resumed or stopped on its page (`link`).
+    OnItsPage {
+        link: String,
+    },
+    /// The answer is not one for this kind of item.
+    DoesNotFit,
+    /// Why the part was not read ([`Refusal`]).
+    Refused(Refusal),
+    /// It failed: the error, in English.
+    Failed(String),
+}
+
+impl std::fmt::Display for Said {
+    /// In English ([`super::words::said`] in any language).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::words::said(Lang::En, self))
+    }
 }
 
 /// A reply's outcome: per item, or why the whole reply was not read.
@@ -48,38 +108,33 @@ pub struct BatchOutcome {
     /// Set when nothing was read: the reply is malformed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub malformed: Option<String>,
+    /// The same as data.
+    #[serde(skip)]
+    pub malformed_why: Option<Malformed>,
     pub items: Vec<ItemOutcome>,
-    /// The answer back, in words.
+    /// The answer back, in words (in the answer's language).
     pub text: String,
 }
 
 impl BatchOutcome {
-    fn say(mut self) -> Self {
-        self.text = answer_back(&self);
+    /// Every phrase in `lang`: each item's `detail`, `malformed` and the
+    /// answer back.
+    pub fn say(mut self, lang: Lang) -> Self {
+        for i in &mut self.items {
+            i.detail = super::words::said(lang, &i.said);
+        }
+        if let Some(m) = &self.malformed_why {
+            self.malformed = Some(super::words::malformed(lang, m));
+        }
+        self.text = super::words::answer_back(lang, &self);
         self
     }
 }
 
-/// The answer back: which items were taken, which not and why.
+/// The answer back, in English: which items were taken, which not and why
+/// ([`super::words::answer_back`] in any language).
 pub fn answer_back(o: &BatchOutcome) -> String {
-    if let Some(why) = &o.malformed {
-        return format!("Nothing was answered: {why}.");
-    }
-    let line = |i: &ItemOutcome| format!("{}: {}", i.number, i.detail);
-    let taken: Vec<String> = o.items.iter().filter(|i| i.taken).map(line).collect();
-    let refused: Vec<String> = o.items.iter().filter(|i| !i.taken).map(line).collect();
-    let mut out = Vec::new();
-    if !taken.is_empty() {
-        out.push(format!("Taken ({}):\n{}", taken.len(), taken.join("\n")));
-    }
-    if !refused.is_empty() {
-        out.push(format!(
-            "Not taken ({}):\n{}",
-            refused.len(),
-            refused.join("\n")
-        ));
-    }
-    out.join("\n\n")
+    super::words::answer_back(Lang::En, o)
 }
 
 /// Where a reply came from, as the audit records it.
@@ -93,15 +148,28 @@ pub struct ReplyFrom<'a> {
 }
 
 impl Harness {
-    /// Apply `reply` to kept report `report_id`. `control`: how an agent
-    /// item is resumed or stopped (without it such an item is refused with
-    /// the way to do it on its page).
+    /// Apply `reply` to kept report `report_id`, answered back in English.
+    /// `control`: how an agent item is resumed or stopped (without it such
+    /// an item is refused with the way to do it on its page).
     pub async fn answer_report(
         &self,
         from: ReplyFrom<'_>,
         report_id: &str,
         reply: &str,
         control: Option<&dyn AgentControl>,
+    ) -> CoreResult<BatchOutcome> {
+        self.answer_report_in(from, report_id, reply, control, Lang::En)
+            .await
+    }
+
+    /// [`Self::answer_report`], answered back in `lang`.
+    pub async fn answer_report_in(
+        &self,
+        from: ReplyFrom<'_>,
+        report_id: &str,
+        reply: &str,
+        control: Option<&dyn AgentControl>,
+        lang: Lang,
     ) -> CoreResult<BatchOutcome> {
         let report_id = crate::validate::cuid("reportId", report_id.trim())?;
         let reply = crate::validate::text("text", Some(reply), crate::validate::MAX_REPLY_CHARS)?;
@@ -111,6 +179,7 @@ impl Harness {
         let mut out = BatchOutcome {
             report_id: report.id.clone(),
             malformed: None,
+            malformed_why: None,
             items: Vec::new(),
             text: String::new(),
         };
@@ -118,7 +187,8 @@ impl Harness {
             Ok(p) => p,
             Err(m @ (Malformed::Empty | Malformed::NotNumbered(_))) => {
                 out.malformed = Some(m.to_string());
-                return Ok(out.say());
+                out.malformed_why = Some(m);
+                return Ok(out.say(lang));
             }
         };
         let refs: BTreeMap<u32, &ItemRef> = report.items.iter().map(|i| (i.number, i)).collect();
@@ -153,27 +223,28 @@ impl Harness {
             .collect();
         for (number, planned) in batch::plan(&items, &parts) {
             let item = refs.get(&number).copied();
-            let (taken, detail) = match (planned, item) {
-                (Err(refusal), _) => (false, refusal.to_string()),
-                (Ok(_), None) => (false, batch::Refusal::UnknownNumber(number).to_string()),
-                (Ok(Answer::Later), Some(_)) => (true, "left waiting".to_string()),
+            let (taken, said) = match (planned, item) {
+                (Err(refusal), _) => (false, Said::Refused(refusal)),
+                (Ok(_), None) => (false, Said::Refused(Refusal::UnknownNumber(number))),
+                (Ok(Answer::Later), Some(_)) => (true, Said::LeftWaiting),
                 (Ok(answer), Some(item)) => {
                     match self.apply_one(from, item, answer, control).await {
                         Ok(done) => (true, done),
-                        Err(Refused(why)) => (false, why),
+                        Err(why) => (false, why),
                     }
                 }
             };
             out.items.push(ItemOutcome {
                 number,
                 taken,
-                detail,
+                detail: said.to_string(),
                 task_id: item.map(|i| i.task_id.clone()),
+                said,
             });
         }
         tracing::info!(report_id = %out.report_id, items = out.items.len(),
             taken = out.items.iter().filter(|i| i.taken).count(), "report reply applied");
-        Ok(out.say())
+        Ok(out.say(lang))
     }
 
     async fn apply_one(
@@ -182,7 +253,7 @@ impl Harness {
         item: &ItemRef,
         answer: Answer,
         control: Option<&dyn AgentControl>,
-    ) -> Result<String, Refused> {
+    ) -> Result<Said, Said> {
         match (item.kind, answer) {
             (ItemKind::Question, Answer::Options { picked, text }) => {
                 self.answer_question(from, item, &text, &picked).await
@@ -198,7 +269,7 @@ impl Harness {
                 self.act_on_agent(item, matches!(a, Answer::Stop), control)
                     .await
             }
-            _ => Err(Refused("that answer does not fit this item".into())),
+            _ => Err(Said::DoesNotFit),
         }
     }
 
@@ -209,7 +280,7 @@ impl Harness {
         item: &ItemRef,
         text: &str,
         picked: &[usize],
-    ) -> Result<String, Refused> {
+    ) -> Result<Said, Said> {
         let now = Utc::now();
         let claim = self.handoff_claim(now);
         let from_chat = from.by.kind() == PersonKind::GatewayOwner;
@@ -225,36 +296,40 @@ impl Harness {
                 from_chat,
             )
             .await
-            .map_err(|e| Refused(format!("not answered: {e}")))?;
+            .map_err(|e| Said::Failed(format!("not answered: {e}")))?;
         match answered {
             Some(a) => {
                 self.answered(a, None)
                     .await
-                    .map_err(|e| Refused(format!("answered, but: {e}")))?;
-                Ok(format!("answered “{text}”"))
+                    .map_err(|e| Said::Failed(format!("answered, but: {e}")))?;
+                Ok(Said::Answered {
+                    text: text.to_string(),
+                    again: false,
+                })
             }
             None => {
                 let msg = self
                     .store()
                     .get_message(&item.ref_id)
                     .await
-                    .map_err(|e| Refused(e.to_string()))?;
+                    .map_err(|e| Said::Failed(e.to_string()))?;
                 Err(match msg {
                     Some(m)
                         if m.state == MessageState::Answered
                             && m.reply_text.as_deref() == Some(text) =>
                     {
-                        return Ok(format!("answered “{text}” (already, with this answer)"));
+                        return Ok(Said::Answered {
+                            text: text.to_string(),
+                            again: true,
+                        });
                     }
-                    Some(m) if m.state == MessageState::Answered => Refused(format!(
-                        "already answered (“{}”)",
-                        m.reply_text.unwrap_or_default()
-                    )),
-                    Some(m) => Refused(format!(
-                        "no longer waiting ({})",
-                        m.state.as_str().to_lowercase()
-                    )),
-                    None => Refused("no longer exists".into()),
+                    Some(m) if m.state == MessageState::Answered => Said::AlreadyAnswered {
+                        answer: m.reply_text.unwrap_or_default(),
+                    },
+                    Some(m) => Said::NoLongerWaiting {
+                        state: m.state.as_str().to_lowercase(),
+                    },
+                    None => Said::Gone,
                 })
             }
         }
@@ -267,33 +342,38 @@ impl Harness {
         item: &ItemRef,
         approve: bool,
         reason: Option<String>,
-    ) -> Result<String, Refused> {
-        let word = if approve { "approved" } else { "denied" };
+    ) -> Result<Said, Said> {
+        let said = |again| {
+            if approve {
+                Said::Approved { again }
+            } else {
+                Said::Denied { again }
+            }
+        };
         match self
             .decide_approval(from.by, &item.ref_id, approve, reason.as_deref(), from.via)
             .await
         {
-            Ok(_) => Ok(word.to_string()),
+            Ok(_) => Ok(said(false)),
             Err(CoreError::Conflict(message)) => {
                 let now = self
                     .approval(&item.ref_id)
                     .await
-                    .map_err(|e| Refused(e.to_string()))?;
+                    .map_err(|e| Said::Failed(e.to_string()))?;
                 let same = (approve && now.state == ApprovalState::Approved)
                     || (!approve && now.state == ApprovalState::Denied);
                 if same && now.decided_via.as_deref() == Some(from.via) {
-                    Ok(format!("{word} (already, with this answer)"))
+                    Ok(said(true))
                 } else if matches!(now.state, ApprovalState::Approved | ApprovalState::Denied) {
-                    Err(Refused(format!(
-                        "already answered ({} by {})",
-                        now.state.as_str().to_lowercase(),
-                        now.decided_by.as_deref().unwrap_or("?")
-                    )))
+                    Err(Said::AlreadyDecided {
+                        state: now.state.as_str().to_lowercase(),
+                        by: now.decided_by.unwrap_or_else(|| "?".into()),
+                    })
                 } else {
-                    Err(Refused(message))
+                    Err(Said::Failed(message))
                 }
             }
-            Err(other) => Err(Refused(other.to_string())),
+            Err(other) => Err(Said::Failed(other.to_string())),
         }
     }
 
@@ -304,24 +384,20 @@ impl Harness {
         item: &ItemRef,
         stop: bool,
         control: Option<&dyn AgentControl>,
-    ) -> Result<String, Refused> {
+    ) -> Result<Said, Said> {
         let view = self
             .get_task(&item.task_id)
             .await
-            .map_err(|e| Refused(e.to_string()))?;
+            .map_err(|e| Said::Failed(e.to_string()))?;
         let still =
             super::agents::needs_person(&view).is_some_and(|n| n.execution_id == item.ref_id);
         if !still {
-            return Err(Refused(
-                "already acted upon (the agent was started again, stopped or its task closed)"
-                    .into(),
-            ));
+            return Err(Said::AgentActedUpon);
         }
         let Some(control) = control else {
-            return Err(Refused(format!(
-                "resume or stop it on its page: {}",
-                super::model::task_link(&item.task_id)
-            )));
+            return Err(Said::OnItsPage {
+                link: super::model::task_link(&item.task_id),
+            });
         };
         let action = match (
             stop,
@@ -333,23 +409,23 @@ impl Harness {
         };
         self.control_task(control, &item.task_id, action, None)
             .await
-            .map_err(|e| Refused(e.to_string()))?;
+            .map_err(|e| Said::Failed(e.to_string()))?;
         Ok(match action {
-            Action::Stop => "stopped",
-            Action::Resume => "resumed",
-            _ => "restarted",
-        }
-        .to_string())
+            Action::Stop => Said::Stopped,
+            Action::Resume => Said::Resumed,
+            _ => Said::Restarted,
+        })
     }
 }
 
 impl Harness {
-    /// The report a chat message replies to: the reply names a platform
-    /// message Harness sent as a part of a report.
+    /// The report a chat message replies to — the reply names a platform
+    /// message Harness sent as a part of a report — and the language of the
+    /// notify target it went to (English when none matches).
     pub(crate) async fn report_replied_to(
         &self,
         c: &crate::gateway::sessions::Conversation,
-    ) -> CoreResult<Option<String>> {
+    ) -> CoreResult<Option<(String, Lang)>> {
         let Some(pmid) = c.reply_to_message_id.as_deref() else {
             return Ok(None);
         };
@@ -365,20 +441,29 @@ impl Harness {
         let Some(row) = self.store().get_outbound(outbound_id).await? else {
             return Ok(None);
         };
-        Ok(crate::store::report_of_key(&row.dedup_key).map(str::to_string))
+        let Some(report_id) = crate::store::report_of_key(&row.dedup_key) else {
+            return Ok(None);
+        };
+        let targets = self.notify_targets().await?;
+        let lang = crate::quiet_hours::target_of(&targets, &row)
+            .map(|t| t.lang())
+            .unwrap_or_default();
+        Ok(Some((report_id.to_string(), lang)))
     }
 
     /// The gateway tools' answer to a reply to a report: what was taken and
-    /// what not, with the answer back for the person.
+    /// what not, with the answer back for the person in `lang` (the
+    /// report's chat's language).
     pub(crate) async fn report_reply_json(
         &self,
         report_id: &str,
         text: &str,
         sender: Option<&str>,
+        lang: Lang,
     ) -> CoreResult<serde_json::Value> {
         let by = Person::gateway_owner();
         let outcome = self
-            .answer_report(
+            .answer_report_in(
                 ReplyFrom {
                     by: &by,
                     sender,
@@ -387,6 +472,7 @@ impl Harness {
                 report_id,
                 text,
                 None,
+                lang,
             )
             .await?;
         let mode = if outcome.malformed.is_some() {
@@ -403,6 +489,3 @@ impl Harness {
         }))
     }
 }
-
-/// Why one item was not applied.
-struct Refused(String);

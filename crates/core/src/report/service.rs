@@ -12,15 +12,16 @@ use serde::Serialize;
 use super::{
     build::{Frame, build},
     daily::{self, Schedule},
-    facts::{NoWork, Scope, WorkReader},
+    facts::{Scope, WorkReader},
     model::Report,
     split::split,
-    text::{platform_limit, render},
+    text::{in_lang, platform_limit, render},
 };
 use crate::{
     CoreError, CoreResult, Harness,
     auth::Identity,
     ids,
+    ladder::Lang,
     outbox::{Outbound, platforms},
     settings::NotifyTarget,
     store::{
@@ -81,7 +82,17 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> CoreResult<DateTime<Utc>> 
     Ok(now - total)
 }
 
-/// The one "waits for you" count, and its parts.
+/// A report's language as a query names it (`lang=en|zh`; unset:
+/// English); anything else is refused naming `lang`.
+pub fn parse_lang(text: Option<&str>) -> CoreResult<Lang> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(Lang::En),
+        Some(t) => Lang::parse(t)
+            .ok_or_else(|| CoreError::invalid("lang", "lang must be \"en\" or \"zh\"")),
+    }
+}
+
+/// The one "waits for you" count, and its parts ([`super::waits`]).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -268,10 +279,16 @@ impl Harness {
     /// outbox.
     async fn send_to(
         &self,
-        report: Report,
+        mut report: Report,
         mut new: NewReport,
         target: &NotifyTarget,
     ) -> StoreResult<Sent> {
+        // Written in the target's language (README "The morning report").
+        let lang = target.lang();
+        if lang != Lang::En {
+            report = in_lang(report, lang);
+            new.content = report.text.clone();
+        }
         let clean = |v: &Option<String>| {
             v.as_deref()
                 .map(str::trim)
@@ -317,32 +334,6 @@ impl Harness {
             self.wake_outbox();
         }
         Ok(Sent { report, parts })
-    }
-
-    /// The one "waits for you" count of `who`'s scope: open questions,
-    /// pending approvals and agents that need a person — the same items,
-    /// by the same code, as the report's "what waits for you".
-    pub async fn waiting(&self, who: &Identity) -> CoreResult<Waiting> {
-        let now = Utc::now();
-        let facts = self
-            .report_facts(&Scope::of(who), now, now, &NoWork)
-            .await?;
-        let frame = Frame {
-            id: String::new(),
-            scope: Scope::of(who).key(),
-            since: now,
-            until: now,
-        };
-        let (report, _) = build(&frame, &facts);
-        let count = |k: crate::store::ItemKind| {
-            report.waiting.iter().filter(|w| w.kind == k).count() as u64
-        };
-        Ok(Waiting {
-            total: report.waiting_count,
-            questions: count(crate::store::ItemKind::Question),
-            approvals: count(crate::store::ItemKind::Approval),
-            agents: count(crate::store::ItemKind::Agent),
-        })
     }
 
     async fn compose(
@@ -413,6 +404,18 @@ mod tests {
         );
         for bad in ["", "12", "h", "12x", "0h", "-1h", "999999999d"] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lang_is_en_or_zh_and_english_when_unset() {
+        assert_eq!(parse_lang(None).ok(), Some(Lang::En));
+        assert_eq!(parse_lang(Some("")).ok(), Some(Lang::En));
+        assert_eq!(parse_lang(Some("en")).ok(), Some(Lang::En));
+        assert_eq!(parse_lang(Some(" zh ")).ok(), Some(Lang::Zh));
+        for bad in ["fr", "ZH", "zh-CN", "english"] {
+            let err = parse_lang(Some(bad)).unwrap_err();
+            assert_eq!(err.field(), Some("lang"), "{bad}: {err}");
         }
     }
 }

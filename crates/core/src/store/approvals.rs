@@ -142,8 +142,9 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// An approval's ask — exactly `record_ask_with_choices`, or with
     /// `parent_event` `record_ask_for_parent` — and its PENDING approval row
     /// (`approval.request_id` must be `ask.id`), and its push to chat
-    /// (`approval.push`), in ONE transaction: no ask without its approval,
-    /// no approval without its ask, no approval asked but not pushed.
+    /// (`approval.push`), and the ask's screen (`ask.evidence`), in ONE
+    /// transaction: no ask without its approval, no approval without its
+    /// ask, no approval asked but not pushed.
     async fn record_approval_ask(
         &self,
         ask: NewAsk,

@@ -121,8 +121,8 @@ pub trait ChoicesStore: Send + Sync + 'static {
         now: DateTime<Utc>,
         from_chat: bool,
     ) -> StoreResult<Option<Answered>>;
-    /// `record_ask` (with its choices, if any) and `event` in the parent's
-    /// inbox, in one transaction; the event's execution is the ask's. An
+    /// `record_ask` (with its choices, if any, and its screen,
+    /// `ask.evidence`) and `event` in the parent's inbox, in one transaction; the event's execution is the ask's. An
     /// event already stored under its dedup key is left as it is. Returns
     /// the ask and whether the event was added.
     async fn record_ask_for_parent(

@@ -14,6 +14,9 @@ pub struct NewAsk {
     pub now: DateTime<Utc>,
     /// The caller's idempotency key (asks only; unique per task).
     pub idempotency_key: Option<String>,
+    /// The agent's screen when it asked, bounded and redacted
+    /// (`crate::evidence`): stored with the ask in its transaction.
+    pub evidence: Option<String>,
 }
 
 /// What `ask` did, atomically.
@@ -55,6 +58,9 @@ pub trait MessageStore: Send + Sync + 'static {
     /// RUNNING execution), park RUNNING executions. `MissingReference("task")`
     /// when the task does not exist.
     async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded>;
+    /// The screen stored with an ask ([`NewAsk::evidence`]); `None` when
+    /// it has none. Deleted with its message.
+    async fn ask_evidence(&self, message_id: &str) -> StoreResult<Option<String>>;
     /// The task's ask recorded with this idempotency key, in any state.
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>>;
     /// Insert a CLOSED notify line.

@@ -44,6 +44,7 @@ mod inbox;
 mod messages;
 mod nodes;
 mod outbox;
+mod receipts;
 mod reminders;
 mod reports;
 mod sessions;
@@ -57,7 +58,9 @@ pub use agent_actions::{
     ActionKind, ActionReason, ActionSettle, ActionState, ActionTurn, AgentAction, AgentActionStore,
     NewAction,
 };
-pub use agent_states::{AgentStateStore, AgentStateWrite, AgentStateWritten};
+pub use agent_states::{
+    AgentStateStore, AgentStateWrite, AgentStateWritten, LatestRun, RecordedState,
+};
 pub use approvals::{
     Approval, ApprovalAsked, ApprovalDecided, ApprovalDecision, ApprovalQuery, ApprovalState,
     ApprovalStore, NewApproval, approval_push_key,
@@ -86,6 +89,7 @@ pub use outbox::{
     Dedup, DeliveryMapping, Enqueued, NewOutbound, Outbound, OutboundState, OutboxStore, Settle,
     SettleBatch, Settled, SettledBatch,
 };
+pub use receipts::{AnswerScreen, ReceiptStore};
 pub use reminders::{
     ChatActivity, Escalation, EscalationReason, NewEscalation, NewReminder, Reminder,
     ReminderCandidate, ReminderStore, SendFailure,
@@ -148,6 +152,7 @@ pub trait Store:
     + AgentActionStore
     + WorkStore
     + AgentStateStore
+    + ReceiptStore
 {
 }
 
@@ -171,5 +176,6 @@ impl<T> Store for T where
         + AgentActionStore
         + WorkStore
         + AgentStateStore
+        + ReceiptStore
 {
 }

@@ -22,13 +22,14 @@ use super::{
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
+use crate::shared::receipts::ADD_ASK_EVIDENCE;
 use crate::{
     error::map,
     shared::{
         choices::{
             CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, due_default, options_json,
         },
-        messages::{answered_from, ask_recorded},
+        messages::{answered_from, ask_recorded, insert_evidence},
     },
 };
 
@@ -50,6 +51,26 @@ pub(super) async fn insert_choices(
         .bind(choices.urgency.as_str())
         .execute(&mut *conn)
         .await?;
+    Ok(())
+}
+
+/// The screen of ask `message_id` (`NewAsk::evidence`, README "Evidence of a
+/// question"), inside the ask's transaction (a derived task's native
+/// question, an approval): nothing without one.
+pub(super) async fn insert_ask_screen(
+    conn: &mut sqlx::PgConnection,
+    message_id: &str,
+    screen: Option<&str>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    if let Some(screen) = screen {
+        sqlx::query(ADD_ASK_EVIDENCE)
+            .bind(message_id)
+            .bind(screen)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 
@@ -96,16 +117,22 @@ impl ChoicesStore for PgStore {
         // The ask's own statements, then its choices, in one transaction.
         let key = ask.idempotency_key.clone();
         // $5 is the ask's idempotency key; the choices follow it.
+        // The screen when it asked, if any, is $11.
+        let evidence = ask.evidence.clone();
+        let evidence_sql = match &evidence {
+            Some(_) => format!("; {}", insert_evidence(11)),
+            None => String::new(),
+        };
         let sql = format!(
             "{}; \
              INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($2, $6, $7, $8, $9, $10, NULL) \
-               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id",
+               RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id{evidence_sql}",
             super::RECORD_ASK_CALL
         );
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    let args = args!(
+                    let mut args = args!(
                         task_id,
                         id,
                         question,
@@ -117,6 +144,9 @@ impl ChoicesStore for PgStore {
                         choices.deadline_at.map(ms),
                         choices.urgency.as_str()
                     );
+                    if let Some(screen) = evidence {
+                        sqlx::Arguments::add(&mut args, screen).map_err(sqlx::Error::Encode)?;
+                    }
                     batch::run(conn, &sql, &args).await
                 })
             })
@@ -302,6 +332,7 @@ impl ChoicesStore for PgStore {
             ms(ask.now),
         );
         let key = ask.idempotency_key.clone();
+        let evidence = ask.evidence.clone();
         let payload = event.payload.to_string();
         let options = choices.as_ref().map(options_json).transpose()?;
         let done = self
@@ -316,6 +347,7 @@ impl ChoicesStore for PgStore {
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
+                    insert_ask_screen(conn, &id, evidence.as_deref(), now).await?;
                     let added = insert_parent_event(conn, &event, &id, &payload).await?;
                     Ok((returned, added))
                 })

@@ -16,12 +16,12 @@ use super::{
     rows::{self, MESSAGE_COLUMNS, MESSAGE_ROW_SELECT, ms},
 };
 use crate::shared::messages::{
-    ANY_RUNNING, ASK_BY_KEY, CANCEL_OPEN_ASKS, DISMISS_MESSAGE, EXPIRE_ASKS_BEFORE, MESSAGE_BY_ID,
-    RESUME_PAUSED,
+    ANY_RUNNING, ASK_BY_KEY, ASK_EVIDENCE, CANCEL_OPEN_ASKS, DISMISS_MESSAGE, EXPIRE_ASKS_BEFORE,
+    MESSAGE_BY_ID, RESUME_PAUSED,
 };
 use crate::{
     error::map,
-    shared::messages::{HandoffBinds, answered_from, ask_recorded},
+    shared::messages::{HandoffBinds, answered_from, ask_recorded, insert_evidence},
 };
 
 impl PgStore {
@@ -159,8 +159,29 @@ impl MessageStore for PgStore {
             ))
         })()
         .map_err(map)?;
+        // With the screen when it asked: the call and the evidence's insert
+        // ($6) in one transaction.
+        if let Some(screen) = ask.evidence.clone() {
+            let sql = format!("{}; {}", super::RECORD_ASK_CALL, insert_evidence(6));
+            let mut args = args;
+            sqlx::Arguments::add(&mut args, screen)
+                .map_err(sqlx::Error::Encode)
+                .map_err(map)?;
+            let returned = self
+                .batch_tx(move |conn| Box::pin(async move { batch::run(conn, &sql, &args).await }))
+                .await?;
+            return ask_recorded(ask, &returned);
+        }
         let returned = self.locked_call(super::RECORD_ASK_CALL, args).await?;
         ask_recorded(ask, &returned)
+    }
+
+    async fn ask_evidence(&self, message_id: &str) -> StoreResult<Option<String>> {
+        sqlx::query_scalar(ASK_EVIDENCE)
+            .bind(message_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map)
     }
 
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {

@@ -29,6 +29,7 @@ mod nodes;
 mod outbox;
 mod outbox_settle;
 mod probe;
+mod receipts;
 mod reminders;
 mod reports;
 mod sessions;

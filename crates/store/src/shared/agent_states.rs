@@ -4,9 +4,12 @@
 //! [`harness_core::store::AgentStateStore`] ([`agent_state_store`],
 //! expanded per backend).
 
-use harness_core::{model::AgentStateRecord, store::StoreResult};
+use harness_core::{
+    model::{AgentStateRecord, ExecutionStatus, TaskStatus},
+    store::{LatestRun, RecordedState, StoreResult},
+};
 
-use super::{SqlRow, corrupt, time};
+use super::{SqlRow, corrupt, enum_col, time};
 
 pub(crate) const COLUMNS: &str = "execution_id, task_id, state, reason, lines, since, \
     error_kind, attempt, attempt_of, gave_up, reset_text, reset_at, exit_code, signal, \
@@ -45,6 +48,50 @@ pub(crate) const NOTE_HOOK: &str =
 
 pub(crate) const LAST_HOOK: &str = "SELECT last_hook, last_hook_at FROM executions \
      WHERE id = $1 AND last_hook IS NOT NULL AND last_hook_at IS NOT NULL";
+
+/// Every open (not DONE or CANCELLED) unattended task's latest execution
+/// (by start, then id: the task view's) with that execution's recorded
+/// state, by task id: the waiting count's one query
+/// (`AgentStateStore::latest_unattended_runs`).
+pub(crate) const LATEST_UNATTENDED_RUNS: &str = "SELECT t.id AS task_id, t.status AS task_status, \
+       t.unattended, e.id AS e_id, e.status AS e_status, e.exit_code AS e_exit_code, \
+       e.created_at AS e_created_at, e.ended_at AS e_ended_at, s.state AS s_state, \
+       s.reason AS s_reason, s.since AS s_since, s.exit_code AS s_exit_code, \
+       s.gave_up AS s_gave_up \
+     FROM tasks t JOIN executions e ON e.id = \
+       (SELECT x.id FROM executions x WHERE x.task_id = t.id \
+        ORDER BY x.created_at DESC, x.id DESC LIMIT 1) \
+     LEFT JOIN agent_states s ON s.execution_id = e.id \
+     WHERE t.unattended = 1 AND t.status NOT IN ('DONE', 'CANCELLED') \
+     ORDER BY t.id";
+
+/// A row of [`LATEST_UNATTENDED_RUNS`].
+pub(crate) fn latest_run<R: SqlRow>(row: &R) -> StoreResult<LatestRun> {
+    let state = match row.col::<Option<String>>("s_state")? {
+        Some(state) => Some(RecordedState {
+            state,
+            reason: row.col("s_reason")?,
+            since: time(row.col("s_since")?)?,
+            exit_code: small("agent_states.exit_code", row.col("s_exit_code")?)?,
+            gave_up: row.col::<i64>("s_gave_up")? != 0,
+        }),
+        None => None,
+    };
+    Ok(LatestRun {
+        task_id: row.col("task_id")?,
+        task_status: enum_col(row, "task_status", TaskStatus::parse)?,
+        unattended: row.col::<i64>("unattended")? != 0,
+        execution_id: row.col("e_id")?,
+        status: enum_col(row, "e_status", ExecutionStatus::parse)?,
+        exit_code: row.col("e_exit_code")?,
+        created_at: time(row.col("e_created_at")?)?,
+        ended_at: row
+            .col::<Option<i64>>("e_ended_at")?
+            .map(time)
+            .transpose()?,
+        state,
+    })
+}
 
 fn strings(column: &'static str, text: &str) -> StoreResult<Vec<String>> {
     serde_json::from_str(text).map_err(|_| corrupt(column, text))
@@ -237,6 +284,18 @@ macro_rules! agent_state_store {
                         .await
                         .map_err(map)?;
                     row.map(|(hook, at)| Ok((hook, time(at)?))).transpose()
+                }
+
+                async fn latest_unattended_runs(
+                    &self,
+                ) -> StoreResult<Vec<harness_core::store::LatestRun>> {
+                    sqlx::query(sql::LATEST_UNATTENDED_RUNS)
+                        .fetch_all(&self.$read)
+                        .await
+                        .map_err(map)?
+                        .iter()
+                        .map(sql::latest_run)
+                        .collect()
                 }
             }
         };

@@ -24,6 +24,19 @@ pub(crate) const RECORD_ASK: &str = "UPDATE harness_messages SET state = 'CANCEL
      UPDATE executions SET status = 'PAUSED' WHERE task_id = $1 AND status = 'RUNNING' \
        RETURNING 'paused' AS what, id, NULL AS execution_id";
 
+/// The statement that stores an ask's evidence (`NewAsk::evidence`) after
+/// `RECORD_ASK`, in its transaction: its binds `$2` (the ask's id) and `$4`
+/// (now), the screen at `$screen`. Answers a row of `RECORD_ASK`'s shape.
+pub(crate) fn insert_evidence(screen: usize) -> String {
+    format!(
+        "INSERT INTO ask_evidence (message_id, screen, created_at) VALUES ($2, ${screen}, $4) \
+           RETURNING 'evidence' AS what, message_id AS id, NULL AS execution_id"
+    )
+}
+
+/// The evidence of one ask (bind: $1 its id).
+pub(crate) const ASK_EVIDENCE: &str = "SELECT screen FROM ask_evidence WHERE message_id = $1";
+
 /// What `RECORD_ASK` returned, as an [`AskRecorded`].
 pub(crate) fn ask_recorded<R: SqlRow>(ask: NewAsk, returned: &[R]) -> StoreResult<AskRecorded> {
     let now = ms(ask.now);

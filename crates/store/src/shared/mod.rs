@@ -28,6 +28,7 @@ pub(crate) mod nodes;
 pub(crate) mod outbox;
 pub(crate) mod outbox_settle;
 pub(crate) mod outbox_store;
+pub(crate) mod receipts;
 pub(crate) mod reminders;
 pub(crate) mod reports;
 pub(crate) mod rows;

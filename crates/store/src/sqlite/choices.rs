@@ -21,13 +21,14 @@ use super::{
     rows::{MESSAGE_COLUMNS, ms, time},
 };
 use crate::shared::choices::{ANSWER_WITH_OPTIONS, RECORD_ASK_FOR_PARENT, UNDELIVERED_EVENT};
+use crate::shared::receipts::ADD_ASK_EVIDENCE;
 use crate::{
     error::map,
     shared::{
         choices::{
             CHOICE_COLUMNS, INSERT_CHOICES, READ_COLUMNS, choices, due_default, options_json,
         },
-        messages::{RECORD_ASK, answered_from, ask_recorded},
+        messages::{RECORD_ASK, answered_from, ask_recorded, insert_evidence},
     },
 };
 
@@ -49,6 +50,26 @@ pub(super) async fn insert_choices(
         .bind(choices.urgency.as_str())
         .execute(&mut *conn)
         .await?;
+    Ok(())
+}
+
+/// The screen of ask `message_id` (`NewAsk::evidence`, README "Evidence of a
+/// question"), inside the ask's transaction (a derived task's native
+/// question, an approval): nothing without one.
+pub(super) async fn insert_ask_screen(
+    conn: &mut sqlx::SqliteConnection,
+    message_id: &str,
+    screen: Option<&str>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    if let Some(screen) = screen {
+        sqlx::query(ADD_ASK_EVIDENCE)
+            .bind(message_id)
+            .bind(screen)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 
@@ -95,16 +116,22 @@ impl ChoicesStore for SqliteStore {
         // The ask's own statements, then its choices, in one transaction.
         let key = ask.idempotency_key.clone();
         // $5 is RECORD_ASK's idempotency key; the choices follow it.
+        // The screen when it asked, if any, is $11.
+        let evidence = ask.evidence.clone();
+        let evidence_sql = match &evidence {
+            Some(_) => format!("{};", insert_evidence(11)),
+            None => String::new(),
+        };
         let sql = format!(
             "BEGIN IMMEDIATE; {RECORD_ASK}; \
              INSERT INTO ask_choices ({CHOICE_COLUMNS}) VALUES ($2, $6, $7, $8, $9, $10, NULL) \
                RETURNING 'choices' AS what, message_id AS id, NULL AS execution_id; \
-             COMMIT"
+             {evidence_sql} COMMIT"
         );
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    let query = sqlx::query(AssertSqlSafe(sql))
+                    let mut query = sqlx::query(AssertSqlSafe(sql))
                         .bind(task_id)
                         .bind(id)
                         .bind(question)
@@ -115,6 +142,9 @@ impl ChoicesStore for SqliteStore {
                         .bind(choices.default)
                         .bind(choices.deadline_at.map(ms))
                         .bind(choices.urgency.as_str());
+                    if let Some(screen) = evidence {
+                        query = query.bind(screen);
+                    }
                     query.fetch_all(conn).await
                 })
             })
@@ -309,6 +339,7 @@ impl ChoicesStore for SqliteStore {
             ms(ask.now),
         );
         let key = ask.idempotency_key.clone();
+        let evidence = ask.evidence.clone();
         let payload = event.payload.to_string();
         let options = choices.as_ref().map(options_json).transpose()?;
         let done = self
@@ -326,6 +357,7 @@ impl ChoicesStore for SqliteStore {
                     if let (Some(choices), Some(options)) = (&choices, &options) {
                         insert_choices(conn, &id, choices, options).await?;
                     }
+                    insert_ask_screen(conn, &id, evidence.as_deref(), now).await?;
                     let added = insert_parent_event(conn, &event, &id, &payload).await?;
                     sqlx::query("COMMIT").execute(&mut *conn).await?;
                     Ok((returned, added))

@@ -20,7 +20,9 @@ use crate::shared::messages::{
 };
 use crate::{
     error::map,
-    shared::messages::{HandoffBinds, RECORD_ASK, answered_from, ask_recorded},
+    shared::messages::{
+        ASK_EVIDENCE, HandoffBinds, RECORD_ASK, answered_from, ask_recorded, insert_evidence,
+    },
 };
 
 impl SqliteStore {
@@ -158,23 +160,40 @@ impl MessageStore for SqliteStore {
         // The key is a column of the insert: a second ask with the key of an
         // existing one breaks the unique index and rolls the whole ask back.
         let key = ask.idempotency_key.clone();
+        // The screen when it asked, if any: $6, in the same transaction.
+        let evidence = ask.evidence.clone();
+        let sql = match &evidence {
+            Some(_) => format!(
+                "BEGIN IMMEDIATE; {RECORD_ASK}; {}; COMMIT",
+                insert_evidence(6)
+            ),
+            None => format!("BEGIN IMMEDIATE; {RECORD_ASK}; COMMIT"),
+        };
         let returned = self
             .batch_tx(move |conn| {
                 Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(format!(
-                        "BEGIN IMMEDIATE; {RECORD_ASK}; COMMIT"
-                    )))
-                    .bind(task_id)
-                    .bind(id)
-                    .bind(question)
-                    .bind(now)
-                    .bind(key)
-                    .fetch_all(conn)
-                    .await
+                    let mut query = sqlx::query(AssertSqlSafe(sql))
+                        .bind(task_id)
+                        .bind(id)
+                        .bind(question)
+                        .bind(now)
+                        .bind(key);
+                    if let Some(screen) = evidence {
+                        query = query.bind(screen);
+                    }
+                    query.fetch_all(conn).await
                 })
             })
             .await?;
         ask_recorded(ask, &returned)
+    }
+
+    async fn ask_evidence(&self, message_id: &str) -> StoreResult<Option<String>> {
+        sqlx::query_scalar(ASK_EVIDENCE)
+            .bind(message_id)
+            .fetch_optional(&self.reader)
+            .await
+            .map_err(map)
     }
 
     async fn ask_by_key(&self, task_id: &str, key: &str) -> StoreResult<Option<Message>> {

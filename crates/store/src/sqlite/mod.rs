@@ -22,6 +22,7 @@ mod messages;
 mod nodes;
 mod outbox;
 mod outbox_settle;
+mod receipts;
 mod reminders;
 mod reports;
 mod sessions;

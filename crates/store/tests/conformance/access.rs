@@ -165,9 +165,11 @@ pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
         profile: None,
         scope: scope.into(),
         active,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     };
     // Inactive or work-scoped channels do not count.
     h.set_notify_targets(vec![
@@ -207,9 +209,11 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     };
     writer
         .set_notify_targets(vec![hermes.clone()])

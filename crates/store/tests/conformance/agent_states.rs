@@ -207,3 +207,122 @@ pub async fn the_newest_hook_event_is_kept_per_execution(b: &Backend) {
     let other = new_execution(s, &new_task(s, "other").await).await.unwrap();
     assert_eq!(s.last_hook(&other).await.unwrap(), None);
 }
+
+/// The waiting count's one query: every open unattended task's latest
+/// execution with that execution's recorded state (none when the watcher
+/// wrote none); attended tasks and tasks that never ran are not listed.
+pub async fn the_latest_runs_of_unattended_tasks_come_with_their_recorded_state(b: &Backend) {
+    use harness_core::{
+        model::ExecutionStatus,
+        store::{NewExecution, RecordedState},
+    };
+    let s = b.store.as_ref();
+    let at = now_ms();
+    let run = |task: &str, secs: i64| NewExecution {
+        id: ids::new_id(),
+        task_id: task.into(),
+        token_hash: ids::token_hash(&ids::new_id()),
+        status: ExecutionStatus::Running,
+        node_id: Some(NODE.into()),
+        now: at + Duration::seconds(secs),
+    };
+    // Two runs, each with a record: only the later one is listed.
+    let stalled = new_task(s, "stalled").await;
+    s.set_unattended(&stalled, true, at).await.unwrap();
+    let old = s.create_execution(run(&stalled, 0)).await.unwrap().id;
+    s.write_agent_state(AgentStateWrite {
+        record: Some(record(&stalled, &old, AgentState::LoggedOut, 1)),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    s.finish_execution(&old, ExecutionStatus::Failed, Some(1), "exited", at)
+        .await
+        .unwrap();
+    let latest = s.create_execution(run(&stalled, 5)).await.unwrap().id;
+    let stall = record(
+        &stalled,
+        &latest,
+        AgentState::Stalled { silent_secs: 1500 },
+        6,
+    );
+    s.write_agent_state(AgentStateWrite {
+        record: Some(stall.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // A failed run the watcher never saw: no record.
+    let failed = new_task(s, "failed").await;
+    s.set_unattended(&failed, true, at).await.unwrap();
+    let f = s.create_execution(run(&failed, 0)).await.unwrap().id;
+    s.finish_execution(
+        &f,
+        ExecutionStatus::Failed,
+        Some(2),
+        "spawn_failed",
+        at + Duration::seconds(3),
+    )
+    .await
+    .unwrap();
+    // Not listed: attended, or unattended without a run.
+    let attended = new_task(s, "attended").await;
+    s.create_execution(run(&attended, 0)).await.unwrap();
+    let never = new_task(s, "never ran").await;
+    s.set_unattended(&never, true, at).await.unwrap();
+
+    let ours = [&stalled, &failed, &attended, &never];
+    let runs: Vec<_> = s
+        .latest_unattended_runs()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| ours.contains(&&r.task_id))
+        .collect();
+    let mut want = vec![stalled.clone(), failed.clone()];
+    want.sort();
+    assert_eq!(
+        runs.iter().map(|r| r.task_id.clone()).collect::<Vec<_>>(),
+        want,
+        "by task id, the listed tasks only"
+    );
+    let of = |id: &str| runs.iter().find(|r| r.task_id == id).unwrap();
+    let r = of(&stalled);
+    assert_eq!(
+        (r.execution_id.as_str(), r.status),
+        (latest.as_str(), ExecutionStatus::Running)
+    );
+    assert!(r.unattended);
+    assert_eq!(r.created_at, at + Duration::seconds(5));
+    assert_eq!(r.state, Some(RecordedState::of(&stall)));
+    let r = of(&failed);
+    assert_eq!(
+        (r.execution_id.as_str(), r.status),
+        (f.as_str(), ExecutionStatus::Failed)
+    );
+    assert_eq!(
+        (r.exit_code, r.ended_at),
+        (Some(2), Some(at + Duration::seconds(3)))
+    );
+    assert_eq!(r.state, None);
+    // The same facts as the task view's latest execution and state.
+    for r in &runs {
+        let view = s.get_task(&r.task_id).await.unwrap().unwrap();
+        let e = view.execution.unwrap();
+        assert_eq!(
+            (e.id.as_str(), e.status, e.exit_code),
+            (r.execution_id.as_str(), r.status, r.exit_code)
+        );
+        assert_eq!(view.agent_state.as_ref().map(RecordedState::of), r.state);
+        assert_eq!(view.task.status, r.task_status);
+    }
+    // Attended again: no longer listed.
+    s.set_unattended(&stalled, false, at).await.unwrap();
+    assert!(
+        !s.latest_unattended_runs()
+            .await
+            .unwrap()
+            .iter()
+            .any(|r| r.task_id == stalled)
+    );
+}

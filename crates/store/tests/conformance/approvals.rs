@@ -503,9 +503,11 @@ pub(super) async fn with_channel_step(
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }])
     .await
     .unwrap();

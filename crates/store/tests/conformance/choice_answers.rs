@@ -187,9 +187,11 @@ fn target() -> NotifyTarget {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }
 }
 

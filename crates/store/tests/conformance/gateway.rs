@@ -30,9 +30,11 @@ async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }])
     .await
     .unwrap();

@@ -315,6 +315,7 @@ pub async fn sweep_expires_only_stale_open_asks(b: &Backend) {
             question: "stale".into(),
             now: Utc::now() - Duration::days(15),
             idempotency_key: None,
+            evidence: None,
         })
         .await
         .unwrap();

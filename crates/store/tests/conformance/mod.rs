@@ -10,7 +10,7 @@
 //! own backend instance here.
 //!
 //! One file per area, each listed in `conformance_suite!`:
-//! `tasks`, `reboot`, `messages`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
+//! `tasks`, `reboot`, `messages`, `evidence`, `receipts`, `settings`, `sessions`, `nodes`, `deliveries`, `outbox`, `outbox_turns`,
 //! `engine` (the owed-work engine's rules, once per kind: `work_kinds`),
 //! `gateway`, `gateway_replies`, `gateway_routes`, `inbox`, `inbox_direct`, `reminders`, `escalations`, `approval_reminders`, `choices`, `choice_answers`, `messaging`, `stats`, `access`,
 //! `ungated`, `reports`, `agent_states`, `agent_actions`, `races` (several connections racing on a multi-threaded runtime).
@@ -36,6 +36,7 @@ pub mod deliveries;
 pub mod direct;
 pub mod engine;
 pub mod escalations;
+pub mod evidence;
 pub mod gateway;
 pub mod gateway_replies;
 pub mod gateway_routes;
@@ -48,6 +49,7 @@ pub mod outbox;
 pub mod outbox_turns;
 pub mod races;
 pub mod reboot;
+pub mod receipts;
 pub mod reminders;
 pub mod reports;
 pub mod sessions;
@@ -126,6 +128,15 @@ macro_rules! conformance_suite {
             notify_ignore_dismiss,
             cancel_and_expire,
             message_listing,
+        );
+        conformance_suite!(@area $factory; evidence:
+            the_screen_is_stored_with_its_ask,
+            a_rolled_back_ask_leaves_no_screen,
+            an_approval_and_a_parents_question_keep_their_screen,
+        );
+        conformance_suite!(@area $factory; receipts:
+            the_screen_after_an_answer_is_stored_once,
+            a_pushed_asks_screen_is_added_once_and_chat_answers_are_known,
         );
         conformance_suite!(@area $factory; settings:
             settings_round_trip,
@@ -302,6 +313,7 @@ macro_rules! conformance_suite {
         conformance_suite!(@area $factory; agent_states:
             a_state_is_one_row_written_with_its_push_and_parent_event_once,
             the_newest_hook_event_is_kept_per_execution,
+            the_latest_runs_of_unattended_tasks_come_with_their_recorded_state,
         );
         conformance_suite!(@area $factory; direct:
             manual_delivery_actions_release_requeue_and_mark,

@@ -196,9 +196,11 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         profile: None,
         scope: "work".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }])
     .await
     .unwrap();

@@ -51,9 +51,11 @@ fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> N
         profile: None,
         scope: scope.into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }
 }
 

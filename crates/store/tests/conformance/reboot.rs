@@ -190,9 +190,11 @@ fn unattended_target() -> NotifyTarget {
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }
 }
 

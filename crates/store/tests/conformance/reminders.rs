@@ -34,9 +34,11 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
         profile: None,
         scope: "unattended".into(),
         active: true,
+        include_screen: false,
         report_at: None,
         report_time_zone: None,
         report_since: None,
+        language: None,
     }])
     .await
     .unwrap();

@@ -119,6 +119,7 @@ pub fn ask(task_id: &str, question: &str, at: DateTime<Utc>) -> NewAsk {
         question: question.into(),
         now: at,
         idempotency_key: None,
+        evidence: None,
     }
 }
 

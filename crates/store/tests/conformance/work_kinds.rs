@@ -191,9 +191,11 @@ impl WorkKind {
                     profile: None,
                     scope: "unattended".into(),
                     active: true,
+                    include_screen: false,
                     report_at: None,
                     report_time_zone: None,
                     report_since: None,
+                    language: None,
                 }])
                 .await
                 .unwrap();

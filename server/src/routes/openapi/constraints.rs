@@ -30,6 +30,8 @@ use super::rules::{
 pub const GATEWAYS: &[&str] = &["hermes", "openclaw"];
 /// A notify target's or a message's scope.
 pub const SCOPES: &[&str] = &["work", "unattended"];
+/// A notify target's language (`NotifyTarget::language`).
+pub const LANGUAGES: &[&str] = &["en", "zh"];
 /// A person's decision on an approval.
 pub const DECISIONS: &[&str] = &["approve", "deny"];
 /// The audit's formats.
@@ -324,6 +326,7 @@ pub fn bodies() -> Vec<(&'static str, &'static str, Vec<Rule>)> {
             "reportTimeZone",
             optional(daily::MAX_ZONE_CHARS),
         ),
+        ("NotifyTarget", "language", vec![Rule::OneOf(LANGUAGES)]),
         (
             "Targets",
             "targets",
@@ -573,6 +576,7 @@ pub fn params() -> Vec<(&'static str, &'static str, &'static str, Vec<Rule>)> {
     vec![
         ("get", "/api/nodes/{id}", "id", node.clone()),
         ("patch", "/api/nodes/{id}", "id", node),
+        ("get", "/api/report", "lang", vec![Rule::OneOf(LANGUAGES)]),
         ("get", "/api/approvals", "taskId", maybe_cuid()),
         ("get", "/api/approvals", "before", maybe_cuid()),
         (

@@ -95,6 +95,15 @@ pub struct SessionResponse {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+pub struct NotificationResponse {
+    pub ok: bool,
+    /// The notification told the watcher something (the CLI waits for the
+    /// person, or at its prompt); `false`: any other notification.
+    pub noted: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct StopResponse {
     pub ok: bool,
     /// The execution is the task's live one: its turn end counts.

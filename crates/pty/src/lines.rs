@@ -1,0 +1,16 @@
+//! The screen read a few lines at a time (the agent watcher's looks).
+
+use harness_term::ScreenLines;
+
+use crate::PtySession;
+
+impl PtySession {
+    /// `f` over the visible screen's lines, each rendered only when `f`
+    /// reads it: the lines of [`screen_text`](Self::screen_text)'s text,
+    /// of the same moment (the model stays locked while `f` runs, so keep
+    /// `f` short). Read-only.
+    pub fn read_lines<R>(&self, f: impl FnOnce(&ScreenLines<'_>) -> R) -> R {
+        let model = self.shared.current_model();
+        f(&model.lines())
+    }
+}

@@ -1,0 +1,6 @@
+//! `ReceiptStore` on PostgreSQL: the shared implementation
+//! ([`crate::shared::receipts`]).
+
+use super::PgStore;
+
+crate::shared::receipts::receipt_store!(PgStore, pool);

@@ -1,0 +1,130 @@
+//! The visible screen as lines, each rendered only when it is read: for a
+//! reader of a few lines (the agent watcher's recognisers read the rows
+//! around the CLI's input box) instead of the whole screen's text.
+
+use crate::TerminalModel;
+
+/// The lines of [`TerminalModel::text`], rendered one at a time: line `i`
+/// here is line `i` of the text (a row that wrapped onto the next is one
+/// line with it). Where the text ends in blank lines (it drops them), these
+/// lines may go on with blank ones.
+pub struct ScreenLines<'a> {
+    screen: &'a vt100::Screen,
+    /// The first row of each line, top to bottom.
+    starts: Vec<u16>,
+    rows: u16,
+}
+
+impl TerminalModel {
+    /// The visible screen's lines, rendered when read
+    /// ([`ScreenLines::line`]). Finding where the lines start reads each
+    /// row's wrap flag, and the text of a row only below a row that wrapped.
+    pub fn lines(&self) -> ScreenLines<'_> {
+        let screen = self.screen();
+        let (rows, _) = self.size();
+        let mut starts = Vec::with_capacity(usize::from(rows));
+        for row in 0..rows {
+            // A new line unless the row above wrapped onto this one; an
+            // empty row below a wrapped one still breaks the line (the text
+            // has a newline there).
+            let joined = row > 0
+                && screen.row_wrapped(row - 1)
+                && screen.row_text(row).is_some_and(|t| !t.is_empty());
+            if !joined {
+                starts.push(row);
+            }
+        }
+        ScreenLines {
+            screen,
+            starts,
+            rows,
+        }
+    }
+}
+
+impl ScreenLines<'_> {
+    /// How many lines.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// True when the screen has no line (never: a screen has a row).
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The text of line `i` as [`TerminalModel::text`] has it ("" past the
+    /// end).
+    pub fn line(&self, i: usize) -> String {
+        let Some(&first) = self.starts.get(i) else {
+            return String::new();
+        };
+        let end = self.starts.get(i + 1).copied().unwrap_or(self.rows);
+        if end <= first + 1 {
+            // One row (the usual line): its text as rendered, not copied.
+            return self.screen.row_text(first).unwrap_or_default();
+        }
+        let mut text = String::new();
+        for row in first..end {
+            if let Some(t) = self.screen.row_text(row) {
+                text.push_str(&t);
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines, joined, are the text (up to the blank lines it drops).
+    fn same(model: &TerminalModel) {
+        let lines = model.lines();
+        let mut joined: Vec<String> = (0..lines.len()).map(|i| lines.line(i)).collect();
+        while joined.last().is_some_and(String::is_empty) {
+            joined.pop();
+        }
+        assert_eq!(joined.join("\n"), model.text());
+    }
+
+    fn fed(rows: u16, cols: u16, bytes: &[u8]) -> TerminalModel {
+        let mut m = TerminalModel::new(rows, cols);
+        m.feed(bytes);
+        m
+    }
+
+    #[test]
+    fn lines_are_the_texts_lines() {
+        same(&fed(6, 10, b""));
+        same(&fed(6, 10, b"one\r\ntwo\r\n\r\nfour"));
+        // Wrapped: 25 characters on rows of 10 are one line of the text.
+        let m = fed(6, 10, b"abcdefghijklmnopqrstuvwxy\r\nnext");
+        assert_eq!(m.lines().line(0), "abcdefghijklmnopqrstuvwxy");
+        assert_eq!(m.lines().line(1), "next");
+        same(&m);
+        // A wrapped row whose next row was erased: the text breaks there.
+        same(&fed(6, 10, b"abcdefghijkl\x1b[2;1H\x1b[2Kafter\x1b[4;1Hz"));
+        let m = fed(6, 10, b"abcdefghijkl\x1b[2;1H\x1b[2K\x1b[5;1Hz");
+        assert!(m.screen().row_wrapped(0), "the first row wrapped");
+        assert_eq!(
+            (m.lines().line(0).as_str(), m.lines().line(1).as_str()),
+            ("abcdefghij", "")
+        );
+        same(&m);
+        // Wide characters, cursor-positioned rows, a full screen scrolled.
+        same(&fed(4, 10, "表格表格表格\x1b[3;4H● x\r\n".as_bytes()));
+        let many: Vec<u8> = (0..30)
+            .flat_map(|i| format!("row {i}\r\n").into_bytes())
+            .collect();
+        same(&fed(5, 12, &many));
+        // The alternate screen.
+        same(&fed(5, 12, b"below\x1b[?1049h\x1b[2;3Hon top abcdefghij"));
+    }
+
+    #[test]
+    fn past_the_end_is_blank() {
+        let m = fed(3, 10, b"a");
+        assert_eq!(m.lines().line(7), "");
+    }
+}
