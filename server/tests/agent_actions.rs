@@ -223,7 +223,9 @@ async fn a_usage_limit_is_woken_with_one_continue_at_its_reset() {
     let exec = start(&s, &t, "sess-limited").await;
 
     let mut c = change(&t, &exec, AgentState::UsageLimited { reset: None });
-    let reset = ms(Utc::now() + chrono::Duration::seconds(3));
+    // Far enough ahead that the repeat below finds the action still open on
+    // a loaded machine (a done action is a closed episode: a new one).
+    let reset = ms(Utc::now() + chrono::Duration::seconds(8));
     c.reset_at = Some(reset);
     c.lines = vec!["  ⎿  You've hit your 5-hour limit · resets 12:26pm (UTC)".into()];
     let plan = s.running.harness.plan_recovery(&c).await.unwrap();
@@ -251,13 +253,25 @@ async fn a_usage_limit_is_woken_with_one_continue_at_its_reset() {
             created: false,
             ..plan.clone()
         },
-        "idempotent: one action per episode"
+        "idempotent: one action per episode (repeated {} after the reset)",
+        Utc::now() - reset
     );
 
-    let typed_at = until("continue typed", Duration::from_secs(20), || async {
-        (continues(dir.path(), "limited") > 0).then(Utc::now)
-    })
-    .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let typed_at = loop {
+        if continues(dir.path(), "limited") > 0 {
+            break Utc::now();
+        }
+        if Instant::now() > deadline {
+            let shown = actions(&s, &t).await;
+            let screen = s
+                .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+                .await
+                .1;
+            panic!("continue never typed: {shown:#?}\n{screen}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert!(
         typed_at >= reset,
         "typed at {typed_at}, before the reset {reset}"
