@@ -306,21 +306,30 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
          erroring, logged_out, stalled, exited, crashed)",
         agents,
     );
-    // What watching costs: looks at a screen that printed, and their time.
-    let (looks, took) = state.terminals.watch_cost();
+    // What watching costs: looks at a screen that printed, their wall time
+    // and their CPU time (scaled from the sampled looks).
+    let cost = state.terminals.watch_cost();
     let look_count = Gauge::<i64>::default();
-    look_count.set(i64::try_from(looks).unwrap_or(i64::MAX));
+    look_count.set(i64::try_from(cost.looks).unwrap_or(i64::MAX));
     registry.register(
         "agent_watch_looks",
         "Looks of the agent watcher at a screen that printed (screen text, recogniser, state) since the start",
         look_count,
     );
     let look_secs = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
-    look_secs.set(took.as_secs_f64());
+    look_secs.set(cost.wall.as_secs_f64());
     registry.register(
         "agent_watch_look_seconds",
-        "Time the agent watcher's looks took since the start",
+        "Wall time the agent watcher's looks took since the start",
         look_secs,
+    );
+    let look_cpu = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+    look_cpu.set(cost.cpu().unwrap_or_default().as_secs_f64());
+    registry.register(
+        "agent_watch_look_cpu_seconds",
+        "CPU time the agent watcher's looks used since the start (measured on one look in eight, \
+         scaled to all)",
+        look_cpu,
     );
     let (sse, sockets) = state.streams.in_use();
     registry.register("sse_clients", "Live event streams (SSE) open", gauge(sse));

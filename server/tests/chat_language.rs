@@ -232,6 +232,12 @@ async fn a_zh_targets_agent_state_alert_is_chinese() {
         .unwrap();
     assert!(alert.contains("[智能体已退出]"), "{alert}");
     assert!(!alert.contains("[Agent exited]"), "{alert}");
+    // The reason too (the stored one stays English).
+    assert!(
+        alert.contains("这个任务的智能体已退出：退出码 3。"),
+        "{alert}"
+    );
+    assert!(!alert.contains("exited with code"), "{alert}");
     assert!(alert.contains(&t), "the task token: {alert}");
     s.shutdown().await;
 }

@@ -100,6 +100,32 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     let (is_error, payload) = tool_payload(&call);
     assert!(!is_error, "{payload}");
     assert_eq!(payload["builtin"], true, "{payload}");
+    // The report in the language asked for; another language is refused.
+    for (lang, starts) in [
+        ("zh", Some("Harness 报告，")),
+        ("en", Some("Harness report, ")),
+        ("fr", None),
+    ] {
+        let (_, call) = rpc(
+            &s,
+            Some(&s.admin.clone()),
+            json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call",
+            "params": {"name": "get_report", "arguments": {"lang": lang}}}),
+        )
+        .await;
+        let (is_error, payload) = tool_payload(&call);
+        match starts {
+            Some(starts) => {
+                assert!(!is_error, "{lang}: {payload}");
+                let text = payload["text"].as_str().unwrap_or_default();
+                assert!(text.starts_with(starts), "{lang}: {text}");
+            }
+            None => {
+                assert!(is_error, "{lang}: {payload}");
+                assert!(payload.to_string().contains("lang"), "{lang}: {payload}");
+            }
+        }
+    }
     // An agent is never a person: it may not decide (nor read or change
     // the policy), not even for its own task.
     for (name, args) in [

@@ -396,6 +396,7 @@ fn expected() -> BTreeMap<String, Value> {
         e.add(&at, "pattern", json!(c::NODE_ID));
     }
     e.words("GET /api/report lang", c::LANGUAGES, false);
+    e.words("POST /api/report/{id}/reply lang", c::LANGUAGES, false);
     e.cuid("GET /api/approvals taskId");
     e.cuid("GET /api/approvals before");
     e.range(

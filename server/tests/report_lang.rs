@@ -1,6 +1,6 @@
-//! `GET /api/report?lang=`: the report's phrases in English (the default)
-//! or Chinese, over a real server; any other language is a 400 naming
-//! `lang`.
+//! `GET /api/report?lang=` and `POST /api/report/{id}/reply?lang=`: the
+//! report's phrases and a reply's outcome in English (the default) or
+//! Chinese, over a real server; any other language is a 400 naming `lang`.
 
 use crate::common;
 
@@ -35,5 +35,23 @@ async fn the_report_is_read_in_english_or_chinese_and_another_language_is_refuse
     let text = zh["text"].as_str().unwrap_or_default();
     assert!(text.starts_with("Harness 报告，"), "{text}");
     assert!(text.ends_with("没有等你处理的事项。"), "{text}");
+    // A reply to it is answered back in the language asked for.
+    let id = zh["id"].as_str().unwrap_or_default().to_string();
+    let reply = |lang: &str| format!("/api/report/{id}/reply{lang}");
+    let body = serde_json::json!({"text": "yes please"});
+    let (st, out) = s.admin("POST", &reply(""), Some(body.clone())).await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    let en_why = out["malformed"].as_str().unwrap_or_default().to_string();
+    let cjk = |t: &str| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+    assert!(!en_why.is_empty() && !cjk(&en_why), "{out}");
+    let (st, out) = s
+        .admin("POST", &reply("?lang=zh"), Some(body.clone()))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+    let zh_why = out["malformed"].as_str().unwrap_or_default();
+    assert!(cjk(zh_why), "{out}");
+    let (st, out) = s.admin("POST", &reply("?lang=fr"), Some(body)).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{out}");
+    assert_eq!(out["field"], "lang", "{out}");
     s.shutdown().await;
 }

@@ -170,7 +170,7 @@ mod convert {
             asked: at(a.asked_at),
             state: a.state,
             answer: a.answer,
-            by: a.by,
+            by: a.by.as_deref().map(|b| words::by(l, b)),
             after_minutes: a.after_minutes,
             reminders: a.reminders,
         }
@@ -192,7 +192,7 @@ mod convert {
                 })
                 .collect(),
             asked: t.asked.into_iter().map(|a| asked(l, a)).collect(),
-            resumed: t.resumed,
+            resumed: words::resumed(l, &t.resumed_notes),
             commits: t.commits.map(|c| CommitsData {
                 branch: c.branch,
                 count: c.count,

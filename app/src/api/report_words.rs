@@ -33,6 +33,20 @@ pub fn why(l: Locale, b: &Blocks) -> String {
     words::why(lang(l), b)
 }
 
+/// What a restart did with a task's agent, from the notes it left.
+pub fn resumed(l: Locale, notes: &[String]) -> Vec<String> {
+    notes
+        .iter()
+        .filter_map(|n| harness_core::reboot::note_words_in(lang(l), Some(n)))
+        .collect()
+}
+
+/// Where a question's answer came from (`web`, `chat`, `default`), or
+/// who decided an approval (a name, as it is).
+pub fn by(l: Locale, by: &str) -> String {
+    words::by_words(lang(l), by)
+}
+
 /// Why a run ended (`exited`, `stopped`, `interrupted`, `spawn_failed`,
 /// `superseded`; another as it is recorded).
 pub fn end_reason(l: Locale, reason: &str) -> String {

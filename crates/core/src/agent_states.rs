@@ -236,7 +236,7 @@ impl Harness {
     /// The language of the notify target that tells `task`'s person
     /// (English when there is none, or it cannot be read: the state is
     /// recorded all the same).
-    async fn person_lang(&self, task: &crate::model::Task) -> crate::ladder::Lang {
+    pub(crate) async fn person_lang(&self, task: &crate::model::Task) -> crate::ladder::Lang {
         match self.person_target(task).await {
             Ok(target) => target.map(|t| t.lang()).unwrap_or_default(),
             Err(err) => {

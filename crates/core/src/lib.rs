@@ -44,6 +44,7 @@ pub mod quiet_hours;
 pub mod rate_limit;
 pub mod reachability;
 pub mod reboot;
+mod reboot_words;
 pub mod receipt;
 pub mod redact;
 pub mod reminders;

@@ -22,10 +22,11 @@
 
 use chrono::Utc;
 
+pub use crate::reboot_words::{note_words, note_words_in, report_text, report_text_in};
+
 use crate::{
     CoreResult, Harness, ids,
     model::{Execution, Provider, TaskStatus, TaskView},
-    outbox::MAX_PUSH_CHARS,
     store::{Dedup, NewOutbound, RebootRow, RebootState},
 };
 
@@ -150,33 +151,13 @@ pub fn start_with(how: How, found: Option<String>) -> Result<Option<String>, Rea
     }
 }
 
-/// A person's words for the note a restart left on an execution (the
-/// morning report's "resumed or restarted automatically"); `None` for an
-/// attended task's (never reported) and for a decision still under way.
-pub fn note_words(note: Option<&str>) -> Option<String> {
-    let note = note?;
-    if note == ATTENDED {
-        return None;
-    }
-    if let Some(session) = note.strip_prefix(RESUMED) {
-        return Some(format!(
-            "resumed automatically after a restart (its session {session})"
-        ));
-    }
-    if note == RESTARTED {
-        return Some("restarted automatically after a restart (restartOnInterrupt)".into());
-    }
-    let why = note.strip_prefix(NOT_RESUMED).unwrap_or(note);
-    Some(format!("not resumed after a restart: {why}"))
-}
-
 /// The note of a decision not to resume starts with this.
-const NOT_RESUMED: &str = "not resumed: ";
+pub(crate) const NOT_RESUMED: &str = "not resumed: ";
 /// The notes of a done resume.
-const RESUMED: &str = "resumed session ";
-const RESTARTED: &str = "restarted";
+pub(crate) const RESUMED: &str = "resumed session ";
+pub(crate) const RESTARTED: &str = "restarted";
 /// The note of an attended task's execution (never reported).
-const ATTENDED: &str = "attended: not resumed automatically";
+pub(crate) const ATTENDED: &str = "attended: not resumed automatically";
 
 /// How one resume went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,70 +237,6 @@ impl Reboot {
             outcome,
         });
     }
-}
-
-/// The report's text (`None`: nothing to report), at most `MAX_PUSH_CHARS`.
-pub fn report_text(entries: &[Entry]) -> Option<String> {
-    if entries.is_empty() {
-        return None;
-    }
-    let line = |e: &Entry| {
-        let how = match &e.outcome {
-            Outcome::Resumed { session_id } => {
-                let cli = match e.provider {
-                    Provider::Codex => "Codex",
-                    _ => "Claude Code",
-                };
-                format!("its {cli} session {session_id}")
-            }
-            Outcome::Restarted => "restarted from its start (restartOnInterrupt)".into(),
-            Outcome::NotResumed(reason) => reason.text(),
-        };
-        format!("- {} [{}]: {how}", e.title, e.task_id)
-    };
-    let resumed: Vec<String> = entries
-        .iter()
-        .filter(|e| !matches!(e.outcome, Outcome::NotResumed(_)))
-        .map(line)
-        .collect();
-    let left: Vec<String> = entries
-        .iter()
-        .filter(|e| matches!(e.outcome, Outcome::NotResumed(_)))
-        .map(line)
-        .collect();
-    let mut text = String::from(
-        "Harness restarted and found the agents of unattended tasks stopped (the machine restarted?).",
-    );
-    if !resumed.is_empty() {
-        text.push_str(&format!("\n\nResumed ({}):", resumed.len()));
-        for l in &resumed {
-            text.push('\n');
-            text.push_str(l);
-        }
-    }
-    if !left.is_empty() {
-        text.push_str(&format!(
-            "\n\nNot resumed ({}) — open the task to resume it:",
-            left.len()
-        ));
-        for l in &left {
-            text.push('\n');
-            text.push_str(l);
-        }
-    }
-    Some(truncate(text))
-}
-
-fn truncate(text: String) -> String {
-    if text.chars().count() <= MAX_PUSH_CHARS {
-        return text;
-    }
-    let mut cut: String = text.chars().take(MAX_PUSH_CHARS - 2).collect();
-    if let Some(at) = cut.rfind('\n') {
-        cut.truncate(at);
-    }
-    cut.push_str("\n…");
-    cut
 }
 
 /// The node part of a boot's owner (`<node>:<boot>`).
@@ -428,8 +345,12 @@ impl Harness {
             return Ok(0);
         }
         let mut report = Vec::new();
-        if let Some(text) = report_text(&reboot.entries) {
-            match self.active_target("unattended").await? {
+        let target = self.active_target("unattended").await?;
+        let lang = target
+            .as_ref()
+            .map_or(crate::ladder::Lang::En, |t| t.lang());
+        if let Some(text) = report_text_in(lang, &reboot.entries) {
+            match target {
                 Some(target) => {
                     let clean = |v: &Option<String>| {
                         v.as_deref()

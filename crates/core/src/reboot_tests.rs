@@ -2,6 +2,7 @@ use chrono::Utc;
 
 use super::*;
 use crate::model::{AgentConfig, ExecutionStatus, Task};
+use crate::outbox::MAX_PUSH_CHARS;
 
 fn execution(id: &str) -> Execution {
     Execution {
@@ -214,4 +215,70 @@ fn a_long_report_is_cut_at_a_line_within_the_push_limit() {
 fn a_boots_node_is_its_owner_before_the_last_colon() {
     assert_eq!(node_of("node-a:boot1"), "node-a");
     assert_eq!(node_of("plain"), "plain");
+}
+
+#[test]
+fn the_report_and_the_notes_are_written_in_the_targets_language() {
+    use crate::ladder::Lang;
+    let entries = [
+        entry(
+            "c1",
+            Provider::Claude,
+            Outcome::Resumed {
+                session_id: "sess-1".into(),
+            },
+        ),
+        entry(
+            "c3",
+            Provider::Command,
+            Outcome::NotResumed(Reason::CommandWithoutRestart),
+        ),
+        entry(
+            "c4",
+            Provider::Codex,
+            Outcome::NotResumed(Reason::StartFailed("no such directory".into())),
+        ),
+    ];
+    let zh = report_text_in(Lang::Zh, &entries).unwrap();
+    assert!(zh.starts_with("Harness 重启后发现"), "{zh}");
+    assert!(
+        zh.contains("已恢复（1）：\n- Task c1 [c1]: 它的 Claude Code 会话 sess-1"),
+        "{zh}"
+    );
+    assert!(zh.contains("未恢复（2）"), "{zh}");
+    assert!(
+        zh.contains("- Task c3 [c3]: command 智能体没有设置 restartOnInterrupt"),
+        "{zh}"
+    );
+    assert!(
+        zh.contains("- Task c4 [c4]: 启动失败：no such directory"),
+        "{zh}"
+    );
+    assert_eq!(report_text_in(Lang::En, &entries), report_text(&entries));
+    // The notes as stored (English) are read back in the language asked for.
+    for o in [
+        Outcome::Resumed {
+            session_id: "s".into(),
+        },
+        Outcome::Restarted,
+        Outcome::NotResumed(Reason::NoSession),
+        Outcome::NotResumed(Reason::ResumedBefore),
+        Outcome::NotResumed(Reason::StartFailed("boom".into())),
+    ] {
+        let note = o.note();
+        let en = note_words(Some(&note)).unwrap();
+        let zh = note_words_in(Lang::Zh, Some(&note)).unwrap();
+        assert!(zh.starts_with("重启后"), "{note} → {zh}");
+        let english: Vec<&str> = zh
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| w.len() > 1 && !["restartOnInterrupt", "boom"].contains(w))
+            .collect();
+        assert!(english.is_empty(), "{note} → {zh} (en: {en})");
+    }
+    assert_eq!(note_words_in(Lang::Zh, Some(ATTENDED)), None);
+    assert_eq!(
+        note_words_in(Lang::Zh, Some("not resumed: something new")).as_deref(),
+        Some("重启后未恢复：something new"),
+        "a text no reason writes is kept"
+    );
 }

@@ -5,7 +5,10 @@
 
 use chrono::Utc;
 use harness_core::{
-    report::service::{MAX_SINCE_CHARS, parse_since},
+    report::{
+        service::{MAX_SINCE_CHARS, parse_lang, parse_since},
+        text::in_lang,
+    },
     store::ReportChannel,
 };
 use rmcp::{Json, tool, tool_router};
@@ -29,6 +32,10 @@ pub struct ReportArgs {
     /// 24 hours ago.
     #[schemars(length(min = 1, max = MAX_SINCE_CHARS))]
     since: Option<String>,
+    /// The language of its phrases (`text`, each waiting item's `why`,
+    /// each receipt's `text`): `en` (default) or `zh`.
+    #[schemars(extend("enum" = ["en", "zh"]))]
+    lang: Option<String>,
 }
 
 #[tool_router(router = report_router, vis = "pub(super)")]
@@ -52,10 +59,12 @@ impl HarnessMcp {
             .filter(|s| !s.is_empty())
             .map(|s| parse_since(s, Utc::now()))
             .transpose()?;
+        let lang = parse_lang(a.lang.as_deref())?;
         let report = self
             .harness
             .report(&who, since, ReportChannel::Mcp, &LocalWork)
             .await?;
+        let report = in_lang(report, lang);
         let value = serde_json::to_value(report).unwrap_or(Value::Null);
         Ok(Json(match value {
             Value::Object(map) => map,

@@ -45,6 +45,14 @@ struct ReportQuery {
     lang: Option<String>,
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ReplyQuery {
+    /// The language the outcome is said in (its `text` and each item's
+    /// words): `en` (default) or `zh`.
+    lang: Option<String>,
+}
+
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct SendBody {
@@ -98,17 +106,20 @@ async fn send(
 }
 
 #[utoipa::path(post, path = "/api/report/{id}/reply", tag = "report", request_body = ReplyBody,
-    params(("id" = String, Path, description = "The report's id")),
+    params(("id" = String, Path, description = "The report's id"), ReplyQuery),
     responses((status = 200, description = "Per numbered item: taken or not, and why; `malformed` when nothing was read", body = BatchOutcome),
+        (status = 400, description = "A bad `lang`, named in `field`"),
         (status = 403, description = "Not a person (an agent's token)"),
         (status = 404, description = "No such report")))]
 async fn reply(
     State(s): State<AppState>,
     Caller(who): Caller,
     Path(id): Path<String>,
+    QueryParams(q): QueryParams<ReplyQuery>,
     JsonBody(body): JsonBody<ReplyBody>,
 ) -> ApiResult<Json<BatchOutcome>> {
     let by = who.person()?;
+    let lang = parse_lang(q.lang.as_deref())?;
     let from = ReplyFrom {
         by: &by,
         sender: None,
@@ -116,7 +127,7 @@ async fn reply(
     };
     Ok(Json(
         s.harness
-            .answer_report(from, &id, &body.text, Some(&s.terminals))
+            .answer_report_in(from, &id, &body.text, Some(&s.terminals), lang)
             .await?,
     ))
 }

@@ -27,10 +27,7 @@
 use std::{
     collections::HashMap,
     path::PathBuf,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -47,7 +44,10 @@ use harness_pty::PtySession;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::Terminals;
+use super::{
+    Terminals,
+    look_cost::{LookCost, WatchCost},
+};
 
 /// The watcher's pace and the default stall threshold.
 #[derive(Debug, Clone)]
@@ -117,11 +117,8 @@ pub(crate) struct AgentWatch {
     agents: Mutex<HashMap<String, Watched>>,
     /// Serializes the records (ticks and exits).
     record: tokio::sync::Mutex<()>,
-    /// Looks at a screen (screen text, recogniser, state) since the start,
-    /// and the time they took: what watching costs (`/metrics`, the
-    /// `agent_watch` benchmark).
-    looks: AtomicU64,
-    look_nanos: AtomicU64,
+    /// What the looks cost (`/metrics`, the `agent_watch` benchmark).
+    cost: LookCost,
 }
 
 impl AgentWatch {
@@ -143,12 +140,6 @@ impl AgentWatch {
                 (*name, i64::try_from(n).unwrap_or(i64::MAX))
             })
             .collect()
-    }
-
-    fn count_look(&self, took: std::time::Duration) {
-        self.looks.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.look_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 }
 
@@ -239,13 +230,10 @@ impl Terminals {
     }
 
     /// What watching cost since the start: the looks at a screen that
-    /// printed (screen text, recogniser, state) and their summed time.
-    pub fn watch_cost(&self) -> (u64, Duration) {
-        let w = self.watch();
-        (
-            w.looks.load(Ordering::Relaxed),
-            Duration::from_nanos(w.look_nanos.load(Ordering::Relaxed)),
-        )
+    /// printed (screen lines, recogniser, state), their wall time and their
+    /// CPU time ([`super::look_cost`]).
+    pub fn watch_cost(&self) -> WatchCost {
+        self.watch().cost.read()
     }
 
     /// A hook event of `execution_id` (or the task's watched execution):
@@ -457,6 +445,8 @@ async fn look_at(
     }
     let now = Instant::now();
     let (state, observation_lines, cwd, previous) = {
+        // The look's cost: this block, which holds no `.await`.
+        let mut probe = terminals.watch().cost.probe();
         let mut agents = terminals.watch().agents();
         let Some(w) = agents.get_mut(execution_id) else {
             return Ok(());
@@ -484,10 +474,8 @@ async fn look_at(
             let cli = w.loaded.as_ref().and_then(|l| l.cli);
             w.seen = match cli {
                 Some(cli) => {
-                    let started = std::time::Instant::now();
-                    let seen = recognise(cli, &w.session);
-                    terminals.watch().count_look(started.elapsed());
-                    seen
+                    probe.looked();
+                    recognise(cli, &w.session)
                 }
                 None => Seen {
                     observation: Observation::None,

@@ -16,6 +16,7 @@ pub mod held;
 pub mod hook_guard;
 pub mod idle_start;
 mod input;
+pub mod look_cost;
 pub mod prompts;
 pub mod providers;
 pub mod ready;

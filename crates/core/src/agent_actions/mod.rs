@@ -36,6 +36,7 @@ use crate::{
     agent_state::StateChange,
     events::HarnessEvent,
     ids,
+    ladder::Lang,
     model::TaskView,
     validate,
     work::{AGENT_ACTIONS, Kind, Outcome},
@@ -263,7 +264,7 @@ impl Harness {
         if !view.task.unattended {
             return Ok(());
         }
-        let text = failed_text(row, settle);
+        let text = failed_text_in(self.person_lang(&view.task).await, row, settle);
         let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);
         let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
@@ -396,30 +397,72 @@ impl Harness {
     }
 }
 
-/// The words of a push for an action that failed.
+/// The push of an automatic action that failed, in English.
 pub fn failed_text(row: &AgentAction, settle: &ActionSettle) -> String {
-    let what = match settle.state {
-        ActionState::Unverified => {
-            "may or may not have happened (Harness stopped in the middle of it)"
-        }
-        _ => "did not work",
+    failed_text_in(Lang::En, row, settle)
+}
+
+/// [`failed_text`] in `lang` (the notify target's language); the error is
+/// quoted as recorded.
+pub fn failed_text_in(lang: Lang, row: &AgentAction, settle: &ActionSettle) -> String {
+    let unknown = settle.state == ActionState::Unverified;
+    let mut text = match lang {
+        Lang::En => format!(
+            "[Agent recovery failed] Harness's automatic {} of this task's agent (after: {}) {}.",
+            row.action.as_str().replace('_', " "),
+            row.reason.as_str().replace('_', " "),
+            if unknown {
+                "may or may not have happened (Harness stopped in the middle of it)"
+            } else {
+                "did not work"
+            }
+        ),
+        Lang::Zh => format!(
+            "[智能体恢复失败] Harness 对这个任务的智能体的自动{}（起因：{}）{}。",
+            action_zh(row.action),
+            reason_zh(row.reason),
+            if unknown {
+                "可能已经执行，也可能没有（Harness 在执行中途停止了）"
+            } else {
+                "没有成功"
+            }
+        ),
     };
-    let mut text = format!(
-        "[Agent recovery failed] Harness's automatic {} of this task's agent (after: {}) {what}.",
-        row.action.as_str().replace('_', " "),
-        row.reason.as_str().replace('_', " "),
-    );
     if let Some(err) = settle
         .last_error
         .as_deref()
         .filter(|e| !e.trim().is_empty())
     {
-        text.push_str("\n\nWhy: ");
+        text.push_str(match lang {
+            Lang::En => "\n\nWhy: ",
+            Lang::Zh => "\n\n原因：",
+        });
         text.push_str(err.trim());
     }
     text.push_str("\n\n");
-    text.push_str(crate::agent_state::told::REPLIES);
+    text.push_str(crate::agent_state::told::replies(lang));
     text
+}
+
+fn action_zh(action: ActionKind) -> &'static str {
+    match action {
+        ActionKind::Continue => "继续",
+        ActionKind::Resume => "恢复",
+        ActionKind::Restart => "重启",
+        ActionKind::Nudge => "提醒",
+        ActionKind::AnswerDialog => "回答对话框",
+    }
+}
+
+fn reason_zh(reason: ActionReason) -> &'static str {
+    match reason {
+        ActionReason::UsageLimit => "用量限制",
+        ActionReason::UsageLimitSelfWait => "用量限制（CLI 自行等待）",
+        ActionReason::ApiErrors => "API 错误",
+        ActionReason::Crash => "崩溃",
+        ActionReason::Stalled => "停滞",
+        ActionReason::Dialog => "对话框",
+    }
 }
 
 /// The tell of a decision whose action is `row` (a repeat tells the time
@@ -491,5 +534,30 @@ mod tests {
             settle_of(&row, &o(Outcome::Retry("x".into())), now).state,
             ActionState::GaveUp
         );
+        // The push of a failed action, in the target's language.
+        let mut settle = settle_of(&row, &o(Outcome::GaveUp("no live terminal".into())), now);
+        settle.last_error = Some("no live terminal".into());
+        let en = failed_text(&row, &settle);
+        assert!(
+            en.starts_with(
+                "[Agent recovery failed] Harness's automatic continue of this task's agent \
+                 (after: usage limit) did not work.\n\nWhy: no live terminal"
+            ),
+            "{en}"
+        );
+        let zh = failed_text_in(Lang::Zh, &row, &settle);
+        assert!(
+            zh.starts_with(
+                "[智能体恢复失败] Harness 对这个任务的智能体的自动继续（起因：用量限制）没有成功。\
+                 \n\n原因：no live terminal"
+            ),
+            "{zh}"
+        );
+        assert!(
+            zh.ends_with(crate::agent_state::told::replies(Lang::Zh)),
+            "{zh}"
+        );
+        settle.state = ActionState::Unverified;
+        assert!(failed_text_in(Lang::Zh, &row, &settle).contains("可能已经执行，也可能没有"));
     }
 }

@@ -20,6 +20,7 @@ mod change;
 pub mod claude;
 pub mod codex;
 mod machine;
+mod reason_zh;
 mod record;
 mod screen;
 mod time;
@@ -28,6 +29,7 @@ mod unsent;
 
 pub use change::{MAX_EVIDENCE_LINES, StateChange};
 pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, Turn, notification, state};
+pub use reason_zh::reason_zh;
 pub use record::{exit_of_code, is_change, reason, record_of, reset_at, signal_number, state_of};
 pub use screen::Screen;
 pub use time::ResetTime;

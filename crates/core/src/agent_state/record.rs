@@ -180,7 +180,7 @@ fn duration_words(secs: u64) -> String {
 }
 
 /// The name of a signal ("SIGKILL"), when it is a common one.
-fn signal_name(signal: i32) -> Option<&'static str> {
+pub(super) fn signal_name(signal: i32) -> Option<&'static str> {
     Some(match signal {
         1 => "SIGHUP",
         2 => "SIGINT",

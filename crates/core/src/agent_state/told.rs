@@ -297,13 +297,13 @@ pub fn alarm_text(record: &AgentStateRecord, more: Option<&str>) -> String {
     alarm_text_in(Lang::En, record, more)
 }
 
-/// [`alarm_text`] in `lang` (the reason is quoted as recorded).
+/// [`alarm_text`] in `lang`.
 pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) -> String {
     let p = words::phrases(lang);
     let mut text = p
         .alarm
         .replace("{state}", &words::state_name(lang, &record.state))
-        .replace("{reason}", &record.reason);
+        .replace("{reason}", &reason_in(lang, record));
     if !record.lines.is_empty() {
         text.push_str("\n\n");
         text.push_str(p.last_lines);
@@ -319,6 +319,23 @@ pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) 
     text
 }
 
+/// The reason of `record` in `lang`: as recorded (English), or written
+/// anew in Chinese from the record's facts (already redacted).
+fn reason_in(lang: Lang, record: &AgentStateRecord) -> String {
+    if lang == Lang::En {
+        return record.reason.clone();
+    }
+    match super::state_of(record) {
+        // The reset as printed, even where it no longer reads as a time.
+        Some(AgentState::UsageLimited { .. }) => match &record.reset_text {
+            Some(text) => format!("重置时间 {text}"),
+            None => super::reason_zh(&AgentState::UsageLimited { reset: None }),
+        },
+        Some(state) => super::reason_zh(&state),
+        None => record.reason.clone(),
+    }
+}
+
 /// The words of a "finished" note, in English.
 pub fn finished_text(record: &AgentStateRecord) -> String {
     finished_text_in(Lang::En, record)
@@ -327,7 +344,7 @@ pub fn finished_text(record: &AgentStateRecord) -> String {
 /// [`finished_text`] in `lang`.
 pub fn finished_text_in(lang: Lang, record: &AgentStateRecord) -> String {
     let p = words::phrases(lang);
-    let mut text = p.finished.replace("{reason}", &record.reason);
+    let mut text = p.finished.replace("{reason}", &reason_in(lang, record));
     if !record.lines.is_empty() {
         text.push_str("\n\n");
         text.push_str(p.last_lines);

@@ -53,10 +53,11 @@ pub fn push_text_in(question: &str, lang: Lang) -> String {
 }
 
 /// An approval's chat text with the agent's screen after it (before the
-/// task token [`compose_body`] adds) when `include` (the target allows it).
-pub fn with_screen(text: String, screen: Option<&str>, include: bool) -> String {
+/// task token [`compose_body`] adds) when `include` (the target allows it),
+/// labelled in `lang`.
+pub fn with_screen(text: String, screen: Option<&str>, include: bool, lang: Lang) -> String {
     match screen {
-        Some(screen) if include => format!("{text}\n\n{}", screen_block(screen)),
+        Some(screen) if include => format!("{text}\n\n{}", screen_block(screen, lang)),
         _ => text,
     }
 }
@@ -118,7 +119,7 @@ impl Harness {
         let target = self.person_target(task).await?;
         let lang = target.as_ref().map(NotifyTarget::lang).unwrap_or_default();
         let include_screen = target.as_ref().is_some_and(|t| t.include_screen);
-        let text = with_screen(push_text_in(question, lang), screen, include_screen);
+        let text = with_screen(push_text_in(question, lang), screen, include_screen, lang);
         let message = compose_body(Some(&task.title), &text, &task.id);
         let push = self
             .push_to_person(task, approval_push_key(approval_id), message, true)
@@ -207,15 +208,23 @@ mod tests {
     fn the_screen_is_carried_only_when_the_target_allows_it() {
         let text = push_text("Approve this Bash call?\n\n$ git push --force");
         let screen = "$ cargo test\nkey sk-ant-[REDACTED]";
-        assert_eq!(with_screen(text.clone(), Some(screen), false), text);
-        assert_eq!(with_screen(text.clone(), None, true), text);
-        let with = with_screen(text.clone(), Some(screen), true);
+        assert_eq!(
+            with_screen(text.clone(), Some(screen), false, Lang::En),
+            text
+        );
+        assert_eq!(with_screen(text.clone(), None, true, Lang::En), text);
+        let with = with_screen(text.clone(), Some(screen), true, Lang::En);
         assert!(with.starts_with(&text), "{with}");
         assert!(
             with.ends_with(
                 "Agent's screen (redacted):\n```\n$ cargo test\nkey sk-ant-[REDACTED]\n```"
             ),
             "{with}"
+        );
+        let zh = with_screen(push_text_in("x", Lang::Zh), Some(screen), true, Lang::Zh);
+        assert!(
+            zh.ends_with("智能体的屏幕（已脱敏）：\n```\n$ cargo test\nkey sk-ant-[REDACTED]\n```"),
+            "{zh}"
         );
     }
 

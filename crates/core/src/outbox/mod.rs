@@ -158,9 +158,14 @@ fn implicit_key_with(task_id: &str, n: &NewOutbound, choices: Option<serde_json:
     format!("harness:{task_id}:{}", &hex::encode(digest)[..32])
 }
 
-/// The agent's screen as a push carries it (already bounded and redacted).
-pub fn screen_block(screen: &str) -> String {
-    format!("Agent's screen (redacted):\n```\n{screen}\n```")
+/// The agent's screen as a push carries it (already bounded and redacted),
+/// labelled in `lang`.
+pub fn screen_block(screen: &str, lang: crate::ladder::Lang) -> String {
+    let label = match lang {
+        crate::ladder::Lang::En => "Agent's screen (redacted):",
+        crate::ladder::Lang::Zh => "智能体的屏幕（已脱敏）：",
+    };
+    format!("{label}\n```\n{screen}\n```")
 }
 
 /// The body sent: the task title, the message, and the task token line.
@@ -344,7 +349,7 @@ impl Harness {
             None
         };
         if include_screen && let Some(screen) = &evidence {
-            let with = format!("{text}\n\n{}", screen_block(screen));
+            let with = format!("{text}\n\n{}", screen_block(screen, lang));
             new.message = compose_body(Some(&task.task.title), &with, &task_id);
         }
         self.enqueue_and_wait(new, evidence.as_deref()).await

@@ -96,6 +96,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
             });
             if let Some(words) = crate::reboot::note_words(e.reboot_note.as_deref()) {
                 s.resumed.push(words);
+                s.resumed_notes.extend(e.reboot_note.clone());
             }
         }
     }
@@ -222,6 +223,7 @@ fn new_section(view: &TaskView, facts: &Facts) -> TaskSection {
         progress: Vec::new(),
         asked: Vec::new(),
         resumed: Vec::new(),
+        resumed_notes: Vec::new(),
         commits: None,
     }
 }

@@ -45,6 +45,10 @@ pub struct TaskSection {
     pub asked: Vec<Asked>,
     /// What a restart did with its agent.
     pub resumed: Vec<String>,
+    /// The notes behind `resumed`, as stored: its words are written again
+    /// in the report's language.
+    #[serde(skip)]
+    pub resumed_notes: Vec<String>,
     /// What its agent committed, read from its working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commits: Option<Commits>,

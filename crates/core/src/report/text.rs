@@ -207,13 +207,18 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
 }
 
 /// `r` with every phrase it carries in `lang` (`GET /api/report?lang=`,
-/// a chat target's language): its text, each waiting item's `why` and
-/// each answered question's receipt line.
+/// a chat target's language): its text, each waiting item's `why`, what
+/// a restart did with each agent and each answered question's receipt line.
 pub fn in_lang(mut r: Report, lang: Lang) -> Report {
     for i in &mut r.waiting {
         i.why = i.blocks.words_in(lang);
     }
     for t in &mut r.tasks {
+        t.resumed = t
+            .resumed_notes
+            .iter()
+            .filter_map(|n| crate::reboot::note_words_in(lang, Some(n)))
+            .collect();
         for a in &mut t.asked {
             if let Some(receipt) = &mut a.receipt {
                 receipt.text = receipt.words(lang);
@@ -296,7 +301,7 @@ fn task(out: &mut Vec<String>, t: &TaskSection, lang: Lang) {
                 line.push_str(
                     &w.decided
                         .replace("{answer}", &answer)
-                        .replace("{by}", by)
+                        .replace("{by}", &super::words::by_words(lang, by))
                         .replace("{d}", &duration_in(lang, after)),
                 );
             }
@@ -479,6 +484,7 @@ mod tests {
                     },
                 ],
                 resumed: vec![],
+                resumed_notes: vec![],
                 commits: Some(Commits {
                     branch: "main".into(),
                     count: 3,
@@ -546,7 +552,7 @@ mod tests {
             "- Fix CI [task ctabcdefghijklmnopqrst]",
             "  自 01:00 起运行 1 小时 5 分钟：失败，于 02:05（退出码 2，启动失败）",
             "  main 上 3 个提交: 2 files changed",
-            "  03:00 审批: git push → 已拒绝 (not now)，由 web 在 45 分钟 后决定，提醒 2 次",
+            "  03:00 审批: git push → 已拒绝 (not now)，由 网页 在 45 分钟 后决定，提醒 2 次",
             "现在等你处理（1），最阻塞的在前：",
             "1. [问题] Fix CI [task ctabcdefghijklmnopqrst]: Which DB?",
             "   选项：1 SQLite · 2 Postgres",

@@ -240,6 +240,17 @@ pub fn decided_state(lang: Lang, state: &str) -> String {
     .to_string()
 }
 
+/// Who or where a decision came from as the report says it: a question's
+/// surface (`web`, `chat`, `default`) in `lang`; a person's name as it is.
+pub fn by_words(lang: Lang, by: &str) -> String {
+    match (lang, by) {
+        (Lang::Zh, "web") => "网页".into(),
+        (Lang::Zh, "chat") => "聊天".into(),
+        (Lang::Zh, "default") => "默认值".into(),
+        _ => by.to_string(),
+    }
+}
+
 /// What a batch reply did with one item.
 pub fn said(lang: Lang, s: &Said) -> String {
     let p = phrases(lang);
@@ -256,7 +267,7 @@ pub fn said(lang: Lang, s: &Said) -> String {
         Said::AlreadyDecided { state, by } => p
             .already_decided
             .replace("{state}", &decided_state(lang, state))
-            .replace("{by}", by),
+            .replace("{by}", &by_words(lang, by)),
         Said::NoLongerWaiting { state } => p
             .no_longer_waiting
             .replace("{state}", &decided_state(lang, state)),
@@ -536,7 +547,7 @@ mod tests {
                     by: "web".into()
                 }
             ),
-            "已被处理过（web：已拒绝）"
+            "已被处理过（网页：已拒绝）"
         );
         assert_eq!(
             answer_back(Lang::Zh, &outcome()),

@@ -577,6 +577,12 @@ pub fn params() -> Vec<(&'static str, &'static str, &'static str, Vec<Rule>)> {
         ("get", "/api/nodes/{id}", "id", node.clone()),
         ("patch", "/api/nodes/{id}", "id", node),
         ("get", "/api/report", "lang", vec![Rule::OneOf(LANGUAGES)]),
+        (
+            "post",
+            "/api/report/{id}/reply",
+            "lang",
+            vec![Rule::OneOf(LANGUAGES)],
+        ),
         ("get", "/api/approvals", "taskId", maybe_cuid()),
         ("get", "/api/approvals", "before", maybe_cuid()),
         (
