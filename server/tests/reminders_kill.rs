@@ -33,9 +33,17 @@ async fn start(data: &Path, record: &Path, control: &Path) -> Life {
         cmd.env("HARNESS_HERMES_BIN", DOUBLE)
             .env("HARNESS_OPENCLAW_BIN", DOUBLE)
             .env("GATEWAY_DOUBLE_RECORD", record)
-            .env("GATEWAY_DOUBLE_CONTROL", control);
+            .env("GATEWAY_DOUBLE_CONTROL", control)
+            .env("GATEWAY_DOUBLE_STARTED", record.with_extension("started"));
     })
     .await
+}
+
+/// How many sends the double has started.
+fn sends_started(record: &Path) -> usize {
+    std::fs::read_to_string(record.with_extension("started"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
 }
 
 /// The texts the double sent, once `n` are there.
@@ -150,8 +158,10 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
         .unwrap()[0]
         .outbound_id
         .clone();
+    // Its attempt marked started, and the CLI running (the mark is written
+    // before the spawn: a kill between them would leave no CLI to finish).
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !started(store.as_ref(), &reminder).await {
+    while !started(store.as_ref(), &reminder).await || sends_started(&record) < 2 {
         assert!(
             Instant::now() < deadline,
             "the reminder's send never started"

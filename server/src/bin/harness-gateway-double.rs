@@ -4,7 +4,8 @@
 //! --json -- m`, answering in each CLI's JSON shape.
 //!
 //! Every invocation is appended as one JSON line to `$GATEWAY_DOUBLE_RECORD`
-//! (`sent: true` when the double "posted" the message). The behaviour is
+//! (`sent: true` when the double "posted" the message); with
+//! `$GATEWAY_DOUBLE_STARTED`, its pid is appended there when a send starts. The behaviour is
 //! chosen by, in order of precedence: a `[[double:MODE]]` marker in the
 //! text, the first line of the file `$GATEWAY_DOUBLE_CONTROL`, and
 //! `$GATEWAY_DOUBLE_MODE` (default `ok`). Modes:
@@ -244,6 +245,15 @@ fn main() {
         ));
         println!("{}", serde_json::json!({"error": "empty message"}));
         std::process::exit(2);
+    }
+    // A send under way (a test that kills its caller mid-send waits for
+    // this, not for the caller's own mark, which comes before the spawn).
+    if let Ok(path) = std::env::var("GATEWAY_DOUBLE_STARTED") {
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(format!("{}\n", std::process::id()).as_bytes()));
     }
     let (m, arg) = mode
         .split_once(':')
