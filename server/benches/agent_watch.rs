@@ -103,7 +103,13 @@ fn one_look(cli: Cli, session: &PtySession, whole: bool) -> agent_state::Seen {
     let seen = if whole {
         recognise(cli, &Screen::from_text(&session.screen_text().text))
     } else {
-        harness_server::terminals::agent_watch::recognise(cli, session)
+        // Nothing kept from an earlier look: every row read is rendered
+        // (the server keeps an agent's rows between its looks).
+        harness_server::terminals::agent_watch::recognise(
+            cli,
+            session,
+            &mut harness_pty::RowTexts::default(),
+        )
     };
     let state = agent_state::state(&Inputs {
         exit: None,

@@ -50,4 +50,4 @@ pub use session::{Boundary, ExitStatus, PtySession, SessionOptions};
 pub use sizing::SizeVote;
 pub use spec::{BASE_ENV_KEYS, DEFAULT_TERM, SpawnSpec, base_env};
 
-pub use harness_term::{ScreenLines, ScreenText};
+pub use harness_term::{RowTexts, ScreenLines, ScreenText};

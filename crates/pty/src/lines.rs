@@ -1,6 +1,6 @@
 //! The screen read a few lines at a time (the agent watcher's looks).
 
-use harness_term::ScreenLines;
+use harness_term::{RowTexts, ScreenLines};
 
 use crate::PtySession;
 
@@ -12,5 +12,17 @@ impl PtySession {
     pub fn read_lines<R>(&self, f: impl FnOnce(&ScreenLines<'_>) -> R) -> R {
         let model = self.shared.current_model();
         f(&model.lines())
+    }
+
+    /// [`Self::read_lines`], with the row texts `kept` from the last look
+    /// at this session's screen: rows unchanged since are not rendered
+    /// again (`harness_term::RowTexts`). Keep one `kept` per session.
+    pub fn read_lines_with<R>(
+        &self,
+        kept: &mut RowTexts,
+        f: impl FnOnce(&ScreenLines<'_>) -> R,
+    ) -> R {
+        let model = self.shared.current_model();
+        f(&model.lines_with(kept))
     }
 }

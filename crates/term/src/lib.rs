@@ -22,7 +22,7 @@ mod modes;
 mod queries;
 mod scan;
 
-pub use lines::ScreenLines;
+pub use lines::{RowTexts, ScreenLines};
 pub use model::{
     DEFAULT_SCROLLBACK, MAX_COLS, MAX_ROWS, MIN_SIZE, ScreenText, TerminalModel, clamp_size,
 };

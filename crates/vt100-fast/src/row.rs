@@ -13,10 +13,43 @@ fn fill_blank(cells: &mut [crate::Cell]) {
     }
 }
 
-#[derive(Clone, Debug)]
+/// The source of row identities (see [`Row::key`]). (fork)
+static NEXT_ROW_ID: core::sync::atomic::AtomicU64 =
+    core::sync::atomic::AtomicU64::new(1);
+
+fn next_row_id() -> u64 {
+    NEXT_ROW_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+}
+
 pub struct Row {
     cells: Vec<crate::Cell>,
     wrapped: bool,
+    /// This row object's identity (a clone gets its own), and a count of
+    /// its changes: together they name its contents (`Row::key`). (fork)
+    id: u64,
+    version: u64,
+}
+
+/// The row as upstream's derived `Debug` shows it (its key is not part of
+/// what it shows: the differential tests compare the two). (fork)
+impl core::fmt::Debug for Row {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Row")
+            .field("cells", &self.cells)
+            .field("wrapped", &self.wrapped)
+            .finish()
+    }
+}
+
+impl Clone for Row {
+    fn clone(&self) -> Self {
+        Self {
+            cells: self.cells.clone(),
+            wrapped: self.wrapped,
+            id: next_row_id(),
+            version: 0,
+        }
+    }
 }
 
 impl Row {
@@ -24,7 +57,22 @@ impl Row {
         Self {
             cells: vec![crate::Cell::new(); usize::from(cols)],
             wrapped: false,
+            id: next_row_id(),
+            version: 0,
         }
+    }
+
+    /// Names this row's contents: equal keys, equal contents (text, attrs
+    /// and wrap flag). A reader that keeps what it rendered of a row can
+    /// reuse it while the key is the same. Every `&mut self` method
+    /// changes the key. (fork)
+    pub fn key(&self) -> (u64, u64) {
+        (self.id, self.version)
+    }
+
+    #[inline]
+    fn changed(&mut self) {
+        self.version = self.version.wrapping_add(1);
     }
 
     /// A row without cells, to be filled by `copy_trimmed_into`. (fork)
@@ -32,6 +80,8 @@ impl Row {
         Self {
             cells: Vec::new(),
             wrapped: false,
+            id: next_row_id(),
+            version: 0,
         }
     }
 
@@ -46,6 +96,7 @@ impl Row {
     /// Makes this row equal to `Row::new(cols)`, reusing its allocation.
     /// (fork)
     pub fn recycle(&mut self, cols: u16) {
+        self.changed();
         let cols = usize::from(cols);
         self.cells.clear();
         self.cells.reserve(cols);
@@ -70,6 +121,7 @@ impl Row {
         run: &[u8],
         attrs: crate::attrs::Attrs,
     ) -> usize {
+        self.changed();
         let cells = self.cells.as_mut_slice();
         let len = cells.len();
         for (i, &b) in run.iter().enumerate() {
@@ -97,6 +149,7 @@ impl Row {
     }
 
     pub fn clear(&mut self, attrs: crate::attrs::Attrs) {
+        self.changed();
         for cell in &mut self.cells {
             cell.clear(attrs);
         }
@@ -104,6 +157,7 @@ impl Row {
     }
 
     pub fn reset(&mut self) {
+        self.changed();
         self.cells.fill(crate::Cell::new());
         self.wrapped = false;
     }
@@ -117,6 +171,7 @@ impl Row {
     }
 
     pub fn get_mut(&mut self, col: u16) -> Option<&mut crate::Cell> {
+        self.changed();
         self.cells.get_mut(usize::from(col))
     }
 
@@ -124,6 +179,7 @@ impl Row {
     ///
     /// Cells at the end are dropped.
     pub fn insert(&mut self, i: u16, count: u16) {
+        self.changed();
         let count = usize::from(count).min(self.cells.len() - usize::from(i));
         if count == 0 {
             // Always "truncate", even when `count` is 0. However, because we
@@ -155,6 +211,7 @@ impl Row {
     ///
     /// Empty cells are added to the end.
     pub fn remove(&mut self, range: core::ops::Range<u16>) {
+        self.changed();
         self.wrapped = false;
         if range.start >= range.end {
             return;
@@ -173,6 +230,7 @@ impl Row {
     }
 
     pub fn erase(&mut self, i: u16, attrs: crate::attrs::Attrs) {
+        self.changed();
         let wide = self.cells[usize::from(i)].is_wide();
         self.clear_wide(i);
         self.cells[usize::from(i)].clear(attrs);
@@ -186,6 +244,7 @@ impl Row {
     }
 
     pub fn truncate(&mut self, len: u16) {
+        self.changed();
         self.cells.truncate(usize::from(len));
         // A row that was much wider gives its memory back (a resize to a huge
         // width and back must not keep it). (fork)
@@ -201,6 +260,7 @@ impl Row {
     }
 
     fn set_truncated(&mut self) {
+        self.changed();
         self.wrapped = false;
         if let Some(last_cell) = self.cells.last_mut() {
             if last_cell.is_wide() {
@@ -210,6 +270,7 @@ impl Row {
     }
 
     fn grow_unchecked(&mut self, len: u16, cell: crate::Cell) {
+        self.changed();
         debug_assert!(self.cells.len() < usize::from(len));
         self.cells.resize(len.into(), cell);
         self.wrapped = false;
@@ -217,12 +278,14 @@ impl Row {
 
     /// Like [`Self::resize`], but never decreases the size of the row.
     pub fn grow(&mut self, len: u16, cell: crate::Cell) {
+        self.changed();
         if self.cells.len() < usize::from(len) {
             self.grow_unchecked(len, cell);
         }
     }
 
     pub fn resize(&mut self, len: u16, cell: crate::Cell) {
+        self.changed();
         match usize::from(len).cmp(&self.cells.len()) {
             core::cmp::Ordering::Equal => {}
             core::cmp::Ordering::Less => {
@@ -239,6 +302,7 @@ impl Row {
     /// `dst`'s allocation. `dst` keeps at most twice the capacity it needs
     /// (upstream: exactly what it needs). (fork)
     pub fn copy_trimmed_into(&self, dst: &mut Self) -> usize {
+        dst.changed();
         let excess = self
             .cells
             .iter()
@@ -264,6 +328,7 @@ impl Row {
     /// cells from `len` on are blank already and need rewriting only if a
     /// clear left old contents bytes behind. (fork)
     pub fn blank_after_copy(&mut self, len: usize, cols: u16) {
+        self.changed();
         if self.cells.len() != usize::from(cols) || len > self.cells.len() {
             self.recycle(cols);
             return;
@@ -279,6 +344,7 @@ impl Row {
     }
 
     pub fn wrap(&mut self, wrap: bool) {
+        self.changed();
         self.wrapped = wrap;
     }
 
@@ -287,6 +353,7 @@ impl Row {
     }
 
     pub fn clear_wide(&mut self, col: u16) {
+        self.changed();
         let col_idx = usize::from(col);
         let cell = &self.cells[col_idx];
         let other = if cell.is_wide() {

@@ -238,6 +238,14 @@ impl Screen {
         Some(contents)
     }
 
+    /// Names the contents of the visible row `row` (`None` past the last
+    /// row): while it is the same, so is [`Self::row_text`] of that row —
+    /// a reader that looks again can reuse what it rendered. (fork)
+    #[must_use]
+    pub fn row_key(&self, row: u16) -> Option<(u64, u64)> {
+        self.grid().visible_row(row).map(crate::row::Row::key)
+    }
+
     /// Returns the text contents of the terminal by row, restricted to the
     /// given subset of columns.
     ///

@@ -40,7 +40,7 @@ use harness_core::{
     agent_states::STALL_KEY,
     events::HarnessEvent,
 };
-use harness_pty::PtySession;
+use harness_pty::{PtySession, RowTexts};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -104,6 +104,9 @@ struct Watched {
     state: Option<AgentState>,
     /// The exit was recorded: no more looks.
     ended: bool,
+    /// The screen rows the last looks rendered: unchanged ones are not
+    /// rendered again.
+    rows: RowTexts,
 }
 
 struct Loaded {
@@ -149,8 +152,11 @@ impl AgentWatch {
 /// model locked for the moment of the look; the same rows as
 /// [`PtySession::screen_text`] gives, at a fraction of the cost
 /// (`docs/agent-states.md`, "In the server"; the `agent_watch` benchmark).
-pub fn recognise(cli: Cli, session: &PtySession) -> Seen {
-    session.read_lines(|lines| {
+/// A row unchanged since the agent's last look is taken from `kept` rather
+/// than rendered again (a look then reads little of the terminal model,
+/// which a second after the last look is cold in the cache).
+pub fn recognise(cli: Cli, session: &PtySession, kept: &mut RowTexts) -> Seen {
+    session.read_lines_with(kept, |lines| {
         let row = |i: usize| lines.line(i);
         agent_state::recognise(cli, &Screen::lazy(lines.len(), &row))
     })
@@ -213,6 +219,7 @@ impl Terminals {
                 question_stale: true,
                 state: None,
                 ended: false,
+                rows: RowTexts::default(),
             },
         );
     }
@@ -475,7 +482,7 @@ async fn look_at(
             w.seen = match cli {
                 Some(cli) => {
                     probe.looked();
-                    recognise(cli, &w.session)
+                    recognise(cli, &w.session, &mut w.rows)
                 }
                 None => Seen {
                     observation: Observation::None,

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{AgentState, ErrorKind, ResetTime, StateChange};
+use super::{AgentState, ErrorKind, ResetTime, StateChange, reason};
 use crate::model::AgentStateRecord;
 
 /// The record of `change`, written at `change.at` (`since` is kept by the
@@ -157,28 +157,6 @@ fn kind_from(text: &str) -> ErrorKind {
     }
 }
 
-/// The kind in words.
-fn kind_words(kind: &ErrorKind) -> String {
-    match kind {
-        ErrorKind::Overloaded => "API overloaded (529)".into(),
-        ErrorKind::RateLimited => "API rate limit (429)".into(),
-        ErrorKind::Server(status) => format!("API server error ({status})"),
-        ErrorKind::Network => "network error (the connection to the API failed)".into(),
-        ErrorKind::Other(words) if words.trim().is_empty() => "API error".into(),
-        ErrorKind::Other(words) => format!("API error: {}", words.trim()),
-    }
-}
-
-/// A duration in words: "45 s", "20 min", "2 h 5 min".
-fn duration_words(secs: u64) -> String {
-    match secs {
-        0..=119 => format!("{secs} s"),
-        120..=7199 => format!("{} min", secs / 60),
-        _ if secs % 3600 / 60 == 0 => format!("{} h", secs / 3600),
-        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
-    }
-}
-
 /// The name of a signal ("SIGKILL"), when it is a common one.
 pub(super) fn signal_name(signal: i32) -> Option<&'static str> {
     Some(match signal {
@@ -241,62 +219,6 @@ pub fn signal_number(words: &str) -> Option<i32> {
     })
 }
 
-/// The state in words.
-pub fn reason(state: &AgentState) -> String {
-    match state {
-        AgentState::Working => "working".into(),
-        AgentState::WaitingForPerson { dialog: None } => {
-            "waiting for a person: an open question or approval, or the CLI's own prompt".into()
-        }
-        AgentState::WaitingForPerson {
-            dialog: Some((title, options)),
-        } => format!(
-            "waiting for a person: the CLI's own dialog \"{title}\" ({})",
-            options.join(" / ")
-        ),
-        AgentState::Idle => "idle at its prompt: its turn ended".into(),
-        AgentState::UsageLimited { reset: Some(r) } => {
-            format!("usage limit reached; resets {}", r.text)
-        }
-        AgentState::UsageLimited { reset: None } => {
-            "usage limit reached (no reset time shown)".into()
-        }
-        AgentState::Erroring {
-            kind,
-            attempt,
-            of,
-            gave_up,
-        } => {
-            let mut words = kind_words(kind);
-            match (attempt, of) {
-                (Some(a), Some(o)) => words.push_str(&format!(", attempt {a} of {o}")),
-                (Some(a), None) => words.push_str(&format!(", attempt {a}")),
-                _ => {}
-            }
-            if *gave_up {
-                words.push_str("; the CLI stopped retrying and waits at its prompt");
-            }
-            words
-        }
-        AgentState::LoggedOut => {
-            "logged out: the CLI is not logged in or its credentials were refused".into()
-        }
-        AgentState::Stalled { silent_secs } => format!(
-            "stalled: no output, hook or tool activity for {}",
-            duration_words(*silent_secs)
-        ),
-        AgentState::Exited { code: 0 } => "exited normally (code 0)".into(),
-        AgentState::Exited { code } => format!("exited with code {code}"),
-        AgentState::Crashed { signal: 0 } => {
-            "ended without an exit status (its process was lost)".into()
-        }
-        AgentState::Crashed { signal } => match signal_name(*signal) {
-            Some(name) => format!("killed by signal {signal} ({name})"),
-            None => format!("killed by signal {signal}"),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,45 +233,6 @@ mod tests {
             reset_at: None,
             at: Utc::now(),
         }
-    }
-
-    #[test]
-    fn the_reason_in_words() {
-        let limited = AgentState::UsageLimited {
-            reset: ResetTime::parse("9:57am (UTC)"),
-        };
-        assert_eq!(reason(&limited), "usage limit reached; resets 9:57am (UTC)");
-        let erroring = AgentState::Erroring {
-            kind: ErrorKind::Overloaded,
-            attempt: Some(3),
-            of: Some(10),
-            gave_up: false,
-        };
-        assert_eq!(reason(&erroring), "API overloaded (529), attempt 3 of 10");
-        let gave_up = AgentState::Erroring {
-            kind: ErrorKind::Server(500),
-            attempt: None,
-            of: None,
-            gave_up: true,
-        };
-        assert_eq!(
-            reason(&gave_up),
-            "API server error (500); the CLI stopped retrying and waits at its prompt"
-        );
-        assert_eq!(
-            reason(&AgentState::Stalled { silent_secs: 1200 }),
-            "stalled: no output, hook or tool activity for 20 min"
-        );
-        assert_eq!(
-            reason(&AgentState::Exited { code: 3 }),
-            "exited with code 3"
-        );
-        assert_eq!(
-            reason(&AgentState::Crashed { signal: 9 }),
-            "killed by signal 9 (SIGKILL)"
-        );
-        assert_eq!(duration_words(7500), "2 h 5 min");
-        assert_eq!(duration_words(7200), "2 h");
     }
 
     #[test]

@@ -303,7 +303,7 @@ pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) 
     let mut text = p
         .alarm
         .replace("{state}", &words::state_name(lang, &record.state))
-        .replace("{reason}", &reason_in(lang, record));
+        .replace("{reason}", &record_reason_in(lang, record));
     if !record.lines.is_empty() {
         text.push_str("\n\n");
         text.push_str(p.last_lines);
@@ -321,7 +321,7 @@ pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) 
 
 /// The reason of `record` in `lang`: as recorded (English), or written
 /// anew in Chinese from the record's facts (already redacted).
-fn reason_in(lang: Lang, record: &AgentStateRecord) -> String {
+fn record_reason_in(lang: Lang, record: &AgentStateRecord) -> String {
     if lang == Lang::En {
         return record.reason.clone();
     }
@@ -329,9 +329,9 @@ fn reason_in(lang: Lang, record: &AgentStateRecord) -> String {
         // The reset as printed, even where it no longer reads as a time.
         Some(AgentState::UsageLimited { .. }) => match &record.reset_text {
             Some(text) => format!("重置时间 {text}"),
-            None => super::reason_zh(&AgentState::UsageLimited { reset: None }),
+            None => super::reason_in(lang, &AgentState::UsageLimited { reset: None }),
         },
-        Some(state) => super::reason_zh(&state),
+        Some(state) => super::reason_in(lang, &state),
         None => record.reason.clone(),
     }
 }
@@ -344,7 +344,9 @@ pub fn finished_text(record: &AgentStateRecord) -> String {
 /// [`finished_text`] in `lang`.
 pub fn finished_text_in(lang: Lang, record: &AgentStateRecord) -> String {
     let p = words::phrases(lang);
-    let mut text = p.finished.replace("{reason}", &reason_in(lang, record));
+    let mut text = p
+        .finished
+        .replace("{reason}", &record_reason_in(lang, record));
     if !record.lines.is_empty() {
         text.push_str("\n\n");
         text.push_str(p.last_lines);

@@ -2,7 +2,7 @@
 //! notify target's `language`): the alarm, the "finished" note, the
 //! recovery's additions and the replies. The reply keywords (`restart`,
 //! `resume`, `stop`) stay the same in every language; the state's reason
-//! is written in the target's language (`reason_zh`), the CLI's own words in
+//! is written in the target's language (`reason_words`), the CLI's own words in
 //! it quoted as read.
 
 use crate::ladder::Lang;
