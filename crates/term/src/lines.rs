@@ -2,7 +2,7 @@
 //! reader of a few lines (the agent watcher's recognisers read the rows
 //! around the CLI's input box) instead of the whole screen's text.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 use crate::TerminalModel;
 
@@ -33,7 +33,9 @@ pub struct ScreenLines<'a> {
     starts: Vec<u16>,
     rows: u16,
     /// The texts kept from an earlier look ([`TerminalModel::lines_with`]).
-    kept: Option<RefCell<&'a mut RowTexts>>,
+    /// (A mutex rather than a cell: a reader may share the lines with a
+    /// `Sync` closure; it is never contended.)
+    kept: Option<Mutex<&'a mut RowTexts>>,
 }
 
 impl TerminalModel {
@@ -58,7 +60,7 @@ impl TerminalModel {
             screen,
             starts: Vec::with_capacity(usize::from(rows)),
             rows,
-            kept: kept.map(RefCell::new),
+            kept: kept.map(Mutex::new),
         };
         for row in 0..rows {
             // A new line unless the row above wrapped onto this one; an
@@ -113,7 +115,9 @@ impl ScreenLines<'_> {
             return self.screen.row_text(row);
         };
         let key = self.screen.row_key(row)?;
-        let mut kept = kept.borrow_mut();
+        let mut kept = kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let i = usize::from(row);
         if let Some(Some((k, text))) = kept.rows.get(i)
             && *k == key

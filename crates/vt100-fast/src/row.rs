@@ -32,6 +32,7 @@ pub struct Row {
 
 /// The row as upstream's derived `Debug` shows it (its key is not part of
 /// what it shows: the differential tests compare the two). (fork)
+#[allow(clippy::missing_fields_in_debug)]
 impl core::fmt::Debug for Row {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Row")
