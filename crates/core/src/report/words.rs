@@ -241,12 +241,15 @@ pub fn decided_state(lang: Lang, state: &str) -> String {
 }
 
 /// Who or where a decision came from as the report says it: a question's
-/// surface (`web`, `chat`, `default`) in `lang`; a person's name as it is.
+/// surface (`web`, `chat`, `default`) and the web's signed-in person
+/// (`browser`) in `lang`; another person's name as it is.
 pub fn by_words(lang: Lang, by: &str) -> String {
     match (lang, by) {
         (Lang::Zh, "web") => "网页".into(),
         (Lang::Zh, "chat") => "聊天".into(),
         (Lang::Zh, "default") => "默认值".into(),
+        // The signed-in web user (`auth::Identity::Browser`).
+        (Lang::Zh, "browser") => "浏览器".into(),
         _ => by.to_string(),
     }
 }
@@ -549,6 +552,9 @@ mod tests {
             ),
             "已被处理过（网页：已拒绝）"
         );
+        assert_eq!(by_words(Lang::Zh, "browser"), "浏览器");
+        assert_eq!(by_words(Lang::Zh, "ou_123"), "ou_123", "a name as it is");
+        assert_eq!(by_words(Lang::En, "web"), "web");
         assert_eq!(
             answer_back(Lang::Zh, &outcome()),
             "已采纳（2）：\n1：已回答“B”\n2：已批准\n\n未采纳（1）：\n9：本报告中没有第 9 项"
