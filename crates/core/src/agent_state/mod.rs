@@ -29,7 +29,7 @@ mod unsent;
 
 pub use change::{MAX_EVIDENCE_LINES, StateChange};
 pub use machine::{DEFAULT_STALL_AFTER, ExitStatus, HookEvent, Inputs, Turn, notification, state};
-pub use reason_words::{reason, reason_in};
+pub use reason_words::{reason, reason_in, reset_words};
 pub use record::{exit_of_code, is_change, record_of, reset_at, signal_number, state_of};
 pub use screen::Screen;
 pub use time::ResetTime;

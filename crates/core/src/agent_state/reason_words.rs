@@ -121,8 +121,9 @@ pub fn reason_in(lang: Lang, state: &AgentState) -> String {
             .replace("{title}", title)
             .replace("{options}", &options.join(" / ")),
         AgentState::Idle => p.idle.into(),
-        AgentState::UsageLimited { reset: Some(r) } => p.limited.replace("{reset}", &r.text),
-        AgentState::UsageLimited { reset: None } => p.limited_unknown.into(),
+        AgentState::UsageLimited { reset } => {
+            reset_words(lang, reset.as_ref().map(|r| r.text.as_str()))
+        }
         AgentState::Erroring {
             kind,
             attempt,
@@ -158,6 +159,16 @@ pub fn reason_in(lang: Lang, state: &AgentState) -> String {
                 .replace("{name}", name),
             None => p.killed.replace("{signal}", &signal.to_string()),
         },
+    }
+}
+
+/// A usage limit's reset as the CLI printed it (`None`: not shown), in
+/// `lang` — also for a printed time that no longer parses (redacted).
+pub fn reset_words(lang: Lang, printed: Option<&str>) -> String {
+    let p = phrases(lang);
+    match printed {
+        Some(text) => p.limited.replace("{reset}", text),
+        None => p.limited_unknown.into(),
     }
 }
 
@@ -226,6 +237,11 @@ mod tests {
         assert_eq!(
             reason(&AgentState::Crashed { signal: 9 }),
             "killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(
+            reset_words(Lang::Zh, Some("[REDACTED]")),
+            "重置时间 [REDACTED]",
+            "a printed reset that no longer parses is quoted as it is"
         );
         assert_eq!(duration_words(&EN, 7500), "2 h 5 min");
         assert_eq!(duration_words(&EN, 7200), "2 h");

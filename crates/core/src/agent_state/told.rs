@@ -327,10 +327,9 @@ fn record_reason_in(lang: Lang, record: &AgentStateRecord) -> String {
     }
     match super::state_of(record) {
         // The reset as printed, even where it no longer reads as a time.
-        Some(AgentState::UsageLimited { .. }) => match &record.reset_text {
-            Some(text) => format!("重置时间 {text}"),
-            None => super::reason_in(lang, &AgentState::UsageLimited { reset: None }),
-        },
+        Some(AgentState::UsageLimited { .. }) => {
+            super::reset_words(lang, record.reset_text.as_deref())
+        }
         Some(state) => super::reason_in(lang, &state),
         None => record.reason.clone(),
     }

@@ -214,11 +214,15 @@ pub fn in_lang(mut r: Report, lang: Lang) -> Report {
         i.why = i.blocks.words_in(lang);
     }
     for t in &mut r.tasks {
-        t.resumed = t
-            .resumed_notes
-            .iter()
-            .filter_map(|n| crate::reboot::note_words_in(lang, Some(n)))
-            .collect();
+        // Only where the notes are at hand (a report read back from the
+        // store has its words, not its notes: they are kept as they are).
+        if !t.resumed_notes.is_empty() {
+            t.resumed = t
+                .resumed_notes
+                .iter()
+                .filter_map(|n| crate::reboot::note_words_in(lang, Some(n)))
+                .collect();
+        }
         for a in &mut t.asked {
             if let Some(receipt) = &mut a.receipt {
                 receipt.text = receipt.words(lang);
@@ -418,6 +422,24 @@ mod tests {
             rank::Blocks,
         },
     };
+
+    #[test]
+    fn a_report_read_back_keeps_its_resumed_words_and_a_fresh_one_is_translated() {
+        let note = "resumed session sess-1".to_string();
+        let mut fresh = report();
+        fresh.tasks[0].resumed = vec!["resumed automatically after a restart".into()];
+        fresh.tasks[0].resumed_notes = vec![note];
+        let zh = in_lang(fresh, Lang::Zh);
+        assert_eq!(zh.tasks[0].resumed, ["重启后已自动恢复（它的会话 sess-1）"]);
+        // Stored and read back: no notes (they are not serialized).
+        let mut back = report();
+        back.tasks[0].resumed = vec!["resumed automatically after a restart".into()];
+        let zh = in_lang(back, Lang::Zh);
+        assert_eq!(
+            zh.tasks[0].resumed,
+            ["resumed automatically after a restart"]
+        );
+    }
 
     fn report() -> Report {
         let at = |h, m| Utc.with_ymd_and_hms(2026, 12, 5, h, m, 0).unwrap();
