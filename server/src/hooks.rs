@@ -212,6 +212,10 @@ fn record_native_question(tool: &str, event: &Value, env: &HookEnv) -> Result<St
         .ok_or_else(|| format!("no requestId in {out}"))
 }
 
+/// The SessionStart hook's wait for the tool listing: the server's own
+/// bound (`TOOLS_WAIT_MAX`, 20 s) and a margin, under the hook's timeout.
+const TOOLS_READY_TIMEOUT: Duration = Duration::from_secs(24);
+
 /// POST a JSON body to the Harness server with the agent's token; bounded
 /// by a short timeout. Failures are returned, never fatal for the hook.
 fn report(env: &HookEnv, path: &str, body: Value) -> Result<Value, String> {
@@ -290,19 +294,44 @@ pub fn notification(input: Option<&str>, env: &HookEnv) -> HookResult {
 pub fn session_start(input: Option<&str>, env: &HookEnv, cwd: &Path) -> HookResult {
     let mut stderr = String::new();
     if env.task_id.is_some() {
-        let session = input
-            .and_then(|i| serde_json::from_str::<Value>(i).ok())
-            .and_then(|v| {
-                v.get("session_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
+        let event = input.and_then(|i| serde_json::from_str::<Value>(i).ok());
+        let field = |name: &str| {
+            event
+                .as_ref()
+                .and_then(|v| v.get(name))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let session = field("session_id");
         if let Some(session_id) = session {
             let body = json!({"taskId": env.task_id, "executionId": env.execution_id, "sessionId": session_id});
             if let Err(err) = report(env, "/api/internal/hooks/session", body) {
                 stderr.push_str(&format!(
                     "harness: could not report the session id: {err}\n"
                 ));
+            }
+        }
+        // The first model request waits for this hook, not for the MCP
+        // servers: hold it until the Harness tools are listed
+        // (`terminals::mcp_ready`). A clear or a compact keeps the tools.
+        if matches!(
+            field("source").as_deref(),
+            Some("startup" | "resume") | None
+        ) {
+            let body = json!({"taskId": env.task_id, "executionId": env.execution_id});
+            match post(
+                env,
+                "/api/internal/hooks/tools-ready",
+                body,
+                TOOLS_READY_TIMEOUT,
+            ) {
+                Ok(out) if out.get("listed") == Some(&Value::Bool(true)) => {}
+                Ok(_) => stderr.push_str(
+                    "harness: the Harness tools were not listed yet; starting without them\n",
+                ),
+                Err(err) => stderr.push_str(&format!(
+                    "harness: could not wait for the Harness tools: {err}\n"
+                )),
             }
         }
     }

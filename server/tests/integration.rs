@@ -117,6 +117,10 @@ mod limits;
 mod login_redirect;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "mcp_ready.rs"]
+mod mcp_ready;
+#[path = "mcp_ready_real.rs"]
+mod mcp_ready_real;
 #[path = "mcp_sdk.rs"]
 mod mcp_sdk;
 #[path = "metrics.rs"]
@@ -131,6 +135,8 @@ mod native_questions;
 mod node_calls;
 #[path = "node_ownership.rs"]
 mod node_ownership;
+#[path = "notification_real.rs"]
+mod notification_real;
 #[path = "openapi.rs"]
 mod openapi;
 #[path = "openapi_constraints.rs"]

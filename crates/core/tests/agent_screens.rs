@@ -460,3 +460,31 @@ fn claude_code_at_harness_default_terminal_of_80_by_24() {
         Observation::None,
     );
 }
+
+/// Claude Code's Notification hook event after it waited at its prompt, as
+/// the real CLI gave it to a hook (`tests/fixtures/hooks/`, recorded by
+/// `server/tests/notification_real.rs`): read as "idle at its prompt".
+#[test]
+fn the_recorded_idle_notification_reads_as_idle() {
+    use harness_core::agent_state::{HookEvent, notification};
+    let path = format!(
+        "{}/tests/fixtures/hooks/claude_notification_idle_prompt.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let fixture: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let event = &fixture["event"];
+    assert_eq!(event["hook_event_name"], "Notification");
+    assert_eq!(
+        notification(
+            event["notification_type"].as_str(),
+            event["message"].as_str()
+        ),
+        Some(HookEvent::IdlePrompt)
+    );
+    // A CLI that sent only the message would be read the same.
+    assert_eq!(
+        notification(None, event["message"].as_str()),
+        Some(HookEvent::IdlePrompt)
+    );
+}

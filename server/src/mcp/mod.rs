@@ -175,7 +175,17 @@ impl ServerHandler for HarnessMcp {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let visible = match identity_of(&ctx) {
+        let identity = identity_of(&ctx);
+        // The agent's start-up hook waits for this (`terminals::mcp_ready`).
+        if let Some(Identity::Agent {
+            task_id,
+            execution_id,
+            ..
+        }) = &identity
+        {
+            self.terminals.tools_listed(task_id, execution_id);
+        }
+        let visible = match identity {
             Some(identity) => self
                 .tools
                 .list_all()

@@ -19,6 +19,7 @@ pub fn routes() -> Router<AppState> {
         .route("/session", post(session))
         .route("/stop", post(stop))
         .route("/notification", post(notification))
+        .route("/tools-ready", post(tools_ready))
 }
 
 #[derive(utoipa::ToSchema, Deserialize)]
@@ -174,7 +175,57 @@ async fn notification(
     Ok(Json(json!({"ok": true, "noted": event.is_some()})))
 }
 
+#[derive(utoipa::ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsReadyBody {
+    task_id: Option<String>,
+    execution_id: Option<String>,
+    /// How long to wait at most, in milliseconds (default and cap 20000).
+    #[schema(minimum = 0)]
+    wait_ms: Option<u64>,
+}
+
+/// SessionStart (Claude Code), after the session report: wait until this
+/// execution has listed its Harness tools over MCP, at most `waitMs` (cap
+/// 20 s), so that the agent's first model request offers them (Claude Code
+/// waits for this hook, not for its MCP servers; `terminals::mcp_ready`).
+/// `listed: false` when the wait ended without it, or when the task has no
+/// live execution.
+#[utoipa::path(
+    post,
+    path = "/api/internal/hooks/tools-ready",
+    tag = "internal",
+    request_body = ToolsReadyBody,
+    responses(
+        (status = 200, description = "Whether the tools were listed", body = super::openapi::ToolsReadyResponse)
+    )
+)]
+async fn tools_ready(
+    State(s): State<AppState>,
+    Caller(who): Caller,
+    JsonBody(body): JsonBody<ToolsReadyBody>,
+) -> ApiResult<Json<Value>> {
+    let task_id = who.bind_task(body.task_id.as_deref())?;
+    let execution_id = match who.bind_execution(body.execution_id.as_deref())? {
+        Some(named) => Some(named),
+        None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
+    };
+    let Some(execution_id) = execution_id else {
+        return Ok(Json(json!({"ok": true, "listed": false})));
+    };
+    let max = std::time::Duration::from_millis(
+        body.wait_ms
+            .unwrap_or(u64::MAX)
+            .min(crate::terminals::mcp_ready::TOOLS_WAIT_MAX.as_millis() as u64),
+    );
+    let listed = s
+        .terminals
+        .wait_for_tools(&task_id, &execution_id, max)
+        .await;
+    Ok(Json(json!({"ok": true, "listed": listed})))
+}
+
 /// These routes in the OpenAPI document (`routes/openapi` merges it).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(session, stop, notification))]
+#[openapi(paths(session, stop, notification, tools_ready))]
 pub(super) struct Api;

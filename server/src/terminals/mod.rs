@@ -17,6 +17,7 @@ pub mod hook_guard;
 pub mod idle_start;
 mod input;
 pub mod look_cost;
+pub mod mcp_ready;
 pub mod prompts;
 pub mod providers;
 pub mod ready;
@@ -107,7 +108,9 @@ struct Inner {
     /// live execution per task decides: a losing start is a 409).
     start_lock: tokio::sync::Mutex<()>,
     /// SessionStart reports (`ready`): when a restarted agent accepts input.
-    starts: ready::SessionStarts,
+    starts: ready::AgentSignals,
+    /// The agents that listed their Harness tools over MCP (`mcp_ready`).
+    tools_listed: ready::AgentSignals,
     /// The agents' states (`agent_watch`).
     watch: agent_watch::AgentWatch,
     /// Agents in holders this build cannot read (`unreadable`).
@@ -141,7 +144,8 @@ impl Terminals {
                 harness,
                 config,
                 start_lock: tokio::sync::Mutex::new(()),
-                starts: ready::SessionStarts::default(),
+                starts: ready::AgentSignals::default(),
+                tools_listed: ready::AgentSignals::default(),
                 watch: agent_watch::AgentWatch::default(),
                 unreadable: unreadable::UnreadableHolders::default(),
                 exits: exits::Exits::default(),

@@ -117,7 +117,8 @@ pub const HOOKS: &[HookSpec] = &[
     HookSpec {
         event: "SessionStart",
         subcommand: "session-start",
-        timeout: 10,
+        // It waits up to 20 s for the agent's MCP tool listing (`mcp_ready`).
+        timeout: 30,
         claude_matcher: Some("startup|resume|clear|compact"),
         codex: true,
     },

@@ -36,26 +36,65 @@ use super::Terminals;
 /// The longest wait for a restarted agent's readiness.
 pub const READY_MAX: Duration = Duration::from_secs(20);
 
-/// The SessionStart reports seen: task → the reporting execution (`None`:
-/// reported with the admin token, naming no execution).
+/// One kind of report seen per task: task → the reporting execution
+/// (`None`: reported with the admin token, naming no execution) and when.
+/// Used for SessionStart reports and for the agent's listing of its Harness
+/// tools (`mcp_ready`). One entry per task, the newest report's.
 #[derive(Default)]
-pub(super) struct SessionStarts {
-    seen: Mutex<HashMap<String, Option<String>>>,
+pub(super) struct AgentSignals {
+    seen: Mutex<HashMap<String, (Option<String>, tokio::time::Instant)>>,
     changed: tokio::sync::Notify,
 }
 
-impl SessionStarts {
-    fn record(&self, task_id: &str, execution_id: Option<&str>) {
+impl AgentSignals {
+    pub(super) fn record(&self, task_id: &str, execution_id: Option<&str>) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        seen.insert(task_id.to_string(), execution_id.map(str::to_string));
+        seen.insert(
+            task_id.to_string(),
+            (
+                execution_id.map(str::to_string),
+                tokio::time::Instant::now(),
+            ),
+        );
         drop(seen);
         self.changed.notify_waiters();
     }
 
-    fn seen(&self, task_id: &str, execution_id: &str) -> bool {
+    /// When `execution_id` of `task_id` reported, if it has.
+    pub(super) fn seen_at(
+        &self,
+        task_id: &str,
+        execution_id: &str,
+    ) -> Option<tokio::time::Instant> {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         seen.get(task_id)
-            .is_some_and(|e| e.as_deref().is_none_or(|e| e == execution_id))
+            .filter(|(e, _)| e.as_deref().is_none_or(|e| e == execution_id))
+            .map(|(_, at)| *at)
+    }
+
+    pub(super) fn seen(&self, task_id: &str, execution_id: &str) -> bool {
+        self.seen_at(task_id, execution_id).is_some()
+    }
+
+    /// Wait until `execution_id` of `task_id` has reported, at most `max`;
+    /// when it did.
+    pub(super) async fn wait(
+        &self,
+        task_id: &str,
+        execution_id: &str,
+        max: Duration,
+    ) -> Option<tokio::time::Instant> {
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            // Created before the check: a report in between still wakes it.
+            let changed = self.changed.notified();
+            if let Some(at) = self.seen_at(task_id, execution_id) {
+                return Some(at);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return self.seen_at(task_id, execution_id);
+            }
+        }
     }
 }
 
@@ -200,7 +239,7 @@ mod tests {
 
     #[test]
     fn a_report_counts_for_its_own_execution_or_any_when_it_names_none() {
-        let s = SessionStarts::default();
+        let s = AgentSignals::default();
         assert!(!s.seen("t1", "e1"));
         s.record("t1", Some("e0"));
         assert!(!s.seen("t1", "e1"), "an earlier execution's report");

@@ -104,6 +104,14 @@ pub struct NotificationResponse {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+pub struct ToolsReadyResponse {
+    pub ok: bool,
+    /// The execution listed its Harness tools over MCP before the wait ended.
+    pub listed: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct StopResponse {
     pub ok: bool,
     /// The execution is the task's live one: its turn end counts.

@@ -1,0 +1,126 @@
+//! What the REAL Claude Code 2.1.332 (`end2end/real-cli`, against the model
+//! stand-in) gives its Notification hooks when it has waited at its prompt:
+//! the event is recorded by a hook of the user's own settings (beside
+//! Harness's), and Harness's reading of it (`agent_state::notification`)
+//! must be "idle at its prompt". The idle threshold is Claude Code's
+//! `messageIdleNotifThresholdMs` (60 s by default), set to 1.5 s in the
+//! test's `~/.claude.json`. The recorded fields are kept in
+//! `crates/core/tests/fixtures/hooks/claude_notification_idle_prompt.json`
+//! (core's unit test reads it); this test tells when the CLI changes them.
+//!
+//! A permission prompt (`permission_prompt`) is not recorded: Harness
+//! starts Claude Code with `--dangerously-skip-permissions`, where the CLI
+//! shows none.
+//!
+//! Without the CLI the test prints "skipped: …" and passes.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use harness_core::agent_state::{self, HookEvent};
+use harness_model_standin::{StandIn, Turn};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use common::real_cli::{PROMPT, installed, screen};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn real_claude_codes_idle_notification_reads_as_idle() {
+    let Some(bin) = installed("claude") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (work, home) = (dir.path().join("work"), dir.path().join("home"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let s = common::start(&dir.path().join("data")).await;
+    let standin = StandIn::start(vec![Turn::say("Done.")]).await.unwrap();
+
+    let recorded = work.join("notifications.jsonl");
+    let state = json!({"hasCompletedOnboarding": true, "messageIdleNotifThresholdMs": 1500,
+        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
+    let user_settings = json!({"hooks": {"Notification": [{"hooks": [{"type": "command",
+        "command": format!("cat >> '{}'; echo >> '{}'", recorded.display(), recorded.display())}]}]}});
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        user_settings.to_string(),
+    )
+    .unwrap();
+    let env = json!({"HOME": home, "IS_SANDBOX": "1",
+        "ANTHROPIC_BASE_URL": standin.base_url(), "ANTHROPIC_AUTH_TOKEN": "standin",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+        "ENABLE_TOOL_SEARCH": "false"});
+    let (status, t) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(
+                json!({"title": "idle notification", "agent": {"provider": "claude",
+                "command": [bin.display().to_string()], "cwd": work, "env": env}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{t}");
+    let task = t["id"].as_str().unwrap().to_string();
+    let (status, out) = s
+        .admin(
+            "POST",
+            &format!("/api/tasks/{task}/start"),
+            Some(json!({"prompt": PROMPT})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let event: Value = loop {
+        let found = std::fs::read_to_string(&recorded)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["notification_type"] == "idle_prompt");
+        if let Some(event) = found {
+            break event;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no idle notification; recorded: {:?}\nscreen:\n{}",
+            std::fs::read_to_string(&recorded).ok(),
+            screen(&s, &task).await
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(event["hook_event_name"], "Notification", "{event}");
+    let read = agent_state::notification(
+        event["notification_type"].as_str(),
+        event["message"].as_str(),
+    );
+    assert_eq!(read, Some(HookEvent::IdlePrompt), "{event}");
+    // The fixture holds the same fields and values (ids and paths aside).
+    let fixture: Value = serde_json::from_str(include_str!(
+        "../../crates/core/tests/fixtures/hooks/claude_notification_idle_prompt.json"
+    ))
+    .unwrap();
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&event), keys(&fixture["event"]), "{event}");
+    for field in ["hook_event_name", "notification_type", "message"] {
+        assert_eq!(event[field], fixture["event"][field], "{field}: {event}");
+    }
+    // And the task shows the agent idle at its prompt.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, t) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
+        if t["agentState"]["state"] == "idle" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not idle: {}", t["agentState"]);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    s.shutdown().await;
+}
