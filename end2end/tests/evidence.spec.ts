@@ -155,3 +155,86 @@ test('a notify target includes the screen in its pushes only once ticked', async
   }
   await api(request, 'DELETE', `/api/settings/notify-targets/${key}`);
 });
+
+/** Relative luminance of a CSS `rgb(…)` colour (0 black … 1 white). */
+function luminance(css: string): number {
+  const [r, g, b] = (css.match(/[\d.]+/g) ?? ['0', '0', '0']).slice(0, 3).map((v) => Number(v) / 255)
+    .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+test('an approval carries the screen it was held from, redacted, in light and dark', async ({ browser, request }, info) => {
+  test.setTimeout(120_000);
+  const shots = join(info.project.outputDir, 'evidence-screens');
+  const title = `Deploy ${Date.now().toString(36)}`;
+  const parent = await api(request, 'POST', '/api/tasks', {
+    title: `${title} parent`, agent: { provider: 'command', command: ['true'] },
+  });
+  expect(parent.status).toBe(201);
+  const script = `echo "deploying build 42 to staging"; echo "export KEY=${PLANTED}"; exec sleep 600`;
+  const child = await api(request, 'POST', '/api/tasks', {
+    title, parentTaskId: parent.body.id,
+    agent: { provider: 'command', command: ['sh', '-c', script], cwd: '/tmp' },
+  });
+  expect(child.status).toBe(201);
+  const id: string = child.body.id;
+  expect((await api(request, 'POST', `/api/tasks/${id}/start`)).status).toBe(200);
+  await expect.poll(async () => (await api(request, 'GET', `/api/tasks/${id}/screen`)).body?.text ?? '')
+    .toContain('deploying build 42');
+  // The pre-tool hook holds a risky call of the derived task: an approval.
+  const held = await api(request, 'POST', '/api/internal/approvals/check', {
+    taskId: id, tool: 'Bash', input: { command: 'git push --force origin main' }, cwd: '/tmp', waitSeconds: 0,
+  });
+  expect(held.status, JSON.stringify(held.body)).toBe(200);
+  expect(held.body.waiting).toBe(true);
+  const approvalId: string = held.body.approvalId;
+  const evidence = await api(request, 'GET', `/api/messages/${approvalId}/evidence`);
+  expect(evidence.status, JSON.stringify(evidence.body)).toBe(200);
+  expect(JSON.stringify(evidence.body)).toContain('deploying build 42');
+  expect(JSON.stringify(evidence.body)).not.toContain('E2EPLANTED');
+
+  const views = [[1280, 'en-US', 'light'], [390, 'zh-CN', 'dark'], [1280, 'zh-CN', 'dark'], [390, 'en-US', 'light']] as const;
+  for (const [width, locale, scheme] of views) {
+    const phone = width < 640;
+    const ctx = await browser.newContext({
+      storageState: STORAGE_STATE, locale, colorScheme: scheme,
+      viewport: { width, height: phone ? 844 : 900 }, isMobile: phone, hasTouch: phone,
+    });
+    const page = await ctx.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`/harness?view=pending&q=${encodeURIComponent(title)}`);
+    await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+    const row = page.locator(`tr[data-task-id="${id}"]`);
+    await expect(row).toContainText('git push --force origin main');
+    await row.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.locator('#detail-dialog');
+    await expect(dialog).toBeVisible();
+    const screen = dialog.locator('#evidence-screen');
+    await expect(screen).toContainText('deploying build 42 to staging');
+    await expect(screen).toContainText('sk-ant-[REDACTED]');
+    await expect(screen).toHaveCSS('font-family', /monospace/);
+    // Readable in both schemes: the page follows the system, the screen's
+    // text stands off its background.
+    const [bodyBg, fg, bg] = await page.evaluate(() => {
+      const pre = document.querySelector('#detail-dialog #evidence-screen') as HTMLElement;
+      const s = getComputedStyle(pre);
+      let el: HTMLElement | null = pre;
+      let back = s.backgroundColor;
+      while (el && (back === 'rgba(0, 0, 0, 0)' || back === 'transparent')) {
+        el = el.parentElement;
+        back = el ? getComputedStyle(el).backgroundColor : 'rgb(255, 255, 255)';
+      }
+      return [getComputedStyle(document.body).backgroundColor, s.color, back];
+    });
+    if (scheme === 'dark') expect(luminance(bodyBg), `body ${bodyBg}`).toBeLessThan(0.2);
+    else expect(luminance(bodyBg), `body ${bodyBg}`).toBeGreaterThan(0.6);
+    const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+    expect((hi + 0.05) / (lo + 0.05), `screen text ${fg} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+    await shoot(page, shots, `approval-${scheme}-${locale}-${width}`, '#detail-dialog');
+    expect(errors).toEqual([]);
+    await ctx.close();
+  }
+  await api(request, 'POST', `/api/approvals/${approvalId}/decide`, { decision: 'deny', reason: 'e2e done' });
+  await api(request, 'POST', `/api/tasks/${id}/stop`);
+});

@@ -10,6 +10,8 @@
 
 use crate::{common, reboot_resume::Reaper};
 
+use common::until;
+
 use std::{
     path::Path,
     time::{Duration, Instant},
@@ -128,21 +130,6 @@ pub(crate) async fn task_json(s: &common::Server, task: &str) -> Value {
     let (st, t) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
     assert_eq!(st, StatusCode::OK, "{t}");
     t
-}
-
-pub(crate) async fn until<T, F, Fut>(what: &str, within: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// What reached the agent: each submitted input, in order.

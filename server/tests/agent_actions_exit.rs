@@ -10,10 +10,12 @@
 //! multi-threaded runtime.
 
 use crate::{
-    agent_actions::{channel, continues, double_task_under, script, start, task_json, until},
+    agent_actions::{channel, continues, double_task_under, script, start, task_json},
     common,
     reboot_resume::Reaper,
 };
+
+use common::until;
 
 use std::time::Duration;
 

@@ -8,12 +8,11 @@
 
 use crate::{common, reboot_resume::Reaper};
 
+use common::until;
+
 use common::process::ServerProcess as Life;
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::{path::Path, time::Duration};
 
 use chrono::Utc;
 use harness_core::{
@@ -26,21 +25,6 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
-async fn until<T, F, Fut>(what: &str, within: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn ok(life: &Life, method: &str, path: &str, body: Option<Value>) -> Value {
     let (st, out) = life.call(method, path, body).await;

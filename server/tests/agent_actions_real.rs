@@ -27,23 +27,16 @@ use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen, task_json};
+use common::real_cli::{PROMPT, claude_env, installed, screen, task_json};
 
 const AFTER: &str = "Back after the reset";
 
-async fn until<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+async fn until<T, F, Fut>(secs: u64, what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    common::until(what, Duration::from_secs(secs), check).await
 }
 
 fn epoch_in(secs: i64) -> i64 {
@@ -353,14 +346,15 @@ async fn real_claude_code_waiting_for_its_reset_by_itself_is_left_alone_until_th
         .await
         .unwrap();
     let work = dir.path().join("work");
-    let state = json!({"hasCompletedOnboarding": true,
-        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-    std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
-    let env = json!({"HOME": home, "IS_SANDBOX": "1", "TZ": "UTC",
-        "ANTHROPIC_BASE_URL": standin.base_url(),
-        "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-standin",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "ENABLE_TOOL_SEARCH": "false"});
+    // A subscription login (its OAuth token), not an API key.
+    let env = claude_env(
+        &home,
+        &work,
+        &standin.base_url(),
+        json!({}),
+        json!({"TZ": "UTC", "ANTHROPIC_AUTH_TOKEN": null,
+            "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-standin"}),
+    );
     let (s, t, exec, viewer) = start(
         dir.path(),
         "claude",

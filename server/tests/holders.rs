@@ -67,11 +67,11 @@ async fn screen(life: &Life, task: &str) -> String {
 }
 
 async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::until(what, Duration::from_secs(30), || {
+        let done = check();
+        async move { done.await.then_some(()) }
+    })
+    .await
 }
 
 /// The agent's long-lived processes: the holder, the launcher and the

@@ -19,7 +19,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 
-use common::real_cli::{PROMPT, installed, screen};
+use common::real_cli::{PROMPT, claude_env, installed, screen};
 
 /// How long each connection to the MCP endpoint waits before it reaches
 /// Harness.
@@ -91,14 +91,7 @@ async fn real_claude_codes_first_request_has_the_harness_tools_with_a_slow_mcp()
     ])
     .await
     .unwrap();
-    let state = json!({"hasCompletedOnboarding": true,
-        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-    std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
-    let env = json!({"HOME": home, "IS_SANDBOX": "1",
-        "ANTHROPIC_BASE_URL": standin.base_url(), "ANTHROPIC_AUTH_TOKEN": "standin",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-        "ENABLE_TOOL_SEARCH": "false"});
+    let env = claude_env(&home, &work, &standin.base_url(), json!({}), json!({}));
     let (status, t) = s
         .admin(
             "POST",
@@ -121,18 +114,14 @@ async fn real_claude_codes_first_request_has_the_harness_tools_with_a_slow_mcp()
         .await;
     assert_eq!(status, StatusCode::OK, "{out}");
 
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let first = loop {
-        if let Some(first) = standin.main_requests().first().cloned() {
-            break first;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no model request; screen:\n{}",
-            screen(&s, &task).await
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let on_screen = || async { format!("screen:\n{}", screen(&s, &task).await) };
+    let first = common::until_with(
+        "the first model request",
+        Duration::from_secs(90),
+        || std::future::ready(standin.main_requests().first().cloned()),
+        on_screen,
+    )
+    .await;
     let waited = started.elapsed();
     let tools = tool_names(&first);
     assert!(
@@ -149,8 +138,7 @@ async fn real_claude_codes_first_request_has_the_harness_tools_with_a_slow_mcp()
     assert!(waited >= DELAY, "the first request came after {waited:?}");
 
     // And the first turn's question is asked.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let asked = || async {
         let (_, rows) = s
             .admin(
                 "GET",
@@ -158,15 +146,8 @@ async fn real_claude_codes_first_request_has_the_harness_tools_with_a_slow_mcp()
                 None,
             )
             .await;
-        if rows["rows"][0]["content"] == "Slow tools?" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the question was not asked; screen:\n{}",
-            screen(&s, &task).await
-        );
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
+        (rows["rows"][0]["content"] == "Slow tools?").then_some(())
+    };
+    common::until_with("the question", Duration::from_secs(60), asked, on_screen).await;
     s.shutdown().await;
 }

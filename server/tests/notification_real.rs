@@ -16,14 +16,14 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness_core::agent_state::{self, HookEvent};
 use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen};
+use common::real_cli::{PROMPT, claude_env, installed, screen};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn real_claude_codes_idle_notification_reads_as_idle() {
@@ -38,9 +38,6 @@ async fn real_claude_codes_idle_notification_reads_as_idle() {
     let standin = StandIn::start(vec![Turn::say("Done.")]).await.unwrap();
 
     let recorded = work.join("notifications.jsonl");
-    let state = json!({"hasCompletedOnboarding": true, "messageIdleNotifThresholdMs": 1500,
-        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-    std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
     let user_settings = json!({"hooks": {"Notification": [{"hooks": [{"type": "command",
         "command": format!("cat >> '{}'; echo >> '{}'", recorded.display(), recorded.display())}]}]}});
     std::fs::write(
@@ -48,11 +45,13 @@ async fn real_claude_codes_idle_notification_reads_as_idle() {
         user_settings.to_string(),
     )
     .unwrap();
-    let env = json!({"HOME": home, "IS_SANDBOX": "1",
-        "ANTHROPIC_BASE_URL": standin.base_url(), "ANTHROPIC_AUTH_TOKEN": "standin",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-        "ENABLE_TOOL_SEARCH": "false"});
+    let env = claude_env(
+        &home,
+        &work,
+        &standin.base_url(),
+        json!({"messageIdleNotifThresholdMs": 1500}),
+        json!({}),
+    );
     let (status, t) = s
         .admin(
             "POST",
@@ -74,24 +73,28 @@ async fn real_claude_codes_idle_notification_reads_as_idle() {
         .await;
     assert_eq!(status, StatusCode::OK, "{out}");
 
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let event: Value = loop {
-        let found = std::fs::read_to_string(&recorded)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|e| e["notification_type"] == "idle_prompt");
-        if let Some(event) = found {
-            break event;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no idle notification; recorded: {:?}\nscreen:\n{}",
-            std::fs::read_to_string(&recorded).ok(),
-            screen(&s, &task).await
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let idle = || {
+        std::future::ready(
+            std::fs::read_to_string(&recorded)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|e| e["notification_type"] == "idle_prompt"),
+        )
     };
+    let event = common::until_with(
+        "the idle notification",
+        Duration::from_secs(90),
+        idle,
+        || async {
+            format!(
+                "recorded: {:?}\nscreen:\n{}",
+                std::fs::read_to_string(&recorded).ok(),
+                screen(&s, &task).await
+            )
+        },
+    )
+    .await;
     assert_eq!(event["hook_event_name"], "Notification", "{event}");
     let read = agent_state::notification(
         event["notification_type"].as_str(),
@@ -113,14 +116,10 @@ async fn real_claude_codes_idle_notification_reads_as_idle() {
         assert_eq!(event[field], fixture["event"][field], "{field}: {event}");
     }
     // And the task shows the agent idle at its prompt.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    common::until("the agent idle", Duration::from_secs(30), || async {
         let (_, t) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
-        if t["agentState"]["state"] == "idle" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not idle: {}", t["agentState"]);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        (t["agentState"]["state"] == "idle").then_some(())
+    })
+    .await;
     s.shutdown().await;
 }

@@ -23,28 +23,19 @@ use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen, task_json};
+use common::real_cli::{PROMPT, claude_env, installed, screen, task_json};
 
 const REPLY_1: &str = "Blue, please (reply one)";
 const REPLY_2: &str = "Ship it (reply two)";
 
 /// Poll `check` until it returns `Some`, at most `secs` seconds; on a
 /// timeout the panic shows what the stand-in received and the screen.
-async fn until<T, F, Fut>(run: &Run, secs: u64, what: &str, mut check: F) -> T
+async fn until<T, F, Fut>(run: &Run, secs: u64, what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if Instant::now() > deadline {
-            panic!("timed out waiting for {what}\n{}", report(run).await);
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
+    common::until_with(what, Duration::from_secs(secs), check, || report(run)).await
 }
 
 async fn report(run: &Run) -> String {
@@ -442,17 +433,7 @@ async fn real_claude_code_parks_resumes_and_is_gated() {
     let run = setup("claude", &bin, |work, home, base| {
         // A user who already finished onboarding and trusted the folder
         // (those prompts are detected on screen otherwise, see prompts.rs).
-        let state = json!({"hasCompletedOnboarding": true,
-            "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-        std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
-        json!({
-            "HOME": home, "IS_SANDBOX": "1",
-            "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-            // MCP tools listed with the request, not behind ToolSearch.
-            "ENABLE_TOOL_SEARCH": "false",
-        })
+        claude_env(&home, &work, &base, json!({}), json!({}))
     })
     .await;
     drive(&run, claude_text, claude_last_user).await;

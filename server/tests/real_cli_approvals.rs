@@ -22,14 +22,14 @@ use crate::common;
 use std::{
     path::{Path, PathBuf},
     process::Command,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen};
+use common::real_cli::{PROMPT, claude_env, installed, requests_seen, screen};
 
 /// How long the server holds a call for a decision in these tests.
 const HOLD: Duration = Duration::from_secs(3);
@@ -135,50 +135,25 @@ async fn until<T, F, Fut>(
     task: &str,
     secs: u64,
     what: &str,
-    mut check: F,
+    check: F,
 ) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if Instant::now() > deadline {
-            let seen: Vec<String> = standin
-                .requests()
-                .iter()
-                .map(|r| {
-                    let body: String = r.body.to_string();
-                    let tail: String = body
-                        .chars()
-                        .rev()
-                        .take(160)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect();
-                    format!(
-                        "{} {} main={} turn={:?} …{tail}",
-                        r.method, r.path, r.main, r.turn
-                    )
-                })
-                .collect();
-            let (_, deliveries) = s
-                .admin("GET", &format!("/api/tasks/{task}/deliveries"), None)
-                .await;
-            let (_, view) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
-            // What matters first: a CI log keeps only the start of a panic.
-            panic!(
-                "timed out waiting for {what}\ndeliveries: {deliveries}\ntask: {view}\nscreen:\n{}\nrequests:\n{}",
-                screen(s, task).await,
-                seen.join("\n"),
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
+    common::until_with(what, Duration::from_secs(secs), check, || async {
+        let (_, deliveries) = s
+            .admin("GET", &format!("/api/tasks/{task}/deliveries"), None)
+            .await;
+        let (_, view) = s.admin("GET", &format!("/api/tasks/{task}"), None).await;
+        // What matters first: a CI log keeps only the start of a panic.
+        format!(
+            "deliveries: {deliveries}\ntask: {view}\nscreen:\n{}\nrequests:\n{}",
+            screen(s, task).await,
+            requests_seen(standin, 160),
+        )
+    })
+    .await
 }
 
 async fn approvals(s: &common::Server, task: &str) -> Vec<Value> {
@@ -498,18 +473,7 @@ async fn real_claude_code_force_push_is_held_approved_denied_and_typed_in_after_
         &bin,
         "Bash",
         |c| json!({"command": c, "description": "force push"}),
-        |w, base| {
-            let state = json!({"hasCompletedOnboarding": true,
-                "projects": {w.work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-            std::fs::write(w.home.join(".claude.json"), state.to_string()).unwrap();
-            json!({
-                "HOME": w.home, "IS_SANDBOX": "1",
-                "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-                "ENABLE_TOOL_SEARCH": "false",
-            })
-        },
+        |w, base| claude_env(&w.home, &w.work, &base, json!({}), json!({})),
     )
     .await;
 }

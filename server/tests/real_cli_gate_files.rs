@@ -27,7 +27,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{process::ServerProcess, real_cli::installed};
+use common::{
+    process::ServerProcess,
+    real_cli::{claude_env, installed, requests_seen},
+};
 use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -145,29 +148,15 @@ impl World {
     }
 }
 
-async fn until<T, F, Fut>(what: &str, secs: u64, standin: &StandIn, mut check: F) -> T
+async fn until<T, F, Fut>(what: &str, secs: u64, standin: &StandIn, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if Instant::now() > deadline {
-            let seen: Vec<String> = standin
-                .requests()
-                .iter()
-                .map(|r| format!("{} {} main={} turn={:?}", r.method, r.path, r.main, r.turn))
-                .collect();
-            panic!(
-                "timed out waiting for {what}\nrequests:\n{}",
-                seen.join("\n")
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    common::until_with(what, Duration::from_secs(secs), check, || async {
+        format!("requests:\n{}", requests_seen(standin, 0))
+    })
+    .await
 }
 
 /// The newest approval of `task` whose input holds `command`.
@@ -438,18 +427,7 @@ async fn real_claude_code_stays_gated_after_its_binary_and_settings_are_attacked
             }
             script
         },
-        |w, base| {
-            let state = json!({"hasCompletedOnboarding": true,
-                "projects": {w.work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-            std::fs::write(w.home.join(".claude.json"), state.to_string()).unwrap();
-            json!({
-                "HOME": w.home, "IS_SANDBOX": "1",
-                "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-                "ENABLE_TOOL_SEARCH": "false",
-            })
-        },
+        |w, base| claude_env(&w.home, &w.work, &base, json!({}), json!({})),
     )
     .await;
 }

@@ -12,10 +12,7 @@ use crate::common;
 
 use common::process::ServerProcess as Life;
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::{path::Path, time::Duration};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -83,19 +80,12 @@ async fn task(life: &Life, task: &str) -> Value {
     t
 }
 
-async fn until<F, Fut>(what: &str, mut check: F) -> Value
+async fn until<F, Fut>(what: &str, check: F) -> Value
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<Value>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::until(what, Duration::from_secs(30), check).await
 }
 
 /// The JSON lines of a file (none yet: empty).

@@ -20,26 +20,19 @@ use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen, task_json};
+use common::real_cli::{PROMPT, claude_env, installed, screen, task_json};
 
 use super::reboot_resume::{agent_pids, kill_now};
 
 const FIRST: &str = "Hello from the first run";
 const AGAIN: &str = "Are you back after the reboot?";
 
-async fn until<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+async fn until<T, F, Fut>(secs: u64, what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
+    common::until(what, Duration::from_secs(secs), check).await
 }
 
 /// The command lines of the task's processes, NULs kept.
@@ -215,18 +208,7 @@ async fn real_claude_code_resumes_its_session_after_a_reboot() {
         "claude",
         &bin,
         |sid| format!("\0--resume\0{sid}"),
-        |work, home, base| {
-            let state = json!({"hasCompletedOnboarding": true,
-                "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-            std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
-            json!({
-                "HOME": home, "IS_SANDBOX": "1",
-                "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-                "ENABLE_TOOL_SEARCH": "false",
-            })
-        },
+        |work, home, base| claude_env(&home, &work, &base, json!({}), json!({})),
     )
     .await;
 }

@@ -13,22 +13,20 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 async fn until(s: &common::Server, t: &str, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        if Instant::now() > deadline {
-            let (_, screen) = s
-                .admin("GET", &format!("/api/tasks/{t}/screen"), None)
-                .await;
-            let (_, rows) = s
-                .admin("GET", &format!("/api/tasks/{t}/deliveries"), None)
-                .await;
-            panic!(
-                "timed out waiting for {what}\nscreen:\n{}\ndeliveries: {rows}",
-                screen["text"].as_str().unwrap_or_default()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let checked = || std::future::ready(check().then_some(()));
+    common::until_with(what, Duration::from_secs(30), checked, || async {
+        let (_, screen) = s
+            .admin("GET", &format!("/api/tasks/{t}/screen"), None)
+            .await;
+        let (_, rows) = s
+            .admin("GET", &format!("/api/tasks/{t}/deliveries"), None)
+            .await;
+        format!(
+            "screen:\n{}\ndeliveries: {rows}",
+            screen["text"].as_str().unwrap_or_default()
+        )
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

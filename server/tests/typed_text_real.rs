@@ -25,14 +25,14 @@ use crate::common;
 
 use std::{
     path::{Path, PathBuf},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use harness_model_standin::{StandIn, Turn};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, installed, screen};
+use common::real_cli::{PROMPT, claude_env, installed, screen};
 
 /// One reply: the text typed, what the model must read of it, and the
 /// file a shell would have created.
@@ -115,29 +115,23 @@ struct Run {
 }
 
 impl Run {
-    async fn until<T, Fut>(&self, secs: u64, what: &str, mut check: impl FnMut() -> Fut) -> T
+    async fn until<T, Fut>(&self, secs: u64, what: &str, check: impl FnMut() -> Fut) -> T
     where
         Fut: std::future::Future<Output = Option<T>>,
     {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            if let Some(v) = check().await {
-                return v;
-            }
-            if Instant::now() > deadline {
-                let seen: Vec<String> = self
-                    .standin
-                    .main_requests()
-                    .iter()
-                    .map(|r| last_user(r).chars().take(300).collect())
-                    .collect();
-                panic!(
-                    "timed out waiting for {what}\nlast user messages: {seen:#?}\nscreen:\n{}",
-                    screen(&self.server, &self.task).await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
+        common::until_with(what, Duration::from_secs(secs), check, || async {
+            let seen: Vec<String> = self
+                .standin
+                .main_requests()
+                .iter()
+                .map(|r| last_user(r).chars().take(300).collect())
+                .collect();
+            format!(
+                "last user messages: {seen:#?}\nscreen:\n{}",
+                screen(&self.server, &self.task).await
+            )
+        })
+        .await
     }
 
     async fn open_ask(&self) -> Option<String> {
@@ -172,14 +166,7 @@ async fn setup(provider: &str, bin: &Path, n: usize) -> Run {
     let standin = StandIn::start(turns).await.unwrap();
     let base = standin.base_url();
     let env = if provider == "claude" {
-        let state = json!({"hasCompletedOnboarding": true,
-            "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-        std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
-        json!({"HOME": home, "IS_SANDBOX": "1",
-            "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-            "ENABLE_TOOL_SEARCH": "false"})
+        claude_env(&home, &work, &base, json!({}), json!({}))
     } else {
         let codex_home = home.join(".codex");
         std::fs::create_dir_all(&codex_home).unwrap();

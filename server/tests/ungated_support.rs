@@ -8,14 +8,14 @@ use crate::common;
 use std::{
     path::{Path, PathBuf},
     process::Command,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use harness_model_standin::StandIn;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::screen;
+use common::real_cli::{claude_env, requests_seen, screen};
 
 /// How long the server holds a call for a decision in these tests.
 pub const HOLD: Duration = Duration::from_secs(3);
@@ -113,16 +113,13 @@ impl World {
 
     /// The agent environment of the real Claude Code against `standin`.
     pub fn claude_env(&self, standin: &StandIn) -> Value {
-        let state = json!({"hasCompletedOnboarding": true,
-            "projects": {self.work.display().to_string(): {"hasTrustDialogAccepted": true}}});
-        std::fs::write(self.home.join(".claude.json"), state.to_string()).unwrap();
-        json!({
-            "HOME": self.home, "IS_SANDBOX": "1",
-            "ANTHROPIC_BASE_URL": standin.base_url(), "ANTHROPIC_AUTH_TOKEN": "standin",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-            "ENABLE_TOOL_SEARCH": "false",
-        })
+        claude_env(
+            &self.home,
+            &self.work,
+            &standin.base_url(),
+            json!({}),
+            json!({}),
+        )
     }
 }
 
@@ -210,47 +207,22 @@ pub async fn until<T, F, Fut>(
     task: &str,
     secs: u64,
     what: &str,
-    mut check: F,
+    check: F,
 ) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if Instant::now() > deadline {
-            let seen: Vec<String> = standin
-                .requests()
-                .iter()
-                .map(|r| {
-                    let body = r.body.to_string();
-                    let tail: String = body
-                        .chars()
-                        .rev()
-                        .take(500)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect();
-                    format!(
-                        "{} {} main={} turn={:?} …{tail}",
-                        r.method, r.path, r.main, r.turn
-                    )
-                })
-                .collect();
-            panic!(
-                "timed out waiting for {what}\nrequests:\n{}\nscreen:\n{}\napprovals: {:?}\nflags: {:?}",
-                seen.join("\n"),
-                screen(s, task).await,
-                approvals(s, task).await,
-                flags(s, task).await,
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    common::until_with(what, Duration::from_secs(secs), check, || async {
+        format!(
+            "requests:\n{}\nscreen:\n{}\napprovals: {:?}\nflags: {:?}",
+            requests_seen(standin, 500),
+            screen(s, task).await,
+            approvals(s, task).await,
+            flags(s, task).await,
+        )
+    })
+    .await
 }
 
 pub async fn approvals(s: &common::Server, task: &str) -> Vec<Value> {

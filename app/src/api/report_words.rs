@@ -70,98 +70,9 @@ pub fn receipt(l: Locale, r: &ReceiptLine) -> String {
 
 #[cfg(test)]
 mod tests {
-    use harness_core::report::batch::{Expected, Refusal};
-
     use super::*;
 
-    /// Every phrase of the lists, in both languages.
-    fn all_said() -> Vec<Said> {
-        vec![
-            Said::Answered {
-                text: "B".into(),
-                again: false,
-            },
-            Said::Answered {
-                text: "B".into(),
-                again: true,
-            },
-            Said::Approved { again: false },
-            Said::Approved { again: true },
-            Said::Denied { again: false },
-            Said::Denied { again: true },
-            Said::LeftWaiting,
-            Said::Resumed,
-            Said::Restarted,
-            Said::Stopped,
-            Said::AlreadyAnswered { answer: "B".into() },
-            Said::AlreadyDecided {
-                state: "approved".into(),
-                by: "web".into(),
-            },
-            Said::AlreadyDecided {
-                state: "denied".into(),
-                by: "web".into(),
-            },
-            Said::NoLongerWaiting {
-                state: "cancelled".into(),
-            },
-            Said::NoLongerWaiting {
-                state: "expired".into(),
-            },
-            Said::NoLongerWaiting {
-                state: "ignored".into(),
-            },
-            Said::Gone,
-            Said::AgentActedUpon,
-            Said::OnItsPage {
-                link: "/tasks/ct1".into(),
-            },
-            Said::DoesNotFit,
-            Said::Refused(Refusal::UnknownNumber(9)),
-            Said::Refused(Refusal::Ambiguous(2)),
-            Said::Refused(Refusal::NoAnswer(3)),
-            Said::Refused(Refusal::NotUnderstood {
-                number: 4,
-                text: "x".into(),
-                expected: Expected::Option,
-            }),
-            Said::Refused(Refusal::NotUnderstood {
-                number: 4,
-                text: "x".into(),
-                expected: Expected::Decision,
-            }),
-            Said::Refused(Refusal::NotUnderstood {
-                number: 4,
-                text: "x".into(),
-                expected: Expected::AgentAction,
-            }),
-        ]
-    }
-
-    fn all_blocks() -> Vec<Blocks> {
-        let mut out = Vec::new();
-        for (agents, plan_tasks) in [(1, 0), (3, 1), (1, 2)] {
-            for agent_minutes in [0, 45, 60, 90] {
-                for default_soon in [false, true] {
-                    out.push(Blocks {
-                        agents,
-                        plan_tasks,
-                        agent_minutes,
-                        default_soon,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    const END_REASONS: [&str; 5] = [
-        "exited",
-        "stopped",
-        "interrupted",
-        "spawn_failed",
-        "superseded",
-    ];
+    use harness_core::report::samples::{END_REASONS, blocks as all_blocks, said as all_said};
 
     #[test]
     fn in_english_the_words_are_the_cores() {
@@ -185,6 +96,7 @@ mod tests {
         let keep = [
             "B",
             "x",
+            "boom",
             "web",
             "/tasks/ct1",
             "ok",

@@ -131,7 +131,8 @@ impl Harness {
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let change = &redacted_change(change, &secrets);
         let record = redacted_record(change, &secrets);
-        let lang = self.person_lang(&view.task).await;
+        let channel = self.person_channel(&view.task).await;
+        let lang = channel.lang(&view.task.id);
         let said = told::after_change_in(
             lang,
             change,
@@ -163,8 +164,7 @@ impl Harness {
         let push = match words {
             Some(words) => {
                 let message = compose_body(Some(&view.task.title), &words.text, &view.task.id);
-                self.push_to_person(&view.task, words.key, message, false)
-                    .await?
+                channel.push(&view.task, words.key, message, false)?
             }
             None => None,
         };
@@ -214,10 +214,11 @@ impl Harness {
         let secrets = self.agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let record = redacted_record(change, &secrets);
-        let text = told::alarm_text_in(self.person_lang(&view.task).await, &record, more);
+        let channel = self.person_channel(&view.task).await;
+        let text = told::alarm_text_in(channel.lang(&view.task.id), &record, more);
         let message = compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = told::push_key(&change.execution_id, change.state.name());
-        let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
+        let Some(push) = channel.push(&view.task, key, message, false)? else {
             return Ok(None);
         };
         let written = self
@@ -231,19 +232,6 @@ impl Harness {
             .map_err(crate::messaging::task_missing)?;
         self.after_state_write(&change.task_id, &written);
         Ok(written.push)
-    }
-
-    /// The language of the notify target that tells `task`'s person
-    /// (English when there is none, or it cannot be read: the state is
-    /// recorded all the same).
-    pub(crate) async fn person_lang(&self, task: &crate::model::Task) -> crate::ladder::Lang {
-        match self.person_target(task).await {
-            Ok(target) => target.map(|t| t.lang()).unwrap_or_default(),
-            Err(err) => {
-                tracing::warn!(task_id = %task.id, %err, "the notify target's language could not be read");
-                crate::ladder::Lang::default()
-            }
-        }
     }
 
     fn after_state_write(&self, task_id: &str, written: &AgentStateWritten) {

@@ -194,6 +194,46 @@ pub fn json_lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// Poll `check` (every 100 ms) until it gives a value; after `within`,
+/// fail the test naming `what`. The one polling wait of the tests (a
+/// condition, never a sleep); [`until_with`] adds what the failure shows.
+pub async fn until<T, F, Fut>(what: &str, within: std::time::Duration, check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    until_with(what, within, check, || async { String::new() }).await
+}
+
+/// [`until`], and on a timeout the panic also shows what `context` reads
+/// then (the agent's screen, the model stand-in's requests, …).
+pub async fn until_with<T, F, Fut, C, CFut>(
+    what: &str,
+    within: std::time::Duration,
+    mut check: F,
+    context: C,
+) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+    C: FnOnce() -> CFut,
+    CFut: std::future::Future<Output = String>,
+{
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "timed out waiting for {what} ({within:?})\n{}",
+                context().await
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Poll `done` (every 20 ms) until it holds; fail the test naming `what`
 /// after `within`.
 pub async fn wait_until(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {

@@ -67,6 +67,63 @@ pub fn installed(cli: &str) -> Option<PathBuf> {
     )
 }
 
+/// The model stand-in's requests, one line each (method, path, whether of
+/// the main conversation, the turn served) and the last `tail` characters
+/// of each body: what a timed-out wait of a real-CLI test shows.
+pub fn requests_seen(standin: &harness_model_standin::StandIn, tail: usize) -> String {
+    standin
+        .requests()
+        .iter()
+        .map(|r| {
+            let line = format!("{} {} main={} turn={:?}", r.method, r.path, r.main, r.turn);
+            if tail == 0 {
+                return line;
+            }
+            let body = r.body.to_string();
+            let skip = body.chars().count().saturating_sub(tail);
+            let end: String = body.chars().skip(skip).collect();
+            format!("{line} …{end}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The real Claude Code set up for a test: `home/.claude.json` says its
+/// onboarding is done and `work` trusted (those prompts are detected on
+/// screen otherwise, `terminals/prompts.rs`), with the keys of `state`
+/// added; the environment it gets points it at the model stand-in `base`
+/// with an API key and nothing else reached, MCP tools listed with each
+/// request (not behind ToolSearch), with the keys of `env` added or
+/// replaced.
+pub fn claude_env(home: &Path, work: &Path, base: &str, state: Value, env: Value) -> Value {
+    let mut file = serde_json::json!({"hasCompletedOnboarding": true,
+        "projects": {work.display().to_string(): {"hasTrustDialogAccepted": true}}});
+    merge(&mut file, state);
+    std::fs::write(home.join(".claude.json"), file.to_string()).unwrap();
+    let mut out = serde_json::json!({
+        "HOME": home, "IS_SANDBOX": "1",
+        "ANTHROPIC_BASE_URL": base, "ANTHROPIC_AUTH_TOKEN": "standin",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+        "ENABLE_TOOL_SEARCH": "false",
+    });
+    merge(&mut out, env);
+    out
+}
+
+/// The keys of the object `extra` set on the object `into` (`null`: removed).
+fn merge(into: &mut Value, extra: Value) {
+    if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
+        for (k, v) in extra {
+            if v.is_null() {
+                into.remove(&k);
+            } else {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
 pub async fn screen(s: &Server, task: &str) -> String {
     let (_, v) = s
         .admin("GET", &format!("/api/tasks/{task}/screen"), None)

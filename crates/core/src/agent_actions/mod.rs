@@ -264,10 +264,11 @@ impl Harness {
         if !view.task.unattended {
             return Ok(());
         }
-        let text = failed_text_in(self.person_lang(&view.task).await, row, settle);
+        let channel = self.person_channel(&view.task).await;
+        let text = failed_text_in(channel.lang(&view.task.id), row, settle);
         let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);
-        let Some(push) = self.push_to_person(&view.task, key, message, false).await? else {
+        let Some(push) = channel.push(&view.task, key, message, false)? else {
             return Ok(());
         };
         let written = self

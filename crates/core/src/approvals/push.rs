@@ -116,32 +116,66 @@ impl Harness {
         question: &str,
         screen: Option<&str>,
     ) -> CoreResult<Option<NewOutbound>> {
-        let target = self.person_target(task).await?;
-        let lang = target.as_ref().map(NotifyTarget::lang).unwrap_or_default();
-        let include_screen = target.as_ref().is_some_and(|t| t.include_screen);
+        let channel = self.person_channel(task).await;
+        let target = channel.target();
+        let lang = target.map(NotifyTarget::lang).unwrap_or_default();
+        let include_screen = target.is_some_and(|t| t.include_screen);
         let text = with_screen(push_text_in(question, lang), screen, include_screen, lang);
         let message = compose_body(Some(&task.title), &text, &task.id);
-        let push = self
-            .push_to_person(task, approval_push_key(approval_id), message, true)
-            .await?;
+        let push = channel.push(task, approval_push_key(approval_id), message, true)?;
         if push.is_none() {
             tracing::info!(task_id = %task.id, "no chat channel for the approval; asked in Harness only");
         }
         Ok(push)
     }
 
+    /// The channel that tells `task`'s person, read once: its language for
+    /// the words and then the row of the push (approvals, agent states,
+    /// failed actions, the ungated-run alert).
+    pub(crate) async fn person_channel(&self, task: &Task) -> PersonChannel {
+        PersonChannel {
+            target: self.person_target(task).await,
+        }
+    }
+}
+
+/// The notify target of a task's person as read once
+/// ([`Harness::person_channel`]).
+pub(crate) struct PersonChannel {
+    target: CoreResult<Option<NotifyTarget>>,
+}
+
+impl PersonChannel {
+    /// The target; `None` when no usable channel is configured or it
+    /// could not be read (then [`Self::push`] fails with the read's error).
+    pub(crate) fn target(&self) -> Option<&NotifyTarget> {
+        self.target.as_ref().ok().and_then(Option::as_ref)
+    }
+
+    /// The language of the person's words: the target's, English when
+    /// there is none or it could not be read (what is recorded is recorded
+    /// all the same; the push then fails with the read's error).
+    pub(crate) fn lang(&self, task_id: &str) -> Lang {
+        match &self.target {
+            Ok(target) => target.as_ref().map(NotifyTarget::lang).unwrap_or_default(),
+            Err(err) => {
+                tracing::warn!(task_id, %err, "the notify target's language could not be read");
+                Lang::default()
+            }
+        }
+    }
+
     /// An outbound row (no message of its own) carrying `message` to the
-    /// person of `task` on the channel its approvals use, under `key`; `None`
-    /// when no usable channel is configured. Also the ungated-run alert's
-    /// (`crate::ungated`).
-    pub(crate) async fn push_to_person(
-        &self,
+    /// person of `task` under `key`; `None` when no usable channel is
+    /// configured.
+    pub(crate) fn push(
+        self,
         task: &Task,
         key: String,
         message: String,
         expect_reply: bool,
     ) -> CoreResult<Option<NewOutbound>> {
-        let Some(t) = self.person_target(task).await? else {
+        let Some(t) = self.target? else {
             return Ok(None);
         };
         Ok(Some(NewOutbound {

@@ -20,6 +20,7 @@ pub mod facts;
 pub mod model;
 pub mod rank;
 pub mod reply;
+pub mod samples;
 pub mod service;
 pub mod split;
 pub mod text;

@@ -306,14 +306,12 @@ impl Harness {
         detail: &str,
     ) -> CoreResult<UngatedFlag> {
         let text = alert_text(execution_id, evidence, detail);
-        let push = self
-            .push_to_person(
-                task,
-                ungated_push_key(execution_id),
-                compose_body(Some(&task.title), &text, &task.id),
-                false,
-            )
-            .await?;
+        let push = self.person_channel(task).await.push(
+            task,
+            ungated_push_key(execution_id),
+            compose_body(Some(&task.title), &text, &task.id),
+            false,
+        )?;
         let flagged = self
             .store()
             .flag_ungated(NewUngatedFlag {
