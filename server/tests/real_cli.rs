@@ -433,7 +433,7 @@ async fn real_claude_code_parks_resumes_and_is_gated() {
     let run = setup("claude", &bin, |work, home, base| {
         // A user who already finished onboarding and trusted the folder
         // (those prompts are detected on screen otherwise, see prompts.rs).
-        claude_env(&home, &work, &base, json!({}), json!({}))
+        claude_env(home, work, base, json!({}), json!({}))
     })
     .await;
     drive(&run, claude_text, claude_last_user).await;

@@ -473,7 +473,7 @@ async fn real_claude_code_force_push_is_held_approved_denied_and_typed_in_after_
         &bin,
         "Bash",
         |c| json!({"command": c, "description": "force push"}),
-        |w, base| claude_env(&w.home, &w.work, &base, json!({}), json!({})),
+        |w, base| claude_env(&w.home, &w.work, base, json!({}), json!({})),
     )
     .await;
 }

@@ -427,7 +427,7 @@ async fn real_claude_code_stays_gated_after_its_binary_and_settings_are_attacked
             }
             script
         },
-        |w, base| claude_env(&w.home, &w.work, &base, json!({}), json!({})),
+        |w, base| claude_env(&w.home, &w.work, base, json!({}), json!({})),
     )
     .await;
 }

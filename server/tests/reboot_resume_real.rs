@@ -208,7 +208,7 @@ async fn real_claude_code_resumes_its_session_after_a_reboot() {
         "claude",
         &bin,
         |sid| format!("\0--resume\0{sid}"),
-        |work, home, base| claude_env(&home, &work, &base, json!({}), json!({})),
+        |work, home, base| claude_env(home, work, base, json!({}), json!({})),
     )
     .await;
 }
