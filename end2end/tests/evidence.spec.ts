@@ -188,7 +188,8 @@ test('an approval carries the screen it was held from, redacted, in light and da
   expect(held.status, JSON.stringify(held.body)).toBe(200);
   expect(held.body.waiting).toBe(true);
   const approvalId: string = held.body.approvalId;
-  const evidence = await api(request, 'GET', `/api/messages/${approvalId}/evidence`);
+  // An approval is an ask: its evidence is its message's.
+  const evidence = await api(request, 'GET', `/api/messages/${held.body.requestId}/evidence`);
   expect(evidence.status, JSON.stringify(evidence.body)).toBe(200);
   expect(JSON.stringify(evidence.body)).toContain('deploying build 42');
   expect(JSON.stringify(evidence.body)).not.toContain('E2EPLANTED');
