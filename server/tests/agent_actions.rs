@@ -30,18 +30,7 @@ const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 /// The gateway double behind OpenClaw and one active unattended target
 /// (unattended mode needs a channel).
 pub(crate) async fn channel(s: &common::Server, sent: &Path) {
-    let settings = json!({"openclaw": {"cliPath": GATEWAY,
-        "env": {"GATEWAY_DOUBLE_RECORD": sent}}});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/gateways", Some(settings))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
-    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
-        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/notify-targets", Some(targets))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    common::outbox::unattended_channel(s, sent).await;
 }
 
 async fn set_policy(s: &common::Server, policy: Value) {

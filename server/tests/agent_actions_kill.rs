@@ -55,12 +55,7 @@ async fn resume_across_a_kill(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let life = Life::start_on(&data, db).await;
-    let settings = json!({"openclaw": {"cliPath": GATEWAY,
-        "env": {"GATEWAY_DOUBLE_RECORD": dir.path().join("sent.jsonl")}}});
-    ok(&life, "PUT", "/api/settings/gateways", Some(settings)).await;
-    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
-        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
-    ok(&life, "PUT", "/api/settings/notify-targets", Some(targets)).await;
+    common::outbox::unattended_channel(&life, &dir.path().join("sent.jsonl")).await;
     ok(
         &life,
         "PUT",

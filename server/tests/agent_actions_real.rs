@@ -150,18 +150,7 @@ async fn start(
     let s = common::start(&dir.join("data")).await;
     // An unattended channel through the gateway double (it records what
     // it is given to send).
-    let settings = json!({"openclaw": {"cliPath": common::outbox::DOUBLE,
-        "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl")}}});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/gateways", Some(settings))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
-    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
-        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/notify-targets", Some(targets))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    common::outbox::unattended_channel(&s, &dir.join("sent.jsonl")).await;
     let (st, out) = s.admin("PUT", "/api/settings/recovery", Some(policy)).await;
     assert_eq!(st, StatusCode::OK, "{out}");
     let (st, t) = s

@@ -9,6 +9,8 @@
 
 use crate::common;
 
+use common::outbox::double_gateways;
+
 use std::{
     path::{Path, PathBuf},
     time::{Duration, Instant},
@@ -27,17 +29,10 @@ fn token(dir: &Path) -> String {
 }
 
 async fn configure(s: &common::Server, record: &Path, control: &Path) {
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record,
+    let settings = json!({"env": {"GATEWAY_DOUBLE_RECORD": record,
         "GATEWAY_DOUBLE_CONTROL": control},
         "accessPolicy": {"ownerIds": {"telegram": ["42"]}}});
-    let (st, body) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"hermes": settings, "openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{body}");
+    double_gateways(s, &["hermes", "openclaw"], settings).await;
     let (st, body) = s
         .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"}

@@ -8,6 +8,8 @@
 
 use crate::common;
 
+use common::outbox::double_gateways;
+
 use std::{path::Path, time::Duration};
 
 use reqwest::StatusCode;
@@ -37,15 +39,8 @@ async fn a_zh_targets_question_and_report_are_chinese_and_en_is_english_again() 
     })
     .await;
     let record = dir.path().join("sent.jsonl");
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": &record}});
-    let (st, out) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    let env = json!({"env": {"GATEWAY_DOUBLE_RECORD": &record}});
+    double_gateways(&s, &["openclaw"], env).await;
 
     // An unknown language: a 400 naming the field, on every surface.
     for bad in [json!("fr"), json!("ZH-cn"), json!("")] {
@@ -182,15 +177,8 @@ async fn a_zh_targets_agent_state_alert_is_chinese() {
     })
     .await;
     let record = dir.path().join("sent.jsonl");
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": &record}});
-    let (st, out) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    let env = json!({"env": {"GATEWAY_DOUBLE_RECORD": &record}});
+    double_gateways(&s, &["openclaw"], env).await;
     let (st, out) = s
         .admin(
             "POST",

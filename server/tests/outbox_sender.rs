@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use common::outbox::{DOUBLE, queued, sends_of};
+use common::outbox::{DOUBLE, double_gateways, queued, sends_of};
 
 fn writes(h: &harness_core::Harness) -> u64 {
     h.transaction_latency().counts.iter().sum()
@@ -33,15 +33,8 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     })
     .await;
     let record = dir.path().join("sent.jsonl");
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record}});
-    let (st, body) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{body}");
+    let env = json!({"env": {"GATEWAY_DOUBLE_RECORD": record}});
+    double_gateways(&s, &["openclaw"], env).await;
     let (st, body) = s
         .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "team", "gateway": "openclaw", "downstream": "telegram", "dest": "-100777", "scope": "work"}

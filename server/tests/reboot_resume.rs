@@ -21,18 +21,7 @@ const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
 /// The gateway double behind OpenClaw and one active unattended target.
 async fn channel(life: &Life, sent: &Path) {
-    let settings = json!({"openclaw": {"cliPath": GATEWAY,
-        "env": {"GATEWAY_DOUBLE_RECORD": sent}}});
-    let (st, out) = life
-        .call("PUT", "/api/settings/gateways", Some(settings))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
-    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
-        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
-    let (st, out) = life
-        .call("PUT", "/api/settings/notify-targets", Some(targets))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    common::outbox::unattended_channel(life, sent).await;
 }
 
 async fn create(life: &Life, body: Value) -> String {

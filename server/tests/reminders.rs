@@ -7,6 +7,8 @@
 
 use crate::common;
 
+use common::outbox::double_gateways;
+
 use std::{
     path::Path,
     time::{Duration, Instant},
@@ -20,15 +22,8 @@ const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
 /// The unattended channel → the double, recording into `record`.
 async fn configure(s: &common::Server, record: &Path) {
-    let settings = json!({"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_RECORD": record}});
-    let (st, body) = s
-        .admin(
-            "PUT",
-            "/api/settings/gateways",
-            Some(json!({"hermes": settings, "openclaw": settings})),
-        )
-        .await;
-    assert_eq!(st, StatusCode::OK, "{body}");
+    let env = json!({"env": {"GATEWAY_DOUBLE_RECORD": record}});
+    double_gateways(s, &["hermes", "openclaw"], env).await;
     let (st, body) = s
         .admin("PUT", "/api/settings/notify-targets", Some(json!({"targets": [
             {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242", "scope": "unattended"}

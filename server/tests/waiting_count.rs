@@ -40,18 +40,7 @@ async fn exited(s: &Server, id: &str) {
 /// An unattended channel (unattended mode needs one; its sends stay
 /// queued: nothing is pushed here anyway).
 async fn channel(s: &Server, dir: &Path) {
-    let settings = json!({"openclaw": {"cliPath": common::outbox::DOUBLE,
-        "env": {"GATEWAY_DOUBLE_RECORD": dir.join("sent.jsonl")}}});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/gateways", Some(settings))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
-    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
-        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
-    let (st, out) = s
-        .admin("PUT", "/api/settings/notify-targets", Some(targets))
-        .await;
-    assert_eq!(st, StatusCode::OK, "{out}");
+    common::outbox::unattended_channel(s, &dir.join("sent.jsonl")).await;
 }
 
 async fn unattended(s: &Server, id: &str, on: bool) {

@@ -10,6 +10,74 @@ use super::{Server, start_with};
 
 pub const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 
+/// A server a test talks to as the admin: in this process or a child one.
+// Only these two, in tests: no `Send` bound is needed on the futures.
+#[allow(async_fn_in_trait)]
+pub trait Admin {
+    async fn admin_call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value);
+}
+
+impl Admin for Server {
+    async fn admin_call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        self.admin(method, path, body).await
+    }
+}
+
+impl Admin for super::process::ServerProcess {
+    async fn admin_call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        self.call(method, path, body).await
+    }
+}
+
+/// The gateway double behind each of `gateways` (`hermes`, `openclaw`),
+/// with `settings` (its `env`: where it records, how it behaves; an
+/// `accessPolicy`, …) and `cliPath` set to it.
+pub async fn double_gateways(s: &impl Admin, gateways: &[&str], settings: Value) {
+    let mut one = settings;
+    one["cliPath"] = json!(DOUBLE);
+    let all: serde_json::Map<String, Value> = gateways
+        .iter()
+        .map(|g| (g.to_string(), one.clone()))
+        .collect();
+    let (st, out) = s
+        .admin_call("PUT", "/api/settings/gateways", Some(Value::Object(all)))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+}
+
+/// The gateway double behind OpenClaw (recording what it is given to send
+/// into `record`) and one active unattended notify target: the channel an
+/// unattended task needs. Its sends go out when the server's sender is on.
+pub async fn unattended_channel(s: &impl Admin, record: &Path) {
+    double_gateways(
+        s,
+        &["openclaw"],
+        json!({"env": {"GATEWAY_DOUBLE_RECORD": record}}),
+    )
+    .await;
+    let targets = json!({"targets": [{"label": "me", "gateway": "openclaw",
+        "downstream": "telegram", "dest": "-100777", "scope": "unattended"}]});
+    let (st, out) = s
+        .admin_call("PUT", "/api/settings/notify-targets", Some(targets))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{out}");
+}
+
 /// A server whose own sender is off, the double behind OpenClaw in `mode`
 /// (recording to `<dir>/sent.jsonl`), one work target, and `n` queued
 /// notifies `"<text> <i>"` of one task; their outbound ids.
