@@ -25,8 +25,6 @@ use harness_core::{
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 /// The gateway double behind OpenClaw and one active unattended target
 /// (unattended mode needs a channel).
 pub(crate) async fn channel(s: &common::Server, sent: &Path) {

@@ -24,8 +24,6 @@ use harness_store::AnyStore;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 async fn ok(life: &Life, method: &str, path: &str, body: Option<Value>) -> Value {
     let (st, out) = life.call(method, path, body).await;
     assert!(st.is_success(), "{method} {path}: {st} {out}");

@@ -19,8 +19,6 @@ use std::{
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 fn token(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("secrets").join("gateway.token"))
         .unwrap()

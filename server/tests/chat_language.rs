@@ -15,8 +15,6 @@ use std::{path::Path, time::Duration};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 /// The texts the double sent.
 fn texts(record: &Path) -> Vec<String> {
     common::json_lines(record)

@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use common::outbox::{DOUBLE, double_gateways, queued, sends_of};
+use common::outbox::{double_gateways, queued, sends_of};
 
 fn writes(h: &harness_core::Harness) -> u64 {
     h.transaction_latency().counts.iter().sum()

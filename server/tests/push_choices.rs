@@ -18,8 +18,6 @@ use std::{
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 async fn start(dir: &Path) -> common::Server {
     common::start_with(dir, |cfg| cfg.outbox.cli_timeout = Duration::from_secs(2)).await
 }

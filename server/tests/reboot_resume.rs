@@ -17,8 +17,6 @@ use std::{path::Path, time::Duration};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const GATEWAY: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 /// The gateway double behind OpenClaw and one active unattended target.
 async fn channel(life: &Life, sent: &Path) {
     common::outbox::unattended_channel(life, sent).await;

@@ -18,8 +18,6 @@ use chrono::Utc;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
-
 /// The unattended channel → the double, recording into `record`.
 async fn configure(s: &common::Server, record: &Path) {
     let env = json!({"env": {"GATEWAY_DOUBLE_RECORD": record}});
