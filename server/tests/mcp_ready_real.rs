@@ -15,11 +15,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use harness_model_standin::{StandIn, Turn};
-use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 
-use common::real_cli::{PROMPT, claude_env, installed, screen};
+use common::real_cli::{claude_env, installed, screen, start_claude_task};
 
 /// How long each connection to the MCP endpoint waits before it reaches
 /// Harness.
@@ -92,27 +91,8 @@ async fn real_claude_codes_first_request_has_the_harness_tools_with_a_slow_mcp()
     .await
     .unwrap();
     let env = claude_env(&home, &work, &standin.base_url(), json!({}), json!({}));
-    let (status, t) = s
-        .admin(
-            "POST",
-            "/api/tasks",
-            Some(
-                json!({"title": "slow tools", "agent": {"provider": "claude",
-                "command": [wrapper.display().to_string()], "cwd": work, "env": env}}),
-            ),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{t}");
-    let task = t["id"].as_str().unwrap().to_string();
     let started = Instant::now();
-    let (status, out) = s
-        .admin(
-            "POST",
-            &format!("/api/tasks/{task}/start"),
-            Some(json!({"prompt": PROMPT})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{out}");
+    let task = start_claude_task(&s, "slow tools", &wrapper, &work, env).await;
 
     let on_screen = || async { format!("screen:\n{}", screen(&s, &task).await) };
     let first = common::until_with(

@@ -20,10 +20,9 @@ use std::time::Duration;
 
 use harness_core::agent_state::{self, HookEvent};
 use harness_model_standin::{StandIn, Turn};
-use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::real_cli::{PROMPT, claude_env, installed, screen};
+use common::real_cli::{claude_env, installed, screen, start_claude_task};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn real_claude_codes_idle_notification_reads_as_idle() {
@@ -52,26 +51,7 @@ async fn real_claude_codes_idle_notification_reads_as_idle() {
         json!({"messageIdleNotifThresholdMs": 1500}),
         json!({}),
     );
-    let (status, t) = s
-        .admin(
-            "POST",
-            "/api/tasks",
-            Some(
-                json!({"title": "idle notification", "agent": {"provider": "claude",
-                "command": [bin.display().to_string()], "cwd": work, "env": env}}),
-            ),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{t}");
-    let task = t["id"].as_str().unwrap().to_string();
-    let (status, out) = s
-        .admin(
-            "POST",
-            &format!("/api/tasks/{task}/start"),
-            Some(json!({"prompt": PROMPT})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{out}");
+    let task = start_claude_task(&s, "idle notification", &bin, &work, env).await;
 
     let idle = || {
         std::future::ready(

@@ -210,10 +210,24 @@ impl Harness {
         Ok(self.store().list_projects().await?)
     }
 
-    /// One project by id (400 for a malformed id, 404 when there is none).
     /// The task's live (RUNNING or PAUSED) execution, if any.
     pub async fn live_execution(&self, task_id: &str) -> CoreResult<Option<Execution>> {
         Ok(self.store().live_execution(task_id).await?)
+    }
+
+    /// The execution a hook's report is about: the one `who` names (an
+    /// agent's token only its own, `Identity::bind_execution`), else the
+    /// task's live one; `None` when the task has none.
+    pub async fn reported_execution(
+        &self,
+        who: &crate::auth::Identity,
+        task_id: &str,
+        named: Option<&str>,
+    ) -> CoreResult<Option<String>> {
+        match who.bind_execution(named)? {
+            Some(named) => Ok(Some(named)),
+            None => Ok(self.live_execution(task_id).await?.map(|e| e.id)),
+        }
     }
 
     /// The node a task's owed terminal work must be done on: its live

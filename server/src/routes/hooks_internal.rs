@@ -101,10 +101,10 @@ async fn stop(
     JsonBody(body): JsonBody<StopBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    let execution_id = match who.bind_execution(body.execution_id.as_deref())? {
-        Some(named) => Some(named),
-        None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
-    };
+    let execution_id = s
+        .harness
+        .reported_execution(&who, &task_id, body.execution_id.as_deref())
+        .await?;
     let Some(execution_id) = execution_id else {
         return Ok(Json(json!({"ok": true, "ownsTurn": false})));
     };
@@ -206,10 +206,10 @@ async fn tools_ready(
     JsonBody(body): JsonBody<ToolsReadyBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(body.task_id.as_deref())?;
-    let execution_id = match who.bind_execution(body.execution_id.as_deref())? {
-        Some(named) => Some(named),
-        None => s.harness.live_execution(&task_id).await?.map(|e| e.id),
-    };
+    let execution_id = s
+        .harness
+        .reported_execution(&who, &task_id, body.execution_id.as_deref())
+        .await?;
     let Some(execution_id) = execution_id else {
         return Ok(Json(json!({"ok": true, "listed": false})));
     };

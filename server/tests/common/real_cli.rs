@@ -124,6 +124,38 @@ fn merge(into: &mut Value, extra: Value) {
     }
 }
 
+/// A Claude Code task running `command` in `work` with `env`, started with
+/// [`PROMPT`]; its id.
+pub async fn start_claude_task(
+    s: &Server,
+    title: &str,
+    command: &Path,
+    work: &Path,
+    env: Value,
+) -> String {
+    let (status, t) = s
+        .admin(
+            "POST",
+            "/api/tasks",
+            Some(
+                serde_json::json!({"title": title, "agent": {"provider": "claude",
+                "command": [command.display().to_string()], "cwd": work, "env": env}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{t}");
+    let task = t["id"].as_str().unwrap().to_string();
+    let (status, out) = s
+        .admin(
+            "POST",
+            &format!("/api/tasks/{task}/start"),
+            Some(serde_json::json!({"prompt": PROMPT})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{out}");
+    task
+}
+
 pub async fn screen(s: &Server, task: &str) -> String {
     let (_, v) = s
         .admin("GET", &format!("/api/tasks/{task}/screen"), None)
