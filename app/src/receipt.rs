@@ -1,4 +1,4 @@
-//! A question's evidence and receipt (README "Evidence of a question"): the agent's screen when
+//! A question's evidence and receipt (docs/evidence.md): the agent's screen when
 //! it asked (monospace, scrolling, bounded height) and the question's
 //! timeline, each step said by the server in the page's language
 //! (`api::receipt`). Shown in `/harness`' dialog (its lazy body) and, on

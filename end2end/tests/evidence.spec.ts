@@ -1,4 +1,4 @@
-// A question's evidence and receipt (README "Evidence of a question"): the agent's screen
+// A question's evidence and receipt (docs/evidence.md): the agent's screen
 // when it asked, redacted, in /harness' dialog and on the task page, and
 // the question's timeline down to the lines the agent wrote after the
 // answer — at 1280 and 390 px, in English and Chinese (screenshots kept

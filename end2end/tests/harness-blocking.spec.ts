@@ -1,4 +1,4 @@
-// "Most blocking first" on /harness (README "The morning report") against a real
+// "Most blocking first" on /harness (docs/morning-report.md) against a real
 // server: three open questions with different blocking weights — one on a
 // task with two live child agents, one on a task with one, one on a task
 // alone — listed newest first by default, and in the morning report's

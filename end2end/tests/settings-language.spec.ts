@@ -1,5 +1,5 @@
-// Settings → a notify target's chat language (README "Reaching a person on
-// their phone") in a real browser against a real server: added as Chinese
+// Settings → a notify target's chat language (docs/gateways.md, "Chat
+// language") in a real browser against a real server: added as Chinese
 // on the add form, shown on the channel's row, switched to English by the
 // row's own form and stored. In English and Chinese, at 1280 px and 390 px,
 // without horizontal scroll, with screenshots. Fails on a browser console

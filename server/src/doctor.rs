@@ -152,7 +152,7 @@ fn isolation() -> Check {
             format!("agents would run NOT isolated and could read Harness's secrets: {err}"),
             "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on \
              Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0), or run agents as a \
-             separate OS user (README \"Security\")",
+             separate OS user (docs/security.md)",
         ),
     }
 }

@@ -31,7 +31,7 @@ fn database(url: &str) -> Check {
                 NAME,
                 format!("PostgreSQL at {shown} does not answer: {err}"),
                 "check --database-url / DATABASE_URL, that the PostgreSQL server runs, and that \
-                 its role may connect to the database (README \"PostgreSQL\")",
+                 its role may connect to the database (docs/postgresql.md)",
             );
         }
     };

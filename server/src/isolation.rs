@@ -133,7 +133,7 @@ impl AgentIsolation {
             (None, reason) => format!(
                 "agents are NOT isolated from the data directory: {}; an agent can read \
                  Harness's secrets and replace the executable its hooks and sandbox run \
-                 from, so nothing holds its approval gate (see README \"Security\")",
+                 from, so nothing holds its approval gate (see docs/security.md)",
                 reason.as_deref().unwrap_or("unknown reason")
             ),
         }

@@ -403,7 +403,7 @@ fn hook(event: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    // The agent launcher (README "Security"): before anything else, while the
+    // The agent launcher (docs/security.md): before anything else, while the
     // process still has one thread (a new user namespace needs that).
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(harness_pty::isolate::SUBCOMMAND) {

@@ -13,7 +13,7 @@
 //! `<codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose first line
 //! (`session_meta`) names it. The session id is not needed: a run with its
 //! hooks off never reports one. Two agents of one directory at the same
-//! time are both read (README says so).
+//! time are both read (docs/approvals.md says so).
 //!
 //! Bounded and restart-safe: at most [`MAX_EXECUTIONS`] executions a pass,
 //! [`MAX_READ`] new bytes a file a pass; each file is read on from where

@@ -1,4 +1,4 @@
-//! A notify target's language (README "Reaching a person on their phone"):
+//! A notify target's language (docs/gateways.md, "Chat language"):
 //! over a real server, its real store and outbox, and the gateway double
 //! (which records every send). A `zh` target's question with options, and
 //! the report sent to it, are written in Chinese — the options, numbers,

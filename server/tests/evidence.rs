@@ -1,4 +1,4 @@
-//! The evidence of a question (README "Evidence of a question"), with a real PTY and the double
+//! The evidence of a question (docs/evidence.md), with a real PTY and the double
 //! agent: the last lines of its screen when it asked are stored with the
 //! ask, redacted of a planted provider key, a `Bearer` credential, its own
 //! token and the exact value of a variable Harness gave it.

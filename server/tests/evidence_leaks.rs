@@ -1,4 +1,4 @@
-//! The agent's screen in chat pushes, and nothing leaks (README "Evidence of a question"): a
+//! The agent's screen in chat pushes, and nothing leaks (docs/evidence.md): a
 //! question pushed through the gateway double carries the redacted screen
 //! only when its notify target allows it (off by default); a fake API key
 //! planted on the agent's screen — before the question and after the

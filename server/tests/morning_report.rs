@@ -758,8 +758,8 @@ async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
 /// Viewing a report is a read: the page, the API, the CLI and MCP keep
 /// the report they show (a reply names its numbered items) but only a
 /// report delivered to chat moves "since the last report" — a view never
-/// consumes the chat's window (README "The morning report": "from the last report
-/// until now").
+/// consumes the chat's window (docs/morning-report.md,
+/// "Viewing is a read").
 #[tokio::test]
 async fn a_report_viewed_does_not_move_the_chats_window() {
     let n = night().await;

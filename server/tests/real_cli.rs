@@ -235,7 +235,7 @@ async fn drive(run: &Run, text_of: fn(&Value) -> String, last_user: fn(&Value) -
     assert!(text_of(&first).contains(PROMPT), "prompt missing: {first}");
     // for Claude Code neither the prompt nor the directive
     // is an argument of any process of the agent (other users read them in
-    // ps); Codex takes them only as arguments (README "Agent CLIs").
+    // ps); Codex takes them only as arguments (docs/agent-clis.md).
     if run.provider == "claude" {
         let sid = s.running.terminals.live(t).expect("live").pid();
         for line in session_cmdlines(sid) {

@@ -1,4 +1,4 @@
-//! The receipt of a question (README "Evidence of a question"), with a real PTY and the double
+//! The receipt of a question (docs/evidence.md), with a real PTY and the double
 //! agent: asked with its screen, answered on the web, typed into the
 //! terminal once, the agent going on, and the first lines it wrote after
 //! the answer — captured a few seconds after the answer was typed, redacted.

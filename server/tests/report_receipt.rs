@@ -1,4 +1,4 @@
-//! The receipt in the morning report (README "The morning report"): over
+//! The receipt in the morning report (docs/morning-report.md): over
 //! the seeded night of `morning_report`, the question answered from chat
 //! whose answer was typed into its terminal carries its receipt — in the
 //! report's JSON (`receipt`: by whom, where, how fast, typed once, where

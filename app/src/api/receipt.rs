@@ -1,4 +1,4 @@
-//! A question's evidence and receipt on the web (README "Evidence of a question"): the
+//! A question's evidence and receipt on the web (docs/evidence.md): the
 //! browser-side copy of `harness_core::receipt::QuestionReceipt`, said in
 //! the page's language on the server (`receipt_words`, server-only texts:
 //! the browser's module carries no phrase of it), and the server function

@@ -114,7 +114,7 @@ pub async fn set_target_report(
 }
 
 /// Whether questions pushed to one target carry the agent's screen
-/// (redacted; README "Evidence of a question"): `on` is the checkbox, absent when unticked.
+/// (redacted; docs/evidence.md): `on` is the checkbox, absent when unticked.
 #[server(prefix = "/sfn", endpoint = "set_target_screen")]
 pub async fn set_target_screen(
     key: String,

@@ -1,4 +1,4 @@
-//! One notify target's "include the agent's screen in pushes" (README "Evidence of a question"):
+//! One notify target's "include the agent's screen in pushes" (docs/evidence.md):
 //! off by default, because a chat platform is a third party.
 
 use leptos::prelude::*;

@@ -1,6 +1,6 @@
 //! `/settings` → the language a notify target's chat is written in
-//! (questions, approvals and the report; README "Reaching a person on their
-//! phone"): English or Chinese, a select on the add form and in the
+//! (questions, approvals and the report; docs/gateways.md, "Chat
+//! language"): English or Chinese, a select on the add form and in the
 //! target's row form (`settings_daily_report::DailyReportForm`, whose "Set"
 //! saves it with the daily report).
 

@@ -12,7 +12,7 @@
 //! What a change read off the agent's screen (its lines, the CLI's words) is
 //! redacted here, before it is stored, pushed or put in a parent's inbox
 //! ([`redacted_change`], [`redacted_record`]): the same secrets as the
-//! evidence of a question (README "Evidence of a question": the patterns of
+//! evidence of a question (docs/evidence.md: the patterns of
 //! `crate::redact` and the values of the agent's own environment), so that
 //! no watcher can forget it.
 

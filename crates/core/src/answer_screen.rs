@@ -1,4 +1,4 @@
-//! The screen after an answer (README "Evidence of a question"), for the question's receipt
+//! The screen after an answer (docs/evidence.md), for the question's receipt
 //! ([`crate::receipt`]): captured [`HarnessConfig::answer_capture_after`]
 //! after the answer was typed into the agent's terminal, the lines below
 //! the answer's echo, redacted and bounded like the ask's own screen

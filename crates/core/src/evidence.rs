@@ -1,4 +1,4 @@
-//! The evidence of a question (README "Evidence of a question"): what the agent's screen showed
+//! The evidence of a question (docs/evidence.md): what the agent's screen showed
 //! when it asked, kept with the ask. Bounded (the last
 //! [`DEFAULT_LINES`] non-blank-trailing lines, at most [`MAX_BYTES`]) and
 //! redacted ([`crate::redact`]) before it is stored; deleted with its

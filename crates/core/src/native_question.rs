@@ -206,7 +206,7 @@ impl crate::Harness {
             now,
             idempotency_key: None,
             // Like an ask's: the agent's screen, bounded and redacted, stored
-            // with it (an approval's too: README "Evidence of a question").
+            // with it (an approval's too: docs/evidence.md).
             evidence: self.evidence_now(&task.id).await,
         };
         let Some(parent_id) = task.parent_task_id.clone() else {

@@ -1,7 +1,7 @@
 //! After a reboot: the executions of **unattended** tasks that the start-up
 //! interruption step (`Harness::interrupt_orphaned_executions`) found live —
 //! their agents died with the machine — are resumed on their own, **once**,
-//! and the person is told in one message per start (README "After a reboot").
+//! and the person is told in one message per start (docs/operating.md, "After a reboot").
 //!
 //! The rule, here: an attended task is not touched (it shows as interrupted
 //! with its Resume button); an unattended one is resumed when the

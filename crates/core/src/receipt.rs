@@ -1,4 +1,4 @@
-//! The receipt of a question (README "Evidence of a question"): its timeline from the rows
+//! The receipt of a question (docs/evidence.md): its timeline from the rows
 //! Harness already writes — asked; pushed (the outbox row: gateway, chat,
 //! platform message id); reminded / escalated; answered (by whom, on which
 //! surface); typed into the terminal (the delivery row: once, or

@@ -1,5 +1,5 @@
-//! A question's receipt in one line, for the morning report (README "The
-//! morning report"): who answered and where, how fast, typed once or
+//! A question's receipt in one line, for the morning report (docs/morning-report.md,
+//! "The receipt of each answered question"): who answered and where, how fast, typed once or
 //! UNVERIFIED, whether the agent went on — and, when a step stalled or
 //! failed, where. Built from the timeline ([`super::build`]) as data
 //! ([`ReceiptLine`]) and said in a language ([`ReceiptLine::words`], one

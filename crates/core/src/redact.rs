@@ -1,4 +1,4 @@
-//! Redaction of secrets from text Harness keeps or sends on (README "Evidence of a question": the
+//! Redaction of secrets from text Harness keeps or sends on (docs/evidence.md: the
 //! screen an agent showed when it asked). A pure function: tokens and keys
 //! by well-known shapes, `Bearer …`, private-key blocks, `password=`-like
 //! assignments, and the exact values of the environment Harness gave the

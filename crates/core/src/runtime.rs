@@ -21,7 +21,7 @@ pub trait AgentRuntime: Send + Sync + 'static {
     /// The live execution's agent runs in a holder this server cannot read
     /// (`crate::unreadable_holder`): read with the task.
     /// What the task's terminal in this process shows now, with the
-    /// secret values of the environment its agent was given (README "Evidence of a question":
+    /// secret values of the environment its agent was given (docs/evidence.md:
     /// the evidence of an ask). `None`: no terminal here.
     fn screen(&self, _task_id: &str) -> Option<crate::evidence::RawScreen> {
         None

@@ -27,7 +27,7 @@ pub struct NotifyTarget {
     #[serde(default = "default_active")]
     pub active: bool,
     /// Whether a question pushed to this target carries the agent's
-    /// screen (its evidence, redacted: README "Evidence of a question"). Off by default: a
+    /// screen (its evidence, redacted: docs/evidence.md). Off by default: a
     /// chat platform is a third party.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub include_screen: bool,
@@ -45,8 +45,8 @@ pub struct NotifyTarget {
     #[cfg_attr(feature = "openapi", schema(read_only))]
     pub report_since: Option<DateTime<Utc>>,
     /// The language of what Harness writes to this chat — questions,
-    /// approvals and the report: `en` (unset) or `zh` (README "Reaching a
-    /// person on their phone").
+    /// approvals and the report: `en` (unset) or `zh` (docs/gateways.md,
+    /// "Chat language").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
 }

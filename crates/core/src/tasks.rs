@@ -39,11 +39,11 @@ pub struct AgentInput {
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
     /// `command` agents only: started again after a reboot interrupted
-    /// it, when the task is unattended (default false; README "After a reboot").
+    /// it, when the task is unattended (default false; docs/operating.md, "After a reboot").
     #[serde(default)]
     pub restart_on_interrupt: Option<bool>,
     /// This task's own automatic recovery settings over its project's and
-    /// the global ones (README "Automatic recovery").
+    /// the global ones (docs/agent-states.md, "Automatic recovery").
     #[serde(default)]
     pub recovery: Option<crate::model::RecoveryOverride>,
 }

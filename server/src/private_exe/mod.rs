@@ -34,7 +34,7 @@
 //! holders run from the copy (`harness hold`).
 //!
 //! With isolation off an agent could still replace the copy: there is no
-//! guarantee then (said at start, by `harness doctor` and in README).
+//! guarantee then (said at start, by `harness doctor` and in docs/security.md).
 
 mod record;
 

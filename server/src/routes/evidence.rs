@@ -1,4 +1,4 @@
-//! A question's evidence and receipt (README "Evidence of a question"): the agent's screen when
+//! A question's evidence and receipt (docs/evidence.md): the agent's screen when
 //! it asked, and the question's timeline from asked to the agent going on.
 //! Both under the notification center's path (`/api/harness/messages/{id}/…`)
 //! and the reference's (`/api/messages/{id}/…`); the core builds them.

@@ -1,5 +1,5 @@
 //! `harness service install [--user] | status | uninstall`: Harness as a
-//! systemd service (README "Run as a service"). The unit's text is
+//! systemd service (README "Run as a service"; docs/operating.md). The unit's text is
 //! [`unit::unit_text`]; `harness doctor` reports [`Status`] too
 //! ([`doctor_check`]).
 //!

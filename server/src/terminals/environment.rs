@@ -14,7 +14,7 @@ use super::{Terminals, providers};
 
 /// The secret values of the environment each task's agent was last started
 /// with (`harness_core::redact::secret_env_values`: its token, the task's
-/// own variables): what the evidence of its asks is redacted of (README "Evidence of a question").
+/// own variables): what the evidence of its asks is redacted of (docs/evidence.md).
 /// Kept in memory only.
 #[derive(Default)]
 pub(super) struct AgentSecrets(Mutex<HashMap<String, Vec<String>>>);

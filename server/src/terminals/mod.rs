@@ -54,7 +54,7 @@ pub struct TerminalConfig {
     pub idle_quiet: Duration,
     /// Longest wait for an input boundary before injecting anyway.
     pub boundary_max: Duration,
-    /// `HARNESS_CODEX_HOOK_TRUST` (README "Codex hook trust").
+    /// `HARNESS_CODEX_HOOK_TRUST` (docs/agent-clis.md, "Codex hook trust").
     pub codex_hook_trust: providers::CodexHookTrust,
     /// What agents cannot see (`crate::isolation`).
     pub isolation: crate::isolation::AgentIsolation,

@@ -10,7 +10,7 @@
 //! `tests/real_cli.rs`). Codex 0.171 takes developer instructions and the
 //! prompt only as arguments (`-c developer_instructions=…`, `[PROMPT]`; a
 //! profile file would have to live in the user's `$CODEX_HOME`), so for
-//! Codex they stay visible to other local users (README "Security").
+//! Codex they stay visible to other local users (docs/security.md).
 
 use std::{
     os::unix::fs::DirBuilderExt,
@@ -36,8 +36,8 @@ pub enum StartMode {
     Resume { session_id: String },
 }
 
-/// Which Codex hooks run without the user's review (README "Codex hook
-/// trust"). Codex runs a non-managed hook only once its exact definition was
+/// Which Codex hooks run without the user's review (docs/agent-clis.md,
+/// "Codex hook trust"). Codex runs a non-managed hook only once its exact definition was
 /// trusted in `/hooks` (stored in `~/.codex/config.toml`); trust cannot be
 /// granted per spawn (Codex 0.171 ignores `hooks.state` in `-c` overrides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -108,7 +108,7 @@ impl Harness {
     /// usable channel is configured (the approval is still asked on
     /// `/harness` and in the task's inbox). `screen`: the approval's
     /// evidence (already bounded and redacted), carried only when the
-    /// target says `includeScreen` (README "Evidence of a question").
+    /// target says `includeScreen` (docs/evidence.md).
     pub(crate) async fn approval_push(
         &self,
         task: &Task,

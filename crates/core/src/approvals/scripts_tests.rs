@@ -1,4 +1,4 @@
-//! README's rows on scripts, the real reader, inline programs, parse
+//! docs/approvals.md's rows on scripts, the real reader, inline programs, parse
 //! errors, the reason shown, and what the gate cannot see.
 
 use serde_json::{Value, json};

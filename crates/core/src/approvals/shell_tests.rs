@@ -1,4 +1,4 @@
-//! One test per row of README's table of how shell commands are matched.
+//! One test per row of docs/approvals.md's table of how shell commands are matched.
 
 use serde_json::{Value, json};
 

@@ -233,7 +233,7 @@ impl Harness {
         // the call: English).
         let mut lang = crate::ladder::Lang::En;
         // Whether the push may carry the agent's screen: only a target
-        // that allows it (README "Evidence of a question"), never an explicit gateway.
+        // that allows it (docs/evidence.md), never an explicit gateway.
         let mut include_screen = false;
         let (gateway, downstream, dest, profile, raw_max) = match trimmed(
             input.gateway.as_deref(),

@@ -185,7 +185,7 @@ impl Harness {
     }
 
     /// Whether questions pushed to one target carry the agent's screen
-    /// (README "Evidence of a question"); the rest of the target is untouched.
+    /// (docs/evidence.md); the rest of the target is untouched.
     pub async fn set_notify_target_screen(&self, id: &str, on: bool) -> CoreResult<NotifyTarget> {
         let id = id.trim().to_string();
         self.edit_targets(|list| {

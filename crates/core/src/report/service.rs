@@ -283,7 +283,7 @@ impl Harness {
         mut new: NewReport,
         target: &NotifyTarget,
     ) -> StoreResult<Sent> {
-        // Written in the target's language (README "The morning report").
+        // Written in the target's language (docs/morning-report.md).
         let lang = target.lang();
         if lang != Lang::En {
             report = in_lang(report, lang);

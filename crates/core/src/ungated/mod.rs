@@ -27,7 +27,7 @@
 //! gone, an interrupt), and calls written before the execution started (a resumed
 //! session's earlier turns: checked under their own execution).
 //!
-//! What this cannot see is written in README ("An ungated run is noticed").
+//! What this cannot see is written in docs/approvals.md ("An ungated run is noticed").
 
 pub mod transcripts;
 

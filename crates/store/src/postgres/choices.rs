@@ -54,8 +54,8 @@ pub(super) async fn insert_choices(
     Ok(())
 }
 
-/// The screen of ask `message_id` (`NewAsk::evidence`, README "Evidence of a
-/// question"), inside the ask's transaction (a derived task's native
+/// The screen of ask `message_id` (`NewAsk::evidence`, docs/evidence.md),
+/// inside the ask's transaction (a derived task's native
 /// question, an approval): nothing without one.
 pub(super) async fn insert_ask_screen(
     conn: &mut sqlx::PgConnection,

@@ -1,4 +1,4 @@
-//! The evidence of a question (README "Evidence of a question"): the screen stored with its ask,
+//! The evidence of a question (docs/evidence.md): the screen stored with its ask,
 //! in the ask's transaction — a plain ask, one with choices, a derived
 //! task's native question (with its parent's event) and an approval's.
 

@@ -1,4 +1,4 @@
-//! The receipt of a question (README "Evidence of a question"): the screen after its answer
+//! The receipt of a question (docs/evidence.md): the screen after its answer
 //! (`answer_screens`, migration 0043), the screen of a pushed ask added
 //! after its rows, and whether the answer came through a gateway.
 
