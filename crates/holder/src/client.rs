@@ -4,9 +4,11 @@
 //! either answers with this build's hello or refuses an incompatible holder
 //! (telling it why, and returning [`HolderError::Incompatible`] that says
 //! what the server does instead). A reader task then routes the holder's
-//! frames: stream events (output, snapshots, exit) to [`HolderEvents`], a
-//! bounded channel (a server that does not read makes the holder fall back
-//! to a snapshot, never grow memory), and answers to the waiting calls.
+//! frames: stream events (output, snapshots, exit) to an [`EventSink`] —
+//! [`HolderEvents`], a bounded channel, or the attached session's own output
+//! queue (`session.rs`), so output reaches the session with no task between
+//! (a server that does not read makes the holder fall back to a snapshot,
+//! never grow memory) — and answers to the waiting calls.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -105,6 +107,22 @@ pub enum HolderEvent {
     },
 }
 
+/// Where the reader task puts the stream events, in stream order. It ends
+/// with the connection (or the client), dropping the sink: a sink that
+/// must report the end does so in its `Drop`.
+pub(crate) trait EventSink: Send + 'static {
+    /// One event; waits while the consumer is full.
+    fn event(&mut self, event: HolderEvent) -> impl std::future::Future<Output = ()> + Send;
+}
+
+impl EventSink for mpsc::Sender<HolderEvent> {
+    async fn event(&mut self, event: HolderEvent) {
+        if self.send(event).await.is_err() {
+            tracing::debug!("holder events dropped: no consumer");
+        }
+    }
+}
+
 /// The stream events of one connection; `None` once the connection closed.
 #[derive(Debug)]
 pub struct HolderEvents {
@@ -177,18 +195,31 @@ impl HolderClient {
     /// hello as `build`. Returns the client and its event stream; call
     /// [`attach`](Self::attach) to start the output.
     pub async fn connect(socket: &Path, build: &str) -> Result<(Self, HolderEvents), HolderError> {
+        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+        let client = Self::connect_to(socket, build, tx).await?;
+        Ok((client, HolderEvents { rx }))
+    }
+
+    /// [`connect`](Self::connect) with the stream events going to `sink`,
+    /// called by the reader task itself.
+    pub(crate) async fn connect_to<S: EventSink>(
+        socket: &Path,
+        build: &str,
+        sink: S,
+    ) -> Result<Self, HolderError> {
         let stream = UnixStream::connect(socket)
             .await
             .map_err(HolderError::io("connect to holder"))?;
-        tokio::time::timeout(HANDSHAKE_TIMEOUT, Self::handshake(stream, build))
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, Self::handshake(stream, build, sink))
             .await
             .map_err(|_| HolderError::Protocol("the holder did not say hello in time".into()))?
     }
 
-    async fn handshake(
+    async fn handshake<S: EventSink>(
         stream: UnixStream,
         build: &str,
-    ) -> Result<(Self, HolderEvents), HolderError> {
+        sink: S,
+    ) -> Result<Self, HolderError> {
         let (mut rd, mut wr) = stream.into_split();
         let mut reader = FrameReader::new();
         let mut buf = vec![0u8; 64 * 1024];
@@ -253,18 +284,14 @@ impl HolderClient {
             .await
             .map_err(HolderError::io("write to holder"))?;
         let pending = Arc::new(Mutex::new(Pending::default()));
-        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
-        let reader_task = tokio::spawn(route(rd, reader, buf, tx, pending.clone()));
-        Ok((
-            Self {
-                info,
-                writer: tokio::sync::Mutex::new(wr),
-                pending,
-                next_id: AtomicU64::new(1),
-                reader: reader_task,
-            },
-            HolderEvents { rx },
-        ))
+        let reader_task = tokio::spawn(route(rd, reader, buf, sink, pending.clone()));
+        Ok(Self {
+            info,
+            writer: tokio::sync::Mutex::new(wr),
+            pending,
+            next_id: AtomicU64::new(1),
+            reader: reader_task,
+        })
     }
 
     /// What the holder said in its hello.
@@ -379,11 +406,11 @@ async fn answer<T>(what: &'static str, rx: oneshot::Receiver<T>) -> Result<T, Ho
 }
 
 /// The reader task: frames to events and answers.
-async fn route(
+async fn route<S: EventSink>(
     mut rd: OwnedReadHalf,
     mut reader: FrameReader,
     mut buf: Vec<u8>,
-    tx: mpsc::Sender<HolderEvent>,
+    mut sink: S,
     pending: Arc<Mutex<Pending>>,
 ) {
     loop {
@@ -445,10 +472,10 @@ async fn route(
                 break;
             }
         };
-        if tx.send(event).await.is_err() {
-            // Nobody reads events any more; answers still matter.
-            tracing::debug!("holder events dropped: no consumer");
-        }
+        // Waits while the consumer's queue is full (the holder then holds
+        // the program back or falls back to a snapshot). Nobody reading
+        // any more drops the events; answers still matter.
+        sink.event(event).await;
     }
     // Waiting calls fail with `Closed`.
     *lock(&pending) = Pending::default();

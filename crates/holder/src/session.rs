@@ -23,7 +23,8 @@ use harness_pty::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{ExitInfo, HolderClient, HolderError, HolderEvent, HolderEvents, HolderInfo};
+use crate::client::EventSink;
+use crate::{ExitInfo, HolderClient, HolderError, HolderEvent, HolderInfo};
 use crate::{InputMode, InputOutcome, read_exit_file};
 
 /// Controls queued to the holder without waiting (resizes, signals, acks).
@@ -46,21 +47,28 @@ pub async fn attach_session(
     program: &str,
     opts: SessionOptions,
 ) -> Result<Attached, HolderError> {
-    let (client, events) = HolderClient::connect(socket, build).await?;
+    let (out_tx, output) = mpsc::channel(opts.read_queue.max(1));
+    let (exit_tx, exit) = oneshot::channel();
+    let detached = Arc::new(AtomicBool::new(false));
+    // The holder's output goes from the client's reader task straight into
+    // the session's queue: no task between them.
+    let feed = Feed {
+        output: Some(out_tx),
+        exit: Some(exit_tx),
+        detached: detached.clone(),
+        run_dir: socket.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let client = HolderClient::connect_to(socket, build, feed).await?;
     let info = client.info().clone();
     client.attach(None).await?;
     let client = Arc::new(client);
-    let (out_tx, output) = mpsc::channel(opts.read_queue.max(1));
-    let (exit_tx, exit) = oneshot::channel();
     let (ctl_tx, ctl_rx) = mpsc::channel(CONTROL_QUEUE);
     let io = Arc::new(HolderIo {
         client: Mutex::new(Some(client.clone())),
         controls: ctl_tx,
-        detached: Arc::new(AtomicBool::new(false)),
+        detached,
     });
     tokio::spawn(controls(Arc::downgrade(&client), ctl_rx));
-    let run_dir = socket.parent().map(Path::to_path_buf).unwrap_or_default();
-    tokio::spawn(feed(events, out_tx, exit_tx, io.detached.clone(), run_dir));
     let session = PtySession::attach_remote(
         RemoteStart {
             pid: info.child_pid,
@@ -102,50 +110,76 @@ async fn controls(client: Weak<HolderClient>, mut rx: mpsc::Receiver<Control>) {
     }
 }
 
-/// Holder events into the session: output in order, then the exit.
-async fn feed(
-    mut events: HolderEvents,
-    output: mpsc::Sender<Bytes>,
-    exit: oneshot::Sender<ExitStatus>,
+/// Holder events into the session, called by the client's reader task:
+/// output in order, then the exit. The connection ending without an `Exit`
+/// (the reader task ends and drops the feed) reports the exit the holder
+/// left in its run directory, or a lost one; a detached feed reports
+/// nothing.
+struct Feed {
+    /// Closed after the exit, so the session stops waiting for output.
+    output: Option<mpsc::Sender<Bytes>>,
+    exit: Option<oneshot::Sender<ExitStatus>>,
     detached: Arc<AtomicBool>,
     run_dir: PathBuf,
-) {
-    let status = loop {
-        match events.next().await {
-            Some(HolderEvent::Output { data, .. }) => {
-                if output.send(Bytes::from(data)).await.is_err() {
-                    return;
-                }
-            }
+}
+
+impl Feed {
+    async fn output(&mut self, data: Vec<u8>) {
+        let Some(out) = &self.output else { return };
+        if out.send(Bytes::from(data)).await.is_err() {
+            // The session is gone: nothing more to feed.
+            self.output = None;
+        }
+    }
+}
+
+impl EventSink for Feed {
+    async fn event(&mut self, event: HolderEvent) {
+        match event {
+            HolderEvent::Output { data, .. } => self.output(data).await,
             // A redraw: after an attach with nothing, or after this server
             // fell behind the holder's buffer.
-            Some(HolderEvent::Snapshot { snapshot, lagged }) => {
+            HolderEvent::Snapshot { snapshot, lagged } => {
                 if lagged {
                     tracing::debug!(seq = snapshot.seq, "behind the holder's buffer: redrawn");
                 }
-                if output.send(Bytes::from(snapshot.data)).await.is_err() {
-                    return;
-                }
+                self.output(snapshot.data).await;
             }
-            Some(HolderEvent::Replaying { .. }) => {}
-            Some(HolderEvent::Exit { status, .. }) => break exit_status(&status),
-            None => {
-                if detached.load(Ordering::Acquire) {
-                    // Shutdown: the agent runs on; nothing is reported.
-                    // The senders stay alive until the runtime ends.
-                    std::future::pending::<()>().await;
+            HolderEvent::Replaying { .. } => {}
+            HolderEvent::Exit { status, .. } => {
+                self.output = None;
+                if let Some(exit) = self.exit.take() {
+                    let _ = exit.send(exit_status(&status));
                 }
-                break match read_exit_file(&run_dir) {
-                    Ok(Some(record)) => exit_status(&record.status),
-                    _ => ExitStatus {
-                        code: 1,
-                        signal: Some("the agent's holder is gone".into()),
-                    },
-                };
             }
         }
-    };
-    let _ = exit.send(status);
+    }
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        let Some(exit) = self.exit.take() else {
+            return;
+        };
+        if self.detached.load(Ordering::Acquire) {
+            // Shutdown or hand-over: the agent runs on and nothing is
+            // reported. The session's output and exit stay open (its
+            // pump waits, as for a quiet program) until the process ends.
+            std::mem::forget(exit);
+            if let Some(out) = self.output.take() {
+                std::mem::forget(out);
+            }
+            return;
+        }
+        let status = match read_exit_file(&self.run_dir) {
+            Ok(Some(record)) => exit_status(&record.status),
+            _ => ExitStatus {
+                code: 1,
+                signal: Some("the agent's holder is gone".into()),
+            },
+        };
+        let _ = exit.send(status);
+    }
 }
 
 /// A holder's exit report as the session's exit status.
