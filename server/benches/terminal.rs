@@ -200,8 +200,8 @@ async fn send(ws: &mut Ws, v: Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// (bytes, seconds, lagged frames, close code) of one run.
-type Run = (u64, f64, u64, Option<u16>);
+/// (bytes, seconds, lagged frames, close code, binary messages) of one run.
+type Run = (u64, f64, u64, Option<u16>, u64);
 
 /// The faster of two runs.
 fn best_of(best: Option<Run>, run: Run) -> Run {
@@ -223,12 +223,13 @@ async fn through_websocket(b: &Bench, path: &std::path::Path) -> anyhow::Result<
     tokio::time::sleep(Duration::from_millis(300)).await;
     send(&mut ws, json!({"type": "input", "data": "\r"})).await?;
     let start = Instant::now();
-    let (mut total, mut acked, mut lagged) = (0u64, 0u64, 0u64);
+    let (mut total, mut acked, mut lagged, mut messages) = (0u64, 0u64, 0u64, 0u64);
     let mut close = None;
     while let Some(msg) = ws.next().await {
         match msg? {
             Message::Binary(bytes) => {
                 total += bytes.len() as u64;
+                messages += 1;
                 if total - acked >= 64 * 1024 {
                     acked = total;
                     send(&mut ws, json!({"type": "ack", "bytes": total})).await?;
@@ -242,7 +243,13 @@ async fn through_websocket(b: &Bench, path: &std::path::Path) -> anyhow::Result<
             _ => {}
         }
     }
-    Ok((total, start.elapsed().as_secs_f64(), lagged, close))
+    Ok((
+        total,
+        start.elapsed().as_secs_f64(),
+        lagged,
+        close,
+        messages,
+    ))
 }
 
 /// Reply → echo latencies (sorted).
@@ -361,8 +368,9 @@ async fn run() -> anyhow::Result<()> {
         local_best = Some(best_of(local_best, run));
     }
     let (raw_bytes, raw_secs) = raw_best.context("no run")?;
-    let (ws_bytes, ws_secs, lagged, close) = held_best.context("no run")?;
-    let (local_bytes, local_secs, local_lagged, _) = local_best.context("no run")?;
+    let (ws_bytes, ws_secs, lagged, close, ws_messages) = held_best.context("no run")?;
+    let (local_bytes, local_secs, local_lagged, _, local_messages) =
+        local_best.context("no run")?;
     let latencies = reply_latency(&b, samples).await?;
     // The bench's agents end with it (held ones would outlive it).
     b.server.terminals.shutdown_ending_agents().await;
@@ -382,11 +390,11 @@ async fn run() -> anyhow::Result<()> {
         "raw PTY read (cat)", raw
     );
     println!(
-        "{:<48} {:>9.1} MB/s  ({ws_bytes} bytes, {lagged} lagged, close {close:?})",
+        "{:<48} {:>9.1} MB/s  ({ws_bytes} bytes in {ws_messages} messages, {lagged} lagged, close {close:?})",
         "PTY -> holder -> WebSocket -> client (cat)", via_ws
     );
     println!(
-        "{:<48} {:>9.1} MB/s  ({local_bytes} bytes, {local_lagged} lagged)",
+        "{:<48} {:>9.1} MB/s  ({local_bytes} bytes in {local_messages} messages, {local_lagged} lagged)",
         "PTY in the server -> WebSocket (holders off)", via_local
     );
     println!("{:<48} {:>9.3} ms", "reply -> bytes in PTY, p50", ms(p50));

@@ -171,6 +171,15 @@ impl Subscription {
         }
     }
 
+    /// The next chunk if one is queued now; `None` when nothing is (or the
+    /// stream ended: [`recv`](Self::recv) then says how). For a consumer
+    /// that joins what is already queued into one write.
+    pub fn try_recv_data(&mut self) -> Option<Bytes> {
+        let chunk = self.rx.try_recv().ok()?;
+        self.queued.fetch_sub(chunk.len(), Ordering::AcqRel);
+        Some(chunk)
+    }
+
     /// Like [`recv`](Self::recv) but returns `None` instead of waiting when
     /// nothing is queued yet.
     pub fn try_recv(&mut self) -> Option<OutputEvent> {

@@ -156,3 +156,29 @@ async fn model_survives_a_flood_with_bounded_lag() {
     );
     s.kill().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_chunks_are_taken_without_waiting_then_recv_says_how_it_ended() {
+    let s = spawn_sh("read go; for i in $(seq 1 300); do echo \"line $i\"; done; exit 4").await;
+    let mut sub = s.subscribe();
+    s.write(b"go\r").await.unwrap();
+    s.wait_exit().await.unwrap();
+    // Everything was queued before the exit was reported: taken now, in
+    // order, without one wait.
+    let mut data = Vec::new();
+    let mut chunks = 0;
+    while let Some(chunk) = sub.try_recv_data() {
+        data.extend_from_slice(&chunk);
+        chunks += 1;
+    }
+    assert!(chunks >= 1);
+    assert!(contains(&data, b"line 1\r\n") && contains(&data, b"line 300\r\n"));
+    let at = |needle: &[u8]| data.windows(needle.len()).position(|w| w == needle);
+    assert!(at(b"line 299\r\n") < at(b"line 300\r\n"), "in order");
+    // Nothing queued: the stream's end is left to `recv`.
+    assert!(sub.try_recv_data().is_none());
+    match sub.recv().await {
+        OutputEvent::Exited(st) => assert_eq!(st.code, 4),
+        other => panic!("{other:?}"),
+    }
+}

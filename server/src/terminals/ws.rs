@@ -19,6 +19,7 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::{
     extract::{
         FromRequestParts, Path, State, WebSocketUpgrade,
@@ -27,7 +28,7 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use harness_pty::{InjectOptions, OutputEvent, PasteMode, PtySession};
+use harness_pty::{InjectOptions, OutputEvent, PasteMode, PtySession, Subscription};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -35,6 +36,33 @@ use crate::{error::error_body, state::AppState};
 
 /// Unacknowledged bytes allowed in flight per client.
 pub const WINDOW: u64 = 1024 * 1024;
+/// Largest WebSocket message of output: chunks already queued when one is
+/// sent are joined up to this, so a flood costs one message (one write, one
+/// browser event) per this many bytes rather than one per PTY read.
+pub const JOIN_MAX: usize = 256 * 1024;
+
+/// `first` and the chunks queued behind it, joined into one message while
+/// it is under [`JOIN_MAX`] bytes and under `room` (what the client's window
+/// still takes); the last chunk joined may pass either by its own size.
+fn join_queued(first: Bytes, sub: &mut Subscription, room: u64) -> Bytes {
+    let limit = JOIN_MAX.min(usize::try_from(room).unwrap_or(JOIN_MAX));
+    if first.len() >= limit {
+        return first;
+    }
+    let Some(next) = sub.try_recv_data() else {
+        return first;
+    };
+    let mut joined = Vec::with_capacity(limit.max(first.len() + next.len()));
+    joined.extend_from_slice(&first);
+    joined.extend_from_slice(&next);
+    while joined.len() < limit {
+        let Some(chunk) = sub.try_recv_data() else {
+            break;
+        };
+        joined.extend_from_slice(&chunk);
+    }
+    Bytes::from(joined)
+}
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -187,6 +215,7 @@ async fn serve(mut socket: WebSocket, session: Arc<PtySession>, mut typed: Perso
             }
             event = sub.recv(), if open_window => match event {
                 OutputEvent::Data(bytes) => {
+                    let bytes = join_queued(bytes, &mut sub, WINDOW.saturating_sub(sent.saturating_sub(acked)));
                     sent += bytes.len() as u64;
                     if socket.send(Message::Binary(bytes)).await.is_err() {
                         break;
@@ -262,4 +291,86 @@ fn size_frame((rows, cols): (u16, u16)) -> Message {
             .to_string()
             .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use harness_pty::{PtySession, SpawnSpec};
+
+    use super::*;
+
+    /// A session whose whole output is queued for `sub` before the test
+    /// looks: `bursts` bursts of `lines` numbered lines, 50 ms apart, so
+    /// the subscription holds several chunks.
+    async fn queued(bursts: usize, lines: usize) -> (Arc<PtySession>, Subscription) {
+        let script = format!(
+            "read go; n=0; b=0; while [ $b -lt {bursts} ]; do i=0; \
+             while [ $i -lt {lines} ]; do echo \"line $n\"; i=$((i+1)); n=$((n+1)); done; \
+             b=$((b+1)); sleep 0.05; done"
+        );
+        let spec = SpawnSpec::new(["/bin/sh", "-c", script.as_str()], std::env::temp_dir());
+        let session = PtySession::spawn(spec).await.expect("spawn");
+        let sub = session.subscribe();
+        session.write(b"go\r").await.expect("write");
+        tokio::time::timeout(Duration::from_secs(10), session.wait_exit())
+            .await
+            .expect("exits")
+            .expect("status");
+        (session, sub)
+    }
+
+    fn text(b: &[u8]) -> String {
+        String::from_utf8_lossy(b).into_owned()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_output_is_one_message_in_order() {
+        let (_s, mut sub) = queued(10, 300).await;
+        let OutputEvent::Data(first) = sub.recv().await else {
+            panic!("output first")
+        };
+        let joined = join_queued(first.clone(), &mut sub, WINDOW);
+        assert!(
+            joined.len() > first.len(),
+            "the chunks behind the first were joined"
+        );
+        let all = text(&joined);
+        assert!(
+            all.contains("line 0\r\n") && all.contains("line 2999\r\n"),
+            "{}",
+            all.len()
+        );
+        assert!(all.find("line 2998\r\n") < all.find("line 2999\r\n"));
+        // Nothing left but the end.
+        assert!(matches!(sub.recv().await, OutputEvent::Exited(_)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_join_stops_at_the_open_window_and_the_rest_follows() {
+        let (_s, mut sub) = queued(10, 1000).await;
+        let OutputEvent::Data(first) = sub.recv().await else {
+            panic!("output first")
+        };
+        let room = first.len() as u64 + 1;
+        let joined = join_queued(first.clone(), &mut sub, room);
+        // One chunk more at most: the window is respected to within a chunk.
+        assert!(joined.len() as u64 >= room && joined.len() < first.len() + 70 * 1024);
+        let mut rest = joined.to_vec();
+        loop {
+            match sub.recv().await {
+                OutputEvent::Data(b) => {
+                    let b = join_queued(b, &mut sub, WINDOW);
+                    assert!(b.len() <= JOIN_MAX + 70 * 1024, "{}", b.len());
+                    rest.extend_from_slice(&b);
+                }
+                OutputEvent::Exited(_) => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let all = text(&rest);
+        assert!(all.contains("line 0\r\n") && all.contains("line 9999\r\n"));
+        assert_eq!(all.matches("line ").count(), 10_000);
+    }
 }
