@@ -113,6 +113,29 @@ test('inline reply marks the ask answered; the API agrees', async ({ page, reque
   expect(errors).toEqual([]);
 });
 
+test('Ctrl+Enter in the row\'s own box sends it; Enter alone adds a line', async ({ page, request }) => {
+  const errors = watchErrors(page);
+  const taskId = await createTask(request, `Row keys ${uid()}`);
+  await ask(request, taskId, 'Which port?');
+  await openLive(page, '/harness?view=all');
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  const box = row.locator('textarea[name="text"]');
+  await box.fill('8080');
+  // Enter alone is a new line in the box: nothing is sent.
+  await box.press('Enter');
+  await box.pressSequentially('then 8081');
+  await expect(box).toHaveValue('8080\nthen 8081');
+  await expect(row.locator('.badge')).toHaveText('pending');
+  expect((await messages(request, taskId))[0].state).toBe('OPEN');
+  await box.press('Control+Enter');
+  await expect(page.locator('#reply-status')).toContainText('Answered');
+  await expect(row.locator('.badge')).toHaveText('answered');
+  const [m] = await messages(request, taskId);
+  expect(m.state).toBe('ANSWERED');
+  expect(m.replyText).toBe('8080\nthen 8081');
+  expect(errors).toEqual([]);
+});
+
 test('dialog: details, draft kept, keyboard, Ctrl+Enter sends, answered is read-only', async ({ page, request }) => {
   const errors = watchErrors(page);
   const title = `Dialog ${uid()}`;
