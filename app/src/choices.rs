@@ -90,7 +90,7 @@ fn option_title(l: Locale, c: &ChoiceInfo, label: &str) -> String {
         .options
         .iter()
         .find(|o| o.label == label)
-        .and_then(|o| o.description.clone())
+        .and_then(|o| crate::approval_words::option(l, &o.label, o.description.as_deref()).1)
         .unwrap_or_default();
     if c.default.as_deref() == Some(label) {
         if !title.is_empty() {
@@ -246,6 +246,8 @@ pub fn ChoicePicker(
         .enumerate()
         .map(|(i, o)| {
             let label = o.label.clone();
+            // What the button says; `label` is what it sends.
+            let shown = crate::approval_words::option(l, &o.label, o.description.as_deref()).0;
             let is_default = choices.default.as_deref() == Some(label.as_str());
             let title = option_title(l, &choices, &label);
             let number = format!("{}.", i + 1);
@@ -261,7 +263,7 @@ pub fn ChoicePicker(
                             prop:checked=move || checked.with(|v| v.contains(&l1))
                             on:change=move |_| toggle(l2.clone())
                         />
-                        <span class="num">{number}</span> " " {label.clone()} {mark}
+                        <span class="num">{number}</span> " " {shown.clone()} {mark}
                     </label>
                 }
                 .into_any()
@@ -287,7 +289,7 @@ pub fn ChoicePicker(
                                 arm(tapped.clone());
                             }
                         >
-                            <span class="num">{number}</span> " " {label.clone()} {mark}
+                            <span class="num">{number}</span> " " {shown.clone()} {mark}
                         </button>
                     </ActionForm>
                 }
@@ -311,11 +313,22 @@ pub fn ChoicePicker(
         view! { <Countdown deadline_ms has_default=choices.default.is_some() /> }.into_any()
     });
     let hint = keys.then(|| view! { <p class="hint sub">{l.t("choices.keys_hint")}</p> });
+    // What a label reads as on this page (the gate's Approve / Deny in its language).
+    let shown_label = move |label: &str| {
+        c.with_value(|c| {
+            let description = c
+                .options
+                .iter()
+                .find(|o| o.label == label)
+                .and_then(|o| o.description.clone());
+            crate::approval_words::option(l, label, description.as_deref()).0
+        })
+    };
     let waiting = move || {
         armed.get().map(|label| {
             view! {
                 <div class="choice-armed" role="status" data-label=label.clone()>
-                    <span>{l.t("choices.sending").replace("{label}", &label)}</span>
+                    <span>{l.t("choices.sending").replace("{label}", &shown_label(&label))}</span>
                     <button type="button" class="ghost choice-undo" on:click=undo>
                         {l.t("choices.undo")}
                     </button>

@@ -7,6 +7,7 @@
 pub mod agent_state;
 pub mod alerts;
 pub mod api;
+pub mod approval_words;
 pub mod choices;
 pub mod components;
 #[cfg(feature = "ssr")]

@@ -86,6 +86,40 @@ test('one tap on Approve in /harness decides the held call', async ({ page, requ
   expect(errors).toEqual([]);
 });
 
+test('a Chinese page shows the approval in Chinese; 批准 still sends Approve', async ({ page, request }, info) => {
+  const errors = watchErrors(page);
+  const title = `审批 ${uid()}`;
+  const { taskId, approvalId } = await held(request, title, 'git push --force origin main');
+  await page.goto('/harness');
+  const host = new URL(page.url()).hostname;
+  await page.context().addCookies([{ name: 'harness_lang', value: 'zh', domain: host, path: '/' }]);
+  await openLive(page, `/harness?view=pending&q=${encodeURIComponent(title)}`);
+  await expect(page.locator('html')).toHaveAttribute('lang', /^zh/);
+  const row = page.locator(`tr[data-task-id="${taskId}"]`);
+  // The words around the call are Chinese; the call is as the agent wrote it.
+  await expect(row).toContainText('批准这次 Bash 调用吗？');
+  await expect(row).toContainText('$ git push --force origin main');
+  await expect(row).toContainText(`任务：${title}`);
+  await expect(row).toContainText('工作目录：/srv/repo');
+  await expect(row).not.toContainText('Approve this');
+  const approve = row.locator('.choice[data-label="Approve"]');
+  await expect(approve).toContainText('批准');
+  await expect(approve).toHaveAttribute('title', /只运行这一次调用/);
+  await expect(row.locator('.choice[data-label="Deny"]')).toContainText('拒绝');
+  // The dialog shows the same.
+  await row.locator('button.details').click();
+  await expect(page.locator('#detail-sent')).toContainText('批准这次 Bash 调用吗？');
+  await expect(page.locator('#detail-sent')).toContainText('工作目录：/srv/repo');
+  await page.keyboard.press('Escape');
+  await page.screenshot({ path: info.outputPath('approval-phone-zh.png'), fullPage: true });
+  await approve.tap();
+  await expect(row.locator('.choice-armed')).toContainText('批准');
+  await expect(row).toHaveCount(0, { timeout: 10_000 });
+  const a = await approval(request, approvalId);
+  expect(a.state).toBe('APPROVED');
+  expect(errors).toEqual([]);
+});
+
 test('an answer to an approval decided meanwhile says "already decided"', async ({ page, request }, info) => {
   const errors = watchErrors(page);
   const title = `Decided ${uid()}`;

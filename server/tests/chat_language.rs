@@ -227,3 +227,47 @@ async fn a_zh_targets_agent_state_alert_is_chinese() {
     assert!(alert.contains(&t), "the task token: {alert}");
     s.shutdown().await;
 }
+
+/// An approval pushed to a `zh` target: the words around the call are
+/// Chinese (the same words a Chinese page shows), the call, the reply words
+/// and the task token as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_zh_targets_approval_push_is_chinese_around_the_call() {
+    use crate::approvals_chat::{Chat, chat_task, held, posted};
+    let dir = tempfile::tempdir().unwrap();
+    let Chat {
+        s, record, task, ..
+    } = chat_task(dir.path()).await;
+    let (st, body) = s
+        .admin(
+            "PUT",
+            "/api/settings/notify-targets",
+            Some(json!({"targets": [
+                {"label": "phone", "gateway": "hermes", "downstream": "telegram", "dest": "4242",
+                 "scope": "unattended", "language": "zh"}
+            ]})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    held(&s, &task, "git push --force origin main").await;
+    let (text, _) = posted(&record, 1).await.remove(0);
+    for part in [
+        "[需要审批] 批准这次 Bash 调用吗？",
+        "$ git push --force origin main",
+        "任务：Release 2.0",
+        "工作目录：/srv/repo",
+        "回复 \"approve\"",
+        &task,
+    ] {
+        assert!(text.contains(part), "{part:?} in {text}");
+    }
+    for english in [
+        "Approve this",
+        "Task: ",
+        "Working directory: ",
+        "[Approval needed]",
+    ] {
+        assert!(!text.contains(english), "{english:?} in {text}");
+    }
+    s.shutdown().await;
+}

@@ -10,6 +10,7 @@
 mod macros;
 
 pub mod approval;
+pub mod approval_words;
 pub mod channel;
 pub mod delivery;
 pub mod gateway;

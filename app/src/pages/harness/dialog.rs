@@ -183,7 +183,7 @@ fn DialogBody(row: Row, shared: Shared) -> impl IntoView {
         </header>
         <section aria-labelledby="detail-sent-h">
             <h3 id="detail-sent-h">{l.t("detail.sent")}</h3>
-            <div class="full" id="detail-sent"><crate::markdown::Markdown text=row.content.clone() /></div>
+            <div class="full" id="detail-sent"><crate::markdown::Markdown text=crate::approval_words::question(l, &row.content) /></div>
         </section>
         <section aria-labelledby="detail-reply-h">
             <h3 id="detail-reply-h">{l.t("detail.reply")}</h3>

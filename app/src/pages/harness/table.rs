@@ -353,7 +353,7 @@ fn HarnessRow(row: Row, shared: Shared) -> impl IntoView {
             <td class="nowrap">{row.workspace.clone().unwrap_or_else(|| "—".into())}</td>
             <td>{row.project.clone().unwrap_or_else(|| "—".into())}</td>
             <td class="task" on:click=open.clone()><Clamp text=Some(row.task_title.clone()) /></td>
-            <td class="content" on:click=open_content><Clamp text=Some(crate::markdown::plain(&row.content)) /></td>
+            <td class="content" on:click=open_content><Clamp text=Some(crate::markdown::plain(&crate::approval_words::question(l, &row.content))) /></td>
             <td class="time"><TimeCell ms=Some(row.sent_ms) /></td>
             <td class="reply">{reply_cell}</td>
             <td class="time"><TimeCell ms=row.replied_ms /></td>

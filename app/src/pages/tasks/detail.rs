@@ -332,7 +332,7 @@ fn TimelineItem(
                 <TimeCell ms=Some(row.sent_ms) />
             </div>
             {if row.is_ask() {
-                view! { <crate::markdown::Markdown text=row.content.clone() /> }.into_any()
+                view! { <crate::markdown::Markdown text=crate::approval_words::question(l, &row.content) /> }.into_any()
             } else {
                 view! { <Clamp text=Some(row.content.clone()) /> }.into_any()
             }}

@@ -83,7 +83,7 @@ pub fn WaitingReply(task_id: String) -> impl IntoView {
                         });
                         view! {
                             <div class="full question" id="task-reply-question">
-                                <crate::markdown::Markdown text=row.content.clone() />
+                                <crate::markdown::Markdown text=crate::approval_words::question(l, &row.content) />
                             </div>
                             {picker}
                         }

@@ -43,12 +43,20 @@ pub fn push_text(question: &str) -> String {
     push_text_in(question, Lang::En)
 }
 
-/// [`push_text`] in `lang` (the notify target's language): the call itself
-/// is shown as it is.
+/// [`push_text`] in `lang` (the notify target's language): in Chinese the
+/// question's words are translated (`harness_types::approval_words`), the
+/// call itself is shown as it is.
 pub fn push_text_in(question: &str, lang: Lang) -> String {
     match lang {
         Lang::En => format!("[Approval needed] {}\n\n{HOW_TO_ANSWER}", question.trim()),
-        Lang::Zh => format!("[需要审批] {}\n\n{HOW_TO_ANSWER_ZH}", question.trim()),
+        Lang::Zh => {
+            let question = question.trim();
+            let shown = harness_types::approval_words::question_zh(question);
+            format!(
+                "[需要审批] {}\n\n{HOW_TO_ANSWER_ZH}",
+                shown.as_deref().unwrap_or(question)
+            )
+        }
     }
 }
 
@@ -227,7 +235,10 @@ mod tests {
     #[test]
     fn in_chinese_the_call_is_shown_as_it_is_and_the_reply_words_stay() {
         let t = push_text_in("Approve this Bash call?\n\n$ git push --force", Lang::Zh);
-        assert!(t.starts_with("[需要审批] Approve this Bash call?"), "{t}");
+        assert!(
+            t.starts_with("[需要审批] 批准这次 Bash 调用吗？\n\n$ git push --force"),
+            "{t}"
+        );
         assert!(t.contains("$ git push --force"), "{t}");
         assert!(t.ends_with(HOW_TO_ANSWER_ZH), "{t}");
         assert!(t.contains("\"approve\"（或 1）") && t.contains("\"deny\"（或 2）"));

@@ -251,6 +251,12 @@ fn the_reason_reaches_the_question_and_the_agent() {
         q.contains("Why: the command runs `git push --force` inside `bash -c`"),
         "{q}"
     );
+    let zh =
+        harness_types::approval_words::question_zh(&q).expect("the core's question reads in zh");
+    assert!(
+        zh.contains("\n规则：") && zh.contains("\n原因：the command runs"),
+        "{zh}"
+    );
     let agent = crate::approvals::text::short_why("Bash", &input, Some(&m));
     assert!(
         agent.contains("— runs `git push --force` inside `bash -c`"),
@@ -268,6 +274,15 @@ fn the_reason_reaches_the_question_and_the_agent() {
         "{q}"
     );
     assert!(!q.contains("Rule:"), "{q}");
+    // The same question as a Chinese page or chat shows it.
+    let zh =
+        harness_types::approval_words::question_zh(&q).expect("the core's question reads in zh");
+    assert!(
+        zh.starts_with(
+            "批准这次 Bash 调用吗？\n\n$ eval \"$X\"\n\n任务：t\n工作目录：/repo\n原因：审批闸门"
+        ),
+        "{zh}"
+    );
     // Offline, the same evaluation and the same reason.
     let r = offline::decide(&defaults(), "Bash", &input, Some("/repo"), "refused", "s").unwrap();
     assert!(r.contains("`eval` runs text computed"), "{r}");
