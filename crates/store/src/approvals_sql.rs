@@ -143,8 +143,9 @@ pub(crate) fn consume() -> String {
 /// `begin_ask(conn, task, ask id, question, now ms, key)` (opens the
 /// batch's transaction where the backend needs it and runs the ask's own
 /// statements, `RECORD_ASK`) and `end_batch(conn)` (commits where the
-/// backend's batch does not). The module's `super::{choices, deliveries,
-/// messages, rows}` provide the rest.
+/// backend's batch does not). The ask's other statements are the shared
+/// steps (`crate::shared::choices`), run with the backend's
+/// `Backend::run_step`.
 macro_rules! approval_store {
     ($store:ty, $read:ident, $row:ty, $conn:ty) => {
         const _: () = {
@@ -161,17 +162,20 @@ macro_rules! approval_store {
             };
             use sqlx::{AssertSqlSafe, Row};
 
-            use super::{
-                choices::{insert_ask_screen, insert_choices, insert_parent_event},
-                rows::{ms, time},
-            };
+            use super::rows::{ms, time};
             use $crate::error::map;
             use $crate::shared::{
-                choices::options_json,
+                backend::{Backend, Step},
+                choices::{insert_ask_screen, insert_choices, insert_parent_event, options_json},
                 deliveries::{DELIVERY_COLUMNS, delivery},
                 messages::ask_recorded,
                 outbox::outbound,
             };
+
+            /// One step of the ask's batch on `conn`.
+            async fn step(conn: &mut $conn, step: Step) -> Result<Vec<$row>, sqlx::Error> {
+                <$store as Backend>::run_step(conn, step).await
+            }
 
             fn sql(s: &str) -> AssertSqlSafe<String> {
                 AssertSqlSafe(s.to_owned())
@@ -296,11 +300,14 @@ macro_rules! approval_store {
                             Box::pin(async move {
                                 let returned =
                                     begin_ask(conn, &task_id, &id, question, now, key).await?;
-                                insert_choices(conn, &id, &choices, &options).await?;
-                                insert_ask_screen(conn, &id, evidence.as_deref(), now).await?;
+                                step(conn, insert_choices(&id, &choices, &options)).await?;
+                                if let Some(screen) = &evidence {
+                                    step(conn, insert_ask_screen(&id, screen, now)).await?;
+                                }
                                 let added = match &event {
                                     Some(event) => {
-                                        insert_parent_event(conn, event, &id, &payload).await?
+                                        let added = insert_parent_event(event, &id, &payload);
+                                        !step(conn, added).await?.is_empty()
                                     }
                                     None => false,
                                 };

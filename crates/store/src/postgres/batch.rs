@@ -6,9 +6,11 @@
 //! is still valid.
 
 use sqlx::{
-    AssertSqlSafe, PgConnection,
+    Arguments, AssertSqlSafe, PgConnection,
     postgres::{PgArguments, PgRow},
 };
+
+use crate::shared::Bind;
 
 /// Run each `;`-separated statement of `sql` (constant text) with `args`.
 pub(super) async fn run(
@@ -49,10 +51,19 @@ fn statements(sql: &str) -> impl Iterator<Item = &str> {
     parts.into_iter().map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// `$first, $first+1, …` (`n` placeholders), for an `IN (…)` list.
-pub(super) fn marks(first: usize, n: usize) -> String {
-    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
-    marks.join(", ")
+/// `binds` in order as arguments, for [`run`].
+pub(super) fn args_of(binds: Vec<Bind>) -> Result<PgArguments, sqlx::Error> {
+    let mut args = PgArguments::default();
+    for b in binds {
+        match b {
+            Bind::Text(v) => args.add(v),
+            Bind::OptText(v) => args.add(v),
+            Bind::Int(v) => args.add(v),
+            Bind::OptInt(v) => args.add(v),
+        }
+        .map_err(sqlx::Error::Encode)?;
+    }
+    Ok(args)
 }
 
 /// Arguments built from binds, for [`run`].

@@ -18,6 +18,7 @@
 mod agent_actions;
 mod agent_states;
 mod approvals;
+mod backend;
 mod batch;
 pub mod bus;
 mod choices;
@@ -51,8 +52,6 @@ pub use probe::{PgProbe, probe};
 
 use crate::{StoreOpenError, sqlite::latency::Latency};
 
-/// The key of the advisory lock every write transaction holds (the ASCII
-/// of "harness" read as a number: one key for the whole store).
 /// [`crate::shared::messages::RECORD_ASK`] as one call of the function of
 /// migration 0013 (one round trip instead of three); the same parameters
 /// `$1` … `$5` and the same rows.
@@ -63,6 +62,8 @@ pub(crate) const RECORD_ASK_CALL: &str =
 /// in ms since the epoch.
 pub(crate) const DB_NOW_MS: &str = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
 
+/// The key of the advisory lock every write transaction holds (the ASCII
+/// of "harness" read as a number: one key for the whole store).
 pub(crate) const WRITE_LOCK: i64 = 0x0068_6172_6e65_7373;
 
 /// A pooled connection idle this long is pinged before it is handed out

@@ -9,16 +9,16 @@ use std::{
 
 use harness_core::store::{StoreError, StoreResult};
 use sqlx::{
-    Arguments, PgConnection, PgPool, Postgres, Transaction,
+    PgConnection, PgPool, Postgres, Transaction,
     postgres::{PgArguments, PgRow},
 };
 
 use super::{PgStore, WRITE_LOCK};
-use crate::{error::map, shared::Bind, sqlite::latency::Latency};
-
-/// The future of one batch inside a write transaction.
-pub(super) type BatchFuture<'c, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+use crate::{
+    error::map,
+    shared::{Bind, backend::BatchFuture},
+    sqlite::latency::Latency,
+};
 
 /// `BEGIN` and the write lock in one simple-query round trip (the key
 /// [`WRITE_LOCK`] is written into the text: a simple query has no
@@ -100,15 +100,7 @@ impl PgStore {
         let sql = sql.to_owned();
         self.batch_tx(move |conn| {
             Box::pin(async move {
-                let mut args = PgArguments::default();
-                for b in binds {
-                    match b {
-                        Bind::Text(v) => args.add(v),
-                        Bind::Int(v) => args.add(v),
-                        Bind::OptInt(v) => args.add(v),
-                    }
-                    .map_err(sqlx::Error::Encode)?;
-                }
+                let args = super::batch::args_of(binds)?;
                 super::batch::run(conn, &sql, &args).await
             })
         })

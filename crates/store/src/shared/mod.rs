@@ -13,7 +13,9 @@
 
 pub(crate) mod agent_actions;
 pub(crate) mod agent_states;
+pub(crate) mod backend;
 pub(crate) mod choices;
+pub(crate) mod choices_store;
 pub(crate) mod deliveries;
 pub(crate) mod delivery_store;
 pub(crate) mod escalations;
@@ -23,6 +25,7 @@ pub(crate) mod gateway_routes;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
+pub(crate) mod message_store;
 pub(crate) mod messages;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
@@ -92,9 +95,10 @@ impl SqlRow for PgRow {
 
 /// A value bound to a statement whose arguments are built at run time
 /// (conditional updates, [`crate::sqlite`]'s and [`crate::postgres`]'s
-/// `run_batch`).
+/// `run_batch`, a [`backend::Step`]).
 pub(crate) enum Bind {
     Text(String),
+    OptText(Option<String>),
     Int(i64),
     OptInt(Option<i64>),
 }
@@ -106,11 +110,13 @@ pub(crate) fn bind_all<'q, DB: sqlx::Database>(
 ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
 where
     String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     binds.into_iter().fold(query, |query, b| match b {
         Bind::Text(v) => query.bind(v),
+        Bind::OptText(v) => query.bind(v),
         Bind::Int(v) => query.bind(v),
         Bind::OptInt(v) => query.bind(v),
     })

@@ -11,6 +11,7 @@
 mod agent_actions;
 mod agent_states;
 mod approvals;
+mod backend;
 pub mod backup;
 mod checkpoint;
 mod choices;

@@ -8,12 +8,8 @@ use sqlx::AssertSqlSafe;
 
 use crate::{
     error::map,
-    shared::{Bind, bind_all},
+    shared::{Bind, backend::BatchFuture, bind_all},
 };
-
-/// The future of one batch on the writer connection.
-pub(super) type BatchFuture<'c, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
 
 impl SqliteStore {
     /// A `BEGIN IMMEDIATE` transaction on the writer, timed until it ends.

@@ -1,0 +1,183 @@
+//! What a backend gives the stores written once as generic functions
+//! ([`super::message_store`], [`super::choices_store`]): reads on its
+//! readers, statements in one write transaction, and the little SQL it
+//! spells its own way ([`AskSql`]). Each backend implements [`Backend`]
+//! (`sqlite/backend.rs`, `postgres/backend.rs`); everything else of those
+//! stores — their SQL, the order of the statements, the decoding — is
+//! written once.
+
+use std::{future::Future, pin::Pin};
+
+use harness_core::store::{StoreError, StoreResult};
+
+use super::{Bind, Dialect, SqlRow};
+
+/// The future of one batch on a backend's connection, inside a write
+/// transaction (both stores' `batch_tx`).
+pub(crate) type BatchFuture<'c, T> =
+    Pin<Box<dyn Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
+/// Statements (`;`-separated, or one) and the values bound to their `$n`:
+/// every statement of a step gets the same values.
+pub(crate) struct Step {
+    pub(crate) sql: String,
+    pub(crate) binds: Vec<Bind>,
+}
+
+impl Step {
+    pub(crate) fn new(sql: impl Into<String>, binds: Vec<Bind>) -> Self {
+        Self {
+            sql: sql.into(),
+            binds,
+        }
+    }
+}
+
+/// What the dialects spell differently in asks and answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AskSql {
+    /// The statements that record an ask (`$1` task, `$2` ask id, `$3`
+    /// question, `$4` now, `$5` idempotency key or NULL), answering the rows
+    /// of [`super::messages::RECORD_ASK`]: those statements on SQLite, one
+    /// call of the schema's function on PostgreSQL.
+    pub(crate) record_ask: &'static str,
+    /// The notification center's case-insensitive match: SQLite's `LIKE`
+    /// ignores ASCII case, PostgreSQL's needs `ILIKE`.
+    pub(crate) like: &'static str,
+    /// The default option's 0-based index as a JSON array (`[i]`), from an
+    /// `ask_choices` row's `options` and `default_label`: the option
+    /// recorded for an answer by default.
+    pub(crate) default_option: &'static str,
+}
+
+/// A backend, for the stores written once as generic functions.
+pub(crate) trait Backend: Sync + 'static {
+    type Row: SqlRow + Send + 'static;
+    /// The connection a batch runs on.
+    type Conn: Send;
+    /// The dialect's side of the statements written once.
+    const DIALECT: Dialect;
+    /// The dialect's side of asks and answers.
+    const ASKS: AskSql;
+    /// Opens the transaction inside a batch ([`write_steps`]) where the
+    /// backend's batch does not run in one already (SQLite: `BEGIN
+    /// IMMEDIATE`, sent with the first statements).
+    const BEGIN: Option<&'static str>;
+    /// Ends a batch that `BEGIN` opened (sent with the last statements).
+    const COMMIT: Option<&'static str>;
+    /// Ends a batch that `BEGIN` opened and that writes nothing.
+    const ROLLBACK: Option<&'static str>;
+
+    /// `sql` with `binds`, on the readers (no transaction).
+    fn read(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
+    /// The `;`-separated statements of `sql`, sharing `binds`, in one write
+    /// transaction; their rows in order (both stores' `run_batch`).
+    fn run_batch(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
+    /// An ask alone ([`AskSql::record_ask`] with its five binds) in its own
+    /// write transaction, in the fewest round trips the backend has.
+    fn ask_alone(
+        &self,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
+    /// One step on `conn`, inside the caller's batch; its rows in order.
+    fn run_step(
+        conn: &mut Self::Conn,
+        step: Step,
+    ) -> impl Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send;
+
+    /// `batch` in a write transaction, in a task of its own (a caller that
+    /// goes away cannot stop it half-way): all or nothing (both stores'
+    /// `batch_tx`).
+    fn batch<T, F>(&self, batch: F) -> impl Future<Output = StoreResult<T>> + Send
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Conn) -> BatchFuture<'c, T> + Send + 'static;
+}
+
+/// A store error met inside a batch, as the driver error that rolls the
+/// batch back.
+fn in_batch(err: StoreError) -> sqlx::Error {
+    sqlx::Error::Decode(Box::new(err))
+}
+
+/// `first`, then the steps `then` makes from its rows, in one write
+/// transaction sent as one batch on one connection (a round trip per step).
+/// `then` answering `None`: nothing is written, and `None`. Otherwise the
+/// rows of `first` and those of the other steps.
+pub(crate) async fn write_steps<S, F>(
+    store: &S,
+    first: Step,
+    then: F,
+) -> StoreResult<Option<(Vec<S::Row>, Vec<S::Row>)>>
+where
+    S: Backend,
+    F: FnOnce(&[S::Row]) -> StoreResult<Option<Vec<Step>>> + Send + 'static,
+{
+    store
+        .batch(move |conn| {
+            Box::pin(async move {
+                let mut first = first;
+                if let Some(begin) = S::BEGIN {
+                    first.sql = format!("{begin}; {}", first.sql);
+                }
+                let head = S::run_step(&mut *conn, first).await?;
+                let Some(mut steps) = then(head.as_slice()).map_err(in_batch)? else {
+                    if let Some(rollback) = S::ROLLBACK {
+                        S::run_step(&mut *conn, Step::new(rollback, Vec::new())).await?;
+                    }
+                    return Ok(None);
+                };
+                if let Some(commit) = S::COMMIT {
+                    match steps.last_mut() {
+                        Some(last) => last.sql = format!("{}; {commit}", last.sql),
+                        None => steps.push(Step::new(commit, Vec::new())),
+                    }
+                }
+                let mut rest = Vec::new();
+                for step in steps {
+                    rest.extend(S::run_step(&mut *conn, step).await?);
+                }
+                Ok(Some((head, rest)))
+            })
+        })
+        .await
+}
+
+/// A conditional answer: `first` (an OPEN → ANSWERED that returns the ask's
+/// row when it won), then the steps `then` makes from that row, in one
+/// write transaction ([`write_steps`]). `None` when `first` found no OPEN
+/// ask: nothing is written.
+pub(crate) async fn answer_steps<S, F>(
+    store: &S,
+    first: Step,
+    then: F,
+) -> StoreResult<Option<(S::Row, Vec<S::Row>)>>
+where
+    S: Backend,
+    F: FnOnce(&S::Row) -> StoreResult<Vec<Step>> + Send + 'static,
+{
+    let done = write_steps(store, first, move |answered: &[S::Row]| {
+        answered.first().map(then).transpose()
+    })
+    .await?;
+    Ok(done.and_then(|(head, rest)| head.into_iter().next().map(|row| (row, rest))))
+}
+
+/// The only row of a statement that always answers one (`COUNT`, `MIN`,
+/// `INSERT … RETURNING`).
+pub(crate) fn only<R>(rows: Vec<R>, what: &'static str) -> StoreResult<R> {
+    rows.into_iter()
+        .next()
+        .ok_or_else(|| StoreError::Backend(format!("{what} returned no row").into()))
+}
