@@ -251,7 +251,7 @@ macro_rules! choices_store {
 
             #[async_trait::async_trait]
             impl ChoicesStore for $store {
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn record_ask_with_choices(
                     &self,
                     ask: NewAsk,
@@ -260,7 +260,7 @@ macro_rules! choices_store {
                     c::record_ask_with_choices(self, ask, choices).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn choices_for(
                     &self,
                     message_ids: &[String],
@@ -268,7 +268,7 @@ macro_rules! choices_store {
                     c::choices_for(self, message_ids).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn due_defaults(
                     &self,
                     now: DateTime<Utc>,
@@ -277,12 +277,12 @@ macro_rules! choices_store {
                     c::due_defaults(self, now, limit).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn next_default_deadline(&self) -> StoreResult<Option<DateTime<Utc>>> {
                     c::next_default_deadline(self).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn answer_with_default(
                     &self,
                     message_id: &str,
@@ -295,7 +295,7 @@ macro_rules! choices_store {
                         .await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn answer_with_options(
                     &self,
                     message_id: &str,
@@ -319,7 +319,7 @@ macro_rules! choices_store {
                     .await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn record_ask_for_parent(
                     &self,
                     ask: NewAsk,
@@ -329,7 +329,7 @@ macro_rules! choices_store {
                     c::record_ask_for_parent(self, ask, choices, event).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn undelivered_event(&self, dedup_key: &str) -> StoreResult<Option<String>> {
                     c::undelivered_event(self, dedup_key).await
                 }

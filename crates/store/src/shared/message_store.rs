@@ -304,17 +304,17 @@ macro_rules! message_store {
 
             #[async_trait::async_trait]
             impl MessageStore for $store {
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn record_ask(&self, ask: NewAsk) -> StoreResult<AskRecorded> {
                     m::record_ask(self, ask).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn ask_evidence(&self, message_id: &str) -> StoreResult<Option<String>> {
                     m::ask_evidence(self, message_id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn ask_by_key(
                     &self,
                     task_id: &str,
@@ -323,12 +323,12 @@ macro_rules! message_store {
                     m::ask_by_key(self, task_id, key).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn record_notify(&self, n: NewAsk) -> StoreResult<Message> {
                     m::record_notify(self, n).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn answer_open_ask(
                     &self,
                     task_id: &str,
@@ -342,7 +342,7 @@ macro_rules! message_store {
                         .await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn resume_executions(
                     &self,
                     task_id: &str,
@@ -350,37 +350,37 @@ macro_rules! message_store {
                     m::resume_executions(self, task_id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn open_ask(&self, task_id: &str) -> StoreResult<Option<Message>> {
                     m::newest(self, task_id, true).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn latest_ask(&self, task_id: &str) -> StoreResult<Option<Message>> {
                     m::newest(self, task_id, false).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn get_message(&self, id: &str) -> StoreResult<Option<Message>> {
                     m::get_message(self, id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn ignore_ask(&self, id: &str) -> StoreResult<Option<Message>> {
                     m::ignore_ask(self, id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn dismiss_message(&self, id: &str) -> StoreResult<Dismissed> {
                     m::dismiss_message(self, id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn cancel_open_asks(&self, task_id: &str) -> StoreResult<Vec<String>> {
                     m::cancel_open_asks(self, task_id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn expire_asks_before(
                     &self,
                     cutoff: DateTime<Utc>,
@@ -388,17 +388,17 @@ macro_rules! message_store {
                     m::expire_asks_before(self, cutoff).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn list_messages(&self, q: &MessageQuery) -> StoreResult<Vec<MessageRow>> {
                     m::list_messages(self, q).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn message_row(&self, id: &str) -> StoreResult<Option<MessageRow>> {
                     m::message_row(self, id).await
                 }
 
-                #[tracing::instrument(skip_all, err)]
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn pending_count(&self) -> StoreResult<u64> {
                     m::pending_count(self).await
                 }
