@@ -2,20 +2,22 @@
 //! and severity come with the row (`api::agent_states`), said on the server
 //! in the page's language.
 
+use harness_types::{AgentStateName, Severity};
 use leptos::prelude::*;
 
 /// `state`: its name (`data-agent-state`), `label`: its words, `severity`:
-/// `ok`, `wait`, `idle`, `warn` or `bad`, `reason`: the tooltip.
+/// how bad it is (its colour), `reason`: the tooltip.
 #[component]
 pub fn AgentStateBadge(
-    state: String,
+    state: AgentStateName,
     label: String,
-    severity: String,
+    severity: Severity,
     reason: String,
 ) -> impl IntoView {
+    let severity = severity.as_str();
     let class = format!("badge agent-state sev-{severity}");
     view! {
-        <span class=class data-agent-state=state data-severity=severity title=reason>
+        <span class=class data-agent-state=state.as_str() data-severity=severity title=reason>
             {label}
         </span>
     }

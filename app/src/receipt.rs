@@ -44,7 +44,7 @@ fn receipt_body(r: ReceiptData) -> AnyView {
                 view! { <pre class="screen" tabindex="0" aria-label=after_title.clone()>{text}</pre> }
             });
             view! {
-                <li data-step=s.kind data-status=s.status>
+                <li data-step=s.kind.as_str() data-status=s.status.as_str()>
                     <TimeCell ms=s.at_ms />
                     " "
                     <span class="receipt-text">{s.text}</span>

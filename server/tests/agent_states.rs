@@ -308,7 +308,7 @@ async fn screens_exits_hooks_and_questions_become_states() {
         .await
         .unwrap();
     let metrics = resp.text().await.unwrap();
-    for name in harness_core::agent_state::AgentState::NAMES {
+    for name in harness_core::model::AgentStateName::ALL {
         assert!(
             metrics.contains(&format!("harness_agents{{state=\"{name}\"}}")),
             "{name} in {metrics}"

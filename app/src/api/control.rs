@@ -2,6 +2,7 @@
 //! Resume and the unattended switch. Thin adapters: the rules (what is
 //! possible now, and why not) are `harness_core::control`.
 
+use harness_types::Action;
 use leptos::prelude::*;
 
 use super::TaskRow;
@@ -16,22 +17,16 @@ pub(crate) fn ssr_control()
         .ok_or_else(|| ServerFnError::new("the agent runtime is not available"))
 }
 
-/// `action`: `start`, `stop`, `restart` or `resume`; `prompt` for a fresh start.
+/// Start, stop, restart or resume the task's agent; `prompt` for a fresh
+/// start.
 #[server(prefix = "/sfn", endpoint = "control_task")]
 pub async fn control_task(
     id: String,
-    action: String,
+    action: Action,
     #[server(default)] prompt: Option<String>,
 ) -> Result<TaskRow, ServerFnError> {
-    use harness_core::{CoreError, control::Action};
     let h = ssr::harness()?;
     let control = ssr_control()?;
-    let action = Action::parse(&action).ok_or_else(|| {
-        ssr::to_sfn(CoreError::invalid(
-            "action",
-            "action must be start, stop, restart or resume",
-        ))
-    })?;
     let prompt = prompt.filter(|p| !p.trim().is_empty());
     let view = h
         .control_task(control.as_ref(), &id, action, prompt.as_deref())

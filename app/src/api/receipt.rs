@@ -5,6 +5,7 @@
 //! over the core's `Harness::receipt` (the same call as
 //! `GET /api/messages/{id}/receipt`).
 
+use harness_types::{StepKind, StepStatus};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -14,11 +15,9 @@ use super::ssr;
 /// One step of the timeline, in words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepData {
-    /// `asked`, `pushed`, `reminded`, `escalated`, `answered`, `typed`,
-    /// `resumed`, `screen_after`.
-    pub kind: String,
-    /// `done`, `waiting`, `stalled`, `failed`, `unverified`, `skipped`.
-    pub status: String,
+    pub kind: StepKind,
+    /// How far it got.
+    pub status: StepStatus,
     /// The step and what its row holds, in the page's language.
     pub text: String,
     /// Unix milliseconds.

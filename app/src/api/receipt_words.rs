@@ -24,17 +24,6 @@ fn step_key(k: StepKind) -> &'static str {
     }
 }
 
-fn status_word(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Done => "done",
-        StepStatus::Waiting => "waiting",
-        StepStatus::Stalled => "stalled",
-        StepStatus::Failed => "failed",
-        StepStatus::Unverified => "unverified",
-        StepStatus::Skipped => "skipped",
-    }
-}
-
 /// The words of one step.
 fn say(l: Locale, state: MessageState, s: &ReceiptStep, now: DateTime<Utc>) -> String {
     let ago =
@@ -116,8 +105,8 @@ pub fn receipt(l: Locale, r: QuestionReceipt, now: DateTime<Utc>) -> ReceiptData
         .steps
         .iter()
         .map(|s| StepData {
-            kind: s.step.name().into(),
-            status: status_word(s.status).into(),
+            kind: s.step,
+            status: s.status,
             text: say(l, r.state, s, now),
             at_ms: s.at.map(|t| t.timestamp_millis()),
             screen: s.screen.clone(),

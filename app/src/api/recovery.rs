@@ -2,6 +2,7 @@
 //! global policy with its defaults) and a task's automatic actions for its
 //! page. Thin adapters over `harness_core::agent_actions`.
 
+use harness_types::{ActionKind, ActionReason, ActionState};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -88,13 +89,10 @@ pub async fn save_recovery_settings(settings: String) -> Result<(), ServerFnErro
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionInfo {
     pub id: String,
-    /// `continue`, `resume`, `restart`, `nudge`, `answer_dialog`.
-    pub action: String,
-    /// `usage_limit`, `usage_limit_self_wait`, `api_errors`, `crash`,
-    /// `stalled`, `dialog`.
-    pub reason: String,
-    /// The engine's state (`PENDING` … `CANCELLED`).
-    pub state: String,
+    pub action: ActionKind,
+    pub reason: ActionReason,
+    /// The engine's state.
+    pub state: ActionState,
     pub due_ms: i64,
     pub done_ms: Option<i64>,
     pub updated_ms: i64,
@@ -111,9 +109,9 @@ pub async fn task_actions(task_id: String) -> Result<Vec<ActionInfo>, ServerFnEr
         .into_iter()
         .map(|a| ActionInfo {
             id: a.id,
-            action: a.action.as_str().to_string(),
-            reason: a.reason.as_str().to_string(),
-            state: a.state.as_str().to_string(),
+            action: a.action,
+            reason: a.reason,
+            state: a.state,
             due_ms: a.due_at.timestamp_millis(),
             done_ms: a.done_at.map(|t| t.timestamp_millis()),
             updated_ms: a.updated_at.timestamp_millis(),

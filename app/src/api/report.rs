@@ -5,6 +5,7 @@
 //! `POST /api/report/{id}/reply`). Times arrive written in UTC, so the
 //! server's render and the browser's agree.
 
+use harness_types::{AskedState, ExecutionStatus};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -33,8 +34,7 @@ impl WaitKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunData {
     pub execution_id: String,
-    /// RUNNING, PAUSED, COMPLETED, FAILED, STOPPED.
-    pub status: String,
+    pub status: ExecutionStatus,
     pub started: String,
     pub ended: Option<String>,
     pub exit_code: Option<i64>,
@@ -54,8 +54,8 @@ pub struct AskedData {
     pub kind: WaitKind,
     pub text: String,
     pub asked: String,
-    /// OPEN, ANSWERED, APPROVED, DENIED, CANCELLED, EXPIRED, IGNORED.
-    pub state: String,
+    /// A question's state or an approval's.
+    pub state: AskedState,
     pub answer: Option<String>,
     pub by: Option<String>,
     pub after_minutes: Option<i64>,

@@ -6,6 +6,7 @@
 //! (`harness_core::report`), kept so the box's numbers stay the ones shown;
 //! every figure links to its page. `?since=` sets the window's start.
 
+use harness_types::{AskedState, ExecutionStatus};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -36,26 +37,27 @@ fn hm(at: &str) -> &str {
     at.get(11..16).unwrap_or(at)
 }
 
-fn state_key(state: &str) -> &'static str {
+fn state_key(state: AskedState) -> &'static str {
+    use AskedState as S;
     match state {
-        "OPEN" | "PENDING" => "report.state.open",
-        "ANSWERED" => "report.state.answered",
-        "APPROVED" => "report.state.approved",
-        "DENIED" => "report.state.denied",
-        "CANCELLED" => "report.state.cancelled",
-        "EXPIRED" => "report.state.expired",
-        "IGNORED" => "report.state.ignored",
-        _ => "report.state.other",
+        S::Open | S::Pending => "report.state.open",
+        S::Answered => "report.state.answered",
+        S::Approved => "report.state.approved",
+        S::Denied => "report.state.denied",
+        S::Cancelled => "report.state.cancelled",
+        S::Expired => "report.state.expired",
+        S::Ignored => "report.state.ignored",
+        S::Closed | S::PendingDelivery => "report.state.other",
     }
 }
 
-fn run_key(status: &str) -> &'static str {
+fn run_key(status: ExecutionStatus) -> &'static str {
     match status {
-        "COMPLETED" => "report.run.finished",
-        "FAILED" => "report.run.failed",
-        "STOPPED" => "report.run.stopped",
-        "PAUSED" => "report.run.waiting",
-        _ => "report.run.running",
+        ExecutionStatus::Completed => "report.run.finished",
+        ExecutionStatus::Failed => "report.run.failed",
+        ExecutionStatus::Stopped => "report.run.stopped",
+        ExecutionStatus::Paused => "report.run.waiting",
+        ExecutionStatus::Running => "report.run.running",
     }
 }
 
@@ -244,9 +246,9 @@ fn run_line(l: Locale, link: &str, run: &RunData) -> AnyView {
         }
     }
     view! {
-        <li class="report-run" data-status=run.status.clone()>
+        <li class="report-run" data-status=run.status.as_str()>
             <a href=link.to_string()>{ran}</a>": "
-            <span class=format!("run-state run-{}", run.status.to_lowercase())>{l.t(run_key(&run.status))}</span>
+            <span class=format!("run-state run-{}", run.status.as_str().to_lowercase())>{l.t(run_key(run.status))}</span>
             " "{end}
         </li>
     }
@@ -258,7 +260,7 @@ fn asked_line(l: Locale, link: &str, a: &AskedData) -> AnyView {
         WaitKind::Approval => l.t("report.approval"),
         _ => l.t("report.asked"),
     };
-    let state = l.t(state_key(&a.state));
+    let state = l.t(state_key(a.state));
     let outcome = match (&a.by, a.after_minutes) {
         (Some(by), Some(after)) => {
             let answer = match (&a.answer, a.kind) {
@@ -285,7 +287,7 @@ fn asked_line(l: Locale, link: &str, a: &AskedData) -> AnyView {
         .clone()
         .map(|r| view! { <div class="sub report-receipt">{r}</div> });
     view! {
-        <li class="report-asked" data-state=a.state.clone() data-ask-id=a.id.clone()>
+        <li class="report-asked" data-state=a.state.as_str() data-ask-id=a.id.clone()>
             <time>{hm(&a.asked).to_string()}</time>" "{what}": "
             <a href=link.to_string()>{a.text.clone()}</a>
             " → "{outcome}{reminders}

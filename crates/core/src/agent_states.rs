@@ -192,7 +192,7 @@ impl Harness {
             .map_err(crate::messaging::task_missing)?;
         self.after_state_write(&change.task_id, &written);
         tracing::info!(task_id = %change.task_id, execution_id = %change.execution_id,
-            state = change.state.name(), pushed = written.push.is_some(),
+            state = change.state.name().as_str(), pushed = written.push.is_some(),
             parent = written.event.is_some(), "agent state recorded");
         Ok(written)
     }
@@ -262,7 +262,7 @@ impl Harness {
             .agent_state(execution_id)
             .await?
             .as_ref()
-            .and_then(crate::agent_state::state_of))
+            .map(crate::agent_state::state_of))
     }
 
     /// Keep `hook` as the execution's newest hook event (the caller writes

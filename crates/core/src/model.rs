@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 // The states and kinds are the shared vocabulary's (`harness-types`, also
 // in the browser), with the same JSON.
 pub use harness_types::{
-    ExecutionStatus, MessageKind, MessageState, MessageView, Provider, TaskStatus,
+    AgentStateName, ExecutionStatus, MessageKind, MessageState, MessageView, Provider, TaskStatus,
 };
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -154,10 +154,10 @@ pub struct TaskView {
 pub struct AgentStateRecord {
     pub execution_id: String,
     pub task_id: String,
-    /// One of `AgentState::NAMES`: `working`, `waiting_for_person`, `idle`,
+    /// The state's name (`working`, `waiting_for_person`, `idle`,
     /// `usage_limited`, `erroring`, `logged_out`, `stalled`, `exited`,
-    /// `crashed`.
-    pub state: String,
+    /// `crashed`).
+    pub state: AgentStateName,
     /// The state in words ("usage limit reached; resets 9:57am (UTC)").
     pub reason: String,
     /// The screen lines that show it (at most 8): the CLI's own status

@@ -12,12 +12,12 @@
 //! reads the facts. The screens are never logged: only their lengths are.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::{
     CoreError, CoreResult, Harness,
     deliveries::{Delivery, DeliveryState},
-    model::{AgentStateRecord, Message, MessageKind, MessageState},
+    model::{AgentStateName, AgentStateRecord, Message, MessageKind, MessageState},
     outbox::Outbound,
     store::{AnswerScreen, Escalation, OutboundState, Reminder},
     validate,
@@ -30,58 +30,7 @@ pub const STALL_AFTER: chrono::Duration = chrono::Duration::minutes(5);
 /// (`HarnessConfig::answer_capture_after`).
 pub const CAPTURE_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// One step of a question's life.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepKind {
-    Asked,
-    Pushed,
-    Reminded,
-    Escalated,
-    Answered,
-    Typed,
-    Resumed,
-    ScreenAfter,
-}
-
-impl StepKind {
-    /// The step's name as serialized (`screen_after`): the page's and the
-    /// report's key for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            StepKind::Asked => "asked",
-            StepKind::Pushed => "pushed",
-            StepKind::Reminded => "reminded",
-            StepKind::Escalated => "escalated",
-            StepKind::Answered => "answered",
-            StepKind::Typed => "typed",
-            StepKind::Resumed => "resumed",
-            StepKind::ScreenAfter => "screen_after",
-        }
-    }
-}
-
-/// How far a step got.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    /// It happened (`at`).
-    Done,
-    /// Not yet, and not late.
-    Waiting,
-    /// It should have happened by now: the question stalled here.
-    Stalled,
-    /// It will not happen by itself (a dead push, a failed delivery, an
-    /// ask that ended unanswered).
-    Failed,
-    /// It may or may not have happened (a send without a message id, a
-    /// write cut by a crash): a person decides.
-    Unverified,
-    /// Not applicable (no agent ever ran to type into, no screen captured).
-    Skipped,
-}
+pub use harness_types::{StepKind, StepStatus};
 
 /// One line of the timeline. The optional fields say what the step's row
 /// holds.
@@ -124,7 +73,7 @@ pub struct ReceiptStep {
     pub delivery_state: Option<DeliveryState>,
     /// The agent's recorded state (`working`, `idle` …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_state: Option<String>,
+    pub agent_state: Option<AgentStateName>,
     /// The screen after the answer, redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<String>,
@@ -507,24 +456,23 @@ fn typed_steps(facts: &ReceiptFacts, steps: &mut Vec<ReceiptStep>, now: DateTime
     });
 }
 
-/// States after which the agent is not going on with its work.
-const STOPPED: [&str; 6] = [
-    "usage_limited",
-    "erroring",
-    "logged_out",
-    "stalled",
-    "exited",
-    "crashed",
-];
+/// Whether the agent is not going on with its work in this state.
+fn stopped(state: AgentStateName) -> bool {
+    use AgentStateName as N;
+    match state {
+        N::Working | N::WaitingForPerson | N::Idle => false,
+        N::UsageLimited | N::Erroring | N::LoggedOut | N::Stalled | N::Exited | N::Crashed => true,
+    }
+}
 
 fn resumed_step(facts: &ReceiptFacts, typed_at: DateTime<Utc>, now: DateTime<Utc>) -> ReceiptStep {
     let step = |status, at, note: String| ReceiptStep::new(StepKind::Resumed, status, at, note);
     if let Some(a) = facts
         .agent
         .as_ref()
-        .filter(|a| a.since >= typed_at && a.state != "waiting_for_person")
+        .filter(|a| a.since >= typed_at && a.state != AgentStateName::WaitingForPerson)
     {
-        let stopped = STOPPED.contains(&a.state.as_str());
+        let stopped = stopped(a.state);
         let mut s = if stopped {
             step(
                 StepStatus::Failed,
@@ -538,7 +486,7 @@ fn resumed_step(facts: &ReceiptFacts, typed_at: DateTime<Utc>, now: DateTime<Utc
                 format!("the agent went on ({})", a.reason),
             )
         };
-        s.agent_state = Some(a.state.clone());
+        s.agent_state = Some(a.state);
         if stopped {
             s.error = Some(a.reason.clone());
         }

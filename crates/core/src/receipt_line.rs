@@ -225,7 +225,7 @@ fn stall(lang: Lang, s: &Stall) -> String {
         (StepKind::Typed, true) => p.at_typed_failed.to_string(),
         (StepKind::Resumed, false) => p.at_resumed.replace("{d}", &d),
         (StepKind::Resumed, true) => p.at_resumed_failed.to_string(),
-        (other, _) => p.at_other.replace("{step}", other.name()),
+        (other, _) => p.at_other.replace("{step}", other.as_str()),
     };
     if let Some(e) = &s.error {
         what.push_str(&p.why.replace("{error}", &one_line(e)));

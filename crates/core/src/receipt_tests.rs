@@ -215,7 +215,7 @@ fn a_recorded_agent_state_says_whether_it_went_on() {
     f.agent = Some(AgentStateRecord {
         execution_id: "x1".into(),
         task_id: "t1".into(),
-        state: "crashed".into(),
+        state: AgentStateName::Crashed,
         reason: "the agent crashed (signal 11)".into(),
         lines: Vec::new(),
         since: t(11),
@@ -234,7 +234,7 @@ fn a_recorded_agent_state_says_whether_it_went_on() {
     });
     let r = build(f, t(12));
     assert_eq!(r.stalled_at, Some(StepKind::Resumed));
-    assert_eq!(r.steps[3].agent_state.as_deref(), Some("crashed"));
+    assert_eq!(r.steps[3].agent_state, Some(AgentStateName::Crashed));
 }
 
 #[test]

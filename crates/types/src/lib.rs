@@ -9,6 +9,8 @@
 
 mod macros;
 
+pub mod agent_action;
+pub mod agent_state;
 pub mod approval;
 pub mod approval_words;
 pub mod channel;
@@ -19,10 +21,14 @@ pub mod manual;
 pub mod message;
 pub mod outbound;
 pub mod plan;
+pub mod receipt;
+pub mod report;
 pub mod task;
 pub mod waited;
 pub mod workbench;
 
+pub use agent_action::{ActionKind, ActionReason, ActionState};
+pub use agent_state::{AgentStateName, Severity};
 pub use approval::ApprovalState;
 pub use channel::ChannelHealth;
 pub use delivery::{DeliveryKind, DeliveryState};
@@ -32,6 +38,8 @@ pub use manual::{ManualAction, ManualActions};
 pub use message::{MessageKind, MessageState, MessageView, ResumeMode};
 pub use outbound::OutboundState;
 pub use plan::{PlanState, PlanStatus};
+pub use receipt::{StepKind, StepStatus};
+pub use report::AskedState;
 pub use task::{Action, Blocked, ExecutionStatus, Provider, RunState, TaskStatus};
 pub use waited::waited_text;
 pub use workbench::{BlockedReason, RuntimeState};

@@ -1,14 +1,16 @@
-//! The two ways a state enum is spelled here: `string_enum!` (serde names,
-//! `as_str` / `parse` / `Display` and, for the OpenAPI document, a schema
-//! listing the names) and `text_enum!` (serde names, `as_str` / `parse`).
+//! The ways a state enum is spelled here: `string_enum!` (serde names,
+//! `ALL`, `as_str` / `parse` / `Display` and, for the OpenAPI document, a
+//! schema listing the names), `text_enum!` (serde names, `as_str` /
+//! `parse`) and `plain_enum!` (serde names, `as_str` / `parse`, no schema). An
+//! unknown text is no variant: `parse` answers `None`, serde an error.
 
 /// An enum whose variants are written as the given texts on the wire and in
 /// the database.
 macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+        pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),+ }
 
         // By hand: the derive does not see `serde(rename = $text)` through
         // the macro, and would document the variant names instead.
@@ -30,6 +32,8 @@ macro_rules! string_enum {
         }
 
         impl $name {
+            /// Every variant, in the order declared.
+            pub const ALL: &[Self] = &[$(Self::$variant),+];
             pub fn as_str(self) -> &'static str {
                 match self { $(Self::$variant => $text),+ }
             }
@@ -75,4 +79,28 @@ macro_rules! plain_enum {
     };
 }
 
+/// Test: `$ty`'s variants (`ALL`) are written as these texts, in this
+/// order, by `as_str` and by serde, and read back as themselves; an unknown
+/// text is none of them.
+#[cfg(test)]
+macro_rules! round_trip {
+    ($ty:ident, [$($text:literal),+ $(,)?]) => {{
+        let texts: Vec<&str> = $ty::ALL.iter().map(|v| v.as_str()).collect();
+        assert_eq!(texts, [$($text),+]);
+        for v in $ty::ALL.iter().copied() {
+            assert_eq!($ty::parse(v.as_str()), Some(v));
+            assert_eq!(
+                serde_json::to_value(v).ok(),
+                Some(serde_json::Value::from(v.as_str()))
+            );
+            let back: Option<$ty> = serde_json::from_value(v.as_str().into()).ok();
+            assert_eq!(back, Some(v));
+        }
+        assert_eq!($ty::parse("nope"), None);
+        assert!(serde_json::from_str::<$ty>("\"nope\"").is_err());
+    }};
+}
+
+#[cfg(test)]
+pub(crate) use round_trip;
 pub(crate) use {plain_enum, string_enum, text_enum};

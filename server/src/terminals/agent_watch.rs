@@ -39,6 +39,7 @@ use harness_core::{
     },
     agent_states::STALL_KEY,
     events::HarnessEvent,
+    model::AgentStateName,
 };
 use harness_pty::{PtySession, RowTexts};
 use tokio::time::Instant;
@@ -133,14 +134,14 @@ impl AgentWatch {
     /// executions this server watches, live or exited and still shown.
     pub(crate) fn counts(&self) -> Vec<(&'static str, i64)> {
         let agents = self.agents();
-        AgentState::NAMES
+        AgentStateName::ALL
             .iter()
-            .map(|name| {
+            .map(|&name| {
                 let n = agents
                     .values()
-                    .filter(|w| w.state.as_ref().is_some_and(|s| s.name() == *name))
+                    .filter(|w| w.state.as_ref().is_some_and(|s| s.name() == name))
                     .count();
-                (*name, i64::try_from(n).unwrap_or(i64::MAX))
+                (name.as_str(), i64::try_from(n).unwrap_or(i64::MAX))
             })
             .collect()
     }

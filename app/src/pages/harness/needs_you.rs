@@ -26,8 +26,8 @@ pub fn NeedsYou() -> impl IntoView {
                         <li data-task-id=a.task_id.clone()>
                             <a href=format!("/tasks/{}", a.task_id)>{a.title}</a>
                             " "
-                            {(!a.label.is_empty()).then(|| view! {
-                                <AgentStateBadge state=a.state label=a.label severity=a.severity
+                            {a.state.zip(a.severity).map(|(state, severity)| view! {
+                                <AgentStateBadge state label=a.label severity
                                     reason=a.what.clone() />
                             })}
                             " " <TimeCell ms=Some(a.since_ms) />

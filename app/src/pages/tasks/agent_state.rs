@@ -28,10 +28,9 @@ pub fn TaskAgentState(state: AgentStateRow) -> impl IntoView {
         since_ms: since,
         ..
     } = state;
-    let section_state = name.clone();
     view! {
         <section aria-labelledby="agent-state-h" id="task-agent-state"
-            data-agent-state=section_state data-needs-you=needs_you.to_string()>
+            data-agent-state=name.as_str() data-needs-you=needs_you.to_string()>
             <h2 id="agent-state-h">{l.t("tasks.agent_state")}</h2>
             <p class="agent-state-line">
                 <AgentStateBadge state=name label severity reason=reason.clone() />

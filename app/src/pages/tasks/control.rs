@@ -186,7 +186,7 @@ pub fn TaskControls(task: TaskRow, #[prop(optional)] full: bool) -> impl IntoVie
                         }
                         control.dispatch(ControlTask {
                             id: id.clone(),
-                            action: action.as_str().to_string(),
+                            action,
                             prompt: sends.then_some(p),
                         });
                     }

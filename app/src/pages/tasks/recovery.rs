@@ -2,6 +2,7 @@
 //! did on its own ("Harness resumed the agent after its usage limit"), what
 //! it will do and when, and what was cancelled or not done, with why.
 
+use harness_types::{ActionReason, ActionState};
 use leptos::prelude::*;
 
 use crate::{
@@ -13,34 +14,34 @@ use crate::{
 
 /// The sentence of an action: what it will do (due or under way) or did.
 fn sentence(l: Locale, a: &ActionInfo) -> &'static str {
-    let will = matches!(a.state.as_str(), "PENDING" | "RUNNING" | "FAILED");
-    let key = match (a.reason.as_str(), will) {
-        ("usage_limit", true) => "recovery.will.usage_limit",
-        ("usage_limit", false) => "recovery.did.usage_limit",
-        ("usage_limit_self_wait", true) => "recovery.will.usage_limit_self_wait",
-        ("usage_limit_self_wait", false) => "recovery.did.usage_limit_self_wait",
-        ("api_errors", true) => "recovery.will.api_errors",
-        ("api_errors", false) => "recovery.did.api_errors",
-        ("crash", true) => "recovery.will.crash",
-        ("crash", false) => "recovery.did.crash",
-        ("stalled", true) => "recovery.will.stalled",
-        ("stalled", false) => "recovery.did.stalled",
-        (_, true) => "recovery.will.dialog",
-        (_, false) => "recovery.did.dialog",
+    use ActionReason as R;
+    let key = match (a.reason, a.state.open()) {
+        (R::UsageLimit, true) => "recovery.will.usage_limit",
+        (R::UsageLimit, false) => "recovery.did.usage_limit",
+        (R::UsageLimitSelfWait, true) => "recovery.will.usage_limit_self_wait",
+        (R::UsageLimitSelfWait, false) => "recovery.did.usage_limit_self_wait",
+        (R::ApiErrors, true) => "recovery.will.api_errors",
+        (R::ApiErrors, false) => "recovery.did.api_errors",
+        (R::Crash, true) => "recovery.will.crash",
+        (R::Crash, false) => "recovery.did.crash",
+        (R::Stalled, true) => "recovery.will.stalled",
+        (R::Stalled, false) => "recovery.did.stalled",
+        (R::Dialog, true) => "recovery.will.dialog",
+        (R::Dialog, false) => "recovery.did.dialog",
     };
     l.t(key)
 }
 
 /// How it stands, in words.
-fn state_text(l: Locale, state: &str) -> &'static str {
+fn state_text(l: Locale, state: ActionState) -> &'static str {
     l.t(match state {
-        "PENDING" => "recovery.state.pending",
-        "RUNNING" => "recovery.state.running",
-        "DONE" => "recovery.state.done",
-        "FAILED" => "recovery.state.failed",
-        "UNVERIFIED" => "recovery.state.unverified",
-        "CANCELLED" => "recovery.state.cancelled",
-        _ => "recovery.state.gave_up",
+        ActionState::Pending => "recovery.state.pending",
+        ActionState::Running => "recovery.state.running",
+        ActionState::Done => "recovery.state.done",
+        ActionState::Failed => "recovery.state.failed",
+        ActionState::Unverified => "recovery.state.unverified",
+        ActionState::Cancelled => "recovery.state.cancelled",
+        ActionState::GaveUp => "recovery.state.gave_up",
     })
 }
 
@@ -64,15 +65,17 @@ pub fn TaskRecovery(#[prop(into)] task_id: Signal<String>) -> impl IntoView {
                                 {rows.into_iter().map(|a| {
                                     let text = sentence(l, &a);
                                     let when = a.done_ms.or(Some(a.updated_ms));
-                                    let due = matches!(a.state.as_str(), "PENDING" | "FAILED")
-                                        .then_some(a.due_ms);
-                                    let why = a.last_error.clone().filter(|_| a.state != "DONE");
+                                    let due = a.state.scheduled().then_some(a.due_ms);
+                                    let why = a
+                                        .last_error
+                                        .clone()
+                                        .filter(|_| a.state != ActionState::Done);
                                     view! {
-                                        <li data-action-id=a.id.clone() data-state=a.state.clone()
-                                            data-reason=a.reason.clone()>
+                                        <li data-action-id=a.id.clone() data-state=a.state.as_str()
+                                            data-reason=a.reason.as_str()>
                                             <div class="meta">
-                                                <span class="badge" data-status=a.state.to_lowercase()>
-                                                    {state_text(l, &a.state)}
+                                                <span class="badge" data-status=a.state.as_str().to_lowercase()>
+                                                    {state_text(l, a.state)}
                                                 </span>
                                                 <TimeCell ms=when />
                                             </div>

@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::AgentState;
+use crate::model::AgentStateName;
 
 /// One execution's state changed from `previous` to `state` at `at`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,32 +35,19 @@ pub const MAX_EVIDENCE_LINES: usize = 8;
 impl AgentState {
     /// The state's stable name: the `state` label of `harness_agents`, the
     /// `state` of the JSON, the key of a push's dedup.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> AgentStateName {
         match self {
-            AgentState::Working => "working",
-            AgentState::WaitingForPerson { .. } => "waiting_for_person",
-            AgentState::Idle => "idle",
-            AgentState::UsageLimited { .. } => "usage_limited",
-            AgentState::Erroring { .. } => "erroring",
-            AgentState::LoggedOut => "logged_out",
-            AgentState::Stalled { .. } => "stalled",
-            AgentState::Exited { .. } => "exited",
-            AgentState::Crashed { .. } => "crashed",
+            AgentState::Working => AgentStateName::Working,
+            AgentState::WaitingForPerson { .. } => AgentStateName::WaitingForPerson,
+            AgentState::Idle => AgentStateName::Idle,
+            AgentState::UsageLimited { .. } => AgentStateName::UsageLimited,
+            AgentState::Erroring { .. } => AgentStateName::Erroring,
+            AgentState::LoggedOut => AgentStateName::LoggedOut,
+            AgentState::Stalled { .. } => AgentStateName::Stalled,
+            AgentState::Exited { .. } => AgentStateName::Exited,
+            AgentState::Crashed { .. } => AgentStateName::Crashed,
         }
     }
-
-    /// Every name [`Self::name`] answers, in the order of the docs.
-    pub const NAMES: [&'static str; 9] = [
-        "working",
-        "waiting_for_person",
-        "idle",
-        "usage_limited",
-        "erroring",
-        "logged_out",
-        "stalled",
-        "exited",
-        "crashed",
-    ];
 }
 
 #[cfg(test)]
@@ -67,7 +55,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_state_has_one_of_the_listed_names() {
+    fn every_state_has_its_own_name() {
         let states = [
             AgentState::Working,
             AgentState::WaitingForPerson { dialog: None },
@@ -85,6 +73,6 @@ mod tests {
             AgentState::Crashed { signal: 9 },
         ];
         let names: Vec<_> = states.iter().map(AgentState::name).collect();
-        assert_eq!(names, AgentState::NAMES);
+        assert_eq!(names, AgentStateName::ALL);
     }
 }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{AgentState, ErrorKind, ResetTime, StateChange, reason};
-use crate::model::AgentStateRecord;
+use crate::model::{AgentStateName, AgentStateRecord};
 
 /// The record of `change`, written at `change.at` (`since` is kept by the
 /// store while the state's name stays the same).
@@ -14,7 +14,7 @@ pub fn record_of(change: &StateChange) -> AgentStateRecord {
     let mut r = AgentStateRecord {
         execution_id: change.execution_id.clone(),
         task_id: change.task_id.clone(),
-        state: change.state.name().to_string(),
+        state: change.state.name(),
         reason: reason(&change.state),
         lines: change.lines.clone(),
         since: change.at,
@@ -73,22 +73,21 @@ pub fn reset_at(state: &AgentState, now: DateTime<Utc>) -> Option<DateTime<Utc>>
     DateTime::from_timestamp_millis(at.timestamp().as_millisecond())
 }
 
-/// The state a record holds (`None` when its name is none of
-/// [`AgentState::NAMES`]: written by another version).
-pub fn state_of(r: &AgentStateRecord) -> Option<AgentState> {
-    Some(match r.state.as_str() {
-        "working" => AgentState::Working,
-        "waiting_for_person" => AgentState::WaitingForPerson {
+/// The state a record holds.
+pub fn state_of(r: &AgentStateRecord) -> AgentState {
+    match r.state {
+        AgentStateName::Working => AgentState::Working,
+        AgentStateName::WaitingForPerson => AgentState::WaitingForPerson {
             dialog: r
                 .dialog_title
                 .clone()
                 .map(|t| (t, r.dialog_options.clone())),
         },
-        "idle" => AgentState::Idle,
-        "usage_limited" => AgentState::UsageLimited {
+        AgentStateName::Idle => AgentState::Idle,
+        AgentStateName::UsageLimited => AgentState::UsageLimited {
             reset: r.reset_text.as_deref().and_then(ResetTime::parse),
         },
-        "erroring" => AgentState::Erroring {
+        AgentStateName::Erroring => AgentState::Erroring {
             kind: r
                 .error_kind
                 .as_deref()
@@ -97,18 +96,17 @@ pub fn state_of(r: &AgentStateRecord) -> Option<AgentState> {
             of: r.attempt_of,
             gave_up: r.gave_up,
         },
-        "logged_out" => AgentState::LoggedOut,
-        "stalled" => AgentState::Stalled {
+        AgentStateName::LoggedOut => AgentState::LoggedOut,
+        AgentStateName::Stalled => AgentState::Stalled {
             silent_secs: r.silent_secs.unwrap_or(0),
         },
-        "exited" => AgentState::Exited {
+        AgentStateName::Exited => AgentState::Exited {
             code: r.exit_code.unwrap_or(0),
         },
-        "crashed" => AgentState::Crashed {
+        AgentStateName::Crashed => AgentState::Crashed {
             signal: r.signal.unwrap_or(0),
         },
-        _ => return None,
-    })
+    }
 }
 
 /// Whether going from `previous` to `next` is a change to record: another
@@ -276,7 +274,7 @@ mod tests {
             assert_eq!(r.state, state.name());
             assert_eq!(r.reason, reason(&state));
             assert_eq!(r.lines.len(), 1);
-            assert_eq!(state_of(&r), Some(state.clone()), "{r:?}");
+            assert_eq!(state_of(&r), state.clone(), "{r:?}");
         }
         let r = record_of(&change(AgentState::Erroring {
             kind: ErrorKind::Overloaded,

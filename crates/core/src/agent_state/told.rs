@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::{AgentState, StateChange};
 use crate::agent_actions::Tell;
 use crate::ladder::Lang;
-use crate::model::{AgentStateRecord, ExecutionStatus, TaskView};
+use crate::model::{AgentStateName, AgentStateRecord, ExecutionStatus, TaskView};
 
 #[path = "told_words.rs"]
 mod words;
@@ -76,7 +76,7 @@ pub struct ParentEvent {
 impl Eq for ParentEvent {}
 
 /// The dedup key of an execution's push for a state.
-pub fn push_key(execution_id: &str, state: &str) -> String {
+pub fn push_key(execution_id: &str, state: AgentStateName) -> String {
     format!("agent-state:{execution_id}:{state}")
 }
 
@@ -86,7 +86,7 @@ pub fn finished_key(task_id: &str, execution_id: &str) -> String {
 }
 
 /// The dedup key of a parent's inbox event for a child's state.
-pub fn parent_key(state: &str, task_id: &str, execution_id: &str) -> String {
+pub fn parent_key(state: AgentStateName, task_id: &str, execution_id: &str) -> String {
     format!("agent-state:{state}:{task_id}:{execution_id}")
 }
 
@@ -104,17 +104,18 @@ pub fn is_alarm(state: &AgentState) -> bool {
 /// "needs you", counted with its questions): failed, crashed, logged out,
 /// stalled, usage-limited, or given up on API errors.
 pub fn needs_you(r: &AgentStateRecord) -> bool {
-    state_needs_you(&r.state, r.exit_code, r.gave_up)
+    state_needs_you(r.state, r.exit_code, r.gave_up)
 }
 
 /// [`needs_you`] on the fields it reads: the state's name, an exit's code
 /// and whether the CLI gave up on API errors.
-pub fn state_needs_you(state: &str, exit_code: Option<i32>, gave_up: bool) -> bool {
+pub fn state_needs_you(state: AgentStateName, exit_code: Option<i32>, gave_up: bool) -> bool {
+    use AgentStateName as N;
     match state {
-        "exited" => exit_code.unwrap_or(0) != 0,
-        "crashed" | "logged_out" | "stalled" | "usage_limited" => true,
-        "erroring" => gave_up,
-        _ => false,
+        N::Exited => exit_code.unwrap_or(0) != 0,
+        N::Crashed | N::LoggedOut | N::Stalled | N::UsageLimited => true,
+        N::Erroring => gave_up,
+        N::Working | N::WaitingForPerson | N::Idle => false,
     }
 }
 
@@ -302,7 +303,7 @@ pub fn alarm_text_in(lang: Lang, record: &AgentStateRecord, more: Option<&str>) 
     let p = words::phrases(lang);
     let mut text = p
         .alarm
-        .replace("{state}", &words::state_name(lang, &record.state))
+        .replace("{state}", &words::state_name(lang, record.state))
         .replace("{reason}", &record_reason_in(lang, record));
     if !record.lines.is_empty() {
         text.push_str("\n\n");
@@ -327,11 +328,8 @@ fn record_reason_in(lang: Lang, record: &AgentStateRecord) -> String {
     }
     match super::state_of(record) {
         // The reset as printed, even where it no longer reads as a time.
-        Some(AgentState::UsageLimited { .. }) => {
-            super::reset_words(lang, record.reset_text.as_deref())
-        }
-        Some(state) => super::reason_in(lang, &state),
-        None => record.reason.clone(),
+        AgentState::UsageLimited { .. } => super::reset_words(lang, record.reset_text.as_deref()),
+        state => super::reason_in(lang, &state),
     }
 }
 

@@ -168,7 +168,7 @@ fn a_derived_task_tells_its_parent() {
             parent.dedup_key,
             format!("agent-state:{}:t:e", state.name())
         );
-        assert_eq!(parent.payload["agentState"], state.name());
+        assert_eq!(parent.payload["agentState"], state.name().as_str());
         assert_eq!(parent.payload["lines"][0], "Error: boom");
     }
     // Exits reach the parent through its exit event; working says nothing.
@@ -229,7 +229,7 @@ fn the_recovery_decides_what_the_person_is_told() {
     );
     // Its own rule holds where the recovery has no part (the failure is told).
     let failed = with(AgentState::Exited { code: 3 }, Tell::NotMine, true).expect("told");
-    assert_eq!(failed.key, push_key("e", "exited"));
+    assert_eq!(failed.key, push_key("e", AgentStateName::Exited));
     // A usage limit is not an alarm of its own: told once, with when it resumes.
     let at = chrono::DateTime::parse_from_rfc3339("2026-12-06T09:57:00Z")
         .map(|t| t.with_timezone(&Utc))
@@ -241,7 +241,7 @@ fn the_recovery_decides_what_the_person_is_told() {
         "its own rule says nothing"
     );
     let resume = with(limited.clone(), Tell::WillResumeAt(at), true).expect("told");
-    assert_eq!(resume.key, push_key("e", "usage_limited"));
+    assert_eq!(resume.key, push_key("e", AgentStateName::UsageLimited));
     assert!(
         resume.text.contains("resume it at 09:57"),
         "{}",
@@ -257,7 +257,7 @@ fn the_recovery_decides_what_the_person_is_told() {
         check,
     };
     let waits = with(limited.clone(), by_itself, true).expect("told");
-    assert_eq!(waits.key, push_key("e", "usage_limited"));
+    assert_eq!(waits.key, push_key("e", AgentStateName::UsageLimited));
     assert!(
         waits.text.contains(
             "Claude Code will continue by itself at 09:57 UTC; Harness checks at 09:59 UTC \

@@ -5,7 +5,7 @@
 //! is written in the target's language (`reason_words`), the CLI's own words in
 //! it quoted as read.
 
-use crate::ladder::Lang;
+use crate::{ladder::Lang, model::AgentStateName};
 
 pub(super) struct Phrases {
     pub(super) alarm: &'static str,
@@ -59,21 +59,21 @@ pub(super) fn phrases(lang: Lang) -> &'static Phrases {
 }
 
 /// A recorded state's name in `lang` (`logged_out` → "logged out").
-pub(super) fn state_name(lang: Lang, state: &str) -> String {
+pub(super) fn state_name(lang: Lang, state: AgentStateName) -> String {
+    use AgentStateName as N;
     let zh = match state {
-        "working" => "工作中",
-        "waiting_for_person" => "在等人处理",
-        "idle" => "空闲",
-        "usage_limited" => "用量受限",
-        "erroring" => "出错",
-        "logged_out" => "已登出",
-        "stalled" => "停滞",
-        "exited" => "已退出",
-        "crashed" => "崩溃",
-        other => return other.replace('_', " "),
+        N::Working => "工作中",
+        N::WaitingForPerson => "在等人处理",
+        N::Idle => "空闲",
+        N::UsageLimited => "用量受限",
+        N::Erroring => "出错",
+        N::LoggedOut => "已登出",
+        N::Stalled => "停滞",
+        N::Exited => "已退出",
+        N::Crashed => "崩溃",
     };
     match lang {
-        Lang::En => state.replace('_', " "),
+        Lang::En => state.as_str().replace('_', " "),
         Lang::Zh => zh.to_string(),
     }
 }

@@ -49,7 +49,7 @@ pub fn needs_person_of(run: &LatestRun) -> Option<AgentNeed> {
         return None;
     }
     if let Some(r) = &run.state {
-        return state_needs_you(&r.state, r.exit_code, r.gave_up).then(|| AgentNeed {
+        return state_needs_you(r.state, r.exit_code, r.gave_up).then(|| AgentNeed {
             execution_id: run.execution_id.clone(),
             task_id: run.task_id.clone(),
             what: r.reason.clone(),
@@ -93,7 +93,7 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
-    use crate::model::{AgentConfig, Execution, Provider, Task};
+    use crate::model::{AgentConfig, AgentStateName, Execution, Provider, Task};
 
     fn view(unattended: bool, status: ExecutionStatus, task: TaskStatus) -> TaskView {
         let at = Utc.with_ymd_and_hms(2026, 12, 5, 3, 0, 0).unwrap();
@@ -134,12 +134,16 @@ mod tests {
         }
     }
 
-    fn record(execution: &str, state: &str, code: Option<i32>) -> crate::model::AgentStateRecord {
+    fn record(
+        execution: &str,
+        state: AgentStateName,
+        code: Option<i32>,
+    ) -> crate::model::AgentStateRecord {
         let at = Utc.with_ymd_and_hms(2026, 12, 5, 4, 0, 0).unwrap();
         crate::model::AgentStateRecord {
             execution_id: execution.into(),
             task_id: "ct".into(),
-            state: state.into(),
+            state,
             reason: format!("{state} in words"),
             lines: vec![],
             since: at,
@@ -162,25 +166,25 @@ mod tests {
     fn the_latest_runs_recorded_state_decides_when_there_is_one() {
         let mut v = view(true, ExecutionStatus::Running, TaskStatus::InProgress);
         assert_eq!(needs_person(&v), None);
-        v.agent_state = Some(record("ce", "usage_limited", None));
+        v.agent_state = Some(record("ce", AgentStateName::UsageLimited, None));
         let need = needs_person(&v).unwrap();
         assert_eq!(need.what, "usage_limited in words");
         assert_eq!(
             need.since,
             Utc.with_ymd_and_hms(2026, 12, 5, 4, 0, 0).unwrap()
         );
-        v.agent_state = Some(record("ce", "working", None));
+        v.agent_state = Some(record("ce", AgentStateName::Working, None));
         assert_eq!(needs_person(&v), None);
         // A failed run whose record says it exited 0 does not need anyone;
         // a record of an older execution is not this run's.
         let mut failed = view(true, ExecutionStatus::Failed, TaskStatus::InProgress);
-        failed.agent_state = Some(record("ce", "exited", Some(0)));
+        failed.agent_state = Some(record("ce", AgentStateName::Exited, Some(0)));
         assert_eq!(needs_person(&failed), None);
-        failed.agent_state = Some(record("older", "working", None));
+        failed.agent_state = Some(record("older", AgentStateName::Working, None));
         assert!(needs_person(&failed).is_some());
         // A run a person stopped never needs anyone, whatever was recorded.
         let mut stopped = view(true, ExecutionStatus::Stopped, TaskStatus::InProgress);
-        stopped.agent_state = Some(record("ce", "crashed", None));
+        stopped.agent_state = Some(record("ce", AgentStateName::Crashed, None));
         assert_eq!(needs_person(&stopped), None);
     }
 

@@ -87,7 +87,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
         if let Some(s) = section(&mut sections, facts, &x.task_id) {
             s.runs.push(Run {
                 execution_id: x.id.clone(),
-                status: x.status.as_str().to_string(),
+                status: x.status,
                 started_at: x.created_at,
                 ended_at: x.ended_at,
                 exit_code: x.exit_code,
@@ -119,7 +119,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
                 kind: ItemKind::Question,
                 text: msg.content.clone(),
                 asked_at: msg.created_at,
-                state: msg.state.as_str().to_string(),
+                state: msg.state.into(),
                 answer: msg.reply_text.clone(),
                 by: (msg.state == MessageState::Answered).then(|| {
                     if m.by_default {
@@ -154,7 +154,7 @@ pub fn build(frame: &Frame, facts: &Facts) -> (Report, Vec<ItemRef>) {
                 kind: ItemKind::Approval,
                 text: call_text(a),
                 asked_at: a.created_at,
-                state: a.state.as_str().to_string(),
+                state: a.state.into(),
                 answer: a.reason.clone(),
                 by: a.decided_by.clone(),
                 after_minutes: a

@@ -6,7 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::store::ItemKind;
+pub use harness_types::AskedState;
+
+use crate::{model::ExecutionStatus, store::ItemKind};
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +63,7 @@ pub struct TaskSection {
 pub struct Run {
     pub execution_id: String,
     /// RUNNING, PAUSED, COMPLETED, FAILED, STOPPED.
-    pub status: String,
+    pub status: ExecutionStatus,
     pub started_at: DateTime<Utc>,
     pub ended_at: Option<DateTime<Utc>>,
     pub exit_code: Option<i64>,
@@ -89,8 +91,9 @@ pub struct Asked {
     pub kind: ItemKind,
     pub text: String,
     pub asked_at: DateTime<Utc>,
-    /// OPEN, ANSWERED, APPROVED, DENIED, CANCELLED, EXPIRED, IGNORED.
-    pub state: String,
+    /// A question's state (OPEN, ANSWERED, …) or an approval's (PENDING,
+    /// APPROVED, …).
+    pub state: AskedState,
     pub answer: Option<String>,
     /// `web`, `chat`, `default`, or who decided an approval.
     pub by: Option<String>,

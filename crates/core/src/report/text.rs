@@ -4,8 +4,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::model::{Report, TaskSection, WaitingItem};
-use crate::{ladder::Lang, store::ItemKind};
+use super::model::{AskedState, Report, TaskSection, WaitingItem};
+use crate::{ladder::Lang, model::ExecutionStatus, store::ItemKind};
 
 /// The reply grammar, as the report tells it.
 pub const REPLY_HINT: &str = "Reply to this message to answer: one item per line, or \
@@ -238,12 +238,12 @@ fn task(out: &mut Vec<String>, t: &TaskSection, lang: Lang) {
     // The task token reads the same in every language (`[task <id>]`).
     out.push(format!("- {} [task {}]", t.title, t.task_id));
     for run in &t.runs {
-        let how = match run.status.as_str() {
-            "COMPLETED" => w.finished,
-            "FAILED" => w.failed,
-            "STOPPED" => w.stopped,
-            "PAUSED" => w.paused,
-            _ => w.running,
+        let how = match run.status {
+            ExecutionStatus::Completed => w.finished,
+            ExecutionStatus::Failed => w.failed,
+            ExecutionStatus::Stopped => w.stopped,
+            ExecutionStatus::Paused => w.paused,
+            ExecutionStatus::Running => w.running,
         };
         let mut line = w
             .ran
@@ -296,7 +296,7 @@ fn task(out: &mut Vec<String>, t: &TaskSection, lang: Lang) {
         let mut line = format!("  {} {what}: {}", hm(a.asked_at), one_line(&a.text));
         match (&a.by, a.after_minutes) {
             (Some(by), Some(after)) => {
-                let state = state(lang, &a.state);
+                let state = state(lang, a.state);
                 let answer = match (&a.answer, a.kind) {
                     (Some(text), ItemKind::Question) => format!("“{}”", one_line(text)),
                     (Some(reason), _) => format!("{state} ({})", one_line(reason)),
@@ -309,8 +309,8 @@ fn task(out: &mut Vec<String>, t: &TaskSection, lang: Lang) {
                         .replace("{d}", &duration_in(lang, after)),
                 );
             }
-            _ if a.state == "OPEN" || a.state == "PENDING" => line.push_str(w.still_waiting),
-            _ => line.push_str(&format!(" → {}", state(lang, &a.state))),
+            _ if a.state.waiting() => line.push_str(w.still_waiting),
+            _ => line.push_str(&format!(" → {}", state(lang, a.state))),
         }
         if a.reminders > 0 {
             let n = plural(lang, a.reminders, "reminder", "reminders");
@@ -324,19 +324,20 @@ fn task(out: &mut Vec<String>, t: &TaskSection, lang: Lang) {
 }
 
 /// A decision's state (ANSWERED, APPROVED, …) as the report says it.
-fn state(lang: Lang, state: &str) -> String {
+fn state(lang: Lang, state: AskedState) -> String {
+    use AskedState as S;
     let zh = match state {
-        "OPEN" | "PENDING" => "仍在等待",
-        "ANSWERED" => "已回答",
-        "APPROVED" => "已批准",
-        "DENIED" => "已拒绝",
-        "CANCELLED" => "已取消",
-        "EXPIRED" => "已过期",
-        "IGNORED" => "已忽略",
-        _ => return state.to_string(),
+        S::Open | S::Pending => "仍在等待",
+        S::Answered => "已回答",
+        S::Approved => "已批准",
+        S::Denied => "已拒绝",
+        S::Cancelled => "已取消",
+        S::Expired => "已过期",
+        S::Ignored => "已忽略",
+        S::Closed | S::PendingDelivery => return state.as_str().to_string(),
     };
     match lang {
-        Lang::En => state.to_string(),
+        Lang::En => state.as_str().to_string(),
         Lang::Zh => zh.to_string(),
     }
 }
@@ -457,7 +458,7 @@ mod tests {
                 link: "/tasks/x".into(),
                 runs: vec![Run {
                     execution_id: "ce1".into(),
-                    status: "FAILED".into(),
+                    status: ExecutionStatus::Failed,
                     started_at: at(1, 0),
                     ended_at: Some(at(2, 5)),
                     exit_code: Some(2),
@@ -471,7 +472,7 @@ mod tests {
                         kind: ItemKind::Approval,
                         text: "git push".into(),
                         asked_at: at(3, 0),
-                        state: "DENIED".into(),
+                        state: AskedState::Denied,
                         answer: Some("not now".into()),
                         by: Some("web".into()),
                         after_minutes: Some(45),
@@ -483,7 +484,7 @@ mod tests {
                         kind: ItemKind::Question,
                         text: "Keep the legacy format?".into(),
                         asked_at: at(4, 0),
-                        state: "ANSWERED".into(),
+                        state: AskedState::Answered,
                         answer: Some("keep it".into()),
                         by: Some("chat".into()),
                         after_minutes: Some(12),

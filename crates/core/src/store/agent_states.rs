@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{NewEvent, NewOutbound, Outbound, StoreResult, WorkbenchEvent};
-use crate::model::{AgentStateRecord, ExecutionStatus, TaskStatus};
+use crate::model::{AgentStateName, AgentStateRecord, ExecutionStatus, TaskStatus};
 
 /// One write: the record (its `since` is kept while the state's name stays
 /// the same), a push (queued once: its dedup key is unique) and a parent's
@@ -53,8 +53,8 @@ pub struct LatestRun {
 /// The part of an [`AgentStateRecord`] the rule reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedState {
-    /// One of `AgentState::NAMES`.
-    pub state: String,
+    /// The state's name.
+    pub state: AgentStateName,
     /// The state in words.
     pub reason: String,
     pub since: DateTime<Utc>,
@@ -65,7 +65,7 @@ pub struct RecordedState {
 impl RecordedState {
     pub fn of(r: &AgentStateRecord) -> Self {
         Self {
-            state: r.state.clone(),
+            state: r.state,
             reason: r.reason.clone(),
             since: r.since,
             exit_code: r.exit_code,

@@ -5,7 +5,7 @@
 //! expanded per backend).
 
 use harness_core::{
-    model::{AgentStateRecord, ExecutionStatus, TaskStatus},
+    model::{AgentStateName, AgentStateRecord, ExecutionStatus, TaskStatus},
     store::{LatestRun, RecordedState, StoreResult},
 };
 
@@ -69,7 +69,7 @@ pub(crate) const LATEST_UNATTENDED_RUNS: &str = "SELECT t.id AS task_id, t.statu
 pub(crate) fn latest_run<R: SqlRow>(row: &R) -> StoreResult<LatestRun> {
     let state = match row.col::<Option<String>>("s_state")? {
         Some(state) => Some(RecordedState {
-            state,
+            state: state_name(&state)?,
             reason: row.col("s_reason")?,
             since: time(row.col("s_since")?)?,
             exit_code: small("agent_states.exit_code", row.col("s_exit_code")?)?,
@@ -91,6 +91,11 @@ pub(crate) fn latest_run<R: SqlRow>(row: &R) -> StoreResult<LatestRun> {
             .transpose()?,
         state,
     })
+}
+
+/// A stored state's name (an unknown one: the row is corrupt).
+fn state_name(text: &str) -> StoreResult<AgentStateName> {
+    AgentStateName::parse(text).ok_or_else(|| corrupt("agent_states.state", text))
 }
 
 fn strings(column: &'static str, text: &str) -> StoreResult<Vec<String>> {
@@ -118,7 +123,7 @@ pub(crate) fn record_with<R: SqlRow>(
             Some(t) => t,
             None => row.col(&c("task_id"))?,
         },
-        state: row.col(&c("state"))?,
+        state: state_name(&row.col::<String>(&c("state"))?)?,
         reason: row.col(&c("reason"))?,
         lines: strings("agent_states.lines", &lines)?,
         since: time(row.col(&c("since"))?)?,
@@ -176,7 +181,7 @@ macro_rules! agent_state_store {
                         let row = sqlx::query(AssertSqlSafe(sql::upsert()))
                             .bind(&r.execution_id)
                             .bind(&r.task_id)
-                            .bind(&r.state)
+                            .bind(r.state.as_str())
                             .bind(&r.reason)
                             .bind(lines)
                             .bind(ms(r.since))
