@@ -1,16 +1,40 @@
-//! The ways a state enum is spelled here: `string_enum!` (serde names,
+//! The ways a state enum is spelled here: `string_enum!` (serde as its texts,
 //! `ALL`, `as_str` / `parse` / `Display` and, for the OpenAPI document, a
 //! schema listing the names), `text_enum!` (serde names, `as_str` /
 //! `parse`) and `plain_enum!` (serde names, `as_str` / `parse`, no schema). An
 //! unknown text is no variant: `parse` answers `None`, serde an error.
+
+/// Serde of an enum as its text (`as_str` / `parse`), written by hand: the
+/// derive's visitor (variant names, indexes, bytes, maps) is several times
+/// the code, once per enum, in every wasm module that reads one. The same
+/// JSON both ways, and the derive's error for an unknown text.
+macro_rules! serde_as_text {
+    ($name:ident, [$($text:literal),+]) => {
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+                Self::parse(&text)
+                    .ok_or_else(|| serde::de::Error::unknown_variant(&text, &[$($text),+]))
+            }
+        }
+    };
+}
 
 /// An enum whose variants are written as the given texts on the wire and in
 /// the database.
 macro_rules! string_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),+ }
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vmeta])* $variant),+ }
+
+        $crate::macros::serde_as_text!($name, [$($text),+]);
 
         // By hand: the derive does not see `serde(rename = $text)` through
         // the macro, and would document the variant names instead.
@@ -70,8 +94,9 @@ macro_rules! text_enum {
 macro_rules! plain_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+        $crate::macros::serde_as_text!($name, [$($text),+]);
         impl $name {
             pub fn as_str(self) -> &'static str { match self { $(Self::$variant => $text),+ } }
             pub fn parse(s: &str) -> Option<Self> { match s { $($text => Some(Self::$variant),)+ _ => None } }
@@ -103,4 +128,4 @@ macro_rules! round_trip {
 
 #[cfg(test)]
 pub(crate) use round_trip;
-pub(crate) use {plain_enum, string_enum, text_enum};
+pub(crate) use {plain_enum, serde_as_text, string_enum, text_enum};
