@@ -72,7 +72,7 @@ values = ["Europe/Berlin", "UTC", "Asia/Shanghai", "America/New_York"]
 [dictionaries.since]
 values = ["12h", "90m", "2d", "1h30m", "2026-12-05T07:00:00Z"]
 
-# A work message names its chat (`to`) when it names a gateway: a value the
+# A work message names its chat ("to") when it names a gateway: a value the
 # schema cannot tie to the gateway field.
 [dictionaries.to]
 values = ["-1001234", "ops-room"]
