@@ -52,7 +52,9 @@ fn join_queued(first: Bytes, sub: &mut Subscription, room: u64) -> Bytes {
     let Some(next) = sub.try_recv_data() else {
         return first;
     };
-    let mut joined = Vec::with_capacity(limit.max(first.len() + next.len()));
+    // Sized for what is known to be queued: a burst of two small chunks
+    // (typing echo) must not cost a 256 KiB allocation.
+    let mut joined = Vec::with_capacity(first.len() + next.len());
     joined.extend_from_slice(&first);
     joined.extend_from_slice(&next);
     while joined.len() < limit {
