@@ -459,3 +459,92 @@ async fn the_heartbeat_is_written_while_every_pooled_connection_is_busy() {
     drop(held);
     store.close().await;
 }
+
+/// Whether some connection waits for an advisory lock, read from
+/// `pg_locks`: a two-key one (a task's) or a one-key one (the store's).
+async fn waiting_for(pool: &sqlx::PgPool, two_keys: bool) -> bool {
+    let objsubid = if two_keys { 2 } else { 1 };
+    sqlx::query_scalar::<_, i64>(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+         AND objsubid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .bind(objsubid)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+        > 0
+}
+
+async fn until_waiting(pool: &sqlx::PgPool, two_keys: bool, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !waiting_for(pool, two_keys).await {
+        assert!(std::time::Instant::now() < deadline, "{what} never waited");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The store's write lock is narrowed for asks: with one task's ask in
+/// flight (a transaction holding what `harness_record_ask` holds: the store
+/// lock shared and the task's lock), an ask of another task commits at
+/// once, an ask of the same task waits for it, and a write that needs the
+/// store alone (creating a task) waits too; both go through when it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_ask_waits_only_for_its_own_task_and_a_store_wide_write_waits_for_both() {
+    use conformance::support::{ask, new_task, now};
+    use harness_core::store::MessageStore;
+    let Some(admin) = server_url() else {
+        eprintln!("skipped: no PostgreSQL");
+        return;
+    };
+    let (url, _guard) = fresh_database(&admin).await;
+    let store = Arc::new(PgStore::open(PgOptions::new(&url)).await.unwrap());
+    let (t1, t2) = (
+        new_task(store.as_ref(), "held").await,
+        new_task(store.as_ref(), "free").await,
+    );
+    let mut held = store.pool().begin().await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock_shared(29380541684216691)")
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock(1751216755, hashtext($1))")
+        .bind(&t1)
+        .execute(&mut *held)
+        .await
+        .unwrap();
+
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        store.record_ask(ask(&t2, "another task?", now())),
+    )
+    .await
+    .expect("an ask of another task waited for the held one")
+    .unwrap();
+
+    let s = store.clone();
+    let same = tokio::spawn({
+        let t1 = t1.clone();
+        async move { s.record_ask(ask(&t1, "the same task?", now())).await }
+    });
+    until_waiting(store.pool(), true, "an ask of the held task").await;
+    assert!(!same.is_finished());
+
+    let s = store.clone();
+    let wide = tokio::spawn(async move { new_task(s.as_ref(), "store-wide").await });
+    until_waiting(store.pool(), false, "a store-wide write").await;
+    assert!(!wide.is_finished());
+
+    held.rollback().await.unwrap();
+    let asked = tokio::time::timeout(Duration::from_secs(10), same)
+        .await
+        .expect("the ask of the held task went through after it")
+        .unwrap()
+        .unwrap();
+    assert_eq!(asked.message.task_id, t1);
+    tokio::time::timeout(Duration::from_secs(10), wide)
+        .await
+        .expect("the store-wide write went through after it")
+        .unwrap();
+    assert!(store.open_ask(&t1).await.unwrap().is_some());
+    assert!(store.open_ask(&t2).await.unwrap().is_some());
+}

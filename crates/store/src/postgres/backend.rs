@@ -3,7 +3,7 @@
 //! runs inside `batch_tx`'s transaction (which holds the store's write
 //! lock and commits), each statement sent with all the step's parameters
 //! (`batch::run`); an ask alone is one call of the schema's function,
-//! which takes the write lock itself.
+//! which takes the write lock itself (shared, and its task's lock).
 
 use std::future::Future;
 
@@ -44,6 +44,14 @@ impl Backend for PgStore {
         binds: Vec<Bind>,
     ) -> impl Future<Output = StoreResult<Vec<PgRow>>> + Send {
         PgStore::run_batch(self, sql, binds)
+    }
+
+    fn ask_batch(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<PgRow>>> + Send {
+        PgStore::run_shared_batch(self, sql, binds)
     }
 
     async fn ask_alone(&self, binds: Vec<Bind>) -> StoreResult<Vec<PgRow>> {

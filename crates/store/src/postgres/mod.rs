@@ -7,8 +7,10 @@
 //! [`WRITE_LOCK`]), so the same statements keep the same guarantee on any
 //! number of connections and processes; claims also lock their rows
 //! (`FOR UPDATE SKIP LOCKED`) and inserts that may collide say so
-//! (`ON CONFLICT`), so a narrower lock later cannot lose a row. Reads take
-//! no lock (they see the last committed state, as SQLite's readers do).
+//! (`ON CONFLICT`). Asks and senders' turns, which change only their own
+//! tasks' rows, hold the lock shared and lock those tasks instead
+//! (`tx.rs` [`tx::Lock`]), so they run side by side. Reads take no lock
+//! (they see the last committed state, as SQLite's readers do).
 //!
 //! The schema is `migrations/postgres/`, applied at open under sqlx's
 //! migrator lock (`pg_advisory_lock` on a key derived from the database

@@ -2,8 +2,10 @@
 //! ([`crate::shared::outbox_settle`]) with PostgreSQL's spelling — JSON
 //! arrays read with `jsonb_array_elements`, one delivery mapping per key
 //! with `DISTINCT ON` (the greater outbound id wins, as on SQLite). The
-//! batch is one transaction under the store's write lock (`run_batch`),
-//! each statement sent with all eight parameters (`batch::run`).
+//! batch is one transaction that holds the store's write lock shared
+//! ([`PgStore::run_shared_batch`]) and locks the tasks whose asks it sent
+//! before it activates them (`harness_lock_tasks`, migration 0044), each
+//! statement sent with all eight parameters (`batch::run`).
 
 use std::{future::Future, sync::LazyLock};
 
@@ -28,6 +30,7 @@ static TURN: TurnSql = TurnSql {
        o.platform_message_id, o.id DESC",
     release_tail: "",
     claim_tail: "",
+    lock_tasks: "SELECT what, id, extra FROM harness_lock_tasks(ARRAY({tasks}))",
 };
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));
@@ -52,6 +55,6 @@ impl TurnStore for PgStore {
         sql: &str,
         binds: Vec<Bind>,
     ) -> impl Future<Output = harness_core::store::StoreResult<Vec<PgRow>>> + Send {
-        PgStore::run_batch(self, sql, binds)
+        PgStore::run_shared_batch(self, sql, binds)
     }
 }

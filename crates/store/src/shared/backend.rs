@@ -90,6 +90,16 @@ pub(crate) trait Backend: Sync + 'static {
         binds: Vec<Bind>,
     ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
 
+    /// An ask ([`AskSql::record_ask`]) followed by statements that write
+    /// only the ask's own rows (its evidence), sharing `binds`, in one
+    /// write transaction under the narrowest lock the backend has (on
+    /// PostgreSQL the ask locks its task, so the store's lock is shared).
+    fn ask_batch(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
     /// One step on `conn`, inside the caller's batch; its rows in order.
     fn run_step(
         conn: &mut Self::Conn,

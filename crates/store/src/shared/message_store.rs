@@ -54,7 +54,7 @@ pub(crate) async fn record_ask<S: Backend>(store: &S, ask: NewAsk) -> StoreResul
         Some(screen) => {
             binds.push(Bind::Text(screen.clone()));
             let sql = format!("{}; {}", S::ASKS.record_ask, insert_evidence(6));
-            store.run_batch(&sql, binds).await?
+            store.ask_batch(&sql, binds).await?
         }
         None => store.ask_alone(binds).await?,
     };

@@ -51,6 +51,11 @@ pub(crate) struct TurnSql {
     /// statement's numbered parameters only up to its first gap).
     pub(crate) release_tail: &'static str,
     pub(crate) claim_tail: &'static str,
+    /// The statement (returning no row) that locks the tasks whose asks
+    /// this batch sent, before the activation changes their rows
+    /// (PostgreSQL: a turn holds the store lock shared, see
+    /// `postgres/tx.rs`); empty where the writer is single (SQLite).
+    pub(crate) lock_tasks: &'static str,
 }
 
 /// Finish the rows (parameters: see [`shapes`]).
@@ -83,7 +88,16 @@ fn settle_sql(t: &TurnSql) -> String {
 /// tasks' RUNNING executions, record platform message id → task.
 fn activate_sql(t: &TurnSql) -> Vec<String> {
     let ids = t.settled_ids;
-    vec![
+    let lock = (!t.lock_tasks.is_empty()).then(|| {
+        t.lock_tasks.replace(
+            "{tasks}",
+            &format!(
+                "SELECT o.task_id FROM harness_outbound o \
+                 WHERE o.id IN {ids} AND o.settled_by = $1 AND o.expect_reply = 1"
+            ),
+        )
+    });
+    let activate = [
         format!(
             "UPDATE harness_messages SET state = 'CANCELLED' \
              WHERE kind = 'ask' AND state = 'OPEN' \
@@ -121,7 +135,8 @@ fn activate_sql(t: &TurnSql) -> Vec<String> {
             select = t.map_select,
             order = t.map_order,
         ),
-    ]
+    ];
+    lock.into_iter().chain(activate).collect()
 }
 
 /// Rows leased ahead and never started (`$8`): back to the state they were

@@ -46,6 +46,14 @@ impl Backend for SqliteStore {
         SqliteStore::run_batch(self, sql, binds)
     }
 
+    fn ask_batch(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<SqliteRow>>> + Send {
+        SqliteStore::run_batch(self, sql, binds)
+    }
+
     fn ask_alone(
         &self,
         binds: Vec<Bind>,

@@ -26,6 +26,8 @@ static TURN: TurnSql = TurnSql {
     map_order: "o.id",
     release_tail: " AND (typeof($1) || typeof($2) || typeof($5) || typeof($6) || typeof($7)) IS NOT NULL",
     claim_tail: " AND (typeof($1) || typeof($2) || typeof($5)) IS NOT NULL",
+    // One writer: nothing to lock.
+    lock_tasks: "",
 };
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));

@@ -267,6 +267,7 @@ macro_rules! conformance_suite {
             concurrent_inbox_claimers_take_each_event_once,
             racing_compare_and_set_has_one_winner_per_value,
             one_workbench_per_project_when_raced,
+            racing_turns_and_asks_of_one_task_leave_one_open_ask,
         );
         conformance_suite!(@area $factory; approvals:
             a_decision_wins_once_answers_its_ask_and_its_grant_is_used_once,

@@ -334,3 +334,89 @@ pub async fn one_workbench_per_project_when_raced(b: &Backend) {
     let other = new_task(s, "not a workbench").await;
     assert!(!all[3].is_workbench(&other).await.unwrap());
 }
+
+/// Sent asks of one task settled by several senders at once, with asks of
+/// the same task recorded beside them, round after round: every turn and
+/// every ask succeeds, each row is DELIVERED, and the task is left with one
+/// OPEN ask. On PostgreSQL turns and asks hold the store's lock shared, so
+/// this holds only because each locks its task before it changes the
+/// task's asks (without that, two activations both open an ask and the
+/// second breaks the one-OPEN-ask index).
+pub async fn racing_turns_and_asks_of_one_task_leave_one_open_ask(b: &Backend) {
+    use harness_core::{
+        outbox::OutboundState,
+        store::{Settle, SettleBatch},
+    };
+    let all = stores(b, 4).await;
+    for round in 0..8 {
+        let t = new_task(all[0].as_ref(), "turn race").await;
+        new_execution(all[0].as_ref(), &t).await.unwrap();
+        for i in 0..4 {
+            let mut row = outbound(&t, round * 10 + i);
+            row.expect_reply = true;
+            assert!(!all[0].enqueue_outbound(row).await.unwrap().deduped);
+        }
+        let mut leased = Vec::new();
+        for (c, store) in all.iter().enumerate() {
+            let owner = format!("node-{c}:boot-{round}");
+            let at = Utc::now();
+            let rows = store
+                .claim_outbound(&owner, at, at + Duration::seconds(120), 1)
+                .await
+                .unwrap();
+            assert_eq!(rows.len(), 1, "one row per sender");
+            leased.push((owner, rows[0].id.clone()));
+        }
+        let mut racers = tokio::task::JoinSet::new();
+        for (c, (owner, id)) in leased.into_iter().enumerate() {
+            let store = all[c].clone();
+            racers.spawn(async move {
+                let at = Utc::now();
+                let done = store
+                    .settle_and_claim_outbound(SettleBatch {
+                        owner,
+                        expired_before: None,
+                        settles: vec![(
+                            id.clone(),
+                            Settle::Sent {
+                                state: OutboundState::Delivered,
+                                platform: None,
+                                chat_id: Some("oc_race".into()),
+                                platform_message_id: Some(format!("pm-{id}")),
+                                note: None,
+                            },
+                        )],
+                        now: at,
+                        lease_until: at + Duration::seconds(120),
+                        limit: 0,
+                        released: Vec::new(),
+                    })
+                    .await
+                    .map_err(|e| format!("turn of {id}: {e:?}"))?;
+                match done.settled.as_slice() {
+                    [s] if s.row.state == OutboundState::Delivered => Ok(()),
+                    other => Err(format!("turn of {id} settled {other:?}")),
+                }
+            });
+        }
+        for store in all.iter().take(2) {
+            let (store, t) = (store.clone(), t.clone());
+            racers.spawn(async move {
+                store
+                    .record_ask(ask(&t, "beside the turns?", now()))
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| format!("ask: {e:?}"))
+            });
+        }
+        while let Some(done) = racers.join_next().await {
+            if let Err(why) = done.unwrap() {
+                panic!("round {round}: {why}");
+            }
+        }
+        assert!(
+            all[3].open_ask(&t).await.unwrap().is_some(),
+            "round {round}: the task is left with an OPEN ask"
+        );
+    }
+}
