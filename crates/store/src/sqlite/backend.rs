@@ -6,14 +6,15 @@
 
 use std::future::Future;
 
+use chrono::{DateTime, Utc};
 use harness_core::store::StoreResult;
 use sqlx::{AssertSqlSafe, SqliteConnection, sqlite::SqliteRow};
 
-use super::SqliteStore;
+use super::{SqliteStore, latency::TimedTx};
 use crate::{
     error::map,
     shared::{
-        Bind, Dialect,
+        Bind, Dialect, LeaseClock,
         backend::{AskSql, Backend, BatchFuture, Step},
         bind_all,
         messages::RECORD_ASK,
@@ -23,6 +24,7 @@ use crate::{
 impl Backend for SqliteStore {
     type Row = SqliteRow;
     type Conn = SqliteConnection;
+    type Tx = TimedTx;
     const DIALECT: Dialect = super::DIALECT;
     const ASKS: AskSql = super::messages::ASKS;
     const BEGIN: Option<&'static str> = Some("BEGIN IMMEDIATE");
@@ -59,6 +61,42 @@ impl Backend for SqliteStore {
     ) -> impl Future<Output = Result<Vec<SqliteRow>, sqlx::Error>> + Send {
         let query = bind_all(sqlx::query(AssertSqlSafe(step.sql)), step.binds);
         async move { query.fetch_all(conn).await }
+    }
+
+    fn write_tx(&self) -> impl Future<Output = StoreResult<TimedTx>> + Send {
+        SqliteStore::write_tx(self)
+    }
+
+    async fn commit(tx: TimedTx) -> StoreResult<()> {
+        tx.commit().await.map_err(map)
+    }
+
+    async fn rollback(tx: TimedTx) -> StoreResult<()> {
+        tx.rollback().await.map_err(map)
+    }
+
+    fn write(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
+        async move {
+            let done = query.execute(&self.writer).await.map_err(map)?;
+            Ok(done.rows_affected())
+        }
+    }
+
+    fn execute(
+        conn: &mut SqliteConnection,
+        step: Step,
+    ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(step.sql)), step.binds);
+        async move { Ok(query.execute(conn).await?.rows_affected()) }
+    }
+
+    fn lease_clock(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> impl Future<Output = StoreResult<LeaseClock>> + Send {
+        SqliteStore::lease_clock(self, now, until)
     }
 
     fn batch<T, F>(&self, batch: F) -> impl Future<Output = StoreResult<T>> + Send
