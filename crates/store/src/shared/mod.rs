@@ -22,6 +22,7 @@ pub(crate) mod escalations;
 pub(crate) mod gateway;
 pub(crate) mod gateway_replies;
 pub(crate) mod gateway_routes;
+pub(crate) mod gateway_store;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
