@@ -21,6 +21,7 @@ pub(crate) mod delivery_store;
 pub(crate) mod escalations;
 pub(crate) mod gateway;
 pub(crate) mod gateway_replies;
+pub(crate) mod gateway_route_store;
 pub(crate) mod gateway_routes;
 pub(crate) mod gateway_store;
 pub(crate) mod inbox;
