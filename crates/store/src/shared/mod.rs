@@ -40,6 +40,7 @@ pub(crate) mod rows;
 pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stats;
+pub(crate) mod task_store;
 pub(crate) mod tasks;
 pub(crate) mod tool_checks;
 pub(crate) mod work;

@@ -4,7 +4,7 @@
 
 use harness_core::store::{NewOutbound, Reminder, ReminderCandidate, StoreResult, Urgency};
 
-use super::{SqlRow, outbox::outbound, time};
+use super::{Bind, SqlRow, outbox::outbound, time};
 
 /// The columns of a candidate after the outbound row's: the ask, when it
 /// was asked, its urgency (`$urgency` when it has none), its reminders so
@@ -75,35 +75,27 @@ pub(crate) fn insert_outbound_sql() -> String {
     )
 }
 
-/// The statement of [`insert_outbound_sql`] with `o` bound: its dedup key
-/// `key` (`o.dedup` is ignored) and the ask `message_id` whose execution
-/// the row takes. One binding for every writer of such a row: a reminder,
-/// an escalation, an approval's push.
-pub(crate) fn insert_outbound<'q, DB: sqlx::Database>(
-    o: &NewOutbound,
-    key: String,
-    message_id: &str,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
-where
-    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    sqlx::query(sqlx::AssertSqlSafe(insert_outbound_sql()))
-        .bind(o.id.clone())
-        .bind(key)
-        .bind(o.task_id.clone())
-        .bind(message_id.to_string())
-        .bind(o.gateway.clone())
-        .bind(o.downstream.clone())
-        .bind(o.dest.clone())
-        .bind(o.requested_to.clone())
-        .bind(o.profile.clone())
-        .bind(o.scope.clone())
-        .bind(i64::from(o.expect_reply))
-        .bind(o.message.clone())
-        .bind(o.presentation.clone())
-        .bind(super::ms(o.now))
+/// The binds of [`insert_outbound_sql`] for `o`: its dedup key `key`
+/// (`o.dedup` is ignored) and the ask `message_id` whose execution the row
+/// takes. One binding for every writer of such a row: a reminder, an
+/// escalation, an approval's push.
+pub(crate) fn insert_outbound_binds(o: &NewOutbound, key: String, message_id: &str) -> Vec<Bind> {
+    vec![
+        Bind::Text(o.id.clone()),
+        Bind::Text(key),
+        Bind::OptText(o.task_id.clone()),
+        Bind::Text(message_id.to_string()),
+        Bind::Text(o.gateway.clone()),
+        Bind::OptText(o.downstream.clone()),
+        Bind::OptText(o.dest.clone()),
+        Bind::OptText(o.requested_to.clone()),
+        Bind::OptText(o.profile.clone()),
+        Bind::Text(o.scope.clone()),
+        Bind::Int(i64::from(o.expect_reply)),
+        Bind::Text(o.message.clone()),
+        Bind::OptText(o.presentation.clone()),
+        Bind::Int(super::ms(o.now)),
+    ]
 }
 
 /// `$1` now: reminders and escalations not sent yet whose ask is no
@@ -159,6 +151,25 @@ pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
         created_at: time(row.col("created_at")?)?,
         sent: row.col::<i64>("sent")? != 0,
     })
+}
+
+/// The statement of [`insert_outbound_sql`] with [`insert_outbound_binds`]
+/// bound.
+pub(crate) fn insert_outbound<'q, DB: sqlx::Database>(
+    o: &NewOutbound,
+    key: String,
+    message_id: &str,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
+where
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    super::bind_all(
+        sqlx::query(sqlx::AssertSqlSafe(insert_outbound_sql())),
+        insert_outbound_binds(o, key, message_id),
+    )
 }
 
 /// `impl ReminderStore for $store`, reading from `self.$read` (rows of
