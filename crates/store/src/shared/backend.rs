@@ -7,7 +7,7 @@
 //! stores — their SQL, the order of the statements, the decoding — is
 //! written once.
 
-use std::{future::Future, ops::DerefMut, pin::Pin};
+use std::{future::Future, ops::DerefMut, pin::Pin, sync::OnceLock};
 
 use chrono::{DateTime, Utc};
 use harness_core::store::{StoreError, StoreResult};
@@ -263,4 +263,24 @@ pub(crate) async fn read_optional<S: Backend>(
     binds: Vec<Bind>,
 ) -> StoreResult<Option<S::Row>> {
     Ok(store.read(sql, binds).await?.into_iter().next())
+}
+
+/// A statement built once per dialect: a `static` inside a generic
+/// function is one for every backend, so the text the dialect fills in is
+/// kept here, one cell per dialect (they differ in `index_hints`).
+pub(crate) struct PerDialect([OnceLock<String>; 2]);
+
+impl PerDialect {
+    pub(crate) const fn new() -> Self {
+        Self([OnceLock::new(), OnceLock::new()])
+    }
+
+    /// The statement of `dialect`, built by `build` the first time.
+    pub(crate) fn get(
+        &'static self,
+        dialect: Dialect,
+        build: fn(Dialect) -> String,
+    ) -> &'static str {
+        self.0[usize::from(dialect.index_hints)].get_or_init(|| build(dialect))
+    }
 }
