@@ -11,6 +11,7 @@
 //! advisory locks, `LEAST`/`MIN`, `EXISTS` typing) the text stays in the
 //! backend's own module.
 
+pub(crate) mod agent_action_store;
 pub(crate) mod agent_actions;
 pub(crate) mod agent_states;
 pub(crate) mod approval_store;
