@@ -36,6 +36,7 @@ pub(crate) mod outbox;
 pub(crate) mod outbox_settle;
 pub(crate) mod outbox_store;
 pub(crate) mod receipts;
+pub(crate) mod reminder_store;
 pub(crate) mod reminders;
 pub(crate) mod reports;
 pub(crate) mod rows;
