@@ -86,6 +86,15 @@ impl Backend for PgStore {
         Ok(done.rows_affected())
     }
 
+    fn write_rows(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<PgRow>>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
+        async move { query.fetch_all(&self.pool).await.map_err(map) }
+    }
+
     fn lease_clock(
         &self,
         now: DateTime<Utc>,

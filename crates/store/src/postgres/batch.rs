@@ -65,14 +65,3 @@ pub(super) fn args_of(binds: Vec<Bind>) -> Result<PgArguments, sqlx::Error> {
     }
     Ok(args)
 }
-
-/// Arguments built from binds, for [`run`].
-macro_rules! args {
-    ($($value:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
-        let mut args = sqlx::postgres::PgArguments::default();
-        $( sqlx::Arguments::add(&mut args, $value).map_err(sqlx::Error::Encode)?; )*
-        args
-    }};
-}
-pub(super) use args;

@@ -5,15 +5,10 @@
 //! batch is one transaction under the store's write lock (`run_batch`),
 //! each statement sent with all eight parameters (`batch::run`).
 
-use std::{future::Future, sync::LazyLock};
-
-use sqlx::postgres::PgRow;
+use std::sync::LazyLock;
 
 use super::PgStore;
-use crate::shared::{
-    Bind, LeaseClock,
-    outbox_settle::{TurnSql, TurnStore, shapes},
-};
+use crate::shared::outbox_settle::{OutboxBackend, TurnSql, shapes};
 
 static TURN: TurnSql = TurnSql {
     dialect: super::DIALECT,
@@ -32,26 +27,12 @@ static TURN: TurnSql = TurnSql {
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));
 
-impl TurnStore for PgStore {
-    type Row = PgRow;
-
+impl OutboxBackend for PgStore {
     fn shapes(&self) -> &'static [String] {
         &SHAPES
     }
 
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<LeaseClock>> + Send {
-        PgStore::lease_clock(self, now, until)
-    }
-
-    fn run_batch(
-        &self,
-        sql: &str,
-        binds: Vec<Bind>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<Vec<PgRow>>> + Send {
-        PgStore::run_batch(self, sql, binds)
+    fn enqueue_sql(&self) -> &'static str {
+        &super::outbox::ENQUEUE
     }
 }

@@ -117,6 +117,13 @@ pub(crate) trait Backend: Sync + 'static {
     /// the number of rows it changed.
     fn write(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send;
 
+    /// [`Backend::write`] answering the statement's rows.
+    fn write_rows(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
     /// One statement on `conn` (inside the caller's transaction): the
     /// number of rows it changed.
     fn execute(

@@ -9,9 +9,7 @@
 //! (`shared::work`). What the dialects spell differently — how a JSON array
 //! is read, the delivery mapping's one row per key — is a [`TurnSql`] in
 //! each backend; the rest, and the Rust around it, is here
-//! ([`settle_and_claim`] over [`TurnStore`]).
-
-use std::future::Future;
+//! ([`settle_and_claim`] over [`OutboxBackend`]).
 
 use harness_core::{
     model::MessageState,
@@ -21,7 +19,9 @@ use harness_core::{
 use serde_json::json;
 
 use super::{
-    Bind, Dialect, LeaseClock, SqlRow, ms,
+    Bind, Dialect, SqlRow,
+    backend::Backend,
+    ms,
     outbox::{outbound, returning},
     work::{ClaimParams, Whose, claim, release},
 };
@@ -228,26 +228,20 @@ fn settle_json(id: &str, settle: &Settle) -> serde_json::Value {
     }
 }
 
-/// What a backend gives a turn: its statements and one batch in a write
-/// transaction (both stores' `run_batch`), on its lease clock.
-pub(crate) trait TurnStore: Sync {
-    type Row: SqlRow + Send;
+/// What a backend spells its own way in the outbox: the turn's statements
+/// ([`shapes`] of its [`TurnSql`], built once) and the enqueue batch
+/// (`outbox_store::enqueue_once`: the dedup rule's spelling differs).
+pub(crate) trait OutboxBackend: Backend {
     /// The backend's [`shapes`], built once.
     fn shapes(&self) -> &'static [String];
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = StoreResult<LeaseClock>> + Send;
-    fn run_batch(
-        &self,
-        sql: &str,
-        binds: Vec<Bind>,
-    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+    /// The enqueue batch's statements (binds: `outbox_store::enqueue_binds`),
+    /// run in one write transaction ([`Backend::run_batch`]); the last one
+    /// answers the new row or the one the dedup rule reuses.
+    fn enqueue_sql(&self) -> &'static str;
 }
 
 /// The turn ([`SettleBatch`]) on `store`, one transaction.
-pub(crate) async fn settle_and_claim<S: TurnStore>(
+pub(crate) async fn settle_and_claim<S: OutboxBackend>(
     store: &S,
     batch: SettleBatch,
 ) -> StoreResult<SettledBatch> {

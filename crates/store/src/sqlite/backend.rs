@@ -91,6 +91,15 @@ impl Backend for SqliteStore {
         async move { Ok(query.execute(conn).await?.rows_affected()) }
     }
 
+    fn write_rows(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<SqliteRow>>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
+        async move { query.fetch_all(&self.writer).await.map_err(map) }
+    }
+
     fn lease_clock(
         &self,
         now: DateTime<Utc>,

@@ -5,15 +5,10 @@
 //! a prefix of the parameters. The batch is one `BEGIN IMMEDIATE`
 //! transaction on the writer (`run_batch`).
 
-use std::{future::Future, sync::LazyLock};
-
-use sqlx::sqlite::SqliteRow;
+use std::sync::LazyLock;
 
 use super::SqliteStore;
-use crate::shared::{
-    Bind, LeaseClock,
-    outbox_settle::{TurnSql, TurnStore, shapes},
-};
+use crate::shared::outbox_settle::{OutboxBackend, TurnSql, shapes};
 
 static TURN: TurnSql = TurnSql {
     dialect: super::DIALECT,
@@ -30,26 +25,12 @@ static TURN: TurnSql = TurnSql {
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));
 
-impl TurnStore for SqliteStore {
-    type Row = SqliteRow;
-
+impl OutboxBackend for SqliteStore {
     fn shapes(&self) -> &'static [String] {
         &SHAPES
     }
 
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<LeaseClock>> + Send {
-        SqliteStore::lease_clock(self, now, until)
-    }
-
-    fn run_batch(
-        &self,
-        sql: &str,
-        binds: Vec<Bind>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<Vec<SqliteRow>>> + Send {
-        SqliteStore::run_batch(self, sql, binds)
+    fn enqueue_sql(&self) -> &'static str {
+        &super::outbox::ENQUEUE
     }
 }
