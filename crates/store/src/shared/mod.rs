@@ -13,6 +13,7 @@
 
 pub(crate) mod agent_action_store;
 pub(crate) mod agent_actions;
+pub(crate) mod agent_state_store;
 pub(crate) mod agent_states;
 pub(crate) mod approval_store;
 pub(crate) mod backend;
