@@ -5,7 +5,7 @@
 //! (`batch::run`); an ask alone is one call of the schema's function,
 //! which takes the write lock itself.
 
-use std::future::Future;
+use std::{future::Future, time::Duration};
 
 use chrono::{DateTime, Utc};
 use harness_core::store::StoreResult;
@@ -93,6 +93,18 @@ impl Backend for PgStore {
     ) -> impl Future<Output = StoreResult<Vec<PgRow>>> + Send {
         let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
         async move { query.fetch_all(&self.pool).await.map_err(map) }
+    }
+
+    fn beat(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
+        async move {
+            let done = query.execute(&self.beat).await.map_err(map)?;
+            Ok(done.rows_affected())
+        }
+    }
+
+    fn node_dead_after(&self) -> Duration {
+        self.node_dead_after
     }
 
     fn lease_clock(

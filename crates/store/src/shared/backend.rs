@@ -7,7 +7,7 @@
 //! stores — their SQL, the order of the statements, the decoding — is
 //! written once.
 
-use std::{future::Future, ops::DerefMut, pin::Pin, sync::OnceLock};
+use std::{future::Future, ops::DerefMut, pin::Pin, sync::OnceLock, time::Duration};
 
 use chrono::{DateTime, Utc};
 use harness_core::store::{StoreError, StoreResult};
@@ -130,6 +130,15 @@ pub(crate) trait Backend: Sync + 'static {
         conn: &mut Self::Conn,
         step: Step,
     ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send;
+
+    /// One statement on its own on the heartbeat's connection (SQLite: the
+    /// writer; PostgreSQL: a pool of its own, so a burst of requests that
+    /// keeps every pooled connection busy cannot hold a heartbeat back):
+    /// the number of rows it changed.
+    fn beat(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send;
+
+    /// A node whose heartbeat is older than this is dead.
+    fn node_dead_after(&self) -> Duration;
 
     /// The times of a lease step the caller timed at `now` with a lease
     /// until `until` ([`LeaseClock`]).

@@ -32,6 +32,7 @@ pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
 pub(crate) mod message_store;
 pub(crate) mod messages;
+pub(crate) mod node_store;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
 pub(crate) mod outbox_settle;

@@ -4,7 +4,7 @@
 //! writer, sent with its first statements (and `COMMIT` with its last), so
 //! a batch costs one round trip per step.
 
-use std::future::Future;
+use std::{future::Future, time::Duration};
 
 use chrono::{DateTime, Utc};
 use harness_core::store::StoreResult;
@@ -98,6 +98,18 @@ impl Backend for SqliteStore {
     ) -> impl Future<Output = StoreResult<Vec<SqliteRow>>> + Send {
         let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
         async move { query.fetch_all(&self.writer).await.map_err(map) }
+    }
+
+    fn beat(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send {
+        let query = bind_all(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
+        async move {
+            let done = query.execute(&self.writer).await.map_err(map)?;
+            Ok(done.rows_affected())
+        }
+    }
+
+    fn node_dead_after(&self) -> Duration {
+        self.node_dead_after
     }
 
     fn lease_clock(
