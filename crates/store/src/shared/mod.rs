@@ -40,6 +40,7 @@ pub(crate) mod outbox_store;
 pub(crate) mod receipts;
 pub(crate) mod reminder_store;
 pub(crate) mod reminders;
+pub(crate) mod report_store;
 pub(crate) mod reports;
 pub(crate) mod rows;
 pub(crate) mod sessions;
