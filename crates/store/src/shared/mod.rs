@@ -48,6 +48,7 @@ pub(crate) mod settings;
 pub(crate) mod stats;
 pub(crate) mod task_store;
 pub(crate) mod tasks;
+pub(crate) mod tool_check_store;
 pub(crate) mod tool_checks;
 pub(crate) mod work;
 

@@ -153,22 +153,3 @@ pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
         sent: row.col::<i64>("sent")? != 0,
     })
 }
-
-/// The statement of [`insert_outbound_sql`] with [`insert_outbound_binds`]
-/// bound.
-pub(crate) fn insert_outbound<'q, DB: sqlx::Database>(
-    o: &NewOutbound,
-    key: String,
-    message_id: &str,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
-where
-    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    super::bind_all(
-        sqlx::query(sqlx::AssertSqlSafe(insert_outbound_sql())),
-        insert_outbound_binds(o, key, message_id),
-    )
-}
