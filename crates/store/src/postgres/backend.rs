@@ -8,7 +8,7 @@
 use std::{future::Future, time::Duration};
 
 use chrono::{DateTime, Utc};
-use harness_core::store::StoreResult;
+use harness_core::store::{StoreResult, TransactionLatency};
 use sqlx::{AssertSqlSafe, PgConnection, postgres::PgRow};
 
 use super::{PgStore, RECORD_ASK_CALL, batch, tx::TimedTx};
@@ -105,6 +105,10 @@ impl Backend for PgStore {
 
     fn node_dead_after(&self) -> Duration {
         self.node_dead_after
+    }
+
+    fn transaction_latency(&self) -> TransactionLatency {
+        self.latency.snapshot()
     }
 
     fn lease_clock(

@@ -60,6 +60,7 @@ pub(super) fn args_of(binds: Vec<Bind>) -> Result<PgArguments, sqlx::Error> {
             Bind::OptText(v) => args.add(v),
             Bind::Int(v) => args.add(v),
             Bind::OptInt(v) => args.add(v),
+            Bind::Float(v) => args.add(v),
         }
         .map_err(sqlx::Error::Encode)?;
     }

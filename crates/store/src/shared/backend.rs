@@ -10,7 +10,7 @@
 use std::{future::Future, ops::DerefMut, pin::Pin, sync::OnceLock, time::Duration};
 
 use chrono::{DateTime, Utc};
-use harness_core::store::{StoreError, StoreResult};
+use harness_core::store::{StoreError, StoreResult, TransactionLatency};
 
 use super::{Bind, Dialect, LeaseClock, SqlRow};
 use crate::error::map;
@@ -139,6 +139,9 @@ pub(crate) trait Backend: Sync + 'static {
 
     /// A node whose heartbeat is older than this is dead.
     fn node_dead_after(&self) -> Duration;
+
+    /// The write transactions' latency so far.
+    fn transaction_latency(&self) -> TransactionLatency;
 
     /// The times of a lease step the caller timed at `now` with a lease
     /// until `until` ([`LeaseClock`]).

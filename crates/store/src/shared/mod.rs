@@ -111,6 +111,7 @@ pub(crate) enum Bind {
     OptText(Option<String>),
     Int(i64),
     OptInt(Option<i64>),
+    Float(f64),
 }
 
 /// `query` with `binds` bound in order.
@@ -123,12 +124,14 @@ where
     Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     binds.into_iter().fold(query, |query, b| match b {
         Bind::Text(v) => query.bind(v),
         Bind::OptText(v) => query.bind(v),
         Bind::Int(v) => query.bind(v),
         Bind::OptInt(v) => query.bind(v),
+        Bind::Float(v) => query.bind(v),
     })
 }
 

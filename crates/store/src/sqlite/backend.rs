@@ -7,7 +7,7 @@
 use std::{future::Future, time::Duration};
 
 use chrono::{DateTime, Utc};
-use harness_core::store::StoreResult;
+use harness_core::store::{StoreResult, TransactionLatency};
 use sqlx::{AssertSqlSafe, SqliteConnection, sqlite::SqliteRow};
 
 use super::{SqliteStore, latency::TimedTx};
@@ -110,6 +110,10 @@ impl Backend for SqliteStore {
 
     fn node_dead_after(&self) -> Duration {
         self.node_dead_after
+    }
+
+    fn transaction_latency(&self) -> TransactionLatency {
+        self.latency.snapshot()
     }
 
     fn lease_clock(
