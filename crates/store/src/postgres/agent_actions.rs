@@ -1,6 +1,6 @@
 //! [`harness_core::store::AgentActionStore`] on PostgreSQL: the shared
-//! implementation ([`crate::shared::agent_actions`]).
+//! implementation ([`crate::shared::agent_action_store`]).
 
 use super::PgStore;
 
-crate::shared::agent_actions::agent_action_store!(PgStore, pool, super::DIALECT);
+crate::shared::agent_action_store::agent_action_store!(PgStore);

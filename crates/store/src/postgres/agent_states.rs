@@ -1,6 +1,6 @@
 //! `AgentStateStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::agent_states`]).
+//! ([`crate::shared::agent_state_store`]).
 
 use super::PgStore;
 
-crate::shared::agent_states::agent_state_store!(PgStore, pool, pool);
+crate::shared::agent_state_store::agent_state_store!(PgStore);

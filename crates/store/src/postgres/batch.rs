@@ -60,19 +60,9 @@ pub(super) fn args_of(binds: Vec<Bind>) -> Result<PgArguments, sqlx::Error> {
             Bind::OptText(v) => args.add(v),
             Bind::Int(v) => args.add(v),
             Bind::OptInt(v) => args.add(v),
+            Bind::Float(v) => args.add(v),
         }
         .map_err(sqlx::Error::Encode)?;
     }
     Ok(args)
 }
-
-/// Arguments built from binds, for [`run`].
-macro_rules! args {
-    ($($value:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
-        let mut args = sqlx::postgres::PgArguments::default();
-        $( sqlx::Arguments::add(&mut args, $value).map_err(sqlx::Error::Encode)?; )*
-        args
-    }};
-}
-pub(super) use args;

@@ -4,5 +4,5 @@
 
 use super::PgStore;
 
-crate::shared::delivery_store::delivery_store!(PgStore, pool, pool, super::DIALECT);
+crate::shared::delivery_store::delivery_store!(PgStore);
 crate::shared::work::work_store!(PgStore);

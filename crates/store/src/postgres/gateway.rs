@@ -1,7 +1,9 @@
-//! [`harness_core::store::GatewayStore`] on PostgreSQL: the shared
-//! implementation ([`crate::shared::gateway`]).
+//! [`harness_core::store::GatewayStore`] and
+//! [`harness_core::store::GatewayRouteStore`] on PostgreSQL: the shared
+//! implementations ([`crate::shared::gateway_store`],
+//! [`crate::shared::gateway_route_store`]).
 
 use super::PgStore;
 
-crate::shared::gateway::gateway_store!(PgStore, pool, super::DIALECT);
-crate::shared::gateway_routes::gateway_route_store!(PgStore, pool);
+crate::shared::gateway_store::gateway_store!(PgStore);
+crate::shared::gateway_route_store::gateway_route_store!(PgStore);

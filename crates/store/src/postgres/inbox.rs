@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::inbox::inbox_store!(PgStore, pool, pool, super::DIALECT);
+crate::shared::inbox::inbox_store!(PgStore);

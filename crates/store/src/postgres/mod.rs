@@ -42,7 +42,6 @@ mod tasks;
 mod tool_checks;
 mod tx;
 
-use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{

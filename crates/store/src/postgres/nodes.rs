@@ -1,6 +1,6 @@
 //! `NodeStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::nodes`]) with the database's `clock_timestamp()`.
+//! ([`crate::shared::node_store`]) with the database's `clock_timestamp()`.
 
 use super::PgStore;
 
-crate::shared::nodes::node_store!(PgStore, pool, pool, beat, super::DIALECT);
+crate::shared::node_store::node_store!(PgStore);

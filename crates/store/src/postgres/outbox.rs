@@ -1,21 +1,10 @@
-//! `OutboxStore` on PostgreSQL (migration 0008): the enqueue batch, one
-//! transaction under the store's write lock, in PostgreSQL's spelling; the
-//! rest of the port is shared (`crate::shared::outbox_store`).
+//! `OutboxStore` on PostgreSQL (migration 0008): the enqueue batch in
+//! PostgreSQL's spelling, run in one transaction under the store's write
+//! lock (`run_batch`); the rest of the port is shared
+//! (`crate::shared::outbox_store`).
 
-use harness_core::store::{Dedup, Enqueued, NewOutbound, StoreError, StoreResult};
-use sqlx::Row;
-
-use super::{
-    PgStore,
-    batch::{self, args},
-};
-use crate::{
-    error::map,
-    shared::{
-        ms,
-        outbox::{ALLOWED, COLUMNS, message_state, outbound},
-    },
-};
+use super::PgStore;
+use crate::shared::outbox::{ALLOWED, COLUMNS};
 
 /// The enqueue batch (`?1` explicit key or NULL, `?2` implicit base or
 /// NULL, `?3` task, `?4` outbound id, `?5` message id, `?6` expect reply,
@@ -26,7 +15,7 @@ use crate::{
 /// [`ALLOWED`]; the last statement answers the new row or the one the dedup
 /// rule reuses (no row: the task does not exist). A later implicit cycle
 /// gets the key `<base>:cycle:<n>`.
-static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+pub(super) static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "\
      INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
@@ -56,67 +45,4 @@ static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-impl PgStore {
-    /// The dedup rule, the message and the outbound row in one batch (one
-    /// round trip to the writer): see [`ENQUEUE`].
-    async fn enqueue_once(&self, new: &NewOutbound) -> StoreResult<Enqueued> {
-        let (explicit, base) = match &new.dedup {
-            Dedup::Explicit(k) => (Some(k.clone()), None),
-            Dedup::Implicit(b) => (None, Some(b.clone())),
-        };
-        let n = new.clone();
-        let options = n
-            .choices
-            .as_ref()
-            .map(crate::shared::choices::options_json)
-            .transpose()?;
-        let multi_select = n.choices.as_ref().is_some_and(|c| c.multi_select);
-        let default_label = n.choices.as_ref().and_then(|c| c.default.clone());
-        let deadline_at = n.choices.as_ref().and_then(|c| c.deadline_at).map(ms);
-        let urgency = n.choices.as_ref().map(|c| c.urgency.as_str());
-        let rows = self
-            .batch_tx(move |conn| {
-                Box::pin(async move {
-                    batch::run(
-                        conn,
-                        ENQUEUE.as_str(),
-                        &args!(
-                            explicit,
-                            base,
-                            n.task_id.clone(),
-                            n.id,
-                            n.task_id.and(n.message_id),
-                            i64::from(n.expect_reply),
-                            n.message,
-                            ms(n.now),
-                            n.gateway,
-                            n.downstream,
-                            n.dest,
-                            n.requested_to,
-                            n.profile,
-                            n.scope,
-                            n.presentation,
-                            options,
-                            i64::from(multi_select),
-                            default_label,
-                            deadline_at,
-                            urgency
-                        ),
-                    )
-                    .await
-                })
-            })
-            .await?;
-        let Some(r) = rows.last() else {
-            return Err(StoreError::MissingReference("task"));
-        };
-        let inserted: bool = r.try_get("inserted").map_err(map)?;
-        Ok(Enqueued {
-            row: outbound(r)?,
-            deduped: !inserted,
-            message_state: message_state(r.try_get("message_state").map_err(map)?)?,
-        })
-    }
-}
-
-crate::shared::outbox_store::outbox_store!(PgStore, pool, pool);
+crate::shared::outbox_store::outbox_store!(PgStore);

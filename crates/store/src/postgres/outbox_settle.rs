@@ -9,12 +9,13 @@
 
 use std::{future::Future, sync::LazyLock};
 
+use harness_core::store::StoreResult;
 use sqlx::postgres::PgRow;
 
 use super::PgStore;
 use crate::shared::{
-    Bind, LeaseClock,
-    outbox_settle::{TurnSql, TurnStore, shapes},
+    Bind,
+    outbox_settle::{OutboxBackend, TurnSql, shapes},
 };
 
 static TURN: TurnSql = TurnSql {
@@ -35,26 +36,20 @@ static TURN: TurnSql = TurnSql {
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));
 
-impl TurnStore for PgStore {
-    type Row = PgRow;
-
+impl OutboxBackend for PgStore {
     fn shapes(&self) -> &'static [String] {
         &SHAPES
     }
 
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<LeaseClock>> + Send {
-        PgStore::lease_clock(self, now, until)
+    fn enqueue_sql(&self) -> &'static str {
+        &super::outbox::ENQUEUE
     }
 
-    fn run_batch(
+    fn run_turn(
         &self,
         sql: &str,
         binds: Vec<Bind>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<Vec<PgRow>>> + Send {
+    ) -> impl Future<Output = StoreResult<Vec<PgRow>>> + Send {
         PgStore::run_shared_batch(self, sql, binds)
     }
 }

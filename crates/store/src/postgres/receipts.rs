@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::receipts::receipt_store!(PgStore, pool);
+crate::shared::receipts::receipt_store!(PgStore);

@@ -1,6 +1,6 @@
 //! `ReminderStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::reminders`]).
+//! ([`crate::shared::reminder_store`]).
 
 use super::PgStore;
 
-crate::shared::reminders::reminder_store!(PgStore, pool, sqlx::postgres::PgRow);
+crate::shared::reminder_store::reminder_store!(PgStore);

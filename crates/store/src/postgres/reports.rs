@@ -1,6 +1,6 @@
 //! `ReportStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::reports`]).
+//! ([`crate::shared::report_store`]).
 
 use super::PgStore;
 
-crate::shared::reports::report_store!(PgStore, pool);
+crate::shared::report_store::report_store!(PgStore);

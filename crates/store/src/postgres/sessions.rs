@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::sessions::session_store!(PgStore, pool, pool);
+crate::shared::sessions::session_store!(PgStore);

@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::settings::settings_store!(PgStore, pool, pool);
+crate::shared::settings::settings_store!(PgStore);

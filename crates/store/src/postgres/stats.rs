@@ -3,4 +3,4 @@
 
 use super::PgStore;
 
-crate::shared::stats::stats_store!(PgStore, pool, pool);
+crate::shared::stats::stats_store!(PgStore);

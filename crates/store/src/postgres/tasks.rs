@@ -1,6 +1,6 @@
 //! `TaskStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::tasks`]).
+//! ([`crate::shared::task_store`]).
 
 use super::PgStore;
 
-crate::shared::tasks::task_store!(PgStore, pool, pool);
+crate::shared::task_store::task_store!(PgStore);

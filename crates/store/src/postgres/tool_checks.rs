@@ -1,6 +1,6 @@
 //! `ToolCheckStore` on PostgreSQL: the shared implementation
-//! ([`crate::shared::tool_checks`]).
+//! ([`crate::shared::tool_check_store`]).
 
 use super::PgStore;
 
-crate::shared::tool_checks::tool_check_store!(PgStore, pool, pool);
+crate::shared::tool_check_store::tool_check_store!(PgStore);

@@ -1,16 +1,19 @@
 //! What a backend gives the stores written once as generic functions
-//! ([`super::message_store`], [`super::choices_store`]): reads on its
-//! readers, statements in one write transaction, and the little SQL it
-//! spells its own way ([`AskSql`]). Each backend implements [`Backend`]
+//! ([`super::message_store`], [`super::choices_store`], …): reads on its
+//! readers, one-statement writes, statements in one write transaction (a
+//! batch, or a transaction handle), its lease clock, and the little SQL it
+//! spells its own way ([`Dialect`], [`AskSql`]). Each backend implements [`Backend`]
 //! (`sqlite/backend.rs`, `postgres/backend.rs`); everything else of those
 //! stores — their SQL, the order of the statements, the decoding — is
 //! written once.
 
-use std::{future::Future, pin::Pin};
+use std::{future::Future, ops::DerefMut, pin::Pin, sync::OnceLock, time::Duration};
 
-use harness_core::store::{StoreError, StoreResult};
+use chrono::{DateTime, Utc};
+use harness_core::store::{StoreError, StoreResult, TransactionLatency};
 
-use super::{Bind, Dialect, SqlRow};
+use super::{Bind, Dialect, LeaseClock, SqlRow};
+use crate::error::map;
 
 /// The future of one batch on a backend's connection, inside a write
 /// transaction (both stores' `batch_tx`).
@@ -59,6 +62,10 @@ pub(crate) trait Backend: Sync + 'static {
     const DIALECT: Dialect;
     /// The dialect's side of asks and answers.
     const ASKS: AskSql;
+    /// A write transaction, timed until it ends (SQLite: `BEGIN IMMEDIATE`
+    /// on the writer; PostgreSQL: holding the store's write lock,
+    /// `postgres/tx.rs`); dropped without [`Backend::commit`], it rolls back.
+    type Tx: DerefMut<Target = Self::Conn> + Send;
     /// Opens the transaction inside a batch ([`write_steps`]) where the
     /// backend's batch does not run in one already (SQLite: `BEGIN
     /// IMMEDIATE`, sent with the first statements).
@@ -105,6 +112,54 @@ pub(crate) trait Backend: Sync + 'static {
         conn: &mut Self::Conn,
         step: Step,
     ) -> impl Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send;
+
+    /// A new write transaction ([`Backend::Tx`]).
+    fn write_tx(&self) -> impl Future<Output = StoreResult<Self::Tx>> + Send;
+
+    /// Commits `tx`.
+    fn commit(tx: Self::Tx) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Rolls `tx` back.
+    fn rollback(tx: Self::Tx) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// One statement on its own (no transaction around it) where writes go
+    /// (SQLite: the writer; PostgreSQL: the pool, without the write lock):
+    /// the number of rows it changed.
+    fn write(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send;
+
+    /// [`Backend::write`] answering the statement's rows.
+    fn write_rows(
+        &self,
+        sql: &str,
+        binds: Vec<Bind>,
+    ) -> impl Future<Output = StoreResult<Vec<Self::Row>>> + Send;
+
+    /// One statement on `conn` (inside the caller's transaction): the
+    /// number of rows it changed.
+    fn execute(
+        conn: &mut Self::Conn,
+        step: Step,
+    ) -> impl Future<Output = Result<u64, sqlx::Error>> + Send;
+
+    /// One statement on its own on the heartbeat's connection (SQLite: the
+    /// writer; PostgreSQL: a pool of its own, so a burst of requests that
+    /// keeps every pooled connection busy cannot hold a heartbeat back):
+    /// the number of rows it changed.
+    fn beat(&self, sql: &str, binds: Vec<Bind>) -> impl Future<Output = StoreResult<u64>> + Send;
+
+    /// A node whose heartbeat is older than this is dead.
+    fn node_dead_after(&self) -> Duration;
+
+    /// The write transactions' latency so far.
+    fn transaction_latency(&self) -> TransactionLatency;
+
+    /// The times of a lease step the caller timed at `now` with a lease
+    /// until `until` ([`LeaseClock`]).
+    fn lease_clock(
+        &self,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> impl Future<Output = StoreResult<LeaseClock>> + Send;
 
     /// `batch` in a write transaction, in a task of its own (a caller that
     /// goes away cannot stop it half-way): all or nothing (both stores'
@@ -190,4 +245,71 @@ pub(crate) fn only<R>(rows: Vec<R>, what: &'static str) -> StoreResult<R> {
     rows.into_iter()
         .next()
         .ok_or_else(|| StoreError::Backend(format!("{what} returned no row").into()))
+}
+
+/// `sql` with `binds` on `conn` (inside the caller's transaction): its rows.
+pub(crate) async fn fetch<S: Backend>(
+    conn: &mut S::Conn,
+    sql: impl Into<String>,
+    binds: Vec<Bind>,
+) -> StoreResult<Vec<S::Row>> {
+    S::run_step(conn, Step::new(sql, binds)).await.map_err(map)
+}
+
+/// The first row of `sql` on `conn`, if any.
+pub(crate) async fn fetch_optional<S: Backend>(
+    conn: &mut S::Conn,
+    sql: impl Into<String>,
+    binds: Vec<Bind>,
+) -> StoreResult<Option<S::Row>> {
+    Ok(fetch::<S>(conn, sql, binds).await?.into_iter().next())
+}
+
+/// The first row of `sql` on `conn`; none is the driver's "no row" error.
+pub(crate) async fn fetch_one<S: Backend>(
+    conn: &mut S::Conn,
+    sql: impl Into<String>,
+    binds: Vec<Bind>,
+) -> StoreResult<S::Row> {
+    fetch_optional::<S>(conn, sql, binds)
+        .await?
+        .ok_or_else(|| map(sqlx::Error::RowNotFound))
+}
+
+/// `sql` with `binds` on `conn`: the number of rows it changed.
+pub(crate) async fn execute<S: Backend>(
+    conn: &mut S::Conn,
+    sql: impl Into<String>,
+    binds: Vec<Bind>,
+) -> StoreResult<u64> {
+    S::execute(conn, Step::new(sql, binds)).await.map_err(map)
+}
+
+/// The first row `sql` reads, if any (on the readers).
+pub(crate) async fn read_optional<S: Backend>(
+    store: &S,
+    sql: &str,
+    binds: Vec<Bind>,
+) -> StoreResult<Option<S::Row>> {
+    Ok(store.read(sql, binds).await?.into_iter().next())
+}
+
+/// A statement built once per dialect: a `static` inside a generic
+/// function is one for every backend, so the text the dialect fills in is
+/// kept here, one cell per dialect (they differ in `index_hints`).
+pub(crate) struct PerDialect([OnceLock<String>; 2]);
+
+impl PerDialect {
+    pub(crate) const fn new() -> Self {
+        Self([OnceLock::new(), OnceLock::new()])
+    }
+
+    /// The statement of `dialect`, built by `build` the first time.
+    pub(crate) fn get(
+        &'static self,
+        dialect: Dialect,
+        build: fn(Dialect) -> String,
+    ) -> &'static str {
+        self.0[usize::from(dialect.index_hints)].get_or_init(|| build(dialect))
+    }
 }

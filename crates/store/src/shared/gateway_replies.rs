@@ -1,6 +1,6 @@
 //! The statements and the row decoder of gateway replies (migration sqlite
 //! 0014 / postgres 0002, `gateway_replies`), shared by both backends; the
-//! methods are in [`super::gateway::gateway_store`].
+//! methods are in [`super::gateway_store`].
 
 use std::sync::LazyLock;
 

@@ -1,114 +1,515 @@
 //! [`InboxStore`](harness_core::store::InboxStore) once for both backends
 //! (migration 0009): the parent's durable inbox of WorkbenchEvents, its
-//! batches and their TaskMessages. The batch, its TaskMessage and its
-//! delivery row are written in one write transaction with the check that
-//! the claim is still held; the settling steps are one batch
-//! (`run_batch`). The one dialect difference is the claim's row lock
-//! (PostgreSQL's `FOR UPDATE SKIP LOCKED`, [`crate::shared::Dialect`]).
+//! batches and their TaskMessages. One generic function per method over
+//! [`Backend`], and [`inbox_store!`] that implements the port with them.
+//! The batch, its TaskMessage and its delivery row are written in one
+//! write transaction with the check that the claim is still held; the
+//! settling steps are one batch (`run_batch`). The one dialect difference
+//! is the claim's row lock (PostgreSQL's `FOR UPDATE SKIP LOCKED`,
+//! [`crate::shared::Dialect`]).
 
-/// `impl InboxStore for $store`, reading from `self.$read`, writing on
-/// `self.$write` (one-statement writes) or in `self.write_tx()`; `$dialect`
-/// ([`crate::shared::Dialect`]) fills in what differs.
+use chrono::{DateTime, Utc};
+use harness_core::{
+    deliveries::Delivery,
+    inbox::{BatchState, NewEvent, TaskMessage, WorkbenchBatch, WorkbenchEvent},
+    model::ExecutionStatus,
+    store::{INBOX, NewBatch, NewTask, StoreError, StoreResult},
+};
+
+use super::{
+    Bind, SqlRow,
+    backend::{Backend, execute, fetch, fetch_one, fetch_optional, only, read_optional},
+    corrupt,
+    deliveries::delivery,
+    inbox_rows::{EVENT_COLUMNS, batch, batch_state_list, event, task_message},
+    inbox_sql::{
+        ANY_CLAIMED_BATCH, CHILD_EXECUTIONS_MISSING_EVENTS, CHILD_TASK_IDS, CLAIM_HELD,
+        CLAIM_WORKBENCH_EVENTS, DELIVERY_BY_ID, EVENT_BY_KEY, EVENT_BY_REVIEW_KEY,
+        GET_WORKBENCH_BATCH, INSERT_EVENT, INSERT_PROJECT_WORKBENCH, INSERT_WORKBENCH_TASK,
+        IS_WORKBENCH, LINK_BATCH, LIST_TASK_MESSAGES, LIST_WORKBENCH_BATCHES,
+        LIST_WORKBENCH_EVENTS, PROJECT_WORKBENCH, RECORD_TURN_END, RESOLVE_DISPATCHED_BATCHES,
+        SETTLE_WORKBENCH_BATCHES, TAKE_WORKBENCH_START, TRANSITION_WORKBENCH_BATCH, UPSERT_BATCH,
+        UPSERT_BATCH_DELIVERY, UPSERT_BATCH_MESSAGE, WORKBENCH_BATCH_IN_FLIGHT,
+        WORKBENCH_PARENTS_PENDING,
+    },
+    ms,
+    work::{ClaimParams, Whose, claim, release_with},
+};
+
+pub(crate) async fn add_workbench_event<S: Backend>(
+    store: &S,
+    ev: NewEvent,
+) -> StoreResult<(WorkbenchEvent, bool)> {
+    let mut tx = store.write_tx().await?;
+    let binds = vec![Bind::Text(ev.dedup_key.clone())];
+    if let Some(row) = fetch_optional::<S>(&mut tx, EVENT_BY_KEY.as_str(), binds).await? {
+        let out = event(&row)?;
+        S::commit(tx).await?;
+        return Ok((out, false));
+    }
+    let mut review_key = ev.execution_review_key.clone();
+    if let Some(key) = &review_key {
+        let binds = vec![Bind::Text(key.clone())];
+        if let Some(row) = fetch_optional::<S>(&mut tx, EVENT_BY_REVIEW_KEY.as_str(), binds).await?
+        {
+            let owner = event(&row)?;
+            let owner_is_fallback = owner.dedup_key.starts_with("child-exit:");
+            if ev.fallback || owner_is_fallback {
+                S::commit(tx).await?;
+                return Ok((owner, false));
+            }
+            // A later, distinct stop turn of the same execution.
+            review_key = None;
+        }
+    }
+    let binds = vec![
+        Bind::Text(ev.id),
+        Bind::Text(ev.parent_task_id),
+        Bind::Text(ev.source_task_id),
+        Bind::OptText(ev.execution_id),
+        Bind::Text(ev.kind.as_str().to_owned()),
+        Bind::Text(ev.priority.as_str().to_owned()),
+        Bind::Text(ev.dedup_key),
+        Bind::OptText(review_key),
+        Bind::Text(ev.payload.to_string()),
+        Bind::Int(ms(ev.now)),
+    ];
+    let row = fetch_one::<S>(&mut tx, INSERT_EVENT.as_str(), binds).await?;
+    let out = event(&row)?;
+    S::commit(tx).await?;
+    Ok((out, true))
+}
+
+pub(crate) async fn record_turn_end<S: Backend>(
+    store: &S,
+    execution_id: &str,
+    summary: Option<&str>,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let binds = vec![
+        Bind::Int(ms(now)),
+        Bind::OptText(summary.map(str::to_owned)),
+        Bind::Text(execution_id.to_owned()),
+    ];
+    Ok(store.write(RECORD_TURN_END, binds).await? > 0)
+}
+
+pub(crate) async fn claim_workbench_events<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+    owner: &str,
+    claim_token: &str,
+    limit: u32,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> StoreResult<Vec<WorkbenchEvent>> {
+    // The engine's claim of the parent's due events.
+    let params = ClaimParams {
+        owner: "$2",
+        until: "$4",
+        now: "$3",
+        lease_now: "$3",
+        limit: "$6",
+        node: None,
+        within: " AND c.parent_task_id = $5",
+        set: "claim_token = $1, claimed_at = $3, ",
+    };
+    let sql = claim(&INBOX, S::DIALECT, params, "", "", EVENT_COLUMNS);
+    let clock = store.lease_clock(now, lease_until).await?;
+    let (now, lease_until) = (clock.now, clock.until);
+    let mut tx = store.write_tx().await?;
+    let binds = vec![Bind::Int(now), Bind::Text(parent_task_id.to_owned())];
+    execute::<S>(&mut tx, CLAIM_WORKBENCH_EVENTS, binds).await?;
+    let binds = vec![
+        Bind::Text(claim_token.to_owned()),
+        Bind::Text(owner.to_owned()),
+        Bind::Int(now),
+        Bind::Int(lease_until),
+        Bind::Text(parent_task_id.to_owned()),
+        Bind::Int(i64::from(limit)),
+    ];
+    let rows = fetch::<S>(&mut tx, sql, binds).await?;
+    S::commit(tx).await?;
+    let mut out = rows.iter().map(event).collect::<StoreResult<Vec<_>>>()?;
+    harness_core::inbox::sort_events(&mut out);
+    Ok(out)
+}
+
+pub(crate) async fn store_workbench_batch<S: Backend>(
+    store: &S,
+    b: NewBatch,
+) -> StoreResult<Option<(WorkbenchBatch, Delivery)>> {
+    let clock = store.lease_clock(b.now, b.lease_until).await?;
+    let (now, lease_until) = (clock.now, clock.until);
+    let mut tx = store.write_tx().await?;
+    let binds = vec![Bind::Text(b.claim_token.clone())];
+    let held: i64 = fetch_one::<S>(&mut tx, CLAIM_HELD, binds).await?.at(0)?;
+    if usize::try_from(held).unwrap_or(0) != b.event_ids.len() {
+        S::rollback(tx).await?;
+        return Ok(None);
+    }
+    let ids = serde_json::to_string(&b.event_ids).unwrap_or_else(|_| "[]".into());
+    let binds = vec![
+        Bind::Text(b.id.clone()),
+        Bind::Text(b.parent_task_id.clone()),
+        Bind::OptText(b.execution_id.clone()),
+        Bind::Text(ids),
+        Bind::Text(b.prompt.clone()),
+        Bind::Text(b.lease_token.clone()),
+        Bind::Int(lease_until),
+        Bind::Int(now),
+    ];
+    let brow = fetch_one::<S>(&mut tx, UPSERT_BATCH.as_str(), binds).await?;
+    let binds = vec![
+        Bind::Text(b.id.clone()),
+        Bind::Int(now),
+        Bind::Text(b.claim_token.clone()),
+    ];
+    execute::<S>(&mut tx, LINK_BATCH, binds).await?;
+    let binds = vec![
+        Bind::Text(b.id.clone()),
+        Bind::Text(b.parent_task_id.clone()),
+        Bind::OptText(b.execution_id.clone()),
+        Bind::Text(b.prompt.clone()),
+        Bind::Text(b.metadata.clone()),
+        Bind::Int(now),
+    ];
+    execute::<S>(&mut tx, UPSERT_BATCH_MESSAGE, binds).await?;
+    // The delivery: its id is the batch id; a FAILED earlier attempt of
+    // the same batch is queued again (nothing of it was written).
+    let binds = vec![
+        Bind::Text(b.id.clone()),
+        Bind::Text(b.parent_task_id.clone()),
+        Bind::OptText(b.node_id.clone()),
+        Bind::Text(b.prompt.clone()),
+        Bind::Text(format!("workbench-batch:{}", b.id)),
+        Bind::Int(now),
+    ];
+    let drow = fetch_optional::<S>(&mut tx, UPSERT_BATCH_DELIVERY.as_str(), binds).await?;
+    let d = match drow {
+        Some(row) => delivery(&row)?,
+        None => {
+            let binds = vec![Bind::Text(b.id.clone())];
+            delivery(&fetch_one::<S>(&mut tx, DELIVERY_BY_ID.as_str(), binds).await?)?
+        }
+    };
+    let out = batch(&brow)?;
+    S::commit(tx).await?;
+    Ok(Some((out, d)))
+}
+
+pub(crate) async fn release_workbench_claim<S: Backend>(
+    store: &S,
+    owner: &str,
+    claim_token: &str,
+    error: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<u64> {
+    // The engine's release of the owner's unstarted rows.
+    let Some(sql) = release_with(
+        &INBOX,
+        Whose::Owner("$2"),
+        None,
+        "$1",
+        " AND claim_token = $3",
+        "last_error = $4, ",
+        "id",
+    ) else {
+        return Ok(0);
+    };
+    let binds = vec![
+        Bind::Int(ms(now)),
+        Bind::Text(owner.to_owned()),
+        Bind::Text(claim_token.to_owned()),
+        Bind::Text(error.chars().take(2000).collect()),
+    ];
+    store.write(&sql, binds).await
+}
+
+pub(crate) async fn take_workbench_start<S: Backend>(
+    store: &S,
+    task_id: &str,
+    owner: &str,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let clock = store.lease_clock(now, until).await?;
+    let binds = vec![
+        Bind::Text(task_id.to_owned()),
+        Bind::Text(owner.to_owned()),
+        Bind::Int(clock.lease_now),
+        Bind::Int(clock.until),
+    ];
+    Ok(store.write(TAKE_WORKBENCH_START, binds).await? > 0)
+}
+
+pub(crate) async fn settle_workbench_batches<S: Backend>(
+    store: &S,
+    now: DateTime<Utc>,
+) -> StoreResult<Vec<WorkbenchBatch>> {
+    let any: bool = only(store.read(ANY_CLAIMED_BATCH, Vec::new()).await?, "EXISTS")?.at(0)?;
+    if !any {
+        return Ok(Vec::new());
+    }
+    let ack = chrono::Duration::from_std(harness_core::inbox::ACK_LEASE)
+        .unwrap_or_else(|_| chrono::Duration::seconds(60));
+    let clock = store.lease_clock(now, now + ack).await?;
+    let binds = vec![Bind::Int(clock.lease_now), Bind::Int(clock.until)];
+    let rows = store.run_batch(&SETTLE_WORKBENCH_BATCHES, binds).await?;
+    rows.iter().map(batch).collect()
+}
+
+/// The first column of every row `sql` reads.
+async fn column<S: Backend>(store: &S, sql: &str, binds: Vec<Bind>) -> StoreResult<Vec<String>> {
+    store
+        .read(sql, binds)
+        .await?
+        .iter()
+        .map(|r| r.at(0))
+        .collect()
+}
+
+/// The count `sql` reads is not zero.
+async fn any<S: Backend>(store: &S, sql: &str, binds: Vec<Bind>) -> StoreResult<bool> {
+    let n: i64 = only(store.read(sql, binds).await?, "COUNT")?.at(0)?;
+    Ok(n > 0)
+}
+
+pub(crate) async fn workbench_parents_pending<S: Backend>(
+    store: &S,
+    limit: u32,
+) -> StoreResult<Vec<String>> {
+    let binds = vec![Bind::Int(i64::from(limit))];
+    column(store, WORKBENCH_PARENTS_PENDING, binds).await
+}
+
+pub(crate) async fn workbench_batch_in_flight<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+) -> StoreResult<bool> {
+    let binds = vec![Bind::Text(parent_task_id.to_owned())];
+    any(store, WORKBENCH_BATCH_IN_FLIGHT, binds).await
+}
+
+pub(crate) async fn transition_workbench_batch<S: Backend>(
+    store: &S,
+    batch_id: &str,
+    from: &[BatchState],
+    to: BatchState,
+    lease_token: &str,
+    lease_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> StoreResult<Option<WorkbenchBatch>> {
+    let stamp = match to {
+        BatchState::Acked => ", acked_at = COALESCE(acked_at, $1)",
+        BatchState::Resolved => ", resolved_at = $1",
+        _ => "",
+    };
+    let sql = format!(
+        "UPDATE workbench_batches SET state = $2, lease_expires_at = $3, updated_at = $1{stamp} \
+         WHERE id = $4 AND lease_token = $5 AND state IN {} AND lease_expires_at > $1 \
+         RETURNING {}",
+        batch_state_list(from),
+        super::inbox_rows::BATCH_COLUMNS,
+    );
+    let clock = store.lease_clock(now, lease_until.unwrap_or(now)).await?;
+    let (db_now, lease_until) = (clock.lease_now, lease_until.map(|_| clock.until));
+    let mut tx = store.write_tx().await?;
+    let binds = vec![
+        Bind::Int(db_now),
+        Bind::Text(to.as_str().to_owned()),
+        Bind::OptInt(lease_until),
+        Bind::Text(batch_id.to_owned()),
+        Bind::Text(lease_token.to_owned()),
+    ];
+    let row = fetch_optional::<S>(&mut tx, sql, binds).await?;
+    let out = row.as_ref().map(batch).transpose()?;
+    if out.is_some() && to == BatchState::Resolved {
+        let binds = vec![Bind::Int(db_now), Bind::Text(batch_id.to_owned())];
+        execute::<S>(&mut tx, TRANSITION_WORKBENCH_BATCH, binds).await?;
+    }
+    S::commit(tx).await?;
+    Ok(out)
+}
+
+pub(crate) async fn resolve_dispatched_batches<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<Vec<WorkbenchBatch>> {
+    let binds = vec![Bind::Int(ms(now)), Bind::Text(parent_task_id.to_owned())];
+    let rows = store.run_batch(&RESOLVE_DISPATCHED_BATCHES, binds).await?;
+    rows.iter().map(batch).collect()
+}
+
+/// A child's execution that ended without its event: its task, its id,
+/// how it ended and its exit code.
+pub(crate) type MissingEvent = (String, String, ExecutionStatus, Option<i64>);
+
+pub(crate) async fn child_executions_missing_events<S: Backend>(
+    store: &S,
+    since: DateTime<Utc>,
+    limit: u32,
+) -> StoreResult<Vec<MissingEvent>> {
+    let binds = vec![Bind::Int(ms(since)), Bind::Int(i64::from(limit))];
+    let rows = store.read(CHILD_EXECUTIONS_MISSING_EVENTS, binds).await?;
+    rows.iter()
+        .map(|r| {
+            let status: String = r.col("status")?;
+            Ok((
+                r.col("task_id")?,
+                r.col("id")?,
+                ExecutionStatus::parse(&status)
+                    .ok_or_else(|| corrupt("executions.status", &status))?,
+                r.col("exit_code")?,
+            ))
+        })
+        .collect()
+}
+
+pub(crate) async fn project_workbench<S: Backend>(
+    store: &S,
+    project_id: &str,
+) -> StoreResult<Option<String>> {
+    let binds = vec![Bind::Text(project_id.to_owned())];
+    read_optional(store, PROJECT_WORKBENCH, binds)
+        .await?
+        .map(|r| r.at(0))
+        .transpose()
+}
+
+pub(crate) async fn is_workbench<S: Backend>(store: &S, task_id: &str) -> StoreResult<bool> {
+    any(store, IS_WORKBENCH, vec![Bind::Text(task_id.to_owned())]).await
+}
+
+pub(crate) async fn create_project_workbench<S: Backend>(
+    store: &S,
+    t: NewTask,
+) -> StoreResult<(String, bool)> {
+    let project = t
+        .project_id
+        .clone()
+        .ok_or(StoreError::MissingReference("project"))?;
+    let agent = serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
+    let mut tx = store.write_tx().await?;
+    let binds = vec![Bind::Text(project.clone())];
+    if let Some(row) = fetch_optional::<S>(&mut tx, PROJECT_WORKBENCH, binds).await? {
+        let id: String = row.at(0)?;
+        S::commit(tx).await?;
+        return Ok((id, false));
+    }
+    let binds = vec![
+        Bind::Text(t.id.clone()),
+        Bind::Text(project.clone()),
+        Bind::Text(t.title),
+        Bind::OptText(t.description),
+        Bind::Text(agent),
+        Bind::Int(ms(t.now)),
+    ];
+    execute::<S>(&mut tx, INSERT_WORKBENCH_TASK, binds).await?;
+    let binds = vec![
+        Bind::Text(project),
+        Bind::Text(t.id.clone()),
+        Bind::Int(ms(t.now)),
+    ];
+    execute::<S>(&mut tx, INSERT_PROJECT_WORKBENCH, binds).await?;
+    S::commit(tx).await?;
+    Ok((t.id, true))
+}
+
+pub(crate) async fn get_workbench_batch<S: Backend>(
+    store: &S,
+    id: &str,
+) -> StoreResult<Option<WorkbenchBatch>> {
+    read_optional(store, &GET_WORKBENCH_BATCH, vec![Bind::Text(id.to_owned())])
+        .await?
+        .as_ref()
+        .map(batch)
+        .transpose()
+}
+
+pub(crate) async fn list_workbench_events<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+    limit: u32,
+) -> StoreResult<Vec<WorkbenchEvent>> {
+    let binds = vec![
+        Bind::Text(parent_task_id.to_owned()),
+        Bind::Int(i64::from(limit)),
+    ];
+    let rows = store.read(&LIST_WORKBENCH_EVENTS, binds).await?;
+    rows.iter().map(event).collect()
+}
+
+pub(crate) async fn list_workbench_batches<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+    limit: u32,
+) -> StoreResult<Vec<WorkbenchBatch>> {
+    let binds = vec![
+        Bind::Text(parent_task_id.to_owned()),
+        Bind::Int(i64::from(limit)),
+    ];
+    let rows = store.read(&LIST_WORKBENCH_BATCHES, binds).await?;
+    rows.iter().map(batch).collect()
+}
+
+pub(crate) async fn list_task_messages<S: Backend>(
+    store: &S,
+    task_id: &str,
+    limit: u32,
+) -> StoreResult<Vec<TaskMessage>> {
+    let binds = vec![Bind::Text(task_id.to_owned()), Bind::Int(i64::from(limit))];
+    let rows = store.read(LIST_TASK_MESSAGES, binds).await?;
+    rows.iter().map(task_message).collect()
+}
+
+pub(crate) async fn child_task_ids<S: Backend>(
+    store: &S,
+    parent_task_id: &str,
+) -> StoreResult<Vec<String>> {
+    column(
+        store,
+        CHILD_TASK_IDS,
+        vec![Bind::Text(parent_task_id.to_owned())],
+    )
+    .await
+}
+
+/// `impl InboxStore for $store` with the functions of this module, each
+/// method in its own span.
 macro_rules! inbox_store {
-    ($store:ty, $read:ident, $write:ident, $dialect:expr) => {
+    ($store:ty) => {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::{
                 deliveries::Delivery,
                 inbox::{BatchState, NewEvent, TaskMessage, WorkbenchBatch, WorkbenchEvent},
-                store::{InboxStore, NewBatch, StoreError, StoreResult},
+                store::{InboxStore, NewBatch, NewTask, StoreResult},
             };
-            use sqlx::{AssertSqlSafe, Row};
-            use $crate::shared::inbox_rows::{ BATCH_COLUMNS, EVENT_COLUMNS, batch, batch_state_list, event, task_message, };
-            use $crate::shared::rows::ms;
-            use $crate::shared::inbox_sql::{
-                CHILD_TASK_IDS, CLAIM_HELD, CLAIM_WORKBENCH_EVENTS, DELIVERY_BY_ID,
-                EVENT_BY_KEY, EVENT_BY_REVIEW_KEY, GET_WORKBENCH_BATCH, INSERT_EVENT, INSERT_PROJECT_WORKBENCH,
-                INSERT_WORKBENCH_TASK, IS_WORKBENCH, LINK_BATCH, PROJECT_WORKBENCH, RECORD_TURN_END,
-                TAKE_WORKBENCH_START, ANY_CLAIMED_BATCH,
-                TRANSITION_WORKBENCH_BATCH, UPSERT_BATCH, UPSERT_BATCH_DELIVERY, UPSERT_BATCH_MESSAGE,
-                WORKBENCH_BATCH_IN_FLIGHT,
-            };
-            use $crate::shared::inbox_sql::{
-                CHILD_EXECUTIONS_MISSING_EVENTS, LIST_TASK_MESSAGES, LIST_WORKBENCH_BATCHES,
-                LIST_WORKBENCH_EVENTS, WORKBENCH_PARENTS_PENDING,
-            };
-            use $crate::{
-                error::map,
-                shared::{
-                    Bind,corrupt, deliveries::delivery},
-            };
+            use $crate::shared::inbox::{self as i, MissingEvent};
 
             #[async_trait::async_trait]
             impl InboxStore for $store {
-                async fn add_workbench_event(&self, ev: NewEvent) -> StoreResult<(WorkbenchEvent, bool)> {
-                    let mut tx = self.write_tx().await?;
-                    let by_key = EVENT_BY_KEY.to_string();
-                    if let Some(row) = sqlx::query(AssertSqlSafe(by_key))
-                        .bind(&ev.dedup_key)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(map)?
-                    {
-                        let out = event(&row)?;
-                        tx.commit().await.map_err(map)?;
-                        return Ok((out, false));
-                    }
-                    let mut review_key = ev.execution_review_key.clone();
-                    if let Some(key) = &review_key {
-                        let sql = EVENT_BY_REVIEW_KEY.to_string();
-                        if let Some(row) = sqlx::query(AssertSqlSafe(sql))
-                            .bind(key)
-                            .fetch_optional(&mut *tx)
-                            .await
-                            .map_err(map)?
-                        {
-                            let owner = event(&row)?;
-                            let owner_is_fallback = owner.dedup_key.starts_with("child-exit:");
-                            if ev.fallback || owner_is_fallback {
-                                tx.commit().await.map_err(map)?;
-                                return Ok((owner, false));
-                            }
-                            // A later, distinct stop turn of the same execution.
-                            review_key = None;
-                        }
-                    }
-                    let sql = INSERT_EVENT.to_string();
-                    let row = sqlx::query(AssertSqlSafe(sql))
-                        .bind(&ev.id)
-                        .bind(&ev.parent_task_id)
-                        .bind(&ev.source_task_id)
-                        .bind(&ev.execution_id)
-                        .bind(ev.kind.as_str())
-                        .bind(ev.priority.as_str())
-                        .bind(&ev.dedup_key)
-                        .bind(review_key)
-                        .bind(ev.payload.to_string())
-                        .bind(ms(ev.now))
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let out = event(&row)?;
-                    tx.commit().await.map_err(map)?;
-                    Ok((out, true))
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
+                async fn add_workbench_event(
+                    &self,
+                    ev: NewEvent,
+                ) -> StoreResult<(WorkbenchEvent, bool)> {
+                    i::add_workbench_event(self, ev).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn record_turn_end(
                     &self,
                     execution_id: &str,
                     summary: Option<&str>,
                     now: DateTime<Utc>,
                 ) -> StoreResult<bool> {
-                    let done = sqlx::query(RECORD_TURN_END)
-                        .bind(ms(now))
-                        .bind(summary)
-                        .bind(execution_id)
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected() > 0)
+                    i::record_turn_end(self, execution_id, summary, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn claim_workbench_events(
                     &self,
                     parent_task_id: &str,
@@ -118,121 +519,27 @@ macro_rules! inbox_store {
                     now: DateTime<Utc>,
                     lease_until: DateTime<Utc>,
                 ) -> StoreResult<Vec<WorkbenchEvent>> {
-                    use $crate::shared::work::{ClaimParams, claim};
-                    // The engine's claim of the parent's due events.
-                    let params = ClaimParams {
-                        owner: "$2",
-                        until: "$4",
-                        now: "$3",
-                        lease_now: "$3",
-                        limit: "$6",
-                        node: None,
-                        within: " AND c.parent_task_id = $5",
-                        set: "claim_token = $1, claimed_at = $3, ",
-                    };
-                    let sql = claim(&harness_core::store::INBOX, $dialect, params, "", "", EVENT_COLUMNS);
-                    let clock = self.lease_clock(now, lease_until).await?;
-                    let (now, lease_until) = (clock.now, clock.until);
-                    let mut tx = self.write_tx().await?;
-                    sqlx::query(CLAIM_WORKBENCH_EVENTS)
-                        .bind(now)
-                        .bind(parent_task_id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let rows = sqlx::query(AssertSqlSafe(sql))
-                        .bind(claim_token)
-                        .bind(owner)
-                        .bind(now)
-                        .bind(lease_until)
-                        .bind(parent_task_id)
-                        .bind(i64::from(limit))
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    tx.commit().await.map_err(map)?;
-                    let mut out = rows.iter().map(event).collect::<StoreResult<Vec<_>>>()?;
-                    harness_core::inbox::sort_events(&mut out);
-                    Ok(out)
+                    i::claim_workbench_events(
+                        self,
+                        parent_task_id,
+                        owner,
+                        claim_token,
+                        limit,
+                        now,
+                        lease_until,
+                    )
+                    .await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn store_workbench_batch(
                     &self,
                     b: NewBatch,
                 ) -> StoreResult<Option<(WorkbenchBatch, Delivery)>> {
-                    let clock = self.lease_clock(b.now, b.lease_until).await?;
-                    let (now, lease_until) = (clock.now, clock.until);
-                    let mut tx = self.write_tx().await?;
-                    let held: i64 = sqlx::query_scalar(CLAIM_HELD)
-                        .bind(&b.claim_token)
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    if usize::try_from(held).unwrap_or(0) != b.event_ids.len() {
-                        tx.rollback().await.map_err(map)?;
-                        return Ok(None);
-                    }
-                    let ids = serde_json::to_string(&b.event_ids).unwrap_or_else(|_| "[]".into());
-                    let sql = UPSERT_BATCH.to_string();
-                    let brow = sqlx::query(AssertSqlSafe(sql))
-                        .bind(&b.id)
-                        .bind(&b.parent_task_id)
-                        .bind(&b.execution_id)
-                        .bind(&ids)
-                        .bind(&b.prompt)
-                        .bind(&b.lease_token)
-                        .bind(lease_until)
-                        .bind(now)
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    sqlx::query(LINK_BATCH)
-                        .bind(&b.id)
-                        .bind(now)
-                        .bind(&b.claim_token)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    sqlx::query(UPSERT_BATCH_MESSAGE)
-                        .bind(&b.id)
-                        .bind(&b.parent_task_id)
-                        .bind(&b.execution_id)
-                        .bind(&b.prompt)
-                        .bind(&b.metadata)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    // The delivery: its id is the batch id; a FAILED earlier attempt of
-                    // the same batch is queued again (nothing of it was written).
-                    let sql = UPSERT_BATCH_DELIVERY.to_string();
-                    let drow = sqlx::query(AssertSqlSafe(sql))
-                        .bind(&b.id)
-                        .bind(&b.parent_task_id)
-                        .bind(&b.node_id)
-                        .bind(&b.prompt)
-                        .bind(format!("workbench-batch:{}", b.id))
-                        .bind(now)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let d = match drow {
-                        Some(row) => delivery(&row)?,
-                        None => {
-                            let sql = DELIVERY_BY_ID.to_string();
-                            let row = sqlx::query(AssertSqlSafe(sql))
-                                .bind(&b.id)
-                                .fetch_one(&mut *tx)
-                                .await
-                                .map_err(map)?;
-                            delivery(&row)?
-                        }
-                    };
-                    let out = batch(&brow)?;
-                    tx.commit().await.map_err(map)?;
-                    Ok(Some((out, d)))
+                    i::store_workbench_batch(self, b).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn release_workbench_claim(
                     &self,
                     owner: &str,
@@ -240,30 +547,10 @@ macro_rules! inbox_store {
                     error: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<u64> {
-                    use $crate::shared::work::{Whose, release_with};
-                    // The engine's release of the owner's unstarted rows.
-                    let Some(sql) = release_with(
-                        &harness_core::store::INBOX,
-                        Whose::Owner("$2"),
-                        None,
-                        "$1",
-                        " AND claim_token = $3",
-                        "last_error = $4, ",
-                        "id",
-                    ) else {
-                        return Ok(0);
-                    };
-                    let done = sqlx::query(AssertSqlSafe(sql))
-                        .bind(ms(now))
-                        .bind(owner)
-                        .bind(claim_token)
-                        .bind(error.chars().take(2000).collect::<String>())
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected())
+                    i::release_workbench_claim(self, owner, claim_token, error, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn take_workbench_start(
                     &self,
                     task_id: &str,
@@ -271,82 +558,31 @@ macro_rules! inbox_store {
                     now: DateTime<Utc>,
                     until: DateTime<Utc>,
                 ) -> StoreResult<bool> {
-                    let clock = self.lease_clock(now, until).await?;
-                    let taken = sqlx::query(TAKE_WORKBENCH_START)
-                        .bind(task_id)
-                        .bind(owner)
-                        .bind(clock.lease_now)
-                        .bind(clock.until)
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(taken.rows_affected() > 0)
+                    i::take_workbench_start(self, task_id, owner, now, until).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn settle_workbench_batches(
                     &self,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Vec<WorkbenchBatch>> {
-                    let any: bool = sqlx::query_scalar(ANY_CLAIMED_BATCH)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    if !any {
-                        return Ok(Vec::new());
-                    }
-                    let ack = chrono::Duration::from_std(harness_core::inbox::ACK_LEASE)
-                        .unwrap_or_else(|_| chrono::Duration::seconds(60));
-                    let clock = self.lease_clock(now, now + ack).await?;
-                    let (now, ack_until) = (clock.lease_now, clock.until);
-                    let sql = format!(
-                        "\
-                         UPDATE workbench_events SET state = 'DELIVERED', lease_expires_at = NULL, updated_at = $1 \
-                         WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
-                           JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'DELIVERED'); \
-                         UPDATE workbench_batches SET state = 'DISPATCHED', dispatched_at = $1, \
-                           dispatch_attempts = dispatch_attempts + 1, lease_expires_at = $2, updated_at = $1 \
-                         WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'DELIVERED') \
-                         RETURNING {BATCH_COLUMNS}; \
-                         UPDATE deliveries SET next_attempt_at = NULL, updated_at = $1 \
-                         WHERE state = 'FAILED' AND next_attempt_at IS NOT NULL \
-                           AND (lease_expires_at IS NULL OR lease_expires_at < $1) \
-                           AND id IN (SELECT id FROM workbench_batches WHERE state = 'CLAIMED'); \
-                         UPDATE workbench_events SET state = 'PENDING', batch_id = NULL, claim_token = NULL, \
-                           lease_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = $1, \
-                           next_attempt_at = $1, \
-                           last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_events.batch_id) \
-                         WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
-                           JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'FAILED' \
-                           AND d.next_attempt_at IS NULL); \
-                         UPDATE workbench_batches SET state = 'FAILED', lease_expires_at = NULL, updated_at = $1, \
-                           last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_batches.id) \
-                         WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'FAILED' \
-                           AND next_attempt_at IS NULL) \
-                         RETURNING {BATCH_COLUMNS}"
-                    );
-                    let rows = self
-                        .run_batch(&sql, vec![Bind::Int(now), Bind::Int(ack_until)])
-                        .await?;
-                    rows.iter().map(batch).collect()
+                    i::settle_workbench_batches(self, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn workbench_parents_pending(&self, limit: u32) -> StoreResult<Vec<String>> {
-                    sqlx::query_scalar(WORKBENCH_PARENTS_PENDING)
-                        .bind(i64::from(limit))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)
+                    i::workbench_parents_pending(self, limit).await
                 }
 
-                async fn workbench_batch_in_flight(&self, parent_task_id: &str) -> StoreResult<bool> {
-                    let n: i64 = sqlx::query_scalar(WORKBENCH_BATCH_IN_FLIGHT)
-                        .bind(parent_task_id)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    Ok(n > 0)
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
+                async fn workbench_batch_in_flight(
+                    &self,
+                    parent_task_id: &str,
+                ) -> StoreResult<bool> {
+                    i::workbench_batch_in_flight(self, parent_task_id).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn transition_workbench_batch(
                     &self,
                     batch_id: &str,
@@ -356,218 +592,92 @@ macro_rules! inbox_store {
                     lease_until: Option<DateTime<Utc>>,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Option<WorkbenchBatch>> {
-                    let stamp = match to {
-                        BatchState::Acked => ", acked_at = COALESCE(acked_at, $1)",
-                        BatchState::Resolved => ", resolved_at = $1",
-                        _ => "",
-                    };
-                    let sql = format!(
-                        "UPDATE workbench_batches SET state = $2, lease_expires_at = $3, updated_at = $1{stamp} \
-                         WHERE id = $4 AND lease_token = $5 AND state IN {} AND lease_expires_at > $1 \
-                         RETURNING {BATCH_COLUMNS}",
-                        batch_state_list(from)
-                    );
-                    let clock = self.lease_clock(now, lease_until.unwrap_or(now)).await?;
-                    let (db_now, lease_until) = (clock.lease_now, lease_until.map(|_| clock.until));
-                    let mut tx = self.write_tx().await?;
-                    let row = sqlx::query(AssertSqlSafe(sql))
-                        .bind(db_now)
-                        .bind(to.as_str())
-                        .bind(lease_until)
-                        .bind(batch_id)
-                        .bind(lease_token)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let out = row.as_ref().map(batch).transpose()?;
-                    if out.is_some() && to == BatchState::Resolved {
-                        sqlx::query(TRANSITION_WORKBENCH_BATCH)
-                            .bind(db_now)
-                            .bind(batch_id)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(map)?;
-                    }
-                    tx.commit().await.map_err(map)?;
-                    Ok(out)
+                    i::transition_workbench_batch(
+                        self,
+                        batch_id,
+                        from,
+                        to,
+                        lease_token,
+                        lease_until,
+                        now,
+                    )
+                    .await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn resolve_dispatched_batches(
                     &self,
                     parent_task_id: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<Vec<WorkbenchBatch>> {
-                    let sql = format!(
-                        "\
-                         UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1 \
-                         WHERE state IN ('PROCESSING', 'DELIVERED') AND batch_id IN (SELECT id FROM \
-                           workbench_batches WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED')); \
-                         UPDATE workbench_batches SET state = 'RESOLVED', resolved_at = $1, \
-                           lease_expires_at = NULL, updated_at = $1 \
-                         WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED') \
-                         RETURNING {BATCH_COLUMNS}"
-                    );
-                    let (now, parent) = (ms(now), parent_task_id.to_owned());
-                    let rows = self
-                        .run_batch(&sql, vec![Bind::Int(now), Bind::Text(parent)])
-                        .await?;
-                    rows.iter().map(batch).collect()
+                    i::resolve_dispatched_batches(self, parent_task_id, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn child_executions_missing_events(
                     &self,
                     since: DateTime<Utc>,
                     limit: u32,
-                ) -> StoreResult<
-                    Vec<(
-                        String,
-                        String,
-                        harness_core::model::ExecutionStatus,
-                        Option<i64>,
-                    )>,
-                > {
-                    let rows = sqlx::query(CHILD_EXECUTIONS_MISSING_EVENTS)
-                        .bind(ms(since))
-                        .bind(i64::from(limit))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    rows.iter()
-                        .map(|r| {
-                            let status: String = r.try_get("status").map_err(map)?;
-                            Ok((
-                                r.try_get("task_id").map_err(map)?,
-                                r.try_get("id").map_err(map)?,
-                                harness_core::model::ExecutionStatus::parse(&status)
-                                    .ok_or_else(|| corrupt("executions.status", &status))?,
-                                r.try_get("exit_code").map_err(map)?,
-                            ))
-                        })
-                        .collect()
+                ) -> StoreResult<Vec<MissingEvent>> {
+                    i::child_executions_missing_events(self, since, limit).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn project_workbench(&self, project_id: &str) -> StoreResult<Option<String>> {
-                    sqlx::query_scalar(PROJECT_WORKBENCH)
-                        .bind(project_id)
-                        .fetch_optional(&self.$read)
-                        .await
-                        .map_err(map)
+                    i::project_workbench(self, project_id).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn is_workbench(&self, task_id: &str) -> StoreResult<bool> {
-                    let n: i64 = sqlx::query_scalar(IS_WORKBENCH)
-                        .bind(task_id)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    Ok(n > 0)
+                    i::is_workbench(self, task_id).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn create_project_workbench(
                     &self,
-                    t: harness_core::store::NewTask,
+                    t: NewTask,
                 ) -> StoreResult<(String, bool)> {
-                    let project = t
-                        .project_id
-                        .clone()
-                        .ok_or(StoreError::MissingReference("project"))?;
-                    let agent =
-                        serde_json::to_string(&t.agent).map_err(|e| StoreError::Backend(Box::new(e)))?;
-                    let mut tx = self.write_tx().await?;
-                    let existing: Option<String> = sqlx::query_scalar(PROJECT_WORKBENCH)
-                        .bind(&project)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    if let Some(id) = existing {
-                        tx.commit().await.map_err(map)?;
-                        return Ok((id, false));
-                    }
-                    sqlx::query(INSERT_WORKBENCH_TASK)
-                        .bind(&t.id)
-                        .bind(&project)
-                        .bind(&t.title)
-                        .bind(&t.description)
-                        .bind(&agent)
-                        .bind(ms(t.now))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    sqlx::query(INSERT_PROJECT_WORKBENCH)
-                        .bind(&project)
-                        .bind(&t.id)
-                        .bind(ms(t.now))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    tx.commit().await.map_err(map)?;
-                    Ok((t.id, true))
+                    i::create_project_workbench(self, t).await
                 }
 
-                async fn get_workbench_batch(&self, id: &str) -> StoreResult<Option<WorkbenchBatch>> {
-                    let sql = GET_WORKBENCH_BATCH.to_string();
-                    sqlx::query(AssertSqlSafe(sql))
-                        .bind(id)
-                        .fetch_optional(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .as_ref()
-                        .map(batch)
-                        .transpose()
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
+                async fn get_workbench_batch(
+                    &self,
+                    id: &str,
+                ) -> StoreResult<Option<WorkbenchBatch>> {
+                    i::get_workbench_batch(self, id).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn list_workbench_events(
                     &self,
                     parent_task_id: &str,
                     limit: u32,
                 ) -> StoreResult<Vec<WorkbenchEvent>> {
-                    let sql = LIST_WORKBENCH_EVENTS.to_string();
-                    sqlx::query(AssertSqlSafe(sql))
-                        .bind(parent_task_id)
-                        .bind(i64::from(limit))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(event)
-                        .collect()
+                    i::list_workbench_events(self, parent_task_id, limit).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn list_workbench_batches(
                     &self,
                     parent_task_id: &str,
                     limit: u32,
                 ) -> StoreResult<Vec<WorkbenchBatch>> {
-                    let sql = LIST_WORKBENCH_BATCHES.to_string();
-                    sqlx::query(AssertSqlSafe(sql))
-                        .bind(parent_task_id)
-                        .bind(i64::from(limit))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(batch)
-                        .collect()
+                    i::list_workbench_batches(self, parent_task_id, limit).await
                 }
 
-                async fn list_task_messages(&self, task_id: &str, limit: u32) -> StoreResult<Vec<TaskMessage>> {
-                    sqlx::query(LIST_TASK_MESSAGES)
-                        .bind(task_id)
-                        .bind(i64::from(limit))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(task_message)
-                        .collect()
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
+                async fn list_task_messages(
+                    &self,
+                    task_id: &str,
+                    limit: u32,
+                ) -> StoreResult<Vec<TaskMessage>> {
+                    i::list_task_messages(self, task_id, limit).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn child_task_ids(&self, parent_task_id: &str) -> StoreResult<Vec<String>> {
-                    sqlx::query_scalar(CHILD_TASK_IDS)
-                        .bind(parent_task_id)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)
+                    i::child_task_ids(self, parent_task_id).await
                 }
             }
         };

@@ -2,6 +2,8 @@
 
 use std::sync::LazyLock;
 
+use super::inbox_rows::BATCH_COLUMNS;
+
 /// Run by `add_workbench_event`.
 pub(crate) static EVENT_BY_KEY: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -182,3 +184,53 @@ pub(crate) static LIST_WORKBENCH_BATCHES: LazyLock<String> = LazyLock::new(|| {
 /// Run by `list_task_messages`.
 pub(crate) const LIST_TASK_MESSAGES: &str = "SELECT id, task_id, execution_id, role, content, metadata, created_at FROM task_messages \
              WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT +$2";
+
+/// Run by `settle_workbench_batches` as one batch (`$1` now, `$2` the ack
+/// lease's end): a CLAIMED batch whose delivery arrived → DISPATCHED (its
+/// events DELIVERED); a FAILED delivery of a CLAIMED batch (its lease
+/// free) is not retried: the batch → FAILED with the delivery's error, its
+/// events PENDING and due again.
+pub(crate) static SETTLE_WORKBENCH_BATCHES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "\
+         UPDATE workbench_events SET state = 'DELIVERED', lease_expires_at = NULL, updated_at = $1 \
+         WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
+           JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'DELIVERED'); \
+         UPDATE workbench_batches SET state = 'DISPATCHED', dispatched_at = $1, \
+           dispatch_attempts = dispatch_attempts + 1, lease_expires_at = $2, updated_at = $1 \
+         WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'DELIVERED') \
+         RETURNING {BATCH_COLUMNS}; \
+         UPDATE deliveries SET next_attempt_at = NULL, updated_at = $1 \
+         WHERE state = 'FAILED' AND next_attempt_at IS NOT NULL \
+           AND (lease_expires_at IS NULL OR lease_expires_at < $1) \
+           AND id IN (SELECT id FROM workbench_batches WHERE state = 'CLAIMED'); \
+         UPDATE workbench_events SET state = 'PENDING', batch_id = NULL, claim_token = NULL, \
+           lease_owner = NULL, claimed_at = NULL, lease_expires_at = NULL, updated_at = $1, \
+           next_attempt_at = $1, \
+           last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_events.batch_id) \
+         WHERE state = 'PROCESSING' AND batch_id IN (SELECT b.id FROM workbench_batches b \
+           JOIN deliveries d ON d.id = b.id WHERE b.state = 'CLAIMED' AND d.state = 'FAILED' \
+           AND d.next_attempt_at IS NULL); \
+         UPDATE workbench_batches SET state = 'FAILED', lease_expires_at = NULL, updated_at = $1, \
+           last_error = (SELECT d.last_error FROM deliveries d WHERE d.id = workbench_batches.id) \
+         WHERE state = 'CLAIMED' AND id IN (SELECT id FROM deliveries WHERE state = 'FAILED' \
+           AND next_attempt_at IS NULL) \
+         RETURNING {BATCH_COLUMNS}"
+    )
+});
+
+/// Run by `resolve_dispatched_batches` as one batch (`$1` now, `$2` the
+/// parent): its DISPATCHED / ACKED batches → RESOLVED, their events
+/// CONSUMED.
+pub(crate) static RESOLVE_DISPATCHED_BATCHES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "\
+         UPDATE workbench_events SET state = 'CONSUMED', consumed_at = $1, updated_at = $1 \
+         WHERE state IN ('PROCESSING', 'DELIVERED') AND batch_id IN (SELECT id FROM \
+           workbench_batches WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED')); \
+         UPDATE workbench_batches SET state = 'RESOLVED', resolved_at = $1, \
+           lease_expires_at = NULL, updated_at = $1 \
+         WHERE parent_task_id = $2 AND state IN ('DISPATCHED', 'ACKED') \
+         RETURNING {BATCH_COLUMNS}"
+    )
+});

@@ -11,8 +11,11 @@
 //! advisory locks, `LEAST`/`MIN`, `EXISTS` typing) the text stays in the
 //! backend's own module.
 
+pub(crate) mod agent_action_store;
 pub(crate) mod agent_actions;
+pub(crate) mod agent_state_store;
 pub(crate) mod agent_states;
+pub(crate) mod approval_store;
 pub(crate) mod backend;
 pub(crate) mod choices;
 pub(crate) mod choices_store;
@@ -21,24 +24,31 @@ pub(crate) mod delivery_store;
 pub(crate) mod escalations;
 pub(crate) mod gateway;
 pub(crate) mod gateway_replies;
+pub(crate) mod gateway_route_store;
 pub(crate) mod gateway_routes;
+pub(crate) mod gateway_store;
 pub(crate) mod inbox;
 pub(crate) mod inbox_rows;
 pub(crate) mod inbox_sql;
 pub(crate) mod message_store;
 pub(crate) mod messages;
+pub(crate) mod node_store;
 pub(crate) mod nodes;
 pub(crate) mod outbox;
 pub(crate) mod outbox_settle;
 pub(crate) mod outbox_store;
 pub(crate) mod receipts;
+pub(crate) mod reminder_store;
 pub(crate) mod reminders;
+pub(crate) mod report_store;
 pub(crate) mod reports;
 pub(crate) mod rows;
 pub(crate) mod sessions;
 pub(crate) mod settings;
 pub(crate) mod stats;
+pub(crate) mod task_store;
 pub(crate) mod tasks;
+pub(crate) mod tool_check_store;
 pub(crate) mod tool_checks;
 pub(crate) mod work;
 
@@ -101,6 +111,7 @@ pub(crate) enum Bind {
     OptText(Option<String>),
     Int(i64),
     OptInt(Option<i64>),
+    Float(f64),
 }
 
 /// `query` with `binds` bound in order.
@@ -113,12 +124,14 @@ where
     Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     binds.into_iter().fold(query, |query, b| match b {
         Bind::Text(v) => query.bind(v),
         Bind::OptText(v) => query.bind(v),
         Bind::Int(v) => query.bind(v),
         Bind::OptInt(v) => query.bind(v),
+        Bind::Float(v) => query.bind(v),
     })
 }
 

@@ -9,7 +9,7 @@
 //! (`shared::work`). What the dialects spell differently — how a JSON array
 //! is read, the delivery mapping's one row per key — is a [`TurnSql`] in
 //! each backend; the rest, and the Rust around it, is here
-//! ([`settle_and_claim`] over [`TurnStore`]).
+//! ([`settle_and_claim`] over [`OutboxBackend`]).
 
 use std::future::Future;
 
@@ -21,7 +21,9 @@ use harness_core::{
 use serde_json::json;
 
 use super::{
-    Bind, Dialect, LeaseClock, SqlRow, ms,
+    Bind, Dialect, SqlRow,
+    backend::Backend,
+    ms,
     outbox::{outbound, returning},
     work::{ClaimParams, Whose, claim, release},
 };
@@ -243,18 +245,21 @@ fn settle_json(id: &str, settle: &Settle) -> serde_json::Value {
     }
 }
 
-/// What a backend gives a turn: its statements and one batch in a write
-/// transaction (both stores' `run_batch`), on its lease clock.
-pub(crate) trait TurnStore: Sync {
-    type Row: SqlRow + Send;
+/// What a backend spells its own way in the outbox: the turn's statements
+/// ([`shapes`] of its [`TurnSql`], built once) and the enqueue batch
+/// (`outbox_store::enqueue_once`: the dedup rule's spelling differs).
+pub(crate) trait OutboxBackend: Backend {
     /// The backend's [`shapes`], built once.
     fn shapes(&self) -> &'static [String];
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = StoreResult<LeaseClock>> + Send;
-    fn run_batch(
+    /// The enqueue batch's statements (binds: `outbox_store::enqueue_binds`),
+    /// run in one write transaction ([`Backend::run_batch`]); the last one
+    /// answers the new row or the one the dedup rule reuses.
+    fn enqueue_sql(&self) -> &'static str;
+    /// A turn's batch ([`shapes`]) in one write transaction, under the
+    /// narrowest lock the backend has: on PostgreSQL the store's lock
+    /// shared, the batch locking the tasks whose asks it sent
+    /// ([`TurnSql::lock_tasks`]); SQLite's one writer otherwise.
+    fn run_turn(
         &self,
         sql: &str,
         binds: Vec<Bind>,
@@ -262,7 +267,7 @@ pub(crate) trait TurnStore: Sync {
 }
 
 /// The turn ([`SettleBatch`]) on `store`, one transaction.
-pub(crate) async fn settle_and_claim<S: TurnStore>(
+pub(crate) async fn settle_and_claim<S: OutboxBackend>(
     store: &S,
     batch: SettleBatch,
 ) -> StoreResult<SettledBatch> {
@@ -307,7 +312,7 @@ pub(crate) async fn settle_and_claim<S: TurnStore>(
         Bind::Int(i64::from(batch.limit)),
         Bind::Text(released),
     ];
-    let rows = store.run_batch(sql, binds).await?;
+    let rows = store.run_turn(sql, binds).await?;
     let mut settled: Vec<Settled> = Vec::new();
     let mut claimed: Vec<Outbound> = Vec::new();
     let mut released: Vec<Outbound> = Vec::new();

@@ -1,10 +1,11 @@
-//! [`ReminderStore`](harness_core::store::ReminderStore) once for both
-//! backends (migration sqlite 0024 / postgres 0012): the reminder row and
-//! its outbound row in one write transaction, only while the ask is OPEN.
+//! The statements and decoders of
+//! [`ReminderStore`](harness_core::store::ReminderStore) (migration sqlite
+//! 0024 / postgres 0012), shared by both backends; the methods are
+//! [`super::reminder_store`]'s.
 
 use harness_core::store::{NewOutbound, Reminder, ReminderCandidate, StoreResult, Urgency};
 
-use super::{SqlRow, outbox::outbound, time};
+use super::{Bind, SqlRow, outbox::outbound, time};
 
 /// The columns of a candidate after the outbound row's: the ask, when it
 /// was asked, its urgency (`$urgency` when it has none), its reminders so
@@ -75,35 +76,27 @@ pub(crate) fn insert_outbound_sql() -> String {
     )
 }
 
-/// The statement of [`insert_outbound_sql`] with `o` bound: its dedup key
-/// `key` (`o.dedup` is ignored) and the ask `message_id` whose execution
-/// the row takes. One binding for every writer of such a row: a reminder,
-/// an escalation, an approval's push.
-pub(crate) fn insert_outbound<'q, DB: sqlx::Database>(
-    o: &NewOutbound,
-    key: String,
-    message_id: &str,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
-where
-    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    sqlx::query(sqlx::AssertSqlSafe(insert_outbound_sql()))
-        .bind(o.id.clone())
-        .bind(key)
-        .bind(o.task_id.clone())
-        .bind(message_id.to_string())
-        .bind(o.gateway.clone())
-        .bind(o.downstream.clone())
-        .bind(o.dest.clone())
-        .bind(o.requested_to.clone())
-        .bind(o.profile.clone())
-        .bind(o.scope.clone())
-        .bind(i64::from(o.expect_reply))
-        .bind(o.message.clone())
-        .bind(o.presentation.clone())
-        .bind(super::ms(o.now))
+/// The binds of [`insert_outbound_sql`] for `o`: its dedup key `key`
+/// (`o.dedup` is ignored) and the ask `message_id` whose execution the row
+/// takes. One binding for every writer of such a row: a reminder, an
+/// escalation, an approval's push.
+pub(crate) fn insert_outbound_binds(o: &NewOutbound, key: String, message_id: &str) -> Vec<Bind> {
+    vec![
+        Bind::Text(o.id.clone()),
+        Bind::Text(key),
+        Bind::OptText(o.task_id.clone()),
+        Bind::Text(message_id.to_string()),
+        Bind::Text(o.gateway.clone()),
+        Bind::OptText(o.downstream.clone()),
+        Bind::OptText(o.dest.clone()),
+        Bind::OptText(o.requested_to.clone()),
+        Bind::OptText(o.profile.clone()),
+        Bind::Text(o.scope.clone()),
+        Bind::Int(i64::from(o.expect_reply)),
+        Bind::Text(o.message.clone()),
+        Bind::OptText(o.presentation.clone()),
+        Bind::Int(super::ms(o.now)),
+    ]
 }
 
 /// `$1` now: reminders and escalations not sent yet whose ask is no
@@ -160,201 +153,3 @@ pub(crate) fn reminder<R: SqlRow>(row: &R) -> StoreResult<Reminder> {
         sent: row.col::<i64>("sent")? != 0,
     })
 }
-
-/// `impl ReminderStore for $store`, reading from `self.$read` (rows of
-/// type `$row`), writing in `self.write_tx()`.
-macro_rules! reminder_store {
-    ($store:ty, $read:ident, $row:ty) => {
-        const _: () = {
-            use chrono::{DateTime, Utc};
-            use harness_core::store::{
-                ChatActivity, Escalation, NewEscalation, NewReminder, Outbound, Reminder,
-                ReminderCandidate, ReminderStore, StoreResult,
-            };
-            use sqlx::AssertSqlSafe;
-            use $crate::{
-                error::map,
-                shared::{escalations, marks, ms, outbox::outbound, reminders, time},
-            };
-
-            impl $store {
-                /// The rows of `table` (`columns`) of these asks, by ask and
-                /// number (in chunks of 500 ids).
-                async fn rows_of_asks<T>(
-                    &self,
-                    table: &str,
-                    columns: &str,
-                    message_ids: &[String],
-                    decode: fn(&$row) -> StoreResult<T>,
-                ) -> StoreResult<Vec<T>> {
-                    let mut out = Vec::new();
-                    for chunk in message_ids.chunks(500) {
-                        let sql = format!(
-                            "SELECT {columns} FROM {table} WHERE message_id IN ({}) ORDER BY message_id, seq",
-                            marks(1, chunk.len())
-                        );
-                        let mut query = sqlx::query(AssertSqlSafe(sql));
-                        for id in chunk {
-                            query = query.bind(id);
-                        }
-                        for row in query.fetch_all(&self.$read).await.map_err(map)? {
-                            out.push(decode(&row)?);
-                        }
-                    }
-                    Ok(out)
-                }
-            }
-
-            #[async_trait::async_trait]
-            impl ReminderStore for $store {
-                async fn reminder_candidates(
-                    &self,
-                    after: Option<&ReminderCandidate>,
-                    limit: u32,
-                ) -> StoreResult<Vec<ReminderCandidate>> {
-                    let (at, id) = after.map_or((i64::MIN, String::new()), |c| {
-                        (ms(c.asked_at), c.message_id.clone())
-                    });
-                    sqlx::query(AssertSqlSafe(reminders::candidates_sql()))
-                        .bind(i64::from(limit))
-                        .bind(at)
-                        .bind(id)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(reminders::candidate)
-                        .collect()
-                }
-
-                async fn record_reminder(&self, r: NewReminder) -> StoreResult<Option<Outbound>> {
-                    let o = &r.outbound;
-                    let now = ms(o.now);
-                    let mut tx = self.write_tx().await?;
-                    let written = sqlx::query(reminders::INSERT_REMINDER)
-                        .bind(&r.message_id)
-                        .bind(i64::from(r.seq))
-                        .bind(&o.id)
-                        .bind(r.waited_ms)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(map)?
-                        .rows_affected();
-                    if written == 0 {
-                        return Ok(None);
-                    }
-                    let row = reminders::insert_outbound(
-                        o,
-                        format!("reminder:{}:{}", r.message_id, r.seq),
-                        &r.message_id,
-                    )
-                    .fetch_one(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let row = outbound(&row)?;
-                    tx.commit().await.map_err(map)?;
-                    Ok(Some(row))
-                }
-
-                async fn drop_stale_reminders(&self, now: DateTime<Utc>) -> StoreResult<Vec<Outbound>> {
-                    let mut tx = self.write_tx().await?;
-                    let rows = sqlx::query(AssertSqlSafe(reminders::drop_stale_sql()))
-                        .bind(ms(now))
-                        .fetch_all(&mut *tx)
-                        .await
-                        .map_err(map)?;
-                    let dropped = rows.iter().map(outbound).collect::<StoreResult<Vec<_>>>()?;
-                    tx.commit().await.map_err(map)?;
-                    Ok(dropped)
-                }
-
-                async fn reminders_for(&self, message_ids: &[String]) -> StoreResult<Vec<Reminder>> {
-                    self.rows_of_asks("ask_reminders", reminders::REMINDER_COLUMNS, message_ids, reminders::reminder)
-                        .await
-                }
-
-                async fn record_escalation(&self, e: NewEscalation) -> StoreResult<Vec<Outbound>> {
-                    let mut tx = self.write_tx().await?;
-                    let mut rows = Vec::new();
-                    for (i, (target, o)) in e.rows.iter().enumerate() {
-                        let seq = i64::try_from(i + 1).unwrap_or(i64::MAX);
-                        let now = ms(o.now);
-                        let written = sqlx::query(escalations::INSERT_ESCALATION)
-                            .bind(&e.message_id)
-                            .bind(seq)
-                            .bind(target)
-                            .bind(&o.id)
-                            .bind(e.reason.as_str())
-                            .bind(&e.notice)
-                            .bind(now)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(map)?
-                            .rows_affected();
-                        if written == 0 {
-                            // Escalated already (or the ask stopped waiting):
-                            // nothing of this escalation is written.
-                            return Ok(Vec::new());
-                        }
-                        let row = reminders::insert_outbound(
-                            o,
-                            format!("escalation:{}:{seq}", e.message_id),
-                            &e.message_id,
-                        )
-                        .fetch_one(&mut *tx)
-                            .await
-                            .map_err(map)?;
-                        rows.push(outbound(&row)?);
-                    }
-                    tx.commit().await.map_err(map)?;
-                    Ok(rows)
-                }
-
-                async fn escalations_for(&self, message_ids: &[String]) -> StoreResult<Vec<Escalation>> {
-                    self.rows_of_asks("ask_escalations", escalations::ESCALATION_COLUMNS, message_ids, escalations::escalation)
-                        .await
-                }
-
-                async fn question_closed(&self, outbound_id: &str) -> StoreResult<bool> {
-                    let row = sqlx::query(escalations::QUESTION_CLOSED)
-                        .bind(outbound_id)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    let closed: i64 = $crate::shared::SqlRow::col(&row, "closed")?;
-                    Ok(closed != 0)
-                }
-
-                async fn chat_activity(
-                    &self,
-                    gateway: &str,
-                    platform: &str,
-                    chat: &str,
-                    dest: Option<&str>,
-                ) -> StoreResult<ChatActivity> {
-                    let row = sqlx::query(escalations::LAST_WROTE)
-                        .bind(gateway)
-                        .bind(platform)
-                        .bind(chat)
-                        .fetch_one(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    let last: Option<i64> = $crate::shared::SqlRow::col(&row, "last_wrote")?;
-                    let failure = sqlx::query(escalations::LAST_FAILURE)
-                        .bind(gateway)
-                        .bind(platform)
-                        .bind(dest.unwrap_or(""))
-                        .fetch_optional(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    Ok(ChatActivity {
-                        last_wrote: last.map(time).transpose()?,
-                        last_failure: failure.as_ref().map(escalations::failure).transpose()?,
-                    })
-                }
-            }
-        };
-    };
-}
-pub(crate) use reminder_store;

@@ -1,6 +1,16 @@
 //! Browser sessions (`harness_sessions`, migration 0006) once for both
-//! backends: one statement per method on the writer (writes) or the read
-//! pool (checks).
+//! backends: one statement per method on its own where writes go
+//! ([`Backend::write`]) or on the readers (checks); one generic function
+//! per method, and [`session_store!`] that implements the port with them.
+
+use chrono::{DateTime, Utc};
+use harness_core::store::StoreResult;
+
+use super::{
+    Bind, SqlRow,
+    backend::{Backend, read_optional},
+    ms,
+};
 
 /// `$1` id hash, `$2` now, `$3` expiry.
 pub(crate) const INSERT: &str =
@@ -18,78 +28,104 @@ pub(crate) const REVOKE_ALL: &str = "UPDATE harness_sessions SET revoked_at = $1
 pub(crate) const PURGE: &str =
     "DELETE FROM harness_sessions WHERE expires_at <= $1 OR revoked_at <= $1";
 
-/// `impl SessionStore for $store`, reading from `self.$read`, writing on
-/// `self.$write` (one-statement writes) or in `self.write_tx()`.
+pub(crate) async fn insert_session<S: Backend>(
+    store: &S,
+    id_hash: &str,
+    now: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+) -> StoreResult<()> {
+    let binds = vec![
+        Bind::Text(id_hash.to_owned()),
+        Bind::Int(ms(now)),
+        Bind::Int(ms(expires_at)),
+    ];
+    store.write(INSERT, binds).await?;
+    Ok(())
+}
+
+pub(crate) async fn session_alive<S: Backend>(
+    store: &S,
+    id_hash: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let binds = vec![Bind::Text(id_hash.to_owned()), Bind::Int(ms(now))];
+    let found: Option<String> = read_optional(store, ALIVE, binds)
+        .await?
+        .map(|r| r.at(0))
+        .transpose()?;
+    Ok(found.is_some())
+}
+
+pub(crate) async fn revoke_session<S: Backend>(
+    store: &S,
+    id_hash: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let binds = vec![Bind::Int(ms(now)), Bind::Text(id_hash.to_owned())];
+    Ok(store.write(REVOKE, binds).await? > 0)
+}
+
+pub(crate) async fn revoke_all_sessions<S: Backend>(
+    store: &S,
+    now: DateTime<Utc>,
+) -> StoreResult<u64> {
+    store.write(REVOKE_ALL, vec![Bind::Int(ms(now))]).await
+}
+
+pub(crate) async fn purge_sessions<S: Backend>(
+    store: &S,
+    before: DateTime<Utc>,
+) -> StoreResult<u64> {
+    store.write(PURGE, vec![Bind::Int(ms(before))]).await
+}
+
+/// `impl SessionStore for $store` with the functions of this module, each
+/// method in its own span.
 macro_rules! session_store {
-    ($store:ty, $read:ident, $write:ident) => {
+    ($store:ty) => {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::store::{SessionStore, StoreResult};
-            use $crate::shared::rows::ms;
-            use $crate::{error::map, shared::sessions};
+            use $crate::shared::sessions as s;
 
             #[async_trait::async_trait]
             impl SessionStore for $store {
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn insert_session(
                     &self,
                     id_hash: &str,
                     now: DateTime<Utc>,
                     expires_at: DateTime<Utc>,
                 ) -> StoreResult<()> {
-                    sqlx::query(sessions::INSERT)
-                        .bind(id_hash)
-                        .bind(ms(now))
-                        .bind(ms(expires_at))
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(())
+                    s::insert_session(self, id_hash, now, expires_at).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn session_alive(
                     &self,
                     id_hash: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<bool> {
-                    let found: Option<String> = sqlx::query_scalar(sessions::ALIVE)
-                        .bind(id_hash)
-                        .bind(ms(now))
-                        .fetch_optional(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    Ok(found.is_some())
+                    s::session_alive(self, id_hash, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn revoke_session(
                     &self,
                     id_hash: &str,
                     now: DateTime<Utc>,
                 ) -> StoreResult<bool> {
-                    let done = sqlx::query(sessions::REVOKE)
-                        .bind(ms(now))
-                        .bind(id_hash)
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected() > 0)
+                    s::revoke_session(self, id_hash, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn revoke_all_sessions(&self, now: DateTime<Utc>) -> StoreResult<u64> {
-                    let done = sqlx::query(sessions::REVOKE_ALL)
-                        .bind(ms(now))
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected())
+                    s::revoke_all_sessions(self, now).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn purge_sessions(&self, before: DateTime<Utc>) -> StoreResult<u64> {
-                    let done = sqlx::query(sessions::PURGE)
-                        .bind(ms(before))
-                        .execute(&self.$write)
-                        .await
-                        .map_err(map)?;
-                    Ok(done.rows_affected())
+                    s::purge_sessions(self, before).await
                 }
             }
         };

@@ -1,5 +1,12 @@
 //! [`StatsStore`](harness_core::store::StatsStore) once for both backends:
-//! counts by state and ask timings (read pool), in SQL both dialects read.
+//! counts by state and ask timings (on the readers), in SQL both dialects
+//! read; one generic function per method over [`Backend`], and
+//! [`stats_store!`] that implements the port with them.
+
+use chrono::{DateTime, Utc};
+use harness_core::store::{AnswerHistogram, AskTiming, StoreCounts, StoreResult};
+
+use super::{Bind, SqlRow, Value, backend::Backend, ms, time};
 
 /// Run by `counts`.
 pub(crate) const MESSAGE_COUNTS: &str =
@@ -50,122 +57,120 @@ pub(crate) fn answer_histogram_sql(bounds: usize) -> String {
     )
 }
 
-/// `impl StatsStore for $store`, reading from `self.$read`, writing on
-/// `self.$write` (one-statement writes) or in `self.write_tx()`.
+/// The first three columns of each row `sql` reads.
+async fn triples<S: Backend, A: Value, B: Value, C: Value>(
+    store: &S,
+    sql: &str,
+) -> StoreResult<Vec<(A, B, C)>> {
+    let rows = store.read(sql, Vec::new()).await?;
+    rows.iter()
+        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
+        .collect()
+}
+
+pub(crate) async fn counts<S: Backend>(store: &S) -> StoreResult<StoreCounts> {
+    let messages = triples(store, MESSAGE_COUNTS).await?;
+    let deliveries = triples(store, DELIVERY_COUNTS).await?;
+    let executions = store
+        .read(EXECUTION_COUNTS, Vec::new())
+        .await?
+        .iter()
+        .map(|r| Ok((r.at(0)?, r.at(1)?)))
+        .collect::<StoreResult<_>>()?;
+    let outbound = triples(store, OUTBOUND_COUNTS).await?;
+    Ok(StoreCounts {
+        messages,
+        deliveries,
+        executions,
+        outbound,
+    })
+}
+
+pub(crate) async fn ask_timings<S: Backend>(
+    store: &S,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> StoreResult<Vec<AskTiming>> {
+    let binds = vec![Bind::Int(ms(since)), Bind::Int(limit.max(0))];
+    let rows = store.read(ASK_TIMINGS, binds).await?;
+    rows.iter()
+        .map(|r| {
+            let replied: Option<i64> = r.at(1)?;
+            Ok(AskTiming {
+                created_at: time(r.at::<i64>(0)?)?,
+                replied_at: replied.map(time).transpose()?,
+                state: r.at(2)?,
+                project: r.at(3)?,
+                reminders: u32::try_from(r.at::<i64>(4)?).unwrap_or(u32::MAX),
+                escalated: r.at::<i64>(5)? != 0,
+            })
+        })
+        .collect()
+}
+
+pub(crate) async fn answer_histogram<S: Backend>(
+    store: &S,
+    since: DateTime<Utc>,
+    bounds: &[f64],
+) -> StoreResult<AnswerHistogram> {
+    let sql = answer_histogram_sql(bounds.len());
+    let mut binds: Vec<Bind> = bounds.iter().map(|b| Bind::Float(b * 1000.0)).collect();
+    binds.push(Bind::Int(ms(since)));
+    let rows = store.read(&sql, binds).await?;
+    let mut out = AnswerHistogram {
+        counts: vec![0; bounds.len() + 1],
+        sum_seconds: 0.0,
+    };
+    for r in &rows {
+        let bucket = usize::try_from(r.at::<i64>(0)?).unwrap_or(bounds.len());
+        let n = u64::try_from(r.at::<i64>(1)?).unwrap_or(0);
+        if let Some(slot) = out.counts.get_mut(bucket) {
+            *slot += n;
+        }
+        out.sum_seconds += r.at::<f64>(2)? / 1000.0;
+    }
+    Ok(out)
+}
+
+/// `impl StatsStore for $store` with the functions of this module, each
+/// method in its own span.
 macro_rules! stats_store {
-    ($store:ty, $read:ident, $write:ident) => {
+    ($store:ty) => {
         const _: () = {
             use chrono::{DateTime, Utc};
             use harness_core::store::{
                 AnswerHistogram, AskTiming, StatsStore, StoreCounts, StoreResult,
                 TransactionLatency,
             };
-            use sqlx::AssertSqlSafe;
-            use $crate::shared::rows::{ms, time};
-            use $crate::shared::stats::ASK_TIMINGS;
-            use $crate::shared::stats::{
-                DELIVERY_COUNTS, EXECUTION_COUNTS, MESSAGE_COUNTS, OUTBOUND_COUNTS,
-                answer_histogram_sql,
-            };
-            use $crate::{error::map, shared::SqlRow};
+            use $crate::shared::{backend::Backend, stats as s};
 
             #[async_trait::async_trait]
             impl StatsStore for $store {
                 fn transaction_latency(&self) -> TransactionLatency {
-                    self.latency.snapshot()
+                    Backend::transaction_latency(self)
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn counts(&self) -> StoreResult<StoreCounts> {
-                    let messages = sqlx::query(MESSAGE_COUNTS)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
-                        .collect::<StoreResult<_>>()?;
-                    let deliveries = sqlx::query(DELIVERY_COUNTS)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
-                        .collect::<StoreResult<_>>()?;
-                    let executions = sqlx::query(EXECUTION_COUNTS)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(|r| Ok((r.at(0)?, r.at(1)?)))
-                        .collect::<StoreResult<_>>()?;
-                    let outbound = sqlx::query(OUTBOUND_COUNTS)
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?
-                        .iter()
-                        .map(|r| Ok((r.at(0)?, r.at(1)?, r.at(2)?)))
-                        .collect::<StoreResult<_>>()?;
-                    Ok(StoreCounts {
-                        messages,
-                        deliveries,
-                        executions,
-                        outbound,
-                    })
+                    s::counts(self).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn ask_timings(
                     &self,
                     since: DateTime<Utc>,
                     limit: i64,
                 ) -> StoreResult<Vec<AskTiming>> {
-                    let rows = sqlx::query(ASK_TIMINGS)
-                        .bind(ms(since))
-                        .bind(limit.max(0))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    rows.iter()
-                        .map(|r| {
-                            let replied: Option<i64> = r.at(1)?;
-                            Ok(AskTiming {
-                                created_at: time(r.at::<i64>(0)?)?,
-                                replied_at: replied.map(time).transpose()?,
-                                state: r.at(2)?,
-                                project: r.at(3)?,
-                                reminders: u32::try_from(r.at::<i64>(4)?).unwrap_or(u32::MAX),
-                                escalated: r.at::<i64>(5)? != 0,
-                            })
-                        })
-                        .collect()
+                    s::ask_timings(self, since, limit).await
                 }
 
+                #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
                 async fn answer_histogram(
                     &self,
                     since: DateTime<Utc>,
                     bounds: &[f64],
                 ) -> StoreResult<AnswerHistogram> {
-                    let sql = answer_histogram_sql(bounds.len());
-                    let mut query = sqlx::query(AssertSqlSafe(sql));
-                    for bound in bounds {
-                        query = query.bind(bound * 1000.0);
-                    }
-                    let rows = query
-                        .bind(ms(since))
-                        .fetch_all(&self.$read)
-                        .await
-                        .map_err(map)?;
-                    let mut out = AnswerHistogram {
-                        counts: vec![0; bounds.len() + 1],
-                        sum_seconds: 0.0,
-                    };
-                    for r in &rows {
-                        let bucket = usize::try_from(r.at::<i64>(0)?).unwrap_or(bounds.len());
-                        let n = u64::try_from(r.at::<i64>(1)?).unwrap_or(0);
-                        if let Some(slot) = out.counts.get_mut(bucket) {
-                            *slot += n;
-                        }
-                        out.sum_seconds += r.at::<f64>(2)? / 1000.0;
-                    }
-                    Ok(out)
+                    s::answer_histogram(self, since, bounds).await
                 }
             }
         };

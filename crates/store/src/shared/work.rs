@@ -10,9 +10,10 @@
 //!
 //! Adding a kind here is one [`Table`] (13 lines) and one arm of [`table`].
 
-use harness_core::store::{Kind, KindDef};
+use chrono::{DateTime, Utc};
+use harness_core::store::{Kind, KindDef, Lapsed, Recovered, RecoveredAs, StoreResult};
 
-use super::Dialect;
+use super::{Bind, Dialect, SqlRow, backend::Backend};
 
 /// What the engine needs of a kind's table besides the core's states.
 #[derive(Debug)]
@@ -416,53 +417,62 @@ pub(crate) fn recover_sql(def: &KindDef, expired: bool) -> String {
     parts.join("; ")
 }
 
-/// `impl WorkStore for $store` (both backends: `run_batch` and
-/// `lease_clock` are the same methods on each).
+/// [`harness_core::store::WorkStore::recover_work`]: the lapsed leases of
+/// `kind` settled, made unverified or released, in one batch.
+pub(crate) async fn recover_work<S: Backend>(
+    store: &S,
+    kind: &KindDef,
+    lapsed: Lapsed<'_>,
+    now: DateTime<Utc>,
+) -> StoreResult<Vec<Recovered>> {
+    let clock = store.lease_clock(now, now).await?;
+    let (sql, binds) = match lapsed {
+        Lapsed::Expired => (
+            recover_sql(kind, true),
+            vec![Bind::Int(clock.now), Bind::Int(clock.lease_now)],
+        ),
+        Lapsed::Node {
+            node,
+            current_owner,
+        } => (
+            recover_sql(kind, false),
+            vec![
+                Bind::Int(clock.now),
+                Bind::Text(node.to_string()),
+                Bind::Text(current_owner.to_string()),
+            ],
+        ),
+    };
+    let rows = store.run_batch(&sql, binds).await?;
+    rows.iter()
+        .map(|row| {
+            let what: String = row.col("what")?;
+            Ok(Recovered {
+                id: row.col("id")?,
+                lease_owner: row.col("lease_owner")?,
+                what: match what.as_str() {
+                    "unverified" => RecoveredAs::Unverified,
+                    "released" => RecoveredAs::Released,
+                    _ => RecoveredAs::ToSettle,
+                },
+            })
+        })
+        .collect()
+}
+
+/// `impl WorkStore for $store` with [`recover_work`], in its own span.
 macro_rules! work_store {
     ($store:ty) => {
         #[async_trait::async_trait]
         impl harness_core::store::WorkStore for $store {
+            #[tracing::instrument(level = "debug", skip_all, err(level = "debug"))]
             async fn recover_work(
                 &self,
                 kind: &harness_core::store::KindDef,
                 lapsed: harness_core::store::Lapsed<'_>,
                 now: chrono::DateTime<chrono::Utc>,
             ) -> harness_core::store::StoreResult<Vec<harness_core::store::Recovered>> {
-                use harness_core::store::{Lapsed, Recovered, RecoveredAs};
-                use $crate::shared::{Bind, SqlRow, work::recover_sql};
-                let clock = self.lease_clock(now, now).await?;
-                let (sql, binds) = match lapsed {
-                    Lapsed::Expired => (
-                        recover_sql(kind, true),
-                        vec![Bind::Int(clock.now), Bind::Int(clock.lease_now)],
-                    ),
-                    Lapsed::Node {
-                        node,
-                        current_owner,
-                    } => (
-                        recover_sql(kind, false),
-                        vec![
-                            Bind::Int(clock.now),
-                            Bind::Text(node.to_string()),
-                            Bind::Text(current_owner.to_string()),
-                        ],
-                    ),
-                };
-                let rows = self.run_batch(&sql, binds).await?;
-                rows.iter()
-                    .map(|row| {
-                        let what: String = row.col("what")?;
-                        Ok(Recovered {
-                            id: row.col("id")?,
-                            lease_owner: row.col("lease_owner")?,
-                            what: match what.as_str() {
-                                "unverified" => RecoveredAs::Unverified,
-                                "released" => RecoveredAs::Released,
-                                _ => RecoveredAs::ToSettle,
-                            },
-                        })
-                    })
-                    .collect()
+                $crate::shared::work::recover_work(self, kind, lapsed, now).await
             }
         }
     };

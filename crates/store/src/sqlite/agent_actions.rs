@@ -1,7 +1,6 @@
 //! [`harness_core::store::AgentActionStore`] on SQLite: the shared
-//! implementation ([`crate::shared::agent_actions`]); reads on the
-//! read-only pool.
+//! implementation ([`crate::shared::agent_action_store`]).
 
 use super::SqliteStore;
 
-crate::shared::agent_actions::agent_action_store!(SqliteStore, reader, super::DIALECT);
+crate::shared::agent_action_store::agent_action_store!(SqliteStore);

@@ -1,6 +1,6 @@
 //! `AgentStateStore` on SQLite: the shared implementation
-//! ([`crate::shared::agent_states`]).
+//! ([`crate::shared::agent_state_store`]).
 
 use super::SqliteStore;
 
-crate::shared::agent_states::agent_state_store!(SqliteStore, reader, writer);
+crate::shared::agent_state_store::agent_state_store!(SqliteStore);

@@ -4,5 +4,5 @@
 
 use super::SqliteStore;
 
-crate::shared::delivery_store::delivery_store!(SqliteStore, reader, writer, super::DIALECT);
+crate::shared::delivery_store::delivery_store!(SqliteStore);
 crate::shared::work::work_store!(SqliteStore);

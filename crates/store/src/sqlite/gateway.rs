@@ -1,7 +1,9 @@
-//! [`harness_core::store::GatewayStore`] on SQLite: the shared
-//! implementation ([`crate::shared::gateway`]); reads on the read-only pool.
+//! [`harness_core::store::GatewayStore`] and
+//! [`harness_core::store::GatewayRouteStore`] on SQLite: the shared
+//! implementations ([`crate::shared::gateway_store`],
+//! [`crate::shared::gateway_route_store`]).
 
 use super::SqliteStore;
 
-crate::shared::gateway::gateway_store!(SqliteStore, reader, super::DIALECT);
-crate::shared::gateway_routes::gateway_route_store!(SqliteStore, reader);
+crate::shared::gateway_store::gateway_store!(SqliteStore);
+crate::shared::gateway_route_store::gateway_route_store!(SqliteStore);

@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::inbox::inbox_store!(SqliteStore, reader, writer, super::DIALECT);
+crate::shared::inbox::inbox_store!(SqliteStore);

@@ -33,7 +33,6 @@ mod tasks;
 mod tool_checks;
 mod writer;
 
-use crate::shared::rows;
 use std::{str::FromStr, sync::Arc, time::Duration};
 
 pub use checkpoint::CheckpointStats;

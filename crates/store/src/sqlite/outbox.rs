@@ -1,18 +1,10 @@
-//! `OutboxStore` on SQLite (migration 0008): the enqueue batch, one `BEGIN
-//! IMMEDIATE` transaction on the single writer, in SQLite's spelling; the
-//! rest of the port is shared (`crate::shared::outbox_store`).
-
-use harness_core::store::{Dedup, Enqueued, NewOutbound, StoreError, StoreResult};
-use sqlx::{AssertSqlSafe, Row};
+//! `OutboxStore` on SQLite (migration 0008): the enqueue batch in SQLite's
+//! spelling, run in one `BEGIN IMMEDIATE` transaction on the single writer
+//! (`run_batch`); the rest of the port is shared
+//! (`crate::shared::outbox_store`).
 
 use super::SqliteStore;
-use crate::{
-    error::map,
-    shared::{
-        ms,
-        outbox::{ALLOWED, COLUMNS, message_state, outbound},
-    },
-};
+use crate::shared::outbox::{ALLOWED, COLUMNS};
 
 /// The enqueue batch (`$1` explicit key or NULL, `$2` implicit base or
 /// NULL, `$3` task, `$4` outbound id, `$5` message id, `$6` expect reply,
@@ -24,9 +16,9 @@ use crate::{
 /// [`ALLOWED`]; the last statement answers the new row or the one the dedup
 /// rule reuses (no row: the task does not exist). A later implicit cycle
 /// gets the key `<base>:cycle:<n>`.
-static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+pub(super) static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-        "BEGIN IMMEDIATE; \
+        "\
      INSERT INTO harness_messages (id, task_id, execution_id, kind, state, content, created_at) \
      SELECT $5, $3, (SELECT x.id FROM executions x WHERE x.task_id = $3 AND x.status = 'RUNNING' \
          ORDER BY x.created_at DESC, x.id DESC LIMIT 1), \
@@ -52,68 +44,8 @@ static ENQUEUE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
      SELECT {COLUMNS}, m.state AS message_state, o.id = $4 AS inserted \
      FROM harness_outbound o LEFT JOIN harness_messages m ON m.id = o.harness_message_id \
      WHERE (o.id = $4 OR o.dedup_key = $1 OR o.dedup_base = $2) AND ($3 IS NULL OR o.task_id IS $3) \
-     ORDER BY o.id = $4 DESC, o.dedup_key IS $1 DESC, o.created_at DESC, o.id DESC LIMIT 1; \
-     COMMIT"
+     ORDER BY o.id = $4 DESC, o.dedup_key IS $1 DESC, o.created_at DESC, o.id DESC LIMIT 1"
     )
 });
 
-impl SqliteStore {
-    /// The dedup rule, the message and the outbound row in one batch (one
-    /// round trip to the writer): see [`ENQUEUE`].
-    async fn enqueue_once(&self, new: &NewOutbound) -> StoreResult<Enqueued> {
-        let (explicit, base) = match &new.dedup {
-            Dedup::Explicit(k) => (Some(k.clone()), None),
-            Dedup::Implicit(b) => (None, Some(b.clone())),
-        };
-        let n = new.clone();
-        let options = n
-            .choices
-            .as_ref()
-            .map(crate::shared::choices::options_json)
-            .transpose()?;
-        let multi_select = n.choices.as_ref().is_some_and(|c| c.multi_select);
-        let default_label = n.choices.as_ref().and_then(|c| c.default.clone());
-        let deadline_at = n.choices.as_ref().and_then(|c| c.deadline_at).map(ms);
-        let urgency = n.choices.as_ref().map(|c| c.urgency.as_str());
-        let rows = self
-            .batch_tx(move |conn| {
-                Box::pin(async move {
-                    sqlx::query(AssertSqlSafe(ENQUEUE.as_str()))
-                        .bind(explicit)
-                        .bind(base)
-                        .bind(n.task_id.clone())
-                        .bind(n.id)
-                        .bind(n.task_id.and(n.message_id))
-                        .bind(i64::from(n.expect_reply))
-                        .bind(n.message)
-                        .bind(ms(n.now))
-                        .bind(n.gateway)
-                        .bind(n.downstream)
-                        .bind(n.dest)
-                        .bind(n.requested_to)
-                        .bind(n.profile)
-                        .bind(n.scope)
-                        .bind(n.presentation)
-                        .bind(options)
-                        .bind(i64::from(multi_select))
-                        .bind(default_label)
-                        .bind(deadline_at)
-                        .bind(urgency)
-                        .fetch_all(conn)
-                        .await
-                })
-            })
-            .await?;
-        let Some(r) = rows.last() else {
-            return Err(StoreError::MissingReference("task"));
-        };
-        let inserted: i64 = r.try_get("inserted").map_err(map)?;
-        Ok(Enqueued {
-            row: outbound(r)?,
-            deduped: inserted == 0,
-            message_state: message_state(r.try_get("message_state").map_err(map)?)?,
-        })
-    }
-}
-
-crate::shared::outbox_store::outbox_store!(SqliteStore, reader, writer);
+crate::shared::outbox_store::outbox_store!(SqliteStore);

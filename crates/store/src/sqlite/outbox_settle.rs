@@ -7,12 +7,13 @@
 
 use std::{future::Future, sync::LazyLock};
 
+use harness_core::store::StoreResult;
 use sqlx::sqlite::SqliteRow;
 
 use super::SqliteStore;
 use crate::shared::{
-    Bind, LeaseClock,
-    outbox_settle::{TurnSql, TurnStore, shapes},
+    Bind,
+    outbox_settle::{OutboxBackend, TurnSql, shapes},
 };
 
 static TURN: TurnSql = TurnSql {
@@ -32,26 +33,20 @@ static TURN: TurnSql = TurnSql {
 
 static SHAPES: LazyLock<Vec<String>> = LazyLock::new(|| shapes(&TURN));
 
-impl TurnStore for SqliteStore {
-    type Row = SqliteRow;
-
+impl OutboxBackend for SqliteStore {
     fn shapes(&self) -> &'static [String] {
         &SHAPES
     }
 
-    fn lease_clock(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<LeaseClock>> + Send {
-        SqliteStore::lease_clock(self, now, until)
+    fn enqueue_sql(&self) -> &'static str {
+        &super::outbox::ENQUEUE
     }
 
-    fn run_batch(
+    fn run_turn(
         &self,
         sql: &str,
         binds: Vec<Bind>,
-    ) -> impl Future<Output = harness_core::store::StoreResult<Vec<SqliteRow>>> + Send {
+    ) -> impl Future<Output = StoreResult<Vec<SqliteRow>>> + Send {
         SqliteStore::run_batch(self, sql, binds)
     }
 }

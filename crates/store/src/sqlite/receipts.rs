@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::receipts::receipt_store!(SqliteStore, reader);
+crate::shared::receipts::receipt_store!(SqliteStore);

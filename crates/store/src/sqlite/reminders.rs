@@ -1,6 +1,6 @@
 //! `ReminderStore` on SQLite: the shared implementation
-//! ([`crate::shared::reminders`]).
+//! ([`crate::shared::reminder_store`]).
 
 use super::SqliteStore;
 
-crate::shared::reminders::reminder_store!(SqliteStore, reader, sqlx::sqlite::SqliteRow);
+crate::shared::reminder_store::reminder_store!(SqliteStore);

@@ -1,6 +1,6 @@
 //! `ReportStore` on SQLite: the shared implementation
-//! ([`crate::shared::reports`]).
+//! ([`crate::shared::report_store`]).
 
 use super::SqliteStore;
 
-crate::shared::reports::report_store!(SqliteStore, reader);
+crate::shared::report_store::report_store!(SqliteStore);

@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::sessions::session_store!(SqliteStore, reader, writer);
+crate::shared::sessions::session_store!(SqliteStore);

@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::settings::settings_store!(SqliteStore, reader, writer);
+crate::shared::settings::settings_store!(SqliteStore);

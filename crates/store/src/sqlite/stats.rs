@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::shared::stats::stats_store!(SqliteStore, reader, writer);
+crate::shared::stats::stats_store!(SqliteStore);

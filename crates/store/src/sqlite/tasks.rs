@@ -1,6 +1,6 @@
 //! `TaskStore` on SQLite: the shared implementation
-//! ([`crate::shared::tasks`]).
+//! ([`crate::shared::task_store`]).
 
 use super::SqliteStore;
 
-crate::shared::tasks::task_store!(SqliteStore, reader, writer);
+crate::shared::task_store::task_store!(SqliteStore);

@@ -1,6 +1,6 @@
 //! `ToolCheckStore` on SQLite: the shared implementation
-//! ([`crate::shared::tool_checks`]).
+//! ([`crate::shared::tool_check_store`]).
 
 use super::SqliteStore;
 
-crate::shared::tool_checks::tool_check_store!(SqliteStore, reader, writer);
+crate::shared::tool_check_store::tool_check_store!(SqliteStore);
