@@ -8,7 +8,6 @@
 
 #![forbid(unsafe_code)]
 
-mod approvals_sql;
 mod error;
 pub mod migrate_db;
 mod open;

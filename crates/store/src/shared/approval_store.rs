@@ -1,7 +1,7 @@
 //! [`ApprovalStore`](harness_core::store::ApprovalStore) once for both
 //! backends: one generic function per method over [`Backend`], and
 //! [`approval_store!`] that implements the port with them. The SQL is
-//! [`crate::approvals_sql`]'s. An approval asked is one batch with its ask
+//! [`super::approvals_sql`]'s. An approval asked is one batch with its ask
 //! (the ask's own statements, [`AskSql::record_ask`](super::backend::AskSql),
 //! then the shared steps of `crate::shared::choices`); every other write is
 //! one write transaction ([`Backend::write_tx`]).
@@ -16,6 +16,7 @@ use harness_core::{
     },
 };
 
+use super::approvals_sql as sql;
 use super::{
     Bind, SqlRow,
     backend::{Backend, Step, execute, fetch, fetch_one, fetch_optional, read_optional},
@@ -28,7 +29,6 @@ use super::{
     reminders::{insert_outbound_binds, insert_outbound_sql},
     time,
 };
-use crate::approvals_sql as sql;
 
 fn row<R: SqlRow>(r: &R) -> StoreResult<Approval> {
     let state: String = r.col("state")?;

@@ -16,6 +16,7 @@ pub(crate) mod agent_actions;
 pub(crate) mod agent_state_store;
 pub(crate) mod agent_states;
 pub(crate) mod approval_store;
+pub(crate) mod approvals_sql;
 pub(crate) mod backend;
 pub(crate) mod choices;
 pub(crate) mod choices_store;

@@ -42,7 +42,7 @@ pub(crate) fn list() -> String {
          AND (CAST($3 AS BIGINT) IS NULL OR a.created_at < $3) \
          AND (CAST($4 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM approvals c WHERE c.id = $4 \
            AND (a.created_at < c.created_at OR (a.created_at = c.created_at AND a.id < c.id)))) \
-         ORDER BY a.created_at DESC, a.id DESC LIMIT $5"
+         ORDER BY a.created_at DESC, a.id DESC LIMIT +$5"
     )
 }
 
