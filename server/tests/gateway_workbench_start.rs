@@ -267,6 +267,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
     let again = s
         .running
         .harness
+        .gateway()
         .recover_gateway_inbound(Utc::now())
         .await
         .unwrap();
@@ -306,6 +307,7 @@ async fn a_request_resolved_without_a_link_fails_and_a_waiting_one_stays_queued(
     let pass = s
         .running
         .harness
+        .gateway()
         .recover_gateway_inbound(Utc::now())
         .await
         .unwrap();
@@ -383,7 +385,11 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
     h.enqueue_child_input(&task, "continue", true, &ids[0])
         .await
         .unwrap();
-    let pass = h.recover_gateway_inbound(Utc::now()).await.unwrap();
+    let pass = h
+        .gateway()
+        .recover_gateway_inbound(Utc::now())
+        .await
+        .unwrap();
     assert_eq!((pass.advanced, pass.failed), (1, 1), "{pass:?}");
     let done = inbound_row(&s, &ids[0]).await;
     assert_eq!(done["state"], "PROCESSED", "{done:#}");
@@ -394,7 +400,11 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
     assert_eq!(failed["result"]["mode"], "continue_failed", "{failed:#}");
     assert!(reply_kinds(&failed).is_empty(), "{failed:#}");
     // A fresh claim (inside its lease) is left alone.
-    let again = h.recover_gateway_inbound(Utc::now()).await.unwrap();
+    let again = h
+        .gateway()
+        .recover_gateway_inbound(Utc::now())
+        .await
+        .unwrap();
     assert_eq!((again.advanced, again.failed), (0, 0), "{again:?}");
     s.shutdown().await;
 }

@@ -542,7 +542,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
 
     // Malformed: nothing changes, one clear message.
     let out =
-        n.h.route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_reply_malformed", "{out}");
@@ -567,7 +568,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
     let last = "pm-0";
     let text = "1 approve · 3 Tonight · 4 maybe · 2 resume · 9 B";
     let out =
-        n.h.route_gateway_message(&reply("in-1", last, text))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-1", last, text))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_answered", "{out}");
@@ -627,7 +629,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
 
     // The gateway's retry of the same message: answered once, nothing new.
     let retry =
-        n.h.route_gateway_message(&reply("in-1", last, text))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-1", last, text))
             .await
             .unwrap();
     assert_eq!(retry["deduped"], true, "{retry}");
@@ -645,13 +648,14 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
         .await
         .unwrap();
     let out =
-        n.h.route_gateway_message(&reply(
-            "in-2",
-            "pm-0",
-            "3 Now\n1 deny: not now\n4: after lunch",
-        ))
-        .await
-        .unwrap();
+        n.h.gateway()
+            .route_gateway_message(&reply(
+                "in-2",
+                "pm-0",
+                "3 Now\n1 deny: not now\n4: after lunch",
+            ))
+            .await
+            .unwrap();
     assert_eq!(
         outcomes(&out),
         [
@@ -692,7 +696,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
     // The same reply applied again after a crash before its record (a new
     // inbound, same words) reports what it already took as taken.
     let again =
-        n.h.route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
             .await
             .unwrap();
     assert_eq!(

@@ -83,7 +83,8 @@ impl Harness {
         mut input: CreateTask,
     ) -> CoreResult<TaskView> {
         if let Some(inbound) = input.gateway_inbound_id.take() {
-            input.gateway_inbound_id = Some(self.check_gateway_link(who, &inbound).await?);
+            input.gateway_inbound_id =
+                Some(self.gateway().check_gateway_link(who, &inbound).await?);
         }
         if let Identity::Agent { task_id: own, .. } = who {
             match input.parent_task_id.as_deref().map(str::trim) {

@@ -288,3 +288,12 @@ impl Harness {
         self.inner.bus.publish(event);
     }
 }
+
+/// The services: one borrowed view per aggregate, each owning that
+/// aggregate's methods in its own module.
+impl Harness {
+    /// Gateway inbound and the replies owed to gateways (`crate::gateway`).
+    pub fn gateway(&self) -> crate::gateway::Gateway<'_> {
+        crate::gateway::Gateway { h: self }
+    }
+}

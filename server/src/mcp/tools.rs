@@ -83,7 +83,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<ReplyArgs>,
     ) -> Result<Json<ReplyOut>, ToolError> {
-        let person = self.harness.gateway_person(&who, None).await?;
+        let person = self.harness.gateway().gateway_person(&who, None).await?;
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness

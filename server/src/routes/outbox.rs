@@ -304,6 +304,7 @@ async fn mapping(
     let id = required(q.message_id, "messageId")?;
     Ok(Json(
         s.harness
+            .gateway()
             .delivery_mapping(&gateway, &platform, &chat_id, &id)
             .await?,
     ))

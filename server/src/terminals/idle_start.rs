@@ -1,6 +1,6 @@
 //! Starting a Workbench for the gateway requests waiting in its inbox
 //! (docs/tower-messaging.md §8.2 step 14, `ensureWorkbench`; the rule of when is
-//! the core's, `Harness::workbench_start_wanted`): the agent is started
+//! the core's, `Gateway::workbench_start_wanted`): the agent is started
 //! idle — its provider session resumed when it has one, else fresh without
 //! a prompt — and once it has drawn its screen and gone quiet its input
 //! boundary is opened, so the inbox worker types the batch of waiting

@@ -3,7 +3,7 @@
 //! (`harness_core::gateway::replies::argv`: a native reply with
 //! `--reply-to` / `--thread-id` where the gateway has it, through the same
 //! runner as the outbox, `gateway_cli.rs`), and the core records the
-//! outcome with the next turn (`Harness::settle_and_claim_replies`). Rows
+//! outcome with the next turn (`Gateway::settle_and_claim_replies`). Rows
 //! are leased only for a free slot, so a leased row counts as started: the
 //! rows an earlier boot of this node left SENDING, and rows whose lease
 //! ended, become SENT_UNVERIFIED (at start-up and in the upkeep) — never
@@ -90,7 +90,8 @@ impl Queue for ReplyQueue {
     ) -> impl Future<Output = CoreResult<Vec<GatewayReply>>> + Send + 'static {
         let (h, owner, lease) = (self.harness.clone(), self.owner.clone(), self.lease);
         async move {
-            h.settle_and_claim_replies(&owner, done, released, lease, limit)
+            h.gateway()
+                .settle_and_claim_replies(&owner, done, released, lease, limit)
                 .await
         }
     }

@@ -65,7 +65,7 @@ const RECOVER_EVERY: Duration = Duration::from_secs(30);
 /// Starts the Workbenches the core says are due
 /// (`Harness::workbench_start_due`: wanted, and the durable throttle's
 /// turn taken), beside the worker's loop; a start that fails notes its
-/// reason on the waiting requests (`Harness::workbench_start_failed`).
+/// reason on the waiting requests (`Gateway::workbench_start_failed`).
 #[derive(Clone)]
 struct WorkbenchStarter {
     terminals: Terminals,
@@ -101,6 +101,7 @@ impl WorkbenchStarter {
                     );
                     if let Err(err) = terminals
                         .harness()
+                        .gateway()
                         .workbench_start_failed(&task_id, &reason)
                         .await
                     {
@@ -132,7 +133,7 @@ impl WorkbenchStarter {
                 return;
             }
         };
-        match h.recover_gateway_inbound(now).await {
+        match h.gateway().recover_gateway_inbound(now).await {
             Ok(recovery) => {
                 for wb in &recovery.workbenches {
                     if let Err(err) = self.consider(wb).await {

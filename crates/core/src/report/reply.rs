@@ -430,6 +430,7 @@ impl Harness {
             return Ok(None);
         };
         let Some(mapping) = self
+            .gateway()
             .delivery_mapping(&c.gateway, &c.platform, &c.chat_id, pmid)
             .await?
         else {

@@ -103,7 +103,8 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     let of = |chat: &'static str| {
         let h = h.clone();
         async move {
-            h.delivery_mapping("openclaw", "telegram", chat, "77")
+            h.gateway()
+                .delivery_mapping("openclaw", "telegram", chat, "77")
                 .await
                 .unwrap()
                 .and_then(|m| m.task_id)
@@ -123,7 +124,8 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
             .is_empty()
     );
     assert_eq!(
-        h.delivery_mapping("hermes", "telegram", "-100111", "77")
+        h.gateway()
+            .delivery_mapping("hermes", "telegram", "-100111", "77")
             .await
             .unwrap(),
         None
@@ -140,6 +142,7 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     };
     let quoting_a = Some(format!("Task ID: [[TOWER:TASK={}]]", first.to_uppercase()));
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100222", quoting_a.clone()))
         .await
         .unwrap();
@@ -147,12 +150,14 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     assert_eq!(ctx.binding_source, Some(BindingSource::HarnessDelivery));
     // From a third chat the mapping does not apply: the (upper-case) token does.
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100333", quoting_a))
         .await
         .unwrap();
     assert_eq!(ctx.subject_task_id.as_deref(), Some(first.as_str()));
     assert_eq!(ctx.binding_source, Some(BindingSource::QuotedTaskToken));
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100333", None))
         .await
         .unwrap();
@@ -354,6 +359,7 @@ pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &
     }
     super::support::past_lease().await;
     let pass = h
+        .gateway()
         .recover_gateway_inbound(h.db_now().await.unwrap())
         .await
         .unwrap();

@@ -182,6 +182,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
     let map = h
+        .gateway()
         .delivery_mapping("Hermes", "FEISHU", "feishu:oc_home", "om_1")
         .await
         .unwrap()
@@ -190,7 +191,8 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     assert_eq!(map.harness_message_id, out.message_id);
     assert!(map.expect_reply);
     assert!(
-        h.delivery_mapping("hermes", "feishu", "oc_home", "om_2")
+        h.gateway()
+            .delivery_mapping("hermes", "feishu", "oc_home", "om_2")
             .await
             .unwrap()
             .is_none()

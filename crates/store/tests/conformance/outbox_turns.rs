@@ -174,6 +174,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
     let map = h
+        .gateway()
         .delivery_mapping("hermes", "feishu", "oc_home", "om_a")
         .await
         .unwrap()
@@ -279,6 +280,7 @@ pub async fn two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping(
         (&second, &u)
     };
     let map = h
+        .gateway()
         .delivery_mapping("hermes", "feishu", "oc_home", "om_same")
         .await
         .unwrap()
@@ -325,7 +327,8 @@ pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the
     assert_eq!(late.state, OutboundState::SentUnverified);
     assert!(late.platform_message_id.is_none());
     assert!(
-        h.delivery_mapping("hermes", "feishu", "oc_home", "om_late")
+        h.gateway()
+            .delivery_mapping("hermes", "feishu", "oc_home", "om_late")
             .await
             .unwrap()
             .is_none()

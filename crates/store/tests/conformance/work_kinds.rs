@@ -237,6 +237,7 @@ impl WorkKind {
                     .await
                     .unwrap();
                 let (row, created) = h
+                    .gateway()
                     .enqueue_gateway_reply(&inbound.id, ReplyKind::QueuedAck, "queued")
                     .await
                     .unwrap();
@@ -336,6 +337,7 @@ impl WorkKind {
                 .map(Row::O)
                 .collect(),
             Self::GatewayReplies => h
+                .gateway()
                 .settle_and_claim_replies(
                     &lease.owner,
                     Vec::new(),
@@ -491,7 +493,7 @@ impl Work {
             WorkKind::Outbox => outbound_view(&h.outbound(&self.id).await.unwrap()),
             WorkKind::GatewayReplies => {
                 let inbound = self.group.as_deref().unwrap_or_default();
-                let rows = h.gateway_replies(inbound).await.unwrap();
+                let rows = h.gateway().gateway_replies(inbound).await.unwrap();
                 let row = rows.iter().find(|r| r.id == self.id).expect("the reply");
                 reply_view(row)
             }
@@ -558,21 +560,22 @@ impl Work {
             Row::R(r) => {
                 let receipt = matches!(outcome, Outcome::Done | Outcome::Unverified(_))
                     .then(|| "pm-1".to_string());
-                h.settle_and_claim_replies(
-                    &lease.owner,
-                    vec![(
-                        r.clone(),
-                        ReplyOutcome {
-                            outcome,
-                            platform_message_id: receipt,
-                        },
-                    )],
-                    Vec::new(),
-                    chrono_ttl(lease),
-                    0,
-                )
-                .await
-                .unwrap();
+                h.gateway()
+                    .settle_and_claim_replies(
+                        &lease.owner,
+                        vec![(
+                            r.clone(),
+                            ReplyOutcome {
+                                outcome,
+                                platform_message_id: receipt,
+                            },
+                        )],
+                        Vec::new(),
+                        chrono_ttl(lease),
+                        0,
+                    )
+                    .await
+                    .unwrap();
             }
             Row::A(a) => {
                 h.settle_and_claim_actions(
@@ -623,7 +626,8 @@ impl Work {
                     .unwrap();
             }
             WorkKind::GatewayReplies => {
-                h.settle_and_claim_replies(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
+                h.gateway()
+                    .settle_and_claim_replies(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
                     .await
                     .unwrap();
             }
@@ -649,6 +653,7 @@ impl Work {
             WorkKind::Deliveries => h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)),
             WorkKind::Outbox => h.retry_outbound(&self.id).await.map(|r| outbound_view(&r)),
             WorkKind::GatewayReplies => h
+                .gateway()
                 .retry_gateway_reply(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
@@ -670,6 +675,7 @@ impl Work {
                 .await
                 .map(|r| outbound_view(&r)),
             WorkKind::GatewayReplies => h
+                .gateway()
                 .mark_gateway_reply_delivered(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
