@@ -185,6 +185,7 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     if task.open_ask {
         // The open question is a held call's approval: the header says so.
         task.waiting_approval = h
+            .approvals()
             .list_approvals(Some(&task.id), Some(50))
             .await
             .map_err(ssr::to_sfn)?

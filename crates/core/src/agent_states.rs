@@ -131,7 +131,7 @@ impl Harness {
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let change = &redacted_change(change, &secrets);
         let record = redacted_record(change, &secrets);
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let lang = channel.lang(&view.task.id);
         let said = told::after_change_in(
             lang,
@@ -214,7 +214,7 @@ impl Harness {
         let secrets = self.agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let record = redacted_record(change, &secrets);
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let text = told::alarm_text_in(channel.lang(&view.task.id), &record, more);
         let message = compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = told::push_key(&change.execution_id, change.state.name());

@@ -378,6 +378,7 @@ impl Harness {
             .await?;
         // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self
+            .approvals()
             .reply_to_approval(
                 by,
                 &task_id,

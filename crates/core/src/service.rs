@@ -296,4 +296,10 @@ impl Harness {
     pub fn gateway(&self) -> crate::gateway::Gateway<'_> {
         crate::gateway::Gateway { h: self }
     }
+
+    /// Approvals of tool calls and the runs no check reached
+    /// (`crate::approvals`, `crate::ungated`).
+    pub fn approvals(&self) -> crate::approvals::Approvals<'_> {
+        crate::approvals::Approvals { h: self }
+    }
 }

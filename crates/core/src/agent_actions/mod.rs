@@ -264,7 +264,7 @@ impl Harness {
         if !view.task.unattended {
             return Ok(());
         }
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let text = failed_text_in(channel.lang(&view.task.id), row, settle);
         let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);

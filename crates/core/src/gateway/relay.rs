@@ -109,6 +109,7 @@ impl Gateway<'_> {
             )?;
             if let Some(mut out) = self
                 .h
+                .approvals()
                 .chat_approval_answer(
                     person,
                     &task_id,

@@ -318,6 +318,7 @@ impl Gateway<'_> {
                 if let Some(task) = context.subject_task_id.as_deref()
                     && let Some(mut out) = self
                         .h
+                        .approvals()
                         .chat_approval_answer(
                             &crate::auth::Person::gateway_owner(),
                             task,

@@ -351,12 +351,14 @@ impl Harness {
             }
         };
         match self
+            .approvals()
             .decide_approval(from.by, &item.ref_id, approve, reason.as_deref(), from.via)
             .await
         {
             Ok(_) => Ok(said(false)),
             Err(CoreError::Conflict(message)) => {
                 let now = self
+                    .approvals()
                     .approval(&item.ref_id)
                     .await
                     .map_err(|e| Said::Failed(e.to_string()))?;

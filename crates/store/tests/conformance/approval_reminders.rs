@@ -136,6 +136,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
         .unwrap()
         .expect("written");
     let decided = h
+        .approvals()
         .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
@@ -190,7 +191,8 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     assert_eq!(push.state, OutboundState::Sending);
     assert!(!store.question_closed(&push.id).await.unwrap());
     assert_eq!(h.skip_before_send(&push).await, None, "still pending: sent");
-    h.decide_approval(&Person::admin(), &id, false, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, false, None, "rest")
         .await
         .unwrap();
     assert_eq!(
@@ -299,7 +301,8 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         "reminders that reached the chat, not the highest number written"
     );
 
-    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
     let later = Utc::now() + Duration::seconds(300);

@@ -523,7 +523,8 @@ pub(super) async fn held(
         serde_json::json!({"tool": "Bash", "input": {"command": cmd}, "cwd": "/repo"}),
     )
     .unwrap();
-    h.check_tool_call(task, None, &call, std::time::Duration::ZERO)
+    h.approvals()
+        .check_tool_call(task, None, &call, std::time::Duration::ZERO)
         .await
         .unwrap()
 }
@@ -577,7 +578,8 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
     );
 
     // Decided before it was sent: the push is dropped, never sent.
-    h.decide_approval(&Person::admin(), &id, false, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, false, None, "rest")
         .await
         .unwrap();
     let dead = store.get_outbound(&push.id).await.unwrap().unwrap();
@@ -643,7 +645,8 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
         ApprovalState::Pending,
         "sending did not touch the approval's ask"
     );
-    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
     assert_eq!(
