@@ -55,15 +55,16 @@ async fn an_answered_question_shows_its_receipt_in_the_json_and_the_chat_text() 
         .unwrap();
 
     let report =
-        n.h.report_at(
-            &Identity::Admin,
-            Some(t(19, 0)),
-            ReportChannel::Api,
-            &NoWork,
-            t(7, 0),
-        )
-        .await
-        .unwrap();
+        n.h.reports()
+            .report_at(
+                &Identity::Admin,
+                Some(t(19, 0)),
+                ReportChannel::Api,
+                &NoWork,
+                t(7, 0),
+            )
+            .await
+            .unwrap();
     let json = serde_json::to_value(&report).unwrap();
     let asked: Vec<&serde_json::Value> = json["tasks"]
         .as_array()

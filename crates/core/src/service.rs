@@ -302,4 +302,10 @@ impl Harness {
     pub fn approvals(&self) -> crate::approvals::Approvals<'_> {
         crate::approvals::Approvals { h: self }
     }
+
+    /// Reports, receipts and analytics (`crate::report`, `crate::receipt`,
+    /// `crate::analytics`).
+    pub fn reports(&self) -> crate::report::Reports<'_> {
+        crate::report::Reports { h: self }
+    }
 }

@@ -283,9 +283,10 @@ impl Gateway<'_> {
             return self.record(processed(out, closed)).await;
         }
         // A reply to a morning report answers its numbered items.
-        if let Some((report_id, lang)) = self.h.report_replied_to(c).await? {
+        if let Some((report_id, lang)) = self.h.reports().report_replied_to(c).await? {
             let mut out = self
                 .h
+                .reports()
                 .report_reply_json(&report_id, &route.content, c.sender_id.as_deref(), lang)
                 .await?;
             out["inboundId"] = json!(id);
