@@ -402,6 +402,7 @@ async fn run() -> anyhow::Result<()> {
     let running = server(dir.path()).await?;
     let h = running.harness.clone();
     let task = h
+        .tasks()
         .create_task(CreateTask {
             title: Some("bench".into()),
             ..Default::default()

@@ -163,7 +163,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     harness.attach_gateway_secret(data.gateway_secret());
     // A crash can leave signal files that disagree with the database: the
     // database wins. A failure here is logged, not fatal (the hook fails open).
-    if let Err(err) = harness.reconcile_signals().await {
+    if let Err(err) = harness.tasks().reconcile_signals().await {
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
@@ -329,6 +329,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // What no holder holds died (a reboot): marked interrupted, each owed
     // its reboot decision (resumed below once the server listens).
     harness
+        .tasks()
         .interrupt_orphaned_executions(&reattached.held)
         .await
         .context("cannot mark interrupted executions")?;

@@ -133,7 +133,7 @@ async fn review(
     e: &Execution,
     state: &mut Seen,
 ) -> harness_core::CoreResult<()> {
-    let view = harness.get_task(&e.task_id).await?;
+    let view = harness.tasks().get_task(&e.task_id).await?;
     let format = match view.task.agent.provider {
         Provider::Claude => Format::Claude,
         Provider::Codex => Format::Codex,

@@ -125,6 +125,7 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     assert!(
         s.running
             .harness
+            .tasks()
             .live_execution(&wb)
             .await
             .unwrap()
@@ -139,7 +140,7 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     .await;
     assert!(screen.contains("please look at m1"), "{screen}");
     assert!(screen.contains("[Tower durable batch:"), "{screen}");
-    let execution = s.running.harness.live_execution(&wb).await.unwrap();
+    let execution = s.running.harness.tasks().live_execution(&wb).await.unwrap();
     assert!(execution.is_some(), "the Workbench runs");
     // The batch is typed into the terminal this start made: one execution.
     let (_, task) = s.admin("GET", &format!("/api/tasks/{wb}"), None).await;
@@ -178,6 +179,7 @@ async fn a_workbench_whose_directory_is_gone_is_not_started_and_the_request_says
     assert!(
         s.running
             .harness
+            .tasks()
             .live_execution(&wb)
             .await
             .unwrap()
@@ -202,6 +204,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
     let project = s
         .running
         .harness
+        .tasks()
         .get_task(&wb)
         .await
         .unwrap()

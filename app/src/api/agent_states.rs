@@ -204,7 +204,7 @@ pub async fn agents_needing_you() -> Result<Vec<AgentNeedRow>, ServerFnError> {
         .await
         .map_err(ssr::to_sfn)?
     {
-        let view = match h.get_task(&need.task_id).await {
+        let view = match h.tasks().get_task(&need.task_id).await {
             Ok(v) => v,
             // Deleted since: nothing to show.
             Err(CoreError::NotFound(_)) => continue,

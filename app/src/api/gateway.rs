@@ -208,7 +208,7 @@ pub async fn gateway_page(state: Option<InboundState>) -> Result<GatewayData, Se
                 .collect()
         })
         .unwrap_or_default();
-    let projects = h.list_projects().await.map_err(ssr::to_sfn)?;
+    let projects = h.tasks().list_projects().await.map_err(ssr::to_sfn)?;
     let sessions = h
         .gateway()
         .gateway_sessions(Some(100))

@@ -276,6 +276,6 @@ pub async fn get_overview() -> Result<OverviewData, ServerFnError> {
             .await
             .map_err(ssr::to_sfn)?
             .total,
-        tasks: h.list_tasks().await.map_err(ssr::to_sfn)?.len(),
+        tasks: h.tasks().list_tasks().await.map_err(ssr::to_sfn)?.len(),
     })
 }

@@ -125,7 +125,7 @@ impl Harness {
         change: &StateChange,
         plan_active: bool,
     ) -> CoreResult<AgentStateWritten> {
-        let view = self.get_task(&change.task_id).await?;
+        let view = self.tasks().get_task(&change.task_id).await?;
         // Nothing read off the screen goes further unredacted.
         let secrets = self.agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
@@ -207,7 +207,7 @@ impl Harness {
         change: &StateChange,
         more: Option<&str>,
     ) -> CoreResult<Option<Outbound>> {
-        let view = self.get_task(&change.task_id).await?;
+        let view = self.tasks().get_task(&change.task_id).await?;
         if !view.task.unattended {
             return Ok(None);
         }
@@ -333,7 +333,7 @@ impl Harness {
         task_id: &str,
         action: ReplyAction,
     ) -> CoreResult<TaskView> {
-        let view = self.get_task(task_id).await?;
+        let view = self.tasks().get_task(task_id).await?;
         let id = view.task.id.as_str();
         let live = view.execution.as_ref().is_some_and(|e| {
             matches!(e.status, ExecutionStatus::Running | ExecutionStatus::Paused)
@@ -357,7 +357,7 @@ impl Harness {
             }
         }
         tracing::info!(task_id = id, ?action, "a person's reply acted on the agent");
-        self.get_task(id).await
+        self.tasks().get_task(id).await
     }
 }
 

@@ -54,7 +54,7 @@ pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
             for kind in Kind::ALL {
                 harness.wake_here(kind);
             }
-            if let Err(err) = harness.reconcile_signals().await {
+            if let Err(err) = harness.tasks().reconcile_signals().await {
                 tracing::error!(error = ?err, "cannot reconcile unattended signal files");
             }
         }
@@ -168,13 +168,14 @@ impl Harness {
         task_id: &str,
         execution: &crate::model::Execution,
     ) -> CoreResult<bool> {
-        self.finish_execution(
-            task_id,
-            &execution.id,
-            crate::model::ExecutionStatus::Failed,
-            None,
-            "interrupted",
-        )
-        .await
+        self.tasks()
+            .finish_execution(
+                task_id,
+                &execution.id,
+                crate::model::ExecutionStatus::Failed,
+                None,
+                "interrupted",
+            )
+            .await
     }
 }

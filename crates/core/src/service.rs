@@ -308,4 +308,10 @@ impl Harness {
     pub fn reports(&self) -> crate::report::Reports<'_> {
         crate::report::Reports { h: self }
     }
+
+    /// Projects, tasks, executions, their control and the Workbench
+    /// (`crate::tasks` and the modules it lists).
+    pub fn tasks(&self) -> crate::tasks::Tasks<'_> {
+        crate::tasks::Tasks { h: self }
+    }
 }

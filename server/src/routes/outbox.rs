@@ -356,7 +356,7 @@ async fn for_task(
     Path(id): Path<String>,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<Outbound>>> {
-    s.harness.get_task(&id).await?;
+    s.harness.tasks().get_task(&id).await?;
     Ok(Json(
         s.harness
             .list_outbound(Some(&id), q.limit.unwrap_or(100))

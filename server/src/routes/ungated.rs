@@ -65,7 +65,7 @@ async fn for_task(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<UngatedFlag>>> {
-    s.harness.get_task(&id).await?;
+    s.harness.tasks().get_task(&id).await?;
     Ok(Json(s.harness.approvals().ungated_flags(&id).await?))
 }
 

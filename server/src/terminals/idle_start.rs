@@ -21,7 +21,7 @@ impl Terminals {
     /// directory is checked first: a missing one fails with its path
     /// (`agent.cwd`), and nothing is started.
     pub async fn start_idle(&self, task_id: &str) -> CoreResult<Execution> {
-        let view = self.harness().get_task(task_id).await?;
+        let view = self.harness().tasks().get_task(task_id).await?;
         let cwd = self.working_dir(&view).await?;
         if !cwd.is_dir() {
             return Err(CoreError::invalid(

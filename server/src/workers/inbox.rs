@@ -204,7 +204,7 @@ impl Queue for InboxQueue {
     fn attempt(&self, parent: String) -> impl Future<Output = Option<Outcome>> + Send + 'static {
         let h = self.terminals.harness().clone();
         async move {
-            let execution = match h.live_execution(&parent).await {
+            let execution = match h.tasks().live_execution(&parent).await {
                 Ok(execution) => execution,
                 Err(err) => return Some(Outcome::Retry(err.to_string())),
             };

@@ -220,7 +220,7 @@ impl Approvals<'_> {
                 format!("tool must be 1..={MAX_CALL_TOOL_CHARS} characters"),
             ));
         }
-        let view = self.h.get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let task = &view.task;
         self.note_tool_check(task_id, execution_id, call).await;
         if task.parent_task_id.is_none() && !task.unattended {
@@ -481,7 +481,7 @@ impl Approvals<'_> {
         let typed = NewInput {
             id: ids::new_id(),
             task_id: current.task_id.clone(),
-            node_id: self.h.execution_node(&current.task_id).await?,
+            node_id: self.h.tasks().execution_node(&current.task_id).await?,
             text: text::typed_decision(&prospective, &call),
             submit: true,
             dedup_key: format!("approval:{}", current.id),

@@ -141,7 +141,7 @@ impl Approvals<'_> {
 
     /// A project's own rules (tried before the global ones); empty when none.
     pub async fn project_approval_policy(&self, project_id: &str) -> CoreResult<Policy> {
-        let project = self.h.project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         Ok(self
             .stored_policy(&project_policy_key(&project.id))
             .await?
@@ -153,7 +153,7 @@ impl Approvals<'_> {
         project_id: &str,
         policy: Policy,
     ) -> CoreResult<Policy> {
-        let project = self.h.project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         self.put_policy(&project_policy_key(&project.id), Some(&policy))
             .await?;
         self.project_approval_policy(&project.id).await

@@ -263,7 +263,7 @@ impl Gateway<'_> {
         let Some((task_id, source)) = found else {
             return Ok(TaskContext::not_found());
         };
-        let view = match self.h.get_task(&task_id).await {
+        let view = match self.h.tasks().get_task(&task_id).await {
             Ok(view) => view,
             Err(CoreError::NotFound(_) | CoreError::Invalid { .. }) => {
                 return Ok(TaskContext::not_found());
@@ -272,12 +272,13 @@ impl Gateway<'_> {
         };
         let task = &view.task;
         let project = match &task.project_id {
-            Some(id) => Some(self.h.project(id).await?),
+            Some(id) => Some(self.h.tasks().project(id).await?),
             None => None,
         };
         let workbench = match (&task.parent_task_id, &project) {
             (Some(parent), Some(p)) => self
                 .h
+                .tasks()
                 .project_workbench(&p.id)
                 .await?
                 .map(|w| w.task.id)

@@ -97,10 +97,10 @@ impl Gateway<'_> {
         // A live execution is somebody's agent (this node's terminal, or
         // another node's): it gets the batch at its turn end. One without a
         // terminal after a restart was ended at start-up.
-        if self.h.live_execution(task_id).await?.is_some() {
+        if self.h.tasks().live_execution(task_id).await?.is_some() {
             return Ok(false);
         }
-        let view = self.h.get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let stopped_since = view.execution.as_ref().is_some_and(|e| {
             e.status == ExecutionStatus::Stopped && e.ended_at.is_some_and(|at| at >= oldest)
         });
@@ -239,7 +239,7 @@ impl Gateway<'_> {
             // inbox; nothing here is owed.
             return Ok(Step::Nothing);
         }
-        let project = match self.h.project(&session.project_id).await {
+        let project = match self.h.tasks().project(&session.project_id).await {
             Ok(p) => p,
             Err(crate::CoreError::NotFound(_)) => {
                 return self

@@ -79,7 +79,7 @@ impl Gateway<'_> {
             return Ok(json!({"error": "No tower task token found", "no_task_token": true}));
         };
         let task_id = validate::task_id(Some(&task_id.to_ascii_lowercase()))?;
-        let view = self.h.get_task(&task_id).await?;
+        let view = self.h.tasks().get_task(&task_id).await?;
         let should_answer = match &delivery {
             Some(d) => d.expect_reply,
             None => view.open_ask,

@@ -371,7 +371,7 @@ impl Gateway<'_> {
             }
         };
         let discussion = route.intent == InboundIntent::ProjectDiscussion;
-        let (workbench, _) = self.h.ensure_workbench(&project.id, None).await?;
+        let (workbench, _) = self.h.tasks().ensure_workbench(&project.id, None).await?;
         let workbench_id = workbench.task.id.clone();
         let mode = if discussion {
             "project_discussion"

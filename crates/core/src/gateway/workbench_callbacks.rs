@@ -148,7 +148,13 @@ impl Gateway<'_> {
                 let task = self
                     .request_task(&inbound, &session, task_id.as_deref(), true)
                     .await?;
-                if self.h.live_execution(&task.task.id).await?.is_some() {
+                if self
+                    .h
+                    .tasks()
+                    .live_execution(&task.task.id)
+                    .await?
+                    .is_some()
+                {
                     return Err(CoreError::Conflict(
                         "Workbench must stop and review the task before final delivery".into(),
                     ));

@@ -396,6 +396,7 @@ impl Reports<'_> {
     ) -> Result<Said, Said> {
         let view = self
             .h
+            .tasks()
             .get_task(&item.task_id)
             .await
             .map_err(|e| Said::Failed(e.to_string()))?;
@@ -418,6 +419,7 @@ impl Reports<'_> {
             (false, None) => Action::Restart,
         };
         self.h
+            .tasks()
             .control_task(control, &item.task_id, action, None)
             .await
             .map_err(|e| Said::Failed(e.to_string()))?;

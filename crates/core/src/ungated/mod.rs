@@ -197,7 +197,7 @@ impl Approvals<'_> {
         {
             return Ok(None);
         }
-        let task = self.h.get_task(&task_id).await?.task;
+        let task = self.h.tasks().get_task(&task_id).await?.task;
         let detail = format!("{} ran with no pre-tool check", shown(tool, &call.input));
         self.flag(
             &task,
@@ -244,7 +244,7 @@ impl Approvals<'_> {
             .await?
             .into_iter()
             .collect();
-        let task = self.h.get_task(&execution.task_id).await?.task;
+        let task = self.h.tasks().get_task(&execution.task_id).await?.task;
         let gated = task.unattended || task.parent_task_id.is_some();
         let policy = if gated {
             Some(self.effective_policy(task.project_id.as_deref()).await?)

@@ -63,7 +63,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
     let key = format!("approval:{id}");
@@ -176,7 +176,7 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Release", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
 
     // Decided while its push was leased ahead (SENDING): the decision
     // leaves a leased row; the check right before the send skips it.
@@ -261,7 +261,7 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
     send(store.as_ref(), &h, &format!("approval:{id}")).await;
@@ -332,7 +332,7 @@ pub async fn an_approval_decided_in_the_chat_is_recorded_with_it(b: &Backend) {
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let id = v.approval_id.unwrap();
     send(store.as_ref(), &h, &format!("approval:{id}")).await;

@@ -539,7 +539,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
     let (store, h) = with_channel_step(b, harness_core::approvals::flow::PARENT_STEP).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    let exec = h.begin_execution(&child).await.unwrap().0;
+    let exec = h.tasks().begin_execution(&child).await.unwrap().0;
     let v = held(&h, &child, "git push --force origin main").await;
     assert!(v.waiting, "{v:?}");
     let id = v.approval_id.clone().unwrap();

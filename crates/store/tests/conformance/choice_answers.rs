@@ -35,7 +35,7 @@ fn input(v: serde_json::Value) -> ChoicesInput {
 pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
     let (store, h) = harness(b).await;
     let t = task(&h, None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let db = input(json!({"options": ["Postgres", "SQLite", "MySQL"]}));
     let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
     let out = h
@@ -270,7 +270,7 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
     let (store, h) = harness(b).await;
     let parent = task(&h, None).await;
     let child = task(&h, Some(&parent)).await;
-    let (exec, _) = h.begin_execution(&child).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&child).await.unwrap();
     let menu = input(json!({"options": [{"label": "A", "description": "first"}, {"label": "B"}]}));
     let out = h
         .ask_native(

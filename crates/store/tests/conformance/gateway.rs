@@ -42,14 +42,15 @@ async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 /// Push a question for `task` and settle its send: delivered into `chat`

@@ -138,6 +138,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .await
         .unwrap();
     let t = a
+        .tasks()
         .create_task(harness_core::tasks::CreateTask {
             title: Some("on the dead node".into()),
             ..Default::default()
@@ -146,7 +147,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .unwrap()
         .task
         .id;
-    a.begin_execution(&t).await.unwrap();
+    a.tasks().begin_execution(&t).await.unwrap();
     a.ask(&t, Some("Still there?")).await.unwrap();
     // Two deliveries for its terminal: one caught mid-write, one queued.
     let input = |key: &str| NewInput {
@@ -335,6 +336,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     assert!(s.node_heartbeat(&node, "boot-2", None, None).await.unwrap());
     let h = harness_on(s.clone(), &node);
     let t = h
+        .tasks()
         .create_task(harness_core::tasks::CreateTask {
             title: Some("on the new boot".into()),
             ..Default::default()
@@ -343,7 +345,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
         .unwrap()
         .task
         .id;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     assert_eq!(
         s.release_dead_node(&node, "boot-1", now()).await.unwrap().0,
         Vec::<String>::new()
@@ -369,7 +371,7 @@ pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliver
         .await
         .unwrap();
     let running = core_task(&h, "runs here", None).await;
-    let (execution, _) = h.begin_execution(&running).await.unwrap();
+    let (execution, _) = h.tasks().begin_execution(&running).await.unwrap();
     let stopped = core_task(&h, "no agent", None).await;
     assert_eq!(
         store.node_live_runs(&node).await.unwrap(),

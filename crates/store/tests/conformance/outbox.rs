@@ -31,14 +31,15 @@ async fn harness(b: &Backend, node: &str) -> (Arc<dyn Store>, Harness) {
 }
 
 async fn task(h: &Harness) -> String {
-    h.create_task(CreateTask {
-        title: Some("Fix CI".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some("Fix CI".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> NotifyTarget {
@@ -124,7 +125,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
-    let exec = h.begin_execution(&t).await.unwrap();
+    let exec = h.tasks().begin_execution(&t).await.unwrap();
     let old = h.ask(&t, Some("older question")).await.unwrap();
     h.store().resume_executions(&t).await.unwrap();
 

@@ -49,14 +49,15 @@ async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 async fn push(h: &Harness, task_id: &str, message: &str, expect_reply: bool) -> String {
@@ -103,7 +104,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     let (store, h) = harness(b).await;
     // Task A: a RUNNING execution with an older OPEN ask, and a pushed ask.
     let a = task(&h, "A").await;
-    let exec = h.begin_execution(&a).await.unwrap();
+    let exec = h.tasks().begin_execution(&a).await.unwrap();
     let older = h.ask(&a, Some("older question")).await.unwrap();
     h.store().resume_executions(&a).await.unwrap();
     let ask_a = push(&h, &a, "Postgres or SQLite?", true).await;

@@ -43,7 +43,7 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
     .await
     .unwrap();
     let t = core_task(&h, "Fix CI", None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let out = h
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
@@ -282,7 +282,7 @@ pub async fn racing_writers_write_one_reminder_of_a_number(b: &Backend) {
 /// An ask of a new task, pushed (not sent yet): its message id.
 async fn push_ask(h: &Harness, title: &str, urgency: &str) -> String {
     let t = core_task(h, title, None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     h.push_to_human(PushInput {
         task_id: Some(t),
         message: Some(format!("{title}?")),

@@ -243,8 +243,8 @@ pub async fn the_watch_reads_this_nodes_live_and_recent_unflagged_executions(b: 
 pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &Backend) {
     let (store, h) = with_channel(b).await;
     let task = core_task(&h, "watched", None).await;
-    h.set_unattended(&task, true).await.unwrap();
-    let exec = h.begin_execution(&task).await.unwrap().0;
+    h.tasks().set_unattended(&task, true).await.unwrap();
+    let exec = h.tasks().begin_execution(&task).await.unwrap().0;
     let call: ToolCall = serde_json::from_value(json!({"tool": "Bash",
         "input": {"command": "cargo test"}, "cwd": "/repo", "toolUseId": "toolu_ok"}))
     .unwrap();

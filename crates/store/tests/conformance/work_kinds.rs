@@ -159,14 +159,15 @@ impl WorkKind {
     /// Queue a fresh row (`key` makes it unique).
     pub async fn queue(self, h: &Harness, key: &str) -> Work {
         let task = || async move {
-            h.create_task(CreateTask {
-                title: Some(format!("engine {key}")),
-                ..CreateTask::default()
-            })
-            .await
-            .unwrap()
-            .task
-            .id
+            h.tasks()
+                .create_task(CreateTask {
+                    title: Some(format!("engine {key}")),
+                    ..CreateTask::default()
+                })
+                .await
+                .unwrap()
+                .task
+                .id
         };
         match self {
             Self::Deliveries => {
@@ -251,6 +252,7 @@ impl WorkKind {
             Self::Inbox => {
                 let parent = task().await;
                 let child = h
+                    .tasks()
                     .create_task(CreateTask {
                         title: Some(format!("child {key}")),
                         parent_task_id: Some(parent.clone()),
@@ -286,7 +288,7 @@ impl WorkKind {
             }
             Self::AgentActions => {
                 let task = task().await;
-                let (execution, _) = h.begin_execution(&task).await.unwrap();
+                let (execution, _) = h.tasks().begin_execution(&task).await.unwrap();
                 let now = Utc::now();
                 let (row, created) = h
                     .store()
