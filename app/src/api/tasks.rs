@@ -164,7 +164,7 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     // Which node runs the agent, by its name, with the URL it registered
     // (a cluster).
     if let (Some(shown), Some(id)) = (task.node.take(), task.node_id.clone()) {
-        let row = h.node(&id).await.ok().flatten();
+        let row = h.cluster().node(&id).await.ok().flatten();
         // Said in the text itself (no code in the page's bundle).
         let draining = row.as_ref().is_some_and(|n| n.draining);
         let node = row.as_ref().and_then(|n| n.name.clone()).unwrap_or(shown);

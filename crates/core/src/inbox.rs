@@ -433,11 +433,13 @@ impl Harness {
         let mut recovered = 0;
         if startup {
             recovered += self
+                .cluster()
                 .recover_work(Kind::Inbox, Scope::Expired)
                 .await?
                 .released;
             if let Some(owner) = self.config().delivery_owner.clone() {
                 recovered += self
+                    .cluster()
                     .recover_work(Kind::Inbox, Scope::Boot(&owner))
                     .await?
                     .released;

@@ -314,4 +314,10 @@ impl Harness {
     pub fn tasks(&self) -> crate::tasks::Tasks<'_> {
         crate::tasks::Tasks { h: self }
     }
+
+    /// Nodes, node-to-node calls, draining and the recovery of work left in
+    /// flight (`crate::cluster` and the modules it lists).
+    pub fn cluster(&self) -> crate::cluster::Cluster<'_> {
+        crate::cluster::Cluster { h: self }
+    }
 }

@@ -247,9 +247,9 @@ impl Terminals {
         }
         // A start another node asked of a draining one: refused, never passed on.
         if !forward {
-            h.refuse_start_while_draining()?;
+            h.cluster().refuse_start_while_draining()?;
         }
-        match h.placement(&view.task.id).await? {
+        match h.cluster().placement(&view.task.id).await? {
             harness_core::cluster::Placement::Free => {}
             // A live execution of this node without a terminal (e.g. its
             // process was lost) is superseded.
@@ -279,7 +279,7 @@ impl Terminals {
             }
         }
         // A draining node starts no agent: another node does.
-        if h.draining() {
+        if h.cluster().draining() {
             drop(guard);
             return self.start_elsewhere(&view.task.id, &mode).await;
         }

@@ -74,7 +74,7 @@ impl Queue for DailyQueue {
 
     /// A draining node leaves them to the others.
     fn takes_new_work(&self) -> bool {
-        !self.harness.draining()
+        !self.harness.cluster().draining()
     }
 
     fn turn(

@@ -67,7 +67,7 @@ impl Queue for ReplyQueue {
 
     /// Any node can send it: a draining node leaves it to the others.
     fn takes_new_work(&self) -> bool {
-        !self.harness.draining()
+        !self.harness.cluster().draining()
     }
 
     fn lease_until(row: &GatewayReply) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -107,7 +107,11 @@ impl Queue for ReplyQueue {
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let h = self.harness.clone();
         async move {
-            match h.recover_work(Kind::GatewayReplies, Scope::Expired).await {
+            match h
+                .cluster()
+                .recover_work(Kind::GatewayReplies, Scope::Expired)
+                .await
+            {
                 Ok(done) if done.unverified == 0 => {}
                 Ok(done) => tracing::warn!(
                     count = done.unverified,
@@ -127,6 +131,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         return;
     }
     match harness
+        .cluster()
         .recover_work(Kind::GatewayReplies, Scope::Boot(&owner))
         .await
     {

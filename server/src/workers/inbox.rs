@@ -118,15 +118,15 @@ impl WorkbenchStarter {
     /// requests are brought forward and the Workbenches still wanted started.
     async fn recover(&self) {
         let h = self.terminals.harness();
-        if let Err(err) = h.recover_work(Kind::Inbox, Scope::Expired).await {
+        if let Err(err) = h.cluster().recover_work(Kind::Inbox, Scope::Expired).await {
             tracing::error!(error = ?err, "cannot recover expired workbench claims");
         }
         // Any node recovers them: a draining node leaves it to the others.
-        if h.draining() {
+        if h.cluster().draining() {
             return;
         }
-        // Claims' ages by the database's clock (`Harness::db_now`).
-        let now = match h.db_now().await {
+        // Claims' ages by the database's clock (`Cluster::db_now`).
+        let now = match h.cluster().db_now().await {
             Ok(now) => now,
             Err(err) => {
                 tracing::warn!(error = ?err, "cannot read the database's clock; upkeep skipped");

@@ -203,7 +203,7 @@ impl Gateway<'_> {
         }
         // The claim clock is the database's: every node judges a claim's
         // age by the same clock.
-        let now = self.h.db_now().await?;
+        let now = self.h.cluster().db_now().await?;
         let (row, created) = self
             .h
             .store()

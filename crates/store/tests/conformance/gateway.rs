@@ -330,7 +330,7 @@ pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &
             .await
             .unwrap()
     );
-    let now = h.db_now().await.unwrap();
+    let now = h.cluster().db_now().await.unwrap();
     let mut rows = Vec::new();
     for (owner, ttl) in [
         ("node-a:boot-2", Duration::seconds(60)),
@@ -361,7 +361,7 @@ pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &
     super::support::past_lease().await;
     let pass = h
         .gateway()
-        .recover_gateway_inbound(h.db_now().await.unwrap())
+        .recover_gateway_inbound(h.cluster().db_now().await.unwrap())
         .await
         .unwrap();
     assert_eq!((pass.advanced, pass.failed), (0, 2), "{pass:?}");

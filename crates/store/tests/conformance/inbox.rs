@@ -393,6 +393,7 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         .unwrap();
     // The worker's upkeep: the engine's recovery pass of expired leases.
     let upkeep = h
+        .cluster()
         .recover_work(
             harness_core::work::Kind::Inbox,
             harness_core::work::Scope::Expired,
@@ -423,6 +424,7 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     // The engine's one recovery pass (the inbox's own is gone).
     let pass = h
+        .cluster()
         .recover_work(
             harness_core::work::Kind::Inbox,
             harness_core::work::Scope::Expired,

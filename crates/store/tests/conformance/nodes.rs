@@ -242,7 +242,8 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         assert!(std::time::Instant::now() < deadline, "never judged dead");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (ry, rz) = tokio::join!(hy.recover_dead_nodes(), hz.recover_dead_nodes());
+    let (cy, cz) = (hy.cluster(), hz.cluster());
+    let (ry, rz) = tokio::join!(cy.recover_dead_nodes(), cz.recover_dead_nodes());
     let all: Vec<_> = ry.unwrap().into_iter().chain(rz.unwrap()).collect();
     assert!(all.iter().all(|r| r.node_id == dead), "{all:?}");
     assert_eq!(all.iter().filter(|r| r.recorded).count(), 1, "{all:?}");
@@ -276,7 +277,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     // Recorded: the row stays, dead; nothing left to recover.
     let row = y.get_node(dead).await.unwrap().unwrap();
     assert!(!row.alive);
-    assert!(hy.recover_dead_nodes().await.unwrap().is_empty());
+    assert!(hy.cluster().recover_dead_nodes().await.unwrap().is_empty());
     // Its release is idempotent: nothing of it is left.
     assert_eq!(
         z.release_dead_node(dead, "boot-1", now()).await.unwrap(),

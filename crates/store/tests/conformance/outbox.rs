@@ -456,7 +456,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     // Its CLI was spawned (the evidence is committed first).
     assert!(h.mark_outbound_started(&rows[0], OWNER).await.unwrap());
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -486,7 +487,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         .unwrap();
     assert_eq!(unsent.len(), 1);
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -508,7 +510,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let row = claim_one(&h, Utc::now()).await;
     assert!(h.mark_outbound_started(&row, OWNER).await.unwrap());
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -517,7 +520,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     );
     assert_eq!(
         recovered(
-            &h.recover_work(Kind::Outbox, Scope::Boot(OWNER))
+            &h.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot(OWNER))
                 .await
                 .unwrap()
         ),
@@ -528,7 +532,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let (_s3, hb) = harness(b, "node-b").await;
     assert_eq!(
         recovered(
-            &hb.recover_work(Kind::Outbox, Scope::Boot("node-b:boot-1"))
+            &hb.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot("node-b:boot-1"))
                 .await
                 .unwrap()
         ),
@@ -539,7 +544,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let (_s2, h2) = harness(b, "node-a").await;
     assert_eq!(
         recovered(
-            &h2.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+            &h2.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
                 .await
                 .unwrap()
         ),

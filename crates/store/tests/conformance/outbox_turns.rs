@@ -422,7 +422,8 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
 
     // The node restarts: the database shows only `started` (attempt 1) began.
     let (unverified, released) = recovered(
-        &h.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+        &h.cluster()
+            .recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
             .await
             .unwrap(),
     );

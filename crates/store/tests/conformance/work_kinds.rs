@@ -447,18 +447,26 @@ impl WorkKind {
             Self::Deliveries => {}
             // The one recovery pass of the engine.
             Self::Outbox => {
-                h.recover_work(Kind::Outbox, Scope::Expired).await.unwrap();
+                h.cluster()
+                    .recover_work(Kind::Outbox, Scope::Expired)
+                    .await
+                    .unwrap();
             }
             Self::GatewayReplies => {
-                h.recover_work(Kind::GatewayReplies, Scope::Expired)
+                h.cluster()
+                    .recover_work(Kind::GatewayReplies, Scope::Expired)
                     .await
                     .unwrap();
             }
             Self::Inbox => {
-                h.recover_work(Kind::Inbox, Scope::Expired).await.unwrap();
+                h.cluster()
+                    .recover_work(Kind::Inbox, Scope::Expired)
+                    .await
+                    .unwrap();
             }
             Self::AgentActions => {
-                h.recover_work(Kind::AgentActions, Scope::Expired)
+                h.cluster()
+                    .recover_work(Kind::AgentActions, Scope::Expired)
                     .await
                     .unwrap();
             }
