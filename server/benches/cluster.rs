@@ -189,7 +189,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
     }
     let first = servers[0].harness.clone();
     first
-        .set_notify_targets(vec![serde_json::from_value(json!(
+        .settings().set_notify_targets(vec![serde_json::from_value(json!(
             {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1", "scope": "work"}
         ))?])
         .await?;

@@ -122,7 +122,7 @@ async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     let running = launch(cfg, listener).await?;
     running
         .harness
-        .set_notify_targets(vec![serde_json::from_value(json!(
+        .settings().set_notify_targets(vec![serde_json::from_value(json!(
             {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1", "scope": "work"}
         ))?])
         .await?;

@@ -471,7 +471,7 @@ pub(crate) async fn sent_to_chat_in(
     let targets = serde_json::from_value(json!([{"label": "phone", "gateway": "hermes",
         "downstream": "telegram", "dest": "4242", "scope": "unattended", "language": language}]))
     .unwrap();
-    n.h.set_notify_targets(targets).await.unwrap();
+    n.h.settings().set_notify_targets(targets).await.unwrap();
     let sent =
         n.h.reports()
             .send_report(&Identity::Admin, Some(t(19, 0)), &NoWork)

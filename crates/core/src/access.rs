@@ -114,7 +114,7 @@ impl Harness {
     /// Unattended mode needs a way to reach a human: turning it on fails
     /// closed without an active unattended notify channel.
     pub(crate) async fn check_unattended_allowed(&self, on: bool) -> CoreResult<()> {
-        if !on || unattended_reachable(&self.notify_targets().await?) {
+        if !on || unattended_reachable(&self.settings().notify_targets().await?) {
             return Ok(());
         }
         Err(CoreError::Conflict(

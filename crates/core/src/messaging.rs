@@ -153,7 +153,7 @@ impl Harness {
     /// Whether no notify target is configured (the reference's
     /// `noChannelConfigured`: targets missing or empty).
     pub async fn no_channel_configured(&self) -> CoreResult<bool> {
-        Ok(self.notify_targets().await?.is_empty())
+        Ok(self.settings().notify_targets().await?.is_empty())
     }
 
     /// Record an OPEN ask and park the task (one transaction): earlier OPEN asks

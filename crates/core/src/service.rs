@@ -320,4 +320,10 @@ impl Harness {
     pub fn cluster(&self) -> crate::cluster::Cluster<'_> {
         crate::cluster::Cluster { h: self }
     }
+
+    /// Notify targets, the system directive and list settings
+    /// (`crate::settings`, `crate::setting_lists`).
+    pub fn settings(&self) -> crate::settings::Settings<'_> {
+        crate::settings::Settings { h: self }
+    }
 }

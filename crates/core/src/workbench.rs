@@ -81,6 +81,6 @@ impl Tasks<'_> {
         if self.h.store().is_workbench(&task_id).await? {
             return Ok(WORKBENCH_DIRECTIVE.to_string());
         }
-        self.h.system_directive().await
+        self.h.settings().system_directive().await
     }
 }

@@ -459,7 +459,7 @@ impl Reports<'_> {
         let Some(report_id) = crate::store::report_of_key(&row.dedup_key) else {
             return Ok(None);
         };
-        let targets = self.h.notify_targets().await?;
+        let targets = self.h.settings().notify_targets().await?;
         let lang = crate::quiet_hours::target_of(&targets, &row)
             .map(|t| t.lang())
             .unwrap_or_default();

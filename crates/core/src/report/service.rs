@@ -218,7 +218,7 @@ impl Reports<'_> {
         sent: &mut HashSet<String>,
     ) -> CoreResult<Vec<DailyDue>> {
         let mut owed = Vec::new();
-        for t in self.h.notify_targets().await? {
+        for t in self.h.settings().notify_targets().await? {
             let Some(due) = owed_to(&t, now) else {
                 continue;
             };
@@ -248,6 +248,7 @@ impl Reports<'_> {
         let now = Utc::now();
         let target = self
             .h
+            .settings()
             .notify_targets()
             .await?
             .into_iter()

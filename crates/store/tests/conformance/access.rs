@@ -192,15 +192,17 @@ pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
         language: None,
     };
     // Inactive or work-scoped channels do not count.
-    h.set_notify_targets(vec![
-        target("hermes", "unattended", false),
-        target("openclaw", "work", true),
-    ])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![
+            target("hermes", "unattended", false),
+            target("openclaw", "work", true),
+        ])
+        .await
+        .unwrap();
     assert!(h.tasks().set_unattended(&t, true).await.is_err());
     // The cached targets were invalidated through the event bus.
-    h.set_notify_targets(vec![target("hermes", "unattended", true)])
+    h.settings()
+        .set_notify_targets(vec![target("hermes", "unattended", true)])
         .await
         .unwrap();
     assert!(
@@ -225,7 +227,7 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         )
     };
     let (reader, writer) = (open().await, open().await);
-    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert!(reader.settings().notify_targets().await.unwrap().is_empty());
     assert!(reader.no_channel_configured().await.unwrap());
     let hermes = NotifyTarget {
         id: None,
@@ -243,18 +245,26 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         language: None,
     };
     writer
+        .settings()
         .set_notify_targets(vec![hermes.clone()])
         .await
         .unwrap();
-    assert_eq!(reader.notify_targets().await.unwrap(), vec![hermes]);
+    assert_eq!(
+        reader.settings().notify_targets().await.unwrap(),
+        vec![hermes]
+    );
     // Without a shared bus the other handle keeps its cache: the bus is the
     // invalidation path, not a re-read on every call.
     let lonely = harness(b).await;
-    assert_eq!(lonely.notify_targets().await.unwrap().len(), 1);
-    writer.set_notify_targets(Vec::new()).await.unwrap();
-    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert_eq!(lonely.settings().notify_targets().await.unwrap().len(), 1);
+    writer
+        .settings()
+        .set_notify_targets(Vec::new())
+        .await
+        .unwrap();
+    assert!(reader.settings().notify_targets().await.unwrap().is_empty());
     assert_eq!(
-        lonely.notify_targets().await.unwrap().len(),
+        lonely.settings().notify_targets().await.unwrap().len(),
         1,
         "stale: not on the bus"
     );

@@ -494,23 +494,24 @@ pub(super) async fn with_channel_step(
     config.node_id = "node-a".into();
     config.approval_parent_step = step;
     let h = harness_core::Harness::new(store.clone(), config);
-    h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
-        id: None,
-        label: "phone".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![harness_core::settings::NotifyTarget {
+            id: None,
+            label: "phone".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     (store, h)
 }
 

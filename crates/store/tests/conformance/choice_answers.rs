@@ -197,7 +197,10 @@ fn target() -> NotifyTarget {
 
 pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) {
     let (store, h) = harness(b).await;
-    h.set_notify_targets(vec![target()]).await.unwrap();
+    h.settings()
+        .set_notify_targets(vec![target()])
+        .await
+        .unwrap();
     let t = task(&h, None).await;
     let push = |choices: serde_json::Value| PushInput {
         task_id: Some(t.clone()),

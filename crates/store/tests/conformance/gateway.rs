@@ -21,23 +21,24 @@ const OWNER: &str = "node-a:boot-1";
 async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
     let store = b.store.clone();
     let h = harness_on(store.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "group".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "group".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     (store, h)
 }
 

@@ -188,23 +188,24 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .unwrap();
     store.release_delivery(&queued.id, owner).await.unwrap();
     // Two sends leased by it: one started, one leased ahead and never started.
-    a.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "chat".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "work".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    a.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "chat".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "work".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     for text in ["started", "never started"] {
         a.push_to_human(PushInput {
             task_id: Some(t.clone()),

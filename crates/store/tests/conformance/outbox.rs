@@ -61,12 +61,13 @@ fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> N
 }
 
 async fn configured(h: &Harness) {
-    h.set_notify_targets(vec![
-        target("unattended", "hermes", "feishu", None),
-        target("work", "openclaw", "telegram", Some("-100")),
-    ])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![
+            target("unattended", "hermes", "feishu", None),
+            target("work", "openclaw", "telegram", Some("-100")),
+        ])
+        .await
+        .unwrap();
 }
 
 fn push(task_id: &str, message: &str, expect_reply: bool) -> PushInput {
@@ -108,7 +109,8 @@ pub async fn no_channel_and_work_without_destination_are_refused(b: &Backend) {
         matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"),
         "{err:?}"
     );
-    h.set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
+    h.settings()
+        .set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
         .await
         .unwrap();
     let mut p = push(&t, "hi", false);

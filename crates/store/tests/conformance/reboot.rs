@@ -221,7 +221,8 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
         format!("nb-{}", ids::new_id()),
     );
     let (ha, hb) = (harness_on(sa.clone(), &na), harness_on(sb.clone(), &nb));
-    ha.set_notify_targets(vec![unattended_target()])
+    ha.settings()
+        .set_notify_targets(vec![unattended_target()])
         .await
         .unwrap();
     // Executions of no recorded node: both nodes may interrupt and decide them.

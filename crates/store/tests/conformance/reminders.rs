@@ -25,23 +25,24 @@ pub(super) const OWNER: &str = "node-a:boot-1";
 pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, String) {
     let store = b.another().await;
     let h = harness_on(store.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "phone".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "phone".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     let t = core_task(&h, "Fix CI", None).await;
     h.tasks().begin_execution(&t).await.unwrap();
     let out = h

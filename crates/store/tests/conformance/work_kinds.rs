@@ -183,23 +183,24 @@ impl WorkKind {
                 }
             }
             Self::Outbox => {
-                h.set_notify_targets(vec![NotifyTarget {
-                    id: None,
-                    label: "home".into(),
-                    gateway: "hermes".into(),
-                    downstream: Some("feishu".into()),
-                    dest: None,
-                    profile: None,
-                    scope: "unattended".into(),
-                    active: true,
-                    include_screen: false,
-                    report_at: None,
-                    report_time_zone: None,
-                    report_since: None,
-                    language: None,
-                }])
-                .await
-                .unwrap();
+                h.settings()
+                    .set_notify_targets(vec![NotifyTarget {
+                        id: None,
+                        label: "home".into(),
+                        gateway: "hermes".into(),
+                        downstream: Some("feishu".into()),
+                        dest: None,
+                        profile: None,
+                        scope: "unattended".into(),
+                        active: true,
+                        include_screen: false,
+                        report_at: None,
+                        report_time_zone: None,
+                        report_since: None,
+                        language: None,
+                    }])
+                    .await
+                    .unwrap();
                 let out = h
                     .push_to_human(PushInput {
                         task_id: Some(task().await),
