@@ -9,7 +9,10 @@ are `crate::a::b`). A file depends on another when it names it by a path
 longest path prefix that is a module file counts. Prints the strongly
 connected components of that graph that hold more than one file (each is a
 set of files that reach each other through such paths: an import cycle),
-their count and size, and the number of files with an `impl Harness` block.
+their count and size, the number of files with an `impl Harness` block
+(`impl crate::Harness` too), and the services: the types holding only
+`h: &Harness` (`Harness::<service>()` hands one out) and the files with an
+`impl` block of one of them.
 
 A root below a crate's `src` (like `app/src/api`) is read as that crate's
 module at that path: only the edges between its own files count.
@@ -21,6 +24,8 @@ import sys
 from collections import defaultdict
 
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+SERVICE = re.compile(r"^pub struct (\w+)<'h> \{\s*pub\(crate\) h: &'h (?:crate::)?Harness,\s*\}", re.M)
+SERVICE_IMPL = re.compile(r"^impl (\w+)<'_> \{", re.M)
 USE_GROUP = re.compile(r"\buse\s+(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^;]*)\}", re.S)
 
 
@@ -116,11 +121,20 @@ def report(root):
     below = tuple(below)
     graph = defaultdict(set)
     impl_harness = 0
+    texts = {}
     for module, path in files.items():
         with open(path, encoding="utf-8") as f:
-            text = f.read()
-        if re.search(r"^impl(?:<[^>]*>)?\s+Harness\b", text, re.M):
+            texts[module] = f.read()
+    services = set()
+    for text in texts.values():
+        services.update(SERVICE.findall(text))
+    impl_service = 0
+    for module, path in files.items():
+        text = texts[module]
+        if re.search(r"^impl(?:<[^>]*>)?\s+(?:crate::)?Harness\b", text, re.M):
             impl_harness += 1
+        if any(name in services for name in SERVICE_IMPL.findall(text)):
+            impl_service += 1
         is_dir = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
         graph[module]
         for target in targets(module, strip_comments(text), is_dir):
@@ -135,7 +149,8 @@ def report(root):
     edges = sum(len(v) for v in graph.values())
     print(f"{root}: {len(files)} files, {edges} file-to-file paths, "
           f"{len(cycles)} import cycle(s) holding {sum(map(len, cycles))} files, "
-          f"{impl_harness} file(s) with `impl Harness`")
+          f"{impl_harness} file(s) with `impl Harness`, "
+          f"{len(services)} service(s) with {impl_service} file(s) of their `impl`")
     for c in cycles:
         shown = ", ".join("::".join(m) or "(root)" for m in c[:12])
         more = f", … {len(c) - 12} more" if len(c) > 12 else ""

@@ -189,7 +189,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
     }
     let first = servers[0].harness.clone();
     first
-        .set_notify_targets(vec![serde_json::from_value(json!(
+        .settings().set_notify_targets(vec![serde_json::from_value(json!(
             {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1", "scope": "work"}
         ))?])
         .await?;
@@ -205,12 +205,13 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
         for i in 0..32 {
             let view = s
                 .harness
+                .tasks()
                 .create_task(CreateTask {
                     title: Some(format!("bench {i}")),
                     ..Default::default()
                 })
                 .await?;
-            s.harness.begin_execution(&view.task.id).await?;
+            s.harness.tasks().begin_execution(&view.task.id).await?;
             mine.push(view.task.id);
         }
         tasks.push(mine);

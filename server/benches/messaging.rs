@@ -49,12 +49,13 @@ async fn run() -> anyhow::Result<()> {
     let mut tasks = Vec::new();
     for i in 0..64 {
         let view = h
+            .tasks()
             .create_task(CreateTask {
                 title: Some(format!("bench {i}")),
                 ..Default::default()
             })
             .await?;
-        h.begin_execution(&view.task.id).await?;
+        h.tasks().begin_execution(&view.task.id).await?;
         tasks.push(view.task.id);
     }
 

@@ -122,7 +122,7 @@ async fn server(dir: &Path) -> anyhow::Result<harness_server::Running> {
     let running = launch(cfg, listener).await?;
     running
         .harness
-        .set_notify_targets(vec![serde_json::from_value(json!(
+        .settings().set_notify_targets(vec![serde_json::from_value(json!(
             {"label": "bench", "gateway": "openclaw", "downstream": "telegram", "dest": "telegram:-1", "scope": "work"}
         ))?])
         .await?;
@@ -282,14 +282,14 @@ async fn throughput(
         let ids = enqueue(h, task, per, &format!("c{concurrency} r{round}")).await?;
         let mut events = h.subscribe();
         let (cpu, sqlite_cpu) = (own_cpu(), sqlite_threads_cpu());
-        let writes: u64 = h.transaction_latency().counts.iter().sum();
+        let writes: u64 = h.reports().transaction_latency().counts.iter().sum();
         let started = Instant::now();
         let s = Sender::start(h, concurrency, &format!("bench-{concurrency}-{round}"));
         let ended = wait_attempted(h, &mut events, &ids).await?;
         let outbox = per as f64 / (ended - started).as_secs_f64();
         let outbox_cpu = (own_cpu() - cpu) / per as u32;
         let sqlite_cpu = (sqlite_threads_cpu() - sqlite_cpu) / per as u32;
-        let writes = h.transaction_latency().counts.iter().sum::<u64>() - writes;
+        let writes = h.reports().transaction_latency().counts.iter().sum::<u64>() - writes;
         s.stop().await?;
         delivered = attempted(h, &ids).await?;
         println!(
@@ -402,6 +402,7 @@ async fn run() -> anyhow::Result<()> {
     let running = server(dir.path()).await?;
     let h = running.harness.clone();
     let task = h
+        .tasks()
         .create_task(CreateTask {
             title: Some("bench".into()),
             ..Default::default()

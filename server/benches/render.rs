@@ -89,6 +89,7 @@ async fn run() -> anyhow::Result<()> {
     let mut tasks = Vec::with_capacity(TASKS);
     for i in 0..TASKS {
         let view = h
+            .tasks()
             .create_task(CreateTask {
                 title: Some(format!("Bench task {i:03}: migrate service {}", i * 7 % 31)),
                 ..Default::default()

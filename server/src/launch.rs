@@ -159,11 +159,11 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
         .context("cannot write this node's heartbeat")?;
     // A drained node restarted stays drained (`harness_core::drain`): known
     // before any worker claims.
-    harness.follow_drain().await;
+    harness.cluster().follow_drain().await;
     harness.attach_gateway_secret(data.gateway_secret());
     // A crash can leave signal files that disagree with the database: the
     // database wins. A failure here is logged, not fatal (the hook fails open).
-    if let Err(err) = harness.reconcile_signals().await {
+    if let Err(err) = harness.tasks().reconcile_signals().await {
         tracing::error!(error = ?err, "cannot reconcile unattended signal files");
     }
 
@@ -172,6 +172,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // becomes UNVERIFIED (never written twice), the others are due again.
     // The outbox and reply workers recover their own kinds as they start.
     let recovered = harness
+        .cluster()
         .recover_work(Kind::Deliveries, Scope::Boot(&boot_owner))
         .await
         .context("cannot release the previous run's deliveries")?;
@@ -329,6 +330,7 @@ pub async fn launch(config: ServeConfig, listener: TcpListener) -> anyhow::Resul
     // What no holder holds died (a reboot): marked interrupted, each owed
     // its reboot decision (resumed below once the server listens).
     harness
+        .tasks()
         .interrupt_orphaned_executions(&reattached.held)
         .await
         .context("cannot mark interrupted executions")?;

@@ -179,11 +179,12 @@ pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Respon
 
 async fn render(state: &AppState) -> Result<String, ApiError> {
     let harness = &state.harness;
-    let counts = harness.store_counts().await?;
+    let counts = harness.reports().store_counts().await?;
     let now = chrono::Utc::now();
     // Bucket counts come from the database (one grouped query), never the rows.
     let bounds = answer_bounds();
     let answers = harness
+        .reports()
         .answer_histogram(now - chrono::Duration::days(7), &bounds)
         .await?;
 
@@ -224,7 +225,7 @@ async fn render(state: &AppState) -> Result<String, ApiError> {
         "Time from a question to its answer (questions of the last 7 days)",
         answer,
     );
-    let txn = harness.transaction_latency();
+    let txn = harness.reports().transaction_latency();
     let txn = ConstHistogram::new(
         &harness_core::store::TRANSACTION_BOUNDS,
         &harness_core::store::AnswerHistogram {

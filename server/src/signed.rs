@@ -47,7 +47,12 @@ pub async fn verify(State(state): State<AppState>, req: Request, next: Next) -> 
         Ok(b) => b,
         Err(response) => return response,
     };
-    match state.harness.accept_signed(&buffered.signed()).await {
+    match state
+        .harness
+        .gateway()
+        .accept_signed(&buffered.signed())
+        .await
+    {
         Ok(identity) => {
             let mut req = buffered.into_request();
             req.extensions_mut().insert(identity);

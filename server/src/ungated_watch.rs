@@ -3,7 +3,7 @@
 //! execution of this node that is live or ended in the last
 //! [`WatchConfig::recent`] and not flagged yet, read what its CLI appended
 //! to its own record of the session and hand the calls to
-//! [`Harness::review_calls`].
+//! [`Approvals::review_calls`].
 //!
 //! Which files are an execution's: its agent's home (the task's `HOME`,
 //! else the server's; Claude Code's `CLAUDE_CONFIG_DIR`, Codex's
@@ -109,6 +109,7 @@ async fn pass(
     let harness = terminals.harness();
     let recent = chrono::Duration::from_std(config.recent).unwrap_or(chrono::Duration::zero());
     let executions = harness
+        .approvals()
         .watched_executions(Utc::now() - recent, MAX_EXECUTIONS)
         .await?;
     let ids: HashSet<&str> = executions.iter().map(|e| e.id.as_str()).collect();
@@ -132,7 +133,7 @@ async fn review(
     e: &Execution,
     state: &mut Seen,
 ) -> harness_core::CoreResult<()> {
-    let view = harness.get_task(&e.task_id).await?;
+    let view = harness.tasks().get_task(&e.task_id).await?;
     let format = match view.task.agent.provider {
         Provider::Claude => Format::Claude,
         Provider::Codex => Format::Codex,
@@ -161,7 +162,7 @@ async fn review(
         .collect();
     tracing::debug!(execution_id = %e.id, files = state.files.len(), calls = counted.len(),
         "session record read");
-    harness.review_calls(e, &counted).await?;
+    harness.approvals().review_calls(e, &counted).await?;
     Ok(())
 }
 

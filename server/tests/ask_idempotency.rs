@@ -30,7 +30,7 @@ async fn a_retried_ask_with_its_key_returns_the_first_ask_and_records_nothing() 
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("idempotent asks").await;
-    s.running.harness.begin_execution(&t).await.unwrap();
+    s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let ask = |key: &str, q: &str| json!({"taskId": t, "question": q, "idempotencyKey": key});
 
     let (status, first) = s
@@ -154,7 +154,7 @@ async fn mcp_ask_human_accepts_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("mcp idempotent").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let call = || {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": "ask_human",

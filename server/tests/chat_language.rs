@@ -77,7 +77,7 @@ async fn a_zh_targets_question_and_report_are_chinese_and_en_is_english_again() 
 
     // A question with options to the zh chat.
     let t = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (st, out) = s
         .call(
             "POST",

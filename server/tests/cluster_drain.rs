@@ -409,7 +409,7 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
 
     // An agent's token is refused; no token is 401.
     let t = s.task("agent").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     for (token, want) in [
         (Some(token.as_str()), StatusCode::FORBIDDEN),
         (None, StatusCode::UNAUTHORIZED),

@@ -126,7 +126,7 @@ async fn fifty_replies(db: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start_on(dir.path(), db.map(str::to_string)).await;
     let t = s.task("race").await;
-    s.running.harness.begin_execution(&t).await.unwrap();
+    s.running.harness.tasks().begin_execution(&t).await.unwrap();
     s.admin(
         "POST",
         "/api/internal/harness/ask",

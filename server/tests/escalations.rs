@@ -77,7 +77,7 @@ async fn ask(
     urgency: &str,
 ) -> (String, DateTime<Utc>) {
     let t = s.task(title).await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (st, out) = s
         .call(
             "POST",
@@ -370,7 +370,7 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
     // A send to the target that keeps failing shows with its last error.
     std::fs::write(&control, "fail").unwrap();
     let t2 = s.task("Status").await;
-    let (_, token) = h.begin_execution(&t2).await.unwrap();
+    let (_, token) = h.tasks().begin_execution(&t2).await.unwrap();
     let (st, out) = s
         .call(
             "POST",

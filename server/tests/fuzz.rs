@@ -75,7 +75,7 @@ async fn random_bodies_never_cause_server_errors() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("fuzz target").await;
-    let (_, agent) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, agent) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let endpoints: Vec<(&str, String)> = vec![
         ("POST", "/api/internal/harness/ask".into()),
         ("POST", "/api/internal/harness/reply".into()),

@@ -360,6 +360,7 @@ async fn the_recovery_recreates_a_lost_workbench_event() {
     }
     s.running
         .harness
+        .gateway()
         .recover_gateway_inbound(chrono::Utc::now())
         .await
         .unwrap();

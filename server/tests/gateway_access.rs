@@ -303,7 +303,13 @@ async fn bad_input_names_the_field_and_changes_nothing() {
     assert_eq!(st, StatusCode::FORBIDDEN, "{out}");
     // An agent's credential is refused.
     let task = s.task("an agent").await;
-    let (_, agent) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
     let (st, _) = s
         .call(
             "POST",

@@ -136,9 +136,21 @@ async fn the_bound_workbench_links_confirms_and_completes_work_once() {
     let x = setup(dir.path()).await;
     let s = &x.s;
     let (inbound, workbench) = routed(&x, "w1", "PROJECT_WORK").await;
-    let (_, wb_token) = s.running.harness.begin_execution(&workbench).await.unwrap();
+    let (_, wb_token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&workbench)
+        .await
+        .unwrap();
     let other = s.task("someone else").await;
-    let (_, other_token) = s.running.harness.begin_execution(&other).await.unwrap();
+    let (_, other_token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&other)
+        .await
+        .unwrap();
 
     // create_task with gatewayInboundId: linked; a retry is the same task.
     let create = json!({"title": "speed up the cart", "gatewayInboundId": inbound,
@@ -405,7 +417,13 @@ async fn a_discussion_is_answered_once_and_bad_input_names_the_field() {
     let x = setup(dir.path()).await;
     let s = &x.s;
     let (inbound, workbench) = routed(&x, "d1", "PROJECT_DISCUSSION").await;
-    let (_, wb_token) = s.running.harness.begin_execution(&workbench).await.unwrap();
+    let (_, wb_token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&workbench)
+        .await
+        .unwrap();
 
     // Bad input: 400 naming the field, nothing written.
     for (body, field) in [

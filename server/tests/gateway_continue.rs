@@ -296,6 +296,7 @@ async fn the_gateway_completes_an_inbound_row_itself() {
     let (_exec, agent) = s
         .running
         .harness
+        .tasks()
         .begin_execution(&agent_task)
         .await
         .unwrap();

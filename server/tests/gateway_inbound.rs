@@ -149,7 +149,7 @@ async fn signed_requests_are_checked_and_a_replay_is_refused_after_a_restart_too
     // No credential; an agent's token.
     let (st, _) = s.call("POST", PATH, None, Some(json!({}))).await;
     assert_eq!(st, StatusCode::UNAUTHORIZED);
-    let (_, agent) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, agent) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (st, out) = s
         .call("POST", PATH, Some(&agent), serde_json::from_str(&body).ok())
         .await;

@@ -125,6 +125,7 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     assert!(
         s.running
             .harness
+            .tasks()
             .live_execution(&wb)
             .await
             .unwrap()
@@ -139,7 +140,7 @@ async fn a_queued_request_starts_the_idle_workbench_which_gets_the_batch() {
     .await;
     assert!(screen.contains("please look at m1"), "{screen}");
     assert!(screen.contains("[Tower durable batch:"), "{screen}");
-    let execution = s.running.harness.live_execution(&wb).await.unwrap();
+    let execution = s.running.harness.tasks().live_execution(&wb).await.unwrap();
     assert!(execution.is_some(), "the Workbench runs");
     // The batch is typed into the terminal this start made: one execution.
     let (_, task) = s.admin("GET", &format!("/api/tasks/{wb}"), None).await;
@@ -178,6 +179,7 @@ async fn a_workbench_whose_directory_is_gone_is_not_started_and_the_request_says
     assert!(
         s.running
             .harness
+            .tasks()
             .live_execution(&wb)
             .await
             .unwrap()
@@ -202,6 +204,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
     let project = s
         .running
         .harness
+        .tasks()
         .get_task(&wb)
         .await
         .unwrap()
@@ -267,6 +270,7 @@ async fn a_linked_task_never_confirmed_is_confirmed_after_a_restart() {
     let again = s
         .running
         .harness
+        .gateway()
         .recover_gateway_inbound(Utc::now())
         .await
         .unwrap();
@@ -306,6 +310,7 @@ async fn a_request_resolved_without_a_link_fails_and_a_waiting_one_stays_queued(
     let pass = s
         .running
         .harness
+        .gateway()
         .recover_gateway_inbound(Utc::now())
         .await
         .unwrap();
@@ -383,7 +388,11 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
     h.enqueue_child_input(&task, "continue", true, &ids[0])
         .await
         .unwrap();
-    let pass = h.recover_gateway_inbound(Utc::now()).await.unwrap();
+    let pass = h
+        .gateway()
+        .recover_gateway_inbound(Utc::now())
+        .await
+        .unwrap();
     assert_eq!((pass.advanced, pass.failed), (1, 1), "{pass:?}");
     let done = inbound_row(&s, &ids[0]).await;
     assert_eq!(done["state"], "PROCESSED", "{done:#}");
@@ -394,7 +403,11 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
     assert_eq!(failed["result"]["mode"], "continue_failed", "{failed:#}");
     assert!(reply_kinds(&failed).is_empty(), "{failed:#}");
     // A fresh claim (inside its lease) is left alone.
-    let again = h.recover_gateway_inbound(Utc::now()).await.unwrap();
+    let again = h
+        .gateway()
+        .recover_gateway_inbound(Utc::now())
+        .await
+        .unwrap();
     assert_eq!((again.advanced, again.failed), (0, 0), "{again:?}");
     s.shutdown().await;
 }

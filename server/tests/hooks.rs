@@ -250,7 +250,7 @@ async fn set_goal_mode_fails_closed_without_a_channel() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("goal").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let call = |on: bool| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "set_goal_mode", "arguments": {"on": on}}});
     let post = |body: Value| {
         s.client
@@ -284,6 +284,7 @@ async fn set_goal_mode_fails_closed_without_a_channel() {
     assert!(
         s.running
             .harness
+            .tasks()
             .get_task(&t)
             .await
             .unwrap()
@@ -318,7 +319,7 @@ async fn session_start_reports_the_session_id_first_write_wins() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("session").await;
-    let (exec, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (exec, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let env = [
         ("TOWER_TASK_ID", t.as_str()),
         ("TOWER_EXECUTION_ID", exec.id.as_str()),
@@ -348,7 +349,7 @@ async fn session_start_reports_the_session_id_first_write_wins() {
     .await
     .unwrap();
     assert_eq!(second, 0);
-    let view = s.running.harness.get_task(&t).await.unwrap();
+    let view = s.running.harness.tasks().get_task(&t).await.unwrap();
     assert_eq!(
         view.execution.unwrap().session_id.as_deref(),
         Some("sess-1")

@@ -33,7 +33,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("mcp task").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
 
     let (status, init) = rpc(&s, Some(&token), json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})).await;
@@ -169,7 +169,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     assert_eq!(payload["noChannelConfigured"], true);
     let pending = s.running.harness.pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), payload["requestId"].as_str());
-    let view = s.running.harness.get_task(&t).await.unwrap();
+    let view = s.running.harness.tasks().get_task(&t).await.unwrap();
     assert_eq!(
         view.execution.unwrap().status,
         harness_core::model::ExecutionStatus::Paused

@@ -87,7 +87,13 @@ async fn the_start_up_hook_waits_for_the_agents_tool_listing() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let task = s.task("tools first").await;
-    let (exec, token) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (exec, token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
     let exec = exec.id;
 
     // Nothing listed yet: a short wait ends with `listed: false`.
@@ -146,7 +152,13 @@ async fn the_start_up_hook_waits_for_the_agents_tool_listing() {
 
     // A clear or a compact keeps the connected tools: no wait.
     let task2 = s.task("compacted").await;
-    let (exec2, token2) = s.running.harness.begin_execution(&task2).await.unwrap();
+    let (exec2, token2) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task2)
+        .await
+        .unwrap();
     let mut hook = session_hook(
         &s,
         &token2,

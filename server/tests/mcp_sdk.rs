@@ -24,7 +24,7 @@ async fn the_typescript_sdk_client_works_against_mcp() {
     let data = tempfile::tempdir().unwrap();
     let s = common::start(data.path()).await;
     let t = s.task("sdk task").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let out = tokio::process::Command::new("node")
         .arg("client.mjs")
         .arg(s.url("/mcp"))

@@ -48,7 +48,7 @@ async fn metrics_count_outcomes(db: Option<&str>) {
         assert_eq!(mode & 0o777, 0o600);
     }
     let t = s.task("metrics").await;
-    let (_exec, agent_token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_exec, agent_token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
 
     // No credential, or an agent's: refused. The metrics token and the admin token: served.
     assert_eq!(scrape(&s, None).await.0, StatusCode::UNAUTHORIZED);
@@ -171,7 +171,7 @@ async fn analytics_reports_answer_times_and_open_questions() {
     let answered = s.task("answered").await;
     let open = s.task("open").await;
     for t in [&answered, &open] {
-        s.running.harness.begin_execution(t).await.unwrap();
+        s.running.harness.tasks().begin_execution(t).await.unwrap();
         let (status, body) = s
             .admin(
                 "POST",

@@ -322,7 +322,7 @@ async fn migrate_db_copies_every_kind_of_row_on_postgres() {
     let answered = s.task("answered").await;
     let open = s.task("open").await;
     for t in [&answered, &open] {
-        s.running.harness.begin_execution(t).await.unwrap();
+        s.running.harness.tasks().begin_execution(t).await.unwrap();
         let (st, body) = s
             .admin(
                 "POST",

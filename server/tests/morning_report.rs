@@ -377,28 +377,30 @@ Reply to this message to answer: one item per line, or `1 B · 2 approve · 3 de
 async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
     let n = night().await;
     let report =
-        n.h.report_at(
-            &Identity::Admin,
-            Some(t(19, 0)),
-            ReportChannel::Api,
-            &LocalWork,
-            t(7, 0),
-        )
-        .await
-        .unwrap();
+        n.h.reports()
+            .report_at(
+                &Identity::Admin,
+                Some(t(19, 0)),
+                ReportChannel::Api,
+                &LocalWork,
+                t(7, 0),
+            )
+            .await
+            .unwrap();
     assert_eq!(report.text, EXPECTED, "\n{}", report.text);
     assert_eq!(report.waiting_count, 4);
     // The same facts, read again, give the same report.
     let again =
-        n.h.report_at(
-            &Identity::Admin,
-            Some(t(19, 0)),
-            ReportChannel::Api,
-            &LocalWork,
-            t(7, 0),
-        )
-        .await
-        .unwrap();
+        n.h.reports()
+            .report_at(
+                &Identity::Admin,
+                Some(t(19, 0)),
+                ReportChannel::Api,
+                &LocalWork,
+                t(7, 0),
+            )
+            .await
+            .unwrap();
     assert_eq!(again.text, report.text);
     assert_ne!(again.id, report.id, "each report is kept on its own");
     let kept = n.store.get_report(&report.id).await.unwrap().unwrap();
@@ -418,7 +420,7 @@ async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
     );
     // The one count, everywhere: the report's and the waiting count agree
     // (the default of item 4 counts: it still waits).
-    let waiting = n.h.waiting(&Identity::Admin).await.unwrap();
+    let waiting = n.h.reports().waiting(&Identity::Admin).await.unwrap();
     assert_eq!(
         (
             waiting.total,
@@ -434,7 +436,8 @@ async fn a_seeded_night_reads_as_one_ranked_deterministic_report() {
         execution_id: "x".into(),
     };
     let mine =
-        n.h.report_at(&agent, Some(t(19, 0)), ReportChannel::Mcp, &NoWork, t(7, 0))
+        n.h.reports()
+            .report_at(&agent, Some(t(19, 0)), ReportChannel::Mcp, &NoWork, t(7, 0))
             .await
             .unwrap();
     let tasks: Vec<&str> = mine.tasks.iter().map(|s| s.task_id.as_str()).collect();
@@ -468,9 +471,10 @@ pub(crate) async fn sent_to_chat_in(
     let targets = serde_json::from_value(json!([{"label": "phone", "gateway": "hermes",
         "downstream": "telegram", "dest": "4242", "scope": "unattended", "language": language}]))
     .unwrap();
-    n.h.set_notify_targets(targets).await.unwrap();
+    n.h.settings().set_notify_targets(targets).await.unwrap();
     let sent =
-        n.h.send_report(&Identity::Admin, Some(t(19, 0)), &NoWork)
+        n.h.reports()
+            .send_report(&Identity::Admin, Some(t(19, 0)), &NoWork)
             .await
             .unwrap();
     assert!(!sent.parts.is_empty());
@@ -542,7 +546,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
 
     // Malformed: nothing changes, one clear message.
     let out =
-        n.h.route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-0", "pm-0", "1 approve and thanks!\nok"))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_reply_malformed", "{out}");
@@ -567,7 +572,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
     let last = "pm-0";
     let text = "1 approve · 3 Tonight · 4 maybe · 2 resume · 9 B";
     let out =
-        n.h.route_gateway_message(&reply("in-1", last, text))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-1", last, text))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_answered", "{out}");
@@ -627,7 +633,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
 
     // The gateway's retry of the same message: answered once, nothing new.
     let retry =
-        n.h.route_gateway_message(&reply("in-1", last, text))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-1", last, text))
             .await
             .unwrap();
     assert_eq!(retry["deduped"], true, "{retry}");
@@ -645,13 +652,14 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
         .await
         .unwrap();
     let out =
-        n.h.route_gateway_message(&reply(
-            "in-2",
-            "pm-0",
-            "3 Now\n1 deny: not now\n4: after lunch",
-        ))
-        .await
-        .unwrap();
+        n.h.gateway()
+            .route_gateway_message(&reply(
+                "in-2",
+                "pm-0",
+                "3 Now\n1 deny: not now\n4: after lunch",
+            ))
+            .await
+            .unwrap();
     assert_eq!(
         outcomes(&out),
         [
@@ -692,7 +700,8 @@ async fn one_reply_answers_many_items_once_through_the_gateway() {
     // The same reply applied again after a crash before its record (a new
     // inbound, same words) reports what it already took as taken.
     let again =
-        n.h.route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-3", "pm-0", "4: after lunch"))
             .await
             .unwrap();
     assert_eq!(
@@ -717,14 +726,15 @@ async fn an_active_task_list_counts_the_plan_tasks_an_answer_unblocks() {
     ]});
     std::fs::write(alpha.join("harness-tasks.json"), plan.to_string()).unwrap();
     async fn report(n: &Night) -> harness_core::CoreResult<harness_core::report::Report> {
-        n.h.report_at(
-            &Identity::Admin,
-            Some(t(19, 0)),
-            ReportChannel::Api,
-            &LocalWork,
-            t(7, 0),
-        )
-        .await
+        n.h.reports()
+            .report_at(
+                &Identity::Admin,
+                Some(t(19, 0)),
+                ReportChannel::Api,
+                &LocalWork,
+                t(7, 0),
+            )
+            .await
     }
     // The file alone: the loop is not running there, nothing waits on it.
     let idle = report(&n).await.unwrap();
@@ -777,7 +787,8 @@ async fn a_report_viewed_does_not_move_the_chats_window() {
         ReportChannel::Mcp,
     ] {
         let viewed =
-            n.h.report(&Identity::Browser, None, channel, &NoWork)
+            n.h.reports()
+                .report(&Identity::Browser, None, channel, &NoWork)
                 .await
                 .unwrap();
         assert_eq!(
@@ -796,7 +807,8 @@ async fn a_report_viewed_does_not_move_the_chats_window() {
     // The next report to chat starts where the delivered one ended, not
     // where a view did.
     let next =
-        n.h.send_report(&Identity::Admin, None, &NoWork)
+        n.h.reports()
+            .send_report(&Identity::Admin, None, &NoWork)
             .await
             .unwrap();
     assert_eq!(next.report.since, delivered);

@@ -218,7 +218,7 @@ async fn mcp_ask_human_takes_options_default_and_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(&dir.path().join("data")).await;
     let t = s.task("mcp choices").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (is_error, payload) = mcp(
         &s,
         &token,

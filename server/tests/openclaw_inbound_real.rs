@@ -148,7 +148,13 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_openclaw_agent_once()
 
     // Harness asks; the question reaches the person's chat.
     let task = s.task("Nightly build").await;
-    let (_, agent) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
     let outbound = ask(&s, &agent, "Postgres or SQLite?", "unattended").await;
     let row = wait_row(&s, &outbound, 90, |r| {
         r["state"] != "SENDING" && r["state"] != "PENDING"

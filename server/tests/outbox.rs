@@ -70,7 +70,7 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
     let record = dir.path().join("sent.jsonl");
     configure(&s, &record, DOUBLE).await;
     let t = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
 
     // Unattended (Hermes): an ask by default; answered within the wait.
     let started = Instant::now();
@@ -115,7 +115,7 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
     assert_eq!(out["platformMessageId"], rec[0]["messageId"]);
     let pending = s.running.harness.pending(&t).await.unwrap();
     assert!(pending.pending, "the ask is OPEN");
-    let view = s.running.harness.get_task(&t).await.unwrap();
+    let view = s.running.harness.tasks().get_task(&t).await.unwrap();
     assert_eq!(
         view.execution.unwrap().status,
         harness_core::model::ExecutionStatus::Paused
@@ -384,7 +384,7 @@ async fn mcp_list_notify_targets_and_push_to_human() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path()).await;
     let t = s.task("mcp outbox").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let call = |name: &str, args: Value| {
         let req = s.client.post(s.url("/mcp"))
             .header("Accept", "application/json, text/event-stream")

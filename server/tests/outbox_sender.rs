@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use common::outbox::{double_gateways, queued, sends_of};
 
 fn writes(h: &harness_core::Harness) -> u64 {
-    h.transaction_latency().counts.iter().sum()
+    h.reports().transaction_latency().counts.iter().sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,7 +56,7 @@ async fn a_pushed_question_lists_its_options_and_a_reply_of_2_picks_one() {
     let record = dir.path().join("sent.jsonl");
     configure(&s, &record).await;
     let t = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let push = |body: Value| {
         let token = token.clone();
         let s = &s;
@@ -365,7 +365,7 @@ async fn mcp_push_to_human_takes_choices_and_reply_to_ask_maps_a_number() {
     let record = dir.path().join("sent.jsonl");
     configure(&s, &record).await;
     let t = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (is_error, out) = mcp(
         &s,
         &token,

@@ -94,7 +94,7 @@ async fn asks_notifies_and_pushes_per_task_are_rate_limited_on_rest_and_mcp() {
     let s = server(dir.path()).await;
     let t = s.task("loop").await;
     let other = s.task("calm").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
 
     // Asks: two, then 429 on REST and the same refusal on MCP.
     for i in 0..2 {

@@ -156,7 +156,7 @@ async fn assert_delivered_and_mapped(
     assert_eq!(row["platformMessageId"], message_id, "{row}");
     let pending = s.running.harness.pending(task).await.unwrap();
     assert!(pending.pending, "the ask is OPEN");
-    let view = s.running.harness.get_task(task).await.unwrap();
+    let view = s.running.harness.tasks().get_task(task).await.unwrap();
     assert_eq!(
         view.execution.unwrap().status,
         harness_core::model::ExecutionStatus::Paused
@@ -202,7 +202,13 @@ async fn hermes_sends_an_ask_to_ntfy_once_and_its_own_failure_is_retried() {
     )
     .await;
     let task = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (_, token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
 
     // A question whose text starts with a dash (a usage error without `--`).
     let id = ask(&s, &token, "-Postgres or SQLite?", "unattended").await;
@@ -225,7 +231,13 @@ async fn hermes_sends_an_ask_to_ntfy_once_and_its_own_failure_is_retried() {
     // the attempt is FAILED with Hermes's own message and due again.
     platform.stop();
     let other = s.task("Release notes").await;
-    let (_, token) = s.running.harness.begin_execution(&other).await.unwrap();
+    let (_, token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&other)
+        .await
+        .unwrap();
     let id = ask(&s, &token, "Ship it?", "unattended").await;
     let row = wait_row(&s, &id, 60, |r| r["state"] == "FAILED").await;
     let error = row["lastError"].as_str().unwrap_or("");
@@ -391,7 +403,13 @@ async fn openclaw_sends_an_ask_to_telegram_once_its_own_failure_is_retried_and_i
     )
     .await;
     let task = s.task("Nightly build").await;
-    let (_, agent) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
     let id = ask(&s, &agent, "-Postgres or SQLite?", "work").await;
     let row = wait_row(&s, &id, 90, |r| {
         r["state"] != "SENDING" && r["state"] != "PENDING"
@@ -416,7 +434,13 @@ async fn openclaw_sends_an_ask_to_telegram_once_its_own_failure_is_retried_and_i
     // A chat the bot is not in: OpenClaw exits 1 with its cli_error; the
     // attempt is FAILED with that message and due again.
     let other = s.task("Release notes").await;
-    let (_, agent) = s.running.harness.begin_execution(&other).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&other)
+        .await
+        .unwrap();
     let id = ask(&s, &agent, "Ship it?", "unattended").await;
     let row = wait_row(&s, &id, 90, |r| r["state"] == "FAILED").await;
     let error = row["lastError"].as_str().unwrap_or("");
@@ -432,7 +456,13 @@ async fn openclaw_sends_an_ask_to_telegram_once_its_own_failure_is_retried_and_i
     // second copy), and the platform gets it exactly once.
     platform.stop();
     let third = s.task("Migration").await;
-    let (_, agent) = s.running.harness.begin_execution(&third).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&third)
+        .await
+        .unwrap();
     let id = ask(&s, &agent, "Run it now?", "work").await;
     let row = wait_row(&s, &id, 120, |r| {
         r["state"] != "SENDING" && r["state"] != "PENDING"

@@ -77,7 +77,7 @@ async fn an_unanswered_ask_is_reminded_on_its_schedule_once_each_and_stops_when_
     let record = dir.path().join("sent.jsonl");
     configure(&s, &record).await;
     let t = s.task("Nightly build").await;
-    let (_, token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (_, token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
     let (st, out) = s
         .call(
             "POST",

@@ -108,6 +108,7 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
     let store = AnyStore::open(&url).await.unwrap().port();
     let h = Harness::new(store.clone(), HarnessConfig::new("x".repeat(64)));
     let t = h
+        .tasks()
         .create_task(harness_core::tasks::CreateTask {
             title: Some("Nightly build".into()),
             ..Default::default()
@@ -116,7 +117,7 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
         .unwrap()
         .task
         .id;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let out = h
         .push_to_human(PushInput {
             task_id: Some(t.clone()),

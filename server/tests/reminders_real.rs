@@ -96,7 +96,13 @@ async fn a_reminder_and_an_escalation_reach_telegram_through_the_real_openclaw_o
     )
     .await;
     let task = s.task("Nightly build").await;
-    let (_, agent) = s.running.harness.begin_execution(&task).await.unwrap();
+    let (_, agent) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&task)
+        .await
+        .unwrap();
     let (st, out): (StatusCode, Value) = s
         .call(
             "POST",

@@ -121,9 +121,10 @@ async fn once_across_a_restart(db: Option<&str>) {
         date: date.to_string(),
         at: Utc::now(),
     };
+    let (ra, rb) = (a.reports(), b.reports());
     let (x, y) = tokio::join!(
-        a.send_daily_report(&due, &NoWork),
-        b.send_daily_report(&due, &NoWork)
+        ra.send_daily_report(&due, &NoWork),
+        rb.send_daily_report(&due, &NoWork)
     );
     let written = [x.unwrap(), y.unwrap()]
         .into_iter()
@@ -138,6 +139,7 @@ async fn once_across_a_restart(db: Option<&str>) {
     assert!(report.is_some(), "the report is kept under its derived id");
     // Owed no more: every worker's next look finds it written.
     let owed = a
+        .reports()
         .owed_daily_reports(Utc::now(), &mut HashSet::new())
         .await
         .unwrap();

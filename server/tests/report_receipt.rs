@@ -55,15 +55,16 @@ async fn an_answered_question_shows_its_receipt_in_the_json_and_the_chat_text() 
         .unwrap();
 
     let report =
-        n.h.report_at(
-            &Identity::Admin,
-            Some(t(19, 0)),
-            ReportChannel::Api,
-            &NoWork,
-            t(7, 0),
-        )
-        .await
-        .unwrap();
+        n.h.reports()
+            .report_at(
+                &Identity::Admin,
+                Some(t(19, 0)),
+                ReportChannel::Api,
+                &NoWork,
+                t(7, 0),
+            )
+            .await
+            .unwrap();
     let json = serde_json::to_value(&report).unwrap();
     let asked: Vec<&serde_json::Value> = json["tasks"]
         .as_array()
@@ -120,7 +121,8 @@ async fn an_answered_question_shows_its_receipt_in_the_json_and_the_chat_text() 
     assert!(!chat.contains("receipt:"), "{chat}");
     // A reply to it is answered back in Chinese.
     let out =
-        n.h.route_gateway_message(&reply("in-zh", "pm-0", "99 B"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-zh", "pm-0", "99 B"))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_answered", "{out}");
@@ -129,7 +131,8 @@ async fn an_answered_question_shows_its_receipt_in_the_json_and_the_chat_text() 
         "{out}"
     );
     let out =
-        n.h.route_gateway_message(&reply("in-zh2", "pm-0", "hello"))
+        n.h.gateway()
+            .route_gateway_message(&reply("in-zh2", "pm-0", "hello"))
             .await
             .unwrap();
     assert_eq!(out["mode"], "report_reply_malformed", "{out}");

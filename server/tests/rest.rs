@@ -151,7 +151,7 @@ async fn internal_harness_api_matches_the_reference() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(dir.path()).await;
     let t = s.task("Ask me").await;
-    let (exec, agent_token) = s.running.harness.begin_execution(&t).await.unwrap();
+    let (exec, agent_token) = s.running.harness.tasks().begin_execution(&t).await.unwrap();
 
     // ask
     let (status, body) = s
@@ -343,7 +343,13 @@ async fn agent_tokens_act_only_on_their_own_task() {
     let s = common::start(dir.path()).await;
     let mine = s.task("mine").await;
     let other = s.task("other").await;
-    let (_, token) = s.running.harness.begin_execution(&mine).await.unwrap();
+    let (_, token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&mine)
+        .await
+        .unwrap();
     let (status, body) = s
         .call(
             "POST",

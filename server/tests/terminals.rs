@@ -323,6 +323,7 @@ async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
     for _ in 0..50 {
         if s.running
             .harness
+            .tasks()
             .get_task(&t)
             .await
             .unwrap()
@@ -337,6 +338,7 @@ async fn a_reply_after_a_server_restart_resumes_the_agent_with_the_question() {
     let session_id = s
         .running
         .harness
+        .tasks()
         .get_task(&t)
         .await
         .unwrap()
@@ -519,7 +521,13 @@ async fn a_parent_agent_types_its_decision_into_its_child_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(&dir.path().join("data")).await;
     let parent = s.task("parent").await;
-    let (_, parent_token) = s.running.harness.begin_execution(&parent).await.unwrap();
+    let (_, parent_token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&parent)
+        .await
+        .unwrap();
     let child = agent_task(
         &s,
         "command",

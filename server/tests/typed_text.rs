@@ -161,7 +161,13 @@ async fn a_parent_is_refused_a_command_or_a_key_for_its_child() {
     let dir = tempfile::tempdir().unwrap();
     let s = common::start(&dir.path().join("data")).await;
     let parent = s.task("parent").await;
-    let (_, token) = s.running.harness.begin_execution(&parent).await.unwrap();
+    let (_, token) = s
+        .running
+        .harness
+        .tasks()
+        .begin_execution(&parent)
+        .await
+        .unwrap();
     let child = agent_task(&s, "say child waiting", json!({"parentTaskId": parent})).await;
     wait_for(&s, &child, "the child", |t| t.contains("child waiting")).await;
 
@@ -285,6 +291,7 @@ async fn an_agents_child_is_filed_under_its_own_project() {
     let (_, token) = s
         .running
         .harness
+        .tasks()
         .begin_execution(t["id"].as_str().unwrap())
         .await
         .unwrap();

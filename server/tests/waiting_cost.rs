@@ -1,4 +1,4 @@
-//! What the one "waits for you" count costs (`Harness::waiting`, called by
+//! What the one "waits for you" count costs (`Reports::waiting`, called by
 //! `GET /api/waiting`, the badge, the tab title and the phone menu on every
 //! live update) over a real SQLite store with 1000 tasks (half unattended,
 //! each with a run: finished, failed or live) and 200 open questions.
@@ -136,10 +136,11 @@ async fn the_waiting_count_with_1000_tasks_and_200_open_questions() {
     let h = Harness::new(store, HarnessConfig::new(ids::token_hash("admin")));
 
     let report = h
+        .reports()
         .report(&Identity::Admin, None, ReportChannel::Api, &NoWork)
         .await
         .unwrap();
-    let w = h.waiting(&Identity::Admin).await.unwrap();
+    let w = h.reports().waiting(&Identity::Admin).await.unwrap();
     eprintln!("waits: {w:?}");
     assert_eq!(w.total, report.waiting_count, "the count is the report's");
     assert_eq!(w.questions, ASKS as u64);
@@ -147,18 +148,19 @@ async fn the_waiting_count_with_1000_tasks_and_200_open_questions() {
     let mut times = Vec::new();
     for _ in 0..ROUNDS {
         let t = Instant::now();
-        let again = h.waiting(&Identity::Admin).await.unwrap();
+        let again = h.reports().waiting(&Identity::Admin).await.unwrap();
         times.push(t.elapsed());
         assert_eq!(again, w);
     }
-    stats("Harness::waiting", times);
+    stats("Reports::waiting", times);
     let mut times = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        h.report(&Identity::Admin, None, ReportChannel::Api, &NoWork)
+        h.reports()
+            .report(&Identity::Admin, None, ReportChannel::Api, &NoWork)
             .await
             .unwrap();
         times.push(t.elapsed());
     }
-    stats("Harness::report (for comparison)", times);
+    stats("Reports::report (for comparison)", times);
 }

@@ -1,4 +1,4 @@
-//! The one "waits for you" count (`Harness::waiting`): open questions +
+//! The one "waits for you" count (`Reports::waiting`): open questions +
 //! approvals + agents that need a person. Through a real server and a
 //! real PTY: an unattended agent that exits 3 is counted by
 //! `GET /api/waiting`, by the UI's own count (the badge, the tab title and

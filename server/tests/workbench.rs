@@ -279,16 +279,17 @@ async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
     // Two events in the (not running) parent's inbox via the exit producer.
     let h = s.running.harness.clone();
     for (i, c) in [&child2].iter().enumerate() {
-        let (exec, _) = h.begin_execution(c).await.unwrap();
-        h.finish_execution(
-            c,
-            &exec.id,
-            harness_core::model::ExecutionStatus::Failed,
-            Some(1),
-            "exited",
-        )
-        .await
-        .unwrap();
+        let (exec, _) = h.tasks().begin_execution(c).await.unwrap();
+        h.tasks()
+            .finish_execution(
+                c,
+                &exec.id,
+                harness_core::model::ExecutionStatus::Failed,
+                Some(1),
+                "exited",
+            )
+            .await
+            .unwrap();
         h.record_child_exit(
             c,
             &exec.id,

@@ -4,7 +4,7 @@
 //! for you" count (the badge, the tab title, the phone menu). The rules are
 //! the core's: which agent needs a person is
 //! `harness_core::report::agents::needs_person`, the count is
-//! `Harness::waiting` (the same as `GET /api/waiting`).
+//! `Reports::waiting` (the same as `GET /api/waiting`).
 
 use harness_types::{AgentStateName, Severity};
 use leptos::prelude::*;
@@ -179,26 +179,32 @@ fn words(
 }
 
 /// The one "waits for you" count: open questions + pending approvals +
-/// agents that need a person (`Harness::waiting`, as `GET /api/waiting`).
+/// agents that need a person (`Reports::waiting`, as `GET /api/waiting`).
 #[server(prefix = "/sfn", endpoint = "waiting_count")]
 pub async fn waiting_count() -> Result<u64, ServerFnError> {
     let h = ssr::harness()?;
     let waiting = h
+        .reports()
         .waiting(&harness_core::auth::Identity::Browser)
         .await
         .map_err(ssr::to_sfn)?;
     Ok(waiting.total)
 }
 
-/// The agents that need a person (`Harness::agents_needing_person`, the
+/// The agents that need a person (`Reports::agents_needing_person`, the
 /// agents the count counts), the longest waiting first.
 #[server(prefix = "/sfn", endpoint = "agents_needing_you")]
 pub async fn agents_needing_you() -> Result<Vec<AgentNeedRow>, ServerFnError> {
     use harness_core::CoreError;
     let h = ssr::harness()?;
     let mut rows = Vec::new();
-    for need in h.agents_needing_person().await.map_err(ssr::to_sfn)? {
-        let view = match h.get_task(&need.task_id).await {
+    for need in h
+        .reports()
+        .agents_needing_person()
+        .await
+        .map_err(ssr::to_sfn)?
+    {
+        let view = match h.tasks().get_task(&need.task_id).await {
             Ok(v) => v,
             // Deleted since: nothing to show.
             Err(CoreError::NotFound(_)) => continue,

@@ -65,7 +65,8 @@ impl From<harness_core::analytics::Analytics> for AnalyticsData {
 #[server(prefix = "/sfn", endpoint = "analytics")]
 pub async fn analytics() -> Result<AnalyticsData, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.analytics(chrono::Utc::now())
+    Ok(h.reports()
+        .analytics(chrono::Utc::now())
         .await
         .map_err(ssr::to_sfn)?
         .into())

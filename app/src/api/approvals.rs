@@ -19,6 +19,7 @@ pub struct PolicyText {
 #[server(prefix = "/sfn", endpoint = "approval_policy")]
 pub async fn approval_policy() -> Result<PolicyText, ServerFnError> {
     let p = ssr::harness()?
+        .approvals()
         .global_approval_policy()
         .await
         .map_err(ssr::to_sfn)?;
@@ -43,6 +44,7 @@ pub async fn save_approval_policy(rules: String) -> Result<(), ServerFnError> {
         ))
     })?;
     ssr::harness()?
+        .approvals()
         .set_global_approval_policy(Some(policy))
         .await
         .map_err(super::settings::to_sfn_field)?;
@@ -53,6 +55,7 @@ pub async fn save_approval_policy(rules: String) -> Result<(), ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "reset_approval_policy")]
 pub async fn reset_approval_policy() -> Result<(), ServerFnError> {
     ssr::harness()?
+        .approvals()
         .set_global_approval_policy(None)
         .await
         .map_err(ssr::to_sfn)?;
@@ -64,6 +67,7 @@ pub async fn reset_approval_policy() -> Result<(), ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "project_approval_policy")]
 pub async fn project_approval_policy(project_id: String) -> Result<PolicyText, ServerFnError> {
     let p = ssr::harness()?
+        .approvals()
         .project_approval_policy(&project_id)
         .await
         .map_err(ssr::to_sfn)?;
@@ -90,6 +94,7 @@ pub async fn save_project_approval_policy(
         ))
     })?;
     ssr::harness()?
+        .approvals()
         .set_project_approval_policy(&project_id, policy)
         .await
         .map_err(super::settings::to_sfn_field)?;
@@ -116,6 +121,7 @@ pub struct ApprovalLine {
 #[server(prefix = "/sfn", endpoint = "task_approvals")]
 pub async fn task_approvals(task_id: String) -> Result<Vec<ApprovalLine>, ServerFnError> {
     let rows = ssr::harness()?
+        .approvals()
         .list_approvals(Some(&task_id), Some(50))
         .await
         .map_err(ssr::to_sfn)?;

@@ -29,6 +29,7 @@ pub async fn control_task(
     let control = ssr_control()?;
     let prompt = prompt.filter(|p| !p.trim().is_empty());
     let view = h
+        .tasks()
         .control_task(control.as_ref(), &id, action, prompt.as_deref())
         .await
         .map_err(ssr::to_sfn)?;
@@ -61,6 +62,10 @@ pub async fn agent_reply(id: String, reply: String) -> Result<TaskRow, ServerFnE
 #[server(prefix = "/sfn", endpoint = "set_task_unattended")]
 pub async fn set_task_unattended(id: String, on: bool) -> Result<TaskRow, ServerFnError> {
     let h = ssr::harness()?;
-    let view = h.set_unattended(&id, on).await.map_err(ssr::to_sfn)?;
+    let view = h
+        .tasks()
+        .set_unattended(&id, on)
+        .await
+        .map_err(ssr::to_sfn)?;
     Ok(super::tasks::task_row(view))
 }

@@ -34,6 +34,7 @@ pub async fn start_demo() -> Result<String, ServerFnError> {
         .map(std::path::PathBuf::from)
         .unwrap_or(exe);
     let view = h
+        .tasks()
         .create_task(CreateTask {
             title: Some(l.t("demo.title").to_string()),
             description: Some(l.t("demo.description").to_string()),
@@ -48,7 +49,8 @@ pub async fn start_demo() -> Result<String, ServerFnError> {
         .await
         .map_err(ssr::to_sfn)?;
     let id = view.task.id.clone();
-    h.control_task(control.as_ref(), &id, Action::Start, None)
+    h.tasks()
+        .control_task(control.as_ref(), &id, Action::Start, None)
         .await
         .map_err(ssr::to_sfn)?;
     Ok(id)

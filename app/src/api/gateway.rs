@@ -132,6 +132,7 @@ async fn inbound_rows(
     limit: u32,
 ) -> Result<Vec<InboundRow>, ServerFnError> {
     let rows = h
+        .gateway()
         .gateway_inbound(state.map(InboundState::as_str), Some(limit))
         .await
         .map_err(ssr::to_sfn)?;
@@ -173,7 +174,7 @@ async fn inbound_rows(
 #[server(prefix = "/sfn", endpoint = "gateway_page")]
 pub async fn gateway_page(state: Option<InboundState>) -> Result<GatewayData, ServerFnError> {
     let h = ssr::harness()?;
-    let channels = h.gateway_channels().await.map_err(ssr::to_sfn)?;
+    let channels = h.gateway().gateway_channels().await.map_err(ssr::to_sfn)?;
     let mut owners = Vec::new();
     if let Some(map) = channels["owners"].as_object() {
         for (gateway, platforms) in map {
@@ -207,8 +208,9 @@ pub async fn gateway_page(state: Option<InboundState>) -> Result<GatewayData, Se
                 .collect()
         })
         .unwrap_or_default();
-    let projects = h.list_projects().await.map_err(ssr::to_sfn)?;
+    let projects = h.tasks().list_projects().await.map_err(ssr::to_sfn)?;
     let sessions = h
+        .gateway()
         .gateway_sessions(Some(100))
         .await
         .map_err(ssr::to_sfn)?
@@ -261,7 +263,11 @@ pub async fn rotate_gateway_token() -> Result<String, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "retry_gateway_reply")]
 pub async fn retry_gateway_reply(id: String) -> Result<ReplyState, ServerFnError> {
     let h = ssr::harness()?;
-    let row = h.retry_gateway_reply(&id).await.map_err(ssr::to_sfn)?;
+    let row = h
+        .gateway()
+        .retry_gateway_reply(&id)
+        .await
+        .map_err(ssr::to_sfn)?;
     Ok(row.state)
 }
 
@@ -270,6 +276,7 @@ pub async fn retry_gateway_reply(id: String) -> Result<ReplyState, ServerFnError
 pub async fn mark_gateway_reply_delivered(id: String) -> Result<ReplyState, ServerFnError> {
     let h = ssr::harness()?;
     let row = h
+        .gateway()
         .mark_gateway_reply_delivered(&id)
         .await
         .map_err(ssr::to_sfn)?;

@@ -93,7 +93,8 @@ pub struct WorkbenchInfo {
 #[server(prefix = "/sfn", endpoint = "project_workbench")]
 pub async fn project_workbench(project_id: String) -> Result<Option<WorkbenchInfo>, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.project_workbench(&project_id)
+    Ok(h.tasks()
+        .project_workbench(&project_id)
         .await
         .map_err(ssr::to_sfn)?
         .map(|v| WorkbenchInfo {
@@ -108,6 +109,7 @@ pub async fn project_workbench(project_id: String) -> Result<Option<WorkbenchInf
 pub async fn ensure_workbench(project_id: String) -> Result<WorkbenchInfo, ServerFnError> {
     let h = ssr::harness()?;
     let (v, _) = h
+        .tasks()
         .ensure_workbench(&project_id, None)
         .await
         .map_err(ssr::to_sfn)?;

@@ -87,7 +87,7 @@ fn most_blocking(view: MessageView, sort: Option<&str>) -> Result<bool, ServerFn
 }
 
 /// The pending rows of `query`, most blocking first: the morning report's
-/// rank (`Harness::pending_most_blocking`), with the plan tasks read by
+/// rank (`Reports::pending_most_blocking`), with the plan tasks read by
 /// the server's reader.
 #[cfg(feature = "ssr")]
 async fn blocking_page(
@@ -100,7 +100,8 @@ async fn blocking_page(
         Some(w) => w.0.as_ref(),
         None => &none,
     };
-    h.pending_most_blocking(&harness_core::auth::Identity::Browser, query, reader)
+    h.reports()
+        .pending_most_blocking(&harness_core::auth::Identity::Browser, query, reader)
         .await
         .map_err(ssr::to_sfn)
 }
@@ -270,10 +271,11 @@ pub async fn get_overview() -> Result<OverviewData, ServerFnError> {
     Ok(OverviewData {
         // The one "waits for you" count (the badge's).
         pending: h
+            .reports()
             .waiting(&harness_core::auth::Identity::Browser)
             .await
             .map_err(ssr::to_sfn)?
             .total,
-        tasks: h.list_tasks().await.map_err(ssr::to_sfn)?.len(),
+        tasks: h.tasks().list_tasks().await.map_err(ssr::to_sfn)?.len(),
     })
 }

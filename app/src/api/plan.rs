@@ -160,7 +160,7 @@ fn plan_data(project: ProjectRow, v: harness_plan::view::PlanView) -> PlanData {
 #[server(prefix = "/sfn", endpoint = "projects")]
 pub async fn list_projects() -> Result<Vec<ProjectRow>, ServerFnError> {
     let h = ssr::harness()?;
-    let projects = h.list_projects().await.map_err(ssr::to_sfn)?;
+    let projects = h.tasks().list_projects().await.map_err(ssr::to_sfn)?;
     Ok(projects.into_iter().map(project_row).collect())
 }
 
@@ -170,7 +170,7 @@ pub async fn list_projects() -> Result<Vec<ProjectRow>, ServerFnError> {
 pub async fn project_plan(id: String) -> Result<PlanData, ServerFnError> {
     // The id is validated by the core lookup (400 malformed, 404 missing).
     let h = ssr::harness()?;
-    let project = h.project(&id).await.map_err(ssr::to_sfn)?;
+    let project = h.tasks().project(&id).await.map_err(ssr::to_sfn)?;
     let dir = std::path::PathBuf::from(&project.path);
     let view =
         tokio::task::spawn_blocking(move || harness_plan::view::plan_view(&dir, PLAN_LOG_LINES))
@@ -179,7 +179,11 @@ pub async fn project_plan(id: String) -> Result<PlanData, ServerFnError> {
                 tracing::error!(error = %e, "reading the task list failed");
                 ServerFnError::new("internal error")
             })?;
-    let runs = h.plan_runs(&project.id).await.map_err(ssr::to_sfn)?;
+    let runs = h
+        .tasks()
+        .plan_runs(&project.id)
+        .await
+        .map_err(ssr::to_sfn)?;
     let mut data = plan_data(project_row(project), view);
     for t in &mut data.tasks {
         t.runs = runs

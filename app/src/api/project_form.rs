@@ -15,6 +15,7 @@ pub async fn add_project(
 ) -> Result<ProjectRow, ServerFnError> {
     let h = ssr::harness()?;
     let p = h
+        .tasks()
         .create_checked_project(harness_core::tasks::CreateProject {
             name: Some(name),
             path: Some(path),
@@ -55,7 +56,7 @@ pub async fn update_project(
         name: Some(name),
         path: Some(path),
     };
-    match h.update_project(&id, input, true).await {
+    match h.tasks().update_project(&id, input, true).await {
         Ok(p) => Ok(ProjectSaved {
             project: Some(ProjectRow {
                 id: p.id,

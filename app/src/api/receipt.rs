@@ -2,7 +2,7 @@
 //! browser-side copy of `harness_core::receipt::QuestionReceipt`, said in
 //! the page's language on the server (`receipt_words`, server-only texts:
 //! the browser's module carries no phrase of it), and the server function
-//! over the core's `Harness::receipt` (the same call as
+//! over the core's `Reports::receipt` (the same call as
 //! `GET /api/messages/{id}/receipt`).
 
 use harness_types::{StepKind, StepStatus};
@@ -47,7 +47,7 @@ pub struct ReceiptData {
 #[server(prefix = "/sfn", endpoint = "question_receipt")]
 pub async fn question_receipt(id: String) -> Result<ReceiptData, ServerFnError> {
     let h = ssr::harness()?;
-    let r = h.receipt(&id).await.map_err(ssr::to_sfn)?;
+    let r = h.reports().receipt(&id).await.map_err(ssr::to_sfn)?;
     Ok(super::receipt_words::receipt(
         crate::i18n::Locale::detect(),
         r,

@@ -1,7 +1,7 @@
 //! The morning report on the web (`/report`): the browser-side copy of
 //! `harness_core::report::Report` and of a batch reply's outcome, and the
-//! two server functions over the core's `Harness::report` and
-//! `Harness::answer_report` (the same calls as `GET /api/report` and
+//! two server functions over the core's `Reports::report` and
+//! `Reports::answer_report` (the same calls as `GET /api/report` and
 //! `POST /api/report/{id}/reply`). Times arrive written in UTC, so the
 //! server's render and the browser's agree.
 
@@ -278,6 +278,7 @@ pub async fn get_report(since: Option<String>) -> Result<ReportData, ServerFnErr
         None => &none,
     };
     let report = h
+        .reports()
         .report(
             &harness_core::auth::Identity::Browser,
             since,
@@ -304,6 +305,7 @@ pub async fn answer_report(report_id: String, text: String) -> Result<BatchData,
     };
     let control = use_context::<std::sync::Arc<dyn harness_core::control::AgentControl>>();
     let out = h
+        .reports()
         .answer_report(from, &report_id, &text, control.as_deref())
         .await
         .map_err(ssr::to_sfn)?;

@@ -38,7 +38,7 @@ pub struct TargetRow {
 #[server(prefix = "/sfn", endpoint = "notify_targets")]
 pub async fn notify_targets() -> Result<Vec<TargetRow>, ServerFnError> {
     let h = ssr::harness()?;
-    let targets = h.notify_targets().await.map_err(ssr::to_sfn)?;
+    let targets = h.settings().notify_targets().await.map_err(ssr::to_sfn)?;
     Ok(targets
         .into_iter()
         .enumerate()

@@ -139,7 +139,7 @@ fn unreadable_holder_note(u: &harness_core::unreadable_holder::UnreadableHolder)
 #[server(prefix = "/sfn", endpoint = "tasks")]
 pub async fn list_tasks() -> Result<Vec<TaskRow>, ServerFnError> {
     let h = ssr::harness()?;
-    let tasks = h.list_tasks().await.map_err(ssr::to_sfn)?;
+    let tasks = h.tasks().list_tasks().await.map_err(ssr::to_sfn)?;
     Ok(tasks.into_iter().map(task_row).collect())
 }
 
@@ -150,7 +150,7 @@ pub async fn list_tasks() -> Result<Vec<TaskRow>, ServerFnError> {
 pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
     use harness_core::CoreError;
     let h = ssr::harness()?;
-    match h.get_task(&id).await {
+    match h.tasks().get_task(&id).await {
         Ok(_) => Ok(true),
         Err(CoreError::NotFound(_) | CoreError::Invalid { .. }) => Ok(false),
         Err(e) => Err(ssr::to_sfn(e)),
@@ -160,11 +160,11 @@ pub async fn task_exists(id: String) -> Result<bool, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "task")]
 pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     let h = ssr::harness()?;
-    let mut task = task_row(h.get_task(&id).await.map_err(ssr::to_sfn)?);
+    let mut task = task_row(h.tasks().get_task(&id).await.map_err(ssr::to_sfn)?);
     // Which node runs the agent, by its name, with the URL it registered
     // (a cluster).
     if let (Some(shown), Some(id)) = (task.node.take(), task.node_id.clone()) {
-        let row = h.node(&id).await.ok().flatten();
+        let row = h.cluster().node(&id).await.ok().flatten();
         // Said in the text itself (no code in the page's bundle).
         let draining = row.as_ref().is_some_and(|n| n.draining);
         let node = row.as_ref().and_then(|n| n.name.clone()).unwrap_or(shown);
@@ -185,6 +185,7 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
     if task.open_ask {
         // The open question is a held call's approval: the header says so.
         task.waiting_approval = h
+            .approvals()
             .list_approvals(Some(&task.id), Some(50))
             .await
             .map_err(ssr::to_sfn)?
@@ -192,11 +193,12 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
             .any(|a| a.state == harness_core::store::ApprovalState::Pending);
     }
     let parent = match &task.parent_id {
-        Some(pid) => h.get_task(pid).await.ok().map(task_row),
+        Some(pid) => h.tasks().get_task(pid).await.ok().map(task_row),
         None => None,
     };
     // The core has no "children of" query yet: filter its task list.
     let children = h
+        .tasks()
         .list_tasks()
         .await
         .map_err(ssr::to_sfn)?
@@ -205,7 +207,7 @@ pub async fn task_detail(id: String) -> Result<TaskInfo, ServerFnError> {
         .map(task_row)
         .collect();
     let project_name = match &task.project_id {
-        Some(pid) => h.project(pid).await.ok().map(|p| p.name),
+        Some(pid) => h.tasks().project(pid).await.ok().map(|p| p.name),
         None => None,
     };
     Ok(TaskInfo {
@@ -257,6 +259,7 @@ pub async fn create_task(
     };
     let blank = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
     let view = h
+        .tasks()
         .create_task(CreateTask {
             title: Some(title),
             description: blank(description),
@@ -277,6 +280,7 @@ pub async fn create_task(
     if start_now.is_some_and(|v| !v.is_empty() && v != "false") {
         let control = super::control::ssr_control()?;
         match h
+            .tasks()
             .control_task(
                 control.as_ref(),
                 &view.task.id,

@@ -1,6 +1,6 @@
 //! The resident Workbench's runtime state on the project pages
 //! (docs/tower-workbench.md §2.9): derived now by
-//! `harness_core::Harness::workbench_runtime` from the live terminal, the
+//! `harness_core::Tasks::workbench_runtime` from the live terminal, the
 //! latest execution and the inbox.
 
 use harness_types::{BlockedReason, RuntimeState};
@@ -28,6 +28,7 @@ pub async fn workbench_runtime(project_id: String) -> Result<Option<RuntimeInfo>
     let h = ssr::harness()?;
     let control = super::control::ssr_control()?;
     let Some(view) = h
+        .tasks()
         .project_workbench(&project_id)
         .await
         .map_err(ssr::to_sfn)?
@@ -35,6 +36,7 @@ pub async fn workbench_runtime(project_id: String) -> Result<Option<RuntimeInfo>
         return Ok(None);
     };
     let r = h
+        .tasks()
         .workbench_runtime(control.as_ref(), &view.task.id)
         .await
         .map_err(ssr::to_sfn)?;

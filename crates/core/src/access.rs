@@ -43,7 +43,7 @@ impl Harness {
                 )))
             }
             Identity::Agent { task_id: own, .. } => {
-                let child = self.get_task(task_id).await?;
+                let child = self.tasks().get_task(task_id).await?;
                 if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
                     Ok(())
                 } else {
@@ -63,14 +63,14 @@ impl Harness {
         if let (Identity::Agent { task_id: own, .. }, Some(other)) = (who, requested)
             && other != own
         {
-            let view = self.get_task(other).await?;
+            let view = self.tasks().get_task(other).await?;
             if view.task.parent_task_id.as_deref() != Some(own.as_str()) {
                 return Err(boundary_mismatch(own, other));
             }
             return Ok(view);
         }
         let task_id = who.bind_task(requested)?;
-        self.get_task(&task_id).await
+        self.tasks().get_task(&task_id).await
     }
 
     /// Create a task as `who`. An agent's task is a derived child of its own
@@ -83,7 +83,8 @@ impl Harness {
         mut input: CreateTask,
     ) -> CoreResult<TaskView> {
         if let Some(inbound) = input.gateway_inbound_id.take() {
-            input.gateway_inbound_id = Some(self.check_gateway_link(who, &inbound).await?);
+            input.gateway_inbound_id =
+                Some(self.gateway().check_gateway_link(who, &inbound).await?);
         }
         if let Identity::Agent { task_id: own, .. } = who {
             match input.parent_task_id.as_deref().map(str::trim) {
@@ -94,7 +95,7 @@ impl Harness {
             // The child is filed under the agent's own project: another
             // project (or one for a task that has none) is refused, not
             // quietly replaced, so the agent learns where its child went.
-            let mine = self.get_task(own).await?.task.project_id;
+            let mine = self.tasks().get_task(own).await?.task.project_id;
             match input.project_id.as_deref().map(str::trim) {
                 None | Some("") => input.project_id = mine,
                 Some(p) if Some(p) == mine.as_deref() => {}
@@ -107,13 +108,13 @@ impl Harness {
                 }
             }
         }
-        self.create_checked_task(input).await
+        self.tasks().create_checked_task(input).await
     }
 
     /// Unattended mode needs a way to reach a human: turning it on fails
     /// closed without an active unattended notify channel.
     pub(crate) async fn check_unattended_allowed(&self, on: bool) -> CoreResult<()> {
-        if !on || unattended_reachable(&self.notify_targets().await?) {
+        if !on || unattended_reachable(&self.settings().notify_targets().await?) {
             return Ok(());
         }
         Err(CoreError::Conflict(

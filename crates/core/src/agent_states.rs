@@ -125,13 +125,13 @@ impl Harness {
         change: &StateChange,
         plan_active: bool,
     ) -> CoreResult<AgentStateWritten> {
-        let view = self.get_task(&change.task_id).await?;
+        let view = self.tasks().get_task(&change.task_id).await?;
         // Nothing read off the screen goes further unredacted.
         let secrets = self.agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let change = &redacted_change(change, &secrets);
         let record = redacted_record(change, &secrets);
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let lang = channel.lang(&view.task.id);
         let said = told::after_change_in(
             lang,
@@ -207,14 +207,14 @@ impl Harness {
         change: &StateChange,
         more: Option<&str>,
     ) -> CoreResult<Option<Outbound>> {
-        let view = self.get_task(&change.task_id).await?;
+        let view = self.tasks().get_task(&change.task_id).await?;
         if !view.task.unattended {
             return Ok(None);
         }
         let secrets = self.agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let record = redacted_record(change, &secrets);
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let text = told::alarm_text_in(channel.lang(&view.task.id), &record, more);
         let message = compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = told::push_key(&change.execution_id, change.state.name());
@@ -333,7 +333,7 @@ impl Harness {
         task_id: &str,
         action: ReplyAction,
     ) -> CoreResult<TaskView> {
-        let view = self.get_task(task_id).await?;
+        let view = self.tasks().get_task(task_id).await?;
         let id = view.task.id.as_str();
         let live = view.execution.as_ref().is_some_and(|e| {
             matches!(e.status, ExecutionStatus::Running | ExecutionStatus::Paused)
@@ -357,7 +357,7 @@ impl Harness {
             }
         }
         tracing::info!(task_id = id, ?action, "a person's reply acted on the agent");
-        self.get_task(id).await
+        self.tasks().get_task(id).await
     }
 }
 

@@ -3,12 +3,13 @@
 //! `/analytics` page and its REST twin. Computed from the stored asks (the
 //! database is the truth, so the figures survive restarts).
 
+use crate::report::Reports;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{error::CoreResult, service::Harness, store::AskTiming};
+use crate::{error::CoreResult, store::AskTiming};
 
 /// At most this many asks are read for one view (newest first).
 pub const MAX_ASKS: i64 = 100_000;
@@ -180,10 +181,10 @@ pub fn compute(asks: &[AskTiming], now: DateTime<Utc>) -> Analytics {
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// Row counts by kind and state (for `/metrics`).
     pub async fn store_counts(&self) -> CoreResult<crate::store::StoreCounts> {
-        Ok(self.store().counts().await?)
+        Ok(self.h.store().counts().await?)
     }
 
     /// Asks of the last period counted by their wait into `bounds` (`/metrics`).
@@ -192,17 +193,18 @@ impl Harness {
         since: DateTime<Utc>,
         bounds: &[f64],
     ) -> CoreResult<crate::store::AnswerHistogram> {
-        Ok(self.store().answer_histogram(since, bounds).await?)
+        Ok(self.h.store().answer_histogram(since, bounds).await?)
     }
 
     /// The store's write-transaction latency so far (`/metrics`).
     pub fn transaction_latency(&self) -> crate::store::TransactionLatency {
-        self.store().transaction_latency()
+        self.h.store().transaction_latency()
     }
 
     /// The analytics view at `now`.
     pub async fn analytics(&self, now: DateTime<Utc>) -> CoreResult<Analytics> {
         let asks = self
+            .h
             .store()
             .ask_timings(now - Duration::days(7), MAX_ASKS)
             .await?;

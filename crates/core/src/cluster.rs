@@ -32,6 +32,16 @@ use crate::{
     work::Kind,
 };
 
+/// The cluster service (`Harness::cluster`): the calls between nodes and
+/// where an execution runs (here), the node registry and heartbeats
+/// (`crate::nodes`), the recovery of a dead node's work
+/// (`crate::nodes::recovery`), draining a node (`crate::drain`) and the
+/// recovery of owed work left in flight (`crate::work::recovery`).
+#[derive(Clone, Copy)]
+pub struct Cluster<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 /// What one event (or a lost stretch of events: `None`) asks of this node.
 pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
     match event {
@@ -39,7 +49,7 @@ pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
         Some(HarnessEvent::SettingChanged { .. }) => harness.bump_settings_generation(),
         Some(HarnessEvent::NodeChanged { node_id, draining }) => {
             if *node_id == harness.config().node_id {
-                harness.note_draining(*draining);
+                harness.cluster().note_draining(*draining);
             }
         }
         Some(HarnessEvent::UnattendedChanged { task_id, on }) => {
@@ -54,7 +64,7 @@ pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
             for kind in Kind::ALL {
                 harness.wake_here(kind);
             }
-            if let Err(err) = harness.reconcile_signals().await {
+            if let Err(err) = harness.tasks().reconcile_signals().await {
                 tracing::error!(error = ?err, "cannot reconcile unattended signal files");
             }
         }
@@ -82,15 +92,16 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
     tracing::debug!("cluster relay stopped");
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// A node-to-node call: signed like a gateway request
     /// (`gateway::signing`) but with the node key, which only nodes have;
     /// its nonce remembered durably (a replay → 409). Without a node key
     /// configured every such call is refused (503).
     pub async fn accept_node_call(&self, req: &SignedRequest<'_>) -> CoreResult<()> {
         let now = chrono::Utc::now();
-        let verified = signing::verify(req, self.config().node_key.as_deref(), now)?;
+        let verified = signing::verify(req, self.h.config().node_key.as_deref(), now)?;
         let fresh = self
+            .h
             .store()
             .remember_nonce(&verified.nonce, verified.remember_until, now)
             .await?;
@@ -128,12 +139,12 @@ pub enum Placement {
     },
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// Where the task's agent runs (its live execution's node and that
     /// node's registry row). The one place the rule lives; the terminals
     /// forward, interrupt or refuse by it.
     pub async fn placement(&self, task_id: &str) -> CoreResult<Placement> {
-        let Some(execution) = self.store().live_execution(task_id).await? else {
+        let Some(execution) = self.h.store().live_execution(task_id).await? else {
             return Ok(Placement::Free);
         };
         // A row without a node (written before nodes were recorded) is
@@ -141,7 +152,7 @@ impl Harness {
         let Some(node_id) = execution.node_id.clone() else {
             return Ok(Placement::Here(execution));
         };
-        if node_id == self.config().node_id {
+        if node_id == self.h.config().node_id {
             return Ok(Placement::Here(execution));
         }
         Ok(match self.registry_row(&node_id).await? {
@@ -168,13 +179,15 @@ impl Harness {
         task_id: &str,
         execution: &crate::model::Execution,
     ) -> CoreResult<bool> {
-        self.finish_execution(
-            task_id,
-            &execution.id,
-            crate::model::ExecutionStatus::Failed,
-            None,
-            "interrupted",
-        )
-        .await
+        self.h
+            .tasks()
+            .finish_execution(
+                task_id,
+                &execution.id,
+                crate::model::ExecutionStatus::Failed,
+                None,
+                "interrupted",
+            )
+            .await
     }
 }

@@ -4,10 +4,11 @@
 //! port to the runtime that performs them. The web UI only displays these;
 //! the rules live here once.
 
+use crate::tasks::Tasks;
 use async_trait::async_trait;
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     model::{Execution, ExecutionStatus, TaskView},
     validate,
 };
@@ -114,7 +115,7 @@ pub fn command_line(argv: &[String]) -> String {
 /// The longest first prompt (the REST start accepts the same).
 pub const MAX_PROMPT_CHARS: usize = 100_000;
 
-impl Harness {
+impl Tasks<'_> {
     /// Perform `action` on the task's agent if the rules allow it now
     /// (409 with the reason otherwise); returns the task as it is after.
     pub async fn control_task(
@@ -129,7 +130,8 @@ impl Harness {
         let prompt = validate::optional_text("prompt", prompt, MAX_PROMPT_CHARS)?;
         let id = view.task.id.as_str();
         // A person acts first: Harness's own planned actions are off.
-        self.cancel_agent_actions(id, &format!("a person chose {}", action.as_str()))
+        self.h
+            .cancel_agent_actions(id, &format!("a person chose {}", action.as_str()))
             .await?;
         match action {
             Action::Start => {

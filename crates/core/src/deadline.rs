@@ -118,7 +118,7 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
         // due at minute granularity: at most once per MAX_SLEEP, not on
         // every message change that wakes this loop (a pass writes).
         // A draining node leaves them to the others (`crate::drain`).
-        if !harness.draining() && reminded.is_none_or(|at| at.elapsed() >= MAX_SLEEP) {
+        if !harness.cluster().draining() && reminded.is_none_or(|at| at.elapsed() >= MAX_SLEEP) {
             reminded = Some(std::time::Instant::now());
             if let Err(err) = harness.send_due_reminders(Utc::now()).await {
                 tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");

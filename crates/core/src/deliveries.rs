@@ -169,7 +169,7 @@ impl Harness {
                 &self.config().node_id,
                 // A draining node does only its own agents' rows: one
                 // bound to no node may need an agent started (`crate::drain`).
-                !self.draining(),
+                !self.cluster().draining(),
                 now,
                 lease.until(now),
                 limit,
@@ -222,7 +222,7 @@ impl Harness {
     /// None on a draining node: a reply to a stopped agent is another
     /// node's to resume (its own agents' rows are claimed by its worker).
     pub(crate) fn handoff_claim(&self, now: DateTime<Utc>) -> Option<DeliveryClaim> {
-        if self.draining() {
+        if self.cluster().draining() {
             return None;
         }
         let owner = self.config().delivery_owner.clone()?;
@@ -293,7 +293,7 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
-        let node_id = self.execution_node(&task_id).await?;
+        let node_id = self.tasks().execution_node(&task_id).await?;
         let (row, created) = self
             .store()
             .enqueue_input(NewInput {

@@ -165,7 +165,7 @@ pub async fn attempt<T: DeliveryTerminals>(
             Err(outcome) => return Some(outcome),
         };
         // A draining node starts no agent (a resume): the row goes to another
-        // node (unbound at its next heartbeat, `Harness::follow_drain`).
+        // node (unbound at its next heartbeat, `Cluster::follow_drain`).
         if ledger.draining() {
             return Some(Outcome::Retry(
                 "this node is draining: another node starts the agent".into(),
@@ -245,7 +245,7 @@ impl AttemptLedger for Leased<'_> {
     }
 
     fn draining(&self) -> bool {
-        self.harness.draining()
+        self.harness.cluster().draining()
     }
 }
 

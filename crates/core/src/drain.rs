@@ -5,27 +5,28 @@
 //! sees it, and it outlives a restart: a drained node rebooted stays drained
 //! until a person undrains it (nobody has to remember to drain it again
 //! before its next start, and it never takes work in between). Set by any
-//! node ([`Harness::set_node_draining`]); the drained node follows at once
+//! node ([`Cluster::set_node_draining`]); the drained node follows at once
 //! through the event bus (`HarnessEvent::NodeChanged`, `crate::cluster`) and,
-//! should that hint be lost, at its next heartbeat ([`Harness::follow_drain`]).
+//! should that hint be lost, at its next heartbeat ([`Cluster::follow_drain`]).
 //!
-//! What a draining node does not do (each place asks [`Harness::draining`]):
+//! What a draining node does not do (each place asks [`Cluster::draining`]):
 //! lease node-agnostic queued work — outbox sends and gateway replies (the
 //! worker skeleton leases nothing and gives back what it leased ahead),
 //! deliveries bound to no node (one may need an agent started: those bound
 //! to it that no agent of its own serves are unbound for the others), the
 //! gateway requests' recovery and the Workbench starts of the inbox worker,
 //! reminders; and it starts no agent: a start that would be done here goes
-//! to another live, non-draining node with a URL ([`Harness::drain_target`],
+//! to another live, non-draining node with a URL ([`Cluster::drain_target`],
 //! a signed node call) or is refused (409, saying why). What it still does:
 //! heart-beat, run and stop its agents, type their deliveries and the input
 //! forwarded to them, and answer every request like any node.
 
+use crate::cluster::Cluster;
 use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
-use crate::{CoreError, CoreResult, Harness, HarnessEvent, store::NodeRow, work::Kind};
+use crate::{CoreError, CoreResult, HarnessEvent, store::NodeRow, work::Kind};
 
 /// One agent a node runs (its live execution).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -90,27 +91,27 @@ fn no_target(me: &str) -> CoreError {
     ))
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// This node is draining: it takes no new work (see the module).
     pub fn draining(&self) -> bool {
-        self.draining_flag().load(Ordering::Acquire)
+        self.h.draining_flag().load(Ordering::Acquire)
     }
 
     /// This node's flag follows the registry's: logged and every worker
     /// woken when it changes (an undrained node claims at once; a drained
     /// one gives back what it leased ahead).
     pub(crate) fn note_draining(&self, on: bool) {
-        if self.draining_flag().swap(on, Ordering::AcqRel) == on {
+        if self.h.draining_flag().swap(on, Ordering::AcqRel) == on {
             return;
         }
         if on {
-            tracing::warn!(node_id = %self.config().node_id,
+            tracing::warn!(node_id = %self.h.config().node_id,
                 "this node is draining: it takes no new work (`harness node undrain` ends it)");
         } else {
-            tracing::info!(node_id = %self.config().node_id, "this node takes work again");
+            tracing::info!(node_id = %self.h.config().node_id, "this node takes work again");
         }
         for kind in Kind::ALL {
-            self.wake_here(kind);
+            self.h.wake_here(kind);
         }
     }
 
@@ -119,8 +120,8 @@ impl Harness {
     /// draining, its deliveries that no agent of its own serves go to the
     /// other nodes. Failures are logged: the next heartbeat tries again.
     pub async fn follow_drain(&self) {
-        let me = &self.config().node_id;
-        match self.store().get_node(me).await {
+        let me = &self.h.config().node_id;
+        match self.h.store().get_node(me).await {
             Ok(Some(row)) => self.note_draining(row.draining),
             Ok(None) => {}
             Err(err) => tracing::warn!(%err, "cannot read this node's drain flag"),
@@ -129,6 +130,7 @@ impl Harness {
             return;
         }
         match self
+            .h
             .store()
             .unbind_node_deliveries(me, chrono::Utc::now())
             .await
@@ -139,7 +141,7 @@ impl Harness {
                     deliveries = n,
                     "draining: deliveries left to the other nodes"
                 );
-                self.wake(Kind::Deliveries);
+                self.h.wake(Kind::Deliveries);
             }
             Err(err) => tracing::warn!(%err, "cannot leave deliveries to the other nodes"),
         }
@@ -147,6 +149,7 @@ impl Harness {
 
     async fn view(&self, row: NodeRow) -> CoreResult<NodeView> {
         let live_runs = self
+            .h
             .store()
             .node_live_runs(&row.id)
             .await?
@@ -157,7 +160,7 @@ impl Harness {
             })
             .collect();
         Ok(NodeView {
-            this_node: row.id == self.config().node_id,
+            this_node: row.id == self.h.config().node_id,
             name: row.name.unwrap_or_else(|| row.id.clone()),
             id: row.id,
             url: row.url,
@@ -192,12 +195,12 @@ impl Harness {
     /// at once. The answer's note says when no other node takes the work.
     pub async fn set_node_draining(&self, id: &str, draining: bool) -> CoreResult<DrainAnswer> {
         let id = node_id(id)?;
-        let me = id == self.config().node_id;
+        let me = id == self.h.config().node_id;
         // This node stops taking work before its answer says it did.
         if me && draining {
             self.note_draining(true);
         }
-        let written = self.store().set_node_draining(id, draining).await;
+        let written = self.h.store().set_node_draining(id, draining).await;
         if me && !matches!(written, Ok(true)) {
             self.follow_drain().await;
         }
@@ -208,14 +211,14 @@ impl Harness {
         if me {
             self.note_draining(draining);
         }
-        self.publish(HarnessEvent::NodeChanged {
+        self.h.publish(HarnessEvent::NodeChanged {
             node_id: id.to_string(),
             draining,
         });
         // The others look now: what the drained node gives back is theirs,
         // an undrained one claims again.
         for kind in Kind::ALL {
-            self.wake(kind);
+            self.h.wake(kind);
         }
         let node = self.node_view(id).await?;
         let note = if draining {
@@ -255,7 +258,7 @@ impl Harness {
     /// live, non-draining node with a URL (the least recently started
     /// first, so the choice is stable), else a 409 saying why.
     pub async fn drain_target(&self) -> CoreResult<NodeRow> {
-        let me = &self.config().node_id;
+        let me = &self.h.config().node_id;
         self.nodes()
             .await?
             .into_iter()
@@ -271,7 +274,7 @@ impl Harness {
         if self.draining() {
             return Err(CoreError::Conflict(format!(
                 "node {} is draining: it starts no agent",
-                self.config().node_id
+                self.h.config().node_id
             )));
         }
         Ok(())

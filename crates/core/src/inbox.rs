@@ -156,7 +156,7 @@ impl Harness {
         event_id: Option<&str>,
         last_reply: Option<&str>,
     ) -> CoreResult<TurnEnd> {
-        let view = self.get_task(task_id).await?;
+        let view = self.tasks().get_task(task_id).await?;
         let execution_id = validate::cuid("executionId", execution_id.trim())?;
         let live = self.store().live_execution(&view.task.id).await?;
         let owns_turn = live.as_ref().is_some_and(|e| e.id == execution_id);
@@ -273,7 +273,7 @@ impl Harness {
         status: ExecutionStatus,
         exit_code: Option<i64>,
     ) -> CoreResult<Option<(WorkbenchEvent, bool)>> {
-        let view = self.get_task(task_id).await?;
+        let view = self.tasks().get_task(task_id).await?;
         let Some(parent_id) = view.task.parent_task_id.clone() else {
             return Ok(None);
         };
@@ -335,7 +335,7 @@ impl Harness {
         parent_task_id: &str,
         execution_id: Option<&str>,
     ) -> CoreResult<Option<(WorkbenchBatch, Delivery)>> {
-        let parent = self.get_task(parent_task_id).await?;
+        let parent = self.tasks().get_task(parent_task_id).await?;
         let now = Utc::now();
         let owner = self
             .config()
@@ -433,11 +433,13 @@ impl Harness {
         let mut recovered = 0;
         if startup {
             recovered += self
+                .cluster()
                 .recover_work(Kind::Inbox, Scope::Expired)
                 .await?
                 .released;
             if let Some(owner) = self.config().delivery_owner.clone() {
                 recovered += self
+                    .cluster()
                     .recover_work(Kind::Inbox, Scope::Boot(&owner))
                     .await?
                     .released;

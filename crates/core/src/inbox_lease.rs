@@ -120,7 +120,7 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
-        let node_id = self.execution_node(&task_id).await?;
+        let node_id = self.tasks().execution_node(&task_id).await?;
         let (row, created) = self
             .store()
             .enqueue_input(crate::store::NewInput {

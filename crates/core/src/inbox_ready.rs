@@ -97,7 +97,10 @@ impl Harness {
     /// out too).
     pub async fn workbench_start_due(&self, task_id: &str, running: bool) -> CoreResult<bool> {
         // A draining node starts no agent: a live node's worker does it.
-        if running || self.draining() || !self.workbench_start_wanted(task_id).await? {
+        if running
+            || self.cluster().draining()
+            || !self.gateway().workbench_start_wanted(task_id).await?
+        {
             return Ok(false);
         }
         let owner = self

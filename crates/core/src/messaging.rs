@@ -153,7 +153,7 @@ impl Harness {
     /// Whether no notify target is configured (the reference's
     /// `noChannelConfigured`: targets missing or empty).
     pub async fn no_channel_configured(&self) -> CoreResult<bool> {
-        Ok(self.notify_targets().await?.is_empty())
+        Ok(self.settings().notify_targets().await?.is_empty())
     }
 
     /// Record an OPEN ask and park the task (one transaction): earlier OPEN asks
@@ -378,6 +378,7 @@ impl Harness {
             .await?;
         // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self
+            .approvals()
             .reply_to_approval(
                 by,
                 &task_id,

@@ -164,7 +164,7 @@ impl crate::Harness {
         question: Option<&str>,
         choices: &crate::options::ChoicesInput,
     ) -> crate::CoreResult<crate::messaging::AskOutcome> {
-        let view = self.get_task(task_id).await?;
+        let view = self.tasks().get_task(task_id).await?;
         if view.task.parent_task_id.is_none() {
             return self.ask_with(task_id, question, choices).await;
         }

@@ -4,12 +4,13 @@
 //! same check guards editing a project (name and path) from the page.
 //! Also the link from a plan task to the Harness tasks that ran it.
 
+use crate::tasks::Tasks;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     model::{Project, TaskView},
     store::StoreError,
     tasks::CreateProject,
@@ -47,7 +48,7 @@ pub fn existing_readable_dir(value: &str) -> CoreResult<String> {
     Ok(path)
 }
 
-impl Harness {
+impl Tasks<'_> {
     /// Create a project whose directory must exist and be readable now.
     pub async fn create_checked_project(&self, input: CreateProject) -> CoreResult<Project> {
         let path = validate::text("path", input.path.as_deref(), validate::MAX_PATH_CHARS)?;
@@ -60,7 +61,7 @@ impl Harness {
     }
 }
 
-impl Harness {
+impl Tasks<'_> {
     /// Rename a project and/or move it to another directory. With
     /// `check_path` (a person at the page) the new path must exist, be a
     /// directory and be readable now; otherwise it is only validated as
@@ -90,6 +91,7 @@ impl Harness {
             None => current.path.clone(),
         };
         let updated = self
+            .h
             .store()
             .update_project(&current.id, &name, &path)
             .await

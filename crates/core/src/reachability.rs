@@ -105,7 +105,7 @@ impl Harness {
     /// Every notify target with its reachability at `now`.
     pub async fn reachability(&self, now: DateTime<Utc>) -> CoreResult<Vec<TargetReachability>> {
         let mut out = Vec::new();
-        for t in self.notify_targets().await? {
+        for t in self.settings().notify_targets().await? {
             let (platform, dest) = (clean(&t.downstream), clean(&t.dest));
             let p = platform.as_deref().unwrap_or("");
             let chat = dest.as_deref().unwrap_or("");

@@ -1,5 +1,5 @@
 //! After a reboot: the executions of **unattended** tasks that the start-up
-//! interruption step (`Harness::interrupt_orphaned_executions`) found live —
+//! interruption step (`Tasks::interrupt_orphaned_executions`) found live —
 //! their agents died with the machine — are resumed on their own, **once**,
 //! and the person is told in one message per start (docs/operating.md, "After a reboot").
 //!

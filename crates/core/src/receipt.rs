@@ -11,11 +11,12 @@
 //! [`build`] is pure (facts and `now` in, the timeline out); the service
 //! reads the facts. The screens are never logged: only their lengths are.
 
+use crate::report::Reports;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     deliveries::{Delivery, DeliveryState},
     model::{AgentStateName, AgentStateRecord, Message, MessageKind, MessageState},
     outbox::Outbound,
@@ -519,11 +520,12 @@ fn resumed_step(facts: &ReceiptFacts, typed_at: DateTime<Utc>, now: DateTime<Utc
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// The receipt of the question `message_id`.
     pub async fn receipt(&self, message_id: &str) -> CoreResult<QuestionReceipt> {
         let id = validate::cuid("messageId", message_id.trim())?;
         let message = self
+            .h
             .store()
             .get_message(&id)
             .await?
@@ -535,7 +537,7 @@ impl Harness {
     /// What the receipt of the ask `message` is built from (the morning
     /// report reads it for each answered question of its window).
     pub(crate) async fn receipt_facts(&self, message: Message) -> CoreResult<ReceiptFacts> {
-        let store = self.store();
+        let store = self.h.store();
         let id = message.id.clone();
         let ids = std::slice::from_ref(&id);
         let mut pushes = store.outbound_for_messages(ids).await?;
@@ -567,7 +569,7 @@ impl Harness {
             delivery: store.delivery_for_message(&id).await?,
             agent,
             after: store.answer_screen(&id).await?,
-            capture_after: chrono::Duration::from_std(self.config().answer_capture_after)
+            capture_after: chrono::Duration::from_std(self.h.config().answer_capture_after)
                 .unwrap_or(chrono::Duration::seconds(3)),
             message,
         })

@@ -243,7 +243,7 @@ impl Harness {
     ) -> CoreResult<ReminderSchedule> {
         schedule.check()?;
         escalation::check_names(
-            &self.notify_targets().await?,
+            &self.settings().notify_targets().await?,
             &schedule.escalate_to,
             &schedule.quiet_hours,
         )?;
@@ -271,7 +271,7 @@ impl Harness {
             self.outbound_changed(&row);
         }
         let schedule = self.reminder_schedule().await?;
-        let targets = self.notify_targets().await?;
+        let targets = self.settings().notify_targets().await?;
         let mut queued = 0;
         // Every page, oldest first: asks with nothing left to do (low ones,
         // those reminded and escalated) never hide newer ones.

@@ -288,3 +288,42 @@ impl Harness {
         self.inner.bus.publish(event);
     }
 }
+
+/// The services: one borrowed view per aggregate, each owning that
+/// aggregate's methods in its own module.
+impl Harness {
+    /// Gateway inbound and the replies owed to gateways (`crate::gateway`).
+    pub fn gateway(&self) -> crate::gateway::Gateway<'_> {
+        crate::gateway::Gateway { h: self }
+    }
+
+    /// Approvals of tool calls and the runs no check reached
+    /// (`crate::approvals`, `crate::ungated`).
+    pub fn approvals(&self) -> crate::approvals::Approvals<'_> {
+        crate::approvals::Approvals { h: self }
+    }
+
+    /// Reports, receipts and analytics (`crate::report`, `crate::receipt`,
+    /// `crate::analytics`).
+    pub fn reports(&self) -> crate::report::Reports<'_> {
+        crate::report::Reports { h: self }
+    }
+
+    /// Projects, tasks, executions, their control and the Workbench
+    /// (`crate::tasks` and the modules it lists).
+    pub fn tasks(&self) -> crate::tasks::Tasks<'_> {
+        crate::tasks::Tasks { h: self }
+    }
+
+    /// Nodes, node-to-node calls, draining and the recovery of work left in
+    /// flight (`crate::cluster` and the modules it lists).
+    pub fn cluster(&self) -> crate::cluster::Cluster<'_> {
+        crate::cluster::Cluster { h: self }
+    }
+
+    /// Notify targets, the system directive and list settings
+    /// (`crate::settings`, `crate::setting_lists`).
+    pub fn settings(&self) -> crate::settings::Settings<'_> {
+        crate::settings::Settings { h: self }
+    }
+}

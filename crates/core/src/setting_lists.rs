@@ -3,10 +3,11 @@
 //! list, retried when another writer changed it in between, so concurrent
 //! edits of different entries all stand.
 
+use crate::settings::Settings;
 use chrono::Utc;
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent};
+use crate::{CoreError, CoreResult, events::HarnessEvent};
 
 /// Attempts of one edit. Each failed attempt means another edit stood in
 /// between, so this bounds only a sustained stream of writers (a burst of a
@@ -29,7 +30,7 @@ pub fn position<T: ListEntry>(list: &[T], id: &str) -> Option<usize> {
         })
 }
 
-impl Harness {
+impl Settings<'_> {
     /// Read-modify-write of the list under `key`. `edit` changes the list
     /// and answers what it changed, or `None` to leave it as it is (nothing
     /// is written); `check` runs on the edited list before the write. An
@@ -47,7 +48,7 @@ impl Harness {
         F: FnMut(&mut Vec<T>) -> CoreResult<Option<R>>,
     {
         for _ in 0..ATTEMPTS {
-            let stored = self.store().get_setting(key).await?;
+            let stored = self.h.store().get_setting(key).await?;
             let mut list: Vec<T> = match stored.clone() {
                 None => Vec::new(),
                 Some(value) => serde_json::from_value(value).unwrap_or_else(|err| {
@@ -62,11 +63,13 @@ impl Harness {
             let value = serde_json::to_value(&list)
                 .map_err(|e| CoreError::invalid_body(format!("{what}: {e}")))?;
             if self
+                .h
                 .store()
                 .replace_setting(key, stored.as_ref(), &value, Utc::now())
                 .await?
             {
-                self.publish(HarnessEvent::SettingChanged { key: key.into() });
+                self.h
+                    .publish(HarnessEvent::SettingChanged { key: key.into() });
                 return Ok(Some(changed));
             }
             tokio::task::yield_now().await;

@@ -5,6 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, ladder::Lang, validate};
 
+/// The settings service (`Harness::settings`): the notify targets and the
+/// system directive (here) and the edits of a list stored as one setting
+/// (`crate::setting_lists`).
+#[derive(Clone, Copy)]
+pub struct Settings<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 pub const NOTIFY_TARGETS_KEY: &str = "harness.targets";
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -80,12 +88,12 @@ fn default_active() -> bool {
     true
 }
 
-impl Harness {
+impl Settings<'_> {
     pub async fn notify_targets(&self) -> CoreResult<Vec<NotifyTarget>> {
-        if let Some(targets) = self.cached_targets() {
+        if let Some(targets) = self.h.cached_targets() {
             return Ok(targets);
         }
-        let targets = match self.store().get_setting(NOTIFY_TARGETS_KEY).await? {
+        let targets = match self.h.store().get_setting(NOTIFY_TARGETS_KEY).await? {
             None => Vec::new(),
             // A stored value we cannot read counts as "not configured" rather
             // than breaking every ask; it is logged so the operator can fix it.
@@ -96,7 +104,7 @@ impl Harness {
                 })
             }
         };
-        self.cache_targets(targets.clone());
+        self.h.cache_targets(targets.clone());
         Ok(targets)
     }
 
@@ -112,11 +120,12 @@ impl Harness {
         }
         let value = serde_json::to_value(&targets)
             .map_err(|e| CoreError::invalid_body(format!("targets: {e}")))?;
-        self.store()
+        self.h
+            .store()
             .put_setting(NOTIFY_TARGETS_KEY, &value, Utc::now())
             .await?;
         // Every cache of the targets (this one included) reloads on its next read.
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: NOTIFY_TARGETS_KEY.into(),
         });
         Ok(targets)
@@ -177,11 +186,11 @@ pub(crate) fn check_targets(targets: &[NotifyTarget]) -> CoreResult<()> {
 
 pub const DIRECTIVE_KEY: &str = "harness.systemDirective";
 
-impl Harness {
+impl Settings<'_> {
     /// The system directive given to agents at fresh start and on resume:
     /// the override from settings, else the built-in ladder directive.
     pub async fn system_directive(&self) -> CoreResult<String> {
-        let stored = self.store().get_setting(DIRECTIVE_KEY).await?;
+        let stored = self.h.store().get_setting(DIRECTIVE_KEY).await?;
         Ok(stored
             .as_ref()
             .and_then(|v| v.as_str())
@@ -196,10 +205,11 @@ impl Harness {
     pub async fn set_system_directive(&self, text: Option<&str>) -> CoreResult<String> {
         let text = validate::optional_text("directive", text, 20_000)?;
         let value = serde_json::Value::String(text.unwrap_or_default());
-        self.store()
+        self.h
+            .store()
             .put_setting(DIRECTIVE_KEY, &value, Utc::now())
             .await?;
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: DIRECTIVE_KEY.into(),
         });
         self.system_directive().await

@@ -12,6 +12,17 @@ use crate::{
     validate,
 };
 
+/// The tasks service (`Harness::tasks`): projects, tasks and their
+/// executions (here), a project's checked creation and edits
+/// (`crate::project_check`), starting and stopping a task's agent
+/// (`crate::control`), unattended mode (`crate::unattended`) and the
+/// Workbench task with its runtime (`crate::workbench`,
+/// `crate::workbench_runtime`).
+#[derive(Clone, Copy)]
+pub struct Tasks<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 pub const DEFAULT_WORKSPACE: &str = "default";
 /// The longest session id an agent's hook reports.
 pub const MAX_SESSION_ID_CHARS: usize = 256;
@@ -170,7 +181,7 @@ pub(crate) fn agent_config(input: Option<AgentInput>) -> CoreResult<AgentConfig>
     })
 }
 
-impl Harness {
+impl Tasks<'_> {
     pub async fn create_project(&self, input: CreateProject) -> CoreResult<Project> {
         let name = validate::text("name", input.name.as_deref(), validate::MAX_NAME_CHARS)?;
         let path = validate::text("path", input.path.as_deref(), validate::MAX_PATH_CHARS)?;
@@ -183,10 +194,12 @@ impl Harness {
         .unwrap_or_else(|| DEFAULT_WORKSPACE.to_string());
         let now = Utc::now();
         let workspace_id = self
+            .h
             .store()
             .ensure_workspace(&ids::new_id(), workspace.trim(), now)
             .await?;
-        self.store()
+        self.h
+            .store()
             .create_project(NewProject {
                 id: ids::new_id(),
                 workspace_id,
@@ -207,12 +220,12 @@ impl Harness {
     }
 
     pub async fn list_projects(&self) -> CoreResult<Vec<Project>> {
-        Ok(self.store().list_projects().await?)
+        Ok(self.h.store().list_projects().await?)
     }
 
     /// The task's live (RUNNING or PAUSED) execution, if any.
     pub async fn live_execution(&self, task_id: &str) -> CoreResult<Option<Execution>> {
-        Ok(self.store().live_execution(task_id).await?)
+        Ok(self.h.store().live_execution(task_id).await?)
     }
 
     /// The execution a hook's report is about: the one `who` names (an
@@ -235,6 +248,7 @@ impl Harness {
     /// Work rows record this, never the node that received the request.
     pub(crate) async fn execution_node(&self, task_id: &str) -> CoreResult<Option<String>> {
         Ok(self
+            .h
             .store()
             .live_execution(task_id)
             .await?
@@ -247,12 +261,13 @@ impl Harness {
         Ok(self
             .execution_node(task_id)
             .await?
-            .is_some_and(|node| node != self.config().node_id))
+            .is_some_and(|node| node != self.h.config().node_id))
     }
 
     pub async fn project(&self, id: &str) -> CoreResult<Project> {
         let id = validate::cuid("id", id.trim())?;
-        self.store()
+        self.h
+            .store()
             .get_project(&id)
             .await?
             .ok_or_else(|| CoreError::NotFound("project not found".into()))
@@ -292,7 +307,7 @@ impl Harness {
             Some(id) => {
                 let id = validate::cuid("parentTaskId", id)?;
                 let parent =
-                    self.store().get_task(&id).await?.ok_or_else(|| {
+                    self.h.store().get_task(&id).await?.ok_or_else(|| {
                         CoreError::invalid("parentTaskId", "parent task not found")
                     })?;
                 Some(parent.task)
@@ -318,6 +333,7 @@ impl Harness {
         if let Some(inbound) = input.gateway_inbound_id.as_deref() {
             // Checked by `create_task_as` (the bound Workbench's own request).
             let (id, created) = self
+                .h
                 .store()
                 .create_linked_task(new, inbound)
                 .await
@@ -328,17 +344,17 @@ impl Harness {
                     other => other.into(),
                 })?;
             if created {
-                self.publish(HarnessEvent::TaskChanged {
+                self.h.publish(HarnessEvent::TaskChanged {
                     task_id: id.clone(),
                 });
             }
             return self.get_task(&id).await;
         }
-        let view = self.store().create_task(new).await.map_err(|e| match e {
+        let view = self.h.store().create_task(new).await.map_err(|e| match e {
             StoreError::MissingReference(_) => CoreError::invalid("projectId", "project not found"),
             other => other.into(),
         })?;
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: view.task.id.clone(),
         });
         Ok(view)
@@ -346,7 +362,8 @@ impl Harness {
 
     pub async fn get_task(&self, task_id: &str) -> CoreResult<TaskView> {
         let task_id = validate::task_id(Some(task_id))?;
-        self.store()
+        self.h
+            .store()
             .get_task(&task_id)
             .await?
             .map(|v| self.with_runtime_facts(v))
@@ -354,7 +371,7 @@ impl Harness {
     }
 
     pub async fn list_tasks(&self) -> CoreResult<Vec<TaskView>> {
-        let views = self.store().list_tasks(1000).await?;
+        let views = self.h.store().list_tasks(1000).await?;
         Ok(views
             .into_iter()
             .map(|v| self.with_runtime_facts(v))
@@ -364,7 +381,7 @@ impl Harness {
     /// What the runtime knows of a live execution and the store does not:
     /// an agent in a holder this server cannot read.
     fn with_runtime_facts(&self, mut view: TaskView) -> TaskView {
-        if let (Some(runtime), Some(exec)) = (self.runtime(), view.execution.as_mut())
+        if let (Some(runtime), Some(exec)) = (self.h.runtime(), view.execution.as_mut())
             && matches!(
                 exec.status,
                 ExecutionStatus::Running | ExecutionStatus::Paused
@@ -381,13 +398,14 @@ impl Harness {
         let task_id = validate::task_id(Some(task_id))?;
         let token = ids::new_token("hxa_");
         let execution = self
+            .h
             .store()
             .create_execution(NewExecution {
                 id: ids::new_id(),
                 task_id: task_id.clone(),
                 token_hash: ids::token_hash(&token),
                 status: ExecutionStatus::Running,
-                node_id: Some(self.config().node_id.clone()),
+                node_id: Some(self.h.config().node_id.clone()),
                 now: Utc::now(),
             })
             .await
@@ -400,7 +418,7 @@ impl Harness {
                 ),
                 other => other.into(),
             })?;
-        self.publish(HarnessEvent::TaskChanged { task_id });
+        self.h.publish(HarnessEvent::TaskChanged { task_id });
         Ok((execution, token))
     }
 }
@@ -455,7 +473,7 @@ pub struct SessionRecorded {
     pub skipped: bool,
 }
 
-impl Harness {
+impl Tasks<'_> {
     /// Record the provider session id an agent reported (SessionStart hook),
     /// on the given execution or the task's newest live one. The first write
     /// wins; the resume path uses it.
@@ -471,7 +489,8 @@ impl Harness {
             Some(id) => id.to_string(),
             None => {
                 let task_id = validate::task_id(Some(task_id))?;
-                self.store()
+                self.h
+                    .store()
                     .live_execution(&task_id)
                     .await?
                     .ok_or_else(|| CoreError::NotFound("No running execution".into()))?
@@ -479,6 +498,7 @@ impl Harness {
             }
         };
         let stored = self
+            .h
             .store()
             .set_session_id(&execution_id, &session_id)
             .await?
@@ -490,7 +510,7 @@ impl Harness {
     }
 }
 
-impl Harness {
+impl Tasks<'_> {
     /// Record that an execution ended (process exit, stop, spawn failure).
     pub async fn finish_execution(
         &self,
@@ -501,11 +521,12 @@ impl Harness {
         reason: &str,
     ) -> CoreResult<bool> {
         let changed = self
+            .h
             .store()
             .finish_execution(execution_id, status, exit_code, reason, Utc::now())
             .await?;
         if changed {
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: task_id.to_string(),
             });
         }
@@ -520,8 +541,9 @@ impl Harness {
     /// of unattended tasks are resumed once).
     pub async fn interrupt_orphaned_executions(&self, held: &[String]) -> CoreResult<usize> {
         let tasks = self
+            .h
             .store()
-            .interrupt_live_executions(&self.config().node_id, held, Utc::now())
+            .interrupt_live_executions(&self.h.config().node_id, held, Utc::now())
             .await?;
         if !tasks.is_empty() {
             tracing::warn!(
@@ -530,7 +552,7 @@ impl Harness {
             );
         }
         for task_id in &tasks {
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: task_id.clone(),
             });
         }

@@ -2,6 +2,7 @@
 //! mirrored as `<signal dir>/unattended-<taskId>` for the PreToolUse hook,
 //! which has no database access (docs/tower-workbench.md §4.2).
 
+use crate::tasks::Tasks;
 use std::{
     fs,
     io::{self, Write},
@@ -11,7 +12,7 @@ use std::{
 
 use chrono::Utc;
 
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, model::TaskView, validate};
+use crate::{CoreError, CoreResult, events::HarnessEvent, model::TaskView, validate};
 
 pub const SIGNAL_PREFIX: &str = "unattended-";
 
@@ -83,7 +84,7 @@ pub const AGENT_CANNOT_TURN_OFF: &str = "an agent's token cannot turn unattended
     from being held for approval. Keep working unattended; ask with ask_human if a person \
     should watch this terminal";
 
-impl Harness {
+impl Tasks<'_> {
     /// Turn unattended mode on or off: the database first, then the signal
     /// file. If the file cannot be written the change stands (the database is
     /// the truth) and start-up reconciliation repairs the mirror; the error
@@ -94,23 +95,24 @@ impl Harness {
         if on {
             // A missing task is a 404 before the channel rule's 409.
             self.get_task(&task_id).await?;
-            self.check_unattended_allowed(on).await?;
+            self.h.check_unattended_allowed(on).await?;
         }
         let view = self
+            .h
             .store()
             .set_unattended(&task_id, on, Utc::now())
             .await?
             .ok_or_else(|| CoreError::NotFound("Task not found".into()))?;
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
         });
         // The other nodes mirror it too: the agent may run on one of them
         // (`crate::cluster`); a node that missed it reconciles on `Resync`.
-        self.publish(HarnessEvent::UnattendedChanged {
+        self.h.publish(HarnessEvent::UnattendedChanged {
             task_id: task_id.clone(),
             on,
         });
-        if let Some(dir) = &self.config().signal_dir
+        if let Some(dir) = &self.h.config().signal_dir
             && let Err(err) = write_signal(dir, &task_id, on)
         {
             tracing::error!(%err, task_id, "cannot mirror unattended mode to its signal file");
@@ -139,10 +141,10 @@ impl Harness {
 
     /// Rewrite the signal directory from the database (at server start).
     pub async fn reconcile_signals(&self) -> CoreResult<()> {
-        let Some(dir) = &self.config().signal_dir else {
+        let Some(dir) = &self.h.config().signal_dir else {
             return Ok(());
         };
-        let ids = self.store().unattended_task_ids().await?;
+        let ids = self.h.store().unattended_task_ids().await?;
         let (written, removed) = reconcile_signals(dir, &ids)
             .map_err(|e| CoreError::Store(crate::store::StoreError::Backend(Box::new(e))))?;
         tracing::info!(written, removed, "unattended signal files reconciled");

@@ -5,11 +5,12 @@
 //! its children report through its inbox; as a parentless task its next rung
 //! is always a human.
 
+use crate::tasks::Tasks;
 use chrono::Utc;
 
 use crate::{
-    CoreResult, Harness, events::HarnessEvent, ids, model::TaskView, store::NewTask,
-    tasks::AgentInput, validate,
+    CoreResult, events::HarnessEvent, ids, model::TaskView, store::NewTask, tasks::AgentInput,
+    validate,
 };
 
 /// The title a Workbench task is created with.
@@ -27,7 +28,7 @@ parent, so a decision you cannot make goes to a human (ask_human when unattended
 this terminal) — never bounce the same question back down to the child. Dangerous or \
 irreversible operations need a human's consent.";
 
-impl Harness {
+impl Tasks<'_> {
     /// The project's Workbench task, created (parentless, in the project) on
     /// first use. Returns it and whether this call created it; concurrent
     /// calls get the same task.
@@ -37,10 +38,11 @@ impl Harness {
         agent: Option<AgentInput>,
     ) -> CoreResult<(TaskView, bool)> {
         let project = self.project(project_id).await?;
-        if let Some(id) = self.store().project_workbench(&project.id).await? {
+        if let Some(id) = self.h.store().project_workbench(&project.id).await? {
             return Ok((self.get_task(&id).await?, false));
         }
         let (id, created) = self
+            .h
             .store()
             .create_project_workbench(NewTask {
                 id: ids::new_id(),
@@ -56,7 +58,7 @@ impl Harness {
             })
             .await?;
         if created {
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: id.clone(),
             });
         }
@@ -66,7 +68,7 @@ impl Harness {
     /// The project's Workbench task, if it has one.
     pub async fn project_workbench(&self, project_id: &str) -> CoreResult<Option<TaskView>> {
         let project = self.project(project_id).await?;
-        match self.store().project_workbench(&project.id).await? {
+        match self.h.store().project_workbench(&project.id).await? {
             Some(id) => Ok(Some(self.get_task(&id).await?)),
             None => Ok(None),
         }
@@ -76,9 +78,9 @@ impl Harness {
     /// directive for a project's Workbench, else the system directive.
     pub async fn directive_for(&self, task_id: &str) -> CoreResult<String> {
         let task_id = validate::task_id(Some(task_id))?;
-        if self.store().is_workbench(&task_id).await? {
+        if self.h.store().is_workbench(&task_id).await? {
             return Ok(WORKBENCH_DIRECTIVE.to_string());
         }
-        self.system_directive().await
+        self.h.settings().system_directive().await
     }
 }

@@ -5,11 +5,12 @@
 //! stored projection. The state and the blocked reason follow
 //! `deriveWorkbenchRuntimeState` / `deriveWorkbenchBlockedReason`.
 
+use crate::tasks::Tasks;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     control::{AgentControl, TerminalState},
     inbox::{BatchState, EventState},
     model::ExecutionStatus,
@@ -68,7 +69,7 @@ pub struct WorkbenchRuntime {
 /// How many of the newest events and batches the derivation looks at.
 const WINDOW: u32 = 500;
 
-impl Harness {
+impl Tasks<'_> {
     /// The runtime state of a Workbench (or any parent) task, derived now.
     pub async fn workbench_runtime(
         &self,
@@ -81,12 +82,17 @@ impl Harness {
             .execution
             .as_ref()
             .filter(|e| matches!(e.status, ExecutionStatus::Running | ExecutionStatus::Paused));
-        let events = self.store().list_workbench_events(&task_id, WINDOW).await?;
+        let events = self
+            .h
+            .store()
+            .list_workbench_events(&task_id, WINDOW)
+            .await?;
         let pending: Vec<_> = events
             .iter()
             .filter(|e| matches!(e.state, EventState::Pending | EventState::Processing))
             .collect();
         let batches = self
+            .h
             .store()
             .list_workbench_batches(&task_id, WINDOW)
             .await?;

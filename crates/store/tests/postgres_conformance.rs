@@ -265,23 +265,24 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
     };
     a.enqueue_input(input("d1")).await.unwrap();
     let h = harness_on(a.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "chat".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "work".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "chat".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "work".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     h.push_to_human(PushInput {
         task_id: Some(t.clone()),
         message: Some("hello".into()),

@@ -40,14 +40,15 @@ async fn db() -> Db {
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 #[tokio::test]

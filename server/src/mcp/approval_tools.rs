@@ -112,10 +112,10 @@ impl HarnessMcp {
         Parameters(a): Parameters<PolicyArgs>,
     ) -> Result<Json<Map<String, Value>>, ToolError> {
         admin_only(&who)?;
-        let global = self.harness.global_approval_policy().await?;
+        let global = self.harness.approvals().global_approval_policy().await?;
         Ok(Json(match a.project_id.as_deref() {
             Some(p) => {
-                let own = self.harness.project_approval_policy(p).await?;
+                let own = self.harness.approvals().project_approval_policy(p).await?;
                 to_object(&json!({"projectId": p, "rules": own.rules, "global": global}))?
             }
             None => to_object(&global)?,
@@ -151,11 +151,18 @@ impl HarnessMcp {
             Some(p) => {
                 let stored = self
                     .harness
+                    .approvals()
                     .set_project_approval_policy(p, policy.unwrap_or_default())
                     .await?;
                 to_object(&json!({"projectId": p, "rules": stored.rules}))?
             }
-            None => to_object(&self.harness.set_global_approval_policy(policy).await?)?,
+            None => to_object(
+                &self
+                    .harness
+                    .approvals()
+                    .set_global_approval_policy(policy)
+                    .await?,
+            )?,
         }))
     }
 
@@ -172,6 +179,7 @@ impl HarnessMcp {
         admin_only(&who)?;
         let rows = self
             .harness
+            .approvals()
             .list_approvals(a.task_id.as_deref(), a.limit)
             .await?;
         to_object(&json!({ "approvals": rows })).map(Json)
@@ -203,6 +211,7 @@ impl HarnessMcp {
             a.id.ok_or_else(|| CoreError::invalid("id", "id required"))?;
         let decided = self
             .harness
+            .approvals()
             .decide_approval(&person, &id, approve, a.reason.as_deref(), "mcp")
             .await?;
         to_object(&decided).map(Json)

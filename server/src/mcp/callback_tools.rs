@@ -74,6 +74,7 @@ impl HarnessMcp {
         };
         Ok(Json(object(
             self.harness
+                .gateway()
                 .gateway_callback(&who, Callback::TaskCreated, &input)
                 .await?,
         )))
@@ -95,6 +96,7 @@ impl HarnessMcp {
         };
         Ok(Json(object(
             self.harness
+                .gateway()
                 .gateway_callback(&who, Callback::Discussion, &input)
                 .await?,
         )))
@@ -117,6 +119,7 @@ impl HarnessMcp {
         };
         Ok(Json(object(
             self.harness
+                .gateway()
                 .gateway_callback(&who, Callback::Final, &input)
                 .await?,
         )))

@@ -121,7 +121,11 @@ impl HarnessMcp {
         Caller(_who): Caller,
         Parameters(a): Parameters<ContextArgs>,
     ) -> Result<Json<Map<String, Value>>, ToolError> {
-        let out = self.harness.resolve_gateway_task_context(&a.into()).await?;
+        let out = self
+            .harness
+            .gateway()
+            .resolve_gateway_task_context(&a.into())
+            .await?;
         Ok(Json(object(serde_json::to_value(out).unwrap_or_default())))
     }
 
@@ -149,7 +153,7 @@ impl HarnessMcp {
             content: a.content,
         };
         Ok(Json(object(
-            self.harness.continue_bound_task(&input).await?,
+            self.harness.gateway().continue_bound_task(&input).await?,
         )))
     }
 
@@ -163,7 +167,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<RelayArgs>,
     ) -> Result<Json<Map<String, Value>>, ToolError> {
-        let person = self.harness.gateway_person(&who, None).await?;
+        let person = self.harness.gateway().gateway_person(&who, None).await?;
         let input = RelayInput {
             text: a.text,
             task_id: a.task_id,
@@ -175,7 +179,10 @@ impl HarnessMcp {
             sender_id: a.sender_id,
         };
         Ok(Json(object(
-            self.harness.relay_channel_reply(&person, &input).await?,
+            self.harness
+                .gateway()
+                .relay_channel_reply(&person, &input)
+                .await?,
         )))
     }
 }

@@ -62,6 +62,7 @@ impl HarnessMcp {
         let lang = parse_lang(a.lang.as_deref())?;
         let report = self
             .harness
+            .reports()
             .report(&who, since, ReportChannel::Mcp, &LocalWork)
             .await?;
         let report = in_lang(report, lang);

@@ -187,7 +187,7 @@ impl HarnessMcp {
             start_new_work: a.start_new_work,
         };
         Ok(Json(object(
-            self.harness.route_gateway_message(&input).await?,
+            self.harness.gateway().route_gateway_message(&input).await?,
         )))
     }
 
@@ -211,7 +211,7 @@ impl HarnessMcp {
             question: a.question,
         };
         Ok(Json(object(
-            self.harness.route_gateway_query(&input).await?,
+            self.harness.gateway().route_gateway_query(&input).await?,
         )))
     }
 
@@ -235,7 +235,10 @@ impl HarnessMcp {
             chat_name: a.chat_name,
         };
         Ok(Json(object(
-            self.harness.manage_gateway_channel_access(&input).await?,
+            self.harness
+                .gateway()
+                .manage_gateway_channel_access(&input)
+                .await?,
         )))
     }
 }

@@ -83,7 +83,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<ReplyArgs>,
     ) -> Result<Json<ReplyOut>, ToolError> {
-        let person = self.harness.gateway_person(&who, None).await?;
+        let person = self.harness.gateway().gateway_person(&who, None).await?;
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness
@@ -169,7 +169,11 @@ impl HarnessMcp {
         }
         // Turning it on needs an active unattended channel: checked by the core.
         // Off only by a person: an agent's token is refused (core rule).
-        let view = self.harness.set_unattended_as(&who, &task_id, on).await?;
+        let view = self
+            .harness
+            .tasks()
+            .set_unattended_as(&who, &task_id, on)
+            .await?;
         Ok(Json(GoalOut {
             ok: true,
             task_id,

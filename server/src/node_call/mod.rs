@@ -7,7 +7,7 @@
 //! method + path + body) but with the node key (`secrets/node.key` or
 //! `HARNESS_NODE_KEY`, the same on every node and given to nobody else — the
 //! gateways hold the internal API key, not this one). The owner verifies it
-//! ([`verify`], `Harness::accept_node_call`: window, signature, a nonce never
+//! ([`verify`], `Cluster::accept_node_call`: window, signature, a nonce never
 //! seen, remembered in the database) before any route under [`PREFIX`];
 //! without it: 401. The Host/Origin policy of every route still applies (a
 //! node's URL must name the owner as it accepts itself: its bind address or
@@ -198,7 +198,12 @@ pub async fn verify(State(state): State<AppState>, req: Request, next: Next) -> 
         Ok(b) => b,
         Err(response) => return response,
     };
-    match state.harness.accept_node_call(&buffered.signed()).await {
+    match state
+        .harness
+        .cluster()
+        .accept_node_call(&buffered.signed())
+        .await
+    {
         Ok(()) => next.run(buffered.into_request()).await,
         Err(err) => ApiError::from(err).into_response(),
     }

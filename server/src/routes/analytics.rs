@@ -18,7 +18,9 @@ pub fn routes() -> Router<AppState> {
     )
 )]
 async fn show(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Analytics>> {
-    Ok(Json(s.harness.analytics(chrono::Utc::now()).await?))
+    Ok(Json(
+        s.harness.reports().analytics(chrono::Utc::now()).await?,
+    ))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

@@ -41,7 +41,7 @@ pub fn routes() -> Router<AppState> {
 #[utoipa::path(get, path = "/api/settings/approval-policy", tag = "approvals",
     responses((status = 200, description = "The global rules (built-in until one is stored)", body = GlobalPolicy)))]
 async fn global(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GlobalPolicy>> {
-    Ok(Json(s.harness.global_approval_policy().await?))
+    Ok(Json(s.harness.approvals().global_approval_policy().await?))
 }
 
 #[utoipa::path(put, path = "/api/settings/approval-policy", tag = "approvals", request_body = Policy,
@@ -52,14 +52,22 @@ async fn put_global(
     JsonBody(policy): JsonBody<Policy>,
 ) -> ApiResult<Json<GlobalPolicy>> {
     Ok(Json(
-        s.harness.set_global_approval_policy(Some(policy)).await?,
+        s.harness
+            .approvals()
+            .set_global_approval_policy(Some(policy))
+            .await?,
     ))
 }
 
 #[utoipa::path(delete, path = "/api/settings/approval-policy", tag = "approvals",
     responses((status = 200, description = "Back to the built-in rules", body = GlobalPolicy)))]
 async fn reset_global(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GlobalPolicy>> {
-    Ok(Json(s.harness.set_global_approval_policy(None).await?))
+    Ok(Json(
+        s.harness
+            .approvals()
+            .set_global_approval_policy(None)
+            .await?,
+    ))
 }
 
 #[utoipa::path(get, path = "/api/projects/{id}/approval-policy", tag = "approvals",
@@ -70,7 +78,9 @@ async fn project(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Policy>> {
-    Ok(Json(s.harness.project_approval_policy(&id).await?))
+    Ok(Json(
+        s.harness.approvals().project_approval_policy(&id).await?,
+    ))
 }
 
 #[utoipa::path(put, path = "/api/projects/{id}/approval-policy", tag = "approvals", request_body = Policy,
@@ -83,7 +93,10 @@ async fn put_project(
     JsonBody(policy): JsonBody<Policy>,
 ) -> ApiResult<Json<Policy>> {
     Ok(Json(
-        s.harness.set_project_approval_policy(&id, policy).await?,
+        s.harness
+            .approvals()
+            .set_project_approval_policy(&id, policy)
+            .await?,
     ))
 }
 
@@ -117,6 +130,7 @@ async fn check(
         .await;
     Ok(Json(
         s.harness
+            .approvals()
             .check_tool_call(&task_id, execution.as_deref(), &body.call, wait)
             .await?,
     ))
@@ -151,6 +165,7 @@ async fn list(
     let format = audit::Format::parse(q.format.as_deref())?;
     let rows = s
         .harness
+        .approvals()
         .audit_approvals(AuditFilter {
             task_id: q.task_id.as_deref(),
             since: q.since.as_deref(),
@@ -183,7 +198,7 @@ async fn one(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Approval>> {
-    Ok(Json(s.harness.approval(&id).await?))
+    Ok(Json(s.harness.approvals().approval(&id).await?))
 }
 
 #[derive(utoipa::ToSchema, Deserialize)]
@@ -219,6 +234,7 @@ async fn decide(
     };
     Ok(Json(
         s.harness
+            .approvals()
             .decide_approval(&person, &id, approve, body.reason.as_deref(), "rest")
             .await?,
     ))

@@ -35,7 +35,7 @@ async fn for_task(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<Delivery>>> {
-    s.harness.get_task(&id).await?;
+    s.harness.tasks().get_task(&id).await?;
     Ok(Json(s.harness.task_deliveries(&id).await?))
 }
 

@@ -74,7 +74,7 @@ async fn message_receipt(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<QuestionReceipt>> {
-    Ok(Json(s.harness.receipt(&id).await?))
+    Ok(Json(s.harness.reports().receipt(&id).await?))
 }
 
 #[utoipa::path(

@@ -95,7 +95,12 @@ async fn resolve(
     _: GatewayCaller,
     JsonBody(body): JsonBody<TaskContextInput>,
 ) -> ApiResult<Json<TaskContext>> {
-    Ok(Json(s.harness.resolve_gateway_task_context(&body).await?))
+    Ok(Json(
+        s.harness
+            .gateway()
+            .resolve_gateway_task_context(&body)
+            .await?,
+    ))
 }
 
 /// The OWNER's explicit continuation, once per platform message.
@@ -113,7 +118,7 @@ async fn continue_task(
     _: GatewayCaller,
     JsonBody(body): JsonBody<ContinueInput>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.harness.continue_bound_task(&body).await?))
+    Ok(Json(s.harness.gateway().continue_bound_task(&body).await?))
 }
 
 /// The OWNER's chat message, routed once per platform message (docs/tower-messaging.md §8.2).
@@ -131,7 +136,9 @@ async fn route_message(
     _: GatewayCaller,
     JsonBody(body): JsonBody<RouteInput>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.harness.route_gateway_message(&body).await?))
+    Ok(Json(
+        s.harness.gateway().route_gateway_message(&body).await?,
+    ))
 }
 
 /// The gateway closes an inbound row with a result of its own (docs/tower-messaging.md §5.7
@@ -151,7 +158,9 @@ async fn complete(
     _: GatewayCaller,
     JsonBody(body): JsonBody<CompletionInput>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.harness.complete_gateway_inbound(&body).await?))
+    Ok(Json(
+        s.harness.gateway().complete_gateway_inbound(&body).await?,
+    ))
 }
 
 /// The bound Workbench's callbacks (docs/tower-messaging.md §5.7 PUT): `action` `task_created`,
@@ -171,7 +180,12 @@ async fn callback(
     JsonBody(body): JsonBody<CallbackInput>,
 ) -> ApiResult<Json<Value>> {
     let action = Callback::parse(body.action.as_deref())?;
-    Ok(Json(s.harness.gateway_callback(&who, action, &body).await?))
+    Ok(Json(
+        s.harness
+            .gateway()
+            .gateway_callback(&who, action, &body)
+            .await?,
+    ))
 }
 
 /// A NON_OWNER's question about a project; writes nothing (docs/tower-messaging.md §8.7).
@@ -189,7 +203,7 @@ async fn query(
     _: GatewayCaller,
     JsonBody(body): JsonBody<QueryInput>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.harness.route_gateway_query(&body).await?))
+    Ok(Json(s.harness.gateway().route_gateway_query(&body).await?))
 }
 
 /// The OWNER's channel access change (docs/tower-messaging.md §5.10): 200 when `ok`, 400 when
@@ -209,7 +223,11 @@ async fn access(
     _: GatewayCaller,
     JsonBody(body): JsonBody<AccessInput>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let out = s.harness.manage_gateway_channel_access(&body).await?;
+    let out = s
+        .harness
+        .gateway()
+        .manage_gateway_channel_access(&body)
+        .await?;
     let status = if out["ok"] == Value::Bool(true) {
         StatusCode::OK
     } else {
@@ -229,7 +247,7 @@ async fn access(
     )
 )]
 async fn list_channels(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Value>> {
-    Ok(Json(s.harness.gateway_channels().await?))
+    Ok(Json(s.harness.gateway().gateway_channels().await?))
 }
 
 #[derive(serde::Deserialize, utoipa::IntoParams)]
@@ -259,6 +277,7 @@ async fn list_inbound(
 ) -> ApiResult<Json<Vec<harness_core::gateway::listing::InboundView>>> {
     Ok(Json(
         s.harness
+            .gateway()
             .gateway_inbound(q.state.as_deref(), q.limit)
             .await?,
     ))
@@ -279,7 +298,7 @@ async fn list_sessions(
     _: Admin,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<harness_core::store::GatewaySession>>> {
-    Ok(Json(s.harness.gateway_sessions(q.limit).await?))
+    Ok(Json(s.harness.gateway().gateway_sessions(q.limit).await?))
 }
 
 /// FAILED, DEAD or SENT_UNVERIFIED → PENDING, due now ("retry now"; a
@@ -302,7 +321,7 @@ async fn retry_reply(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<harness_core::store::GatewayReply>> {
-    Ok(Json(s.harness.retry_gateway_reply(&id).await?))
+    Ok(Json(s.harness.gateway().retry_gateway_reply(&id).await?))
 }
 
 /// SENT_UNVERIFIED → DELIVERED ("mark as delivered").
@@ -324,7 +343,12 @@ async fn mark_reply_delivered(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<harness_core::store::GatewayReply>> {
-    Ok(Json(s.harness.mark_gateway_reply_delivered(&id).await?))
+    Ok(Json(
+        s.harness
+            .gateway()
+            .mark_gateway_reply_delivered(&id)
+            .await?,
+    ))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

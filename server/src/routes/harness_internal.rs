@@ -116,7 +116,7 @@ async fn reply(
     Caller(who): Caller,
     JsonBody(body): JsonBody<ReplyBody>,
 ) -> ApiResult<Json<Value>> {
-    let person = s.harness.gateway_person(&who, None).await?;
+    let person = s.harness.gateway().gateway_person(&who, None).await?;
     if body.text.is_none() {
         return Err(harness_core::CoreError::invalid("text", "text required").into());
     }

@@ -61,6 +61,7 @@ async fn session(
         .await;
     let out = s
         .harness
+        .tasks()
         .record_session(&task_id, execution, body.session_id.as_deref())
         .await?;
     Ok(Json(if out.skipped {
@@ -103,6 +104,7 @@ async fn stop(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let execution_id = s
         .harness
+        .tasks()
         .reported_execution(&who, &task_id, body.execution_id.as_deref())
         .await?;
     let Some(execution_id) = execution_id else {
@@ -208,6 +210,7 @@ async fn tools_ready(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let execution_id = s
         .harness
+        .tasks()
         .reported_execution(&who, &task_id, body.execution_id.as_deref())
         .await?;
     let Some(execution_id) = execution_id else {

@@ -49,11 +49,17 @@ async fn workbench_runtime(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<harness_core::workbench_runtime::WorkbenchRuntime>> {
-    let view = s.harness.project_workbench(&id).await?.ok_or_else(|| {
-        harness_core::CoreError::NotFound("The project has no Workbench yet".into())
-    })?;
+    let view = s
+        .harness
+        .tasks()
+        .project_workbench(&id)
+        .await?
+        .ok_or_else(|| {
+            harness_core::CoreError::NotFound("The project has no Workbench yet".into())
+        })?;
     Ok(Json(
         s.harness
+            .tasks()
             .workbench_runtime(&s.terminals, &view.task.id)
             .await?,
     ))
@@ -77,6 +83,7 @@ async fn workbench(
     Path(id): Path<String>,
 ) -> ApiResult<Json<harness_core::model::TaskView>> {
     s.harness
+        .tasks()
         .project_workbench(&id)
         .await?
         .map(Json)
@@ -117,7 +124,7 @@ async fn ensure_workbench(
     } else {
         crate::extract::parse_json::<WorkbenchBody>(&body)?.agent
     };
-    let (view, created) = s.harness.ensure_workbench(&id, agent).await?;
+    let (view, created) = s.harness.tasks().ensure_workbench(&id, agent).await?;
     let status = if created {
         StatusCode::CREATED
     } else {

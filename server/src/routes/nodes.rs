@@ -48,7 +48,7 @@ struct NodeList {
     responses((status = 200, description = "Every node, by id", body = NodeList))
 )]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<NodeList>> {
-    let nodes = s.harness.node_views().await?;
+    let nodes = s.harness.cluster().node_views().await?;
     let this_node = s.harness.config().node_id.clone();
     let this_node_name = nodes
         .iter()
@@ -57,7 +57,7 @@ async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<NodeList>> 
     Ok(Json(NodeList {
         this_node,
         this_node_name,
-        this_node_draining: s.harness.draining(),
+        this_node_draining: s.harness.cluster().draining(),
         nodes,
     }))
 }
@@ -79,7 +79,7 @@ async fn one(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<NodeView>> {
-    Ok(Json(s.harness.node_view(&id).await?))
+    Ok(Json(s.harness.cluster().node_view(&id).await?))
 }
 
 /// `{"draining": true}` drains the node, `false` undrains it.
@@ -113,7 +113,9 @@ async fn set(
     let draining = body
         .draining
         .ok_or_else(|| CoreError::invalid("draining", "required: true or false"))?;
-    Ok(Json(s.harness.set_node_draining(&id, draining).await?))
+    Ok(Json(
+        s.harness.cluster().set_node_draining(&id, draining).await?,
+    ))
 }
 
 /// The routes of this file in the OpenAPI document.

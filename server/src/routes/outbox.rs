@@ -304,6 +304,7 @@ async fn mapping(
     let id = required(q.message_id, "messageId")?;
     Ok(Json(
         s.harness
+            .gateway()
             .delivery_mapping(&gateway, &platform, &chat_id, &id)
             .await?,
     ))
@@ -355,7 +356,7 @@ async fn for_task(
     Path(id): Path<String>,
     QueryParams(q): QueryParams<ListQuery>,
 ) -> ApiResult<Json<Vec<Outbound>>> {
-    s.harness.get_task(&id).await?;
+    s.harness.tasks().get_task(&id).await?;
     Ok(Json(
         s.harness
             .list_outbound(Some(&id), q.limit.unwrap_or(100))

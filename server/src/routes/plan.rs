@@ -59,7 +59,7 @@ async fn show(
                 CoreError::invalid("lines", format!("lines must be 1..{MAX_LOG_LINES}"))
             })?,
     };
-    let project = s.harness.project(&id).await?;
+    let project = s.harness.tasks().project(&id).await?;
     let dir = std::path::PathBuf::from(project.path);
     let view = tokio::task::spawn_blocking(move || plan_view(&dir, lines))
         .await

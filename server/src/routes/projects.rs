@@ -38,7 +38,9 @@ async fn update(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<UpdateProject>,
 ) -> ApiResult<Json<Project>> {
-    Ok(Json(s.harness.update_project(&id, body, false).await?))
+    Ok(Json(
+        s.harness.tasks().update_project(&id, body, false).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -61,7 +63,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<Project>)> {
     Ok((
         StatusCode::CREATED,
-        Json(s.harness.create_project(body).await?),
+        Json(s.harness.tasks().create_project(body).await?),
     ))
 }
 
@@ -74,7 +76,7 @@ async fn create(
     )
 )]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Project>>> {
-    Ok(Json(s.harness.list_projects().await?))
+    Ok(Json(s.harness.tasks().list_projects().await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

@@ -117,7 +117,7 @@ async fn task(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<TaskRecovery>> {
-    let view = s.harness.get_task(&id).await?;
+    let view = s.harness.tasks().get_task(&id).await?;
     Ok(Json(TaskRecovery {
         policy: s.harness.task_recovery_policy(&view).await?,
         actions: s.harness.agent_actions(&view.task.id).await?,

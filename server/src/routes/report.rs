@@ -86,6 +86,7 @@ async fn report(
     let lang = parse_lang(q.lang.as_deref())?;
     let report = s
         .harness
+        .reports()
         .report(&who, since, ReportChannel::Api, &LocalWork)
         .await?;
     Ok(Json(in_lang(report, lang)))
@@ -100,7 +101,11 @@ async fn send(
     JsonBody(body): JsonBody<SendBody>,
 ) -> ApiResult<Json<Value>> {
     let since = since(body.since.as_deref())?;
-    let sent = s.harness.send_report(&who, since, &LocalWork).await?;
+    let sent = s
+        .harness
+        .reports()
+        .send_report(&who, since, &LocalWork)
+        .await?;
     let ids: Vec<&str> = sent.parts.iter().map(|p| p.id.as_str()).collect();
     Ok(Json(json!({"report": sent.report, "outboundIds": ids})))
 }
@@ -127,6 +132,7 @@ async fn reply(
     };
     Ok(Json(
         s.harness
+            .reports()
             .answer_report_in(from, &id, &body.text, Some(&s.terminals), lang)
             .await?,
     ))
@@ -135,7 +141,7 @@ async fn reply(
 #[utoipa::path(get, path = "/api/waiting", tag = "report",
     responses((status = 200, description = "The one \"waits for you\" count: open questions + pending approvals + agents that need a person", body = Waiting)))]
 async fn waiting(State(s): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Waiting>> {
-    Ok(Json(s.harness.waiting(&who).await?))
+    Ok(Json(s.harness.reports().waiting(&who).await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
     )
 )]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<NotifyTarget>>> {
-    Ok(Json(s.harness.notify_targets().await?))
+    Ok(Json(s.harness.settings().notify_targets().await?))
 }
 
 #[derive(utoipa::ToSchema, serde::Deserialize)]
@@ -53,7 +53,12 @@ async fn replace(
     _: Admin,
     JsonBody(body): JsonBody<Targets>,
 ) -> ApiResult<Json<Vec<NotifyTarget>>> {
-    Ok(Json(s.harness.set_notify_targets(body.targets).await?))
+    Ok(Json(
+        s.harness
+            .settings()
+            .set_notify_targets(body.targets)
+            .await?,
+    ))
 }
 
 /// `GET /api/settings/directive` → `{directive}`: the system directive agents get.
@@ -67,7 +72,7 @@ async fn replace(
 )]
 async fn directive(State(s): State<AppState>, _: Admin) -> ApiResult<Json<serde_json::Value>> {
     Ok(Json(
-        serde_json::json!({"directive": s.harness.system_directive().await?}),
+        serde_json::json!({"directive": s.harness.settings().system_directive().await?}),
     ))
 }
 
@@ -93,6 +98,7 @@ async fn set_directive(
 ) -> ApiResult<Json<serde_json::Value>> {
     let directive = s
         .harness
+        .settings()
         .set_system_directive(body.directive.as_deref())
         .await?;
     Ok(Json(serde_json::json!({"directive": directive})))

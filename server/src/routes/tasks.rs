@@ -61,7 +61,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Json<TaskView>)> {
     Ok((
         StatusCode::CREATED,
-        Json(s.harness.create_task(body).await?),
+        Json(s.harness.tasks().create_task(body).await?),
     ))
 }
 
@@ -74,7 +74,7 @@ async fn create(
     )
 )]
 async fn list(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<TaskView>>> {
-    Ok(Json(s.harness.list_tasks().await?))
+    Ok(Json(s.harness.tasks().list_tasks().await?))
 }
 
 #[utoipa::path(
@@ -93,7 +93,7 @@ async fn show(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<TaskView>> {
-    Ok(Json(s.harness.get_task(&id).await?))
+    Ok(Json(s.harness.tasks().get_task(&id).await?))
 }
 
 #[derive(utoipa::ToSchema, serde::Deserialize, Default)]
@@ -287,7 +287,7 @@ async fn set_unattended(
     let on = body
         .on
         .ok_or_else(|| harness_core::CoreError::invalid("on", "on (boolean) required"))?;
-    Ok(Json(s.harness.set_unattended(&id, on).await?))
+    Ok(Json(s.harness.tasks().set_unattended(&id, on).await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

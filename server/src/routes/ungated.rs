@@ -51,6 +51,7 @@ async fn post_tool(
         .await;
     let flag = s
         .harness
+        .approvals()
         .tool_ran(&task_id, execution.as_deref(), &body.call)
         .await?;
     Ok(Json(json!({"ok": true, "flagged": flag.is_some()})))
@@ -64,8 +65,8 @@ async fn for_task(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<UngatedFlag>>> {
-    s.harness.get_task(&id).await?;
-    Ok(Json(s.harness.ungated_flags(&id).await?))
+    s.harness.tasks().get_task(&id).await?;
+    Ok(Json(s.harness.approvals().ungated_flags(&id).await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

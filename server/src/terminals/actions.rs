@@ -49,7 +49,7 @@ impl Terminals {
                 None,
             );
         }
-        let view = match self.harness().get_task(&a.task_id).await {
+        let view = match self.harness().tasks().get_task(&a.task_id).await {
             Ok(view) => view,
             Err(CoreError::NotFound(_)) => {
                 return ended(Outcome::GaveUp("the task is gone".into()), None);

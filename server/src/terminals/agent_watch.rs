@@ -440,7 +440,7 @@ async fn look_at(
     // The first look: the task, what was recorded, the kept hook event.
     let mut first = None;
     if !loaded || question_stale {
-        let view = h.get_task(&task_id).await?;
+        let view = h.tasks().get_task(&task_id).await?;
         let load = if loaded {
             None
         } else {

@@ -17,7 +17,7 @@ impl Terminals {
         key: Option<&str>,
     ) -> CoreResult<Option<InputResult>> {
         let h = self.harness();
-        let view = h.get_task(task_id).await?;
+        let view = h.tasks().get_task(task_id).await?;
         if view.task.parent_task_id.is_none() || view.execution.is_none() {
             return Ok(None);
         }

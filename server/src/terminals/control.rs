@@ -1,6 +1,6 @@
 //! The terminals as the core's [`AgentControl`] port: what the web UI's
 //! Start / Stop / Restart / Resume buttons reach (through
-//! `Harness::control_task`, which checks the rules first) — and, as the
+//! `Tasks::control_task`, which checks the rules first) — and, as the
 //! core's [`AgentRuntime`], what a person's `restart` / `stop` reply to an
 //! agent-state push acts through (`Harness::agent_reply`).
 

@@ -33,7 +33,7 @@ impl DeliveryTerminals for Terminals {
             return Ok(Found::Live(session));
         }
         Ok(Found::NotLive(Box::new(
-            self.harness().get_task(task_id).await?,
+            self.harness().tasks().get_task(task_id).await?,
         )))
     }
 
@@ -123,7 +123,7 @@ impl Terminals {
     /// The CLI of `row`'s task whose submit key a delivery confirms
     /// (Claude Code or Codex), if any.
     async fn submit_cli(&self, row: &Delivery) -> Option<harness_core::agent_state::Cli> {
-        match self.harness().get_task(&row.task_id).await {
+        match self.harness().tasks().get_task(&row.task_id).await {
             Ok(view) => harness_core::agent_state::Cli::of(view.task.agent.provider),
             Err(err) => {
                 tracing::debug!(error = ?err, task_id = %row.task_id, "no task to confirm the submit key for");

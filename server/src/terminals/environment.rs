@@ -83,6 +83,7 @@ impl Terminals {
         let policy = match self
             .inner
             .harness
+            .approvals()
             .effective_policy(t.project_id.as_deref())
             .await
         {

@@ -1,5 +1,5 @@
 //! The terminal actions of an agent that runs on another node, done by that
-//! node: the owner is found by `Harness::placement` (the
+//! node: the owner is found by `Cluster::placement` (the
 //! live execution's node, that node's registry row) and called over a
 //! node-to-node call (`crate::node_call`); its answer — or its refusal, with
 //! the same status class — is this node's answer. Never a second agent here.
@@ -19,22 +19,23 @@ pub(super) enum Elsewhere {
 }
 
 impl Terminals {
-    /// The placement of `task_id`'s agent (`Harness::placement`).
+    /// The placement of `task_id`'s agent (`Cluster::placement`).
     pub async fn placement(&self, task_id: &str) -> CoreResult<Placement> {
         let task_id = validate::task_id(Some(task_id))?;
-        self.harness().placement(&task_id).await
+        self.harness().cluster().placement(&task_id).await
     }
 
     /// Where an action on `task_id` (no terminal here) must happen. A dead
     /// node's execution is interrupted first; an unreachable node's is a 409.
     pub(super) async fn elsewhere(&self, task_id: &str) -> CoreResult<Elsewhere> {
-        match self.harness().placement(task_id).await? {
+        match self.harness().cluster().placement(task_id).await? {
             Placement::Free | Placement::Here(_) => Ok(Elsewhere::Here),
             Placement::Node { url, .. } => Ok(Elsewhere::Forward(url)),
             Placement::DeadNode { node_id, execution } => {
                 tracing::warn!(task_id, node_id, execution_id = %execution.id,
                     "the agent's node stopped heart-beating: its execution is interrupted");
                 self.harness()
+                    .cluster()
                     .interrupt_dead_node_execution(task_id, &execution)
                     .await?;
                 Ok(Elsewhere::Here)
@@ -64,13 +65,13 @@ impl Terminals {
     }
 
     /// A start this draining node would have done: on another live,
-    /// non-draining node with a URL (`Harness::drain_target`), else a 409.
+    /// non-draining node with a URL (`Cluster::drain_target`), else a 409.
     pub(super) async fn start_elsewhere(
         &self,
         task_id: &str,
         mode: &StartMode,
     ) -> CoreResult<Execution> {
-        let target = self.harness().drain_target().await?;
+        let target = self.harness().cluster().drain_target().await?;
         let url = target.url.unwrap_or_default();
         tracing::info!(task_id, node_id = %target.id, "this node is draining: start passed on");
         self.forward_start(&url, task_id, mode).await

@@ -203,7 +203,7 @@ impl Terminals {
         let task_id = std::fs::read_to_string(dir.join(TASK_FILE))
             .map(|t| t.trim().to_owned())
             .unwrap_or_default();
-        let live = match self.inner.harness.live_execution(&task_id).await {
+        let live = match self.inner.harness.tasks().live_execution(&task_id).await {
             Ok(Some(e)) if e.id == execution_id && !task_id.is_empty() => Some(e),
             Ok(_) => None,
             Err(err) => {
@@ -349,7 +349,7 @@ impl Terminals {
         let harness = self.inner.harness.clone();
         let task_id = task_id.to_owned();
         tokio::spawn(async move {
-            if let Ok(view) = harness.get_task(&task_id).await {
+            if let Ok(view) = harness.tasks().get_task(&task_id).await {
                 super::prompts::watch(harness, task_id, view.task.agent.provider, session);
             }
         });

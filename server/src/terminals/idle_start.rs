@@ -1,6 +1,6 @@
 //! Starting a Workbench for the gateway requests waiting in its inbox
 //! (docs/tower-messaging.md §8.2 step 14, `ensureWorkbench`; the rule of when is
-//! the core's, `Harness::workbench_start_wanted`): the agent is started
+//! the core's, `Gateway::workbench_start_wanted`): the agent is started
 //! idle — its provider session resumed when it has one, else fresh without
 //! a prompt — and once it has drawn its screen and gone quiet its input
 //! boundary is opened, so the inbox worker types the batch of waiting
@@ -21,7 +21,7 @@ impl Terminals {
     /// directory is checked first: a missing one fails with its path
     /// (`agent.cwd`), and nothing is started.
     pub async fn start_idle(&self, task_id: &str) -> CoreResult<Execution> {
-        let view = self.harness().get_task(task_id).await?;
+        let view = self.harness().tasks().get_task(task_id).await?;
         let cwd = self.working_dir(&view).await?;
         if !cwd.is_dir() {
             return Err(CoreError::invalid(

@@ -38,7 +38,14 @@ impl Terminals {
         let text = match typist {
             Typist::Person => text,
             Typist::Agent => {
-                let provider = self.harness().get_task(&task_id).await?.task.agent.provider;
+                let provider = self
+                    .harness()
+                    .tasks()
+                    .get_task(&task_id)
+                    .await?
+                    .task
+                    .agent
+                    .provider;
                 checked = typed_text::check_agent_input(provider, text)?;
                 checked.as_str()
             }
@@ -55,7 +62,7 @@ impl Terminals {
         // node's work (its delivery row names the node; its worker types it).
         let elsewhere = key.is_some()
             && self.live(&task_id).is_none()
-            && h.runs_on_another_node(&task_id).await?;
+            && h.tasks().runs_on_another_node(&task_id).await?;
         // Unkeyed input for an agent on another live node: typed by it.
         if key.is_none()
             && self.session(&task_id).is_none()
@@ -123,7 +130,7 @@ impl Terminals {
         if !typed_text::delivery_is_text(row) {
             return text.to_string();
         }
-        let provider = match self.harness().get_task(&row.task_id).await {
+        let provider = match self.harness().tasks().get_task(&row.task_id).await {
             Ok(view) => view.task.agent.provider,
             Err(err) => {
                 tracing::warn!(%err, task_id = %row.task_id, "provider unknown: typed as text for any terminal program");

@@ -190,7 +190,7 @@ impl Terminals {
             return Ok(PathBuf::from(cwd));
         }
         if let Some(project_id) = &view.task.project_id {
-            match self.inner.harness.project(project_id).await {
+            match self.inner.harness.tasks().project(project_id).await {
                 Ok(p) => return Ok(PathBuf::from(&p.path)),
                 Err(CoreError::NotFound(_)) => {}
                 Err(err) => return Err(err),
@@ -238,7 +238,7 @@ impl Terminals {
         forward: bool,
     ) -> CoreResult<Execution> {
         let h = &self.inner.harness;
-        let view = h.get_task(task_id).await?;
+        let view = h.tasks().get_task(task_id).await?;
         let guard = self.inner.start_lock.lock().await;
         if self.live(&view.task.id).is_some() {
             return Err(CoreError::Conflict(
@@ -247,21 +247,22 @@ impl Terminals {
         }
         // A start another node asked of a draining one: refused, never passed on.
         if !forward {
-            h.refuse_start_while_draining()?;
+            h.cluster().refuse_start_while_draining()?;
         }
-        match h.placement(&view.task.id).await? {
+        match h.cluster().placement(&view.task.id).await? {
             harness_core::cluster::Placement::Free => {}
             // A live execution of this node without a terminal (e.g. its
             // process was lost) is superseded.
             harness_core::cluster::Placement::Here(old) => {
-                h.finish_execution(
-                    &view.task.id,
-                    &old.id,
-                    ExecutionStatus::Stopped,
-                    None,
-                    "superseded",
-                )
-                .await?;
+                h.tasks()
+                    .finish_execution(
+                        &view.task.id,
+                        &old.id,
+                        ExecutionStatus::Stopped,
+                        None,
+                        "superseded",
+                    )
+                    .await?;
             }
             harness_core::cluster::Placement::Node { url, .. } if forward => {
                 drop(guard);
@@ -278,7 +279,7 @@ impl Terminals {
             }
         }
         // A draining node starts no agent: another node does.
-        if h.draining() {
+        if h.cluster().draining() {
             drop(guard);
             return self.start_elsewhere(&view.task.id, &mode).await;
         }
@@ -300,10 +301,10 @@ impl Terminals {
                 ),
             ));
         }
-        let (execution, token) = h.begin_execution(&view.task.id).await?;
+        let (execution, token) = h.tasks().begin_execution(&view.task.id).await?;
         let run_dir = self.inner.config.runs_dir.join(&execution.id);
         let mcp_url = format!("{}/mcp", self.inner.config.base_url);
-        let directive = h.directive_for(&view.task.id).await?;
+        let directive = h.tasks().directive_for(&view.task.id).await?;
         // Isolated agents get the hooks as their CLI's managed settings (an
         // `/etc` layer); any other start whose settings would switch the
         // hooks off is refused (`hook_guard`), at every start and resume.
@@ -370,14 +371,15 @@ impl Terminals {
         let session = match spawned {
             Ok(s) => s,
             Err(err) => {
-                h.finish_execution(
-                    &view.task.id,
-                    &execution.id,
-                    ExecutionStatus::Failed,
-                    None,
-                    "spawn_failed",
-                )
-                .await?;
+                h.tasks()
+                    .finish_execution(
+                        &view.task.id,
+                        &execution.id,
+                        ExecutionStatus::Failed,
+                        None,
+                        "spawn_failed",
+                    )
+                    .await?;
                 return Err(CoreError::invalid(
                     "agent",
                     format!("cannot start the agent: {err}"),
@@ -441,6 +443,7 @@ impl Terminals {
         let _settling = self.inner.exits.begin(execution_id);
         let harness = &self.inner.harness;
         let finished = harness
+            .tasks()
             .finish_execution(task_id, execution_id, status, code, reason)
             .await;
         if finished.is_ok() {
@@ -465,7 +468,7 @@ impl Terminals {
     /// last output is what a person wants to see after Stop.
     /// An agent on another live node is stopped by that node (forwarded).
     pub async fn stop(&self, task_id: &str) -> CoreResult<bool> {
-        let view = self.inner.harness.get_task(task_id).await?;
+        let view = self.inner.harness.tasks().get_task(task_id).await?;
         if self.live(&view.task.id).is_none()
             && let forward::Elsewhere::Forward(url) = self.elsewhere(&view.task.id).await?
         {
@@ -478,16 +481,17 @@ impl Terminals {
     /// terminal here (if any) terminated.
     pub async fn stop_here(&self, task_id: &str) -> CoreResult<bool> {
         let h = &self.inner.harness;
-        let view = h.get_task(task_id).await?;
-        if let Some(exec) = h.live_execution(&view.task.id).await? {
-            h.finish_execution(
-                &view.task.id,
-                &exec.id,
-                ExecutionStatus::Stopped,
-                None,
-                "stopped",
-            )
-            .await?;
+        let view = h.tasks().get_task(task_id).await?;
+        if let Some(exec) = h.tasks().live_execution(&view.task.id).await? {
+            h.tasks()
+                .finish_execution(
+                    &view.task.id,
+                    &exec.id,
+                    ExecutionStatus::Stopped,
+                    None,
+                    "stopped",
+                )
+                .await?;
         }
         h.cancel_open_asks(&view.task.id).await?;
         h.cancel_agent_actions(&view.task.id, "a person stopped the agent")

@@ -53,7 +53,7 @@ impl Terminals {
 
     /// The resume mode for the task's latest execution (REST `resume: true`).
     pub async fn resume_mode_for(&self, task_id: &str) -> CoreResult<StartMode> {
-        let view = self.inner.harness.get_task(task_id).await?;
+        let view = self.inner.harness.tasks().get_task(task_id).await?;
         Ok(match &view.execution {
             Some(e) => self.resume_mode(&view, e).await,
             None => StartMode::Fresh { prompt: None },
@@ -67,6 +67,7 @@ impl Terminals {
             && let Err(err) = self
                 .inner
                 .harness
+                .tasks()
                 .record_session(task_id, Some(execution_id), Some(session_id))
                 .await
         {

@@ -51,7 +51,7 @@ impl Queue for ActionQueue {
 
     /// A draining node leaves them to the others (its agents move too).
     fn takes_new_work(&self) -> bool {
-        !self.terminals.harness().draining()
+        !self.terminals.harness().cluster().draining()
     }
 
     fn turn(
@@ -79,7 +79,11 @@ impl Queue for ActionQueue {
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let h = self.terminals.harness().clone();
         async move {
-            match h.recover_work(Kind::AgentActions, Scope::Expired).await {
+            match h
+                .cluster()
+                .recover_work(Kind::AgentActions, Scope::Expired)
+                .await
+            {
                 Ok(done) if done.unverified == 0 => {}
                 Ok(done) => tracing::warn!(
                     count = done.unverified,
@@ -97,6 +101,7 @@ impl Queue for ActionQueue {
 pub async fn run(terminals: Terminals, owner: String, cancel: CancellationToken) {
     let h = terminals.harness().clone();
     match h
+        .cluster()
         .recover_work(Kind::AgentActions, Scope::Boot(&owner))
         .await
     {

@@ -1,9 +1,9 @@
 //! The daily report per notify target on the worker skeleton
 //! (`engine.rs`). Its rows are not a table of their own: a turn asks the
 //! core which reports are owed now and not yet written
-//! (`Harness::owed_daily_reports`: each target's schedule, in its time
+//! (`Reports::owed_daily_reports`: each target's schedule, in its time
 //! zone), and an attempt sends one through the same core call as a report
-//! sent on demand (`Harness::send_daily_report`). What makes it once is the
+//! sent on demand (`Reports::send_daily_report`). What makes it once is the
 //! report's id, derived from the target and its local date: the report and
 //! its outbox parts (`report:<id>:<part>`) are written in one transaction,
 //! so a second node, a restart or a late wake-up finds them written and
@@ -74,7 +74,7 @@ impl Queue for DailyQueue {
 
     /// A draining node leaves them to the others.
     fn takes_new_work(&self) -> bool {
-        !self.harness.draining()
+        !self.harness.cluster().draining()
     }
 
     fn turn(
@@ -109,7 +109,10 @@ impl Queue for DailyQueue {
             if limit == 0 {
                 return Ok(Vec::new());
             }
-            let owed = h.owed_daily_reports(Utc::now(), &mut memo.sent).await?;
+            let owed = h
+                .reports()
+                .owed_daily_reports(Utc::now(), &mut memo.sent)
+                .await?;
             let now = Instant::now();
             Ok(owed
                 .into_iter()
@@ -122,17 +125,19 @@ impl Queue for DailyQueue {
     fn attempt(&self, row: DailyDue) -> impl Future<Output = Option<Outcome>> + Send + 'static {
         let h = self.harness.clone();
         async move {
-            Some(match h.send_daily_report(&row, &LocalWork).await {
-                Ok(Some(sent)) => {
-                    tracing::info!(report_id = %row.report_id, target = %row.target,
+            Some(
+                match h.reports().send_daily_report(&row, &LocalWork).await {
+                    Ok(Some(sent)) => {
+                        tracing::info!(report_id = %row.report_id, target = %row.target,
                         parts = sent.parts.len(), "daily report queued");
-                    Outcome::Done
-                }
-                // Written already (another node, an earlier boot), or no
-                // longer owed (the target changed).
-                Ok(None) => Outcome::Done,
-                Err(err) => Outcome::Retry(err.to_string()),
-            })
+                        Outcome::Done
+                    }
+                    // Written already (another node, an earlier boot), or no
+                    // longer owed (the target changed).
+                    Ok(None) => Outcome::Done,
+                    Err(err) => Outcome::Retry(err.to_string()),
+                },
+            )
         }
     }
 }

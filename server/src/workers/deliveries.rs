@@ -5,7 +5,7 @@
 //! the next turn. Rows of one task are done one at a time, in lease order;
 //! different tasks in parallel, at most `max_in_flight` at once. The rows
 //! this node left at its last stop are recovered at start-up, before the
-//! worker runs (`launch.rs`: `Harness::recover_all_work`).
+//! worker runs (`launch.rs`: `Cluster::recover_all_work`).
 
 use std::{future::Future, time::Duration};
 

@@ -3,7 +3,7 @@
 //! (`harness_core::gateway::replies::argv`: a native reply with
 //! `--reply-to` / `--thread-id` where the gateway has it, through the same
 //! runner as the outbox, `gateway_cli.rs`), and the core records the
-//! outcome with the next turn (`Harness::settle_and_claim_replies`). Rows
+//! outcome with the next turn (`Gateway::settle_and_claim_replies`). Rows
 //! are leased only for a free slot, so a leased row counts as started: the
 //! rows an earlier boot of this node left SENDING, and rows whose lease
 //! ended, become SENT_UNVERIFIED (at start-up and in the upkeep) — never
@@ -67,7 +67,7 @@ impl Queue for ReplyQueue {
 
     /// Any node can send it: a draining node leaves it to the others.
     fn takes_new_work(&self) -> bool {
-        !self.harness.draining()
+        !self.harness.cluster().draining()
     }
 
     fn lease_until(row: &GatewayReply) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -90,7 +90,8 @@ impl Queue for ReplyQueue {
     ) -> impl Future<Output = CoreResult<Vec<GatewayReply>>> + Send + 'static {
         let (h, owner, lease) = (self.harness.clone(), self.owner.clone(), self.lease);
         async move {
-            h.settle_and_claim_replies(&owner, done, released, lease, limit)
+            h.gateway()
+                .settle_and_claim_replies(&owner, done, released, lease, limit)
                 .await
         }
     }
@@ -106,7 +107,11 @@ impl Queue for ReplyQueue {
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let h = self.harness.clone();
         async move {
-            match h.recover_work(Kind::GatewayReplies, Scope::Expired).await {
+            match h
+                .cluster()
+                .recover_work(Kind::GatewayReplies, Scope::Expired)
+                .await
+            {
                 Ok(done) if done.unverified == 0 => {}
                 Ok(done) => tracing::warn!(
                     count = done.unverified,
@@ -126,6 +131,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
         return;
     }
     match harness
+        .cluster()
         .recover_work(Kind::GatewayReplies, Scope::Boot(&owner))
         .await
     {

@@ -65,7 +65,7 @@ const RECOVER_EVERY: Duration = Duration::from_secs(30);
 /// Starts the Workbenches the core says are due
 /// (`Harness::workbench_start_due`: wanted, and the durable throttle's
 /// turn taken), beside the worker's loop; a start that fails notes its
-/// reason on the waiting requests (`Harness::workbench_start_failed`).
+/// reason on the waiting requests (`Gateway::workbench_start_failed`).
 #[derive(Clone)]
 struct WorkbenchStarter {
     terminals: Terminals,
@@ -101,6 +101,7 @@ impl WorkbenchStarter {
                     );
                     if let Err(err) = terminals
                         .harness()
+                        .gateway()
                         .workbench_start_failed(&task_id, &reason)
                         .await
                     {
@@ -117,22 +118,22 @@ impl WorkbenchStarter {
     /// requests are brought forward and the Workbenches still wanted started.
     async fn recover(&self) {
         let h = self.terminals.harness();
-        if let Err(err) = h.recover_work(Kind::Inbox, Scope::Expired).await {
+        if let Err(err) = h.cluster().recover_work(Kind::Inbox, Scope::Expired).await {
             tracing::error!(error = ?err, "cannot recover expired workbench claims");
         }
         // Any node recovers them: a draining node leaves it to the others.
-        if h.draining() {
+        if h.cluster().draining() {
             return;
         }
-        // Claims' ages by the database's clock (`Harness::db_now`).
-        let now = match h.db_now().await {
+        // Claims' ages by the database's clock (`Cluster::db_now`).
+        let now = match h.cluster().db_now().await {
             Ok(now) => now,
             Err(err) => {
                 tracing::warn!(error = ?err, "cannot read the database's clock; upkeep skipped");
                 return;
             }
         };
-        match h.recover_gateway_inbound(now).await {
+        match h.gateway().recover_gateway_inbound(now).await {
             Ok(recovery) => {
                 for wb in &recovery.workbenches {
                     if let Err(err) = self.consider(wb).await {
@@ -203,7 +204,7 @@ impl Queue for InboxQueue {
     fn attempt(&self, parent: String) -> impl Future<Output = Option<Outcome>> + Send + 'static {
         let h = self.terminals.harness().clone();
         async move {
-            let execution = match h.live_execution(&parent).await {
+            let execution = match h.tasks().live_execution(&parent).await {
                 Ok(execution) => execution,
                 Err(err) => return Some(Outcome::Retry(err.to_string())),
             };

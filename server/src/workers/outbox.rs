@@ -223,7 +223,7 @@ impl Queue for OutboxQueue {
 
     /// Any node can send it: a draining node leaves it to the others.
     fn takes_new_work(&self) -> bool {
-        !self.harness.draining()
+        !self.harness.cluster().draining()
     }
 
     fn lease_until(row: &Outbound) -> Option<chrono::DateTime<chrono::Utc>> {
@@ -269,7 +269,7 @@ impl Queue for OutboxQueue {
     fn maintain(&self) -> impl Future<Output = ()> + Send + 'static {
         let h = self.harness.clone();
         async move {
-            match h.recover_work(Kind::Outbox, Scope::Expired).await {
+            match h.cluster().recover_work(Kind::Outbox, Scope::Expired).await {
                 Ok(done) if done.unverified == 0 => {}
                 Ok(done) => tracing::warn!(
                     count = done.unverified,
@@ -284,7 +284,7 @@ impl Queue for OutboxQueue {
 /// Run until `cancel`. `owner` is `<node id>:<boot id>`.
 ///
 /// At start, SENDING rows of an earlier boot of this node are recovered
-/// (`Harness::recover_work`: started → SENT_UNVERIFIED, never started → due
+/// (`Cluster::recover_work`: started → SENT_UNVERIFIED, never started → due
 /// again); then the skeleton sends. Rows are leased [`LEASE_AHEAD`] per slot ahead of a free slot — a
 /// queued row's CLI is spawned only after its started mark is committed
 /// (`send_one`) and only while its lease still covers a whole CLI run;
@@ -300,6 +300,7 @@ pub async fn run(harness: Harness, owner: String, config: OutboxConfig, cancel: 
     // This node's earlier boots' sends (the engine's one recovery pass):
     // started → SENT_UNVERIFIED, never started → due again.
     match harness
+        .cluster()
         .recover_work(Kind::Outbox, Scope::Boot(&owner))
         .await
     {

@@ -114,7 +114,7 @@ impl Harness {
     /// execution's due actions that no longer apply cancelled, and what the
     /// person is to be told.
     pub async fn plan_recovery(&self, change: &StateChange) -> CoreResult<RecoveryPlan> {
-        let view = self.get_task(&change.task_id).await?;
+        let view = self.tasks().get_task(&change.task_id).await?;
         let policy = self.task_recovery_policy(&view).await?;
         let store = self.store();
         let open = store.open_actions(&change.execution_id).await?;
@@ -260,11 +260,11 @@ impl Harness {
     /// crash mid-attempt) is the person's now: one push per action, with
     /// what it tried and why it failed, and the replies of a state push.
     async fn tell_action_failed(&self, row: &AgentAction, settle: &ActionSettle) -> CoreResult<()> {
-        let view = self.get_task(&row.task_id).await?;
+        let view = self.tasks().get_task(&row.task_id).await?;
         if !view.task.unattended {
             return Ok(());
         }
-        let channel = self.person_channel(&view.task).await;
+        let channel = self.approvals().person_channel(&view.task).await;
         let text = failed_text_in(channel.lang(&view.task.id), row, settle);
         let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);
@@ -332,7 +332,7 @@ impl Harness {
 
     /// A project's override (none stored: `None`).
     pub async fn project_recovery(&self, project_id: &str) -> CoreResult<Option<RecoveryOverride>> {
-        let project = self.project(project_id).await?;
+        let project = self.tasks().project(project_id).await?;
         self.stored_recovery(&policy::project_key(&project.id))
             .await
     }
@@ -343,7 +343,7 @@ impl Harness {
         project_id: &str,
         o: Option<RecoveryOverride>,
     ) -> CoreResult<Option<RecoveryOverride>> {
-        let project = self.project(project_id).await?;
+        let project = self.tasks().project(project_id).await?;
         if let Some(o) = &o {
             policy::check(o)?;
         }

@@ -4,10 +4,11 @@
 //! as `gateway:<sender>`. The first answer wins; a later one is told
 //! "already decided" (never typed into the task as text).
 
+use crate::approvals::Approvals;
 use serde_json::{Value, json};
 
 use super::flow::parse_answer;
-use crate::{CoreError, CoreResult, Harness, auth::Person, messaging::Aim, store::ApprovalState};
+use crate::{CoreError, CoreResult, auth::Person, messaging::Aim, store::ApprovalState};
 
 /// The start of every refusal of an answer to an approval that is no
 /// longer pending (`Conflict`): decided, or ended with its ask.
@@ -19,21 +20,21 @@ pub fn is_settled(message: &str) -> bool {
     message.starts_with(ALREADY_DECIDED) || message.starts_with(CANCELLED)
 }
 
-impl Harness {
+impl Approvals<'_> {
     /// The approval a reply to `task_id` decides: that of the task's OPEN
     /// ask, else of its latest ask; `None` when that ask is no approval.
     pub(crate) async fn approval_for_reply(
         &self,
         task_id: &str,
     ) -> CoreResult<Option<crate::store::Approval>> {
-        let ask = match self.store().open_ask(task_id).await? {
+        let ask = match self.h.store().open_ask(task_id).await? {
             Some(open) => open,
-            None => match self.store().latest_ask(task_id).await? {
+            None => match self.h.store().latest_ask(task_id).await? {
                 Some(latest) => latest,
                 None => return Ok(None),
             },
         };
-        Ok(self.store().approval_for_request(&ask.id).await?)
+        Ok(self.h.store().approval_for_request(&ask.id).await?)
     }
 
     /// The approval an answer decides. Aimed at an ask (`request_id`: the
@@ -50,7 +51,7 @@ impl Harness {
         let Some(aimed) = request_id else {
             return self.approval_for_reply(task_id).await;
         };
-        if let Some(a) = self.store().approval_for_request(aimed).await? {
+        if let Some(a) = self.h.store().approval_for_request(aimed).await? {
             if a.task_id != task_id {
                 return Err(CoreError::invalid(
                     "requestId",
@@ -81,11 +82,13 @@ impl Harness {
         let Some(outbound_id) = mapping.and_then(|m| m.outbound_id.as_deref()) else {
             return Ok(None);
         };
-        let Some(row) = self.store().get_outbound(outbound_id).await? else {
+        let Some(row) = self.h.store().get_outbound(outbound_id).await? else {
             return Ok(None);
         };
         Ok(match aimed_key(&row.dedup_key) {
-            Some(Aimed::Approval(id)) => self.store().get_approval(id).await?.map(|a| a.request_id),
+            Some(Aimed::Approval(id)) => {
+                self.h.store().get_approval(id).await?.map(|a| a.request_id)
+            }
             Some(Aimed::Ask(id)) => Some(id.to_string()),
             None => None,
         })
@@ -120,6 +123,7 @@ impl Harness {
             ..Aim::default()
         };
         match self
+            .h
             .reply_aimed(person, task_id, Some(text), false, sender, aim)
             .await
         {

@@ -5,6 +5,7 @@
 //! audit record and the one-time grant for exactly that call (same tool,
 //! same input hash), used once by an atomic consume in the store.
 
+use crate::approvals::Approvals;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -14,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::{policy::Action, text};
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     auth::{Person, PersonKind},
     events::HarnessEvent,
     ids,
@@ -197,7 +198,7 @@ pub fn parse_answer(text: &str) -> Option<(bool, Option<String>)> {
     }
 }
 
-impl Harness {
+impl Approvals<'_> {
     /// The pre-tool hook's check of one call of `task_id`'s agent (issue
     /// 31). An attended, top-level task → allow (today's behaviour);
     /// policy `allow` → allow; `deny` → deny; `ask`: a decision not
@@ -219,7 +220,7 @@ impl Harness {
                 format!("tool must be 1..={MAX_CALL_TOOL_CHARS} characters"),
             ));
         }
-        let view = self.get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let task = &view.task;
         self.note_tool_check(task_id, execution_id, call).await;
         if task.parent_task_id.is_none() && !task.unattended {
@@ -254,8 +255,9 @@ impl Harness {
         if let Some(used) = self.use_decision(task_id, &hash).await? {
             return Ok(used);
         }
-        let events = self.subscribe();
+        let events = self.h.subscribe();
         let approval = match self
+            .h
             .store()
             .pending_approval_for_call(task_id, &hash)
             .await?
@@ -281,6 +283,7 @@ impl Harness {
                 // parent's inbox first (the escalation ladder). The ask and
                 // its approval row are one transaction.
                 let mut prepared = self
+                    .h
                     .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
                 // The parent's prompt says it is an approval: not the
@@ -315,7 +318,7 @@ impl Harness {
                     // chat only after the ladder's step (the parent cannot
                     // approve; the person decides on /harness meanwhile).
                     push_not_before: task.parent_task_id.as_ref().and_then(|_| {
-                        chrono::Duration::from_std(self.config().approval_parent_step)
+                        chrono::Duration::from_std(self.h.config().approval_parent_step)
                             .ok()
                             .filter(|d| !d.is_zero())
                             .map(|d| Utc::now() + d)
@@ -323,6 +326,7 @@ impl Harness {
                     push,
                 };
                 let asked = self
+                    .h
                     .store()
                     .record_approval_ask(prepared.ask, choices, prepared.event, new)
                     .await
@@ -330,19 +334,20 @@ impl Harness {
                 let a = asked.approval;
                 if let Some(row) = &asked.push {
                     tracing::info!(approval_id = %a.id, outbound_id = %row.id, "approval pushed to chat");
-                    self.outbound_changed(row);
-                    self.wake_outbox();
+                    self.h.outbound_changed(row);
+                    self.h.wake_outbox();
                 }
-                self.native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
+                self.h
+                    .native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
                     .await?;
                 tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");
-                self.publish(HarnessEvent::TaskChanged {
+                self.h.publish(HarnessEvent::TaskChanged {
                     task_id: task_id.to_string(),
                 });
                 a
             }
         };
-        let wait = wait.min(MAX_WAIT).min(self.config().approval_wait_max);
+        let wait = wait.min(MAX_WAIT).min(self.h.config().approval_wait_max);
         self.wait_for_decision(approval, &hash, &short, wait, events)
             .await
     }
@@ -350,13 +355,14 @@ impl Harness {
     /// A decision for exactly this call, used once.
     async fn use_decision(&self, task_id: &str, hash: &str) -> CoreResult<Option<CallVerdict>> {
         let Some(a) = self
+            .h
             .store()
             .consume_approval(task_id, hash, Utc::now())
             .await?
         else {
             return Ok(None);
         };
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: task_id.to_string(),
         });
         let call = text::short(
@@ -379,7 +385,7 @@ impl Harness {
     ) -> CoreResult<CallVerdict> {
         // Woken by any change (answers publish MessageChanged), else polled.
         let check = || async {
-            let now_row = self.store().get_approval(&approval.id).await?;
+            let now_row = self.h.store().get_approval(&approval.id).await?;
             if let Some(a) = &now_row
                 && a.state != ApprovalState::Pending
                 && let Some(used) = self.use_decision(&a.task_id, hash).await?
@@ -387,7 +393,7 @@ impl Harness {
                 return Ok(Some(used));
             }
             // The carrying ask was cancelled (task stopped, superseded…).
-            if let Some(m) = self.store().get_message(&approval.request_id).await?
+            if let Some(m) = self.h.store().get_message(&approval.request_id).await?
                 && !matches!(m.state, MessageState::Open | MessageState::Answered)
             {
                 return Ok(Some(CallVerdict::deny(
@@ -405,7 +411,12 @@ impl Harness {
             return Ok(verdict);
         }
         // Stop waiting; a decision from now on is typed into the terminal.
-        match self.store().park_approval(&approval.id, Utc::now()).await? {
+        match self
+            .h
+            .store()
+            .park_approval(&approval.id, Utc::now())
+            .await?
+        {
             Some(a) if a.state != ApprovalState::Pending => {
                 if let Some(used) = self.use_decision(&a.task_id, hash).await? {
                     return Ok(used);
@@ -470,7 +481,7 @@ impl Harness {
         let typed = NewInput {
             id: ids::new_id(),
             task_id: current.task_id.clone(),
-            node_id: self.execution_node(&current.task_id).await?,
+            node_id: self.h.tasks().execution_node(&current.task_id).await?,
             text: text::typed_decision(&prospective, &call),
             submit: true,
             dedup_key: format!("approval:{}", current.id),
@@ -489,7 +500,12 @@ impl Harness {
             now,
             from_chat,
         };
-        let Some(done) = self.store().decide_approval(&current.id, &decision).await? else {
+        let Some(done) = self
+            .h
+            .store()
+            .decide_approval(&current.id, &decision)
+            .await?
+        else {
             let now = self.approval(&current.id).await?;
             let at = now.decided_at.map(|t| t.to_rfc3339()).unwrap_or_default();
             return Err(CoreError::Conflict(match now.state {
@@ -512,14 +528,14 @@ impl Harness {
         for row in &done.dropped {
             tracing::info!(approval_id = %decided.id, outbound_id = %row.id,
                 dedup_key = %row.dedup_key, "unsent approval push or reminder dropped");
-            self.outbound_changed(row);
+            self.h.outbound_changed(row);
         }
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
-        self.publish(HarnessEvent::MessageChanged {
+        self.h.publish(HarnessEvent::MessageChanged {
             id: decided.request_id.clone(),
             task_id: decided.task_id.clone(),
         });
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: decided.task_id.clone(),
         });
         // Parked: the hook gave up and the agent ended its turn, waiting;
@@ -527,8 +543,8 @@ impl Harness {
         let delivery = match done.delivery {
             Some((row, created)) => {
                 if created {
-                    self.delivery_changed(&row);
-                    self.wake_deliveries();
+                    self.h.delivery_changed(&row);
+                    self.h.wake_deliveries();
                 }
                 Some(row)
             }
@@ -572,7 +588,7 @@ impl Harness {
                 },
             )
             .await?;
-        let running = self.store().live_execution(task_id).await?.is_some();
+        let running = self.h.store().live_execution(task_id).await?.is_some();
         Ok(Some(ReplyOutcome {
             task_id: task_id.to_string(),
             request_id: decided.request_id,

@@ -22,6 +22,16 @@ use crate::{CoreError, CoreResult, Harness, events::HarnessEvent, validate};
 pub use flow::{CallDecision, CallVerdict, ToolCall};
 pub use policy::{Action, Effective, Policy, Rule};
 
+/// The approvals service (`Harness::approvals`): the approval policy (global
+/// and per project, here), the pre-tool check and a person's decision
+/// (`flow`), the push of an approval to the person's chat (`push`), a
+/// chat reply read as a decision (`chat`), and the runs no check reached
+/// (`crate::ungated`).
+#[derive(Clone, Copy)]
+pub struct Approvals<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 /// The stored global policy (absent: the built-in default rules).
 pub const GLOBAL_POLICY_KEY: &str = "harness.approvalPolicy";
 /// Most approvals one listing returns (`limit`).
@@ -34,7 +44,7 @@ pub fn project_policy_key(project_id: &str) -> String {
     format!("{GLOBAL_POLICY_KEY}.project.{project_id}")
 }
 
-/// The audit export's filters as given (see [`Harness::audit_approvals`]).
+/// The audit export's filters as given (see [`Approvals::audit_approvals`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AuditFilter<'a> {
     pub task_id: Option<&'a str>,
@@ -68,10 +78,11 @@ pub struct GlobalPolicy {
     pub builtin: bool,
 }
 
-impl Harness {
+impl Approvals<'_> {
     async fn stored_policy(&self, key: &str) -> CoreResult<Option<Policy>> {
         // JSON null is what "back to the built-in rules" stores.
         let Some(value) = self
+            .h
             .store()
             .get_setting(key)
             .await?
@@ -99,8 +110,9 @@ impl Harness {
             // A reset is stored as JSON null: read back as "nothing stored".
             None => serde_json::Value::Null,
         };
-        self.store().put_setting(key, &value, Utc::now()).await?;
-        self.publish(HarnessEvent::SettingChanged { key: key.into() });
+        self.h.store().put_setting(key, &value, Utc::now()).await?;
+        self.h
+            .publish(HarnessEvent::SettingChanged { key: key.into() });
         Ok(())
     }
 
@@ -129,7 +141,7 @@ impl Harness {
 
     /// A project's own rules (tried before the global ones); empty when none.
     pub async fn project_approval_policy(&self, project_id: &str) -> CoreResult<Policy> {
-        let project = self.project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         Ok(self
             .stored_policy(&project_policy_key(&project.id))
             .await?
@@ -141,7 +153,7 @@ impl Harness {
         project_id: &str,
         policy: Policy,
     ) -> CoreResult<Policy> {
-        let project = self.project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         self.put_policy(&project_policy_key(&project.id), Some(&policy))
             .await?;
         self.project_approval_policy(&project.id).await
@@ -204,7 +216,7 @@ impl Harness {
         let before = match f.before.map(str::trim).filter(|b| !b.is_empty()) {
             Some(b) => {
                 let id = validate::cuid("before", b)?;
-                if self.store().get_approval(&id).await?.is_none() {
+                if self.h.store().get_approval(&id).await?.is_none() {
                     return Err(CoreError::invalid(
                         "before",
                         "before must be the id of an approval (the last row of the previous page)",
@@ -215,6 +227,7 @@ impl Harness {
             None => None,
         };
         Ok(self
+            .h
             .store()
             .list_approvals(&crate::store::ApprovalQuery {
                 task_id,
@@ -228,7 +241,8 @@ impl Harness {
 
     pub async fn approval(&self, id: &str) -> CoreResult<Approval> {
         let id = validate::cuid("id", id.trim())?;
-        self.store()
+        self.h
+            .store()
             .get_approval(&id)
             .await?
             .ok_or_else(|| CoreError::NotFound("Approval not found".into()))

@@ -5,7 +5,7 @@
 //! transaction (`NewApproval::push`), under the key `approval:<id>`; it has
 //! no message of its own, so its delivery mapping names the task; a reply
 //! to it decides exactly this approval (the row's key names it,
-//! `Harness::aimed_ask_of`) — "cancelled" when a newer question replaced
+//! `Approvals::aimed_ask_of`) — "cancelled" when a newer question replaced
 //! it, never the approval that replaced it. A push not sent
 //! yet when the approval is decided is dropped (DEAD) by the decision.
 //!
@@ -17,10 +17,11 @@
 //! the reminders not sent yet in its own transaction; a row leased ahead
 //! is skipped right before its send (`Harness::skip_before_send`).
 
+use crate::approvals::Approvals;
 use chrono::Utc;
 
 use crate::{
-    CoreResult, Harness, ids,
+    CoreResult, ids,
     ladder::Lang,
     model::Task,
     outbox::{compose_body, screen_block},
@@ -97,7 +98,7 @@ fn clean(v: &Option<String>) -> Option<String> {
         .map(str::to_string)
 }
 
-impl Harness {
+impl Approvals<'_> {
     /// The notify target that carries `task`'s approvals (see [`usable`]).
     pub(crate) async fn person_target(&self, task: &Task) -> CoreResult<Option<NotifyTarget>> {
         let own = if task.unattended {
@@ -105,9 +106,9 @@ impl Harness {
         } else {
             "work"
         };
-        let mut target = self.active_target(own).await?.filter(usable);
+        let mut target = self.h.active_target(own).await?.filter(usable);
         if target.is_none() && own != "unattended" {
-            target = self.active_target("unattended").await?.filter(usable);
+            target = self.h.active_target("unattended").await?.filter(usable);
         }
         Ok(target)
     }
@@ -148,7 +149,7 @@ impl Harness {
 }
 
 /// The notify target of a task's person as read once
-/// ([`Harness::person_channel`]).
+/// ([`Approvals::person_channel`]).
 pub(crate) struct PersonChannel {
     target: CoreResult<Option<NotifyTarget>>,
 }

@@ -11,6 +11,7 @@
 //! {<key>: record}, receipts: [[inboundId, key], …]}`, written by
 //! compare-and-set (up to 12 attempts, else 409 "changed concurrently").
 
+use crate::gateway::Gateway;
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -21,7 +22,7 @@ use super::{
     owner::{Role, Sender},
     query::{CHANNEL_ACCESS_KEY, channel_key},
 };
-use crate::{CoreError, CoreResult, Harness, model::Project, validate};
+use crate::{CoreError, CoreResult, model::Project, validate};
 use harness_types::ChatAccess;
 
 /// The inbound id's limit (`gatewayInboundId`).
@@ -276,12 +277,13 @@ fn receipt(config: &Value, inbound_id: &str) -> Option<String> {
     })
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// docs/tower-messaging.md §8.8 `manageGatewayChannelAccess`. `Ok` with `ok: false` when the
     /// action needs a selection (REST answers 400).
     pub async fn manage_gateway_channel_access(&self, input: &AccessInput) -> CoreResult<Value> {
         let c = input.check()?;
         let inbound = self
+            .h
             .store()
             .get_inbound(&c.inbound_id)
             .await?
@@ -299,9 +301,9 @@ impl Harness {
             ));
         }
         let key = channel_key(&inbound.gateway, &inbound.platform, &inbound.chat_id);
-        let projects = self.store().list_projects().await?;
+        let projects = self.h.store().list_projects().await?;
         for _ in 0..CAS_ATTEMPTS {
-            let stored = self.store().get_setting(CHANNEL_ACCESS_KEY).await?;
+            let stored = self.h.store().get_setting(CHANNEL_ACCESS_KEY).await?;
             let mut config = config_of(stored.as_ref());
             let record_of = |config: &Value, key: &str| {
                 config["channels"]
@@ -393,6 +395,7 @@ impl Harness {
             }
             cfg.insert("receipts".into(), Value::Array(receipts));
             if self
+                .h
                 .store()
                 .replace_setting(CHANNEL_ACCESS_KEY, stored.as_ref(), &config, now)
                 .await?
@@ -410,9 +413,9 @@ impl Harness {
     /// `listGatewayChannelAccess` (the gateway page): every channel's
     /// record, newest change first, and the OWNER ids per gateway.
     pub async fn gateway_channels(&self) -> CoreResult<Value> {
-        let stored = self.store().get_setting(CHANNEL_ACCESS_KEY).await?;
+        let stored = self.h.store().get_setting(CHANNEL_ACCESS_KEY).await?;
         let config = config_of(stored.as_ref());
-        let projects = self.store().list_projects().await?;
+        let projects = self.h.store().list_projects().await?;
         let mut channels: Vec<Value> = config["channels"]
             .as_object()
             .map(|m| m.iter().map(|(k, r)| view(k, r, &projects)).collect())
@@ -423,7 +426,7 @@ impl Harness {
                 .unwrap_or_default()
                 .cmp(a["updatedAt"].as_str().unwrap_or_default())
         });
-        let gateways = self.gateway_config().await?;
+        let gateways = self.h.gateway_config().await?;
         let owners = |g: &str| {
             gateways
                 .get(g)

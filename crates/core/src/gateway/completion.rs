@@ -4,12 +4,13 @@
 //! response kept as JSON, processed now, the last error cleared. Writes no
 //! reply and starts nothing.
 
+use crate::gateway::Gateway;
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::context::text;
-use crate::{CoreError, CoreResult, Harness, store::InboundFinish, store::InboundState, validate};
+use crate::{CoreError, CoreResult, store::InboundFinish, store::InboundState, validate};
 
 /// The stored response's budget (its JSON text).
 pub const MAX_COMPLETION_CHARS: usize = 64_000;
@@ -26,7 +27,7 @@ pub struct CompletionInput {
     pub response: Option<Value>,
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// `{ok: true, inboundId, state: "PROCESSED"}`; an unknown row → 404.
     pub async fn complete_gateway_inbound(&self, input: &CompletionInput) -> CoreResult<Value> {
         let id = text(
@@ -44,6 +45,7 @@ impl Harness {
             ));
         }
         let done = self
+            .h
             .store()
             .finish_inbound(InboundFinish {
                 id: id.clone(),

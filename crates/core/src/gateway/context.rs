@@ -9,12 +9,13 @@
 //! reply in this chat to a request whose task was created
 //! (`gateway_delivery`, the producer is the Workbench).
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ids;
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     model::{ExecutionStatus, TaskStatus},
     outbox::token,
     validate,
@@ -206,7 +207,7 @@ impl TaskContext {
     }
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// docs/tower-messaging.md §8.3, read-only. `content` is the message's own text (continuation).
     pub async fn resolve_gateway_task_context(
         &self,
@@ -234,6 +235,7 @@ impl Harness {
         if found.is_none()
             && let Some(reply_to) = &lookup.reply_to_message_id
             && let Some((_, task, workbench)) = self
+                .h
                 .store()
                 .tasks_of_reply(&lookup.gateway, &lookup.platform, reply_to)
                 .await?
@@ -261,7 +263,7 @@ impl Harness {
         let Some((task_id, source)) = found else {
             return Ok(TaskContext::not_found());
         };
-        let view = match self.get_task(&task_id).await {
+        let view = match self.h.tasks().get_task(&task_id).await {
             Ok(view) => view,
             Err(CoreError::NotFound(_) | CoreError::Invalid { .. }) => {
                 return Ok(TaskContext::not_found());
@@ -270,11 +272,13 @@ impl Harness {
         };
         let task = &view.task;
         let project = match &task.project_id {
-            Some(id) => Some(self.project(id).await?),
+            Some(id) => Some(self.h.tasks().project(id).await?),
             None => None,
         };
         let workbench = match (&task.parent_task_id, &project) {
             (Some(parent), Some(p)) => self
+                .h
+                .tasks()
                 .project_workbench(&p.id)
                 .await?
                 .map(|w| w.task.id)

@@ -21,6 +21,7 @@
 //! `crate::agent_state::told`) acts on the task's agent instead
 //! (`Harness::agent_reply`).
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,7 +33,7 @@ use super::{
     owner::{Role, Sender},
 };
 use crate::{
-    CoreError, CoreResult, Harness, ids as core_ids,
+    CoreError, CoreResult, ids as core_ids,
     outbox::token,
     store::{GatewayInbound, InboundClaim, InboundFinish, InboundIntent, InboundState, NewInbound},
     work::Lease,
@@ -148,7 +149,7 @@ fn prompt(row: &GatewayInbound, title: &str, task_id: &str) -> String {
     lines.join("\n")
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// Whether a continuation's PROCESSING claim may be taken over (by the
     /// gateway's retry of the message, or by the recovery pass): its lease
     /// ended (`now`: the database's clock), or the process holding it is
@@ -173,13 +174,13 @@ impl Harness {
         let Some(owner) = row.lease_owner.as_deref() else {
             return Ok(false);
         };
-        if self.config().delivery_owner.as_deref() == Some(owner) {
+        if self.h.config().delivery_owner.as_deref() == Some(owner) {
             return Ok(false);
         }
         let Some((node, boot)) = owner.split_once(':') else {
             return Ok(false);
         };
-        Ok(match self.store().get_node(node).await? {
+        Ok(match self.h.store().get_node(node).await? {
             Some(n) => n.boot != boot || !n.alive,
             None => false,
         })
@@ -202,8 +203,9 @@ impl Harness {
         }
         // The claim clock is the database's: every node judges a claim's
         // age by the same clock.
-        let now = self.db_now().await?;
+        let now = self.h.cluster().db_now().await?;
         let (row, created) = self
+            .h
             .store()
             .create_inbound(NewInbound {
                 id: core_ids::new_id(),
@@ -287,10 +289,11 @@ impl Harness {
         // when it dies before it finishes.
         let lease = Lease {
             owner: self
+                .h
                 .config()
                 .delivery_owner
                 .clone()
-                .unwrap_or_else(|| self.config().node_id.clone()),
+                .unwrap_or_else(|| self.h.config().node_id.clone()),
             ttl: CLAIM_LEASE,
         };
         let claim = |seen: &GatewayInbound| InboundClaim {
@@ -303,9 +306,9 @@ impl Harness {
             owner: lease.owner.clone(),
             now,
         };
-        let mut claimed = self.store().claim_inbound(claim(&row)).await?;
+        let mut claimed = self.h.store().claim_inbound(claim(&row)).await?;
         if claimed.is_none()
-            && let Some(current) = self.store().get_inbound(&row.id).await?
+            && let Some(current) = self.h.store().get_inbound(&row.id).await?
             && current.state == InboundState::Failed
             && mode_of(&cached(&current)).as_deref() == Some("continue_failed")
             && current.content.trim() == c.content
@@ -313,11 +316,11 @@ impl Harness {
             // The recovery failed the lapsed claim between this call's read
             // and its claim; its failure says the retry continues it: this
             // call is that retry.
-            claimed = self.store().claim_inbound(claim(&current)).await?;
+            claimed = self.h.store().claim_inbound(claim(&current)).await?;
         }
         let Some(claimed) = claimed else {
             // Another call took the row: its result, or it is still at it.
-            let current = self.store().get_inbound(&row.id).await?;
+            let current = self.h.store().get_inbound(&row.id).await?;
             let value = current.as_ref().and_then(cached).unwrap_or(in_progress);
             return Ok(with(value, json!({"deduped": true, "noOp": true})));
         };
@@ -332,7 +335,8 @@ impl Harness {
         let (Some(task_id), Some(title)) = (&context.subject_task_id, &context.task_title) else {
             let out = json!({"mode": "continue_not_bound", "inboundId": claimed.id,
                 "deduped": deduped, "noOp": true, "reason": context.reason});
-            self.store()
+            self.h
+                .store()
                 .finish_inbound(finish(InboundState::Processed, &out, None))
                 .await?;
             return Ok(out);
@@ -340,14 +344,14 @@ impl Harness {
         // "restart" / "resume" / "stop" alone: the person acts on the
         // agent (a reply to an agent-state push), whatever it waits for.
         if let Some(action) = crate::agent_state::told::reply_action(&c.content)
-            && let Some(control) = self.runtime().and_then(|r| r.control())
+            && let Some(control) = self.h.runtime().and_then(|r| r.control())
         {
             let word = match action {
                 crate::agent_state::told::ReplyAction::Resume => "resume",
                 crate::agent_state::told::ReplyAction::Stop => "stop",
             };
             let (state, out, error) =
-                match self.agent_reply(control.as_ref(), task_id, action).await {
+                match self.h.agent_reply(control.as_ref(), task_id, action).await {
                     Ok(view) => (
                         InboundState::Processed,
                         json!({"mode": "agent_action", "action": word, "inboundId": claimed.id,
@@ -366,7 +370,8 @@ impl Harness {
                         )
                     }
                 };
-            self.store()
+            self.h
+                .store()
                 .finish_inbound(finish(state, &out, error))
                 .await?;
             return Ok(out);
@@ -375,7 +380,8 @@ impl Harness {
             let out = json!({"mode": "continue_open_ask", "inboundId": claimed.id,
                 "taskId": task_id, "deduped": deduped, "noOp": true,
                 "reason": "the task has an OPEN question: answer it with reply_to_ask"});
-            self.store()
+            self.h
+                .store()
                 .finish_inbound(finish(InboundState::Processed, &out, None))
                 .await?;
             return Ok(out);
@@ -383,9 +389,11 @@ impl Harness {
         let text = prompt(&claimed, title, task_id);
         // The owner continues the task from the chat: Harness's own
         // planned actions are off.
-        self.cancel_agent_actions(task_id, "a person continued it from the chat")
+        self.h
+            .cancel_agent_actions(task_id, "a person continued it from the chat")
             .await?;
         match self
+            .h
             .enqueue_child_input(task_id, &text, true, &claimed.id)
             .await
         {
@@ -398,15 +406,16 @@ impl Harness {
                 // (one transaction): exactly one per queued continuation.
                 let mut done = finish(InboundState::Processed, &out, None);
                 done.reply = Some(super::replies::queued_ack(&claimed, title, done.now));
-                self.store().finish_inbound(done).await?;
-                self.wake(crate::work::Kind::GatewayReplies);
+                self.h.store().finish_inbound(done).await?;
+                self.h.wake(crate::work::Kind::GatewayReplies);
                 Ok(out)
             }
             Err(err) => {
                 let reason = err.client_message();
                 let out = json!({"mode": "continue_failed", "inboundId": claimed.id,
                     "taskId": task_id, "deduped": deduped, "noOp": false, "reason": reason});
-                self.store()
+                self.h
+                    .store()
                     .finish_inbound(finish(InboundState::Failed, &out, Some(reason)))
                     .await?;
                 Ok(out)

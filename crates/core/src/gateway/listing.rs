@@ -2,11 +2,12 @@
 //! rows by state with their routing result and their replies, and the
 //! sessions. Reads only.
 
+use crate::gateway::Gateway;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     store::{GatewayInbound, GatewayReply, GatewaySession, InboundState},
 };
 
@@ -25,7 +26,7 @@ pub struct InboundView {
     pub replies: Vec<GatewayReply>,
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// Inbound rows, newest first (`state`: only those; 400 naming `state`
     /// for another word).
     pub async fn gateway_inbound(
@@ -43,10 +44,10 @@ impl Harness {
             })?),
         };
         let limit = limit.unwrap_or(100).clamp(1, MAX_ROWS);
-        let rows = self.store().list_inbound(state, limit).await?;
+        let rows = self.h.store().list_inbound(state, limit).await?;
         let mut out = Vec::with_capacity(rows.len());
         for inbound in rows {
-            let replies = self.store().replies_for_inbound(&inbound.id).await?;
+            let replies = self.h.store().replies_for_inbound(&inbound.id).await?;
             let result = inbound
                 .response
                 .as_deref()
@@ -64,6 +65,6 @@ impl Harness {
     /// Gateway sessions, newest activity first.
     pub async fn gateway_sessions(&self, limit: Option<u32>) -> CoreResult<Vec<GatewaySession>> {
         let limit = limit.unwrap_or(100).clamp(1, MAX_ROWS);
-        Ok(self.store().list_sessions(limit).await?)
+        Ok(self.h.store().list_sessions(limit).await?)
     }
 }

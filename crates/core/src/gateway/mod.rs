@@ -46,7 +46,18 @@ pub mod workbench_callbacks;
 
 use crate::{CoreResult, Harness, store::DeliveryMapping};
 
-impl Harness {
+/// The gateway service (`Harness::gateway`): what arrives from a chat
+/// gateway and what goes back to it — signed requests, routing of owner
+/// messages and non-owner queries, relays and continuations of bound tasks,
+/// the Workbench callbacks, the replies owed to the gateway and the recovery
+/// of inbound rows left half-way. Its methods live in this module's files,
+/// one concern each (listed above).
+#[derive(Clone, Copy)]
+pub struct Gateway<'h> {
+    pub(crate) h: &'h Harness,
+}
+
+impl Gateway<'_> {
     /// The delivery mapping of a platform message Harness sent through
     /// `gateway` into `chat_id` — never another chat's message with the
     /// same id. `None` when any part is blank.
@@ -65,6 +76,7 @@ impl Harness {
             return Ok(None);
         }
         let candidates = self
+            .h
             .store()
             .delivery_mappings(&gateway, &platform, pmid)
             .await?;

@@ -12,13 +12,14 @@
 //! `relay_channel_reply`), the gateway vouches for it — those tools are in
 //! the OWNER tool surface the gateway hands only to OWNER senders (docs/tower-messaging.md §4.1).
 
+use crate::gateway::Gateway;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::ids::{canonical_gateway, canonical_platform, normalize, normalize_sender_id};
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     auth::{Identity, Person},
     outbox::gateway::GatewayConfig,
 };
@@ -123,10 +124,10 @@ pub(crate) fn clean_owner_ids(
     Ok(out)
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// The role of a sender under the stored gateway settings.
     pub async fn gateway_role(&self, sender: Sender<'_>) -> CoreResult<Role> {
-        Ok(role(&self.gateway_config().await?, sender))
+        Ok(role(&self.h.gateway_config().await?, sender))
     }
 
     /// `who` as a person answering through a gateway: the admin and a

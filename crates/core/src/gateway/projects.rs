@@ -6,11 +6,12 @@
 //! project (`harness.channelBindings`, docs/decisions.md D11: the reference documents it but
 //! never did it) → candidates. Reads only.
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::{ids, sessions};
-use crate::{CoreResult, Harness, model::Project, store::SessionLookup};
+use crate::{CoreResult, model::Project, store::SessionLookup};
 
 /// The channel binding setting (a chat's default project).
 pub const CHANNEL_BINDINGS_KEY: &str = "harness.channelBindings";
@@ -90,7 +91,7 @@ pub struct Ask<'a> {
     pub now: DateTime<Utc>,
 }
 
-impl Harness {
+impl Gateway<'_> {
     pub(crate) async fn resolve_project(&self, ask: Ask<'_>) -> CoreResult<Resolution> {
         let sessions_on = !ask.ignore_sessions;
         if sessions_on && let Some(conv) = ask.conv {
@@ -111,7 +112,7 @@ impl Harness {
                 return Ok(found.named("thread_session_binding"));
             }
         }
-        let all = self.store().list_projects().await?;
+        let all = self.h.store().list_projects().await?;
         let scoped: Vec<Project> = all
             .iter()
             .filter(|p| ask.scope.allows(p))
@@ -194,10 +195,17 @@ impl Harness {
         lookup: SessionLookup,
         scope: &Scope,
     ) -> CoreResult<Option<Resolution>> {
-        let Some(session) = self.store().find_sessions(lookup).await?.into_iter().next() else {
+        let Some(session) = self
+            .h
+            .store()
+            .find_sessions(lookup)
+            .await?
+            .into_iter()
+            .next()
+        else {
             return Ok(None);
         };
-        let Some(project) = self.store().get_project(&session.project_id).await? else {
+        let Some(project) = self.h.store().get_project(&session.project_id).await? else {
             return Ok(None);
         };
         if !scope.allows(&project) {
@@ -213,7 +221,7 @@ impl Harness {
     /// entry of this platform and chat (and gateway, when it names one)
     /// with a `defaultProjectId`.
     async fn channel_default(&self, conv: &sessions::Conversation) -> CoreResult<Option<String>> {
-        let Some(Value::Array(bindings)) = self.store().get_setting(CHANNEL_BINDINGS_KEY).await?
+        let Some(Value::Array(bindings)) = self.h.store().get_setting(CHANNEL_BINDINGS_KEY).await?
         else {
             return Ok(None);
         };

@@ -8,6 +8,7 @@
 //! {status: AUTHORIZED|REVOKED, scope: {mode: ALL|WORKSPACE|PROJECTS, …}}}}`);
 //! the OWNER is always allowed, with every project in scope.
 
+use crate::gateway::Gateway;
 use chrono::Utc;
 use serde_json::{Value, json};
 
@@ -17,7 +18,7 @@ use super::{
     projects::{self, Ask, Resolution, Scope},
     route_input::QueryInput,
 };
-use crate::{CoreResult, Harness};
+use crate::CoreResult;
 use harness_types::ChatAccess;
 
 pub const CHANNEL_ACCESS_KEY: &str = "tower-agent.channel-access.v1";
@@ -67,7 +68,7 @@ fn scope_of(record: &Value) -> Option<Scope> {
 const DENIED_INSTRUCTIONS: &str = "This chat is not authorised to ask about projects: tell the \
 person that the OWNER must authorise the chat first. Do not answer from other sources.";
 
-impl Harness {
+impl Gateway<'_> {
     /// docs/tower-messaging.md §8.8 `decideGatewayChannelAccess`.
     pub async fn channel_access(
         &self,
@@ -86,7 +87,7 @@ impl Harness {
         if role == Role::Owner {
             return Ok(Access::Allowed(Scope::All));
         }
-        let config = self.store().get_setting(CHANNEL_ACCESS_KEY).await?;
+        let config = self.h.store().get_setting(CHANNEL_ACCESS_KEY).await?;
         let record = config
             .as_ref()
             .filter(|c| c.get("version").and_then(Value::as_i64) == Some(1))
@@ -103,7 +104,7 @@ impl Harness {
             return Ok(Access::Denied("SCOPE_INVALID"));
         };
         // A scope naming a workspace or project that is gone is invalid.
-        let projects = self.store().list_projects().await?;
+        let projects = self.h.store().list_projects().await?;
         let valid = match &scope {
             Scope::All => true,
             Scope::Workspace(w) => projects.iter().any(|p| &p.workspace_id == w),
@@ -151,6 +152,7 @@ impl Harness {
             }
         };
         let mut tasks: Vec<_> = self
+            .h
             .store()
             .list_tasks(1000)
             .await?

@@ -28,6 +28,7 @@
 //! Every step is a compare-and-set on the row's state
 //! ([`crate::store::InboundMark`]): a callback that settles it meanwhile wins.
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
@@ -37,7 +38,7 @@ use super::{
     workbench_callbacks,
 };
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     model::ExecutionStatus,
     store::{
         EventKind, EventState, GatewayInbound, GatewaySession, InboundFinish, InboundIntent,
@@ -69,7 +70,7 @@ fn is_request(kind: EventKind) -> bool {
     )
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// Whether the Workbench `task_id` should be started for the gateway
     /// requests waiting (PENDING) in its inbox (docs/tower-messaging.md §8.2 step 14,
     /// `ensureWorkbench`): yes, unless it is no Workbench, nothing is
@@ -78,10 +79,11 @@ impl Harness {
     /// person's start, or a newer request). The caller checks its own
     /// terminals.
     pub async fn workbench_start_wanted(&self, task_id: &str) -> CoreResult<bool> {
-        if !self.store().is_workbench(task_id).await? {
+        if !self.h.store().is_workbench(task_id).await? {
             return Ok(false);
         }
         let oldest = self
+            .h
             .store()
             .list_workbench_events(task_id, 200)
             .await?
@@ -95,10 +97,10 @@ impl Harness {
         // A live execution is somebody's agent (this node's terminal, or
         // another node's): it gets the batch at its turn end. One without a
         // terminal after a restart was ended at start-up.
-        if self.live_execution(task_id).await?.is_some() {
+        if self.h.tasks().live_execution(task_id).await?.is_some() {
             return Ok(false);
         }
-        let view = self.get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let stopped_since = view.execution.as_ref().is_some_and(|e| {
             e.status == ExecutionStatus::Stopped && e.ended_at.is_some_and(|at| at >= oldest)
         });
@@ -110,14 +112,15 @@ impl Harness {
     /// page shows why nothing happens. Their state does not change.
     pub async fn workbench_start_failed(&self, task_id: &str, reason: &str) -> CoreResult<()> {
         let now = Utc::now();
-        for e in self.store().list_workbench_events(task_id, 200).await? {
+        for e in self.h.store().list_workbench_events(task_id, 200).await? {
             if e.state != EventState::Pending || !is_request(e.kind) {
                 continue;
             }
             let Some(inbound) = e.payload["sourceReference"]["id"].as_str() else {
                 continue;
             };
-            self.store()
+            self.h
+                .store()
                 .mark_inbound(InboundMark {
                     id: inbound.to_string(),
                     seen_state: InboundState::Queued,
@@ -134,11 +137,13 @@ impl Harness {
     /// docs/tower-messaging.md §8.13 `recoverQueuedGatewayWork`, one pass (see the module doc).
     pub async fn recover_gateway_inbound(&self, now: DateTime<Utc>) -> CoreResult<Recovery> {
         let mut rows = self
+            .h
             .store()
             .list_inbound(Some(InboundState::Queued), RECOVERY_LIMIT)
             .await?;
         rows.extend(
-            self.store()
+            self.h
+                .store()
                 .list_inbound(Some(InboundState::Processing), RECOVERY_LIMIT)
                 .await?,
         );
@@ -186,6 +191,7 @@ impl Harness {
 
     async fn fail(&self, row: &GatewayInbound, response: Value, why: &str) -> CoreResult<Step> {
         let marked = self
+            .h
             .store()
             .mark_inbound(InboundMark {
                 id: row.id.clone(),
@@ -212,7 +218,7 @@ impl Harness {
         } else {
             "project_work"
         };
-        let session = self.store().get_session(session_id).await?;
+        let session = self.h.store().get_session(session_id).await?;
         let Some((session, workbench)) = session.and_then(|s| {
             let wb = s.workbench_task_id.clone()?;
             Some((s, wb))
@@ -233,7 +239,7 @@ impl Harness {
             // inbox; nothing here is owed.
             return Ok(Step::Nothing);
         }
-        let project = match self.project(&session.project_id).await {
+        let project = match self.h.tasks().project(&session.project_id).await {
             Ok(p) => p,
             Err(crate::CoreError::NotFound(_)) => {
                 return self
@@ -248,6 +254,7 @@ impl Harness {
         };
         // Re-published with its dedup key: normally the existing event.
         let (event, created) = self
+            .h
             .store()
             .add_workbench_event(route::request_event(
                 &RequestSource::of(row),
@@ -259,7 +266,7 @@ impl Harness {
             .await?;
         if created {
             tracing::warn!(inbound_id = %row.id, "a queued gateway request's Workbench event was missing: re-published");
-            self.wake(Kind::Inbox);
+            self.h.wake(Kind::Inbox);
         }
         if event.state == EventState::Consumed {
             let why = if discussion {
@@ -286,9 +293,9 @@ impl Harness {
             dedup_key: replies::dedup_key(ReplyKind::QueuedAck, &row.id),
             now,
         };
-        if let Some((_, true)) = self.store().enqueue_reply(ack).await? {
+        if let Some((_, true)) = self.h.store().enqueue_reply(ack).await? {
             tracing::warn!(inbound_id = %row.id, "a queued gateway request's acknowledgement was missing: written");
-            self.wake(Kind::GatewayReplies);
+            self.h.wake(Kind::GatewayReplies);
         }
         Ok(Step::Wanted(workbench))
     }
@@ -300,11 +307,11 @@ impl Harness {
         row: &GatewayInbound,
         session: &GatewaySession,
     ) -> CoreResult<Option<Step>> {
-        let linked = self.store().linked_task(&row.id).await?;
+        let linked = self.h.store().linked_task(&row.id).await?;
         let Some(task_id) = linked.or_else(|| row.created_task_id.clone()) else {
             return Ok(None);
         };
-        let Some(task) = self.store().get_task(&task_id).await? else {
+        let Some(task) = self.h.store().get_task(&task_id).await? else {
             return self
                 .fail(
                     row,
@@ -346,6 +353,7 @@ impl Harness {
             .map(str::to_string);
         let queued = match &task_id {
             Some(t) => self
+                .h
                 .store()
                 .task_deliveries(t, 500)
                 .await?
@@ -366,7 +374,7 @@ impl Harness {
                 )
                 .await;
         };
-        let title = match self.store().get_task(&task_id).await? {
+        let title = match self.h.store().get_task(&task_id).await? {
             Some(t) => t.task.title,
             None => task_id.clone(),
         };
@@ -377,6 +385,7 @@ impl Harness {
         // continuation itself writes them (a racing retry of the message
         // writes the same result; the acknowledgement's key is unique).
         let done = self
+            .h
             .store()
             .finish_inbound(InboundFinish {
                 id: row.id.clone(),
@@ -390,7 +399,7 @@ impl Harness {
         if done.is_none() {
             return Ok(Step::Nothing);
         }
-        self.wake(Kind::GatewayReplies);
+        self.h.wake(Kind::GatewayReplies);
         Ok(Step::Advanced)
     }
 }

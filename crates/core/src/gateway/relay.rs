@@ -5,6 +5,7 @@
 //! are the explicit path). Unlike the reference, the delivery mapping is
 //! trusted only from its own chat (docs/decisions.md D11).
 
+use crate::gateway::Gateway;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -12,9 +13,7 @@ use super::{
     context::{MAX_ID_CHARS, MAX_PLATFORM_CHARS, MAX_QUOTED_CHARS, MAX_TASK_ID_CHARS, text},
     ids,
 };
-use crate::{
-    CoreError, CoreResult, Harness, auth::Person, outbox::token, store::DeliveryMapping, validate,
-};
+use crate::{CoreError, CoreResult, auth::Person, outbox::token, store::DeliveryMapping, validate};
 
 /// The tool's arguments (`platformMessageId` is the id of the Harness
 /// message being replied to; `gateway` is ours: without it both are tried).
@@ -38,7 +37,7 @@ const INSTRUCTIONS: &str = "This is an ordinary reply to a task, not an answer t
      nothing was typed into the task. To act on it, call continue_bound_task (explicit OWNER \
      continuation) or answer from resolve_gateway_task_context.";
 
-impl Harness {
+impl Gateway<'_> {
     /// docs/tower-messaging.md §8.6 with the chat check of docs/decisions.md D11; `person` is who answers (the
     /// gateway as the OWNER, `gateway::owner`).
     pub async fn relay_channel_reply(
@@ -80,7 +79,7 @@ impl Harness {
             return Ok(json!({"error": "No tower task token found", "no_task_token": true}));
         };
         let task_id = validate::task_id(Some(&task_id.to_ascii_lowercase()))?;
-        let view = self.get_task(&task_id).await?;
+        let view = self.h.tasks().get_task(&task_id).await?;
         let should_answer = match &delivery {
             Some(d) => d.expect_reply,
             None => view.open_ask,
@@ -109,6 +108,8 @@ impl Harness {
                 validate::MAX_SENDER_ID_CHARS,
             )?;
             if let Some(mut out) = self
+                .h
+                .approvals()
                 .chat_approval_answer(
                     person,
                     &task_id,
@@ -122,6 +123,7 @@ impl Harness {
                 return Ok(out);
             }
             match self
+                .h
                 .reply(person, &task_id, Some(&body.join("\n")), false)
                 .await
             {

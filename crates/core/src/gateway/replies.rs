@@ -15,10 +15,11 @@
 //!   ended mid-send, a crash) → SENT_UNVERIFIED: never sent again
 //!   automatically (docs/decisions.md D7/docs/decisions.md D9 — the reference's bug docs/tower-messaging.md §11.20 resent such rows).
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    CoreError, CoreResult, Harness, ids as core_ids,
+    CoreError, CoreResult, ids as core_ids,
     outbox::{SendOutcome, gateway::GatewaySettings},
     store::{
         GatewayInbound, GatewayReply, NewReply, ReplyKind, ReplySettle, ReplyState, ReplyTurn,
@@ -151,7 +152,7 @@ pub fn argv(reply: &GatewayReply, settings: &GatewaySettings) -> Result<Vec<Stri
     Ok(args)
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// Write a reply of `kind` to an inbound row (idempotent per kind and
     /// message: the first content wins) and wake the reply worker.
     pub async fn enqueue_gateway_reply(
@@ -171,6 +172,7 @@ impl Harness {
             ));
         }
         let written = self
+            .h
             .store()
             .enqueue_reply(NewReply {
                 id: core_ids::new_id(),
@@ -183,7 +185,7 @@ impl Harness {
             .await?
             .ok_or_else(|| CoreError::NotFound(format!("inbound message {inbound_id}")))?;
         if written.1 {
-            self.wake(Kind::GatewayReplies);
+            self.h.wake(Kind::GatewayReplies);
         }
         Ok(written)
     }
@@ -202,6 +204,7 @@ impl Harness {
         let now = Utc::now();
         let settles = done.iter().map(|(r, o)| settle_of(r, o, now)).collect();
         Ok(self
+            .h
             .store()
             .settle_and_claim_replies(ReplyTurn {
                 owner: owner.to_string(),
@@ -216,7 +219,7 @@ impl Harness {
 
     /// The replies to one inbound message, oldest first.
     pub async fn gateway_replies(&self, inbound_id: &str) -> CoreResult<Vec<GatewayReply>> {
-        Ok(self.store().replies_for_inbound(inbound_id).await?)
+        Ok(self.h.store().replies_for_inbound(inbound_id).await?)
     }
 }
 

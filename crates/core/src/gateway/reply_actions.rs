@@ -4,21 +4,23 @@
 //! a SENT_UNVERIFIED one is closed as DELIVERED by a person who saw it
 //! arrive. The reply worker never does either on its own.
 
+use crate::gateway::Gateway;
 use chrono::Utc;
 
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     store::{GatewayReply, ReplyState},
     validate,
     work::{Kind, ManualAction, ManualActions},
 };
 
-impl Harness {
+impl Gateway<'_> {
     /// FAILED, DEAD or SENT_UNVERIFIED (`ManualAction::Retry`'s states) →
     /// PENDING, due now (admin).
     pub async fn retry_gateway_reply(&self, id: &str) -> CoreResult<GatewayReply> {
         let id = validate::cuid("replyId", id.trim())?;
         match self
+            .h
             .store()
             .decide_reply(
                 &id,
@@ -30,7 +32,7 @@ impl Harness {
         {
             Some(row) => {
                 tracing::info!(reply_id = %row.id, "gateway reply queued again by a person");
-                self.wake(Kind::GatewayReplies);
+                self.h.wake(Kind::GatewayReplies);
                 Ok(row)
             }
             None => Err(self.reply_not_in(&id, ManualAction::Retry).await),
@@ -41,6 +43,7 @@ impl Harness {
     pub async fn mark_gateway_reply_delivered(&self, id: &str) -> CoreResult<GatewayReply> {
         let id = validate::cuid("replyId", id.trim())?;
         match self
+            .h
             .store()
             .decide_reply(
                 &id,
@@ -56,7 +59,7 @@ impl Harness {
     }
 
     async fn reply_not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        let found = self.store().get_reply(id).await;
+        let found = self.h.store().get_reply(id).await;
         crate::work::refused("Gateway reply", found.map(|r| r.map(|r| r.state)), action)
     }
 }

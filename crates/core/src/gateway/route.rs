@@ -13,6 +13,7 @@
 //! (`in_progress` / `already_processed`, `noOp`). `DIRECT` is answered
 //! without a row. Rate limits count normalised chat and sender ids (docs/decisions.md D11).
 
+use crate::gateway::Gateway;
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 
@@ -25,7 +26,7 @@ use super::{
     sessions::Conversation,
 };
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     events::HarnessEvent,
     ids as core_ids,
     model::Project,
@@ -215,7 +216,7 @@ fn instruction(src: &RequestSource<'_>, project: &Project, discussion: bool) -> 
     lines.join("\n")
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// docs/tower-messaging.md §8.2 for the OWNER (403, nothing written, for anyone else).
     pub async fn route_gateway_message(&self, input: &RouteInput) -> CoreResult<Value> {
         let route = input.check()?;
@@ -243,7 +244,7 @@ impl Harness {
             &c.chat_id,
             &c.platform_message_id,
         );
-        if let Some(row) = self.store().inbound_by_key(&dedup_key).await? {
+        if let Some(row) = self.h.store().inbound_by_key(&dedup_key).await? {
             return Ok(duplicate(&row));
         }
         let now = Utc::now();
@@ -282,8 +283,10 @@ impl Harness {
             return self.record(processed(out, closed)).await;
         }
         // A reply to a morning report answers its numbered items.
-        if let Some((report_id, lang)) = self.report_replied_to(c).await? {
+        if let Some((report_id, lang)) = self.h.reports().report_replied_to(c).await? {
             let mut out = self
+                .h
+                .reports()
                 .report_reply_json(&report_id, &route.content, c.sender_id.as_deref(), lang)
                 .await?;
             out["inboundId"] = json!(id);
@@ -315,6 +318,8 @@ impl Harness {
                 };
                 if let Some(task) = context.subject_task_id.as_deref()
                     && let Some(mut out) = self
+                        .h
+                        .approvals()
                         .chat_approval_answer(
                             &crate::auth::Person::gateway_owner(),
                             task,
@@ -366,7 +371,7 @@ impl Harness {
             }
         };
         let discussion = route.intent == InboundIntent::ProjectDiscussion;
-        let (workbench, _) = self.ensure_workbench(&project.id, None).await?;
+        let (workbench, _) = self.h.tasks().ensure_workbench(&project.id, None).await?;
         let workbench_id = workbench.task.id.clone();
         let mode = if discussion {
             "project_discussion"
@@ -416,15 +421,15 @@ impl Harness {
             close: Vec::new(),
             admission: Some(admission),
         };
-        match self.store().record_route(write).await? {
+        match self.h.store().record_route(write).await? {
             RouteRecord::Recorded(row) => {
                 tracing::info!(inbound_id = %row.id, workbench = %workbench_id, mode,
                     "gateway request queued for the Workbench");
-                self.publish(HarnessEvent::TaskChanged {
+                self.h.publish(HarnessEvent::TaskChanged {
                     task_id: workbench_id,
                 });
-                self.wake(Kind::Inbox);
-                self.wake(Kind::GatewayReplies);
+                self.h.wake(Kind::Inbox);
+                self.h.wake(Kind::GatewayReplies);
                 Ok(finish(out, json!({"sessionId": row.session_id})))
             }
             RouteRecord::Duplicate(row) => Ok(duplicate(&row)),
@@ -438,7 +443,7 @@ impl Harness {
     /// Record a result that owes nothing (PROCESSED).
     async fn record(&self, write: RouteWrite) -> CoreResult<Value> {
         let out: Value = serde_json::from_str(&write.response).unwrap_or(Value::Null);
-        match self.store().record_route(write).await? {
+        match self.h.store().record_route(write).await? {
             RouteRecord::Recorded(_) | RouteRecord::Refused(_) => Ok(out),
             RouteRecord::Duplicate(row) => Ok(duplicate(&row)),
         }
@@ -447,6 +452,7 @@ impl Harness {
     /// docs/tower-messaging.md §8.2 step 4 on normalised ids (docs/decisions.md D11); the new row counts.
     async fn rate_limited(&self, c: &Conversation, id: &str) -> CoreResult<Option<Value>> {
         let counts = self
+            .h
             .store()
             .route_counts(RouteCountQuery {
                 gateway: c.gateway.clone(),
@@ -503,6 +509,7 @@ impl Harness {
             return Ok(Vec::new());
         };
         Ok(self
+            .h
             .store()
             .find_sessions(lookup)
             .await?

@@ -16,11 +16,12 @@
 //! | no key configured | 503 | `Internal request signing is not initialized` |
 //! | nonce seen before (until its window has passed) | 409 | `Replayed internal request` |
 
+use crate::gateway::Gateway;
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::{CoreError, CoreResult, Harness, auth::Identity, ids};
+use crate::{CoreError, CoreResult, auth::Identity, ids};
 
 pub const TIMESTAMP: &str = "x-tower-timestamp";
 pub const NONCE: &str = "x-tower-nonce";
@@ -181,14 +182,15 @@ pub fn verify(
     })
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// A signed gateway request: verified, then its nonce remembered
     /// durably (a second use → 409 `Replayed internal request`, after a
     /// restart too). The caller is the gateway.
     pub async fn accept_signed(&self, req: &SignedRequest<'_>) -> CoreResult<Identity> {
         let now = Utc::now();
-        let verified = verify(req, self.config().internal_api_key.as_deref(), now)?;
+        let verified = verify(req, self.h.config().internal_api_key.as_deref(), now)?;
         let fresh = self
+            .h
             .store()
             .remember_nonce(&verified.nonce, verified.remember_until, now)
             .await?;

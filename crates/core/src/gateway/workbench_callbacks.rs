@@ -8,13 +8,14 @@
 //! person is answered exactly once however often the Workbench repeats the
 //! call; the reply worker sends it.
 
+use crate::gateway::Gateway;
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{context::text, replies};
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     auth::Identity,
     ids as core_ids,
     model::TaskView,
@@ -75,7 +76,7 @@ fn id_field(value: Option<&str>, field: &'static str) -> CoreResult<String> {
     validate::cuid(field, &v)
 }
 
-impl Harness {
+impl Gateway<'_> {
     /// One callback, by `who` (the bound Workbench's agent credential).
     pub async fn gateway_callback(
         &self,
@@ -147,7 +148,13 @@ impl Harness {
                 let task = self
                     .request_task(&inbound, &session, task_id.as_deref(), true)
                     .await?;
-                if self.live_execution(&task.task.id).await?.is_some() {
+                if self
+                    .h
+                    .tasks()
+                    .live_execution(&task.task.id)
+                    .await?
+                    .is_some()
+                {
                     return Err(CoreError::Conflict(
                         "Workbench must stop and review the task before final delivery".into(),
                     ));
@@ -190,6 +197,7 @@ impl Harness {
         session: &GatewaySession,
     ) -> CoreResult<(crate::store::GatewayReply, bool)> {
         let (row, created) = self
+            .h
             .store()
             .settle_request(settle)
             .await
@@ -201,9 +209,9 @@ impl Harness {
             })?
             .ok_or_else(|| CoreError::NotFound("Gateway inbound message not found".into()))?;
         if created {
-            self.wake(Kind::GatewayReplies);
+            self.h.wake(Kind::GatewayReplies);
         }
-        self.publish(crate::events::HarnessEvent::TaskChanged {
+        self.h.publish(crate::events::HarnessEvent::TaskChanged {
             task_id: session_workbench(session)?,
         });
         Ok((row, created))
@@ -218,6 +226,7 @@ impl Harness {
     ) -> CoreResult<(GatewayInbound, GatewaySession)> {
         let not_found = || CoreError::NotFound("Gateway request not found".into());
         let inbound = self
+            .h
             .store()
             .get_inbound(inbound_id)
             .await?
@@ -227,7 +236,7 @@ impl Harness {
             _ => InboundIntent::ProjectWork,
         };
         let session = match &inbound.session_id {
-            Some(id) if inbound.intent == want => self.store().get_session(id).await?,
+            Some(id) if inbound.intent == want => self.h.store().get_session(id).await?,
             _ => None,
         }
         .ok_or_else(not_found)?;
@@ -253,7 +262,7 @@ impl Harness {
         confirmed: bool,
     ) -> CoreResult<TaskView> {
         let task_id = task_id.unwrap_or_default();
-        let linked = self.store().linked_task(&inbound.id).await?;
+        let linked = self.h.store().linked_task(&inbound.id).await?;
         if confirmed && inbound.created_task_id.is_none() {
             return Err(CoreError::Conflict(
                 "The created task must be confirmed before final delivery".into(),
@@ -267,7 +276,7 @@ impl Harness {
             }
             _ => {}
         }
-        let task = match self.store().get_task(task_id).await? {
+        let task = match self.h.store().get_task(task_id).await? {
             Some(t) if t.task.project_id.as_deref() == Some(session.project_id.as_str()) => t,
             _ => {
                 return Err(CoreError::invalid(

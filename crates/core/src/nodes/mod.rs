@@ -6,6 +6,7 @@
 
 mod recovery;
 
+use crate::cluster::Cluster;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -47,12 +48,13 @@ impl NodeIdentity {
     }
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// Write this node's heartbeat (the database's now). False: this boot
     /// was declared dead and fenced by the survivors (its heartbeat stalled
     /// past the dead-after); its work was taken over and it must stop.
     pub async fn node_heartbeat(&self, me: &NodeIdentity) -> CoreResult<bool> {
         Ok(self
+            .h
             .store()
             .node_heartbeat(&me.id, &me.boot, me.url.as_deref(), me.name.as_deref())
             .await?)
@@ -60,17 +62,17 @@ impl Harness {
 
     /// Every node of the cluster, with whether the database deems it alive.
     pub async fn nodes(&self) -> CoreResult<Vec<NodeRow>> {
-        Ok(self.store().list_nodes().await?)
+        Ok(self.h.store().list_nodes().await?)
     }
 
     pub async fn node(&self, id: &str) -> CoreResult<Option<NodeRow>> {
-        Ok(self.store().get_node(id).await?)
+        Ok(self.h.store().get_node(id).await?)
     }
 
     /// The database's clock: what leases and claims are judged by, the
     /// same on every node of a cluster (on SQLite, this machine's).
     pub async fn db_now(&self) -> CoreResult<chrono::DateTime<chrono::Utc>> {
-        Ok(self.store().db_now().await?)
+        Ok(self.h.store().db_now().await?)
     }
 }
 
@@ -98,9 +100,9 @@ pub async fn run_heartbeat(
             () = cancel.cancelled() => break,
             () = tokio::time::sleep(interval) => {}
         }
-        match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(&me)).await {
+        match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.cluster().node_heartbeat(&me)).await {
             // The drain flag's fallback when its event was missed.
-            Ok(Ok(true)) => harness.follow_drain().await,
+            Ok(Ok(true)) => harness.cluster().follow_drain().await,
             Ok(Ok(false)) => {
                 tracing::error!(
                     node_id = %me.id,
@@ -120,7 +122,7 @@ pub async fn run_heartbeat(
 /// The first heartbeat, written before the node serves (a new boot is
 /// never fenced).
 pub async fn first_heartbeat(harness: &Harness, me: &NodeIdentity) -> CoreResult<()> {
-    match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.node_heartbeat(me)).await {
+    match tokio::time::timeout(HEARTBEAT_TIMEOUT, harness.cluster().node_heartbeat(me)).await {
         Ok(Ok(true)) => Ok(()),
         Ok(Ok(false)) => Err(CoreError::Conflict(format!(
             "boot {} of node {} was already declared dead",

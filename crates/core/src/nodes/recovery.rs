@@ -21,6 +21,7 @@
 //! steps; then the node's boot is recorded as recovered; its row stays
 //! (dead). A node that comes back with a new boot continues normally.
 
+use crate::cluster::Cluster;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -55,13 +56,13 @@ pub struct NodeRecovery {
     pub recorded: bool,
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// One pass: recover every dead node whose current boot was not
     /// recovered yet (never this node itself).
     pub async fn recover_dead_nodes(&self) -> CoreResult<Vec<NodeRecovery>> {
-        let me = self.config().node_id.clone();
+        let me = self.h.config().node_id.clone();
         let mut out = Vec::new();
-        for node in self.store().nodes_to_recover().await? {
+        for node in self.h.store().nodes_to_recover().await? {
             if node.id == me {
                 continue;
             }
@@ -81,7 +82,7 @@ impl Harness {
         // learns it was declared dead and stops (never runs beside the work
         // taken over here). A node that heart-beat or restarted first is
         // left alone (a restart recovers its own earlier boot at start-up).
-        if !self.store().fence_node(&node.id, &node.boot).await? {
+        if !self.h.store().fence_node(&node.id, &node.boot).await? {
             return Ok(done);
         }
         let now = Utc::now();
@@ -92,18 +93,19 @@ impl Harness {
         let deliveries = self.recover_work(Kind::Deliveries, scope).await?;
         done.deliveries = deliveries.unverified + deliveries.released;
         let (interrupted, unbound) = self
+            .h
             .store()
             .release_dead_node(&node.id, &node.boot, now)
             .await?;
         for task_id in &interrupted {
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: task_id.clone(),
             });
         }
         done.interrupted = interrupted;
         done.unbound = unbound;
         if unbound > 0 || done.deliveries > 0 {
-            self.wake_deliveries();
+            self.h.wake_deliveries();
         }
         let outbound = self.recover_work(Kind::Outbox, scope).await?;
         (done.outbound_unverified, done.outbound_released) =
@@ -113,6 +115,7 @@ impl Harness {
         let claims = self.recover_work(Kind::Inbox, scope).await?;
         done.workbench_claims = u64::try_from(claims.released).unwrap_or(u64::MAX);
         done.recorded = self
+            .h
             .store()
             .mark_node_recovered(&node.id, &node.boot)
             .await?;
@@ -146,7 +149,7 @@ pub async fn run_recovery(harness: Harness, every: Duration, cancel: Cancellatio
             () = cancel.cancelled() => break,
             () = tokio::time::sleep(every) => {}
         }
-        match tokio::time::timeout(timeout, harness.recover_dead_nodes()).await {
+        match tokio::time::timeout(timeout, harness.cluster().recover_dead_nodes()).await {
             Ok(Ok(_)) => {}
             Ok(Err(err)) => tracing::warn!(error = ?err, "dead-node recovery failed; retrying"),
             Err(_) => tracing::warn!("dead-node recovery timed out; retrying"),

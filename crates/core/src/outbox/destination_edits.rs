@@ -170,7 +170,7 @@ pub fn validate_destinations(mut list: Vec<Destination>) -> CoreResult<Vec<Desti
 }
 
 impl Harness {
-    /// One compare-and-set edit of the alias list ([`Harness::edit_setting_list`]).
+    /// One compare-and-set edit of the alias list ([`Settings::edit_setting_list`]).
     async fn edit_destinations<R, F>(&self, edit: F) -> CoreResult<Option<R>>
     where
         F: FnMut(&mut Vec<Destination>) -> CoreResult<Option<R>>,
@@ -184,7 +184,8 @@ impl Harness {
             }
             Ok(())
         };
-        self.edit_setting_list(DESTINATIONS_KEY, "destination aliases", check, edit)
+        self.settings()
+            .edit_setting_list(DESTINATIONS_KEY, "destination aliases", check, edit)
             .await
     }
 

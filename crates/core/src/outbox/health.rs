@@ -57,7 +57,7 @@ pub fn judge(targets: &[NotifyTarget], rows: &[Outbound]) -> ChannelHealth {
 impl Harness {
     /// [`judge`] over the stored channels and the newest outbox rows.
     pub async fn channel_health(&self) -> CoreResult<ChannelHealth> {
-        let targets = self.notify_targets().await?;
+        let targets = self.settings().notify_targets().await?;
         if !targets.iter().any(|t| t.active) {
             return Ok(ChannelHealth::None);
         }

@@ -108,12 +108,13 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
 }
 
 impl Harness {
-    /// One compare-and-set edit of the target list ([`Harness::edit_setting_list`]).
+    /// One compare-and-set edit of the target list ([`Settings::edit_setting_list`]).
     async fn edit_targets<F>(&self, edit: F) -> CoreResult<Option<NotifyTarget>>
     where
         F: FnMut(&mut Vec<NotifyTarget>) -> CoreResult<Option<NotifyTarget>>,
     {
-        self.edit_setting_list(NOTIFY_TARGETS_KEY, "notify targets", check_targets, edit)
+        self.settings()
+            .edit_setting_list(NOTIFY_TARGETS_KEY, "notify targets", check_targets, edit)
             .await
     }
 
@@ -212,7 +213,7 @@ impl Harness {
     /// Send a test message to one target through the outbox (no task: it
     /// neither opens an ask nor parks anything).
     pub async fn send_test_message(&self, id: &str) -> CoreResult<PushOutcome> {
-        let targets = self.notify_targets().await?;
+        let targets = self.settings().notify_targets().await?;
         let at = position(&targets, id.trim())
             .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
         let t = targets[at].clone();

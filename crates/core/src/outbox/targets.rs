@@ -43,6 +43,7 @@ impl Harness {
     /// as unattended).
     pub async fn active_target(&self, scope: &str) -> CoreResult<Option<NotifyTarget>> {
         Ok(self
+            .settings()
             .notify_targets()
             .await?
             .into_iter()

@@ -10,8 +10,9 @@
 //! closing the task is acting upon it.
 
 use super::build::AgentNeed;
+use crate::report::Reports;
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     agent_state::told::state_needs_you,
     model::{ExecutionStatus, TaskStatus, TaskView},
     store::{LatestRun, RecordedState},
@@ -71,12 +72,13 @@ pub fn needs_person_of(run: &LatestRun) -> Option<AgentNeed> {
     })
 }
 
-impl Harness {
+impl Reports<'_> {
     /// Every agent that needs a person now ([`needs_person_of`]), by task
     /// id: one store query for every open unattended task's latest run
     /// (`GET /api/waiting` reads it on every live update).
     pub async fn agents_needing_person(&self) -> CoreResult<Vec<AgentNeed>> {
         let mut out: Vec<AgentNeed> = self
+            .h
             .store()
             .latest_unattended_runs()
             .await?

@@ -5,6 +5,7 @@
 //! and which plan tasks depend on them. Limited to one person's
 //! [`Scope`].
 
+use crate::report::Reports;
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
@@ -12,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 use super::{build::Facts, model::Commits};
 use crate::{
-    CoreResult, Harness, auth::Identity, ladder::Lang, model::TaskView, receipt::line::ReceiptLine,
+    CoreResult, auth::Identity, ladder::Lang, model::TaskView, receipt::line::ReceiptLine,
 };
 
 /// The most rows of each kind one report reads.
@@ -74,7 +75,7 @@ impl WorkReader for NoWork {
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// Whether a task is in `scope`: every task, or an agent's own task
     /// and its children.
     /// The approvals of the window and the agents that need a person now,
@@ -86,7 +87,7 @@ impl Harness {
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> CoreResult<()> {
-        let store = self.store();
+        let store = self.h.store();
         for id in store.report_approval_ids(since, until, MAX_ROWS).await? {
             if let Some(a) = store.get_approval(&id).await?
                 && keep(&a.task_id)
@@ -111,6 +112,7 @@ impl Harness {
             Scope::All => None,
             Scope::Task(own) => {
                 let mut ids: BTreeSet<String> = self
+                    .h
                     .children(own)
                     .await?
                     .into_iter()
@@ -131,7 +133,7 @@ impl Harness {
         until: DateTime<Utc>,
         work: &dyn WorkReader,
     ) -> CoreResult<Facts> {
-        let store = self.store();
+        let store = self.h.store();
         let keep = self.scope_filter(scope).await?;
         let mut facts = Facts {
             executions: store.report_executions(since, until, MAX_ROWS).await?,
@@ -219,7 +221,7 @@ impl Harness {
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// The receipt line of each answered question among `facts` (not an
     /// approval's carrying ask), judged at `until`: the report's end, so
     /// a report of a seeded night reads the same every time.

@@ -31,3 +31,13 @@ pub use facts::{NoWork, Scope, WorkReader};
 pub use model::Report;
 pub use reply::{BatchOutcome, ItemOutcome, ReplyFrom};
 pub use service::{Sent, Waiting};
+
+/// The reports service (`Harness::reports`): the report of what waits for a
+/// person and what was done (`service`, its facts in `facts`, `waits` and
+/// `agents`), the answers to it (`reply`), the daily report, a question's
+/// receipt (`crate::receipt`) and the waiting-time analytics
+/// (`crate::analytics`).
+#[derive(Clone, Copy)]
+pub struct Reports<'h> {
+    pub(crate) h: &'h crate::Harness,
+}

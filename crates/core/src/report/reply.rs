@@ -10,6 +10,7 @@
 //! this reply's is reported as taken (a retry after a crash between the
 //! answers and the record of the reply), any other answer as refused.
 
+use crate::report::Reports;
 use std::collections::BTreeMap;
 
 use chrono::Utc;
@@ -17,7 +18,7 @@ use serde::Serialize;
 
 use super::batch::{self, Answer, Item, Malformed, Refusal};
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     auth::{Person, PersonKind},
     control::{Action, AgentControl},
     ids,
@@ -147,7 +148,7 @@ pub struct ReplyFrom<'a> {
     pub via: &'static str,
 }
 
-impl Harness {
+impl Reports<'_> {
     /// Apply `reply` to kept report `report_id`, answered back in English.
     /// `control`: how an agent item is resumed or stopped (without it such
     /// an item is refused with the way to do it on its page).
@@ -173,7 +174,7 @@ impl Harness {
     ) -> CoreResult<BatchOutcome> {
         let report_id = crate::validate::cuid("reportId", report_id.trim())?;
         let reply = crate::validate::text("text", Some(reply), crate::validate::MAX_REPLY_CHARS)?;
-        let Some(report) = self.store().get_report(&report_id).await? else {
+        let Some(report) = self.h.store().get_report(&report_id).await? else {
             return Err(CoreError::NotFound("Report not found".into()));
         };
         let mut out = BatchOutcome {
@@ -201,7 +202,8 @@ impl Harness {
         let choices: BTreeMap<String, crate::store::Choices> = if questions.is_empty() {
             BTreeMap::new()
         } else {
-            self.store()
+            self.h
+                .store()
                 .choices_for(&questions)
                 .await?
                 .into_iter()
@@ -282,9 +284,10 @@ impl Harness {
         picked: &[usize],
     ) -> Result<Said, Said> {
         let now = Utc::now();
-        let claim = self.handoff_claim(now);
+        let claim = self.h.handoff_claim(now);
         let from_chat = from.by.kind() == PersonKind::GatewayOwner;
         let answered = self
+            .h
             .store()
             .answer_with_options(
                 &item.ref_id,
@@ -299,7 +302,8 @@ impl Harness {
             .map_err(|e| Said::Failed(format!("not answered: {e}")))?;
         match answered {
             Some(a) => {
-                self.answered(a, None)
+                self.h
+                    .answered(a, None)
                     .await
                     .map_err(|e| Said::Failed(format!("answered, but: {e}")))?;
                 Ok(Said::Answered {
@@ -309,6 +313,7 @@ impl Harness {
             }
             None => {
                 let msg = self
+                    .h
                     .store()
                     .get_message(&item.ref_id)
                     .await
@@ -351,12 +356,16 @@ impl Harness {
             }
         };
         match self
+            .h
+            .approvals()
             .decide_approval(from.by, &item.ref_id, approve, reason.as_deref(), from.via)
             .await
         {
             Ok(_) => Ok(said(false)),
             Err(CoreError::Conflict(message)) => {
                 let now = self
+                    .h
+                    .approvals()
                     .approval(&item.ref_id)
                     .await
                     .map_err(|e| Said::Failed(e.to_string()))?;
@@ -386,6 +395,8 @@ impl Harness {
         control: Option<&dyn AgentControl>,
     ) -> Result<Said, Said> {
         let view = self
+            .h
+            .tasks()
             .get_task(&item.task_id)
             .await
             .map_err(|e| Said::Failed(e.to_string()))?;
@@ -407,7 +418,9 @@ impl Harness {
             (false, Some(_)) => Action::Resume,
             (false, None) => Action::Restart,
         };
-        self.control_task(control, &item.task_id, action, None)
+        self.h
+            .tasks()
+            .control_task(control, &item.task_id, action, None)
             .await
             .map_err(|e| Said::Failed(e.to_string()))?;
         Ok(match action {
@@ -418,7 +431,7 @@ impl Harness {
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// The report a chat message replies to — the reply names a platform
     /// message Harness sent as a part of a report — and the language of the
     /// notify target it went to (English when none matches).
@@ -430,6 +443,8 @@ impl Harness {
             return Ok(None);
         };
         let Some(mapping) = self
+            .h
+            .gateway()
             .delivery_mapping(&c.gateway, &c.platform, &c.chat_id, pmid)
             .await?
         else {
@@ -438,13 +453,13 @@ impl Harness {
         let Some(outbound_id) = mapping.outbound_id.as_deref() else {
             return Ok(None);
         };
-        let Some(row) = self.store().get_outbound(outbound_id).await? else {
+        let Some(row) = self.h.store().get_outbound(outbound_id).await? else {
             return Ok(None);
         };
         let Some(report_id) = crate::store::report_of_key(&row.dedup_key) else {
             return Ok(None);
         };
-        let targets = self.notify_targets().await?;
+        let targets = self.h.settings().notify_targets().await?;
         let lang = crate::quiet_hours::target_of(&targets, &row)
             .map(|t| t.lang())
             .unwrap_or_default();

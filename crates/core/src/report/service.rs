@@ -4,6 +4,7 @@
 //! as one message in parts at the platform's limit, in the report's own
 //! transaction.
 
+use crate::report::Reports;
 use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, Utc};
@@ -18,7 +19,7 @@ use super::{
     text::{in_lang, platform_limit, render},
 };
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     auth::Identity,
     ids,
     ladder::Lang,
@@ -148,7 +149,7 @@ fn owed_to(t: &NotifyTarget, now: DateTime<Utc>) -> Option<DailyDue> {
     })
 }
 
-impl Harness {
+impl Reports<'_> {
     /// The report `who` may read (see [`Scope::of`]) of `[since, now)`,
     /// kept as shown on `channel`. `since`: by default the end of the
     /// scope's last chat report, else [`DEFAULT_WINDOW`] ago.
@@ -175,7 +176,7 @@ impl Harness {
         let (report, new) = self
             .compose(who, since, channel, work, now, ids::new_id())
             .await?;
-        self.store().record_report(new).await?;
+        self.h.store().record_report(new).await?;
         Ok(report)
     }
 
@@ -187,7 +188,7 @@ impl Harness {
         since: Option<DateTime<Utc>>,
         work: &dyn WorkReader,
     ) -> CoreResult<Sent> {
-        let Some(target) = self.active_target("unattended").await? else {
+        let Some(target) = self.h.active_target("unattended").await? else {
             return Err(CoreError::Conflict(
                 "no active unattended notify target: add one in Settings to send the report to \
                  chat"
@@ -217,14 +218,14 @@ impl Harness {
         sent: &mut HashSet<String>,
     ) -> CoreResult<Vec<DailyDue>> {
         let mut owed = Vec::new();
-        for t in self.notify_targets().await? {
+        for t in self.h.settings().notify_targets().await? {
             let Some(due) = owed_to(&t, now) else {
                 continue;
             };
             if sent.contains(&due.report_id) {
                 continue;
             }
-            if self.store().get_report(&due.report_id).await?.is_some() {
+            if self.h.store().get_report(&due.report_id).await?.is_some() {
                 sent.insert(due.report_id);
                 continue;
             }
@@ -246,6 +247,8 @@ impl Harness {
     ) -> CoreResult<Option<Sent>> {
         let now = Utc::now();
         let target = self
+            .h
+            .settings()
             .notify_targets()
             .await?
             .into_iter()
@@ -253,7 +256,7 @@ impl Harness {
         let Some(target) = target else {
             return Ok(None);
         };
-        if self.store().get_report(&due.report_id).await?.is_some() {
+        if self.h.store().get_report(&due.report_id).await?.is_some() {
             return Ok(None);
         }
         let (report, new) = self
@@ -325,13 +328,13 @@ impl Harness {
                 choices: None,
             })
             .collect();
-        let parts = self.store().record_report(new).await?;
+        let parts = self.h.store().record_report(new).await?;
         for row in &parts {
             tracing::info!(outbound_id = %row.id, report_id = %report.id, "report part queued");
-            self.outbound_changed(row);
+            self.h.outbound_changed(row);
         }
         if !parts.is_empty() {
-            self.wake_outbox();
+            self.h.wake_outbox();
         }
         Ok(Sent { report, parts })
     }
@@ -349,6 +352,7 @@ impl Harness {
         let since = match since {
             Some(s) => s,
             None => self
+                .h
                 .store()
                 .last_report_until(ReportChannel::Chat, &scope.key())
                 .await?

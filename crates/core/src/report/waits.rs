@@ -1,6 +1,6 @@
 //! What waits for a person, without the report around it: the one
-//! "waits for you" count ([`Harness::waiting`], read on every live update)
-//! and `/harness`' "most blocking first" ([`Harness::pending_most_blocking`]).
+//! "waits for you" count ([`Reports::waiting`], read on every live update)
+//! and `/harness`' "most blocking first" ([`Reports::pending_most_blocking`]).
 //! Both by the report's own rules: the items are [`super::build::waits`],
 //! their order [`super::rank`] through [`super::build::build`].
 //!
@@ -8,6 +8,7 @@
 //! PENDING approvals and the agents that need a person — not the tasks,
 //! projects, choices or work the report's text needs.
 
+use crate::report::Reports;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -18,7 +19,7 @@ use super::{
     service::Waiting,
 };
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     auth::Identity,
     model::{MessagePage, MessageQuery, MessageView},
     store::ItemKind,
@@ -41,7 +42,7 @@ impl Waiting {
     }
 }
 
-impl Harness {
+impl Reports<'_> {
     /// The one "waits for you" count of `who`'s scope: open questions,
     /// pending approvals and agents that need a person — the items of the
     /// report's "what waits for you" ([`waits`]), read without the rest of
@@ -53,7 +54,7 @@ impl Harness {
 
     /// What selects the waiting items at `now`, in `scope`.
     async fn waiting_facts(&self, scope: &Scope, now: DateTime<Utc>) -> CoreResult<Facts> {
-        let store = self.store();
+        let store = self.h.store();
         let keep = self.scope_filter(scope).await?;
         let mut facts = Facts {
             // An empty window: only the OPEN asks.
@@ -113,7 +114,7 @@ impl Harness {
         query.limit = 500;
         let mut rows = Vec::new();
         loop {
-            let page = self.list_messages(query.clone()).await?;
+            let page = self.h.list_messages(query.clone()).await?;
             rows.extend(page.rows);
             match page
                 .next_cursor

@@ -31,13 +31,14 @@
 
 pub mod transcripts;
 
+use crate::approvals::Approvals;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     approvals::{Action, ToolCall, interactive, policy::SHELL_TOOLS},
     events::HarnessEvent,
     ids,
@@ -136,7 +137,7 @@ pub fn alert_text(execution_id: &str, evidence: UngatedEvidence, detail: &str) -
     )
 }
 
-impl Harness {
+impl Approvals<'_> {
     /// Remember a pre-tool check (every one, allowed too) so that the watch
     /// can tell a checked call from an ungated one. A failure is logged:
     /// it can only make the watch flag a call it should not have.
@@ -153,7 +154,7 @@ impl Harness {
             tool: call.tool.chars().take(200).collect(),
             now: Utc::now(),
         };
-        if let Err(err) = self.store().record_tool_check(check).await {
+        if let Err(err) = self.h.store().record_tool_check(check).await {
             tracing::warn!(error = ?err, task_id, "cannot remember a pre-tool check");
         }
     }
@@ -181,13 +182,14 @@ impl Harness {
         }
         let execution = match execution_id {
             Some(id) => Some(id.to_string()),
-            None => self.store().live_execution(&task_id).await?.map(|e| e.id),
+            None => self.h.store().live_execution(&task_id).await?.map(|e| e.id),
         };
         let Some(execution_id) = execution else {
             return Ok(None);
         };
         let key = call_key(call.tool_use_id.as_deref(), tool, &call.input);
         if !self
+            .h
             .store()
             .checked_calls(&task_id, std::slice::from_ref(&key))
             .await?
@@ -195,7 +197,7 @@ impl Harness {
         {
             return Ok(None);
         }
-        let task = self.get_task(&task_id).await?.task;
+        let task = self.h.tasks().get_task(&task_id).await?.task;
         let detail = format!("{} ran with no pre-tool check", shown(tool, &call.input));
         self.flag(
             &task,
@@ -236,12 +238,13 @@ impl Harness {
             .map(|c| call_key(c.call_id.as_deref(), &c.tool, &c.input))
             .collect();
         let checked: std::collections::HashSet<String> = self
+            .h
             .store()
             .checked_calls(&execution.task_id, &keys)
             .await?
             .into_iter()
             .collect();
-        let task = self.get_task(&execution.task_id).await?.task;
+        let task = self.h.tasks().get_task(&execution.task_id).await?.task;
         let gated = task.unattended || task.parent_task_id.is_some();
         let policy = if gated {
             Some(self.effective_policy(task.project_id.as_deref()).await?)
@@ -313,6 +316,7 @@ impl Harness {
             false,
         )?;
         let flagged = self
+            .h
             .store()
             .flag_ungated(NewUngatedFlag {
                 execution_id: execution_id.to_string(),
@@ -332,16 +336,16 @@ impl Harness {
             tracing::warn!(task_id = %task.id, execution_id, evidence = evidence.as_str(), %detail,
                 "ungated run: a tool ran with no pre-tool check");
             if let Some(message_id) = &flagged.flag.message_id {
-                self.publish(HarnessEvent::MessageChanged {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: message_id.clone(),
                     task_id: task.id.clone(),
                 });
             }
             if let Some(row) = &flagged.push {
-                self.outbound_changed(row);
-                self.wake_outbox();
+                self.h.outbound_changed(row);
+                self.h.wake_outbox();
             }
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: task.id.clone(),
             });
         }
@@ -351,7 +355,7 @@ impl Harness {
     /// A task's ungated-run flags, oldest first.
     pub async fn ungated_flags(&self, task_id: &str) -> CoreResult<Vec<UngatedFlag>> {
         let task_id = crate::validate::task_id(Some(task_id))?;
-        Ok(self.store().ungated_flags(&task_id).await?)
+        Ok(self.h.store().ungated_flags(&task_id).await?)
     }
 
     /// The executions this node's watch reads: live, or ended at or after
@@ -362,8 +366,9 @@ impl Harness {
         limit: u32,
     ) -> CoreResult<Vec<Execution>> {
         Ok(self
+            .h
             .store()
-            .watched_executions(&self.config().node_id, ended_after, limit)
+            .watched_executions(&self.h.config().node_id, ended_after, limit)
             .await?)
     }
 }

@@ -7,10 +7,11 @@
 //! effects (the outbox opens the ask it sent) settles its started rows
 //! itself, through that settle.
 
+use crate::cluster::Cluster;
 use chrono::Utc;
 
 use super::{Kind, Lapsed, RecoveredAs};
-use crate::{CoreResult, Harness};
+use crate::CoreResult;
 
 /// Whose leases a recovery pass takes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +34,12 @@ pub struct Recovery {
     pub released: usize,
 }
 
-impl Harness {
+impl Cluster<'_> {
     /// Take back `kind`'s rows under lapsed leases of `scope`. Publishes
     /// each changed row and wakes the kind's worker when a row is due again.
     pub async fn recover_work(&self, kind: Kind, scope: Scope<'_>) -> CoreResult<Recovery> {
         let def = kind.def();
-        let node_id = self.config().node_id.clone();
+        let node_id = self.h.config().node_id.clone();
         let lapsed = match scope {
             Scope::Boot(owner) => Lapsed::Node {
                 node: &node_id,
@@ -51,7 +52,7 @@ impl Harness {
             Scope::Expired => Lapsed::Expired,
         };
         let now = Utc::now();
-        let rows = self.store().recover_work(def, lapsed, now).await?;
+        let rows = self.h.store().recover_work(def, lapsed, now).await?;
         let mut done = Recovery::default();
         for row in rows {
             let changed = match row.what {
@@ -83,7 +84,7 @@ impl Harness {
             }
         }
         if done.released > 0 {
-            self.wake(kind);
+            self.h.wake(kind);
         }
         Ok(done)
     }
@@ -108,7 +109,7 @@ impl Harness {
         expired_before: Option<chrono::DateTime<Utc>>,
     ) -> CoreResult<bool> {
         match kind {
-            Kind::Outbox => self.settle_lost_outbound(id, owner, expired_before).await,
+            Kind::Outbox => self.h.settle_lost_outbound(id, owner, expired_before).await,
             // A batched inbox claim is its batch's: the batch's delivery
             // settles it (`maintain_inbox`), never the recovery.
             Kind::Inbox => Ok(false),
@@ -120,18 +121,18 @@ impl Harness {
     async fn work_changed(&self, kind: Kind, id: &str) -> CoreResult<()> {
         match kind {
             Kind::Deliveries => {
-                if let Some(d) = self.store().get_delivery(id).await? {
-                    self.delivery_changed(&d);
+                if let Some(d) = self.h.store().get_delivery(id).await? {
+                    self.h.delivery_changed(&d);
                 }
             }
             Kind::Outbox => {
-                if let Some(o) = self.store().get_outbound(id).await? {
-                    self.outbound_changed(&o);
+                if let Some(o) = self.h.store().get_outbound(id).await? {
+                    self.h.outbound_changed(&o);
                 }
             }
             Kind::AgentActions => {
-                if let Some(a) = self.store().get_action(id).await? {
-                    self.action_changed(&a);
+                if let Some(a) = self.h.store().get_action(id).await? {
+                    self.h.action_changed(&a);
                 }
             }
             // Replies and the inbox's events publish no change of their rows.

@@ -32,6 +32,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
     // A project's directory must exist.
     let web = tempfile::tempdir().unwrap();
     let project = h
+        .tasks()
         .create_project(CreateProject {
             name: Some("web".into()),
             path: Some(web.path().display().to_string()),
@@ -39,16 +40,17 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         })
         .await
         .unwrap();
-    assert_eq!(h.project(&project.id).await.unwrap(), project);
+    assert_eq!(h.tasks().project(&project.id).await.unwrap(), project);
     assert!(matches!(
-        h.project(&ids::new_id()).await,
+        h.tasks().project(&ids::new_id()).await,
         Err(CoreError::NotFound(_))
     ));
     assert!(matches!(
-        h.project("not an id").await,
+        h.tasks().project("not an id").await,
         Err(CoreError::Invalid { .. })
     ));
     let parent = h
+        .tasks()
         .create_task(CreateTask {
             project_id: Some(project.id.clone()),
             ..titled("parent")
@@ -57,7 +59,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         .unwrap()
         .task
         .id;
-    let (exec, _) = h.begin_execution(&parent).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&parent).await.unwrap();
     let agent = Identity::Agent {
         task_id: parent.clone(),
         execution_id: exec.id,
@@ -65,7 +67,13 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
     let child = h.create_task_as(&agent, titled("child")).await.unwrap();
     assert_eq!(child.task.parent_task_id.as_deref(), Some(parent.as_str()));
     assert_eq!(child.task.project_id.as_deref(), Some(project.id.as_str()));
-    let stranger = h.create_task(titled("stranger")).await.unwrap().task.id;
+    let stranger = h
+        .tasks()
+        .create_task(titled("stranger"))
+        .await
+        .unwrap()
+        .task
+        .id;
     let refused = h
         .create_task_as(
             &agent,
@@ -80,6 +88,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
     // Another project is refused, not quietly replaced; its own is fine.
     let elsewhere = tempfile::tempdir().unwrap();
     let other = h
+        .tasks()
         .create_project(CreateProject {
             name: Some("other".into()),
             path: Some(elsewhere.path().display().to_string()),
@@ -149,13 +158,24 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
 
 pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
     let h = harness(b).await;
-    let t = h.create_task(titled("goal")).await.unwrap().task.id;
-    let refused = h.set_unattended(&t, true).await.unwrap_err();
+    let t = h.tasks().create_task(titled("goal")).await.unwrap().task.id;
+    let refused = h.tasks().set_unattended(&t, true).await.unwrap_err();
     assert_eq!(refused.http_status(), 409, "{refused}");
-    let missing = h.set_unattended(&ids::new_id(), true).await.unwrap_err();
+    let missing = h
+        .tasks()
+        .set_unattended(&ids::new_id(), true)
+        .await
+        .unwrap_err();
     assert_eq!(missing.http_status(), 404, "{missing}");
     // Off is always allowed.
-    assert!(!h.set_unattended(&t, false).await.unwrap().task.unattended);
+    assert!(
+        !h.tasks()
+            .set_unattended(&t, false)
+            .await
+            .unwrap()
+            .task
+            .unattended
+    );
     let target = |gateway: &str, scope: &str, active: bool| NotifyTarget {
         id: None,
         label: String::new(),
@@ -172,18 +192,27 @@ pub async fn unattended_mode_needs_a_channel_that_reaches_a_human(b: &Backend) {
         language: None,
     };
     // Inactive or work-scoped channels do not count.
-    h.set_notify_targets(vec![
-        target("hermes", "unattended", false),
-        target("openclaw", "work", true),
-    ])
-    .await
-    .unwrap();
-    assert!(h.set_unattended(&t, true).await.is_err());
-    // The cached targets were invalidated through the event bus.
-    h.set_notify_targets(vec![target("hermes", "unattended", true)])
+    h.settings()
+        .set_notify_targets(vec![
+            target("hermes", "unattended", false),
+            target("openclaw", "work", true),
+        ])
         .await
         .unwrap();
-    assert!(h.set_unattended(&t, true).await.unwrap().task.unattended);
+    assert!(h.tasks().set_unattended(&t, true).await.is_err());
+    // The cached targets were invalidated through the event bus.
+    h.settings()
+        .set_notify_targets(vec![target("hermes", "unattended", true)])
+        .await
+        .unwrap();
+    assert!(
+        h.tasks()
+            .set_unattended(&t, true)
+            .await
+            .unwrap()
+            .task
+            .unattended
+    );
 }
 
 /// Another process (another `Harness` on the same database, its events
@@ -198,7 +227,7 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         )
     };
     let (reader, writer) = (open().await, open().await);
-    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert!(reader.settings().notify_targets().await.unwrap().is_empty());
     assert!(reader.no_channel_configured().await.unwrap());
     let hermes = NotifyTarget {
         id: None,
@@ -216,18 +245,26 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
         language: None,
     };
     writer
+        .settings()
         .set_notify_targets(vec![hermes.clone()])
         .await
         .unwrap();
-    assert_eq!(reader.notify_targets().await.unwrap(), vec![hermes]);
+    assert_eq!(
+        reader.settings().notify_targets().await.unwrap(),
+        vec![hermes]
+    );
     // Without a shared bus the other handle keeps its cache: the bus is the
     // invalidation path, not a re-read on every call.
     let lonely = harness(b).await;
-    assert_eq!(lonely.notify_targets().await.unwrap().len(), 1);
-    writer.set_notify_targets(Vec::new()).await.unwrap();
-    assert!(reader.notify_targets().await.unwrap().is_empty());
+    assert_eq!(lonely.settings().notify_targets().await.unwrap().len(), 1);
+    writer
+        .settings()
+        .set_notify_targets(Vec::new())
+        .await
+        .unwrap();
+    assert!(reader.settings().notify_targets().await.unwrap().is_empty());
     assert_eq!(
-        lonely.notify_targets().await.unwrap().len(),
+        lonely.settings().notify_targets().await.unwrap().len(),
         1,
         "stale: not on the bus"
     );

@@ -63,7 +63,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
     let key = format!("approval:{id}");
@@ -136,6 +136,7 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
         .unwrap()
         .expect("written");
     let decided = h
+        .approvals()
         .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
@@ -175,7 +176,7 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Release", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
 
     // Decided while its push was leased ahead (SENDING): the decision
     // leaves a leased row; the check right before the send skips it.
@@ -190,7 +191,8 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     assert_eq!(push.state, OutboundState::Sending);
     assert!(!store.question_closed(&push.id).await.unwrap());
     assert_eq!(h.skip_before_send(&push).await, None, "still pending: sent");
-    h.decide_approval(&Person::admin(), &id, false, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, false, None, "rest")
         .await
         .unwrap();
     assert_eq!(
@@ -259,7 +261,7 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let (id, ask) = (v.approval_id.unwrap(), v.request_id.unwrap());
     send(store.as_ref(), &h, &format!("approval:{id}")).await;
@@ -299,7 +301,8 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         "reminders that reached the chat, not the highest number written"
     );
 
-    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
     let later = Utc::now() + Duration::seconds(300);
@@ -329,7 +332,7 @@ pub async fn an_approval_decided_in_the_chat_is_recorded_with_it(b: &Backend) {
     let (store, h) = with_channel(b).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    h.begin_execution(&child).await.unwrap();
+    h.tasks().begin_execution(&child).await.unwrap();
     let v = held(&h, &child, "git push --force origin main").await;
     let id = v.approval_id.unwrap();
     send(store.as_ref(), &h, &format!("approval:{id}")).await;

@@ -494,23 +494,24 @@ pub(super) async fn with_channel_step(
     config.node_id = "node-a".into();
     config.approval_parent_step = step;
     let h = harness_core::Harness::new(store.clone(), config);
-    h.set_notify_targets(vec![harness_core::settings::NotifyTarget {
-        id: None,
-        label: "phone".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![harness_core::settings::NotifyTarget {
+            id: None,
+            label: "phone".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     (store, h)
 }
 
@@ -523,7 +524,8 @@ pub(super) async fn held(
         serde_json::json!({"tool": "Bash", "input": {"command": cmd}, "cwd": "/repo"}),
     )
     .unwrap();
-    h.check_tool_call(task, None, &call, std::time::Duration::ZERO)
+    h.approvals()
+        .check_tool_call(task, None, &call, std::time::Duration::ZERO)
         .await
         .unwrap()
 }
@@ -538,7 +540,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
     let (store, h) = with_channel_step(b, harness_core::approvals::flow::PARENT_STEP).await;
     let parent = core_task(&h, "parent", None).await;
     let child = core_task(&h, "Deploy the fix", Some(&parent)).await;
-    let exec = h.begin_execution(&child).await.unwrap().0;
+    let exec = h.tasks().begin_execution(&child).await.unwrap().0;
     let v = held(&h, &child, "git push --force origin main").await;
     assert!(v.waiting, "{v:?}");
     let id = v.approval_id.clone().unwrap();
@@ -577,7 +579,8 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
     );
 
     // Decided before it was sent: the push is dropped, never sent.
-    h.decide_approval(&Person::admin(), &id, false, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, false, None, "rest")
         .await
         .unwrap();
     let dead = store.get_outbound(&push.id).await.unwrap().unwrap();
@@ -626,6 +629,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
     h.finish_send(mine, OWNER, receipt).await.unwrap();
     // Its mapping names the task, so a reply to it answers the approval.
     let map = h
+        .gateway()
         .delivery_mapping("openclaw", "telegram", "-100", "m-approval")
         .await
         .unwrap()
@@ -642,7 +646,8 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
         ApprovalState::Pending,
         "sending did not touch the approval's ask"
     );
-    h.decide_approval(&Person::admin(), &id, true, None, "rest")
+    h.approvals()
+        .decide_approval(&Person::admin(), &id, true, None, "rest")
         .await
         .unwrap();
     assert_eq!(

@@ -35,7 +35,7 @@ fn input(v: serde_json::Value) -> ChoicesInput {
 pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
     let (store, h) = harness(b).await;
     let t = task(&h, None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let db = input(json!({"options": ["Postgres", "SQLite", "MySQL"]}));
     let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
     let out = h
@@ -197,7 +197,10 @@ fn target() -> NotifyTarget {
 
 pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) {
     let (store, h) = harness(b).await;
-    h.set_notify_targets(vec![target()]).await.unwrap();
+    h.settings()
+        .set_notify_targets(vec![target()])
+        .await
+        .unwrap();
     let t = task(&h, None).await;
     let push = |choices: serde_json::Value| PushInput {
         task_id: Some(t.clone()),
@@ -270,7 +273,7 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
     let (store, h) = harness(b).await;
     let parent = task(&h, None).await;
     let child = task(&h, Some(&parent)).await;
-    let (exec, _) = h.begin_execution(&child).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&child).await.unwrap();
     let menu = input(json!({"options": [{"label": "A", "description": "first"}, {"label": "B"}]}));
     let out = h
         .ask_native(

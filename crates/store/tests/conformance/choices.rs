@@ -33,14 +33,15 @@ async fn db(b: &Backend) -> Db {
 }
 
 async fn task(h: &Harness) -> String {
-    h.create_task(CreateTask {
-        title: Some("choices".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some("choices".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 fn input(v: serde_json::Value) -> ChoicesInput {
@@ -122,7 +123,7 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let asked = h
         .ask_with(&t, Some("Which DB?"), &db_choice())
         .await
@@ -171,7 +172,7 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
     assert!(d.text.contains("default"), "{}", d.text);
     assert_eq!(d.question.as_deref(), Some("Which DB?"));
     // The parked execution runs again, and a late reply is a conflict.
-    let view = h.get_task(&t).await.unwrap();
+    let view = h.tasks().get_task(&t).await.unwrap();
     assert!(!view.open_ask);
     assert!(matches!(
         h.reply(
@@ -215,7 +216,7 @@ pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
     let mut outcomes = std::collections::BTreeMap::<&str, usize>::new();
     for round in 0..6 {
         let t = task(&a).await;
-        a.begin_execution(&t).await.unwrap();
+        a.tasks().begin_execution(&t).await.unwrap();
         let start = tokio::time::Instant::now() + Duration::from_millis(120);
         let deadline = Utc::now() + chrono::Duration::milliseconds(150);
         let asked_id = ask_due_at(

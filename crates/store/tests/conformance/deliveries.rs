@@ -32,14 +32,15 @@ async fn node(b: &Backend, node_id: &str) -> Node {
 }
 
 async fn task(h: &Harness) -> String {
-    h.create_task(CreateTask {
-        title: Some("t".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some("t".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 fn input(task_id: &str, key: &str, node: Option<&str>) -> NewInput {
@@ -68,7 +69,7 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
     assert_eq!((out.delivery, out.delivery_id.as_deref()), ("none", None));
 
     let t = task(h).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("Which one?")).await.unwrap();
     let out = h
         .reply(

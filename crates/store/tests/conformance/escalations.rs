@@ -288,7 +288,7 @@ pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backen
 
     // A send to the target fails: it shows with its error until a delivery.
     let t2 = super::support::core_task(&h, "Other", None).await;
-    h.begin_execution(&t2).await.unwrap();
+    h.tasks().begin_execution(&t2).await.unwrap();
     h.push_to_human(harness_core::outbox::PushInput {
         task_id: Some(t2.clone()),
         message: Some("Status?".into()),

@@ -21,35 +21,37 @@ const OWNER: &str = "node-a:boot-1";
 async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
     let store = b.store.clone();
     let h = harness_on(store.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "group".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "group".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     (store, h)
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 /// Push a question for `task` and settle its send: delivered into `chat`
@@ -103,7 +105,8 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     let of = |chat: &'static str| {
         let h = h.clone();
         async move {
-            h.delivery_mapping("openclaw", "telegram", chat, "77")
+            h.gateway()
+                .delivery_mapping("openclaw", "telegram", chat, "77")
                 .await
                 .unwrap()
                 .and_then(|m| m.task_id)
@@ -123,7 +126,8 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
             .is_empty()
     );
     assert_eq!(
-        h.delivery_mapping("hermes", "telegram", "-100111", "77")
+        h.gateway()
+            .delivery_mapping("hermes", "telegram", "-100111", "77")
             .await
             .unwrap(),
         None
@@ -140,6 +144,7 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     };
     let quoting_a = Some(format!("Task ID: [[TOWER:TASK={}]]", first.to_uppercase()));
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100222", quoting_a.clone()))
         .await
         .unwrap();
@@ -147,12 +152,14 @@ pub async fn a_message_id_reused_in_another_chat_does_not_take_over_the_mapping(
     assert_eq!(ctx.binding_source, Some(BindingSource::HarnessDelivery));
     // From a third chat the mapping does not apply: the (upper-case) token does.
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100333", quoting_a))
         .await
         .unwrap();
     assert_eq!(ctx.subject_task_id.as_deref(), Some(first.as_str()));
     assert_eq!(ctx.binding_source, Some(BindingSource::QuotedTaskToken));
     let ctx = h
+        .gateway()
         .resolve_gateway_task_context(&resolve("-100333", None))
         .await
         .unwrap();
@@ -324,7 +331,7 @@ pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &
             .await
             .unwrap()
     );
-    let now = h.db_now().await.unwrap();
+    let now = h.cluster().db_now().await.unwrap();
     let mut rows = Vec::new();
     for (owner, ttl) in [
         ("node-a:boot-2", Duration::seconds(60)),
@@ -354,7 +361,8 @@ pub async fn a_continuation_claim_lapses_with_its_lease_or_its_holders_boot(b: &
     }
     super::support::past_lease().await;
     let pass = h
-        .recover_gateway_inbound(h.db_now().await.unwrap())
+        .gateway()
+        .recover_gateway_inbound(h.cluster().db_now().await.unwrap())
         .await
         .unwrap();
     assert_eq!((pass.advanced, pass.failed), (0, 2), "{pass:?}");

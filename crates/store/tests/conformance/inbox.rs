@@ -30,7 +30,7 @@ async fn task(h: &Harness, parent: Option<&str>) -> String {
 /// A derived child with a live execution; returns (child, execution).
 async fn running_child(h: &Harness, parent: &str) -> (String, String) {
     let child = task(h, Some(parent)).await;
-    let (exec, _) = h.begin_execution(&child).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&child).await.unwrap();
     (child, exec.id)
 }
 
@@ -53,7 +53,8 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
         again.deduped && again.event_id == stop.event_id,
         "session id changes keep the key"
     );
-    h.finish_execution(&c1, &e1, ExecutionStatus::Completed, Some(0), "exited")
+    h.tasks()
+        .finish_execution(&c1, &e1, ExecutionStatus::Completed, Some(0), "exited")
         .await
         .unwrap();
     let (fallback, created) = h
@@ -66,7 +67,8 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
 
     // Exit first, then a late stop hook: the fallback stays the only review.
     let (c2, e2) = running_child(&h, &parent).await;
-    h.finish_execution(&c2, &e2, ExecutionStatus::Completed, Some(0), "exited")
+    h.tasks()
+        .finish_execution(&c2, &e2, ExecutionStatus::Completed, Some(0), "exited")
         .await
         .unwrap();
     let (fb, created) = h
@@ -102,7 +104,8 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
 
     // A FAILED exit is always a HIGH failure, once.
     let (c4, e4) = running_child(&h, &parent).await;
-    h.finish_execution(&c4, &e4, ExecutionStatus::Failed, Some(2), "exited")
+    h.tasks()
+        .finish_execution(&c4, &e4, ExecutionStatus::Failed, Some(2), "exited")
         .await
         .unwrap();
     let (f, created) = h
@@ -120,7 +123,7 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
     );
     // Parentless: nothing.
     let lone = task(&h, None).await;
-    let (le, _) = h.begin_execution(&lone).await.unwrap();
+    let (le, _) = h.tasks().begin_execution(&lone).await.unwrap();
     assert!(
         h.record_child_exit(&lone, &le.id, ExecutionStatus::Failed, None)
             .await
@@ -170,13 +173,14 @@ pub async fn racing_stop_and_fallback_on_two_connections_make_one_event(b: &Back
 pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_id(b: &Backend) {
     let (store, h) = open(b).await;
     let parent = task(&h, None).await;
-    let (pe, _) = h.begin_execution(&parent).await.unwrap();
+    let (pe, _) = h.tasks().begin_execution(&parent).await.unwrap();
     let (r, re) = running_child(&h, &parent).await;
     h.record_turn_end(&r, &re, None, Some("t1"), Some("review me"))
         .await
         .unwrap();
     let (f, fe) = running_child(&h, &parent).await;
-    h.finish_execution(&f, &fe, ExecutionStatus::Failed, Some(1), "exited")
+    h.tasks()
+        .finish_execution(&f, &fe, ExecutionStatus::Failed, Some(1), "exited")
         .await
         .unwrap();
     h.record_child_exit(&f, &fe, ExecutionStatus::Failed, Some(1))
@@ -389,6 +393,7 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         .unwrap();
     // The worker's upkeep: the engine's recovery pass of expired leases.
     let upkeep = h
+        .cluster()
         .recover_work(
             harness_core::work::Kind::Inbox,
             harness_core::work::Scope::Expired,
@@ -419,6 +424,7 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     // The engine's one recovery pass (the inbox's own is gone).
     let pass = h
+        .cluster()
         .recover_work(
             harness_core::work::Kind::Inbox,
             harness_core::work::Scope::Expired,
@@ -455,7 +461,8 @@ pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) 
     let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     let (before, be) = running_child(&h, &parent).await;
-    h.finish_execution(&before, &be, ExecutionStatus::Failed, None, "interrupted")
+    h.tasks()
+        .finish_execution(&before, &be, ExecutionStatus::Failed, None, "interrupted")
         .await
         .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -465,11 +472,13 @@ pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) 
         "first run only sets the checkpoint"
     );
     let (c, e) = running_child(&h, &parent).await;
-    h.finish_execution(&c, &e, ExecutionStatus::Failed, None, "interrupted")
+    h.tasks()
+        .finish_execution(&c, &e, ExecutionStatus::Failed, None, "interrupted")
         .await
         .unwrap();
     let (d, de) = running_child(&h, &parent).await;
-    h.finish_execution(&d, &de, ExecutionStatus::Completed, Some(0), "exited")
+    h.tasks()
+        .finish_execution(&d, &de, ExecutionStatus::Completed, Some(0), "exited")
         .await
         .unwrap();
     assert_eq!(h.recover_missing_child_events().await.unwrap(), 2);

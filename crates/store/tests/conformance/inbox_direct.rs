@@ -66,7 +66,7 @@ pub async fn the_inbox_transitions_one_by_one(b: &Backend) {
     let (store, h) = open(b).await;
     let parent = task(&h, None).await;
     let child = task(&h, Some(&parent)).await;
-    let (exec, _) = h.begin_execution(&child).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&child).await.unwrap();
 
     // A turn end is recorded on an execution that exists, only.
     assert!(
@@ -83,7 +83,8 @@ pub async fn the_inbox_transitions_one_by_one(b: &Backend) {
     );
 
     // The child ended without any event: found (once it has one, not).
-    h.finish_execution(&child, &exec.id, ExecutionStatus::Failed, Some(1), "exited")
+    h.tasks()
+        .finish_execution(&child, &exec.id, ExecutionStatus::Failed, Some(1), "exited")
         .await
         .unwrap();
     let since = Utc::now() - Duration::hours(1);

@@ -45,18 +45,20 @@ async fn db(b: &Backend) -> Db {
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 async fn exec_status(h: &Harness, task_id: &str) -> Option<ExecutionStatus> {
-    h.get_task(task_id)
+    h.tasks()
+        .get_task(task_id)
         .await
         .unwrap()
         .execution
@@ -67,7 +69,7 @@ pub async fn ask_cancels_the_previous_open_ask_and_parks_running_executions(b: &
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    let (exec, _) = h.begin_execution(&t).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&t).await.unwrap();
     let first = h.ask(&t, Some("first?")).await.unwrap();
     assert_eq!(first.paused, vec![exec.id.clone()]);
     assert!(first.no_channel_configured);
@@ -93,7 +95,7 @@ pub async fn ask_cancels_the_previous_open_ask_and_parks_running_executions(b: &
         Some(second.request_id.as_str())
     );
     assert_eq!(pending.question.as_deref(), Some("second?"));
-    assert!(h.get_task(&t).await.unwrap().open_ask);
+    assert!(h.tasks().get_task(&t).await.unwrap().open_ask);
 }
 
 impl Db {
@@ -130,7 +132,7 @@ pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Back
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::Conflict(ref m) if m == "No open ask for this task"));
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("which db?")).await.unwrap();
     let out = h
         .reply(
@@ -208,7 +210,7 @@ pub async fn fifty_concurrent_replies_exactly_one_wins(b: &Backend) {
     let db = db(b).await;
     let h = db.harness.clone();
     let t = task(&h, "race").await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let ask = h.ask(&t, Some("pick one")).await.unwrap();
     let mut handles = vec![h.clone()];
     for _ in 0..3 {
@@ -412,7 +414,7 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
 pub async fn an_open_ask_survives_reopening_the_database(b: &Backend) {
     let db = db(b).await;
     let t = task(&db.harness, "durable").await;
-    db.harness.begin_execution(&t).await.unwrap();
+    db.harness.tasks().begin_execution(&t).await.unwrap();
     let ask = db.harness.ask(&t, Some("still there?")).await.unwrap();
     // Closed: nothing of it is held in memory any more.
     drop(db);
@@ -475,7 +477,7 @@ pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    let (exec, token) = h.begin_execution(&t).await.unwrap();
+    let (exec, token) = h.tasks().begin_execution(&t).await.unwrap();
     assert_eq!(h.authenticate(ADMIN).await.unwrap(), Identity::Admin);
     let agent = h.authenticate(&token).await.unwrap();
     assert_eq!(
@@ -505,6 +507,7 @@ pub async fn derived_children_carry_the_source_marker(b: &Backend) {
     let h = &db.harness;
     let parent = task(h, "Parent task").await;
     let child = h
+        .tasks()
         .create_task(CreateTask {
             title: Some("child".into()),
             description: Some("do the thing".into()),
@@ -520,6 +523,7 @@ pub async fn derived_children_carry_the_source_marker(b: &Backend) {
         "{d}"
     );
     let err = h
+        .tasks()
         .create_task(CreateTask {
             title: Some("orphan".into()),
             parent_task_id: Some(ids::new_id()),
@@ -529,6 +533,7 @@ pub async fn derived_children_carry_the_source_marker(b: &Backend) {
         .unwrap_err();
     assert_eq!(err.field(), Some("parentTaskId"));
     let err = h
+        .tasks()
         .create_task(CreateTask {
             title: Some("no project".into()),
             project_id: Some(ids::new_id()),
@@ -546,7 +551,7 @@ pub async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working(b: &Back
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    let (exec, _) = h.begin_execution(&t).await.unwrap();
+    let (exec, _) = h.tasks().begin_execution(&t).await.unwrap();
     let first = h.ask(&t, Some("first?")).await.unwrap();
     for _ in 0..3 {
         let missing = ids::new_id();

@@ -138,6 +138,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .await
         .unwrap();
     let t = a
+        .tasks()
         .create_task(harness_core::tasks::CreateTask {
             title: Some("on the dead node".into()),
             ..Default::default()
@@ -146,7 +147,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .unwrap()
         .task
         .id;
-    a.begin_execution(&t).await.unwrap();
+    a.tasks().begin_execution(&t).await.unwrap();
     a.ask(&t, Some("Still there?")).await.unwrap();
     // Two deliveries for its terminal: one caught mid-write, one queued.
     let input = |key: &str| NewInput {
@@ -187,23 +188,24 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .unwrap();
     store.release_delivery(&queued.id, owner).await.unwrap();
     // Two sends leased by it: one started, one leased ahead and never started.
-    a.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "chat".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "work".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    a.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "chat".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "work".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     for text in ["started", "never started"] {
         a.push_to_human(PushInput {
             task_id: Some(t.clone()),
@@ -241,7 +243,8 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         assert!(std::time::Instant::now() < deadline, "never judged dead");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (ry, rz) = tokio::join!(hy.recover_dead_nodes(), hz.recover_dead_nodes());
+    let (cy, cz) = (hy.cluster(), hz.cluster());
+    let (ry, rz) = tokio::join!(cy.recover_dead_nodes(), cz.recover_dead_nodes());
     let all: Vec<_> = ry.unwrap().into_iter().chain(rz.unwrap()).collect();
     assert!(all.iter().all(|r| r.node_id == dead), "{all:?}");
     assert_eq!(all.iter().filter(|r| r.recorded).count(), 1, "{all:?}");
@@ -275,7 +278,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     // Recorded: the row stays, dead; nothing left to recover.
     let row = y.get_node(dead).await.unwrap().unwrap();
     assert!(!row.alive);
-    assert!(hy.recover_dead_nodes().await.unwrap().is_empty());
+    assert!(hy.cluster().recover_dead_nodes().await.unwrap().is_empty());
     // Its release is idempotent: nothing of it is left.
     assert_eq!(
         z.release_dead_node(dead, "boot-1", now()).await.unwrap(),
@@ -335,6 +338,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
     assert!(s.node_heartbeat(&node, "boot-2", None, None).await.unwrap());
     let h = harness_on(s.clone(), &node);
     let t = h
+        .tasks()
         .create_task(harness_core::tasks::CreateTask {
             title: Some("on the new boot".into()),
             ..Default::default()
@@ -343,7 +347,7 @@ pub async fn a_fenced_boot_is_refused_and_a_new_boots_runs_are_kept(b: &Backend)
         .unwrap()
         .task
         .id;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     assert_eq!(
         s.release_dead_node(&node, "boot-1", now()).await.unwrap().0,
         Vec::<String>::new()
@@ -369,7 +373,7 @@ pub async fn a_draining_nodes_runs_are_listed_and_it_claims_only_its_own_deliver
         .await
         .unwrap();
     let running = core_task(&h, "runs here", None).await;
-    let (execution, _) = h.begin_execution(&running).await.unwrap();
+    let (execution, _) = h.tasks().begin_execution(&running).await.unwrap();
     let stopped = core_task(&h, "no agent", None).await;
     assert_eq!(
         store.node_live_runs(&node).await.unwrap(),

@@ -31,14 +31,15 @@ async fn harness(b: &Backend, node: &str) -> (Arc<dyn Store>, Harness) {
 }
 
 async fn task(h: &Harness) -> String {
-    h.create_task(CreateTask {
-        title: Some("Fix CI".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some("Fix CI".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> NotifyTarget {
@@ -60,12 +61,13 @@ fn target(scope: &str, gateway: &str, downstream: &str, dest: Option<&str>) -> N
 }
 
 async fn configured(h: &Harness) {
-    h.set_notify_targets(vec![
-        target("unattended", "hermes", "feishu", None),
-        target("work", "openclaw", "telegram", Some("-100")),
-    ])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![
+            target("unattended", "hermes", "feishu", None),
+            target("work", "openclaw", "telegram", Some("-100")),
+        ])
+        .await
+        .unwrap();
 }
 
 fn push(task_id: &str, message: &str, expect_reply: bool) -> PushInput {
@@ -107,7 +109,8 @@ pub async fn no_channel_and_work_without_destination_are_refused(b: &Backend) {
         matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"),
         "{err:?}"
     );
-    h.set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
+    h.settings()
+        .set_notify_targets(vec![target("work", "openclaw", "telegram", None)])
         .await
         .unwrap();
     let mut p = push(&t, "hi", false);
@@ -124,7 +127,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     let (_s, h) = harness(b, "node-a").await;
     configured(&h).await;
     let t = task(&h).await;
-    let exec = h.begin_execution(&t).await.unwrap();
+    let exec = h.tasks().begin_execution(&t).await.unwrap();
     let old = h.ask(&t, Some("older question")).await.unwrap();
     h.store().resume_executions(&t).await.unwrap();
 
@@ -182,6 +185,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
     let map = h
+        .gateway()
         .delivery_mapping("Hermes", "FEISHU", "feishu:oc_home", "om_1")
         .await
         .unwrap()
@@ -190,7 +194,8 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     assert_eq!(map.harness_message_id, out.message_id);
     assert!(map.expect_reply);
     assert!(
-        h.delivery_mapping("hermes", "feishu", "oc_home", "om_2")
+        h.gateway()
+            .delivery_mapping("hermes", "feishu", "oc_home", "om_2")
             .await
             .unwrap()
             .is_none()
@@ -453,7 +458,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     // Its CLI was spawned (the evidence is committed first).
     assert!(h.mark_outbound_started(&rows[0], OWNER).await.unwrap());
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -483,7 +489,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         .unwrap();
     assert_eq!(unsent.len(), 1);
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -505,7 +512,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let row = claim_one(&h, Utc::now()).await;
     assert!(h.mark_outbound_started(&row, OWNER).await.unwrap());
     assert_eq!(
-        h.recover_work(Kind::Outbox, Scope::Expired)
+        h.cluster()
+            .recover_work(Kind::Outbox, Scope::Expired)
             .await
             .unwrap()
             .unverified,
@@ -514,7 +522,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     );
     assert_eq!(
         recovered(
-            &h.recover_work(Kind::Outbox, Scope::Boot(OWNER))
+            &h.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot(OWNER))
                 .await
                 .unwrap()
         ),
@@ -525,7 +534,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let (_s3, hb) = harness(b, "node-b").await;
     assert_eq!(
         recovered(
-            &hb.recover_work(Kind::Outbox, Scope::Boot("node-b:boot-1"))
+            &hb.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot("node-b:boot-1"))
                 .await
                 .unwrap()
         ),
@@ -536,7 +546,8 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let (_s2, h2) = harness(b, "node-a").await;
     assert_eq!(
         recovered(
-            &h2.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+            &h2.cluster()
+                .recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
                 .await
                 .unwrap()
         ),

@@ -28,35 +28,37 @@ const OWNER: &str = "node-a:boot-1";
 async fn harness(b: &Backend) -> (Arc<dyn Store>, Harness) {
     let store = b.store.clone();
     let h = harness_on(store.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "phone".into(),
-        gateway: "hermes".into(),
-        downstream: Some("feishu".into()),
-        dest: None,
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "phone".into(),
+            gateway: "hermes".into(),
+            downstream: Some("feishu".into()),
+            dest: None,
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     (store, h)
 }
 
 async fn task(h: &Harness, title: &str) -> String {
-    h.create_task(CreateTask {
-        title: Some(title.into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(CreateTask {
+            title: Some(title.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 async fn push(h: &Harness, task_id: &str, message: &str, expect_reply: bool) -> String {
@@ -103,7 +105,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     let (store, h) = harness(b).await;
     // Task A: a RUNNING execution with an older OPEN ask, and a pushed ask.
     let a = task(&h, "A").await;
-    let exec = h.begin_execution(&a).await.unwrap();
+    let exec = h.tasks().begin_execution(&a).await.unwrap();
     let older = h.ask(&a, Some("older question")).await.unwrap();
     h.store().resume_executions(&a).await.unwrap();
     let ask_a = push(&h, &a, "Postgres or SQLite?", true).await;
@@ -174,6 +176,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
         (exec.0.id.as_str(), ExecutionStatus::Paused)
     );
     let map = h
+        .gateway()
         .delivery_mapping("hermes", "feishu", "oc_home", "om_a")
         .await
         .unwrap()
@@ -279,6 +282,7 @@ pub async fn two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping(
         (&second, &u)
     };
     let map = h
+        .gateway()
         .delivery_mapping("hermes", "feishu", "oc_home", "om_same")
         .await
         .unwrap()
@@ -325,7 +329,8 @@ pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the
     assert_eq!(late.state, OutboundState::SentUnverified);
     assert!(late.platform_message_id.is_none());
     assert!(
-        h.delivery_mapping("hermes", "feishu", "oc_home", "om_late")
+        h.gateway()
+            .delivery_mapping("hermes", "feishu", "oc_home", "om_late")
             .await
             .unwrap()
             .is_none()
@@ -418,7 +423,8 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
 
     // The node restarts: the database shows only `started` (attempt 1) began.
     let (unverified, released) = recovered(
-        &h.recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
+        &h.cluster()
+            .recover_work(Kind::Outbox, Scope::Boot("node-a:boot-2"))
             .await
             .unwrap(),
     );

@@ -201,6 +201,7 @@ fn unattended_target() -> NotifyTarget {
 /// An unattended Claude Code task through the core.
 async fn unattended(h: &Harness, title: &str) -> String {
     let id = h
+        .tasks()
         .create_task(CreateTask {
             title: Some(title.into()),
             ..Default::default()
@@ -209,7 +210,7 @@ async fn unattended(h: &Harness, title: &str) -> String {
         .unwrap()
         .task
         .id;
-    h.set_unattended(&id, true).await.unwrap();
+    h.tasks().set_unattended(&id, true).await.unwrap();
     id
 }
 
@@ -220,7 +221,8 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
         format!("nb-{}", ids::new_id()),
     );
     let (ha, hb) = (harness_on(sa.clone(), &na), harness_on(sb.clone(), &nb));
-    ha.set_notify_targets(vec![unattended_target()])
+    ha.settings()
+        .set_notify_targets(vec![unattended_target()])
         .await
         .unwrap();
     // Executions of no recorded node: both nodes may interrupt and decide them.
@@ -232,9 +234,10 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     }
     let attended = core_task(&ha, "attended", None).await;
     running(sa.as_ref(), &attended, None).await;
+    let (ta, tb) = (ha.tasks(), hb.tasks());
     let (ia, ib) = tokio::join!(
-        ha.interrupt_orphaned_executions(&[]),
-        hb.interrupt_orphaned_executions(&[])
+        ta.interrupt_orphaned_executions(&[]),
+        tb.interrupt_orphaned_executions(&[])
     );
     assert!(
         ia.unwrap() + ib.unwrap() > tasks.len(),
@@ -279,13 +282,13 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     let hc = harness_on(sc.clone(), &node);
     let t = unattended(&hc, "stopped mid-resume").await;
     running(sc.as_ref(), &t, Some(&node)).await;
-    hc.interrupt_orphaned_executions(&[]).await.unwrap();
+    hc.tasks().interrupt_orphaned_executions(&[]).await.unwrap();
     let boot1 = hc.take_reboot_resumes(&format!("{node}:b1")).await.unwrap();
     assert_eq!(boot1.resumes.len(), 1);
-    hc.begin_execution(&t).await.unwrap();
+    hc.tasks().begin_execution(&t).await.unwrap();
     drop(boot1); // the crash: nothing recorded, nothing reported
     // The next boot: the resumed execution is interrupted, and not resumed.
-    hc.interrupt_orphaned_executions(&[]).await.unwrap();
+    hc.tasks().interrupt_orphaned_executions(&[]).await.unwrap();
     let boot2 = hc.take_reboot_resumes(&format!("{node}:b2")).await.unwrap();
     assert!(boot2.resumes.is_empty());
     let entries: Vec<_> = boot2.entries().iter().map(|e| e.outcome.clone()).collect();

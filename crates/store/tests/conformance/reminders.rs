@@ -25,25 +25,26 @@ pub(super) const OWNER: &str = "node-a:boot-1";
 pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, String) {
     let store = b.another().await;
     let h = harness_on(store.clone(), "node-a");
-    h.set_notify_targets(vec![NotifyTarget {
-        id: None,
-        label: "phone".into(),
-        gateway: "openclaw".into(),
-        downstream: Some("telegram".into()),
-        dest: Some("-100".into()),
-        profile: None,
-        scope: "unattended".into(),
-        active: true,
-        include_screen: false,
-        report_at: None,
-        report_time_zone: None,
-        report_since: None,
-        language: None,
-    }])
-    .await
-    .unwrap();
+    h.settings()
+        .set_notify_targets(vec![NotifyTarget {
+            id: None,
+            label: "phone".into(),
+            gateway: "openclaw".into(),
+            downstream: Some("telegram".into()),
+            dest: Some("-100".into()),
+            profile: None,
+            scope: "unattended".into(),
+            active: true,
+            include_screen: false,
+            report_at: None,
+            report_time_zone: None,
+            report_since: None,
+            language: None,
+        }])
+        .await
+        .unwrap();
     let t = core_task(&h, "Fix CI", None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     let out = h
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
@@ -282,7 +283,7 @@ pub async fn racing_writers_write_one_reminder_of_a_number(b: &Backend) {
 /// An ask of a new task, pushed (not sent yet): its message id.
 async fn push_ask(h: &Harness, title: &str, urgency: &str) -> String {
     let t = core_task(h, title, None).await;
-    h.begin_execution(&t).await.unwrap();
+    h.tasks().begin_execution(&t).await.unwrap();
     h.push_to_human(PushInput {
         task_id: Some(t),
         message: Some(format!("{title}?")),

@@ -43,15 +43,16 @@ pub fn harness_on(store: Arc<dyn Store>, node: &str) -> Harness {
 
 /// A task created through the core (`parent`: a derived child of it).
 pub async fn core_task(h: &Harness, title: &str, parent: Option<&str>) -> String {
-    h.create_task(harness_core::tasks::CreateTask {
-        title: Some(title.into()),
-        parent_task_id: parent.map(str::to_string),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .task
-    .id
+    h.tasks()
+        .create_task(harness_core::tasks::CreateTask {
+            title: Some(title.into()),
+            parent_task_id: parent.map(str::to_string),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .task
+        .id
 }
 
 /// Another store on the backend's database and the core over it on

@@ -243,12 +243,13 @@ pub async fn the_watch_reads_this_nodes_live_and_recent_unflagged_executions(b: 
 pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &Backend) {
     let (store, h) = with_channel(b).await;
     let task = core_task(&h, "watched", None).await;
-    h.set_unattended(&task, true).await.unwrap();
-    let exec = h.begin_execution(&task).await.unwrap().0;
+    h.tasks().set_unattended(&task, true).await.unwrap();
+    let exec = h.tasks().begin_execution(&task).await.unwrap().0;
     let call: ToolCall = serde_json::from_value(json!({"tool": "Bash",
         "input": {"command": "cargo test"}, "cwd": "/repo", "toolUseId": "toolu_ok"}))
     .unwrap();
-    h.check_tool_call(&task, Some(&exec.id), &call, std::time::Duration::ZERO)
+    h.approvals()
+        .check_tool_call(&task, Some(&exec.id), &call, std::time::Duration::ZERO)
         .await
         .unwrap();
     let seen = |id: &str, cmd: &str| SeenCall {
@@ -260,7 +261,8 @@ pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &B
     };
     // Only the checked call: nothing to flag.
     assert!(
-        h.review_calls(&exec, &[(seen("toolu_ok", "cargo test"), true)])
+        h.approvals()
+            .review_calls(&exec, &[(seen("toolu_ok", "cargo test"), true)])
             .await
             .unwrap()
             .is_none()
@@ -268,13 +270,15 @@ pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &B
     // An unchecked call not settled yet: not counted yet.
     let unchecked = seen("toolu_bad", "git push --force");
     assert!(
-        h.review_calls(&exec, &[(unchecked.clone(), false)])
+        h.approvals()
+            .review_calls(&exec, &[(unchecked.clone(), false)])
             .await
             .unwrap()
             .is_none()
     );
     let calls = [(seen("toolu_ok", "cargo test"), true), (unchecked, true)];
     let f = h
+        .approvals()
         .review_calls(&exec, &calls)
         .await
         .unwrap()
@@ -282,6 +286,7 @@ pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &B
     assert_eq!(f.call_key, "id:toolu_bad");
     assert!(f.detail.contains("Bash: git push --force"), "{}", f.detail);
     let again = harness_on(b.another().await, "node-a")
+        .approvals()
         .review_calls(&exec, &calls)
         .await
         .unwrap()
@@ -294,5 +299,5 @@ pub async fn the_core_flags_an_unchecked_call_once_and_never_a_checked_one(b: &B
         .collect();
     assert_eq!(alerts.len(), 1, "{rows:?}");
     assert!(alerts[0].message.contains("[Ungated run]"));
-    assert_eq!(h.ungated_flags(&task).await.unwrap(), [f]);
+    assert_eq!(h.approvals().ungated_flags(&task).await.unwrap(), [f]);
 }

@@ -159,14 +159,15 @@ impl WorkKind {
     /// Queue a fresh row (`key` makes it unique).
     pub async fn queue(self, h: &Harness, key: &str) -> Work {
         let task = || async move {
-            h.create_task(CreateTask {
-                title: Some(format!("engine {key}")),
-                ..CreateTask::default()
-            })
-            .await
-            .unwrap()
-            .task
-            .id
+            h.tasks()
+                .create_task(CreateTask {
+                    title: Some(format!("engine {key}")),
+                    ..CreateTask::default()
+                })
+                .await
+                .unwrap()
+                .task
+                .id
         };
         match self {
             Self::Deliveries => {
@@ -182,23 +183,24 @@ impl WorkKind {
                 }
             }
             Self::Outbox => {
-                h.set_notify_targets(vec![NotifyTarget {
-                    id: None,
-                    label: "home".into(),
-                    gateway: "hermes".into(),
-                    downstream: Some("feishu".into()),
-                    dest: None,
-                    profile: None,
-                    scope: "unattended".into(),
-                    active: true,
-                    include_screen: false,
-                    report_at: None,
-                    report_time_zone: None,
-                    report_since: None,
-                    language: None,
-                }])
-                .await
-                .unwrap();
+                h.settings()
+                    .set_notify_targets(vec![NotifyTarget {
+                        id: None,
+                        label: "home".into(),
+                        gateway: "hermes".into(),
+                        downstream: Some("feishu".into()),
+                        dest: None,
+                        profile: None,
+                        scope: "unattended".into(),
+                        active: true,
+                        include_screen: false,
+                        report_at: None,
+                        report_time_zone: None,
+                        report_since: None,
+                        language: None,
+                    }])
+                    .await
+                    .unwrap();
                 let out = h
                     .push_to_human(PushInput {
                         task_id: Some(task().await),
@@ -237,6 +239,7 @@ impl WorkKind {
                     .await
                     .unwrap();
                 let (row, created) = h
+                    .gateway()
                     .enqueue_gateway_reply(&inbound.id, ReplyKind::QueuedAck, "queued")
                     .await
                     .unwrap();
@@ -250,6 +253,7 @@ impl WorkKind {
             Self::Inbox => {
                 let parent = task().await;
                 let child = h
+                    .tasks()
                     .create_task(CreateTask {
                         title: Some(format!("child {key}")),
                         parent_task_id: Some(parent.clone()),
@@ -285,7 +289,7 @@ impl WorkKind {
             }
             Self::AgentActions => {
                 let task = task().await;
-                let (execution, _) = h.begin_execution(&task).await.unwrap();
+                let (execution, _) = h.tasks().begin_execution(&task).await.unwrap();
                 let now = Utc::now();
                 let (row, created) = h
                     .store()
@@ -336,6 +340,7 @@ impl WorkKind {
                 .map(Row::O)
                 .collect(),
             Self::GatewayReplies => h
+                .gateway()
                 .settle_and_claim_replies(
                     &lease.owner,
                     Vec::new(),
@@ -443,18 +448,26 @@ impl WorkKind {
             Self::Deliveries => {}
             // The one recovery pass of the engine.
             Self::Outbox => {
-                h.recover_work(Kind::Outbox, Scope::Expired).await.unwrap();
+                h.cluster()
+                    .recover_work(Kind::Outbox, Scope::Expired)
+                    .await
+                    .unwrap();
             }
             Self::GatewayReplies => {
-                h.recover_work(Kind::GatewayReplies, Scope::Expired)
+                h.cluster()
+                    .recover_work(Kind::GatewayReplies, Scope::Expired)
                     .await
                     .unwrap();
             }
             Self::Inbox => {
-                h.recover_work(Kind::Inbox, Scope::Expired).await.unwrap();
+                h.cluster()
+                    .recover_work(Kind::Inbox, Scope::Expired)
+                    .await
+                    .unwrap();
             }
             Self::AgentActions => {
-                h.recover_work(Kind::AgentActions, Scope::Expired)
+                h.cluster()
+                    .recover_work(Kind::AgentActions, Scope::Expired)
                     .await
                     .unwrap();
             }
@@ -491,7 +504,7 @@ impl Work {
             WorkKind::Outbox => outbound_view(&h.outbound(&self.id).await.unwrap()),
             WorkKind::GatewayReplies => {
                 let inbound = self.group.as_deref().unwrap_or_default();
-                let rows = h.gateway_replies(inbound).await.unwrap();
+                let rows = h.gateway().gateway_replies(inbound).await.unwrap();
                 let row = rows.iter().find(|r| r.id == self.id).expect("the reply");
                 reply_view(row)
             }
@@ -558,21 +571,22 @@ impl Work {
             Row::R(r) => {
                 let receipt = matches!(outcome, Outcome::Done | Outcome::Unverified(_))
                     .then(|| "pm-1".to_string());
-                h.settle_and_claim_replies(
-                    &lease.owner,
-                    vec![(
-                        r.clone(),
-                        ReplyOutcome {
-                            outcome,
-                            platform_message_id: receipt,
-                        },
-                    )],
-                    Vec::new(),
-                    chrono_ttl(lease),
-                    0,
-                )
-                .await
-                .unwrap();
+                h.gateway()
+                    .settle_and_claim_replies(
+                        &lease.owner,
+                        vec![(
+                            r.clone(),
+                            ReplyOutcome {
+                                outcome,
+                                platform_message_id: receipt,
+                            },
+                        )],
+                        Vec::new(),
+                        chrono_ttl(lease),
+                        0,
+                    )
+                    .await
+                    .unwrap();
             }
             Row::A(a) => {
                 h.settle_and_claim_actions(
@@ -623,7 +637,8 @@ impl Work {
                     .unwrap();
             }
             WorkKind::GatewayReplies => {
-                h.settle_and_claim_replies(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
+                h.gateway()
+                    .settle_and_claim_replies(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
                     .await
                     .unwrap();
             }
@@ -649,6 +664,7 @@ impl Work {
             WorkKind::Deliveries => h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)),
             WorkKind::Outbox => h.retry_outbound(&self.id).await.map(|r| outbound_view(&r)),
             WorkKind::GatewayReplies => h
+                .gateway()
                 .retry_gateway_reply(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
@@ -670,6 +686,7 @@ impl Work {
                 .await
                 .map(|r| outbound_view(&r)),
             WorkKind::GatewayReplies => h
+                .gateway()
                 .mark_gateway_reply_delivered(&self.id)
                 .await
                 .map(|r| reply_view(&r)),
