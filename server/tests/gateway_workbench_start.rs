@@ -314,7 +314,10 @@ async fn a_request_resolved_without_a_link_fails_and_a_waiting_one_stays_queued(
         .recover_gateway_inbound(Utc::now())
         .await
         .unwrap();
-    assert_eq!(pass.failed, 1, "{pass:?}");
+    // The server's own upkeep runs the same pass at its start and every
+    // 30 s: on a busy machine it can reach the row first. Either pass fails
+    // it, once; the rows below say it was done.
+    assert!(pass.failed <= 1, "{pass:?}");
     assert_eq!(
         pass.workbenches.len(),
         1,
