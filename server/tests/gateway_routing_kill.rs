@@ -52,6 +52,30 @@ async fn scalar(data: &Path, db: Option<&str>, sql: &str) -> i64 {
     }
 }
 
+/// Waits until no session but this one is connected to `url`'s database.
+async fn until_no_other_session(url: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pool = sqlx::PgPool::connect(url).await.unwrap();
+    loop {
+        let others: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if others == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the killed server's {others} database sessions never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    pool.close().await;
+}
+
 fn message(i: usize) -> Value {
     json!({"gateway": "openclaw", "platform": "telegram", "chatId": format!("-{i}"),
         "platformMessageId": format!("m{i}"), "senderId": "42", "intent": "PROJECT_WORK",
@@ -136,6 +160,12 @@ async fn kill_mid_routing(db: Option<&str>) {
     }
     if let Ok(life) = Arc::try_unwrap(life) {
         life.kill(); // reaps it
+    }
+    if let Some(url) = db {
+        // PostgreSQL still finishes what the killed server sent it (a
+        // COMMIT already on the wire commits): count once its sessions
+        // are gone.
+        until_no_other_session(url).await;
     }
     let before = scalar(&data, db, "SELECT count(*) FROM gateway_inbound").await;
     eprintln!("{before} of {MESSAGES} messages were recorded before the kill");
