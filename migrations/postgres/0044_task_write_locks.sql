@@ -34,7 +34,7 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM pg_advisory_xact_lock_shared(29380541684216691);
-    PERFORM pg_advisory_xact_lock(1751216755, hashtext(p_task));
+    PERFORM harness_lock_tasks(ARRAY[p_task]);
     RETURN QUERY
         UPDATE harness_messages AS m SET state = 'CANCELLED'
         WHERE m.task_id = p_task AND m.kind = 'ask' AND m.state = 'OPEN' AND m.id <> p_id
