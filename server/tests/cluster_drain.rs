@@ -517,3 +517,49 @@ async fn a_lone_sqlite_node_can_be_drained_and_the_api_is_the_admins() {
     assert_eq!(st, StatusCode::OK, "{body}");
     s.shutdown().await;
 }
+
+/// The node's flag follows the registry at every heartbeat and every
+/// `NodeChanged`: a re-read that began before a drain or an undrain made
+/// here never puts the old value back after it (the undrained node then
+/// refused starts until its next heartbeat). Raced for real: re-reads in a
+/// loop on other threads while the flag is flipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_heartbeats_re_read_never_undoes_a_newer_drain_or_undrain() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::start(dir.path()).await;
+    let h = s.running.harness.clone();
+    let me = h.config().node_id.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let (h, stop) = (h.clone(), stop.clone());
+        readers.push(tokio::spawn(async move {
+            let mut reads = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                h.cluster().follow_drain().await;
+                reads += 1;
+            }
+            reads
+        }));
+    }
+    let mut wrong = Vec::new();
+    for i in 0..300 {
+        let on = i % 2 == 0;
+        h.cluster().set_node_draining(&me, on).await.unwrap();
+        if h.cluster().draining() != on {
+            wrong.push(i);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut reads = 0;
+    for r in readers {
+        reads += r.await.unwrap();
+    }
+    assert!(reads > 300, "the re-reads did not race: {reads}");
+    assert!(
+        wrong.is_empty(),
+        "right after these drains/undrains the node acted on the old flag: {wrong:?} \
+         (of 300, {reads} re-reads)"
+    );
+    s.shutdown().await;
+}

@@ -13,8 +13,9 @@
 //!   [`Harness::settings_generation`], so caches keyed by it reload.
 //! * [`HarnessEvent::UnattendedChanged`]: the task's signal file here follows
 //!   (the hook of an agent on this node reads it here).
-//! * [`HarnessEvent::NodeChanged`] naming this node: it starts or stops
-//!   draining now (`crate::drain`; its heartbeat re-reads the flag too).
+//! * [`HarnessEvent::NodeChanged`] naming this node: it re-reads its flag
+//!   and starts or stops draining now (`crate::drain`; its heartbeat
+//!   re-reads the flag too).
 //! * [`HarnessEvent::Resync`] or a lagged subscription (events were lost):
 //!   all of the above at once — generation moved, every worker woken, the
 //!   signal directory reconciled from the database.
@@ -47,9 +48,11 @@ pub async fn react(harness: &Harness, event: Option<&HarnessEvent>) {
     match event {
         Some(HarnessEvent::WorkQueued { kind }) => harness.wake_here(*kind),
         Some(HarnessEvent::SettingChanged { .. }) => harness.bump_settings_generation(),
-        Some(HarnessEvent::NodeChanged { node_id, draining }) => {
+        Some(HarnessEvent::NodeChanged { node_id, .. }) => {
+            // The registry is the truth: a hint of a drain followed by an
+            // undrain may arrive after the undrain was applied here.
             if *node_id == harness.config().node_id {
-                harness.cluster().note_draining(*draining);
+                harness.cluster().follow_drain().await;
             }
         }
         Some(HarnessEvent::UnattendedChanged { task_id, on }) => {

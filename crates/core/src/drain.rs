@@ -119,10 +119,22 @@ impl Cluster<'_> {
     /// each heartbeat: the fallback of a lost `NodeChanged`); while
     /// draining, its deliveries that no agent of its own serves go to the
     /// other nodes. Failures are logged: the next heartbeat tries again.
+    /// A drain or undrain of this node applied here while the row was read
+    /// wins over what was read (the drain epoch: without it, a heartbeat
+    /// that read "draining" just before an undrain put the flag back until
+    /// the next heartbeat, and a start in between was refused).
     pub async fn follow_drain(&self) {
         let me = &self.h.config().node_id;
+        let epoch = *self.h.drain_epoch();
         match self.h.store().get_node(me).await {
-            Ok(Some(row)) => self.note_draining(row.draining),
+            Ok(Some(row)) => {
+                // A drain or undrain of this node made here while the row
+                // was read is newer than what was read: it stands.
+                let now = self.h.drain_epoch();
+                if *now == epoch {
+                    self.note_draining(row.draining);
+                }
+            }
             Ok(None) => {}
             Err(err) => tracing::warn!(%err, "cannot read this node's drain flag"),
         }
@@ -197,8 +209,12 @@ impl Cluster<'_> {
         let id = node_id(id)?;
         let me = id == self.h.config().node_id;
         // This node stops taking work before its answer says it did.
-        if me && draining {
-            self.note_draining(true);
+        if me {
+            let mut epoch = self.h.drain_epoch();
+            *epoch += 1;
+            if draining {
+                self.note_draining(true);
+            }
         }
         let written = self.h.store().set_node_draining(id, draining).await;
         if me && !matches!(written, Ok(true)) {
@@ -209,6 +225,8 @@ impl Cluster<'_> {
         }
         tracing::info!(node_id = id, draining, "node drain flag set");
         if me {
+            let mut epoch = self.h.drain_epoch();
+            *epoch += 1;
             self.note_draining(draining);
         }
         self.h.publish(HarnessEvent::NodeChanged {

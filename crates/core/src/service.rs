@@ -105,6 +105,9 @@ struct Inner {
     rate_limiter: crate::rate_limit::RateLimiter,
     /// This node is draining (`crate::drain`): its copy of the registry's flag.
     draining: std::sync::atomic::AtomicBool,
+    /// Bumped by every change of this node's drain flag made here: a
+    /// heartbeat's re-read that began before one is stale (`crate::drain`).
+    drain_epoch: Mutex<u64>,
     config: HarnessConfig,
 }
 
@@ -179,6 +182,7 @@ impl Harness {
                 settings_generation: std::sync::atomic::AtomicU64::new(0),
                 rate_limiter: crate::rate_limit::RateLimiter::default(),
                 draining: std::sync::atomic::AtomicBool::new(false),
+                drain_epoch: Mutex::new(0),
                 config,
             }),
         }
@@ -241,6 +245,11 @@ impl Harness {
 
     pub(crate) fn draining_flag(&self) -> &std::sync::atomic::AtomicBool {
         &self.inner.draining
+    }
+
+    /// The drain flag's epoch, locked (`crate::drain`).
+    pub(crate) fn drain_epoch(&self) -> std::sync::MutexGuard<'_, u64> {
+        lock(&self.inner.drain_epoch)
     }
 
     pub(crate) fn rate_limiter(&self) -> &crate::rate_limit::RateLimiter {
