@@ -34,7 +34,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 mod support;
-use support::{PgRaw, drop_database, fresh_database, median, own_cpu, postgres_cpu, rate};
+use support::{PgRaw, PgSplit, drop_database, fresh_database, median, own_cpu, postgres_cpu, rate};
 
 const DOUBLE: &str = env!("CARGO_BIN_EXE_harness-gateway-double");
 const NODES: usize = 3;
@@ -228,6 +228,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
         for round in 0..ROUNDS {
             raws.push(raw.commits(n).await?);
             let (cpu, pg_cpu) = (own_cpu(), postgres_cpu());
+            let split = PgSplit::read(&pool).await?;
             let started = Instant::now();
             let mut set = tokio::task::JoinSet::new();
             for i in 0..k {
@@ -238,6 +239,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
                 done??;
             }
             askss.push(rate(n, started.elapsed()));
+            let split = split.since(&pool).await?;
             let per_ask = |d: Duration| d.as_micros() / n as u128;
             let harness_us = per_ask(own_cpu().saturating_sub(cpu));
             let pg_us = match (pg_cpu, postgres_cpu()) {
@@ -250,8 +252,15 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
             outs.push(drain(&nodes, &pool, m, &tag).await?);
             println!(
                 "  {k} node(s), round {round}: raw {:.0}/s, asks {:.0}/s (CPU per ask: nodes \
-                 {harness_us} µs, PostgreSQL {pg_us} µs), outbox {:.0}/s",
-                raws[round], askss[round], outs[round]
+                 {harness_us} µs, PostgreSQL {pg_us} µs: listeners {} µs, sessions {} µs, \
+                 server {} µs; {:.2} write transactions per ask), outbox {:.0}/s",
+                raws[round],
+                askss[round],
+                per_ask(split.listeners),
+                per_ask(split.sessions),
+                per_ask(split.server),
+                split.xids as f64 / n as f64,
+                outs[round]
             );
         }
         rows.push(Row {

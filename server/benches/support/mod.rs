@@ -87,6 +87,112 @@ pub fn postgres_cpu() -> Option<Duration> {
     seen.then(|| Duration::from_micros(total * 1_000_000 / ticks))
 }
 
+/// CPU time of each local `postgres` process by pid, from `/proc/*/stat`
+/// (see [`postgres_cpu`]).
+pub fn postgres_cpu_by_pid() -> std::collections::HashMap<i32, Duration> {
+    let mut out = std::collections::HashMap::new();
+    // SAFETY: sysconf only reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let Some(ticks) = u64::try_from(ticks).ok().filter(|t| *t > 0) else {
+        return out;
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if !head.ends_with("(postgres") {
+            continue;
+        }
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let num = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        out.insert(
+            pid,
+            Duration::from_micros((num(11) + num(12)) * 1_000_000 / ticks),
+        );
+    }
+    out
+}
+
+/// Where a database's PostgreSQL CPU goes, read around a stretch of work:
+/// the connections that hold `LISTEN` (the nodes' event listeners), the
+/// other connections to the database, and the server's own processes
+/// (WAL writer, checkpointer, …, and connections to other databases); and
+/// the write transactions of the whole server.
+pub struct PgSplit {
+    cpu: std::collections::HashMap<i32, Duration>,
+    xids: i64,
+}
+
+/// CPU per class and transactions between two [`PgSplit`] readings.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PgSplitDelta {
+    pub listeners: Duration,
+    pub sessions: Duration,
+    pub server: Duration,
+    /// Write transactions on the whole server.
+    pub xids: i64,
+}
+
+impl PgSplit {
+    pub async fn read(pool: &sqlx::PgPool) -> anyhow::Result<Self> {
+        // Transaction ids handed out on the whole server: every write
+        // transaction takes one (a NOTIFY's too); the statistics' commit
+        // counters lag by up to seconds.
+        let xids: i64 =
+            sqlx::query_scalar("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint")
+                .fetch_one(pool)
+                .await?;
+        Ok(Self {
+            cpu: postgres_cpu_by_pid(),
+            xids,
+        })
+    }
+
+    /// What changed since `self` (the pids classified now: pooled
+    /// connections live through the stretch).
+    pub async fn since(&self, pool: &sqlx::PgPool) -> anyhow::Result<PgSplitDelta> {
+        let after = Self::read(pool).await?;
+        let rows: Vec<(i32, String)> = sqlx::query_as(
+            "SELECT pid, CASE WHEN query ILIKE 'LISTEN%' THEN 'listener' ELSE 'session' END \
+             FROM pg_stat_activity WHERE datname = current_database()",
+        )
+        .fetch_all(pool)
+        .await?;
+        let class: std::collections::HashMap<i32, String> = rows.into_iter().collect();
+        let mut d = PgSplitDelta {
+            xids: after.xids - self.xids,
+            ..Default::default()
+        };
+        for (pid, now) in &after.cpu {
+            let spent = now.saturating_sub(self.cpu.get(pid).copied().unwrap_or_default());
+            match class.get(pid).map(String::as_str) {
+                Some("listener") => d.listeners += spent,
+                Some(_) => d.sessions += spent,
+                None => d.server += spent,
+            }
+        }
+        Ok(d)
+    }
+}
+
 /// The SQLite ceiling: one-row `BEGIN IMMEDIATE; INSERT; COMMIT`
 /// transactions on a store opened like Harness's (same pragmas, same disk,
 /// same driver).
