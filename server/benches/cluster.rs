@@ -62,14 +62,15 @@ async fn asks(h: Harness, tasks: Vec<String>, n: usize) -> anyhow::Result<()> {
 /// `m` outbound rows queued on `h` (not timed), tagged `tag`.
 async fn queue(h: &Harness, task: &str, m: usize, tag: &str) -> anyhow::Result<()> {
     for i in 0..m {
-        h.push_to_human(PushInput {
-            task_id: Some(task.to_string()),
-            message: Some(format!("{tag} {i}")),
-            scope: Some("work".into()),
-            expect_reply: Some(false),
-            ..Default::default()
-        })
-        .await?;
+        h.outbox()
+            .push_to_human(PushInput {
+                task_id: Some(task.to_string()),
+                message: Some(format!("{tag} {i}")),
+                scope: Some("work".into()),
+                expect_reply: Some(false),
+                ..Default::default()
+            })
+            .await?;
     }
     Ok(())
 }
@@ -194,6 +195,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
         ))?])
         .await?;
     first
+        .outbox()
         .set_gateway_config(serde_json::from_value(json!(
             {"openclaw": {"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_MODE": "noop"}}}
         ))?)

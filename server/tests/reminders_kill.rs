@@ -119,6 +119,7 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
         .id;
     h.tasks().begin_execution(&t).await.unwrap();
     let out = h
+        .outbox()
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
             message: Some("Postgres or SQLite?".into()),

@@ -262,7 +262,11 @@ pub async fn dismiss_message(id: String) -> Result<String, ServerFnError> {
 /// `/harness`; the judgement is `harness_core::outbox::health`).
 #[server(prefix = "/sfn", endpoint = "channel_state")]
 pub async fn channel_state() -> Result<ChannelHealth, ServerFnError> {
-    ssr::harness()?.channel_health().await.map_err(ssr::to_sfn)
+    ssr::harness()?
+        .outbox()
+        .channel_health()
+        .await
+        .map_err(ssr::to_sfn)
 }
 
 #[server(prefix = "/sfn", endpoint = "overview")]

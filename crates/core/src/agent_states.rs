@@ -236,8 +236,8 @@ impl Harness {
 
     fn after_state_write(&self, task_id: &str, written: &AgentStateWritten) {
         if let Some(row) = &written.push {
-            self.outbound_changed(row);
-            self.wake_outbox();
+            self.outbox().outbound_changed(row);
+            self.outbox().wake_outbox();
         }
         if let Some(event) = &written.event {
             self.publish(HarnessEvent::TaskChanged {

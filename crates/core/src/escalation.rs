@@ -294,7 +294,7 @@ impl Harness {
         for row in &written {
             tracing::info!(request_id = %c.message_id, task_id = %c.task_id, outbound_id = %row.id,
                 gateway = %row.gateway, reason = reason.as_str(), "ask escalated");
-            self.outbound_changed(row);
+            self.outbox().outbound_changed(row);
         }
         Ok(written.len())
     }

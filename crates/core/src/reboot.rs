@@ -345,7 +345,7 @@ impl Harness {
             return Ok(0);
         }
         let mut report = Vec::new();
-        let target = self.active_target("unattended").await?;
+        let target = self.outbox().active_target("unattended").await?;
         let lang = target
             .as_ref()
             .map_or(crate::ladder::Lang::En, |t| t.lang());
@@ -393,10 +393,10 @@ impl Harness {
             .await?;
         for row in &rows {
             tracing::info!(outbound_id = %row.id, "report of the resumes after the restart queued");
-            self.outbound_changed(row);
+            self.outbox().outbound_changed(row);
         }
         if !rows.is_empty() {
-            self.wake_outbox();
+            self.outbox().wake_outbox();
         }
         Ok(rows.len())
     }

@@ -268,7 +268,7 @@ impl Harness {
     pub async fn send_due_reminders(&self, now: DateTime<Utc>) -> CoreResult<usize> {
         for row in self.store().drop_stale_reminders(now).await? {
             tracing::info!(outbound_id = %row.id, "reminder dropped: its ask no longer waits");
-            self.outbound_changed(&row);
+            self.outbox().outbound_changed(&row);
         }
         let schedule = self.reminder_schedule().await?;
         let targets = self.settings().notify_targets().await?;
@@ -291,7 +291,7 @@ impl Harness {
             }
         }
         if queued > 0 {
-            self.wake_outbox();
+            self.outbox().wake_outbox();
         }
         Ok(queued)
     }
@@ -339,7 +339,7 @@ impl Harness {
             if let Some(row) = self.store().record_reminder(reminder).await? {
                 tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
                     outbound_id = %row.id, "reminder queued");
-                self.outbound_changed(&row);
+                self.outbox().outbound_changed(&row);
                 queued += 1;
             }
             return Ok(queued);

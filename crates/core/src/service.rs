@@ -326,4 +326,11 @@ impl Harness {
     pub fn settings(&self) -> crate::settings::Settings<'_> {
         crate::settings::Settings { h: self }
     }
+
+    /// Pushes to a person, their outbound rows and sending them, the
+    /// gateway configuration, destinations and notify targets
+    /// (`crate::outbox` and its modules).
+    pub fn outbox(&self) -> crate::outbox::Outbox<'_> {
+        crate::outbox::Outbox { h: self }
+    }
 }

@@ -281,8 +281,8 @@ impl Harness {
             .await
             .map_err(crate::messaging::task_missing)?;
         if let Some(out) = &written.push {
-            self.outbound_changed(out);
-            self.wake_outbox();
+            self.outbox().outbound_changed(out);
+            self.outbox().wake_outbox();
         }
         Ok(())
     }

@@ -334,8 +334,8 @@ impl Approvals<'_> {
                 let a = asked.approval;
                 if let Some(row) = &asked.push {
                     tracing::info!(approval_id = %a.id, outbound_id = %row.id, "approval pushed to chat");
-                    self.h.outbound_changed(row);
-                    self.h.wake_outbox();
+                    self.h.outbox().outbound_changed(row);
+                    self.h.outbox().wake_outbox();
                 }
                 self.h
                     .native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
@@ -528,7 +528,7 @@ impl Approvals<'_> {
         for row in &done.dropped {
             tracing::info!(approval_id = %decided.id, outbound_id = %row.id,
                 dedup_key = %row.dedup_key, "unsent approval push or reminder dropped");
-            self.h.outbound_changed(row);
+            self.h.outbox().outbound_changed(row);
         }
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
         self.h.publish(HarnessEvent::MessageChanged {

@@ -106,9 +106,14 @@ impl Approvals<'_> {
         } else {
             "work"
         };
-        let mut target = self.h.active_target(own).await?.filter(usable);
+        let mut target = self.h.outbox().active_target(own).await?.filter(usable);
         if target.is_none() && own != "unattended" {
-            target = self.h.active_target("unattended").await?.filter(usable);
+            target = self
+                .h
+                .outbox()
+                .active_target("unattended")
+                .await?
+                .filter(usable);
         }
         Ok(target)
     }

@@ -109,7 +109,12 @@ impl Cluster<'_> {
         expired_before: Option<chrono::DateTime<Utc>>,
     ) -> CoreResult<bool> {
         match kind {
-            Kind::Outbox => self.h.settle_lost_outbound(id, owner, expired_before).await,
+            Kind::Outbox => {
+                self.h
+                    .outbox()
+                    .settle_lost_outbound(id, owner, expired_before)
+                    .await
+            }
             // A batched inbox claim is its batch's: the batch's delivery
             // settles it (`maintain_inbox`), never the recovery.
             Kind::Inbox => Ok(false),
@@ -127,7 +132,7 @@ impl Cluster<'_> {
             }
             Kind::Outbox => {
                 if let Some(o) = self.h.store().get_outbound(id).await? {
-                    self.h.outbound_changed(&o);
+                    self.h.outbox().outbound_changed(&o);
                 }
             }
             Kind::AgentActions => {

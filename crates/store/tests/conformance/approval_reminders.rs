@@ -44,7 +44,8 @@ async fn send(store: &dyn Store, h: &harness_core::Harness, key: &str) -> Outbou
         .iter()
         .find(|r| r.dedup_key == key)
         .unwrap_or_else(|| panic!("{key} is due: {leased:?}"));
-    h.finish_send(row, OWNER, delivered(&format!("pm-{}", row.id)))
+    h.outbox()
+        .finish_send(row, OWNER, delivered(&format!("pm-{}", row.id)))
         .await
         .unwrap()
         .unwrap()
@@ -203,6 +204,7 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     assert!(store.question_closed(&push.id).await.unwrap());
     let why = h.skip_before_send(&push).await.expect("skipped");
     let done = h
+        .outbox()
         .finish_send(&push, OWNER, SendOutcome::Skipped(why))
         .await
         .unwrap()
@@ -243,6 +245,7 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     );
     // A row that asks nothing is never closed.
     let plain = h
+        .outbox()
         .push_to_human(harness_core::outbox::PushInput {
             task_id: Some(child.clone()),
             message: Some("FYI: the build is green".into()),
@@ -291,7 +294,8 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         .iter()
         .find(|r| r.id == rows[0].id)
         .expect("the escalation is due");
-    h.finish_send(esc, OWNER, delivered("pm-esc"))
+    h.outbox()
+        .finish_send(esc, OWNER, delivered("pm-esc"))
         .await
         .unwrap();
     let follow = h.follow_ups(std::slice::from_ref(&ask)).await.unwrap();

@@ -211,6 +211,7 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
     };
     // Refused: nothing written.
     let err = h
+        .outbox()
         .push_to_human(push(
             json!({"options": ["A", "B"], "default": "C", "deadline": 60}),
         ))
@@ -221,6 +222,7 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
     assert!(rows.is_empty(), "{rows:?}");
 
     let out = h
+        .outbox()
         .push_to_human(push(json!({
             "options": [{"label": "Retry", "description": "once more"}, "Skip"],
             "default": "Skip", "deadline": 600
@@ -245,10 +247,11 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
     let c = &h.choices_for(std::slice::from_ref(&id)).await.unwrap()[&id];
     assert_eq!(c.default.as_deref(), Some("Skip"));
     assert!(c.deadline_at.is_some());
-    let row = h.outbound(&out.outbound_id).await.unwrap();
+    let row = h.outbox().outbound(&out.outbound_id).await.unwrap();
     assert_eq!(row.message, m.content, "the chat text is the message");
     // A plain push stays as it was: no choices row, text unchanged.
     let plain = h
+        .outbox()
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
             message: Some("FYI: build green".into()),

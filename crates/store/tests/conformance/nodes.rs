@@ -207,15 +207,16 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .await
         .unwrap();
     for text in ["started", "never started"] {
-        a.push_to_human(PushInput {
-            task_id: Some(t.clone()),
-            message: Some(text.into()),
-            scope: Some("work".into()),
-            expect_reply: Some(false),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        a.outbox()
+            .push_to_human(PushInput {
+                task_id: Some(t.clone()),
+                message: Some(text.into()),
+                scope: Some("work".into()),
+                expect_reply: Some(false),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     }
     let at = now();
     let sends = store
@@ -225,7 +226,12 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     assert_eq!(sends.len(), 2);
     let started = sends.iter().find(|r| !r.message.contains("never")).unwrap();
     let unstarted = sends.iter().find(|r| r.message.contains("never")).unwrap();
-    assert!(a.mark_outbound_started(started, owner).await.unwrap());
+    assert!(
+        a.outbox()
+            .mark_outbound_started(started, owner)
+            .await
+            .unwrap()
+    );
 
     // Two survivors heart-beat; the node falls silent.
     let (y, z) = (b.another().await, b.another().await);
@@ -268,9 +274,9 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         (q.state, q.node_id, q.lease_owner),
         (DeliveryState::Queued, None, None)
     );
-    let s = hy.outbound(&started.id).await.unwrap();
+    let s = hy.outbox().outbound(&started.id).await.unwrap();
     assert_eq!(s.state, OutboundState::SentUnverified);
-    let u = hy.outbound(&unstarted.id).await.unwrap();
+    let u = hy.outbox().outbound(&unstarted.id).await.unwrap();
     assert_eq!(
         (u.state, u.attempts, u.lease_owner),
         (OutboundState::Pending, 0, None)

@@ -202,6 +202,7 @@ impl WorkKind {
                     .await
                     .unwrap();
                 let out = h
+                    .outbox()
                     .push_to_human(PushInput {
                         task_id: Some(task().await),
                         message: Some(format!("hello {key}")),
@@ -333,6 +334,7 @@ impl WorkKind {
                 .map(Row::D)
                 .collect(),
             Self::Outbox => h
+                .outbox()
                 .settle_and_claim(&lease.owner, Vec::new(), Vec::new(), chrono_ttl(lease), 100)
                 .await
                 .unwrap()
@@ -501,7 +503,7 @@ impl Work {
     pub async fn view(&self, h: &Harness) -> View {
         match self.kind {
             WorkKind::Deliveries => delivery_view(&h.delivery(&self.id).await.unwrap()),
-            WorkKind::Outbox => outbound_view(&h.outbound(&self.id).await.unwrap()),
+            WorkKind::Outbox => outbound_view(&h.outbox().outbound(&self.id).await.unwrap()),
             WorkKind::GatewayReplies => {
                 let inbound = self.group.as_deref().unwrap_or_default();
                 let rows = h.gateway().gateway_replies(inbound).await.unwrap();
@@ -530,7 +532,11 @@ impl Work {
                 .unwrap(),
             // The outbox's step is its started mark (committed just before
             // the CLI is spawned).
-            Row::O(o) => h.mark_outbound_started(o, &lease.owner).await.unwrap(),
+            Row::O(o) => h
+                .outbox()
+                .mark_outbound_started(o, &lease.owner)
+                .await
+                .unwrap(),
             Row::R(_) | Row::A(_) => self.view(h).await.phase == Phase::InFlight,
             // The inbox's step: its batch stored under the claim (the
             // batch and its delivery then hold the event).
@@ -564,7 +570,8 @@ impl Work {
                 h.settle_delivery(d, lease, &outcome).await.unwrap();
             }
             Row::O(o) => {
-                h.finish_send(o, &lease.owner, send_outcome(&outcome))
+                h.outbox()
+                    .finish_send(o, &lease.owner, send_outcome(&outcome))
                     .await
                     .unwrap();
             }
@@ -632,7 +639,8 @@ impl Work {
                     .unwrap();
             }
             WorkKind::Outbox => {
-                h.settle_and_claim(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
+                h.outbox()
+                    .settle_and_claim(&lease.owner, Vec::new(), ids, chrono_ttl(lease), 0)
                     .await
                     .unwrap();
             }
@@ -662,7 +670,11 @@ impl Work {
     pub async fn retry(&self, h: &Harness) -> CoreResult<View> {
         match self.kind {
             WorkKind::Deliveries => h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)),
-            WorkKind::Outbox => h.retry_outbound(&self.id).await.map(|r| outbound_view(&r)),
+            WorkKind::Outbox => h
+                .outbox()
+                .retry_outbound(&self.id)
+                .await
+                .map(|r| outbound_view(&r)),
             WorkKind::GatewayReplies => h
                 .gateway()
                 .retry_gateway_reply(&self.id)
@@ -682,6 +694,7 @@ impl Work {
         match self.kind {
             WorkKind::Deliveries => h.mark_delivered(&self.id).await.map(|r| delivery_view(&r)),
             WorkKind::Outbox => h
+                .outbox()
                 .mark_outbound_delivered(&self.id)
                 .await
                 .map(|r| outbound_view(&r)),
