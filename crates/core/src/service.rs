@@ -333,4 +333,10 @@ impl Harness {
     pub fn outbox(&self) -> crate::outbox::Outbox<'_> {
         crate::outbox::Outbox { h: self }
     }
+
+    /// Who a bearer token is and what it may do to which task
+    /// (`crate::auth`, `crate::access`).
+    pub fn access(&self) -> crate::auth::Access<'_> {
+        crate::auth::Access { h: self }
+    }
 }

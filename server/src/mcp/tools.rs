@@ -134,7 +134,11 @@ impl HarnessMcp {
         Parameters(a): Parameters<TaskArg>,
     ) -> Result<Json<TaskOut>, ToolError> {
         // An agent may read its own task and its derived children (core rule).
-        let view = self.harness.task_for(&who, a.task_id.as_deref()).await?;
+        let view = self
+            .harness
+            .access()
+            .task_for(&who, a.task_id.as_deref())
+            .await?;
         Ok(Json(TaskOut(view)))
     }
 
@@ -147,7 +151,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<CreateTaskArgs>,
     ) -> Result<Json<TaskOut>, ToolError> {
-        let view = self.harness.create_task_as(&who, a.into()).await?;
+        let view = self.harness.access().create_task_as(&who, a.into()).await?;
         Ok(Json(TaskOut(view)))
     }
 
@@ -193,7 +197,10 @@ impl HarnessMcp {
         Parameters(a): Parameters<InputArgs>,
     ) -> Result<Json<crate::terminals::InputResult>, ToolError> {
         let task_id = harness_core::validate::task_id(a.task_id.as_deref())?;
-        self.harness.authorize_terminal(&who, &task_id).await?;
+        self.harness
+            .access()
+            .authorize_terminal(&who, &task_id)
+            .await?;
         let text = a.text.ok_or("text required")?;
         let out = self
             .terminals

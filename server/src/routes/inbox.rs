@@ -149,7 +149,7 @@ async fn inbox(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let view = s.harness.task_for(&who, Some(&id)).await?;
+    let view = s.harness.access().task_for(&who, Some(&id)).await?;
     let inbox = s.harness.inbox(&view.task.id).await?;
     let children = s.harness.children(&view.task.id).await?;
     Ok(Json(json!({

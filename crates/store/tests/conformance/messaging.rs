@@ -478,8 +478,11 @@ pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, token) = h.tasks().begin_execution(&t).await.unwrap();
-    assert_eq!(h.authenticate(ADMIN).await.unwrap(), Identity::Admin);
-    let agent = h.authenticate(&token).await.unwrap();
+    assert_eq!(
+        h.access().authenticate(ADMIN).await.unwrap(),
+        Identity::Admin
+    );
+    let agent = h.access().authenticate(&token).await.unwrap();
     assert_eq!(
         agent,
         Identity::Agent {
@@ -488,11 +491,11 @@ pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
         }
     );
     assert!(matches!(
-        h.authenticate("wrong").await.unwrap_err(),
+        h.access().authenticate("wrong").await.unwrap_err(),
         CoreError::Unauthorized(_)
     ));
     assert!(matches!(
-        h.authenticate("").await.unwrap_err(),
+        h.access().authenticate("").await.unwrap_err(),
         CoreError::Unauthorized(_)
     ));
     let other = task(h, "other").await;
