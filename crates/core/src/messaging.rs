@@ -374,7 +374,8 @@ impl Harness {
             None => None,
         };
         // A person acts first: what Harness would have done on its own waits no more.
-        self.cancel_agent_actions(&task_id, "a person replied")
+        self.agents()
+            .cancel_agent_actions(&task_id, "a person replied")
             .await?;
         // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self

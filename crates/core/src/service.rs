@@ -339,4 +339,11 @@ impl Harness {
     pub fn access(&self) -> crate::auth::Access<'_> {
         crate::auth::Access { h: self }
     }
+
+    /// Agents' recovery actions, their recorded states and the resumes
+    /// after a reboot (`crate::agent_actions`, `crate::agent_states`,
+    /// `crate::reboot`).
+    pub fn agents(&self) -> crate::agent_actions::Agents<'_> {
+        crate::agent_actions::Agents { h: self }
+    }
 }

@@ -150,7 +150,12 @@ async fn set_agent_states(
     _: Admin,
     JsonBody(settings): JsonBody<AgentStateSettings>,
 ) -> ApiResult<Json<AgentStateSettings>> {
-    Ok(Json(s.harness.set_agent_state_settings(settings).await?))
+    Ok(Json(
+        s.harness
+            .agents()
+            .set_agent_state_settings(settings)
+            .await?,
+    ))
 }
 
 #[derive(utoipa::OpenApi)]

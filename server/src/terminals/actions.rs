@@ -92,7 +92,7 @@ impl Terminals {
         let Some((title, options)) = read(&session) else {
             return self.type_for(a, text).await;
         };
-        let answers = match self.harness().task_recovery_policy(view).await {
+        let answers = match self.harness().agents().task_recovery_policy(view).await {
             Ok(p) => p.answer_dialogs,
             Err(err) => return ended(Outcome::Retry(err.client_message()), None),
         };

@@ -31,6 +31,7 @@ impl Terminals {
             // A person at the keyboard acts first: Harness's own planned
             // actions for the agent are off.
             self.harness()
+                .agents()
                 .cancel_agent_actions(&task_id, "a person typed into the terminal")
                 .await?;
         }

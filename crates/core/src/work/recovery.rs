@@ -137,7 +137,7 @@ impl Cluster<'_> {
             }
             Kind::AgentActions => {
                 if let Some(a) = self.h.store().get_action(id).await? {
-                    self.h.action_changed(&a);
+                    self.h.agents().action_changed(&a);
                 }
             }
             // Replies and the inbox's events publish no change of their rows.

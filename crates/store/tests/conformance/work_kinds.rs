@@ -357,6 +357,7 @@ impl WorkKind {
                 .collect(),
             Self::Inbox => self.claim_at(h, lease, Utc::now()).await,
             Self::AgentActions => h
+                .agents()
                 .settle_and_claim_actions(
                     &lease.owner,
                     &h.config().node_id,
@@ -516,7 +517,9 @@ impl Work {
                 let row = rows.iter().find(|r| r.id == self.id).expect("the event");
                 event_view(row)
             }
-            WorkKind::AgentActions => action_view(&h.agent_action(&self.id).await.unwrap()),
+            WorkKind::AgentActions => {
+                action_view(&h.agents().agent_action(&self.id).await.unwrap())
+            }
         }
     }
 
@@ -596,16 +599,17 @@ impl Work {
                     .unwrap();
             }
             Row::A(a) => {
-                h.settle_and_claim_actions(
-                    &lease.owner,
-                    &h.config().node_id,
-                    vec![(a.clone(), ActionOutcome::of(outcome))],
-                    Vec::new(),
-                    chrono_ttl(lease),
-                    0,
-                )
-                .await
-                .unwrap();
+                h.agents()
+                    .settle_and_claim_actions(
+                        &lease.owner,
+                        &h.config().node_id,
+                        vec![(a.clone(), ActionOutcome::of(outcome))],
+                        Vec::new(),
+                        chrono_ttl(lease),
+                        0,
+                    )
+                    .await
+                    .unwrap();
             }
             // A claim's outcome is its batch: done = stored (again: the
             // same batch); anything else gives the claim back.
@@ -652,16 +656,17 @@ impl Work {
             }
             WorkKind::Inbox => self.release_with(h, lease, row, "released").await,
             WorkKind::AgentActions => {
-                h.settle_and_claim_actions(
-                    &lease.owner,
-                    &h.config().node_id,
-                    Vec::new(),
-                    ids,
-                    chrono_ttl(lease),
-                    0,
-                )
-                .await
-                .unwrap();
+                h.agents()
+                    .settle_and_claim_actions(
+                        &lease.owner,
+                        &h.config().node_id,
+                        Vec::new(),
+                        ids,
+                        chrono_ttl(lease),
+                        0,
+                    )
+                    .await
+                    .unwrap();
             }
         }
     }
