@@ -62,6 +62,7 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     let delivery = s
         .running
         .harness
+        .deliveries()
         .delivery(up["deliveryId"].as_str().unwrap())
         .await
         .unwrap();
@@ -154,6 +155,7 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     let typed = s
         .running
         .harness
+        .deliveries()
         .delivery(retried["deliveryId"].as_str().unwrap())
         .await
         .unwrap();

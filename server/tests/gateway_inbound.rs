@@ -429,7 +429,13 @@ async fn a_continuation_is_the_owners_and_happens_once_per_platform_message() {
     let (is_error, via_tool) = tool(&s, &token, "continue_bound_task", body("42", "m1")).await;
     assert!(!is_error, "{via_tool}");
     assert_eq!(via_tool["deliveryId"], delivery.as_str());
-    let typed = s.running.harness.delivery(&delivery).await.unwrap();
+    let typed = s
+        .running
+        .harness
+        .deliveries()
+        .delivery(&delivery)
+        .await
+        .unwrap();
     assert!(
         typed.text.contains("continue from the failure"),
         "{typed:?}"

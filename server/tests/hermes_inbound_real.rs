@@ -397,7 +397,13 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
         String::new,
     )
     .await;
-    let deliveries = s.running.harness.task_deliveries(&task).await.unwrap();
+    let deliveries = s
+        .running
+        .harness
+        .deliveries()
+        .task_deliveries(&task)
+        .await
+        .unwrap();
     assert_eq!(deliveries.len(), 1, "{deliveries:?}");
     assert_eq!(deliveries[0].state, DeliveryState::Delivered);
     assert_eq!(deliveries[0].message_id.as_deref(), Some(ask_id.as_str()));

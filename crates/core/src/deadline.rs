@@ -36,7 +36,7 @@ impl Harness {
     pub async fn apply_default(&self, due: &DueDefault) -> CoreResult<Option<ReplyOutcome>> {
         let now = Utc::now();
         let delivery_id = ids::new_id();
-        let claim = self.handoff_claim(now);
+        let claim = self.deliveries().handoff_claim(now);
         let text = options::default_delivery_text(&due.default_label);
         let Some(answered) = self
             .store()

@@ -398,7 +398,7 @@ impl Harness {
         let events = self.subscribe();
         let delivery_id = ids::new_id();
         let now = Utc::now();
-        let claim = self.handoff_claim(now);
+        let claim = self.deliveries().handoff_claim(now);
         // The person wrote in the chat (reachability),
         // recorded with the answer; an answer on the web says nothing about
         // the chat.
@@ -460,9 +460,10 @@ impl Harness {
                         .await?
                 {
                     tracing::info!(delivery_id = %queued.id, "deduped reply: failed delivery queued again");
-                    self.delivery_changed(&queued);
-                    self.wake_deliveries();
+                    self.deliveries().delivery_changed(&queued);
+                    self.deliveries().wake_deliveries();
                     row = self
+                        .deliveries()
                         .wait_delivery(&queued.id, self.config().delivery_wait, events)
                         .await?
                         .or(Some(queued));
@@ -523,13 +524,14 @@ impl Harness {
         };
         let row = match (&answered.delivery, events) {
             (Some(queued), Some(events)) => {
-                self.queued(queued);
-                self.wait_delivery(&queued.id, self.config().delivery_wait, events)
+                self.deliveries().queued(queued);
+                self.deliveries()
+                    .wait_delivery(&queued.id, self.config().delivery_wait, events)
                     .await?
                     .or_else(|| Some(queued.clone()))
             }
             (Some(queued), None) => {
-                self.queued(queued);
+                self.deliveries().queued(queued);
                 Some(queued.clone())
             }
             (None, _) => None,

@@ -346,4 +346,10 @@ impl Harness {
     pub fn agents(&self) -> crate::agent_actions::Agents<'_> {
         crate::agent_actions::Agents { h: self }
     }
+
+    /// Deliveries into agents' terminals and the parent's inbox
+    /// (`crate::deliveries` and the modules it lists).
+    pub fn deliveries(&self) -> crate::deliveries::Deliveries<'_> {
+        crate::deliveries::Deliveries { h: self }
+    }
 }

@@ -133,6 +133,7 @@ impl Terminals {
     async fn type_for(&self, a: &AgentAction, text: &str) -> ActionOutcome {
         match self
             .harness()
+            .deliveries()
             .enqueue_input(&a.task_id, text, true, &delivery_key(&a.id))
             .await
         {
@@ -263,6 +264,7 @@ impl Terminals {
                     }
                     match self
                         .harness()
+                        .deliveries()
                         .enqueue_input(&a.task_id, plan::CONTINUE, true, &delivery_key(&a.id))
                         .await
                     {

@@ -15,7 +15,7 @@
 //!   working directory (`.harness-active` gone: no plan task left to do).
 //! - **The parent** of a derived task: an event in its inbox when its agent
 //!   is logged out, stalled, usage-limited or erroring after its retries
-//!   (exits reach it as before, `Harness::record_child_exit`).
+//!   (exits reach it as before, `Deliveries::record_child_exit`).
 //! - An attended task is never pushed; an execution a person stopped (or a
 //!   newer start superseded) says nothing.
 

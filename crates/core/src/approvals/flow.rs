@@ -543,8 +543,8 @@ impl Approvals<'_> {
         let delivery = match done.delivery {
             Some((row, created)) => {
                 if created {
-                    self.h.delivery_changed(&row);
-                    self.h.wake_deliveries();
+                    self.h.deliveries().delivery_changed(&row);
+                    self.h.deliveries().wake_deliveries();
                 }
                 Some(row)
             }

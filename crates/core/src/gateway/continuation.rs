@@ -399,6 +399,7 @@ impl Gateway<'_> {
             .await?;
         match self
             .h
+            .deliveries()
             .enqueue_child_input(task_id, &text, true, &claimed.id)
             .await
         {

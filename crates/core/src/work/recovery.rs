@@ -127,7 +127,7 @@ impl Cluster<'_> {
         match kind {
             Kind::Deliveries => {
                 if let Some(d) = self.h.store().get_delivery(id).await? {
-                    self.h.delivery_changed(&d);
+                    self.h.deliveries().delivery_changed(&d);
                 }
             }
             Kind::Outbox => {

@@ -288,7 +288,7 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
         .await
         .unwrap();
     assert_eq!(out.paused, vec![exec.id.clone()], "the child is parked");
-    let inbox = h.inbox(&parent).await.unwrap();
+    let inbox = h.deliveries().inbox(&parent).await.unwrap();
     assert_eq!(inbox.events.len(), 1);
     let e = &inbox.events[0];
     assert_eq!(e.kind, EventKind::ChildDecisionRequired);
@@ -302,12 +302,13 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
     assert_eq!(e.payload["requestId"], json!(out.request_id));
     // The child's turn end right after: already reported, nothing added.
     let end = h
+        .deliveries()
         .record_turn_end(&child, &exec.id, None, Some("turn-1"), Some("asked"))
         .await
         .unwrap();
     assert!(end.deduped, "{end:?}");
     assert_eq!(end.event_id.as_deref(), Some(e.id.as_str()));
-    assert_eq!(h.inbox(&parent).await.unwrap().events.len(), 1);
+    assert_eq!(h.deliveries().inbox(&parent).await.unwrap().events.len(), 1);
 
     // A task without a parent: an ask, no inbox event anywhere.
     let root = task(&h, None).await;
@@ -346,5 +347,5 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
         .await
         .is_err()
     );
-    assert_eq!(h.inbox(&parent).await.unwrap().events.len(), 1);
+    assert_eq!(h.deliveries().inbox(&parent).await.unwrap().events.len(), 1);
 }

@@ -292,13 +292,23 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
         "never again by itself"
     );
     // The two manual actions.
-    assert!(a.harness.mark_delivered(&row.id).await.is_ok());
-    let err = a.harness.mark_delivered(&row.id).await.unwrap_err();
+    assert!(a.harness.deliveries().mark_delivered(&row.id).await.is_ok());
+    let err = a
+        .harness
+        .deliveries()
+        .mark_delivered(&row.id)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, harness_core::CoreError::Conflict(_)),
         "{err:?}"
     );
-    let err = a.harness.retry_delivery(&row.id).await.unwrap_err();
+    let err = a
+        .harness
+        .deliveries()
+        .retry_delivery(&row.id)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, harness_core::CoreError::Conflict(_)),
         "DELIVERED stays"
@@ -372,7 +382,12 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
             .rows
             .is_empty()
     );
-    let again = a.harness.retry_delivery(&row.id).await.unwrap();
+    let again = a
+        .harness
+        .deliveries()
+        .retry_delivery(&row.id)
+        .await
+        .unwrap();
     assert_eq!(again.state, DeliveryState::Queued);
     assert_eq!(again.attempts, 4, "attempts are kept");
 }

@@ -172,6 +172,7 @@ impl WorkKind {
         match self {
             Self::Deliveries => {
                 let (row, created) = h
+                    .deliveries()
                     .enqueue_input(&task().await, "hello", true, key)
                     .await
                     .unwrap();
@@ -327,6 +328,7 @@ impl WorkKind {
     pub async fn claim(self, h: &Harness, lease: &Lease) -> Vec<Row> {
         match self {
             Self::Deliveries => h
+                .deliveries()
                 .claim_deliveries(lease, 100)
                 .await
                 .unwrap()
@@ -413,7 +415,7 @@ impl WorkKind {
             // The inbox worker's claim: each parent with due events.
             Self::Inbox => {
                 let mut rows = Vec::new();
-                for parent in h.inbox_parents_pending().await.unwrap() {
+                for parent in h.deliveries().inbox_parents_pending().await.unwrap() {
                     let token = ids::new_id();
                     let claimed = h
                         .store()
@@ -503,7 +505,9 @@ impl Work {
 
     pub async fn view(&self, h: &Harness) -> View {
         match self.kind {
-            WorkKind::Deliveries => delivery_view(&h.delivery(&self.id).await.unwrap()),
+            WorkKind::Deliveries => {
+                delivery_view(&h.deliveries().delivery(&self.id).await.unwrap())
+            }
             WorkKind::Outbox => outbound_view(&h.outbox().outbound(&self.id).await.unwrap()),
             WorkKind::GatewayReplies => {
                 let inbound = self.group.as_deref().unwrap_or_default();
@@ -530,6 +534,7 @@ impl Work {
     pub async fn start(&self, h: &Harness, row: &Row, lease: &Lease) -> bool {
         match row {
             Row::D(d) => h
+                .deliveries()
                 .advance_delivery(d, lease, DeliveryState::Writing)
                 .await
                 .unwrap(),
@@ -570,7 +575,10 @@ impl Work {
     pub async fn settle(&self, h: &Harness, row: &Row, lease: &Lease, outcome: Outcome) {
         match row {
             Row::D(d) => {
-                h.settle_delivery(d, lease, &outcome).await.unwrap();
+                h.deliveries()
+                    .settle_delivery(d, lease, &outcome)
+                    .await
+                    .unwrap();
             }
             Row::O(o) => {
                 h.outbox()
@@ -638,7 +646,8 @@ impl Work {
         let ids = vec![self.id.clone()];
         match self.kind {
             WorkKind::Deliveries => {
-                h.settle_and_claim_deliveries(lease, Vec::new(), ids, 0)
+                h.deliveries()
+                    .settle_and_claim_deliveries(lease, Vec::new(), ids, 0)
                     .await
                     .unwrap();
             }
@@ -674,7 +683,11 @@ impl Work {
     /// A person's "try again" (FAILED or DEAD; a delivery also UNVERIFIED).
     pub async fn retry(&self, h: &Harness) -> CoreResult<View> {
         match self.kind {
-            WorkKind::Deliveries => h.retry_delivery(&self.id).await.map(|r| delivery_view(&r)),
+            WorkKind::Deliveries => h
+                .deliveries()
+                .retry_delivery(&self.id)
+                .await
+                .map(|r| delivery_view(&r)),
             WorkKind::Outbox => h
                 .outbox()
                 .retry_outbound(&self.id)
@@ -697,7 +710,11 @@ impl Work {
     /// A person's "mark as delivered" (UNVERIFIED only).
     pub async fn mark_delivered(&self, h: &Harness) -> CoreResult<View> {
         match self.kind {
-            WorkKind::Deliveries => h.mark_delivered(&self.id).await.map(|r| delivery_view(&r)),
+            WorkKind::Deliveries => h
+                .deliveries()
+                .mark_delivered(&self.id)
+                .await
+                .map(|r| delivery_view(&r)),
             WorkKind::Outbox => h
                 .outbox()
                 .mark_outbound_delivered(&self.id)
