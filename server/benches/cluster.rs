@@ -8,7 +8,7 @@
 //!
 //! - **raw**: one-row `BEGIN; INSERT; COMMIT` transactions on one
 //!   connection (`support::PgRaw`);
-//! - **asks**: `k` callers, one per node, each `Harness::ask` in a loop on
+//! - **asks**: `k` callers, one per node, each `Asks::ask` in a loop on
 //!   its node's own tasks (insert + supersede + park, one transaction);
 //!   the total rate;
 //! - **outbox**: rows queued first, then one sender per node (as the server
@@ -53,7 +53,8 @@ async fn node(dir: &std::path::Path, url: &str) -> anyhow::Result<harness_server
 /// `n` asks from one caller on `h`, round-robin over `tasks`.
 async fn asks(h: Harness, tasks: Vec<String>, n: usize) -> anyhow::Result<()> {
     for i in 0..n {
-        h.ask(&tasks[i % tasks.len()], Some("Which option?"))
+        h.asks()
+            .ask(&tasks[i % tasks.len()], Some("Which option?"))
             .await?;
     }
     Ok(())

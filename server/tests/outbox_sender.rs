@@ -106,7 +106,7 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     }
     // Sent questions are OPEN asks (the last one of each task stands).
     for t in &tasks {
-        let pending = h.pending(t).await.unwrap();
+        let pending = h.asks().pending(t).await.unwrap();
         let asked = (0..n).any(|i| i % 7 == 0 && i % 10 != 0 && tasks[i % tasks.len()] == *t);
         assert_eq!(pending.pending, asked, "task {t}");
     }

@@ -128,7 +128,7 @@ impl Agents<'_> {
     ) -> CoreResult<AgentStateWritten> {
         let view = self.h.tasks().get_task(&change.task_id).await?;
         // Nothing read off the screen goes further unredacted.
-        let secrets = self.h.agent_secrets(&view.task);
+        let secrets = self.h.asks().agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let change = &redacted_change(change, &secrets);
         let record = redacted_record(change, &secrets);
@@ -213,7 +213,7 @@ impl Agents<'_> {
         if !view.task.unattended {
             return Ok(None);
         }
-        let secrets = self.h.agent_secrets(&view.task);
+        let secrets = self.h.asks().agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let record = redacted_record(change, &secrets);
         let channel = self.h.approvals().person_channel(&view.task).await;

@@ -160,7 +160,7 @@ impl Deliveries<'_> {
                 if d.state == DeliveryState::Delivered {
                     tracing::info!(delivery_id = %d.id, task_id = %d.task_id, "delivered");
                     // The question's receipt: the screen a few seconds later.
-                    self.h.answer_typed(d);
+                    self.h.asks().answer_typed(d);
                 }
                 self.delivery_changed(d);
             }

@@ -196,7 +196,7 @@ impl Deliveries<'_> {
         };
         // An OPEN ask at turn end is a decision the parent must make (the ask stays OPEN).
         let pending = if view.open_ask {
-            Some(self.h.pending(&view.task.id).await?)
+            Some(self.h.asks().pending(&view.task.id).await?)
         } else {
             None
         };

@@ -352,4 +352,10 @@ impl Harness {
     pub fn deliveries(&self) -> crate::deliveries::Deliveries<'_> {
         crate::deliveries::Deliveries { h: self }
     }
+
+    /// Asks and notes to a person, their answers, deadlines, reminders and
+    /// escalation (`crate::asks` lists the modules).
+    pub fn asks(&self) -> crate::asks::Asks<'_> {
+        crate::asks::Asks { h: self }
+    }
 }

@@ -38,6 +38,7 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         let out = self
             .harness
+            .asks()
             .ask_keyed(
                 &task_id,
                 a.question.as_deref(),
@@ -67,7 +68,11 @@ impl HarnessMcp {
         Parameters(a): Parameters<NotifyArgs>,
     ) -> Result<Json<NotifyOut>, ToolError> {
         let task_id = who.bind_task(a.task_id.as_deref())?;
-        let message = self.harness.notify(&task_id, a.message.as_deref()).await?;
+        let message = self
+            .harness
+            .asks()
+            .notify(&task_id, a.message.as_deref())
+            .await?;
         Ok(Json(NotifyOut {
             ok: true,
             message_id: message.id,
@@ -87,6 +92,7 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness
+            .asks()
             .reply_from(
                 &person,
                 &task_id,

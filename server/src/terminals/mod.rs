@@ -493,7 +493,7 @@ impl Terminals {
                 )
                 .await?;
         }
-        h.cancel_open_asks(&view.task.id).await?;
+        h.asks().cancel_open_asks(&view.task.id).await?;
         h.agents()
             .cancel_agent_actions(&view.task.id, "a person stopped the agent")
             .await?;

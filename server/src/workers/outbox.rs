@@ -260,7 +260,7 @@ impl Queue for OutboxQueue {
         async move {
             // A reminder leased ahead while its ask was answered: not sent
             // (before the started mark, so it never counts as started).
-            if let Some(why) = h.skip_before_send(&row).await {
+            if let Some(why) = h.asks().skip_before_send(&row).await {
                 tracing::info!(outbound_id = %row.id, "outbound skipped: {why}");
                 return Some(SendOutcome::Skipped(why));
             }

@@ -284,6 +284,7 @@ impl Approvals<'_> {
                 // its approval row are one transaction.
                 let mut prepared = self
                     .h
+                    .asks()
                     .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
                 // The parent's prompt says it is an approval: not the
@@ -338,6 +339,7 @@ impl Approvals<'_> {
                     self.h.outbox().wake_outbox();
                 }
                 self.h
+                    .asks()
                     .native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
                     .await?;
                 tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");

@@ -15,7 +15,7 @@
 //! reminders also go during quiet hours) — with [`reminder_text`], until
 //! it is decided, cancelled or expired. The decision drops the push and
 //! the reminders not sent yet in its own transaction; a row leased ahead
-//! is skipped right before its send (`Harness::skip_before_send`).
+//! is skipped right before its send (`Asks::skip_before_send`).
 
 use crate::approvals::Approvals;
 use chrono::Utc;

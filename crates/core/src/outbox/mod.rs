@@ -357,7 +357,7 @@ impl Outbox<'_> {
         // chat gets it only from a target that allows it. Added after the
         // dedup key: a retry with another screen is the same push.
         let evidence = if expect_reply {
-            self.h.evidence_now(&task_id).await
+            self.h.asks().evidence_now(&task_id).await
         } else {
             None
         };

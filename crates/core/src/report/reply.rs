@@ -303,6 +303,7 @@ impl Reports<'_> {
         match answered {
             Some(a) => {
                 self.h
+                    .asks()
                     .answered(a, None)
                     .await
                     .map_err(|e| Said::Failed(format!("answered, but: {e}")))?;

@@ -248,7 +248,7 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
     };
     let (reader, writer) = (open().await, open().await);
     assert!(reader.settings().notify_targets().await.unwrap().is_empty());
-    assert!(reader.no_channel_configured().await.unwrap());
+    assert!(reader.asks().no_channel_configured().await.unwrap());
     let hermes = NotifyTarget {
         id: None,
         label: "team".into(),

@@ -61,8 +61,9 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
     let h = &a.harness;
     // Never ran: nothing to type into, no row.
     let idle = task(h).await;
-    h.ask(&idle, Some("Q?")).await.unwrap();
+    h.asks().ask(&idle, Some("Q?")).await.unwrap();
     let out = h
+        .asks()
         .reply(&harness_core::auth::Person::admin(), &idle, Some("A"), true)
         .await
         .unwrap();
@@ -70,8 +71,9 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
 
     let t = task(h).await;
     h.tasks().begin_execution(&t).await.unwrap();
-    let ask = h.ask(&t, Some("Which one?")).await.unwrap();
+    let ask = h.asks().ask(&t, Some("Which one?")).await.unwrap();
     let out = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -99,6 +101,7 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
     assert_eq!(row.text, "the second");
     // A deduped repeat neither queues nor resets anything.
     let again = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,

@@ -238,7 +238,11 @@ pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b:
             .unwrap()
             .is_empty()
     );
-    let why = h.skip_before_send(&leased[0]).await.expect("skipped");
+    let why = h
+        .asks()
+        .skip_before_send(&leased[0])
+        .await
+        .expect("skipped");
     let done = h
         .outbox()
         .finish_send(&leased[0], OWNER, SendOutcome::Skipped(why))

@@ -148,7 +148,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .task
         .id;
     a.tasks().begin_execution(&t).await.unwrap();
-    a.ask(&t, Some("Still there?")).await.unwrap();
+    a.asks().ask(&t, Some("Still there?")).await.unwrap();
     // Two deliveries for its terminal: one caught mid-write, one queued.
     let input = |key: &str| NewInput {
         id: ids::new_id(),
@@ -266,7 +266,10 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     let view = y.get_task(&t).await.unwrap().unwrap();
     let execution = view.execution.unwrap();
     assert_eq!(execution.status, ExecutionStatus::Failed);
-    assert!(hy.pending(&t).await.unwrap().pending, "the ask stays OPEN");
+    assert!(
+        hy.asks().pending(&t).await.unwrap().pending,
+        "the ask stays OPEN"
+    );
     let w = y.get_delivery(&writing.id).await.unwrap().unwrap();
     assert_eq!(w.state, DeliveryState::Unverified);
     let q = y.get_delivery(&queued.id).await.unwrap().unwrap();

@@ -132,7 +132,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     configured(&h).await;
     let t = task(&h).await;
     let exec = h.tasks().begin_execution(&t).await.unwrap();
-    let old = h.ask(&t, Some("older question")).await.unwrap();
+    let old = h.asks().ask(&t, Some("older question")).await.unwrap();
     h.store().resume_executions(&t).await.unwrap();
 
     let out = h
@@ -160,7 +160,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
         format!("Fix CI\n\nPostgres or SQLite?\n\nTask ID: [[tower:task={t}]]")
     );
     // Not pending yet: the older ask is still the OPEN one.
-    assert!(h.pending(&t).await.unwrap().pending);
+    assert!(h.asks().pending(&t).await.unwrap().pending);
 
     let claimed = claim_one(&h, Utc::now()).await;
     assert_eq!(
@@ -176,7 +176,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     assert_eq!(done.state, OutboundState::Delivered);
     assert_eq!(done.platform.as_deref(), Some("feishu"));
     assert!(done.delivered_at.is_some() && done.lease_owner.is_none());
-    let pending = h.pending(&t).await.unwrap();
+    let pending = h.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), out.message_id.as_deref());
     let older = h
         .store()
@@ -264,7 +264,7 @@ pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(
             .unwrap()
             .unwrap();
     }
-    let open = h.pending(&t).await.unwrap();
+    let open = h.asks().pending(&t).await.unwrap();
     let p3 = h
         .outbox()
         .push_to_human(push(&t, "same", true))
@@ -274,23 +274,25 @@ pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(
     assert_eq!(p3.outbound_id, p1.outbound_id);
     // Answer the ask (whichever is OPEN now): a new lifecycle for the content.
     assert!(open.pending);
-    h.reply(
-        &harness_core::auth::Person::admin(),
-        &t,
-        Some("answer"),
-        false,
-    )
-    .await
-    .unwrap();
-    if h.pending(&t).await.unwrap().pending {
-        h.reply(
+    h.asks()
+        .reply(
             &harness_core::auth::Person::admin(),
             &t,
-            Some("answer 2"),
+            Some("answer"),
             false,
         )
         .await
         .unwrap();
+    if h.asks().pending(&t).await.unwrap().pending {
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some("answer 2"),
+                false,
+            )
+            .await
+            .unwrap();
     }
     let p4 = h
         .outbox()
@@ -461,7 +463,7 @@ pub async fn unverified_is_never_resent_and_can_be_marked_delivered(b: &Backend)
     assert_eq!(done.state, OutboundState::SentUnverified);
     assert_eq!(done.last_error.as_deref(), Some("exit 0 without id"));
     assert!(
-        h.pending(&t).await.unwrap().pending,
+        h.asks().pending(&t).await.unwrap().pending,
         "the ask is OPEN anyway"
     );
     let far = Utc::now() + Duration::days(1);
@@ -542,7 +544,7 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let row = h.outbox().outbound(&rows[0].id).await.unwrap();
     assert_eq!(row.state, OutboundState::SentUnverified);
     assert!(
-        h.pending(&t).await.unwrap().pending,
+        h.asks().pending(&t).await.unwrap().pending,
         "activated: the ask is OPEN"
     );
     // The original sender finishing late loses.
@@ -672,6 +674,7 @@ pub async fn concurrent_enqueues_of_one_key_make_one_row(b: &Backend) {
     let all = ha.outbox().list_outbound(Some(&t), 100).await.unwrap();
     assert_eq!(all.len(), 2);
     let page = ha
+        .asks()
         .list_messages(harness_core::model::MessageQuery {
             view: harness_core::model::MessageView::All,
             limit: 100,

@@ -108,7 +108,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     // Task A: a RUNNING execution with an older OPEN ask, and a pushed ask.
     let a = task(&h, "A").await;
     let exec = h.tasks().begin_execution(&a).await.unwrap();
-    let older = h.ask(&a, Some("older question")).await.unwrap();
+    let older = h.asks().ask(&a, Some("older question")).await.unwrap();
     h.store().resume_executions(&a).await.unwrap();
     let ask_a = push(&h, &a, "Postgres or SQLite?", true).await;
     // Task B: a notify that fails; task C: a notify sent without an id.
@@ -242,7 +242,7 @@ pub async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open(b: &
     );
     assert_eq!(message_state(&h, &one).await, MessageState::Cancelled);
     assert_eq!(message_state(&h, &two).await, MessageState::Open);
-    let pending = h.pending(&t).await.unwrap();
+    let pending = h.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id, two.message_id);
     // The lease is taken once, after both.
     assert_eq!(

@@ -365,6 +365,7 @@ pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &B
         .unwrap()
         .unwrap();
     let queued = h
+        .asks()
         .send_due_reminders(Utc::now() + Duration::minutes(61))
         .await
         .unwrap();
