@@ -9,7 +9,7 @@
 //!
 //! Per backend a server is launched (`harness_server::launch`, the store
 //! the binary would open), 64 tasks are given a running execution, and
-//! rounds of raw commits and of `Harness::ask` (insert + supersede + park,
+//! rounds of raw commits and of `Asks::ask` (insert + supersede + park,
 //! one transaction) alternate so that a busy neighbour on this 2-core
 //! machine skews both alike; the median round's ratio is reported against
 //! the target core ≥ 0.5 × raw. The PostgreSQL server is
@@ -79,7 +79,8 @@ async fn measure(
     let mut core_round = async |count: usize| -> anyhow::Result<f64> {
         let start = Instant::now();
         for _ in 0..count {
-            h.ask(&tasks[asked % tasks.len()], Some("Which option?"))
+            h.asks()
+                .ask(&tasks[asked % tasks.len()], Some("Which option?"))
                 .await?;
             asked += 1;
         }

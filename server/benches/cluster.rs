@@ -8,7 +8,7 @@
 //!
 //! - **raw**: one-row `BEGIN; INSERT; COMMIT` transactions on one
 //!   connection (`support::PgRaw`);
-//! - **asks**: `k` callers, one per node, each `Harness::ask` in a loop on
+//! - **asks**: `k` callers, one per node, each `Asks::ask` in a loop on
 //!   its node's own tasks (insert + supersede + park, one transaction);
 //!   the total rate;
 //! - **outbox**: rows queued first, then one sender per node (as the server
@@ -53,7 +53,8 @@ async fn node(dir: &std::path::Path, url: &str) -> anyhow::Result<harness_server
 /// `n` asks from one caller on `h`, round-robin over `tasks`.
 async fn asks(h: Harness, tasks: Vec<String>, n: usize) -> anyhow::Result<()> {
     for i in 0..n {
-        h.ask(&tasks[i % tasks.len()], Some("Which option?"))
+        h.asks()
+            .ask(&tasks[i % tasks.len()], Some("Which option?"))
             .await?;
     }
     Ok(())
@@ -62,14 +63,15 @@ async fn asks(h: Harness, tasks: Vec<String>, n: usize) -> anyhow::Result<()> {
 /// `m` outbound rows queued on `h` (not timed), tagged `tag`.
 async fn queue(h: &Harness, task: &str, m: usize, tag: &str) -> anyhow::Result<()> {
     for i in 0..m {
-        h.push_to_human(PushInput {
-            task_id: Some(task.to_string()),
-            message: Some(format!("{tag} {i}")),
-            scope: Some("work".into()),
-            expect_reply: Some(false),
-            ..Default::default()
-        })
-        .await?;
+        h.outbox()
+            .push_to_human(PushInput {
+                task_id: Some(task.to_string()),
+                message: Some(format!("{tag} {i}")),
+                scope: Some("work".into()),
+                expect_reply: Some(false),
+                ..Default::default()
+            })
+            .await?;
     }
     Ok(())
 }
@@ -208,6 +210,7 @@ async fn bench(url: &str, n: usize, m: usize) -> anyhow::Result<Vec<Row>> {
         ))?])
         .await?;
     first
+        .outbox()
         .set_gateway_config(serde_json::from_value(json!(
             {"openclaw": {"cliPath": DOUBLE, "env": {"GATEWAY_DOUBLE_MODE": "noop"}}}
         ))?)

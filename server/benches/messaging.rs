@@ -2,7 +2,7 @@
 //!
 //! - raw SQLite: one-row `BEGIN IMMEDIATE; INSERT; COMMIT` transactions on the
 //!   same disk with the same pragmas (WAL, synchronous=NORMAL) — the ceiling;
-//! - asks/s through the core directly (`Harness::ask`, one transaction each),
+//! - asks/s through the core directly (`Asks::ask`, one transaction each),
 //!   interleaved with the raw commits in rounds (median round reported) so a
 //!   busy neighbour on this 2-core machine skews both alike;
 //! - asks/s through the REST API (`POST /api/internal/harness/ask`, real HTTP);
@@ -70,7 +70,8 @@ async fn run() -> anyhow::Result<()> {
     let mut core_round = async |count: usize| -> anyhow::Result<f64> {
         let start = Instant::now();
         for _ in 0..count {
-            h.ask(&tasks[asked % tasks.len()], Some("Which option?"))
+            h.asks()
+                .ask(&tasks[asked % tasks.len()], Some("Which option?"))
                 .await?;
             asked += 1;
         }
@@ -108,7 +109,7 @@ async fn run() -> anyhow::Result<()> {
     let mut latencies = Vec::with_capacity(n);
     for i in 0..n {
         let task = &tasks[i % tasks.len()];
-        h.ask(task, Some("Proceed?")).await?;
+        h.asks().ask(task, Some("Proceed?")).await?;
         let start = Instant::now();
         let resp = client
             .post(&reply_url)

@@ -161,10 +161,11 @@ async fn set_mode(h: &Harness, mode: &str, record: Option<&Path>) -> anyhow::Res
     if let Some(r) = record {
         env["GATEWAY_DOUBLE_RECORD"] = json!(r);
     }
-    h.set_gateway_config(serde_json::from_value(
-        json!({"openclaw": {"cliPath": DOUBLE, "env": env}}),
-    )?)
-    .await?;
+    h.outbox()
+        .set_gateway_config(serde_json::from_value(
+            json!({"openclaw": {"cliPath": DOUBLE, "env": env}}),
+        )?)
+        .await?;
     Ok(())
 }
 
@@ -186,7 +187,10 @@ async fn enqueue(h: &Harness, task: &str, n: usize, tag: &str) -> anyhow::Result
         set.spawn(async move {
             let mut ids = Vec::new();
             for i in (c..n).step_by(8) {
-                let out = h.push_to_human(push(&task, format!("{tag} {i}"))).await?;
+                let out = h
+                    .outbox()
+                    .push_to_human(push(&task, format!("{tag} {i}")))
+                    .await?;
                 ids.push(out.outbound_id);
             }
             anyhow::Ok(ids)
@@ -228,7 +232,7 @@ async fn wait_attempted(
             Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
                 let mut ended = Vec::new();
                 for id in &waiting {
-                    if h.outbound(id).await?.state.attempted() {
+                    if h.outbox().outbound(id).await?.state.attempted() {
                         ended.push(*id);
                     }
                 }
@@ -249,7 +253,7 @@ async fn wait_attempted(
 async fn attempted(h: &Harness, ids: &[String]) -> anyhow::Result<usize> {
     let mut delivered = 0;
     for id in ids {
-        let row = h.outbound(id).await?;
+        let row = h.outbox().outbound(id).await?;
         anyhow::ensure!(row.state.attempted(), "{id} was not attempted");
         delivered += usize::from(row.state.as_str() == "DELIVERED");
     }
@@ -339,10 +343,10 @@ async fn latency(
     for i in 0..samples {
         let before = SystemTime::now().duration_since(UNIX_EPOCH)?;
         let text = format!("latency {i}");
-        let out = h.push_to_human(push(task, text.clone())).await?;
+        let out = h.outbox().push_to_human(push(task, text.clone())).await?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let row = h.outbound(&out.outbound_id).await?;
+            let row = h.outbox().outbound(&out.outbound_id).await?;
             if row.state.attempted() {
                 break;
             }

@@ -113,14 +113,16 @@ async fn run() -> anyhow::Result<()> {
                 let task = &tasks[i % TASKS];
                 let round = i / TASKS;
                 if round % 50 == 49 {
-                    h.ask(
-                        task,
-                        Some(&format!("Question {i}: proceed with step {}?", i % 13)),
-                    )
-                    .await?;
+                    h.asks()
+                        .ask(
+                            task,
+                            Some(&format!("Question {i}: proceed with step {}?", i % 13)),
+                        )
+                        .await?;
                     if round % 100 == 49 {
                         // Another worker may have superseded this ask.
                         match h
+                            .asks()
                             .reply(
                                 &harness_core::auth::Person::admin(),
                                 task,
@@ -134,15 +136,16 @@ async fn run() -> anyhow::Result<()> {
                         }
                     }
                 } else {
-                    h.notify(
-                        task,
-                        Some(&format!(
-                            "Progress {i}: step {} of 13 done, {} files changed, tests green.",
-                            i % 13,
-                            i % 97
-                        )),
-                    )
-                    .await?;
+                    h.asks()
+                        .notify(
+                            task,
+                            Some(&format!(
+                                "Progress {i}: step {} of 13 done, {} files changed, tests green.",
+                                i % 13,
+                                i % 97
+                            )),
+                        )
+                        .await?;
                 }
             }
             anyhow::Ok(())
@@ -155,19 +158,20 @@ async fn run() -> anyhow::Result<()> {
     // The workers interleave, so end with one open question per task: the
     // pending view then has 100 rows (two pages).
     for task in &tasks {
-        h.ask(task, Some("Final check: ship it?")).await?;
+        h.asks().ask(task, Some("Final check: ship it?")).await?;
     }
     println!(
         "inserted {total} messages through the core in {:.1} s ({:.0}/s); {} pending",
         insert.as_secs_f64(),
         total as f64 / insert.as_secs_f64(),
-        h.pending_count().await?
+        h.asks().pending_count().await?
     );
 
     // A cursor deep in the list: the keyset position after ~half the rows.
     let mut cursor = None;
     for _ in 0..(total / 2 / 500).max(1) {
         let page = h
+            .asks()
             .list_messages(MessageQuery {
                 view: MessageView::All,
                 cursor: cursor

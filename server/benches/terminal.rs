@@ -268,6 +268,7 @@ async fn reply_latency(b: &Bench, samples: usize) -> anyhow::Result<Vec<Duration
     for i in 0..samples {
         b.server
             .harness
+            .asks()
             .ask(&id, Some("Proceed?"))
             .await
             .context("ask")?;

@@ -75,7 +75,7 @@ impl FromRequestParts<AppState> for Caller {
                 "missing credential: send Authorization: Bearer <token>".into(),
             )
         })?;
-        let identity = state.harness.authenticate(token).await?;
+        let identity = state.harness.access().authenticate(token).await?;
         parts.extensions.insert(identity.clone());
         Ok(Self(identity))
     }

@@ -1,6 +1,6 @@
 //! Recovered on its own (`harness_core::agent_actions`): a real server with
 //! the agent double in real PTYs; each test reports the agent's state as
-//! the watcher would (`Harness::plan_recovery` with a `StateChange`) and
+//! the watcher would (`Agents::plan_recovery` with a `StateChange`) and
 //! watches what Harness then does in the terminal — "continue" typed once
 //! at a usage limit's reset, a crash restarted once with its session and
 //! then escalated at the cap, an overload loop continued after a doubling
@@ -170,7 +170,13 @@ async fn actions(s: &common::Server, task: &str) -> Vec<Value> {
 }
 
 async fn action_state(s: &common::Server, id: &str) -> ActionState {
-    s.running.harness.agent_action(id).await.unwrap().state
+    s.running
+        .harness
+        .agents()
+        .agent_action(id)
+        .await
+        .unwrap()
+        .state
 }
 
 async fn stop(s: &common::Server, task: &str) {
@@ -202,7 +208,7 @@ async fn a_usage_limit_is_woken_with_one_continue_at_its_reset() {
     let reset = ms(Utc::now() + chrono::Duration::seconds(8));
     c.reset_at = Some(reset);
     c.lines = vec!["  ⎿  You've hit your 5-hour limit · resets 12:26pm (UTC)".into()];
-    let plan = s.running.harness.plan_recovery(&c).await.unwrap();
+    let plan = s.running.harness.agents().plan_recovery(&c).await.unwrap();
     let action = plan.action.clone().expect("a wake-up is planned");
     assert!(plan.created);
     assert_eq!(plan.tell, Tell::WillResumeAt(reset), "told when it resumes");
@@ -214,6 +220,7 @@ async fn a_usage_limit_is_woken_with_one_continue_at_its_reset() {
     let again = s
         .running
         .harness
+        .agents()
         .plan_recovery(&StateChange {
             previous: None,
             at: Utc::now(),
@@ -254,7 +261,13 @@ async fn a_usage_limit_is_woken_with_one_continue_at_its_reset() {
         (action_state(&s, &action.id).await == ActionState::Done).then_some(())
     })
     .await;
-    let done = s.running.harness.agent_action(&action.id).await.unwrap();
+    let done = s
+        .running
+        .harness
+        .agents()
+        .agent_action(&action.id)
+        .await
+        .unwrap();
     let delivery = done.delivery_id.clone().expect("typed through a delivery");
     until(
         "the delivery delivered",
@@ -313,6 +326,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     let action = until("the restart planned", Duration::from_secs(20), || async {
         s.running
             .harness
+            .agents()
             .agent_actions(&t)
             .await
             .ok()?
@@ -344,7 +358,13 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
         || async { (continues(dir.path(), "crasher") == 1).then_some(()) },
     )
     .await;
-    let done = s.running.harness.agent_action(&action.id).await.unwrap();
+    let done = s
+        .running
+        .harness
+        .agents()
+        .agent_action(&action.id)
+        .await
+        .unwrap();
     assert_eq!(done.state, ActionState::Done);
     let second = done
         .started_execution_id
@@ -355,6 +375,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     let again = s
         .running
         .harness
+        .agents()
         .plan_recovery(&change(&t, &first, AgentState::Exited { code: 3 }))
         .await
         .unwrap();
@@ -383,6 +404,7 @@ async fn a_crash_mid_turn_is_restarted_once_with_its_session_then_escalated_at_t
     let capped = s
         .running
         .harness
+        .agents()
         .plan_recovery(&change(&t, &second, AgentState::Crashed { signal: 9 }))
         .await
         .unwrap();
@@ -423,11 +445,15 @@ async fn an_overload_loop_gets_continue_after_a_doubling_backoff_then_is_escalat
         of: Some(10),
         gave_up: false,
     };
-    let plan = h.plan_recovery(&change(&t, &exec, retrying)).await.unwrap();
+    let plan = h
+        .agents()
+        .plan_recovery(&change(&t, &exec, retrying))
+        .await
+        .unwrap();
     assert_eq!((plan.tell, plan.action), (Tell::Nothing, None));
     for (n, backoff) in [(1, 1), (2, 2)] {
         let c = change(&t, &exec, gave_up());
-        let plan = h.plan_recovery(&c).await.unwrap();
+        let plan = h.agents().plan_recovery(&c).await.unwrap();
         assert_eq!(plan.tell, Tell::Nothing);
         let action = plan.action.expect("a continue");
         assert_eq!(
@@ -446,6 +472,7 @@ async fn an_overload_loop_gets_continue_after_a_doubling_backoff_then_is_escalat
     }
     // The third loop within the hour: the cap (2) is reached — told.
     let plan = h
+        .agents()
         .plan_recovery(&change(&t, &exec, gave_up()))
         .await
         .unwrap();
@@ -477,7 +504,7 @@ async fn a_persons_reply_or_stop_before_the_due_time_cancels_the_action() {
     let h = &s.running.harness;
     let mut c = change(&t, &exec, AgentState::UsageLimited { reset: None });
     c.reset_at = Some(Utc::now() + chrono::Duration::seconds(4));
-    let action = h.plan_recovery(&c).await.unwrap().action.unwrap();
+    let action = h.agents().plan_recovery(&c).await.unwrap().action.unwrap();
     assert_eq!(action_state(&s, &action.id).await, ActionState::Pending);
     // The person answers first.
     let (st, out) = s
@@ -488,7 +515,7 @@ async fn a_persons_reply_or_stop_before_the_due_time_cancels_the_action() {
         )
         .await;
     assert_eq!(st, StatusCode::OK, "{out}");
-    let cancelled = h.agent_action(&action.id).await.unwrap();
+    let cancelled = h.agents().agent_action(&action.id).await.unwrap();
     assert_eq!(cancelled.state, ActionState::Cancelled);
     assert_eq!(cancelled.last_error.as_deref(), Some("a person replied"));
     until("the reply typed", Duration::from_secs(20), || async {
@@ -501,7 +528,7 @@ async fn a_persons_reply_or_stop_before_the_due_time_cancels_the_action() {
     // A later plan of the same kind, then Stop: cancelled as well.
     let mut c = change(&t, &exec, AgentState::UsageLimited { reset: None });
     c.reset_at = Some(Utc::now() + chrono::Duration::seconds(4));
-    let next = h.plan_recovery(&c).await.unwrap().action.unwrap();
+    let next = h.agents().plan_recovery(&c).await.unwrap().action.unwrap();
     assert_ne!(next.id, action.id, "a new episode");
     stop(&s, &t).await;
     assert_eq!(action_state(&s, &next.id).await, ActionState::Cancelled);
@@ -582,6 +609,7 @@ async fn a_clis_dialog_is_answered_with_the_key_of_the_option_that_keeps_the_mod
     let plan = s
         .running
         .harness
+        .agents()
         .plan_recovery(&change(&t, &exec, state))
         .await
         .unwrap();
@@ -599,7 +627,13 @@ async fn a_clis_dialog_is_answered_with_the_key_of_the_option_that_keeps_the_mod
     .await;
     assert_eq!(key, b"2", "one key, the option that keeps the model");
     let done = until("the action done", Duration::from_secs(10), || async {
-        let a = s.running.harness.agent_action(&action.id).await.unwrap();
+        let a = s
+            .running
+            .harness
+            .agents()
+            .agent_action(&action.id)
+            .await
+            .unwrap();
         (a.state == ActionState::Done).then_some(a)
     })
     .await;
@@ -616,6 +650,7 @@ async fn a_clis_dialog_is_answered_with_the_key_of_the_option_that_keeps_the_mod
     let plan = s
         .running
         .harness
+        .agents()
         .plan_recovery(&change(&t, &exec, question))
         .await
         .unwrap();

@@ -92,6 +92,7 @@ async fn a_crash_restarted_at_once_waits_for_its_exit_to_be_recorded() {
     let action = until("the restart done", Duration::from_secs(20), || async {
         s.running
             .harness
+            .agents()
             .agent_actions(&t)
             .await
             .ok()?
@@ -121,6 +122,7 @@ async fn a_crash_restarted_at_once_waits_for_its_exit_to_be_recorded() {
     let old = s
         .running
         .harness
+        .agents()
         .agent_state(&first)
         .await
         .unwrap()

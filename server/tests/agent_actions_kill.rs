@@ -106,6 +106,7 @@ async fn resume_across_a_kill(db: Option<&str>) {
     // At the millisecond precision the database keeps.
     let reset = chrono::DateTime::from_timestamp_millis(reset.timestamp_millis()).unwrap();
     let plan = h
+        .agents()
         .plan_recovery(&StateChange {
             task_id: t.clone(),
             execution_id: exec.clone(),
@@ -123,7 +124,7 @@ async fn resume_across_a_kill(db: Option<&str>) {
     // Killed while it waits for its time.
     life.kill();
     assert_eq!(
-        h.agent_action(&action.id).await.unwrap().state,
+        h.agents().agent_action(&action.id).await.unwrap().state,
         ActionState::Pending,
         "killed before it was due"
     );
@@ -140,7 +141,7 @@ async fn resume_across_a_kill(db: Option<&str>) {
         "typed at {typed_at}, before the reset {reset}"
     );
     let done = until("the action done", Duration::from_secs(10), || async {
-        let a = h.agent_action(&action.id).await.unwrap();
+        let a = h.agents().agent_action(&action.id).await.unwrap();
         (a.state == ActionState::Done).then_some(a)
     })
     .await;

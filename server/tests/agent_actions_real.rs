@@ -238,6 +238,7 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
     let action = until(30, "the watcher's wake-up", || async {
         s.running
             .harness
+            .agents()
             .agent_actions(&t)
             .await
             .ok()?
@@ -257,7 +258,13 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
         "{told}"
     );
     // Planning it again (a repeat of the change) finds the same action.
-    let plan = s.running.harness.plan_recovery(&change).await.unwrap();
+    let plan = s
+        .running
+        .harness
+        .agents()
+        .plan_recovery(&change)
+        .await
+        .unwrap();
     assert_eq!(plan.action.as_ref().map(|a| &a.id), Some(&action.id));
     assert!(!plan.created);
     assert_eq!(plan.tell, Tell::WillResumeAt(wake));
@@ -279,12 +286,18 @@ async fn real_codex_parked_at_its_usage_limit_is_woken_once_after_the_reset() {
         assert!(
             Instant::now() < deadline,
             "the agent did not carry on: {:?}\n{text}",
-            s.running.harness.agent_action(&action.id).await
+            s.running.harness.agents().agent_action(&action.id).await
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     assert!(Utc::now() >= wake);
-    let done = s.running.harness.agent_action(&action.id).await.unwrap();
+    let done = s
+        .running
+        .harness
+        .agents()
+        .agent_action(&action.id)
+        .await
+        .unwrap();
     assert_eq!(done.state, ActionState::Done, "{done:?}");
     assert_eq!(continues(&standin), 1, "woken once");
     assert_eq!(
@@ -354,7 +367,13 @@ async fn real_claude_code_waiting_for_its_reset_by_itself_is_left_alone_until_th
     .await;
     let _reaper = Reaper(vec![t.clone()]);
     let (change, reset_at) = limited(&s, Cli::Claude, &t, &exec).await;
-    let plan = s.running.harness.plan_recovery(&change).await.unwrap();
+    let plan = s
+        .running
+        .harness
+        .agents()
+        .plan_recovery(&change)
+        .await
+        .unwrap();
     let action = plan.action.expect("a check after the reset");
     assert_eq!(
         action.reason,
@@ -374,7 +393,13 @@ async fn real_claude_code_waiting_for_its_reset_by_itself_is_left_alone_until_th
     // The check ends DONE, or is cancelled when the watcher saw the agent
     // at work again before it was due (it carried on by itself).
     let done = until(200, "the check after the reset", || async {
-        let a = s.running.harness.agent_action(&action.id).await.unwrap();
+        let a = s
+            .running
+            .harness
+            .agents()
+            .agent_action(&action.id)
+            .await
+            .unwrap();
         matches!(a.state, ActionState::Done | ActionState::Cancelled).then_some(a)
     })
     .await;

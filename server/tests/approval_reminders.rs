@@ -30,14 +30,16 @@ async fn a_pending_approval_is_reminded_and_approve_replied_to_the_reminder_deci
 
     // The high schedule: nothing at 9 min, reminder 1 at 11 min, once.
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(9))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(9))
             .await
             .unwrap(),
         0
     );
     for expected in [1, 0, 0] {
         assert_eq!(
-            h.send_due_reminders(asked + chrono::Duration::minutes(11))
+            h.asks()
+                .send_due_reminders(asked + chrono::Duration::minutes(11))
                 .await
                 .unwrap(),
             expected
@@ -87,13 +89,15 @@ async fn a_pending_approval_is_reminded_and_approve_replied_to_the_reminder_deci
 
     // Decided: no further reminder, whatever the clock says.
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(31))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(31))
             .await
             .unwrap(),
         0
     );
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::hours(3))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::hours(3))
             .await
             .unwrap(),
         0

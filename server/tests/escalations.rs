@@ -147,11 +147,20 @@ async fn after_the_last_reminder_the_ask_is_escalated_once_and_its_answer_tells_
     let (t, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
     let h = &s.running.harness;
 
-    assert_eq!(h.send_due_reminders(asked + mins(61)).await.unwrap(), 1);
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(61)).await.unwrap(),
+        1
+    );
     assert_eq!(sends(&record, 2).await[1].0, "telegram:4242");
     // 30 min after the last reminder (1 h): not before.
-    assert_eq!(h.send_due_reminders(asked + mins(89)).await.unwrap(), 0);
-    assert_eq!(h.send_due_reminders(asked + mins(91)).await.unwrap(), 1);
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(89)).await.unwrap(),
+        0
+    );
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(91)).await.unwrap(),
+        1
+    );
     let all = sends(&record, 3).await;
     assert_eq!(all[2].0, "telegram:777", "to the escalation target");
     assert!(
@@ -168,7 +177,10 @@ async fn after_the_last_reminder_the_ask_is_escalated_once_and_its_answer_tells_
     );
     // Marked once, whatever the passes.
     for m in [92, 200, 600] {
-        assert_eq!(h.send_due_reminders(asked + mins(m)).await.unwrap(), 0);
+        assert_eq!(
+            h.asks().send_due_reminders(asked + mins(m)).await.unwrap(),
+            0
+        );
     }
     let asks = h.store().reminder_candidates(None, 10).await.unwrap();
     assert_eq!(asks.len(), 1, "the ask still waits: {asks:?}");
@@ -183,7 +195,13 @@ async fn after_the_last_reminder_the_ask_is_escalated_once_and_its_answer_tells_
     for (_, text) in &all[3..] {
         assert!(text.starts_with("Answered — no reply needed"), "{text}");
     }
-    assert_eq!(h.send_due_reminders(asked + mins(700)).await.unwrap(), 0);
+    assert_eq!(
+        h.asks()
+            .send_due_reminders(asked + mins(700))
+            .await
+            .unwrap(),
+        0
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(sends(&record, 5).await.len(), 5, "nothing more");
 }
@@ -222,7 +240,7 @@ async fn normal_reminders_wait_out_the_quiet_hours_and_high_ones_still_go() {
     let h = &s.running.harness;
 
     assert_eq!(
-        h.send_due_reminders(asked + mins(61)).await.unwrap(),
+        h.asks().send_due_reminders(asked + mins(61)).await.unwrap(),
         1,
         "only the high one goes in the quiet hours"
     );
@@ -233,11 +251,14 @@ async fn normal_reminders_wait_out_the_quiet_hours_and_high_ones_still_go() {
         all[2].1
     );
     reply(&s, &high, "yes").await;
-    assert_eq!(h.send_due_reminders(asked + mins(62)).await.unwrap(), 0);
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(62)).await.unwrap(),
+        0
+    );
 
     let end = asked.with_second(0).unwrap() + chrono::Duration::hours(3);
-    assert_eq!(h.send_due_reminders(end - mins(1)).await.unwrap(), 0);
-    assert_eq!(h.send_due_reminders(end + mins(1)).await.unwrap(), 1);
+    assert_eq!(h.asks().send_due_reminders(end - mins(1)).await.unwrap(), 0);
+    assert_eq!(h.asks().send_due_reminders(end + mins(1)).await.unwrap(), 1);
     let all = sends(&record, 4).await;
     assert!(
         all[3].1.starts_with("Reminder 1:") && all[3].1.contains("Postgres or SQLite?"),
@@ -305,7 +326,8 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
 
     let (t, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::seconds(1))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::seconds(1))
             .await
             .unwrap(),
         1,
@@ -337,13 +359,17 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         ("boss", "unreachable")
     );
     assert_eq!(
-        h.send_due_reminders(asked + mins(61)).await.unwrap(),
+        h.asks().send_due_reminders(asked + mins(61)).await.unwrap(),
         0,
         "no reminder to a chat that cannot receive it"
     );
     // `/harness` says so: unreachable, escalated to boss…
     let ask_id = esc[0].message_id.clone();
-    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    let f = h
+        .asks()
+        .follow_ups(std::slice::from_ref(&ask_id))
+        .await
+        .unwrap();
     let f = f.get(&ask_id).expect("its follow-up");
     assert_eq!(
         (
@@ -361,7 +387,11 @@ async fn a_chat_past_its_window_is_warned_about_and_its_ask_escalated_at_once() 
         json!({"high": [600], "normal": [3600], "low": []}),
     )
     .await;
-    let f = h.follow_ups(std::slice::from_ref(&ask_id)).await.unwrap();
+    let f = h
+        .asks()
+        .follow_ups(std::slice::from_ref(&ask_id))
+        .await
+        .unwrap();
     assert!(
         f[&ask_id].unreachable && f[&ask_id].no_escalation_target,
         "{f:?}"
@@ -472,9 +502,15 @@ async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_w
         .to_string();
     let h = &s.running.harness;
     let (t, asked) = ask(&s, "Nightly build", "Postgres or SQLite?", "normal").await;
-    assert_eq!(h.send_due_reminders(asked + mins(61)).await.unwrap(), 1);
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(61)).await.unwrap(),
+        1
+    );
     sends(&record, 2).await;
-    assert_eq!(h.send_due_reminders(asked + mins(91)).await.unwrap(), 1);
+    assert_eq!(
+        h.asks().send_due_reminders(asked + mins(91)).await.unwrap(),
+        1
+    );
     let all = sends(&record, 3).await;
     assert_eq!(all[2].0, "telegram:777", "escalated: {all:?}");
 
@@ -511,7 +547,13 @@ async fn an_answer_from_the_escalated_chat_wins_and_only_chat_answers_count_as_w
             "{text}"
         );
     }
-    assert_eq!(h.send_due_reminders(asked + mins(700)).await.unwrap(), 0);
+    assert_eq!(
+        h.asks()
+            .send_due_reminders(asked + mins(700))
+            .await
+            .unwrap(),
+        0
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(sends(&record, 5).await.len(), 5, "nothing more");
     // Which chat answered an escalated ask is not known: the first chat's

@@ -149,7 +149,13 @@ async fn an_ask_without_a_terminal_has_no_evidence() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{t}");
     let task = t["id"].as_str().unwrap();
-    let asked = s.running.harness.ask(task, Some("anyone?")).await.unwrap();
+    let asked = s
+        .running
+        .harness
+        .asks()
+        .ask(task, Some("anyone?"))
+        .await
+        .unwrap();
     let (status, evidence) = s
         .admin(
             "GET",

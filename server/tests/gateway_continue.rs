@@ -62,6 +62,7 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     let delivery = s
         .running
         .harness
+        .deliveries()
         .delivery(up["deliveryId"].as_str().unwrap())
         .await
         .unwrap();
@@ -154,6 +155,7 @@ async fn a_routed_task_context_is_continued_once_with_its_inbound_id() {
     let typed = s
         .running
         .harness
+        .deliveries()
         .delivery(retried["deliveryId"].as_str().unwrap())
         .await
         .unwrap();
@@ -388,7 +390,12 @@ async fn bad_continuation_reply_and_relay_input_names_the_field() {
     owners(&s, "openclaw", &["42"]).await;
     let token = secret(dir.path(), "gateway.token");
     let t = s.task("bad input").await;
-    s.running.harness.ask(&t, Some("which one?")).await.unwrap();
+    s.running
+        .harness
+        .asks()
+        .ask(&t, Some("which one?"))
+        .await
+        .unwrap();
     let before = row_counts(dir.path()).await;
     let base = continuation(&t, "b1", "go on");
     for (field, value) in [
@@ -451,7 +458,7 @@ async fn bad_continuation_reply_and_relay_input_names_the_field() {
         );
     }
     assert!(
-        s.running.harness.pending(&t).await.unwrap().pending,
+        s.running.harness.asks().pending(&t).await.unwrap().pending,
         "the ask is still OPEN"
     );
     assert_eq!(row_counts(dir.path()).await, before, "nothing was written");

@@ -429,7 +429,13 @@ async fn a_continuation_is_the_owners_and_happens_once_per_platform_message() {
     let (is_error, via_tool) = tool(&s, &token, "continue_bound_task", body("42", "m1")).await;
     assert!(!is_error, "{via_tool}");
     assert_eq!(via_tool["deliveryId"], delivery.as_str());
-    let typed = s.running.harness.delivery(&delivery).await.unwrap();
+    let typed = s
+        .running
+        .harness
+        .deliveries()
+        .delivery(&delivery)
+        .await
+        .unwrap();
     assert!(
         typed.text.contains("continue from the failure"),
         "{typed:?}"
@@ -439,6 +445,7 @@ async fn a_continuation_is_the_owners_and_happens_once_per_platform_message() {
     // A task with an OPEN question is refused (reply_to_ask answers it).
     s.running
         .harness
+        .asks()
         .ask(&t, Some("which branch?"))
         .await
         .unwrap();
@@ -562,14 +569,24 @@ async fn relay_answers_only_an_open_ask_and_the_gateway_replies_as_the_owner() {
     assert!(is_error, "{out}");
 
     // An OPEN ask: the relay answers it.
-    s.running.harness.ask(&t, Some("merge?")).await.unwrap();
+    s.running
+        .harness
+        .asks()
+        .ask(&t, Some("merge?"))
+        .await
+        .unwrap();
     let (is_error, out) = tool(&s, &token, "relay_channel_reply", json!({"text": text})).await;
     assert!(!is_error, "{out}");
     assert_eq!(out["mode"], "ask_reply", "{out}");
-    assert!(!s.running.harness.pending(&t).await.unwrap().pending);
+    assert!(!s.running.harness.asks().pending(&t).await.unwrap().pending);
 
     // reply_to_ask with the gateway token.
-    s.running.harness.ask(&t, Some("deploy?")).await.unwrap();
+    s.running
+        .harness
+        .asks()
+        .ask(&t, Some("deploy?"))
+        .await
+        .unwrap();
     let (is_error, out) = tool(
         &s,
         &token,
@@ -579,7 +596,7 @@ async fn relay_answers_only_an_open_ask_and_the_gateway_replies_as_the_owner() {
     .await;
     assert!(!is_error, "{out}");
     assert_eq!(out["ok"], true, "{out}");
-    assert!(!s.running.harness.pending(&t).await.unwrap().pending);
+    assert!(!s.running.harness.asks().pending(&t).await.unwrap().pending);
     s.shutdown().await;
 }
 

@@ -388,7 +388,8 @@ async fn an_expired_continuation_claim_is_settled_by_what_was_queued() {
         assert_eq!(claimed.state, InboundState::Processing);
         ids.push(row.id);
     }
-    h.enqueue_child_input(&task, "continue", true, &ids[0])
+    h.deliveries()
+        .enqueue_child_input(&task, "continue", true, &ids[0])
         .await
         .unwrap();
     let pass = h

@@ -290,7 +290,7 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
         question.contains(&format!("[[tower:task={task}]]")),
         "{question}"
     );
-    let pending = s.running.harness.pending(&task).await.unwrap();
+    let pending = s.running.harness.asks().pending(&task).await.unwrap();
     assert!(pending.pending, "the ask is OPEN");
     let ask_id = pending.request_id.unwrap();
     let (_, map) = s
@@ -386,8 +386,16 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
 
     // The ask is answered once, with the person's text, and the reply is
     // typed into the agent once.
-    assert!(!s.running.harness.pending(&task).await.unwrap().pending);
-    let message = s.running.harness.message_row(&ask_id).await.unwrap();
+    assert!(
+        !s.running
+            .harness
+            .asks()
+            .pending(&task)
+            .await
+            .unwrap()
+            .pending
+    );
+    let message = s.running.harness.asks().message_row(&ask_id).await.unwrap();
     assert_eq!(message.message.state, MessageState::Answered, "{message:?}");
     assert_eq!(message.message.reply_text.as_deref(), Some("SQLite"));
     wait_for(
@@ -397,7 +405,13 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_hermes_agent_once() {
         String::new,
     )
     .await;
-    let deliveries = s.running.harness.task_deliveries(&task).await.unwrap();
+    let deliveries = s
+        .running
+        .harness
+        .deliveries()
+        .task_deliveries(&task)
+        .await
+        .unwrap();
     assert_eq!(deliveries.len(), 1, "{deliveries:?}");
     assert_eq!(deliveries[0].state, DeliveryState::Delivered);
     assert_eq!(deliveries[0].message_id.as_deref(), Some(ask_id.as_str()));

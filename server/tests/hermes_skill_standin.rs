@@ -105,6 +105,7 @@ async fn a_hermes_stand_in_follows_the_skill_over_mcp() {
     let typed = s
         .running
         .harness
+        .deliveries()
         .delivery(cont["deliveryId"].as_str().unwrap())
         .await
         .unwrap();

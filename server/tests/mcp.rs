@@ -167,7 +167,7 @@ async fn initialize_list_and_call_ask_human_as_an_agent() {
     assert!(!is_error, "{payload}");
     assert_eq!(payload["parked"], true);
     assert_eq!(payload["noChannelConfigured"], true);
-    let pending = s.running.harness.pending(&t).await.unwrap();
+    let pending = s.running.harness.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), payload["requestId"].as_str());
     let view = s.running.harness.tasks().get_task(&t).await.unwrap();
     assert_eq!(

@@ -467,7 +467,7 @@ pub(crate) async fn sent_to_chat_in(
         "hermes": {"accessPolicy": {"ownerIds": {"telegram": ["42"]}}}
     }))
     .unwrap();
-    n.h.set_gateway_config(config).await.unwrap();
+    n.h.outbox().set_gateway_config(config).await.unwrap();
     let targets = serde_json::from_value(json!([{"label": "phone", "gateway": "hermes",
         "downstream": "telegram", "dest": "4242", "scope": "unattended", "language": language}]))
     .unwrap();

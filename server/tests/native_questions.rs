@@ -245,6 +245,7 @@ async fn mcp_ask_human_takes_options_default_and_deadline() {
     let c = &s
         .running
         .harness
+        .asks()
         .choices_for(std::slice::from_ref(&id))
         .await
         .unwrap()[&id];

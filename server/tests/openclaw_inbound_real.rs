@@ -249,12 +249,26 @@ async fn a_telegram_reply_answers_the_ask_through_the_real_openclaw_agent_once()
     );
 
     // The ask is answered once, with the person's text.
-    assert!(!s.running.harness.pending(&task).await.unwrap().pending);
+    assert!(
+        !s.running
+            .harness
+            .asks()
+            .pending(&task)
+            .await
+            .unwrap()
+            .pending
+    );
     let (_, out) = s
         .admin("GET", &format!("/api/outbound/{outbound}"), None)
         .await;
     let message_id = out["messageId"].as_str().unwrap_or_default().to_string();
-    let message = s.running.harness.message_row(&message_id).await.unwrap();
+    let message = s
+        .running
+        .harness
+        .asks()
+        .message_row(&message_id)
+        .await
+        .unwrap();
     assert_eq!(message.message.state, MessageState::Answered, "{message:?}");
     assert_eq!(message.message.reply_text.as_deref(), Some("SQLite"));
 

@@ -113,7 +113,7 @@ async fn delivered_through_both_gateways_parks_and_maps_the_reply() {
         format!("Nightly build\n\n-Postgres or SQLite?\n\nTask ID: [[tower:task={t}]]")
     );
     assert_eq!(out["platformMessageId"], rec[0]["messageId"]);
-    let pending = s.running.harness.pending(&t).await.unwrap();
+    let pending = s.running.harness.asks().pending(&t).await.unwrap();
     assert!(pending.pending, "the ask is OPEN");
     let view = s.running.harness.tasks().get_task(&t).await.unwrap();
     assert_eq!(

@@ -80,7 +80,7 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     let job = tokio::spawn(sender::run(h.clone(), owner, config, cancel.clone()));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let rows = h.list_outbound(None, 500).await.unwrap();
+        let rows = h.outbox().list_outbound(None, 500).await.unwrap();
         if rows.iter().filter(|r| r.state.attempted()).count() == n {
             break;
         }
@@ -93,7 +93,7 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     job.await.unwrap();
 
     for (i, id) in ids.iter().enumerate() {
-        let row = h.outbound(id).await.unwrap();
+        let row = h.outbox().outbound(id).await.unwrap();
         let want = if i % 10 == 0 { "FAILED" } else { "DELIVERED" };
         assert_eq!(row.state.as_str(), want, "message {i}");
         assert_eq!(row.attempts, 1, "message {i}: one attempt in the drain");
@@ -106,7 +106,7 @@ async fn a_drain_is_sent_in_turns_of_one_write_each() {
     }
     // Sent questions are OPEN asks (the last one of each task stands).
     for t in &tasks {
-        let pending = h.pending(t).await.unwrap();
+        let pending = h.asks().pending(t).await.unwrap();
         let asked = (0..n).any(|i| i % 7 == 0 && i % 10 != 0 && tasks[i % tasks.len()] == *t);
         assert_eq!(pending.pending, asked, "task {t}");
     }
@@ -141,7 +141,7 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
     // One send running, more rows leased ahead of the slot.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let rows = h.list_outbound(None, 50).await.unwrap();
+        let rows = h.outbox().list_outbound(None, 50).await.unwrap();
         let sending = rows
             .iter()
             .filter(|r| r.state.as_str() == "SENDING")
@@ -161,7 +161,7 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
     assert!(!sends.is_empty(), "the running send finished");
     let mut released = 0;
     for (i, id) in ids.iter().enumerate() {
-        let row = h.outbound(id).await.unwrap();
+        let row = h.outbox().outbound(id).await.unwrap();
         let real = sends_of(&sends, "queued", i);
         assert_eq!(
             row.attempts as usize, real,
@@ -181,7 +181,14 @@ async fn a_stop_releases_the_rows_leased_ahead_and_never_started() {
     // The database recorded exactly the starts.
     let mut marked = 0;
     for id in &ids {
-        marked += usize::from(h.outbound(id).await.unwrap().started_attempt.is_some());
+        marked += usize::from(
+            h.outbox()
+                .outbound(id)
+                .await
+                .unwrap()
+                .started_attempt
+                .is_some(),
+        );
     }
     assert_eq!(marked, sends.len(), "one started mark per start");
     s.shutdown().await;
@@ -209,7 +216,7 @@ async fn a_queued_row_whose_lease_ran_short_is_released_and_leased_again_before_
     let job = tokio::spawn(sender::run(h.clone(), owner, config, cancel.clone()));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let rows = h.list_outbound(None, 50).await.unwrap();
+        let rows = h.outbox().list_outbound(None, 50).await.unwrap();
         if rows.iter().filter(|r| r.state.attempted()).count() == ids.len() {
             break;
         }
@@ -220,7 +227,7 @@ async fn a_queued_row_whose_lease_ran_short_is_released_and_leased_again_before_
     job.await.unwrap();
     let sends = common::json_lines(&record);
     for (i, id) in ids.iter().enumerate() {
-        let row = h.outbound(id).await.unwrap();
+        let row = h.outbox().outbound(id).await.unwrap();
         assert_eq!(row.state.as_str(), "DELIVERED", "row {i}: {row:?}");
         assert_eq!(
             row.attempts, 1,
@@ -275,7 +282,7 @@ async fn a_crash_between_a_send_and_its_settle_never_frees_the_row() {
         // wherever they are (an open transaction rolls back).
         job.abort();
         let _ = job.await;
-        let rows = h.list_outbound(None, 500).await.unwrap();
+        let rows = h.outbox().list_outbound(None, 500).await.unwrap();
         caught_mid_flight += rows
             .iter()
             .filter(|r| r.state.as_str() == "SENDING")
@@ -291,7 +298,7 @@ async fn a_crash_between_a_send_and_its_settle_never_frees_the_row() {
     ));
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let rows = h.list_outbound(None, 500).await.unwrap();
+        let rows = h.outbox().list_outbound(None, 500).await.unwrap();
         if rows.iter().filter(|r| r.state.attempted()).count() == n {
             break;
         }
@@ -309,7 +316,7 @@ async fn a_crash_between_a_send_and_its_settle_never_frees_the_row() {
     let sends = common::json_lines(&record);
     let (mut unverified, mut never_sent) = (0, 0);
     for (i, id) in ids.iter().enumerate() {
-        let row = h.outbound(id).await.unwrap();
+        let row = h.outbox().outbound(id).await.unwrap();
         let real = sends_of(&sends, "seam", i);
         assert!(real <= 1, "row {i} was sent {real} times: {row:?}");
         match row.state.as_str() {

@@ -116,7 +116,7 @@ async fn a_pushed_question_lists_its_options_and_a_reply_of_2_picks_one() {
     let rec = records(&record);
     assert_eq!(rec.len(), 1);
     let text = rec[0]["argv"][5].as_str().unwrap();
-    let pending = s.running.harness.pending(&t).await.unwrap();
+    let pending = s.running.harness.asks().pending(&t).await.unwrap();
     let deadline = pending
         .choices
         .as_ref()
@@ -281,7 +281,7 @@ async fn a_derived_childs_native_question_reaches_the_parents_inbox_with_its_opt
     wait_screen(&s, &child, "the child's turn end", "STOP OK").await;
 
     // One ask with the menu's options…
-    let pending = s.running.harness.pending(&child).await.unwrap();
+    let pending = s.running.harness.asks().pending(&child).await.unwrap();
     assert!(pending.pending, "the question is an OPEN ask");
     let request_id = pending.request_id.clone().unwrap();
     let labels: Vec<String> = pending
@@ -414,6 +414,7 @@ async fn mcp_push_to_human_takes_choices_and_reply_to_ask_maps_a_number() {
     let c = &s
         .running
         .harness
+        .asks()
         .choices_for(std::slice::from_ref(&id))
         .await
         .unwrap()[&id];

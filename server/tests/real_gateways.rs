@@ -154,7 +154,7 @@ async fn assert_delivered_and_mapped(
     assert_eq!(row["state"], "DELIVERED", "{row}");
     assert_eq!(row["attempts"], 1, "{row}");
     assert_eq!(row["platformMessageId"], message_id, "{row}");
-    let pending = s.running.harness.pending(task).await.unwrap();
+    let pending = s.running.harness.asks().pending(task).await.unwrap();
     assert!(pending.pending, "the ask is OPEN");
     let view = s.running.harness.tasks().get_task(task).await.unwrap();
     assert_eq!(
@@ -473,7 +473,13 @@ async fn openclaw_sends_an_ask_to_telegram_once_its_own_failure_is_retried_and_i
     assert!(error.starts_with("Not resent"), "{row}");
     assert!(row["nextAttemptAt"].is_null(), "no retry: {row}");
     assert!(
-        s.running.harness.pending(&third).await.unwrap().pending,
+        s.running
+            .harness
+            .asks()
+            .pending(&third)
+            .await
+            .unwrap()
+            .pending,
         "the ask is open"
     );
     platform.restart();

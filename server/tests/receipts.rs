@@ -178,6 +178,7 @@ async fn a_receipt_is_only_for_a_question() {
     let notice = s
         .running
         .harness
+        .asks()
         .notify(t["id"].as_str().unwrap(), Some("fyi"))
         .await
         .unwrap();

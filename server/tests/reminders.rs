@@ -95,13 +95,15 @@ async fn an_unanswered_ask_is_reminded_on_its_schedule_once_each_and_stops_when_
 
     // High urgency: 10 min, 30 min, 2 h.
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(9))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(9))
             .await
             .unwrap(),
         0
     );
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(11))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(11))
             .await
             .unwrap(),
         1
@@ -140,14 +142,16 @@ async fn an_unanswered_ask_is_reminded_on_its_schedule_once_each_and_stops_when_
     // Any number of passes, on this node or after the ask was reminded: once.
     for _ in 0..5 {
         assert_eq!(
-            h.send_due_reminders(asked + chrono::Duration::minutes(12))
+            h.asks()
+                .send_due_reminders(asked + chrono::Duration::minutes(12))
                 .await
                 .unwrap(),
             0
         );
     }
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(31))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(31))
             .await
             .unwrap(),
         1
@@ -169,7 +173,8 @@ async fn an_unanswered_ask_is_reminded_on_its_schedule_once_each_and_stops_when_
         .await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::hours(3))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::hours(3))
             .await
             .unwrap(),
         0

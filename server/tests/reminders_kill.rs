@@ -119,6 +119,7 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
         .id;
     h.tasks().begin_execution(&t).await.unwrap();
     let out = h
+        .outbox()
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
             message: Some("Postgres or SQLite?".into()),
@@ -147,7 +148,8 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
     // Reminder 1's CLI runs for 4 s; the server dies meanwhile.
     std::fs::write(&control, "slow:4000").unwrap();
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(61))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(61))
             .await
             .unwrap(),
         1
@@ -180,7 +182,8 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
     std::fs::write(&control, "ok").unwrap();
     for m in [62, 90, 200] {
         assert_eq!(
-            h.send_due_reminders(asked + chrono::Duration::minutes(m))
+            h.asks()
+                .send_due_reminders(asked + chrono::Duration::minutes(m))
                 .await
                 .unwrap(),
             0,
@@ -189,7 +192,8 @@ async fn a_reminder_caught_mid_send_by_a_sigkill_is_never_sent_twice() {
     }
     // The schedule goes on: reminder 2 (normal: 4 h), once.
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(241))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(241))
             .await
             .unwrap(),
         1

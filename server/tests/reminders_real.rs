@@ -134,7 +134,8 @@ async fn a_reminder_and_an_escalation_reach_telegram_through_the_real_openclaw_o
     let token_text = format!("[[tower:task={task}]]");
 
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(61))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(61))
             .await
             .unwrap(),
         1
@@ -151,7 +152,8 @@ async fn a_reminder_and_an_escalation_reach_telegram_through_the_real_openclaw_o
     assert!(got[1].1.contains(&token_text), "{}", got[1].1);
 
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::minutes(92))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::minutes(92))
             .await
             .unwrap(),
         1
@@ -177,7 +179,8 @@ async fn a_reminder_and_an_escalation_reach_telegram_through_the_real_openclaw_o
         assert!(text.contains("no reply needed"), "{text}");
     }
     assert_eq!(
-        h.send_due_reminders(asked + chrono::Duration::hours(9))
+        h.asks()
+            .send_due_reminders(asked + chrono::Duration::hours(9))
             .await
             .unwrap(),
         0

@@ -154,7 +154,7 @@ async fn once_across_a_restart(db: Option<&str>) {
     let minute = this_minute(330).await;
     let desk: NotifyTarget =
         serde_json::from_value(target("desk", "-100888", &minute, "Asia/Kolkata")).unwrap();
-    a.add_notify_target(desk).await.unwrap();
+    a.outbox().add_notify_target(desk).await.unwrap();
 
     // Back up: the desk gets its report once, the phone none again.
     let s = common::start_on(&data, db.map(str::to_string)).await;

@@ -290,14 +290,15 @@ async fn a_claim_left_by_a_dead_process_is_delivered_once_after_restart() {
             )
             .await
             .unwrap();
-        h.record_child_exit(
-            c,
-            &exec.id,
-            harness_core::model::ExecutionStatus::Failed,
-            Some(i as i64 + 1),
-        )
-        .await
-        .unwrap();
+        h.deliveries()
+            .record_child_exit(
+                c,
+                &exec.id,
+                harness_core::model::ExecutionStatus::Failed,
+                Some(i as i64 + 1),
+            )
+            .await
+            .unwrap();
     }
     // A process of this node claims them and dies before the batch is stored.
     let node = h.config().node_id.clone();

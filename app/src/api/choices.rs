@@ -67,7 +67,11 @@ pub(crate) async fn with_choices(
     if ids.is_empty() {
         return Ok(rows);
     }
-    let mut found = h.choices_for(&ids).await.map_err(super::ssr::to_sfn)?;
+    let mut found = h
+        .asks()
+        .choices_for(&ids)
+        .await
+        .map_err(super::ssr::to_sfn)?;
     for row in &mut rows {
         row.choices = found.remove(&row.id).map(ChoiceInfo::from);
     }

@@ -52,6 +52,7 @@ pub async fn agent_reply(id: String, reply: String) -> Result<TaskRow, ServerFnE
         ))
     })?;
     let view = h
+        .agents()
         .agent_reply(control.as_ref(), &id, action)
         .await
         .map_err(ssr::to_sfn)?;

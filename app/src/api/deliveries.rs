@@ -44,14 +44,22 @@ impl From<harness_core::deliveries::Delivery> for DeliveryInfo {
 #[server(prefix = "/sfn", endpoint = "retry_delivery")]
 pub async fn retry_delivery(id: String) -> Result<DeliveryInfo, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.retry_delivery(&id).await.map_err(ssr::to_sfn)?.into())
+    Ok(h.deliveries()
+        .retry_delivery(&id)
+        .await
+        .map_err(ssr::to_sfn)?
+        .into())
 }
 
 /// "Mark as delivered" (UNVERIFIED → DELIVERED).
 #[server(prefix = "/sfn", endpoint = "mark_delivered")]
 pub async fn mark_delivered(id: String) -> Result<DeliveryInfo, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.mark_delivered(&id).await.map_err(ssr::to_sfn)?.into())
+    Ok(h.deliveries()
+        .mark_delivered(&id)
+        .await
+        .map_err(ssr::to_sfn)?
+        .into())
 }
 
 /// The task's terminal input sent with an idempotency key (newest first):
@@ -59,7 +67,8 @@ pub async fn mark_delivered(id: String) -> Result<DeliveryInfo, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "task_inputs")]
 pub async fn task_inputs(task_id: String) -> Result<Vec<DeliveryInfo>, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.task_deliveries(&task_id)
+    Ok(h.deliveries()
+        .task_deliveries(&task_id)
         .await
         .map_err(ssr::to_sfn)?
         .into_iter()

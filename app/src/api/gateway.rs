@@ -237,7 +237,7 @@ pub async fn gateway_page(state: Option<InboundState>) -> Result<GatewayData, Se
         channels: channel_rows,
         sessions,
         inbound: inbound_rows(&h, state, 100).await?,
-        token: h.gateway_token_preview(),
+        token: h.access().gateway_token_preview(),
     })
 }
 
@@ -253,7 +253,7 @@ pub async fn recent_inbound(limit: u32) -> Result<Vec<InboundRow>, ServerFnError
 #[server(prefix = "/sfn", endpoint = "rotate_gateway_token")]
 pub async fn rotate_gateway_token() -> Result<String, ServerFnError> {
     let h = ssr::harness()?;
-    tokio::task::spawn_blocking(move || h.rotate_gateway_token())
+    tokio::task::spawn_blocking(move || h.access().rotate_gateway_token())
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))?
         .map_err(ssr::to_sfn)

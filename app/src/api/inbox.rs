@@ -42,7 +42,7 @@ pub struct InboxData {
 #[server(prefix = "/sfn", endpoint = "task_inbox")]
 pub async fn task_inbox(task_id: String) -> Result<InboxData, ServerFnError> {
     let h = ssr::harness()?;
-    let inbox = h.inbox(&task_id).await.map_err(ssr::to_sfn)?;
+    let inbox = h.deliveries().inbox(&task_id).await.map_err(ssr::to_sfn)?;
     let text =
         |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
     let events = inbox

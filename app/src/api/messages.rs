@@ -130,7 +130,7 @@ pub async fn list_page(
     let page = if most_blocking(view, sort.as_deref())? {
         blocking_page(&h, query).await?
     } else {
-        h.list_messages(query).await.map_err(ssr::to_sfn)?
+        h.asks().list_messages(query).await.map_err(ssr::to_sfn)?
     };
     let rows = page.rows.into_iter().map(ssr::row).collect();
     let rows = ssr::with_deliveries(&h, rows).await?;
@@ -173,6 +173,7 @@ pub async fn list_window(
     loop {
         let limit = (want - out.rows.len()).min(500) as u32;
         let page = h
+            .asks()
             .list_messages(query(
                 view,
                 &q,
@@ -217,6 +218,7 @@ pub async fn reply_ask(
     // `2`, `2.` or a label answers with that option: mapped by
     // the core's reply, as for REST and MCP.
     let out = h
+        .asks()
         .reply_aimed(
             &harness_core::auth::Identity::Browser
                 .person()
@@ -246,7 +248,7 @@ pub async fn reply_ask(
 #[server(prefix = "/sfn", endpoint = "ignore_ask")]
 pub async fn ignore_ask(id: String) -> Result<String, ServerFnError> {
     let h = ssr::harness()?;
-    let message = h.ignore(&id).await.map_err(ssr::to_sfn)?;
+    let message = h.asks().ignore(&id).await.map_err(ssr::to_sfn)?;
     Ok(message.id)
 }
 
@@ -254,7 +256,7 @@ pub async fn ignore_ask(id: String) -> Result<String, ServerFnError> {
 #[server(prefix = "/sfn", endpoint = "dismiss_message")]
 pub async fn dismiss_message(id: String) -> Result<String, ServerFnError> {
     let h = ssr::harness()?;
-    h.dismiss(&id).await.map_err(ssr::to_sfn)?;
+    h.asks().dismiss(&id).await.map_err(ssr::to_sfn)?;
     Ok(id)
 }
 
@@ -262,7 +264,11 @@ pub async fn dismiss_message(id: String) -> Result<String, ServerFnError> {
 /// `/harness`; the judgement is `harness_core::outbox::health`).
 #[server(prefix = "/sfn", endpoint = "channel_state")]
 pub async fn channel_state() -> Result<ChannelHealth, ServerFnError> {
-    ssr::harness()?.channel_health().await.map_err(ssr::to_sfn)
+    ssr::harness()?
+        .outbox()
+        .channel_health()
+        .await
+        .map_err(ssr::to_sfn)
 }
 
 #[server(prefix = "/sfn", endpoint = "overview")]

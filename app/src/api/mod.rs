@@ -220,7 +220,11 @@ pub(crate) mod ssr {
         if ids.is_empty() {
             return Ok(rows);
         }
-        let found = h.deliveries_for_messages(&ids).await.map_err(to_sfn)?;
+        let found = h
+            .deliveries()
+            .deliveries_for_messages(&ids)
+            .await
+            .map_err(to_sfn)?;
         let mut by_message: std::collections::HashMap<String, super::DeliveryInfo> = found
             .into_iter()
             .filter_map(|d| Some((d.message_id.clone()?, super::DeliveryInfo::from(d))))

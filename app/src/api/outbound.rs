@@ -41,7 +41,11 @@ pub(crate) async fn attach(
     mut rows: Vec<super::Row>,
 ) -> Result<Vec<super::Row>, ServerFnError> {
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-    let found = h.outbound_for_messages(&ids).await.map_err(ssr::to_sfn)?;
+    let found = h
+        .outbox()
+        .outbound_for_messages(&ids)
+        .await
+        .map_err(ssr::to_sfn)?;
     let mut by_message: std::collections::HashMap<String, OutboundInfo> = found
         .into_iter()
         .filter_map(|o| Some((o.message_id.clone()?, OutboundInfo::from(o))))
@@ -56,14 +60,19 @@ pub(crate) async fn attach(
 #[server(prefix = "/sfn", endpoint = "retry_outbound")]
 pub async fn retry_outbound(id: String) -> Result<OutboundInfo, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.retry_outbound(&id).await.map_err(ssr::to_sfn)?.into())
+    Ok(h.outbox()
+        .retry_outbound(&id)
+        .await
+        .map_err(ssr::to_sfn)?
+        .into())
 }
 
 /// "Mark as delivered" (SENT_UNVERIFIED → DELIVERED).
 #[server(prefix = "/sfn", endpoint = "mark_outbound_delivered")]
 pub async fn mark_outbound_delivered(id: String) -> Result<OutboundInfo, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.mark_outbound_delivered(&id)
+    Ok(h.outbox()
+        .mark_outbound_delivered(&id)
         .await
         .map_err(ssr::to_sfn)?
         .into())

@@ -48,6 +48,7 @@ fn values(p: &harness_core::agent_actions::RecoveryPolicy) -> Vec<(String, Strin
 pub async fn recovery_settings() -> Result<RecoverySettingsData, ServerFnError> {
     use harness_core::agent_actions::RecoveryPolicy;
     let policy = ssr::harness()?
+        .agents()
         .recovery_policy()
         .await
         .map_err(ssr::to_sfn)?;
@@ -79,6 +80,7 @@ pub async fn save_recovery_settings(settings: String) -> Result<(), ServerFnErro
             ))
         })?;
     ssr::harness()?
+        .agents()
         .set_recovery_policy(o)
         .await
         .map_err(super::settings::to_sfn_field)?;
@@ -103,7 +105,8 @@ pub struct ActionInfo {
 #[server(prefix = "/sfn", endpoint = "task_actions")]
 pub async fn task_actions(task_id: String) -> Result<Vec<ActionInfo>, ServerFnError> {
     let h = ssr::harness()?;
-    Ok(h.agent_actions(&task_id)
+    Ok(h.agents()
+        .agent_actions(&task_id)
         .await
         .map_err(ssr::to_sfn)?
         .into_iter()

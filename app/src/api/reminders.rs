@@ -39,7 +39,7 @@ pub(crate) async fn with_follow_ups(
     if ids.is_empty() {
         return Ok(rows);
     }
-    let mut found = h.follow_ups(&ids).await.map_err(ssr::to_sfn)?;
+    let mut found = h.asks().follow_ups(&ids).await.map_err(ssr::to_sfn)?;
     let now = chrono::Utc::now().timestamp_millis();
     for row in rows
         .iter_mut()
@@ -80,11 +80,12 @@ pub struct ReminderSettingsData {
 #[server(prefix = "/sfn", endpoint = "reminder_settings")]
 pub async fn reminder_settings() -> Result<ReminderSettingsData, ServerFnError> {
     let h = ssr::harness()?;
-    let schedule = h.reminder_schedule().await.map_err(ssr::to_sfn)?;
+    let schedule = h.asks().reminder_schedule().await.map_err(ssr::to_sfn)?;
     let json =
         serde_json::to_string_pretty(&schedule).map_err(|e| ServerFnError::new(e.to_string()))?;
     let now = chrono::Utc::now();
     let reachability = h
+        .asks()
         .reachability(now)
         .await
         .map_err(ssr::to_sfn)?
@@ -121,6 +122,7 @@ pub async fn save_reminder_settings(settings: String) -> Result<(), ServerFnErro
             ))
         })?;
     ssr::harness()?
+        .asks()
         .set_reminder_schedule(schedule)
         .await
         .map_err(super::settings::to_sfn_field)?;

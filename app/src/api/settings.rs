@@ -74,6 +74,7 @@ pub async fn add_notify_target(
     let h = ssr::harness()?;
     let blank = |v: Option<String>| v.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
     let added = h
+        .outbox()
         .add_notify_target(NotifyTarget {
             id: None,
             label: label.trim().to_string(),
@@ -107,7 +108,8 @@ pub async fn set_target_report(
     let h = ssr::harness()?;
     let blank = |v: Option<String>| v.map(|d| d.trim().to_string()).filter(|d| !d.is_empty());
     let (at, zone, language) = (blank(report_at), blank(report_time_zone), blank(language));
-    h.set_notify_target_report(&key, at.as_deref(), zone.as_deref(), language.as_deref())
+    h.outbox()
+        .set_notify_target_report(&key, at.as_deref(), zone.as_deref(), language.as_deref())
         .await
         .map_err(to_sfn_field)?;
     Ok(())
@@ -121,7 +123,8 @@ pub async fn set_target_screen(
     #[server(default)] on: Option<String>,
 ) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
-    h.set_notify_target_screen(&key, on.is_some())
+    h.outbox()
+        .set_notify_target_screen(&key, on.is_some())
         .await
         .map_err(to_sfn_field)?;
     Ok(())
@@ -157,7 +160,10 @@ pub fn field_error(err: &ServerFnError) -> (Option<String>, String) {
 #[server(prefix = "/sfn", endpoint = "remove_notify_target")]
 pub async fn remove_notify_target(key: String) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
-    h.delete_notify_target(&key).await.map_err(ssr::to_sfn)
+    h.outbox()
+        .delete_notify_target(&key)
+        .await
+        .map_err(ssr::to_sfn)
 }
 
 /// How a test message went within the wait.
@@ -175,7 +181,11 @@ pub struct TestResult {
 pub async fn test_notify_target(key: String) -> Result<TestResult, ServerFnError> {
     use harness_types::OutboundState;
     let h = ssr::harness()?;
-    let out = h.send_test_message(&key).await.map_err(ssr::to_sfn)?;
+    let out = h
+        .outbox()
+        .send_test_message(&key)
+        .await
+        .map_err(ssr::to_sfn)?;
     // A test message is tried once: its failure ends it (DEAD), which a
     // person reads as what it is, a failed test.
     let state = match out.state {
@@ -209,7 +219,7 @@ pub struct DestinationRow {
 #[server(prefix = "/sfn", endpoint = "destination_aliases")]
 pub async fn destination_aliases() -> Result<Vec<DestinationRow>, ServerFnError> {
     let h = ssr::harness()?;
-    let list = h.destinations().await.map_err(ssr::to_sfn)?;
+    let list = h.outbox().destinations().await.map_err(ssr::to_sfn)?;
     Ok(list
         .into_iter()
         .enumerate()
@@ -239,6 +249,7 @@ pub async fn add_destination(
     use harness_core::outbox::destination::Destination;
     let h = ssr::harness()?;
     let added = h
+        .outbox()
         .add_destination(Destination {
             id: None,
             alias: Some(alias),
@@ -257,7 +268,10 @@ pub async fn add_destination(
 #[server(prefix = "/sfn", endpoint = "remove_destination")]
 pub async fn remove_destination(key: String) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
-    h.remove_destination(&key).await.map_err(ssr::to_sfn)
+    h.outbox()
+        .remove_destination(&key)
+        .await
+        .map_err(ssr::to_sfn)
 }
 
 /// One gateway's CLI settings as the form shows them (`env` as `NAME=value` lines).
@@ -272,7 +286,7 @@ pub struct GatewayRow {
 #[server(prefix = "/sfn", endpoint = "gateway_settings")]
 pub async fn gateway_settings() -> Result<Vec<GatewayRow>, ServerFnError> {
     let h = ssr::harness()?;
-    let config = h.gateway_config().await.map_err(ssr::to_sfn)?;
+    let config = h.outbox().gateway_config().await.map_err(ssr::to_sfn)?;
     Ok(["hermes", "openclaw"]
         .into_iter()
         .map(|g| {
@@ -296,7 +310,7 @@ pub async fn save_gateway_settings(
     env: String,
 ) -> Result<(), ServerFnError> {
     let h = ssr::harness()?;
-    let mut config = h.gateway_config().await.map_err(ssr::to_sfn)?;
+    let mut config = h.outbox().gateway_config().await.map_err(ssr::to_sfn)?;
     let mut vars = std::collections::BTreeMap::new();
     for line in env.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let Some((k, v)) = line.split_once('=') else {
@@ -321,6 +335,9 @@ pub async fn save_gateway_settings(
             )));
         }
     }
-    h.set_gateway_config(config).await.map_err(ssr::to_sfn)?;
+    h.outbox()
+        .set_gateway_config(config)
+        .await
+        .map_err(ssr::to_sfn)?;
     Ok(())
 }

@@ -2,7 +2,10 @@
 //! functions) applies by calling these, never by re-implementing them.
 
 use crate::{
-    CoreError, CoreResult, Harness, auth::Identity, model::TaskView, settings::NotifyTarget,
+    CoreError, CoreResult,
+    auth::{Access, Identity},
+    model::TaskView,
+    settings::NotifyTarget,
     tasks::CreateTask,
 };
 
@@ -25,7 +28,7 @@ pub fn unattended_reachable(targets: &[NotifyTarget]) -> bool {
     })
 }
 
-impl Harness {
+impl Access<'_> {
     /// May `who` type into `task_id`'s terminal? The admin always; an agent
     /// only into a derived child's (the parent's decision), never into its
     /// own: its CLI reads what is typed there as the user's input, and a
@@ -43,7 +46,7 @@ impl Harness {
                 )))
             }
             Identity::Agent { task_id: own, .. } => {
-                let child = self.tasks().get_task(task_id).await?;
+                let child = self.h.tasks().get_task(task_id).await?;
                 if child.task.parent_task_id.as_deref() == Some(own.as_str()) {
                     Ok(())
                 } else {
@@ -63,14 +66,14 @@ impl Harness {
         if let (Identity::Agent { task_id: own, .. }, Some(other)) = (who, requested)
             && other != own
         {
-            let view = self.tasks().get_task(other).await?;
+            let view = self.h.tasks().get_task(other).await?;
             if view.task.parent_task_id.as_deref() != Some(own.as_str()) {
                 return Err(boundary_mismatch(own, other));
             }
             return Ok(view);
         }
         let task_id = who.bind_task(requested)?;
-        self.tasks().get_task(&task_id).await
+        self.h.tasks().get_task(&task_id).await
     }
 
     /// Create a task as `who`. An agent's task is a derived child of its own
@@ -84,7 +87,7 @@ impl Harness {
     ) -> CoreResult<TaskView> {
         if let Some(inbound) = input.gateway_inbound_id.take() {
             input.gateway_inbound_id =
-                Some(self.gateway().check_gateway_link(who, &inbound).await?);
+                Some(self.h.gateway().check_gateway_link(who, &inbound).await?);
         }
         if let Identity::Agent { task_id: own, .. } = who {
             match input.parent_task_id.as_deref().map(str::trim) {
@@ -95,7 +98,7 @@ impl Harness {
             // The child is filed under the agent's own project: another
             // project (or one for a task that has none) is refused, not
             // quietly replaced, so the agent learns where its child went.
-            let mine = self.tasks().get_task(own).await?.task.project_id;
+            let mine = self.h.tasks().get_task(own).await?.task.project_id;
             match input.project_id.as_deref().map(str::trim) {
                 None | Some("") => input.project_id = mine,
                 Some(p) if Some(p) == mine.as_deref() => {}
@@ -108,13 +111,13 @@ impl Harness {
                 }
             }
         }
-        self.tasks().create_checked_task(input).await
+        self.h.tasks().create_checked_task(input).await
     }
 
     /// Unattended mode needs a way to reach a human: turning it on fails
     /// closed without an active unattended notify channel.
     pub(crate) async fn check_unattended_allowed(&self, on: bool) -> CoreResult<()> {
-        if !on || unattended_reachable(&self.settings().notify_targets().await?) {
+        if !on || unattended_reachable(&self.h.settings().notify_targets().await?) {
             return Ok(());
         }
         Err(CoreError::Conflict(

@@ -1,12 +1,12 @@
 //! Agent states as Harness records and tells them (the rules are
 //! `crate::agent_state`): a change the watcher reports is recorded with
 //! what it says — the push and the parent's inbox event — in one
-//! transaction ([`Harness::record_state_change`]); the recovery sends its
-//! own state push through the same mechanism ([`Harness::push_agent_state`]);
+//! transaction ([`Agents::record_state_change`]); the recovery sends its
+//! own state push through the same mechanism ([`Agents::push_agent_state`]);
 //! a person's `restart` / `resume` / `stop` reply acts on the task's agent
-//! ([`Harness::agent_reply`]); the stall threshold is a global setting
+//! ([`Agents::agent_reply`]); the stall threshold is a global setting
 //! ([`STALL_KEY`]); the newest hook event whose kind of turn changed is
-//! kept per execution ([`Harness::note_hook`]), so that a restart knows an
+//! kept per execution ([`Agents::note_hook`]), so that a restart knows an
 //! idle agent from a working one.
 //!
 //! What a change read off the agent's screen (its lines, the CLI's words) is
@@ -21,8 +21,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::agent_actions::Agents;
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     agent_state::{
         AgentState, HookEvent, StateChange, record_of,
         told::{self, Context, ReplyAction},
@@ -116,7 +117,7 @@ pub fn hook_of(name: &str) -> Option<HookEvent> {
     })
 }
 
-impl Harness {
+impl Agents<'_> {
     /// Record `change` and what it says (`told::after_change`) in one
     /// transaction, then publish it. `plan_active`: a task-list loop is
     /// active in the agent's working directory.
@@ -125,13 +126,13 @@ impl Harness {
         change: &StateChange,
         plan_active: bool,
     ) -> CoreResult<AgentStateWritten> {
-        let view = self.tasks().get_task(&change.task_id).await?;
+        let view = self.h.tasks().get_task(&change.task_id).await?;
         // Nothing read off the screen goes further unredacted.
-        let secrets = self.agent_secrets(&view.task);
+        let secrets = self.h.asks().agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let change = &redacted_change(change, &secrets);
         let record = redacted_record(change, &secrets);
-        let channel = self.approvals().person_channel(&view.task).await;
+        let channel = self.h.approvals().person_channel(&view.task).await;
         let lang = channel.lang(&view.task.id);
         let said = told::after_change_in(
             lang,
@@ -182,6 +183,7 @@ impl Harness {
             now: change.at,
         });
         let written = self
+            .h
             .store()
             .write_agent_state(AgentStateWrite {
                 record: Some(record),
@@ -207,14 +209,14 @@ impl Harness {
         change: &StateChange,
         more: Option<&str>,
     ) -> CoreResult<Option<Outbound>> {
-        let view = self.tasks().get_task(&change.task_id).await?;
+        let view = self.h.tasks().get_task(&change.task_id).await?;
         if !view.task.unattended {
             return Ok(None);
         }
-        let secrets = self.agent_secrets(&view.task);
+        let secrets = self.h.asks().agent_secrets(&view.task);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let record = redacted_record(change, &secrets);
-        let channel = self.approvals().person_channel(&view.task).await;
+        let channel = self.h.approvals().person_channel(&view.task).await;
         let text = told::alarm_text_in(channel.lang(&view.task.id), &record, more);
         let message = compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = told::push_key(&change.execution_id, change.state.name());
@@ -222,6 +224,7 @@ impl Harness {
             return Ok(None);
         };
         let written = self
+            .h
             .store()
             .write_agent_state(AgentStateWrite {
                 record: None,
@@ -236,23 +239,23 @@ impl Harness {
 
     fn after_state_write(&self, task_id: &str, written: &AgentStateWritten) {
         if let Some(row) = &written.push {
-            self.outbound_changed(row);
-            self.wake_outbox();
+            self.h.outbox().outbound_changed(row);
+            self.h.outbox().wake_outbox();
         }
         if let Some(event) = &written.event {
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: event.parent_task_id.clone(),
             });
-            self.wake(crate::work::Kind::Inbox);
+            self.h.wake(crate::work::Kind::Inbox);
         }
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: task_id.to_string(),
         });
     }
 
     /// An execution's recorded state.
     pub async fn agent_state(&self, execution_id: &str) -> CoreResult<Option<AgentStateRecord>> {
-        Ok(self.store().agent_state(execution_id).await?)
+        Ok(self.h.store().agent_state(execution_id).await?)
     }
 
     /// The recorded state as an [`AgentState`] (what a change is compared
@@ -270,6 +273,7 @@ impl Harness {
     /// after one).
     pub async fn note_hook(&self, execution_id: &str, hook: HookEvent) -> CoreResult<()> {
         Ok(self
+            .h
             .store()
             .note_hook(execution_id, hook_name(hook), Utc::now())
             .await?)
@@ -281,6 +285,7 @@ impl Harness {
         execution_id: &str,
     ) -> CoreResult<Option<(HookEvent, DateTime<Utc>)>> {
         Ok(self
+            .h
             .store()
             .last_hook(execution_id)
             .await?
@@ -290,7 +295,7 @@ impl Harness {
     /// The stall threshold: the stored setting, else `default` (the
     /// server's configuration, `HARNESS_STALL_AFTER_SECS`, else 20 min).
     pub async fn stall_after(&self, default: Duration) -> CoreResult<Duration> {
-        Ok(match self.store().get_setting(STALL_KEY).await? {
+        Ok(match self.h.store().get_setting(STALL_KEY).await? {
             None => default,
             Some(v) => match serde_json::from_value::<AgentStateSettings>(v) {
                 Ok(s) => Duration::from_secs(s.stall_after_secs),
@@ -315,10 +320,11 @@ impl Harness {
         }
         let value = serde_json::to_value(&settings)
             .map_err(|e| CoreError::invalid_body(format!("agent states: {e}")))?;
-        self.store()
+        self.h
+            .store()
             .put_setting(STALL_KEY, &value, Utc::now())
             .await?;
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: STALL_KEY.into(),
         });
         Ok(settings)
@@ -333,7 +339,7 @@ impl Harness {
         task_id: &str,
         action: ReplyAction,
     ) -> CoreResult<TaskView> {
-        let view = self.tasks().get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let id = view.task.id.as_str();
         let live = view.execution.as_ref().is_some_and(|e| {
             matches!(e.status, ExecutionStatus::Running | ExecutionStatus::Paused)
@@ -357,7 +363,7 @@ impl Harness {
             }
         }
         tracing::info!(task_id = id, ?action, "a person's reply acted on the agent");
-        self.tasks().get_task(id).await
+        self.h.tasks().get_task(id).await
     }
 }
 

@@ -9,8 +9,9 @@
 
 use chrono::Utc;
 
+use crate::asks::Asks;
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     deliveries::{Delivery, DeliveryState},
     evidence::{self, RawScreen},
     redact,
@@ -53,7 +54,7 @@ pub fn after_answer(screen: &RawScreen, extra_secrets: &[String], answer: &str) 
     (!kept.trim().is_empty()).then_some(kept)
 }
 
-impl Harness {
+impl Asks<'_> {
     /// An answer was typed into its agent's terminal (`d` is DELIVERED):
     /// its screen is captured [`HarnessConfig::answer_capture_after`]
     /// later, in the background, when this process has the terminal.
@@ -63,19 +64,20 @@ impl Harness {
         let Some(message_id) = d.message_id.clone() else {
             return;
         };
-        if self.runtime().is_none() || d.state != DeliveryState::Delivered {
+        if self.h.runtime().is_none() || d.state != DeliveryState::Delivered {
             return;
         }
         let (harness, delivery_id, task_id, text) = (
-            self.clone(),
+            self.h.clone(),
             d.id.clone(),
             d.task_id.clone(),
             d.text.clone(),
         );
-        let delay = self.config().answer_capture_after;
+        let delay = self.h.config().answer_capture_after;
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             if let Err(err) = harness
+                .asks()
                 .capture_answer_screen(&message_id, &delivery_id, &task_id, &text)
                 .await
             {
@@ -91,11 +93,11 @@ impl Harness {
         task_id: &str,
         answer: &str,
     ) -> CoreResult<()> {
-        let Some(raw) = self.runtime().and_then(|r| r.screen(task_id)) else {
+        let Some(raw) = self.h.runtime().and_then(|r| r.screen(task_id)) else {
             tracing::debug!(%message_id, "no terminal for the screen after the answer");
             return Ok(());
         };
-        let task_env = match self.store().get_task(task_id).await? {
+        let task_env = match self.h.store().get_task(task_id).await? {
             Some(view) => redact::secret_env_values(&view.task.agent.env),
             None => return Ok(()),
         };
@@ -104,6 +106,7 @@ impl Harness {
         };
         let bytes = screen.len();
         let stored = self
+            .h
             .store()
             .record_answer_screen(AnswerScreen {
                 message_id: message_id.to_string(),
@@ -115,7 +118,7 @@ impl Harness {
         // Its length only: the screen never goes to a log.
         tracing::debug!(%message_id, bytes, stored, "screen after the answer");
         if stored {
-            self.publish(crate::events::HarnessEvent::MessageChanged {
+            self.h.publish(crate::events::HarnessEvent::MessageChanged {
                 id: message_id.to_string(),
                 task_id: task_id.to_string(),
             });

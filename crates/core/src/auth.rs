@@ -4,6 +4,16 @@ use serde::Serialize;
 
 use crate::{CoreError, CoreResult, Harness, ids, model::ExecutionStatus, validate};
 
+/// The access service (`Harness::access`): who a bearer token is and the
+/// gateway credential (here), and what a caller may do to which task — a
+/// terminal, a task read, a task created as someone, unattended mode
+/// (`crate::access`). Declared here, not in `access`, which names this
+/// module already: `auth` naming `access` back would make the two a cycle.
+#[derive(Clone, Copy)]
+pub struct Access<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -157,16 +167,17 @@ pub fn mask_token(token: &str) -> String {
     format!("{GATEWAY_TOKEN_PREFIX}…{tail}")
 }
 
-impl Harness {
+impl Access<'_> {
     /// The gateway credential masked (the gateway page).
     pub fn gateway_token_preview(&self) -> Option<String> {
-        self.gateway_secret().and_then(|s| s.preview())
+        self.h.gateway_secret().and_then(|s| s.preview())
     }
 
     /// Replace the gateway credential (REST `POST
     /// /api/settings/gateway-token/rotate`, the gateway page): the new token.
     pub fn rotate_gateway_token(&self) -> CoreResult<String> {
         let secret = self
+            .h
             .gateway_secret()
             .ok_or_else(|| CoreError::Unavailable("no gateway credential is configured".into()))?;
         secret.rotate().map_err(|e| {
@@ -179,7 +190,7 @@ impl Harness {
 /// Prefix of gateway bearer tokens (only those are compared with it).
 pub const GATEWAY_TOKEN_PREFIX: &str = "hxg_";
 
-impl Harness {
+impl Access<'_> {
     /// Resolve a bearer token to an identity. Agent tokens are valid while their
     /// execution is live (RUNNING or PAUSED).
     pub async fn authenticate(&self, bearer: &str) -> CoreResult<Identity> {
@@ -188,18 +199,18 @@ impl Harness {
             return Err(CoreError::Unauthorized("missing bearer token".into()));
         }
         let hash = ids::token_hash(bearer);
-        if ids::secure_eq(hash.as_bytes(), self.config().admin_token_hash.as_bytes()) {
+        if ids::secure_eq(hash.as_bytes(), self.h.config().admin_token_hash.as_bytes()) {
             return Ok(Identity::Admin);
         }
         if bearer.starts_with(GATEWAY_TOKEN_PREFIX) {
-            return match self.gateway_secret().and_then(|s| s.token_hash()) {
+            return match self.h.gateway_secret().and_then(|s| s.token_hash()) {
                 Some(current) if ids::secure_eq(hash.as_bytes(), current.as_bytes()) => {
                     Ok(Identity::Gateway)
                 }
                 _ => Err(CoreError::Unauthorized("invalid token".into())),
             };
         }
-        match self.store().execution_by_token_hash(&hash).await? {
+        match self.h.store().execution_by_token_hash(&hash).await? {
             Some(exec)
                 if matches!(
                     exec.status,

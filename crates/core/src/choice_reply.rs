@@ -3,10 +3,11 @@
 //! with `multiSelect`) answers with that option — the option's label is the
 //! recorded answer and the option's index is recorded with it. Used by every
 //! reply surface alike (REST reply, MCP `reply_to_ask`, the UI's free-text
-//! box) because it sits inside [`Harness::reply`]; the matching rule itself
+//! box) because it sits inside [`Asks::reply`]; the matching rule itself
 //! is `options::match_reply`.
 
-use crate::{CoreResult, Harness, options};
+use crate::asks::Asks;
+use crate::{CoreResult, options};
 
 /// A reply text that names options of a task's OPEN ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub fn map_reply(ask_id: &str, choices: &options::Choices, text: &str) -> Option
     })
 }
 
-impl Harness {
+impl Asks<'_> {
     /// The option(s) `text` names on the task's OPEN ask; `None` when there
     /// is no OPEN ask, it has no options, or the text is a free answer.
     pub async fn map_open_reply(
@@ -37,10 +38,11 @@ impl Harness {
         task_id: &str,
         text: &str,
     ) -> CoreResult<Option<MappedReply>> {
-        let Some(open) = self.store().open_ask(task_id).await? else {
+        let Some(open) = self.h.store().open_ask(task_id).await? else {
             return Ok(None);
         };
         let found = self
+            .h
             .store()
             .choices_for(std::slice::from_ref(&open.id))
             .await?;
@@ -53,7 +55,7 @@ impl Harness {
     /// it names, else the text as typed): compared with a recorded answer to
     /// recognise a repeated reply (`2` repeats an answer of "SQLite").
     pub(crate) async fn reply_text_on(&self, ask_id: &str, text: &str) -> CoreResult<String> {
-        let found = self.store().choices_for(&[ask_id.to_string()]).await?;
+        let found = self.h.store().choices_for(&[ask_id.to_string()]).await?;
         Ok(match found.first() {
             Some((_, choices)) => options::canonical_reply(choices, text),
             None => text.to_string(),
@@ -63,6 +65,7 @@ impl Harness {
     /// The choices of one ask, if it has any.
     pub(crate) async fn choices_of(&self, ask_id: &str) -> CoreResult<Option<options::Choices>> {
         Ok(self
+            .h
             .store()
             .choices_for(&[ask_id.to_string()])
             .await?

@@ -131,6 +131,7 @@ impl Tasks<'_> {
         let id = view.task.id.as_str();
         // A person acts first: Harness's own planned actions are off.
         self.h
+            .agents()
             .cancel_agent_actions(id, &format!("a person chose {}", action.as_str()))
             .await?;
         match action {

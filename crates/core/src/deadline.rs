@@ -2,7 +2,7 @@
 //! ask still OPEN and a default was given, the default is the answer —
 //! committed in one transaction with the reply's delivery row, exactly like
 //! a person's reply (`ChoicesStore::answer_with_default` shares the reply's
-//! second half; [`Harness::answered`] its after-commit part), and marked
+//! second half; [`Asks::answered`] its after-commit part), and marked
 //! answered by "default after deadline". A person's reply and the default
 //! race on the same conditional OPEN → ANSWERED: exactly one wins.
 //!
@@ -20,6 +20,7 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
+use crate::asks::Asks;
 use crate::{
     CoreResult, Harness, events::HarnessEvent, ids, messaging::ReplyOutcome, options,
     store::DueDefault,
@@ -30,15 +31,16 @@ pub const MAX_SLEEP: Duration = Duration::from_secs(30);
 /// Asks answered per store query.
 pub const BATCH: u32 = 100;
 
-impl Harness {
+impl Asks<'_> {
     /// Apply the default of one due ask. `None`: it was no longer OPEN (a
     /// person answered first) or is not due.
     pub async fn apply_default(&self, due: &DueDefault) -> CoreResult<Option<ReplyOutcome>> {
         let now = Utc::now();
         let delivery_id = ids::new_id();
-        let claim = self.handoff_claim(now);
+        let claim = self.h.deliveries().handoff_claim(now);
         let text = options::default_delivery_text(&due.default_label);
         let Some(answered) = self
+            .h
             .store()
             .answer_with_default(&due.message_id, &text, &delivery_id, claim.as_ref(), now)
             .await?
@@ -54,7 +56,7 @@ impl Harness {
     pub async fn apply_due_defaults(&self) -> CoreResult<usize> {
         let mut applied = 0;
         loop {
-            let due = self.store().due_defaults(Utc::now(), BATCH).await?;
+            let due = self.h.store().due_defaults(Utc::now(), BATCH).await?;
             let mut won = 0;
             for ask in &due {
                 if self.apply_default(ask).await?.is_some() {
@@ -111,7 +113,7 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
     let mut bus_open = true;
     'pass: loop {
         let passed = tokio::time::Instant::now();
-        if let Err(err) = harness.apply_due_defaults().await {
+        if let Err(err) = harness.asks().apply_due_defaults().await {
             tracing::warn!(%err, "applying overdue defaults failed; retrying at the next pass");
         }
         // The other clock of an OPEN ask: its reminders (`crate::reminders`),
@@ -120,7 +122,7 @@ pub async fn run(harness: Harness, cancel: CancellationToken) {
         // A draining node leaves them to the others (`crate::drain`).
         if !harness.cluster().draining() && reminded.is_none_or(|at| at.elapsed() >= MAX_SLEEP) {
             reminded = Some(std::time::Instant::now());
-            if let Err(err) = harness.send_due_reminders(Utc::now()).await {
+            if let Err(err) = harness.asks().send_due_reminders(Utc::now()).await {
                 tracing::warn!(%err, "sending due reminders failed; retrying at the next pass");
             }
         }

@@ -25,6 +25,17 @@ use crate::{
     work::{DELIVERIES, Lease, ManualAction, ManualActions, Outcome, RetryPolicy},
 };
 
+/// The deliveries service (`Harness::deliveries`): everything Harness owes
+/// an agent's terminal — the delivery rows, their claims, settles and
+/// manual actions (here) and one attempt at a row
+/// (`crate::delivery_attempt`) — and the parent's inbox that becomes such
+/// deliveries: a child's events, their batches and leases, a parent's
+/// readiness (`crate::inbox`, `crate::inbox_lease`, `crate::inbox_ready`).
+#[derive(Clone, Copy)]
+pub struct Deliveries<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 /// After this many failed attempts a FAILED row is no longer due by itself.
 pub const MAX_ATTEMPTS: u32 = crate::work::DELIVERIES.max_attempts;
 /// Deliveries' attempt cap on the shared retry rules (`crate::work`).
@@ -81,7 +92,7 @@ pub fn status_word(state: DeliveryState) -> &'static str {
     }
 }
 
-impl Harness {
+impl Deliveries<'_> {
     /// Commit a step of an attempt (WAITING_BOUNDARY, RESUMING, WRITING)
     /// with a renewed lease — before its side effect. `Ok(false)`: the lease
     /// is gone (another owner has the row).
@@ -93,6 +104,7 @@ impl Harness {
     ) -> CoreResult<bool> {
         let now = Utc::now();
         match self
+            .h
             .store()
             .advance_delivery(&row.id, &lease.owner, state, lease.until(now), now)
             .await?
@@ -115,7 +127,7 @@ impl Harness {
         outcome: &Outcome,
     ) -> CoreResult<Option<Delivery>> {
         let now = Utc::now();
-        let store = self.store();
+        let store = self.h.store();
         let owner = lease.owner.as_str();
         let done = match outcome {
             Outcome::Done => store.complete_delivery(&row.id, owner, now).await?,
@@ -148,7 +160,7 @@ impl Harness {
                 if d.state == DeliveryState::Delivered {
                     tracing::info!(delivery_id = %d.id, task_id = %d.task_id, "delivered");
                     // The question's receipt: the screen a few seconds later.
-                    self.answer_typed(d);
+                    self.h.asks().answer_typed(d);
                 }
                 self.delivery_changed(d);
             }
@@ -163,13 +175,14 @@ impl Harness {
     pub async fn claim_deliveries(&self, lease: &Lease, limit: u32) -> CoreResult<Vec<Delivery>> {
         let now = Utc::now();
         let claimed = self
+            .h
             .store()
             .claim_deliveries(
                 &lease.owner,
-                &self.config().node_id,
+                &self.h.config().node_id,
                 // A draining node does only its own agents' rows: one
                 // bound to no node may need an agent started (`crate::drain`).
-                !self.cluster().draining(),
+                !self.h.cluster().draining(),
                 now,
                 lease.until(now),
                 limit,
@@ -209,12 +222,12 @@ impl Harness {
 
     /// Give a lease back untouched (the worker is stopping before the attempt).
     pub async fn release_delivery(&self, id: &str, owner: &str) -> CoreResult<()> {
-        Ok(self.store().release_delivery(id, owner).await?)
+        Ok(self.h.store().release_delivery(id, owner).await?)
     }
 
     /// Wake the delivery worker (a row was queued).
     pub fn wake_deliveries(&self) {
-        self.wake(crate::work::Kind::Deliveries);
+        self.h.wake(crate::work::Kind::Deliveries);
     }
 
     /// The lease a new reply row is written with, when this process runs a
@@ -222,14 +235,14 @@ impl Harness {
     /// None on a draining node: a reply to a stopped agent is another
     /// node's to resume (its own agents' rows are claimed by its worker).
     pub(crate) fn handoff_claim(&self, now: DateTime<Utc>) -> Option<DeliveryClaim> {
-        if self.cluster().draining() {
+        if self.h.cluster().draining() {
             return None;
         }
-        let owner = self.config().delivery_owner.clone()?;
+        let owner = self.h.config().delivery_owner.clone()?;
         let until = now.checked_add_signed(chrono::Duration::from_std(HANDOFF_LEASE).ok()?)?;
         Some(DeliveryClaim {
             owner,
-            node: self.config().node_id.clone(),
+            node: self.h.config().node_id.clone(),
             until,
         })
     }
@@ -239,16 +252,16 @@ impl Harness {
     pub(crate) fn queued(&self, row: &Delivery) {
         self.delivery_changed(row);
         let ours = row.lease_owner.is_some()
-            && row.lease_owner.as_deref() == self.config().delivery_owner.as_deref();
+            && row.lease_owner.as_deref() == self.h.config().delivery_owner.as_deref();
         if ours {
-            self.hand_off(row.clone());
+            self.h.hand_off(row.clone());
         }
         self.wake_deliveries();
     }
 
     /// Publish a change of a delivery (after its commit).
     pub fn delivery_changed(&self, d: &Delivery) {
-        self.publish(HarnessEvent::DeliveryChanged {
+        self.h.publish(HarnessEvent::DeliveryChanged {
             id: d.id.clone(),
             task_id: d.task_id.clone(),
             message_id: d.message_id.clone(),
@@ -264,14 +277,14 @@ impl Harness {
         events: tokio::sync::broadcast::Receiver<HarnessEvent>,
     ) -> CoreResult<Option<Delivery>> {
         // Without an agent runtime nobody in this process delivers: no wait.
-        let wait = if self.runtime().is_some() {
+        let wait = if self.h.runtime().is_some() {
             wait
         } else {
             Duration::ZERO
         };
         let wakes = |e: &HarnessEvent| matches!(e, HarnessEvent::DeliveryChanged { id: changed, .. } if changed == id);
         let read = || async {
-            let row = self.store().get_delivery(id).await?;
+            let row = self.h.store().get_delivery(id).await?;
             Ok(match row {
                 Some(d) if !d.state.settled() => None,
                 other => Some(other),
@@ -279,7 +292,7 @@ impl Harness {
         };
         match crate::work::until_settled(wait, None, events, wakes, read).await? {
             Some(row) => Ok(row),
-            None => Ok(self.store().get_delivery(id).await?),
+            None => Ok(self.h.store().get_delivery(id).await?),
         }
     }
 
@@ -293,8 +306,9 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
-        let node_id = self.tasks().execution_node(&task_id).await?;
+        let node_id = self.h.tasks().execution_node(&task_id).await?;
         let (row, created) = self
+            .h
             .store()
             .enqueue_input(NewInput {
                 id: ids::new_id(),
@@ -316,7 +330,8 @@ impl Harness {
 
     pub async fn delivery(&self, id: &str) -> CoreResult<Delivery> {
         let id = validate::cuid("deliveryId", id.trim())?;
-        self.store()
+        self.h
+            .store()
             .get_delivery(&id)
             .await?
             .ok_or_else(|| CoreError::NotFound("Delivery not found".into()))
@@ -329,14 +344,14 @@ impl Harness {
     ) -> CoreResult<Vec<Delivery>> {
         let mut out = Vec::new();
         for chunk in message_ids.chunks(500) {
-            out.extend(self.store().deliveries_for_messages(chunk).await?);
+            out.extend(self.h.store().deliveries_for_messages(chunk).await?);
         }
         Ok(out)
     }
 
     pub async fn task_deliveries(&self, task_id: &str) -> CoreResult<Vec<Delivery>> {
         let task_id = validate::task_id(Some(task_id))?;
-        Ok(self.store().task_deliveries(&task_id, 50).await?)
+        Ok(self.h.store().task_deliveries(&task_id, 50).await?)
     }
 
     /// "Deliver again": a row in a state that allows it (FAILED, UNVERIFIED:
@@ -344,7 +359,12 @@ impl Harness {
     pub async fn retry_delivery(&self, id: &str) -> CoreResult<Delivery> {
         let id = validate::cuid("deliveryId", id.trim())?;
         let from = DeliveryState::accepted_by(ManualAction::Retry);
-        match self.store().requeue_delivery(&id, from, Utc::now()).await? {
+        match self
+            .h
+            .store()
+            .requeue_delivery(&id, from, Utc::now())
+            .await?
+        {
             Some(row) => {
                 tracing::info!(delivery_id = %row.id, "delivery queued again by a person");
                 self.delivery_changed(&row);
@@ -359,6 +379,7 @@ impl Harness {
     pub async fn mark_delivered(&self, id: &str) -> CoreResult<Delivery> {
         let id = validate::cuid("deliveryId", id.trim())?;
         match self
+            .h
             .store()
             .mark_delivery_delivered(&id, Utc::now())
             .await?
@@ -373,7 +394,7 @@ impl Harness {
 
     /// The refusal of `action` on a row in a state it does not accept.
     async fn not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        let found = self.store().get_delivery(id).await;
+        let found = self.h.store().get_delivery(id).await;
         crate::work::refused("Delivery", found.map(|r| r.map(|r| r.state)), action)
     }
 }

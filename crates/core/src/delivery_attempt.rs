@@ -9,16 +9,17 @@
 //! before the start, WAITING_BOUNDARY before a long wait, WRITING before the
 //! bytes go out), so a crash mid-write leaves an UNVERIFIED row, never a
 //! second write. How the attempt ends is an [`Outcome`] for the worker's
-//! next turn to commit (`Harness::settle_delivery`); `None` — the lease is
+//! next turn to commit (`Deliveries::settle_delivery`); `None` — the lease is
 //! gone, the row is its new owner's.
 //!
 //! The terminal side is a port ([`DeliveryTerminals`], implemented by the
 //! server's PTY terminals); the commits go through an [`AttemptLedger`]
-//! ([`Harness::attempt_delivery`] uses the row's lease). Nothing here
+//! ([`Deliveries::attempt_delivery`] uses the row's lease). Nothing here
 //! touches a PTY or the database directly.
 
 use async_trait::async_trait;
 
+use crate::deliveries::Deliveries;
 use crate::{
     CoreError, CoreResult, Harness,
     deliveries::{Delivery, DeliveryKind, DeliveryState, resume_rule},
@@ -239,6 +240,7 @@ struct Leased<'a> {
 impl AttemptLedger for Leased<'_> {
     async fn advance(&self, state: DeliveryState) -> Result<bool, String> {
         self.harness
+            .deliveries()
             .advance_delivery(self.row, self.lease, state)
             .await
             .map_err(|err| format!("cannot record the delivery step: {err}"))
@@ -249,11 +251,11 @@ impl AttemptLedger for Leased<'_> {
     }
 }
 
-impl Harness {
+impl Deliveries<'_> {
     /// One attempt at `row` leased by `lease` (the delivery worker's
     /// runner): its steps committed under the lease before their side
     /// effects; how it ended is the worker's to record
-    /// (`Harness::settle_and_claim_deliveries`).
+    /// (`Deliveries::settle_and_claim_deliveries`).
     pub async fn attempt_delivery<T: DeliveryTerminals>(
         &self,
         terminals: &T,
@@ -261,7 +263,7 @@ impl Harness {
         lease: &Lease,
     ) -> Option<Outcome> {
         let ledger = Leased {
-            harness: self,
+            harness: self.h,
             row,
             lease,
         };

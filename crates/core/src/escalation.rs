@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::asks::Asks;
 use crate::{
-    CoreError, CoreResult, Harness, ids,
+    CoreError, CoreResult, ids,
     quiet_hours::{self, QuietHours},
     reminders::{MAX_OFFSET_SECS, MIN_OFFSET_SECS, waited_text},
     settings::NotifyTarget,
@@ -164,7 +165,7 @@ pub struct FollowUp {
     pub no_escalation_target: bool,
 }
 
-impl Harness {
+impl Asks<'_> {
     /// The reminders and escalations of these asks, by ask, and whether
     /// the chat each one went to can no longer be reached (now).
     pub async fn follow_ups(&self, ask_ids: &[String]) -> CoreResult<BTreeMap<String, FollowUp>> {
@@ -172,13 +173,13 @@ impl Harness {
         if ask_ids.is_empty() {
             return Ok(out);
         }
-        for r in self.store().reminders_for(ask_ids).await? {
+        for r in self.h.store().reminders_for(ask_ids).await? {
             let f = out.entry(r.message_id).or_default();
             // Those that reached the chat: after a downtime only the
             // latest due one goes out, and a dropped one never did.
             f.reminders += u32::from(r.sent);
         }
-        for e in self.store().escalations_for(ask_ids).await? {
+        for e in self.h.store().escalations_for(ask_ids).await? {
             out.entry(e.message_id)
                 .or_default()
                 .escalated_to
@@ -187,7 +188,7 @@ impl Harness {
         let schedule = self.reminder_schedule().await?;
         let now = Utc::now();
         for chunk in ask_ids.chunks(500) {
-            for row in self.store().outbound_for_messages(chunk).await? {
+            for row in self.h.store().outbound_for_messages(chunk).await? {
                 let Some(ask) = row.message_id.clone() else {
                     continue;
                 };
@@ -283,6 +284,7 @@ impl Harness {
             })
             .collect();
         let written = self
+            .h
             .store()
             .record_escalation(NewEscalation {
                 message_id: c.message_id.clone(),
@@ -294,7 +296,7 @@ impl Harness {
         for row in &written {
             tracing::info!(request_id = %c.message_id, task_id = %c.task_id, outbound_id = %row.id,
                 gateway = %row.gateway, reason = reason.as_str(), "ask escalated");
-            self.outbound_changed(row);
+            self.h.outbox().outbound_changed(row);
         }
         Ok(written.len())
     }
@@ -310,7 +312,7 @@ impl Harness {
         if !(approval || key.starts_with("reminder:") || key.starts_with("escalation:")) {
             return None;
         }
-        match self.store().question_closed(&row.id).await {
+        match self.h.store().question_closed(&row.id).await {
             Ok(true) if approval => {
                 Some("not sent: the approval was no longer waiting for a decision".into())
             }

@@ -6,7 +6,8 @@
 
 use serde::Serialize;
 
-use crate::{CoreError, CoreResult, Harness, redact, validate};
+use crate::asks::Asks;
+use crate::{CoreError, CoreResult, redact, validate};
 
 /// Lines of the screen kept by default.
 pub const DEFAULT_LINES: usize = 20;
@@ -66,15 +67,15 @@ pub fn snapshot(screen: &RawScreen, extra_secrets: &[String], lines: usize) -> O
     (!kept.trim().is_empty()).then(|| kept.to_string())
 }
 
-impl Harness {
+impl Asks<'_> {
     /// The evidence of an ask `task_id` is about to record: its terminal's
     /// screen in this process, bounded and redacted with the secret values
     /// of its environment (the runtime's, and the task's own variables in
     /// case the runtime no longer knows them). `None` without a terminal
     /// here (an agent on another node, or none running).
     pub(crate) async fn evidence_now(&self, task_id: &str) -> Option<String> {
-        let raw = self.runtime()?.screen(task_id)?;
-        let task_env = match self.store().get_task(task_id).await {
+        let raw = self.h.runtime()?.screen(task_id)?;
+        let task_env = match self.h.store().get_task(task_id).await {
             Ok(Some(view)) => redact::secret_env_values(&view.task.agent.env),
             Ok(None) => Vec::new(),
             Err(err) => {
@@ -98,6 +99,7 @@ impl Harness {
     /// restart).
     pub(crate) fn agent_secrets(&self, task: &crate::model::Task) -> Vec<String> {
         let mut secrets = self
+            .h
             .runtime()
             .map(|r| r.secrets(&task.id))
             .unwrap_or_default();
@@ -108,10 +110,10 @@ impl Harness {
     /// The screen stored with the message `message_id`.
     pub async fn ask_evidence(&self, message_id: &str) -> CoreResult<AskEvidence> {
         let message_id = validate::cuid("messageId", message_id.trim())?;
-        if self.store().get_message(&message_id).await?.is_none() {
+        if self.h.store().get_message(&message_id).await?.is_none() {
             return Err(CoreError::NotFound("Message not found".into()));
         }
-        let screen = self.store().ask_evidence(&message_id).await?;
+        let screen = self.h.store().ask_evidence(&message_id).await?;
         Ok(AskEvidence { message_id, screen })
     }
 }

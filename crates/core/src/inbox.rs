@@ -20,8 +20,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::deliveries::Deliveries;
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     deliveries::Delivery,
     events::HarnessEvent,
     ids,
@@ -142,7 +143,7 @@ pub(crate) fn chrono_of(d: Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or_else(|_| chrono::Duration::seconds(60))
 }
 
-impl Harness {
+impl Deliveries<'_> {
     /// A Stop hook report: the turn end of `execution_id` (fenced: only the
     /// task's live execution owns the turn; a late or foreign callback
     /// changes nothing). For a derived child the event is in the parent's
@@ -156,9 +157,9 @@ impl Harness {
         event_id: Option<&str>,
         last_reply: Option<&str>,
     ) -> CoreResult<TurnEnd> {
-        let view = self.tasks().get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let execution_id = validate::cuid("executionId", execution_id.trim())?;
-        let live = self.store().live_execution(&view.task.id).await?;
+        let live = self.h.store().live_execution(&view.task.id).await?;
         let owns_turn = live.as_ref().is_some_and(|e| e.id == execution_id);
         if !owns_turn {
             tracing::info!(task_id, execution_id, "stale turn-end report ignored");
@@ -170,17 +171,19 @@ impl Harness {
         }
         let reply = truncate(last_reply.unwrap_or_default().trim(), MAX_REPLY);
         let now = Utc::now();
-        self.store()
+        self.h
+            .store()
             .record_turn_end(&execution_id, (!reply.is_empty()).then_some(&reply), now)
             .await?;
         // As a parent: a completed turn is the receipt of the batches typed into it.
         for b in self
+            .h
             .store()
             .resolve_dispatched_batches(&view.task.id, now)
             .await?
         {
             tracing::info!(batch_id = %b.id, "workbench batch resolved by the parent's turn end");
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: b.parent_task_id.clone(),
             });
         }
@@ -193,7 +196,7 @@ impl Harness {
         };
         // An OPEN ask at turn end is a decision the parent must make (the ask stays OPEN).
         let pending = if view.open_ask {
-            Some(self.pending(&view.task.id).await?)
+            Some(self.h.asks().pending(&view.task.id).await?)
         } else {
             None
         };
@@ -201,6 +204,7 @@ impl Harness {
         // inbox with its options: this turn end adds nothing.
         if let Some(request_id) = pending.as_ref().and_then(|p| p.request_id.as_deref())
             && let Some(id) = self
+                .h
                 .store()
                 .undelivered_event(&crate::native_question::parent_event_key(
                     &view.task.id,
@@ -273,7 +277,7 @@ impl Harness {
         status: ExecutionStatus,
         exit_code: Option<i64>,
     ) -> CoreResult<Option<(WorkbenchEvent, bool)>> {
-        let view = self.tasks().get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         let Some(parent_id) = view.task.parent_task_id.clone() else {
             return Ok(None);
         };
@@ -312,15 +316,15 @@ impl Harness {
     }
 
     async fn add_event(&self, event: NewEvent) -> CoreResult<(WorkbenchEvent, bool)> {
-        let (row, created) = self.store().add_workbench_event(event).await?;
+        let (row, created) = self.h.store().add_workbench_event(event).await?;
         if created {
             tracing::info!(event_id = %row.id, parent_task_id = %row.parent_task_id,
                 kind = row.kind.as_str(), "workbench event queued for the parent");
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: row.parent_task_id.clone(),
             });
             // Enqueue wakes the worker (the engine owns the wake-up).
-            self.wake(Kind::Inbox);
+            self.h.wake(Kind::Inbox);
         }
         Ok((row, created))
     }
@@ -335,15 +339,17 @@ impl Harness {
         parent_task_id: &str,
         execution_id: Option<&str>,
     ) -> CoreResult<Option<(WorkbenchBatch, Delivery)>> {
-        let parent = self.tasks().get_task(parent_task_id).await?;
+        let parent = self.h.tasks().get_task(parent_task_id).await?;
         let now = Utc::now();
         let owner = self
+            .h
             .config()
             .delivery_owner
             .clone()
-            .unwrap_or_else(|| self.config().node_id.clone());
+            .unwrap_or_else(|| self.h.config().node_id.clone());
         let token = ids::new_id();
         let mut events = self
+            .h
             .store()
             .claim_workbench_events(
                 &parent.task.id,
@@ -365,7 +371,7 @@ impl Harness {
             Ok(Some((batch, delivery))) => {
                 tracing::info!(batch_id = %batch.id, parent_task_id = %parent.task.id,
                     events = events.len(), "workbench batch queued for the parent");
-                self.publish(HarnessEvent::TaskChanged {
+                self.h.publish(HarnessEvent::TaskChanged {
                     task_id: parent.task.id.clone(),
                 });
                 self.delivery_changed(&delivery);
@@ -376,6 +382,7 @@ impl Harness {
             Err(err) => {
                 let msg = err.to_string();
                 if let Err(release) = self
+                    .h
                     .store()
                     .release_workbench_claim(&owner, &token, &msg, Utc::now())
                     .await
@@ -404,6 +411,7 @@ impl Harness {
         .to_string();
         let now = Utc::now();
         let stored = self
+            .h
             .store()
             .store_workbench_batch(NewBatch {
                 id,
@@ -414,7 +422,7 @@ impl Harness {
                 prompt,
                 lease_token,
                 lease_until: now + chrono_of(ACK_LEASE),
-                node_id: Some(self.config().node_id.clone()),
+                node_id: Some(self.h.config().node_id.clone()),
                 metadata,
                 now,
             })
@@ -433,12 +441,14 @@ impl Harness {
         let mut recovered = 0;
         if startup {
             recovered += self
+                .h
                 .cluster()
                 .recover_work(Kind::Inbox, Scope::Expired)
                 .await?
                 .released;
-            if let Some(owner) = self.config().delivery_owner.clone() {
+            if let Some(owner) = self.h.config().delivery_owner.clone() {
                 recovered += self
+                    .h
                     .cluster()
                     .recover_work(Kind::Inbox, Scope::Boot(&owner))
                     .await?
@@ -449,10 +459,10 @@ impl Harness {
         if startup && let Err(err) = self.recover_missing_child_events().await {
             tracing::error!(error = ?err, "cannot recover missing child exit events");
         }
-        let settled = self.store().settle_workbench_batches(now).await?;
+        let settled = self.h.store().settle_workbench_batches(now).await?;
         for b in &settled {
             tracing::info!(batch_id = %b.id, state = b.state.as_str(), "workbench batch settled");
-            self.publish(HarnessEvent::TaskChanged {
+            self.h.publish(HarnessEvent::TaskChanged {
                 task_id: b.parent_task_id.clone(),
             });
         }
@@ -466,6 +476,7 @@ impl Harness {
     /// the inbox was first enabled here ([`EVENTS_ENABLED_AT_KEY`]).
     pub async fn recover_missing_child_events(&self) -> CoreResult<usize> {
         let since = self
+            .h
             .store()
             .get_setting(EVENTS_ENABLED_AT_KEY)
             .await?
@@ -474,13 +485,15 @@ impl Harness {
             .map(|d| d.with_timezone(&Utc));
         let Some(since) = since else {
             let now = Utc::now();
-            self.store()
+            self.h
+                .store()
                 .put_setting(EVENTS_ENABLED_AT_KEY, &json!(now.to_rfc3339()), now)
                 .await?;
             return Ok(0);
         };
         let mut recovered = 0;
         for (task, exec, status, code) in self
+            .h
             .store()
             .child_executions_missing_events(since, 500)
             .await?
@@ -501,11 +514,12 @@ impl Harness {
 
     /// Parents whose inbox has PENDING events.
     pub async fn inbox_parents_pending(&self) -> CoreResult<Vec<String>> {
-        Ok(self.store().workbench_parents_pending(100).await?)
+        Ok(self.h.store().workbench_parents_pending(100).await?)
     }
 
     pub async fn inbox_batch_in_flight(&self, parent_task_id: &str) -> CoreResult<bool> {
         Ok(self
+            .h
             .store()
             .workbench_batch_in_flight(parent_task_id)
             .await?)
@@ -515,8 +529,8 @@ impl Harness {
     pub async fn inbox(&self, task_id: &str) -> CoreResult<InboxView> {
         let task_id = validate::task_id(Some(task_id))?;
         Ok(InboxView {
-            events: self.store().list_workbench_events(&task_id, 200).await?,
-            batches: self.store().list_workbench_batches(&task_id, 50).await?,
+            events: self.h.store().list_workbench_events(&task_id, 200).await?,
+            batches: self.h.store().list_workbench_batches(&task_id, 50).await?,
         })
     }
 
@@ -524,8 +538,8 @@ impl Harness {
     pub async fn children(&self, task_id: &str) -> CoreResult<Vec<TaskView>> {
         let task_id = validate::task_id(Some(task_id))?;
         let mut out = Vec::new();
-        for id in self.store().child_task_ids(&task_id).await? {
-            if let Some(v) = self.store().get_task(&id).await? {
+        for id in self.h.store().child_task_ids(&task_id).await? {
+            if let Some(v) = self.h.store().get_task(&id).await? {
                 out.push(v);
             }
         }
@@ -534,7 +548,7 @@ impl Harness {
 
     pub async fn task_messages(&self, task_id: &str) -> CoreResult<Vec<TaskMessage>> {
         let task_id = validate::task_id(Some(task_id))?;
-        Ok(self.store().list_task_messages(&task_id, 50).await?)
+        Ok(self.h.store().list_task_messages(&task_id, 50).await?)
     }
 }
 

@@ -7,8 +7,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::deliveries::Deliveries;
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     deliveries::Delivery,
     events::HarnessEvent,
     ids,
@@ -16,7 +17,7 @@ use crate::{
     validate,
 };
 
-impl Harness {
+impl Deliveries<'_> {
     /// `ack_workbench_batch` / `heartbeat_workbench_batch` /
     /// `resolve_workbench_batch` by the parent's agent (bound to its task).
     pub async fn batch_transition(
@@ -38,6 +39,7 @@ impl Harness {
             ));
         }
         let batch = self
+            .h
             .store()
             .get_workbench_batch(&batch_id)
             .await?
@@ -80,12 +82,13 @@ impl Harness {
         };
         let no_op = action == BatchAction::Ack && batch.state == BatchState::Acked;
         match self
+            .h
             .store()
             .transition_workbench_batch(&batch_id, from, to, lease_token.trim(), until, now)
             .await?
         {
             Some(b) => {
-                self.publish(HarnessEvent::TaskChanged {
+                self.h.publish(HarnessEvent::TaskChanged {
                     task_id: b.parent_task_id.clone(),
                 });
                 Ok(BatchTransition {
@@ -108,7 +111,7 @@ impl Harness {
     }
 }
 
-impl Harness {
+impl Deliveries<'_> {
     /// Input owed to a derived child (its parent's decision): a delivery row
     /// that resumes the child when its terminal is gone. Returns the row and
     /// whether this call created it (`false`: a duplicate of the key).
@@ -120,8 +123,9 @@ impl Harness {
         key: &str,
     ) -> CoreResult<(Delivery, bool)> {
         let task_id = validate::task_id(Some(task_id))?;
-        let node_id = self.tasks().execution_node(&task_id).await?;
+        let node_id = self.h.tasks().execution_node(&task_id).await?;
         let (row, created) = self
+            .h
             .store()
             .enqueue_input(crate::store::NewInput {
                 id: ids::new_id(),

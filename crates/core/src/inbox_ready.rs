@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::{CoreResult, Harness};
+use crate::CoreResult;
+use crate::deliveries::Deliveries;
 
 /// A Workbench whose start was tried is tried again after this (by any node).
 pub const START_RETRY: Duration = Duration::from_secs(30);
@@ -60,11 +61,11 @@ pub struct ReadyParents {
     /// Drain these now (at most the turn's limit).
     pub ready: Vec<String>,
     /// Without a terminal here: a Workbench start may be due
-    /// ([`Harness::workbench_start_due`]).
+    /// ([`Deliveries::workbench_start_due`]).
     pub not_running: Vec<String>,
 }
 
-impl Harness {
+impl Deliveries<'_> {
     /// The parents with PENDING events, sorted by the readiness rule;
     /// `terminal` says what this node sees of each.
     pub async fn inbox_ready_parents(
@@ -98,18 +99,20 @@ impl Harness {
     pub async fn workbench_start_due(&self, task_id: &str, running: bool) -> CoreResult<bool> {
         // A draining node starts no agent: a live node's worker does it.
         if running
-            || self.cluster().draining()
-            || !self.gateway().workbench_start_wanted(task_id).await?
+            || self.h.cluster().draining()
+            || !self.h.gateway().workbench_start_wanted(task_id).await?
         {
             return Ok(false);
         }
         let owner = self
+            .h
             .config()
             .delivery_owner
             .clone()
-            .unwrap_or_else(|| self.config().node_id.clone());
+            .unwrap_or_else(|| self.h.config().node_id.clone());
         let now = Utc::now();
         Ok(self
+            .h
             .store()
             .take_workbench_start(task_id, &owner, now, start_lease_until(now))
             .await?)

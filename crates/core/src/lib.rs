@@ -14,6 +14,7 @@ pub mod agent_states;
 pub mod analytics;
 pub mod answer_screen;
 pub mod approvals;
+pub mod asks;
 pub mod auth;
 pub mod choice_reply;
 pub mod cluster;

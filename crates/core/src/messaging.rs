@@ -4,8 +4,9 @@
 use chrono::Utc;
 use serde::Serialize;
 
+use crate::asks::Asks;
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     events::HarnessEvent,
     ids,
     model::{Message, MessageKind, MessagePage, MessageQuery, MessageRow, MessageState},
@@ -149,11 +150,11 @@ pub struct Aim<'a> {
     pub who: Option<&'a str>,
 }
 
-impl Harness {
+impl Asks<'_> {
     /// Whether no notify target is configured (the reference's
     /// `noChannelConfigured`: targets missing or empty).
     pub async fn no_channel_configured(&self) -> CoreResult<bool> {
-        Ok(self.settings().notify_targets().await?.is_empty())
+        Ok(self.h.settings().notify_targets().await?.is_empty())
     }
 
     /// Record an OPEN ask and park the task (one transaction): earlier OPEN asks
@@ -163,7 +164,7 @@ impl Harness {
             .await
     }
 
-    /// [`Harness::ask`] with the structured part: options,
+    /// [`Asks::ask`] with the structured part: options,
     /// multiSelect, a default with a deadline, urgency — validated by
     /// `options::validate` and stored in the ask's transaction.
     #[tracing::instrument(skip_all, fields(task_id))]
@@ -176,7 +177,7 @@ impl Harness {
         self.ask_keyed(task_id, question, choices, None).await
     }
 
-    /// [`Harness::ask_with`] with the caller's optional idempotency key: a
+    /// [`Asks::ask_with`] with the caller's optional idempotency key: a
     /// retry with the key of an ask already recorded for the task answers
     /// that ask (`deduped`) and records nothing. Concurrent first tries with
     /// one key: the unique index lets one commit; the others answer it.
@@ -190,14 +191,14 @@ impl Harness {
         let task_id = validate::task_id(Some(task_id))?;
         let key = validate::idempotency_key(idempotency_key)?;
         if let Some(key) = &key
-            && let Some(existing) = self.store().ask_by_key(&task_id, key).await?
+            && let Some(existing) = self.h.store().ask_by_key(&task_id, key).await?
         {
             return self.deduped_ask(existing).await;
         }
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
         let now = Utc::now();
-        let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
-        self.check_rate(&task_id, RateAction::Ask)?;
+        let choices = crate::options::validate(choices, now, self.h.config().pending_ttl)?;
+        self.h.check_rate(&task_id, RateAction::Ask)?;
         let ask = NewAsk {
             id: ids::new_id(),
             task_id: task_id.clone(),
@@ -207,12 +208,12 @@ impl Harness {
             evidence: self.evidence_now(&task_id).await,
         };
         let recorded = match choices {
-            None => self.store().record_ask(ask).await,
-            Some(choices) => self.store().record_ask_with_choices(ask, choices).await,
+            None => self.h.store().record_ask(ask).await,
+            Some(choices) => self.h.store().record_ask_with_choices(ask, choices).await,
         };
         let recorded = match (recorded, &key) {
             (Err(crate::store::StoreError::Duplicate(_)), Some(key)) => {
-                match self.store().ask_by_key(&task_id, key).await? {
+                match self.h.store().ask_by_key(&task_id, key).await? {
                     Some(existing) => return self.deduped_ask(existing).await,
                     None => {
                         return Err(CoreError::Conflict(
@@ -235,20 +236,20 @@ impl Harness {
     ) -> CoreResult<AskOutcome> {
         let task_id = task_id.to_string();
         for id in &recorded.cancelled {
-            self.publish(HarnessEvent::MessageChanged {
+            self.h.publish(HarnessEvent::MessageChanged {
                 id: id.clone(),
                 task_id: task_id.clone(),
             });
         }
-        self.publish(HarnessEvent::MessageChanged {
+        self.h.publish(HarnessEvent::MessageChanged {
             id: recorded.message.id.clone(),
             task_id: task_id.clone(),
         });
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
         });
         tracing::info!(request_id = %recorded.message.id, paused = recorded.paused.len(), "ask recorded");
-        if let Some(runtime) = self.runtime() {
+        if let Some(runtime) = self.h.runtime() {
             runtime.parked(&task_id);
         }
         Ok(AskOutcome {
@@ -277,8 +278,9 @@ impl Harness {
     pub async fn notify(&self, task_id: &str, message: Option<&str>) -> CoreResult<Message> {
         let task_id = validate::task_id(Some(task_id))?;
         let message = validate::text("message", message, validate::MAX_NOTIFY_CHARS)?;
-        self.check_rate(&task_id, RateAction::Notify)?;
+        self.h.check_rate(&task_id, RateAction::Notify)?;
         let recorded = self
+            .h
             .store()
             .record_notify(NewAsk {
                 id: ids::new_id(),
@@ -290,7 +292,7 @@ impl Harness {
             })
             .await
             .map_err(task_missing)?;
-        self.publish(HarnessEvent::MessageChanged {
+        self.h.publish(HarnessEvent::MessageChanged {
             id: recorded.id.clone(),
             task_id,
         });
@@ -374,10 +376,13 @@ impl Harness {
             None => None,
         };
         // A person acts first: what Harness would have done on its own waits no more.
-        self.cancel_agent_actions(&task_id, "a person replied")
+        self.h
+            .agents()
+            .cancel_agent_actions(&task_id, "a person replied")
             .await?;
         // An approval's ask is decided, never answered as text.
         if let Some(outcome) = self
+            .h
             .approvals()
             .reply_to_approval(
                 by,
@@ -394,10 +399,10 @@ impl Harness {
             return Ok(outcome);
         }
         // Subscribed before the row exists, so no change of it is missed.
-        let events = self.subscribe();
+        let events = self.h.subscribe();
         let delivery_id = ids::new_id();
         let now = Utc::now();
-        let claim = self.handoff_claim(now);
+        let claim = self.h.deliveries().handoff_claim(now);
         // The person wrote in the chat (reachability),
         // recorded with the answer; an answer on the web says nothing about
         // the chat.
@@ -405,7 +410,8 @@ impl Harness {
         // `2`, `2.` or a label answers a structured question with that option.
         let answered = match self.map_open_reply(&task_id, &text).await? {
             Some(m) => {
-                self.store()
+                self.h
+                    .store()
                     .answer_with_options(
                         &m.ask_id,
                         &m.text,
@@ -418,7 +424,8 @@ impl Harness {
                     .await?
             }
             None => {
-                self.store()
+                self.h
+                    .store()
                     .answer_open_ask(
                         &task_id,
                         &text,
@@ -433,7 +440,7 @@ impl Harness {
         if let Some(answered) = answered {
             return self.answered(answered, Some(events)).await;
         }
-        let latest = self.store().latest_ask(&task_id).await?;
+        let latest = self.h.store().latest_ask(&task_id).await?;
         // A repeat is the same answer: `2` repeats "SQLite".
         let same = match &latest {
             Some(ask) if ask.state == MessageState::Answered => {
@@ -444,12 +451,13 @@ impl Harness {
         };
         match latest {
             Some(ask) if same => {
-                let mut row = self.store().delivery_for_message(&ask.id).await?;
+                let mut row = self.h.store().delivery_for_message(&ask.id).await?;
                 if allow_retry
                     && let Some(failed) = row
                         .as_ref()
                         .filter(|d| d.state == crate::deliveries::DeliveryState::Failed)
                     && let Some(queued) = self
+                        .h
                         .store()
                         .requeue_delivery(
                             &failed.id,
@@ -459,14 +467,16 @@ impl Harness {
                         .await?
                 {
                     tracing::info!(delivery_id = %queued.id, "deduped reply: failed delivery queued again");
-                    self.delivery_changed(&queued);
-                    self.wake_deliveries();
+                    self.h.deliveries().delivery_changed(&queued);
+                    self.h.deliveries().wake_deliveries();
                     row = self
-                        .wait_delivery(&queued.id, self.config().delivery_wait, events)
+                        .h
+                        .deliveries()
+                        .wait_delivery(&queued.id, self.h.config().delivery_wait, events)
                         .await?
                         .or(Some(queued));
                 }
-                let running = self.store().live_execution(&task_id).await?.is_some();
+                let running = self.h.store().live_execution(&task_id).await?.is_some();
                 Ok(ReplyOutcome {
                     task_id,
                     request_id: ask.id,
@@ -482,7 +492,7 @@ impl Harness {
                 .with_delivery(row.as_ref()))
             }
             _ => {
-                if self.store().get_task(&task_id).await?.is_none() {
+                if self.h.store().get_task(&task_id).await?.is_none() {
                     return Err(CoreError::NotFound("Task not found".into()));
                 }
                 Err(CoreError::Conflict("No open ask for this task".into()))
@@ -499,11 +509,11 @@ impl Harness {
         events: Option<tokio::sync::broadcast::Receiver<HarnessEvent>>,
     ) -> CoreResult<ReplyOutcome> {
         let task_id = answered.message.task_id.clone();
-        self.publish(HarnessEvent::MessageChanged {
+        self.h.publish(HarnessEvent::MessageChanged {
             id: answered.message.id.clone(),
             task_id: task_id.clone(),
         });
-        self.publish(HarnessEvent::TaskChanged {
+        self.h.publish(HarnessEvent::TaskChanged {
             task_id: task_id.clone(),
         });
         tracing::info!(request_id = %answered.message.id, resumed = answered.resumed.len(),
@@ -522,13 +532,15 @@ impl Harness {
         };
         let row = match (&answered.delivery, events) {
             (Some(queued), Some(events)) => {
-                self.queued(queued);
-                self.wait_delivery(&queued.id, self.config().delivery_wait, events)
+                self.h.deliveries().queued(queued);
+                self.h
+                    .deliveries()
+                    .wait_delivery(&queued.id, self.h.config().delivery_wait, events)
                     .await?
                     .or_else(|| Some(queued.clone()))
             }
             (Some(queued), None) => {
-                self.queued(queued);
+                self.h.deliveries().queued(queued);
                 Some(queued.clone())
             }
             (None, _) => None,
@@ -539,7 +551,7 @@ impl Harness {
     /// The task's OPEN ask, if any.
     pub async fn pending(&self, task_id: &str) -> CoreResult<Pending> {
         let task_id = validate::task_id(Some(task_id))?;
-        let open = self.store().open_ask(&task_id).await?;
+        let open = self.h.store().open_ask(&task_id).await?;
         let choices = match &open {
             Some(m) => self.choices_of(&m.id).await?,
             None => None,
@@ -560,9 +572,9 @@ impl Harness {
     /// not call this: an ask survives a restart and stays answerable.
     pub async fn cancel_open_asks(&self, task_id: &str) -> CoreResult<Vec<String>> {
         let task_id = validate::task_id(Some(task_id))?;
-        let ids = self.store().cancel_open_asks(&task_id).await?;
+        let ids = self.h.store().cancel_open_asks(&task_id).await?;
         for id in &ids {
-            self.publish(HarnessEvent::MessageChanged {
+            self.h.publish(HarnessEvent::MessageChanged {
                 id: id.clone(),
                 task_id: task_id.clone(),
             });
@@ -573,7 +585,7 @@ impl Harness {
                 cancelled = ids.len(),
                 "open asks cancelled: task stopped"
             );
-            self.publish(HarnessEvent::TaskChanged { task_id });
+            self.h.publish(HarnessEvent::TaskChanged { task_id });
         }
         Ok(ids)
     }
@@ -581,15 +593,15 @@ impl Harness {
     /// OPEN → IGNORED (the human chose not to answer). Conflict if no longer OPEN.
     pub async fn ignore(&self, message_id: &str) -> CoreResult<Message> {
         let message_id = validate::cuid("messageId", message_id.trim())?;
-        match self.store().ignore_ask(&message_id).await? {
+        match self.h.store().ignore_ask(&message_id).await? {
             Some(message) => {
-                self.publish(HarnessEvent::MessageChanged {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: message.id.clone(),
                     task_id: message.task_id.clone(),
                 });
                 Ok(message)
             }
-            None => match self.store().get_message(&message_id).await? {
+            None => match self.h.store().get_message(&message_id).await? {
                 None => Err(CoreError::NotFound("Message not found".into())),
                 Some(m) if m.kind != MessageKind::Ask => {
                     Err(CoreError::Conflict("Only asks can be ignored".into()))
@@ -605,9 +617,9 @@ impl Harness {
     /// Delete a non-ask line from the notification center.
     pub async fn dismiss(&self, message_id: &str) -> CoreResult<()> {
         let message_id = validate::cuid("messageId", message_id.trim())?;
-        match self.store().dismiss_message(&message_id).await? {
+        match self.h.store().dismiss_message(&message_id).await? {
             Dismissed::Deleted(message) => {
-                self.publish(HarnessEvent::MessageDeleted {
+                self.h.publish(HarnessEvent::MessageDeleted {
                     id: message.id,
                     task_id: message.task_id,
                 });
@@ -622,15 +634,15 @@ impl Harness {
 
     /// OPEN asks older than the configured TTL → EXPIRED. Returns how many.
     pub async fn sweep_expired(&self) -> CoreResult<usize> {
-        let ttl =
-            chrono::Duration::from_std(self.config().pending_ttl).unwrap_or(chrono::Duration::MAX);
+        let ttl = chrono::Duration::from_std(self.h.config().pending_ttl)
+            .unwrap_or(chrono::Duration::MAX);
         let cutoff = Utc::now()
             .checked_sub_signed(ttl)
             .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
-        let expired = self.store().expire_asks_before(cutoff).await?;
+        let expired = self.h.store().expire_asks_before(cutoff).await?;
         for id in &expired {
-            if let Some(message) = self.store().get_message(id).await? {
-                self.publish(HarnessEvent::MessageChanged {
+            if let Some(message) = self.h.store().get_message(id).await? {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: id.clone(),
                     task_id: message.task_id,
                 });
@@ -658,7 +670,7 @@ impl Harness {
         let limit = query.limit as usize;
         let mut probe = query.clone();
         probe.limit = query.limit + 1;
-        let mut rows = self.store().list_messages(&probe).await?;
+        let mut rows = self.h.store().list_messages(&probe).await?;
         let next_cursor = if rows.len() > limit {
             rows.truncate(limit);
             rows.last().map(|r| {
@@ -676,13 +688,14 @@ impl Harness {
 
     pub async fn message_row(&self, message_id: &str) -> CoreResult<MessageRow> {
         let message_id = validate::cuid("messageId", message_id.trim())?;
-        self.store()
+        self.h
+            .store()
             .message_row(&message_id)
             .await?
             .ok_or_else(|| CoreError::NotFound("Message not found".into()))
     }
 
     pub async fn pending_count(&self) -> CoreResult<u64> {
-        Ok(self.store().pending_count().await?)
+        Ok(self.h.store().pending_count().await?)
     }
 }

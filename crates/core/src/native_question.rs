@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::asks::Asks;
 use crate::options::{MAX_LABEL_CHARS, MAX_OPTIONS};
 
 /// The ask a native question tool call stands for.
@@ -150,7 +151,7 @@ pub fn parent_event_key(child_task_id: &str, request_id: &str) -> String {
     )
 }
 
-impl crate::Harness {
+impl Asks<'_> {
     /// A native question menu denied by the hook (`tool_name`), recorded as
     /// an ask with its options. On a derived task it is also a HIGH
     /// `CHILD_DECISION_REQUIRED` event in the parent's inbox — in the ask's
@@ -164,7 +165,7 @@ impl crate::Harness {
         question: Option<&str>,
         choices: &crate::options::ChoicesInput,
     ) -> crate::CoreResult<crate::messaging::AskOutcome> {
-        let view = self.tasks().get_task(task_id).await?;
+        let view = self.h.tasks().get_task(task_id).await?;
         if view.task.parent_task_id.is_none() {
             return self.ask_with(task_id, question, choices).await;
         }
@@ -175,6 +176,7 @@ impl crate::Harness {
             return Err(crate::CoreError::Conflict("the task has no parent".into()));
         };
         let (recorded, added) = self
+            .h
             .store()
             .record_ask_for_parent(prepared.ask, prepared.choices, event)
             .await
@@ -197,8 +199,9 @@ impl crate::Harness {
         let question = validate::text("question", question, validate::MAX_QUESTION_CHARS)?;
         let tool: String = tool_name.trim().chars().take(64).collect();
         let now = chrono::Utc::now();
-        let choices = crate::options::validate(choices, now, self.config().pending_ttl)?;
-        self.check_rate(&task.id, crate::rate_limit::RateAction::Ask)?;
+        let choices = crate::options::validate(choices, now, self.h.config().pending_ttl)?;
+        self.h
+            .check_rate(&task.id, crate::rate_limit::RateAction::Ask)?;
         let ask = NewAsk {
             id: ids::new_id(),
             task_id: task.id.clone(),
@@ -263,7 +266,8 @@ impl crate::Harness {
         if added && let Some(parent) = parent {
             tracing::info!(request_id = %recorded.message.id, parent_task_id = %parent,
                 "native question of a derived task queued for its parent");
-            self.publish(crate::events::HarnessEvent::TaskChanged { task_id: parent });
+            self.h
+                .publish(crate::events::HarnessEvent::TaskChanged { task_id: parent });
         }
         self.asked(task_id, recorded).await
     }

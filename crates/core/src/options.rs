@@ -11,6 +11,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::asks::Asks;
 use crate::{CoreError, CoreResult};
 
 pub const MAX_OPTIONS: usize = 8;
@@ -447,13 +448,14 @@ pub fn render_for_chat_in(question: &str, choices: &Choices, lang: crate::ladder
     out
 }
 
-impl crate::Harness {
+impl Asks<'_> {
     /// The choices of these asks, by message id (asks without any left out).
     pub async fn choices_for(
         &self,
         message_ids: &[String],
     ) -> CoreResult<std::collections::HashMap<String, Choices>> {
         Ok(self
+            .h
             .store()
             .choices_for(message_ids)
             .await?
@@ -463,14 +465,14 @@ impl crate::Harness {
 
     /// The text a person's reply to the task's OPEN ask stands for: the
     /// option label(s) when it names options (`2`, `2.`, a label), else the
-    /// text as typed. `Harness::reply` applies this mapping itself (and
+    /// text as typed. `Asks::reply` applies this mapping itself (and
     /// records the option): `choice_reply.rs`; this is the read-only preview.
     pub async fn reply_text_for(&self, task_id: &str, text: &str) -> CoreResult<String> {
         let task_id = crate::validate::task_id(Some(task_id))?;
-        let Some(open) = self.store().open_ask(&task_id).await? else {
+        let Some(open) = self.h.store().open_ask(&task_id).await? else {
             return Ok(text.to_string());
         };
-        let found = self.store().choices_for(&[open.id]).await?;
+        let found = self.h.store().choices_for(&[open.id]).await?;
         Ok(match found.first() {
             Some((_, choices)) => canonical_reply(choices, text),
             None => text.to_string(),

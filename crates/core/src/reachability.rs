@@ -10,7 +10,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::{CoreResult, Harness, store::Outbound};
+use crate::asks::Asks;
+use crate::{CoreResult, store::Outbound};
 
 /// Seconds after the person last wrote within which `platform` delivers a
 /// bot's message, for the platforms known to have such a window.
@@ -65,7 +66,7 @@ fn clean(v: &Option<String>) -> Option<String> {
         .map(str::to_string)
 }
 
-impl Harness {
+impl Asks<'_> {
     /// Whether the chat `row` went to can no longer be reached at `now`
     /// (its platform's window passed since its person last wrote).
     pub async fn chat_unreachable(&self, row: &Outbound, now: DateTime<Utc>) -> CoreResult<bool> {
@@ -94,6 +95,7 @@ impl Harness {
         let mut last_wrote = None;
         for chat in &chats {
             let activity = self
+                .h
                 .store()
                 .chat_activity(&row.gateway, &platform, chat, row.dest.as_deref())
                 .await?;
@@ -105,12 +107,13 @@ impl Harness {
     /// Every notify target with its reachability at `now`.
     pub async fn reachability(&self, now: DateTime<Utc>) -> CoreResult<Vec<TargetReachability>> {
         let mut out = Vec::new();
-        for t in self.settings().notify_targets().await? {
+        for t in self.h.settings().notify_targets().await? {
             let (platform, dest) = (clean(&t.downstream), clean(&t.dest));
             let p = platform.as_deref().unwrap_or("");
             let chat = dest.as_deref().unwrap_or("");
             let chat = chat.strip_prefix(&format!("{p}:")).unwrap_or(chat);
             let activity = self
+                .h
                 .store()
                 .chat_activity(t.gateway.trim(), p, chat, dest.as_deref())
                 .await?;

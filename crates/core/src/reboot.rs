@@ -24,8 +24,9 @@ use chrono::Utc;
 
 pub use crate::reboot_words::{note_words, note_words_in, report_text, report_text_in};
 
+use crate::agent_actions::Agents;
 use crate::{
-    CoreResult, Harness, ids,
+    CoreResult, ids,
     model::{Execution, Provider, TaskStatus, TaskView},
     store::{Dedup, NewOutbound, RebootRow, RebootState},
 };
@@ -244,14 +245,14 @@ fn node_of(owner: &str) -> &str {
     owner.rsplit_once(':').map_or(owner, |(node, _)| node)
 }
 
-impl Harness {
+impl Agents<'_> {
     /// At server start, after `interrupt_orphaned_executions`: decide every
     /// execution owed a reboot decision on this node and claim it for the
     /// boot `owner` (`<node>:<boot>`), before anything is started. A
     /// decision another node or boot took is left to it.
     pub async fn take_reboot_resumes(&self, owner: &str) -> CoreResult<Reboot> {
         let node = node_of(owner);
-        let rows = self.store().reboot_rows(node).await?;
+        let rows = self.h.store().reboot_rows(node).await?;
         let mut reboot = Reboot {
             owner: owner.to_string(),
             resumes: Vec::new(),
@@ -269,7 +270,7 @@ impl Harness {
             })
             .collect();
         for row in rows.iter().filter(|r| r.state == RebootState::Pending) {
-            let Some(view) = self.store().get_task(&row.execution.task_id).await? else {
+            let Some(view) = self.h.store().get_task(&row.execution.task_id).await? else {
                 continue;
             };
             let before = resumed_before(row.previous_state, row.previous_note.as_deref());
@@ -280,6 +281,7 @@ impl Harness {
                 Decision::Resume(_) => None,
             };
             if !self
+                .h
                 .store()
                 .claim_reboot(&row.execution.id, None, owner, note.as_deref())
                 .await?
@@ -313,6 +315,7 @@ impl Harness {
             let note = Outcome::NotResumed(reason.clone()).note();
             let note = row.note.clone().unwrap_or(note);
             if !self
+                .h
                 .store()
                 .claim_reboot(&row.execution.id, Some(from), owner, Some(&note))
                 .await?
@@ -323,7 +326,7 @@ impl Harness {
             if note == ATTENDED {
                 continue;
             }
-            if let Some(view) = self.store().get_task(&row.execution.task_id).await? {
+            if let Some(view) = self.h.store().get_task(&row.execution.task_id).await? {
                 reboot.entry(&view, Outcome::NotResumed(reason));
             }
         }
@@ -345,7 +348,7 @@ impl Harness {
             return Ok(0);
         }
         let mut report = Vec::new();
-        let target = self.active_target("unattended").await?;
+        let target = self.h.outbox().active_target("unattended").await?;
         let lang = target
             .as_ref()
             .map_or(crate::ladder::Lang::En, |t| t.lang());
@@ -388,15 +391,16 @@ impl Harness {
         // A resume never recorded (the caller stopped early) stays CLAIMED:
         // the next boot reports it as stopped mid-resume.
         let rows = self
+            .h
             .store()
             .finish_reboot(&reboot.owner, &reboot.notes, &report)
             .await?;
         for row in &rows {
             tracing::info!(outbound_id = %row.id, "report of the resumes after the restart queued");
-            self.outbound_changed(row);
+            self.h.outbox().outbound_changed(row);
         }
         if !rows.is_empty() {
-            self.wake_outbox();
+            self.h.outbox().wake_outbox();
         }
         Ok(rows.len())
     }

@@ -28,8 +28,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::asks::Asks;
 use crate::{
-    CoreError, CoreResult, Harness, escalation,
+    CoreError, CoreResult, escalation,
     events::HarnessEvent,
     ids,
     ladder::Lang,
@@ -224,11 +225,11 @@ pub fn reminder_text_in(
     format!("{line}\n\n{first_message}")
 }
 
-impl Harness {
+impl Asks<'_> {
     /// The schedule (the defaults until one is stored; an unreadable stored
     /// value counts as the defaults and is logged).
     pub async fn reminder_schedule(&self) -> CoreResult<ReminderSchedule> {
-        Ok(match self.store().get_setting(REMINDERS_KEY).await? {
+        Ok(match self.h.store().get_setting(REMINDERS_KEY).await? {
             None => ReminderSchedule::default(),
             Some(v) => serde_json::from_value(v).unwrap_or_else(|err| {
                 tracing::warn!(%err, "stored reminder schedule is unreadable; using the defaults");
@@ -243,16 +244,17 @@ impl Harness {
     ) -> CoreResult<ReminderSchedule> {
         schedule.check()?;
         escalation::check_names(
-            &self.settings().notify_targets().await?,
+            &self.h.settings().notify_targets().await?,
             &schedule.escalate_to,
             &schedule.quiet_hours,
         )?;
         let value = serde_json::to_value(&schedule)
             .map_err(|e| CoreError::invalid_body(format!("reminders: {e}")))?;
-        self.store()
+        self.h
+            .store()
             .put_setting(REMINDERS_KEY, &value, Utc::now())
             .await?;
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: REMINDERS_KEY.into(),
         });
         Ok(schedule)
@@ -266,18 +268,19 @@ impl Harness {
     /// escalate when `escalateAfter` has passed since the last reminder.
     /// Returns how many rows were queued.
     pub async fn send_due_reminders(&self, now: DateTime<Utc>) -> CoreResult<usize> {
-        for row in self.store().drop_stale_reminders(now).await? {
+        for row in self.h.store().drop_stale_reminders(now).await? {
             tracing::info!(outbound_id = %row.id, "reminder dropped: its ask no longer waits");
-            self.outbound_changed(&row);
+            self.h.outbox().outbound_changed(&row);
         }
         let schedule = self.reminder_schedule().await?;
-        let targets = self.settings().notify_targets().await?;
+        let targets = self.h.settings().notify_targets().await?;
         let mut queued = 0;
         // Every page, oldest first: asks with nothing left to do (low ones,
         // those reminded and escalated) never hide newer ones.
         let mut after: Option<ReminderCandidate> = None;
         loop {
             let page = self
+                .h
                 .store()
                 .reminder_candidates(after.as_ref(), BATCH)
                 .await?;
@@ -291,7 +294,7 @@ impl Harness {
             }
         }
         if queued > 0 {
-            self.wake_outbox();
+            self.h.outbox().wake_outbox();
         }
         Ok(queued)
     }
@@ -336,10 +339,10 @@ impl Harness {
             }
             let lang = target.map(|t| t.lang()).unwrap_or_default();
             let reminder = new_reminder(c, seq, now, lang);
-            if let Some(row) = self.store().record_reminder(reminder).await? {
+            if let Some(row) = self.h.store().record_reminder(reminder).await? {
                 tracing::info!(request_id = %c.message_id, task_id = %c.task_id, seq,
                     outbound_id = %row.id, "reminder queued");
-                self.outbound_changed(&row);
+                self.h.outbox().outbound_changed(&row);
                 queued += 1;
             }
             return Ok(queued);

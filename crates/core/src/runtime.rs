@@ -13,7 +13,7 @@ pub trait AgentRuntime: Send + Sync + 'static {
 
     /// The runtime as the person's controls (Start / Stop / Resume): what a
     /// reply `stop` / `restart` to an agent-state push acts through
-    /// (`Harness::agent_reply`). `None`: no runtime acts on replies.
+    /// (`Agents::agent_reply`). `None`: no runtime acts on replies.
     fn control(&self) -> Option<std::sync::Arc<dyn crate::control::AgentControl>> {
         None
     }

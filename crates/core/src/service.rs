@@ -335,4 +335,36 @@ impl Harness {
     pub fn settings(&self) -> crate::settings::Settings<'_> {
         crate::settings::Settings { h: self }
     }
+
+    /// Pushes to a person, their outbound rows and sending them, the
+    /// gateway configuration, destinations and notify targets
+    /// (`crate::outbox` and its modules).
+    pub fn outbox(&self) -> crate::outbox::Outbox<'_> {
+        crate::outbox::Outbox { h: self }
+    }
+
+    /// Who a bearer token is and what it may do to which task
+    /// (`crate::auth`, `crate::access`).
+    pub fn access(&self) -> crate::auth::Access<'_> {
+        crate::auth::Access { h: self }
+    }
+
+    /// Agents' recovery actions, their recorded states and the resumes
+    /// after a reboot (`crate::agent_actions`, `crate::agent_states`,
+    /// `crate::reboot`).
+    pub fn agents(&self) -> crate::agent_actions::Agents<'_> {
+        crate::agent_actions::Agents { h: self }
+    }
+
+    /// Deliveries into agents' terminals and the parent's inbox
+    /// (`crate::deliveries` and the modules it lists).
+    pub fn deliveries(&self) -> crate::deliveries::Deliveries<'_> {
+        crate::deliveries::Deliveries { h: self }
+    }
+
+    /// Asks and notes to a person, their answers, deadlines, reminders and
+    /// escalation (`crate::asks` lists the modules).
+    pub fn asks(&self) -> crate::asks::Asks<'_> {
+        crate::asks::Asks { h: self }
+    }
 }

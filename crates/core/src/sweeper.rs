@@ -9,7 +9,7 @@ use crate::Harness;
 pub async fn run(harness: Harness, cancel: CancellationToken) {
     let interval = harness.config().sweep_interval;
     loop {
-        if let Err(err) = harness.sweep_expired().await {
+        if let Err(err) = harness.asks().sweep_expired().await {
             tracing::warn!(%err, "ask sweep failed; retrying at the next tick");
         }
         tokio::select! {

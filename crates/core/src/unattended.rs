@@ -95,7 +95,7 @@ impl Tasks<'_> {
         if on {
             // A missing task is a 404 before the channel rule's 409.
             self.get_task(&task_id).await?;
-            self.h.check_unattended_allowed(on).await?;
+            self.h.access().check_unattended_allowed(on).await?;
         }
         let view = self
             .h

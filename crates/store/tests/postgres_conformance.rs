@@ -283,15 +283,16 @@ async fn a_skewed_node_clock_cannot_steal_or_shorten_a_live_lease() {
         }])
         .await
         .unwrap();
-    h.push_to_human(PushInput {
-        task_id: Some(t.clone()),
-        message: Some("hello".into()),
-        scope: Some("work".into()),
-        expect_reply: Some(false),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    h.outbox()
+        .push_to_human(PushInput {
+            task_id: Some(t.clone()),
+            message: Some("hello".into()),
+            scope: Some("work".into()),
+            expect_reply: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     // Node A leases both for 60 s (its clock is right).
     let now = Utc::now();
     let lease = now + Duration::seconds(60);

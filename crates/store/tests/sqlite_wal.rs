@@ -111,7 +111,10 @@ async fn the_wal_is_checkpointed_in_the_background_even_after_a_long_reader() {
         .await
         .unwrap();
     for i in 0..200 {
-        h.ask(&t, Some(&format!("question {i}?"))).await.unwrap();
+        h.asks()
+            .ask(&t, Some(&format!("question {i}?")))
+            .await
+            .unwrap();
     }
     let stats = db.store.checkpoint_stats();
     let runs = stats.runs();
@@ -129,5 +132,5 @@ async fn the_wal_is_checkpointed_in_the_background_even_after_a_long_reader() {
     wait_until("the backlog is copied", || stats.backlog() == 0).await;
     assert_eq!(stats.errors(), 0);
     // Everything is still there.
-    assert!(h.pending(&t).await.unwrap().pending);
+    assert!(h.asks().pending(&t).await.unwrap().pending);
 }

@@ -137,7 +137,7 @@ pub fn service(
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
     let identity = match bearer(&parts) {
-        Some(token) => state.harness.authenticate(token).await,
+        Some(token) => state.harness.access().authenticate(token).await,
         None => Err(harness_core::CoreError::Unauthorized(
             "missing credential: send Authorization: Bearer <token>".into(),
         )),

@@ -65,6 +65,7 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         let out = self
             .harness
+            .outbox()
             .list_notify_targets(&task_id, a.scope.as_deref())
             .await?;
         Ok(Json(TargetsOut(out)))
@@ -93,6 +94,8 @@ impl HarnessMcp {
             choices: a.choices.into(),
             ..Default::default()
         };
-        Ok(Json(PushOut(self.harness.push_to_human(input).await?)))
+        Ok(Json(PushOut(
+            self.harness.outbox().push_to_human(input).await?,
+        )))
     }
 }

@@ -96,7 +96,7 @@ described_by!(TaskOut(TaskView), TaskShape);
 described_by!(TargetsOut(TargetsAnswer), TargetsShape);
 described_by!(PushOut(PushOutcome), PushShape);
 
-/// A Workbench batch transition's answer (`Harness::batch_transition`).
+/// A Workbench batch transition's answer (`Deliveries::batch_transition`).
 pub use harness_core::inbox::BatchTransition as BatchOut;
 
 // The shapes: schema only, never built. A field the result may omit is

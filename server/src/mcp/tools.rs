@@ -38,6 +38,7 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         let out = self
             .harness
+            .asks()
             .ask_keyed(
                 &task_id,
                 a.question.as_deref(),
@@ -67,7 +68,11 @@ impl HarnessMcp {
         Parameters(a): Parameters<NotifyArgs>,
     ) -> Result<Json<NotifyOut>, ToolError> {
         let task_id = who.bind_task(a.task_id.as_deref())?;
-        let message = self.harness.notify(&task_id, a.message.as_deref()).await?;
+        let message = self
+            .harness
+            .asks()
+            .notify(&task_id, a.message.as_deref())
+            .await?;
         Ok(Json(NotifyOut {
             ok: true,
             message_id: message.id,
@@ -87,6 +92,7 @@ impl HarnessMcp {
         let task_id = who.bind_task(a.task_id.as_deref())?;
         match self
             .harness
+            .asks()
             .reply_from(
                 &person,
                 &task_id,
@@ -134,7 +140,11 @@ impl HarnessMcp {
         Parameters(a): Parameters<TaskArg>,
     ) -> Result<Json<TaskOut>, ToolError> {
         // An agent may read its own task and its derived children (core rule).
-        let view = self.harness.task_for(&who, a.task_id.as_deref()).await?;
+        let view = self
+            .harness
+            .access()
+            .task_for(&who, a.task_id.as_deref())
+            .await?;
         Ok(Json(TaskOut(view)))
     }
 
@@ -147,7 +157,7 @@ impl HarnessMcp {
         Caller(who): Caller,
         Parameters(a): Parameters<CreateTaskArgs>,
     ) -> Result<Json<TaskOut>, ToolError> {
-        let view = self.harness.create_task_as(&who, a.into()).await?;
+        let view = self.harness.access().create_task_as(&who, a.into()).await?;
         Ok(Json(TaskOut(view)))
     }
 
@@ -193,7 +203,10 @@ impl HarnessMcp {
         Parameters(a): Parameters<InputArgs>,
     ) -> Result<Json<crate::terminals::InputResult>, ToolError> {
         let task_id = harness_core::validate::task_id(a.task_id.as_deref())?;
-        self.harness.authorize_terminal(&who, &task_id).await?;
+        self.harness
+            .access()
+            .authorize_terminal(&who, &task_id)
+            .await?;
         let text = a.text.ok_or("text required")?;
         let out = self
             .terminals

@@ -1,7 +1,7 @@
 //! MCP `ack_workbench_batch` / `heartbeat_workbench_batch` /
 //! `resolve_workbench_batch` (docs/tower-workbench.md §2.8): `{batchId,
 //! leaseToken}`, bound to the calling terminal's task (the parent); the
-//! rules are `harness_core::Harness::batch_transition`.
+//! rules are `harness_core::deliveries::Deliveries::batch_transition`.
 
 use harness_core::{auth::Identity, inbox::BatchAction, validate::MAX_BATCH_ARG_CHARS};
 use rmcp::{Json, tool, tool_router};
@@ -75,6 +75,7 @@ impl HarnessMcp {
         };
         Ok(Json(
             self.harness
+                .deliveries()
                 .batch_transition(task_id, &a.batch_id, &a.lease_token, action)
                 .await?,
         ))

@@ -36,7 +36,7 @@ async fn for_task(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Vec<Delivery>>> {
     s.harness.tasks().get_task(&id).await?;
-    Ok(Json(s.harness.task_deliveries(&id).await?))
+    Ok(Json(s.harness.deliveries().task_deliveries(&id).await?))
 }
 
 #[utoipa::path(
@@ -55,7 +55,7 @@ async fn show(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Delivery>> {
-    Ok(Json(s.harness.delivery(&id).await?))
+    Ok(Json(s.harness.deliveries().delivery(&id).await?))
 }
 
 /// FAILED or UNVERIFIED → QUEUED ("deliver again").
@@ -75,7 +75,7 @@ async fn retry(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Delivery>> {
-    Ok(Json(s.harness.retry_delivery(&id).await?))
+    Ok(Json(s.harness.deliveries().retry_delivery(&id).await?))
 }
 
 /// UNVERIFIED → DELIVERED ("mark as delivered").
@@ -95,7 +95,7 @@ async fn mark_delivered(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Delivery>> {
-    Ok(Json(s.harness.mark_delivered(&id).await?))
+    Ok(Json(s.harness.deliveries().mark_delivered(&id).await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

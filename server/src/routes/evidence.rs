@@ -36,7 +36,7 @@ async fn evidence(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<AskEvidence>> {
-    Ok(Json(s.harness.ask_evidence(&id).await?))
+    Ok(Json(s.harness.asks().ask_evidence(&id).await?))
 }
 
 #[utoipa::path(

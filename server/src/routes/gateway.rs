@@ -368,7 +368,7 @@ struct Rotated {
 )]
 async fn rotate(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Rotated>> {
     let harness = s.harness.clone();
-    let token = tokio::task::spawn_blocking(move || harness.rotate_gateway_token())
+    let token = tokio::task::spawn_blocking(move || harness.access().rotate_gateway_token())
         .await
         .map_err(|e| ApiError::bad_request(e.to_string()))??;
     Ok(Json(Rotated { token }))

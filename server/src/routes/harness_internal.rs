@@ -65,11 +65,13 @@ async fn ask(
     let out = match native {
         Some(tool) if body.idempotency_key.is_none() => {
             s.harness
+                .asks()
                 .ask_native(&task_id, tool, body.question.as_deref(), &body.choices)
                 .await?
         }
         _ => {
             s.harness
+                .asks()
                 .ask_keyed(
                     &task_id,
                     body.question.as_deref(),
@@ -123,6 +125,7 @@ async fn reply(
     let task_id = who.bind_task(body.task_id.as_deref())?;
     let out = s
         .harness
+        .asks()
         .reply_aimed(
             &person,
             &task_id,
@@ -171,7 +174,11 @@ async fn notify(
     JsonBody(body): JsonBody<NotifyBody>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_agent_task(body.task_id.as_deref())?;
-    let message = s.harness.notify(&task_id, body.message.as_deref()).await?;
+    let message = s
+        .harness
+        .asks()
+        .notify(&task_id, body.message.as_deref())
+        .await?;
     Ok(Json(json!({ "ok": true, "messageId": message.id })))
 }
 
@@ -198,7 +205,7 @@ async fn pending(
     QueryParams(q): QueryParams<PendingQuery>,
 ) -> ApiResult<Json<Value>> {
     let task_id = who.bind_task(q.task_id.as_deref())?;
-    let p = s.harness.pending(&task_id).await?;
+    let p = s.harness.asks().pending(&task_id).await?;
     serde_json::to_value(p)
         .map(Json)
         .map_err(|e| ApiError::bad_request(e.to_string()))

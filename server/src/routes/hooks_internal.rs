@@ -112,6 +112,7 @@ async fn stop(
     };
     let out = s
         .harness
+        .deliveries()
         .record_turn_end(
             &task_id,
             &execution_id,

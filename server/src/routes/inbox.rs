@@ -149,9 +149,9 @@ async fn inbox(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let view = s.harness.task_for(&who, Some(&id)).await?;
-    let inbox = s.harness.inbox(&view.task.id).await?;
-    let children = s.harness.children(&view.task.id).await?;
+    let view = s.harness.access().task_for(&who, Some(&id)).await?;
+    let inbox = s.harness.deliveries().inbox(&view.task.id).await?;
+    let children = s.harness.deliveries().children(&view.task.id).await?;
     Ok(Json(json!({
         "taskId": view.task.id,
         "parentTaskId": view.task.parent_task_id,
@@ -200,6 +200,7 @@ async fn batch(
     let act = action(&body.action)?;
     Ok(Json(
         s.harness
+            .deliveries()
             .batch_transition(&parent, &body.batch_id, &body.lease_token, act)
             .await?,
     ))

@@ -107,9 +107,9 @@ async fn list(
     _: Admin,
     QueryParams(p): QueryParams<ListParams>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let page: MessagePage = s.harness.list_messages(parse(p)?).await?;
+    let page: MessagePage = s.harness.asks().list_messages(parse(p)?).await?;
     let ids: Vec<String> = page.rows.iter().map(|r| r.message.id.clone()).collect();
-    let choices = s.harness.choices_for(&ids).await?;
+    let choices = s.harness.asks().choices_for(&ids).await?;
     let mut body = serde_json::to_value(&page)
         .map_err(|e| CoreError::invalid_body(format!("cannot encode the page: {e}")))?;
     // Structured questions: each ask's choices, and who answered.
@@ -153,7 +153,7 @@ async fn ignore(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Message>> {
-    Ok(Json(s.harness.ignore(&id).await?))
+    Ok(Json(s.harness.asks().ignore(&id).await?))
 }
 
 #[utoipa::path(
@@ -172,7 +172,7 @@ async fn dismiss(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    s.harness.dismiss(&id).await?;
+    s.harness.asks().dismiss(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

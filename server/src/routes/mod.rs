@@ -139,7 +139,10 @@ async fn internal_input(
     axum::extract::Path(task_id): axum::extract::Path<String>,
     crate::extract::JsonBody(body): crate::extract::JsonBody<tasks::InputBody>,
 ) -> crate::error::ApiResult<Json<serde_json::Value>> {
-    s.harness.authorize_terminal(&who, &task_id).await?;
+    s.harness
+        .access()
+        .authorize_terminal(&who, &task_id)
+        .await?;
     let typist = harness_core::typed_text::Typist::of(&who);
     tasks::terminal_input(&s, &task_id, body, typist).await
 }

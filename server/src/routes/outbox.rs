@@ -65,7 +65,7 @@ struct DestinationsBody {
     )
 )]
 async fn destinations(State(s): State<AppState>, _: Admin) -> ApiResult<Json<Vec<Destination>>> {
-    Ok(Json(s.harness.destinations().await?))
+    Ok(Json(s.harness.outbox().destinations().await?))
 }
 
 /// Replace the destination aliases (`{"destinations": [...]}`); entries
@@ -84,7 +84,12 @@ async fn set_destinations(
     _: Admin,
     JsonBody(body): JsonBody<DestinationsBody>,
 ) -> ApiResult<Json<Vec<Destination>>> {
-    Ok(Json(s.harness.set_destinations(body.destinations).await?))
+    Ok(Json(
+        s.harness
+            .outbox()
+            .set_destinations(body.destinations)
+            .await?,
+    ))
 }
 
 /// Add one alias (it gets an id); a concurrent edit of another entry, or a
@@ -108,7 +113,7 @@ async fn add_destination(
 ) -> ApiResult<(StatusCode, Json<Destination>)> {
     Ok((
         StatusCode::CREATED,
-        Json(s.harness.add_destination(body).await?),
+        Json(s.harness.outbox().add_destination(body).await?),
     ))
 }
 
@@ -131,7 +136,9 @@ async fn update_destination(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Destination>,
 ) -> ApiResult<Json<Destination>> {
-    Ok(Json(s.harness.update_destination(&id, body).await?))
+    Ok(Json(
+        s.harness.outbox().update_destination(&id, body).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -150,7 +157,7 @@ async fn delete_destination(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    s.harness.remove_destination(&id).await?;
+    s.harness.outbox().remove_destination(&id).await?;
     Ok(Json(serde_json::json!({"ok": true})))
 }
 
@@ -173,7 +180,7 @@ async fn add_target(
     _: Admin,
     JsonBody(body): JsonBody<NotifyTarget>,
 ) -> ApiResult<Json<NotifyTarget>> {
-    Ok(Json(s.harness.add_notify_target(body).await?))
+    Ok(Json(s.harness.outbox().add_notify_target(body).await?))
 }
 
 /// Replace one target by id (or position, for targets without an id);
@@ -196,7 +203,9 @@ async fn update_target(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<NotifyTarget>,
 ) -> ApiResult<Json<NotifyTarget>> {
-    Ok(Json(s.harness.update_notify_target(&id, body).await?))
+    Ok(Json(
+        s.harness.outbox().update_notify_target(&id, body).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -215,7 +224,7 @@ async fn delete_target(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    s.harness.delete_notify_target(&id).await?;
+    s.harness.outbox().delete_notify_target(&id).await?;
     Ok(Json(serde_json::json!({"ok": true})))
 }
 
@@ -236,7 +245,7 @@ async fn test_target(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<PushOutcome>> {
-    Ok(Json(s.harness.send_test_message(&id).await?))
+    Ok(Json(s.harness.outbox().send_test_message(&id).await?))
 }
 
 /// Persist + send (docs/tower-messaging.md §5.6): answers within a few seconds
@@ -260,7 +269,7 @@ async fn enqueue(
     JsonBody(mut body): JsonBody<PushInput>,
 ) -> ApiResult<Json<PushOutcome>> {
     body.task_id = Some(who.bind_task(body.task_id.as_deref())?);
-    Ok(Json(s.harness.push_to_human(body).await?))
+    Ok(Json(s.harness.outbox().push_to_human(body).await?))
 }
 
 #[derive(Deserialize)]
@@ -333,6 +342,7 @@ async fn list(
 ) -> ApiResult<Json<Vec<Outbound>>> {
     Ok(Json(
         s.harness
+            .outbox()
             .list_outbound(None, q.limit.unwrap_or(100))
             .await?,
     ))
@@ -359,6 +369,7 @@ async fn for_task(
     s.harness.tasks().get_task(&id).await?;
     Ok(Json(
         s.harness
+            .outbox()
             .list_outbound(Some(&id), q.limit.unwrap_or(100))
             .await?,
     ))
@@ -380,7 +391,7 @@ async fn show(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Outbound>> {
-    Ok(Json(s.harness.outbound(&id).await?))
+    Ok(Json(s.harness.outbox().outbound(&id).await?))
 }
 
 /// FAILED or DEAD → PENDING, due now ("retry now").
@@ -400,7 +411,7 @@ async fn retry(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Outbound>> {
-    Ok(Json(s.harness.retry_outbound(&id).await?))
+    Ok(Json(s.harness.outbox().retry_outbound(&id).await?))
 }
 
 /// SENT_UNVERIFIED → DELIVERED ("mark as delivered").
@@ -420,7 +431,7 @@ async fn mark_delivered(
     _: Admin,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Outbound>> {
-    Ok(Json(s.harness.mark_outbound_delivered(&id).await?))
+    Ok(Json(s.harness.outbox().mark_outbound_delivered(&id).await?))
 }
 
 #[utoipa::path(
@@ -432,7 +443,7 @@ async fn mark_delivered(
     )
 )]
 async fn gateways(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GatewayConfig>> {
-    Ok(Json(s.harness.gateway_config().await?))
+    Ok(Json(s.harness.outbox().gateway_config().await?))
 }
 
 /// `PUT /api/settings/gateways {hermes?: {cliPath, profile, displayName, env}, openclaw?: …}`.
@@ -450,7 +461,7 @@ async fn set_gateways(
     _: Admin,
     JsonBody(body): JsonBody<GatewayConfig>,
 ) -> ApiResult<Json<GatewayConfig>> {
-    Ok(Json(s.harness.set_gateway_config(body).await?))
+    Ok(Json(s.harness.outbox().set_gateway_config(body).await?))
 }
 
 /// These routes in the OpenAPI document (`routes/openapi` merges it).

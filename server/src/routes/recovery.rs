@@ -35,7 +35,7 @@ struct GlobalRecovery {
     responses((status = 200, description = "The global policy of the automatic recovery (the defaults until one is stored) and the defaults", body = GlobalRecovery)))]
 async fn global(State(s): State<AppState>, _: Admin) -> ApiResult<Json<GlobalRecovery>> {
     Ok(Json(GlobalRecovery {
-        policy: s.harness.recovery_policy().await?,
+        policy: s.harness.agents().recovery_policy().await?,
         defaults: RecoveryPolicy::default(),
     }))
 }
@@ -49,7 +49,7 @@ async fn set_global(
     JsonBody(body): JsonBody<RecoveryOverride>,
 ) -> ApiResult<Json<GlobalRecovery>> {
     Ok(Json(GlobalRecovery {
-        policy: s.harness.set_recovery_policy(body).await?,
+        policy: s.harness.agents().set_recovery_policy(body).await?,
         defaults: RecoveryPolicy::default(),
     }))
 }
@@ -64,8 +64,8 @@ struct ProjectRecovery {
 }
 
 async fn project_answer(s: &AppState, id: &str) -> ApiResult<Json<ProjectRecovery>> {
-    let overrides = s.harness.project_recovery(id).await?;
-    let global = s.harness.recovery_policy().await?;
+    let overrides = s.harness.agents().project_recovery(id).await?;
+    let global = s.harness.agents().recovery_policy().await?;
     let effective =
         harness_core::agent_actions::policy::effective(Some(&global), overrides.as_ref(), None);
     Ok(Json(ProjectRecovery {
@@ -97,7 +97,7 @@ async fn set_project(
     JsonBody(body): JsonBody<RecoveryOverride>,
 ) -> ApiResult<Json<ProjectRecovery>> {
     let body = (body != RecoveryOverride::default()).then_some(body);
-    s.harness.set_project_recovery(&id, body).await?;
+    s.harness.agents().set_project_recovery(&id, body).await?;
     project_answer(&s, &id).await
 }
 
@@ -119,8 +119,8 @@ async fn task(
 ) -> ApiResult<Json<TaskRecovery>> {
     let view = s.harness.tasks().get_task(&id).await?;
     Ok(Json(TaskRecovery {
-        policy: s.harness.task_recovery_policy(&view).await?,
-        actions: s.harness.agent_actions(&view.task.id).await?,
+        policy: s.harness.agents().task_recovery_policy(&view).await?,
+        actions: s.harness.agents().agent_actions(&view.task.id).await?,
     }))
 }
 

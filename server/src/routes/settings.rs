@@ -109,7 +109,7 @@ async fn set_directive(
 #[utoipa::path(get, path = "/api/settings/reminders", tag = "settings",
     responses((status = 200, description = "Seconds after the ask, per urgency (the defaults until one is stored)", body = ReminderSchedule)))]
 async fn reminders(State(s): State<AppState>, _: Admin) -> ApiResult<Json<ReminderSchedule>> {
-    Ok(Json(s.harness.reminder_schedule().await?))
+    Ok(Json(s.harness.asks().reminder_schedule().await?))
 }
 
 #[utoipa::path(put, path = "/api/settings/reminders", tag = "settings", request_body = ReminderSchedule,
@@ -119,7 +119,9 @@ async fn set_reminders(
     _: Admin,
     JsonBody(schedule): JsonBody<ReminderSchedule>,
 ) -> ApiResult<Json<ReminderSchedule>> {
-    Ok(Json(s.harness.set_reminder_schedule(schedule).await?))
+    Ok(Json(
+        s.harness.asks().set_reminder_schedule(schedule).await?,
+    ))
 }
 
 /// Per notify target: when its person last wrote, the platform's delivery
@@ -130,7 +132,9 @@ async fn reachability(
     State(s): State<AppState>,
     _: Admin,
 ) -> ApiResult<Json<Vec<harness_core::reachability::TargetReachability>>> {
-    Ok(Json(s.harness.reachability(chrono::Utc::now()).await?))
+    Ok(Json(
+        s.harness.asks().reachability(chrono::Utc::now()).await?,
+    ))
 }
 
 /// When a working agent counts as stalled (`terminals::agent_watch`).
@@ -150,7 +154,12 @@ async fn set_agent_states(
     _: Admin,
     JsonBody(settings): JsonBody<AgentStateSettings>,
 ) -> ApiResult<Json<AgentStateSettings>> {
-    Ok(Json(s.harness.set_agent_state_settings(settings).await?))
+    Ok(Json(
+        s.harness
+            .agents()
+            .set_agent_state_settings(settings)
+            .await?,
+    ))
 }
 
 #[derive(utoipa::OpenApi)]

@@ -142,6 +142,7 @@ async fn start(
     };
     // A person starts it: Harness's own planned actions are off.
     s.harness
+        .agents()
         .cancel_agent_actions(&id, "a person started the agent")
         .await?;
     let execution = s.terminals.start(&id, mode).await?;

@@ -92,7 +92,7 @@ impl Terminals {
         let Some((title, options)) = read(&session) else {
             return self.type_for(a, text).await;
         };
-        let answers = match self.harness().task_recovery_policy(view).await {
+        let answers = match self.harness().agents().task_recovery_policy(view).await {
             Ok(p) => p.answer_dialogs,
             Err(err) => return ended(Outcome::Retry(err.client_message()), None),
         };
@@ -133,6 +133,7 @@ impl Terminals {
     async fn type_for(&self, a: &AgentAction, text: &str) -> ActionOutcome {
         match self
             .harness()
+            .deliveries()
             .enqueue_input(&a.task_id, text, true, &delivery_key(&a.id))
             .await
         {
@@ -263,6 +264,7 @@ impl Terminals {
                     }
                     match self
                         .harness()
+                        .deliveries()
                         .enqueue_input(&a.task_id, plan::CONTINUE, true, &delivery_key(&a.id))
                         .await
                     {

@@ -12,7 +12,7 @@
 //!   approval (re-read when the task's messages change), and the silence
 //!   (no output and no hook for the stall threshold, checked every tick);
 //! * a change ([`harness_core::agent_state::is_change`]) is recorded with
-//!   what it says (`Harness::record_state_change`), never an unchanged
+//!   what it says (`Agents::record_state_change`), never an unchanged
 //!   state.
 //!
 //! An exit is recorded at once by the exit's own path
@@ -228,6 +228,7 @@ impl Terminals {
     /// The stall threshold in force (the setting, else the configured one).
     pub async fn stall_after(&self) -> harness_core::CoreResult<Duration> {
         self.harness()
+            .agents()
             .stall_after(self.inner.config.stall_after)
             .await
     }
@@ -266,7 +267,7 @@ impl Terminals {
             keep.then_some(id)
         };
         if let Some(id) = keep
-            && let Err(err) = self.harness().note_hook(&id, hook).await
+            && let Err(err) = self.harness().agents().note_hook(&id, hook).await
         {
             tracing::warn!(error = ?err, execution_id = %id, "cannot keep the agent's hook event");
         }
@@ -301,6 +302,7 @@ impl Terminals {
             Some(p) => Some(p),
             None => self
                 .harness()
+                .agents()
                 .recorded_state(execution_id)
                 .await
                 .ok()
@@ -330,6 +332,7 @@ impl Terminals {
         let plan_active = cwd.is_some_and(|d| harness_plan::active_state_root(&d).is_some());
         match self
             .harness()
+            .agents()
             .record_state_change(&change, plan_active)
             .await
         {
@@ -381,6 +384,7 @@ pub async fn run(terminals: Terminals, config: WatchConfig, cancel: Cancellation
 async fn load_stall(terminals: &Terminals, config: &WatchConfig) -> Duration {
     terminals
         .harness()
+        .agents()
         .stall_after(config.stall_after)
         .await
         .unwrap_or_else(|err| {
@@ -445,8 +449,8 @@ async fn look_at(
             None
         } else {
             let cwd = terminals.working_dir(&view).await.ok();
-            let recorded = h.recorded_state(execution_id).await?;
-            let hook = h.last_hook(execution_id).await?;
+            let recorded = h.agents().recorded_state(execution_id).await?;
+            let hook = h.agents().last_hook(execution_id).await?;
             Some((Cli::of(view.task.agent.provider), cwd, recorded, hook))
         };
         first = Some((view.open_ask, load));
@@ -536,7 +540,7 @@ async fn look_at(
     };
     let plan_active = matches!(state, AgentState::Idle)
         && cwd.is_some_and(|d| harness_plan::active_state_root(&d).is_some());
-    h.record_state_change(&change, plan_active).await?;
+    h.agents().record_state_change(&change, plan_active).await?;
     if let Some(w) = terminals.watch().agents().get_mut(execution_id) {
         w.state = Some(state);
     }

@@ -25,9 +25,13 @@ impl Terminals {
             .map(str::to_string)
             .unwrap_or_else(harness_core::ids::new_id);
         let events = h.subscribe();
-        let (row, created) = h.enqueue_child_input(task_id, text, submit, &key).await?;
+        let (row, created) = h
+            .deliveries()
+            .enqueue_child_input(task_id, text, submit, &key)
+            .await?;
         let row = if created {
-            h.wait_delivery(&row.id, h.config().delivery_wait, events)
+            h.deliveries()
+                .wait_delivery(&row.id, h.config().delivery_wait, events)
                 .await?
                 .unwrap_or(row)
         } else {

@@ -2,7 +2,7 @@
 //! Start / Stop / Restart / Resume buttons reach (through
 //! `Tasks::control_task`, which checks the rules first) — and, as the
 //! core's [`AgentRuntime`], what a person's `restart` / `stop` reply to an
-//! agent-state push acts through (`Harness::agent_reply`).
+//! agent-state push acts through (`Agents::agent_reply`).
 
 use async_trait::async_trait;
 use harness_core::{

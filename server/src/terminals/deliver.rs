@@ -134,6 +134,9 @@ impl Terminals {
 
     /// One attempt at `row` (the delivery worker's runner), run by the core.
     pub(crate) async fn attempt_delivery(&self, row: &Delivery, lease: &Lease) -> Option<Outcome> {
-        self.harness().attempt_delivery(self, row, lease).await
+        self.harness()
+            .deliveries()
+            .attempt_delivery(self, row, lease)
+            .await
     }
 }

@@ -31,6 +31,7 @@ impl Terminals {
             // A person at the keyboard acts first: Harness's own planned
             // actions for the agent are off.
             self.harness()
+                .agents()
                 .cancel_agent_actions(&task_id, "a person typed into the terminal")
                 .await?;
         }
@@ -82,9 +83,13 @@ impl Terminals {
             // Owed to the caller: a durable delivery row, done by the worker
             // exactly once; a repeated key never writes again.
             let events = h.subscribe();
-            let (row, created) = h.enqueue_input(&task_id, text, submit, key).await?;
+            let (row, created) = h
+                .deliveries()
+                .enqueue_input(&task_id, text, submit, key)
+                .await?;
             let row = if created {
-                h.wait_delivery(&row.id, h.config().delivery_wait, events)
+                h.deliveries()
+                    .wait_delivery(&row.id, h.config().delivery_wait, events)
                     .await?
                     .unwrap_or(row)
             } else {

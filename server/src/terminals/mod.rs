@@ -493,8 +493,9 @@ impl Terminals {
                 )
                 .await?;
         }
-        h.cancel_open_asks(&view.task.id).await?;
-        h.cancel_agent_actions(&view.task.id, "a person stopped the agent")
+        h.asks().cancel_open_asks(&view.task.id).await?;
+        h.agents()
+            .cancel_agent_actions(&view.task.id, "a person stopped the agent")
             .await?;
         match self.inner.registry.get(&view.task.id) {
             Some(session) if !session.has_exited() => {

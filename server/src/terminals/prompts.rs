@@ -174,7 +174,7 @@ pub fn watch(harness: Harness, task_id: String, provider: Provider, session: Arc
                 }
                 reported.push(prompt);
                 tracing::warn!(task_id, ?prompt, "the agent is blocked at a prompt");
-                if let Err(err) = harness.notify(&task_id, Some(prompt.notice())).await {
+                if let Err(err) = harness.asks().notify(&task_id, Some(prompt.notice())).await {
                     tracing::warn!(error = ?err, task_id, "cannot record the prompt notice");
                 }
             }

@@ -19,9 +19,10 @@ const START_MAX: Duration = Duration::from_secs(60);
 /// after the listener is up. `owner` is this boot (`<node>:<boot>`).
 pub async fn run(terminals: Terminals, owner: String, cancel: CancellationToken) {
     let h = terminals.harness().clone();
+    let agents = h.agents();
     let taken = tokio::select! {
         () = cancel.cancelled() => return,
-        taken = h.take_reboot_resumes(&owner) => taken,
+        taken = agents.take_reboot_resumes(&owner) => taken,
     };
     let mut decided = match taken {
         Ok(decided) => decided,
@@ -43,7 +44,7 @@ pub async fn run(terminals: Terminals, owner: String, cancel: CancellationToken)
         tracing::info!(task_id = %resume.view.task.id, ?outcome, "resume after the restart");
         decided.record(&resume, outcome);
     }
-    if let Err(err) = h.report_reboot_resumes(decided).await {
+    if let Err(err) = h.agents().report_reboot_resumes(decided).await {
         tracing::error!(error = ?err, "cannot record the resumes after the restart");
     }
 }

@@ -154,6 +154,7 @@ impl PersonTyped {
         let (h, task_id) = (self.harness.clone(), self.task_id.clone());
         tokio::spawn(async move {
             if let Err(err) = h
+                .agents()
                 .cancel_agent_actions(&task_id, "a person typed into the terminal")
                 .await
             {

@@ -2,7 +2,7 @@
 //! `agent_actions` rows of this node (a key pressed in its terminal) or of
 //! no node are leased when their time comes, each attempt is
 //! `Terminals::perform_action`, and the core records the outcome with the
-//! next turn (`Harness::settle_and_claim_actions`). The claim starts the
+//! next turn (`Agents::settle_and_claim_actions`). The claim starts the
 //! attempt, so a leased row counts as started: the rows an earlier boot of
 //! this node left RUNNING, and rows whose lease ended, become UNVERIFIED
 //! (at start-up and in the upkeep) — an action is never done twice. One
@@ -63,7 +63,8 @@ impl Queue for ActionQueue {
         let h = self.terminals.harness().clone();
         let (owner, node, lease) = (self.owner.clone(), self.node.clone(), self.lease);
         async move {
-            h.settle_and_claim_actions(&owner, &node, done, released, lease, limit)
+            h.agents()
+                .settle_and_claim_actions(&owner, &node, done, released, lease, limit)
                 .await
         }
     }

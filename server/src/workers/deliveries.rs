@@ -81,6 +81,7 @@ impl Queue for DeliveryQueue {
         let (harness, lease) = (self.terminals.harness().clone(), self.lease.clone());
         async move {
             harness
+                .deliveries()
                 .settle_and_claim_deliveries(&lease, done, released, limit)
                 .await
         }

@@ -29,7 +29,7 @@ use super::{
 /// One attempt: read the gateway's settings, run its CLI, classify the
 /// receipt.
 async fn send_one(harness: &Harness, row: &GatewayReply, timeout: Duration) -> ReplyOutcome {
-    let config = match harness.gateway_config().await {
+    let config = match harness.outbox().gateway_config().await {
         Ok(c) => c,
         Err(err) => {
             tracing::error!(error = ?err, "cannot read the gateway config; the attempt counts as failed");

@@ -36,10 +36,11 @@ pub async fn on_exit(
     code: Option<i64>,
 ) {
     match harness
+        .deliveries()
         .record_child_exit(task_id, execution_id, status, code)
         .await
     {
-        // A new event woke the worker (`Harness::add_event`).
+        // A new event woke the worker (`Deliveries::add_event`).
         Ok(_) => {}
         Err(err) => {
             tracing::error!(error = ?err, task_id, execution_id, "cannot record the child's exit in its parent's inbox");
@@ -48,12 +49,12 @@ pub async fn on_exit(
 }
 
 /// The inbox kind on the worker skeleton. Its "rows" are parents ready for
-/// a batch (the core's readiness rule, `Harness::inbox_ready_parents`). The
-/// events themselves are claimed by the attempt (`Harness::drain_inbox`:
+/// a batch (the core's readiness rule, `Deliveries::inbox_ready_parents`). The
+/// events themselves are claimed by the attempt (`Deliveries::drain_inbox`:
 /// the engine's claim, the batch stored with its delivery row in one
 /// transaction); the batch is then typed by the delivery worker, and its
 /// outcome reaches the events through the turn's upkeep
-/// (`Harness::maintain_inbox`).
+/// (`Deliveries::maintain_inbox`).
 struct InboxQueue {
     terminals: Terminals,
     starter: WorkbenchStarter,
@@ -63,7 +64,7 @@ struct InboxQueue {
 const RECOVER_EVERY: Duration = Duration::from_secs(30);
 
 /// Starts the Workbenches the core says are due
-/// (`Harness::workbench_start_due`: wanted, and the durable throttle's
+/// (`Deliveries::workbench_start_due`: wanted, and the durable throttle's
 /// turn taken), beside the worker's loop; a start that fails notes its
 /// reason on the waiting requests (`Gateway::workbench_start_failed`).
 #[derive(Clone)]
@@ -76,7 +77,7 @@ impl WorkbenchStarter {
     async fn consider(&self, task_id: &str) -> CoreResult<()> {
         let h = self.terminals.harness();
         let running = self.terminals.live(task_id).is_some();
-        if !h.workbench_start_due(task_id, running).await? {
+        if !h.deliveries().workbench_start_due(task_id, running).await? {
             return Ok(());
         }
         let (terminals, task_id) = (self.terminals.clone(), task_id.to_string());
@@ -178,11 +179,12 @@ impl Queue for InboxQueue {
         let (terminals, starter) = (self.terminals.clone(), self.starter.clone());
         async move {
             let h = terminals.harness();
-            h.maintain_inbox(false).await?;
+            h.deliveries().maintain_inbox(false).await?;
             if limit == 0 {
                 return Ok(Vec::new());
             }
             let parents = h
+                .deliveries()
                 .inbox_ready_parents(limit as usize, |parent| match terminals.live(parent) {
                     None => Terminal::NotRunning,
                     Some(session) if session.turn_complete() => Terminal::AtTurnEnd,
@@ -209,6 +211,7 @@ impl Queue for InboxQueue {
                 Err(err) => return Some(Outcome::Retry(err.to_string())),
             };
             match h
+                .deliveries()
                 .drain_inbox(&parent, execution.as_ref().map(|e| e.id.as_str()))
                 .await
             {
@@ -234,7 +237,7 @@ impl Queue for InboxQueue {
 /// to PENDING at once, then the skeleton runs (`poll` is its fallback).
 pub async fn run(terminals: Terminals, poll: Duration, cancel: CancellationToken) {
     let harness = terminals.harness().clone();
-    if let Err(err) = harness.maintain_inbox(true).await {
+    if let Err(err) = harness.deliveries().maintain_inbox(true).await {
         tracing::error!(error = ?err, "cannot recover workbench claims at start-up");
     }
     let starter = WorkbenchStarter {

@@ -1,6 +1,6 @@
 //! The outbox worker (one per process): claims due `harness_outbound` rows
 //! with a lease (one statement), runs the gateway CLI for each and records
-//! the outcome (`Harness::settle_and_claim`: DELIVERED / SENT_UNVERIFIED with the
+//! the outcome (`Outbox::settle_and_claim`: DELIVERED / SENT_UNVERIFIED with the
 //! activation, or FAILED with backoff / DEAD, batched with the next lease). Woken in-process
 //! on enqueue; polls as the fallback; recovers SENDING rows of an earlier
 //! boot of this node at start and expired leases periodically, by the
@@ -97,6 +97,7 @@ async fn resolve_row(
         requested: row.requested_to.as_deref().or(row.dest.as_deref()),
     };
     let resolution = harness
+        .outbox()
         .resolve_destination_in(destinations, &req, &hermes, &lookup)
         .await?;
     tracing::debug!(via = ?resolution.via, dest = ?resolution.dest, "destination resolved");
@@ -138,8 +139,8 @@ impl SettingsCache {
             return Ok(s.clone());
         }
         let fresh = Arc::new(SendSettings {
-            gateway: harness.gateway_config().await?,
-            destinations: harness.destinations().await?,
+            gateway: harness.outbox().gateway_config().await?,
+            destinations: harness.outbox().destinations().await?,
         });
         self.current = Some((tokio::time::Instant::now(), generation, fresh.clone()));
         Ok(fresh)
@@ -199,8 +200,9 @@ async fn send_one(
 }
 
 /// The outbox kind on the worker skeleton: its turn is
-/// [`Harness::settle_and_claim`] (one transaction), its runner the gateway
-/// CLI ([`send_one`]), its upkeep the recovery of expired leases.
+/// [`Outbox::settle_and_claim`](harness_core::outbox::Outbox::settle_and_claim)
+/// (one transaction), its runner the gateway CLI ([`send_one`]), its upkeep
+/// the recovery of expired leases.
 struct OutboxQueue {
     harness: Harness,
     owner: String,
@@ -246,7 +248,8 @@ impl Queue for OutboxQueue {
     ) -> impl Future<Output = CoreResult<Vec<Outbound>>> + Send + 'static {
         let (h, owner, lease) = (self.harness.clone(), self.owner.clone(), self.lease);
         async move {
-            h.settle_and_claim(&owner, done, released, lease, limit)
+            h.outbox()
+                .settle_and_claim(&owner, done, released, lease, limit)
                 .await
         }
     }
@@ -257,7 +260,7 @@ impl Queue for OutboxQueue {
         async move {
             // A reminder leased ahead while its ask was answered: not sent
             // (before the started mark, so it never counts as started).
-            if let Some(why) = h.skip_before_send(&row).await {
+            if let Some(why) = h.asks().skip_before_send(&row).await {
                 tracing::info!(outbound_id = %row.id, "outbound skipped: {why}");
                 return Some(SendOutcome::Skipped(why));
             }

@@ -1,6 +1,6 @@
 //! The outbox's started marks as a group commit. Every send commits its
 //! "really started" evidence just before its CLI is spawned (the rule is in
-//! `Harness::mark_outbound_started_many`); with several sends starting at
+//! `Outbox::mark_outbound_started_many`); with several sends starting at
 //! about the same time, one writer task commits all the marks waiting in one
 //! statement, instead of one commit per send. A mark waits for no timer:
 //! the batch is whatever queued up while the previous commit ran, so an idle
@@ -73,7 +73,10 @@ async fn write_marks(harness: Harness, owner: String, mut rx: mpsc::Receiver<Mar
     let mut batch: Vec<Mark> = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         let marks: Vec<(String, u32)> = batch.iter().map(|m| (m.id.clone(), m.attempt)).collect();
-        let result = harness.mark_outbound_started_many(&owner, &marks).await;
+        let result = harness
+            .outbox()
+            .mark_outbound_started_many(&owner, &marks)
+            .await;
         tracing::trace!(count = marks.len(), "started marks committed");
         for mark in batch.drain(..) {
             let answer = match &result {

@@ -7,7 +7,7 @@
 //! hour, then the person is told.
 //!
 //! The watcher reports every change of a live agent's state
-//! ([`StateChange`]); [`Harness::plan_recovery`] decides what it calls for
+//! ([`StateChange`]); [`Agents::plan_recovery`] decides what it calls for
 //! ([`plan::decide`], with the policy of [`policy`]) and writes the action
 //! as a durable row (`agent_actions`, one per execution and state episode:
 //! idempotent across the watcher's repeats, restarts and nodes). The row
@@ -17,7 +17,7 @@
 //! (at most once), a restart goes through the terminals' start —; a crash
 //! mid-attempt leaves it UNVERIFIED, never done twice. A person acting
 //! first (a reply, input, Stop, Start/Resume/Restart, a chat continuation)
-//! cancels the task's due actions ([`Harness::cancel_agent_actions`]).
+//! cancels the task's due actions ([`Agents::cancel_agent_actions`]).
 //! Never anything automatic for an attended task.
 
 pub mod plan;
@@ -42,7 +42,17 @@ use crate::{
     work::{AGENT_ACTIONS, Kind, Outcome},
 };
 
-/// What [`Harness::plan_recovery`] decided for one change.
+/// The agents service (`Harness::agents`): what Harness does by itself
+/// for an agent — the recovery actions, their policy and their rows
+/// (here), an agent's recorded states, the pushes that tell them and a
+/// person's reply acting on the agent (`crate::agent_states`), and the
+/// resumes after a reboot (`crate::reboot`).
+#[derive(Clone, Copy)]
+pub struct Agents<'h> {
+    pub(crate) h: &'h Harness,
+}
+
+/// What [`Agents::plan_recovery`] decided for one change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveryPlan {
     /// What to tell the person (the watcher's push carries it out).
@@ -106,7 +116,7 @@ pub fn delivery_key(action_id: &str) -> String {
 /// The most actions a task's listing shows.
 pub const MAX_LISTED: u32 = 100;
 
-impl Harness {
+impl Agents<'_> {
     /// What a change of an agent's state calls for (the watcher calls it
     /// after every change, and again after a restart with `previous:
     /// None`): the action written once per execution and state episode —
@@ -114,9 +124,9 @@ impl Harness {
     /// execution's due actions that no longer apply cancelled, and what the
     /// person is to be told.
     pub async fn plan_recovery(&self, change: &StateChange) -> CoreResult<RecoveryPlan> {
-        let view = self.tasks().get_task(&change.task_id).await?;
+        let view = self.h.tasks().get_task(&change.task_id).await?;
         let policy = self.task_recovery_policy(&view).await?;
-        let store = self.store();
+        let store = self.h.store();
         let open = store.open_actions(&change.execution_id).await?;
         let hour_ago = change.at - chrono::Duration::hours(1);
         let api_continues = store
@@ -184,7 +194,7 @@ impl Harness {
             tracing::info!(task_id = %row.task_id, action = row.action.as_str(),
                 reason = row.reason.as_str(), due_at = %row.due_at, "automatic action planned");
             self.action_changed(&row);
-            self.wake(Kind::AgentActions);
+            self.h.wake(Kind::AgentActions);
         }
         out.tell = tell_of(out.tell, &row);
         out.action = Some(row);
@@ -197,6 +207,7 @@ impl Harness {
     pub async fn cancel_agent_actions(&self, task_id: &str, why: &str) -> CoreResult<usize> {
         let task_id = validate::task_id(Some(task_id))?;
         let cancelled = self
+            .h
             .store()
             .cancel_actions(&task_id, None, why, Utc::now())
             .await?;
@@ -222,6 +233,7 @@ impl Harness {
         let now = Utc::now();
         let settles: Vec<ActionSettle> = done.iter().map(|(r, o)| settle_of(r, o, now)).collect();
         let claimed = self
+            .h
             .store()
             .settle_and_claim_actions(ActionTurn {
                 owner: owner.to_string(),
@@ -236,7 +248,7 @@ impl Harness {
         for ((row, _), settle) in done.iter().zip(&settles) {
             tracing::info!(task_id = %row.task_id, action_id = %row.id,
                 state = settle.state.as_str(), error = ?settle.last_error, "automatic action ended");
-            self.publish(HarnessEvent::AgentActionChanged {
+            self.h.publish(HarnessEvent::AgentActionChanged {
                 id: row.id.clone(),
                 task_id: row.task_id.clone(),
                 state: settle.state,
@@ -260,11 +272,11 @@ impl Harness {
     /// crash mid-attempt) is the person's now: one push per action, with
     /// what it tried and why it failed, and the replies of a state push.
     async fn tell_action_failed(&self, row: &AgentAction, settle: &ActionSettle) -> CoreResult<()> {
-        let view = self.tasks().get_task(&row.task_id).await?;
+        let view = self.h.tasks().get_task(&row.task_id).await?;
         if !view.task.unattended {
             return Ok(());
         }
-        let channel = self.approvals().person_channel(&view.task).await;
+        let channel = self.h.approvals().person_channel(&view.task).await;
         let text = failed_text_in(channel.lang(&view.task.id), row, settle);
         let message = crate::outbox::compose_body(Some(&view.task.title), &text, &view.task.id);
         let key = format!("agent-action-failed:{}", row.id);
@@ -272,6 +284,7 @@ impl Harness {
             return Ok(());
         };
         let written = self
+            .h
             .store()
             .write_agent_state(crate::store::AgentStateWrite {
                 record: None,
@@ -281,8 +294,8 @@ impl Harness {
             .await
             .map_err(crate::messaging::task_missing)?;
         if let Some(out) = &written.push {
-            self.outbound_changed(out);
-            self.wake_outbox();
+            self.h.outbox().outbound_changed(out);
+            self.h.outbox().wake_outbox();
         }
         Ok(())
     }
@@ -290,13 +303,14 @@ impl Harness {
     /// A task's automatic actions, newest first (its timeline).
     pub async fn agent_actions(&self, task_id: &str) -> CoreResult<Vec<AgentAction>> {
         let task_id = validate::task_id(Some(task_id))?;
-        Ok(self.store().task_actions(&task_id, MAX_LISTED).await?)
+        Ok(self.h.store().task_actions(&task_id, MAX_LISTED).await?)
     }
 
     /// One action (404 when there is none).
     pub async fn agent_action(&self, id: &str) -> CoreResult<AgentAction> {
         let id = validate::cuid("id", id.trim())?;
-        self.store()
+        self.h
+            .store()
             .get_action(&id)
             .await?
             .ok_or_else(|| CoreError::NotFound("automatic action not found".into()))
@@ -304,7 +318,7 @@ impl Harness {
 
     /// Publish a change of an action (after its commit).
     pub fn action_changed(&self, a: &AgentAction) {
-        self.publish(HarnessEvent::AgentActionChanged {
+        self.h.publish(HarnessEvent::AgentActionChanged {
             id: a.id.clone(),
             task_id: a.task_id.clone(),
             state: a.state,
@@ -332,7 +346,7 @@ impl Harness {
 
     /// A project's override (none stored: `None`).
     pub async fn project_recovery(&self, project_id: &str) -> CoreResult<Option<RecoveryOverride>> {
-        let project = self.tasks().project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         self.stored_recovery(&policy::project_key(&project.id))
             .await
     }
@@ -343,7 +357,7 @@ impl Harness {
         project_id: &str,
         o: Option<RecoveryOverride>,
     ) -> CoreResult<Option<RecoveryOverride>> {
-        let project = self.tasks().project(project_id).await?;
+        let project = self.h.tasks().project(project_id).await?;
         if let Some(o) = &o {
             policy::check(o)?;
         }
@@ -368,6 +382,7 @@ impl Harness {
 
     async fn stored_recovery(&self, key: &str) -> CoreResult<Option<RecoveryOverride>> {
         let Some(value) = self
+            .h
             .store()
             .get_setting(key)
             .await?
@@ -392,8 +407,9 @@ impl Harness {
             }
             None => serde_json::Value::Null,
         };
-        self.store().put_setting(key, &value, Utc::now()).await?;
-        self.publish(HarnessEvent::SettingChanged { key: key.into() });
+        self.h.store().put_setting(key, &value, Utc::now()).await?;
+        self.h
+            .publish(HarnessEvent::SettingChanged { key: key.into() });
         Ok(())
     }
 }

@@ -1,5 +1,5 @@
 //! What a recorded change says, and to whom: the one rule after a change
-//! ([`after_change`]). Pure; `Harness::record_state_change` writes what it
+//! ([`after_change`]). Pure; `Agents::record_state_change` writes what it
 //! decides with the record, in one transaction.
 //!
 //! - **The person** (an unattended task with a chat channel), once per
@@ -8,14 +8,14 @@
 //!   Each push carries the task token, the reason, the last screen lines
 //!   and the replies ([`REPLIES`]). A usage limit is told by the recovery
 //!   (it knows whether the agent resumes on its own); it sends it with the
-//!   same push (`Harness::push_agent_state`).
+//!   same push (`Agents::push_agent_state`).
 //! - **Finished** is not an alarm: one note per task and execution
 //!   ([`finished_key`]) when the execution completed (exit 0), or when the
 //!   agent is idle after a turn end and no task-list loop is active in its
 //!   working directory (`.harness-active` gone: no plan task left to do).
 //! - **The parent** of a derived task: an event in its inbox when its agent
 //!   is logged out, stalled, usage-limited or erroring after its retries
-//!   (exits reach it as before, `Harness::record_child_exit`).
+//!   (exits reach it as before, `Deliveries::record_child_exit`).
 //! - An attended task is never pushed; an execution a person stopped (or a
 //!   newer start superseded) says nothing.
 
@@ -189,7 +189,7 @@ pub fn after_change_in(
 }
 
 /// The push once the recovery has had its say (`tell`, from
-/// `Harness::plan_recovery`): nothing while an automatic action takes care
+/// `Agents::plan_recovery`): nothing while an automatic action takes care
 /// of it; "It will resume at …" for a parked usage limit, "<cli> will
 /// continue by itself at …; Harness checks at …" for a CLI that waits for
 /// its reset by itself; the alarm, with

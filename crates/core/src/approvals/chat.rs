@@ -124,6 +124,7 @@ impl Approvals<'_> {
         };
         match self
             .h
+            .asks()
             .reply_aimed(person, task_id, Some(text), false, sender, aim)
             .await
         {

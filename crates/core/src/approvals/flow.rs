@@ -284,6 +284,7 @@ impl Approvals<'_> {
                 // its approval row are one transaction.
                 let mut prepared = self
                     .h
+                    .asks()
                     .prepare_native_ask(task, tool, Some(&question), &choices)
                     .await?;
                 // The parent's prompt says it is an approval: not the
@@ -334,10 +335,11 @@ impl Approvals<'_> {
                 let a = asked.approval;
                 if let Some(row) = &asked.push {
                     tracing::info!(approval_id = %a.id, outbound_id = %row.id, "approval pushed to chat");
-                    self.h.outbound_changed(row);
-                    self.h.wake_outbox();
+                    self.h.outbox().outbound_changed(row);
+                    self.h.outbox().wake_outbox();
                 }
                 self.h
+                    .asks()
                     .native_asked(&task.id, prepared.parent, asked.recorded, asked.event_added)
                     .await?;
                 tracing::info!(approval_id = %a.id, request_id = %a.request_id, "approval asked");
@@ -528,7 +530,7 @@ impl Approvals<'_> {
         for row in &done.dropped {
             tracing::info!(approval_id = %decided.id, outbound_id = %row.id,
                 dedup_key = %row.dedup_key, "unsent approval push or reminder dropped");
-            self.h.outbound_changed(row);
+            self.h.outbox().outbound_changed(row);
         }
         tracing::info!(approval_id = %decided.id, state = decided.state.as_str(), via, "approval decided");
         self.h.publish(HarnessEvent::MessageChanged {
@@ -543,8 +545,8 @@ impl Approvals<'_> {
         let delivery = match done.delivery {
             Some((row, created)) => {
                 if created {
-                    self.h.delivery_changed(&row);
-                    self.h.wake_deliveries();
+                    self.h.deliveries().delivery_changed(&row);
+                    self.h.deliveries().wake_deliveries();
                 }
                 Some(row)
             }

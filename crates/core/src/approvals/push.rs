@@ -15,7 +15,7 @@
 //! reminders also go during quiet hours) — with [`reminder_text`], until
 //! it is decided, cancelled or expired. The decision drops the push and
 //! the reminders not sent yet in its own transaction; a row leased ahead
-//! is skipped right before its send (`Harness::skip_before_send`).
+//! is skipped right before its send (`Asks::skip_before_send`).
 
 use crate::approvals::Approvals;
 use chrono::Utc;
@@ -106,9 +106,14 @@ impl Approvals<'_> {
         } else {
             "work"
         };
-        let mut target = self.h.active_target(own).await?.filter(usable);
+        let mut target = self.h.outbox().active_target(own).await?.filter(usable);
         if target.is_none() && own != "unattended" {
-            target = self.h.active_target("unattended").await?.filter(usable);
+            target = self
+                .h
+                .outbox()
+                .active_target("unattended")
+                .await?
+                .filter(usable);
         }
         Ok(target)
     }

@@ -426,7 +426,7 @@ impl Gateway<'_> {
                 .unwrap_or_default()
                 .cmp(a["updatedAt"].as_str().unwrap_or_default())
         });
-        let gateways = self.h.gateway_config().await?;
+        let gateways = self.h.outbox().gateway_config().await?;
         let owners = |g: &str| {
             gateways
                 .get(g)

@@ -19,7 +19,7 @@
 //! ([`super::replies`]). A message that is only `restart`, `resume` or
 //! `stop` (the replies an agent-state push offers,
 //! `crate::agent_state::told`) acts on the task's agent instead
-//! (`Harness::agent_reply`).
+//! (`Agents::agent_reply`).
 
 use crate::gateway::Gateway;
 use chrono::{DateTime, Duration, Utc};
@@ -350,26 +350,30 @@ impl Gateway<'_> {
                 crate::agent_state::told::ReplyAction::Resume => "resume",
                 crate::agent_state::told::ReplyAction::Stop => "stop",
             };
-            let (state, out, error) =
-                match self.h.agent_reply(control.as_ref(), task_id, action).await {
-                    Ok(view) => (
-                        InboundState::Processed,
-                        json!({"mode": "agent_action", "action": word, "inboundId": claimed.id,
+            let (state, out, error) = match self
+                .h
+                .agents()
+                .agent_reply(control.as_ref(), task_id, action)
+                .await
+            {
+                Ok(view) => (
+                    InboundState::Processed,
+                    json!({"mode": "agent_action", "action": word, "inboundId": claimed.id,
                         "taskId": task_id, "executionId": view.execution.map(|e| e.id),
                         "deduped": deduped, "noOp": false}),
-                        None,
-                    ),
-                    Err(err) => {
-                        let reason = err.client_message();
-                        (
-                            InboundState::Failed,
-                            json!({"mode": "continue_failed", "action": word,
+                    None,
+                ),
+                Err(err) => {
+                    let reason = err.client_message();
+                    (
+                        InboundState::Failed,
+                        json!({"mode": "continue_failed", "action": word,
                             "inboundId": claimed.id, "taskId": task_id, "deduped": deduped,
                             "noOp": false, "reason": reason}),
-                            Some(reason),
-                        )
-                    }
-                };
+                        Some(reason),
+                    )
+                }
+            };
             self.h
                 .store()
                 .finish_inbound(finish(state, &out, error))
@@ -390,10 +394,12 @@ impl Gateway<'_> {
         // The owner continues the task from the chat: Harness's own
         // planned actions are off.
         self.h
+            .agents()
             .cancel_agent_actions(task_id, "a person continued it from the chat")
             .await?;
         match self
             .h
+            .deliveries()
             .enqueue_child_input(task_id, &text, true, &claimed.id)
             .await
         {

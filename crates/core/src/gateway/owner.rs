@@ -127,7 +127,7 @@ pub(crate) fn clean_owner_ids(
 impl Gateway<'_> {
     /// The role of a sender under the stored gateway settings.
     pub async fn gateway_role(&self, sender: Sender<'_>) -> CoreResult<Role> {
-        Ok(role(&self.h.gateway_config().await?, sender))
+        Ok(role(&self.h.outbox().gateway_config().await?, sender))
     }
 
     /// `who` as a person answering through a gateway: the admin and a

@@ -124,6 +124,7 @@ impl Gateway<'_> {
             }
             match self
                 .h
+                .asks()
                 .reply(person, &task_id, Some(&body.join("\n")), false)
                 .await
             {

@@ -105,7 +105,7 @@ impl Cluster<'_> {
         done.interrupted = interrupted;
         done.unbound = unbound;
         if unbound > 0 || done.deliveries > 0 {
-            self.h.wake_deliveries();
+            self.h.deliveries().wake_deliveries();
         }
         let outbound = self.recover_work(Kind::Outbox, scope).await?;
         (done.outbound_unverified, done.outbound_released) =

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{CoreResult, Harness};
+use crate::CoreResult;
+use crate::outbox::Outbox;
 
 pub const DESTINATIONS_KEY: &str = "harness.destinations";
 /// At most this many aliases are stored (the cache never grows past it).
@@ -439,10 +440,10 @@ pub fn upsert(entries: &mut Vec<Destination>, entry: Destination) {
     }
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// `harness.destinations` (an unreadable value reads as empty).
     pub async fn destinations(&self) -> CoreResult<Vec<Destination>> {
-        Ok(match self.store().get_setting(DESTINATIONS_KEY).await? {
+        Ok(match self.h.store().get_setting(DESTINATIONS_KEY).await? {
             None => Vec::new(),
             Some(value) => serde_json::from_value(value).unwrap_or_else(|err| {
                 tracing::warn!(%err, "stored destinations are unreadable; using none");

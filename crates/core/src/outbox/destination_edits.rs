@@ -11,8 +11,9 @@ use std::collections::HashSet;
 use chrono::Utc;
 
 use super::destination::{DESTINATIONS_KEY, Destination, MAX_DESTINATIONS, alias_key, upsert};
+use crate::outbox::Outbox;
 use crate::{
-    CoreError, CoreResult, Harness,
+    CoreError, CoreResult,
     events::HarnessEvent,
     ids,
     setting_lists::{ListEntry, position},
@@ -169,7 +170,7 @@ pub fn validate_destinations(mut list: Vec<Destination>) -> CoreResult<Vec<Desti
     Ok(list)
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// One compare-and-set edit of the alias list ([`Settings::edit_setting_list`]).
     async fn edit_destinations<R, F>(&self, edit: F) -> CoreResult<Option<R>>
     where
@@ -184,7 +185,8 @@ impl Harness {
             }
             Ok(())
         };
-        self.settings()
+        self.h
+            .settings()
             .edit_setting_list(DESTINATIONS_KEY, "destination aliases", check, edit)
             .await
     }
@@ -194,10 +196,11 @@ impl Harness {
         let list = validate_destinations(list)?;
         let value = serde_json::to_value(&list)
             .map_err(|e| CoreError::invalid_body(format!("destinations: {e}")))?;
-        self.store()
+        self.h
+            .store()
             .put_setting(DESTINATIONS_KEY, &value, Utc::now())
             .await?;
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: DESTINATIONS_KEY.into(),
         });
         Ok(list)

@@ -8,7 +8,8 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use super::Outbound;
-use crate::{CoreError, CoreResult, Harness, events::HarnessEvent};
+use crate::outbox::Outbox;
+use crate::{CoreError, CoreResult, events::HarnessEvent};
 
 pub const GATEWAY_CONFIG_KEY: &str = "harness.gatewayConfig";
 
@@ -242,15 +243,17 @@ pub fn argv(row: &Outbound, settings: &GatewaySettings) -> Result<Vec<String>, S
     Ok(args)
 }
 
-impl Harness {
+impl Outbox<'_> {
     pub async fn gateway_config(&self) -> CoreResult<GatewayConfig> {
-        Ok(match self.store().get_setting(GATEWAY_CONFIG_KEY).await? {
-            None => GatewayConfig::default(),
-            Some(value) => serde_json::from_value(value).unwrap_or_else(|err| {
-                tracing::warn!(%err, "stored gateway config is unreadable; using defaults");
-                GatewayConfig::default()
-            }),
-        })
+        Ok(
+            match self.h.store().get_setting(GATEWAY_CONFIG_KEY).await? {
+                None => GatewayConfig::default(),
+                Some(value) => serde_json::from_value(value).unwrap_or_else(|err| {
+                    tracing::warn!(%err, "stored gateway config is unreadable; using defaults");
+                    GatewayConfig::default()
+                }),
+            },
+        )
     }
 
     /// Replace the gateway settings (validated; blanks dropped).
@@ -263,10 +266,11 @@ impl Harness {
         }
         let value = serde_json::to_value(&config)
             .map_err(|e| CoreError::invalid_body(format!("gateway config: {e}")))?;
-        self.store()
+        self.h
+            .store()
             .put_setting(GATEWAY_CONFIG_KEY, &value, Utc::now())
             .await?;
-        self.publish(HarnessEvent::SettingChanged {
+        self.h.publish(HarnessEvent::SettingChanged {
             key: GATEWAY_CONFIG_KEY.into(),
         });
         Ok(config)

@@ -4,7 +4,8 @@
 //! test message said FAILED — the gateway CLI could not even start).
 
 use super::{Outbound, OutboundState};
-use crate::{CoreResult, Harness, settings::NotifyTarget};
+use crate::outbox::Outbox;
+use crate::{CoreResult, settings::NotifyTarget};
 
 /// Newest outbox rows looked at to judge the channels.
 const RECENT_ROWS: u32 = 200;
@@ -54,14 +55,14 @@ pub fn judge(targets: &[NotifyTarget], rows: &[Outbound]) -> ChannelHealth {
     }
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// [`judge`] over the stored channels and the newest outbox rows.
     pub async fn channel_health(&self) -> CoreResult<ChannelHealth> {
-        let targets = self.settings().notify_targets().await?;
+        let targets = self.h.settings().notify_targets().await?;
         if !targets.iter().any(|t| t.active) {
             return Ok(ChannelHealth::None);
         }
-        let rows = self.store().list_outbound(None, RECENT_ROWS).await?;
+        let rows = self.h.store().list_outbound(None, RECENT_ROWS).await?;
         Ok(judge(&targets, &rows))
     }
 }

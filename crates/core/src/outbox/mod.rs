@@ -68,6 +68,17 @@ pub const MAX_DEST_CHARS: usize = 1024;
 /// The longest gateway `profile`.
 pub const MAX_PROFILE_CHARS: usize = 256;
 
+/// The outbox service (`Harness::outbox`): the messages pushed to a person
+/// and their outbound rows, sending them through the gateway CLI and
+/// settling each attempt (here, `sender`), the gateway configuration
+/// (`gateway`), the chat destinations and their edits (`destination`,
+/// `destination_edits`), the notify targets and their edits (`targets`,
+/// `target_edits`) and a channel's health (`health`).
+#[derive(Clone, Copy)]
+pub struct Outbox<'h> {
+    pub(crate) h: &'h Harness,
+}
+
 /// `push_to_human` / `POST /api/internal/harness/outbound`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -181,15 +192,15 @@ pub fn compose_body(title: Option<&str>, message: &str, task_id: &str) -> String
     parts.join("\n\n")
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// Wake the outbox worker (a row is due).
     pub fn wake_outbox(&self) {
-        self.wake(crate::work::Kind::Outbox);
+        self.h.wake(crate::work::Kind::Outbox);
     }
 
     /// Publish a change of an outbound row (after its commit).
     pub fn outbound_changed(&self, row: &Outbound) {
-        self.publish(HarnessEvent::OutboundChanged {
+        self.h.publish(HarnessEvent::OutboundChanged {
             id: row.id.clone(),
             task_id: row.task_id.clone(),
             message_id: row.message_id.clone(),
@@ -204,6 +215,7 @@ impl Harness {
     pub async fn push_to_human(&self, input: PushInput) -> CoreResult<PushOutcome> {
         let task_id = validate::task_id(input.task_id.as_deref())?;
         let task = self
+            .h
             .store()
             .get_task(&task_id)
             .await?
@@ -290,7 +302,7 @@ impl Harness {
         }
         let message = validate::text("message", input.message.as_deref(), raw_max)?;
         let now = Utc::now();
-        let choices = crate::options::validate(&input.choices, now, self.config().pending_ttl)?;
+        let choices = crate::options::validate(&input.choices, now, self.h.config().pending_ttl)?;
         if choices.is_some() && input.expect_reply == Some(false) {
             return Err(CoreError::invalid(
                 "expectReply",
@@ -339,12 +351,13 @@ impl Harness {
             new.message = compose_body(Some(&task.task.title), &text, &task_id);
             new.choices = Some(choices);
         }
-        self.check_rate(&task_id, crate::rate_limit::RateAction::Push)?;
+        self.h
+            .check_rate(&task_id, crate::rate_limit::RateAction::Push)?;
         // A question keeps the agent's screen (redacted) like an ask; the
         // chat gets it only from a target that allows it. Added after the
         // dedup key: a retry with another screen is the same push.
         let evidence = if expect_reply {
-            self.evidence_now(&task_id).await
+            self.h.asks().evidence_now(&task_id).await
         } else {
             None
         };
@@ -363,9 +376,10 @@ impl Harness {
         new: NewOutbound,
         evidence: Option<&str>,
     ) -> CoreResult<PushOutcome> {
-        let events = self.subscribe();
+        let events = self.h.subscribe();
         let (scope, expect_reply) = (new.scope.clone(), new.expect_reply);
         let enqueued = self
+            .h
             .store()
             .enqueue_outbound(new)
             .await
@@ -378,14 +392,14 @@ impl Harness {
         if !enqueued.deduped {
             tracing::info!(outbound_id = %enqueued.row.id, "outbound message queued");
             if let (Some(screen), Some(m)) = (evidence, &enqueued.row.message_id)
-                && let Err(err) = self.store().add_ask_evidence(m, screen, Utc::now()).await
+                && let Err(err) = self.h.store().add_ask_evidence(m, screen, Utc::now()).await
             {
                 // The push stands without it.
                 tracing::warn!(%err, message_id = %m, "the pushed question's screen was not stored");
             }
             self.outbound_changed(&enqueued.row);
             if let (Some(m), Some(t)) = (&enqueued.row.message_id, &enqueued.row.task_id) {
-                self.publish(HarnessEvent::MessageChanged {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: m.clone(),
                     task_id: t.clone(),
                 });
@@ -394,7 +408,7 @@ impl Harness {
         let mut row = enqueued.row;
         if !row.state.attempted() {
             self.wake_outbox();
-            let wait = self.config().outbox_wait;
+            let wait = self.h.config().outbox_wait;
             if !wait.is_zero() {
                 row = self
                     .wait_outbound(&row.id, wait, events)
@@ -404,7 +418,7 @@ impl Harness {
         }
         // Only a sent ask can be parked: read its message only then.
         let message_state = match (&row.message_id, row.state.sent() && expect_reply) {
-            (Some(id), true) => self.store().get_message(id).await?.map(|m| m.state),
+            (Some(id), true) => self.h.store().get_message(id).await?.map(|m| m.state),
             _ => None,
         };
         Ok(PushOutcome {
@@ -437,7 +451,7 @@ impl Harness {
                 if changed == id && state.attempted())
         };
         let read = || async {
-            let row = self.store().get_outbound(id).await?;
+            let row = self.h.store().get_outbound(id).await?;
             Ok(match row {
                 Some(r) if !r.state.attempted() => None,
                 other => Some(other),
@@ -445,7 +459,7 @@ impl Harness {
         };
         match crate::work::until_settled(wait, None, events, wakes, read).await? {
             Some(row) => Ok(row),
-            None => Ok(self.store().get_outbound(id).await?),
+            None => Ok(self.h.store().get_outbound(id).await?),
         }
     }
 
@@ -461,7 +475,7 @@ impl Harness {
         owner: &str,
         expired_before: Option<chrono::DateTime<Utc>>,
     ) -> CoreResult<bool> {
-        let Some(row) = self.store().get_outbound(id).await? else {
+        let Some(row) = self.h.store().get_outbound(id).await? else {
             return Ok(false);
         };
         Ok(self
@@ -492,13 +506,13 @@ impl Harness {
         owner: &str,
         marks: &[(String, u32)],
     ) -> CoreResult<Vec<String>> {
-        Ok(self.store().mark_outbound_started(owner, marks).await?)
+        Ok(self.h.store().mark_outbound_started(owner, marks).await?)
     }
 
     /// "Retry now" for a FAILED or DEAD row (admin).
     pub async fn retry_outbound(&self, id: &str) -> CoreResult<Outbound> {
         let id = validate::cuid("outboundId", id.trim())?;
-        match self.store().retry_outbound(&id, Utc::now()).await? {
+        match self.h.store().retry_outbound(&id, Utc::now()).await? {
             Some(row) => {
                 tracing::info!(outbound_id = %row.id, "outbound queued again by a person");
                 self.outbound_changed(&row);
@@ -513,6 +527,7 @@ impl Harness {
     pub async fn mark_outbound_delivered(&self, id: &str) -> CoreResult<Outbound> {
         let id = validate::cuid("outboundId", id.trim())?;
         match self
+            .h
             .store()
             .mark_outbound_delivered(&id, Utc::now())
             .await?
@@ -527,7 +542,8 @@ impl Harness {
 
     pub async fn outbound(&self, id: &str) -> CoreResult<Outbound> {
         let id = validate::cuid("outboundId", id.trim())?;
-        self.store()
+        self.h
+            .store()
             .get_outbound(&id)
             .await?
             .ok_or_else(|| CoreError::NotFound("Outbound message not found".into()))
@@ -537,7 +553,7 @@ impl Harness {
     pub async fn outbound_for_messages(&self, message_ids: &[String]) -> CoreResult<Vec<Outbound>> {
         let mut out = Vec::new();
         for chunk in message_ids.chunks(500) {
-            out.extend(self.store().outbound_for_messages(chunk).await?);
+            out.extend(self.h.store().outbound_for_messages(chunk).await?);
         }
         Ok(out)
     }
@@ -550,6 +566,7 @@ impl Harness {
     ) -> CoreResult<Vec<Outbound>> {
         let task_id = task_id.map(|t| validate::task_id(Some(t))).transpose()?;
         Ok(self
+            .h
             .store()
             .list_outbound(task_id.as_deref(), limit.clamp(1, 500))
             .await?)
@@ -557,7 +574,7 @@ impl Harness {
 
     /// The refusal of `action` on a row in a state it does not accept.
     async fn outbound_not_in(&self, id: &str, action: ManualAction) -> CoreError {
-        let found = self.store().get_outbound(id).await;
+        let found = self.h.store().get_outbound(id).await;
         crate::work::refused(
             "Outbound message",
             found.map(|r| r.map(|r| r.state)),

@@ -123,7 +123,7 @@ pub enum SendOutcome {
     Failed(String),
     /// Not attempted: the row is no longer owed (a reminder or escalation
     /// whose ask was answered while it was leased ahead,
-    /// `Harness::skip_before_send`). The row ends DEAD with the reason.
+    /// `Asks::skip_before_send`). The row ends DEAD with the reason.
     Skipped(String),
     /// Not sent, and sending again cannot change that (its command line
     /// cannot be built, [`super::Unsent`]). The row ends DEAD with the reason.

@@ -8,15 +8,16 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use super::{Outbound, OutboundState, SendOutcome};
+use crate::outbox::Outbox;
 use crate::{
-    CoreResult, Harness,
+    CoreResult,
     events::HarnessEvent,
     model::MessageState,
     store::{Settle, SettleBatch, Settled},
     work::RetryPolicy,
 };
 
-impl Harness {
+impl Outbox<'_> {
     /// What an attempt's end does to its row.
     fn settle_for(&self, row: &Outbound, outcome: SendOutcome, now: DateTime<Utc>) -> Settle {
         match outcome {
@@ -40,7 +41,7 @@ impl Harness {
                 next: if super::target_edits::is_test_message(row) {
                     None
                 } else {
-                    RetryPolicy::new(self.config().outbox_max_attempts)
+                    RetryPolicy::new(self.h.config().outbox_max_attempts)
                         .next_attempt(row.attempts, now)
                 },
                 error,
@@ -117,7 +118,7 @@ impl Harness {
                 limit: if last { limit } else { 0 },
                 released: released.take().unwrap_or_default(),
             };
-            let result = self.store().settle_and_claim_outbound(batch).await?;
+            let result = self.h.store().settle_and_claim_outbound(batch).await?;
             for (row, _) in &group {
                 if !result.settled.iter().any(|s| s.row.id == row.id) {
                     tracing::warn!(outbound_id = %row.id, "outbound lease lost before its result was recorded");
@@ -150,6 +151,7 @@ impl Harness {
         now: DateTime<Utc>,
     ) -> CoreResult<Option<Outbound>> {
         let Some(done) = self
+            .h
             .store()
             .settle_outbound(&row.id, owner, expired_before, settle, now)
             .await?
@@ -179,24 +181,24 @@ impl Harness {
         }
         if let Some(task_id) = &row.task_id {
             for id in &done.cancelled {
-                self.publish(HarnessEvent::MessageChanged {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: id.clone(),
                     task_id: task_id.clone(),
                 });
             }
             if let (Some(m), Some(_)) = (&row.message_id, done.message_state) {
-                self.publish(HarnessEvent::MessageChanged {
+                self.h.publish(HarnessEvent::MessageChanged {
                     id: m.clone(),
                     task_id: task_id.clone(),
                 });
             }
             if done.message_state == Some(MessageState::Open) {
                 if !done.paused.is_empty() {
-                    self.publish(HarnessEvent::TaskChanged {
+                    self.h.publish(HarnessEvent::TaskChanged {
                         task_id: task_id.clone(),
                     });
                 }
-                if let Some(runtime) = self.runtime() {
+                if let Some(runtime) = self.h.runtime() {
                     runtime.parked(task_id);
                 }
             }

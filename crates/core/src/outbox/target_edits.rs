@@ -5,8 +5,9 @@
 use chrono::Utc;
 
 use super::{Outbound, PushOutcome, gateway, platforms};
+use crate::outbox::Outbox;
 use crate::{
-    CoreError, CoreResult, Harness, ids,
+    CoreError, CoreResult, ids,
     report::daily,
     setting_lists::{ListEntry, position},
     settings::{NOTIFY_TARGETS_KEY, NotifyTarget, check_targets},
@@ -107,13 +108,14 @@ pub fn check_one(t: &NotifyTarget) -> CoreResult<()> {
     Ok(())
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// One compare-and-set edit of the target list ([`Settings::edit_setting_list`]).
     async fn edit_targets<F>(&self, edit: F) -> CoreResult<Option<NotifyTarget>>
     where
         F: FnMut(&mut Vec<NotifyTarget>) -> CoreResult<Option<NotifyTarget>>,
     {
-        self.settings()
+        self.h
+            .settings()
             .edit_setting_list(NOTIFY_TARGETS_KEY, "notify targets", check_targets, edit)
             .await
     }
@@ -213,7 +215,7 @@ impl Harness {
     /// Send a test message to one target through the outbox (no task: it
     /// neither opens an ask nor parks anything).
     pub async fn send_test_message(&self, id: &str) -> CoreResult<PushOutcome> {
-        let targets = self.settings().notify_targets().await?;
+        let targets = self.h.settings().notify_targets().await?;
         let at = position(&targets, id.trim())
             .ok_or_else(|| CoreError::NotFound("Notify target not found".into()))?;
         let t = targets[at].clone();

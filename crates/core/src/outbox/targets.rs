@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 use super::token;
-use crate::{CoreError, CoreResult, Harness, settings::NotifyTarget, validate};
+use crate::outbox::Outbox;
+use crate::{CoreError, CoreResult, settings::NotifyTarget, validate};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,11 +39,12 @@ fn blank(v: &Option<String>) -> Option<String> {
         .map(str::to_string)
 }
 
-impl Harness {
+impl Outbox<'_> {
     /// The first active target of `scope` (a target without a scope counts
     /// as unattended).
     pub async fn active_target(&self, scope: &str) -> CoreResult<Option<NotifyTarget>> {
         Ok(self
+            .h
             .settings()
             .notify_targets()
             .await?
@@ -58,6 +60,7 @@ impl Harness {
     ) -> CoreResult<TargetsAnswer> {
         let task_id = validate::task_id(Some(task_id))?;
         let task = self
+            .h
             .store()
             .get_task(&task_id)
             .await?

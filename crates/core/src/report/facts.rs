@@ -113,6 +113,7 @@ impl Reports<'_> {
             Scope::Task(own) => {
                 let mut ids: BTreeSet<String> = self
                     .h
+                    .deliveries()
                     .children(own)
                     .await?
                     .into_iter()

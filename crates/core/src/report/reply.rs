@@ -284,7 +284,7 @@ impl Reports<'_> {
         picked: &[usize],
     ) -> Result<Said, Said> {
         let now = Utc::now();
-        let claim = self.h.handoff_claim(now);
+        let claim = self.h.deliveries().handoff_claim(now);
         let from_chat = from.by.kind() == PersonKind::GatewayOwner;
         let answered = self
             .h
@@ -303,6 +303,7 @@ impl Reports<'_> {
         match answered {
             Some(a) => {
                 self.h
+                    .asks()
                     .answered(a, None)
                     .await
                     .map_err(|e| Said::Failed(format!("answered, but: {e}")))?;

@@ -188,7 +188,7 @@ impl Reports<'_> {
         since: Option<DateTime<Utc>>,
         work: &dyn WorkReader,
     ) -> CoreResult<Sent> {
-        let Some(target) = self.h.active_target("unattended").await? else {
+        let Some(target) = self.h.outbox().active_target("unattended").await? else {
             return Err(CoreError::Conflict(
                 "no active unattended notify target: add one in Settings to send the report to \
                  chat"
@@ -331,10 +331,10 @@ impl Reports<'_> {
         let parts = self.h.store().record_report(new).await?;
         for row in &parts {
             tracing::info!(outbound_id = %row.id, report_id = %report.id, "report part queued");
-            self.h.outbound_changed(row);
+            self.h.outbox().outbound_changed(row);
         }
         if !parts.is_empty() {
-            self.h.wake_outbox();
+            self.h.outbox().wake_outbox();
         }
         Ok(Sent { report, parts })
     }

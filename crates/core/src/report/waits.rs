@@ -114,7 +114,7 @@ impl Reports<'_> {
         query.limit = 500;
         let mut rows = Vec::new();
         loop {
-            let page = self.h.list_messages(query.clone()).await?;
+            let page = self.h.asks().list_messages(query.clone()).await?;
             rows.extend(page.rows);
             match page
                 .next_cursor

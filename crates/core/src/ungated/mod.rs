@@ -342,8 +342,8 @@ impl Approvals<'_> {
                 });
             }
             if let Some(row) = &flagged.push {
-                self.h.outbound_changed(row);
-                self.h.wake_outbox();
+                self.h.outbox().outbound_changed(row);
+                self.h.outbox().wake_outbox();
             }
             self.h.publish(HarnessEvent::TaskChanged {
                 task_id: task.id.clone(),

@@ -109,7 +109,12 @@ impl Cluster<'_> {
         expired_before: Option<chrono::DateTime<Utc>>,
     ) -> CoreResult<bool> {
         match kind {
-            Kind::Outbox => self.h.settle_lost_outbound(id, owner, expired_before).await,
+            Kind::Outbox => {
+                self.h
+                    .outbox()
+                    .settle_lost_outbound(id, owner, expired_before)
+                    .await
+            }
             // A batched inbox claim is its batch's: the batch's delivery
             // settles it (`maintain_inbox`), never the recovery.
             Kind::Inbox => Ok(false),
@@ -122,17 +127,17 @@ impl Cluster<'_> {
         match kind {
             Kind::Deliveries => {
                 if let Some(d) = self.h.store().get_delivery(id).await? {
-                    self.h.delivery_changed(&d);
+                    self.h.deliveries().delivery_changed(&d);
                 }
             }
             Kind::Outbox => {
                 if let Some(o) = self.h.store().get_outbound(id).await? {
-                    self.h.outbound_changed(&o);
+                    self.h.outbox().outbound_changed(&o);
                 }
             }
             Kind::AgentActions => {
                 if let Some(a) = self.h.store().get_action(id).await? {
-                    self.h.action_changed(&a);
+                    self.h.agents().action_changed(&a);
                 }
             }
             // Replies and the inbox's events publish no change of their rows.

@@ -64,7 +64,11 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         task_id: parent.clone(),
         execution_id: exec.id,
     };
-    let child = h.create_task_as(&agent, titled("child")).await.unwrap();
+    let child = h
+        .access()
+        .create_task_as(&agent, titled("child"))
+        .await
+        .unwrap();
     assert_eq!(child.task.parent_task_id.as_deref(), Some(parent.as_str()));
     assert_eq!(child.task.project_id.as_deref(), Some(project.id.as_str()));
     let stranger = h
@@ -75,6 +79,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         .task
         .id;
     let refused = h
+        .access()
         .create_task_as(
             &agent,
             CreateTask {
@@ -97,6 +102,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         .await
         .unwrap();
     let refused = h
+        .access()
         .create_task_as(
             &agent,
             CreateTask {
@@ -109,6 +115,7 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
     assert!(matches!(refused, CoreError::Forbidden(_)), "{refused:?}");
     assert!(refused.to_string().contains("projectId"), "{refused}");
     let same = h
+        .access()
         .create_task_as(
             &agent,
             CreateTask {
@@ -121,15 +128,20 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
     assert_eq!(same.task.project_id.as_deref(), Some(project.id.as_str()));
     // The admin is not defaulted.
     let free = h
+        .access()
         .create_task_as(&Identity::Admin, titled("free"))
         .await
         .unwrap();
     assert_eq!(free.task.parent_task_id, None);
 
     // Reading and typing: own task and derived children only.
-    assert_eq!(h.task_for(&agent, None).await.unwrap().task.id, parent);
     assert_eq!(
-        h.task_for(&agent, Some(&child.task.id))
+        h.access().task_for(&agent, None).await.unwrap().task.id,
+        parent
+    );
+    assert_eq!(
+        h.access()
+            .task_for(&agent, Some(&child.task.id))
             .await
             .unwrap()
             .task
@@ -137,20 +149,28 @@ pub async fn agents_create_children_of_their_own_task_in_its_project(b: &Backend
         child.task.id
     );
     assert!(matches!(
-        h.task_for(&agent, Some(&stranger)).await,
+        h.access().task_for(&agent, Some(&stranger)).await,
         Err(CoreError::Forbidden(_))
     ));
     // Typing: into a derived child's terminal, never into its own (its CLI
     // reads the text as the user's input, outside the approval gate).
-    let own = h.authorize_terminal(&agent, &parent).await.unwrap_err();
+    let own = h
+        .access()
+        .authorize_terminal(&agent, &parent)
+        .await
+        .unwrap_err();
     assert!(matches!(own, CoreError::Forbidden(_)), "{own:?}");
-    h.authorize_terminal(&agent, &child.task.id).await.unwrap();
-    h.authorize_terminal(&Identity::Admin, &stranger)
+    h.access()
+        .authorize_terminal(&agent, &child.task.id)
+        .await
+        .unwrap();
+    h.access()
+        .authorize_terminal(&Identity::Admin, &stranger)
         .await
         .unwrap();
     for who in [&agent, &Identity::Browser] {
         assert!(matches!(
-            h.authorize_terminal(who, &stranger).await,
+            h.access().authorize_terminal(who, &stranger).await,
             Err(CoreError::Forbidden(_))
         ));
     }
@@ -228,7 +248,7 @@ pub async fn the_notify_target_cache_is_invalidated_through_the_bus(b: &Backend)
     };
     let (reader, writer) = (open().await, open().await);
     assert!(reader.settings().notify_targets().await.unwrap().is_empty());
-    assert!(reader.no_channel_configured().await.unwrap());
+    assert!(reader.asks().no_channel_configured().await.unwrap());
     let hermes = NotifyTarget {
         id: None,
         label: "team".into(),

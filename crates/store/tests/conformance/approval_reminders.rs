@@ -44,7 +44,8 @@ async fn send(store: &dyn Store, h: &harness_core::Harness, key: &str) -> Outbou
         .iter()
         .find(|r| r.dedup_key == key)
         .unwrap_or_else(|| panic!("{key} is due: {leased:?}"));
-    h.finish_send(row, OWNER, delivered(&format!("pm-{}", row.id)))
+    h.outbox()
+        .finish_send(row, OWNER, delivered(&format!("pm-{}", row.id)))
         .await
         .unwrap()
         .unwrap()
@@ -84,13 +85,15 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
     // The core's pass on the high schedule: nothing before 10 min, then one.
     let asked = c.asked_at;
     assert_eq!(
-        h.send_due_reminders(asked + Duration::minutes(9))
+        h.asks()
+            .send_due_reminders(asked + Duration::minutes(9))
             .await
             .unwrap(),
         0
     );
     assert_eq!(
-        h.send_due_reminders(asked + Duration::minutes(11))
+        h.asks()
+            .send_due_reminders(asked + Duration::minutes(11))
             .await
             .unwrap(),
         1
@@ -161,7 +164,8 @@ pub async fn a_pending_approval_whose_push_was_sent_is_reminded_until_it_is_deci
             .is_none()
     );
     assert_eq!(
-        h.send_due_reminders(asked + Duration::hours(3))
+        h.asks()
+            .send_due_reminders(asked + Duration::hours(3))
             .await
             .unwrap(),
         0
@@ -190,7 +194,11 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
         .clone();
     assert_eq!(push.state, OutboundState::Sending);
     assert!(!store.question_closed(&push.id).await.unwrap());
-    assert_eq!(h.skip_before_send(&push).await, None, "still pending: sent");
+    assert_eq!(
+        h.asks().skip_before_send(&push).await,
+        None,
+        "still pending: sent"
+    );
     h.approvals()
         .decide_approval(&Person::admin(), &id, false, None, "rest")
         .await
@@ -201,8 +209,9 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
         "leased: the decision leaves it to its sender"
     );
     assert!(store.question_closed(&push.id).await.unwrap());
-    let why = h.skip_before_send(&push).await.expect("skipped");
+    let why = h.asks().skip_before_send(&push).await.expect("skipped");
     let done = h
+        .outbox()
         .finish_send(&push, OWNER, SendOutcome::Skipped(why))
         .await
         .unwrap()
@@ -237,12 +246,14 @@ pub async fn a_push_or_reminder_leased_before_the_approval_closed_is_skipped(b: 
     assert!(store.question_closed(&row.id).await.unwrap());
     assert!(store.question_closed(&push.id).await.unwrap());
     assert!(
-        h.skip_before_send(leased)
+        h.asks()
+            .skip_before_send(leased)
             .await
             .is_some_and(|why| why.contains("no longer waiting"))
     );
     // A row that asks nothing is never closed.
     let plain = h
+        .outbox()
         .push_to_human(harness_core::outbox::PushInput {
             task_id: Some(child.clone()),
             message: Some("FYI: the build is green".into()),
@@ -291,10 +302,15 @@ pub async fn an_escalated_approval_decided_tells_the_chat_of_its_push_and_the_es
         .iter()
         .find(|r| r.id == rows[0].id)
         .expect("the escalation is due");
-    h.finish_send(esc, OWNER, delivered("pm-esc"))
+    h.outbox()
+        .finish_send(esc, OWNER, delivered("pm-esc"))
         .await
         .unwrap();
-    let follow = h.follow_ups(std::slice::from_ref(&ask)).await.unwrap();
+    let follow = h
+        .asks()
+        .follow_ups(std::slice::from_ref(&ask))
+        .await
+        .unwrap();
     assert_eq!(
         follow.get(&ask).map(|f| f.reminders),
         Some(1),

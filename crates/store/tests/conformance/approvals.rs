@@ -626,7 +626,7 @@ pub async fn an_approval_is_pushed_to_chat_in_its_ask_transaction_and_an_unsent_
         platform: None,
         chat_id: Some("-100".into()),
     });
-    h.finish_send(mine, OWNER, receipt).await.unwrap();
+    h.outbox().finish_send(mine, OWNER, receipt).await.unwrap();
     // Its mapping names the task, so a reply to it answers the approval.
     let map = h
         .gateway()

@@ -37,8 +37,9 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
     let t = task(&h, None).await;
     h.tasks().begin_execution(&t).await.unwrap();
     let db = input(json!({"options": ["Postgres", "SQLite", "MySQL"]}));
-    let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
+    let asked = h.asks().ask_with(&t, Some("Which DB?"), &db).await.unwrap();
     let out = h
+        .asks()
         .reply(&harness_core::auth::Person::admin(), &t, Some("2."), false)
         .await
         .unwrap();
@@ -54,7 +55,11 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
         .unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
-    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
+    let c = &h
+        .asks()
+        .choices_for(std::slice::from_ref(&m.id))
+        .await
+        .unwrap()[&m.id];
     assert_eq!(c.answered_options, Some(vec![1]));
     assert_eq!(c.answered_by, None, "a person answered");
     // The agent is given the label.
@@ -67,39 +72,44 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
     assert_eq!(d.text, "SQLite");
     // A repeat by label or number is the same answer; another option is not.
     assert!(
-        h.reply(
-            &harness_core::auth::Person::admin(),
-            &t,
-            Some(" sqlite "),
-            false
-        )
-        .await
-        .unwrap()
-        .deduped
-    );
-    assert!(
-        h.reply(&harness_core::auth::Person::admin(), &t, Some("2"), false)
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some(" sqlite "),
+                false
+            )
             .await
             .unwrap()
             .deduped
     );
     assert!(
-        h.reply(&harness_core::auth::Person::admin(), &t, Some("1"), false)
+        h.asks()
+            .reply(&harness_core::auth::Person::admin(), &t, Some("2"), false)
+            .await
+            .unwrap()
+            .deduped
+    );
+    assert!(
+        h.asks()
+            .reply(&harness_core::auth::Person::admin(), &t, Some("1"), false)
             .await
             .is_err()
     );
 
     // Free text on a question with options: recorded as typed, no option.
-    let asked = h.ask_with(&t, Some("Which DB?"), &db).await.unwrap();
-    h.reply(
-        &harness_core::auth::Person::admin(),
-        &t,
-        Some("CockroachDB"),
-        false,
-    )
-    .await
-    .unwrap();
+    let asked = h.asks().ask_with(&t, Some("Which DB?"), &db).await.unwrap();
+    h.asks()
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("CockroachDB"),
+            false,
+        )
+        .await
+        .unwrap();
     let c = &h
+        .asks()
         .choices_for(std::slice::from_ref(&asked.request_id))
         .await
         .unwrap()[&asked.request_id];
@@ -107,15 +117,16 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
 
     // multiSelect: "3, 1" → both labels, both indexes.
     let multi = input(json!({"options": ["A", "B", "C"], "multiSelect": true}));
-    let asked = h.ask_with(&t, Some("Which?"), &multi).await.unwrap();
-    h.reply(
-        &harness_core::auth::Person::admin(),
-        &t,
-        Some("3, 1"),
-        false,
-    )
-    .await
-    .unwrap();
+    let asked = h.asks().ask_with(&t, Some("Which?"), &multi).await.unwrap();
+    h.asks()
+        .reply(
+            &harness_core::auth::Person::admin(),
+            &t,
+            Some("3, 1"),
+            false,
+        )
+        .await
+        .unwrap();
     let m = h
         .store()
         .get_message(&asked.request_id)
@@ -123,14 +134,23 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(m.reply_text.as_deref(), Some("C, A"));
-    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
+    let c = &h
+        .asks()
+        .choices_for(std::slice::from_ref(&m.id))
+        .await
+        .unwrap()[&m.id];
     assert_eq!(c.answered_options, Some(vec![2, 0]));
 
     // The default after the deadline records the default's index.
     let with_default =
         input(json!({"options": ["Retry", "Skip"], "default": "skip", "deadline": 60}));
-    let asked = h.ask_with(&t, Some("Retry?"), &with_default).await.unwrap();
+    let asked = h
+        .asks()
+        .ask_with(&t, Some("Retry?"), &with_default)
+        .await
+        .unwrap();
     let c = &h
+        .asks()
         .choices_for(std::slice::from_ref(&asked.request_id))
         .await
         .unwrap()[&asked.request_id];
@@ -146,8 +166,9 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
         Utc::now() - chrono::Duration::seconds(1),
     )
     .await;
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
+    assert_eq!(h.asks().apply_due_defaults().await.unwrap(), 1);
     let c = &h
+        .asks()
         .choices_for(std::slice::from_ref(&asked_id))
         .await
         .unwrap()[&asked_id];
@@ -158,19 +179,20 @@ pub async fn a_reply_naming_an_option_records_its_label_and_index(b: &Backend) {
 pub async fn pending_shows_the_open_asks_options_default_and_deadline(b: &Backend) {
     let (_store, h) = harness(b).await;
     let t = task(&h, None).await;
-    h.ask(&t, Some("plain?")).await.unwrap();
-    let p = h.pending(&t).await.unwrap();
+    h.asks().ask(&t, Some("plain?")).await.unwrap();
+    let p = h.asks().pending(&t).await.unwrap();
     assert!(p.pending && p.choices.is_none());
     let v = serde_json::to_value(&p).unwrap();
     assert!(v.get("options").is_none(), "{v}");
-    h.ask_with(
-        &t,
-        Some("Retry?"),
-        &input(json!({"options": ["Retry", "Skip"], "default": "Skip", "deadline": 600})),
-    )
-    .await
-    .unwrap();
-    let v = serde_json::to_value(h.pending(&t).await.unwrap()).unwrap();
+    h.asks()
+        .ask_with(
+            &t,
+            Some("Retry?"),
+            &input(json!({"options": ["Retry", "Skip"], "default": "Skip", "deadline": 600})),
+        )
+        .await
+        .unwrap();
+    let v = serde_json::to_value(h.asks().pending(&t).await.unwrap()).unwrap();
     assert_eq!(v["options"], json!([{"label": "Retry"}, {"label": "Skip"}]));
     assert_eq!(v["default"], "Skip");
     assert!(v["deadlineAt"].is_string(), "{v}");
@@ -211,6 +233,7 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
     };
     // Refused: nothing written.
     let err = h
+        .outbox()
         .push_to_human(push(
             json!({"options": ["A", "B"], "default": "C", "deadline": 60}),
         ))
@@ -221,6 +244,7 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
     assert!(rows.is_empty(), "{rows:?}");
 
     let out = h
+        .outbox()
         .push_to_human(push(json!({
             "options": [{"label": "Retry", "description": "once more"}, "Skip"],
             "default": "Skip", "deadline": 600
@@ -242,13 +266,18 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
         "{}",
         m.content
     );
-    let c = &h.choices_for(std::slice::from_ref(&id)).await.unwrap()[&id];
+    let c = &h
+        .asks()
+        .choices_for(std::slice::from_ref(&id))
+        .await
+        .unwrap()[&id];
     assert_eq!(c.default.as_deref(), Some("Skip"));
     assert!(c.deadline_at.is_some());
-    let row = h.outbound(&out.outbound_id).await.unwrap();
+    let row = h.outbox().outbound(&out.outbound_id).await.unwrap();
     assert_eq!(row.message, m.content, "the chat text is the message");
     // A plain push stays as it was: no choices row, text unchanged.
     let plain = h
+        .outbox()
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
             message: Some("FYI: build green".into()),
@@ -260,7 +289,8 @@ pub async fn a_pushed_question_stores_its_choices_with_its_message(b: &Backend) 
         .unwrap();
     let pid = plain.message_id.unwrap();
     assert!(
-        h.choices_for(std::slice::from_ref(&pid))
+        h.asks()
+            .choices_for(std::slice::from_ref(&pid))
             .await
             .unwrap()
             .is_empty()
@@ -276,6 +306,7 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
     let (exec, _) = h.tasks().begin_execution(&child).await.unwrap();
     let menu = input(json!({"options": [{"label": "A", "description": "first"}, {"label": "B"}]}));
     let out = h
+        .asks()
         .ask_native(
             &child,
             "AskUserQuestion",
@@ -285,7 +316,7 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
         .await
         .unwrap();
     assert_eq!(out.paused, vec![exec.id.clone()], "the child is parked");
-    let inbox = h.inbox(&parent).await.unwrap();
+    let inbox = h.deliveries().inbox(&parent).await.unwrap();
     assert_eq!(inbox.events.len(), 1);
     let e = &inbox.events[0];
     assert_eq!(e.kind, EventKind::ChildDecisionRequired);
@@ -299,23 +330,25 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
     assert_eq!(e.payload["requestId"], json!(out.request_id));
     // The child's turn end right after: already reported, nothing added.
     let end = h
+        .deliveries()
         .record_turn_end(&child, &exec.id, None, Some("turn-1"), Some("asked"))
         .await
         .unwrap();
     assert!(end.deduped, "{end:?}");
     assert_eq!(end.event_id.as_deref(), Some(e.id.as_str()));
-    assert_eq!(h.inbox(&parent).await.unwrap().events.len(), 1);
+    assert_eq!(h.deliveries().inbox(&parent).await.unwrap().events.len(), 1);
 
     // A task without a parent: an ask, no inbox event anywhere.
     let root = task(&h, None).await;
-    h.ask_native(
-        &root,
-        "request_user_input",
-        Some("Name?"),
-        &ChoicesInput::default(),
-    )
-    .await
-    .unwrap();
+    h.asks()
+        .ask_native(
+            &root,
+            "request_user_input",
+            Some("Name?"),
+            &ChoicesInput::default(),
+        )
+        .await
+        .unwrap();
     // No inbox holds an event of it: not its own (it has no parent to be
     // the inbox of), and no pending inbox but the child's parent's.
     assert!(
@@ -330,18 +363,19 @@ pub async fn a_derived_childs_native_question_is_an_ask_and_one_parent_event(b: 
         pending.contains(&parent) && !pending.contains(&root),
         "{pending:?}"
     );
-    assert!(h.pending(&root).await.unwrap().pending);
+    assert!(h.asks().pending(&root).await.unwrap().pending);
     // A refused question writes neither the ask nor the event.
     let nine: Vec<_> = (0..9).map(|i| json!({"label": format!("o{i}")})).collect();
     assert!(
-        h.ask_native(
-            &child,
-            "AskUserQuestion",
-            Some("Too many?"),
-            &input(json!({"options": nine}))
-        )
-        .await
-        .is_err()
+        h.asks()
+            .ask_native(
+                &child,
+                "AskUserQuestion",
+                Some("Too many?"),
+                &input(json!({"options": nine}))
+            )
+            .await
+            .is_err()
     );
-    assert_eq!(h.inbox(&parent).await.unwrap().events.len(), 1);
+    assert_eq!(h.deliveries().inbox(&parent).await.unwrap().events.len(), 1);
 }

@@ -59,12 +59,14 @@ pub async fn choices_are_stored_with_the_ask_and_plain_asks_have_none(b: &Backen
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h).await;
-    let plain = h.ask(&t, Some("free text?")).await.unwrap();
+    let plain = h.asks().ask(&t, Some("free text?")).await.unwrap();
     let asked = h
+        .asks()
         .ask_with(&t, Some("Which DB?"), &db_choice())
         .await
         .unwrap();
     let found = h
+        .asks()
         .choices_for(&[plain.request_id.clone(), asked.request_id.clone()])
         .await
         .unwrap();
@@ -77,9 +79,9 @@ pub async fn choices_are_stored_with_the_ask_and_plain_asks_have_none(b: &Backen
     assert_eq!(c.answered_by, None);
     // The free-text box: "2", "2." and a label map to the option.
     for typed in ["2", "2.", "sqlite"] {
-        assert_eq!(h.reply_text_for(&t, typed).await.unwrap(), "SQLite");
+        assert_eq!(h.asks().reply_text_for(&t, typed).await.unwrap(), "SQLite");
     }
-    assert_eq!(h.reply_text_for(&t, "MySQL").await.unwrap(), "MySQL");
+    assert_eq!(h.asks().reply_text_for(&t, "MySQL").await.unwrap(), "MySQL");
 }
 
 pub async fn invalid_choices_write_nothing_and_name_the_field(b: &Backend) {
@@ -100,7 +102,7 @@ pub async fn invalid_choices_write_nothing_and_name_the_field(b: &Backend) {
         ),
         (json!({"urgency": "now"}), "urgency"),
     ] {
-        match h.ask_with(&t, Some("q?"), &input(bad.clone())).await {
+        match h.asks().ask_with(&t, Some("q?"), &input(bad.clone())).await {
             Err(CoreError::Invalid { field: Some(f), .. }) => assert_eq!(f, field, "{bad}"),
             other => panic!("{bad}: {other:?}"),
         }
@@ -125,10 +127,15 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
     let t = task(h).await;
     h.tasks().begin_execution(&t).await.unwrap();
     let asked = h
+        .asks()
         .ask_with(&t, Some("Which DB?"), &db_choice())
         .await
         .unwrap();
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "not due yet");
+    assert_eq!(
+        h.asks().apply_due_defaults().await.unwrap(),
+        0,
+        "not due yet"
+    );
     let later = Utc::now() + chrono::Duration::seconds(61);
     let due = db.store.due_defaults(later, 10).await.unwrap();
     assert_eq!(due.len(), 1, "due at its deadline");
@@ -153,12 +160,20 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
         .unwrap()
         .unwrap();
     assert_eq!(superseded.state, MessageState::Cancelled);
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 1);
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 0, "exactly once");
+    assert_eq!(h.asks().apply_due_defaults().await.unwrap(), 1);
+    assert_eq!(
+        h.asks().apply_due_defaults().await.unwrap(),
+        0,
+        "exactly once"
+    );
     let m = h.store().get_message(&asked_id).await.unwrap().unwrap();
     assert_eq!(m.state, MessageState::Answered);
     assert_eq!(m.reply_text.as_deref(), Some("SQLite"));
-    let c = &h.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id];
+    let c = &h
+        .asks()
+        .choices_for(std::slice::from_ref(&m.id))
+        .await
+        .unwrap()[&m.id];
     assert_eq!(c.answered_by.as_deref(), Some(ANSWERED_BY_DEFAULT));
     // The reply's delivery row, as for a person's reply; the agent is told
     // the default was applied.
@@ -175,13 +190,14 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
     let view = h.tasks().get_task(&t).await.unwrap();
     assert!(!view.open_ask);
     assert!(matches!(
-        h.reply(
-            &harness_core::auth::Person::admin(),
-            &t,
-            Some("Postgres"),
-            false
-        )
-        .await,
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some("Postgres"),
+                false
+            )
+            .await,
         Err(CoreError::Conflict(_))
     ));
     // An ask without a default is never answered by the sweep.
@@ -194,8 +210,9 @@ pub async fn default_after_deadline_answers_like_a_reply_and_is_marked(b: &Backe
         Utc::now() - chrono::Duration::seconds(1),
     )
     .await;
-    assert_eq!(h.apply_due_defaults().await.unwrap(), 0);
+    assert_eq!(h.asks().apply_due_defaults().await.unwrap(), 0);
     let page = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::Pending,
             limit: 10,
@@ -245,6 +262,7 @@ pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
                 tokio::time::sleep_until(at).await;
                 if person {
                     match h
+                        .asks()
                         .reply(
                             &harness_core::auth::Person::admin(),
                             &t,
@@ -259,7 +277,7 @@ pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
                         Err(e) => panic!("reply failed: {e:?}"),
                     }
                 } else {
-                    match h.apply_due_defaults().await {
+                    match h.asks().apply_due_defaults().await {
                         Ok(0) => "lost",
                         Ok(1) => "default",
                         Ok(n) => panic!("{n} defaults applied for one ask"),
@@ -278,7 +296,7 @@ pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
         // The sweep may have run entirely before the deadline: catch up.
         if wins.is_empty() {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            if a.apply_due_defaults().await.unwrap() == 1 {
+            if a.asks().apply_due_defaults().await.unwrap() == 1 {
                 wins.push("default");
             }
         }
@@ -292,8 +310,12 @@ pub async fn deadline_default_races_people_exactly_once(b: &Backend) {
         assert_eq!(deliveries.len(), 1, "round {round}: one delivery row");
         let m = a.store().get_message(&asked_id).await.unwrap().unwrap();
         assert_eq!(m.state, MessageState::Answered);
-        let by_default =
-            a.choices_for(std::slice::from_ref(&m.id)).await.unwrap()[&m.id].answered_by_default();
+        let by_default = a
+            .asks()
+            .choices_for(std::slice::from_ref(&m.id))
+            .await
+            .unwrap()[&m.id]
+            .answered_by_default();
         assert_eq!(by_default, wins[0] == "default", "round {round}");
         if by_default {
             assert_eq!(m.reply_text.as_deref(), Some("SQLite"));

@@ -61,8 +61,9 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
     let h = &a.harness;
     // Never ran: nothing to type into, no row.
     let idle = task(h).await;
-    h.ask(&idle, Some("Q?")).await.unwrap();
+    h.asks().ask(&idle, Some("Q?")).await.unwrap();
     let out = h
+        .asks()
         .reply(&harness_core::auth::Person::admin(), &idle, Some("A"), true)
         .await
         .unwrap();
@@ -70,8 +71,9 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
 
     let t = task(h).await;
     h.tasks().begin_execution(&t).await.unwrap();
-    let ask = h.ask(&t, Some("Which one?")).await.unwrap();
+    let ask = h.asks().ask(&t, Some("Which one?")).await.unwrap();
     let out = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -99,6 +101,7 @@ pub async fn the_reply_row_is_written_by_the_answering_transaction(b: &Backend) 
     assert_eq!(row.text, "the second");
     // A deduped repeat neither queues nor resets anything.
     let again = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -292,13 +295,23 @@ pub async fn a_row_found_writing_after_its_lease_is_unverified_and_never_claimed
         "never again by itself"
     );
     // The two manual actions.
-    assert!(a.harness.mark_delivered(&row.id).await.is_ok());
-    let err = a.harness.mark_delivered(&row.id).await.unwrap_err();
+    assert!(a.harness.deliveries().mark_delivered(&row.id).await.is_ok());
+    let err = a
+        .harness
+        .deliveries()
+        .mark_delivered(&row.id)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, harness_core::CoreError::Conflict(_)),
         "{err:?}"
     );
-    let err = a.harness.retry_delivery(&row.id).await.unwrap_err();
+    let err = a
+        .harness
+        .deliveries()
+        .retry_delivery(&row.id)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, harness_core::CoreError::Conflict(_)),
         "DELIVERED stays"
@@ -372,7 +385,12 @@ pub async fn clean_failures_back_off_two_four_eight_seconds_and_keep_the_error(b
             .rows
             .is_empty()
     );
-    let again = a.harness.retry_delivery(&row.id).await.unwrap();
+    let again = a
+        .harness
+        .deliveries()
+        .retry_delivery(&row.id)
+        .await
+        .unwrap();
     assert_eq!(again.state, DeliveryState::Queued);
     assert_eq!(again.attempts, 4, "attempts are kept");
 }

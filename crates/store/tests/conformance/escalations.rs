@@ -121,7 +121,11 @@ pub async fn an_ask_is_escalated_once_and_its_answer_notifies_every_chat_reached
         } else {
             SendOutcome::Failed("chat not found".into())
         };
-        h.finish_send(row, OWNER, outcome).await.unwrap().unwrap();
+        h.outbox()
+            .finish_send(row, OWNER, outcome)
+            .await
+            .unwrap()
+            .unwrap();
     }
 
     // Answered from anywhere: the notices are written with the answer.
@@ -234,8 +238,13 @@ pub async fn a_leased_reminder_of_an_answered_ask_is_known_closed_and_skipped(b:
             .unwrap()
             .is_empty()
     );
-    let why = h.skip_before_send(&leased[0]).await.expect("skipped");
+    let why = h
+        .asks()
+        .skip_before_send(&leased[0])
+        .await
+        .expect("skipped");
     let done = h
+        .outbox()
         .finish_send(&leased[0], OWNER, SendOutcome::Skipped(why))
         .await
         .unwrap()
@@ -289,28 +298,30 @@ pub async fn chat_activity_is_the_last_inbound_and_the_newest_failure(b: &Backen
     // A send to the target fails: it shows with its error until a delivery.
     let t2 = super::support::core_task(&h, "Other", None).await;
     h.tasks().begin_execution(&t2).await.unwrap();
-    h.push_to_human(harness_core::outbox::PushInput {
-        task_id: Some(t2.clone()),
-        message: Some("Status?".into()),
-        scope: Some("unattended".into()),
-        expect_reply: Some(false),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    h.outbox()
+        .push_to_human(harness_core::outbox::PushInput {
+            task_id: Some(t2.clone()),
+            message: Some("Status?".into()),
+            scope: Some("unattended".into()),
+            expect_reply: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let now = Utc::now() + Duration::seconds(1);
     let claimed = store
         .claim_outbound(OWNER, now, now + Duration::seconds(120), 10)
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
-    h.finish_send(
-        &claimed[0],
-        OWNER,
-        SendOutcome::Failed("chat not found".into()),
-    )
-    .await
-    .unwrap();
+    h.outbox()
+        .finish_send(
+            &claimed[0],
+            OWNER,
+            SendOutcome::Failed("chat not found".into()),
+        )
+        .await
+        .unwrap();
     let failing = store
         .chat_activity("openclaw", "telegram", "-100", Some("-100"))
         .await

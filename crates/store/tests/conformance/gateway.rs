@@ -57,16 +57,18 @@ async fn task(h: &Harness, title: &str) -> String {
 /// Push a question for `task` and settle its send: delivered into `chat`
 /// as platform message `pmid`.
 async fn sent(h: &Harness, task: &str, chat: &str, pmid: &str) {
-    h.push_to_human(PushInput {
-        task_id: Some(task.into()),
-        message: Some(format!("question of {task}")),
-        scope: Some("unattended".into()),
-        expect_reply: Some(true),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    h.outbox()
+        .push_to_human(PushInput {
+            task_id: Some(task.into()),
+            message: Some(format!("question of {task}")),
+            scope: Some("unattended".into()),
+            expect_reply: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let leased = h
+        .outbox()
         .settle_and_claim(OWNER, Vec::new(), Vec::new(), Duration::seconds(120), 1)
         .await
         .unwrap();
@@ -76,15 +78,16 @@ async fn sent(h: &Harness, task: &str, chat: &str, pmid: &str) {
         platform: Some("telegram".into()),
         chat_id: Some(chat.into()),
     });
-    h.settle_and_claim(
-        OWNER,
-        vec![(leased[0].clone(), outcome)],
-        Vec::new(),
-        Duration::seconds(120),
-        0,
-    )
-    .await
-    .unwrap();
+    h.outbox()
+        .settle_and_claim(
+            OWNER,
+            vec![(leased[0].clone(), outcome)],
+            Vec::new(),
+            Duration::seconds(120),
+            0,
+        )
+        .await
+        .unwrap();
 }
 
 /// Telegram message ids are unique only within a chat: the same id sent

@@ -41,11 +41,13 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
     // Stop hook first, then the COMPLETED exit: one event (the hook's).
     let (c1, e1) = running_child(&h, &parent).await;
     let stop = h
+        .deliveries()
         .record_turn_end(&c1, &e1, Some("s"), Some("turn-1"), Some("done"))
         .await
         .unwrap();
     assert!(stop.owns_turn && !stop.deduped);
     let again = h
+        .deliveries()
         .record_turn_end(&c1, &e1, Some("s2"), Some("turn-1"), Some("done"))
         .await
         .unwrap();
@@ -58,6 +60,7 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
         .await
         .unwrap();
     let (fallback, created) = h
+        .deliveries()
         .record_child_exit(&c1, &e1, ExecutionStatus::Completed, Some(0))
         .await
         .unwrap()
@@ -72,6 +75,7 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
         .await
         .unwrap();
     let (fb, created) = h
+        .deliveries()
         .record_child_exit(&c2, &e2, ExecutionStatus::Completed, Some(0))
         .await
         .unwrap()
@@ -82,6 +86,7 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
         Some(format!("execution-review:{c2}:{e2}").as_str())
     );
     let late = h
+        .deliveries()
         .record_turn_end(&c2, &e2, None, Some("turn-1"), Some("late"))
         .await
         .unwrap();
@@ -93,10 +98,12 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
     // A second distinct turn of one live execution is its own event.
     let (c3, e3) = running_child(&h, &parent).await;
     let t1 = h
+        .deliveries()
         .record_turn_end(&c3, &e3, None, Some("turn-1"), Some("a"))
         .await
         .unwrap();
     let t2 = h
+        .deliveries()
         .record_turn_end(&c3, &e3, None, Some("turn-2"), Some("b"))
         .await
         .unwrap();
@@ -109,13 +116,15 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
         .await
         .unwrap();
     let (f, created) = h
+        .deliveries()
         .record_child_exit(&c4, &e4, ExecutionStatus::Failed, Some(2))
         .await
         .unwrap()
         .unwrap();
     assert!(created && f.kind == EventKind::ChildExecutionFailed && f.priority == Priority::High);
     assert!(
-        !h.record_child_exit(&c4, &e4, ExecutionStatus::Failed, Some(2))
+        !h.deliveries()
+            .record_child_exit(&c4, &e4, ExecutionStatus::Failed, Some(2))
             .await
             .unwrap()
             .unwrap()
@@ -125,7 +134,8 @@ pub async fn one_review_per_execution_whoever_comes_first(b: &Backend) {
     let lone = task(&h, None).await;
     let (le, _) = h.tasks().begin_execution(&lone).await.unwrap();
     assert!(
-        h.record_child_exit(&lone, &le.id, ExecutionStatus::Failed, None)
+        h.deliveries()
+            .record_child_exit(&lone, &le.id, ExecutionStatus::Failed, None)
             .await
             .unwrap()
             .is_none()
@@ -146,14 +156,16 @@ pub async fn racing_stop_and_fallback_on_two_connections_make_one_event(b: &Back
         let (hc, ec, h1) = (child.clone(), exec.clone(), h.clone());
         let stop = tokio::spawn(async move {
             a.wait().await;
-            h1.record_turn_end(&hc, &ec, None, Some("t"), Some("done"))
+            h1.deliveries()
+                .record_turn_end(&hc, &ec, None, Some("t"), Some("done"))
                 .await
                 .unwrap()
         });
         let (hc, ec, h3) = (child.clone(), exec.clone(), h2.clone());
         let exit = tokio::spawn(async move {
             b.wait().await;
-            h3.record_child_exit(&hc, &ec, ExecutionStatus::Completed, Some(0))
+            h3.deliveries()
+                .record_child_exit(&hc, &ec, ExecutionStatus::Completed, Some(0))
                 .await
                 .unwrap()
         });
@@ -175,7 +187,8 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
     let parent = task(&h, None).await;
     let (pe, _) = h.tasks().begin_execution(&parent).await.unwrap();
     let (r, re) = running_child(&h, &parent).await;
-    h.record_turn_end(&r, &re, None, Some("t1"), Some("review me"))
+    h.deliveries()
+        .record_turn_end(&r, &re, None, Some("t1"), Some("review me"))
         .await
         .unwrap();
     let (f, fe) = running_child(&h, &parent).await;
@@ -183,11 +196,17 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
         .finish_execution(&f, &fe, ExecutionStatus::Failed, Some(1), "exited")
         .await
         .unwrap();
-    h.record_child_exit(&f, &fe, ExecutionStatus::Failed, Some(1))
+    h.deliveries()
+        .record_child_exit(&f, &fe, ExecutionStatus::Failed, Some(1))
         .await
         .unwrap();
 
-    let (batch, delivery) = h.drain_inbox(&parent, Some(&pe.id)).await.unwrap().unwrap();
+    let (batch, delivery) = h
+        .deliveries()
+        .drain_inbox(&parent, Some(&pe.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(delivery.id, batch.id, "the delivery id is the batch id");
     assert!(delivery.resume && delivery.state == DeliveryState::Queued);
     assert_eq!(batch.state, BatchState::Claimed);
@@ -199,13 +218,14 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].id, batch.id);
     assert!(
-        h.drain_inbox(&parent, Some(&pe.id))
+        h.deliveries()
+            .drain_inbox(&parent, Some(&pe.id))
             .await
             .unwrap()
             .is_none(),
         "nothing left pending"
     );
-    assert!(h.inbox_batch_in_flight(&parent).await.unwrap());
+    assert!(h.deliveries().inbox_batch_in_flight(&parent).await.unwrap());
 
     // The delivery fails cleanly (nothing written): the events return to PENDING.
     let now = Utc::now();
@@ -233,7 +253,7 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
         .await
         .unwrap()
         .unwrap();
-    h.maintain_inbox(false).await.unwrap();
+    h.deliveries().maintain_inbox(false).await.unwrap();
     let events = store.list_workbench_events(&parent, 10).await.unwrap();
     assert!(
         events
@@ -263,7 +283,12 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
 
     // The next drain of the same events replays the same batch id: one
     // batch, one TaskMessage, the same delivery row queued again.
-    let (again, d2) = h.drain_inbox(&parent, Some(&pe.id)).await.unwrap().unwrap();
+    let (again, d2) = h
+        .deliveries()
+        .drain_inbox(&parent, Some(&pe.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(again.id, batch.id);
     assert_eq!(d2.id, batch.id);
     assert_eq!(d2.state, DeliveryState::Queued);
@@ -316,7 +341,7 @@ pub async fn a_batch_is_high_first_and_a_failed_delivery_replays_the_same_batch_
         .await
         .unwrap()
         .unwrap();
-    h.maintain_inbox(false).await.unwrap();
+    h.deliveries().maintain_inbox(false).await.unwrap();
     let b = store.get_workbench_batch(&batch.id).await.unwrap().unwrap();
     assert_eq!((b.state, b.dispatch_attempts), (BatchState::Dispatched, 1));
     let events = store.list_workbench_events(&parent, 10).await.unwrap();
@@ -328,14 +353,21 @@ pub async fn stale_reviews_are_consumed_not_delivered(b: &Backend) {
     let parent = task(&h, None).await;
     let (c, e) = running_child(&h, &parent).await;
     let older = h
+        .deliveries()
         .record_turn_end(&c, &e, None, Some("t1"), Some("first"))
         .await
         .unwrap();
     let newer = h
+        .deliveries()
         .record_turn_end(&c, &e, None, Some("t2"), Some("second"))
         .await
         .unwrap();
-    let (batch, _) = h.drain_inbox(&parent, None).await.unwrap().unwrap();
+    let (batch, _) = h
+        .deliveries()
+        .drain_inbox(&parent, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(batch.event_ids, vec![newer.event_id.clone().unwrap()]);
     assert!(batch.prompt.contains("second") && !batch.prompt.contains("first"));
     let events = store.list_workbench_events(&parent, 10).await.unwrap();
@@ -352,7 +384,8 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
     let parent = task(&h, None).await;
     for _ in 0..3 {
         let (c, e) = running_child(&h, &parent).await;
-        h.record_turn_end(&c, &e, None, Some("t"), Some("x"))
+        h.deliveries()
+            .record_turn_end(&c, &e, None, Some("t"), Some("x"))
             .await
             .unwrap();
     }
@@ -402,12 +435,12 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         .unwrap();
     assert_eq!(upkeep.released, 1, "only the expired one");
     assert_eq!(
-        h.maintain_inbox(false).await.unwrap().0,
+        h.deliveries().maintain_inbox(false).await.unwrap().0,
         0,
         "a turn recovers nothing"
     );
     assert_eq!(
-        h.maintain_inbox(true).await.unwrap().0,
+        h.deliveries().maintain_inbox(true).await.unwrap().0,
         1,
         "at start-up the dead boot's too"
     );
@@ -418,7 +451,12 @@ pub async fn expired_and_dead_boot_claims_return_to_pending_but_batched_ones_sta
         .count();
     assert_eq!(pending, 2, "this boot's live claim is kept: {events:#?}");
     // A claim whose batch was stored is governed by its delivery, not its claim lease.
-    let (batch, _) = h.drain_inbox(&parent, None).await.unwrap().unwrap();
+    let (batch, _) = h
+        .deliveries()
+        .drain_inbox(&parent, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(batch.event_ids.len(), 2);
     // Its lease ends (by the database's clock).
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
@@ -467,7 +505,7 @@ pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) 
         .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     assert_eq!(
-        h.recover_missing_child_events().await.unwrap(),
+        h.deliveries().recover_missing_child_events().await.unwrap(),
         0,
         "first run only sets the checkpoint"
     );
@@ -481,8 +519,14 @@ pub async fn exits_without_an_event_are_recovered_at_start_up_once(b: &Backend) 
         .finish_execution(&d, &de, ExecutionStatus::Completed, Some(0), "exited")
         .await
         .unwrap();
-    assert_eq!(h.recover_missing_child_events().await.unwrap(), 2);
-    assert_eq!(h.recover_missing_child_events().await.unwrap(), 0);
+    assert_eq!(
+        h.deliveries().recover_missing_child_events().await.unwrap(),
+        2
+    );
+    assert_eq!(
+        h.deliveries().recover_missing_child_events().await.unwrap(),
+        0
+    );
     let events = store.list_workbench_events(&parent, 10).await.unwrap();
     assert_eq!(
         events.len(),
@@ -566,6 +610,11 @@ pub async fn a_workbench_start_is_tried_once_per_window_across_nodes_and_restart
     );
     // The core's rule: nothing is started for a task that is no Workbench,
     // nor for one that runs.
-    assert!(!h.workbench_start_due(&other, false).await.unwrap());
-    assert!(!h.workbench_start_due(&wb, true).await.unwrap());
+    assert!(
+        !h.deliveries()
+            .workbench_start_due(&other, false)
+            .await
+            .unwrap()
+    );
+    assert!(!h.deliveries().workbench_start_due(&wb, true).await.unwrap());
 }

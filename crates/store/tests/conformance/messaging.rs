@@ -70,11 +70,11 @@ pub async fn ask_cancels_the_previous_open_ask_and_parks_running_executions(b: &
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, _) = h.tasks().begin_execution(&t).await.unwrap();
-    let first = h.ask(&t, Some("first?")).await.unwrap();
+    let first = h.asks().ask(&t, Some("first?")).await.unwrap();
     assert_eq!(first.paused, vec![exec.id.clone()]);
     assert!(first.no_channel_configured);
     assert_eq!(exec_status(h, &t).await, Some(ExecutionStatus::Paused));
-    let second = h.ask(&t, Some("second?")).await.unwrap();
+    let second = h.asks().ask(&t, Some("second?")).await.unwrap();
     assert_eq!(second.cancelled, vec![first.request_id.clone()]);
     assert!(second.paused.is_empty(), "already parked");
     let old = db.store_message(&first.request_id).await;
@@ -89,7 +89,7 @@ pub async fn ask_cancels_the_previous_open_ask_and_parks_running_executions(b: &
         "no RUNNING execution at the second ask"
     );
     assert_eq!(old.execution_id.as_deref(), Some(exec.id.as_str()));
-    let pending = h.pending(&t).await.unwrap();
+    let pending = h.asks().pending(&t).await.unwrap();
     assert_eq!(
         pending.request_id.as_deref(),
         Some(second.request_id.as_str())
@@ -108,13 +108,13 @@ pub async fn notify_lines_are_closed_and_never_pending(b: &Backend) {
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    let m = h.notify(&t, Some("50% done")).await.unwrap();
+    let m = h.asks().notify(&t, Some("50% done")).await.unwrap();
     assert_eq!(
         (m.kind, m.state),
         (MessageKind::Notify, MessageState::Closed)
     );
-    assert!(!h.pending(&t).await.unwrap().pending);
-    assert_eq!(h.pending_count().await.unwrap(), 0);
+    assert!(!h.asks().pending(&t).await.unwrap().pending);
+    assert_eq!(h.asks().pending_count().await.unwrap(), 0);
 }
 
 pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Backend) {
@@ -123,6 +123,7 @@ pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Back
     let t = task(h, "t").await;
     // No ask yet: the reference's 409.
     let err = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -133,8 +134,9 @@ pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Back
         .unwrap_err();
     assert!(matches!(err, CoreError::Conflict(ref m) if m == "No open ask for this task"));
     h.tasks().begin_execution(&t).await.unwrap();
-    let ask = h.ask(&t, Some("which db?")).await.unwrap();
+    let ask = h.asks().ask(&t, Some("which db?")).await.unwrap();
     let out = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -153,6 +155,7 @@ pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Back
     assert!(m.replied_at.is_some());
     // The same reply again is a duplicate of the winner.
     let again = h
+        .asks()
         .reply(
             &harness_core::auth::Person::admin(),
             &t,
@@ -165,26 +168,28 @@ pub async fn reply_answers_resumes_dedupes_and_refuses_without_open_ask(b: &Back
     assert_eq!(again.request_id, ask.request_id);
     // A different reply has nothing to answer.
     assert!(matches!(
-        h.reply(
-            &harness_core::auth::Person::admin(),
-            &t,
-            Some("postgres"),
-            true
-        )
-        .await
-        .unwrap_err(),
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some("postgres"),
+                true
+            )
+            .await
+            .unwrap_err(),
         CoreError::Conflict(_)
     ));
     // Unknown task.
     assert!(matches!(
-        h.reply(
-            &harness_core::auth::Person::admin(),
-            &ids::new_id(),
-            Some("x"),
-            true
-        )
-        .await
-        .unwrap_err(),
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &ids::new_id(),
+                Some("x"),
+                true
+            )
+            .await
+            .unwrap_err(),
         CoreError::NotFound(_)
     ));
 }
@@ -193,8 +198,9 @@ pub async fn reply_without_execution_reports_not_running(b: &Backend) {
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    h.ask(&t, Some("q")).await.unwrap();
+    h.asks().ask(&t, Some("q")).await.unwrap();
     let out = h
+        .asks()
         .reply(&harness_core::auth::Person::admin(), &t, Some("a"), true)
         .await
         .unwrap();
@@ -211,7 +217,7 @@ pub async fn fifty_concurrent_replies_exactly_one_wins(b: &Backend) {
     let h = db.harness.clone();
     let t = task(&h, "race").await;
     h.tasks().begin_execution(&t).await.unwrap();
-    let ask = h.ask(&t, Some("pick one")).await.unwrap();
+    let ask = h.asks().ask(&t, Some("pick one")).await.unwrap();
     let mut handles = vec![h.clone()];
     for _ in 0..3 {
         handles.push(Harness::new(
@@ -235,7 +241,8 @@ pub async fn fifty_concurrent_replies_exactly_one_wins(b: &Backend) {
             barrier.wait().await;
             (
                 text.clone(),
-                h.reply(&harness_core::auth::Person::admin(), &t, Some(&text), false)
+                h.asks()
+                    .reply(&harness_core::auth::Person::admin(), &t, Some(&text), false)
                     .await,
             )
         }));
@@ -274,34 +281,34 @@ pub async fn ignore_only_open_asks_and_dismiss_only_non_asks(b: &Backend) {
     let db = db(b).await;
     let h = &db.harness;
     let t = task(h, "t").await;
-    let ask = h.ask(&t, Some("q")).await.unwrap();
-    let note = h.notify(&t, Some("fyi")).await.unwrap();
+    let ask = h.asks().ask(&t, Some("q")).await.unwrap();
+    let note = h.asks().notify(&t, Some("fyi")).await.unwrap();
     assert!(matches!(
-        h.dismiss(&ask.request_id).await.unwrap_err(),
+        h.asks().dismiss(&ask.request_id).await.unwrap_err(),
         CoreError::Conflict(_)
     ));
     assert!(matches!(
-        h.ignore(&note.id).await.unwrap_err(),
+        h.asks().ignore(&note.id).await.unwrap_err(),
         CoreError::Conflict(_)
     ));
     assert_eq!(
-        h.ignore(&ask.request_id).await.unwrap().state,
+        h.asks().ignore(&ask.request_id).await.unwrap().state,
         MessageState::Ignored
     );
     assert!(matches!(
-        h.ignore(&ask.request_id).await.unwrap_err(),
+        h.asks().ignore(&ask.request_id).await.unwrap_err(),
         CoreError::Conflict(_)
     ));
-    h.dismiss(&note.id).await.unwrap();
+    h.asks().dismiss(&note.id).await.unwrap();
     assert!(matches!(
-        h.dismiss(&note.id).await.unwrap_err(),
+        h.asks().dismiss(&note.id).await.unwrap_err(),
         CoreError::NotFound(_)
     ));
     assert!(matches!(
-        h.ignore(&ids::new_id()).await.unwrap_err(),
+        h.asks().ignore(&ids::new_id()).await.unwrap_err(),
         CoreError::NotFound(_)
     ));
-    assert!(h.ignore("not-an-id").await.is_err());
+    assert!(h.asks().ignore("not-an-id").await.is_err());
 }
 
 pub async fn sweep_expires_only_stale_open_asks(b: &Backend) {
@@ -321,8 +328,8 @@ pub async fn sweep_expires_only_stale_open_asks(b: &Backend) {
         })
         .await
         .unwrap();
-    let fresh = h.ask(&t2, Some("fresh")).await.unwrap();
-    assert_eq!(h.sweep_expired().await.unwrap(), 1);
+    let fresh = h.asks().ask(&t2, Some("fresh")).await.unwrap();
+    assert_eq!(h.asks().sweep_expired().await.unwrap(), 1);
     assert_eq!(
         db.store_message(&old.message.id).await.state,
         MessageState::Expired
@@ -331,7 +338,7 @@ pub async fn sweep_expires_only_stale_open_asks(b: &Backend) {
         db.store_message(&fresh.request_id).await.state,
         MessageState::Open
     );
-    assert_eq!(h.sweep_expired().await.unwrap(), 0, "idempotent");
+    assert_eq!(h.asks().sweep_expired().await.unwrap(), 0, "idempotent");
 }
 
 pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
@@ -339,12 +346,16 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
     let h = &db.harness;
     let t = task(h, "Paging task").await;
     for i in 0..250 {
-        h.notify(&t, Some(&format!("line {i}"))).await.unwrap();
+        h.asks()
+            .notify(&t, Some(&format!("line {i}")))
+            .await
+            .unwrap();
     }
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
         let page = h
+            .asks()
             .list_messages(MessageQuery {
                 view: MessageView::All,
                 cursor: cursor
@@ -371,6 +382,7 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
     assert_eq!(seen[0].content, "line 249");
     // Search and views.
     let found = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::All,
             search: Some("line 12".into()),
@@ -381,6 +393,7 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
         .unwrap();
     assert_eq!(found.rows.len(), 11, "line 12 and line 120..129");
     let by_title = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::All,
             search: Some("paging".into()),
@@ -391,6 +404,7 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
         .unwrap();
     assert_eq!(by_title.rows.len(), 5);
     let wildcard = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::All,
             search: Some("%".into()),
@@ -401,6 +415,7 @@ pub async fn keyset_pages_cover_every_row_once_in_order(b: &Backend) {
         .unwrap();
     assert!(wildcard.rows.is_empty(), "LIKE wildcards are escaped");
     let pending = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::Pending,
             limit: 5,
@@ -415,14 +430,20 @@ pub async fn an_open_ask_survives_reopening_the_database(b: &Backend) {
     let db = db(b).await;
     let t = task(&db.harness, "durable").await;
     db.harness.tasks().begin_execution(&t).await.unwrap();
-    let ask = db.harness.ask(&t, Some("still there?")).await.unwrap();
+    let ask = db
+        .harness
+        .asks()
+        .ask(&t, Some("still there?"))
+        .await
+        .unwrap();
     // Closed: nothing of it is held in memory any more.
     drop(db);
     let reopened = self::db(b).await;
-    let pending = reopened.harness.pending(&t).await.unwrap();
+    let pending = reopened.harness.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), Some(ask.request_id.as_str()));
     let out = reopened
         .harness
+        .asks()
         .reply(&harness_core::auth::Person::admin(), &t, Some("yes"), false)
         .await
         .unwrap();
@@ -435,34 +456,36 @@ pub async fn bad_inputs_are_rejected_with_the_field_and_nothing_written(b: &Back
     let t = task(h, "t").await;
     let long = "x".repeat(4001);
     assert_eq!(
-        h.ask(&t, Some(&long)).await.unwrap_err().field(),
+        h.asks().ask(&t, Some(&long)).await.unwrap_err().field(),
         Some("question")
     );
     assert_eq!(
-        h.ask(&t, Some("  ")).await.unwrap_err().field(),
+        h.asks().ask(&t, Some("  ")).await.unwrap_err().field(),
         Some("question")
     );
     assert_eq!(
-        h.ask("nope", Some("q")).await.unwrap_err().field(),
+        h.asks().ask("nope", Some("q")).await.unwrap_err().field(),
         Some("taskId")
     );
     assert!(matches!(
-        h.ask(&ids::new_id(), Some("q")).await.unwrap_err(),
+        h.asks().ask(&ids::new_id(), Some("q")).await.unwrap_err(),
         CoreError::NotFound(_)
     ));
     assert_eq!(
-        h.reply(
-            &harness_core::auth::Person::admin(),
-            &t,
-            Some(&"y".repeat(8001)),
-            true
-        )
-        .await
-        .unwrap_err()
-        .field(),
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some(&"y".repeat(8001)),
+                true
+            )
+            .await
+            .unwrap_err()
+            .field(),
         Some("text")
     );
     let page = h
+        .asks()
         .list_messages(MessageQuery {
             view: MessageView::All,
             limit: 10,
@@ -478,8 +501,11 @@ pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, token) = h.tasks().begin_execution(&t).await.unwrap();
-    assert_eq!(h.authenticate(ADMIN).await.unwrap(), Identity::Admin);
-    let agent = h.authenticate(&token).await.unwrap();
+    assert_eq!(
+        h.access().authenticate(ADMIN).await.unwrap(),
+        Identity::Admin
+    );
+    let agent = h.access().authenticate(&token).await.unwrap();
     assert_eq!(
         agent,
         Identity::Agent {
@@ -488,11 +514,11 @@ pub async fn tokens_bind_agents_to_their_task(b: &Backend) {
         }
     );
     assert!(matches!(
-        h.authenticate("wrong").await.unwrap_err(),
+        h.access().authenticate("wrong").await.unwrap_err(),
         CoreError::Unauthorized(_)
     ));
     assert!(matches!(
-        h.authenticate("").await.unwrap_err(),
+        h.access().authenticate("").await.unwrap_err(),
         CoreError::Unauthorized(_)
     ));
     let other = task(h, "other").await;
@@ -552,10 +578,10 @@ pub async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working(b: &Back
     let h = &db.harness;
     let t = task(h, "t").await;
     let (exec, _) = h.tasks().begin_execution(&t).await.unwrap();
-    let first = h.ask(&t, Some("first?")).await.unwrap();
+    let first = h.asks().ask(&t, Some("first?")).await.unwrap();
     for _ in 0..3 {
         let missing = ids::new_id();
-        let err = h.ask(&missing, Some("nobody?")).await.unwrap_err();
+        let err = h.asks().ask(&missing, Some("nobody?")).await.unwrap_err();
         assert!(matches!(err, CoreError::NotFound(_)), "{err:?}");
         // Nothing of the failed batch is visible, and the writer is not left
         // inside an open transaction.
@@ -563,7 +589,7 @@ pub async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working(b: &Back
             db.store_message(&first.request_id).await.state,
             MessageState::Open
         );
-        h.notify(&t, Some("still writable")).await.unwrap();
+        h.asks().notify(&t, Some("still writable")).await.unwrap();
     }
     let rows = db
         .store
@@ -580,7 +606,7 @@ pub async fn a_failed_ask_batch_rolls_back_and_the_writer_keeps_working(b: &Back
         4,
         "one ask and three notifies, no half-written rows"
     );
-    let second = h.ask(&t, Some("second?")).await.unwrap();
+    let second = h.asks().ask(&t, Some("second?")).await.unwrap();
     assert_eq!(second.cancelled, vec![first.request_id.clone()]);
     assert_eq!(
         db.store_message(&second.request_id).await.execution_id,

@@ -58,6 +58,7 @@ pub mod stats;
 pub mod tasks;
 pub mod ungated;
 pub mod work_kinds;
+pub mod work_steps;
 pub mod work_views;
 
 use std::{any::Any, future::Future, pin::Pin, sync::Arc};

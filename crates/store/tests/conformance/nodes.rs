@@ -148,7 +148,7 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .task
         .id;
     a.tasks().begin_execution(&t).await.unwrap();
-    a.ask(&t, Some("Still there?")).await.unwrap();
+    a.asks().ask(&t, Some("Still there?")).await.unwrap();
     // Two deliveries for its terminal: one caught mid-write, one queued.
     let input = |key: &str| NewInput {
         id: ids::new_id(),
@@ -207,15 +207,16 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         .await
         .unwrap();
     for text in ["started", "never started"] {
-        a.push_to_human(PushInput {
-            task_id: Some(t.clone()),
-            message: Some(text.into()),
-            scope: Some("work".into()),
-            expect_reply: Some(false),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        a.outbox()
+            .push_to_human(PushInput {
+                task_id: Some(t.clone()),
+                message: Some(text.into()),
+                scope: Some("work".into()),
+                expect_reply: Some(false),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     }
     let at = now();
     let sends = store
@@ -225,7 +226,12 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     assert_eq!(sends.len(), 2);
     let started = sends.iter().find(|r| !r.message.contains("never")).unwrap();
     let unstarted = sends.iter().find(|r| r.message.contains("never")).unwrap();
-    assert!(a.mark_outbound_started(started, owner).await.unwrap());
+    assert!(
+        a.outbox()
+            .mark_outbound_started(started, owner)
+            .await
+            .unwrap()
+    );
 
     // Two survivors heart-beat; the node falls silent.
     let (y, z) = (b.another().await, b.another().await);
@@ -260,7 +266,10 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
     let view = y.get_task(&t).await.unwrap().unwrap();
     let execution = view.execution.unwrap();
     assert_eq!(execution.status, ExecutionStatus::Failed);
-    assert!(hy.pending(&t).await.unwrap().pending, "the ask stays OPEN");
+    assert!(
+        hy.asks().pending(&t).await.unwrap().pending,
+        "the ask stays OPEN"
+    );
     let w = y.get_delivery(&writing.id).await.unwrap().unwrap();
     assert_eq!(w.state, DeliveryState::Unverified);
     let q = y.get_delivery(&queued.id).await.unwrap().unwrap();
@@ -268,9 +277,9 @@ pub async fn a_dead_nodes_work_is_recovered_once_by_racing_survivors(b: &Backend
         (q.state, q.node_id, q.lease_owner),
         (DeliveryState::Queued, None, None)
     );
-    let s = hy.outbound(&started.id).await.unwrap();
+    let s = hy.outbox().outbound(&started.id).await.unwrap();
     assert_eq!(s.state, OutboundState::SentUnverified);
-    let u = hy.outbound(&unstarted.id).await.unwrap();
+    let u = hy.outbox().outbound(&unstarted.id).await.unwrap();
     assert_eq!(
         (u.state, u.attempts, u.lease_owner),
         (OutboundState::Pending, 0, None)

@@ -103,8 +103,12 @@ async fn claim_one(h: &Harness, at: chrono::DateTime<Utc>) -> harness_core::outb
 
 pub async fn no_channel_and_work_without_destination_are_refused(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     let t = task(&h).await;
-    let err = h.push_to_human(push(&t, "hi", true)).await.unwrap_err();
+    let err = outbox
+        .push_to_human(push(&t, "hi", true))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, CoreError::Conflict(m) if m == "No active unattended channel configured"),
         "{err:?}"
@@ -115,23 +119,24 @@ pub async fn no_channel_and_work_without_destination_are_refused(b: &Backend) {
         .unwrap();
     let mut p = push(&t, "hi", false);
     p.scope = Some("work".into());
-    let err = h.push_to_human(p.clone()).await.unwrap_err();
+    let err = outbox.push_to_human(p.clone()).await.unwrap_err();
     assert_eq!(err.field(), Some("to"));
     p.to = Some("-100".into());
-    let out = h.push_to_human(p).await.unwrap();
+    let out = outbox.push_to_human(p).await.unwrap();
     assert_eq!(out.state, OutboundState::Pending);
     assert!(!out.parked && !out.sent);
 }
 
 pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
     let exec = h.tasks().begin_execution(&t).await.unwrap();
-    let old = h.ask(&t, Some("older question")).await.unwrap();
+    let old = h.asks().ask(&t, Some("older question")).await.unwrap();
     h.store().resume_executions(&t).await.unwrap();
 
-    let out = h
+    let out = outbox
         .push_to_human(push(&t, "Postgres or SQLite?", true))
         .await
         .unwrap();
@@ -149,20 +154,20 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
         (message.kind, message.state),
         (MessageKind::Ask, MessageState::PendingDelivery)
     );
-    let row = h.outbound(&out.outbound_id).await.unwrap();
+    let row = outbox.outbound(&out.outbound_id).await.unwrap();
     assert_eq!(
         row.message,
         format!("Fix CI\n\nPostgres or SQLite?\n\nTask ID: [[tower:task={t}]]")
     );
     // Not pending yet: the older ask is still the OPEN one.
-    assert!(h.pending(&t).await.unwrap().pending);
+    assert!(h.asks().pending(&t).await.unwrap().pending);
 
     let claimed = claim_one(&h, Utc::now()).await;
     assert_eq!(
         (claimed.state, claimed.attempts),
         (OutboundState::Sending, 1)
     );
-    let done = h
+    let done = outbox
         .finish_send(&claimed, OWNER, delivered("om_1"))
         .await
         .unwrap()
@@ -170,7 +175,7 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     assert_eq!(done.state, OutboundState::Delivered);
     assert_eq!(done.platform.as_deref(), Some("feishu"));
     assert!(done.delivered_at.is_some() && done.lease_owner.is_none());
-    let pending = h.pending(&t).await.unwrap();
+    let pending = h.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id.as_deref(), out.message_id.as_deref());
     let older = h
         .store()
@@ -202,7 +207,8 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
     );
     // A late result of the same attempt changes nothing.
     assert!(
-        h.finish_send(&claimed, OWNER, delivered("om_9"))
+        outbox
+            .finish_send(&claimed, OWNER, delivered("om_9"))
             .await
             .unwrap()
             .is_none()
@@ -211,24 +217,25 @@ pub async fn enqueue_writes_message_and_row_and_delivery_activates_the_ask(b: &B
 
 pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
     let mut a = push(&t, "first text", true);
     a.dedup_key = Some(" k1 ".into());
-    let first = h.push_to_human(a.clone()).await.unwrap();
+    let first = outbox.push_to_human(a.clone()).await.unwrap();
     a.message = Some("other text, same key".into());
-    let again = h.push_to_human(a).await.unwrap();
+    let again = outbox.push_to_human(a).await.unwrap();
     assert!(again.deduped);
     assert_eq!(again.outbound_id, first.outbound_id);
     assert_eq!(
-        h.outbound(&first.outbound_id).await.unwrap().dedup_key,
+        outbox.outbound(&first.outbound_id).await.unwrap().dedup_key,
         format!("harness:{t}:k1")
     );
 
     // Implicit (another task): same content while pending → the same row.
     let t = task(&h).await;
-    let p1 = h.push_to_human(push(&t, "same", true)).await.unwrap();
-    let p2 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    let p1 = outbox.push_to_human(push(&t, "same", true)).await.unwrap();
+    let p2 = outbox.push_to_human(push(&t, "same", true)).await.unwrap();
     assert!(!p1.deduped && p2.deduped && p1.outbound_id == p2.outbound_id);
     // Deliver p1 (its ask OPEN): still the same lifecycle.
     let now = Utc::now();
@@ -239,42 +246,46 @@ pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(
         .unwrap();
     for r in &rows {
         let id = format!("om_{}", r.id);
-        h.finish_send(r, OWNER, delivered(&id))
+        outbox
+            .finish_send(r, OWNER, delivered(&id))
             .await
             .unwrap()
             .unwrap();
     }
-    let open = h.pending(&t).await.unwrap();
-    let p3 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    let open = h.asks().pending(&t).await.unwrap();
+    let p3 = outbox.push_to_human(push(&t, "same", true)).await.unwrap();
     assert!(p3.deduped, "the ask is OPEN: same lifecycle");
     assert_eq!(p3.outbound_id, p1.outbound_id);
     // Answer the ask (whichever is OPEN now): a new lifecycle for the content.
     assert!(open.pending);
-    h.reply(
-        &harness_core::auth::Person::admin(),
-        &t,
-        Some("answer"),
-        false,
-    )
-    .await
-    .unwrap();
-    if h.pending(&t).await.unwrap().pending {
-        h.reply(
+    h.asks()
+        .reply(
             &harness_core::auth::Person::admin(),
             &t,
-            Some("answer 2"),
+            Some("answer"),
             false,
         )
         .await
         .unwrap();
+    if h.asks().pending(&t).await.unwrap().pending {
+        h.asks()
+            .reply(
+                &harness_core::auth::Person::admin(),
+                &t,
+                Some("answer 2"),
+                false,
+            )
+            .await
+            .unwrap();
     }
-    let p4 = h.push_to_human(push(&t, "same", true)).await.unwrap();
+    let p4 = outbox.push_to_human(push(&t, "same", true)).await.unwrap();
     assert!(!p4.deduped, "answered: a new cycle");
-    let row = h.outbound(&p4.outbound_id).await.unwrap();
+    let row = outbox.outbound(&p4.outbound_id).await.unwrap();
     assert!(row.dedup_key.ends_with(":cycle:2"), "{}", row.dedup_key);
     // Different content → a new row.
     assert!(
-        !h.push_to_human(push(&t, "different", true))
+        !outbox
+            .push_to_human(push(&t, "different", true))
             .await
             .unwrap()
             .deduped
@@ -283,12 +294,16 @@ pub async fn explicit_keys_are_strict_and_implicit_keys_cover_one_ask_lifecycle(
 
 pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
-    let out = h.push_to_human(push(&t, "will fail", false)).await.unwrap();
+    let out = outbox
+        .push_to_human(push(&t, "will fail", false))
+        .await
+        .unwrap();
     let mut at = Utc::now();
     let row = claim_one(&h, at).await;
-    let failed = h
+    let failed = outbox
         .finish_send(&row, OWNER, SendOutcome::Failed("exit 1".into()))
         .await
         .unwrap()
@@ -320,7 +335,7 @@ pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
     for _ in 1..harness_core::deliveries::MAX_ATTEMPTS {
         at = last.next_attempt_at.unwrap() + Duration::milliseconds(1);
         let row = claim_one(&h, at).await;
-        last = h
+        last = outbox
             .finish_send(&row, OWNER, SendOutcome::Failed("still".into()))
             .await
             .unwrap()
@@ -336,12 +351,12 @@ pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
             .unwrap()
             .is_empty()
     );
-    let err = h.mark_outbound_delivered(&last.id).await.unwrap_err();
+    let err = outbox.mark_outbound_delivered(&last.id).await.unwrap_err();
     assert_eq!(err.http_status(), 409);
-    let retried = h.retry_outbound(&last.id).await.unwrap();
+    let retried = outbox.retry_outbound(&last.id).await.unwrap();
     assert_eq!(retried.state, OutboundState::Pending);
     let row = claim_one(&h, Utc::now()).await;
-    let done = h
+    let done = outbox
         .finish_send(&row, OWNER, delivered("om_ok"))
         .await
         .unwrap()
@@ -365,13 +380,15 @@ pub async fn failures_back_off_then_die_and_a_person_can_retry(b: &Backend) {
 /// (settings unreadable, a destination not resolved) backs off as FAILED.
 pub async fn a_send_that_cannot_be_built_is_dead_at_once(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
-    h.push_to_human(push(&t, "unbuildable", true))
+    outbox
+        .push_to_human(push(&t, "unbuildable", true))
         .await
         .unwrap();
     let row = claim_one(&h, Utc::now()).await;
-    let dead = h
+    let dead = outbox
         .finish_send(
             &row,
             OWNER,
@@ -385,11 +402,11 @@ pub async fn a_send_that_cannot_be_built_is_dead_at_once(b: &Backend) {
     assert_eq!(dead.last_error.as_deref(), Some("Unsupported gateway: x"));
     // A person can still send it again.
     assert_eq!(
-        h.retry_outbound(&dead.id).await.unwrap().state,
+        outbox.retry_outbound(&dead.id).await.unwrap().state,
         OutboundState::Pending
     );
     let row = claim_one(&h, Utc::now()).await;
-    let failed = h
+    let failed = outbox
         .finish_send(&row, OWNER, Unsent::Settings.into())
         .await
         .unwrap()
@@ -400,16 +417,21 @@ pub async fn a_send_that_cannot_be_built_is_dead_at_once(b: &Backend) {
 
 pub async fn unverified_is_never_resent_and_can_be_marked_delivered(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
-    let out = h.push_to_human(push(&t, "no id", true)).await.unwrap();
+    let out = outbox.push_to_human(push(&t, "no id", true)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
     let outcome = SendOutcome::Unverified(Receipt::default(), "exit 0 without id".into());
-    let done = h.finish_send(&row, OWNER, outcome).await.unwrap().unwrap();
+    let done = outbox
+        .finish_send(&row, OWNER, outcome)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(done.state, OutboundState::SentUnverified);
     assert_eq!(done.last_error.as_deref(), Some("exit 0 without id"));
     assert!(
-        h.pending(&t).await.unwrap().pending,
+        h.asks().pending(&t).await.unwrap().pending,
         "the ask is OPEN anyway"
     );
     let far = Utc::now() + Duration::days(1);
@@ -421,33 +443,39 @@ pub async fn unverified_is_never_resent_and_can_be_marked_delivered(b: &Backend)
             .is_empty()
     );
     assert_eq!(
-        h.retry_outbound(&out.outbound_id)
+        outbox
+            .retry_outbound(&out.outbound_id)
             .await
             .unwrap_err()
             .http_status(),
         409
     );
-    let marked = h.mark_outbound_delivered(&out.outbound_id).await.unwrap();
+    let marked = outbox
+        .mark_outbound_delivered(&out.outbound_id)
+        .await
+        .unwrap();
     assert_eq!(marked.state, OutboundState::Delivered);
     // The same content for a SENT_UNVERIFIED notify stays deduped.
-    let n1 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
+    let n1 = outbox.push_to_human(push(&t, "fyi", false)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
-    h.finish_send(
-        &row,
-        OWNER,
-        SendOutcome::Unverified(Receipt::default(), "?".into()),
-    )
-    .await
-    .unwrap();
-    let n2 = h.push_to_human(push(&t, "fyi", false)).await.unwrap();
+    outbox
+        .finish_send(
+            &row,
+            OWNER,
+            SendOutcome::Unverified(Receipt::default(), "?".into()),
+        )
+        .await
+        .unwrap();
+    let n2 = outbox.push_to_human(push(&t, "fyi", false)).await.unwrap();
     assert!(n2.deduped && n2.outbound_id == n1.outbound_id);
 }
 
 pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
     let (_s, h) = harness(b, "node-a").await;
+    let outbox = h.outbox();
     configured(&h).await;
     let t = task(&h).await;
-    h.push_to_human(push(&t, "one", true)).await.unwrap();
+    outbox.push_to_human(push(&t, "one", true)).await.unwrap();
     let now = Utc::now();
     let rows = h
         .store()
@@ -456,7 +484,7 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         .unwrap();
     assert_eq!(rows.len(), 1);
     // Its CLI was spawned (the evidence is committed first).
-    assert!(h.mark_outbound_started(&rows[0], OWNER).await.unwrap());
+    assert!(outbox.mark_outbound_started(&rows[0], OWNER).await.unwrap());
     assert_eq!(
         h.cluster()
             .recover_work(Kind::Outbox, Scope::Expired)
@@ -465,22 +493,26 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
             .unverified,
         1
     );
-    let row = h.outbound(&rows[0].id).await.unwrap();
+    let row = outbox.outbound(&rows[0].id).await.unwrap();
     assert_eq!(row.state, OutboundState::SentUnverified);
     assert!(
-        h.pending(&t).await.unwrap().pending,
+        h.asks().pending(&t).await.unwrap().pending,
         "activated: the ask is OPEN"
     );
     // The original sender finishing late loses.
     assert!(
-        h.finish_send(&rows[0], OWNER, delivered("om_late"))
+        outbox
+            .finish_send(&rows[0], OWNER, delivered("om_late"))
             .await
             .unwrap()
             .is_none()
     );
 
     // An expired lease whose send never started: released, due again.
-    h.push_to_human(push(&t, "unsent", false)).await.unwrap();
+    outbox
+        .push_to_human(push(&t, "unsent", false))
+        .await
+        .unwrap();
     let now = Utc::now();
     let unsent = h
         .store()
@@ -496,21 +528,22 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
             .unverified,
         0
     );
-    let back = h.outbound(&unsent[0].id).await.unwrap();
+    let back = outbox.outbound(&unsent[0].id).await.unwrap();
     assert_eq!(
         (back.state, back.attempts, back.lease_owner),
         (OutboundState::Pending, 0, None)
     );
     let resent = claim_one(&h, Utc::now()).await;
     assert_eq!(resent.id, unsent[0].id);
-    h.finish_send(&resent, OWNER, delivered("om_unsent"))
+    outbox
+        .finish_send(&resent, OWNER, delivered("om_unsent"))
         .await
         .unwrap()
         .unwrap();
 
-    h.push_to_human(push(&t, "two", false)).await.unwrap();
+    outbox.push_to_human(push(&t, "two", false)).await.unwrap();
     let row = claim_one(&h, Utc::now()).await;
-    assert!(h.mark_outbound_started(&row, OWNER).await.unwrap());
+    assert!(outbox.mark_outbound_started(&row, OWNER).await.unwrap());
     assert_eq!(
         h.cluster()
             .recover_work(Kind::Outbox, Scope::Expired)
@@ -554,7 +587,7 @@ pub async fn expired_leases_and_earlier_boots_become_unverified(b: &Backend) {
         (1, 0)
     );
     assert_eq!(
-        h2.outbound(&row.id).await.unwrap().state,
+        h2.outbox().outbound(&row.id).await.unwrap().state,
         OutboundState::SentUnverified
     );
 }
@@ -575,7 +608,7 @@ pub async fn concurrent_enqueues_of_one_key_make_one_row(b: &Backend) {
             } else {
                 p.message = Some("same content".into());
             }
-            h.push_to_human(p).await.unwrap()
+            h.outbox().push_to_human(p).await.unwrap()
         });
     }
     let mut ids = std::collections::HashSet::new();
@@ -587,9 +620,10 @@ pub async fn concurrent_enqueues_of_one_key_make_one_row(b: &Backend) {
     }
     assert_eq!(ids.len(), 2, "one row per key");
     assert_eq!(fresh, 2, "exactly one creator per key");
-    let all = ha.list_outbound(Some(&t), 100).await.unwrap();
+    let all = ha.outbox().list_outbound(Some(&t), 100).await.unwrap();
     assert_eq!(all.len(), 2);
     let page = ha
+        .asks()
         .list_messages(harness_core::model::MessageQuery {
             view: harness_core::model::MessageView::All,
             limit: 100,
@@ -607,12 +641,16 @@ pub async fn the_attempt_cap_is_configurable(b: &Backend) {
     let h = Harness::new(store, config);
     configured(&h).await;
     let t = task(&h).await;
-    h.push_to_human(push(&t, "x", false)).await.unwrap();
+    h.outbox()
+        .push_to_human(push(&t, "x", false))
+        .await
+        .unwrap();
     let mut at = Utc::now();
     let mut states = Vec::new();
     for _ in 0..3 {
         let row = claim_one(&h, at).await;
         let done = h
+            .outbox()
             .finish_send(&row, OWNER, SendOutcome::Failed("no".into()))
             .await
             .unwrap()

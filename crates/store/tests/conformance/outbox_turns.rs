@@ -1,6 +1,6 @@
 //! A sender's turn: the attempts that ended and the
 //! lease of the next due rows in one write transaction
-//! (`Harness::settle_and_claim`), each row settled exactly as it would be
+//! (`Outbox::settle_and_claim`), each row settled exactly as it would be
 //! alone — the activation per task, failures with backoff, a lost lease
 //! left alone — and two sent asks of one task resolved in their order.
 
@@ -62,16 +62,17 @@ async fn task(h: &Harness, title: &str) -> String {
 }
 
 async fn push(h: &Harness, task_id: &str, message: &str, expect_reply: bool) -> String {
-    h.push_to_human(PushInput {
-        task_id: Some(task_id.into()),
-        message: Some(message.into()),
-        scope: Some("unattended".into()),
-        expect_reply: Some(expect_reply),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .outbound_id
+    h.outbox()
+        .push_to_human(PushInput {
+            task_id: Some(task_id.into()),
+            message: Some(message.into()),
+            scope: Some("unattended".into()),
+            expect_reply: Some(expect_reply),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .outbound_id
 }
 
 /// Delivered into the chat `oc_home`.
@@ -89,7 +90,8 @@ fn writes(store: &Arc<dyn Store>) -> u64 {
 }
 
 async fn claim(h: &Harness, n: u32) -> Vec<Outbound> {
-    h.settle_and_claim(OWNER, Vec::new(), Vec::new(), Duration::seconds(120), n)
+    h.outbox()
+        .settle_and_claim(OWNER, Vec::new(), Vec::new(), Duration::seconds(120), n)
         .await
         .unwrap()
 }
@@ -106,7 +108,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     // Task A: a RUNNING execution with an older OPEN ask, and a pushed ask.
     let a = task(&h, "A").await;
     let exec = h.tasks().begin_execution(&a).await.unwrap();
-    let older = h.ask(&a, Some("older question")).await.unwrap();
+    let older = h.asks().ask(&a, Some("older question")).await.unwrap();
     h.store().resume_executions(&a).await.unwrap();
     let ask_a = push(&h, &a, "Postgres or SQLite?", true).await;
     // Task B: a notify that fails; task C: a notify sent without an id.
@@ -124,6 +126,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
     let before = writes(&store);
     let claimed = h
+        .outbox()
         .settle_and_claim(
             OWNER,
             vec![
@@ -159,7 +162,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
 
     // A: delivered, its ask OPEN, the older ask cancelled, the run parked,
     // the platform message id mapped to the task.
-    let row_a = h.outbound(&ask_a).await.unwrap();
+    let row_a = h.outbox().outbound(&ask_a).await.unwrap();
     assert_eq!(row_a.state, OutboundState::Delivered);
     assert!(row_a.delivered_at.is_some() && row_a.lease_owner.is_none());
     assert_eq!(message_state(&h, &row_a).await, MessageState::Open);
@@ -184,7 +187,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     assert_eq!(map.task_id.as_deref(), Some(a.as_str()));
 
     // B: FAILED, due again after the backoff, its message still waiting.
-    let row_b = h.outbound(&notify_b).await.unwrap();
+    let row_b = h.outbox().outbound(&notify_b).await.unwrap();
     assert_eq!(row_b.state, OutboundState::Failed);
     assert_eq!(row_b.last_error.as_deref(), Some("exit 1"));
     assert!(row_b.next_attempt_at.is_some_and(|at| at > Utc::now()));
@@ -194,7 +197,7 @@ pub async fn one_turn_settles_every_outcome_and_leases_the_next_rows_in_one_tran
     );
 
     // C: SENT_UNVERIFIED (never resent), its notify closed, no mapping.
-    let row_c = h.outbound(&notify_c).await.unwrap();
+    let row_c = h.outbox().outbound(&notify_c).await.unwrap();
     assert_eq!(row_c.state, OutboundState::SentUnverified);
     assert_eq!(message_state(&h, &row_c).await, MessageState::Closed);
     assert!(row_c.platform_message_id.is_none());
@@ -215,6 +218,7 @@ pub async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open(b: &
     let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
 
     let claimed = h
+        .outbox()
         .settle_and_claim(
             OWNER,
             vec![
@@ -229,8 +233,8 @@ pub async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open(b: &
         .unwrap();
     // As if they had settled one after the other: the later ask supersedes.
     let (one, two) = (
-        h.outbound(&first).await.unwrap(),
-        h.outbound(&second).await.unwrap(),
+        h.outbox().outbound(&first).await.unwrap(),
+        h.outbox().outbound(&second).await.unwrap(),
     );
     assert_eq!(
         (one.state, two.state),
@@ -238,7 +242,7 @@ pub async fn two_sent_asks_of_one_task_in_one_turn_leave_the_later_one_open(b: &
     );
     assert_eq!(message_state(&h, &one).await, MessageState::Cancelled);
     assert_eq!(message_state(&h, &two).await, MessageState::Open);
-    let pending = h.pending(&t).await.unwrap();
+    let pending = h.asks().pending(&t).await.unwrap();
     assert_eq!(pending.request_id, two.message_id);
     // The lease is taken once, after both.
     assert_eq!(
@@ -258,21 +262,22 @@ pub async fn two_rows_of_one_turn_with_one_platform_message_id_make_one_mapping(
     let leased = claim(&h, 2).await;
     assert_eq!(leased.len(), 2);
     let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
-    h.settle_and_claim(
-        OWNER,
-        vec![
-            (by_id(&first), delivered("om_same")),
-            (by_id(&second), delivered("om_same")),
-        ],
-        Vec::new(),
-        Duration::seconds(120),
-        0,
-    )
-    .await
-    .unwrap();
+    h.outbox()
+        .settle_and_claim(
+            OWNER,
+            vec![
+                (by_id(&first), delivered("om_same")),
+                (by_id(&second), delivered("om_same")),
+            ],
+            Vec::new(),
+            Duration::seconds(120),
+            0,
+        )
+        .await
+        .unwrap();
     for id in [&first, &second] {
         assert_eq!(
-            h.outbound(id).await.unwrap().state,
+            h.outbox().outbound(id).await.unwrap().state,
             OutboundState::Delivered
         );
     }
@@ -300,32 +305,34 @@ pub async fn a_row_whose_lease_was_lost_is_left_alone_while_the_turn_settles_the
     let by_id = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
     // Lease recovery decided the second row first (its sender looked dead).
     assert!(
-        h.finish_send(
-            &by_id(&lost),
+        h.outbox()
+            .finish_send(
+                &by_id(&lost),
+                OWNER,
+                SendOutcome::Unverified(Receipt::default(), "lease expired".into()),
+            )
+            .await
+            .unwrap()
+            .is_some()
+    );
+    h.outbox()
+        .settle_and_claim(
             OWNER,
-            SendOutcome::Unverified(Receipt::default(), "lease expired".into()),
+            vec![
+                (by_id(&kept), delivered("om_k")),
+                (by_id(&lost), delivered("om_late")),
+            ],
+            Vec::new(),
+            Duration::seconds(120),
+            0,
         )
         .await
-        .unwrap()
-        .is_some()
-    );
-    h.settle_and_claim(
-        OWNER,
-        vec![
-            (by_id(&kept), delivered("om_k")),
-            (by_id(&lost), delivered("om_late")),
-        ],
-        Vec::new(),
-        Duration::seconds(120),
-        0,
-    )
-    .await
-    .unwrap();
+        .unwrap();
     assert_eq!(
-        h.outbound(&kept).await.unwrap().state,
+        h.outbox().outbound(&kept).await.unwrap().state,
         OutboundState::Delivered
     );
-    let late = h.outbound(&lost).await.unwrap();
+    let late = h.outbox().outbound(&lost).await.unwrap();
     assert_eq!(late.state, OutboundState::SentUnverified);
     assert!(late.platform_message_id.is_none());
     assert!(
@@ -348,24 +355,42 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     // The started evidence: only the lease holder, only at the current attempt.
     let row = |id: &str| leased.iter().find(|r| r.id == id).unwrap().clone();
     assert!(
-        h.mark_outbound_started(&row(&started), OWNER)
+        h.outbox()
+            .mark_outbound_started(&row(&started), OWNER)
             .await
             .unwrap()
     );
     assert!(
-        !h.mark_outbound_started(&row(&fresh), "node-b:boot-1")
+        !h.outbox()
+            .mark_outbound_started(&row(&fresh), "node-b:boot-1")
             .await
             .unwrap()
     );
     let mut wrong = row(&fresh);
     wrong.attempts = 2;
-    assert!(!h.mark_outbound_started(&wrong, OWNER).await.unwrap());
-    assert!(h.outbound(&started).await.unwrap().attempt_started());
-    assert!(!h.outbound(&fresh).await.unwrap().attempt_started());
+    assert!(
+        !h.outbox()
+            .mark_outbound_started(&wrong, OWNER)
+            .await
+            .unwrap()
+    );
+    assert!(
+        h.outbox()
+            .outbound(&started)
+            .await
+            .unwrap()
+            .attempt_started()
+    );
+    assert!(!h.outbox().outbound(&fresh).await.unwrap().attempt_started());
     // `retried` started and failed its first attempt and is due again:
     // leased a second time, never started.
     let first = row(&retried);
-    assert!(h.mark_outbound_started(&first, OWNER).await.unwrap());
+    assert!(
+        h.outbox()
+            .mark_outbound_started(&first, OWNER)
+            .await
+            .unwrap()
+    );
     h.store()
         .settle_outbound(
             &retried,
@@ -391,6 +416,7 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     // A release by another owner, or of a row not leased, or of a row whose
     // attempt started, does nothing (the database decides).
     let kept = h
+        .outbox()
         .settle_and_claim(
             OWNER,
             Vec::new(),
@@ -402,10 +428,11 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
         .unwrap();
     assert!(kept.is_empty());
     assert_eq!(
-        h.outbound(&started).await.unwrap().state,
+        h.outbox().outbound(&started).await.unwrap().state,
         OutboundState::Sending
     );
     let other = h
+        .outbox()
         .settle_and_claim(
             "node-b:boot-1",
             Vec::new(),
@@ -417,7 +444,7 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
         .unwrap();
     assert!(other.is_empty());
     assert_eq!(
-        h.outbound(&fresh).await.unwrap().state,
+        h.outbox().outbound(&fresh).await.unwrap().state,
         OutboundState::Sending
     );
 
@@ -429,13 +456,13 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
             .unwrap(),
     );
     assert_eq!((unverified, released), (1, 2));
-    let row = h.outbound(&started).await.unwrap();
+    let row = h.outbox().outbound(&started).await.unwrap();
     assert_eq!(
         row.state,
         OutboundState::SentUnverified,
         "it may have been sent"
     );
-    let row = h.outbound(&fresh).await.unwrap();
+    let row = h.outbox().outbound(&fresh).await.unwrap();
     assert_eq!(
         row.state,
         OutboundState::Pending,
@@ -445,7 +472,7 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     assert!(row.lease_owner.is_none() && row.lease_expires_at.is_none());
     assert!(row.next_attempt_at.is_some_and(|at| at <= Utc::now()));
     // Attempt 2 of `retried` was never started (the mark is attempt 1's).
-    let row = h.outbound(&retried).await.unwrap();
+    let row = h.outbox().outbound(&retried).await.unwrap();
     assert_eq!(
         row.state,
         OutboundState::Failed,
@@ -455,6 +482,7 @@ pub async fn rows_leased_ahead_and_never_started_are_released_not_marked_sent(b:
     assert_eq!(row.last_error.as_deref(), Some("exit 1"));
     // Released rows are leased again by the next turn.
     let next = h
+        .outbox()
         .settle_and_claim(
             "node-a:boot-2",
             Vec::new(),
@@ -489,14 +517,22 @@ pub async fn started_marks_of_several_sends_commit_together_each_by_its_own_leas
         (ids[2].clone(), attempt(&ids[2])),
         ("no-such-row".to_string(), 1),
     ];
-    let mut marked = h.mark_outbound_started_many(OWNER, &marks).await.unwrap();
+    let mut marked = h
+        .outbox()
+        .mark_outbound_started_many(OWNER, &marks)
+        .await
+        .unwrap();
     marked.sort();
     let mut want = vec![ids[0].clone(), ids[2].clone()];
     want.sort();
     assert_eq!(marked, want);
     for (n, started) in [(0, true), (1, false), (2, true), (3, false)] {
         assert_eq!(
-            h.outbound(&ids[n]).await.unwrap().attempt_started(),
+            h.outbox()
+                .outbound(&ids[n])
+                .await
+                .unwrap()
+                .attempt_started(),
             started,
             "row {n}"
         );
@@ -504,14 +540,22 @@ pub async fn started_marks_of_several_sends_commit_together_each_by_its_own_leas
     // Another sender's marks change nothing; an empty batch is no write.
     let other = vec![(ids[3].clone(), attempt(&ids[3]))];
     assert!(
-        h.mark_outbound_started_many("node-b:boot-1", &other)
+        h.outbox()
+            .mark_outbound_started_many("node-b:boot-1", &other)
             .await
             .unwrap()
             .is_empty()
     );
-    assert!(!h.outbound(&ids[3]).await.unwrap().attempt_started());
     assert!(
-        h.mark_outbound_started_many(OWNER, &[])
+        !h.outbox()
+            .outbound(&ids[3])
+            .await
+            .unwrap()
+            .attempt_started()
+    );
+    assert!(
+        h.outbox()
+            .mark_outbound_started_many(OWNER, &[])
             .await
             .unwrap()
             .is_empty()

@@ -244,7 +244,8 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
         "the attended one too"
     );
     let (oa, ob) = (format!("{na}:boot"), format!("{nb}:boot"));
-    let (ra, rb) = tokio::join!(ha.take_reboot_resumes(&oa), hb.take_reboot_resumes(&ob));
+    let (aa, ab) = (ha.agents(), hb.agents());
+    let (ra, rb) = tokio::join!(aa.take_reboot_resumes(&oa), ab.take_reboot_resumes(&ob));
     let (mut ra, mut rb) = (ra.unwrap(), rb.unwrap());
     let ids_a: HashSet<String> = ra.resumes.iter().map(|r| r.view.task.id.clone()).collect();
     let ids_b: HashSet<String> = rb.resumes.iter().map(|r| r.view.task.id.clone()).collect();
@@ -263,7 +264,7 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     for r in rb.resumes.clone() {
         rb.record(&r, Outcome::NotResumed(Reason::NoSession));
     }
-    let (wa, wb) = tokio::join!(ha.report_reboot_resumes(ra), hb.report_reboot_resumes(rb));
+    let (wa, wb) = tokio::join!(aa.report_reboot_resumes(ra), ab.report_reboot_resumes(rb));
     // One report per boot that had something to say.
     assert_eq!(
         wa.unwrap() + wb.unwrap(),
@@ -271,9 +272,9 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     );
     // Nothing is owed any more: the next starts decide nothing.
     for (h, owner) in [(&ha, format!("{na}:boot2")), (&hb, format!("{nb}:boot2"))] {
-        let next = h.take_reboot_resumes(&owner).await.unwrap();
+        let next = h.agents().take_reboot_resumes(&owner).await.unwrap();
         assert!(next.is_empty(), "{:?}", next.entries());
-        assert_eq!(h.report_reboot_resumes(next).await.unwrap(), 0);
+        assert_eq!(h.agents().report_reboot_resumes(next).await.unwrap(), 0);
     }
 
     // A boot stops after its claim, while its resume had started the agent.
@@ -283,13 +284,21 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
     let t = unattended(&hc, "stopped mid-resume").await;
     running(sc.as_ref(), &t, Some(&node)).await;
     hc.tasks().interrupt_orphaned_executions(&[]).await.unwrap();
-    let boot1 = hc.take_reboot_resumes(&format!("{node}:b1")).await.unwrap();
+    let boot1 = hc
+        .agents()
+        .take_reboot_resumes(&format!("{node}:b1"))
+        .await
+        .unwrap();
     assert_eq!(boot1.resumes.len(), 1);
     hc.tasks().begin_execution(&t).await.unwrap();
     drop(boot1); // the crash: nothing recorded, nothing reported
     // The next boot: the resumed execution is interrupted, and not resumed.
     hc.tasks().interrupt_orphaned_executions(&[]).await.unwrap();
-    let boot2 = hc.take_reboot_resumes(&format!("{node}:b2")).await.unwrap();
+    let boot2 = hc
+        .agents()
+        .take_reboot_resumes(&format!("{node}:b2"))
+        .await
+        .unwrap();
     assert!(boot2.resumes.is_empty());
     let entries: Vec<_> = boot2.entries().iter().map(|e| e.outcome.clone()).collect();
     assert_eq!(
@@ -297,7 +306,11 @@ pub async fn two_nodes_at_once_and_a_stopped_boot_resume_each_execution_once(b: 
         vec![Outcome::NotResumed(Reason::StoppedDuringResume)],
         "one line for the task"
     );
-    assert_eq!(hc.report_reboot_resumes(boot2).await.unwrap(), 1);
-    let boot3 = hc.take_reboot_resumes(&format!("{node}:b3")).await.unwrap();
+    assert_eq!(hc.agents().report_reboot_resumes(boot2).await.unwrap(), 1);
+    let boot3 = hc
+        .agents()
+        .take_reboot_resumes(&format!("{node}:b3"))
+        .await
+        .unwrap();
     assert!(boot3.is_empty());
 }

@@ -46,6 +46,7 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
     let t = core_task(&h, "Fix CI", None).await;
     h.tasks().begin_execution(&t).await.unwrap();
     let out = h
+        .outbox()
         .push_to_human(PushInput {
             task_id: Some(t.clone()),
             message: Some("Postgres or SQLite?".into()),
@@ -75,7 +76,10 @@ pub(super) async fn sent_ask(b: &Backend) -> (Arc<dyn Store>, Harness, String, S
         platform: None,
         chat_id: Some("-100".into()),
     });
-    h.finish_send(&claimed[0], OWNER, receipt).await.unwrap();
+    h.outbox()
+        .finish_send(&claimed[0], OWNER, receipt)
+        .await
+        .unwrap();
     (store, h, t, ask)
 }
 
@@ -284,21 +288,22 @@ pub async fn racing_writers_write_one_reminder_of_a_number(b: &Backend) {
 async fn push_ask(h: &Harness, title: &str, urgency: &str) -> String {
     let t = core_task(h, title, None).await;
     h.tasks().begin_execution(&t).await.unwrap();
-    h.push_to_human(PushInput {
-        task_id: Some(t),
-        message: Some(format!("{title}?")),
-        scope: Some("unattended".into()),
-        expect_reply: Some(true),
-        choices: harness_core::options::ChoicesInput {
-            urgency: Some(serde_json::json!(urgency)),
+    h.outbox()
+        .push_to_human(PushInput {
+            task_id: Some(t),
+            message: Some(format!("{title}?")),
+            scope: Some("unattended".into()),
+            expect_reply: Some(true),
+            choices: harness_core::options::ChoicesInput {
+                urgency: Some(serde_json::json!(urgency)),
+                ..Default::default()
+            },
             ..Default::default()
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .message_id
-    .unwrap()
+        })
+        .await
+        .unwrap()
+        .message_id
+        .unwrap()
 }
 
 pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &Backend) {
@@ -327,7 +332,7 @@ pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &B
                 platform: None,
                 chat_id: Some("-100".into()),
             });
-            h.finish_send(row, OWNER, receipt).await.unwrap();
+            h.outbox().finish_send(row, OWNER, receipt).await.unwrap();
         }
     }
     assert_eq!(n, 251);
@@ -360,6 +365,7 @@ pub async fn a_pass_reaches_every_waiting_ask_however_many_older_ones_wait(b: &B
         .unwrap()
         .unwrap();
     let queued = h
+        .asks()
         .send_due_reminders(Utc::now() + Duration::minutes(61))
         .await
         .unwrap();
