@@ -58,33 +58,8 @@ pub fn own_cpu() -> Duration {
 /// their time with them: read it around a stretch of work on pooled,
 /// long-lived connections.
 pub fn postgres_cpu() -> Option<Duration> {
-    // SAFETY: sysconf only reads a constant of the system.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let ticks = u64::try_from(ticks).ok().filter(|t| *t > 0)?;
-    let mut total = 0u64;
-    let mut seen = false;
-    for entry in std::fs::read_dir("/proc").ok()?.filter_map(Result::ok) {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid … field 14 utime, 15 stime (1-based).
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        if !head.ends_with("(postgres") {
-            continue;
-        }
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let num = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        total += num(11) + num(12);
-        seen = true;
-    }
-    seen.then(|| Duration::from_micros(total * 1_000_000 / ticks))
+    let by_pid = postgres_cpu_by_pid();
+    (!by_pid.is_empty()).then(|| by_pid.values().sum())
 }
 
 /// CPU time of each local `postgres` process by pid, from `/proc/*/stat`
